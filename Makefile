@@ -1,0 +1,91 @@
+# graft: build, test, bench, install.
+#   make            build ./graft
+#   make run        install missing packages, build, open graft on the default teacher
+#   make test       install missing packages, build, run every test (unit, integration)
+#   make sanitize   the same tests under ASan + UBSan (build-san/)
+#   make bench      CPU benchmarks (timings live here, never in tests)
+#   make install    PREFIX=/usr/local
+
+PREFIX   ?= /usr/local
+BUILD    ?= build
+CC       ?= cc
+OPT      ?= -O2 -march=x86-64-v2
+SAN      ?=
+PKGS      = ncursesw libcurl libcjson libpcre2-8 cmocka openblas
+
+CFLAGS   ?= $(OPT) -g
+CFLAGS   += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-unused-parameter \
+            -fopenmp -MMD -MP $(SAN) -I. -Iengine -Isrc -Iui \
+            $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+LDFLAGS  += -fopenmp $(SAN)
+LDLIBS   += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
+
+rwildcard = $(foreach d,$(wildcard $(1:=/*)),$(call rwildcard,$d,$2) $(filter $(subst *,%,$2),$d))
+
+ENGINE_SRC := $(call rwildcard,engine,*.c)
+APP_SRC    := $(filter-out src/main.c,$(call rwildcard,src,*.c)) $(call rwildcard,ui,*.c)
+TEST_SRC   := $(wildcard tests/unit/test_*.c)
+BENCH_SRC  := $(wildcard tests/bench/bench_*.c)
+
+ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o)
+APP_OBJ    := $(APP_SRC:%.c=$(BUILD)/%.o)
+TEST_BIN   := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+BENCH_BIN  := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
+LIB        := $(BUILD)/libgraft.a
+
+.PHONY: all graft run test sanitize bench install clean deps tests
+all: graft
+
+deps:
+	@sh scripts/install-deps.sh
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(LIB): $(ENGINE_OBJ) $(APP_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/graft: $(BUILD)/src/main.o $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+graft: $(BUILD)/graft
+	@ln -sf $(BUILD)/graft graft
+
+$(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/bench/%: $(BUILD)/tests/bench/%.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+tests: $(BUILD)/graft $(TEST_BIN)
+
+run: deps
+	@$(MAKE) --no-print-directory graft
+	./graft
+
+test: deps
+	@$(MAKE) --no-print-directory tests
+	@sh tests/run.sh $(BUILD)
+
+sanitize: deps
+	@$(MAKE) --no-print-directory BUILD=build-san OPT=-O1 \
+	    SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" tests
+	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	    sh tests/run.sh build-san
+
+bench: deps
+	@$(MAKE) --no-print-directory graft $(BENCH_BIN)
+	@sh tests/bench/run.sh $(BUILD)
+
+install: graft
+	install -Dm755 graft $(DESTDIR)$(PREFIX)/bin/graft
+	install -Dm644 man/graft.1 $(DESTDIR)$(PREFIX)/share/man/man1/graft.1
+
+clean:
+	rm -rf build build-san graft
+
+-include $(call rwildcard,$(BUILD),*.d)

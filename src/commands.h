@@ -1,0 +1,23 @@
+/* Every subcommand: int cmd_x(int argc, char **argv), argv[0] being its name.
+ * Returns the process exit status (0 ok, 1 runtime error, 2 usage error). */
+#ifndef GRAFT_COMMANDS_H
+#define GRAFT_COMMANDS_H
+
+typedef int (*command_fn)(int argc, char **argv);
+
+typedef struct {
+    const char *name;
+    command_fn fn;
+    const char *summary;
+} command;
+
+extern const command graft_commands[];
+extern const int graft_n_commands;
+
+int cmd_inspect(int argc, char **argv);
+int cmd_generate(int argc, char **argv);
+int cmd_ppl(int argc, char **argv);
+int cmd_stats(int argc, char **argv);
+int cmd_default(int argc, char **argv); /* `graft` with no command */
+
+#endif

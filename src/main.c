@@ -1,0 +1,33 @@
+/* graft: convert a Transformer into a hybrid Gated DeltaNet model. */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+
+#ifndef GRAFT_VERSION
+#define GRAFT_VERSION "0.1.0"
+#endif
+
+static void usage(FILE *f) {
+    fprintf(f, "usage: graft [COMMAND] [ARGS]   (graft COMMAND --help for its options)\n\ncommands:\n");
+    for (int i = 0; i < graft_n_commands; i++)
+        fprintf(f, "  %-10s %s\n", graft_commands[i].name, graft_commands[i].summary);
+    fprintf(f, "\nWith no command, graft opens the default teacher.\n");
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) return cmd_default(argc, argv);
+    const char *name = argv[1];
+    if (!strcmp(name, "--help") || !strcmp(name, "-h") || !strcmp(name, "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(name, "--version")) {
+        printf("graft %s\n", GRAFT_VERSION);
+        return 0;
+    }
+    for (int i = 0; i < graft_n_commands; i++)
+        if (!strcmp(name, graft_commands[i].name)) return graft_commands[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "graft: unknown command '%s' (graft --help lists them)\n", name);
+    return 2;
+}
