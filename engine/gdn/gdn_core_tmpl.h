@@ -45,12 +45,16 @@ static void SFX(core_step)(real *dst, const real *src, int dv, int dk, const rea
         const real *in = src + (size_t)r * dk;
         real *out = dst + (size_t)r * dk;
         real c = beta * (v[r] - a * SFX(dot)(in, k, dk));
+        if (!o) {
+            for (int j = 0; j < dk; j++) out[j] = a * in[j] + c * k[j];
+            continue;
+        }
         real acc = 0;
         for (int j = 0; j < dk; j++) {
             out[j] = a * in[j] + c * k[j];
             acc += out[j] * q[j];
         }
-        if (o) o[r] = scale * acc;
+        o[r] = scale * acc;
     }
 }
 
