@@ -4,7 +4,15 @@
  * State per (sequence, head): S [dv][dk] row-major, zero at t = 0.
  *   S_t = a_t S_{t-1} (I - beta_t k_t k_t^T) + beta_t v_t k_t^T,  a_t = exp(g_t)
  *   o_t = S_t (scale q_t)
- * Work is split across (sequence, head) pairs with OpenMP; each pair is serial. */
+ * Work is split across (sequence, head) pairs with OpenMP; each pair is serial.
+ * Inner loops over dk / dv carry `omp simd` so that reductions vectorize without
+ * -ffast-math (the only reassociation is inside these dot products). */
+
+#ifndef GDN_SIMD
+#define GDN_SIMD _Pragma("omp simd")
+#define GDN_SIMD_REDUCE(...) GDN_PRAGMA_(omp simd reduction(+ : __VA_ARGS__))
+#define GDN_PRAGMA_(x) _Pragma(#x)
+#endif
 
 /* Offsets of one (b, h) pair in the token-major tensors. */
 typedef struct {
@@ -32,6 +40,7 @@ static real *SFX(ckpt_at)(const gdn_core_shape *s, real *ckpt, int b, int h, int
 
 static real SFX(dot)(const real *a, const real *b, int n) {
     real acc = 0;
+    GDN_SIMD_REDUCE(acc)
     for (int j = 0; j < n; j++) acc += a[j] * b[j];
     return acc;
 }
@@ -46,10 +55,12 @@ static void SFX(core_step)(real *dst, const real *src, int dv, int dk, const rea
         real *out = dst + (size_t)r * dk;
         real c = beta * (v[r] - a * SFX(dot)(in, k, dk));
         if (!o) {
+            GDN_SIMD
             for (int j = 0; j < dk; j++) out[j] = a * in[j] + c * k[j];
             continue;
         }
         real acc = 0;
+        GDN_SIMD_REDUCE(acc)
         for (int j = 0; j < dk; j++) {
             out[j] = a * in[j] + c * k[j];
             acc += out[j] * q[j];
@@ -108,13 +119,17 @@ static void SFX(core_chunked_bh)(const gdn_core_shape *s, int b, int h, const re
             real bi = Bt[(size_t)i * ix.h_stride];
             real *Wi = W + (size_t)i * dk, *Ui = U + (size_t)i * dv;
             real eg = bi * exp(gam[i]);
+            GDN_SIMD
             for (int j = 0; j < dk; j++) Wi[j] = eg * ki[j];
+            GDN_SIMD
             for (int r = 0; r < dv; r++) Ui[r] = bi * vi[r];
             for (int j = 0; j < i; j++) {
                 real m = bi * exp(gam[i] - gam[j]) * SFX(dot)(ki, K + (size_t)j * ix.qk_stride, dk);
                 M[(size_t)i * C + j] = m;
                 const real *Wj = W + (size_t)j * dk, *Uj = U + (size_t)j * dv;
+                GDN_SIMD
                 for (int x = 0; x < dk; x++) Wi[x] -= m * Wj[x];
+                GDN_SIMD
                 for (int r = 0; r < dv; r++) Ui[r] -= m * Uj[r];
             }
         }
@@ -126,6 +141,7 @@ static void SFX(core_chunked_bh)(const gdn_core_shape *s, int b, int h, const re
             for (int r = 0; r < dv; r++) {
                 const real *Sr = S + (size_t)r * dk;
                 real sw = 0, sq = 0;
+                GDN_SIMD_REDUCE(sw, sq)
                 for (int j = 0; j < dk; j++) {
                     sw += Sr[j] * Wi[j];
                     sq += Sr[j] * Qi[j];
@@ -141,8 +157,10 @@ static void SFX(core_chunked_bh)(const gdn_core_shape *s, int b, int h, const re
             for (int j = 0; j <= i; j++) {
                 real a = exp(gam[i] - gam[j]) * SFX(dot)(Qi, K + (size_t)j * ix.qk_stride, dk);
                 const real *Uj = U + (size_t)j * dv;
+                GDN_SIMD
                 for (int r = 0; r < dv; r++) Oi[r] += a * Uj[r];
             }
+            GDN_SIMD
             for (int r = 0; r < dv; r++) Oi[r] *= scale;
         }
         /* State to the next chunk. */
@@ -150,10 +168,12 @@ static void SFX(core_chunked_bh)(const gdn_core_shape *s, int b, int h, const re
         for (int i = 0; i < L; i++) gam[i] = exp(gam[L - 1] - gam[i]);
         for (int r = 0; r < dv; r++) {
             real *Sr = S + (size_t)r * dk;
+            GDN_SIMD
             for (int j = 0; j < dk; j++) Sr[j] *= eL;
             for (int i = 0; i < L; i++) {
                 real cf = gam[i] * U[(size_t)i * dv + r];
                 const real *Ki = K + (size_t)i * ix.qk_stride;
+                GDN_SIMD
                 for (int j = 0; j < dk; j++) Sr[j] += cf * Ki[j];
             }
         }
@@ -217,12 +237,14 @@ static void SFX(core_backward_bh)(const gdn_core_shape *s, int b, int h, const r
             real *dqt = dq + ix.qk0 + t * ix.qk_stride, *dkt = dk_out + ix.qk0 + t * ix.qk_stride;
             real *dvt = dv_out + ix.v0 + t * ix.v_stride;
             real a = exp(g[it]), bt = beta[it];
+            GDN_SIMD
             for (int j = 0; j < dk; j++) dqt[j] = dkt[j] = 0;
             real db = 0;
             for (int r = 0; r < dv; r++) {
                 real *dSr = dS + (size_t)r * dk;
                 const real *Str = St + (size_t)r * dk, *Spr = Sp + (size_t)r * dk;
                 real sdo = scale * dot_[r], ek = 0, uk = 0;
+                GDN_SIMD_REDUCE(ek, uk)
                 for (int j = 0; j < dk; j++) {
                     dSr[j] += sdo * qt[j];
                     dqt[j] += sdo * Str[j];
@@ -239,6 +261,7 @@ static void SFX(core_backward_bh)(const gdn_core_shape *s, int b, int h, const r
                 real *dSr = dS + (size_t)r * dk;
                 const real *Spr = Sp + (size_t)r * dk;
                 real cd = bt * delta[r], ce = bt * a * e[r], be = bt * e[r], acc = 0;
+                GDN_SIMD_REDUCE(acc)
                 for (int j = 0; j < dk; j++) {
                     dkt[j] += cd * dSr[j] - ce * Spr[j];
                     real dsp = dSr[j] - be * kt[j];

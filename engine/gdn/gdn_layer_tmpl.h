@@ -205,36 +205,44 @@ static void SFX(gates_backward)(const gdn_config *c, const SFX(gdn_params) *p,
     }
 }
 
-/* dC -> q, k, v columns of dP (through the conv when on) and conv / bias grads. */
+/* dC -> q, k, v columns of dP (through the conv when on) and conv / bias grads.
+ * Threads own blocks of 64 channels, so rows are read in contiguous runs and
+ * the conv / bias gradients need no reduction across threads. */
 static void SFX(qkv_conv_backward)(const gdn_config *c, const SFX(gdn_params) *p,
                                    const SFX(gdn_cache) *ca, const real *dC, real *dP,
                                    SFX(gdn_params) *grad) {
     SFX(proj_cols) pc = SFX(proj_cols_of)(c);
-    int B = ca->B, T = ca->T, K = GDN_CONV_K;
+    int B = ca->B, T = ca->T, K = GDN_CONV_K, blk = 64;
+    int nblk = (pc.qkv + blk - 1) / blk;
 #pragma omp parallel for schedule(static)
-    for (int ch = 0; ch < pc.qkv; ch++) {
-        const real *w = c->conv ? p->conv_q + (size_t)ch * K : NULL;
-        real *dw = c->conv ? grad->conv_q + (size_t)ch * K : NULL;
-        real dbias = 0;
+    for (int ib = 0; ib < nblk; ib++) {
+        int c0 = ib * blk, c1 = c0 + blk < pc.qkv ? c0 + blk : pc.qkv;
+        real dbias[64] = {0};
         for (int b = 0; b < B; b++)
             for (int t = 0; t < T; t++) {
                 size_t n = (size_t)b * T + t;
-                real d;
+                const real *dc = dC + n * pc.qkv;
+                real *dp = dP + n * pc.width;
                 if (!c->conv) {
-                    d = dC[n * pc.qkv + ch];
+                    for (int ch = c0; ch < c1; ch++) dp[ch] = dc[ch];
                 } else {
-                    /* proj[t] feeds qkv_pre[t + back] through tap K-1-back. */
-                    d = 0;
-                    for (int back = 0; back < K && t + back < T; back++)
-                        d += w[K - 1 - back] * dC[(n + back) * pc.qkv + ch];
-                    real dct = dC[n * pc.qkv + ch];
-                    for (int back = 0; back < K && back <= t; back++)
-                        dw[K - 1 - back] += dct * ca->proj[(n - back) * pc.width + ch];
+                    for (int ch = c0; ch < c1; ch++) dp[ch] = 0;
+                    /* proj[t] feeds qkv_pre[t + back] through tap K-1-back */
+                    for (int back = 0; back < K && t + back < T; back++) {
+                        const real *dcb = dc + (size_t)back * pc.qkv;
+                        for (int ch = c0; ch < c1; ch++)
+                            dp[ch] += p->conv_q[(size_t)ch * K + K - 1 - back] * dcb[ch];
+                    }
+                    for (int back = 0; back < K && back <= t; back++) {
+                        const real *pr = ca->proj + (n - back) * pc.width;
+                        for (int ch = c0; ch < c1; ch++)
+                            grad->conv_q[(size_t)ch * K + K - 1 - back] += dc[ch] * pr[ch];
+                    }
                 }
-                dP[n * pc.width + ch] = d;
-                dbias += d;
+                for (int ch = c0; ch < c1; ch++) dbias[ch - c0] += dp[ch];
             }
-        if (c->qkv_bias) grad->bq[ch] += dbias;
+        if (c->qkv_bias)
+            for (int ch = c0; ch < c1; ch++) grad->bq[ch] += dbias[ch - c0];
     }
 }
 
