@@ -9,6 +9,13 @@
  * -ffast-math (the only reassociation is inside these dot products). */
 
 #ifndef GDN_SIMD
+/* The per-(sequence, head) workers are also built for AVX2 + FMA and picked at
+ * run time (GCC function multi-versioning); the build itself targets x86-64-v2. */
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+#define GDN_HOT __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define GDN_HOT
+#endif
 #define GDN_SIMD _Pragma("omp simd")
 #define GDN_SIMD_REDUCE(...) GDN_PRAGMA_(omp simd reduction(+ : __VA_ARGS__))
 #define GDN_PRAGMA_(x) _Pragma(#x)
@@ -38,7 +45,7 @@ static real *SFX(ckpt_at)(const gdn_core_shape *s, real *ckpt, int b, int h, int
     return ckpt + (((size_t)b * (size_t)s->H + (size_t)h) * (size_t)nc + (size_t)c) * sd;
 }
 
-static real SFX(dot)(const real *a, const real *b, int n) {
+static inline __attribute__((always_inline)) real SFX(dot)(const real *a, const real *b, int n) {
     real acc = 0;
     GDN_SIMD_REDUCE(acc)
     for (int j = 0; j < n; j++) acc += a[j] * b[j];
@@ -47,7 +54,7 @@ static real SFX(dot)(const real *a, const real *b, int n) {
 
 /* One token: dst = a src (I - beta k k^T) + beta v k^T (dst may equal src);
  * when o is not NULL also o = dst (scale q). */
-static void SFX(core_step)(real *dst, const real *src, int dv, int dk, const real *q,
+static inline __attribute__((always_inline)) void SFX(core_step)(real *dst, const real *src, int dv, int dk, const real *q,
                            const real *k, const real *v, real a, real beta, real scale,
                            real *o) {
     for (int r = 0; r < dv; r++) {
@@ -69,7 +76,7 @@ static void SFX(core_step)(real *dst, const real *src, int dv, int dk, const rea
     }
 }
 
-static void SFX(core_recurrent_bh)(const gdn_core_shape *s, int b, int h, const real *q,
+GDN_HOT static void SFX(core_recurrent_bh)(const gdn_core_shape *s, int b, int h, const real *q,
                                    const real *k, const real *v, const real *g,
                                    const real *beta, real *o, real *ckpt, real *S) {
     SFX(core_index) ix = SFX(core_index_of)(s, b, h);
@@ -90,7 +97,7 @@ static void SFX(core_recurrent_bh)(const gdn_core_shape *s, int b, int h, const 
  * W = (I + M)^-1 (beta exp(gam) K), U = (I + M)^-1 (beta V) by forward substitution;
  * V' = U - W S^T; O = scale [exp(gam) Q S^T + Lower(exp(gam_i - gam_j) Q K^T) V'];
  * S <- exp(gam_L) S + sum_i exp(gam_L - gam_i) V'_i k_i^T. Every exponent is <= 0. */
-static void SFX(core_chunked_bh)(const gdn_core_shape *s, int b, int h, const real *q,
+GDN_HOT static void SFX(core_chunked_bh)(const gdn_core_shape *s, int b, int h, const real *q,
                                  const real *k, const real *v, const real *g,
                                  const real *beta, real *o, real *ckpt, real *S,
                                  real *work) {
@@ -208,7 +215,7 @@ void SFX(gdn_core_forward)(const gdn_core_shape *s, const real *q, const real *k
  *   u = a S_{t-1} k;  delta = v - u;  e = dS k
  *   dbeta = e . delta;  dv = beta e;  dk = beta dS^T delta - beta a S_{t-1}^T e
  *   dS' = dS - beta e k^T;  dg = a sum(dS' * S_{t-1});  dS <- a dS'            */
-static void SFX(core_backward_bh)(const gdn_core_shape *s, int b, int h, const real *q,
+GDN_HOT static void SFX(core_backward_bh)(const gdn_core_shape *s, int b, int h, const real *q,
                                   const real *k, const real *v, const real *g,
                                   const real *beta, const real *ckpt, const real *d_o,
                                   real *dq, real *dk_out, real *dv_out, real *dg,
