@@ -1210,6 +1210,68 @@ static void l2c_malformed(void **state) {
     l2c_free(&w);
 }
 
+/* Q8_0 groups of gs: each value within half a step (max|w| / 127 / 2) of w. */
+static int expect_q8_close(const char *what, const float *q, const float *w, size_t n, size_t gs) {
+    int differ = 0;
+    for (size_t g = 0; g < n / gs; g++) {
+        float mx = 0;
+        for (size_t i = g * gs; i < (g + 1) * gs; i++) mx = fmaxf(mx, fabsf(w[i]));
+        for (size_t i = g * gs; i < (g + 1) * gs; i++) {
+            if (!(fabsf(q[i] - w[i]) <= mx / 127.0f * 0.5f * 1.0001f))
+                fail_msg("%s[%zu]: %.9g vs %.9g (step %.3g)", what, i, q[i], w[i], mx / 127.0f);
+            differ += q[i] != w[i];
+        }
+    }
+    return differ;
+}
+
+/* Fixtures written by tests/ref/make_llama2c_fixtures.py (an independent writer). */
+static void l2c_python_fixtures(void **state) {
+    (void)state;
+    const char *root = getenv("GRAFT_ROOT");
+    char p0[PATH_MAX], p1[PATH_MAX], p2[PATH_MAX];
+    snprintf(p0, sizeof p0, "%s/tests/fixtures/llama2c/tiny_legacy.bin", root ? root : ".");
+    snprintf(p1, sizeof p1, "%s/tests/fixtures/llama2c/tiny_v1.bin", root ? root : ".");
+    snprintf(p2, sizeof p2, "%s/tests/fixtures/llama2c/tiny_v2.bin", root ? root : ".");
+    model m0, m1, m2;
+    if (model_load(&m0, p0, NULL) != 0) fail_msg("%s", gf_last_error());
+    if (model_load(&m1, p1, NULL) != 0) fail_msg("%s", gf_last_error());
+    if (model_load(&m2, p2, NULL) != 0) fail_msg("%s", gf_last_error());
+    const model_config *c = &m0.cfg;
+    assert_int_equal(c->dim, 8);
+    assert_int_equal(c->hidden_dim, 16);
+    assert_int_equal(c->n_layers, 2);
+    assert_int_equal(c->n_heads, 2);
+    assert_int_equal(c->n_kv_heads, 1);
+    assert_int_equal(c->vocab_size, 16);
+    assert_int_equal(c->max_seq, 4);
+    assert_false(c->tied_embeddings);
+    assert_memory_equal(&m1.cfg, &m0.cfg, sizeof m0.cfg);
+    assert_memory_equal(&m2.cfg, &m0.cfg, sizeof m0.cfg);
+    assert_memory_equal(m1.w.block, m0.w.block, m0.w.n_floats * sizeof(float));
+    assert_string_equal(m2.weights_dtype, "q8_0");
+    const size_t D = 8, F = 16, V = 16, kvd = 4, gs = 8;
+    int differ = expect_q8_close("emb", m2.w.tok_embed, m0.w.tok_embed, V * D, gs);
+    differ += expect_q8_close("wcls", m2.w.lm_head, m0.w.lm_head, V * D, gs);
+    expect_floats("final_norm", m2.w.final_norm, m0.w.final_norm, D, 0);
+    for (int l = 0; l < 2; l++) {
+        const layer_weights *a = &m2.w.layers[l], *b = &m0.w.layers[l];
+        expect_floats("attn_norm", a->attn_norm, b->attn_norm, D, 0);
+        expect_floats("ffn_norm", a->ffn_norm, b->ffn_norm, D, 0);
+        differ += expect_q8_close("wq", a->wq, b->wq, D * D, gs);
+        differ += expect_q8_close("wk", a->wk, b->wk, kvd * D, gs);
+        differ += expect_q8_close("wv", a->wv, b->wv, kvd * D, gs);
+        differ += expect_q8_close("wo", a->wo, b->wo, D * D, gs);
+        differ += expect_q8_close("w1", a->w_gate, b->w_gate, F * D, gs);
+        differ += expect_q8_close("w2", a->w_down, b->w_down, D * F, gs);
+        differ += expect_q8_close("w3", a->w_up, b->w_up, F * D, gs);
+    }
+    assert_true(differ > 100); /* really quantized, not a float copy */
+    model_free(&m0);
+    model_free(&m1);
+    model_free(&m2);
+}
+
 static void l2c_real_teacher(void **state) {
     (void)state;
     const char *shared = getenv("GRAFT_SHARED");
@@ -1264,6 +1326,7 @@ int main(void) {
         cmocka_unit_test(hf_folder_errors),
         cmocka_unit_test(l2c_round_trip),
         cmocka_unit_test(l2c_malformed),
+        cmocka_unit_test(l2c_python_fixtures),
         cmocka_unit_test(l2c_real_teacher),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
