@@ -1,11 +1,16 @@
 #!/bin/sh
-# Runs every CPU benchmark binary in BUILD/bench. Timings are printed, never judged.
+# Runs every benchmark binary build/bench/bench_* (timings live here, never in tests).
+# Usage: sh tests/bench/run.sh [BUILD]
 set -u
 BUILD=${1:-build}
 cd "$(dirname "$0")/../.."
 export GRAFT_SHARED="${GRAFT_SHARED:-$(cd .. && pwd)/shared}"
 export GRAFT_ROOT="$PWD"
+status=0
 for b in "$BUILD"/bench/bench_*; do
     [ -x "$b" ] || continue
-    "$b" || echo "$(basename "$b"): exited with $?"
+    printf '== %s\n' "$(basename "$b")"
+    "$b" || status=1
+    echo
 done
+exit $status
