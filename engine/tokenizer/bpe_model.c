@@ -70,15 +70,26 @@ static bool rank_pair(void *ctx, int a, int b, double *priority, int *merged) {
     return true;
 }
 
+/* Symbols start in a buffer on the stack; long words move to the heap. */
 typedef struct {
     bpe_sym *s;
     int n, cap;
+    bpe_sym local[64];
 } sym_list;
 
 static void sym_push(sym_list *l, int id) {
+    if (!l->s) {
+        l->s = l->local;
+        l->cap = 64;
+    }
     if (l->n == l->cap) {
-        l->cap = l->cap ? l->cap * 2 : 64;
-        l->s = gf_realloc(l->s, (size_t)l->cap * sizeof *l->s);
+        l->cap *= 2;
+        if (l->s == l->local) {
+            l->s = gf_malloc((size_t)l->cap * sizeof *l->s);
+            memcpy(l->s, l->local, sizeof l->local);
+        } else {
+            l->s = gf_realloc(l->s, (size_t)l->cap * sizeof *l->s);
+        }
     }
     l->s[l->n++].id = id;
 }
@@ -116,7 +127,9 @@ static void char_symbols(const bpe_model *m, const char *w, size_t len, sym_list
 }
 
 static void encode_uncached(const bpe_model *m, const char *w, size_t len, int_vec *ids) {
-    sym_list l = {0};
+    sym_list l;
+    l.s = NULL;
+    l.n = l.cap = 0;
     if (m->bytelevel) {
         char mapped[4 * CACHE_MAX_WORD_LEN] = {0};
         if (m->ignore_merges && len <= CACHE_MAX_WORD_LEN) {
@@ -145,7 +158,7 @@ static void encode_uncached(const bpe_model *m, const char *w, size_t len, int_v
         bpe_merge(l.s, l.n, rank_pair, (void *)m);
         for (int i = 0; i >= 0; i = l.s[i].next) int_vec_push(ids, l.s[i].id);
     }
-    free(l.s);
+    if (l.s != l.local) free(l.s);
 }
 
 void bpe_model_encode_word(bpe_model *m, const char *w, size_t len, int_vec *ids) {

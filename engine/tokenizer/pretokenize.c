@@ -4,6 +4,7 @@
  * empty words are dropped. Regexes run on PCRE2 in UTF + UCP mode with JIT. */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -85,6 +86,8 @@ static void swap_lists(word_list *a, word_list *b) {
 /* Isolated split: every match and every gap between matches is a word. */
 static void split_regex(pcre2_code *re, word_list *w) {
     pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
+    size_t jit_size = 0;
+    bool jit = pcre2_pattern_info(re, PCRE2_INFO_JITSIZE, &jit_size) == 0 && jit_size > 0;
     span_list in = w->words;
     span_list out = {0};
     for (size_t k = 0; k < in.n; k++) {
@@ -92,7 +95,8 @@ static void split_regex(pcre2_code *re, word_list *w) {
         size_t len = in.a[k].len, base = in.a[k].off, pos = 0, gap = 0;
         while (pos < len) {
             /* the text is valid UTF-8 (repaired on entry), so skip the check */
-            int rc = pcre2_match(re, subj, len, pos, PCRE2_NO_UTF_CHECK, md, NULL);
+            int rc = jit ? pcre2_jit_match(re, subj, len, pos, 0, md, NULL)
+                         : pcre2_match(re, subj, len, pos, PCRE2_NO_UTF_CHECK, md, NULL);
             if (rc < 0) break;
             PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
             size_t s = ov[0], e = ov[1];

@@ -10,6 +10,8 @@ them as test fixtures:
   tests/fixtures/tokenizers/sp-metaspace/tokenizer.json
       the newer layout: Metaspace pre-tokenizer (prepend_scheme "first",
       split true) and decoder Sequence[ByteFallback, Metaspace]
+  tests/fixtures/tokenizers/sp-metaspace-always/tokenizer.json
+      the same with prepend_scheme "always" and split false
 
 Both share one trained model. Like Llama 2, ids 0..2 are <unk> <s> </s> and
 3..258 the byte tokens <0x00>..<0xFF>; only the first three are added tokens
@@ -84,6 +86,12 @@ def main():
     newer["pre_tokenizer"] = meta
     newer["decoder"] = {"type": "Sequence", "decoders": [{"type": "ByteFallback"}, dict(meta)]}
     write("sp-metaspace", newer)
+
+    always = dict(newer)
+    meta_always = dict(meta, prepend_scheme="always", split=False)
+    always["pre_tokenizer"] = meta_always
+    always["decoder"] = {"type": "Sequence", "decoders": [{"type": "ByteFallback"}, dict(meta_always)]}
+    write("sp-metaspace-always", always)
 
 
 if __name__ == "__main__":

@@ -160,6 +160,7 @@ static void golden_qwen3(void **state) { (void)state; check_golden("qwen3"); }
 static void golden_llama3(void **state) { (void)state; check_golden("llama3"); }
 static void golden_sp_legacy(void **state) { (void)state; check_golden("sp-legacy"); }
 static void golden_sp_metaspace(void **state) { (void)state; check_golden("sp-metaspace"); }
+static void golden_sp_metaspace_always(void **state) { (void)state; check_golden("sp-metaspace-always"); }
 
 static const char SP_LEGACY[] = "$GRAFT_ROOT/tests/fixtures/tokenizers/sp-legacy/tokenizer.json";
 static const char SP_META[] = "$GRAFT_ROOT/tests/fixtures/tokenizers/sp-metaspace/tokenizer.json";
@@ -308,6 +309,30 @@ static void nfc_cases(void **state) {
     assert_int_equal(nfc_ccc('a'), 0);
 }
 
+/* Random strings of composing characters against Python's unicodedata. */
+static void nfc_random_goldens(void **state) {
+    (void)state;
+    const cJSON *c;
+    int n = 0;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(goldens, "nfc")) {
+        size_t in_len, want_len, out_len;
+        unsigned char *in = unhex(c->child->valuestring, &in_len);
+        unsigned char *want = unhex(c->child->next->valuestring, &want_len);
+        char *out = nfc_normalize((const char *)in, in_len, &out_len);
+        const char *got = out ? out : (const char *)in;
+        size_t got_len = out ? out_len : in_len;
+        if (got_len != want_len || memcmp(got, want, want_len) != 0) {
+            print_error("NFC case %d (%s) differs from unicodedata\n", n, c->child->valuestring);
+            fail();
+        }
+        free(out);
+        free(in);
+        free(want);
+        n++;
+    }
+    assert_true(n >= 100);
+}
+
 /* Writes text to a temporary tokenizer.json and expects a one-line error. */
 static void expect_load_error(const char *text, size_t len, const char *needle) {
     char dir[] = "/tmp/graft-tok-XXXXXX";
@@ -423,6 +448,8 @@ int main(void) {
         cmocka_unit_test(golden_llama3),
         cmocka_unit_test(golden_sp_legacy),
         cmocka_unit_test(golden_sp_metaspace),
+        cmocka_unit_test(golden_sp_metaspace_always),
+        cmocka_unit_test(nfc_random_goldens),
         cmocka_unit_test(sentencepiece_roundtrip_and_specials),
         cmocka_unit_test(bytelevel_specials_and_roundtrip),
         cmocka_unit_test(random_bytes_never_fail),
