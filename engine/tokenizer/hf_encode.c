@@ -70,10 +70,7 @@ void hf_decode_piece(const hf_tokenizer *h, bool first, int id, char **buf, size
     const char *p = m->pieces[id];
     if (!p) return;
     size_t n = (size_t)m->piece_len[id];
-    if (m->is_added[id]) {
-        tok_buf_append(buf, len, cap, p, n);
-        return;
-    }
+    /* added tokens go through the decoder too, as in the library */
     if (h->dec_bytelevel) {
         /* like the library: a piece with a character outside the map is copied as is */
         size_t start = *len;
@@ -92,7 +89,7 @@ void hf_decode_piece(const hf_tokenizer *h, bool first, int id, char **buf, size
         }
         return;
     }
-    if (h->dec_byte_fallback && m->byte_of_token[id] >= 0) {
+    if (h->dec_byte_fallback && m->byte_of_token[id] >= 0 && !m->is_added[id]) {
         char c = (char)m->byte_of_token[id];
         tok_buf_append(buf, len, cap, &c, 1);
         return;

@@ -20,8 +20,10 @@
 /* ---- added tokens (added_tokens.c) ---- */
 
 typedef struct {
-    char *content;
+    char *content;      /* as written (decoding renders this) */
     size_t len;
+    char *match;        /* what is searched: content, normalized when `normalized` */
+    size_t match_len;
     int id;
     bool special, normalized, lstrip, rstrip, single_word;
 } added_token;

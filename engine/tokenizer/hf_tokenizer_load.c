@@ -127,6 +127,8 @@ static int load_added(hf_tokenizer *h, const cJSON *added, const char *path) {
         const char *content = str_item(a, "content");
         t->content = gf_strdup(content);
         t->len = strlen(content);
+        t->match = t->content;
+        t->match_len = t->len;
         t->id = cJSON_GetObjectItemCaseSensitive(a, "id")->valueint;
         t->special = bool_item(a, "special", false);
         t->normalized = bool_item(a, "normalized", !t->special);
@@ -139,8 +141,32 @@ static int load_added(hf_tokenizer *h, const cJSON *added, const char *path) {
         m->piece_len[t->id] = (int)t->len;
         m->is_added[t->id] = true;
     }
-    added_vocab_index(av);
     return 0;
+}
+
+/* Tokens with normalized = true are searched in normalized text, so the
+ * library normalizes their content too ("Cafe\u0301" matches "Café" under
+ * NFC); done once the normalizers are known. */
+static void index_added(hf_tokenizer *h) {
+    added_vocab *av = &h->added;
+    byte_buf b = {0}, tmp = {0};
+    for (int i = 0; i < av->n; i++) {
+        added_token *t = &av->tok[i];
+        if (!t->normalized || h->n_norm == 0) continue;
+        byte_buf_set(&b, t->content, t->len);
+        normalize_apply(h->norm, h->n_norm, &b, &tmp);
+        t->match = gf_malloc(b.len + 1);
+        memcpy(t->match, b.p, b.len + 1);
+        t->match_len = b.len;
+        /* the library keeps (and decodes) the normalized form */
+        bpe_model *m = &h->model;
+        free(m->pieces[t->id]);
+        m->pieces[t->id] = gf_strdup(t->match);
+        m->piece_len[t->id] = (int)t->match_len;
+    }
+    free(b.p);
+    free(tmp.p);
+    added_vocab_index(av);
 }
 
 /* ---- normalizer, pre-tokenizer, decoder ---- */
@@ -382,6 +408,7 @@ static int build(hf_tokenizer *h, const cJSON *root, const char *path) {
         return gf_fail("%s: unk_token \"%s\" is not in the vocabulary", path, unk);
 
     if (add_norm(h, cJSON_GetObjectItemCaseSensitive(root, "normalizer"), path) != 0) return -1;
+    index_added(h);
     bool bytelevel = false;
     if (add_pre(h, cJSON_GetObjectItemCaseSensitive(root, "pre_tokenizer"), path, &bytelevel) != 0) return -1;
     add_decoder(h, cJSON_GetObjectItemCaseSensitive(root, "decoder"));

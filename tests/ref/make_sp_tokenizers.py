@@ -11,7 +11,8 @@ them as test fixtures:
       the newer layout: Metaspace pre-tokenizer (prepend_scheme "first",
       split true) and decoder Sequence[ByteFallback, Metaspace]
   tests/fixtures/tokenizers/sp-metaspace-always/tokenizer.json
-      the same with prepend_scheme "always" and split false
+      the same with prepend_scheme "always", split false, an NFC normalizer,
+      and added tokens with lstrip, rstrip, single_word and normalized set
 
 Both share one trained model. Like Llama 2, ids 0..2 are <unk> <s> </s> and
 3..258 the byte tokens <0x00>..<0xFF>; only the first three are added tokens
@@ -42,6 +43,13 @@ def train():
     )
     tok.train([os.path.join(SHARED, "data", "tinystories.txt")], trainer)
     return json.loads(tok.to_str())
+
+
+def added(i, content, **flags):
+    t = {"id": i, "content": content, "single_word": False, "lstrip": False, "rstrip": False,
+         "normalized": False, "special": True}
+    t.update(flags)
+    return t
 
 
 def write(name, spec):
@@ -89,6 +97,14 @@ def main():
 
     always = dict(newer)
     meta_always = dict(meta, prepend_scheme="always", split=False)
+    always["normalizer"] = {"type": "NFC"}
+    always["added_tokens"] = spec["added_tokens"] + [
+        added(800, "<mask>", lstrip=True),
+        added(801, "[SEP]", rstrip=True),
+        added(802, "dog", single_word=True, normalized=True, special=False),
+        added(803, "Cafe\u0301", normalized=True, special=False),  # matched in its NFC form
+        added(804, "\u00e9!", special=False),
+    ]
     always["pre_tokenizer"] = meta_always
     always["decoder"] = {"type": "Sequence", "decoders": [{"type": "ByteFallback"}, dict(meta_always)]}
     write("sp-metaspace-always", always)

@@ -90,6 +90,9 @@ CASES = {
     "added-sp": b"ok<s>x </s> y<unk>z</s>",
     "leading-spaces": b"  two leading, trailing  ",
     "newlines": b"\n\n\r\n \n\t\n",
+    "added-flags": ("a <mask> b  <mask>c\t<mask> [SEP]  d [SEP]\n e <mask>[SEP] [SEP]"
+                    " dog dogs hotdog dog. _dog dog_ \u00e9dog dog\u00e9 1dog"
+                    " Caf\u00e9 Cafe\u0301 xCaf\u00e9 \u00e9! e\u0301! \u00e9!").encode("utf-8"),
     "nfd": "A\u030a\u0301 \u1100\u1161 \u0958".encode("utf-8"),
 }
 

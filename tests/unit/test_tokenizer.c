@@ -164,6 +164,7 @@ static void golden_sp_metaspace_always(void **state) { (void)state; check_golden
 
 static const char SP_LEGACY[] = "$GRAFT_ROOT/tests/fixtures/tokenizers/sp-legacy/tokenizer.json";
 static const char SP_META[] = "$GRAFT_ROOT/tests/fixtures/tokenizers/sp-metaspace/tokenizer.json";
+static const char SP_ALWAYS[] = "$GRAFT_ROOT/tests/fixtures/tokenizers/sp-metaspace-always/tokenizer.json";
 
 static void expect_roundtrip(tokenizer *t, const char *s) {
     int_vec ids = {0};
@@ -179,8 +180,8 @@ static void expect_roundtrip(tokenizer *t, const char *s) {
 
 static void sentencepiece_roundtrip_and_specials(void **state) {
     (void)state;
-    const char *files[] = {SP_LEGACY, SP_META};
-    for (int k = 0; k < 2; k++) {
+    const char *files[] = {SP_LEGACY, SP_META, SP_ALWAYS};
+    for (int k = 0; k < 3; k++) {
         tokenizer *t = load_or_skip(files[k]);
         assert_string_equal(tokenizer_kind(t), "bpe-sentencepiece");
         assert_int_equal(tokenizer_bos(t), 1);
