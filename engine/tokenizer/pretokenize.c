@@ -97,7 +97,9 @@ static void split_regex(pcre2_code *re, word_list *w) {
             /* the text is valid UTF-8 (repaired on entry), so skip the check */
             int rc = jit ? pcre2_jit_match(re, subj, len, pos, 0, md, NULL)
                          : pcre2_match(re, subj, len, pos, PCRE2_NO_UTF_CHECK, md, NULL);
-            if (rc < 0) break;
+            if (rc == PCRE2_ERROR_JIT_STACKLIMIT) /* pathological input: the interpreter keeps its stack on the heap */
+                rc = pcre2_match(re, subj, len, pos, PCRE2_NO_UTF_CHECK | PCRE2_NO_JIT, md, NULL);
+            if (rc < 0) break; /* no match (or a limit): the rest is one gap word */
             PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
             size_t s = ov[0], e = ov[1];
             if (e == s) { /* empty match: step over one character */
