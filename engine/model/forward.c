@@ -69,6 +69,11 @@ int model_forward(forward_ctx *c, const int *tokens, int T, int pos0, attn_stats
         float *vnew = vc + (size_t)pos0 * kvd;
 
         op_rmsnorm(c->xn, c->x, w->attn_norm, T, D, k->norm_eps);
+        if (c->mixers && c->mixers[l].fn) {
+            if (c->mixers[l].fn(c->mixers[l].ud, l, T, pos0, c->xn, c->tmp) != 0) return -1;
+            op_add(c->x, c->tmp, (size_t)T * D);
+            goto mlp;
+        }
         op_linear(c->q, c->xn, w->wq, w->bq, T, D, qd);
         op_linear(knew, c->xn, w->wk, w->bk, T, D, kvd);
         op_linear(vnew, c->xn, w->wv, w->bv, T, D, kvd);
@@ -82,7 +87,7 @@ int model_forward(forward_ctx *c, const int *tokens, int T, int pos0, attn_stats
         op_linear(c->tmp, c->heads, w->wo, NULL, T, qd, D);
         if (hooks && hooks->after_attention) hooks->after_attention(hooks->ud, l, T, c->xn, c->heads, c->tmp);
         op_add(c->x, c->tmp, (size_t)T * D);
-
+    mlp:
         op_rmsnorm(c->xn, c->x, w->ffn_norm, T, D, k->norm_eps);
         op_linear(c->gate, c->xn, w->w_gate, NULL, T, D, F);
         op_linear(c->up, c->xn, w->w_up, NULL, T, D, F);

@@ -18,8 +18,18 @@ typedef struct {
     void *ud;
 } forward_hooks;
 
+/* Replaces the softmax attention of chosen layers (the hybrid student's GDN
+ * layers). fn writes out[T, D] (the mixer's output after its own output
+ * projection, added to the residual by the caller) from xn[T, D], the layer's
+ * normalized input, for positions pos0 .. pos0+T-1. Returns 0 or -1. */
+typedef struct {
+    int (*fn)(void *ud, int layer, int T, int pos0, const float *xn, float *out);
+    void *ud;
+} layer_mixer;
+
 typedef struct {
     const model *m;
+    const layer_mixer *mixers; /* [L] or NULL; mixers[l].fn == NULL keeps attention */
     int max_T;      /* cache capacity (positions) */
     double *inv_freq; /* [hd/2] */
     float *k_cache, *v_cache; /* [L, max_T, KV*hd] rotated keys, values */
