@@ -4,6 +4,8 @@
 set -u
 BUILD=${1:-build}
 cd "$(dirname "$0")/../.."
+export GRAFT_SHARED="${GRAFT_SHARED:-$(cd .. && pwd)/shared}"
+export GRAFT_ROOT="$PWD"
 status=0
 for b in "$BUILD"/bench/bench_*; do
     [ -x "$b" ] || continue
