@@ -8,6 +8,11 @@
  * Inner loops over dk / dv carry `omp simd` so that reductions vectorize without
  * -ffast-math (the only reassociation is inside these dot products). */
 
+/* Below this many multiply-adds a parallel region costs more than it saves. */
+#ifndef GDN_PAR_MIN_WORK
+#define GDN_PAR_MIN_WORK 2000000.0
+#endif
+
 #ifndef GDN_SIMD
 /* The per-(sequence, head) workers are also built for AVX2 + FMA and picked at
  * run time (GCC function multi-versioning); the build itself targets x86-64-v2. */
@@ -193,7 +198,7 @@ void SFX(gdn_core_forward)(const gdn_core_shape *s, const real *q, const real *k
     GF_ASSERT(s->B > 0 && s->T > 0 && s->H > 0 && s->dk > 0 && s->dv > 0 && s->chunk > 0);
     size_t sd = (size_t)s->dv * (size_t)s->dk, C = (size_t)s->chunk;
     size_t nwork = C + C * C + C * (size_t)s->dk + C * (size_t)s->dv;
-#pragma omp parallel
+#pragma omp parallel if ((double)s->B * s->H * s->T * s->dk * s->dv > GDN_PAR_MIN_WORK)
     {
         real *S = gf_malloc((sd + nwork) * sizeof(real));
 #pragma omp for collapse(2) schedule(dynamic)
@@ -289,7 +294,7 @@ void SFX(gdn_core_backward)(const gdn_core_shape *s, const real *q, const real *
                             real *dbeta) {
     GF_ASSERT(s->B > 0 && s->T > 0 && s->H > 0 && s->dk > 0 && s->dv > 0 && s->chunk > 0);
     size_t sd = (size_t)s->dv * (size_t)s->dk, C = (size_t)s->chunk;
-#pragma omp parallel
+#pragma omp parallel if ((double)s->B * s->H * s->T * s->dk * s->dv > GDN_PAR_MIN_WORK)
     {
         real *states = gf_malloc(((C + 2) * sd + 2 * (size_t)s->dv) * sizeof(real));
 #pragma omp for collapse(2) schedule(dynamic)

@@ -33,7 +33,7 @@ static void SFX(qkv_conv_forward)(const gdn_config *c, const SFX(gdn_params) *p,
                                   SFX(gdn_cache) *ca) {
     SFX(proj_cols) pc = SFX(proj_cols_of)(c);
     int T = ca->T, N = ca->B * ca->T;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if ((double)N * c->H * (c->dk + c->dv) > GDN_PAR_MIN_WORK / 64)
     for (int n = 0; n < N; n++) {
         int t = n % T;
         const real *row = ca->proj + (size_t)n * pc.width;
@@ -59,7 +59,7 @@ static void SFX(gates_forward)(const gdn_config *c, const SFX(gdn_params) *p,
                                SFX(gdn_cache) *ca) {
     SFX(proj_cols) pc = SFX(proj_cols_of)(c);
     int H = c->H, dk = c->dk, dv = c->dv, N = ca->B * ca->T;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if ((double)N * c->H * (c->dk + c->dv) > GDN_PAR_MIN_WORK / 64)
     for (int n = 0; n < N; n++) {
         const real *pre = ca->qkv_pre + (size_t)n * pc.qkv;
         const real *row = ca->proj + (size_t)n * pc.width;
@@ -90,7 +90,7 @@ static void SFX(gated_norm_forward)(const gdn_config *c, const SFX(gdn_params) *
                                     SFX(gdn_cache) *ca) {
     SFX(proj_cols) pc = SFX(proj_cols_of)(c);
     int H = c->H, dv = c->dv, N = ca->B * ca->T;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if ((double)N * c->H * (c->dk + c->dv) > GDN_PAR_MIN_WORK / 64)
     for (int n = 0; n < N; n++)
         for (int h = 0; h < H; h++) {
             size_t off = ((size_t)n * H + h) * dv;
@@ -133,7 +133,7 @@ static void SFX(gated_norm_backward)(const gdn_config *c, const SFX(gdn_params) 
                                      real *dP, real *dw_norm) {
     SFX(proj_cols) pc = SFX(proj_cols_of)(c);
     int H = c->H, dv = c->dv, N = ca->B * ca->T;
-#pragma omp parallel
+#pragma omp parallel if ((double)N * c->H * c->dv > GDN_PAR_MIN_WORK / 64)
     {
         real *dwn = gf_calloc((size_t)dv, sizeof(real));
 #pragma omp for schedule(static)
@@ -169,7 +169,7 @@ static void SFX(gates_backward)(const gdn_config *c, const SFX(gdn_params) *p,
                                 real *dP) {
     SFX(proj_cols) pc = SFX(proj_cols_of)(c);
     int H = c->H, dk = c->dk, dv = c->dv, N = ca->B * ca->T;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if ((double)N * c->H * (c->dk + c->dv) > GDN_PAR_MIN_WORK / 64)
     for (int n = 0; n < N; n++) {
         const real *pre = ca->qkv_pre + (size_t)n * pc.qkv;
         const real *row = ca->proj + (size_t)n * pc.width;
@@ -212,9 +212,9 @@ static void SFX(qkv_conv_backward)(const gdn_config *c, const SFX(gdn_params) *p
                                    const SFX(gdn_cache) *ca, const real *dC, real *dP,
                                    SFX(gdn_params) *grad) {
     SFX(proj_cols) pc = SFX(proj_cols_of)(c);
-    int B = ca->B, T = ca->T, K = GDN_CONV_K, blk = 64;
+    int B = ca->B, T = ca->T, N = B * T, K = GDN_CONV_K, blk = 64;
     int nblk = (pc.qkv + blk - 1) / blk;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if ((double)N * c->H * (c->dk + c->dv) > GDN_PAR_MIN_WORK / 64)
     for (int ib = 0; ib < nblk; ib++) {
         int c0 = ib * blk, c1 = c0 + blk < pc.qkv ? c0 + blk : pc.qkv;
         real dbias[64] = {0};
