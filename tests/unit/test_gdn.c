@@ -189,7 +189,15 @@ static void core_hand_checked(void **state) {
         gdn_core_forward(&sh, qf, kf, vf, gf, bf, of, NULL);
         for (int i = 0; i < 4; i++) assert_true(fabs(of[i] - want[i]) < 1e-6);
     }
-    /* with the chunk boundary between the two tokens the checkpoint is S1 */
+    /* chunks of one token: the checkpoint entering token 2 is S1 = [[0.5, 0], [1, 0]] */
+    for (int form = 0; form < 2; form++) {
+        gdn_core_shape sh = {1, 2, 1, 2, 2, 1, s, form ? GDN_FORM_RECURRENT : GDN_FORM_CHUNKED};
+        double od[4], ck[8];
+        gdn_core_forward_f64(&sh, q, k, v, g, beta, od, ck);
+        const double S1[4] = {0.5, 0, 1, 0};
+        for (int i = 0; i < 4; i++) assert_true(fabs(od[i] - want[i]) < 1e-14);
+        for (int i = 0; i < 4; i++) assert_true(fabs(ck[4 + i] - S1[i]) < 1e-15);
+    }
 }
 
 /* ------------------------------------------------------- whole-layer cases */
