@@ -797,6 +797,33 @@ static void hf_sharded_mixed(void **state) {
     fx_free(&fx);
 }
 
+static void hf_tokenizer_choice(void **state) {
+    (void)state;
+    char d[PATH_MAX];
+    new_dir(d, sizeof d);
+    fx_model fx = {.D = 8, .F = 8, .L = 1, .H = 2, .KV = 1, .hd = 4, .V = 512};
+    fx_build(&fx);
+    fx_write_config(d, &fx, "llama", true);
+    fx_write_file(d, "model.safetensors", &fx, 0, fx.n, BF16, 1);
+    model m;
+    /* a tokenizer.json that cannot be read is an error, not a silent NULL */
+    write_text(d, "tokenizer.json", "this is not a tokenizer");
+    expect_error(model_load(&m, d, NULL), "tokenizer.json");
+    /* --tokenizer overrides what lies beside the weights (a llama2.c tokenizer.bin here) */
+    const char *shared = getenv("GRAFT_SHARED");
+    char tok[PATH_MAX];
+    snprintf(tok, sizeof tok, "%s/models/tinyllamas/stories260K/tok512.bin", shared ? shared : "/nonexistent");
+    if (shared && access(tok, R_OK) == 0) {
+        model_load_opts opts = {.tokenizer_path = tok};
+        if (model_load(&m, d, &opts) != 0) fail_msg("%s", gf_last_error());
+        assert_non_null(m.tok);
+        assert_int_equal(tokenizer_vocab_size(m.tok), 512);
+        expect_weights(&m, &fx);
+        model_free(&m);
+    }
+    fx_free(&fx);
+}
+
 static void hf_folder_errors(void **state) {
     (void)state;
     fx_model fx = {.D = 8, .F = 12, .L = 3, .H = 2, .KV = 1, .hd = 4, .V = 16, .lm_head = true};
@@ -1272,6 +1299,87 @@ static void l2c_python_fixtures(void **state) {
     model_free(&m2);
 }
 
+/* Random byte flips and truncations of valid files: each must load or fail
+ * with a message, never crash (this is what the sanitizer build is for). */
+static void mutations_never_crash(void **state) {
+    (void)state;
+    char d[PATH_MAX], good[PATH_MAX], bad[PATH_MAX], l2c[PATH_MAX];
+    new_dir(d, sizeof d);
+    snprintf(good, sizeof good, "%s/good.safetensors", d);
+    snprintf(bad, sizeof bad, "%s/bad.safetensors", d);
+    const float v[6] = {1, 2, 3, 4, 5, 6};
+    st_entry e[] = {{"a", "F32", 2, {2, 2}, v, 16}, {"b", "BF16", 1, {4}, v, 8}, {"c", "F16", 1, {2}, v + 4, 4}};
+    write_st(good, e, 3);
+    struct stat st;
+    assert_int_equal(stat(good, &st), 0);
+    const size_t n = (size_t)st.st_size;
+    uint8_t *orig = malloc(n), *buf = malloc(n);
+    FILE *f = fopen(good, "rb");
+    assert_int_equal(fread(orig, 1, n, f), n);
+    fclose(f);
+    uint32_t seed = 99;
+    int opened = 0;
+    for (int it = 0; it < 600; it++) {
+        memcpy(buf, orig, n);
+        size_t len = n;
+        seed = seed * 1103515245u + 12345u;
+        if (it % 5 == 4) {
+            len = (seed >> 8) % n;
+        } else {
+            for (int k = 0; k < 1 + it % 3; k++) {
+                seed = seed * 1103515245u + 12345u;
+                size_t at = (seed >> 8) % (n < 200 ? n : 200); /* mostly the header */
+                buf[at] = (uint8_t)(seed >> 24);
+            }
+        }
+        write_bytes(bad, buf, len);
+        st_file sf;
+        if (st_open(&sf, bad) == 0) {
+            opened++;
+            for (size_t t = 0; t < sf.n_tensors; t++) {
+                float *out = malloc(sf.tensors[t].n_elems * sizeof(float) + 1);
+                assert_int_equal(st_read_f32(&sf.tensors[t], out, sf.tensors[t].n_elems), 0);
+                free(out);
+            }
+            st_close(&sf);
+        } else {
+            assert_true(strlen(gf_last_error()) > 0);
+            assert_null(strchr(gf_last_error(), '\n'));
+        }
+    }
+    assert_true(opened > 0 && opened < 600);
+    free(orig);
+    free(buf);
+
+    /* llama2.c v2 and legacy headers */
+    l2c_weights w, deq;
+    l2c_make(&w, true);
+    snprintf(l2c, sizeof l2c, "%s/v2.bin", d);
+    l2c_write_v2(l2c, &w, 8, &deq);
+    assert_int_equal(stat(l2c, &st), 0);
+    const size_t n2 = (size_t)st.st_size;
+    orig = malloc(n2);
+    buf = malloc(n2);
+    f = fopen(l2c, "rb");
+    assert_int_equal(fread(orig, 1, n2, f), n2);
+    fclose(f);
+    snprintf(bad, sizeof bad, "%s/bad.bin", d);
+    for (int it = 0; it < 300; it++) {
+        memcpy(buf, orig, n2);
+        seed = seed * 1103515245u + 12345u;
+        buf[(seed >> 8) % 48] = (uint8_t)(seed >> 24);
+        if (it % 2) memcpy(buf, "\x10\0\0\0", 4); /* legacy: dim 16 */
+        write_bytes(bad, buf, n2);
+        model m;
+        if (model_load(&m, bad, NULL) == 0) model_free(&m);
+        else assert_null(strchr(gf_last_error(), '\n'));
+    }
+    free(orig);
+    free(buf);
+    l2c_free_deq(&deq);
+    l2c_free(&w);
+}
+
 static void l2c_real_teacher(void **state) {
     (void)state;
     const char *shared = getenv("GRAFT_SHARED");
@@ -1324,9 +1432,11 @@ int main(void) {
         cmocka_unit_test(hf_qwen3_f16_head_dim),
         cmocka_unit_test(hf_sharded_mixed),
         cmocka_unit_test(hf_folder_errors),
+        cmocka_unit_test(hf_tokenizer_choice),
         cmocka_unit_test(l2c_round_trip),
         cmocka_unit_test(l2c_malformed),
         cmocka_unit_test(l2c_python_fixtures),
+        cmocka_unit_test(mutations_never_crash),
         cmocka_unit_test(l2c_real_teacher),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
