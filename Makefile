@@ -39,27 +39,41 @@ all: graft
 deps:
 	@sh scripts/install-deps.sh
 
+V ?= 0
+ifeq ($(V),0)
+Q = @
+MSG = @printf '  %-6s %s\n'
+else
+Q =
+MSG = @true
+endif
+
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(MSG) CC $<
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
 $(LIB): $(ENGINE_OBJ) $(APP_OBJ)
 	@rm -f $@
-	ar rcs $@ $^
+	$(MSG) AR $@
+	$(Q)ar rcs $@ $^
 
 $(BUILD)/graft: $(BUILD)/src/main.o $(LIB)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(MSG) LD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 graft: $(BUILD)/graft
 	@ln -sf $(BUILD)/graft graft
 
 $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(MSG) LD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/bench/%: $(BUILD)/tests/bench/%.o $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(MSG) LD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 tests: $(BUILD)/graft $(TEST_BIN)
 

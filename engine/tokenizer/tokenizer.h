@@ -26,7 +26,8 @@ void tokenizer_free(tokenizer *t);
 void tokenizer_encode(const tokenizer *t, const char *text, size_t len, bool add_bos, int_vec *ids);
 
 /* Text of ids (malloc'd, NUL-terminated; *len_out gets the byte length).
- * Special tokens are rendered as their text. */
+ * BOS is left out (but still conditions the next piece, as in llama2.c);
+ * other special tokens are rendered as their text. */
 char *tokenizer_decode(const tokenizer *t, const int *ids, size_t n, size_t *len_out);
 
 /* The text of one token as it would appear after `prev` (llama2.c strips the
