@@ -835,6 +835,118 @@ static void hf_tokenizer_choice(void **state) {
     fx_free(&fx);
 }
 
+/* Mean and standard deviation of n floats. */
+static void moments(const float *x, size_t n, double *mean, double *sd) {
+    double s = 0, s2 = 0;
+    for (size_t i = 0; i < n; i++) s += x[i], s2 += (double)x[i] * x[i];
+    *mean = s / (double)n;
+    *sd = sqrt(s2 / (double)n - *mean * *mean);
+}
+
+/* Loads tests/fixtures/hf/NAME; checks the values decode to the distributions
+ * the generator drew (tests/ref/README.md): linears and embeddings ~ N(0, 0.2),
+ * RMSNorm weights ~ U(0.8, 1.2) (+- half-float rounding), biases ~ N(0, 0.1). A wrong half-float decode
+ * or a swapped tensor breaks these. */
+static void load_hf_fixture(model *m, const char *name) {
+    const char *root = getenv("GRAFT_ROOT");
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/tests/fixtures/hf/%s", root ? root : ".", name);
+    if (model_load(m, dir, NULL) != 0) fail_msg("%s", gf_last_error());
+    const model_config *c = &m->cfg;
+    assert_int_equal(c->source, SOURCE_HF);
+    assert_int_equal(c->rope_pairing, ROPE_HALF);
+    assert_null(m->tok); /* the fixtures carry no tokenizer */
+    double mean, sd;
+    const size_t D = c->dim, F = c->hidden_dim, qd = (size_t)c->n_heads * c->head_dim;
+    moments(m->w.tok_embed, (size_t)c->vocab_size * D, &mean, &sd);
+    assert_true(fabs(mean) < 0.02 && sd > 0.18 && sd < 0.22);
+    for (int l = 0; l < c->n_layers; l++) {
+        const layer_weights *w = &m->w.layers[l];
+        const float *norms[] = {w->attn_norm, w->ffn_norm};
+        for (int k = 0; k < 2; k++)
+            for (size_t i = 0; i < D; i++) assert_true(norms[k][i] >= 0.79f && norms[k][i] <= 1.21f);
+        if (c->qk_norm)
+            for (int i = 0; i < c->head_dim; i++)
+                assert_true(w->q_norm[i] >= 0.79f && w->q_norm[i] <= 1.21f && w->k_norm[i] >= 0.79f &&
+                            w->k_norm[i] <= 1.21f);
+        moments(w->wq, qd * D, &mean, &sd);
+        assert_true(sd > 0.17 && sd < 0.23);
+        moments(w->w_down, D * F, &mean, &sd);
+        assert_true(sd > 0.17 && sd < 0.23);
+        if (c->qkv_bias) {
+            moments(w->bq, qd, &mean, &sd);
+            assert_true(sd > 0.05 && sd < 0.15);
+        }
+    }
+    for (size_t i = 0; i < D; i++) assert_true(m->w.final_norm[i] >= 0.79f && m->w.final_norm[i] <= 1.21f);
+    if (!c->tied_embeddings) {
+        assert_ptr_not_equal(m->w.lm_head, m->w.tok_embed);
+        moments(m->w.lm_head, (size_t)c->vocab_size * D, &mean, &sd);
+        assert_true(sd > 0.18 && sd < 0.22);
+    }
+}
+
+static void hf_fixtures_from_transformers(void **state) {
+    (void)state;
+    model m;
+    load_hf_fixture(&m, "llama");
+    assert_int_equal(m.cfg.arch, ARCH_LLAMA);
+    assert_int_equal(m.cfg.dim, 48);
+    assert_int_equal(m.cfg.hidden_dim, 72);
+    assert_int_equal(m.cfg.n_layers, 3);
+    assert_int_equal(m.cfg.n_heads, 6);
+    assert_int_equal(m.cfg.n_kv_heads, 2);
+    assert_int_equal(m.cfg.head_dim, 8);
+    assert_int_equal(m.cfg.vocab_size, 131);
+    assert_true(m.cfg.tied_embeddings);
+    assert_ptr_equal(m.w.lm_head, m.w.tok_embed);
+    assert_true(m.cfg.norm_eps == 1e-5f && m.cfg.rope_theta == 50000.0f);
+    assert_int_equal(m.cfg.rope_scaling.type, ROPE_SCALING_LLAMA3);
+    assert_true(m.cfg.rope_scaling.factor == 8.0f && m.cfg.rope_scaling.low_freq_factor == 1.0f &&
+                m.cfg.rope_scaling.high_freq_factor == 4.0f);
+    assert_int_equal(m.cfg.rope_scaling.original_max_pos, 128);
+    assert_false(m.cfg.qkv_bias || m.cfg.qk_norm);
+    assert_string_equal(m.weights_dtype, "bf16");
+    model_free(&m);
+
+    load_hf_fixture(&m, "qwen2");
+    assert_int_equal(m.cfg.arch, ARCH_QWEN2);
+    assert_int_equal(m.cfg.dim, 40);
+    assert_int_equal(m.cfg.hidden_dim, 88);
+    assert_int_equal(m.cfg.n_layers, 2);
+    assert_int_equal(m.cfg.n_heads, 5);
+    assert_int_equal(m.cfg.n_kv_heads, 1);
+    assert_int_equal(m.cfg.head_dim, 8); /* derived: no head_dim key */
+    assert_int_equal(m.cfg.vocab_size, 143);
+    assert_true(m.cfg.qkv_bias && !m.cfg.qk_norm && !m.cfg.tied_embeddings);
+    assert_true(m.cfg.norm_eps == 1e-6f && m.cfg.rope_theta == 10000.0f);
+    assert_int_equal(m.cfg.rope_scaling.type, ROPE_SCALING_NONE);
+    assert_string_equal(m.weights_dtype, "f16");
+    model_free(&m);
+    st_set set;
+    const char *root = getenv("GRAFT_ROOT");
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/tests/fixtures/hf/qwen2", root ? root : ".");
+    assert_int_equal(st_set_open(&set, dir), 0);
+    assert_int_equal(set.n_files, 3);
+    st_set_close(&set);
+
+    load_hf_fixture(&m, "qwen3");
+    assert_int_equal(m.cfg.arch, ARCH_QWEN3);
+    assert_int_equal(m.cfg.dim, 36);
+    assert_int_equal(m.cfg.hidden_dim, 60);
+    assert_int_equal(m.cfg.n_layers, 2);
+    assert_int_equal(m.cfg.n_heads, 4);
+    assert_int_equal(m.cfg.n_kv_heads, 2);
+    assert_int_equal(m.cfg.head_dim, 16); /* 4 x 16 != 36 */
+    assert_int_equal(m.cfg.vocab_size, 120);
+    assert_true(m.cfg.qk_norm && !m.cfg.qkv_bias && !m.cfg.tied_embeddings);
+    assert_true(m.cfg.rope_theta == 1000000.0f); /* from rope_parameters (transformers 5 layout) */
+    assert_int_equal(m.cfg.rope_scaling.type, ROPE_SCALING_NONE);
+    assert_string_equal(m.weights_dtype, "f32");
+    model_free(&m);
+}
+
 static void hf_folder_errors(void **state) {
     (void)state;
     fx_model fx = {.D = 8, .F = 12, .L = 3, .H = 2, .KV = 1, .hd = 4, .V = 16, .lm_head = true};
@@ -1442,6 +1554,7 @@ int main(void) {
         cmocka_unit_test(hf_qwen2_bf16_tied),
         cmocka_unit_test(hf_qwen3_f16_head_dim),
         cmocka_unit_test(hf_sharded_mixed),
+        cmocka_unit_test(hf_fixtures_from_transformers),
         cmocka_unit_test(hf_folder_errors),
         cmocka_unit_test(hf_tokenizer_choice),
         cmocka_unit_test(l2c_round_trip),
