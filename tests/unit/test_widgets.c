@@ -57,8 +57,8 @@ static void heatmap_half_blocks(void **state) {
     assert_int_equal(l.rows_per_line, 2);
     assert_int_equal(l.n_lines, 2);
     assert_string_equal(row(&g, 0), "head  0 1 2");
-    assert_string_equal(row(&g, 1), "  0   " UPPER " " UPPER " " UPPER);
-    assert_string_equal(row(&g, 2), "  2   " UPPER " " UPPER " " UPPER);
+    assert_string_equal(row(&g, 1), " 0    " UPPER " " UPPER " " UPPER);
+    assert_string_equal(row(&g, 2), " 2    " UPPER " " UPPER " " UPPER);
     /* upper row colour in fg, lower row colour in bg; values increase -> colours follow the ramp */
     cell *c00 = grid_at(&g, l.x_cells, l.y_cells), *c10 = grid_at(&g, l.x_cells, l.y_cells + 1);
     assert_int_equal(c00->fg, theme_scale_color(&utf8_256, 0.0));
@@ -89,9 +89,11 @@ static void heatmap_nan_cursor_marker(void **state) {
     heatmap_draw(&g, (rect){0, 0, 16, 3}, &h, &utf8_256, &l);
     /* layer 0 head 0 NaN over layer 1 head 0 -> lower half only; head 1 both present;
      * cursor on layer 1 -> label shows 1, brackets around head 1; marker: lower row kept */
-    assert_string_equal(row(&g, 1), " 1" LOWER "  " LOWER LOWER "[" UPPER UPPER "]");
+    assert_string_equal(row(&g, 1), " 1 " LOWER "  " LOWER LOWER "[" UPPER UPPER "]");
     /* layer 2 alone on the last line, all NaN -> blank cells */
     assert_string_equal(row(&g, 2), " 2");
+    /* the kept marker is a lower half block: only layer 1 of the pair (0, 1) keeps attention */
+    assert_string_equal(grid_at(&g, 3, 1)->ch, LOWER);
     grid_free(&g);
 }
 
@@ -108,15 +110,15 @@ static void heatmap_ascii_mono_shades(void **state) {
     heatmap_layout l;
     heatmap_draw(&g, (rect){0, 0, 10, 5}, &h, &ascii_mono, &l);
     assert_int_equal(l.rows_per_line, 1);
-    assert_string_equal(row(&g, 1), " 0   ...");
-    assert_string_equal(row(&g, 2), " 1   +++");
-    assert_string_equal(row(&g, 3), " 2   @@@");
+    assert_string_equal(row(&g, 1), " 0    ...");
+    assert_string_equal(row(&g, 2), " 1    +++");
+    assert_string_equal(row(&g, 3), " 2    @@@");
     assert_string_equal(row(&g, 4), " 3");
     /* UTF-8 mono uses shade blocks, one row per line */
     grid_clear(&g);
     heatmap_draw(&g, (rect){0, 0, 10, 5}, &h, &utf8_mono, &l);
-    assert_string_equal(row(&g, 3), " 2   \u2588\u2588\u2588");
-    assert_string_equal(row(&g, 1), " 0   \u2591\u2591\u2591");
+    assert_string_equal(row(&g, 3), " 2    \u2588\u2588\u2588");
+    assert_string_equal(row(&g, 1), " 0    \u2591\u2591\u2591");
     grid_free(&g);
 }
 

@@ -14,8 +14,8 @@ static int label_width(const heatmap_spec *h) {
     int lw = digits(h->rows > 0 ? h->rows - 1 : 0);
     int tw = h->col_title ? (int)strlen(h->col_title) : 0;
     if (lw < 2) lw = 2;
-    /* number, marker, space; the header's title must fit there too */
-    return (tw + 1 > lw + 2 ? tw + 1 : lw + 2);
+    /* number, space, marker, space; the header's title must fit there too */
+    return (tw + 1 > lw + 3 ? tw + 1 : lw + 3);
 }
 
 static int cell_w(const heatmap_spec *h) { return h->cell_w < 1 ? 1 : h->cell_w > 3 ? 3 : h->cell_w; }
@@ -116,9 +116,9 @@ void heatmap_draw(grid *g, rect r, const heatmap_spec *h, const theme *t, heatma
         int y = l.y_cells + line;
         bool cur_line = h->cursor_row >= row && h->cursor_row < row + l.rows_per_line;
         char num[12];
-        snprintf(num, sizeof num, "%*d", lw - 2, cur_line ? h->cursor_row : row);
+        snprintf(num, sizeof num, "%*d", lw - 3, cur_line ? h->cursor_row : row);
         style ls = cur_line ? (style){acc.fg, acc.bg, ATTR_REVERSE | ATTR_BOLD} : dim;
-        grid_text(g, r.x, y, lw - 2, num, ls);
+        grid_text(g, r.x, y, lw - 3, num, ls);
         grid_put(g, r.x + lw - 2, y, marker(h, t, row, l.rows_per_line), acc);
         for (int c = 0; c < h->cols; c++) {
             int x = l.x_cells + c * l.pitch;
