@@ -14,6 +14,10 @@
 #include "widgets/bars.h"
 #include "widgets/charts.h"
 #include "widgets/heatmap.h"
+#include "app_state.h"
+#include "demo.h"
+#include "keys.h"
+#include "ui.h"
 
 #define UPPER "\u2580"
 #define LOWER "\u2584"
@@ -298,6 +302,138 @@ static void palettes_and_numbers(void **state) {
     assert_string_equal(b, "-");
 }
 
+
+/* --- the whole frame, headless --- */
+
+static bool grid_contains(grid *g, const char *needle) {
+    for (int y = 0; y < g->h; y++)
+        if (strstr(row(g, y), needle)) return true;
+    return false;
+}
+
+static void frame_stats_cursor_and_metric(void **state) {
+    (void)state;
+    app_state st;
+    app_state_init(&st);
+    demo_fill(&st, 28, 12);
+    ui u;
+    ui_init(&u, &st, NULL, utf8_256);
+    grid g;
+    grid_init(&g, 100, 30);
+    ui_render(&u, &g);
+    assert_true(grid_contains(&g, "3 Stats"));
+    assert_true(grid_contains(&g, "metric: mean attention distance (tokens)   scale: log"));
+    assert_true(grid_contains(&g, "q quit"));
+    for (int i = 0; i < 3; i++) ui_key(&u, UK_DOWN);
+    ui_key(&u, UK_RIGHT);
+    ui_key(&u, UK_RIGHT);
+    ui_render(&u, &g);
+    assert_true(grid_contains(&g, "layer 3 head 2"));
+    /* the panel's d value is the teacher's matrix entry */
+    char want[64], num[16];
+    fmt_num(num, sizeof num, st.inits[0].m[MET_MEAN_DIST][3 * 12 + 2]);
+    snprintf(want, sizeof want, "d         %s", num);
+    assert_true(grid_contains(&g, want));
+    ui_key(&u, 'm');
+    ui_render(&u, &g);
+    assert_true(grid_contains(&g, "metric: attention entropy (nats)   scale: linear"));
+    ui_key(&u, 'l');
+    ui_render(&u, &g);
+    assert_true(grid_contains(&g, "attention entropy (nats)   scale: log"));
+    /* cursor stays in range */
+    for (int i = 0; i < 40; i++) ui_key(&u, UK_DOWN);
+    assert_int_equal(u.cur_layer, 27);
+    /* a click on a heat-map cell moves the cursor there */
+    heatmap_layout l = u.heat[0];
+    ui_render(&u, &g);
+    l = u.heat[0];
+    assert_true(ui_click(&u, l.x_cells + 5 * l.pitch, l.y_cells + (l.n_lines - 1)));
+    assert_int_equal(u.cur_head, 5);
+    /* side by side: one map per init holding the idle half-life (random, taylor-calibrate) */
+    while (u.metric != MET_HALFLIFE_IDLE) ui_key(&u, 'm');
+    ui_key(&u, 's');
+    ui_render(&u, &g);
+    assert_int_equal(u.n_heat, 2);
+    assert_true(grid_contains(&g, "random: "));
+    assert_true(grid_contains(&g, "taylor-calibrate: "));
+    assert_true(grid_contains(&g, "median"));
+    grid_free(&g);
+    app_state_free(&st);
+}
+
+static void frame_tabs_help_log_quit(void **state) {
+    (void)state;
+    app_state st;
+    app_state_init(&st);
+    ui u;
+    ui_init(&u, &st, NULL, ascii_mono);
+    grid g;
+    grid_init(&g, 80, 24);
+    ui_render(&u, &g);
+    assert_true(grid_contains(&g, "not available yet: per-head statistics"));
+    assert_true(grid_contains(&g, "no teacher loaded"));
+    /* ASCII frame: no UTF-8 bytes anywhere */
+    for (int y = 0; y < g.h; y++)
+        for (const char *p = row(&g, y); *p; p++) assert_true((unsigned char)*p < 0x80);
+    ui_key(&u, '8');
+    app_state_log(&st, "hello from the log");
+    ui_render(&u, &g);
+    assert_true(grid_contains(&g, "hello from the log"));
+    /* clicking the first tab */
+    assert_true(ui_click(&u, u.tabs.x0[0], u.tabs.y));
+    assert_int_equal(u.screen, SCR_TEACHER);
+    ui_key(&u, UK_TAB);
+    assert_int_equal(u.screen, SCR_PLAN);
+    ui_key(&u, '?');
+    ui_render(&u, &g);
+    assert_true(grid_contains(&g, "cancel the running job"));
+    ui_key(&u, 'x'); /* any key closes help */
+    assert_false(u.help);
+    ui_key(&u, 'p');
+    assert_int_equal(st.palette, 1);
+    ui_key(&u, UK_ENTER); /* nothing wired: a message, no crash */
+    ui_render(&u, &g);
+    assert_true(grid_contains(&g, "nothing to run here yet"));
+    ui_key(&u, 'q');
+    assert_true(u.quit);
+    grid_free(&g);
+    app_state_free(&st);
+}
+
+static void events_fill_state(void **state) {
+    (void)state;
+    app_state st;
+    app_state_init(&st);
+    app_state_set_shape(&st, 4, 2);
+    event ev = {.kind = EV_STAT, .layer = 3, .head = 1, .value = 0.5};
+    strcpy(ev.label, "taylor-calibrate/beta");
+    assert_true(app_state_apply_event(&st, &ev));
+    int i = app_state_init_index(&st, "taylor-calibrate");
+    assert_true(st.inits[i].m[MET_BETA][3 * 2 + 1] == 0.5);
+    assert_true(isnan(st.inits[i].m[MET_BETA][0]));
+    ev.layer = 9; /* out of range: ignored */
+    assert_false(app_state_apply_event(&st, &ev));
+    strcpy(ev.label, "no_such_metric");
+    ev.layer = 0;
+    assert_false(app_state_apply_event(&st, &ev));
+    event loss = {.kind = EV_LOSS, .step = 3, .value = 0.25};
+    strcpy(loss.label, "calib");
+    app_state_apply_event(&st, &loss);
+    assert_int_equal(st.n_series, 1);
+    assert_true(st.series[0].y[0] == 0.25);
+    event err = {.kind = EV_ERROR};
+    strcpy(err.job_name, "stats");
+    strcpy(err.text, "boom");
+    st.job.active = true;
+    app_state_apply_event(&st, &err);
+    assert_false(st.job.active);
+    assert_string_equal(app_state_log_line(&st, st.n_log - 1), "stats: error: boom");
+    for (int k = 0; k < APP_LOG_CAP + 5; k++) app_state_log(&st, "line %d", k);
+    assert_int_equal(st.n_log, APP_LOG_CAP);
+    assert_string_equal(app_state_log_line(&st, st.n_log - 1), "line 2004");
+    app_state_free(&st);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(grid_text_and_clip),       cmocka_unit_test(heatmap_half_blocks),
@@ -306,7 +442,8 @@ int main(void) {
         cmocka_unit_test(histogram_bins_and_stats), cmocka_unit_test(linechart_braille_dots),
         cmocka_unit_test(linechart_two_series_ascii), cmocka_unit_test(hbars_lengths),
         cmocka_unit_test(tabbar_fits_and_hits),     cmocka_unit_test(keybar_ascii_fallback),
-        cmocka_unit_test(palettes_and_numbers),
+        cmocka_unit_test(palettes_and_numbers),     cmocka_unit_test(frame_stats_cursor_and_metric),
+        cmocka_unit_test(frame_tabs_help_log_quit), cmocka_unit_test(events_fill_state),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
