@@ -81,7 +81,7 @@ static bool read_input(ui *u, grid *g) {
 int ui_run(app_state *st, job_runner *jr) {
     setlocale(LC_ALL, "");
     if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
-        return gf_fail("graft tui needs a terminal (stdin and stdout); use the command-line subcommands in scripts");
+        return gf_fail("the workbench needs a terminal on stdin and stdout (scripts: use the other subcommands, or --snapshot)");
     persist_load_settings(st);
     SCREEN *scr = newterm(NULL, stdout, stdin);
     if (!scr) return gf_fail("cannot start the terminal UI (TERM=%s)", getenv("TERM") ? getenv("TERM") : "unset");

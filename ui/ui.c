@@ -29,7 +29,7 @@ void ui_init(ui *u, app_state *st, job_runner *jr, theme th) {
 
 bool ui_select_screen(ui *u, const char *name) {
     for (int i = 0; i < SCR_COUNT; i++) {
-        char num[4];
+        char num[12];
         snprintf(num, sizeof num, "%d", i + 1);
         if (!strcasecmp(name, screens[i]->title) || !strcmp(name, num)) {
             u->screen = i;
@@ -46,15 +46,11 @@ static void draw_top_line(ui *u, grid *g) {
     style acc = theme_accent(&u->th), dim = theme_dim(&u->th);
     const char *dot = theme_glyph(&u->th, G_MIDDOT);
     int x = grid_text(g, 1, 0, g->w, "graft", acc) + 3;
-    char left[400];
-    if (st->teacher[0])
-        snprintf(left, sizeof left, "%s%s%s%s%s%s%s", st->teacher, st->shape[0] ? " " : "", st->shape[0] ? dot : "",
-                 st->shape[0] ? " " : "", st->shape, st->device[0] ? " " : "", "");
-    else
-        snprintf(left, sizeof left, "no teacher loaded");
-    if (st->teacher[0] && st->device[0]) {
-        size_t n = strlen(left);
-        snprintf(left + n, sizeof left - n, "%s %s", dot, st->device);
+    char left[400] = "no teacher loaded";
+    if (st->teacher[0]) {
+        int n = snprintf(left, sizeof left, "%s", st->teacher);
+        if (st->shape[0] && n < (int)sizeof left) n += snprintf(left + n, sizeof left - n, " %s %s", dot, st->shape);
+        if (st->device[0] && n < (int)sizeof left) snprintf(left + n, sizeof left - n, " %s %s", dot, st->device);
     }
     char right[160] = "";
     if (job_active(u)) {

@@ -14,7 +14,7 @@ static void draw_plan(ui *u, grid *g, rect r) {
                          "needs the layer-selection job: graft select MODEL --strategy S --keep R");
         return;
     }
-    char labels[256][8];
+    char labels[256][12];
     const char *lp[256], *marks[256];
     double v[256];
     int n = st->n_layers < 256 ? st->n_layers : 256, kept = 0;

@@ -197,9 +197,9 @@ static void draw_side_by_side(ui *u, grid *g, rect r, const int *ids, int n) {
     if (pitch < hw) pitch = hw;
     int rows_per_line = heatmap_uses_half_blocks(&u->th) ? 2 : 1;
     int need = 1 + (st->n_layers + rows_per_line - 1) / rows_per_line;
-    int hist_h = 5;
     int avail = r.h - 1 - 1 - 1; /* title, init names, colour bar */
-    if (avail - need < hist_h) hist_h = avail - need >= 3 ? avail - need : 0;
+    int hist_h = avail - need > 10 ? 10 : avail - need; /* what is left, up to 10 rows */
+    if (hist_h < 3) hist_h = avail >= 8 ? 3 : 0;
     int heat_h = need < avail - hist_h ? need : avail - hist_h;
     size_t cells = (size_t)st->n_layers * st->n_heads;
     u->n_heat = n;
