@@ -120,7 +120,12 @@ int ui_run(app_state *st, job_runner *jr) {
         struct pollfd fds[2] = {{.fd = STDIN_FILENO, .events = POLLIN}, {.fd = job_wake_fd(jr), .events = POLLIN}};
         int pr = poll(fds, 2, timeout_ms);
         if (pr < 0 && errno != EINTR) break;
-        if (fds[1].revents & POLLIN) dirty |= drain_events(st, jr);
+        u.now = now_s();
+        if (fds[1].revents & POLLIN && drain_events(st, jr)) {
+            dirty = true;
+            u.last_event = u.now;
+        }
+        if (job_running(jr) && u.now - last_draw >= 1.0) dirty = true; /* eta and staleness tick */
         dirty |= read_input(&u, &g); /* also after EINTR: SIGWINCH queues KEY_RESIZE */
         if (st->log_total != seen_log) {
             seen_log = st->log_total;

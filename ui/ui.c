@@ -54,15 +54,18 @@ static void draw_top_line(ui *u, grid *g) {
     }
     char right[160] = "";
     if (job_active(u)) {
-        char eta[24] = "";
-        if (st->job.eta_s >= 0 && st->job.total > 0) snprintf(eta, sizeof eta, " eta %.0fs", st->job.eta_s);
-        if (st->job.total > 0)
-            snprintf(right, sizeof right, "%s %s %.0f/%.0f %3.0f%%%s", theme_glyph(&u->th, G_BULLET),
-                     st->job.name[0] ? st->job.name : job_current_name(u->jr), st->job.done, st->job.total,
-                     100 * st->job.fraction, eta);
+        const char *name = u->jr ? job_current_name(u->jr) : st->job.name;
+        bool have = st->job.total > 0 && !strcmp(st->job.name, name);
+        char eta[24] = "", stale[32] = "";
+        if (have && st->job.eta_s >= 0) snprintf(eta, sizeof eta, " eta %.0fs", st->job.eta_s);
+        /* never freeze: say the data is late instead */
+        if (u->now > 0 && u->last_event > 0 && u->now - u->last_event >= 5)
+            snprintf(stale, sizeof stale, " (stale %.0fs)", u->now - u->last_event);
+        if (have)
+            snprintf(right, sizeof right, "%s %s %.0f/%.0f %3.0f%%%s%s", theme_glyph(&u->th, G_BULLET), name,
+                     st->job.done, st->job.total, 100 * st->job.fraction, eta, stale);
         else
-            snprintf(right, sizeof right, "%s %s", theme_glyph(&u->th, G_BULLET),
-                     u->jr ? job_current_name(u->jr) : st->job.name);
+            snprintf(right, sizeof right, "%s %s%s", theme_glyph(&u->th, G_BULLET), name, stale);
     }
     int rw = utf8_width(right);
     grid_text(g, x, 0, g->w - x - rw - 2, left, dim);
@@ -177,6 +180,7 @@ static void start_run(ui *u) {
         app_state_log(st, "%s", gf_last_error());
     } else {
         snprintf(u->status, sizeof u->status, "started %s", job_current_name(u->jr));
+        u->last_event = u->now; /* staleness counts from the start */
     }
 }
 

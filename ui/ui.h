@@ -34,6 +34,7 @@ struct ui {
     int screen;
     bool help, confirm_quit, quit;
     char status[160]; /* a transient one-line message under the screen */
+    double now, last_event; /* monotonic seconds, set by the loop (0 headless) */
     /* Stats */
     int metric, init;
     bool side_by_side;

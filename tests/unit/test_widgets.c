@@ -226,6 +226,22 @@ static void linechart_two_series_ascii(void **state) {
     grid_free(&g);
 }
 
+static void linechart_block_fallback(void **state) {
+    (void)state;
+    /* half-block dots (1x2 per cell): a flat line at the top and one at the bottom */
+    double x[] = {0, 1}, hi[] = {1, 1}, lo[] = {0, 0};
+    chart_series s[2] = {{"hi", x, hi, 2}, {"lo", x, lo, 2}};
+    grid g;
+    grid_init(&g, 16, 5); /* 2 plot rows = 4 dot rows */
+    linechart_draw(&g, (rect){0, 0, 16, 5}, s, 2, NULL, DOTS_BLOCKS, &utf8_256);
+    assert_string_equal(grid_at(&g, 6, 1)->ch, UPPER);
+    assert_string_equal(grid_at(&g, 6, 2)->ch, LOWER);
+    assert_int_equal(grid_at(&g, 6, 1)->fg, theme_series_color(&utf8_256, 0));
+    assert_int_equal(grid_at(&g, 6, 2)->fg, theme_series_color(&utf8_256, 1));
+    assert_int_not_equal(grid_at(&g, 6, 1)->fg, grid_at(&g, 6, 2)->fg);
+    grid_free(&g);
+}
+
 static void hbars_lengths(void **state) {
     (void)state;
     const char *labels[] = {"0", "1", "12"};
@@ -394,6 +410,18 @@ static void frame_tabs_help_log_quit(void **state) {
     ui_key(&u, UK_ENTER); /* nothing wired: a message, no crash */
     ui_render(&u, &g);
     assert_true(grid_contains(&g, "nothing to run here yet"));
+    /* a job that stopped talking is called stale, never waited on */
+    st.job.active = true;
+    snprintf(st.job.name, sizeof st.job.name, "stats");
+    u.now = 10, u.last_event = 2;
+    ui_render(&u, &g);
+    assert_true(grid_contains(&g, "* stats (stale 8s)"));
+    ui_key(&u, 'q'); /* a job is active: asks first */
+    assert_false(u.quit);
+    assert_true(u.confirm_quit);
+    ui_key(&u, 'n');
+    assert_false(u.quit);
+    st.job.active = false;
     ui_key(&u, 'q');
     assert_true(u.quit);
     grid_free(&g);
@@ -441,6 +469,7 @@ int main(void) {
         cmocka_unit_test(heatmap_scrolls_to_cursor), cmocka_unit_test(colorbar_legend),
         cmocka_unit_test(histogram_bins_and_stats), cmocka_unit_test(linechart_braille_dots),
         cmocka_unit_test(linechart_two_series_ascii), cmocka_unit_test(hbars_lengths),
+        cmocka_unit_test(linechart_block_fallback),
         cmocka_unit_test(tabbar_fits_and_hits),     cmocka_unit_test(keybar_ascii_fallback),
         cmocka_unit_test(palettes_and_numbers),     cmocka_unit_test(frame_stats_cursor_and_metric),
         cmocka_unit_test(frame_tabs_help_log_quit), cmocka_unit_test(events_fill_state),

@@ -27,7 +27,13 @@ static void draw_plan(ui *u, grid *g, rect r) {
     }
     grid_printf(g, r.x + 1, r.y, r.w - 2, STYLE_PLAIN, "strategy %s   %d of %d layers keep attention",
                 st->strategy[0] ? st->strategy : "-", kept, st->n_layers);
-    hbars_draw(g, (rect){r.x + 1, r.y + 1, r.w - 2, r.h - 1}, lp, v, n, 0, 1, marks, &u->th);
+    int rows = r.h - 1;
+    if (n > rows && rows > 1) { /* no scrolling yet: say what is cut */
+        grid_printf(g, r.x + 1, r.y + rows, r.w - 2, theme_dim(&u->th), "%s %d more layers",
+                    theme_glyph(&u->th, G_ELLIPSIS), n - (rows - 1));
+        rows--;
+    }
+    hbars_draw(g, (rect){r.x + 1, r.y + 1, r.w - 2, rows}, lp, v, n < rows ? n : rows, 0, 1, marks, &u->th);
 }
 
 static void draw_series(ui *u, grid *g, rect r, const char *title, const char *needed, const char *hint) {
