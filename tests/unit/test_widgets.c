@@ -428,6 +428,36 @@ static void frame_tabs_help_log_quit(void **state) {
     app_state_free(&st);
 }
 
+/* Every screen at every size from tiny to large, in both glyph sets, with and
+ * without help: nothing may write outside the grid (ASan watches in make sanitize)
+ * and the key bar stays on the last row once there is room for a frame. */
+static void frame_all_sizes(void **state) {
+    (void)state;
+    app_state st;
+    app_state_init(&st);
+    demo_fill(&st, 36, 32);
+    const theme *themes[] = {&utf8_256, &ascii_mono};
+    grid g;
+    grid_init(&g, 1, 1);
+    for (int t = 0; t < 2; t++)
+        for (int scr = 0; scr < SCR_COUNT; scr++)
+            for (int w = 1; w <= 130; w += 13)
+                for (int h = 1; h <= 42; h += 5) {
+                    ui u;
+                    ui_init(&u, &st, NULL, *themes[t]);
+                    u.screen = scr;
+                    u.side_by_side = (w + h) % 2;
+                    u.metric = (w / 13) % MET_COUNT;
+                    u.cur_layer = 35, u.cur_head = 31;
+                    u.help = h % 3 == 0;
+                    grid_resize(&g, w, h);
+                    ui_render(&u, &g);
+                    if (w >= 40 && h >= 10 && !u.help) assert_true(grid_contains(&g, "q quit"));
+                }
+    grid_free(&g);
+    app_state_free(&st);
+}
+
 static void events_fill_state(void **state) {
     (void)state;
     app_state st;
@@ -473,6 +503,7 @@ int main(void) {
         cmocka_unit_test(tabbar_fits_and_hits),     cmocka_unit_test(keybar_ascii_fallback),
         cmocka_unit_test(palettes_and_numbers),     cmocka_unit_test(frame_stats_cursor_and_metric),
         cmocka_unit_test(frame_tabs_help_log_quit), cmocka_unit_test(events_fill_state),
+        cmocka_unit_test(frame_all_sizes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
