@@ -31,6 +31,20 @@ want=$(LANG=C.UTF-8 "$GRAFT_BIN" tui --demo --snapshot stats --size 100x30 \
 tui_screen main | grep -qF -- "$want" || { tui_screen main; fail "panel does not show '$want'"; }
 echo "head value on screen: $want"
 
+# mouse: a click on a tab switches screens, a click on a heat-map cell moves the cursor
+col=$(tui_col main 2 '8 Log')
+[ "$col" -gt 0 ] || fail "no Log tab on row 2"
+tui_click main $((col + 1)) 2
+tui_wait main "demo: synthetic data for 28 layers" || fail "click on the Log tab"
+tui_keys main 3
+tui_wait main "layer 3 head 2" || fail "back to Stats"
+col=$(tui_col main 4 ' 7 ')            # the header number of head 7
+[ "$col" -gt 0 ] || fail "no head 7 in the header"
+tui_click main $((col + 1)) 7           # row 7: layers 4 and 5 (two per row)
+tui_wait main "layer 4 head 7" || fail "click on a heat-map cell"
+tui_click main $((col + 1)) 7           # again: the lower layer of that pair
+tui_wait main "layer 5 head 7" || fail "second click on the same cell"
+
 tui_keys main m
 tui_wait main "metric: attention entropy (nats)   scale: linear" || fail "metric cycle"
 tui_keys main l

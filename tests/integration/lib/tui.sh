@@ -41,3 +41,13 @@ tui_wait() {
 }
 
 fail() { echo "FAIL: $*"; exit 1; }
+
+# tui_click NAME COL ROW: a left click (1-based cell), as an xterm SGR mouse report.
+tui_click() {
+    tmux -L "$SOCK" send-keys -t "$1" -l "$(printf '\033[<0;%d;%dM\033[<0;%d;%dm' "$2" "$3" "$2" "$3")"
+}
+
+# tui_col NAME ROW TEXT: 1-based column where TEXT starts on screen row ROW (characters, not bytes).
+tui_col() {
+    tui_screen "$1" | sed -n "${2}p" | python3 -c "import sys, re; m = re.search(sys.argv[1], sys.stdin.read()); print(m.start() + 1 if m else 0)" "$3"
+}
