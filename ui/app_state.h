@@ -10,6 +10,7 @@
 
 #include "jobs/event.h"
 #include "jobs/job.h"
+#include "keymap.h"
 
 typedef enum {
     MET_MEAN_DIST,     /* mean attention distance, tokens */
@@ -101,6 +102,7 @@ struct app_state {
     /* settings (persisted) */
     int palette;
     int refresh_hz;
+    keymap keys;             /* overrides from config.json "keys" */
 
     app_run_fn run;          /* NULL: Enter says what is missing */
     app_done_fn on_done;     /* NULL: results are logged and freed with free() */

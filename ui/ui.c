@@ -100,6 +100,11 @@ static void draw_key_bar(ui *u, grid *g, int y) {
             all[n++] = global_keys[i];
         }
     }
+    char bufs[24][2];
+    for (int i = 0; i < n; i++) {
+        all[i].key = keymap_show(&u->st->keys, all[i].key, bufs[i]);
+        if (all[i].key == bufs[i]) all[i].ascii_key = NULL;
+    }
     keybar_draw(g, y, g->w, all, n, &u->th);
 }
 
@@ -128,9 +133,10 @@ static void draw_help(ui *u, grid *g) {
     snprintf(line, sizeof line, "on %s:", s->title);
     if (y < max_y) grid_text(g, box.x + 2, y++, w - 4, line, theme_accent(&u->th));
     for (int i = 0; i < s->n_keys && y < max_y; i++) {
+        char kb[2];
         const char *k = u->th.utf8 || !s->keys[i].ascii_key ? s->keys[i].key : s->keys[i].ascii_key;
-        snprintf(line, sizeof line, "%-20s %s", k, s->keys[i].label);
-        /* %-20s pads bytes, not glyphs: pad by hand for UTF-8 keys */
+        k = keymap_show(&u->st->keys, k, kb);
+        /* pad by glyphs, not bytes, for UTF-8 keys */
         int pad = 21 - utf8_width(k);
         snprintf(line, sizeof line, "%s%*s%s", k, pad > 1 ? pad : 1, "", s->keys[i].label);
         grid_text(g, box.x + 2, y++, w - 4, line, STYLE_PLAIN);
@@ -186,6 +192,7 @@ static void start_run(ui *u) {
 
 bool ui_key(ui *u, int key) {
     u->status[0] = 0;
+    key = keymap_translate(&u->st->keys, key);
     if (u->confirm_quit) {
         if (key == 'y' || key == 'Y') {
             if (u->jr) job_cancel(u->jr);

@@ -122,6 +122,39 @@ static void settings_missing_and_corrupt(void **state) {
     app_state_free(&st);
 }
 
+static void settings_key_overrides(void **state) {
+    (void)state;
+    char path[400];
+    snprintf(path, sizeof path, "%s/keys.json", dir);
+    write_file(path, "{\"keys\": {\"metric\": \"x\", \"log_scale\": \"L\"}}");
+    app_state st;
+    app_state_init(&st);
+    assert_int_equal(settings_read(&st, path), 0);
+    assert_int_equal(keymap_translate(&st.keys, 'x'), 'm');
+    assert_int_equal(keymap_translate(&st.keys, 'L'), 'l');
+    assert_int_equal(keymap_translate(&st.keys, 'm'), 'm');
+    char buf[2];
+    assert_string_equal(keymap_show(&st.keys, "m", buf), "x");
+    assert_string_equal(keymap_show(&st.keys, "q", buf), "q");
+    /* written back and read again */
+    assert_int_equal(settings_write(&st, path), 0);
+    app_state back;
+    app_state_init(&back);
+    assert_int_equal(settings_read(&back, path), 0);
+    assert_int_equal(keymap_translate(&back.keys, 'x'), 'm');
+    /* bad bindings: errors, the good ones still apply */
+    write_file(path, "{\"keys\": {\"metric\": \"xy\", \"fly\": \"f\", \"quit\": \"3\", \"init\": \"j\"}}");
+    app_state bad;
+    app_state_init(&bad);
+    assert_int_equal(settings_read(&bad, path), -1);
+    assert_non_null(strstr(gf_last_error(), path));
+    assert_int_equal(keymap_translate(&bad.keys, 'j'), 'i');
+    assert_int_equal(keymap_translate(&bad.keys, '3'), '3');
+    app_state_free(&st);
+    app_state_free(&back);
+    app_state_free(&bad);
+}
+
 static void session_roundtrip_and_corrupt(void **state) {
     (void)state;
     char path[400];
@@ -183,6 +216,7 @@ int main(void) {
         cmocka_unit_test(xdg_paths),
         cmocka_unit_test_setup_teardown(settings_roundtrip, setup, teardown),
         cmocka_unit_test_setup_teardown(settings_missing_and_corrupt, setup, teardown),
+        cmocka_unit_test_setup_teardown(settings_key_overrides, setup, teardown),
         cmocka_unit_test_setup_teardown(session_roundtrip_and_corrupt, setup, teardown),
         cmocka_unit_test_setup_teardown(write_fails_cleanly, setup, teardown),
     };

@@ -350,9 +350,12 @@ static void frame_stats_cursor_and_metric(void **state) {
     fmt_num(num, sizeof num, st.inits[0].m[MET_MEAN_DIST][3 * 12 + 2]);
     snprintf(want, sizeof want, "d         %s", num);
     assert_true(grid_contains(&g, want));
-    ui_key(&u, 'm');
+    /* a key map override: x does what m does, and the key bar says so */
+    assert_int_equal(keymap_bind(&st.keys, "metric", "x"), 0);
+    ui_key(&u, 'x');
     ui_render(&u, &g);
     assert_true(grid_contains(&g, "metric: attention entropy (nats)   scale: linear"));
+    assert_true(grid_contains(&g, "x metric"));
     ui_key(&u, 'l');
     ui_render(&u, &g);
     assert_true(grid_contains(&g, "attention entropy (nats)   scale: log"));

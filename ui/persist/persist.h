@@ -1,7 +1,7 @@
 /* Settings and session files, in XDG locations, written atomically.
  *
  *   settings  $XDG_CONFIG_HOME/graft/config.json  (default ~/.config)
- *             {"palette": "viridis", "refresh_hz": 30}
+ *             {"palette": "viridis", "refresh_hz": 30, "keys": {"metric": "x"}}
  *   session   $XDG_STATE_HOME/graft/session.json  (default ~/.local/state)
  *             {"teacher", "strategy", "keep_ratio", "corpus",
  *              "results": {"header": [...], "rows": [[...], ...]}}

@@ -23,6 +23,17 @@ int settings_read(app_state *st, const char *path) {
             rc = gf_fail("%s: refresh_hz must be a number from 1 to 30", path);
         else st->refresh_hz = (int)hz->valuedouble;
     }
+    const cJSON *keys = cJSON_GetObjectItemCaseSensitive(root, "keys");
+    if (keys) {
+        const cJSON *k;
+        if (!cJSON_IsObject(keys)) rc = gf_fail("%s: \"keys\" must be an object", path);
+        else
+            cJSON_ArrayForEach(k, keys) {
+                if (keymap_bind(&st->keys, k->string, cJSON_IsString(k) ? k->valuestring : NULL)) {
+                    rc = gf_fail_prefix(path);
+                }
+            }
+    }
     cJSON_Delete(root);
     return rc;
 }
@@ -31,6 +42,16 @@ int settings_write(const app_state *st, const char *path) {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "palette", palette_name(st->palette));
     cJSON_AddNumberToObject(root, "refresh_hz", st->refresh_hz);
+    int n;
+    const key_action *a = keymap_actions(&n);
+    cJSON *keys = NULL;
+    for (int i = 0; i < n; i++) {
+        char shown = st->keys.shown[(int)a[i].key];
+        if (!shown) continue;
+        if (!keys) keys = cJSON_AddObjectToObject(root, "keys");
+        char k[2] = {shown, 0};
+        cJSON_AddStringToObject(keys, a[i].action, k);
+    }
     int rc = json_write_atomic(path, root);
     cJSON_Delete(root);
     return rc;
