@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/error.h"
@@ -41,6 +42,12 @@ void cli_progress_format(char *buf, size_t n, const event *ev, int width) {
     snprintf(buf, n, "%.*s [%s]%s", label_w, ev->label, bar, tail);
 }
 
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 static int term_width(void) {
     struct winsize ws;
     if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20) return ws.ws_col;
@@ -58,6 +65,7 @@ int job_run_cli(const char *name, job_fn fn, void *arg, void **result,
     sigaction(SIGINT, &sa, &old);
     bool tty = isatty(STDERR_FILENO);
     bool bar_shown = false;
+    double last_bar = 0;
     int rc = -1;
     char err[256] = "";
     if (job_start(&jr, name, fn, arg)) {
@@ -73,7 +81,10 @@ int job_run_cli(const char *name, job_fn fn, void *arg, void **result,
         event ev;
         while (job_pop_event(&jr, &ev)) {
             if (ev.kind == EV_PROGRESS) {
-                if (!tty) continue;
+                /* at most ~10 redraws a second, but always the final state */
+                double t = now_s();
+                if (!tty || (t - last_bar < 0.1 && ev.fraction < 1)) continue;
+                last_bar = t;
                 char line[256];
                 cli_progress_format(line, sizeof line, &ev, term_width() - 1);
                 fprintf(stderr, "\r\033[K%s", line);
