@@ -6,7 +6,9 @@
 #include "jobs/job.h"
 
 /* Runs the workbench until the user quits. Loads settings (palette, refresh
- * rate) from the XDG config file and saves them on exit, and saves the session.
+ * rate, key overrides) from the XDG config file and saves them on exit; saves
+ * the session on exit unless st->ephemeral. Loading the session is the caller's
+ * choice (persist_load_session, as cmd_tui does) before filling st.
  * Returns 0, or -1 with a one-line error (no terminal, ...). */
 int ui_run(app_state *st, job_runner *jr);
 

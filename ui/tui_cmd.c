@@ -81,7 +81,7 @@ int cmd_tui(int argc, char **argv) {
     setlocale(LC_ALL, "");
     app_state st;
     app_state_init(&st);
-    persist_load_settings(&st);
+    if (snap) persist_load_settings(&st); /* ui_run loads them itself */
     if (!demo) persist_load_session(&st);
     if (demo) {
         demo_fill(&st, 28, 12);
