@@ -27,6 +27,11 @@ int tokenizer_load_llama2c(tokenizer **out, const char *path, int vocab_size);
  * the tokenizers library fed that string. */
 int tokenizer_load_hf(tokenizer **out, const char *path);
 
+/* Either of the above by file name: "*.json" is tokenizer.json, anything else
+ * a llama2.c tokenizer.bin (vocab_size used only there). A directory means its
+ * tokenizer.json. */
+int tokenizer_load_path(tokenizer **out, const char *path, int vocab_size);
+
 void tokenizer_free(tokenizer *t);
 
 /* Appends the ids of text[0..len) to ids. add_bos prepends BOS when the

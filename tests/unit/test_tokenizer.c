@@ -412,6 +412,24 @@ static void unknown_tokens_without_fallback(void **state) {
     rmdir(dir);
 }
 
+static void load_by_path(void **state) {
+    (void)state;
+    char *dir = expand("$GRAFT_ROOT/tests/fixtures/tokenizers/sp-legacy");
+    char *file = expand(SP_LEGACY);
+    tokenizer *a, *b;
+    assert_int_equal(tokenizer_load_path(&a, dir, 0), 0);
+    assert_int_equal(tokenizer_load_path(&b, file, 0), 0);
+    assert_string_equal(tokenizer_kind(a), "bpe-sentencepiece");
+    assert_int_equal(tokenizer_vocab_size(a), tokenizer_vocab_size(b));
+    tokenizer_free(a);
+    tokenizer_free(b);
+    free(dir);
+    free(file);
+    /* not .json: the llama2.c reader, whose error names the file */
+    assert_int_equal(tokenizer_load_path(&a, "/nonexistent/tok.bin", 512), -1);
+    assert_non_null(strstr(gf_last_error(), "/nonexistent/tok.bin"));
+}
+
 static void llama2c_tok512(void **state) {
     (void)state;
     char *path = expand("$GRAFT_SHARED/models/tinyllamas/stories260K/tok512.bin");
@@ -457,6 +475,7 @@ int main(void) {
         cmocka_unit_test(nfc_cases),
         cmocka_unit_test(malformed_files),
         cmocka_unit_test(unknown_tokens_without_fallback),
+        cmocka_unit_test(load_by_path),
         cmocka_unit_test(llama2c_tok512),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
