@@ -131,8 +131,10 @@ typedef struct {
     bool bytelevel;       /* symbols are GPT-2 byte characters */
     int byte_sym[256];    /* bytelevel: id of each byte's character; else id of <0xXX> or -1 */
     int *byte_of_token;   /* [vocab_size] sentencepiece: byte value of <0xXX> tokens, else -1 */
-    /* per-word cache: word bytes -> ids */
+    /* per-word cache: word bytes -> ids; short words first try a direct-mapped
+     * front cache whose entries hold everything in one cache line */
     pthread_mutex_t cache_lock;
+    struct front_entry *front; /* [FRONT_SIZE] */
     strmap cache;
     int_vec cache_ids;    /* concatenated id runs; run k starts at cache_off[k] */
     int_vec cache_off;
