@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <cjson/cJSON.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -250,6 +251,50 @@ static void bytelevel_specials_and_roundtrip(void **state) {
     }
     tokenizer_free(q);
     tokenizer_free(l);
+}
+
+typedef struct {
+    tokenizer *t;
+    const char *text;
+    size_t len;
+    const int_vec *want;
+    int mismatches;
+} thread_job;
+
+static void *encode_many(void *arg) {
+    thread_job *j = arg;
+    for (int r = 0; r < 30; r++) {
+        int_vec ids = {0};
+        tokenizer_encode(j->t, j->text, j->len, false, &ids);
+        if (ids.len != j->want->len || memcmp(ids.data, j->want->data, ids.len * sizeof(int)) != 0) j->mismatches++;
+        int_vec_free(&ids);
+    }
+    return NULL;
+}
+
+/* The word cache is shared: encoding from several threads gives the same ids. */
+static void concurrent_encode(void **state) {
+    (void)state;
+    tokenizer *t = load_or_skip(SP_ALWAYS);
+    size_t len;
+    unsigned char *text = unhex(cJSON_GetObjectItem(cJSON_GetObjectItem(goldens, "cases"), "torture")->valuestring, &len);
+    tokenizer *fresh = load_or_skip(SP_ALWAYS);
+    int_vec want = {0};
+    tokenizer_encode(fresh, (const char *)text, len, false, &want);
+    tokenizer_free(fresh);
+    pthread_t th[4];
+    thread_job jobs[4];
+    for (int i = 0; i < 4; i++) {
+        jobs[i] = (thread_job){t, (const char *)text, len, &want, 0};
+        assert_int_equal(pthread_create(&th[i], NULL, encode_many, &jobs[i]), 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        assert_int_equal(jobs[i].mismatches, 0);
+    }
+    int_vec_free(&want);
+    free(text);
+    tokenizer_free(t);
 }
 
 /* Random byte strings: encoding never fails, and decoding gives valid text. */
@@ -554,6 +599,7 @@ int main(void) {
         cmocka_unit_test(sentencepiece_roundtrip_and_specials),
         cmocka_unit_test(bytelevel_specials_and_roundtrip),
         cmocka_unit_test(random_bytes_never_fail),
+        cmocka_unit_test(concurrent_encode),
         cmocka_unit_test(nfc_cases),
         cmocka_unit_test(malformed_files),
         cmocka_unit_test(unknown_tokens_without_fallback),
