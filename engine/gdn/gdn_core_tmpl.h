@@ -125,12 +125,27 @@ static inline __attribute__((always_inline)) void SFX(core_step)(real *dst, cons
     }
 }
 
+/* Carried state [B, H, dv, dk]: NULL means a zero start and nothing kept. */
+static void SFX(state_load)(const gdn_core_shape *s, real *S, const real *state, int b, int h) {
+    size_t sd = (size_t)s->dv * (size_t)s->dk;
+    if (state)
+        memcpy(S, state + ((size_t)b * (size_t)s->H + (size_t)h) * sd, sd * sizeof(real));
+    else
+        memset(S, 0, sd * sizeof(real));
+}
+
+static void SFX(state_store)(const gdn_core_shape *s, const real *S, real *state, int b, int h) {
+    size_t sd = (size_t)s->dv * (size_t)s->dk;
+    if (state) memcpy(state + ((size_t)b * (size_t)s->H + (size_t)h) * sd, S, sd * sizeof(real));
+}
+
 GDN_HOT static void SFX(core_recurrent_bh)(const gdn_core_shape *s, int b, int h, const real *q,
                                    const real *k, const real *v, const real *g,
-                                   const real *beta, real *o, real *ckpt, real *S) {
+                                   const real *beta, real *o, real *ckpt, real *S,
+                                   real *state) {
     SFX(core_index) ix = SFX(core_index_of)(s, b, h);
     int dk = s->dk, dv = s->dv;
-    memset(S, 0, (size_t)dv * dk * sizeof(real));
+    SFX(state_load)(s, S, state, b, h);
     for (int t = 0; t < s->T; t++) {
         if (ckpt && t % s->chunk == 0)
             memcpy(SFX(ckpt_at)(s, ckpt, b, h, t / s->chunk), S, (size_t)dv * dk * sizeof(real));
@@ -139,6 +154,7 @@ GDN_HOT static void SFX(core_recurrent_bh)(const gdn_core_shape *s, int b, int h
                        v + ix.v0 + t * ix.v_stride, exp(g[it]), beta[it], (real)s->scale,
                        o + ix.v0 + t * ix.v_stride);
     }
+    SFX(state_store)(s, S, state, b, h);
 }
 
 /* Chunked (WY / UT transform) form, METHOD.md section 3. Within a chunk of L
@@ -151,7 +167,7 @@ GDN_HOT static void SFX(core_recurrent_bh)(const gdn_core_shape *s, int b, int h
 GDN_HOT static void SFX(core_chunked_bh)(const gdn_core_shape *s, int b, int h, const real *q,
                                  const real *k, const real *v, const real *g,
                                  const real *beta, real *o, real *ckpt, real *S,
-                                 real *work) {
+                                 real *work, real *state) {
     SFX(core_index) ix = SFX(core_index_of)(s, b, h);
     int dk = s->dk, dv = s->dv, C = s->chunk, wu = dk + dv;
     int ldq = (int)ix.qk_stride, ldo = (int)ix.v_stride;
@@ -161,7 +177,7 @@ GDN_HOT static void SFX(core_chunked_bh)(const gdn_core_shape *s, int b, int h, 
     real *WU = A + (size_t)C * C;           /* [C][dk + dv]: W | U, then W | V' */
     real *Kd = WU + (size_t)C * wu;         /* [C][dk]: exp(gam_L - gam_i) k_i */
     real scale = (real)s->scale;
-    memset(S, 0, (size_t)dv * dk * sizeof(real));
+    SFX(state_load)(s, S, state, b, h);
     for (int t0 = 0, c = 0; t0 < s->T; t0 += C, c++) {
         int L = s->T - t0 < C ? s->T - t0 : C;
         if (ckpt) memcpy(SFX(ckpt_at)(s, ckpt, b, h, c), S, (size_t)dv * dk * sizeof(real));
@@ -212,11 +228,18 @@ GDN_HOT static void SFX(core_chunked_bh)(const gdn_core_shape *s, int b, int h, 
         }
         GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, dv, dk, L, 1, WU + dk, wu, Kd, dk, eL, S, dk);
     }
+    SFX(state_store)(s, S, state, b, h);
 }
 
 void SFX(gdn_core_forward)(const gdn_core_shape *s, const real *q, const real *k,
                            const real *v, const real *g, const real *beta, real *o,
                            real *ckpt) {
+    SFX(gdn_core_forward_state)(s, q, k, v, g, beta, o, ckpt, NULL);
+}
+
+void SFX(gdn_core_forward_state)(const gdn_core_shape *s, const real *q, const real *k,
+                                 const real *v, const real *g, const real *beta, real *o,
+                                 real *ckpt, real *state) {
     GF_ASSERT(s->B > 0 && s->T > 0 && s->H > 0 && s->dk > 0 && s->dv > 0 && s->chunk > 0);
     size_t sd = (size_t)s->dv * (size_t)s->dk, C = (size_t)s->chunk;
     size_t nwork = C + 2 * C * C + C * (2 * (size_t)s->dk + (size_t)s->dv);
@@ -227,9 +250,9 @@ void SFX(gdn_core_forward)(const gdn_core_shape *s, const real *q, const real *k
         for (int b = 0; b < s->B; b++)
             for (int h = 0; h < s->H; h++) {
                 if (s->form == GDN_FORM_RECURRENT)
-                    SFX(core_recurrent_bh)(s, b, h, q, k, v, g, beta, o, ckpt, S);
+                    SFX(core_recurrent_bh)(s, b, h, q, k, v, g, beta, o, ckpt, S, state);
                 else
-                    SFX(core_chunked_bh)(s, b, h, q, k, v, g, beta, o, ckpt, S, S + sd);
+                    SFX(core_chunked_bh)(s, b, h, q, k, v, g, beta, o, ckpt, S, S + sd, state);
             }
         free(S);
     }

@@ -30,7 +30,7 @@ static SFX(proj_cols) SFX(proj_cols_of)(const gdn_config *c) {
 
 /* qkv_pre[n, ch] = sum_w conv[ch, w] proj[n - (K-1) + w, ch] within the sequence, or a copy. */
 static void SFX(qkv_conv_forward)(const gdn_config *c, const SFX(gdn_params) *p,
-                                  SFX(gdn_cache) *ca) {
+                                  SFX(gdn_cache) *ca, const real *tail) {
     SFX(proj_cols) pc = SFX(proj_cols_of)(c);
     int T = ca->T, N = ca->B * ca->T;
 #pragma omp parallel for schedule(static) if ((double)N * c->H * (c->dk + c->dv) > GDN_PAR_MIN_WORK / 64)
@@ -47,7 +47,11 @@ static void SFX(qkv_conv_forward)(const gdn_config *c, const SFX(gdn_params) *p,
             real acc = 0;
             for (int i = 0; i < GDN_CONV_K; i++) {
                 int back = GDN_CONV_K - 1 - i;   /* tap i reads token t - back */
-                if (t - back >= 0) acc += w[i] * row[(ptrdiff_t)ch - (ptrdiff_t)back * pc.width];
+                if (t - back >= 0)
+                    acc += w[i] * row[(ptrdiff_t)ch - (ptrdiff_t)back * pc.width];
+                else if (tail)   /* token t - back of an earlier call */
+                    acc += w[i] * tail[((size_t)(n / T) * (GDN_CONV_K - 1) + (size_t)(GDN_CONV_K - 1 + t - back)) *
+                                           pc.qkv + ch];
             }
             out[ch] = acc;
         }
@@ -104,8 +108,46 @@ static void SFX(gated_norm_forward)(const gdn_config *c, const SFX(gdn_params) *
         }
 }
 
+/* Keeps the q|k|v projections of the last K-1 tokens of each sequence. */
+static void SFX(conv_tail_update)(const gdn_config *c, const SFX(gdn_cache) *ca, real *tail) {
+    SFX(proj_cols) pc = SFX(proj_cols_of)(c);
+    int K1 = GDN_CONV_K - 1, T = ca->T;
+    for (int b = 0; b < ca->B; b++) {
+        real *tb = tail + (size_t)b * K1 * pc.qkv;
+        for (int j = 0; j < K1; j++) {   /* ascending: reads row T + j >= j before it is overwritten */
+            int tau = T - K1 + j;
+            const real *src = tau >= 0 ? ca->proj + ((size_t)b * T + tau) * pc.width
+                                       : tb + (size_t)(K1 + tau) * pc.qkv;
+            memmove(tb + (size_t)j * pc.qkv, src, (size_t)pc.qkv * sizeof(real));
+        }
+    }
+}
+
+void SFX(gdn_state_alloc)(SFX(gdn_state) *st, const gdn_config *c, int B) {
+    GF_ASSERT(gdn_config_check(c) == 0 && B > 0);
+    size_t nS = (size_t)B * c->H * c->dv * c->dk;
+    size_t nT = (size_t)B * (GDN_CONV_K - 1) * gdn_qkv_width(c);
+    st->B = B;
+    st->n = nS + nT;
+    st->block = gf_calloc(st->n, sizeof(real));
+    st->S = st->block;
+    st->conv_tail = st->block + nS;
+}
+
+void SFX(gdn_state_reset)(SFX(gdn_state) *st) { memset(st->block, 0, st->n * sizeof(real)); }
+
+void SFX(gdn_state_free)(SFX(gdn_state) *st) {
+    free(st->block);
+    memset(st, 0, sizeof *st);
+}
+
 void SFX(gdn_forward)(const gdn_config *c, const SFX(gdn_params) *p, SFX(gdn_cache) *ca,
                       const real *x, real *y) {
+    SFX(gdn_forward_state)(c, p, ca, x, y, NULL);
+}
+
+void SFX(gdn_forward_state)(const gdn_config *c, const SFX(gdn_params) *p, SFX(gdn_cache) *ca,
+                            const real *x, real *y, SFX(gdn_state) *st) {
     GF_ASSERT(gdn_config_check(c) == 0);
     GF_ASSERT(ca->n_chunks == (ca->T + c->chunk - 1) / c->chunk);
     GF_ASSERT((c->qkv_bias != 0) == (p->bq != NULL) && (c->conv != 0) == (p->conv_q != NULL));
@@ -116,11 +158,14 @@ void SFX(gdn_forward)(const gdn_config *c, const SFX(gdn_params) *p, SFX(gdn_cac
     if (c->qkv_bias)
         for (int n = 0; n < N; n++)
             for (int ch = 0; ch < pc.qkv; ch++) ca->proj[(size_t)n * pc.width + ch] += p->bq[ch];
-    SFX(qkv_conv_forward)(c, p, ca);
+    GF_ASSERT(!st || st->B == ca->B);
+    SFX(qkv_conv_forward)(c, p, ca, st ? st->conv_tail : NULL);
+    if (st) SFX(conv_tail_update)(c, ca, st->conv_tail);
     SFX(gates_forward)(c, p, ca);
     gdn_core_shape s;
     gdn_core_shape_from(&s, c, ca->B, ca->T);
-    SFX(gdn_core_forward)(&s, ca->q, ca->k, ca->v, ca->g, ca->beta, ca->o, ca->ckpt);
+    SFX(gdn_core_forward_state)(&s, ca->q, ca->k, ca->v, ca->g, ca->beta, ca->o, ca->ckpt,
+                                st ? st->S : NULL);
     SFX(gated_norm_forward)(c, p, ca);
     GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, N, D, hv, 1, ca->z, hv, p->wo, hv, 0, y, D);
 }
