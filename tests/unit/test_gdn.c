@@ -15,6 +15,7 @@
 
 #include "core/error.h"
 #include "gdn/gdn.h"
+#include "gdn/gdn_mixer.h"
 
 /* ------------------------------------------------------------ random numbers */
 
@@ -531,6 +532,38 @@ static void streaming_matches_whole(void **state) {
     layer_case_free(&L);
 }
 
+/* The mixer adaptor: whole sequence vs prefill + generation steps; position checks. */
+static void mixer_prefill_then_steps(void **state) {
+    (void)state;
+    rng_seed(51);
+    layer_case L;
+    layer_case_make(&L, 1, 40, 12, 3, 4, 1, 16, 1, GDN_SCALE_INV_SQRT_DK, GDN_FORM_CHUNKED);
+    size_t nx = nx_of(&L);
+    gdn_params pf;
+    gdn_params_alloc(&pf, &L.cfg);
+    for (size_t i = 0; i < pf.n; i++) pf.block[i] = (float)L.p.block[i];
+    float *xf = to_float(L.x, nx), *y_all = malloc(nx * sizeof(float)), *y_step = malloc(nx * sizeof(float));
+    gdn_mixer m;
+    assert_int_equal(gdn_mixer_init(&m, &L.cfg, &pf), 0);
+    assert_int_equal(gdn_mixer_run(&m, 0, 40, 0, xf, y_all), 0);
+    assert_int_equal(gdn_mixer_run(&m, 0, 25, 0, xf, y_step), 0);   /* pos0 = 0 restarts */
+    for (int t = 25; t < 40; t++)
+        assert_int_equal(gdn_mixer_run(&m, 0, 1, t, xf + (size_t)t * 12, y_step + (size_t)t * 12), 0);
+    assert_true(rel_err_ff(y_step, y_all, nx) < 1e-5);
+    assert_int_equal(gdn_mixer_run(&m, 0, 1, 7, xf, y_step), -1);   /* 7 != 40 */
+    assert_non_null(strstr(gf_last_error(), "does not continue"));
+    gdn_config bad = L.cfg;
+    bad.chunk = 0;
+    gdn_mixer m2;
+    assert_int_equal(gdn_mixer_init(&m2, &bad, &pf), -1);
+    gdn_mixer_free(&m);
+    gdn_params_free(&pf);
+    free(xf);
+    free(y_all);
+    free(y_step);
+    layer_case_free(&L);
+}
+
 static void config_validation(void **state) {
     (void)state;
     gdn_config c;
@@ -573,6 +606,7 @@ int main(void) {
         cmocka_unit_test(core_forms_agree),
         cmocka_unit_test(layer_forms_agree),
         cmocka_unit_test(streaming_matches_whole),
+        cmocka_unit_test(mixer_prefill_then_steps),
         cmocka_unit_test(grad_T5_chunk16_plain),
         cmocka_unit_test(grad_T19_chunk16_bias_conv),
         cmocka_unit_test(grad_T19_recurrent_noscale),
