@@ -103,7 +103,9 @@ typedef struct { GDN_PARAMS_FIELDS(double) } gdn_params_f64;
     real *z;       /* [B*T, H*dv] gated norm output, input of Wo */                    \
     real *ckpt;    /* [B, H, n_chunks, dv, dk] state entering each chunk */            \
     real *block;                                                                       \
-    size_t n;
+    size_t n;                                                                          \
+    real *bwork;   /* backward scratch, allocated by the first gdn_backward */         \
+    size_t n_bwork;
 
 typedef struct { GDN_CACHE_FIELDS(float) } gdn_cache;
 typedef struct { GDN_CACHE_FIELDS(double) } gdn_cache_f64;
@@ -168,7 +170,7 @@ void gdn_core_shape_from(gdn_core_shape *s, const gdn_config *c, int B, int T);
     /* From dy [B, T, D]: ACCUMULATES parameter gradients into `grad` (zero it first)  \
      * and writes dx [B, T, D] (skipped when dx is NULL). Needs the forward's cache. */ \
     void gdn_backward##SFX(const gdn_config *c, const gdn_params##SFX *p,              \
-                           const gdn_cache##SFX *cache, const real *x, const real *dy, \
+                           gdn_cache##SFX *cache, const real *x, const real *dy,       \
                            real *dx, gdn_params##SFX *grad);
 
 GDN_DECLARE_API(float, )

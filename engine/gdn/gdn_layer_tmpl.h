@@ -172,7 +172,8 @@ void SFX(gdn_forward_state)(const gdn_config *c, const SFX(gdn_params) *p, SFX(g
 
 /* ---------------------------------------------------------------- backward */
 
-/* From dz: d_o (core output grad), the g_proj columns of dP, and w_norm's grad. */
+/* From dz: d_o (core output grad; may alias dz), the g_proj columns of dP, and
+ * w_norm's grad. */
 static void SFX(gated_norm_backward)(const gdn_config *c, const SFX(gdn_params) *p,
                                      const SFX(gdn_cache) *ca, const real *dz, real *d_o,
                                      real *dP, real *dw_norm) {
@@ -291,7 +292,7 @@ static void SFX(qkv_conv_backward)(const gdn_config *c, const SFX(gdn_params) *p
     }
 }
 
-void SFX(gdn_backward)(const gdn_config *c, const SFX(gdn_params) *p, const SFX(gdn_cache) *ca,
+void SFX(gdn_backward)(const gdn_config *c, const SFX(gdn_params) *p, SFX(gdn_cache) *ca,
                        const real *x, const real *dy, real *dx, SFX(gdn_params) *grad) {
     GF_ASSERT(gdn_config_check(c) == 0);
     GF_ASSERT(grad->n == p->n && (grad->bq != NULL) == (p->bq != NULL) &&
@@ -299,12 +300,19 @@ void SFX(gdn_backward)(const gdn_config *c, const SFX(gdn_params) *p, const SFX(
     SFX(proj_cols) pc = SFX(proj_cols_of)(c);
     int N = ca->B * ca->T, D = c->D, H = c->H, hk = H * c->dk, hv = H * c->dv;
     size_t nN = (size_t)N;
-    real *dz = gf_malloc(nN * (size_t)hv * sizeof(real));
-    real *d_o = gf_malloc(nN * (size_t)hv * sizeof(real));
-    real *dP = gf_malloc(nN * (size_t)pc.width * sizeof(real));
-    real *dq = gf_malloc(nN * (size_t)(2 * hk + hv + 2 * H) * sizeof(real));
+    /* Scratch kept in the cache between steps: fresh pages every step cost ~6 %. */
+    size_t need = nN * ((size_t)hv + (size_t)pc.width + (size_t)(2 * hk + hv + 2 * H) + (size_t)pc.qkv);
+    if (ca->n_bwork < need) {
+        free(ca->bwork);
+        ca->bwork = gf_malloc(need * sizeof(real));
+        ca->n_bwork = need;
+    }
+    real *dz = ca->bwork;                       /* [N, hv]; becomes d_o in place */
+    real *d_o = dz;
+    real *dP = dz + nN * hv;                    /* [N, in_width] */
+    real *dq = dP + nN * pc.width;              /* dq dk [N, hk], dv [N, hv], dg dbeta [N, H] */
     real *dk = dq + nN * hk, *dv = dk + nN * hk, *dg = dv + nN * hv, *dbeta = dg + nN * H;
-    real *dC = gf_malloc(nN * (size_t)pc.qkv * sizeof(real));
+    real *dC = dbeta + nN * H;                  /* [N, qkv] */
 
     /* y = z Wo^T */
     GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, hv, D, 1, dy, D, p->wo, hv, 0, dz, hv);
@@ -333,9 +341,4 @@ void SFX(gdn_backward)(const gdn_config *c, const SFX(gdn_params) *p, const SFX(
                  0, dx, D);
     GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, pc.width, D, N, 1, dP, pc.width, x, D, 1, grad->wq,
          D);
-    free(dz);
-    free(d_o);
-    free(dP);
-    free(dq);
-    free(dC);
 }
