@@ -16,6 +16,8 @@
 #include "core/error.h"
 #include "gdn/gdn.h"
 #include "gdn/gdn_mixer.h"
+#include "gdn/gdn_transfer.h"
+#include "model/weights.h"
 
 /* ------------------------------------------------------------ random numbers */
 
@@ -564,6 +566,57 @@ static void mixer_prefill_then_steps(void **state) {
     layer_case_free(&L);
 }
 
+/* Weight transfer from a GQA teacher layer (Qwen2-style biases): rows land where
+ * the GQA expansion puts them; shape mismatches fail with a message. */
+static void transfer_from_teacher_layer(void **state) {
+    (void)state;
+    model_config mc;
+    memset(&mc, 0, sizeof mc);
+    mc.dim = 12;
+    mc.hidden_dim = 8;
+    mc.n_layers = 1;
+    mc.n_heads = 4;
+    mc.n_kv_heads = 2;
+    mc.head_dim = 3;
+    mc.vocab_size = 5;
+    mc.qkv_bias = true;
+    model_weights mw;
+    model_weights_alloc(&mw, &mc);
+    layer_weights *w = &mw.layers[0];
+    for (int i = 0; i < 12 * 12; i++) w->wq[i] = (float)i, w->wo[i] = (float)-i;
+    for (int i = 0; i < 6 * 12; i++) w->wk[i] = 1000.0f + i, w->wv[i] = 2000.0f + i;
+    for (int i = 0; i < 12; i++) w->bq[i] = 0.5f * i;
+    for (int i = 0; i < 6; i++) w->bk[i] = 10.0f + i, w->bv[i] = 20.0f + i;
+    gdn_config c;
+    gdn_config_default(&c, 12, 4, 3);
+    c.qkv_bias = 1;
+    c.conv = 1;
+    gdn_params p;
+    gdn_params_alloc(&p, &c);
+    assert_int_equal(gdn_transfer_from_attention(&p, &c, &mc, w), 0);
+    for (int h = 0; h < 4; h++)        /* query head h reads KV head h / 2 */
+        for (int r = 0; r < 3; r++)
+            for (int d = 0; d < 12; d++) {
+                size_t dst = ((size_t)h * 3 + r) * 12 + d, src = ((size_t)(h / 2) * 3 + r) * 12 + d;
+                assert_true(p.wk[dst] == w->wk[src]);
+                assert_true(p.wv[dst] == w->wv[src]);
+            }
+    for (int h = 0; h < 4; h++)
+        for (int r = 0; r < 3; r++) assert_true(p.bv[h * 3 + r] == w->bv[(h / 2) * 3 + r]);
+    assert_true(p.wq[77] == 77.0f && p.wo[100] == -100.0f && p.bq[5] == 2.5f);
+    assert_true(p.w_norm[0] == 1.0f && p.w_norm[2] == 1.0f);
+    assert_true(p.conv_q[GDN_CONV_K - 1] == 1.0f && p.conv_q[0] == 0.0f);
+    gdn_config bad = c;
+    bad.H = 3;
+    assert_int_equal(gdn_transfer_from_attention(&p, &bad, &mc, w), -1);
+    assert_non_null(strstr(gf_last_error(), "does not match"));
+    mc.qkv_bias = false;
+    w->bq = NULL;
+    assert_int_equal(gdn_transfer_from_attention(&p, &c, &mc, w), -1);
+    gdn_params_free(&p);
+    model_weights_free(&mw);
+}
+
 static void config_validation(void **state) {
     (void)state;
     gdn_config c;
@@ -602,6 +655,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(config_validation),
         cmocka_unit_test(gqa_expand_repeats_rows),
+        cmocka_unit_test(transfer_from_teacher_layer),
         cmocka_unit_test(core_hand_checked),
         cmocka_unit_test(core_forms_agree),
         cmocka_unit_test(layer_forms_agree),
