@@ -81,8 +81,26 @@ tui_start corrupt 80 24 TERM=xterm-256color LANG=C.UTF-8 -- --demo
 tui_wait corrupt "3 Stats" || fail "did not start with a corrupt config"
 tui_keys corrupt 8
 tui_wait corrupt "warning: " || fail "no warning about the corrupt config"
+n=$(tui_screen corrupt | grep -c "warning: ")
+[ "$n" -eq 1 ] || fail "expected one warning line, got $n"
 tui_keys corrupt q
 tui_wait corrupt "GRAFT_EXIT=0" || fail "quit (corrupt config)"
+
+# --- a saved session comes back (no demo) and is written back on exit ---
+mkdir -p "$XDG_STATE_HOME/graft"
+cat > "$XDG_STATE_HOME/graft/session.json" <<'JSON'
+{"teacher": "org/Tiny-Model @main", "strategy": "ga-s2", "keep_ratio": 0.25, "corpus": "c.txt",
+ "results": {"header": ["init", "ppl"], "rows": [["taylor-calibrate", "18.9"]]}}
+JSON
+tui_start sess 80 24 TERM=xterm-256color LANG=C.UTF-8 --
+tui_wait sess "org/Tiny-Model @main" || fail "session teacher not restored"
+tui_wait sess "not available yet: per-head statistics" || fail "Stats without data"
+tui_keys sess 7
+tui_wait sess "taylor-calibrate  18.9" || fail "session results not shown"
+tui_keys sess q
+tui_wait sess "GRAFT_EXIT=0" || fail "quit (session)"
+grep -q '"strategy":[[:space:]]*"ga-s2"' "$XDG_STATE_HOME/graft/session.json" || fail "session not written back"
+grep -q '"18.9"' "$XDG_STATE_HOME/graft/session.json" || fail "results lost from the session"
 
 # --- ASCII and no colour: LANG=C, NO_COLOR=1 ---
 tui_start ascii 80 24 TERM=xterm-256color LANG=C LC_ALL=C NO_COLOR=1 -- --demo
