@@ -30,6 +30,16 @@ want=$(LANG=C.UTF-8 "$GRAFT_BIN" tui --demo --snapshot stats --size 100x30 \
 [ -n "$want" ] || fail "snapshot has no d line"
 tui_screen main | grep -qF -- "$want" || { tui_screen main; fail "panel does not show '$want'"; }
 echo "head value on screen: $want"
+# the JSON snapshot reports the same head, with the exact number behind the text
+"$GRAFT_BIN" tui --demo --snapshot stats --json --keys '<down><down><down><right><right>' | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+c = d["cursor"]
+assert d["screen"] == "Stats" and c["layer"] == 3 and c["head"] == 2, c
+v = c["values"]["teacher"]["mean_dist"]
+shown = sys.argv[1].split()[-1]
+assert abs(v - float(shown)) <= 0.01 * abs(v), (v, shown)
+' "$want" || fail "JSON snapshot disagrees with the screen"
 
 # mouse: a click on a tab switches screens, a click on a heat-map cell moves the cursor
 col=$(tui_col main 2 '8 Log')
