@@ -15,7 +15,9 @@ echo '    graft tui --demo --snapshot SCREEN --size 100x30 [--keys KEYS]'
 echo
 echo 'KEYS are the keys pressed before the capture (`<down>`, `<right>`, `<tab>`, `<enter>` or'
 echo 'characters). Colours are not in the text: the heat map cells are upper half blocks'
-echo 'whose foreground is the upper layer and background the lower layer.'
+echo 'whose foreground is the upper layer and background the lower layer. With `--json`'
+echo 'the snapshot is a JSON object: the text lines and, on Stats, the cursor with every'
+echo 'known value of that head.'
 echo
 echo 'Keys everywhere: 1-8 / Tab / Shift-Tab switch screens (so do ←→ where a screen does not'
 echo 'use them, and mouse clicks on tabs), Enter runs the screen'"'"'s job, c cancels it,'
