@@ -14,6 +14,7 @@
 #include "keys.h"
 #include "persist/persist.h"
 #include "ui.h"
+#include "workbench/workbench.h"
 
 /* Keys for --keys: characters as themselves, plus <up> <down> <left> <right> <tab> <enter>. */
 static int next_key(const char **p) {
@@ -99,13 +100,14 @@ static int snapshot(app_state *st, const char *screen_name, const char *size, co
 
 int cmd_tui(int argc, char **argv) {
     bool demo = false, help = false, json = false;
-    const char *snap = NULL, *size = NULL, *keys = NULL;
+    const char *snap = NULL, *size = NULL, *keys = NULL, *text = NULL;
     opt_spec specs[] = {
         {"demo", OPT_FLAG, &demo, "fill the workbench with synthetic statistics (no model needed)"},
         {"snapshot", OPT_STR, &snap, "print SCREEN (1-8 or its name) as text and exit"},
         {"size", OPT_STR, &size, "snapshot size WxH (default 100x30)"},
         {"keys", OPT_STR, &keys, "keys to press before the snapshot, e.g. 'mm<down><right>'"},
         {"json", OPT_FLAG, &json, "snapshot as JSON: the text lines, and the Stats cursor's values"},
+        {"text", OPT_STR, &text, "corpus for statistics and calibration (default: GRAFT_TEXT or tinystories)"},
         {"help", OPT_FLAG, &help, "this help"},
     };
     int n_specs = sizeof specs / sizeof specs[0];
@@ -132,20 +134,28 @@ int cmd_tui(int argc, char **argv) {
         st.run = demo_run;
         st.ephemeral = true;
     }
-    if (n_pos > 0) app_state_log(&st, "model %s: loading models from the workbench is not wired yet", pos[0]);
     int rc;
     if (snap) {
         rc = snapshot(&st, snap, size, keys, json);
     } else {
         job_runner jr;
+        workbench wb = {0};
         if (job_runner_init(&jr)) {
             fprintf(stderr, "graft tui: %s\n", gf_last_error());
+            app_state_free(&st);
+            return 1;
+        }
+        if (!demo && workbench_attach(&wb, &st, &jr, n_pos > 0 ? pos[0] : NULL, text) != 0) {
+            fprintf(stderr, "graft tui: %s\n", gf_last_error());
+            job_runner_free(&jr);
+            workbench_free(&wb);
             app_state_free(&st);
             return 1;
         }
         rc = ui_run(&st, &jr) ? 1 : 0;
         if (rc) fprintf(stderr, "graft tui: %s\n", gf_last_error());
         job_runner_free(&jr);
+        workbench_free(&wb);
     }
     app_state_free(&st);
     return rc;
