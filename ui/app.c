@@ -111,6 +111,10 @@ int ui_run(app_state *st, job_runner *jr) {
     double frame = 1.0 / hz, last_draw = 0;
     bool dirty = true;
     long seen_log = st->log_total;
+    /* GRAFT_UI_TRACE=FILE: one line per frame with its timings (for benchmarks) */
+    const char *trace_path = getenv("GRAFT_UI_TRACE");
+    FILE *trace = trace_path && trace_path[0] ? fopen(trace_path, "w") : NULL;
+    if (trace) setvbuf(trace, NULL, _IOLBF, 0);
     while (!u.quit) {
         int timeout_ms = 1000;
         if (dirty) {
@@ -120,6 +124,7 @@ int ui_run(app_state *st, job_runner *jr) {
         struct pollfd fds[2] = {{.fd = STDIN_FILENO, .events = POLLIN}, {.fd = job_wake_fd(jr), .events = POLLIN}};
         int pr = poll(fds, 2, timeout_ms);
         if (pr < 0 && errno != EINTR) break;
+        if (fds[0].revents & (POLLHUP | POLLERR | POLLNVAL)) break; /* the terminal went away */
         u.now = now_s();
         if (fds[1].revents & POLLIN && drain_events(st, jr)) {
             dirty = true;
@@ -132,12 +137,17 @@ int ui_run(app_state *st, job_runner *jr) {
             dirty = true;
         }
         if (dirty && now_s() - last_draw >= frame) {
+            double t0 = now_s();
             ui_render(&u, &g);
+            double t1 = now_s();
             curses_blit(&g, n_colors > 0);
             last_draw = now_s();
             dirty = false;
+            if (trace) /* wake to frame on the terminal, render, blit (ms) */
+                fprintf(trace, "%.3f %.3f %.3f\n", (last_draw - u.now) * 1e3, (t1 - t0) * 1e3, (last_draw - t1) * 1e3);
         }
     }
+    if (trace) fclose(trace);
     endwin();
     delscreen(scr);
     grid_free(&g);

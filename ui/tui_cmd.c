@@ -4,6 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+#include <math.h>
+
 #include "app.h"
 #include "cli/args.h"
 #include "core/error.h"
@@ -29,7 +32,43 @@ static int next_key(const char **p) {
     return (unsigned char)*(*p)++;
 }
 
-static int snapshot(app_state *st, const char *screen_name, const char *size, const char *keys) {
+/* What the screen shows as JSON (nvtop's habit): the text lines, and on Stats
+ * the cursor with every known value of that head. */
+static void print_json(ui *u, grid *g) {
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "screen", ui_screen(u->screen)->title);
+    cJSON_AddNumberToObject(root, "width", g->w);
+    cJSON_AddNumberToObject(root, "height", g->h);
+    cJSON *lines = cJSON_AddArrayToObject(root, "lines");
+    char buf[8192];
+    for (int y = 0; y < g->h; y++) {
+        grid_row_text(g, y, buf, sizeof buf);
+        cJSON_AddItemToArray(lines, cJSON_CreateString(buf));
+    }
+    const app_state *st = u->st;
+    if (u->screen == SCR_STATS && st->n_layers > 0) {
+        cJSON *cur = cJSON_AddObjectToObject(root, "cursor");
+        cJSON_AddNumberToObject(cur, "layer", u->cur_layer);
+        cJSON_AddNumberToObject(cur, "head", u->cur_head);
+        cJSON_AddStringToObject(cur, "metric", metric_get((head_metric)u->metric)->key);
+        cJSON *vals = cJSON_AddObjectToObject(cur, "values");
+        for (int i = 0; i < st->n_inits; i++) {
+            cJSON *one = cJSON_AddObjectToObject(vals, st->inits[i].name);
+            for (int m = 0; m < MET_COUNT; m++) {
+                if (!st->inits[i].m[m]) continue;
+                double v = st->inits[i].m[m][u->cur_layer * st->n_heads + u->cur_head];
+                if (isfinite(v)) cJSON_AddNumberToObject(one, metric_get((head_metric)m)->key, v);
+                else cJSON_AddNullToObject(one, metric_get((head_metric)m)->key);
+            }
+        }
+    }
+    char *txt = cJSON_Print(root);
+    puts(txt);
+    free(txt);
+    cJSON_Delete(root);
+}
+
+static int snapshot(app_state *st, const char *screen_name, const char *size, const char *keys, bool json) {
     int w = 100, h = 30;
     if (size && (sscanf(size, "%dx%d", &w, &h) != 2 || w < 20 || h < 6 || w > 1000 || h > 1000)) {
         fprintf(stderr, "graft tui: --size wants WxH (at least 20x6), got '%s'\n", size);
@@ -48,21 +87,26 @@ static int snapshot(app_state *st, const char *screen_name, const char *size, co
     grid g;
     grid_init(&g, w, h);
     ui_render(&u, &g);
-    char *txt = grid_to_text(&g, NULL);
-    fputs(txt, stdout);
-    free(txt);
+    if (json) {
+        print_json(&u, &g);
+    } else {
+        char *txt = grid_to_text(&g, NULL);
+        fputs(txt, stdout);
+        free(txt);
+    }
     grid_free(&g);
     return 0;
 }
 
 int cmd_tui(int argc, char **argv) {
-    bool demo = false, help = false;
+    bool demo = false, help = false, json = false;
     const char *snap = NULL, *size = NULL, *keys = NULL, *text = NULL;
     opt_spec specs[] = {
         {"demo", OPT_FLAG, &demo, "fill the workbench with synthetic statistics (no model needed)"},
         {"snapshot", OPT_STR, &snap, "print SCREEN (1-8 or its name) as text and exit"},
         {"size", OPT_STR, &size, "snapshot size WxH (default 100x30)"},
         {"keys", OPT_STR, &keys, "keys to press before the snapshot, e.g. 'mm<down><right>'"},
+        {"json", OPT_FLAG, &json, "snapshot as JSON: the text lines, and the Stats cursor's values"},
         {"text", OPT_STR, &text, "corpus for statistics and calibration (default: GRAFT_TEXT or tinystories)"},
         {"help", OPT_FLAG, &help, "this help"},
     };
@@ -74,7 +118,7 @@ int cmd_tui(int argc, char **argv) {
         return 2;
     }
     if (help) {
-        printf("usage: graft tui [MODEL] [--demo] [--snapshot SCREEN [--size WxH] [--keys K]]\n");
+        printf("usage: graft tui [MODEL] [--demo] [--snapshot SCREEN [--size WxH] [--keys K] [--json]]\n");
         args_usage(specs, n_specs);
         return 0;
     }
@@ -92,7 +136,7 @@ int cmd_tui(int argc, char **argv) {
     }
     int rc;
     if (snap) {
-        rc = snapshot(&st, snap, size, keys);
+        rc = snapshot(&st, snap, size, keys, json);
     } else {
         job_runner jr;
         workbench wb = {0};

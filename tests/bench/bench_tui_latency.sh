@@ -9,7 +9,7 @@ GRAFT_BIN=${GRAFT_BIN:-$PWD/build/graft}
 . tests/integration/lib/tui.sh
 tui_setup
 N=20
-tui_start lat 100 30 TERM=xterm-256color LANG=C.UTF-8 -- --demo
+tui_start lat 100 30 TERM=xterm-256color LANG=C.UTF-8 GRAFT_UI_TRACE="$TMP/trace" -- --demo
 tui_wait lat "3 Stats" >/dev/null || { echo "bench_tui_latency: workbench did not start"; exit 1; }
 tui_keys lat Enter
 tui_wait lat "● stats" >/dev/null || { echo "bench_tui_latency: job did not start"; exit 1; }
@@ -46,6 +46,13 @@ echo "$ms_list" | tr ' ' '\n' | grep . | cut -d: -f2 | sort -n | awk '
     { v[NR] = $1; s += $1 }
     END { printf "from send-keys returning to the change on screen: mean %.1f ms  median %.1f ms  max %.1f ms\n",
           s / NR / 1000, v[int((NR + 1) / 2)] / 1000, v[NR] / 1000 }'
+
+# inside graft: from poll() waking to the frame written (render + blit), per frame
+sleep 0.3
+awk '{ print $1 }' "$TMP/trace" | sort -n | awk '
+    { v[NR] = $1; s += $1 }
+    END { if (NR) printf "inside graft, wake to frame written (%d frames): mean %.2f ms  median %.2f ms  max %.2f ms\n",
+          NR, s / NR, v[int((NR + 1) / 2)], v[NR] }'
 
 # baseline: the same measurement against `cat` echoing keys (tmux + pty alone)
 tmux -L "$SOCK" -f /dev/null new-session -d -s echo -x 80 -y 24 "cat"

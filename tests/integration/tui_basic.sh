@@ -30,6 +30,16 @@ want=$(LANG=C.UTF-8 "$GRAFT_BIN" tui --demo --snapshot stats --size 100x30 \
 [ -n "$want" ] || fail "snapshot has no d line"
 tui_screen main | grep -qF -- "$want" || { tui_screen main; fail "panel does not show '$want'"; }
 echo "head value on screen: $want"
+# the JSON snapshot reports the same head, with the exact number behind the text
+"$GRAFT_BIN" tui --demo --snapshot stats --json --keys '<down><down><down><right><right>' | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+c = d["cursor"]
+assert d["screen"] == "Stats" and c["layer"] == 3 and c["head"] == 2, c
+v = c["values"]["teacher"]["mean_dist"]
+shown = sys.argv[1].split()[-1]
+assert abs(v - float(shown)) <= 0.01 * abs(v), (v, shown)
+' "$want" || fail "JSON snapshot disagrees with the screen"
 
 # mouse: a click on a tab switches screens, a click on a heat-map cell moves the cursor
 col=$(tui_col main 2 '8 Log')
@@ -81,8 +91,31 @@ tui_start corrupt 80 24 TERM=xterm-256color LANG=C.UTF-8 -- --demo
 tui_wait corrupt "3 Stats" || fail "did not start with a corrupt config"
 tui_keys corrupt 8
 tui_wait corrupt "warning: " || fail "no warning about the corrupt config"
+n=$(tui_screen corrupt | grep -c "warning: ")
+[ "$n" -eq 1 ] || fail "expected one warning line, got $n"
 tui_keys corrupt q
 tui_wait corrupt "GRAFT_EXIT=0" || fail "quit (corrupt config)"
+
+# --- a saved session comes back (no demo) and is written back on exit ---
+mkdir -p "$XDG_STATE_HOME/graft"
+cat > "$XDG_STATE_HOME/graft/session.json" <<'JSON'
+{"teacher": "org/Tiny-Model @main", "strategy": "ga-s2", "keep_ratio": 0.25, "corpus": "c.txt",
+ "results": {"header": ["init", "ppl"], "rows": [["taylor-calibrate", "18.9"]]}}
+JSON
+# restored: the headless snapshot shows what the session holds
+LANG=C.UTF-8 "$GRAFT_BIN" tui --snapshot teacher --size 80x24 | grep -qF "org/Tiny-Model @main" \
+    || fail "session teacher not restored"
+LANG=C.UTF-8 "$GRAFT_BIN" tui --snapshot results --size 80x24 | grep -qF "taylor-calibrate  18.9" \
+    || fail "session results not restored"
+# live (whatever teacher the workbench opens): quitting writes the session back
+tui_start sess 80 24 TERM=xterm-256color LANG=C.UTF-8 --
+tui_wait sess "3 Stats" 100 || fail "workbench (no demo) did not start"
+tui_keys sess q
+sleep 0.2
+tui_screen sess | grep -qF "Quit anyway" && tui_keys sess y
+tui_wait sess "GRAFT_EXIT=0" 100 || fail "quit (session)"
+grep -q '"strategy":[[:space:]]*"ga-s2"' "$XDG_STATE_HOME/graft/session.json" || fail "session not written back"
+grep -q '"18.9"' "$XDG_STATE_HOME/graft/session.json" || fail "results lost from the session"
 
 # --- ASCII and no colour: LANG=C, NO_COLOR=1 ---
 tui_start ascii 80 24 TERM=xterm-256color LANG=C LC_ALL=C NO_COLOR=1 -- --demo

@@ -139,6 +139,15 @@ static void heatmap_scrolls_to_cursor(void **state) {
     heatmap_draw(&g, (rect){0, 0, 12, 6}, &h, &utf8_256, &l);
     assert_int_equal(l.first_row, 26);
     assert_non_null(strstr(row(&g, 5), "35"));
+    /* tall: one layer per line with full blocks in the layer's colour */
+    h.tall = true;
+    grid_clear(&g);
+    heatmap_draw(&g, (rect){0, 0, 12, 6}, &h, &utf8_256, &l);
+    assert_int_equal(l.rows_per_line, 1);
+    assert_int_equal(l.first_row, 31);
+    cell *c = grid_at(&g, l.x_cells, l.y_cells);
+    assert_string_equal(c->ch, "\u2588");
+    assert_int_equal(c->fg, theme_scale_color(&utf8_256, 62.0 / 71));
     grid_free(&g);
 }
 

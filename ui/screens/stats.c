@@ -142,9 +142,10 @@ static void draw_single(ui *u, grid *g, rect r) {
     heatmap_spec h = make_spec(u, u->init, s, cw, gap);
     int hw = heatmap_width(&h);
     bool panel_right = hw + PANEL_W + 3 <= r.w;
-    int rows_per_line = heatmap_uses_half_blocks(&u->th) ? 2 : 1;
-    int need = 1 + (st->n_layers + rows_per_line - 1) / rows_per_line;
     int avail = r.h - 1 - 1 - (panel_right ? 0 : 2); /* title, colour bar, compact values */
+    h.tall = avail >= 1 + st->n_layers + (panel_right ? 0 : 7); /* room for a line per layer */
+    int rows_per_line = heatmap_rows_per_line(&h, &u->th);
+    int need = 1 + (st->n_layers + rows_per_line - 1) / rows_per_line;
     int hist_h = 6;
     bool hist_under = !panel_right && avail - need >= hist_h;
     int heat_h = need < avail ? need : avail;
@@ -160,11 +161,11 @@ static void draw_single(ui *u, grid *g, rect r) {
     if (panel_right) {
         rect pr = {r.x + hw + 4, r.y + 1, r.w - hw - 5, r.h - 1};
         int used = draw_values(u, g, pr);
-        int left = pr.h - used - 1;
-        if (left >= 5) {
-            int hh = left < 8 ? left : 8;
-            grid_text(g, pr.x, pr.y + pr.h - hh - 1, pr.w, title, theme_dim(&u->th));
-            histogram_draw(g, (rect){pr.x, pr.y + pr.h - hh, pr.w < 40 ? pr.w : 40, hh}, vals, cells, log, &u->th);
+        int left = pr.h - used - 2;
+        if (left >= 5) { /* the histogram under the values, as large as the room allows */
+            int hh = left < 12 ? left : 12, hy = pr.y + used + 1;
+            grid_text(g, pr.x, hy, pr.w, title, theme_dim(&u->th));
+            histogram_draw(g, (rect){pr.x, hy + 1, pr.w < 60 ? pr.w : 60, hh}, vals, cells, log, &u->th);
         }
     } else {
         /* narrow: one line of values under the colour bar */
@@ -195,9 +196,10 @@ static void draw_side_by_side(ui *u, grid *g, rect r, const int *ids, int n) {
     heatmap_spec h0 = make_spec(u, ids[0], s, cw, gap);
     int hw = heatmap_width(&h0), pitch = (r.w - 1) / n;
     if (pitch < hw) pitch = hw;
-    int rows_per_line = heatmap_uses_half_blocks(&u->th) ? 2 : 1;
-    int need = 1 + (st->n_layers + rows_per_line - 1) / rows_per_line;
     int avail = r.h - 1 - 1 - 1; /* title, init names, colour bar */
+    h0.tall = avail >= 1 + st->n_layers + 8; /* a line per layer when there is room */
+    int rows_per_line = heatmap_rows_per_line(&h0, &u->th);
+    int need = 1 + (st->n_layers + rows_per_line - 1) / rows_per_line;
     int hist_h = avail - need > 10 ? 10 : avail - need; /* what is left, up to 10 rows */
     if (hist_h < 3) hist_h = avail >= 8 ? 3 : 0;
     int heat_h = need < avail - hist_h ? need : avail - hist_h;
@@ -211,6 +213,7 @@ static void draw_side_by_side(ui *u, grid *g, rect r, const int *ids, int n) {
         snprintf(head, sizeof head, "%s: %s", st->inits[i].name, v);
         grid_text(g, x, r.y + 1, pitch - 1, head, i == u->init ? theme_accent(&u->th) : STYLE_PLAIN);
         heatmap_spec h = make_spec(u, i, s, cw, gap);
+        h.tall = rows_per_line == 1;
         heatmap_draw(g, (rect){x, r.y + 2, hw, heat_h}, &h, &u->th, &u->heat[k]);
         if (hist_h)
             histogram_draw(g, (rect){x, r.y + 2 + heat_h, pitch - 2 < 40 ? pitch - 2 : 40, hist_h},

@@ -26,6 +26,7 @@ int heatmap_width(const heatmap_spec *h) {
 }
 
 bool heatmap_uses_half_blocks(const theme *t) { return t->utf8 && t->depth != DEPTH_MONO; }
+int heatmap_rows_per_line(const heatmap_spec *h, const theme *t) { return heatmap_uses_half_blocks(t) && !h->tall ? 2 : 1; }
 
 static double value_at(const heatmap_spec *h, int r, int c) {
     if (r < 0 || r >= h->rows || c < 0 || c >= h->cols) return NAN;
@@ -50,7 +51,8 @@ static void draw_cell(grid *g, int x, int y, const heatmap_spec *h, const theme 
         }
     } else if (!isnan(up)) {
         if (t->depth == DEPTH_MONO) glyph = theme_shade(t, up);
-        else s.bg = theme_scale_color(t, up);
+        else if (t->utf8) glyph = theme_glyph(t, G_FULL), s.fg = theme_scale_color(t, up);
+        else s.bg = theme_scale_color(t, up); /* ASCII: a coloured blank */
     }
     for (int i = 0; i < cw; i++) grid_put(g, x + i, y, glyph, s);
 }
@@ -67,7 +69,7 @@ void heatmap_draw(grid *g, rect r, const heatmap_spec *h, const theme *t, heatma
     heatmap_layout l = {0};
     l.cell_w = cell_w(h);
     l.pitch = l.cell_w + (h->gap ? 1 : 0);
-    l.rows_per_line = heatmap_uses_half_blocks(t) ? 2 : 1;
+    l.rows_per_line = heatmap_rows_per_line(h, t);
     l.rows = h->rows;
     l.cols = h->cols;
     int lw = label_width(h);

@@ -23,6 +23,7 @@ typedef struct {
     int cell_w;             /* glyphs per column, 1..3 */
     bool gap;               /* one blank column between columns */
     int first_row;          /* scroll position (matrix row), adjusted to show the cursor */
+    bool tall;              /* one matrix row per line even with half blocks (room to spare) */
 } heatmap_spec;
 
 /* Where things landed, for mouse hits and for the caller's scroll state. */
@@ -39,6 +40,8 @@ typedef struct {
 /* Columns needed for a spec (labels + cells), to plan side-by-side layouts. */
 int heatmap_width(const heatmap_spec *h);
 bool heatmap_uses_half_blocks(const theme *t);
+/* Matrix rows per character line for this spec and theme (2 or 1). */
+int heatmap_rows_per_line(const heatmap_spec *h, const theme *t);
 void heatmap_draw(grid *g, rect r, const heatmap_spec *h, const theme *t, heatmap_layout *out);
 /* Matrix cell under screen position (x, y); false when outside the cells.
  * For half-block lines, `half` (0 upper, 1 lower) cannot be known from a click:

@@ -9,7 +9,7 @@ tui_setup() {
     SOCK="graft_tui_$$"
     export XDG_CONFIG_HOME="$TMP/config" XDG_STATE_HOME="$TMP/state"
     mkdir -p "$XDG_CONFIG_HOME" "$XDG_STATE_HOME"
-    trap 'tmux -L "$SOCK" kill-server >/dev/null 2>&1; rm -rf "$TMP"' EXIT
+    trap 'tmux -L "$SOCK" kill-server >/dev/null 2>&1; sleep 0.2; rm -rf "$TMP"' EXIT
 }
 
 # tui_start NAME WIDTH HEIGHT ENV... -- ARGS: runs graft in a detached session.
