@@ -168,7 +168,8 @@ void gdn_core_shape_from(gdn_core_shape *s, const gdn_config *c, int B, int T);
     void gdn_state_reset##SFX(gdn_state##SFX *st);                                     \
     void gdn_state_free##SFX(gdn_state##SFX *st);                                      \
     /* From dy [B, T, D]: ACCUMULATES parameter gradients into `grad` (zero it first)  \
-     * and writes dx [B, T, D] (skipped when dx is NULL). Needs the forward's cache. */ \
+     * and writes dx [B, T, D] (skipped when dx is NULL). Needs the forward's cache, \
+     * in which it keeps its scratch between calls. */                                 \
     void gdn_backward##SFX(const gdn_config *c, const gdn_params##SFX *p,              \
                            gdn_cache##SFX *cache, const real *x, const real *dy,       \
                            real *dx, gdn_params##SFX *grad);
