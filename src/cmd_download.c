@@ -39,8 +39,8 @@ int cmd_download(int argc, char **argv) {
     const char *revision = NULL;
     bool json = false, quiet = false, help = false;
     const opt_spec specs[] = {
-        {"include", OPT_STR_LIST, &include, "GLOB  only files matching (repeatable; fnmatch, '*' crosses '/')"},
-        {"revision", OPT_STR, &revision, "REV  branch, tag or commit (same as REPO@REV)"},
+        {"include", OPT_STR_LIST, &include, "only files matching this glob (repeatable; fnmatch, '*' crosses '/')"},
+        {"revision", OPT_STR, &revision, "branch, tag or commit (same as REPO@REV)"},
         {"json", OPT_FLAG, &json, "print {path, commit, files: [{name, size, sha256}]}"},
         {"quiet", OPT_FLAG, &quiet, "no progress on stderr"},
         {"help", OPT_FLAG, &help, "this help"},

@@ -13,6 +13,9 @@ int hub_fail_status(const http_response *rs, const char *repo, const char *rev, 
         return gf_fail("%s: unknown revision '%s' (HTTP %ld)", repo, rev, st);
     if (!strcmp(code, "EntryNotFound") || (st == 404 && file && strcmp(code, "RepoNotFound") != 0))
         return gf_fail("%s@%s: no file '%s' in the repo (HTTP %ld)", repo, rev, file ? file : "?", st);
+    if (!strcmp(code, "GatedRepo") && have_token)
+        return gf_fail("%s is gated and the token (HF_TOKEN or $HF_HOME/token) has no access: accept its conditions "
+                       "on the Hub page (HTTP %ld)", repo, st);
     if (!strcmp(code, "GatedRepo"))
         return gf_fail("%s is gated: accept its conditions on the Hub page, then %s (HTTP %ld)", repo, TOKEN_HINT, st);
     if (st == 401 || st == 403) {

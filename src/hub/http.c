@@ -309,7 +309,9 @@ int http_with_retry(void *curl, http_request *rq, http_response *rs, http_prepar
         bool retry;
         if (rc != 0) {
             retry = retryable_curl(rs->curl_code) && !(rq->cancel && *rq->cancel);
-            if (!retry || attempt >= max_retries) return fail_transport(rq, rs, attempt + 1);
+            /* a refused connection rarely heals in seconds: retry it twice at most */
+            int limit = rs->curl_code == CURLE_COULDNT_CONNECT && max_retries > 2 ? 2 : max_retries;
+            if (!retry || attempt >= limit) return fail_transport(rq, rs, attempt + 1);
         } else {
             retry = retryable_status(rs->status);
             if (!retry) return 0;

@@ -3,6 +3,7 @@
 
 Standard library only. Two HTTP servers on random free ports:
   the Hub  - GET /api/models/{org}/{name}[/revision/{rev}]  (model info, ?blobs=true fields)
+             GET /api/models/{org}/{name}/tree/{rev}[/{path}]  (file list, as huggingface_hub lists it)
              HEAD/GET /{org}/{name}/resolve/{rev}/{path}
                  regular files: 200, ETag "<git blob sha1>", X-Repo-Commit, Content-Length
                  LFS files:     302 to the CDN, X-Linked-Etag "<sha256>", X-Linked-Size, X-Repo-Commit
@@ -307,6 +308,9 @@ class HubHandler(Handler):
                 body = json.dumps(STATS).encode()
             self.reply(200, {"Content-Type": "application/json"}, body, head)
             return
+        if parts[:2] == ["api", "models"] and len(parts) >= 6 and parts[4] == "tree":
+            self.tree(parts[2] + "/" + parts[3], parts[5], "/".join(parts[6:]), head)
+            return
         if parts[:2] == ["api", "models"] and len(parts) >= 4:
             self.model_info(parts[2] + "/" + parts[3], parts[5] if len(parts) >= 6 and parts[4] == "revision" else "main",
                             head)
@@ -344,6 +348,32 @@ class HubHandler(Handler):
         info = {"_id": "fake", "id": repo_id, "modelId": repo_id, "sha": commit, "private": False,
                 "gated": "manual" if repo.gated else False, "siblings": siblings}
         self.reply(200, {"Content-Type": "application/json"}, json.dumps(info).encode(), head)
+
+    def tree(self, repo_id, rev, prefix, head):
+        """The tree API huggingface_hub's snapshot_download lists files with (one page, recursive)."""
+        repo = REPOS.get(repo_id)
+        if repo is None:
+            self.error(404, "RepoNotFound", "Repository not found", head)
+            return
+        if self.auth_error(repo, head):
+            return
+        if repo.revision(rev) is None:
+            self.error(404, "RevisionNotFound", "Invalid rev id: %s" % rev, head)
+            return
+        out, folders = [], set()
+        for path, f in sorted(repo.files.items()):
+            if prefix and not path.startswith(prefix + "/"):
+                continue
+            parts = path.split("/")
+            for i in range(1, len(parts)):
+                folders.add("/".join(parts[:i]))
+            e = {"type": "file", "oid": f["blob"], "size": len(f["data"]), "path": path}
+            if f["lfs"]:
+                e["lfs"] = {"oid": f["sha256"], "size": len(f["data"]), "pointerSize": len(lfs_pointer(f["data"]))}
+            out.append(e)
+        out += [{"type": "directory", "oid": hashlib.sha1(d.encode()).hexdigest(), "path": d}
+                for d in sorted(folders) if not prefix or d.startswith(prefix + "/")]
+        self.reply(200, {"Content-Type": "application/json"}, json.dumps(out).encode(), head)
 
     def resolve(self, repo_id, rev, path, head):
         repo = REPOS.get(repo_id)
