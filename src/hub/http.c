@@ -34,7 +34,16 @@ typedef struct {
     size_t err_len;
     bool sink_failed;
     bool started;
+    bool stalled;          /* no byte for stall_s: aborted, reported as a timeout */
+    long long last_now;    /* bytes at the last change */
+    double last_change;    /* monotonic seconds */
 } xfer;
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 static void copy_value(char *dst, size_t cap, const char *v, size_t n) {
     while (n > 0 && isspace((unsigned char)*v)) v++, n--;
@@ -131,6 +140,16 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *user) {
 static int on_progress(void *user, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow) {
     xfer *x = user;
     if (x->rq->cancel && *x->rq->cancel) return 1;
+    /* curl's own low-speed check averages over several seconds; a stall is
+     * simpler to see here: no new byte for stall_s seconds */
+    double t = now_s();
+    if ((long long)dlnow != x->last_now || x->last_change == 0) {
+        x->last_now = (long long)dlnow;
+        x->last_change = t;
+    } else if (x->rq->stall_s > 0 && t - x->last_change > x->rq->stall_s) {
+        x->stalled = true;
+        return 1;
+    }
     if (x->rq->on_bytes && (x->rs->status == 200 || x->rs->status == 206))
         x->rq->on_bytes(x->rq->on_bytes_user, (long long)dlnow);
     return 0;
@@ -230,6 +249,10 @@ int http_perform(void *curl, const http_request *rq, http_response *rs) {
             break;
         }
         rs->curl_code = (int)cc;
+        if (cc == CURLE_ABORTED_BY_CALLBACK && x.stalled) {
+            rs->curl_code = CURLE_OPERATION_TIMEDOUT;
+            snprintf(errbuf, sizeof errbuf, "no data for %g s", rq->stall_s);
+        }
         if (cc != CURLE_OK) {
             snprintf(rs->curl_error, sizeof rs->curl_error, "%s", errbuf[0] ? errbuf : curl_easy_strerror(cc));
             size_t n = strlen(rs->curl_error);
