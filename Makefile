@@ -11,14 +11,24 @@ BUILD    ?= build
 CC       ?= cc
 OPT      ?= -O2 -march=x86-64-v2
 SAN      ?=
-PKGS      = ncursesw libcurl libcjson libpcre2-8 cmocka openblas
+PKGS      = ncursesw libcurl libcjson libpcre2-8 cmocka
+# OpenBLAS built for OpenMP shares graft's OpenMP thread pool; the pthread
+# build would run its own pool beside it and the two spin against each other.
+BLAS_DIR ?= $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/openblas-openmp /usr/lib/$(shell uname -m)-linux-gnu/openblas-openmp))
+ifneq ($(BLAS_DIR),)
+BLAS_CFLAGS = -I$(subst /lib/,/include/,$(BLAS_DIR))
+BLAS_LIBS   = -L$(BLAS_DIR) -Wl,-rpath,$(BLAS_DIR) -lopenblas
+else
+BLAS_CFLAGS = $(shell pkg-config --cflags openblas)
+BLAS_LIBS   = $(shell pkg-config --libs openblas)
+endif
 
 CFLAGS   ?= $(OPT) -g
 CFLAGS   += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-unused-parameter \
             -fopenmp -MMD -MP $(SAN) -I. -Iengine -Isrc -Iui \
-            $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+            $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(BLAS_CFLAGS)
 LDFLAGS  += -fopenmp $(SAN)
-LDLIBS   += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
+LDLIBS   += $(shell pkg-config --libs $(PKGS) 2>/dev/null) $(BLAS_LIBS) -lpthread -lm
 
 rwildcard = $(foreach d,$(wildcard $(1:=/*)),$(call rwildcard,$d,$2) $(filter $(subst *,%,$2),$d))
 
@@ -33,33 +43,48 @@ TEST_BIN   := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_BIN  := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
 LIB        := $(BUILD)/libgraft.a
 
+.SECONDARY:
 .PHONY: all graft run test sanitize bench install clean deps tests
 all: graft
 
 deps:
 	@sh scripts/install-deps.sh
 
+V ?= 0
+ifeq ($(V),0)
+Q = @
+MSG = @printf '  %-6s %s\n'
+else
+Q =
+MSG = @true
+endif
+
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(MSG) CC $<
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
 $(LIB): $(ENGINE_OBJ) $(APP_OBJ)
 	@rm -f $@
-	ar rcs $@ $^
+	$(MSG) AR $@
+	$(Q)ar rcs $@ $^
 
 $(BUILD)/graft: $(BUILD)/src/main.o $(LIB)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(MSG) LD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 graft: $(BUILD)/graft
 	@ln -sf $(BUILD)/graft graft
 
 $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(MSG) LD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/bench/%: $(BUILD)/tests/bench/%.o $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(MSG) LD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 tests: $(BUILD)/graft $(TEST_BIN)
 

@@ -6,5 +6,6 @@ const command graft_commands[] = {
     {"ppl", cmd_ppl, "perplexity of a text file"},
     {"download", cmd_download, "download a Hugging Face repo into the shared cache, print its folder"},
     {"stats", cmd_stats, "per-head attention statistics (distance, entropy, output RMS)"},
+    {"tui", cmd_tui, "the terminal workbench (--demo: synthetic data, no model)"},
 };
 const int graft_n_commands = sizeof graft_commands / sizeof graft_commands[0];

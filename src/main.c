@@ -1,6 +1,8 @@
 /* graft: convert a Transformer into a hybrid Gated DeltaNet model. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "commands.h"
 
@@ -15,7 +17,19 @@ static void usage(FILE *f) {
     fprintf(f, "\nWith no command, graft opens the default teacher.\n");
 }
 
+/* libgomp reads OMP_WAIT_POLICY when it loads, before main. Spinning worker
+ * threads (its default) cost 2-10x on a busy 2-core machine and steal the UI
+ * thread's time, so graft runs with passive waiting unless the user chose
+ * otherwise: set it and re-exec once. */
+static void ensure_passive_omp(char **argv) {
+    if (getenv("OMP_WAIT_POLICY")) return;
+    setenv("OMP_WAIT_POLICY", "passive", 1);
+    execv("/proc/self/exe", argv);
+    /* exec failed (no /proc): carry on with the default policy */
+}
+
 int main(int argc, char **argv) {
+    ensure_passive_omp(argv);
     if (argc < 2) return cmd_default(argc, argv);
     const char *name = argv[1];
     if (!strcmp(name, "--help") || !strcmp(name, "-h") || !strcmp(name, "help")) {

@@ -1,4 +1,22 @@
-/* llama2.c checkpoints (legacy header: seven int32, then float32 weights). */
+/* llama2.c checkpoints, in the three layouts karpathy/llama2.c's export.py writes:
+ *
+ *   legacy (v0): int32 dim, hidden_dim, n_layers, n_heads, n_kv_heads,
+ *       vocab_size (negative: separate classifier), seq_len; then float32:
+ *       tok_embed, per kind for all layers (att norm, wq, wk, wv, wo, ffn norm,
+ *       w1, w2, w3), final norm, freq_cis real+imag (seq_len * head_size / 2
+ *       each; recomputed by graft, and accepted when absent), [wcls].
+ *   v1: a 256-byte header: uint32 magic "ak42" (0x616b3432), int32 version 1,
+ *       the 7 int32 params (vocab positive), uint8 shared_classifier, zeros.
+ *       float32: att norms, ffn norms, final norm, tok_embed, wq, wk, wv, wo,
+ *       w1, w2, w3 (each for all layers), [wcls].
+ *   v2: header as v1 with version 2 and an int32 group size at byte 37;
+ *       float32 norms (att, ffn, final), then Q8_0 tensors in the order
+ *       tok_embed, wq[l], wk[l], wv[l], wo[l], w1[l], w2[l], w3[l], [wcls]:
+ *       each is numel int8 values followed by numel/group float32 scales
+ *       (value = q * scale of its group). Dequantized on load.
+ *
+ * The file size must equal what the header implies exactly; nothing is
+ * allocated before that check. w1 = gate, w2 = down, w3 = up. */
 #include <dirent.h>
 #include <limits.h>
 #include <stdint.h>
@@ -10,24 +28,46 @@
 #include "core/mapped_file.h"
 #include "formats/loaders.h"
 
-typedef struct {
-    const float *p;
-    size_t left; /* floats left in the file */
-} float_reader;
+#define L2C_MAGIC 0x616b3432u
+#define L2C_HEADER_BYTES 256
 
-static int take(float_reader *r, float *dst, size_t n, const char *what) {
-    if (n > r->left) return gf_fail("truncated file: %s needs %zu floats, %zu left", what, n, r->left);
-    memcpy(dst, r->p, n * sizeof(float));
-    r->p += n;
-    r->left -= n;
-    return 0;
+/* ---- size arithmetic that cannot overflow silently ---- */
+
+typedef struct {
+    size_t total;
+    bool overflow;
+} byte_count;
+
+static void count_add(byte_count *c, size_t a, size_t b, size_t unit) {
+    size_t p;
+    if (__builtin_mul_overflow(a, b, &p) || __builtin_mul_overflow(p, unit, &p) ||
+        __builtin_add_overflow(c->total, p, &c->total))
+        c->overflow = true;
 }
 
-static int skip(float_reader *r, size_t n, const char *what) {
-    if (n > r->left) return gf_fail("truncated file: %s needs %zu floats, %zu left", what, n, r->left);
-    r->p += n;
-    r->left -= n;
-    return 0;
+/* ---- sequential reads from the mapping (no alignment assumed) ---- */
+
+typedef struct {
+    const uint8_t *p;
+    const uint8_t *end;
+} byte_reader;
+
+static void read_f32(byte_reader *r, float *dst, size_t n) {
+    /* sizes were checked against the file before any read */
+    memcpy(dst, r->p, n * sizeof(float));
+    r->p += n * sizeof(float);
+}
+
+/* n int8 values then n/gs float scales. */
+static void read_q8(byte_reader *r, float *dst, size_t n, size_t gs) {
+    const int8_t *q = (const int8_t *)r->p;
+    const uint8_t *scales = r->p + n;
+    for (size_t g = 0; g < n / gs; g++) {
+        float s;
+        memcpy(&s, scales + g * sizeof(float), sizeof s);
+        for (size_t i = g * gs; i < (g + 1) * gs; i++) dst[i] = (float)q[i] * s;
+    }
+    r->p += n + (n / gs) * sizeof(float);
 }
 
 /* tokenizer.bin beside the checkpoint, else tok<vocab>.bin, else any tok*.bin. */
@@ -36,7 +76,7 @@ static char *find_tokenizer(const char *ckpt, int vocab) {
     snprintf(dir, sizeof dir, "%s", ckpt);
     char *slash = strrchr(dir, '/');
     if (slash) *slash = 0; else snprintf(dir, sizeof dir, ".");
-    char cand[PATH_MAX + 32];
+    char cand[PATH_MAX + 300]; /* dir + "/" + d_name (<= 256) */
     FILE *f;
     snprintf(cand, sizeof cand, "%s/tokenizer.bin", dir);
     if ((f = fopen(cand, "rb"))) { fclose(f); return gf_strdup(cand); }
@@ -58,10 +98,12 @@ static char *find_tokenizer(const char *ckpt, int vocab) {
     return found;
 }
 
-static int check_dims(const int32_t h[7], const char *path) {
+/* h: the 7 header ints; vocab may be negative only in the legacy format. */
+static int check_dims(const int32_t h[7], bool legacy, const char *path) {
     const char *names[7] = {"dim", "hidden_dim", "n_layers", "n_heads", "n_kv_heads", "vocab_size", "seq_len"};
     for (int i = 0; i < 7; i++) {
-        int32_t v = i == 5 ? (h[i] < 0 ? -h[i] : h[i]) : h[i];
+        int64_t v = h[i];
+        if (i == 5 && legacy && v < 0) v = -v;
         if (v <= 0 || v > (1 << 24))
             return gf_fail("%s: not a llama2.c checkpoint (header %s = %d)", path, names[i], h[i]);
     }
@@ -71,19 +113,7 @@ static int check_dims(const int32_t h[7], const char *path) {
     return 0;
 }
 
-int load_llama2c(model *m, const char *path, const model_load_opts *opts) {
-    mapped_file f;
-    if (mapped_file_open(&f, path) != 0) return -1;
-    int rc = -1;
-    if (f.size < 7 * sizeof(int32_t)) {
-        gf_fail("%s: truncated file (%zu bytes; a llama2.c header needs 28)", path, f.size);
-        goto done;
-    }
-    int32_t h[7];
-    memcpy(h, f.data, sizeof h);
-    if (check_dims(h, path) != 0) goto done;
-
-    model_config *c = &m->cfg;
+static void fill_config(model_config *c, const int32_t h[7], bool tied) {
     memset(c, 0, sizeof *c);
     c->arch = ARCH_LLAMA;
     c->source = SOURCE_LLAMA2C;
@@ -92,8 +122,8 @@ int load_llama2c(model *m, const char *path, const model_load_opts *opts) {
     c->n_layers = h[2];
     c->n_heads = h[3];
     c->n_kv_heads = h[4];
-    c->tied_embeddings = h[5] > 0;
-    c->vocab_size = h[5] > 0 ? h[5] : -h[5];
+    c->tied_embeddings = tied;
+    c->vocab_size = h[5] < 0 ? -h[5] : h[5];
     c->max_seq = h[6];
     c->head_dim = c->dim / c->n_heads;
     c->norm_eps = 1e-5f;
@@ -101,47 +131,167 @@ int load_llama2c(model *m, const char *path, const model_load_opts *opts) {
     c->rope_pairing = ROPE_ADJACENT;
     c->bos_id = 1;
     c->eos_id = 2;
+}
+
+/* The element counts of every matrix kind, per layer. */
+typedef struct {
+    size_t D, F, L, V, kvd, freq;
+} dims;
+
+static dims dims_of(const model_config *c) {
+    return (dims){c->dim, c->hidden_dim, c->n_layers, c->vocab_size, (size_t)c->n_kv_heads * c->head_dim,
+                  (size_t)c->max_seq * c->head_dim};
+}
+
+/* Compares the file size with the expected one; message says which way it is off. */
+static int check_size(size_t have, const byte_count *want, const char *path, const char *what) {
+    if (want->overflow) return gf_fail("%s: header dimensions imply an impossible size", path);
+    if (have < want->total)
+        return gf_fail("%s: truncated %s checkpoint: header implies %zu bytes, file has %zu", path, what,
+                       want->total, have);
+    if (have > want->total)
+        return gf_fail("%s: %zu trailing bytes after the weights of this %s checkpoint", path, have - want->total,
+                       what);
+    return 0;
+}
+
+static int load_legacy(model *m, const mapped_file *f, const char *path) {
+    if (f->size < 7 * sizeof(int32_t))
+        return gf_fail("%s: truncated file (%zu bytes; a llama2.c header needs 28)", path, f->size);
+    int32_t h[7];
+    memcpy(h, f->data, sizeof h);
+    if (check_dims(h, true, path) != 0) return -1;
+    model_config *c = &m->cfg;
+    fill_config(c, h, h[5] > 0);
+    const dims d = dims_of(c);
+
+    byte_count base = {sizeof h, false};
+    count_add(&base, d.V, d.D, 4);
+    count_add(&base, d.L, d.D * d.D * 2 + d.kvd * d.D * 2 + d.D * 2 + d.F * d.D * 3, 4);
+    count_add(&base, d.D, 1, 4);
+    if (!c->tied_embeddings) count_add(&base, d.V, d.D, 4);
+    byte_count with_freq = base;
+    count_add(&with_freq, d.freq, 1, 4);
+    /* llama2.c always writes the freq_cis tables; files without them are accepted too */
+    bool has_freq = true;
+    if (!base.overflow && f->size == base.total) has_freq = false;
+    else if (!base.overflow && f->size > base.total && f->size < with_freq.total)
+        return gf_fail("%s: truncated legacy checkpoint: the freq_cis tables are cut short (%zu bytes, expected %zu)",
+                       path, f->size, with_freq.total);
+    else if (check_size(f->size, &with_freq, path, "legacy") != 0)
+        return -1;
     snprintf(m->weights_dtype, sizeof m->weights_dtype, "f32");
 
     model_weights_alloc(&m->w, c);
-    float_reader r = {(const float *)(f.data + sizeof h), (f.size - sizeof h) / sizeof(float)};
-    const size_t D = c->dim, F = c->hidden_dim, L = c->n_layers, V = c->vocab_size;
-    const size_t kvd = (size_t)c->n_kv_heads * c->head_dim;
-    if (take(&r, m->w.tok_embed, V * D, "token_embedding_table")) goto fail;
-    /* llama2.c stores each kind of tensor for all layers together */
-#define ALL_LAYERS(field, n, what)                                              \
-    for (size_t l = 0; l < L; l++)                                              \
-        if (take(&r, m->w.layers[l].field, (n), what)) goto fail;
-    ALL_LAYERS(attn_norm, D, "rms_att_weight")
-    ALL_LAYERS(wq, D * D, "wq")
-    ALL_LAYERS(wk, kvd * D, "wk")
-    ALL_LAYERS(wv, kvd * D, "wv")
-    ALL_LAYERS(wo, D * D, "wo")
-    ALL_LAYERS(ffn_norm, D, "rms_ffn_weight")
-    ALL_LAYERS(w_gate, F * D, "w1")
-    ALL_LAYERS(w_down, D * F, "w2")
-    ALL_LAYERS(w_up, F * D, "w3")
+    byte_reader r = {f->data + sizeof h, f->data + f->size};
+    model_weights *w = &m->w;
+    read_f32(&r, w->tok_embed, d.V * d.D);
+#define ALL_LAYERS(field, n) \
+    for (size_t l = 0; l < d.L; l++) read_f32(&r, w->layers[l].field, (n));
+    ALL_LAYERS(attn_norm, d.D)
+    ALL_LAYERS(wq, d.D * d.D)
+    ALL_LAYERS(wk, d.kvd * d.D)
+    ALL_LAYERS(wv, d.kvd * d.D)
+    ALL_LAYERS(wo, d.D * d.D)
+    ALL_LAYERS(ffn_norm, d.D)
+    ALL_LAYERS(w_gate, d.F * d.D)
+    ALL_LAYERS(w_down, d.D * d.F)
+    ALL_LAYERS(w_up, d.F * d.D)
 #undef ALL_LAYERS
-    if (take(&r, m->w.final_norm, D, "rms_final_weight")) goto fail;
-    /* legacy RoPE tables (freq_cis_real, freq_cis_imag): recomputed, not read */
-    if (skip(&r, (size_t)c->max_seq * c->head_dim, "freq_cis")) goto fail;
-    if (!c->tied_embeddings && take(&r, m->w.lm_head, V * D, "wcls")) goto fail;
+    read_f32(&r, w->final_norm, d.D);
+    if (has_freq) r.p += d.freq * sizeof(float); /* RoPE tables: recomputed, not read */
+    if (!c->tied_embeddings) read_f32(&r, w->lm_head, d.V * d.D);
+    GF_ASSERT(r.p == r.end);
+    return 0;
+}
 
-    {
-        const char *tp = opts->tokenizer_path;
-        char *found = tp ? NULL : find_tokenizer(path, c->vocab_size);
-        if (!tp) tp = found;
-        if (tp && tokenizer_load_llama2c(&m->tok, tp, c->vocab_size) != 0) {
-            free(found);
-            goto done;
+static int load_versioned(model *m, const mapped_file *f, const char *path) {
+    if (f->size < 8) return gf_fail("%s: truncated llama2.c checkpoint (%zu bytes)", path, f->size);
+    int32_t version;
+    memcpy(&version, f->data + 4, 4);
+    if (version != 1 && version != 2)
+        return gf_fail("%s: unsupported llama2.c checkpoint version %d (graft reads legacy, 1 and 2)", path, version);
+    if (f->size < L2C_HEADER_BYTES)
+        return gf_fail("%s: truncated llama2.c v%d checkpoint (%zu bytes; the header alone needs %d)", path, version,
+                       f->size, L2C_HEADER_BYTES);
+    int32_t h[7];
+    memcpy(h, f->data + 8, sizeof h);
+    if (check_dims(h, false, path) != 0) return -1;
+    uint8_t shared = f->data[36];
+    if (shared > 1) return gf_fail("%s: shared_classifier flag is %u (expected 0 or 1)", path, shared);
+    model_config *c = &m->cfg;
+    fill_config(c, h, shared == 1);
+    const dims d = dims_of(c);
+    const size_t D = d.D, F = d.F, L = d.L, V = d.V, kvd = d.kvd;
+    /* the quantized (v2) or plain (v1) matrices, in file order */
+    const struct { size_t count, numel; } mats[] = {
+        {1, V * D}, {L, D * D}, {L, kvd * D}, {L, kvd * D}, {L, D * D},
+        {L, F * D}, {L, D * F}, {L, F * D}, {c->tied_embeddings ? 0 : 1, V * D},
+    };
+    const size_t n_mats = sizeof mats / sizeof mats[0];
+    byte_count want = {L2C_HEADER_BYTES, false};
+    count_add(&want, 2 * L + 1, D, 4); /* norms */
+    size_t gs = 0;
+    if (version == 1) {
+        for (size_t i = 0; i < n_mats; i++) count_add(&want, mats[i].count, mats[i].numel, 4);
+    } else {
+        int32_t g;
+        memcpy(&g, f->data + 37, 4);
+        if (g <= 0 || g > (1 << 24)) return gf_fail("%s: bad Q8_0 group size %d in the v2 header", path, g);
+        gs = (size_t)g;
+        for (size_t i = 0; i < n_mats; i++) {
+            if (mats[i].count && mats[i].numel % gs != 0)
+                return gf_fail("%s: Q8_0 group size %zu does not divide a tensor of %zu values", path, gs,
+                               mats[i].numel);
+            count_add(&want, mats[i].count, mats[i].numel + mats[i].numel / gs * 4, 1);
         }
-        free(found);
     }
-    rc = 0;
-    goto done;
-fail:
-    gf_fail_prefix(path);
-done:
+    char what[8];
+    snprintf(what, sizeof what, "v%d", version);
+    if (check_size(f->size, &want, path, what) != 0) return -1;
+    snprintf(m->weights_dtype, sizeof m->weights_dtype, "%s", version == 1 ? "f32" : "q8_0");
+
+    model_weights_alloc(&m->w, c);
+    model_weights *w = &m->w;
+    byte_reader r = {f->data + L2C_HEADER_BYTES, f->data + f->size};
+    for (size_t l = 0; l < L; l++) read_f32(&r, w->layers[l].attn_norm, D);
+    for (size_t l = 0; l < L; l++) read_f32(&r, w->layers[l].ffn_norm, D);
+    read_f32(&r, w->final_norm, D);
+#define READ(dst, n) (version == 1 ? read_f32(&r, (dst), (n)) : read_q8(&r, (dst), (n), gs))
+    READ(w->tok_embed, V * D);
+    for (size_t l = 0; l < L; l++) READ(w->layers[l].wq, D * D);
+    for (size_t l = 0; l < L; l++) READ(w->layers[l].wk, kvd * D);
+    for (size_t l = 0; l < L; l++) READ(w->layers[l].wv, kvd * D);
+    for (size_t l = 0; l < L; l++) READ(w->layers[l].wo, D * D);
+    for (size_t l = 0; l < L; l++) READ(w->layers[l].w_gate, F * D);
+    for (size_t l = 0; l < L; l++) READ(w->layers[l].w_down, D * F);
+    for (size_t l = 0; l < L; l++) READ(w->layers[l].w_up, F * D);
+    if (!c->tied_embeddings) READ(w->lm_head, V * D);
+#undef READ
+    GF_ASSERT(r.p == r.end);
+    return 0;
+}
+
+static bool ends_with(const char *s, const char *suffix) {
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+int load_llama2c(model *m, const char *path, const model_load_opts *opts) {
+    if (ends_with(path, ".safetensors") || ends_with(path, ".json"))
+        return gf_fail("%s: name the model folder (with config.json and the safetensors), not one file in it", path);
+    mapped_file f;
+    if (mapped_file_open(&f, path) != 0) return -1;
+    uint32_t magic = 0;
+    if (f.size >= 4) memcpy(&magic, f.data, 4);
+    int rc = magic == L2C_MAGIC ? load_versioned(m, &f, path) : load_legacy(m, &f, path);
     mapped_file_close(&f);
+    if (rc != 0) return -1;
+
+    const char *tp = opts->tokenizer_path;
+    char *found = tp ? NULL : find_tokenizer(path, m->cfg.vocab_size);
+    if (!tp) tp = found;
+    if (tp && tokenizer_load_llama2c(&m->tok, tp, m->cfg.vocab_size) != 0) rc = -1;
+    free(found);
     return rc;
 }

@@ -1,6 +1,7 @@
 #include "tokenizer/bpe_merge.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/error.h"
 
@@ -14,6 +15,7 @@ typedef struct {
 typedef struct {
     candidate *a;
     int n, cap;
+    candidate *local; /* initial storage on the caller's stack; short words never allocate */
 } heap;
 
 /* a before b: higher priority, then leftmost (smaller index = further left,
@@ -25,8 +27,13 @@ static bool before(const candidate *a, const candidate *b) {
 
 static void heap_push(heap *h, candidate c) {
     if (h->n == h->cap) {
-        h->cap = h->cap ? h->cap * 2 : 64;
-        h->a = gf_realloc(h->a, (size_t)h->cap * sizeof *h->a);
+        h->cap *= 2;
+        if (h->a == h->local) {
+            h->a = gf_malloc((size_t)h->cap * sizeof *h->a);
+            memcpy(h->a, h->local, (size_t)h->n * sizeof *h->a);
+        } else {
+            h->a = gf_realloc(h->a, (size_t)h->cap * sizeof *h->a);
+        }
     }
     int i = h->n++;
     while (i > 0) {
@@ -63,7 +70,8 @@ static void consider(heap *h, const bpe_sym *s, int left, bpe_pair_fn pair, void
 
 void bpe_merge(bpe_sym *s, int n, bpe_pair_fn pair, void *ctx) {
     if (n < 2) return;
-    heap h = {0};
+    candidate local[64];
+    heap h = {local, 0, 64, local};
     for (int i = 0; i < n; i++) consider(&h, s, i, pair, ctx);
     while (h.n > 0) {
         candidate c = heap_pop(&h);
@@ -80,5 +88,5 @@ void bpe_merge(bpe_sym *s, int n, bpe_pair_fn pair, void *ctx) {
         if (s[c.left].prev >= 0) consider(&h, s, s[c.left].prev, pair, ctx);
         consider(&h, s, c.left, pair, ctx);
     }
-    free(h.a);
+    if (h.a != h.local) free(h.a);
 }

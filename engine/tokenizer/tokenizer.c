@@ -33,7 +33,7 @@ char *tokenizer_decode(const tokenizer *t, const int *ids, size_t n, size_t *len
     size_t len = 0, cap = 0;
     tok_buf_append(&buf, &len, &cap, "", 0);
     for (size_t i = 0; i < n; i++) {
-        if (ids[i] < 0 || ids[i] >= t->vocab_size) continue;
+        if (ids[i] < 0 || ids[i] >= t->vocab_size || ids[i] == t->bos) continue;
         t->ops->decode_piece(t, i ? ids[i - 1] : -1, ids[i], &buf, &len, &cap);
     }
     if (len_out) *len_out = len;

@@ -1,0 +1,62 @@
+#include "eval/generate.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "core/error.h"
+#include "model/forward.h"
+
+static uint64_t next_u64(uint64_t *s) { /* xorshift64* */
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return *s * 2685821657736338717ULL;
+}
+
+static int pick(const float *logits, int V, double temp, uint64_t *rng) {
+    int best = 0;
+    for (int i = 1; i < V; i++)
+        if (logits[i] > logits[best]) best = i;
+    if (temp <= 0) return best;
+    double z = 0;
+    for (int i = 0; i < V; i++) z += exp((logits[i] - logits[best]) / temp);
+    double r = (double)(next_u64(rng) >> 11) / 9007199254740992.0 * z, acc = 0;
+    for (int i = 0; i < V; i++) {
+        acc += exp((logits[i] - logits[best]) / temp);
+        if (r < acc) return i;
+    }
+    return best;
+}
+
+int generate(const model *m, const int *prompt, int n, const generate_opts *o, int_vec *out) {
+    if (n <= 0) return gf_fail("generation needs at least one prompt token");
+    int ctx = n + o->max_new;
+    if (m->cfg.max_seq > 0 && ctx > m->cfg.max_seq) {
+        if (n >= m->cfg.max_seq)
+            return gf_fail("the prompt (%d tokens) fills the model's context of %d", n, m->cfg.max_seq);
+        ctx = m->cfg.max_seq;
+    }
+    forward_ctx fc;
+    if (forward_ctx_init(&fc, m, ctx) != 0) return -1;
+    const int V = m->cfg.vocab_size;
+    float *logits = gf_malloc((size_t)V * sizeof *logits);
+    uint64_t rng = o->seed ? o->seed : 0x9E3779B97F4A7C15ULL;
+    int eos = m->tok ? tokenizer_eos(m->tok) : m->cfg.eos_id;
+    int bos = m->tok ? tokenizer_bos(m->tok) : m->cfg.bos_id;
+    int rc = model_forward(&fc, prompt, n, 0, NULL, NULL);
+    int prev = prompt[n - 1], produced = 0;
+    for (int pos = n; rc == 0; pos++) {
+        model_logits(&fc, fc.last_T - 1, 1, logits);
+        int id = pick(logits, V, o->temperature, &rng);
+        if (o->stop_at_eos && (id == eos || (m->cfg.source == SOURCE_LLAMA2C && id == bos))) break;
+        int_vec_push(out, id);
+        produced++;
+        if (o->on_token) o->on_token(o->ud, prev, id);
+        prev = id;
+        if (produced >= o->max_new || pos >= ctx) break;
+        rc = model_forward(&fc, &id, 1, pos, NULL, NULL);
+    }
+    free(logits);
+    forward_ctx_free(&fc);
+    return rc;
+}

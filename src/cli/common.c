@@ -1,0 +1,77 @@
+#include "cli/common.h"
+
+#include <cblas.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+
+void common_opts_default(common_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->seed = 1;
+    o->device = "cpu";
+}
+
+int cli_parse(int argc, char **argv, const opt_spec *specs, int n_specs, const char **pos,
+              int min_pos, int max_pos, int *n_pos, const char *usage_line, common_opts *common) {
+    if (args_parse(argc, argv, specs, n_specs, pos, max_pos, n_pos) != 0) {
+        fprintf(stderr, "graft %s: %s (see graft %s --help)\n", argv[0], gf_last_error(), argv[0]);
+        return 2;
+    }
+    if (common && common->help) {
+        fprintf(stderr, "usage: %s\n\noptions:\n", usage_line);
+        args_usage(specs, n_specs);
+        return -1;
+    }
+    if (*n_pos < min_pos) {
+        fprintf(stderr, "graft %s: missing argument (usage: %s)\n", argv[0], usage_line);
+        return 2;
+    }
+    return 0;
+}
+
+int cli_setup(const char *cmd, const common_opts *o) {
+    if (o->threads < 0) {
+        fprintf(stderr, "graft %s: --threads must be >= 0\n", cmd);
+        return 2;
+    }
+    if (o->threads > 0) {
+        omp_set_num_threads(o->threads);
+        openblas_set_num_threads(o->threads);
+    }
+    if (strcmp(o->device, "cpu") != 0) {
+        if (strncmp(o->device, "cuda", 4) == 0)
+            fprintf(stderr, "graft %s: --device %s: this build has no CUDA backend yet; use --device cpu\n", cmd,
+                    o->device);
+        else
+            fprintf(stderr, "graft %s: unknown device '%s' (cpu or cuda[:N])\n", cmd, o->device);
+        return 2;
+    }
+    return 0;
+}
+
+int cli_load_model(const char *cmd, const char *arg, const common_opts *o, model *m) {
+    model_load_opts lo = {o->tokenizer};
+    if (model_load(m, arg, &lo) != 0) {
+        cli_fail(cmd);
+        return -1;
+    }
+    return 0;
+}
+
+int cli_fail(const char *cmd) {
+    fprintf(stderr, "graft %s: %s\n", cmd, gf_last_error());
+    return 1;
+}
+
+void cli_print_json(cJSON *obj) {
+    char *s = cJSON_PrintUnformatted(obj);
+    if (s) {
+        fputs(s, stdout);
+        fputc('\n', stdout);
+        free(s);
+    }
+    cJSON_Delete(obj);
+}

@@ -1,0 +1,53 @@
+/* Options and helpers every command shares: --json, --threads, --seed,
+ * --device, --tokenizer; loading the MODEL argument; JSON output. */
+#ifndef GRAFT_CLI_COMMON_H
+#define GRAFT_CLI_COMMON_H
+
+#include <stdbool.h>
+#include <cjson/cJSON.h>
+
+#include "cli/args.h"
+#include "model/model.h"
+
+typedef struct {
+    bool json;
+    bool help;
+    int threads;        /* 0 = all cores */
+    long seed;
+    const char *device; /* "cpu" (default) or "cuda[:N]" */
+    const char *tokenizer;
+} common_opts;
+
+#define COMMON_OPTS(o)                                                                          \
+    {"json", OPT_FLAG, &(o).json, "print one JSON object on stdout"},                           \
+    {"threads", OPT_INT, &(o).threads, "CPU threads (default: all cores)"},                     \
+    {"seed", OPT_LONG, &(o).seed, "random seed (default 1)"},                                   \
+    {"device", OPT_STR, &(o).device, "cpu (default) or cuda[:N]"},                              \
+    {"tokenizer", OPT_STR, &(o).tokenizer, "tokenizer file (default: found beside the model)"}, \
+    {"help", OPT_FLAG, &(o).help, "this help"}
+
+void common_opts_default(common_opts *o);
+
+/* Parses argv, prints the error or the usage; returns 0 to go on, or the exit
+ * status to return (2 on a usage error, 0 after --help). */
+int cli_parse(int argc, char **argv, const opt_spec *specs, int n_specs, const char **pos,
+              int min_pos, int max_pos, int *n_pos, const char *usage_line, common_opts *common);
+
+/* Applies --threads and checks --device. Returns 0 or prints and returns 2. */
+int cli_setup(const char *cmd, const common_opts *o);
+
+/* Loads MODEL (a path; later also a Hub repo id). Prints the error and
+ * returns -1 on failure. */
+int cli_load_model(const char *cmd, const char *arg, const common_opts *o, model *m);
+
+/* Prints "graft CMD: <last error>" on stderr; returns 1. */
+int cli_fail(const char *cmd);
+
+/* Prints a JSON object on stdout (one line) and deletes it. */
+void cli_print_json(cJSON *obj);
+
+/* The teacher summary shared by inspect and the default screen. */
+cJSON *model_summary_json(const model *m);
+void model_summary_print(const model *m);
+
+#endif

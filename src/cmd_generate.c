@@ -1,0 +1,94 @@
+/* graft generate MODEL [--prompt TEXT] [-n N] [--temp T] */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/common.h"
+#include "commands.h"
+#include "eval/generate.h"
+
+static void stream_piece(void *ud, int prev, int id) {
+    const tokenizer *t = ud;
+    char *s = tokenizer_decode_piece(t, prev, id);
+    fputs(s, stdout);
+    fflush(stdout);
+    free(s);
+}
+
+int cmd_generate(int argc, char **argv) {
+    common_opts co;
+    common_opts_default(&co);
+    const char *prompt = "";
+    int n = 64;
+    double temp = 0;
+    bool ignore_eos = false;
+    opt_spec specs[] = {
+        {"prompt", OPT_STR, &prompt, "text to continue (default: empty, start from BOS)"},
+        {"n", OPT_INT, &n, "tokens to generate (default 64)"},
+        {"temp", OPT_DOUBLE, &temp, "sampling temperature (default 0: greedy)"},
+        {"ignore-eos", OPT_FLAG, &ignore_eos, "keep going past the end-of-text token"},
+        COMMON_OPTS(co),
+    };
+    const char *pos[1];
+    int np, rc = cli_parse(argc, argv, specs, sizeof specs / sizeof *specs, pos, 1, 1, &np,
+                           "graft generate MODEL [--prompt TEXT] [-n N] [--temp T] [--json]", &co);
+    if (rc) return rc < 0 ? 0 : rc;
+    if ((rc = cli_setup("generate", &co))) return rc;
+    if (n < 0 || temp < 0) {
+        fprintf(stderr, "graft generate: -n and --temp must be >= 0\n");
+        return 2;
+    }
+    model m;
+    if (cli_load_model("generate", pos[0], &co, &m) != 0) return 1;
+    if (!m.tok) {
+        fprintf(stderr, "graft generate: %s has no tokenizer (pass --tokenizer PATH)\n", pos[0]);
+        model_free(&m);
+        return 1;
+    }
+    int_vec in = {0}, out = {0};
+    tokenizer_encode(m.tok, prompt, strlen(prompt), true, &in);
+    int bos = tokenizer_bos(m.tok);
+    if (in.len == 0) { /* no BOS and no prompt: nothing to condition on */
+        fprintf(stderr, "graft generate: this tokenizer has no BOS token; give a --prompt\n");
+        model_free(&m);
+        return 2;
+    }
+    size_t skip = (bos >= 0 && in.data[0] == bos) ? 1 : 0;
+    generate_opts go = {n, temp, (uint64_t)co.seed, !ignore_eos, NULL, NULL};
+    if (!co.json) {
+        go.on_token = stream_piece;
+        go.ud = m.tok;
+        char *p = tokenizer_decode(m.tok, in.data, in.len, NULL);
+        fputs(p, stdout);
+        free(p);
+    }
+    rc = generate(&m, in.data, (int)in.len, &go, &out);
+    if (rc != 0) {
+        rc = cli_fail("generate");
+    } else if (co.json) {
+        /* ids after BOS: the prompt's, then the generated ones */
+        int_vec all = {0};
+        for (size_t i = skip; i < in.len; i++) int_vec_push(&all, in.data[i]);
+        for (size_t i = 0; i < out.len; i++) int_vec_push(&all, out.data[i]);
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddItemToObject(o, "ids", cJSON_CreateIntArray(all.data, (int)all.len));
+        /* decode with BOS in front so llama2.c drops the leading space as it does after BOS */
+        int_vec dec = {0};
+        if (skip) int_vec_push(&dec, bos);
+        for (size_t i = 0; i < all.len; i++) int_vec_push(&dec, all.data[i]);
+        char *text = tokenizer_decode(m.tok, dec.data, dec.len, NULL);
+        cJSON_AddStringToObject(o, "text", text);
+        cJSON_AddNumberToObject(o, "prompt_tokens", (double)(in.len - skip));
+        cJSON_AddNumberToObject(o, "generated_tokens", (double)out.len);
+        cli_print_json(o);
+        free(text);
+        int_vec_free(&all);
+        int_vec_free(&dec);
+    } else {
+        fputc('\n', stdout);
+    }
+    int_vec_free(&in);
+    int_vec_free(&out);
+    model_free(&m);
+    return rc;
+}

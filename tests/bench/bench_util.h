@@ -1,0 +1,35 @@
+/* Shared bits of the CPU benchmarks: a monotonic clock and the OpenBLAS sgemm
+ * rate measured in the same run (the yardstick every figure is set against). */
+#ifndef GRAFT_BENCH_UTIL_H
+#define GRAFT_BENCH_UTIL_H
+
+#include <cblas.h>
+#include <stdlib.h>
+#include <time.h>
+
+static inline double bench_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* GFLOP/s of C[M,N] = A[M,K] B[N,K]^T, best of `reps`. */
+static inline double bench_sgemm_gflops(int M, int N, int K, int reps) {
+    float *a = malloc((size_t)M * K * sizeof *a), *b = malloc((size_t)N * K * sizeof *b),
+          *c = malloc((size_t)M * N * sizeof *c);
+    for (size_t i = 0; i < (size_t)M * K; i++) a[i] = (float)((i * 7919) % 1000) * 1e-3f;
+    for (size_t i = 0; i < (size_t)N * K; i++) b[i] = (float)((i * 104729) % 1000) * 1e-3f;
+    double best = 1e30;
+    for (int r = 0; r < reps; r++) {
+        double t = bench_now();
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, a, K, b, K, 0.0f, c, N);
+        t = bench_now() - t;
+        if (t < best) best = t;
+    }
+    free(a);
+    free(b);
+    free(c);
+    return 2.0 * M * N * K / best * 1e-9;
+}
+
+#endif

@@ -1,0 +1,30 @@
+# Bad flags and bad inputs: one clear line on stderr, non-zero exit, no crash.
+. "$(dirname "$0")/../lib.sh"
+need_stories
+
+expect_error "unknown command" "$G" frobnicate
+expect_error "unknown option --bogus" "$G" ppl "$STORIES" --bogus
+expect_error "needs an integer" "$G" generate "$STORIES" -n abc
+expect_error "--text FILE is required" "$G" ppl "$STORIES"
+expect_error "no such file" "$G" inspect "$TMP/missing.bin"
+expect_error "missing argument" "$G" inspect
+expect_error "no CUDA backend" "$G" inspect "$STORIES" --device cuda
+expect_error "unknown device" "$G" inspect "$STORIES" --device tpu
+
+printf 'x' >"$TMP/one.txt"
+"$G" ppl "$STORIES" --text "$TMP/one.txt" --json >/dev/null || fail "a one-character text has BOS + 2 tokens and must work"
+: >"$TMP/empty.txt"
+expect_error "at least 2" "$G" ppl "$STORIES" --text "$TMP/empty.txt"
+expect_error "fewer than one sequence" "$G" stats "$STORIES" --text "$TMP/one.txt"
+expect_error "No such file" "$G" stats "$STORIES" --text "$TMP/nope.txt"
+
+# truncated and lying llama2.c checkpoints
+head -c 20 "$STORIES" >"$TMP/short.bin"
+expect_error "truncated" "$G" inspect "$TMP/short.bin"
+head -c 100000 "$STORIES" >"$TMP/cut.bin"
+expect_error "truncated" "$G" inspect "$TMP/cut.bin"
+python3 -c "
+import struct,sys
+d=bytearray(open(sys.argv[1],'rb').read()); d[0:4]=struct.pack('<i',-5); open(sys.argv[2],'wb').write(d)" "$STORIES" "$TMP/neg.bin"
+expect_error "not a llama2.c checkpoint" "$G" inspect "$TMP/neg.bin"
+exit 0

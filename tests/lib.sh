@@ -1,0 +1,24 @@
+# Shared helpers for integration scripts (sourced).
+set -u
+G=${GRAFT_BIN:?GRAFT_BIN not set}
+SHARED=${GRAFT_SHARED:-}
+STORIES=$SHARED/models/tinyllamas/stories260K/stories260K.bin
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+skip() { echo "$*"; exit 77; }
+fail() { echo "FAIL: $*"; exit 1; }
+need_stories() { [ -f "$STORIES" ] || skip "stories260K not found under \$GRAFT_SHARED ($SHARED)"; }
+
+# expect_error "substring" cmd...: the command must exit non-zero with one stderr line containing substring
+expect_error() {
+    want=$1; shift
+    if "$@" >"$TMP/out" 2>"$TMP/err"; then fail "expected failure: $*"; fi
+    rc=$?
+    [ "$rc" -ge 128 ] && fail "crashed with signal (exit $rc): $*"
+    grep -qF -- "$want" "$TMP/err" || fail "stderr of '$*' lacks '$want': $(cat "$TMP/err")"
+    [ "$(wc -l <"$TMP/err")" -eq 1 ] || fail "stderr of '$*' is not one line: $(cat "$TMP/err")"
+}
+
+# json_get FILE EXPR: evaluates a Python expression over the parsed JSON `j`
+json_get() { python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"; }

@@ -1,0 +1,514 @@
+/* Unit tests for the Gated DeltaNet layer (engine/gdn):
+ * - recurrent vs chunked forward (core and whole layer), float32 and double;
+ * - central finite-difference gradient checks in double for every parameter and x;
+ * - the float32 production path against the double one (forward and gradients);
+ * - a hand-computed T = 2 case; config validation; GQA expansion. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "gdn/gdn.h"
+
+/* ------------------------------------------------------------ random numbers */
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+static void rng_seed(uint64_t s) { rng_state = s * 0x9E3779B97F4A7C15ull + 1; }
+static double rng_uniform(void) { /* (0, 1) */
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return ((double)(rng_state >> 11) + 0.5) / 9007199254740992.0;
+}
+static double rng_normal(void) {
+    return sqrt(-2.0 * log(rng_uniform())) * cos(6.283185307179586 * rng_uniform());
+}
+static void fill_normal(double *a, size_t n, double std) {
+    for (size_t i = 0; i < n; i++) a[i] = std * rng_normal();
+}
+
+static double max_abs(const double *a, size_t n) {
+    double m = 0;
+    for (size_t i = 0; i < n; i++) m = fmax(m, fabs(a[i]));
+    return m;
+}
+/* max |a - b| / max |b|: the "relative error" used throughout. */
+static double rel_err_d(const double *a, const double *b, size_t n) {
+    double d = 0;
+    for (size_t i = 0; i < n; i++) d = fmax(d, fabs(a[i] - b[i]));
+    double s = max_abs(b, n);
+    return d / (s > 0 ? s : 1);
+}
+static double rel_err_fd(const float *a, const double *b, size_t n) {
+    double d = 0;
+    for (size_t i = 0; i < n; i++) d = fmax(d, fabs((double)a[i] - b[i]));
+    double s = max_abs(b, n);
+    return d / (s > 0 ? s : 1);
+}
+static double rel_err_ff(const float *a, const float *b, size_t n) {
+    double d = 0, s = 0;
+    for (size_t i = 0; i < n; i++) {
+        d = fmax(d, fabs((double)a[i] - (double)b[i]));
+        s = fmax(s, fabs((double)b[i]));
+    }
+    return d / (s > 0 ? s : 1);
+}
+
+/* ------------------------------------------------------------- core inputs */
+
+typedef struct {
+    gdn_core_shape s;
+    double *q, *k, *v, *g, *beta; /* double master copy */
+    size_t nqk, nv, nh;
+} core_case;
+
+static void l2_rows(double *a, size_t rows, int d) {
+    for (size_t r = 0; r < rows; r++) {
+        double ss = 0;
+        for (int j = 0; j < d; j++) ss += a[r * d + j] * a[r * d + j];
+        for (int j = 0; j < d; j++) a[r * d + j] /= sqrt(ss);
+    }
+}
+
+static void core_case_make(core_case *c, int B, int T, int H, int dk, int dv, int chunk) {
+    memset(c, 0, sizeof *c);
+    c->s = (gdn_core_shape){B, T, H, dk, dv, chunk, 1.0 / sqrt((double)dk), GDN_FORM_CHUNKED};
+    c->nh = (size_t)B * T * H;
+    c->nqk = c->nh * dk;
+    c->nv = c->nh * dv;
+    c->q = malloc(c->nqk * sizeof(double));
+    c->k = malloc(c->nqk * sizeof(double));
+    c->v = malloc(c->nv * sizeof(double));
+    c->g = malloc(c->nh * sizeof(double));
+    c->beta = malloc(c->nh * sizeof(double));
+    fill_normal(c->q, c->nqk, 1);
+    fill_normal(c->k, c->nqk, 1);
+    l2_rows(c->q, c->nh, dk);
+    l2_rows(c->k, c->nh, dk);
+    fill_normal(c->v, c->nv, 1);
+    for (size_t i = 0; i < c->nh; i++) {
+        c->g[i] = -0.5 * rng_uniform();   /* decays in (0.6, 1) */
+        c->beta[i] = rng_uniform();
+    }
+}
+
+static void core_case_free(core_case *c) {
+    free(c->q);
+    free(c->k);
+    free(c->v);
+    free(c->g);
+    free(c->beta);
+}
+
+static float *to_float(const double *a, size_t n) {
+    float *f = malloc(n * sizeof(float));
+    for (size_t i = 0; i < n; i++) f[i] = (float)a[i];
+    return f;
+}
+
+/* Recurrent and chunked core forward agree (float32 and double), checkpoints too. */
+static void core_forms_agree(void **state) {
+    (void)state;
+    const int chunks[] = {16, 32, 64};
+    const int lens[] = {1, 17, 63, 64, 65, 100, 130, 200};
+    double worst_f = 0, worst_d = 0;
+    rng_seed(1);
+    for (size_t ci = 0; ci < 3; ci++)
+        for (size_t li = 0; li < sizeof lens / sizeof *lens; li++) {
+            core_case c;
+            core_case_make(&c, 2, lens[li], 2, 16, 24, chunks[ci]);
+            int nc = (c.s.T + c.s.chunk - 1) / c.s.chunk;
+            size_t nck = (size_t)2 * 2 * nc * 16 * 24;
+            float *qf = to_float(c.q, c.nqk), *kf = to_float(c.k, c.nqk), *vf = to_float(c.v, c.nv);
+            float *gf = to_float(c.g, c.nh), *bf = to_float(c.beta, c.nh);
+            float *o_rec = malloc(c.nv * sizeof(float)), *o_chk = malloc(c.nv * sizeof(float));
+            float *ck_rec = malloc(nck * sizeof(float)), *ck_chk = malloc(nck * sizeof(float));
+            double *od_rec = malloc(c.nv * sizeof(double)), *od_chk = malloc(c.nv * sizeof(double));
+
+            c.s.form = GDN_FORM_RECURRENT;
+            gdn_core_forward(&c.s, qf, kf, vf, gf, bf, o_rec, ck_rec);
+            gdn_core_forward_f64(&c.s, c.q, c.k, c.v, c.g, c.beta, od_rec, NULL);
+            c.s.form = GDN_FORM_CHUNKED;
+            gdn_core_forward(&c.s, qf, kf, vf, gf, bf, o_chk, ck_chk);
+            gdn_core_forward_f64(&c.s, c.q, c.k, c.v, c.g, c.beta, od_chk, NULL);
+
+            double ef = rel_err_ff(o_chk, o_rec, c.nv), ed = rel_err_d(od_chk, od_rec, c.nv);
+            double eck = rel_err_ff(ck_chk, ck_rec, nck), e32 = rel_err_fd(o_rec, od_rec, c.nv);
+            worst_f = fmax(worst_f, fmax(ef, eck));
+            worst_d = fmax(worst_d, ed);
+            if (ef > 1e-5 || eck > 1e-5 || ed > 1e-12 || e32 > 1e-5)
+                print_message("chunk %d T %d: float %.3g ckpt %.3g double %.3g f32-vs-f64 %.3g\n",
+                              chunks[ci], lens[li], ef, eck, ed, e32);
+            assert_true(ef < 1e-5);    /* float32: chunked vs recurrent */
+            assert_true(eck < 1e-5);   /* states at chunk boundaries */
+            assert_true(ed < 1e-12);   /* same in double: the algebra is exact */
+            assert_true(e32 < 1e-5);   /* float32 recurrent vs double */
+            assert_true(max_abs(od_rec, c.nv) > 1e-3);   /* outputs are not trivially 0 */
+            free(qf); free(kf); free(vf); free(gf); free(bf);
+            free(o_rec); free(o_chk); free(ck_rec); free(ck_chk); free(od_rec); free(od_chk);
+            core_case_free(&c);
+        }
+    print_message("core forms: worst float32 rel err %.2e, double %.2e\n", worst_f, worst_d);
+}
+
+/* T = 2, one head, dk = dv = 2: states and outputs written out by hand. */
+static void core_hand_checked(void **state) {
+    (void)state;
+    double q[4] = {0.8, 0.6, 0.0, 1.0};   /* q1, q2 (unit) */
+    double k[4] = {1.0, 0.0, 0.6, 0.8};   /* k1, k2 (unit) */
+    double v[4] = {1.0, 2.0, -1.0, 0.5};
+    double g[2] = {-0.1, -0.5}, beta[2] = {0.5, 0.8};
+    double s = 1 / sqrt(2.0);
+    /* S1 = beta1 v1 k1^T = [[0.5, 0], [1, 0]] (S0 = 0, the decay does not matter).
+     * o1 = S1 (s q1) = s (0.4, 0.8). */
+    double o1[2] = {s * 0.4, s * 0.8};
+    /* S2 = a2 S1 (I - beta2 k2 k2^T) + beta2 v2 k2^T, a2 = e^-0.5.
+     * I - 0.8 k2 k2^T = [[1 - 0.288, -0.384], [-0.384, 1 - 0.512]] = [[0.712, -0.384], [-0.384, 0.488]]
+     * S1 (..) = [[0.356, -0.192], [0.712, -0.384]]
+     * beta2 v2 k2^T = 0.8 [[-0.6, -0.8], [0.3, 0.4]] = [[-0.48, -0.64], [0.24, 0.32]] */
+    double a2 = exp(-0.5);
+    double S2[2][2] = {{a2 * 0.356 - 0.48, a2 * -0.192 - 0.64}, {a2 * 0.712 + 0.24, a2 * -0.384 + 0.32}};
+    double o2[2] = {s * S2[0][1], s * S2[1][1]};   /* q2 = (0, 1) */
+    double want[4] = {o1[0], o1[1], o2[0], o2[1]};
+
+    for (int form = 0; form < 2; form++) {
+        gdn_core_shape sh = {1, 2, 1, 2, 2, 16, s, form ? GDN_FORM_RECURRENT : GDN_FORM_CHUNKED};
+        double od[4], ck[4];
+        gdn_core_forward_f64(&sh, q, k, v, g, beta, od, ck);
+        for (int i = 0; i < 4; i++) assert_true(fabs(od[i] - want[i]) < 1e-14);
+        for (int i = 0; i < 4; i++) assert_true(ck[i] == 0);   /* one chunk, zero start */
+        float qf[4], kf[4], vf[4], gf[2], bf[2], of[4];
+        for (int i = 0; i < 4; i++) qf[i] = (float)q[i], kf[i] = (float)k[i], vf[i] = (float)v[i];
+        for (int i = 0; i < 2; i++) gf[i] = (float)g[i], bf[i] = (float)beta[i];
+        gdn_core_forward(&sh, qf, kf, vf, gf, bf, of, NULL);
+        for (int i = 0; i < 4; i++) assert_true(fabs(of[i] - want[i]) < 1e-6);
+    }
+    /* with the chunk boundary between the two tokens the checkpoint is S1 */
+}
+
+/* ------------------------------------------------------- whole-layer cases */
+
+typedef struct {
+    gdn_config cfg;
+    int B, T, kv_heads;
+    gdn_params_f64 p;
+    double *x, *R;   /* [B, T, D] input and the fixed loss weights */
+} layer_case;
+
+static void layer_case_make(layer_case *L, int B, int T, int D, int H, int hd, int kv_heads,
+                            int chunk, int options, gdn_scale_mode sm, gdn_form form) {
+    memset(L, 0, sizeof *L);
+    gdn_config_default(&L->cfg, D, H, hd);
+    L->cfg.chunk = chunk;
+    L->cfg.qkv_bias = options;
+    L->cfg.conv = options;
+    L->cfg.scale_mode = sm;
+    L->cfg.form = form;
+    assert_int_equal(gdn_config_check(&L->cfg), 0);
+    L->B = B;
+    L->T = T;
+    L->kv_heads = kv_heads;
+    gdn_params_alloc_f64(&L->p, &L->cfg);
+    gdn_params_f64 *p = &L->p;
+    size_t hk = (size_t)H * hd, Ds = (size_t)D;
+    double w_std = 1.0 / sqrt((double)D);
+    fill_normal(p->wq, hk * Ds, w_std);
+    /* k, v: teacher-style KV heads repeated for their query groups (GQA expansion) */
+    size_t kvn = (size_t)kv_heads * hd * Ds;
+    double *kv = malloc(kvn * sizeof(double));
+    fill_normal(kv, kvn, w_std);
+    gdn_gqa_expand(p->wk, kv, sizeof(double), kv_heads, H / kv_heads, hd, D);
+    fill_normal(kv, kvn, w_std);
+    gdn_gqa_expand(p->wv, kv, sizeof(double), kv_heads, H / kv_heads, hd, D);
+    free(kv);
+    fill_normal(p->wg, hk * Ds, w_std);
+    fill_normal(p->wa, (size_t)H * Ds, w_std);
+    fill_normal(p->wb, (size_t)H * Ds, w_std);
+    if (options) {
+        fill_normal(p->bq, (size_t)gdn_qkv_width(&L->cfg), 0.3);
+        for (size_t i = 0; i < (size_t)gdn_qkv_width(&L->cfg) * GDN_CONV_K; i++)
+            p->conv_q[i] = 0.5 * rng_normal() + (i % GDN_CONV_K == GDN_CONV_K - 1 ? 1.0 : 0.0);
+    }
+    for (int h = 0; h < H; h++) {
+        p->a_log[h] = log(0.5 + 2.0 * rng_uniform());
+        p->dt_bias[h] = log(expm1(0.05 + 0.5 * rng_uniform()));   /* softplus^-1 */
+    }
+    for (int j = 0; j < hd; j++) p->w_norm[j] = 1.0 + 0.2 * rng_normal();
+    fill_normal(p->wo, Ds * hk, 1.0 / sqrt((double)hk));
+    size_t nx = (size_t)B * T * D;
+    L->x = malloc(nx * sizeof(double));
+    L->R = malloc(nx * sizeof(double));
+    fill_normal(L->x, nx, 1.0);
+    fill_normal(L->R, nx, 1.0);
+}
+
+static void layer_case_free(layer_case *L) {
+    gdn_params_free_f64(&L->p);
+    free(L->x);
+    free(L->R);
+}
+
+static size_t nx_of(const layer_case *L) { return (size_t)L->B * L->T * L->cfg.D; }
+
+/* L = sum(y * R). */
+static double layer_loss(layer_case *L, gdn_cache_f64 *ca, double *y) {
+    gdn_forward_f64(&L->cfg, &L->p, ca, L->x, y);
+    double s = 0;
+    for (size_t i = 0; i < nx_of(L); i++) s += y[i] * L->R[i];
+    return s;
+}
+
+typedef struct { const char *name; size_t off, n; } tensor_ref;
+
+static int tensor_list(const gdn_params_f64 *p, const gdn_config *c, tensor_ref *out) {
+    size_t D = (size_t)c->D, H = (size_t)c->H, hk = H * c->dk, hv = H * c->dv;
+    int n = 0;
+#define T_(nm, ptr, cnt) out[n++] = (tensor_ref){nm, (size_t)((ptr) - p->block), (cnt)}
+    T_("Wq", p->wq, hk * D);
+    T_("Wk", p->wk, hk * D);
+    T_("Wv", p->wv, hv * D);
+    T_("Wg", p->wg, hv * D);
+    T_("Wa", p->wa, H * D);
+    T_("Wb", p->wb, H * D);
+    if (p->bq) {
+        T_("bq", p->bq, hk);
+        T_("bk", p->bk, hk);
+        T_("bv", p->bv, hv);
+    }
+    if (p->conv_q) {
+        T_("conv_q", p->conv_q, hk * GDN_CONV_K);
+        T_("conv_k", p->conv_k, hk * GDN_CONV_K);
+        T_("conv_v", p->conv_v, hv * GDN_CONV_K);
+    }
+    T_("A_log", p->a_log, H);
+    T_("dt_bias", p->dt_bias, H);
+    T_("w_norm", p->w_norm, (size_t)c->dv);
+    T_("Wo", p->wo, D * hv);
+#undef T_
+    return n;
+}
+
+/* Central differences on every parameter and every input element, in double. */
+static void check_layer_gradients(layer_case *L, const char *label) {
+    gdn_cache_f64 ca;
+    gdn_cache_alloc_f64(&ca, &L->cfg, L->B, L->T);
+    size_t nx = nx_of(L);
+    double *y = malloc(nx * sizeof(double)), *dx = malloc(nx * sizeof(double));
+    gdn_params_f64 grad;
+    gdn_params_alloc_f64(&grad, &L->cfg);
+    layer_loss(L, &ca, y);
+    gdn_backward_f64(&L->cfg, &L->p, &ca, L->x, L->R, dx, &grad);
+
+    const double h = 1e-5;
+    tensor_ref refs[20];
+    int nt = tensor_list(&L->p, &L->cfg, refs);
+    size_t covered = 0;
+    double worst = 0;
+    for (int ti = 0; ti <= nt; ti++) {
+        const char *name = ti < nt ? refs[ti].name : "x";
+        size_t n = ti < nt ? refs[ti].n : nx;
+        double *base = ti < nt ? L->p.block + refs[ti].off : L->x;
+        const double *an = ti < nt ? grad.block + refs[ti].off : dx;
+        double *fd = malloc(n * sizeof(double));
+        for (size_t i = 0; i < n; i++) {
+            double keep = base[i];
+            base[i] = keep + h;
+            double lp = layer_loss(L, &ca, y);
+            base[i] = keep - h;
+            double lm = layer_loss(L, &ca, y);
+            base[i] = keep;
+            fd[i] = (lp - lm) / (2 * h);
+        }
+        double err = rel_err_d(an, fd, n);
+        if (err > 1e-6)
+            print_message("%s: %s grad rel err %.3g (max |fd| %.3g)\n", label, name, err,
+                          max_abs(fd, n));
+        assert_true(err < 1e-6);
+        assert_true(max_abs(fd, n) > 1e-6);   /* every tensor actually influences L */
+        worst = fmax(worst, err);
+        if (ti < nt) covered += n;
+        free(fd);
+    }
+    assert_int_equal(covered, L->p.n);   /* the list covers the whole block */
+    print_message("%s: worst gradient rel err over %d tensors + x: %.2e\n", label, nt, worst);
+    free(y);
+    free(dx);
+    gdn_params_free_f64(&grad);
+    gdn_cache_free_f64(&ca);
+}
+
+static void grad_T5_chunk16_plain(void **state) {
+    (void)state;
+    rng_seed(11);
+    layer_case L;
+    layer_case_make(&L, 2, 5, 12, 3, 4, 1, 16, 0, GDN_SCALE_INV_SQRT_DK, GDN_FORM_CHUNKED);
+    check_layer_gradients(&L, "T5 plain");
+    layer_case_free(&L);
+}
+
+static void grad_T19_chunk16_bias_conv(void **state) {
+    (void)state;
+    rng_seed(12);
+    layer_case L;
+    layer_case_make(&L, 2, 19, 12, 3, 4, 1, 16, 1, GDN_SCALE_INV_SQRT_DK, GDN_FORM_CHUNKED);
+    check_layer_gradients(&L, "T19 bias+conv");
+    layer_case_free(&L);
+}
+
+static void grad_T19_recurrent_noscale(void **state) {
+    (void)state;
+    rng_seed(13);
+    layer_case L;
+    layer_case_make(&L, 2, 19, 12, 3, 4, 3, 16, 0, GDN_SCALE_NONE, GDN_FORM_RECURRENT);
+    check_layer_gradients(&L, "T19 recurrent scale=none");
+    layer_case_free(&L);
+}
+
+static void grad_T40_chunk16_three_chunks(void **state) {
+    (void)state;
+    rng_seed(14);
+    layer_case L;
+    layer_case_make(&L, 2, 40, 12, 3, 4, 1, 16, 1, GDN_SCALE_INV_SQRT_DK, GDN_FORM_CHUNKED);
+    check_layer_gradients(&L, "T40 bias+conv");
+    layer_case_free(&L);
+}
+
+/* float32 production path vs the double path: forward y and every gradient. */
+static void float_matches_double(void **state) {
+    (void)state;
+    for (int form = 0; form < 2; form++) {
+        rng_seed(21);
+        layer_case L;
+        layer_case_make(&L, 2, 100, 32, 4, 8, 2, 32, 1, GDN_SCALE_INV_SQRT_DK,
+                        form ? GDN_FORM_RECURRENT : GDN_FORM_CHUNKED);
+        size_t nx = nx_of(&L);
+        gdn_cache_f64 cd;
+        gdn_cache_alloc_f64(&cd, &L.cfg, L.B, L.T);
+        gdn_params_f64 gd;
+        gdn_params_alloc_f64(&gd, &L.cfg);
+        double *yd = malloc(nx * sizeof(double)), *dxd = malloc(nx * sizeof(double));
+        gdn_forward_f64(&L.cfg, &L.p, &cd, L.x, yd);
+        gdn_backward_f64(&L.cfg, &L.p, &cd, L.x, L.R, dxd, &gd);
+
+        gdn_params pf, gf;
+        gdn_params_alloc(&pf, &L.cfg);
+        gdn_params_alloc(&gf, &L.cfg);
+        for (size_t i = 0; i < pf.n; i++) pf.block[i] = (float)L.p.block[i];
+        float *xf = to_float(L.x, nx), *Rf = to_float(L.R, nx);
+        float *yf = malloc(nx * sizeof(float)), *dxf = malloc(nx * sizeof(float));
+        gdn_cache cf;
+        gdn_cache_alloc(&cf, &L.cfg, L.B, L.T);
+        gdn_forward(&L.cfg, &pf, &cf, xf, yf);
+        gdn_backward(&L.cfg, &pf, &cf, xf, Rf, dxf, &gf);
+
+        double ey = rel_err_fd(yf, yd, nx), eo = rel_err_fd(cf.o, cd.o, nx / 32 * 32);
+        assert_true(ey < 1e-4);
+        assert_true(eo < 1e-4);
+        tensor_ref refs[20];
+        int nt = tensor_list(&L.p, &L.cfg, refs);
+        for (int ti = 0; ti < nt; ti++) {
+            double e = rel_err_fd(gf.block + refs[ti].off, gd.block + refs[ti].off, refs[ti].n);
+            if (e > 1e-4) print_message("%s: float grad rel err %.3g\n", refs[ti].name, e);
+            assert_true(e < 1e-4);
+        }
+        assert_true(rel_err_fd(dxf, dxd, nx) < 1e-4);
+
+        /* a second backward accumulates: gradients double */
+        gdn_backward(&L.cfg, &pf, &cf, xf, Rf, NULL, &gf);
+        for (size_t i = 0; i < gf.n; i++)
+            assert_true(fabs(gf.block[i] - 2 * gd.block[i]) <= 1e-3 * (1 + fabs(gd.block[i])));
+
+        free(xf); free(Rf); free(yf); free(dxf); free(yd); free(dxd);
+        gdn_cache_free(&cf);
+        gdn_params_free(&pf);
+        gdn_params_free(&gf);
+        gdn_params_free_f64(&gd);
+        gdn_cache_free_f64(&cd);
+        layer_case_free(&L);
+    }
+}
+
+/* The whole layer: chunked vs recurrent forward in float32, T not a multiple of C. */
+static void layer_forms_agree(void **state) {
+    (void)state;
+    const int lens[] = {1, 63, 64, 65, 200};
+    for (size_t li = 0; li < 5; li++) {
+        rng_seed(31 + li);
+        layer_case L;
+        layer_case_make(&L, 2, lens[li], 32, 4, 16, 2, 64, 1, GDN_SCALE_INV_SQRT_DK,
+                        GDN_FORM_CHUNKED);
+        size_t nx = nx_of(&L);
+        gdn_params pf;
+        gdn_params_alloc(&pf, &L.cfg);
+        for (size_t i = 0; i < pf.n; i++) pf.block[i] = (float)L.p.block[i];
+        float *xf = to_float(L.x, nx), *y1 = malloc(nx * sizeof(float)), *y2 = malloc(nx * sizeof(float));
+        gdn_cache ca;
+        gdn_cache_alloc(&ca, &L.cfg, L.B, L.T);
+        gdn_forward(&L.cfg, &pf, &ca, xf, y1);
+        L.cfg.form = GDN_FORM_RECURRENT;
+        gdn_forward(&L.cfg, &pf, &ca, xf, y2);
+        double e = rel_err_ff(y1, y2, nx);
+        if (e > 1e-5) print_message("layer T %d: chunked vs recurrent %.3g\n", lens[li], e);
+        assert_true(e < 1e-5);
+        free(xf); free(y1); free(y2);
+        gdn_cache_free(&ca);
+        gdn_params_free(&pf);
+        layer_case_free(&L);
+    }
+}
+
+static void config_validation(void **state) {
+    (void)state;
+    gdn_config c;
+    gdn_config_default(&c, 1536, 12, 128);
+    assert_int_equal(gdn_config_check(&c), 0);
+    assert_true(fabs(gdn_query_scale(&c) - 1 / sqrt(128.0)) < 1e-15);
+    assert_string_equal(gdn_scale_name(c.scale_mode), "dk^-1/2");
+    c.scale_mode = GDN_SCALE_NONE;
+    assert_true(gdn_query_scale(&c) == 1.0);
+    assert_string_equal(gdn_scale_name(c.scale_mode), "none");
+    c.chunk = 48;
+    assert_int_equal(gdn_config_check(&c), -1);
+    assert_non_null(strstr(gf_last_error(), "chunk"));
+    c.chunk = 16;
+    c.H = 0;
+    assert_int_equal(gdn_config_check(&c), -1);
+    /* parameter count: 6 in-projections + Wo + A_log, dt_bias, w_norm (+ options) */
+    gdn_config_default(&c, 12, 3, 4);
+    size_t base = (size_t)(12 * 12 * 4 + 2 * 3 * 12) + 12 * 12 + 3 + 3 + 4;
+    assert_int_equal(gdn_param_count(&c), base);
+    c.qkv_bias = 1;
+    c.conv = 1;
+    assert_int_equal(gdn_param_count(&c), base + 36 + 36 * GDN_CONV_K);
+}
+
+static void gqa_expand_repeats_rows(void **state) {
+    (void)state;
+    float src[2 * 2 * 3], dst[6 * 2 * 3];   /* KV 2, hd 2, D 3, group 3 */
+    for (int i = 0; i < 12; i++) src[i] = (float)i;
+    gdn_gqa_expand(dst, src, sizeof(float), 2, 3, 2, 3);
+    for (int h = 0; h < 6; h++)
+        for (int i = 0; i < 6; i++) assert_true(dst[h * 6 + i] == src[(h / 3) * 6 + i]);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(config_validation),
+        cmocka_unit_test(gqa_expand_repeats_rows),
+        cmocka_unit_test(core_hand_checked),
+        cmocka_unit_test(core_forms_agree),
+        cmocka_unit_test(layer_forms_agree),
+        cmocka_unit_test(grad_T5_chunk16_plain),
+        cmocka_unit_test(grad_T19_chunk16_bias_conv),
+        cmocka_unit_test(grad_T19_recurrent_noscale),
+        cmocka_unit_test(grad_T40_chunk16_three_chunks),
+        cmocka_unit_test(float_matches_double),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
