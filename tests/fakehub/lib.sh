@@ -34,7 +34,7 @@ TOKEN=hf_fake_gated_token
 # start_hub [FAULTS_JSON]
 start_hub() {
     rm -f "$T/ports"
-    timeout 300 python3 "$GRAFT_ROOT/tests/fakehub/fakehub.py" --port-file "$T/ports" --token "$TOKEN" \
+    timeout 300 python3 -S "$GRAFT_ROOT/tests/fakehub/fakehub.py" --port-file "$T/ports" --token "$TOKEN" \
         --faults "${1:-[]}" 2>"$T/hub.log" &
     HUB_PID=$!
     i=0
@@ -43,23 +43,23 @@ start_hub() {
         [ $i -gt 100 ] && { cat "$T/hub.log"; fail "the fake hub did not start"; }
         sleep 0.1
     done
-    HUB_URL=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["url"])' "$T/ports")
+    HUB_URL=$(python3 -S -c 'import json,sys; print(json.load(open(sys.argv[1]))["url"])' "$T/ports")
     export HF_ENDPOINT="$HUB_URL"
 }
 
 # hub_commit REPO
-hub_commit() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["commits"][sys.argv[2]])' "$T/ports" "$1"; }
+hub_commit() { python3 -S -c 'import json,sys; print(json.load(open(sys.argv[1]))["commits"][sys.argv[2]])' "$T/ports" "$1"; }
 
 # set_faults JSON ; reset_stats
 set_faults() {
-    python3 -c 'import sys,urllib.request; urllib.request.urlopen(urllib.request.Request(sys.argv[1]+"/_control/faults", data=sys.argv[2].encode(), method="POST"), timeout=10).read()' "$HUB_URL" "$1"
+    python3 -S -c 'import sys,urllib.request; urllib.request.urlopen(urllib.request.Request(sys.argv[1]+"/_control/faults", data=sys.argv[2].encode(), method="POST"), timeout=10).read()' "$HUB_URL" "$1"
 }
 reset_stats() {
-    python3 -c 'import sys,urllib.request; urllib.request.urlopen(urllib.request.Request(sys.argv[1]+"/_control/reset", data=b"", method="POST"), timeout=10).read()' "$HUB_URL"
+    python3 -S -c 'import sys,urllib.request; urllib.request.urlopen(urllib.request.Request(sys.argv[1]+"/_control/reset", data=b"", method="POST"), timeout=10).read()' "$HUB_URL"
 }
 # hubstat KEY [FILE]: gets/heads FILE count, or api / auth_leaks; ranges FILE prints the Range headers seen
 hubstat() {
-    python3 - "$HUB_URL" "$@" <<'PY'
+    python3 -S - "$HUB_URL" "$@" <<'PY'
 import json, sys, urllib.request
 s = json.load(urllib.request.urlopen(sys.argv[1] + "/_control/stats", timeout=10))
 k = sys.argv[2]
@@ -90,7 +90,7 @@ expect_fail() { # what, grep pattern for the error line
 # check_cache REPO: every snapshot link is relative and points to a blob whose
 # sha256 (for 64-hex names) matches its name; no .incomplete left unless $2=partial-ok.
 check_cache() {
-    python3 - "$CACHE" "$1" "${2:-}" <<'PY' || fail "cache check failed for $1"
+    python3 -S - "$CACHE" "$1" "${2:-}" <<'PY' || fail "cache check failed for $1"
 import hashlib, os, sys
 cache, repo, partial_ok = sys.argv[1], sys.argv[2], sys.argv[3] == "partial-ok"
 store = os.path.join(cache, "models--" + repo.replace("/", "--"))

@@ -23,7 +23,7 @@ g download 'org/name:../../etc/passwd'
 [ "$RC" -eq 2 ] || fail "a path escaping the repo should be refused (got $RC)"
 
 # nothing listens on the port: refused connections are retried, then one line
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
+PORT=$(python3 -S -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
 HF_ENDPOINT=http://127.0.0.1:$PORT g download graft-test/tiny-llama
 expect_fail "no server" "cannot connect"
 grep -q "HF_HUB_OFFLINE" "$T/err" || fail "the no-network error does not mention HF_HUB_OFFLINE"

@@ -6,7 +6,7 @@
 . "$GRAFT_ROOT/tests/fakehub/lib.sh"
 need_tinyllamas
 export HF_HUB_OFFLINE=1
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
+PORT=$(python3 -S -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
 export HF_ENDPOINT=http://127.0.0.1:$PORT
 COMMIT=0123456789abcdef0123456789abcdef01234567
 STORE="$CACHE/models--karpathy--tinyllamas"

@@ -14,7 +14,7 @@ cmp -s "$(snapshot_file $TL $F)" "$SHARED_BIN" || fail "the file differs"
 [ "$(hubstat gets $TL/$F)" -eq 4 ] || fail "expected 4 GETs (429, 500, 500, 200), got $(hubstat gets $TL/$F)"
 [ "$(hubstat api)" -eq 2 ] || fail "the model-info API was not retried after a 503"
 # Retry-After: 1 was honoured (the backoff alone would be 50 ms): the server's clock
-python3 -c 'import sys; t=[float(x) for x in sys.argv[1].split()]; sys.exit(0 if t[1]-t[0] >= 0.9 else 1)' \
+python3 -S -c 'import sys; t=[float(x) for x in sys.argv[1].split()]; sys.exit(0 if t[1]-t[0] >= 0.9 else 1)' \
     "$(hubstat times $TL/$F)" || fail "Retry-After was not honoured: $(hubstat times $TL/$F)"
 check_cache $TL
 
