@@ -16,6 +16,7 @@
 #include "hub/errors.h"
 #include "hub/http.h"
 #include "hub/repo_ref.h"
+#include "hub/sha1.h"
 #include "hub/sha256.h"
 
 static char *str3(const char *a, const char *b, const char *c) {
@@ -183,7 +184,7 @@ static int head_file(const hub_fetch_ctx *ctx, const char *name, http_response *
 }
 
 static int download_blob(const hub_fetch_ctx *ctx, const hub_sibling *f, const char *blob, const char *etag,
-                         long long expected, const char *want_sha, transfer *t) {
+                         long long expected, const char *want_sha, const char *want_git, transfer *t) {
     char *blobs_dir = str3(ctx->cache->storage, "/blobs", "");
     char *part = unique_incomplete(blob);
     adopt_stale_partials(blobs_dir, etag, part);
@@ -257,6 +258,17 @@ static int download_blob(const hub_fetch_ctx *ctx, const hub_sibling *f, const c
             discard = true;
         }
     }
+    if (complete && want_git[0]) { /* a regular file's ETag is its git blob id */
+        char got[41];
+        if (git_blob_sha1_file(part, got) != 0) {
+            complete = false;
+        } else if (strcmp(got, want_git) != 0) {
+            gf_fail("%s: checksum mismatch (git blob id %.12s..., expected %.12s...); the download was discarded",
+                    f->name, got, want_git);
+            complete = false;
+            discard = true;
+        }
+    }
     if (complete) {
         chmod(part, 0644);
         if (rename(part, blob) != 0) {
@@ -315,6 +327,8 @@ int hub_fetch_file(const hub_fetch_ctx *ctx, const hub_sibling *f, hub_file_resu
     } else if (strlen(etag) == 64 && !f->blob_id[0]) {
         memcpy(want_sha, etag, 65); /* the model info did not say; a 64-hex linked etag is the sha256 */
     }
+    char want_git[41] = "";
+    if (!want_sha[0] && hub_is_commit_hash(etag)) memcpy(want_git, etag, 41); /* 40 hex: the git blob id */
     t.fp.total = expected;
     out->size = expected;
 
@@ -329,7 +343,7 @@ int hub_fetch_file(const hub_fetch_ctx *ctx, const hub_sibling *f, hub_file_resu
     if (stat(blob, &st) == 0) { /* another revision or process brought it already */
         rc = 0;
     } else {
-        rc = download_blob(ctx, f, blob, etag, expected, want_sha, &t);
+        rc = download_blob(ctx, f, blob, etag, expected, want_sha, want_git, &t);
     }
     if (rc == 0) {
         if (want_sha[0]) {

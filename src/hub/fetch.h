@@ -3,7 +3,7 @@
  * for LFS files, else ETag); under the blob's lock, bytes go to a
  * process-unique blobs/<etag>.<8 hex>.incomplete (adopting and resuming any
  * stale partial of the same blob with Range), are checked (size; sha256 for
- * LFS), renamed to blobs/<etag> and linked from snapshots/<commit>/<file>. */
+ * LFS files, the git blob id in the ETag for regular ones), renamed to blobs/<etag> and linked from snapshots/<commit>/<file>. */
 #ifndef GRAFT_HUB_FETCH_H
 #define GRAFT_HUB_FETCH_H
 

@@ -22,4 +22,16 @@ cmp -s "$(snapshot_file $TL $F)" "$SHARED_BIN" || fail "the file differs"
 [ "$(hubstat gets $TL/$F)" -eq 1 ] || fail "expected one GET for the discarded blob, got $(hubstat gets $TL/$F)"
 [ "$(hubstat gets $TL/stories260K/tok512.bin)" -eq 0 ] || fail "the verified tokenizer was fetched again"
 check_cache $TL
+
+# a regular (non-LFS) file with the right size but wrong bytes: its ETag is
+# the git blob id, which graft checks too
+R=graft-test/tiny-llama
+set_faults '[{"file": "graft-test/tiny-llama/config.json", "kind": "corrupt", "times": 1}]'
+g download $R --include config.json
+expect_fail "corrupt regular file" "checksum mismatch"
+[ ! -e "$CACHE/models--graft-test--tiny-llama/snapshots/$(hub_commit $R)/config.json" ] || fail "the corrupt config.json was linked"
+check_cache $R
+g download $R --include config.json
+expect_ok "config.json again"
+grep -q '"model_type"' "$(cat "$T/out")/config.json" || fail "config.json content"
 echo ok

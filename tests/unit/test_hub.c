@@ -21,6 +21,7 @@
 #include "hub/model_info.h"
 #include "hub/repo_ref.h"
 #include "hub/resolve.h"
+#include "hub/sha1.h"
 #include "hub/sha256.h"
 
 static void hex_of(const void *data, size_t n, char out[65]) {
@@ -85,6 +86,34 @@ static void sha256_of_file(void **state) {
     unlink(path);
     assert_int_equal(sha256_file_hex(path, h), -1);
     assert_non_null(strstr(gf_last_error(), path));
+}
+
+static void sha1_vectors(void **state) {
+    (void)state;
+    struct {
+        const char *msg, *hex;
+    } v[] = {
+        {"", "da39a3ee5e6b4b0d3255bfef95601890afd80709"},
+        {"abc", "a9993e364706816aba3e25717850c26c9cd0d89d"},
+        {"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", "84983e441c3bd26ebaae4aa1f95129e5e54670f1"},
+    };
+    char h[41];
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        sha1_ctx c;
+        sha1_init(&c);
+        sha1_update(&c, v[i].msg, strlen(v[i].msg));
+        sha1_final_hex(&c, h);
+        assert_string_equal(h, v[i].hex);
+    }
+    /* git's id of a blob: `printf 'hello world\n' | git hash-object --stdin` */
+    char path[] = "/tmp/graft_test_blob_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "hello world\n", 12), 12);
+    close(fd);
+    assert_int_equal(git_blob_sha1_file(path, h), 0);
+    assert_string_equal(h, "3b18e512dba79e4c8300dd08aeb37f8e728b8dad");
+    unlink(path);
 }
 
 static void repo_refs(void **state) {
@@ -399,6 +428,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sha256_vectors),
         cmocka_unit_test(sha256_of_file),
+        cmocka_unit_test(sha1_vectors),
         cmocka_unit_test(repo_refs),
         cmocka_unit_test(urls),
         cmocka_unit_test(etags),
