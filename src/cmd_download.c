@@ -16,6 +16,28 @@
 static volatile int cancel_flag;
 static void on_sigint(int sig) { cancel_flag = 1; }
 
+/* --events: every hub_event as one JSON line on stderr, for scripts and tests. */
+static void print_event(const hub_event *ev, void *user) {
+    static const char *const names[] = {"started", "progress", "verified", "done", "error"};
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "state", names[ev->state]);
+    if (ev->file) cJSON_AddStringToObject(o, "file", ev->file);
+    else cJSON_AddNullToObject(o, "file");
+    cJSON_AddNumberToObject(o, "file_done", (double)ev->file_done);
+    cJSON_AddNumberToObject(o, "file_total", (double)ev->file_total);
+    cJSON_AddNumberToObject(o, "total_done", (double)ev->total_done);
+    cJSON_AddNumberToObject(o, "total_total", (double)ev->total_total);
+    cJSON_AddNumberToObject(o, "files_done", ev->files_done);
+    cJSON_AddNumberToObject(o, "files_total", ev->files_total);
+    cJSON_AddNumberToObject(o, "bytes_per_s", ev->bytes_per_s);
+    cJSON_AddNumberToObject(o, "eta_s", ev->eta_s);
+    if (ev->message) cJSON_AddStringToObject(o, "message", ev->message);
+    char *s = cJSON_PrintUnformatted(o);
+    fprintf(stderr, "%s\n", s);
+    free(s);
+    cJSON_Delete(o);
+}
+
 static void print_json(const hub_result *r) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "path", r->path);
@@ -37,12 +59,13 @@ static void print_json(const hub_result *r) {
 int cmd_download(int argc, char **argv) {
     str_list include = {0};
     const char *revision = NULL;
-    bool json = false, quiet = false, help = false;
+    bool json = false, quiet = false, events = false, help = false;
     const opt_spec specs[] = {
         {"include", OPT_STR_LIST, &include, "only files matching this glob (repeatable; fnmatch, '*' crosses '/')"},
         {"revision", OPT_STR, &revision, "branch, tag or commit (same as REPO@REV)"},
         {"json", OPT_FLAG, &json, "print {path, commit, files: [{name, size, sha256}]}"},
         {"quiet", OPT_FLAG, &quiet, "no progress on stderr"},
+        {"events", OPT_FLAG, &events, "progress events as JSON lines on stderr (for scripts)"},
         {"help", OPT_FLAG, &help, "this help"},
     };
     const int n_specs = sizeof specs / sizeof specs[0];
@@ -74,7 +97,8 @@ int cmd_download(int argc, char **argv) {
     }
     hub_progress_bar bar;
     hub_progress_bar_init(&bar, stderr, quiet);
-    hub_callbacks cb = {.on_event = hub_progress_bar_event, .user = &bar, .cancel = &cancel_flag};
+    hub_callbacks cb = {.on_event = events ? print_event : hub_progress_bar_event, .user = &bar,
+                        .cancel = &cancel_flag};
     struct sigaction sa = {.sa_handler = on_sigint}, old_int, old_term;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old_int);

@@ -283,6 +283,12 @@ static int download_blob(const hub_fetch_ctx *ctx, const hub_sibling *f, const c
     return rc;
 }
 
+/* Reports the current error as the file's ERROR event; returns -1. */
+static int fail_event(const hub_fetch_ctx *ctx, hub_file_progress *fp) {
+    hub_progress_update(ctx->progress, fp, fp->done, HUB_EV_ERROR, gf_last_error());
+    return -1;
+}
+
 int hub_fetch_file(const hub_fetch_ctx *ctx, const hub_sibling *f, hub_file_result *out) {
     memset(out, 0, sizeof *out);
     out->name = gf_strdup(f->name);
@@ -296,7 +302,7 @@ int hub_fetch_file(const hub_fetch_ctx *ctx, const hub_sibling *f, hub_file_resu
         if (stat(ptr, &st) == 0) out->size = t.fp.total = (long long)st.st_size;
         int rc = f->lfs ? 0 : sha256_file_hex(ptr, out->sha256);
         free(ptr);
-        if (rc != 0) return -1;
+        if (rc != 0) return fail_event(ctx, &t.fp);
         hub_progress_update(ctx->progress, &t.fp, t.fp.total, HUB_EV_DONE, NULL);
         return 0;
     }
@@ -304,7 +310,7 @@ int hub_fetch_file(const hub_fetch_ctx *ctx, const hub_sibling *f, hub_file_resu
     http_response *rs = gf_calloc(1, sizeof *rs);
     if (head_file(ctx, f->name, rs) != 0) {
         free(rs);
-        return -1;
+        return fail_event(ctx, &t.fp);
     }
     char etag[160];
     snprintf(etag, sizeof etag, "%s", rs->linked_etag[0] ? rs->linked_etag : rs->etag);
@@ -313,17 +319,21 @@ int hub_fetch_file(const hub_fetch_ctx *ctx, const hub_sibling *f, hub_file_resu
     if (rs->repo_commit[0] && strcmp(rs->repo_commit, ctx->commit) != 0) {
         gf_fail("%s: the Hub served commit %.12s for %.12s", f->name, rs->repo_commit, ctx->commit);
         free(rs);
-        return -1;
+        return fail_event(ctx, &t.fp);
     }
     free(rs);
-    if (!etag[0] || strchr(etag, '/') || strstr(etag, ".."))
-        return gf_fail("%s: the Hub sent no usable ETag", f->name);
+    if (!etag[0] || strchr(etag, '/') || strstr(etag, "..")) {
+        gf_fail("%s: the Hub sent no usable ETag", f->name);
+        return fail_event(ctx, &t.fp);
+    }
     /* An LFS file's etag is its sha256; the model info states it too. */
     char want_sha[65] = "";
     if (f->lfs) {
         memcpy(want_sha, f->sha256, 65);
-        if (strcmp(etag, f->sha256) != 0)
-            return gf_fail("%s: ETag %.12s... differs from the model info's sha256 %.12s...", f->name, etag, f->sha256);
+        if (strcmp(etag, f->sha256) != 0) {
+            gf_fail("%s: ETag %.12s... differs from the model info's sha256 %.12s...", f->name, etag, f->sha256);
+            return fail_event(ctx, &t.fp);
+        }
     } else if (strlen(etag) == 64 && !f->blob_id[0]) {
         memcpy(want_sha, etag, 65); /* the model info did not say; a 64-hex linked etag is the sha256 */
     }
@@ -361,7 +371,7 @@ out:
     if (rc == 0) {
         hub_progress_update(ctx->progress, &t.fp, t.fp.done, HUB_EV_DONE, NULL);
     } else {
-        hub_progress_update(ctx->progress, &t.fp, t.fp.done, HUB_EV_ERROR, gf_last_error());
+        fail_event(ctx, &t.fp);
     }
     free(blob);
     free(lock_path);

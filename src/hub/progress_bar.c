@@ -56,11 +56,7 @@ void hub_progress_bar_event(const hub_event *ev, void *user) {
             b->drawn = false;
             return;
         }
-        if (ev->state == HUB_EV_ERROR) {
-            fprintf(b->out, "\r\033[K%s: %s\n", ev->file, ev->message ? ev->message : "failed");
-            b->drawn = false;
-            return;
-        }
+        if (ev->state == HUB_EV_ERROR) return; /* the command prints the error once, at the end */
         draw(b, ev);
         return;
     }

@@ -64,6 +64,32 @@ SNAP=$(snapshot_file $R "")
 [ ! -e "$SNAP/README.md" ] && [ ! -e "$SNAP/onnx" ] || fail "files outside the default set were fetched"
 check_cache $R
 
+# the callback API's events (--events prints them): per file started ->
+# verified -> done, byte counts that add up, a final whole-download done
+rm -rf "$CACHE/models--graft-test--tiny-llama"
+g download $R --events
+expect_ok "--events"
+python3 -S - "$T/err" <<'PY' || { cat "$T/err"; fail "bad event stream"; }
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+files = {}
+for e in ev:
+    if e["file"] is not None:
+        files.setdefault(e["file"], []).append(e["state"])
+assert len(files) == 7, files
+for name, states in files.items():
+    seq = [s for s in states if s != "progress"]
+    assert seq == ["started", "verified", "done"], (name, states)
+last = ev[-1]
+assert last["file"] is None and last["state"] == "done", last
+assert last["files_done"] == last["files_total"] == 7, last
+assert last["total_done"] == last["total_total"] > 140000, last
+dones = [e for e in ev if e["state"] == "done" and e["file"]]
+assert all(e["file_done"] == e["file_total"] > 0 for e in dones), dones
+totals = [e["total_done"] for e in ev]
+assert totals == sorted(totals), "total_done went backwards without a restart"
+PY
+
 # --include (repeatable) and a nested path: links get one ../ per folder
 g download $R --include 'extras/*' --include README.md
 expect_ok "--include"
