@@ -16,8 +16,8 @@
 #include "hub/errors.h"
 #include "hub/http.h"
 #include "hub/repo_ref.h"
-#include "hub/sha1.h"
 #include "hub/sha256.h"
+#include "hub/verify.h"
 
 static char *str3(const char *a, const char *b, const char *c) {
     size_t n = strlen(a) + strlen(b) + strlen(c) + 1;
@@ -107,23 +107,32 @@ typedef struct {
     long long expected;      /* -1 unknown */
     int write_errno;         /* set when a write failed */
     bool last_416;
+    hub_hasher hash;         /* of the file's bytes [0, hash.hashed) */
+    long long git_size;      /* for the git blob id; -1 when not checked */
     hub_file_progress fp;
 } transfer;
+
+static int truncate_to_zero(transfer *t) {
+    if (ftruncate(t->fd, 0) != 0 || lseek(t->fd, 0, SEEK_SET) < 0) return -1;
+    t->have = t->base = 0;
+    hub_hasher_reset(&t->hash, t->git_size);
+    return 0;
+}
 
 static int prepare(int attempt, http_request *rq, void *user) {
     transfer *t = user;
     if (t->last_416) { /* our partial does not fit the server's file: start over */
-        if (ftruncate(t->fd, 0) != 0) return gf_fail("%s: %s", t->path, strerror(errno));
+        if (truncate_to_zero(t) != 0) return gf_fail("%s: %s", t->path, strerror(errno));
         t->last_416 = false;
     }
     struct stat st;
     if (fstat(t->fd, &st) != 0) return gf_fail("%s: %s", t->path, strerror(errno));
     t->have = (long long)st.st_size;
-    if (t->expected >= 0 && t->have > t->expected) {
-        if (ftruncate(t->fd, 0) != 0) return gf_fail("%s: %s", t->path, strerror(errno));
-        t->have = 0;
+    if ((t->expected >= 0 && t->have > t->expected) || t->have < t->hash.hashed) {
+        if (truncate_to_zero(t) != 0) return gf_fail("%s: %s", t->path, strerror(errno));
     }
     if (lseek(t->fd, t->have, SEEK_SET) < 0) return gf_fail("%s: %s", t->path, strerror(errno));
+    if (hub_hasher_catch_up(&t->hash, t->fd, t->have, t->path) != 0) return -1; /* a resumed partial */
     t->base = t->have;
     rq->range_from = t->have;
     hub_progress_update(t->ctx->progress, &t->fp, t->have, attempt == 0 ? HUB_EV_STARTED : HUB_EV_PROGRESS, NULL);
@@ -133,11 +142,10 @@ static int prepare(int attempt, http_request *rq, void *user) {
 static int on_start(void *user, const http_response *rs) {
     transfer *t = user;
     if (rs->status == 200 && t->have > 0) { /* the server ignored Range: restart from byte 0 */
-        if (ftruncate(t->fd, 0) != 0 || lseek(t->fd, 0, SEEK_SET) < 0) {
+        if (truncate_to_zero(t) != 0) {
             t->write_errno = errno;
             return -1;
         }
-        t->have = t->base = 0;
         hub_progress_update(t->ctx->progress, &t->fp, 0, HUB_EV_PROGRESS, NULL);
     } else if (rs->status == 206 && rs->range_start != t->have) {
         gf_fail("%s: the server answered a different range (%lld, asked %lld)", t->fp.name, rs->range_start, t->have);
@@ -157,6 +165,7 @@ static size_t sink(const char *data, size_t n, void *user) {
             t->write_errno = w < 0 ? errno : ENOSPC;
             return 0;
         }
+        hub_hasher_update(&t->hash, data + off, (size_t)w);
         off += (size_t)w;
         t->have += w;
     }
@@ -184,7 +193,8 @@ static int head_file(const hub_fetch_ctx *ctx, const char *name, http_response *
 }
 
 static int download_blob(const hub_fetch_ctx *ctx, const hub_sibling *f, const char *blob, const char *etag,
-                         long long expected, const char *want_sha, const char *want_git, transfer *t) {
+                         long long expected, const char *want_sha, const char *want_git, transfer *t,
+                         char sha256_out[65]) {
     char *blobs_dir = str3(ctx->cache->storage, "/blobs", "");
     char *part = unique_incomplete(blob);
     adopt_stale_partials(blobs_dir, etag, part);
@@ -199,6 +209,8 @@ static int download_blob(const hub_fetch_ctx *ctx, const hub_sibling *f, const c
         free(part);
         return -1;
     }
+    t->git_size = want_git[0] ? expected : -1;
+    hub_hasher_reset(&t->hash, t->git_size);
     struct stat st;
     bool complete = fstat(t->fd, &st) == 0 && expected >= 0 && (long long)st.st_size == expected;
     if (complete) {
@@ -245,29 +257,14 @@ static int download_blob(const hub_fetch_ctx *ctx, const hub_sibling *f, const c
         complete = false;
         discard = true;
     }
+    /* a stale partial that was already whole is hashed here, from disk */
+    if (complete && hub_hasher_catch_up(&t->hash, t->fd, expected >= 0 ? expected : t->have, part) != 0)
+        complete = false;
     close(t->fd);
     t->fd = -1;
-    if (complete && want_sha[0]) {
-        char got[65];
-        if (sha256_file_hex(part, got) != 0) {
-            complete = false;
-        } else if (strcmp(got, want_sha) != 0) {
-            gf_fail("%s: checksum mismatch (sha256 %.12s..., expected %.12s...); the download was discarded", f->name,
-                    got, want_sha);
-            complete = false;
-            discard = true;
-        }
-    }
-    if (complete && want_git[0]) { /* a regular file's ETag is its git blob id */
-        char got[41];
-        if (git_blob_sha1_file(part, got) != 0) {
-            complete = false;
-        } else if (strcmp(got, want_git) != 0) {
-            gf_fail("%s: checksum mismatch (git blob id %.12s..., expected %.12s...); the download was discarded",
-                    f->name, got, want_git);
-            complete = false;
-            discard = true;
-        }
+    if (complete && hub_hasher_check(&t->hash, f->name, want_sha, want_git, sha256_out) != 0) {
+        complete = false;
+        discard = true;
     }
     if (complete) {
         chmod(part, 0644);
@@ -338,7 +335,7 @@ int hub_fetch_file(const hub_fetch_ctx *ctx, const hub_sibling *f, hub_file_resu
         memcpy(want_sha, etag, 65); /* the model info did not say; a 64-hex linked etag is the sha256 */
     }
     char want_git[41] = "";
-    if (!want_sha[0] && hub_is_commit_hash(etag)) memcpy(want_git, etag, 41); /* 40 hex: the git blob id */
+    if (!want_sha[0] && expected >= 0 && hub_is_commit_hash(etag)) memcpy(want_git, etag, 41); /* the git blob id */
     t.fp.total = expected;
     out->size = expected;
 
@@ -353,15 +350,9 @@ int hub_fetch_file(const hub_fetch_ctx *ctx, const hub_sibling *f, hub_file_resu
     if (stat(blob, &st) == 0) { /* another revision or process brought it already */
         rc = 0;
     } else {
-        rc = download_blob(ctx, f, blob, etag, expected, want_sha, want_git, &t);
+        rc = download_blob(ctx, f, blob, etag, expected, want_sha, want_git, &t, out->sha256);
     }
-    if (rc == 0) {
-        if (want_sha[0]) {
-            memcpy(out->sha256, want_sha, 65);
-        } else if (sha256_file_hex(blob, out->sha256) != 0) {
-            rc = -1;
-        }
-    }
+    if (rc == 0 && !out->sha256[0] && sha256_file_hex(blob, out->sha256) != 0) rc = -1; /* blob was there */
     if (rc == 0) {
         hub_progress_update(ctx->progress, &t.fp, expected >= 0 ? expected : t.have, HUB_EV_VERIFIED, NULL);
         rc = hub_cache_link(ctx->cache, ctx->commit, f->name, etag);

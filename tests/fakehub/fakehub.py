@@ -459,13 +459,15 @@ def main():
     for s in (hub, cdn):
         threading.Thread(target=s.serve_forever, daemon=True).start()
     info = {"url": "http://127.0.0.1:%d" % hub.server_address[1], "cdn": CDN_URL[0],
-            "commits": {k: r.commit for k, r in REPOS.items()}}
+            "commits": {k: r.commit for k, r in REPOS.items()}, "pid": os.getpid()}
     tmp = args.port_file + ".tmp"
     with open(tmp, "w") as f:
         json.dump(info, f)
     os.replace(tmp, args.port_file)
     import signal
-    signal.signal(signal.SIGTERM, lambda *a: STOP.set())
+    # timeout(1) delivers SIGTERM twice (to us and to its process group): a
+    # handler taking a lock (Event.set) could deadlock on itself; just leave.
+    signal.signal(signal.SIGTERM, lambda *a: os._exit(0))
     try:
         while not STOP.is_set():
             time.sleep(0.1)

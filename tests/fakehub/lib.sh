@@ -17,7 +17,13 @@ command -v python3 >/dev/null 2>&1 || skip "python3 is not installed"
 T=$(mktemp -d)
 HUB_PID=""
 cleanup() {
-    [ -n "$HUB_PID" ] && kill "$HUB_PID" 2>/dev/null && wait "$HUB_PID" 2>/dev/null
+    if [ -n "$HUB_PID" ]; then # bounded: TERM, up to 2 s, then KILL (the server too)
+        kill "$HUB_PID" 2>/dev/null
+        i=0
+        while kill -0 "$HUB_PID" 2>/dev/null && [ $i -lt 40 ]; do sleep 0.05; i=$((i + 1)); done
+        kill -9 "$HUB_PID" ${SERVER_PID:-} 2>/dev/null
+        wait "$HUB_PID" 2>/dev/null
+    fi
     [ -n "${EXTRA_CLEANUP:-}" ] && eval "$EXTRA_CLEANUP"
     rm -rf "$T"
 }
@@ -44,6 +50,7 @@ start_hub() {
         sleep 0.1
     done
     HUB_URL=$(python3 -S -c 'import json,sys; print(json.load(open(sys.argv[1]))["url"])' "$T/ports")
+    SERVER_PID=$(python3 -S -c 'import json,sys; print(json.load(open(sys.argv[1]))["pid"])' "$T/ports")
     export HF_ENDPOINT="$HUB_URL"
 }
 

@@ -33,4 +33,24 @@ expect_ok "the run after SIGKILL"
 cmp -s "$(snapshot_file $TL $F)" "$SHARED_BIN" || fail "the resumed file differs"
 [ "$(hubstat ranges $TL/$F)" = "- bytes=$partial-" ] || fail "expected a resume from $partial, saw: $(hubstat ranges $TL/$F)"
 check_cache $TL # the partial was adopted, none left behind
+
+# killed after the last byte but before the rename: the whole partial is
+# verified and used without a GET; a whole partial with wrong bytes is discarded
+rm -rf "$CACHE"
+mkdir -p "$BLOBS"
+cp "$SHARED_BIN" "$BLOBS/$SHA.0badf00d.incomplete"
+reset_stats
+g download "$TL:$F"
+expect_ok "a whole partial"
+[ "$(hubstat gets $TL/$F)" -eq 0 ] || fail "a whole partial was fetched again"
+cmp -s "$(snapshot_file $TL $F)" "$SHARED_BIN" || fail "the file differs"
+rm -rf "$CACHE"
+mkdir -p "$BLOBS"
+head -c 1056540 /dev/zero >"$BLOBS/$SHA.0badf00d.incomplete"
+g download "$TL:$F"
+expect_fail "a whole partial with wrong bytes" "checksum mismatch"
+check_cache $TL
+g download "$TL:$F"
+expect_ok "after the bad partial"
+cmp -s "$(snapshot_file $TL $F)" "$SHARED_BIN" || fail "the file differs"
 echo ok
