@@ -21,7 +21,11 @@ cleanup() {
         kill "$HUB_PID" 2>/dev/null
         i=0
         while kill -0 "$HUB_PID" 2>/dev/null && [ $i -lt 40 ]; do sleep 0.05; i=$((i + 1)); done
-        kill -9 "$HUB_PID" ${SERVER_PID:-} 2>/dev/null
+        kill -9 "$HUB_PID" 2>/dev/null # still our child (unreaped): the id cannot have been reused
+        # the server itself, only if that id still runs fakehub.py
+        if [ -n "${SERVER_PID:-}" ] && grep -q fakehub "/proc/$SERVER_PID/cmdline" 2>/dev/null; then
+            kill -9 "$SERVER_PID" 2>/dev/null
+        fi
         wait "$HUB_PID" 2>/dev/null
     fi
     [ -n "${EXTRA_CLEANUP:-}" ] && eval "$EXTRA_CLEANUP"
