@@ -101,7 +101,8 @@ int cmd_download(int argc, char **argv) {
                         .cancel = &cancel_flag};
     struct sigaction sa = {.sa_handler = on_sigint}, old_int, old_term;
     sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGINT, NULL, &old_int);
+    if (old_int.sa_handler != SIG_IGN) sigaction(SIGINT, &sa, NULL); /* a background job ignores Ctrl-C */
     sigaction(SIGTERM, &sa, &old_term);
     hub_request req = {.repo = ref.repo, .revision = ref.revision, .path = ref.path[0] ? ref.path : NULL,
                        .include = include.items, .n_include = include.n};

@@ -1,5 +1,6 @@
 #!/bin/sh
-# Ctrl-C (SIGINT) during a download sets the cancel flag the transfers check:
+# SIGTERM (or Ctrl-C's SIGINT, which a background job of this script would
+# ignore) during a download sets the cancel flag the transfers check:
 # graft stops with "download cancelled", links nothing, keeps the partial
 # file, and the next run resumes it.
 . "$GRAFT_ROOT/tests/fakehub/lib.sh"
@@ -18,11 +19,11 @@ until [ "$(cat "$BLOBS/$SHA".*.incomplete 2>/dev/null | wc -c)" -gt 100000 ]; do
     [ $i -gt 400 ] && fail "the download never got going"
     sleep 0.05
 done
-kill -INT $GPID
+kill -TERM $GPID
 i=0
 while kill -0 $GPID 2>/dev/null; do # cancellation must be prompt
     i=$((i + 1))
-    [ $i -gt 100 ] && fail "graft did not stop within 5 s of SIGINT"
+    [ $i -gt 100 ] && fail "graft did not stop within 5 s of SIGTERM"
     sleep 0.05
 done
 wait $GPID
