@@ -29,6 +29,8 @@ Repos served:
   graft-test/tiny-llama a generated Hugging Face Llama folder (config, generation config,
                         tokenizer, tokenizer config, 2 safetensors shards + index, extras)
   graft-test/gated      the same files; 401 (GatedRepo) without the token, 403 with a wrong one
+  graft-test/X-fixture  each folder X of --fixtures (default $GRAFT_ROOT/tests/fixtures/hf),
+                        *.safetensors as LFS files
 Revisions: "main", the tag "v1.0" and the full commit hash; others answer 404 RevisionNotFound.
 
 Usage: fakehub.py --port-file FILE [--token TOKEN] [--faults JSON] [--shared DIR]
@@ -125,6 +127,17 @@ def tiny_llama_files():
         "extras/notes/deep.txt": (b"a file three folders deep\n", False),
         "onnx/model.onnx": (b"not an onnx model\n", True),
     }
+
+
+def folder_files(folder):
+    """A model folder served as a repo: *.safetensors as LFS files, the rest regular."""
+    files = {}
+    for root, _, names in os.walk(folder):
+        for n in names:
+            p = os.path.join(root, n)
+            with open(p, "rb") as f:
+                files[os.path.relpath(p, folder).replace(os.sep, "/")] = (f.read(), n.endswith(".safetensors"))
+    return files
 
 
 def tinyllamas_files(shared):
@@ -445,6 +458,8 @@ def main():
     ap.add_argument("--token", default=TOKEN)
     ap.add_argument("--faults", default=os.environ.get("FAKEHUB_FAULTS", "[]"))
     ap.add_argument("--shared", default=os.environ.get("GRAFT_SHARED", ""))
+    ap.add_argument("--fixtures", default=os.path.join(os.environ.get("GRAFT_ROOT", ""), "tests", "fixtures", "hf"),
+                    help="each folder FOO here is served as graft-test/FOO-fixture")
     args = ap.parse_args()
     TOKEN = args.token
     FAULTS[:] = json.loads(args.faults)
@@ -453,6 +468,10 @@ def main():
     REPOS["graft-test/gated"] = Repo(tiny, gated=True)
     if args.shared and os.path.isdir(os.path.join(args.shared, "models", "tinyllamas")):
         REPOS["karpathy/tinyllamas"] = Repo(tinyllamas_files(args.shared))
+    if args.fixtures and os.path.isdir(args.fixtures):
+        for name in sorted(os.listdir(args.fixtures)):
+            if os.path.isdir(os.path.join(args.fixtures, name)):
+                REPOS["graft-test/%s-fixture" % name] = Repo(folder_files(os.path.join(args.fixtures, name)))
     hub = Server(("127.0.0.1", 0), HubHandler)
     cdn = Server(("127.0.0.1", 0), CdnHandler)
     CDN_URL[0] = "http://127.0.0.1:%d" % cdn.server_address[1]
