@@ -5,5 +5,9 @@ const command graft_commands[] = {
     {"generate", cmd_generate, "generate text (greedy unless --temp)"},
     {"ppl", cmd_ppl, "perplexity of a text file"},
     {"stats", cmd_stats, "per-head attention statistics (distance, entropy, output RMS)"},
+    {"select", cmd_select, "choose which attention layers to keep (uniform, ar, ga-s2, manual)"},
+    {"convert", cmd_convert, "convert a teacher into a hybrid GDN student folder (Taylor-Calibrate)"},
+    {"eval", cmd_eval, "perplexity of a teacher or a student folder"},
+    {"ablate", cmd_ablate, "ablation table: strategies x ratios x initializations"},
 };
 const int graft_n_commands = sizeof graft_commands / sizeof graft_commands[0];

@@ -18,6 +18,14 @@ int cmd_inspect(int argc, char **argv);
 int cmd_generate(int argc, char **argv);
 int cmd_ppl(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
+int cmd_select(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
+int cmd_eval(int argc, char **argv);
+int cmd_ablate(int argc, char **argv);
 int cmd_default(int argc, char **argv); /* `graft` with no command */
+
+/* Perplexity of a teacher or a student folder (cmd_eval.c; ppl uses it for students). */
+#include "cli/common.h"
+int eval_path_ppl(const char *cmd, const char *path, const char *text, int ctx, const common_opts *co);
 
 #endif
