@@ -231,6 +231,47 @@ static void student_folder_round_trip(void **state) {
     model_free(&m);
 }
 
+/* llama2.c teacher (adjacent RoPE pairs): the folder stores q/k rows in HF's
+ * half-split order, and the reloaded student (a HF-layout teacher part) gives
+ * the same perplexity as the in-memory one. */
+static void llama2c_student_round_trip(void **state) {
+    (void)state;
+    const char *sh = getenv("GRAFT_SHARED");
+    char p[4096];
+    snprintf(p, sizeof p, "%s/models/tinyllamas/stories260K/stories260K.bin", sh ? sh : "../shared");
+    if (access(p, R_OK) != 0) skip();
+    model m;
+    assert_int_equal(model_load(&m, p, NULL), 0);
+    assert_int_equal(m.cfg.rope_pairing, ROPE_ADJACENT);
+    student s;
+    student_settings set;
+    student_settings_default(&set);
+    set.init = INIT_RANDOM;
+    assert_int_equal(student_init_empty(&s, &m, &set), 0);
+    bool mask[5] = {false, true, false, false, true};
+    assert_int_equal(student_build_layers(&s, mask, NULL, NULL, NULL), 0);
+    assert_int_equal(student_set_gdn(&s, mask), 0);
+    char dir[] = "/tmp/graft_student_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(student_save(&s, dir, NULL, NULL), 0);
+    student r;
+    if (student_load(&r, dir, NULL) != 0) fail_msg("%s", gf_last_error());
+    assert_int_equal(r.m->cfg.rope_pairing, ROPE_HALF);
+    int ids[64];
+    for (int i = 0; i < 64; i++) ids[i] = (i * 37 + 11) % m.cfg.vocab_size;
+    double n1, n2;
+    long c1, c2;
+    assert_int_equal(student_eval_nll(&s, ids, 64, 64, &n1, &c1, NULL), 0);
+    assert_int_equal(student_eval_nll(&r, ids, 64, 64, &n2, &c2, NULL), 0);
+    assert_float_equal(n1, n2, 1e-5 * fabs(n1));
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+    student_free(&r);
+    student_free(&s);
+    model_free(&m);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(rng_is_reproducible_and_sane),
@@ -238,6 +279,7 @@ int main(void) {
         cmocka_unit_test(gate_inits),
         cmocka_unit_test(safetensors_writer_round_trip),
         cmocka_unit_test(student_folder_round_trip),
+        cmocka_unit_test(llama2c_student_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
