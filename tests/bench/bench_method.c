@@ -24,7 +24,7 @@ static double timed(const char *cmd) {
 int main(void) {
     const char *sh = getenv("GRAFT_SHARED");
     const char *root = getenv("GRAFT_ROOT");
-    char model[4096], text[4096], graft[4096], cmd[16384];
+    char model[2048], text[2048], graft[2048], cmd[16384];
     snprintf(model, sizeof model, "%s/models/tinyllamas/stories260K/stories260K.bin", sh ? sh : "../shared");
     snprintf(text, sizeof text, "%s/data/tinystories.txt", sh ? sh : "../shared");
     snprintf(graft, sizeof graft, "%s/build/graft", root ? root : ".");
