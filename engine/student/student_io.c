@@ -256,7 +256,7 @@ static int gdn_tensor_refs(const gdn_config *c, const gdn_params *p, int l, gdn_
 }
 
 static int write_text_tmp(const char *path, const char *text) {
-    char tmp[PATH_MAX];
+    char tmp[PATH_MAX + 8];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     FILE *f = fopen(tmp, "w");
     if (!f) return gf_fail("%s: cannot write (%s)", tmp, strerror(errno));
@@ -273,7 +273,7 @@ static int copy_file_tmp(const char *src, const char *dst) {
     size_t len;
     mapped_file mf;
     if (mapped_file_open(&mf, src) != 0) return -1;
-    char tmp[PATH_MAX];
+    char tmp[PATH_MAX + 8];
     snprintf(tmp, sizeof tmp, "%s.tmp", dst);
     FILE *f = fopen(tmp, "wb");
     int rc = 0;
@@ -291,7 +291,7 @@ static int copy_file_tmp(const char *src, const char *dst) {
 }
 
 static int commit_tmp(const char *path) {
-    char tmp[PATH_MAX];
+    char tmp[PATH_MAX + 8];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     if (rename(tmp, path) != 0) return gf_fail("%s: cannot rename into place (%s)", path, strerror(errno));
     return 0;
