@@ -3,6 +3,8 @@
 #ifndef GRAFT_COMMANDS_H
 #define GRAFT_COMMANDS_H
 
+#include "cli/common.h"
+
 typedef int (*command_fn)(int argc, char **argv);
 
 typedef struct {
@@ -25,7 +27,6 @@ int cmd_ablate(int argc, char **argv);
 int cmd_default(int argc, char **argv); /* `graft` with no command */
 
 /* Perplexity of a teacher or a student folder (cmd_eval.c; ppl uses it for students). */
-#include "cli/common.h"
 int eval_path_ppl(const char *cmd, const char *path, const char *text, int ctx, const common_opts *co);
 
 #endif

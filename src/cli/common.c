@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "student/student_io.h"
 
 void common_opts_default(common_opts *o) {
     memset(o, 0, sizeof *o);
@@ -53,6 +54,12 @@ int cli_setup(const char *cmd, const common_opts *o) {
 }
 
 int cli_load_model(const char *cmd, const char *arg, const common_opts *o, model *m) {
+    if (student_folder_detect(arg)) {
+        /* its teacher part would load and silently run without the GDN layers */
+        fprintf(stderr, "graft %s: %s is a student folder (hybrid GDN model); graft %s takes a teacher "
+                "(students: graft eval / graft ppl)\n", cmd, arg, cmd);
+        return -1;
+    }
     model_load_opts lo = {o->tokenizer};
     if (model_load(m, arg, &lo) != 0) {
         cli_fail(cmd);
