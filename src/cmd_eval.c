@@ -18,7 +18,7 @@ int eval_path_ppl(const char *cmd, const char *path, const char *text, int ctx, 
     const bool is_student = student_folder_detect(path);
     model *m;
     if (is_student) {
-        if (student_load(&s, path, co->tokenizer) != 0) return cli_fail(cmd);
+        if (cli_load_student(cmd, path, co, &s) != 0) return 1;
         m = s.m;
     } else {
         if (cli_load_model(cmd, path, co, &teacher) != 0) return 1;

@@ -68,6 +68,14 @@ int cli_load_model(const char *cmd, const char *arg, const common_opts *o, model
     return 0;
 }
 
+int cli_load_student(const char *cmd, const char *arg, const common_opts *o, student *s) {
+    if (student_load(s, arg, o->tokenizer) != 0) {
+        cli_fail(cmd);
+        return -1;
+    }
+    return 0;
+}
+
 int cli_fail(const char *cmd) {
     fprintf(stderr, "graft %s: %s\n", cmd, gf_last_error());
     return 1;
