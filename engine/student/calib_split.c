@@ -1,6 +1,7 @@
 #include "student/calib_split.h"
 
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/error.h"
 #include "data/text_tokens.h"
@@ -16,6 +17,13 @@ void split_spec_default(split_spec *s) {
 static void slice_with_bos(int_vec *out, int bos, const int *ids, size_t begin, size_t end) {
     if (bos >= 0) int_vec_push(out, bos);
     for (size_t i = begin; i < end; i++) int_vec_push(out, ids[i]);
+}
+
+/* Same file by identity (device + inode), so ./a.txt and a.txt split too. */
+static int same_file(const char *a, const char *b) {
+    struct stat sa, sb;
+    if (stat(a, &sa) == 0 && stat(b, &sb) == 0) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    return strcmp(a, b) == 0;
 }
 
 int token_split_make(token_split *out, const tokenizer *tok, const char *calib_path, const char *eval_path,
@@ -43,7 +51,7 @@ int token_split_make(token_split *out, const tokenizer *tok, const char *calib_p
     at += body * (size_t)out->n_heldout;
     out->heldout_end = at;
     if (eval_path) {
-        out->same_file = strcmp(calib_path, eval_path) == 0;
+        out->same_file = same_file(calib_path, eval_path);
         const int_vec *e = &cids;
         size_t start = at;
         if (!out->same_file) {

@@ -5,7 +5,7 @@
  * from cut_sequences):
  *   calibration   n_calib sequences of ctx tokens from token 0
  *   align held-out n_heldout sequences of ctx tokens right after them
- * From the evaluation file (the same stream when both files are the same;
+ * From the evaluation file (the same stream when both name the same file — same device and inode;
  * then it starts after the held-out sequences):
  *   selection     BOS + sel_windows * (ctx - 1) tokens (ar / ga-s2 scores)
  *   evaluation    BOS + up to eval_windows * (ctx - 1) tokens, starting at the
