@@ -15,9 +15,6 @@
 #include "student/report_json.h"
 #include "student/student_io.h"
 
-cJSON *split_json(const token_split *sp, const char *calib, const char *text);
-cJSON *selection_json(const layer_selection *sel);
-
 cJSON *split_json(const token_split *sp, const char *calib, const char *text) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "calib_file", calib);

@@ -11,8 +11,6 @@
 #include "select/select.h"
 #include "student/build.h"
 
-cJSON *selection_json(const layer_selection *sel);
-
 int cmd_select(int argc, char **argv) {
     common_opts co;
     common_opts_default(&co);

@@ -3,9 +3,12 @@
 #ifndef GRAFT_CLI_METHOD_OPTS_H
 #define GRAFT_CLI_METHOD_OPTS_H
 
+#include <cjson/cJSON.h>
+
 #include "calibrate/capture.h"
 #include "cli/args.h"
 #include "core/progress.h"
+#include "select/select.h"
 #include "student/calib_split.h"
 #include "student/student.h"
 
@@ -44,5 +47,9 @@ progress_sink cli_progress(void);
 /* Teacher pass over the calibration (with heads) and held-out sequences. */
 int method_capture(const model *m, const token_split *sp, teacher_capture *cal, teacher_capture *held,
                    const progress_sink *pr);
+
+/* JSON of a data split and of a layer selection (cmd_convert.c). */
+cJSON *split_json(const token_split *sp, const char *calib, const char *text);
+cJSON *selection_json(const layer_selection *sel);
 
 #endif
