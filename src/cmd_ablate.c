@@ -288,6 +288,12 @@ int cmd_ablate(int argc, char **argv) {
         cJSON_AddNumberToObject(meta, "seconds_build", t_build);
         cJSON_AddNumberToObject(meta, "seconds_rows", t_rows);
         cJSON_AddStringToObject(meta, "write_gate", write_gate_name(set0.write_gate));
+        cJSON_AddStringToObject(meta, "query_scale", gdn_scale_name(set0.scale));
+        cJSON_AddNumberToObject(meta, "stage2_steps", set0.steps);
+        cJSON_AddStringToObject(meta, "keep_best", set0.keep_best == KEEP_BEST_HELDOUT ? "heldout" : "train");
+        cJSON_AddBoolToObject(meta, "conv", set0.conv);
+        cJSON_AddBoolToObject(meta, "qkv_bias", set0.qkv_bias && m.cfg.qkv_bias);
+        cJSON_AddNumberToObject(meta, "damping", set0.damping);
         cJSON_AddNumberToObject(meta, "seed", (double)set0.seed);
         cli_print_json(o);
     } else {
@@ -303,7 +309,11 @@ int cmd_ablate(int argc, char **argv) {
             printf("| %s | %.2f | %s | %s | %.3f | %.2f | %.2f | %.2f |\n", strat_names[r->strategy_i], r->keep, kl,
                    student_init_name(inits[r->init_i]), r->ppl, r->hl.mean, r->hl.median, r->hl.max);
         }
-        printf("\n%d rows, %d evaluations, %.1f s (students %.1f s, rows %.1f s)\n", n_rows, n_evals, wall, t_build, t_rows);
+        printf("\n%d rows, %d evaluations, %.1f s (students %.1f s, rows %.1f s); query scale %s, write gate %s, "
+               "Stage 2 %d steps (best by %s loss), seed %llu\n",
+               n_rows, n_evals, wall, t_build, t_rows, gdn_scale_name(set0.scale), write_gate_name(set0.write_gate),
+               set0.steps, set0.keep_best == KEEP_BEST_HELDOUT ? "held-out" : "calibration",
+               (unsigned long long)set0.seed);
     }
     rc = 0;
 fail:

@@ -150,8 +150,9 @@ int cmd_convert(int argc, char **argv) {
         cli_print_json(rep);
     } else {
         cJSON_Delete(rep);
-        printf("student %s: %d of %d layers GDN (init %s, strategy %s), kept attention:", out, student_n_gdn(&s), L,
-               student_init_name(init), strategy_name(ss.kind));
+        printf("student %s: %d of %d layers GDN (init %s, strategy %s, query scale %s, write gate %s), kept attention:",
+               out, student_n_gdn(&s), L, student_init_name(init), strategy_name(ss.kind), gdn_scale_name(s.gcfg.scale_mode),
+               write_gate_name(set.write_gate));
         for (int i = 0; i < sel.k; i++) printf(" %d", sel.kept[i]);
         printf("\n");
         for (int l = 0; l < L; l++) {

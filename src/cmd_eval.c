@@ -48,12 +48,16 @@ int eval_path_ppl(const char *cmd, const char *path, const char *text, int ctx, 
             for (int l = 0; l < s.L; l++)
                 if (s.is_gdn[l]) cJSON_AddItemToArray(gl, cJSON_CreateNumber(l));
             cJSON_AddItemToObject(o, "half_life", half_life_summary_json(student_half_life_summary(&s, NULL)));
+            cJSON_AddStringToObject(o, "query_scale", gdn_scale_name(s.gcfg.scale_mode));
+            cJSON_AddStringToObject(o, "init", student_init_name(s.set.init));
         }
         cli_print_json(o);
     } else {
         printf("tokens %ld  nll %.4f nats  (%.4f per token)  perplexity %.4f  [ctx %d]", count, nll, nll / count,
                exp(nll / count), ctx);
-        if (is_student) printf("  [student: %d of %d layers GDN]", student_n_gdn(&s), s.L);
+        if (is_student)
+            printf("  [student: %d of %d layers GDN, init %s, query scale %s]", student_n_gdn(&s), s.L,
+                   student_init_name(s.set.init), gdn_scale_name(s.gcfg.scale_mode));
         printf("\n");
     }
     int_vec_free(&ids);

@@ -87,7 +87,11 @@ int cmd_select(int argc, char **argv) {
         cJSON *o = selection_json(&sel);
         cJSON_AddNumberToObject(o, "layers", L);
         if (!isnan(keep)) cJSON_AddNumberToObject(o, "keep", keep);
-        if (ss.kind == STRATEGY_GA_S2) cJSON_AddStringToObject(o, "init", student_init_name(init));
+        if (ss.kind == STRATEGY_GA_S2) {
+            cJSON_AddStringToObject(o, "init", student_init_name(init));
+            cJSON_AddStringToObject(o, "query_scale", gdn_scale_name(set.scale));
+            cJSON_AddStringToObject(o, "write_gate", write_gate_name(set.write_gate));
+        }
         cli_print_json(o);
     } else {
         printf("strategy %s: keep %d of %d layers:", strategy_name(ss.kind), sel.k, L);
