@@ -9,5 +9,6 @@ const command graft_commands[] = {
     {"convert", cmd_convert, "convert a teacher into a hybrid GDN student folder (Taylor-Calibrate)"},
     {"eval", cmd_eval, "perplexity of a teacher or a student folder"},
     {"ablate", cmd_ablate, "ablation table: strategies x ratios x initializations"},
+    {"tui", cmd_tui, "the terminal workbench (--demo: synthetic data, no model)"},
 };
 const int graft_n_commands = sizeof graft_commands / sizeof graft_commands[0];
