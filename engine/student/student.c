@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "core/rng.h"
 #include "eval/perplexity.h"
+#include "gdn/gdn_transfer.h"
 
 static const char *const init_names[INIT_COUNT] = {"random",      "zero-gate",  "small-gate",
                                                    "taylor-only", "align-only", "taylor-calibrate"};
@@ -65,6 +66,7 @@ int student_init_empty(student *s, model *m, const student_settings *set) {
     s->layers = gf_calloc((size_t)s->L, sizeof *s->layers);
     s->rep = gf_calloc((size_t)s->L, sizeof *s->rep);
     s->mixers = gf_calloc((size_t)s->L, sizeof *s->mixers);
+    s->gm = gf_calloc((size_t)s->L, sizeof *s->gm);
     return 0;
 }
 
@@ -91,6 +93,7 @@ void layer_report_free(layer_report *r) {
 
 void student_free(student *s) {
     for (int l = 0; l < s->L; l++) {
+        if (s->gm && s->gm[l].p) gdn_mixer_free(&s->gm[l]);
         if (s->have && s->have[l]) {
             gdn_params_free(&s->layers[l]);
             layer_report_free(&s->rep[l]);
@@ -101,6 +104,7 @@ void student_free(student *s) {
     free(s->layers);
     free(s->rep);
     free(s->mixers);
+    free(s->gm);
     if (s->owns_model && s->m) {
         model_free(s->m);
         free(s->m);
@@ -112,9 +116,15 @@ int student_set_gdn(student *s, const bool *is_gdn) {
     for (int l = 0; l < s->L; l++)
         if (is_gdn[l] && !s->have[l]) return gf_fail("layer %d has no GDN parameters", l);
     for (int l = 0; l < s->L; l++) {
+        if (s->gm[l].p) gdn_mixer_free(&s->gm[l]);
         s->is_gdn[l] = is_gdn[l];
-        s->mixers[l].fn = is_gdn[l] ? student_mixer : NULL;
-        s->mixers[l].ud = s;
+        s->mixers[l].fn = NULL;
+        s->mixers[l].ud = NULL;
+        if (is_gdn[l]) {
+            if (gdn_mixer_init(&s->gm[l], &s->gcfg, &s->layers[l]) != 0) return -1;
+            s->mixers[l].fn = gdn_mixer_run;
+            s->mixers[l].ud = &s->gm[l];
+        }
     }
     return 0;
 }
@@ -132,22 +142,11 @@ void student_default_init(const student *s, int l, gdn_params *p) {
     const gdn_config *c = &s->gcfg;
     const model_config *k = &s->m->cfg;
     const layer_weights *w = &s->m->w.layers[l];
-    const int D = c->D, H = c->H, hd = c->dk, KV = k->n_kv_heads, group = H / KV;
+    const int D = c->D, H = c->H;
     memset(p->block, 0, p->n * sizeof(float));
-    memcpy(p->wq, w->wq, (size_t)H * hd * D * sizeof(float));
-    gdn_gqa_expand(p->wk, w->wk, sizeof(float), KV, group, hd, D);
-    gdn_gqa_expand(p->wv, w->wv, sizeof(float), KV, group, hd, D);
-    memcpy(p->wo, w->wo, (size_t)D * H * hd * sizeof(float));
-    if (c->qkv_bias) {
-        memcpy(p->bq, w->bq, (size_t)H * hd * sizeof(float));
-        gdn_gqa_expand(p->bk, w->bk, sizeof(float), KV, group, hd, 1);
-        gdn_gqa_expand(p->bv, w->bv, sizeof(float), KV, group, hd, 1);
-    }
-    if (c->conv) {
-        size_t ch = (size_t)gdn_qkv_width(c);
-        for (size_t i = 0; i < ch; i++) p->conv_q[i * GDN_CONV_K + GDN_CONV_K - 1] = 1.0f; /* identity tap */
-    }
-    for (int j = 0; j < c->dv; j++) p->w_norm[j] = 1.0f;
+    /* shapes come from the same teacher config, so the transfer cannot fail */
+    const int transferred = gdn_transfer_from_attention(p, c, k, w);
+    GF_ASSERT(transferred == 0);
     rng64 r;
     rng_seed2(&r, s->set.seed, (uint64_t)l);
     for (size_t i = 0; i < (size_t)H * D; i++) p->wa[i] = (float)(0.02 * rng_normal(&r));
@@ -169,17 +168,6 @@ double mean_abs(const float *x, size_t n) {
     double s = 0;
     for (size_t i = 0; i < n; i++) s += fabs((double)x[i]);
     return n ? s / (double)n : 0;
-}
-
-int student_mixer(void *ud, int layer, int T, int pos0, const float *xn, float *out) {
-    const student *s = ud;
-    if (pos0 != 0)
-        return gf_fail("GDN layers run whole windows from position 0 (incremental decoding is not supported)");
-    gdn_cache cache;
-    gdn_cache_alloc(&cache, &s->gcfg, 1, T);
-    gdn_forward(&s->gcfg, &s->layers[layer], &cache, xn, out);
-    gdn_cache_free(&cache);
-    return 0;
 }
 
 int student_eval_nll(const student *s, const int *ids, size_t n, int ctx, double *nll, long *count,

@@ -15,6 +15,7 @@
 
 #include "core/progress.h"
 #include "gdn/gdn.h"
+#include "gdn/gdn_mixer.h"
 #include "model/forward.h"
 #include "model/model.h"
 
@@ -114,6 +115,7 @@ typedef struct {
     gdn_params *layers;     /* [L]; allocated where have[l] */
     layer_report *rep;      /* [L]; valid where have[l] */
     layer_mixer *mixers;    /* [L] rebuilt by student_set_gdn */
+    gdn_mixer *gm;          /* [L] stateful GDN mixers (engine/gdn/gdn_mixer.h) where is_gdn */
 } student;
 
 /* Empty student over teacher m (nothing converted yet). */
@@ -123,8 +125,8 @@ void student_free(student *s);
 int student_set_gdn(student *s, const bool *is_gdn);
 int student_n_gdn(const student *s);
 
-/* Section 3 defaults for layer l: weight transfer (GQA expansion, optional
- * biases), w_norm = 1, Wa, Wb, Wg ~ N(0, 0.02), A_log = log U(0, 16),
+/* Section 3 defaults for layer l: weight transfer (gdn_transfer_from_attention:
+ * GQA expansion, optional biases, identity conv), w_norm = 1, Wa, Wb, Wg ~ N(0, 0.02), A_log = log U(0, 16),
  * dt = exp(U(ln 1e-3, ln 0.1)) floored at 1e-4, dt_bias = softplus^-1(dt),
  * conv (when on) = identity. Draw order: Wa, Wb, Wg, A_log, dt. */
 void student_default_init(const student *s, int l, gdn_params *p);
@@ -133,8 +135,8 @@ void student_default_init(const student *s, int l, gdn_params *p);
 void gdn_half_lives(const gdn_config *c, const gdn_params *p, double *out);
 double mean_abs(const float *x, size_t n);
 
-/* Mixers for forward_ctx (s->mixers): GDN layers run whole windows from position 0. */
-int student_mixer(void *ud, int layer, int T, int pos0, const float *xn, float *out);
+/* s->mixers[l] = gdn_mixer_run over s->gm[l]: whole windows (pos0 = 0) and
+ * continued positions (generation) both work; one sequence at a time per student. */
 
 /* Teacher-forced NLL with the hybrid (like eval_nll). */
 int student_eval_nll(const student *s, const int *ids, size_t n, int ctx, double *nll, long *count,
