@@ -289,7 +289,7 @@ int gguf_open(gguf_file *g, const char *path) {
             goto fail;
         }
         if (off > avail || t->nbytes > avail - off) {
-            gf_fail("%s: tensor %s: bytes %llu..%llu of the data section lie past the end of the file (%zu bytes)",
+            gf_fail("%s: truncated or lying offset: tensor %s: bytes %llu..%llu of the data section lie past its end (%zu bytes)",
                     path, t->name, (unsigned long long)off, (unsigned long long)(off + t->nbytes), avail);
             goto fail;
         }

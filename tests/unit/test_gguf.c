@@ -199,8 +199,8 @@ static void malformed_headers_fail_clearly(void **state) {
     CASE(ttype, 99, "unknown ggml type 99");
     CASE(ttype, GGML_Q4_K, "not a multiple of the q4_k block size 256");
     CASE(toffset, 8, "not a multiple of the alignment");
-    CASE(toffset, 1ull << 40, "past the end");
-    CASE(toffset, 32 * 8, "past the end"); /* 256 bytes of f32 at 256: beyond the 256 present */
+    CASE(toffset, 1ull << 40, "past its end");
+    CASE(toffset, 32 * 8, "past its end"); /* 256 bytes of f32 at 256: beyond the 256 present */
     CASE(arr_claim, 1ull << 61, "array of");
     CASE(dup_key, true, "appears twice");
 #undef CASE
@@ -225,7 +225,7 @@ static void every_truncation_fails(void **state) {
         gguf_file g;
         if (gguf_open(&g, p) == 0) fail_msg("a file cut at %zu of %zu bytes was accepted", n, full);
         const char *e = gf_last_error();
-        if (!strstr(e, "truncated") && !strstr(e, "not a GGUF") && !strstr(e, "past the end") && !strstr(e, "more than"))
+        if (!strstr(e, "truncated") && !strstr(e, "not a GGUF") && !strstr(e, "past its end") && !strstr(e, "more than"))
             fail_msg("cut at %zu: unexpected error '%s'", n, e);
         unlink(p);
         free(p);
