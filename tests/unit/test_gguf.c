@@ -6,9 +6,10 @@
  *
  * Tolerances: fixtures as test_teacher_golden.c (2e-4 on float64 goldens).
  * Real teachers (transformers float32 on the same dequantized weights, 256
- * tokens): log-probabilities of the next token within 2e-3, top-20 logits of
- * the last positions within 2e-3, argmax equal wherever the reference's top two
- * differ by more than 1e-2. Measured errors are printed. */
+ * tokens): log-probabilities of the next token, top-20 logits of the last 4
+ * positions and their logsumexp within 5e-4 (measured: SmolLM2 5.1e-5, Qwen2.5
+ * 1.5B 3.6e-5), argmax equal wherever the top two differ by more than 1e-2.
+ * Measured errors are printed. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -809,9 +810,9 @@ static void check_teacher(const char *file, const char *golden) {
     print_message("%s: %zu ids equal; %d positions: max |logprob err| %.2e, top-20 logits %.2e, logsumexp %.2e, "
                   "argmax differs at %d (+%d near ties)\n",
                   file, got.len, T, err_lp, err_top, err_lse, argmax_diff, argmax_close);
-    assert_true(err_lp < 2e-3);
-    assert_true(err_top < 2e-3);
-    assert_true(err_lse < 2e-3);
+    assert_true(err_lp < 5e-4);
+    assert_true(err_top < 5e-4);
+    assert_true(err_lse < 5e-4);
     assert_int_equal(argmax_diff, 0);
     free(lg);
     forward_ctx_free(&fc);
