@@ -242,6 +242,7 @@ typedef struct {
     const char *odd_tensor;    /* written with a wrong shape */
     const char *typed_tensor;  /* written as type `type` */
     uint32_t type;
+    const char *scaling;       /* {arch}.rope.scaling.type, with factor 4 */
 } tiny_opts;
 
 enum { TD = 32, TF = 64, TH = 2, TKV = 1, THD = 16, TV = 8 };
@@ -283,7 +284,7 @@ static void build_tiny(buf *b, const tiny_opts *o) {
     put(b, "GGUF", 4);
     u32(b, 3);
     u64(b, (uint64_t)kept);
-    u64(b, 9);
+    u64(b, 9 + (o->scaling ? 2 : 0));
     kv_str(b, "general.architecture", o->arch);
     char k[64];
 #define KEY(s) (snprintf(k, sizeof k, "%s.%s", o->arch, s), k)
@@ -295,6 +296,10 @@ static void build_tiny(buf *b, const tiny_opts *o) {
     kv_f32(b, KEY("attention.layer_norm_rms_epsilon"), 1e-5f);
     kv_f32(b, KEY("rope.freq_base"), 10000.f);
     kv_bool(b, "tokenizer.ggml.add_bos_token", false);
+    if (o->scaling) {
+        kv_str(b, KEY("rope.scaling.type"), o->scaling);
+        kv_f32(b, KEY("rope.scaling.factor"), 4.f);
+    }
 #undef KEY
     uint64_t off = 0;
     for (int i = 0; i < kept; i++) {
@@ -322,6 +327,21 @@ static void build_tiny(buf *b, const tiny_opts *o) {
     }
 }
 
+static int load_tiny(const tiny_opts *o, model *m) {
+    buf b = {0};
+    build_tiny(&b, o);
+    char *p = write_tmp(&b);
+    char *gp = malloc(strlen(p) + 6);
+    sprintf(gp, "%s.gguf", p);
+    assert_int_equal(rename(p, gp), 0);
+    int rc = model_load(m, gp, NULL);
+    unlink(gp);
+    free(gp);
+    free(p);
+    free(b.p);
+    return rc;
+}
+
 static void expect_load_error(const tiny_opts *o, const char *want) {
     buf b = {0};
     build_tiny(&b, o);
@@ -344,7 +364,7 @@ static void expect_load_error(const tiny_opts *o, const char *want) {
 
 static void model_level_errors(void **state) {
     (void)state;
-    tiny_opts o = {"llama", NULL, NULL, NULL, 0};
+    tiny_opts o = {"llama", NULL, NULL, NULL, 0, NULL};
     { /* the valid one loads */
         buf b = {0};
         build_tiny(&b, &o);
@@ -373,6 +393,18 @@ static void model_level_errors(void **state) {
     o.type = GGML_Q8_1;
     expect_load_error(&o, "type q8_1, which graft cannot dequantize");
     o.typed_tensor = NULL;
+    o.scaling = "yarn";
+    expect_load_error(&o, "RoPE scaling yarn is not supported");
+    o.scaling = "linear";
+    model m;
+    if (load_tiny(&o, &m) != 0) fail_msg("%s", gf_last_error());
+    assert_int_equal(m.cfg.rope_scaling.type, ROPE_SCALING_LINEAR);
+    assert_true(m.cfg.rope_scaling.factor == 4.f);
+    double inv[THD / 2];
+    rope_inv_freq(inv, &m.cfg);
+    assert_true(fabs(inv[1] - pow(10000.0, -2.0 / THD) / 4) < 1e-12);
+    model_free(&m);
+    o.scaling = NULL;
     o.arch = "gpt2";
     expect_load_error(&o, "architecture gpt2 is not supported");
 }
@@ -726,6 +758,41 @@ static void sentencepiece_matches_llama2c(void **state) {
     free(tp);
 }
 
+static void tokenizer_metadata_errors(void **state) {
+    (void)state;
+    char *tokens[] = {"a", "b", "ab"};
+    int types[] = {1, 1, 1};
+    char *merges[] = {"a b"}, *bad[] = {"a c"};
+    tokenizer *t;
+    struct { const char *model, *pre; char **merges; const char *want; } cases[] = {
+        {"gpt2", "mystery", merges, "pre-tokenizer mystery is not supported"},
+        {"bert", NULL, merges, "tokenizer model bert is not supported"},
+        {"gpt2", "gpt2", bad, "merge 0 (a c) uses a token missing"},
+        {"llama", NULL, NULL, "needs tokenizer.ggml.scores"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *p = write_tokenizer_gguf(cases[i].model, cases[i].pre, tokens, types, NULL, 3, cases[i].merges,
+                                       cases[i].merges ? 1 : 0, -1, false, false);
+        assert_int_equal(tokenizer_load_gguf(&t, p), -1);
+        if (!strstr(gf_last_error(), cases[i].want)) fail_msg("'%s' lacks '%s'", gf_last_error(), cases[i].want);
+        unlink(p);
+        free(p);
+    }
+    /* a valid one: "ab" merges, missing byte characters are dropped */
+    char *p = write_tokenizer_gguf("gpt2", "gpt2", tokens, types, NULL, 3, merges, 1, -1, false, false);
+    if (tokenizer_load_gguf(&t, p) != 0) fail_msg("%s", gf_last_error());
+    int_vec ids = {0};
+    tokenizer_encode(t, "abzab", 5, true, &ids);
+    /* one word "abzab": z has no byte character in this vocabulary and goes; no BOS (none given) */
+    assert_int_equal(ids.len, 2);
+    assert_int_equal(ids.data[0], 2);
+    assert_int_equal(ids.data[1], 2);
+    int_vec_free(&ids);
+    tokenizer_free(t);
+    unlink(p);
+    free(p);
+}
+
 /* ---- the real teachers (when fetched by scripts/fetch-teachers.sh) ---- */
 
 static char *teacher_path(const char *file) {
@@ -854,6 +921,7 @@ int main(void) {
         cmocka_unit_test(qwen2_pre_matches_tokenizer_json),
         cmocka_unit_test(llama3_pre_matches_tokenizer_json),
         cmocka_unit_test(sentencepiece_matches_llama2c),
+        cmocka_unit_test(tokenizer_metadata_errors),
         cmocka_unit_test(smollm2_135m_q4_1_teacher),
         cmocka_unit_test(qwen25_coder_1_5b_q4_k_m_teacher),
     };
