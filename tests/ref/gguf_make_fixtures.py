@@ -14,7 +14,7 @@
 graft's tests load the three models and compare with the fixtures' golden.json
 (the transformers float64 logits), and the dequantized blocks with the
 expected values. Deterministic (seeded). Needs torch, safetensors, gguf:
-    /tmp/hfenv/bin/python tests/ref/make_gguf_fixtures.py
+    /tmp/hfenv/bin/python tests/ref/gguf_make_fixtures.py
 """
 import json
 import math
