@@ -309,14 +309,7 @@ int load_gguf(model *m, const char *path, const model_load_opts *opts) {
     describe_types(m->weights_dtype, sizeof m->weights_dtype, types);
 
     if (opts->tokenizer_path) {
-        size_t n = strlen(opts->tokenizer_path);
-        if (n > 4 && !strcmp(opts->tokenizer_path + n - 4, ".bin")) {
-            if (tokenizer_load_llama2c(&m->tok, opts->tokenizer_path, m->cfg.vocab_size) != 0) goto done;
-        } else if (n > 5 && !strcmp(opts->tokenizer_path + n - 5, ".gguf")) {
-            if (tokenizer_load_gguf(&m->tok, opts->tokenizer_path) != 0) goto done;
-        } else if (tokenizer_load_hf(&m->tok, opts->tokenizer_path) != 0) {
-            goto done;
-        }
+        if (tokenizer_load_path(&m->tok, opts->tokenizer_path, m->cfg.vocab_size) != 0) goto done;
     } else if (gguf_find_kv(&g, "tokenizer.ggml.model")) {
         if (gguf_tokenizer_load(&m->tok, &g) != 0) goto done;
         if (tokenizer_vocab_size(m->tok) > m->cfg.vocab_size) {

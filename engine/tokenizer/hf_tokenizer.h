@@ -1,7 +1,7 @@
 /* Internals of the Hugging Face tokenizer.json flavours, shared by the loader
- * (hf_tokenizer_load.c), the encode pipeline (hf_encode.c) and the model
- * pieces (bpe_model.c, added_tokens.c, pretokenize.c, normalize.c,
- * bytelevel.c, sentencepiece.c).
+ * (hf_tokenizer_load.c), the encode pipeline (hf_encode.c), the decoder
+ * (hf_decode.c) and the pieces (bpe_model.c, added_tokens.c, pretokenize.c,
+ * normalize.c, bytelevel.c; NFC in nfc.c, UTF-8 repair in utf8.c).
  *
  * Encoding follows the tokenizers library: added tokens are cut out of the
  * raw text first, then each remaining segment is normalized, pre-tokenized
@@ -133,8 +133,10 @@ typedef struct {
     int *byte_of_token;   /* [vocab_size] sentencepiece: byte value of <0xXX> tokens, else -1 */
     float *merge_priority;/* [n_merges] or NULL: merge r's priority (higher first, ties leftmost);
                              NULL: by rank (lower first). GGUF SentencePiece: the merged token's score */
-    /* per-word cache: word bytes -> ids */
+    /* per-word cache: word bytes -> ids; short words first try a direct-mapped
+     * front cache whose entries hold everything in one cache line */
     pthread_mutex_t cache_lock;
+    struct front_entry *front; /* [FRONT_SIZE] */
     strmap cache;
     int_vec cache_ids;    /* concatenated id runs; run k starts at cache_off[k] */
     int_vec cache_off;
@@ -183,6 +185,12 @@ typedef struct {
  * dropped, or become unk_id when there is one, as the library does. */
 int hf_tokenizer_finish(hf_tokenizer *h, const char *path, bool allow_missing_bytes);
 struct tokenizer *hf_tokenizer_wrap(hf_tokenizer *h, int bos, int eos);
+
+/* tokenizer.json sections (hf_pipeline_load.c); 0 or -1 with an error */
+struct cJSON;
+int hf_load_normalizer(hf_tokenizer *h, const struct cJSON *n, const char *path);
+int hf_load_pre_tokenizer(hf_tokenizer *h, const struct cJSON *p, const char *path, bool *bytelevel);
+void hf_load_decoder(hf_tokenizer *h, const struct cJSON *d);
 
 void hf_encode(const hf_tokenizer *h, const char *text, size_t len, int_vec *ids);
 void hf_decode_piece(const hf_tokenizer *h, bool first, int id, char **buf, size_t *len, size_t *cap);
