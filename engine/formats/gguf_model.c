@@ -135,8 +135,9 @@ static int read_config(model_config *c, const gguf_file *g, const char *arch_nam
         c->rope_scaling.type = ROPE_SCALING_LINEAR;
         c->rope_scaling.factor = (float)factor;
     } else if (rc && !(st.len == 4 && !memcmp(st.p, "none", 4))) {
-        return gf_fail("%s: RoPE scaling %.*s is not supported (none, linear, llama3 factors)", path, (int)st.len,
-                       st.p);
+        char pr[64];
+        return gf_fail("%s: RoPE scaling %s is not supported (none, linear, llama3 factors)", path,
+                       gguf_printable(st, pr, sizeof pr));
     } else if (!rc && get_float(&m, "rope.scale_linear", &factor) > 0 && factor != 1.0) {
         if (!(factor > 0)) return gf_fail("%s: rope.scale_linear %g is not positive", path, factor);
         c->rope_scaling.type = ROPE_SCALING_LINEAR;
@@ -271,7 +272,7 @@ int load_gguf(model *m, const char *path, const model_load_opts *opts) {
         goto done;
     }
     char arch_name[32];
-    snprintf(arch_name, sizeof arch_name, "%.*s", (int)(arch.len < 31 ? arch.len : 31), arch.p);
+    gguf_printable(arch, arch_name, sizeof arch_name);
     if (read_config(&m->cfg, &g, arch_name, path) != 0) goto done;
     if (load_rope_factors(&m->cfg, &g, path) != 0) goto done;
 

@@ -110,6 +110,22 @@ static int64_t to_signed(gguf_value_type t, uint64_t raw) {
     }
 }
 
+static bool has_control(const gguf_str *s) {
+    for (size_t i = 0; i < s->len; i++)
+        if ((unsigned char)s->p[i] < 0x20 || s->p[i] == 0x7f) return true;
+    return false;
+}
+
+const char *gguf_printable(gguf_str s, char *buf, size_t cap) {
+    size_t n = s.len < cap - 1 ? s.len : cap - 1;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s.p[i];
+        buf[i] = c < 0x20 || c == 0x7f ? '?' : (char)c;
+    }
+    buf[n] = 0;
+    return buf;
+}
+
 static char *dup_name(const gguf_str *s) {
     char *k = gf_malloc(s->len + 1);
     memcpy(k, s->p, s->len);
@@ -121,8 +137,8 @@ static int read_kv(cursor *c, gguf_kv *kv, size_t index) {
     gguf_str key;
     c->what = "a metadata key";
     if (rd_str(c, &key) != 0) return -1;
-    if (key.len == 0 || memchr(key.p, 0, key.len))
-        return gf_fail("%s: metadata entry %zu has an empty key or a NUL byte in it", c->path, index);
+    if (key.len == 0 || has_control(&key))
+        return gf_fail("%s: metadata entry %zu has an empty key or a control character in it", c->path, index);
     kv->key = dup_name(&key);
     uint64_t t;
     c->what = kv->key;
@@ -170,7 +186,7 @@ static int read_tensor_info(cursor *c, gguf_tensor *t, size_t index) {
     gguf_str name;
     c->what = "a tensor name";
     if (rd_str(c, &name) != 0) return -1;
-    if (memchr(name.p, 0, name.len)) return gf_fail("%s: tensor %zu has a NUL byte in its name", c->path, index);
+    if (has_control(&name)) return gf_fail("%s: tensor %zu has a control character in its name", c->path, index);
     t->name = dup_name(&name);
     c->what = t->name;
     uint64_t nd, ty, off;
@@ -289,8 +305,8 @@ int gguf_open(gguf_file *g, const char *path) {
             goto fail;
         }
         if (off > avail || t->nbytes > avail - off) {
-            gf_fail("%s: truncated or lying offset: tensor %s: bytes %llu..%llu of the data section lie past its end (%zu bytes)",
-                    path, t->name, (unsigned long long)off, (unsigned long long)(off + t->nbytes), avail);
+            gf_fail("%s: truncated or lying offset: tensor %s: bytes %llu..%llu of the data section lie past its "
+                    "end (%zu bytes)", path, t->name, (unsigned long long)off, (unsigned long long)(off + t->nbytes), avail);
             goto fail;
         }
         t->data = g->mf.data + data + off;

@@ -95,6 +95,10 @@ const gguf_kv *gguf_get_array(const gguf_file *g, const char *key, gguf_value_ty
 double gguf_arr_float(const gguf_kv *kv, uint64_t i);
 int64_t gguf_arr_int(const gguf_kv *kv, uint64_t i);
 
+/* s as a NUL-terminated string for messages: at most cap-1 bytes, control
+ * characters (newlines included) shown as '?'. Returns buf. */
+const char *gguf_printable(gguf_str s, char *buf, size_t cap);
+
 const char *ggml_type_name(uint32_t t);       /* "q4_k", ... or NULL when unknown */
 /* Elements per block and bytes per block; 0 when the type is unknown. */
 size_t ggml_block_elems(uint32_t t);

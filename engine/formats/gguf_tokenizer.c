@@ -61,8 +61,9 @@ static int gpt2_pretokenizer(hf_tokenizer *h, const gguf_file *g, const char *pa
     if (str_is(pre, "smollm")) /* tokenizer.json: Digits(individual) then ByteLevel's GPT-2 regex */
         return push_split(h, "\\p{N}") != 0 ? -1 : push_split(h, GPT2_REGEX);
     if (str_is(pre, "default") || str_is(pre, "gpt2") || str_is(pre, "gpt-2")) return push_split(h, GPT2_REGEX);
-    return gf_fail("%s: pre-tokenizer %.*s is not supported (llama-bpe/llama3, qwen2, smollm, gpt2, default)", path,
-                   (int)pre.len, pre.p);
+    char pr[64];
+    return gf_fail("%s: pre-tokenizer %s is not supported (llama-bpe/llama3, qwen2, smollm, gpt2, default)", path,
+                   gguf_printable(pre, pr, sizeof pr));
 }
 
 static char *dup_str(gguf_str s) {
@@ -81,14 +82,14 @@ static int gpt2_merges(bpe_model *m, const gguf_file *g, const char *path) {
     m->n_merges = n;
     m->merge_result = gf_malloc((size_t)(n ? n : 1) * sizeof *m->merge_result);
     pair_map_init(&m->merges, (size_t)n);
-    char *joined = NULL;
+    char *joined = NULL, pr[64];
     size_t cap = 0;
     int rc = 0;
     for (int r = 0; r < n && rc == 0; r++) {
         gguf_str e = mk->arr_str[r];
         const char *sp = e.len > 1 ? memchr(e.p + 1, ' ', e.len - 1) : NULL;
         if (!sp) {
-            rc = gf_fail("%s: merge %d (\"%.*s\") is not \"a b\"", path, r, (int)(e.len < 40 ? e.len : 40), e.p);
+            rc = gf_fail("%s: merge %d (\"%s\") is not \"a b\"", path, r, gguf_printable(e, pr, sizeof pr));
             break;
         }
         size_t la = (size_t)(sp - e.p), lb = e.len - la - 1;
@@ -98,8 +99,8 @@ static int gpt2_merges(bpe_model *m, const gguf_file *g, const char *path) {
         int ia = strmap_get(&m->vocab, e.p, la), ib = strmap_get(&m->vocab, sp + 1, lb);
         int iab = strmap_get(&m->vocab, joined, la + lb);
         if (ia < 0 || ib < 0 || iab < 0) {
-            rc = gf_fail("%s: merge %d (%.*s) uses a token missing from the vocabulary", path, r,
-                         (int)(e.len < 40 ? e.len : 40), e.p);
+            rc = gf_fail("%s: merge %d (%s) uses a token missing from the vocabulary", path, r,
+                         gguf_printable(e, pr, sizeof pr));
             break;
         }
         pair_map_put(&m->merges, ia, ib, r);
@@ -145,9 +146,10 @@ static int build(hf_tokenizer *h, const gguf_file *g, int *bos, int *eos) {
     int r = gguf_get_str(g, "tokenizer.ggml.model", &model);
     if (r <= 0) return r < 0 ? -1 : gf_fail("%s: no tokenizer.ggml.model in the metadata", path);
     bool spm = str_is(model, "llama");
+    char pr[64];
     if (!spm && !str_is(model, "gpt2"))
-        return gf_fail("%s: tokenizer model %.*s is not supported (gpt2 byte-level BPE, llama SentencePiece)", path,
-                       (int)model.len, model.p);
+        return gf_fail("%s: tokenizer model %s is not supported (gpt2 byte-level BPE, llama SentencePiece)", path,
+                       gguf_printable(model, pr, sizeof pr));
     const gguf_kv *toks = gguf_get_array(g, "tokenizer.ggml.tokens", GGUF_STRING);
     if (!toks) return gf_fail("%s: tokenizer.ggml.tokens (an array of strings) is missing", path);
     if (toks->arr_n == 0 || toks->arr_n > MAX_VOCAB)
