@@ -209,6 +209,9 @@ static void malformed_headers_fail_clearly(void **state) {
     build_small(&b, &o);
     memcpy(b.p, "GGUX", 4);
     expect_open_error(&b, "not a GGUF file");
+    build_small(&b, &o);
+    b.p[32 + 3] = '\n'; /* inside the first key: messages must stay one line */
+    expect_open_error(&b, "control character");
     free(b.p);
 }
 
