@@ -75,7 +75,8 @@ static void calibrate_screen_shows_stage1_per_head(void **state) {
     grid_init(&g, 100, 30);
     ui_render(&u, &g);
     /* nothing yet: the plan (uniform 50 %: layers 0, 1, 3 keep attention) and what is missing */
-    assert_true(has(&g, "0 of 2 converted layers calibrated (plan: uniform 50%)"));
+    assert_true(has(&g, "0 of 2 converted layers calibrated"));
+    assert_true(has(&g, "plan: uniform 50%"));
     assert_true(has(&g, "0 attn  1 attn  2 pending  3 attn  4 pending"));
     assert_true(has(&g, "not available yet: Taylor-Calibrate results (Stage 1)"));
     assert_true(has(&g, "space next layer"));
@@ -183,10 +184,10 @@ static void align_screen_curves_and_summaries(void **state) {
     assert_true(y > 0);
     const char *r2 = row(&g, y);
     assert_non_null(strstr(r2, "10/10"));
-    assert_non_null(strstr(r2, "best 10"));
-    assert_non_null(strstr(r2, "|Wb| x1.70"));
-    assert_non_null(strstr(r2, "|Wg| x88.0"));
-    assert_non_null(strstr(r2, "t1/2 16.3>16.4 med 10.8>10.4"));
+    assert_non_null(strstr(r2, "10/10    10    1.00>0.091")); /* progress, best step, loss first > best */
+    assert_non_null(strstr(r2, "x1.70  x88.0"));             /* mean |Wb|, mean |Wg| after / before */
+    assert_non_null(strstr(r2, "16.3>16.4   10.8>10.4"));     /* half-life mean, median */
+    assert_true(has(&g, "|Wb|   |Wg|   t1/2 mean   median"));
     assert_non_null(strstr(row(&g, find_row(&g, "L4 ")), "6/6"));
     /* small multiples: a chart per layer, braille dots */
     assert_true(has(&g, "layer 2 MSE"));
@@ -317,7 +318,9 @@ static void stage2_observer_sees_every_step(void **state) {
     assert_int_equal(student_init_empty(&s, &m, &set), 0);
     assert_int_equal(student_build_layers_observed(&s, all, &cal, &held, &pr, &obs), -1);
     assert_non_null(strstr(gf_last_error(), "cancelled"));
-    for (int l = 0; l < 2; l++) assert_true(rec.calls[l] >= 1 && rec.calls[l] < 51);
+    /* a layer that starts after the cancel stops before its first step (0 calls) */
+    assert_true(rec.calls[0] + rec.calls[1] >= 4);
+    for (int l = 0; l < 2; l++) assert_true(rec.calls[l] < 51);
     student_free(&s);
     teacher_capture_free(&cal);
     teacher_capture_free(&held);

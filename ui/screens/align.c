@@ -34,23 +34,27 @@ static void draw_row(ui *u, grid *g, int x, int y, int w, int l, const align_lay
     const double steps = a->v[AL_STEPS];
     if (isnan(steps)) snprintf(prog, sizeof prog, "%d", a->last_step);
     else snprintf(prog, sizeof prog, "%d/%.0f", a->last_step < 0 ? 0 : a->last_step, steps);
+    char loss[40];
+    fmtn(lo0, sizeof lo0, a->n ? a->loss[0] : NAN);
     if (!isnan(a->v[AL_BEST_STEP])) {
-        fmtn(lo0, sizeof lo0, a->n ? a->loss[0] : NAN);
         fmtn(lo1, sizeof lo1, a->v[AL_BEST_LOSS]);
-        snprintf(best, sizeof best, "best %.0f  loss %s>%s", a->v[AL_BEST_STEP], lo0, lo1);
+        snprintf(best, sizeof best, "%.0f", a->v[AL_BEST_STEP]);
     } else {
         fmtn(lo1, sizeof lo1, a->n ? a->loss[a->n - 1] : NAN);
-        snprintf(best, sizeof best, "loss %s", lo1);
+        snprintf(best, sizeof best, "-");
     }
+    snprintf(loss, sizeof loss, "%s>%s", lo0, lo1);
     fmt_ratio(wb, sizeof wb, a->v[AL_WB_BEFORE], a->v[AL_WB_AFTER]);
     fmt_ratio(wg, sizeof wg, a->v[AL_WG_BEFORE], a->v[AL_WG_AFTER]);
     fmtn(b0, sizeof b0, a->v[AL_HL_MEAN_BEFORE]);
     fmtn(b1, sizeof b1, a->v[AL_HL_MEAN_AFTER]);
     fmtn(m0, sizeof m0, a->v[AL_HL_MEDIAN_BEFORE]);
     fmtn(m1, sizeof m1, a->v[AL_HL_MEDIAN_AFTER]);
-    snprintf(hl, sizeof hl, "t1/2 %s>%s med %s>%s", b0, b1, m0, m1);
-    grid_printf(g, x, y, w, sel ? theme_accent(&u->th) : STYLE_PLAIN, "L%-3d %-8s %-26s |Wb| %-6s |Wg| %-6s %s", l,
-                prog, best, wb, wg, hl);
+    snprintf(hl, sizeof hl, "%s>%s", b0, b1);
+    char med[40];
+    snprintf(med, sizeof med, "%s>%s", m0, m1);
+    grid_printf(g, x, y, w, sel ? theme_accent(&u->th) : STYLE_PLAIN, "L%-3d %-8s %-5s %-13s %-6s %-6s %-11s %s", l,
+                prog, best, loss, wb, wg, hl, med);
 }
 
 static void draw_chart(ui *u, grid *g, rect r, int l, const align_layer *a) {
@@ -77,9 +81,8 @@ static void draw(ui *u, grid *g, rect r) {
     for (int l = 0; l < L && l < 1024; l++)
         if (layer_of(st, l)) ids[n++] = l;
     char title[200];
-    snprintf(title, sizeof title, "Stage 2 %s   Enter runs %s (a switches)%s%s",
-             ms->align_ran[0] ? ms->align_ran : "", ms->align_init, ms->align_outcome[0] ? "   last run: " : "",
-             ms->align_outcome);
+    snprintf(title, sizeof title, "Stage 2%s%s%s%s   Enter runs %s (a switches)", ms->align_ran[0] ? " " : "",
+             ms->align_ran, ms->align_outcome[0] ? "   last run: " : "", ms->align_outcome, ms->align_init);
     grid_text(g, r.x + 1, r.y, r.w - 2, title, STYLE_PLAIN);
     if (n == 0) {
         draw_unavailable(u, g, (rect){r.x, r.y + 1, r.w, r.h - 1}, "alignment losses (Stage 2)",
@@ -90,9 +93,11 @@ static void draw(ui *u, grid *g, rect r) {
     int sel = -1;
     for (int i = 0; i < n; i++)
         if (ids[i] == u->al_layer) sel = i;
-    int y = r.y + 1, max_rows = r.h / 3;
+    grid_text(g, r.x + 1, r.y + 1, r.w - 2, "layer step     best  loss start>best |Wb|   |Wg|   t1/2 mean   median",
+              theme_dim(&u->th));
+    int y = r.y + 2, max_rows = r.h / 3;
     int first = sel > max_rows - 1 ? sel - max_rows + 1 : 0;
-    for (int i = first; i < n && y < r.y + 1 + max_rows; i++)
+    for (int i = first; i < n && y < r.y + 2 + max_rows; i++)
         draw_row(u, g, r.x + 1, y++, r.w - 2, ids[i], &ms->align[ids[i]], i == sel);
     rect cr = {r.x + 1, y, r.w - 2, r.y + r.h - y};
     /* small multiples when each chart keeps 7 rows and 30 columns, else the selected layer */

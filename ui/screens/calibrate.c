@@ -77,7 +77,7 @@ static void draw(ui *u, grid *g, rect r) {
     char title[200];
     const char *oc = st->method.calib_outcome;
     snprintf(title, sizeof title, "Stage 1 (taylor-only): %d of %d converted layers calibrated%s%s%s", n_done, n_conv,
-             st->kept ? "" : " (plan: uniform 50%)", oc[0] ? "   last run: " : "", oc);
+             oc[0] ? "   last run: " : "", oc, st->kept ? "" : "   plan: uniform 50%");
     grid_text(g, r.x + 1, r.y, r.w - 2, title, STYLE_PLAIN);
     int y = r.y + 1;
     y += draw_layer_list(u, g, (rect){r.x + 1, y, r.w - 2, 3}, conv, shown);
