@@ -35,16 +35,22 @@ lines = open(sys.argv[1], encoding="utf-8").read().splitlines()
 rep = json.load(open(sys.argv[2]))
 layer = next(int(m.group(1)) for l in lines if (m := re.match(r"\s*layer (\d+)\s+head 0", l)))
 row = lambda name: [float(x) for x in next(l for l in lines if l.strip().startswith(name + " ")).strip()[len(name):].split()]
-beta, sigma, raw = row("beta*"), row("sigma*"), row("sigma raw")
-s1 = next(l for l in rep["layers"] if l["layer"] == layer)["stage1"]
+lr = next(l for l in rep["layers"] if l["layer"] == layer)
+s1 = lr["stage1"]
+pairs = {"beta*": s1["beta_star"], "sigma*": s1["sigma_star"], "sigma raw": s1["sigma_unclamped"],
+         "d_h": s1["mean_distance"], "c_h": s1["concentration"], "logit b*": s1["beta_logit"],
+         "Wb logit": s1["write_logit_mean"], "target g": s1["target_g"], "dt_bias": s1["dt_bias"],
+         "t1/2 idle": lr["half_life"]}
 checked = 0
-for h in range(len(beta)):
-    for shown, want in ((beta[h], s1["beta_star"][h]), (sigma[h], s1["sigma_star"][h]), (raw[h], s1["sigma_unclamped"][h])):
-        assert abs(shown - want) <= 1e-3 * max(1.0, abs(want)), (layer, h, shown, want)
+for name, want in pairs.items():
+    shown = row(name)
+    assert len(shown) == 8, (name, shown)
+    for h in range(8):
+        assert abs(shown[h] - want[h]) <= 1e-3 * max(1.0, abs(want[h])), (name, layer, h, shown[h], want[h])
         checked += 1
 alpha = float(next(l for l in lines if l.strip().startswith("alpha*")).split()[1])
 assert abs(alpha - s1["alpha_star"]) <= 1e-3 * abs(s1["alpha_star"]), (alpha, s1["alpha_star"])
-print(f"layer {layer}: {checked} beta*/sigma* values and alpha* match graft convert --json")
+print(f"layer {layer}: {checked} per-head Stage 1 values and alpha* match graft convert --json")
 PY
 
 # the rest of Stage 1 with Enter

@@ -33,8 +33,11 @@ shot "3 Stats at 80x24" 'Smaller cells, compact tab bar; the key bar keeps help 
 echo; echo '## 3 Stats, ASCII and no colour (LANG=C, NO_COLOR=1)'; echo; echo 'One layer per line, values as shades `.:-=+*#%@`, box drawing as `+-|`.'; echo; echo '```'; LANG=C NO_COLOR=1 $G tui --demo --snapshot stats --size 80x24; echo '```'
 shot "1 Teacher" '' teacher --size 100x30
 shot "2 Plan" 'Per-layer strategy score as bars, kept layers marked (demo data).' plan --size 100x30
-shot "4 Calibrate" 'Waiting for the engine: a panel says what is needed.' calibrate --size 100x30
-shot "5 Align" 'Loss series from `loss` events, braille line chart with labelled axes and a legend.' align --size 100x30
+shot "4 Calibrate" 'Stage 1 (taylor-only) stepped layer by layer: space calibrates the next converted layer, Enter all remaining ones (the `calibrate` job; the teacher capture of the calibration slice is made once and kept). The layer list marks kept attention (`attn`), `pending` and `done` layers (`<` the one shown, Up/Down to change); the table holds every number Stage 1 computed per head: d_h, H_h, c_h, beta*, logit(beta*) and the mean write logit after the Wb rescale, sigma* before and after clamping, the target decay, dt_bias and the idle half-life; then alpha*. The same numbers are in `graft convert ... --init taylor-only --json` (layers[].stage1); Stats gets beta*, sigma* and the half-lives under taylor-only and random.' calibrate --size 100x30
+shot "4 Calibrate at 80x24" 'Heads that do not fit scroll with Left/Right.' calibrate --size 80x24 --keys '<right><right><right><right><right><right><right><right><right><right><right>'
+shot "5 Align" 'Stage 2 on the converted layers (Enter; `a` switches taylor-calibrate / align-only). A line per layer: steps done, the kept best step, the loss of the first and the kept state, the change of mean |Wb| and mean |Wg| (after / before), the mean and median idle half-life before > after. Under it live calibration and held-out MSE curves: a small chart per layer when they fit, else the chosen layer (Up/Down). c cancels mid-training; the line then says `last run: cancelled`. Steps per layer: GRAFT_ALIGN_STEPS (default 300). After a run Stats shows the half-lives, beta* and sigma* under the init that ran.' align --size 100x30
+shot "5 Align, one layer (Down), 80x24" 'Down picks layer 1; its line is highlighted and its chart gets the room.' align --size 80x24 --keys '<down>'
+
 shot "7 Results" '' results --size 100x30
 shot "8 Log" '' log --size 100x30
 shot "Help (?)" '' stats --size 100x30 --keys '?'
