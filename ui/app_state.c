@@ -247,6 +247,8 @@ bool app_state_apply_event(app_state *st, const event *ev) {
         if (!strcmp(ev->job_name, "load")) {
             snprintf(st->teacher_error, sizeof st->teacher_error, "%s", ev->text);
             st->opening[0] = 0;
+            size_t n = strlen(st->teacher), k = strlen(" (loading)");
+            if (n >= k && !strcmp(st->teacher + n - k, " (loading)")) st->teacher[0] = 0; /* nothing loaded */
             st->download.active = false;
         }
         return true;

@@ -55,7 +55,7 @@ static void download_event(const hub_event *ev, void *user) {
         break;
     case HUB_EV_ERROR:
         f.state = FILE_FAILED;
-        if (ev->message)
+        if (ev->message && ev->file) /* the whole download's error becomes the job's error */
             job_log(a->ctx, "download: %s%s%s", ev->file ? ev->file : "", ev->file ? ": " : "", ev->message);
         break;
     }
