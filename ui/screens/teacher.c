@@ -132,6 +132,7 @@ static int draw_summary(ui *u, grid *g, int x, int y, int w, int max_y) {
 static void draw(ui *u, grid *g, rect r) {
     const app_state *st = u->st;
     int x = r.x + 2, w = r.w - 4, y = r.y + 1, max_y = r.y + r.h;
+    if (!st->opening[0] && !strncmp(u->status, "opening ", 8)) u->status[0] = 0; /* it opened, or failed below */
     if (u->typing)
         entry_draw(g, x, y, w, "open: ", &u->open_entry, true, STYLE_PLAIN);
     else
