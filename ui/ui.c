@@ -33,6 +33,7 @@ bool ui_select_screen(ui *u, const char *name) {
         snprintf(num, sizeof num, "%d", i + 1);
         if (!strcasecmp(name, screens[i]->title) || !strcmp(name, num)) {
             u->screen = i;
+            u->typing = false;
             return true;
         }
     }

@@ -1,6 +1,7 @@
 #include "workbench/teacher_jobs.h"
 
 #include <dirent.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -222,7 +223,10 @@ void teacher_loaded(workbench *wb, app_state *st, void *result) {
     st->opening[0] = 0;
     st->teacher_error[0] = 0;
     st->download.active = false;
-    app_state_add_recent(st, t->arg, t->local);
+    /* a local path is remembered absolute: the next session may start elsewhere */
+    char *abs = !strcmp(t->arg, t->local) ? realpath(t->local, NULL) : NULL;
+    app_state_add_recent(st, abs ? abs : t->arg, abs ? abs : t->local);
+    free(abs);
     app_state_log(st, "loaded %s", wb->m->path);
     free(t->arg);
     free(t->local);

@@ -108,5 +108,11 @@ tui_keys b o
 tui_keys b -l "graft-test/never-downloaded"
 tui_keys b Enter
 tui_wait b "HF_HUB_OFFLINE" 100 || fail "no offline error"
+# a local checkpoint: its files (and the tokenizer beside it) listed as on disk
+tui_keys b o
+tui_keys b -l "$SHARED_BIN"
+tui_keys b Enter
+tui_wait b "layers      5" 200 || fail "the local checkpoint did not load"
+tui_wait_re b "cached +[0-9.]+ [kM]?B  tok512.bin" 20 || fail "the tokenizer beside the checkpoint is not listed"
 quit b
 echo "tui_teacher: all checks passed"
