@@ -6,6 +6,10 @@ const command graft_commands[] = {
     {"ppl", cmd_ppl, "perplexity of a text file"},
     {"download", cmd_download, "download a Hugging Face repo into the shared cache, print its folder"},
     {"stats", cmd_stats, "per-head attention statistics (distance, entropy, output RMS)"},
+    {"select", cmd_select, "choose which attention layers to keep (uniform, ar, ga-s2, manual)"},
+    {"convert", cmd_convert, "convert a teacher into a hybrid GDN student folder (Taylor-Calibrate)"},
+    {"eval", cmd_eval, "perplexity of a teacher or a student folder"},
+    {"ablate", cmd_ablate, "ablation table: strategies x ratios x initializations"},
     {"tui", cmd_tui, "the terminal workbench (--demo: synthetic data, no model)"},
 };
 const int graft_n_commands = sizeof graft_commands / sizeof graft_commands[0];
