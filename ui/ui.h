@@ -12,6 +12,7 @@
 #include "jobs/job.h"
 #include "theme.h"
 #include "widgets/bars.h"
+#include "widgets/entry.h"
 #include "widgets/heatmap.h"
 
 enum { SCR_TEACHER, SCR_PLAN, SCR_STATS, SCR_CALIBRATE, SCR_ALIGN, SCR_RECOVER, SCR_RESULTS, SCR_LOG, SCR_COUNT };
@@ -45,6 +46,10 @@ struct ui {
     /* Calibrate / Align */
     int cal_layer, cal_head; /* Calibrate: the layer shown (-1: the latest done), head under the cursor */
     int al_layer;            /* Align: the layer whose chart is large (-1: all small) */
+    /* Teacher */
+    entry open_entry;
+    bool typing;      /* a text entry has focus: every key goes to the screen, none to the frame */
+    int recent_cur;   /* cursor in the recent teachers list */
     /* Log */
     int log_scroll; /* lines scrolled up from the newest */
     tabbar_hits tabs;

@@ -4,7 +4,9 @@
  *             {"palette": "viridis", "refresh_hz": 30, "keys": {"metric": "x"}}
  *   session   $XDG_STATE_HOME/graft/session.json  (default ~/.local/state)
  *             {"teacher", "strategy", "keep_ratio", "corpus",
- *              "results": {"header": [...], "rows": [[...], ...]}}
+ *              "results": {"header": [...], "rows": [[...], ...]},
+ *              "recent": [{"arg": "ORG/NAME[@REV][:PATH] or a path", "path": "resolved"}, ...]}
+ *             (recent teachers, most recent first; older files without it still read)
  *
  * A missing file means defaults. A corrupt one means defaults plus a one-line
  * warning in the log: never a crash, never a refusal to start. */
