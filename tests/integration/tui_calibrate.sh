@@ -86,6 +86,11 @@ tui_screen cal >"$TMP/stats.txt"
 for init in "taylor-only:" "random:" "taylor-calibrate:"; do
     grep -qF "$init" "$TMP/stats.txt" || { cat "$TMP/stats.txt"; fail "Stats X-ray lacks $init"; }
 done
+# one teacher capture served every Stage 1 step and both Stage 2 runs
+tui_keys cal 8
+tui_wait cal "layer 4 aligned" || fail "Log screen"
+n=$(tui_screen cal | grep -c "capturing the teacher")
+[ "$n" -eq 1 ] || { tui_screen cal; fail "the teacher was captured $n times (want once)"; }
 tui_keys cal q
 tui_wait cal "GRAFT_EXIT=0" 50 || fail "quit"
 echo "calibrate + align workbench flow ok"
