@@ -5,5 +5,6 @@ const command graft_commands[] = {
     {"generate", cmd_generate, "generate text (greedy unless --temp)"},
     {"ppl", cmd_ppl, "perplexity of a text file"},
     {"stats", cmd_stats, "per-head attention statistics (distance, entropy, output RMS)"},
+    {"train", cmd_train, "recovery training: distill the teacher into a student (KL or hidden alignment)"},
 };
 const int graft_n_commands = sizeof graft_commands / sizeof graft_commands[0];

@@ -18,6 +18,8 @@ int cmd_inspect(int argc, char **argv);
 int cmd_generate(int argc, char **argv);
 int cmd_ppl(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
+int cmd_train(int argc, char **argv);
+int cmd_race(int argc, char **argv);
 int cmd_default(int argc, char **argv); /* `graft` with no command */
 
 #endif
