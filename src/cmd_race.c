@@ -65,6 +65,8 @@ int cmd_race(int argc, char **argv) {
         fprintf(stderr, "graft race: --retention must be in [0, 1)\n");
         return 2;
     }
+    for (int i = 0; i < n_inits; i++)
+        if (cli_student_init_check(inits[i]) != 0) return cli_fail("race");
     model teacher;
     if (cli_load_model("race", tc.teacher, &co, &teacher) != 0) return 1;
     const int L = teacher.cfg.n_layers;
@@ -95,7 +97,7 @@ int cmd_race(int argc, char **argv) {
     for (int i = 0; i < n_inits; i++, done++) {
         cli_student st;
         if (!co.json) printf("run %d/%d: init %s, layers %s converted\n", i + 1, n_inits, inits[i], tc.convert);
-        fprintf(stderr, "graft race: training init %s\n", inits[i]);
+        if (tc.log_every > 0) fprintf(stderr, "graft race: training init %s\n", inits[i]);
         if (cli_student_build(&st, &teacher, &tc, inits[i], tc.to.seed) != 0) goto out;
         int r = train_run(&tc.to, &st.tm, &tt, &data, NULL, &res[i]);
         cli_student_free(&st);

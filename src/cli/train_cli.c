@@ -62,13 +62,18 @@ static void perturb(float *a, size_t n, double rel, uint64_t *s) {
     for (size_t i = 0; i < n; i++) a[i] += (float)(std * gauss(s));
 }
 
+int cli_student_init_check(const char *init) {
+    if (strcmp(init, "copy") && strcmp(init, "random") && strcmp(init, "zero-gate") && strcmp(init, "small-gate"))
+        return gf_fail("init '%s' is not available in this build (copy, random, zero-gate, small-gate; "
+                       "taylor-calibrate needs the student builder, engine/student)", init);
+    return 0;
+}
+
 int cli_student_build(cli_student *s, const model *src, const train_cli *c, const char *init, uint64_t seed) {
     memset(s, 0, sizeof *s);
     const model_config *cfg = &src->cfg;
     const bool is_copy = strcmp(init, "copy") == 0;
-    if (!is_copy && strcmp(init, "random") && strcmp(init, "zero-gate") && strcmp(init, "small-gate"))
-        return gf_fail("init '%s' is not available in this build (copy, random, zero-gate, small-gate; "
-                       "taylor-calibrate needs the student builder, engine/student)", init);
+    if (cli_student_init_check(init) != 0) return -1;
     if (!is_copy && !c->convert) return gf_fail("init '%s' needs --convert LAYERS", init);
     model_weights_alloc(&s->w, cfg);
     memcpy(s->w.block, src->w.block, s->w.n_floats * sizeof(float));

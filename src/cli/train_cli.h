@@ -60,6 +60,7 @@ typedef struct {
 /* Builds a student from weights (copied): --noise, then init `init`
  * ("copy": nothing more, "random": GDN per --convert with section 3 defaults,
  * "zero-gate": random with Wg = 0, "small-gate": random with Wg x 0.02). */
+int cli_student_init_check(const char *init); /* -1 with an error for an unknown init */
 int cli_student_build(cli_student *s, const model *src, const train_cli *c, const char *init, uint64_t seed);
 void cli_student_free(cli_student *s);
 
