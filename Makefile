@@ -43,6 +43,7 @@ TEST_BIN   := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_BIN  := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
 LIB        := $(BUILD)/libgraft.a
 
+.SECONDARY:
 .PHONY: all graft run test sanitize bench install clean deps tests
 all: graft
 

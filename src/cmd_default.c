@@ -1,7 +1,9 @@
-/* `graft` with no command: the default teacher's summary, a greedy sample and
- * its attention statistics. (The workbench will open here once it exists.) */
+/* `graft` with no command: on a terminal, the workbench on the default teacher;
+ * otherwise (a pipe, a script, CI) the default teacher's summary, a greedy
+ * sample and its attention statistics as text. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "cli/common.h"
 #include "cli/stats_report.h"
@@ -12,6 +14,10 @@
 #include "stats/collect.h"
 
 int cmd_default(int argc, char **argv) {
+    if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) && !getenv("GRAFT_NO_TUI")) {
+        char *tui_argv[] = {"tui", NULL};
+        return cmd_tui(1, tui_argv);
+    }
     (void)argc;
     (void)argv;
     char *path = default_teacher_path();

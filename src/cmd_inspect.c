@@ -1,5 +1,6 @@
 /* graft inspect MODEL: architecture, sizes, dtype, tokenizer. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "cli/common.h"
 #include "commands.h"
@@ -30,6 +31,13 @@ static void print_human(const model *m) {
         printf("tokenizer   none found\n");
 }
 
+/* A float as its shortest decimal (1e-06, not 9.99999997e-07). */
+static double float_value(float f) {
+    char buf[32];
+    snprintf(buf, sizeof buf, "%.7g", f);
+    return strtod(buf, NULL);
+}
+
 cJSON *model_summary_json(const model *m) {
     const model_config *c = &m->cfg;
     cJSON *o = cJSON_CreateObject();
@@ -45,12 +53,12 @@ cJSON *model_summary_json(const model *m) {
     cJSON_AddNumberToObject(o, "head_dim", c->head_dim);
     cJSON_AddNumberToObject(o, "vocab_size", c->vocab_size);
     cJSON_AddNumberToObject(o, "max_seq", c->max_seq);
-    cJSON_AddNumberToObject(o, "rope_theta", c->rope_theta);
+    cJSON_AddNumberToObject(o, "rope_theta", float_value(c->rope_theta));
     cJSON_AddStringToObject(o, "rope_pairing", c->rope_pairing == ROPE_ADJACENT ? "adjacent" : "half");
     cJSON_AddStringToObject(o, "rope_scaling", c->rope_scaling.type == ROPE_SCALING_LLAMA3   ? "llama3"
                                                : c->rope_scaling.type == ROPE_SCALING_LINEAR ? "linear"
                                                                                              : "none");
-    cJSON_AddNumberToObject(o, "norm_eps", c->norm_eps);
+    cJSON_AddNumberToObject(o, "norm_eps", float_value(c->norm_eps));
     cJSON_AddBoolToObject(o, "qkv_bias", c->qkv_bias);
     cJSON_AddBoolToObject(o, "qk_norm", c->qk_norm);
     cJSON_AddBoolToObject(o, "tied_embeddings", c->tied_embeddings);

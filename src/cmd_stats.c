@@ -32,7 +32,11 @@ void attn_stats_print(const attn_stats *s) {
     const char *titles[3] = {"mean attention distance (tokens)", "entropy (nats)", "output RMS"};
     for (int k = 0; k < 3; k++) {
         printf("%s\n  layer", titles[k]);
-        for (int h = 0; h < s->n_heads; h++) printf(" %7s%-2d", "h", h);
+        for (int h = 0; h < s->n_heads; h++) {
+            char label[16];
+            snprintf(label, sizeof label, "h%d", h);
+            printf(" %9s", label);
+        }
         printf("\n");
         for (int l = 0; l < s->n_layers; l++) {
             printf("  %5d", l);

@@ -7,5 +7,6 @@ const command graft_commands[] = {
     {"stats", cmd_stats, "per-head attention statistics (distance, entropy, output RMS)"},
     {"train", cmd_train, "recovery training: distill the teacher into a student (KL or hidden alignment)"},
     {"race", cmd_race, "tokens-to-target race of initializations under one token budget"},
+    {"tui", cmd_tui, "the terminal workbench (--demo: synthetic data, no model)"},
 };
 const int graft_n_commands = sizeof graft_commands / sizeof graft_commands[0];

@@ -12,6 +12,7 @@
 
 static float dot(const float *a, const float *b, int n) {
     float s = 0;
+#pragma omp simd reduction(+ : s)
     for (int i = 0; i < n; i++) s += a[i] * b[i];
     return s;
 }
@@ -53,6 +54,7 @@ void attention_forward(float *out, const float *q, const float *k_cache, const f
                 for (int j = 0; j < n; j++) {
                     const float a = p[j] * inv;
                     const float *vr = v_cache + (size_t)j * kvstride + (size_t)kvh * hd;
+#pragma omp simd
                     for (int d = 0; d < hd; d++) o[d] += a * vr[d];
                     if (stats) {
                         dist += (double)a * (i - j > 0 ? (double)(i - j) : 0.5);

@@ -13,6 +13,21 @@
 
 enum { CACHE_MAX_WORDS = 1 << 17, CACHE_MAX_WORD_LEN = 256 };
 
+enum { FRONT_SIZE = 1 << 13, FRONT_WORD = 22, FRONT_IDS = 6 };
+
+struct front_entry {
+    uint64_t hash; /* 0 = empty */
+    uint8_t len, n;
+    char word[FRONT_WORD];
+    int ids[FRONT_IDS];
+};
+
+static uint64_t word_hash(const char *w, size_t len) {
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < len; i++) h = (h ^ (uint8_t)w[i]) * 1099511628211ULL;
+    return (h ^ (h >> 29)) | 1;
+}
+
 static size_t pair_slot(uint64_t key, size_t cap) {
     return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> 17) & (cap - 1);
 }
@@ -55,6 +70,7 @@ void bpe_model_free(bpe_model *m) {
     free(m->merges.keys);
     free(m->merges.vals);
     free(m->merge_result);
+    free(m->front);
     strmap_free(&m->cache);
     int_vec_free(&m->cache_ids);
     int_vec_free(&m->cache_off);
@@ -161,17 +177,40 @@ static void encode_uncached(const bpe_model *m, const char *w, size_t len, int_v
     if (l.s != l.local) free(l.s);
 }
 
+static void front_store(struct front_entry *fe, uint64_t h, const char *w, size_t len, const int *ids, int n) {
+    fe->hash = h;
+    fe->len = (uint8_t)len;
+    fe->n = (uint8_t)n;
+    memcpy(fe->word, w, len);
+    memcpy(fe->ids, ids, (size_t)n * sizeof *ids);
+}
+
 void bpe_model_encode_word(bpe_model *m, const char *w, size_t len, int_vec *ids) {
     if (len == 0) return;
     if (len > CACHE_MAX_WORD_LEN) {
         encode_uncached(m, w, len, ids);
         return;
     }
-    pthread_mutex_lock(&m->cache_lock);
+    struct front_entry *fe = NULL;
+    uint64_t h = 0;
+    if (len <= FRONT_WORD) {
+        h = word_hash(w, len);
+        pthread_mutex_lock(&m->cache_lock);
+        if (!m->front) m->front = gf_calloc(FRONT_SIZE, sizeof *m->front);
+        fe = &m->front[h & (FRONT_SIZE - 1)];
+        if (fe->hash == h && fe->len == len && memcmp(fe->word, w, len) == 0) {
+            for (int i = 0; i < fe->n; i++) int_vec_push(ids, fe->ids[i]);
+            pthread_mutex_unlock(&m->cache_lock);
+            return;
+        }
+    } else {
+        pthread_mutex_lock(&m->cache_lock);
+    }
     int k = strmap_get(&m->cache, w, len);
     if (k >= 0) {
         int off = m->cache_off.data[2 * k], n = m->cache_off.data[2 * k + 1];
         for (int i = 0; i < n; i++) int_vec_push(ids, m->cache_ids.data[off + i]);
+        if (fe && n <= FRONT_IDS) front_store(fe, h, w, len, m->cache_ids.data + off, n);
         pthread_mutex_unlock(&m->cache_lock);
         return;
     }
@@ -191,5 +230,6 @@ void bpe_model_encode_word(bpe_model *m, const char *w, size_t len, int_vec *ids
         for (size_t i = before; i < ids->len; i++) int_vec_push(&m->cache_ids, ids->data[i]);
         strmap_put(&m->cache, w, len, entry);
     }
+    if (fe && ids->len - before <= FRONT_IDS) front_store(fe, h, w, len, ids->data + before, (int)(ids->len - before));
     pthread_mutex_unlock(&m->cache_lock);
 }

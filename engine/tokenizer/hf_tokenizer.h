@@ -1,7 +1,7 @@
 /* Internals of the Hugging Face tokenizer.json flavours, shared by the loader
- * (hf_tokenizer_load.c), the encode pipeline (hf_encode.c) and the model
- * pieces (bpe_model.c, added_tokens.c, pretokenize.c, normalize.c,
- * bytelevel.c, sentencepiece.c).
+ * (hf_tokenizer_load.c), the encode pipeline (hf_encode.c), the decoder
+ * (hf_decode.c) and the pieces (bpe_model.c, added_tokens.c, pretokenize.c,
+ * normalize.c, bytelevel.c; NFC in nfc.c, UTF-8 repair in utf8.c).
  *
  * Encoding follows the tokenizers library: added tokens are cut out of the
  * raw text first, then each remaining segment is normalized, pre-tokenized
@@ -131,8 +131,10 @@ typedef struct {
     bool bytelevel;       /* symbols are GPT-2 byte characters */
     int byte_sym[256];    /* bytelevel: id of each byte's character; else id of <0xXX> or -1 */
     int *byte_of_token;   /* [vocab_size] sentencepiece: byte value of <0xXX> tokens, else -1 */
-    /* per-word cache: word bytes -> ids */
+    /* per-word cache: word bytes -> ids; short words first try a direct-mapped
+     * front cache whose entries hold everything in one cache line */
     pthread_mutex_t cache_lock;
+    struct front_entry *front; /* [FRONT_SIZE] */
     strmap cache;
     int_vec cache_ids;    /* concatenated id runs; run k starts at cache_off[k] */
     int_vec cache_off;
@@ -169,6 +171,12 @@ typedef struct {
     bool dec_strip_first;   /* one leading space of the first piece goes */
     short dec_byte[0x144];  /* byte of each GPT-2 byte character, -1 for others */
 } hf_tokenizer;
+
+/* tokenizer.json sections (hf_pipeline_load.c); 0 or -1 with an error */
+struct cJSON;
+int hf_load_normalizer(hf_tokenizer *h, const struct cJSON *n, const char *path);
+int hf_load_pre_tokenizer(hf_tokenizer *h, const struct cJSON *p, const char *path, bool *bytelevel);
+void hf_load_decoder(hf_tokenizer *h, const struct cJSON *d);
 
 void hf_encode(const hf_tokenizer *h, const char *text, size_t len, int_vec *ids);
 void hf_decode_piece(const hf_tokenizer *h, bool first, int id, char **buf, size_t *len, size_t *cap);

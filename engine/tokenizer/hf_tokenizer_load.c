@@ -63,8 +63,6 @@ static int load_vocab(bpe_model *m, const cJSON *vocab, const cJSON *added, cons
 static int vocab_id(const bpe_model *m, const char *s, size_t n) { return strmap_get(&m->vocab, s, n); }
 
 static int load_merges(bpe_model *m, const cJSON *merges, const char *path) {
-    if (!merges) merges = cJSON_CreateArray(); /* never reached for valid files; keeps the code simple */
-    if (!cJSON_IsArray(merges)) return gf_fail("%s: model \"merges\" is not an array", path);
     int n = cJSON_GetArraySize(merges);
     m->n_merges = n;
     m->merge_result = gf_malloc((size_t)(n ? n : 1) * sizeof *m->merge_result);
@@ -169,144 +167,6 @@ static void index_added(hf_tokenizer *h) {
     added_vocab_index(av);
 }
 
-/* ---- normalizer, pre-tokenizer, decoder ---- */
-
-static int add_norm(hf_tokenizer *h, const cJSON *n, const char *path) {
-    if (!n || cJSON_IsNull(n)) return 0;
-    const char *type = str_item(n, "type");
-    if (!type) return gf_fail("%s: normalizer without a type", path);
-    if (!strcmp(type, "Sequence")) {
-        const cJSON *e;
-        cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(n, "normalizers"))
-            if (add_norm(h, e, path) != 0) return -1;
-        return 0;
-    }
-    norm_op op = {0};
-    if (!strcmp(type, "NFC")) {
-        op.kind = NORM_NFC;
-    } else if (!strcmp(type, "Prepend") && str_item(n, "prepend")) {
-        op.kind = NORM_PREPEND;
-        op.a = gf_strdup(str_item(n, "prepend"));
-        op.alen = strlen(op.a);
-    } else if (!strcmp(type, "Replace") && str_item(cJSON_GetObjectItemCaseSensitive(n, "pattern"), "String") &&
-               str_item(n, "content")) {
-        op.kind = NORM_REPLACE;
-        op.a = gf_strdup(str_item(cJSON_GetObjectItemCaseSensitive(n, "pattern"), "String"));
-        op.alen = strlen(op.a);
-        op.b = gf_strdup(str_item(n, "content"));
-        op.blen = strlen(op.b);
-    } else {
-        return gf_fail("%s: normalizer %s is not supported (NFC, Prepend, Replace of a string, Sequence)", path, type);
-    }
-    h->norm = gf_realloc(h->norm, (size_t)(h->n_norm + 1) * sizeof *h->norm);
-    h->norm[h->n_norm++] = op;
-    return 0;
-}
-
-static const char GPT2_REGEX[] =
-    "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
-
-static int push_pre(hf_tokenizer *h, pre_op op) {
-    h->pre = gf_realloc(h->pre, (size_t)(h->n_pre + 1) * sizeof *h->pre);
-    h->pre[h->n_pre++] = op;
-    return 0;
-}
-
-static int add_pre(hf_tokenizer *h, const cJSON *p, const char *path, bool *bytelevel) {
-    if (!p || cJSON_IsNull(p)) return 0;
-    const char *type = str_item(p, "type");
-    if (!type) return gf_fail("%s: pre_tokenizer without a type", path);
-    pre_op op = {0};
-    if (!strcmp(type, "Sequence")) {
-        const cJSON *e;
-        cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(p, "pretokenizers"))
-            if (add_pre(h, e, path, bytelevel) != 0) return -1;
-        return 0;
-    }
-    if (!strcmp(type, "Split")) {
-        const cJSON *pat = cJSON_GetObjectItemCaseSensitive(p, "pattern");
-        const char *behavior = str_item(p, "behavior");
-        if (bool_item(p, "invert", false) || !behavior || strcmp(behavior, "Isolated") != 0)
-            return gf_fail("%s: Split pre-tokenizer supports only behavior Isolated without invert", path);
-        const char *rx = str_item(pat, "Regex"), *lit = str_item(pat, "String");
-        char *quoted = NULL;
-        if (!rx && lit) { /* a literal pattern, quoted for PCRE2 */
-            quoted = gf_malloc(strlen(lit) + 5);
-            sprintf(quoted, "\\Q%s\\E", lit);
-            rx = quoted;
-        }
-        if (!rx) return gf_fail("%s: Split pre-tokenizer without a pattern", path);
-        op.kind = PRE_SPLIT_REGEX;
-        op.regex = pretok_regex_compile(rx);
-        free(quoted);
-        if (!op.regex) return gf_fail_prefix(path);
-        return push_pre(h, op);
-    }
-    if (!strcmp(type, "ByteLevel")) {
-        *bytelevel = true;
-        op.kind = PRE_BYTELEVEL;
-        op.add_prefix_space = bool_item(p, "add_prefix_space", true);
-        if (bool_item(p, "use_regex", true)) {
-            op.regex = pretok_regex_compile(GPT2_REGEX);
-            if (!op.regex) return gf_fail_prefix(path);
-        }
-        return push_pre(h, op);
-    }
-    if (!strcmp(type, "Metaspace")) {
-        op.kind = PRE_METASPACE;
-        const char *rep = str_item(p, "replacement");
-        if (!rep || strlen(rep) == 0 || strlen(rep) >= sizeof op.meta)
-            return gf_fail("%s: Metaspace pre-tokenizer needs a one-character replacement", path);
-        strcpy(op.meta, rep);
-        op.meta_len = strlen(rep);
-        const char *scheme = str_item(p, "prepend_scheme");
-        if (scheme) {
-            if (!strcmp(scheme, "always")) op.scheme = PREPEND_ALWAYS;
-            else if (!strcmp(scheme, "first")) op.scheme = PREPEND_FIRST;
-            else if (!strcmp(scheme, "never")) op.scheme = PREPEND_NEVER;
-            else return gf_fail("%s: Metaspace prepend_scheme \"%s\" is unknown", path, scheme);
-        } else {
-            op.scheme = bool_item(p, "add_prefix_space", true) ? PREPEND_ALWAYS : PREPEND_NEVER;
-        }
-        op.split = bool_item(p, "split", true);
-        return push_pre(h, op);
-    }
-    return gf_fail("%s: pre-tokenizer %s is not supported (Split, ByteLevel, Metaspace, Sequence)", path, type);
-}
-
-static void add_decoder(hf_tokenizer *h, const cJSON *d) {
-    const char *type = str_item(d, "type");
-    if (!type) return;
-    if (!strcmp(type, "Sequence")) {
-        const cJSON *e;
-        cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(d, "decoders")) add_decoder(h, e);
-    } else if (!strcmp(type, "ByteLevel")) {
-        h->dec_bytelevel = true;
-    } else if (!strcmp(type, "ByteFallback")) {
-        h->dec_byte_fallback = true;
-    } else if (!strcmp(type, "Replace")) {
-        const char *from = str_item(cJSON_GetObjectItemCaseSensitive(d, "pattern"), "String");
-        const char *to = str_item(d, "content");
-        if (from && to && !strcmp(to, " ") && strlen(from) < sizeof h->dec_meta) {
-            strcpy(h->dec_meta, from);
-            h->dec_meta_len = strlen(from);
-        }
-    } else if (!strcmp(type, "Strip")) {
-        const cJSON *start = cJSON_GetObjectItemCaseSensitive(d, "start");
-        const char *content = str_item(d, "content");
-        if (cJSON_IsNumber(start) && start->valueint >= 1 && content && !strcmp(content, " ")) h->dec_strip_first = true;
-    } else if (!strcmp(type, "Metaspace")) {
-        const char *rep = str_item(d, "replacement");
-        if (rep && strlen(rep) < sizeof h->dec_meta) {
-            strcpy(h->dec_meta, rep);
-            h->dec_meta_len = strlen(rep);
-        }
-        const char *scheme = str_item(d, "prepend_scheme");
-        h->dec_strip_first = scheme ? strcmp(scheme, "never") != 0 : bool_item(d, "add_prefix_space", true);
-    }
-    /* Fuse and others change nothing for byte output */
-}
-
 /* ---- special tokens ---- */
 
 static int token_id(const hf_tokenizer *h, const char *s) {
@@ -407,11 +267,11 @@ static int build(hf_tokenizer *h, const cJSON *root, const char *path) {
     if (unk && (m->unk_id = strmap_get(&m->vocab, unk, strlen(unk))) < 0)
         return gf_fail("%s: unk_token \"%s\" is not in the vocabulary", path, unk);
 
-    if (add_norm(h, cJSON_GetObjectItemCaseSensitive(root, "normalizer"), path) != 0) return -1;
+    if (hf_load_normalizer(h, cJSON_GetObjectItemCaseSensitive(root, "normalizer"), path) != 0) return -1;
     index_added(h);
     bool bytelevel = false;
-    if (add_pre(h, cJSON_GetObjectItemCaseSensitive(root, "pre_tokenizer"), path, &bytelevel) != 0) return -1;
-    add_decoder(h, cJSON_GetObjectItemCaseSensitive(root, "decoder"));
+    if (hf_load_pre_tokenizer(h, cJSON_GetObjectItemCaseSensitive(root, "pre_tokenizer"), path, &bytelevel) != 0) return -1;
+    hf_load_decoder(h, cJSON_GetObjectItemCaseSensitive(root, "decoder"));
     m->bytelevel = bytelevel || h->dec_bytelevel;
     h->dec_bytelevel = m->bytelevel;
     for (int c = 0; c < 0x144; c++) h->dec_byte[c] = (short)bytelevel_byte((uint32_t)c);
@@ -428,7 +288,6 @@ static int build(hf_tokenizer *h, const cJSON *root, const char *path) {
             return gf_fail("%s: byte-level vocabulary lacks the character for byte 0x%02X", path, b);
         if (!m->bytelevel && m->byte_sym[b] >= 0) m->byte_of_token[m->byte_sym[b]] = b;
     }
-    pthread_mutex_init(&m->cache_lock, NULL);
     strmap_init(&m->cache, 1024);
     return 0;
 }

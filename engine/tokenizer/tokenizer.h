@@ -16,8 +16,21 @@ typedef struct tokenizer tokenizer;
  * int32 length, bytes. vocab_size comes from the checkpoint header. */
 int tokenizer_load_llama2c(tokenizer **out, const char *path, int vocab_size);
 
-/* Hugging Face tokenizer.json. */
+/* Hugging Face tokenizer.json with a BPE model: byte-level (kind
+ * "bpe-bytelevel": Qwen2/2.5/3, Llama 3) or SentencePiece-style with "\u2581"
+ * and byte fallback (kind "bpe-sentencepiece": Llama 2, TinyLlama). BOS/EOS
+ * come from tokenizer_config.json beside it when present (bos_token null:
+ * no BOS), else from well-known added tokens (<s>, <|begin_of_text|>, ...).
+ * The post_processor is not applied: add_bos alone adds BOS.
+ * Encoding first replaces each maximal ill-formed UTF-8 subsequence by
+ * U+FFFD (Python's bytes.decode("utf-8", errors="replace")); ids then match
+ * the tokenizers library fed that string. */
 int tokenizer_load_hf(tokenizer **out, const char *path);
+
+/* Either of the above by file name: "*.json" is tokenizer.json, anything else
+ * a llama2.c tokenizer.bin (vocab_size used only there). A directory means its
+ * tokenizer.json. */
+int tokenizer_load_path(tokenizer **out, const char *path, int vocab_size);
 
 void tokenizer_free(tokenizer *t);
 
@@ -27,7 +40,9 @@ void tokenizer_encode(const tokenizer *t, const char *text, size_t len, bool add
 
 /* Text of ids (malloc'd, NUL-terminated; *len_out gets the byte length).
  * BOS is left out (but still conditions the next piece, as in llama2.c);
- * other special tokens are rendered as their text. */
+ * other special tokens are rendered as their text. The result is raw bytes:
+ * a slice of ids may end inside a UTF-8 sequence. For SentencePiece-style
+ * tokenizers one leading space is dropped at the start and after BOS. */
 char *tokenizer_decode(const tokenizer *t, const int *ids, size_t n, size_t *len_out);
 
 /* The text of one token as it would appear after `prev` (llama2.c strips the

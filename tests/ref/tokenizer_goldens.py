@@ -18,6 +18,7 @@ Usage: GRAFT_SHARED=/work/shared python3 tests/ref/tokenizer_goldens.py
 import json
 import os
 
+import tokenizers
 from tokenizers import Tokenizer
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -107,7 +108,8 @@ def main():
     with open(os.path.join(SHARED, "data", "gutenberg-60.txt"), "rb") as f:
         f.seek(SLICE[0])
         gut = f.read(SLICE[1])
-    out = {"rule": "bytes.decode('utf-8', errors='replace'), then encode(add_special_tokens=False)",
+    out = {"generator": "tests/ref/tokenizer_goldens.py with tokenizers %s" % tokenizers.__version__,
+           "rule": "bytes.decode('utf-8', errors='replace'), then encode(add_special_tokens=False)",
            "cases": {k: v.hex() for k, v in CASES.items()},
            "gutenberg_slice": {"file": "$GRAFT_SHARED/data/gutenberg-60.txt", "offset": SLICE[0], "length": SLICE[1]},
            "nfc": nfc_cases(),

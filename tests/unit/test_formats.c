@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <ftw.h>
+#include <glob.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -295,6 +296,16 @@ static void config_shared_shapes(void **state) {
     }
     snprintf(path, sizeof path, "%s/configs/qwen2.5-0.5b.json", shared);
     if (access(path, R_OK) != 0) skip();
+    /* every shape config parses, whatever is added later */
+    snprintf(path, sizeof path, "%s/configs/*.json", shared);
+    glob_t g;
+    assert_int_equal(glob(path, 0, NULL, &g), 0);
+    assert_true(g.gl_pathc >= 5);
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        model_config any;
+        if (hf_config_load(&any, g.gl_pathv[i]) != 0) fail_msg("%s", gf_last_error());
+    }
+    globfree(&g);
     const char *names[] = {"llama-3.2-3b", "qwen2.5-0.5b", "qwen2.5-1.5b", "qwen2.5-3b", "qwen3-8b"};
     model_config c[5];
     for (int i = 0; i < 5; i++) {
@@ -797,6 +808,145 @@ static void hf_sharded_mixed(void **state) {
     fx_free(&fx);
 }
 
+static void hf_tokenizer_choice(void **state) {
+    (void)state;
+    char d[PATH_MAX];
+    new_dir(d, sizeof d);
+    fx_model fx = {.D = 8, .F = 8, .L = 1, .H = 2, .KV = 1, .hd = 4, .V = 512};
+    fx_build(&fx);
+    fx_write_config(d, &fx, "llama", true);
+    fx_write_file(d, "model.safetensors", &fx, 0, fx.n, BF16, 1);
+    model m;
+    /* a tokenizer.json that cannot be read is an error, not a silent NULL */
+    write_text(d, "tokenizer.json", "this is not a tokenizer");
+    expect_error(model_load(&m, d, NULL), "tokenizer.json");
+    /* --tokenizer overrides what lies beside the weights (a llama2.c tokenizer.bin here) */
+    const char *shared = getenv("GRAFT_SHARED");
+    char tok[PATH_MAX];
+    snprintf(tok, sizeof tok, "%s/models/tinyllamas/stories260K/tok512.bin", shared ? shared : "/nonexistent");
+    if (shared && access(tok, R_OK) == 0) {
+        model_load_opts opts = {.tokenizer_path = tok};
+        if (model_load(&m, d, &opts) != 0) fail_msg("%s", gf_last_error());
+        assert_non_null(m.tok);
+        assert_int_equal(tokenizer_vocab_size(m.tok), 512);
+        expect_weights(&m, &fx);
+        model_free(&m);
+    }
+    fx_free(&fx);
+}
+
+/* Mean and standard deviation of n floats. */
+static void moments(const float *x, size_t n, double *mean, double *sd) {
+    double s = 0, s2 = 0;
+    for (size_t i = 0; i < n; i++) s += x[i], s2 += (double)x[i] * x[i];
+    *mean = s / (double)n;
+    *sd = sqrt(s2 / (double)n - *mean * *mean);
+}
+
+/* Loads tests/fixtures/hf/NAME; checks the values decode to the distributions
+ * the generator drew (tests/ref/README.md): linears and embeddings ~ N(0, 0.2),
+ * RMSNorm weights ~ U(0.8, 1.2) (+- half-float rounding), biases ~ N(0, 0.1). A wrong half-float decode
+ * or a swapped tensor breaks these. */
+static void load_hf_fixture(model *m, const char *name) {
+    const char *root = getenv("GRAFT_ROOT");
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/tests/fixtures/hf/%s", root ? root : ".", name);
+    if (model_load(m, dir, NULL) != 0) fail_msg("%s", gf_last_error());
+    const model_config *c = &m->cfg;
+    assert_int_equal(c->source, SOURCE_HF);
+    assert_int_equal(c->rope_pairing, ROPE_HALF);
+    assert_null(m->tok); /* the fixtures carry no tokenizer */
+    double mean, sd;
+    const size_t D = c->dim, F = c->hidden_dim, qd = (size_t)c->n_heads * c->head_dim;
+    moments(m->w.tok_embed, (size_t)c->vocab_size * D, &mean, &sd);
+    assert_true(fabs(mean) < 0.02 && sd > 0.18 && sd < 0.22);
+    for (int l = 0; l < c->n_layers; l++) {
+        const layer_weights *w = &m->w.layers[l];
+        const float *norms[] = {w->attn_norm, w->ffn_norm};
+        for (int k = 0; k < 2; k++)
+            for (size_t i = 0; i < D; i++) assert_true(norms[k][i] >= 0.79f && norms[k][i] <= 1.21f);
+        if (c->qk_norm)
+            for (int i = 0; i < c->head_dim; i++)
+                assert_true(w->q_norm[i] >= 0.79f && w->q_norm[i] <= 1.21f && w->k_norm[i] >= 0.79f &&
+                            w->k_norm[i] <= 1.21f);
+        moments(w->wq, qd * D, &mean, &sd);
+        assert_true(sd > 0.17 && sd < 0.23);
+        moments(w->w_down, D * F, &mean, &sd);
+        assert_true(sd > 0.17 && sd < 0.23);
+        if (c->qkv_bias) {
+            moments(w->bq, qd, &mean, &sd);
+            assert_true(sd > 0.05 && sd < 0.15);
+        }
+    }
+    for (size_t i = 0; i < D; i++) assert_true(m->w.final_norm[i] >= 0.79f && m->w.final_norm[i] <= 1.21f);
+    if (!c->tied_embeddings) {
+        assert_ptr_not_equal(m->w.lm_head, m->w.tok_embed);
+        moments(m->w.lm_head, (size_t)c->vocab_size * D, &mean, &sd);
+        assert_true(sd > 0.18 && sd < 0.22);
+    }
+}
+
+static void hf_fixtures_from_transformers(void **state) {
+    (void)state;
+    model m;
+    load_hf_fixture(&m, "llama");
+    assert_int_equal(m.cfg.arch, ARCH_LLAMA);
+    assert_int_equal(m.cfg.dim, 48);
+    assert_int_equal(m.cfg.hidden_dim, 72);
+    assert_int_equal(m.cfg.n_layers, 3);
+    assert_int_equal(m.cfg.n_heads, 6);
+    assert_int_equal(m.cfg.n_kv_heads, 2);
+    assert_int_equal(m.cfg.head_dim, 8);
+    assert_int_equal(m.cfg.vocab_size, 131);
+    assert_true(m.cfg.tied_embeddings);
+    assert_ptr_equal(m.w.lm_head, m.w.tok_embed);
+    assert_true(m.cfg.norm_eps == 1e-5f && m.cfg.rope_theta == 50000.0f);
+    assert_int_equal(m.cfg.rope_scaling.type, ROPE_SCALING_LLAMA3);
+    assert_true(m.cfg.rope_scaling.factor == 8.0f && m.cfg.rope_scaling.low_freq_factor == 1.0f &&
+                m.cfg.rope_scaling.high_freq_factor == 4.0f);
+    assert_int_equal(m.cfg.rope_scaling.original_max_pos, 128);
+    assert_false(m.cfg.qkv_bias || m.cfg.qk_norm);
+    assert_string_equal(m.weights_dtype, "bf16");
+    model_free(&m);
+
+    load_hf_fixture(&m, "qwen2");
+    assert_int_equal(m.cfg.arch, ARCH_QWEN2);
+    assert_int_equal(m.cfg.dim, 40);
+    assert_int_equal(m.cfg.hidden_dim, 88);
+    assert_int_equal(m.cfg.n_layers, 2);
+    assert_int_equal(m.cfg.n_heads, 5);
+    assert_int_equal(m.cfg.n_kv_heads, 1);
+    assert_int_equal(m.cfg.head_dim, 8); /* derived: no head_dim key */
+    assert_int_equal(m.cfg.vocab_size, 143);
+    assert_true(m.cfg.qkv_bias && !m.cfg.qk_norm && !m.cfg.tied_embeddings);
+    assert_true(m.cfg.norm_eps == 1e-6f && m.cfg.rope_theta == 10000.0f);
+    assert_int_equal(m.cfg.rope_scaling.type, ROPE_SCALING_NONE);
+    assert_string_equal(m.weights_dtype, "f16");
+    model_free(&m);
+    st_set set;
+    const char *root = getenv("GRAFT_ROOT");
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/tests/fixtures/hf/qwen2", root ? root : ".");
+    assert_int_equal(st_set_open(&set, dir), 0);
+    assert_int_equal(set.n_files, 3);
+    st_set_close(&set);
+
+    load_hf_fixture(&m, "qwen3");
+    assert_int_equal(m.cfg.arch, ARCH_QWEN3);
+    assert_int_equal(m.cfg.dim, 36);
+    assert_int_equal(m.cfg.hidden_dim, 60);
+    assert_int_equal(m.cfg.n_layers, 2);
+    assert_int_equal(m.cfg.n_heads, 4);
+    assert_int_equal(m.cfg.n_kv_heads, 2);
+    assert_int_equal(m.cfg.head_dim, 16); /* 4 x 16 != 36 */
+    assert_int_equal(m.cfg.vocab_size, 120);
+    assert_true(m.cfg.qk_norm && !m.cfg.qkv_bias && !m.cfg.tied_embeddings);
+    assert_true(m.cfg.rope_theta == 1000000.0f); /* from rope_parameters (transformers 5 layout) */
+    assert_int_equal(m.cfg.rope_scaling.type, ROPE_SCALING_NONE);
+    assert_string_equal(m.weights_dtype, "f32");
+    model_free(&m);
+}
+
 static void hf_folder_errors(void **state) {
     (void)state;
     fx_model fx = {.D = 8, .F = 12, .L = 3, .H = 2, .KV = 1, .hd = 4, .V = 16, .lm_head = true};
@@ -1272,6 +1422,87 @@ static void l2c_python_fixtures(void **state) {
     model_free(&m2);
 }
 
+/* Random byte flips and truncations of valid files: each must load or fail
+ * with a message, never crash (this is what the sanitizer build is for). */
+static void mutations_never_crash(void **state) {
+    (void)state;
+    char d[PATH_MAX], good[PATH_MAX], bad[PATH_MAX], l2c[PATH_MAX];
+    new_dir(d, sizeof d);
+    snprintf(good, sizeof good, "%s/good.safetensors", d);
+    snprintf(bad, sizeof bad, "%s/bad.safetensors", d);
+    const float v[6] = {1, 2, 3, 4, 5, 6};
+    st_entry e[] = {{"a", "F32", 2, {2, 2}, v, 16}, {"b", "BF16", 1, {4}, v, 8}, {"c", "F16", 1, {2}, v + 4, 4}};
+    write_st(good, e, 3);
+    struct stat st;
+    assert_int_equal(stat(good, &st), 0);
+    const size_t n = (size_t)st.st_size;
+    uint8_t *orig = malloc(n), *buf = malloc(n);
+    FILE *f = fopen(good, "rb");
+    assert_int_equal(fread(orig, 1, n, f), n);
+    fclose(f);
+    uint32_t seed = 99;
+    int opened = 0;
+    for (int it = 0; it < 600; it++) {
+        memcpy(buf, orig, n);
+        size_t len = n;
+        seed = seed * 1103515245u + 12345u;
+        if (it % 5 == 4) {
+            len = (seed >> 8) % n;
+        } else {
+            for (int k = 0; k < 1 + it % 3; k++) {
+                seed = seed * 1103515245u + 12345u;
+                size_t at = (seed >> 8) % (n < 200 ? n : 200); /* mostly the header */
+                buf[at] = (uint8_t)(seed >> 24);
+            }
+        }
+        write_bytes(bad, buf, len);
+        st_file sf;
+        if (st_open(&sf, bad) == 0) {
+            opened++;
+            for (size_t t = 0; t < sf.n_tensors; t++) {
+                float *out = malloc(sf.tensors[t].n_elems * sizeof(float) + 1);
+                assert_int_equal(st_read_f32(&sf.tensors[t], out, sf.tensors[t].n_elems), 0);
+                free(out);
+            }
+            st_close(&sf);
+        } else {
+            assert_true(strlen(gf_last_error()) > 0);
+            assert_null(strchr(gf_last_error(), '\n'));
+        }
+    }
+    assert_true(opened > 0 && opened < 600);
+    free(orig);
+    free(buf);
+
+    /* llama2.c v2 and legacy headers */
+    l2c_weights w, deq;
+    l2c_make(&w, true);
+    snprintf(l2c, sizeof l2c, "%s/v2.bin", d);
+    l2c_write_v2(l2c, &w, 8, &deq);
+    assert_int_equal(stat(l2c, &st), 0);
+    const size_t n2 = (size_t)st.st_size;
+    orig = malloc(n2);
+    buf = malloc(n2);
+    f = fopen(l2c, "rb");
+    assert_int_equal(fread(orig, 1, n2, f), n2);
+    fclose(f);
+    snprintf(bad, sizeof bad, "%s/bad.bin", d);
+    for (int it = 0; it < 300; it++) {
+        memcpy(buf, orig, n2);
+        seed = seed * 1103515245u + 12345u;
+        buf[(seed >> 8) % 48] = (uint8_t)(seed >> 24);
+        if (it % 2) memcpy(buf, "\x10\0\0\0", 4); /* legacy: dim 16 */
+        write_bytes(bad, buf, n2);
+        model m;
+        if (model_load(&m, bad, NULL) == 0) model_free(&m);
+        else assert_null(strchr(gf_last_error(), '\n'));
+    }
+    free(orig);
+    free(buf);
+    l2c_free_deq(&deq);
+    l2c_free(&w);
+}
+
 static void l2c_real_teacher(void **state) {
     (void)state;
     const char *shared = getenv("GRAFT_SHARED");
@@ -1323,10 +1554,13 @@ int main(void) {
         cmocka_unit_test(hf_qwen2_bf16_tied),
         cmocka_unit_test(hf_qwen3_f16_head_dim),
         cmocka_unit_test(hf_sharded_mixed),
+        cmocka_unit_test(hf_fixtures_from_transformers),
         cmocka_unit_test(hf_folder_errors),
+        cmocka_unit_test(hf_tokenizer_choice),
         cmocka_unit_test(l2c_round_trip),
         cmocka_unit_test(l2c_malformed),
         cmocka_unit_test(l2c_python_fixtures),
+        cmocka_unit_test(mutations_never_crash),
         cmocka_unit_test(l2c_real_teacher),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

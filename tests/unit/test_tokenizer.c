@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <cjson/cJSON.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -252,6 +253,50 @@ static void bytelevel_specials_and_roundtrip(void **state) {
     tokenizer_free(l);
 }
 
+typedef struct {
+    tokenizer *t;
+    const char *text;
+    size_t len;
+    const int_vec *want;
+    int mismatches;
+} thread_job;
+
+static void *encode_many(void *arg) {
+    thread_job *j = arg;
+    for (int r = 0; r < 30; r++) {
+        int_vec ids = {0};
+        tokenizer_encode(j->t, j->text, j->len, false, &ids);
+        if (ids.len != j->want->len || memcmp(ids.data, j->want->data, ids.len * sizeof(int)) != 0) j->mismatches++;
+        int_vec_free(&ids);
+    }
+    return NULL;
+}
+
+/* The word cache is shared: encoding from several threads gives the same ids. */
+static void concurrent_encode(void **state) {
+    (void)state;
+    tokenizer *t = load_or_skip(SP_ALWAYS);
+    size_t len;
+    unsigned char *text = unhex(cJSON_GetObjectItem(cJSON_GetObjectItem(goldens, "cases"), "torture")->valuestring, &len);
+    tokenizer *fresh = load_or_skip(SP_ALWAYS);
+    int_vec want = {0};
+    tokenizer_encode(fresh, (const char *)text, len, false, &want);
+    tokenizer_free(fresh);
+    pthread_t th[4];
+    thread_job jobs[4];
+    for (int i = 0; i < 4; i++) {
+        jobs[i] = (thread_job){t, (const char *)text, len, &want, 0};
+        assert_int_equal(pthread_create(&th[i], NULL, encode_many, &jobs[i]), 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        assert_int_equal(jobs[i].mismatches, 0);
+    }
+    int_vec_free(&want);
+    free(text);
+    tokenizer_free(t);
+}
+
 /* Random byte strings: encoding never fails, and decoding gives valid text. */
 static void random_bytes_never_fail(void **state) {
     (void)state;
@@ -385,6 +430,88 @@ static void malformed_files(void **state) {
     assert_non_null(strstr(gf_last_error(), "/nonexistent/tokenizer.json"));
 }
 
+/* All nodes of a JSON tree in document order; with small_only, none inside
+ * the (large) vocab and merges. */
+static void collect(cJSON *n, cJSON **out, int *count, int cap, bool small_only) {
+    for (cJSON *c = n->child; c; c = c->next) {
+        if (*count < cap) out[(*count)++] = c;
+        if (small_only && c->string && (!strcmp(c->string, "vocab") || !strcmp(c->string, "merges"))) continue;
+        collect(c, out, count, cap, small_only);
+    }
+}
+
+/* Structural mutations of a real tokenizer.json (a value replaced by one of
+ * another type): loading either fails with a one-line error or gives a
+ * tokenizer that encodes and decodes without crashing. */
+static void mutated_files_never_crash(void **state) {
+    (void)state;
+    char *path = expand(SP_ALWAYS);
+    size_t len;
+    char *text = read_text_file(path, &len);
+    free(path);
+    assert_non_null(text);
+    cJSON *orig = cJSON_ParseWithLength(text, len);
+    free(text);
+    assert_non_null(orig);
+    char dir[] = "/tmp/graft-tok-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char out[64];
+    snprintf(out, sizeof out, "%s/tokenizer.json", dir);
+    uint32_t seed = 99;
+    int loaded = 0, failed = 0;
+    enum { CAP = 8192 };
+    cJSON **nodes = malloc(CAP * sizeof *nodes);
+    for (int k = 0; k < 120; k++) {
+        cJSON *root = cJSON_Duplicate(orig, 1);
+        int n = 0;
+        collect(root, nodes, &n, CAP, k % 4 != 0); /* mostly the small sections */
+        seed = seed * 1664525u + 1013904223u;
+        cJSON *victim = nodes[seed % (uint32_t)n];
+        cJSON *repl;
+        switch ((seed >> 8) % 6) {
+        case 0: repl = cJSON_CreateNull(); break;
+        case 1: repl = cJSON_CreateNumber(-7); break;
+        case 2: repl = cJSON_CreateString("\u2581x y"); break;
+        case 3: repl = cJSON_CreateArray(); break;
+        case 4: repl = cJSON_CreateObject(); break;
+        default: repl = cJSON_CreateNumber(1e12); break;
+        }
+        cJSON *parent = root;
+        /* find the parent to replace the victim in place */
+        for (int i = 0; i < n; i++)
+            for (cJSON *c = nodes[i]->child; c; c = c->next)
+                if (c == victim) parent = nodes[i];
+        cJSON_ReplaceItemViaPointer(parent, victim, repl);
+        char *printed = cJSON_PrintUnformatted(root);
+        FILE *f = fopen(out, "wb");
+        fputs(printed, f);
+        fclose(f);
+        free(printed);
+        cJSON_Delete(root);
+        tokenizer *t;
+        if (tokenizer_load_hf(&t, out) != 0) {
+            assert_null(strchr(gf_last_error(), '\n'));
+            failed++;
+            continue;
+        }
+        loaded++;
+        int_vec ids = {0};
+        const char *s = "Once upon a time <s> a dog \xff\xfe caf\xc3\xa9 \xe6\x97\xa5";
+        tokenizer_encode(t, s, strlen(s), true, &ids);
+        char *d = tokenizer_decode(t, ids.data, ids.len, NULL);
+        free(d);
+        int_vec_free(&ids);
+        tokenizer_free(t);
+    }
+    free(nodes);
+    cJSON_Delete(orig);
+    remove(out);
+    rmdir(dir);
+    print_message("mutations: %d loaded, %d rejected\n", loaded, failed);
+    assert_true(loaded > 0);
+    assert_true(failed > 0);
+}
+
 /* A tiny byte-level file built here: no byte fallback needed, unknown handling. */
 static void unknown_tokens_without_fallback(void **state) {
     (void)state;
@@ -410,6 +537,24 @@ static void unknown_tokens_without_fallback(void **state) {
     tokenizer_free(t);
     remove(path);
     rmdir(dir);
+}
+
+static void load_by_path(void **state) {
+    (void)state;
+    char *dir = expand("$GRAFT_ROOT/tests/fixtures/tokenizers/sp-legacy");
+    char *file = expand(SP_LEGACY);
+    tokenizer *a, *b;
+    assert_int_equal(tokenizer_load_path(&a, dir, 0), 0);
+    assert_int_equal(tokenizer_load_path(&b, file, 0), 0);
+    assert_string_equal(tokenizer_kind(a), "bpe-sentencepiece");
+    assert_int_equal(tokenizer_vocab_size(a), tokenizer_vocab_size(b));
+    tokenizer_free(a);
+    tokenizer_free(b);
+    free(dir);
+    free(file);
+    /* not .json: the llama2.c reader, whose error names the file */
+    assert_int_equal(tokenizer_load_path(&a, "/nonexistent/tok.bin", 512), -1);
+    assert_non_null(strstr(gf_last_error(), "/nonexistent/tok.bin"));
 }
 
 static void llama2c_tok512(void **state) {
@@ -454,9 +599,12 @@ int main(void) {
         cmocka_unit_test(sentencepiece_roundtrip_and_specials),
         cmocka_unit_test(bytelevel_specials_and_roundtrip),
         cmocka_unit_test(random_bytes_never_fail),
+        cmocka_unit_test(concurrent_encode),
         cmocka_unit_test(nfc_cases),
         cmocka_unit_test(malformed_files),
         cmocka_unit_test(unknown_tokens_without_fallback),
+        cmocka_unit_test(mutated_files_never_crash),
+        cmocka_unit_test(load_by_path),
         cmocka_unit_test(llama2c_tok512),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -1,0 +1,159 @@
+/* The normalizer, pre_tokenizer and decoder sections of tokenizer.json, turned
+ * into the op lists of hf_tokenizer. Unsupported normalizers and
+ * pre-tokenizers are load errors (ids would be wrong); decoders that do not
+ * change the output bytes are ignored. */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "tokenizer/hf_tokenizer.h"
+
+static const char *str_item(const cJSON *o, const char *key) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static bool bool_item(const cJSON *o, const char *key, bool dflt) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (cJSON_IsBool(v)) return cJSON_IsTrue(v);
+    return dflt;
+}
+
+int hf_load_normalizer(hf_tokenizer *h, const cJSON *n, const char *path) {
+    if (!n || cJSON_IsNull(n)) return 0;
+    const char *type = str_item(n, "type");
+    if (!type) return gf_fail("%s: normalizer without a type", path);
+    if (!strcmp(type, "Sequence")) {
+        const cJSON *e;
+        cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(n, "normalizers"))
+            if (hf_load_normalizer(h, e, path) != 0) return -1;
+        return 0;
+    }
+    norm_op op = {0};
+    if (!strcmp(type, "NFC")) {
+        op.kind = NORM_NFC;
+    } else if (!strcmp(type, "Prepend") && str_item(n, "prepend")) {
+        op.kind = NORM_PREPEND;
+        op.a = gf_strdup(str_item(n, "prepend"));
+        op.alen = strlen(op.a);
+    } else if (!strcmp(type, "Replace") && str_item(cJSON_GetObjectItemCaseSensitive(n, "pattern"), "String") &&
+               str_item(n, "content")) {
+        op.kind = NORM_REPLACE;
+        op.a = gf_strdup(str_item(cJSON_GetObjectItemCaseSensitive(n, "pattern"), "String"));
+        op.alen = strlen(op.a);
+        op.b = gf_strdup(str_item(n, "content"));
+        op.blen = strlen(op.b);
+    } else {
+        return gf_fail("%s: normalizer %s is not supported (NFC, Prepend, Replace of a string, Sequence)", path, type);
+    }
+    h->norm = gf_realloc(h->norm, (size_t)(h->n_norm + 1) * sizeof *h->norm);
+    h->norm[h->n_norm++] = op;
+    return 0;
+}
+
+static const char GPT2_REGEX[] =
+    "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
+
+static int push_pre(hf_tokenizer *h, pre_op op) {
+    h->pre = gf_realloc(h->pre, (size_t)(h->n_pre + 1) * sizeof *h->pre);
+    h->pre[h->n_pre++] = op;
+    return 0;
+}
+
+int hf_load_pre_tokenizer(hf_tokenizer *h, const cJSON *p, const char *path, bool *bytelevel) {
+    if (!p || cJSON_IsNull(p)) return 0;
+    const char *type = str_item(p, "type");
+    if (!type) return gf_fail("%s: pre_tokenizer without a type", path);
+    pre_op op = {0};
+    if (!strcmp(type, "Sequence")) {
+        const cJSON *e;
+        cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(p, "pretokenizers"))
+            if (hf_load_pre_tokenizer(h, e, path, bytelevel) != 0) return -1;
+        return 0;
+    }
+    if (!strcmp(type, "Split")) {
+        const cJSON *pat = cJSON_GetObjectItemCaseSensitive(p, "pattern");
+        const char *behavior = str_item(p, "behavior");
+        if (bool_item(p, "invert", false) || !behavior || strcmp(behavior, "Isolated") != 0)
+            return gf_fail("%s: Split pre-tokenizer supports only behavior Isolated without invert", path);
+        const char *rx = str_item(pat, "Regex"), *lit = str_item(pat, "String");
+        char *quoted = NULL;
+        if (!rx && lit) { /* a literal pattern, quoted for PCRE2 */
+            quoted = gf_malloc(strlen(lit) + 5);
+            sprintf(quoted, "\\Q%s\\E", lit);
+            rx = quoted;
+        }
+        if (!rx) return gf_fail("%s: Split pre-tokenizer without a pattern", path);
+        op.kind = PRE_SPLIT_REGEX;
+        op.regex = pretok_regex_compile(rx);
+        free(quoted);
+        if (!op.regex) return gf_fail_prefix(path);
+        return push_pre(h, op);
+    }
+    if (!strcmp(type, "ByteLevel")) {
+        *bytelevel = true;
+        op.kind = PRE_BYTELEVEL;
+        op.add_prefix_space = bool_item(p, "add_prefix_space", true);
+        if (bool_item(p, "use_regex", true)) {
+            op.regex = pretok_regex_compile(GPT2_REGEX);
+            if (!op.regex) return gf_fail_prefix(path);
+        }
+        return push_pre(h, op);
+    }
+    if (!strcmp(type, "Metaspace")) {
+        op.kind = PRE_METASPACE;
+        const char *rep = str_item(p, "replacement");
+        if (!rep || strlen(rep) == 0 || strlen(rep) >= sizeof op.meta)
+            return gf_fail("%s: Metaspace pre-tokenizer needs a one-character replacement", path);
+        strcpy(op.meta, rep);
+        op.meta_len = strlen(rep);
+        const char *scheme = str_item(p, "prepend_scheme");
+        if (scheme) {
+            if (!strcmp(scheme, "always")) op.scheme = PREPEND_ALWAYS;
+            else if (!strcmp(scheme, "first")) op.scheme = PREPEND_FIRST;
+            else if (!strcmp(scheme, "never")) op.scheme = PREPEND_NEVER;
+            else return gf_fail("%s: Metaspace prepend_scheme \"%s\" is unknown", path, scheme);
+        } else {
+            op.scheme = bool_item(p, "add_prefix_space", true) ? PREPEND_ALWAYS : PREPEND_NEVER;
+        }
+        op.split = bool_item(p, "split", true);
+        return push_pre(h, op);
+    }
+    return gf_fail("%s: pre-tokenizer %s is not supported (Split, ByteLevel, Metaspace, Sequence)", path, type);
+}
+
+void hf_load_decoder(hf_tokenizer *h, const cJSON *d) {
+    const char *type = str_item(d, "type");
+    if (!type) return;
+    if (!strcmp(type, "Sequence")) {
+        const cJSON *e;
+        cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(d, "decoders")) hf_load_decoder(h, e);
+    } else if (!strcmp(type, "ByteLevel")) {
+        h->dec_bytelevel = true;
+    } else if (!strcmp(type, "ByteFallback")) {
+        h->dec_byte_fallback = true;
+    } else if (!strcmp(type, "Replace")) {
+        const char *from = str_item(cJSON_GetObjectItemCaseSensitive(d, "pattern"), "String");
+        const char *to = str_item(d, "content");
+        if (from && to && !strcmp(to, " ") && strlen(from) < sizeof h->dec_meta) {
+            strcpy(h->dec_meta, from);
+            h->dec_meta_len = strlen(from);
+        }
+    } else if (!strcmp(type, "Strip")) {
+        const cJSON *start = cJSON_GetObjectItemCaseSensitive(d, "start");
+        const char *content = str_item(d, "content");
+        if (cJSON_IsNumber(start) && start->valueint >= 1 && content && !strcmp(content, " ")) h->dec_strip_first = true;
+    } else if (!strcmp(type, "Metaspace")) {
+        const char *rep = str_item(d, "replacement");
+        if (rep && strlen(rep) < sizeof h->dec_meta) {
+            strcpy(h->dec_meta, rep);
+            h->dec_meta_len = strlen(rep);
+        }
+        const char *scheme = str_item(d, "prepend_scheme");
+        h->dec_strip_first = scheme ? strcmp(scheme, "never") != 0 : bool_item(d, "add_prefix_space", true);
+    }
+    /* Fuse and others change nothing for byte output */
+}
+

@@ -1,0 +1,115 @@
+#include "jobs/cli_progress.h"
+
+#include <errno.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/error.h"
+
+static volatile sig_atomic_t interrupted;
+static void on_sigint(int sig) {
+    (void)sig;
+    interrupted = 1;
+}
+
+static void fmt_duration(char *b, size_t n, double s) {
+    if (s < 0) snprintf(b, n, "?");
+    else if (s < 60) snprintf(b, n, "%.0fs", s);
+    else if (s < 3600) snprintf(b, n, "%dm%02ds", (int)s / 60, (int)s % 60);
+    else snprintf(b, n, "%dh%02dm", (int)s / 3600, (int)s / 60 % 60);
+}
+
+void cli_progress_format(char *buf, size_t n, const event *ev, int width) {
+    char eta[16], tail[96];
+    fmt_duration(eta, sizeof eta, ev->eta_s);
+    snprintf(tail, sizeof tail, " %3.0f%%  %.0f/%.0f  %.1f/s  eta %s", 100 * ev->fraction,
+             ev->done, ev->total, ev->rate, eta);
+    int label_w = (int)strlen(ev->label);
+    if (label_w > 24) label_w = 24;
+    int bar_w = width - label_w - (int)strlen(tail) - 4;
+    if (bar_w < 5) bar_w = 5;
+    if (bar_w > 60) bar_w = 60;
+    char bar[64];
+    int fill = (int)lround(ev->fraction * bar_w);
+    for (int i = 0; i < bar_w; i++) bar[i] = i < fill ? '#' : '.';
+    bar[bar_w] = 0;
+    snprintf(buf, n, "%.*s [%s]%s", label_w, ev->label, bar, tail);
+}
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int term_width(void) {
+    struct winsize ws;
+    if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20) return ws.ws_col;
+    return 80;
+}
+
+int job_run_cli(const char *name, job_fn fn, void *arg, void **result,
+                void (*on_event)(const event *ev, void *user), void *user) {
+    if (result) *result = NULL;
+    job_runner jr;
+    if (job_runner_init(&jr)) return -1;
+    struct sigaction sa = {.sa_handler = on_sigint}, old;
+    sigemptyset(&sa.sa_mask);
+    interrupted = 0;
+    sigaction(SIGINT, &sa, &old);
+    bool tty = isatty(STDERR_FILENO);
+    bool bar_shown = false;
+    double last_bar = 0;
+    int rc = -1;
+    char err[256] = "";
+    if (job_start(&jr, name, fn, arg)) {
+        snprintf(err, sizeof err, "%s", gf_last_error());
+        goto out;
+    }
+    for (bool finished = false; !finished;) {
+        struct pollfd pfd = {.fd = job_wake_fd(&jr), .events = POLLIN};
+        int pr = poll(&pfd, 1, 200);
+        if (pr < 0 && errno != EINTR) break;
+        if (interrupted) job_cancel(&jr);
+        job_clear_wake(&jr);
+        event ev;
+        while (job_pop_event(&jr, &ev)) {
+            if (ev.kind == EV_PROGRESS) {
+                /* at most ~10 redraws a second, but always the final state */
+                double t = now_s();
+                if (!tty || (t - last_bar < 0.1 && ev.fraction < 1)) continue;
+                last_bar = t;
+                char line[256];
+                cli_progress_format(line, sizeof line, &ev, term_width() - 1);
+                fprintf(stderr, "\r\033[K%s", line);
+                bar_shown = true;
+                continue;
+            }
+            if (bar_shown && (ev.kind == EV_LOG || ev.kind >= EV_DONE)) {
+                fputs("\r\033[K", stderr);
+                bar_shown = false;
+            }
+            if (ev.kind == EV_LOG) fprintf(stderr, "%s\n", ev.text);
+            else if (ev.kind == EV_DONE) {
+                if (result) *result = ev.result;
+                rc = 0;
+                finished = true;
+            } else if (ev.kind == EV_ERROR || ev.kind == EV_CANCELLED) {
+                snprintf(err, sizeof err, "%s", ev.text);
+                finished = true;
+            } else if (on_event) on_event(&ev, user);
+        }
+    }
+    fflush(stderr);
+out:
+    job_runner_free(&jr);
+    sigaction(SIGINT, &old, NULL);
+    if (rc) gf_fail("%s", err[0] ? err : "job ended without a result");
+    return rc;
+}

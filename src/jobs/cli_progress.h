@@ -1,0 +1,20 @@
+/* The command-line front end of jobs: runs one job to completion on the
+ * calling thread's behalf, drawing its progress as a bar on stderr when stderr
+ * is a terminal, printing its log lines to stderr, and cancelling it on Ctrl-C. */
+#ifndef GRAFT_JOBS_CLI_PROGRESS_H
+#define GRAFT_JOBS_CLI_PROGRESS_H
+
+#include <stddef.h>
+
+#include "jobs/job.h"
+
+/* Runs fn(arg) as job `name` and waits. Returns 0 with *result (may be NULL)
+ * set from EV_DONE, or -1 with the job's one-line error ("cancelled" after Ctrl-C).
+ * Stat / loss / scalar events are passed to on_event when it is non-NULL. */
+int job_run_cli(const char *name, job_fn fn, void *arg, void **result,
+                void (*on_event)(const event *ev, void *user), void *user);
+
+/* "label  [#######.....]  42%  420/1000  12.3/s  eta 47s" fitted to width columns. */
+void cli_progress_format(char *buf, size_t n, const event *ev, int width);
+
+#endif

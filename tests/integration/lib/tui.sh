@@ -1,0 +1,53 @@
+# Shared helpers for the tmux-driven workbench tests and benches (sourced, not run).
+# Each test gets its own tmux server (-L), temp XDG folders, and bounded waits.
+
+tui_setup() {
+    command -v tmux >/dev/null 2>&1 || { echo "tmux is not installed"; exit 77; }
+    GRAFT_BIN=${GRAFT_BIN:-build/graft}
+    [ -x "$GRAFT_BIN" ] || { echo "graft binary not found at $GRAFT_BIN"; exit 1; }
+    TMP=$(mktemp -d)
+    SOCK="graft_tui_$$"
+    export XDG_CONFIG_HOME="$TMP/config" XDG_STATE_HOME="$TMP/state"
+    mkdir -p "$XDG_CONFIG_HOME" "$XDG_STATE_HOME"
+    trap 'tmux -L "$SOCK" kill-server >/dev/null 2>&1; sleep 0.2; rm -rf "$TMP"' EXIT
+}
+
+# tui_start NAME WIDTH HEIGHT ENV... -- ARGS: runs graft in a detached session.
+tui_start() {
+    name=$1 w=$2 h=$3
+    shift 3
+    envs=""
+    while [ $# -gt 0 ] && [ "$1" != "--" ]; do envs="$envs $1"; shift; done
+    [ $# -gt 0 ] && shift
+    tmux -L "$SOCK" -f /dev/null new-session -d -s "$name" -x "$w" -y "$h" \
+        "env XDG_CONFIG_HOME='$XDG_CONFIG_HOME' XDG_STATE_HOME='$XDG_STATE_HOME' $envs '$GRAFT_BIN' tui $*; echo GRAFT_EXIT=\$?; sleep 60"
+}
+
+tui_screen() { tmux -L "$SOCK" capture-pane -p -t "$1"; }
+tui_keys() { n=$1; shift; tmux -L "$SOCK" send-keys -t "$n" "$@"; }
+
+# tui_wait NAME FIXED-STRING [TENTHS]: polls capture-pane until the text shows (default 5 s).
+tui_wait() {
+    n=$1 pat=$2 tries=${3:-50}
+    i=0
+    while [ $i -lt "$tries" ]; do
+        if tui_screen "$n" | grep -qF -- "$pat"; then return 0; fi
+        sleep 0.1
+        i=$((i + 1))
+    done
+    echo "timed out waiting for '$pat' on screen $n; it shows:"
+    tui_screen "$n"
+    return 1
+}
+
+fail() { echo "FAIL: $*"; exit 1; }
+
+# tui_click NAME COL ROW: a left click (1-based cell), as an xterm SGR mouse report.
+tui_click() {
+    tmux -L "$SOCK" send-keys -t "$1" -l "$(printf '\033[<0;%d;%dM\033[<0;%d;%dm' "$2" "$3" "$2" "$3")"
+}
+
+# tui_col NAME ROW TEXT: 1-based column where TEXT starts on screen row ROW (characters, not bytes).
+tui_col() {
+    tui_screen "$1" | sed -n "${2}p" | python3 -c "import sys, re; m = re.search(sys.argv[1], sys.stdin.read()); print(m.start() + 1 if m else 0)" "$3"
+}

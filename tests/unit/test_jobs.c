@@ -1,0 +1,241 @@
+/* Unit tests: the job runner, its event queue and self-pipe, the CLI progress line. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/error.h"
+#include "jobs/cli_progress.h"
+#include "jobs/job.h"
+
+typedef struct {
+    int steps;          /* how many steps to run */
+    int fail_at;        /* step that fails (-1: never) */
+    int sleep_us;       /* per step */
+    int stats_per_step; /* stat events per step */
+} dummy_args;
+
+static void sleep_us(int us) {
+    struct timespec ts = {us / 1000000, (long)(us % 1000000) * 1000};
+    nanosleep(&ts, NULL);
+}
+
+static int dummy_job(job_ctx *ctx, void *p) {
+    dummy_args *a = p;
+    for (int i = 0; i < a->steps; i++) {
+        if (job_cancelled(ctx)) return gf_fail("cancelled at step %d", i);
+        if (i == a->fail_at) return gf_fail("dummy: step %d failed", i);
+        for (int k = 0; k < a->stats_per_step; k++) job_stat(ctx, "mean_dist", i, k, i * 1000.0 + k);
+        job_progress(ctx, i + 1, a->steps, "dummy");
+        if (a->sleep_us) sleep_us(a->sleep_us);
+    }
+    int *result = malloc(sizeof *result);
+    *result = a->steps;
+    job_set_result(ctx, result);
+    return 0;
+}
+
+/* Waits (bounded) on the wake fd and drains every event; returns the final one. */
+static event drain_until_end(job_runner *jr, int *n_stats, int *n_progress, int *last_stat_layer) {
+    event ev = {0}, last = {0};
+    time_t t0 = time(NULL);
+    while (time(NULL) - t0 < 20) {
+        struct pollfd pfd = {.fd = job_wake_fd(jr), .events = POLLIN};
+        poll(&pfd, 1, 10);
+        job_clear_wake(jr);
+        while (job_pop_event(jr, &ev)) {
+            if (ev.kind == EV_STAT) {
+                /* events arrive in order: layer never decreases, head cycles */
+                if (last_stat_layer) {
+                    assert_true(ev.layer >= *last_stat_layer);
+                    *last_stat_layer = ev.layer;
+                }
+                assert_true(ev.value == ev.layer * 1000.0 + ev.head);
+                (*n_stats)++;
+            } else if (ev.kind == EV_PROGRESS) {
+                (*n_progress)++;
+            } else if (ev.kind >= EV_DONE) {
+                return ev;
+            }
+            last = ev;
+        }
+    }
+    fail_msg("job never finished");
+    return last;
+}
+
+static void job_runs_to_done(void **state) {
+    (void)state;
+    job_runner jr;
+    assert_int_equal(job_runner_init(&jr), 0);
+    dummy_args a = {.steps = 20, .fail_at = -1, .stats_per_step = 3};
+    assert_int_equal(job_start(&jr, "dummy", dummy_job, &a), 0);
+    int n_stats = 0, n_prog = 0, last_layer = 0;
+    event end = drain_until_end(&jr, &n_stats, &n_prog, &last_layer);
+    assert_int_equal(end.kind, EV_DONE);
+    assert_string_equal(end.job_name, "dummy");
+    assert_non_null(end.result);
+    assert_int_equal(*(int *)end.result, 20);
+    free(end.result);
+    assert_int_equal(n_stats, 60);
+    assert_true(n_prog >= 1 && n_prog <= 20);
+    job_wait(&jr);
+    assert_false(job_running(&jr));
+    job_runner_free(&jr);
+}
+
+static void job_error_path(void **state) {
+    (void)state;
+    job_runner jr;
+    assert_int_equal(job_runner_init(&jr), 0);
+    dummy_args a = {.steps = 10, .fail_at = 4, .stats_per_step = 1};
+    assert_int_equal(job_start(&jr, "failing", dummy_job, &a), 0);
+    int n_stats = 0, n_prog = 0;
+    event end = drain_until_end(&jr, &n_stats, &n_prog, NULL);
+    assert_int_equal(end.kind, EV_ERROR);
+    assert_string_equal(end.text, "dummy: step 4 failed");
+    assert_null(end.result);
+    assert_int_equal(n_stats, 4);
+    job_runner_free(&jr);
+}
+
+static void job_cancel_midway(void **state) {
+    (void)state;
+    job_runner jr;
+    assert_int_equal(job_runner_init(&jr), 0);
+    dummy_args a = {.steps = 100000, .fail_at = -1, .sleep_us = 1000, .stats_per_step = 1};
+    assert_int_equal(job_start(&jr, "long", dummy_job, &a), 0);
+    /* a second job is refused while the first runs */
+    assert_int_equal(job_start(&jr, "other", dummy_job, &a), -1);
+    assert_non_null(strstr(gf_last_error(), "long"));
+    /* wait for some progress, then cancel */
+    int n_prog = 0;
+    event ev;
+    for (int spins = 0; spins < 500 && n_prog < 3; spins++) {
+        struct pollfd pfd = {.fd = job_wake_fd(&jr), .events = POLLIN};
+        poll(&pfd, 1, 10);
+        job_clear_wake(&jr);
+        while (job_pop_event(&jr, &ev))
+            if (ev.kind == EV_PROGRESS) n_prog++;
+    }
+    assert_true(job_running(&jr));
+    job_cancel(&jr);
+    int n_stats = 0;
+    event end = drain_until_end(&jr, &n_stats, &n_prog, NULL);
+    assert_int_equal(end.kind, EV_CANCELLED);
+    assert_string_equal(end.text, "cancelled");
+    job_wait(&jr);
+    assert_false(job_running(&jr));
+    /* the runner accepts a new job afterwards */
+    dummy_args b = {.steps = 2, .fail_at = -1};
+    assert_int_equal(job_start(&jr, "after", dummy_job, &b), 0);
+    end = drain_until_end(&jr, &n_stats, &n_prog, NULL);
+    assert_int_equal(end.kind, EV_DONE);
+    free(end.result);
+    job_runner_free(&jr);
+}
+
+/* Many events while the reader drains concurrently: none lost, order kept. */
+static void job_many_events(void **state) {
+    (void)state;
+    job_runner jr;
+    assert_int_equal(job_runner_init(&jr), 0);
+    dummy_args a = {.steps = 2000, .fail_at = -1, .stats_per_step = 50};
+    assert_int_equal(job_start(&jr, "flood", dummy_job, &a), 0);
+    int n_stats = 0, n_prog = 0, last_layer = 0;
+    event end = drain_until_end(&jr, &n_stats, &n_prog, &last_layer);
+    assert_int_equal(end.kind, EV_DONE);
+    free(end.result);
+    assert_int_equal(n_stats, 2000 * 50);
+    assert_int_equal(last_layer, 1999);
+    job_runner_free(&jr);
+}
+
+static void queue_coalesces_progress(void **state) {
+    (void)state;
+    event_queue q;
+    assert_int_equal(event_queue_init(&q), 0);
+    for (int i = 0; i < 10; i++) {
+        event ev = {.kind = EV_PROGRESS, .job_id = 1, .done = i};
+        event_queue_push(&q, &ev);
+    }
+    event lg = {.kind = EV_LOG, .job_id = 1};
+    strcpy(lg.text, "hello");
+    event_queue_push(&q, &lg);
+    event ev = {.kind = EV_PROGRESS, .job_id = 1, .done = 42};
+    event_queue_push(&q, &ev);
+    assert_int_equal(event_queue_size(&q), 3);
+    struct pollfd pfd = {.fd = event_queue_wake_fd(&q), .events = POLLIN};
+    assert_int_equal(poll(&pfd, 1, 0), 1);
+    event_queue_clear_wake(&q);
+    assert_int_equal(poll(&pfd, 1, 0), 0);
+    event out;
+    assert_true(event_queue_pop(&q, &out));
+    assert_int_equal(out.kind, EV_PROGRESS);
+    assert_true(out.done == 9);
+    assert_true(event_queue_pop(&q, &out));
+    assert_string_equal(out.text, "hello");
+    assert_true(event_queue_pop(&q, &out));
+    assert_true(out.done == 42);
+    assert_false(event_queue_pop(&q, &out));
+    event_queue_free(&q);
+}
+
+static void cli_progress_line(void **state) {
+    (void)state;
+    event ev = {.kind = EV_PROGRESS, .fraction = 0.5, .done = 50, .total = 100, .rate = 10, .eta_s = 5};
+    strcpy(ev.label, "stats");
+    char line[256];
+    cli_progress_format(line, sizeof line, &ev, 60);
+    assert_true(strlen(line) <= 60);
+    assert_non_null(strstr(line, "stats ["));
+    assert_non_null(strstr(line, " 50%"));
+    assert_non_null(strstr(line, "50/100"));
+    assert_non_null(strstr(line, "eta 5s"));
+    /* half the bar is filled */
+    const char *b = strchr(line, '[') + 1;
+    int hash = 0, dot = 0;
+    for (; *b != ']'; b++) {
+        if (*b == '#') hash++;
+        else dot++;
+    }
+    assert_true(abs(hash - dot) <= 1);
+}
+
+static int stat_seen;
+static void count_stats(const event *ev, void *user) {
+    (void)user;
+    if (ev->kind == EV_STAT) stat_seen++;
+}
+
+static void cli_runs_job(void **state) {
+    (void)state;
+    dummy_args a = {.steps = 5, .fail_at = -1, .stats_per_step = 2};
+    void *res = NULL;
+    stat_seen = 0;
+    assert_int_equal(job_run_cli("cli", dummy_job, &a, &res, count_stats, NULL), 0);
+    assert_non_null(res);
+    assert_int_equal(*(int *)res, 5);
+    free(res);
+    assert_int_equal(stat_seen, 10);
+    dummy_args b = {.steps = 5, .fail_at = 2};
+    assert_int_equal(job_run_cli("cli", dummy_job, &b, &res, NULL, NULL), -1);
+    assert_null(res);
+    assert_string_equal(gf_last_error(), "dummy: step 2 failed");
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(job_runs_to_done),       cmocka_unit_test(job_error_path),
+        cmocka_unit_test(job_cancel_midway),      cmocka_unit_test(job_many_events),
+        cmocka_unit_test(queue_coalesces_progress), cmocka_unit_test(cli_progress_line),
+        cmocka_unit_test(cli_runs_job),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

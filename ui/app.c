@@ -1,0 +1,162 @@
+/* The curses main loop: poll stdin and the job wake pipe, apply events, redraw
+ * at most refresh_hz times a second and only when something changed. Only
+ * this thread calls curses; it never waits on a job. */
+#define NCURSES_WIDECHAR 1
+#include "app.h"
+
+#include <curses.h>
+#include <errno.h>
+#include <locale.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/error.h"
+#include "curses_blit.h"
+#include "keys.h"
+#include "persist/persist.h"
+#include "ui.h"
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int translate_key(int ch) {
+    switch (ch) {
+    case KEY_UP: return UK_UP;
+    case KEY_DOWN: return UK_DOWN;
+    case KEY_LEFT: return UK_LEFT;
+    case KEY_RIGHT: return UK_RIGHT;
+    case '\t': return UK_TAB;
+    case KEY_BTAB: return UK_BTAB;
+    case '\n':
+    case '\r':
+    case KEY_ENTER: return UK_ENTER;
+    case 27: return UK_ESC;
+    case KEY_PPAGE: return UK_PGUP;
+    case KEY_NPAGE: return UK_PGDN;
+    case KEY_HOME: return UK_HOME;
+    case KEY_END: return UK_END;
+    case KEY_F(1): return UK_F1;
+    case KEY_BACKSPACE:
+    case 127: return UK_BACKSPACE;
+    }
+    return ch;
+}
+
+static bool drain_events(app_state *st, job_runner *jr) {
+    bool changed = false;
+    job_clear_wake(jr);
+    event ev;
+    while (job_pop_event(jr, &ev)) changed |= app_state_apply_event(st, &ev);
+    return changed;
+}
+
+/* Reads every pending key / mouse / resize; returns true when the frame changed. */
+static bool read_input(ui *u, grid *g) {
+    bool changed = false;
+    int ch;
+    while ((ch = getch()) != ERR) {
+        if (ch == KEY_RESIZE) {
+            grid_resize(g, COLS, LINES);
+            clearok(curscr, TRUE);
+            changed = true;
+        } else if (ch == KEY_MOUSE) {
+            MEVENT me;
+            if (getmouse(&me) == OK && (me.bstate & (BUTTON1_PRESSED | BUTTON1_CLICKED | BUTTON1_RELEASED)))
+                changed |= ui_click(u, me.x, me.y);
+        } else {
+            changed |= ui_key(u, translate_key(ch));
+        }
+        if (u->quit) break;
+    }
+    return changed;
+}
+
+int ui_run(app_state *st, job_runner *jr) {
+    setlocale(LC_ALL, "");
+    if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
+        return gf_fail("the workbench needs a terminal on stdin and stdout (scripts: use the other subcommands, or --snapshot)");
+    persist_load_settings(st);
+    SCREEN *scr = newterm(NULL, stdout, stdin);
+    if (!scr) return gf_fail("cannot start the terminal UI (TERM=%s)", getenv("TERM") ? getenv("TERM") : "unset");
+    set_term(scr);
+    cbreak();
+    noecho();
+    keypad(stdscr, TRUE);
+    nodelay(stdscr, TRUE);
+    set_escdelay(25);
+    curs_set(0);
+    mousemask(BUTTON1_PRESSED | BUTTON1_CLICKED | BUTTON1_RELEASED, NULL);
+    mouseinterval(0);
+    const char *nc = getenv("NO_COLOR");
+    int n_colors = 0;
+    if (has_colors() && !(nc && nc[0])) {
+        start_color();
+        use_default_colors();
+        n_colors = COLORS;
+    }
+    theme th = {.palette = st->palette};
+    theme_detect(&th, n_colors);
+    ui u;
+    ui_init(&u, st, jr, th);
+    grid g;
+    grid_init(&g, COLS, LINES);
+    int hz = st->refresh_hz > 0 && st->refresh_hz <= 30 ? st->refresh_hz : 30;
+    double frame = 1.0 / hz, last_draw = 0;
+    bool dirty = true;
+    long seen_log = st->log_total;
+    /* GRAFT_UI_TRACE=FILE: one line per frame with its timings (for benchmarks) */
+    const char *trace_path = getenv("GRAFT_UI_TRACE");
+    FILE *trace = trace_path && trace_path[0] ? fopen(trace_path, "w") : NULL;
+    if (trace) setvbuf(trace, NULL, _IOLBF, 0);
+    while (!u.quit) {
+        int timeout_ms = 1000;
+        if (dirty) {
+            double wait = last_draw + frame - now_s();
+            timeout_ms = wait > 0 ? (int)(wait * 1000) + 1 : 0;
+        }
+        struct pollfd fds[2] = {{.fd = STDIN_FILENO, .events = POLLIN}, {.fd = job_wake_fd(jr), .events = POLLIN}};
+        int pr = poll(fds, 2, timeout_ms);
+        if (pr < 0 && errno != EINTR) break;
+        if (fds[0].revents & (POLLHUP | POLLERR | POLLNVAL)) break; /* the terminal went away */
+        u.now = now_s();
+        if (fds[1].revents & POLLIN && drain_events(st, jr)) {
+            dirty = true;
+            u.last_event = u.now;
+        }
+        if (job_running(jr) && u.now - last_draw >= 1.0) dirty = true; /* eta and staleness tick */
+        dirty |= read_input(&u, &g); /* also after EINTR: SIGWINCH queues KEY_RESIZE */
+        if (st->log_total != seen_log) {
+            seen_log = st->log_total;
+            dirty = true;
+        }
+        if (dirty && now_s() - last_draw >= frame) {
+            double t0 = now_s();
+            ui_render(&u, &g);
+            double t1 = now_s();
+            curses_blit(&g, n_colors > 0);
+            last_draw = now_s();
+            dirty = false;
+            if (trace) /* wake to frame on the terminal, render, blit (ms) */
+                fprintf(trace, "%.3f %.3f %.3f\n", (last_draw - u.now) * 1e3, (t1 - t0) * 1e3, (last_draw - t1) * 1e3);
+        }
+    }
+    if (trace) fclose(trace);
+    endwin();
+    delscreen(scr);
+    grid_free(&g);
+    if (job_running(jr)) {
+        job_cancel(jr);
+        job_wait(jr);
+        drain_events(st, jr);
+    }
+    persist_save_settings(st);
+    persist_save_session(st);
+    return 0;
+}

@@ -1,0 +1,138 @@
+/* Everything the workbench shows, filled by the lead from engine results (or
+ * by events from jobs through app_state_apply_event). The UI thread owns it;
+ * jobs never touch it directly. Absent data stays NULL / empty and the screens
+ * say what is missing. */
+#ifndef GRAFT_UI_APP_STATE_H
+#define GRAFT_UI_APP_STATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "jobs/event.h"
+#include "jobs/job.h"
+#include "keymap.h"
+
+typedef enum {
+    MET_MEAN_DIST,     /* mean attention distance, tokens */
+    MET_ENTROPY,       /* attention entropy, nats */
+    MET_CONCENTRATION, /* attention concentration */
+    MET_OUT_RMS,       /* head output RMS */
+    MET_HALFLIFE_IDLE, /* GDN idle half-life, tokens */
+    MET_HALFLIFE_DATA, /* GDN data-dependent half-life, tokens */
+    MET_BETA,          /* beta* */
+    MET_SIGMA,         /* sigma* */
+    MET_ALIGN_LOSS,    /* alignment loss per head */
+    MET_COUNT
+} head_metric;
+
+typedef struct {
+    const char *key;    /* event label, e.g. "mean_dist" */
+    const char *name;   /* "mean attention distance" */
+    const char *unit;   /* "tokens", or "" */
+    const char *symbol; /* "d", "H", "beta*" */
+    bool log_scale;     /* the default scale */
+} metric_info;
+
+const metric_info *metric_get(head_metric m);
+int metric_from_key(const char *key); /* -1 when unknown */
+
+#define APP_MAX_INITS 3
+#define APP_MAX_SERIES 8
+#define APP_RESULT_COLS 8
+#define APP_LOG_CAP 2000
+
+typedef struct {
+    char name[32];           /* "teacher", "random", "taylor-calibrate" */
+    double *m[MET_COUNT];    /* [n_layers * n_heads] or NULL; NaN = not yet known */
+} head_stats;
+
+typedef struct {
+    char name[32];
+    double *x, *y;           /* [n] */
+    size_t n, cap;
+} loss_series;
+
+typedef struct {
+    char *cells[APP_RESULT_COLS];
+} result_row;
+
+typedef struct app_state app_state;
+/* The lead's seam: Enter on a screen (screen index 0..7) starts the job that
+ * fills it. Returns 0, or -1 with a one-line error shown in the log. */
+typedef int (*app_run_fn)(app_state *st, job_runner *jr, int screen);
+/* Called on EV_DONE for a job; takes ownership of result. */
+typedef void (*app_done_fn)(app_state *st, const char *job_name, void *result);
+
+struct app_state {
+    /* teacher summary (the top line and the Teacher screen) */
+    char teacher[160];       /* "Qwen/Qwen2.5-1.5B-Instruct @main" */
+    char shape[160];         /* "28 layers · 12 heads (2 KV)" */
+    char device[64];         /* "cpu 2 threads" */
+    char *teacher_lines[32]; /* free-form summary lines (owned) */
+    int n_teacher_lines;
+    /* session choices */
+    char strategy[32];
+    double keep_ratio;       /* fraction of layers keeping attention; <0 unset */
+    char corpus[256];
+
+    int n_layers, n_heads;   /* 0 until known */
+    head_stats inits[APP_MAX_INITS];
+    int n_inits;
+    bool *kept;              /* [n_layers] layers keeping attention, or NULL */
+    double *layer_score;     /* [n_layers] strategy score, or NULL */
+
+    loss_series series[APP_MAX_SERIES];
+    int n_series;
+
+    char result_header[APP_RESULT_COLS][24];
+    int n_result_cols;
+    result_row *results;
+    int n_results;
+
+    char *log[APP_LOG_CAP];  /* ring of owned lines */
+    int log_start, n_log;
+    long log_total;          /* lines ever appended (to detect news) */
+
+    struct {                 /* the running job, from progress events */
+        bool active;
+        char name[32], label[64];
+        double fraction, done, total, eta_s;
+    } job;
+
+    /* settings (persisted) */
+    int palette;
+    int refresh_hz;
+    keymap keys;             /* overrides from config.json "keys" */
+
+    app_run_fn run;          /* NULL: Enter says what is missing */
+    app_done_fn on_done;     /* NULL: results are logged and freed with free() */
+    bool ephemeral;          /* demo data: never saved as the session */
+    void *user;
+};
+
+void app_state_init(app_state *st);
+void app_state_free(app_state *st);
+
+/* Sets the model shape; drops matrices of another shape. */
+void app_state_set_shape(app_state *st, int n_layers, int n_heads);
+/* Index of the initialization called name, created when absent (-1 when full). */
+int app_state_init_index(app_state *st, const char *name);
+/* The matrix of metric m for init i, allocated NaN-filled on first use. */
+double *app_state_metric(app_state *st, int init, head_metric m);
+void app_state_set_kept(app_state *st, const bool *kept); /* [n_layers] */
+void app_state_set_teacher_lines(app_state *st, const char *const *lines, int n);
+
+void app_state_log(app_state *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+const char *app_state_log_line(const app_state *st, int i); /* 0 = oldest kept */
+
+void app_state_set_result_header(app_state *st, const char *const *cols, int n);
+void app_state_add_result(app_state *st, const char *const *cells, int n);
+loss_series *app_state_series(app_state *st, const char *name); /* created when absent; NULL when full */
+void app_state_add_point(app_state *st, const char *series, double x, double y);
+
+/* Applies one job event (progress, log, stat, loss, done, error). Returns true
+ * when something visible changed. EV_STAT labels are metric keys, optionally
+ * prefixed by an init name and '/': "taylor-calibrate/beta". */
+bool app_state_apply_event(app_state *st, const event *ev);
+
+#endif

@@ -1,0 +1,101 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/error.h"
+#include "core/mapped_file.h"
+#include "persist/persist.h"
+
+char *persist_path(const char *xdg_var, const char *home_fallback, const char *leaf) {
+    const char *base = getenv(xdg_var);
+    char buf[4096];
+    if (base && base[0] == '/') snprintf(buf, sizeof buf, "%s/graft/%s", base, leaf);
+    else if (getenv("HOME") && getenv("HOME")[0]) snprintf(buf, sizeof buf, "%s/%s/graft/%s", getenv("HOME"), home_fallback, leaf);
+    else return NULL;
+    return gf_strdup(buf);
+}
+
+/* mkdir -p of the folder holding path. */
+static int make_parent(const char *path) {
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash || slash == dir) return 0;
+    *slash = 0;
+    for (char *p = dir + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = 0;
+        if (mkdir(dir, 0755) != 0 && errno != EEXIST) return gf_fail("%s: %s", dir, strerror(errno));
+        *p = '/';
+    }
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) return gf_fail("%s: %s", dir, strerror(errno));
+    return 0;
+}
+
+int json_write_atomic(const char *path, const cJSON *root) {
+    if (make_parent(path)) return -1;
+    char *text = cJSON_Print(root);
+    if (!text) return gf_fail("%s: could not serialise JSON", path);
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmpXXXXXX", path);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        free(text);
+        return gf_fail("%s: cannot create a temporary file: %s", path, strerror(errno));
+    }
+    size_t len = strlen(text), off = 0;
+    int rc = 0;
+    while (off < len) {
+        ssize_t w = write(fd, text + off, len - off);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            rc = gf_fail("%s: write failed: %s", tmp, strerror(errno));
+            break;
+        }
+        off += (size_t)w;
+    }
+    if (!rc && (write(fd, "\n", 1) != 1 || fsync(fd) != 0)) rc = gf_fail("%s: fsync failed: %s", tmp, strerror(errno));
+    fchmod(fd, 0644);
+    close(fd);
+    free(text);
+    if (!rc && rename(tmp, path) != 0) rc = gf_fail("%s: rename failed: %s", path, strerror(errno));
+    if (rc) {
+        unlink(tmp);
+        return -1;
+    }
+    /* make the rename itself durable */
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    int dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY);
+    if (dfd >= 0) {
+        fsync(dfd);
+        close(dfd);
+    }
+    return 0;
+}
+
+cJSON *json_read_file(const char *path, bool *missing) {
+    *missing = false;
+    if (access(path, F_OK) != 0) {
+        *missing = true;
+        return NULL;
+    }
+    size_t len = 0;
+    char *text = read_text_file(path, &len);
+    if (!text) return gf_fail("%s: cannot read", path), NULL;
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+    if (!root) gf_fail("%s: not valid JSON near byte %ld", path, end ? (long)(end - text) : 0L);
+    else if (!cJSON_IsObject(root)) {
+        cJSON_Delete(root);
+        root = NULL;
+        gf_fail("%s: expected a JSON object", path);
+    }
+    free(text);
+    return root;
+}

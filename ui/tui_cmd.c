@@ -1,0 +1,162 @@
+/* `graft tui`: the workbench, a demo of it, or a text snapshot of one screen. */
+#include <locale.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+#include <math.h>
+
+#include "app.h"
+#include "cli/args.h"
+#include "core/error.h"
+#include "demo.h"
+#include "keys.h"
+#include "persist/persist.h"
+#include "ui.h"
+#include "workbench/workbench.h"
+
+/* Keys for --keys: characters as themselves, plus <up> <down> <left> <right> <tab> <enter>. */
+static int next_key(const char **p) {
+    static const struct { const char *name; int key; } names[] = {
+        {"<up>", UK_UP}, {"<down>", UK_DOWN}, {"<left>", UK_LEFT}, {"<right>", UK_RIGHT},
+        {"<tab>", UK_TAB}, {"<enter>", UK_ENTER}, {"<pgdn>", UK_PGDN}, {"<pgup>", UK_PGUP},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        size_t n = strlen(names[i].name);
+        if (!strncmp(*p, names[i].name, n)) {
+            *p += n;
+            return names[i].key;
+        }
+    }
+    return (unsigned char)*(*p)++;
+}
+
+/* What the screen shows as JSON (nvtop's habit): the text lines, and on Stats
+ * the cursor with every known value of that head. */
+static void print_json(ui *u, grid *g) {
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "screen", ui_screen(u->screen)->title);
+    cJSON_AddNumberToObject(root, "width", g->w);
+    cJSON_AddNumberToObject(root, "height", g->h);
+    cJSON *lines = cJSON_AddArrayToObject(root, "lines");
+    char buf[8192];
+    for (int y = 0; y < g->h; y++) {
+        grid_row_text(g, y, buf, sizeof buf);
+        cJSON_AddItemToArray(lines, cJSON_CreateString(buf));
+    }
+    const app_state *st = u->st;
+    if (u->screen == SCR_STATS && st->n_layers > 0) {
+        cJSON *cur = cJSON_AddObjectToObject(root, "cursor");
+        cJSON_AddNumberToObject(cur, "layer", u->cur_layer);
+        cJSON_AddNumberToObject(cur, "head", u->cur_head);
+        cJSON_AddStringToObject(cur, "metric", metric_get((head_metric)u->metric)->key);
+        cJSON *vals = cJSON_AddObjectToObject(cur, "values");
+        for (int i = 0; i < st->n_inits; i++) {
+            cJSON *one = cJSON_AddObjectToObject(vals, st->inits[i].name);
+            for (int m = 0; m < MET_COUNT; m++) {
+                if (!st->inits[i].m[m]) continue;
+                double v = st->inits[i].m[m][u->cur_layer * st->n_heads + u->cur_head];
+                if (isfinite(v)) cJSON_AddNumberToObject(one, metric_get((head_metric)m)->key, v);
+                else cJSON_AddNullToObject(one, metric_get((head_metric)m)->key);
+            }
+        }
+    }
+    char *txt = cJSON_Print(root);
+    puts(txt);
+    free(txt);
+    cJSON_Delete(root);
+}
+
+static int snapshot(app_state *st, const char *screen_name, const char *size, const char *keys, bool json) {
+    int w = 100, h = 30;
+    if (size && (sscanf(size, "%dx%d", &w, &h) != 2 || w < 20 || h < 6 || w > 1000 || h > 1000)) {
+        fprintf(stderr, "graft tui: --size wants WxH (at least 20x6), got '%s'\n", size);
+        return 2;
+    }
+    theme th = {.palette = st->palette};
+    const char *nc = getenv("NO_COLOR");
+    theme_detect(&th, nc && nc[0] ? 0 : 256);
+    ui u;
+    ui_init(&u, st, NULL, th);
+    if (screen_name && !ui_select_screen(&u, screen_name)) {
+        fprintf(stderr, "graft tui: unknown screen '%s' (1-8 or a tab name)\n", screen_name);
+        return 2;
+    }
+    for (const char *p = keys ? keys : ""; *p;) ui_key(&u, next_key(&p));
+    grid g;
+    grid_init(&g, w, h);
+    ui_render(&u, &g);
+    if (json) {
+        print_json(&u, &g);
+    } else {
+        char *txt = grid_to_text(&g, NULL);
+        fputs(txt, stdout);
+        free(txt);
+    }
+    grid_free(&g);
+    return 0;
+}
+
+int cmd_tui(int argc, char **argv) {
+    bool demo = false, help = false, json = false;
+    const char *snap = NULL, *size = NULL, *keys = NULL, *text = NULL;
+    opt_spec specs[] = {
+        {"demo", OPT_FLAG, &demo, "fill the workbench with synthetic statistics (no model needed)"},
+        {"snapshot", OPT_STR, &snap, "print SCREEN (1-8 or its name) as text and exit"},
+        {"size", OPT_STR, &size, "snapshot size WxH (default 100x30)"},
+        {"keys", OPT_STR, &keys, "keys to press before the snapshot, e.g. 'mm<down><right>'"},
+        {"json", OPT_FLAG, &json, "snapshot as JSON: the text lines, and the Stats cursor's values"},
+        {"text", OPT_STR, &text, "corpus for statistics and calibration (default: GRAFT_TEXT or tinystories)"},
+        {"help", OPT_FLAG, &help, "this help"},
+    };
+    int n_specs = sizeof specs / sizeof specs[0];
+    const char *pos[2];
+    int n_pos = 0;
+    if (args_parse(argc, argv, specs, n_specs, pos, 2, &n_pos)) {
+        fprintf(stderr, "graft tui: %s\n", gf_last_error());
+        return 2;
+    }
+    if (help) {
+        printf("usage: graft tui [MODEL] [--demo] [--snapshot SCREEN [--size WxH] [--keys K] [--json]]\n");
+        args_usage(specs, n_specs);
+        return 0;
+    }
+    const char *env = getenv("GRAFT_UI_DEMO");
+    if (env && !strcmp(env, "1")) demo = true;
+    setlocale(LC_ALL, "");
+    app_state st;
+    app_state_init(&st);
+    if (snap) persist_load_settings(&st); /* ui_run loads them itself */
+    if (!demo) persist_load_session(&st);
+    if (demo) {
+        demo_fill(&st, 28, 12);
+        st.run = demo_run;
+        st.ephemeral = true;
+    }
+    int rc;
+    if (snap) {
+        rc = snapshot(&st, snap, size, keys, json);
+    } else {
+        job_runner jr;
+        workbench wb = {0};
+        if (job_runner_init(&jr)) {
+            fprintf(stderr, "graft tui: %s\n", gf_last_error());
+            app_state_free(&st);
+            return 1;
+        }
+        if (!demo && workbench_attach(&wb, &st, &jr, n_pos > 0 ? pos[0] : NULL, text) != 0) {
+            fprintf(stderr, "graft tui: %s\n", gf_last_error());
+            job_runner_free(&jr);
+            workbench_free(&wb);
+            app_state_free(&st);
+            return 1;
+        }
+        rc = ui_run(&st, &jr) ? 1 : 0;
+        if (rc) fprintf(stderr, "graft tui: %s\n", gf_last_error());
+        job_runner_free(&jr);
+        workbench_free(&wb);
+    }
+    app_state_free(&st);
+    return rc;
+}
