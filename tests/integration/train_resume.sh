@@ -29,7 +29,7 @@ $G train $ARGS >"$TMP/full.json" || fail "uninterrupted run failed"
 $G train $ARGS --ckpt "$TMP/k.ckpt" --ckpt-every 5 >/dev/null 2>&1 &
 pid=$!
 i=0
-while [ "$(ckpt_step "$TMP/k.ckpt")" -lt 5 ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done
+while [ "$(ckpt_step "$TMP/k.ckpt")" -lt 5 ] && [ $i -lt 2400 ]; do sleep 0.05; i=$((i + 1)); done
 kill -9 $pid 2>/dev/null
 wait $pid 2>/dev/null
 at=$(ckpt_step "$TMP/k.ckpt")
@@ -37,10 +37,11 @@ at=$(ckpt_step "$TMP/k.ckpt")
 $G train $ARGS --ckpt "$TMP/k.ckpt" --resume >"$TMP/resumed.json" || fail "resume failed"
 same_curve "$TMP/full.json" "$TMP/resumed.json" || fail "SIGKILL + resume differs from the uninterrupted run"
 
-# SIGTERM: checkpoint on the way out, exit 143
-$G train $ARGS --ckpt "$TMP/t.ckpt" --ckpt-every 1000 >/dev/null 2>"$TMP/term.err" &
+# SIGTERM: checkpoint on the way out, exit 143 (sent once training runs: a first checkpoint exists)
+$G train $ARGS --ckpt "$TMP/t.ckpt" --ckpt-every 3 >/dev/null 2>"$TMP/term.err" &
 pid=$!
-sleep 0.5
+i=0
+while [ "$(ckpt_step "$TMP/t.ckpt")" -lt 3 ] && [ $i -lt 2400 ]; do sleep 0.05; i=$((i + 1)); done
 kill -TERM $pid
 wait $pid
 rc=$?
