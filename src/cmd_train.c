@@ -6,6 +6,7 @@
 
 #include "cli/common.h"
 #include "cli/train_cli.h"
+#include "cli/train_student.h"
 #include "commands.h"
 #include "core/error.h"
 
@@ -42,13 +43,14 @@ int cmd_train(int argc, char **argv) {
     common_opts_default(&co);
     train_cli tc;
     train_cli_default(&tc);
-    const char *ckpt = NULL;
+    const char *ckpt = NULL, *out_dir = NULL;
     bool resume = false;
     opt_spec specs[] = {
         TRAIN_CLI_OPTS(tc),
         {"ckpt", OPT_STR, &ckpt, "checkpoint file (written atomically; also on SIGINT/SIGTERM)"},
         {"ckpt-every", OPT_LONG, &tc.to.ckpt_every, "checkpoint every N steps (default: at the end)"},
         {"resume", OPT_FLAG, &resume, "continue from --ckpt when it exists (same options and seed)"},
+        {"out", OPT_STR, &out_dir, "write the trained student folder here (STUDENT must be a student folder)"},
         COMMON_OPTS(co),
     };
     const char *pos[1];
@@ -64,29 +66,48 @@ int cmd_train(int argc, char **argv) {
     tc.to.ckpt_path = ckpt;
     tc.to.resume = resume;
 
+    const bool folder = train_student_is_folder(pos[0]);
+    if (out_dir && !folder) {
+        fprintf(stderr, "graft train: --out writes student folders; %s is not one (make it with graft convert)\n", pos[0]);
+        return 2;
+    }
     model teacher, src;
     if (cli_load_model("train", tc.teacher, &co, &teacher) != 0) return 1;
-    const bool same = strcmp(pos[0], tc.teacher) == 0;
+    const bool same = folder || strcmp(pos[0], tc.teacher) == 0;
     if (!same && cli_load_model("train", pos[0], &co, &src) != 0) {
         model_free(&teacher);
         return 1;
     }
     const model *sm = same ? &teacher : &src;
+    train_student *handle = NULL;
+    const char *init_name = "copy";
     train_model tt = {0};
     train_data data = {0};
     cli_student st = {0};
     train_result res = {0};
     bool have_st = false, have_res = false;
     rc = 1;
-    if (sm->cfg.dim != teacher.cfg.dim || sm->cfg.n_layers != teacher.cfg.n_layers ||
-        sm->cfg.vocab_size != teacher.cfg.vocab_size) {
+    if (folder) {
+        if (tc.convert || tc.noise > 0) {
+            gf_fail("--convert and --noise build students from the teacher; %s is already a student", pos[0]);
+            goto out;
+        }
+        if (train_student_load(&st, &handle, pos[0], co.tokenizer, tc.to.ctx, &init_name) != 0) goto out;
+        have_st = true;
+    }
+    const model_config *scfg = folder ? &st.tm.cfg : &sm->cfg;
+    if (scfg->dim != teacher.cfg.dim || scfg->n_layers != teacher.cfg.n_layers ||
+        scfg->vocab_size != teacher.cfg.vocab_size) {
         gf_fail("student %s and teacher %s have different shapes", pos[0], tc.teacher);
         goto out;
     }
     if (train_model_init(&tt, &teacher.cfg, &teacher.w, false, false, NULL, tc.to.ctx) != 0) goto out;
     if (cli_train_data(&data, &teacher, &tc) != 0) goto out;
-    if (cli_student_build(&st, sm, &tc, tc.convert ? "random" : "copy", tc.to.seed) != 0) goto out;
-    have_st = true;
+    if (!folder) {
+        init_name = tc.convert ? "random" : "copy";
+        if (cli_student_build(&st, sm, &tc, init_name, tc.to.seed) != 0) goto out;
+        have_st = true;
+    }
     step_printer pr = {tc.log_every, co.json};
     tc.to.on_step = print_step;
     tc.to.on_eval = print_eval;
@@ -104,12 +125,15 @@ int cmd_train(int argc, char **argv) {
         rc = 128 + res.stopped_by;
         goto done;
     }
+    if (out_dir && train_student_save(&st, handle, out_dir) != 0) goto out;
     double teacher_nll = NAN;
     if (train_eval_nll(&tt, &data, tc.to.eval_seqs, &teacher_nll) != 0) goto out;
     const double final_loss = res.st.loss.n ? res.st.loss.xy[2 * res.st.loss.n - 1] : NAN;
     if (co.json) {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "phase", tc.to.phase == PHASE_KL ? "kl" : "align");
+        cJSON_AddStringToObject(o, "init", init_name);
+        if (out_dir) cJSON_AddStringToObject(o, "out", out_dir);
         cJSON_AddNumberToObject(o, "steps", (double)res.st.step);
         cJSON_AddNumberToObject(o, "tokens", (double)res.st.tokens);
         cJSON_AddNumberToObject(o, "resumed_from", (double)res.resumed_from);
@@ -133,6 +157,7 @@ out:
 cleanup:
     if (have_res) train_result_free(&res);
     if (have_st) cli_student_free(&st);
+    train_student_close(handle);
     train_data_free(&data);
     train_model_free(&tt);
     if (!same) model_free(&src);

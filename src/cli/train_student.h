@@ -1,0 +1,27 @@
+/* The seam between training and student folders (engine/student, `graft
+ * convert`): load a student folder as a trainable model, and write a trained
+ * one back. Compiled against engine/student/ when it is in the tree
+ * (__has_include); without it, train_student_available() is false and the
+ * functions fail with a clear message. */
+#ifndef GRAFT_CLI_TRAIN_STUDENT_H
+#define GRAFT_CLI_TRAIN_STUDENT_H
+
+#include <stdbool.h>
+
+#include "cli/train_cli.h"
+
+bool train_student_available(void);
+/* 1 when path is a student folder (config.json with "graft_student"). */
+bool train_student_is_folder(const char *path);
+
+typedef struct train_student train_student; /* opaque: the loaded student */
+
+/* Loads DIR into s (teacher-format weights + GDN mixers, max sequence ctx).
+ * *init_name gets the folder's initialization ("random", "taylor-calibrate", ...). */
+int train_student_load(cli_student *s, train_student **handle, const char *dir, const char *tokenizer, int ctx,
+                       const char **init_name);
+/* Writes the trained weights of s back into the student and saves it to out_dir. */
+int train_student_save(const cli_student *s, train_student *handle, const char *out_dir);
+void train_student_close(train_student *handle);
+
+#endif
