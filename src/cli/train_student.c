@@ -9,6 +9,7 @@
 
 #if __has_include("student/student_io.h")
 #include "student/student.h"
+#include "student/report_json.h"
 #include "student/student_io.h"
 
 struct train_student {
