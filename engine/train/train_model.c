@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "attention/attention.h"
+#include "attention/attention_train.h"
 #include "core/error.h"
 #include "ops/ops.h"
 #include "ops/ops_backward.h"
@@ -46,6 +47,7 @@ int train_model_init(train_model *tm, const model_config *cfg, const model_weigh
     tm->k = fbuf(L * T * kvd);
     tm->v = fbuf(L * T * kvd);
     tm->heads = fbuf(L * T * qd);
+    tm->probs = fbuf((with_grads ? L : 1) * (size_t)cfg->n_heads * T * T);
     tm->x_mid = fbuf(L * T * D);
     tm->xn2 = fbuf(L * T * D);
     tm->gate = fbuf(L * T * F);
@@ -64,6 +66,7 @@ int train_model_init(train_model *tm, const model_config *cfg, const model_weigh
         tm->dv = fbuf(T * kvd);
         tm->dgate = fbuf(T * F);
         tm->dup = fbuf(T * F);
+        tm->dscores = fbuf((size_t)cfg->n_heads * T * T);
     }
     return 0;
 }
@@ -73,7 +76,7 @@ void train_model_free(train_model *tm) {
     if (tm->has_grads) model_weights_free(&tm->g);
     float *bufs[] = {tm->x_res, tm->xn1, tm->q_pre, tm->k_pre, tm->q, tm->k, tm->v, tm->heads, tm->x_mid,
                      tm->xn2, tm->gate, tm->up, tm->act, tm->hidden, tm->logits, tm->dlogits, tm->dx, tm->dxn,
-                     tm->dtmp, tm->dq, tm->dheads, tm->dk, tm->dv, tm->dgate, tm->dup};
+                     tm->dtmp, tm->dq, tm->dheads, tm->dk, tm->dv, tm->dgate, tm->dup, tm->probs, tm->dscores};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]);
     free(tm->inv_freq);
     memset(tm, 0, sizeof *tm);
@@ -114,6 +117,11 @@ static layer_acts acts_of(const train_model *tm, int l) {
     return a;
 }
 
+static float *probs_of(const train_model *tm, int l) {
+    const size_t per = (size_t)tm->cfg.n_heads * tm->max_T * tm->max_T;
+    return tm->probs + (tm->has_grads ? (size_t)l * per : 0);
+}
+
 int train_forward(train_model *tm, const int *tokens, int T) {
     const model_config *c = &tm->cfg;
     if (T < 1 || T > tm->max_T) return gf_fail("sequence of %d tokens, the model holds 1..%d", T, tm->max_T);
@@ -145,7 +153,7 @@ int train_forward(train_model *tm, const int *tokens, int T) {
             }
             op_rope(a.q, tm->inv_freq, T, H, hd, 0, c->rope_pairing);
             op_rope(a.k, tm->inv_freq, T, KV, hd, 0, c->rope_pairing);
-            attention_forward(a.heads, a.q, a.k, a.v, &shape, T, 0, NULL, l);
+            attention_train_forward(a.heads, probs_of(tm, l), a.q, a.k, a.v, &shape, T);
             op_linear(a.x_mid, a.heads, w->wo, NULL, T, qd, D);
         }
         op_add(a.x_mid, a.x_in, (size_t)T * D); /* x_mid = x_in + mixer(xn1) */
@@ -222,7 +230,8 @@ int train_backward(train_model *tm, const int *tokens, int T, const float *dlogi
         } else {
             want = tm->grad_attn;
             op_linear_backward(tm->dheads, G(gw->wo), NULL, dx, a.heads, w->wo, T, qd, D, false);
-            attention_backward(tm->dq, tm->dk, tm->dv, tm->dheads, a.q, a.k, a.v, &shape, T);
+            attention_train_backward(tm->dq, tm->dk, tm->dv, tm->dheads, probs_of(tm, l), a.q, a.k, a.v, &shape, T,
+                                     tm->dscores);
             op_rope_backward(tm->dq, tm->inv_freq, T, H, hd, 0, c->rope_pairing);
             op_rope_backward(tm->dk, tm->inv_freq, T, KV, hd, 0, c->rope_pairing);
             if (c->qk_norm) {

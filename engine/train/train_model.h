@@ -48,6 +48,7 @@ typedef struct {
     float *q_pre, *k_pre; /* [L, max_T, H*hd], [L, max_T, KV*hd] before the q/k norm (qk_norm only) */
     float *q, *k, *v;     /* [L, max_T, H*hd], [L, max_T, KV*hd] (q, k normed and rotated) */
     float *heads;  /* [L, max_T, H*hd] attention output before o_proj */
+    float *probs;  /* [L, H, max_T, max_T] attention probabilities ([H, max_T, max_T] reused without grads) */
     float *x_mid;  /* [L, max_T, D] residual after the attention block */
     float *xn2;    /* [L, max_T, D] post_attention_layernorm output */
     float *gate, *up, *act; /* [L, max_T, F] gate pre-activation, up, silu(gate) * up */
@@ -59,6 +60,7 @@ typedef struct {
     float *dq, *dheads;       /* [max_T, H*hd] */
     float *dk, *dv;           /* [max_T, KV*hd] */
     float *dgate, *dup;       /* [max_T, F] */
+    float *dscores;           /* [H, max_T, max_T] */
     int last_T;
 } train_model;
 

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "attention/attention_train.h"
 #include "ops/ops.h"
 #include "ops/ops_backward.h"
 #include "train/gdn_mixer.h"
@@ -194,6 +195,36 @@ static void test_attention_backward(void **state) {
     check_fd("attention dq", q, sizeof q / 4, dq, f_attn, &c, 0);
     check_fd("attention dk (GQA)", k, sizeof k / 4, dk, f_attn, &c, 0);
     check_fd("attention dv (GQA)", v, sizeof v / 4, dv, f_attn, &c, 0);
+}
+
+/* The sgemm form used in training (probabilities kept) against the row-wise
+ * forward and the recomputing backward checked above. */
+static void test_attention_train_matches(void **state) {
+    (void)state;
+    enum { T = 9, H = 6, KV = 2, HD = 8 };
+    const attn_shape sh = {H, KV, HD};
+    float q[T * H * HD], k[T * KV * HD], v[T * KV * HD], r[T * H * HD], y1[T * H * HD], y2[T * H * HD];
+    float dq1[T * H * HD], dk1[T * KV * HD], dv1[T * KV * HD], dq2[T * H * HD], dk2[T * KV * HD], dv2[T * KV * HD];
+    float P[H * T * T], scratch[H * T * T];
+    fill(q, sizeof q / 4, 1), fill(k, sizeof k / 4, 1), fill(v, sizeof v / 4, 1), fill(r, sizeof r / 4, 1);
+    attention_forward(y1, q, k, v, &sh, T, 0, NULL, 0);
+    attention_train_forward(y2, P, q, k, v, &sh, T);
+    attention_backward(dq1, dk1, dv1, r, q, k, v, &sh, T);
+    attention_train_backward(dq2, dk2, dv2, r, P, q, k, v, &sh, T, scratch);
+    for (int i = 0; i < T * H * HD; i++) {
+        assert_true(fabsf(y1[i] - y2[i]) < 1e-5f);
+        assert_true(fabsf(dq1[i] - dq2[i]) < 1e-5f);
+    }
+    for (int i = 0; i < T * KV * HD; i++) assert_true(fabsf(dk1[i] - dk2[i]) < 1e-5f && fabsf(dv1[i] - dv2[i]) < 1e-5f);
+    for (int h = 0; h < H; h++) /* causal: nothing above the diagonal; rows sum to 1 */
+        for (int t = 0; t < T; t++) {
+            double sum = 0;
+            for (int j = 0; j < T; j++) {
+                if (j > t) assert_true(P[(h * T + t) * T + j] == 0.0f);
+                sum += P[(h * T + t) * T + j];
+            }
+            assert_true(fabs(sum - 1) < 1e-5);
+        }
 }
 
 typedef struct {
@@ -385,7 +416,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_linear_backward),    cmocka_unit_test(test_rmsnorm_backward),
         cmocka_unit_test(test_swiglu_backward),    cmocka_unit_test(test_rope_backward),
-        cmocka_unit_test(test_attention_backward), cmocka_unit_test(test_losses_backward),
+        cmocka_unit_test(test_attention_backward), cmocka_unit_test(test_attention_train_matches),
+        cmocka_unit_test(test_losses_backward),
         cmocka_unit_test(test_embedding_backward), cmocka_unit_test(test_e2e_qwen_like),
         cmocka_unit_test(test_e2e_llama_like),     cmocka_unit_test(test_e2e_tied_gdn),
     };
