@@ -43,11 +43,13 @@ int cmd_race(int argc, char **argv) {
     train_cli_default(&tc);
     const char *inits_s = NULL;
     double retention = 0.5;
+    const char *calib = NULL;
     opt_spec specs[] = {
         TRAIN_CLI_OPTS(tc),
         {"inits", OPT_STR, &inits_s, "comma-separated initializations, the first is the baseline "
                                      "(default random,taylor-calibrate)"},
         {"retention", OPT_DOUBLE, &retention, "fraction of layers keeping attention, uniform selection (default 0.5)"},
+        {"calib", OPT_STR, &calib, "calibration text for building students (default: --data)"},
         COMMON_OPTS(co),
     };
     const char *pos[MAX_INITS + 1];
@@ -85,7 +87,15 @@ int cmd_race(int argc, char **argv) {
         fprintf(stderr, "graft race: --retention must be in [0, 1)\n");
         return 2;
     }
-    for (int i = 0; i < n_inits && !folders; i++)
+    /* without folders: the method's builder when this build has it (every init,
+     * uniform selection, as graft convert), else the in-memory stand-ins */
+    const bool builder = !folders && !tc.convert && train_student_can_build();
+    if (builder && !calib) calib = tc.data;
+    if (builder && !calib) {
+        fprintf(stderr, "graft race: building students needs calibration text (--calib FILE or --data FILE)\n");
+        return 2;
+    }
+    for (int i = 0; i < n_inits && !folders && !builder; i++)
         if (cli_student_init_check(inits[i]) != 0) {
             if (!strcmp(inits[i], "taylor-calibrate") || !strcmp(inits[i], "taylor-only") || !strcmp(inits[i], "align-only"))
                 gf_fail("init '%s' needs calibration: make student folders with graft convert and run "
@@ -104,6 +114,9 @@ int cmd_race(int argc, char **argv) {
     if (folders) {
         snprintf(conv_buf, sizeof conv_buf, "as in the student folders");
         tc.convert = conv_buf;
+    } else if (builder) {
+        tc.convert = conv_buf; /* filled by the builder */
+        snprintf(conv_buf, sizeof conv_buf, "uniform");
     } else if (!tc.convert) {
         bool *conv = gf_calloc((size_t)L, sizeof *conv);
         race_uniform_convert(L, retention, conv);
@@ -134,6 +147,11 @@ int cmd_race(int argc, char **argv) {
         labels[i] = inits[i];
         if (folders) {
             if (train_student_load(&st, &handle, inits[i], co.tokenizer, tc.to.ctx, &labels[i]) != 0) goto out;
+        } else if (builder) {
+            if (tc.log_every > 0) fprintf(stderr, "graft race: building the %s student\n", inits[i]);
+            if (train_student_build(&st, &handle, &teacher, inits[i], retention, calib, co.seed, tc.to.ctx, conv_buf,
+                                    sizeof conv_buf) != 0)
+                goto out;
         } else if (cli_student_build(&st, &teacher, &tc, inits[i], tc.to.seed) != 0) {
             goto out;
         }

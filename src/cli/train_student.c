@@ -9,6 +9,13 @@
 
 #if __has_include("student/student_io.h")
 #include "student/student.h"
+#if __has_include("student/build.h") && __has_include("cli/method_opts.h") && __has_include("select/select.h")
+#define GRAFT_HAVE_STUDENT_BUILD 1
+#include "cli/method_opts.h"
+#include "select/select.h"
+#include "student/build.h"
+#include "student/calib_split.h"
+#endif
 #include "student/report_json.h"
 #include "student/student_io.h"
 
@@ -19,15 +26,9 @@ struct train_student {
 bool train_student_available(void) { return true; }
 bool train_student_is_folder(const char *path) { return student_folder_detect(path); }
 
-int train_student_load(cli_student *cs, train_student **handle, const char *dir, const char *tokenizer, int ctx,
-                       const char **init_name) {
+/* Trainable copy of a student: teacher-format weights + GDN mixers of its is_gdn layers. */
+static int wrap_student(cli_student *cs, const student *s, int ctx) {
     memset(cs, 0, sizeof *cs);
-    train_student *h = gf_calloc(1, sizeof *h);
-    if (student_load(&h->s, dir, tokenizer) != 0) {
-        free(h);
-        return -1;
-    }
-    student *s = &h->s;
     const model_config *cfg = &s->m->cfg;
     model_weights_alloc(&cs->w, cfg);
     memcpy(cs->w.block, s->m->w.block, cs->w.n_floats * sizeof(float));
@@ -44,15 +45,88 @@ int train_student_load(cli_student *cs, train_student **handle, const char *dir,
         gdn_mixer_bind(&hy->gdn[l], &hy->mixers[l]);
     }
     if (train_model_init(&cs->tm, cfg, &cs->w, false, true, hy->mixers, ctx) != 0) goto fail;
-    *init_name = student_init_name(s->set.init);
-    *handle = h;
     return 0;
 fail:
     cli_student_free(cs);
-    student_free(s);
-    free(h);
     return -1;
 }
+
+int train_student_load(cli_student *cs, train_student **handle, const char *dir, const char *tokenizer, int ctx,
+                       const char **init_name) {
+    memset(cs, 0, sizeof *cs);
+    train_student *h = gf_calloc(1, sizeof *h);
+    if (student_load(&h->s, dir, tokenizer) != 0) {
+        free(h);
+        return -1;
+    }
+    if (wrap_student(cs, &h->s, ctx) != 0) {
+        student_free(&h->s);
+        free(h);
+        return -1;
+    }
+    *init_name = student_init_name(h->s.set.init);
+    *handle = h;
+    return 0;
+}
+
+#ifdef GRAFT_HAVE_STUDENT_BUILD
+bool train_student_can_build(void) { return true; }
+
+int train_student_build(cli_student *cs, train_student **handle, model *m, const char *init_s, double keep,
+                        const char *calib, long seed, int ctx, char *layers, size_t layers_size) {
+    memset(cs, 0, sizeof *cs);
+    const int L = m->cfg.n_layers;
+    student_init init;
+    method_cli mo;
+    method_cli_default(&mo);
+    student_settings set;
+    if (student_init_parse(init_s, &init) != 0 || method_cli_settings(&mo, seed, init, &set) != 0) return -1;
+    if (!m->tok) return gf_fail("%s has no tokenizer (pass --tokenizer PATH)", m->path);
+    int k;
+    if (keep_count(keep, L, &k) != 0) return -1;
+    token_split sp = {0};
+    teacher_capture cal = {0}, held = {0};
+    train_student *h = gf_calloc(1, sizeof *h);
+    bool *mask = gf_calloc((size_t)L, sizeof *mask);
+    int *kept = gf_calloc((size_t)(k > 0 ? k : 1), sizeof *kept);
+    int rc = -1, have_s = 0;
+    if (token_split_make(&sp, m->tok, calib, NULL, &mo.split) != 0) goto done;
+    if (method_capture(m, &sp, &cal, &held, NULL) != 0) goto done;
+    if (student_init_empty(&h->s, m, &set) != 0) goto done;
+    have_s = 1;
+    select_uniform(L, k, kept);
+    for (int l = 0; l < L; l++) mask[l] = true;
+    for (int i = 0; i < k; i++) mask[kept[i]] = false;
+    if (student_build_layers(&h->s, mask, &cal, held.L ? &held : NULL, NULL) != 0) goto done;
+    if (student_set_gdn(&h->s, mask) != 0) goto done;
+    if (wrap_student(cs, &h->s, ctx) != 0) goto done;
+    layers[0] = '\0';
+    for (int l = 0; l < L; l++)
+        if (mask[l]) snprintf(layers + strlen(layers), layers_size - strlen(layers), "%s%d", layers[0] ? "," : "", l);
+    rc = 0;
+done:
+    teacher_capture_free(&cal);
+    teacher_capture_free(&held);
+    token_split_free(&sp);
+    free(mask);
+    free(kept);
+    if (rc != 0) {
+        if (have_s) student_free(&h->s);
+        free(h);
+    } else {
+        *handle = h;
+    }
+    return rc;
+}
+#else
+bool train_student_can_build(void) { return false; }
+
+int train_student_build(cli_student *cs, train_student **handle, model *m, const char *init_s, double keep,
+                        const char *calib, long seed, int ctx, char *layers, size_t layers_size) {
+    (void)cs, (void)handle, (void)m, (void)keep, (void)calib, (void)seed, (void)ctx, (void)layers, (void)layers_size;
+    return gf_fail("building '%s' students needs engine/student/build.h", init_s);
+}
+#endif
 
 int train_student_save(const cli_student *cs, train_student *h, const char *out_dir) {
     student *s = &h->s;
@@ -98,6 +172,14 @@ int train_student_load(cli_student *s, train_student **handle, const char *dir, 
                        const char **init_name) {
     (void)s, (void)handle, (void)tokenizer, (void)ctx, (void)init_name;
     return gf_fail("%s is a student folder, and this build has no student support (engine/student)", dir);
+}
+
+bool train_student_can_build(void) { return false; }
+
+int train_student_build(cli_student *cs, train_student **handle, model *m, const char *init_s, double keep,
+                        const char *calib, long seed, int ctx, char *layers, size_t layers_size) {
+    (void)cs, (void)handle, (void)m, (void)keep, (void)calib, (void)seed, (void)ctx, (void)layers, (void)layers_size;
+    return gf_fail("init '%s' needs the student builder (engine/student), not in this build", init_s);
 }
 
 int train_student_save(const cli_student *s, train_student *handle, const char *out_dir) {

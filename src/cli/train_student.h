@@ -20,6 +20,15 @@ typedef struct train_student train_student; /* opaque: the loaded student */
  * *init_name gets the folder's initialization ("random", "taylor-calibrate", ...). */
 int train_student_load(cli_student *s, train_student **handle, const char *dir, const char *tokenizer, int ctx,
                        const char **init_name);
+/* 1 when graft race can build students in memory with the method's builder
+ * (engine/student/build.h: every init, Stage 1 / Stage 2 included). */
+bool train_student_can_build(void);
+/* Builds a student of teacher m (borrowed; must outlive it) under `init`,
+ * uniform selection keeping round(keep * L) attention layers, calibrated on
+ * the file calib, as `graft convert --strategy uniform` would. *layers gets
+ * the converted layers as text ("2,4"). */
+int train_student_build(cli_student *s, train_student **handle, model *m, const char *init, double keep,
+                        const char *calib, long seed, int ctx, char *layers, size_t layers_size);
 /* Writes the trained weights of s back into the student and saves it to out_dir. */
 int train_student_save(const cli_student *s, train_student *handle, const char *out_dir);
 void train_student_close(train_student *handle);
