@@ -95,6 +95,8 @@ int cmd_race(int argc, char **argv) {
         fprintf(stderr, "graft race: building students needs calibration text (--calib FILE or --data FILE)\n");
         return 2;
     }
+    for (int i = 0; i < n_inits && builder; i++)
+        if (train_student_init_check(inits[i]) != 0) return cli_fail("race");
     for (int i = 0; i < n_inits && !folders && !builder; i++)
         if (cli_student_init_check(inits[i]) != 0) {
             if (!strcmp(inits[i], "taylor-calibrate") || !strcmp(inits[i], "taylor-only") || !strcmp(inits[i], "align-only"))

@@ -72,6 +72,11 @@ int train_student_load(cli_student *cs, train_student **handle, const char *dir,
 #ifdef GRAFT_HAVE_STUDENT_BUILD
 bool train_student_can_build(void) { return true; }
 
+int train_student_init_check(const char *init) {
+    student_init i;
+    return student_init_parse(init, &i);
+}
+
 int train_student_build(cli_student *cs, train_student **handle, model *m, const char *init_s, double keep,
                         const char *calib, long seed, int ctx, char *layers, size_t layers_size) {
     memset(cs, 0, sizeof *cs);
@@ -120,6 +125,7 @@ done:
 }
 #else
 bool train_student_can_build(void) { return false; }
+int train_student_init_check(const char *init) { return cli_student_init_check(init); }
 
 int train_student_build(cli_student *cs, train_student **handle, model *m, const char *init_s, double keep,
                         const char *calib, long seed, int ctx, char *layers, size_t layers_size) {
@@ -175,6 +181,7 @@ int train_student_load(cli_student *s, train_student **handle, const char *dir, 
 }
 
 bool train_student_can_build(void) { return false; }
+int train_student_init_check(const char *init) { return cli_student_init_check(init); }
 
 int train_student_build(cli_student *cs, train_student **handle, model *m, const char *init_s, double keep,
                         const char *calib, long seed, int ctx, char *layers, size_t layers_size) {

@@ -23,6 +23,8 @@ int train_student_load(cli_student *s, train_student **handle, const char *dir, 
 /* 1 when graft race can build students in memory with the method's builder
  * (engine/student/build.h: every init, Stage 1 / Stage 2 included). */
 bool train_student_can_build(void);
+/* -1 with an error when the builder does not know `init`. */
+int train_student_init_check(const char *init);
 /* Builds a student of teacher m (borrowed; must outlive it) under `init`,
  * uniform selection keeping round(keep * L) attention layers, calibrated on
  * the file calib, as `graft convert --strategy uniform` would. *layers gets

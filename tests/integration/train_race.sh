@@ -27,7 +27,10 @@ assert j["converted_layers"] == "2,4"
 PY
 # the race refuses a single init and an unknown one
 expect_error "at least two" $G race "$STORIES" --inits random
-expect_error "taylor-calibrate" $G race "$STORIES" --inits random,taylor-calibrate --tokens 64 --ctx 32 --data "$DATA"
+if ! $G convert --help >/dev/null 2>&1; then # without the student builder, calibrated inits are refused up front
+    expect_error "taylor-calibrate" $G race "$STORIES" --inits random,taylor-calibrate --tokens 64 --ctx 32 --data "$DATA"
+fi
+expect_error "unknown-init" $G race "$STORIES" --inits random,unknown-init --tokens 64 --ctx 32 --data "$DATA"
 
 $G train "$STORIES" --teacher "$STORIES" --phase align --convert 1,3 --data "$DATA" --ctx 32 --batch 2 --tokens 3200 \
     --threads 1 --json --log-every 0 >"$TMP/align.json" 2>"$TMP/align.err" || fail "align failed: $(cat "$TMP/align.err")"
