@@ -177,8 +177,7 @@ int train_run(const train_opts *o, train_model *student, train_model *teacher, t
         loss *= scale;
         double ss = 0;
         for (int i = 0; i < pl.n; i++)
-            if (is_trained(student, &pl.t[i]))
-                for (size_t j = 0; j < pl.t[i].n; j++) ss += (double)pl.t[i].g[j] * pl.t[i].g[j];
+            if (is_trained(student, &pl.t[i])) ss += sum_squares(pl.t[i].g, pl.t[i].n);
         const double gnorm = sqrt(ss);
         if (!isfinite(loss) || !isfinite(gnorm)) {
             char kept[256] = "no checkpoint was written";
@@ -194,8 +193,7 @@ int train_run(const train_opts *o, train_model *student, train_model *teacher, t
         for (int i = 0; i < pl.n; i++) {
             param_tensor *t = &pl.t[i];
             if (is_trained(student, t)) {
-                if (clipf != 1.0)
-                    for (size_t j = 0; j < t->n; j++) t->g[j] = (float)(t->g[j] * clipf);
+                if (clipf != 1.0) scale_floats(t->g, t->n, clipf);
                 const double lr = (t->group == PGROUP_MIXER ? o->lr_mixer : o->lr_rest) * lrf;
                 adamw_step(t->p, t->g, m + off, v + off, t->n, (float)lr, (float)o->beta1, (float)o->beta2,
                            (float)o->eps, (float)o->weight_decay, step);
