@@ -231,6 +231,24 @@ static void test_kl_distillation(void **s) {
     const double first = r.st.loss.xy[1], last = r.st.loss.xy[2 * 59 + 1];
     assert_true(last < 0.5 * first);
     train_result_free(&r);
+    /* gradient accumulation: 1 x 4 and 4 x 1 sequences per step give the same curve */
+    train_model s1, s2;
+    assert_int_equal(train_model_init(&s1, &c, &sw, true, true, NULL, 12), 0);
+    assert_int_equal(train_model_init(&s2, &c, &sw, true, true, NULL, 12), 0);
+    train_result r1, r2;
+    o.tokens = 12 * 4 * 5;
+    o.batch = 4, o.accum = 1;
+    assert_int_equal(train_run(&o, &s1, &teacher, &d, NULL, &r1), 0);
+    o.batch = 1, o.accum = 4;
+    assert_int_equal(train_run(&o, &s2, &teacher, &d, NULL, &r2), 0);
+    assert_int_equal(r1.st.loss.n, 5);
+    assert_int_equal(r2.st.loss.n, 5);
+    for (int i = 0; i < 10; i++) assert_true(r1.st.loss.xy[i] == r2.st.loss.xy[i]);
+    assert_memory_equal(s1.w.block, s2.w.block, s1.w.n_floats * sizeof(float));
+    train_result_free(&r1);
+    train_result_free(&r2);
+    train_model_free(&s1);
+    train_model_free(&s2);
     /* every group frozen is refused */
     o.lr_mixer = o.lr_rest = 0;
     assert_int_equal(train_run(&o, &student, &teacher, &d, NULL, &r), -1);
