@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "attention/attention.h"
 #include "attention/attention_train.h"
@@ -18,6 +19,16 @@ int train_model_init(train_model *tm, const model_config *cfg, const model_weigh
     if (cfg->n_heads <= 0 || cfg->n_kv_heads <= 0 || cfg->n_heads % cfg->n_kv_heads != 0 || cfg->head_dim % 2)
         return gf_fail("unsupported head layout: %d heads, %d kv heads, head_dim %d", cfg->n_heads, cfg->n_kv_heads,
                        cfg->head_dim);
+    {   /* refuse, rather than abort in an allocation, what cannot fit in memory */
+        const double L = cfg->n_layers, T = max_T, D = cfg->dim, F = cfg->hidden_dim, H = cfg->n_heads;
+        const double qkv = (double)(cfg->n_heads + 2 * cfg->n_kv_heads) * cfg->head_dim;
+        const double floats = L * T * (5 * D + 2 * qkv + 3 * F) + (with_grads ? L : 1) * H * T * T +
+                              2 * T * cfg->vocab_size + (with_grads ? 2.0 * model_param_count(cfg) : 0);
+        const double phys = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+        if (phys > 0 && floats * 4 > phys)
+            return gf_fail("training at %d tokens per sequence needs about %.1f GiB, more than this machine's %.1f GiB",
+                           max_T, floats * 4 / 1073741824.0, phys / 1073741824.0);
+    }
     tm->cfg = *cfg;
     tm->mixers = mixers;
     tm->max_T = max_T;
