@@ -4,6 +4,7 @@ const command graft_commands[] = {
     {"inspect", cmd_inspect, "print a teacher's architecture, tensors and tokenizer"},
     {"generate", cmd_generate, "generate text (greedy unless --temp)"},
     {"ppl", cmd_ppl, "perplexity of a text file"},
+    {"download", cmd_download, "download a Hugging Face repo into the shared cache, print its folder"},
     {"stats", cmd_stats, "per-head attention statistics (distance, entropy, output RMS)"},
     {"train", cmd_train, "recovery training: distill the teacher into a student (KL or hidden alignment)"},
     {"race", cmd_race, "tokens-to-target race of initializations under one token budget"},

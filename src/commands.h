@@ -20,6 +20,7 @@ int cmd_ppl(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_train(int argc, char **argv);
 int cmd_race(int argc, char **argv);
+int cmd_download(int argc, char **argv);
 int cmd_tui(int argc, char **argv);     /* ui/tui_cmd.c */
 int cmd_default(int argc, char **argv); /* `graft` with no command */
 

@@ -2,11 +2,10 @@
 #ifndef GRAFT_DEFAULT_TEACHER_H
 #define GRAFT_DEFAULT_TEACHER_H
 
-#define DEFAULT_TEACHER_REPO "karpathy/tinyllamas:stories260K/stories260K.bin"
-
-/* $GRAFT_TEACHER, else the Hugging Face cache's snapshot of the repo, else the
- * shared copy beside the source tree (../shared/models/...). malloc'd path or
- * NULL with an error saying where it looked. */
+/* $GRAFT_TEACHER, else the Hugging Face cache's snapshot of
+ * karpathy/tinyllamas:stories260K/stories260K.bin, else the shared copy beside
+ * the source tree (../shared/models/...), else the repo id itself (resolved,
+ * and downloaded when missing, by whoever loads it). malloc'd. */
 char *default_teacher_path(void);
 
 /* A default calibration text: $GRAFT_TEXT, else ../shared/data/tinystories.txt. NULL if none. */

@@ -103,10 +103,24 @@ typedef struct { GDN_PARAMS_FIELDS(double) } gdn_params_f64;
     real *z;       /* [B*T, H*dv] gated norm output, input of Wo */                    \
     real *ckpt;    /* [B, H, n_chunks, dv, dk] state entering each chunk */            \
     real *block;                                                                       \
-    size_t n;
+    size_t n;                                                                          \
+    real *bwork;   /* backward scratch, allocated by the first gdn_backward */         \
+    size_t n_bwork;
 
 typedef struct { GDN_CACHE_FIELDS(float) } gdn_cache;
 typedef struct { GDN_CACHE_FIELDS(double) } gdn_cache_f64;
+
+/* What a sequence carries from one call to the next (token-by-token generation). */
+#define GDN_STATE_FIELDS(real)                                                         \
+    int B;                                                                             \
+    real *S;         /* [B, H, dv, dk] recurrent state */                              \
+    real *conv_tail; /* [B, GDN_CONV_K-1, qkv_width] q|k|v projections of the last     \
+                        K-1 tokens, oldest first (zeros before the start) */           \
+    real *block;                                                                       \
+    size_t n;
+
+typedef struct { GDN_STATE_FIELDS(float) } gdn_state;
+typedef struct { GDN_STATE_FIELDS(double) } gdn_state_f64;
 
 /* Shape of a bare core recurrence call. Inputs are token-major:
  * q, k [B, T, H, dk]; v [B, T, H, dv]; g, beta [B, T, H]; o [B, T, H, dv];
@@ -129,6 +143,12 @@ void gdn_core_shape_from(gdn_core_shape *s, const gdn_config *c, int B, int T);
     void gdn_core_forward##SFX(const gdn_core_shape *s, const real *q, const real *k,  \
                                const real *v, const real *g, const real *beta,         \
                                real *o, real *ckpt);                                   \
+    /* Same, starting from state [B, H, dv, dk] (NULL: zero) and leaving the final    \
+     * state there. */                                                                 \
+    void gdn_core_forward_state##SFX(const gdn_core_shape *s, const real *q,           \
+                                     const real *k, const real *v, const real *g,      \
+                                     const real *beta, real *o, real *ckpt,            \
+                                     real *state);                                     \
     /* Gradients of the core from d_o, recomputing states from ckpt chunk by chunk.    \
      * Writes (overwrites) dq, dk, dv [like q, k, v], dg, dbeta [B, T, H]. */          \
     void gdn_core_backward##SFX(const gdn_core_shape *s, const real *q, const real *k, \
@@ -138,10 +158,20 @@ void gdn_core_shape_from(gdn_core_shape *s, const gdn_config *c, int B, int T);
     /* x [B, T, D] -> y [B, T, D]; the cache (allocated for B, T) keeps activations. */ \
     void gdn_forward##SFX(const gdn_config *c, const gdn_params##SFX *p,               \
                           gdn_cache##SFX *cache, const real *x, real *y);              \
+    /* Continues sequences from `st` (recurrent state and conv history of earlier     \
+     * tokens; NULL = fresh start) and updates it: for generation / chunked prefill.   \
+     * Inference only: gdn_backward assumes a fresh start (zero state, no history). */ \
+    void gdn_forward_state##SFX(const gdn_config *c, const gdn_params##SFX *p,         \
+                                gdn_cache##SFX *cache, const real *x, real *y,         \
+                                gdn_state##SFX *st);                                   \
+    void gdn_state_alloc##SFX(gdn_state##SFX *st, const gdn_config *c, int B); /* zero */ \
+    void gdn_state_reset##SFX(gdn_state##SFX *st);                                     \
+    void gdn_state_free##SFX(gdn_state##SFX *st);                                      \
     /* From dy [B, T, D]: ACCUMULATES parameter gradients into `grad` (zero it first)  \
-     * and writes dx [B, T, D] (skipped when dx is NULL). Needs the forward's cache. */ \
+     * and writes dx [B, T, D] (skipped when dx is NULL). Needs the forward's cache, \
+     * in which it keeps its scratch between calls. */                                 \
     void gdn_backward##SFX(const gdn_config *c, const gdn_params##SFX *p,              \
-                           const gdn_cache##SFX *cache, const real *x, const real *dy, \
+                           gdn_cache##SFX *cache, const real *x, const real *dy,       \
                            real *dx, gdn_params##SFX *grad);
 
 GDN_DECLARE_API(float, )

@@ -10,6 +10,7 @@
 #define real float
 #define SFX(name) name
 #define GEMM cblas_sgemm
+#define TRSM cblas_strsm
 #include "gdn/gdn_params_tmpl.h"
 #include "gdn/gdn_core_tmpl.h"
 #include "gdn/gdn_layer_tmpl.h"

@@ -11,6 +11,7 @@
 #define real double
 #define SFX(name) name##_f64
 #define GEMM cblas_dgemm
+#define TRSM cblas_dtrsm
 #include "gdn/gdn_params_tmpl.h"
 #include "gdn/gdn_core_tmpl.h"
 #include "gdn/gdn_layer_tmpl.h"

@@ -30,10 +30,10 @@ static SFX(proj_cols) SFX(proj_cols_of)(const gdn_config *c) {
 
 /* qkv_pre[n, ch] = sum_w conv[ch, w] proj[n - (K-1) + w, ch] within the sequence, or a copy. */
 static void SFX(qkv_conv_forward)(const gdn_config *c, const SFX(gdn_params) *p,
-                                  SFX(gdn_cache) *ca) {
+                                  SFX(gdn_cache) *ca, const real *tail) {
     SFX(proj_cols) pc = SFX(proj_cols_of)(c);
     int T = ca->T, N = ca->B * ca->T;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if ((double)N * c->H * (c->dk + c->dv) > GDN_PAR_MIN_WORK / 64)
     for (int n = 0; n < N; n++) {
         int t = n % T;
         const real *row = ca->proj + (size_t)n * pc.width;
@@ -47,7 +47,11 @@ static void SFX(qkv_conv_forward)(const gdn_config *c, const SFX(gdn_params) *p,
             real acc = 0;
             for (int i = 0; i < GDN_CONV_K; i++) {
                 int back = GDN_CONV_K - 1 - i;   /* tap i reads token t - back */
-                if (t - back >= 0) acc += w[i] * row[(ptrdiff_t)ch - (ptrdiff_t)back * pc.width];
+                if (t - back >= 0)
+                    acc += w[i] * row[(ptrdiff_t)ch - (ptrdiff_t)back * pc.width];
+                else if (tail)   /* token t - back of an earlier call */
+                    acc += w[i] * tail[((size_t)(n / T) * (GDN_CONV_K - 1) + (size_t)(GDN_CONV_K - 1 + t - back)) *
+                                           pc.qkv + ch];
             }
             out[ch] = acc;
         }
@@ -59,7 +63,7 @@ static void SFX(gates_forward)(const gdn_config *c, const SFX(gdn_params) *p,
                                SFX(gdn_cache) *ca) {
     SFX(proj_cols) pc = SFX(proj_cols_of)(c);
     int H = c->H, dk = c->dk, dv = c->dv, N = ca->B * ca->T;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if ((double)N * c->H * (c->dk + c->dv) > GDN_PAR_MIN_WORK / 64)
     for (int n = 0; n < N; n++) {
         const real *pre = ca->qkv_pre + (size_t)n * pc.qkv;
         const real *row = ca->proj + (size_t)n * pc.width;
@@ -90,7 +94,7 @@ static void SFX(gated_norm_forward)(const gdn_config *c, const SFX(gdn_params) *
                                     SFX(gdn_cache) *ca) {
     SFX(proj_cols) pc = SFX(proj_cols_of)(c);
     int H = c->H, dv = c->dv, N = ca->B * ca->T;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if ((double)N * c->H * (c->dk + c->dv) > GDN_PAR_MIN_WORK / 64)
     for (int n = 0; n < N; n++)
         for (int h = 0; h < H; h++) {
             size_t off = ((size_t)n * H + h) * dv;
@@ -104,8 +108,46 @@ static void SFX(gated_norm_forward)(const gdn_config *c, const SFX(gdn_params) *
         }
 }
 
+/* Keeps the q|k|v projections of the last K-1 tokens of each sequence. */
+static void SFX(conv_tail_update)(const gdn_config *c, const SFX(gdn_cache) *ca, real *tail) {
+    SFX(proj_cols) pc = SFX(proj_cols_of)(c);
+    int K1 = GDN_CONV_K - 1, T = ca->T;
+    for (int b = 0; b < ca->B; b++) {
+        real *tb = tail + (size_t)b * K1 * pc.qkv;
+        for (int j = 0; j < K1; j++) {   /* ascending: reads row T + j >= j before it is overwritten */
+            int tau = T - K1 + j;
+            const real *src = tau >= 0 ? ca->proj + ((size_t)b * T + tau) * pc.width
+                                       : tb + (size_t)(K1 + tau) * pc.qkv;
+            memmove(tb + (size_t)j * pc.qkv, src, (size_t)pc.qkv * sizeof(real));
+        }
+    }
+}
+
+void SFX(gdn_state_alloc)(SFX(gdn_state) *st, const gdn_config *c, int B) {
+    GF_ASSERT(gdn_config_check(c) == 0 && B > 0);
+    size_t nS = (size_t)B * c->H * c->dv * c->dk;
+    size_t nT = (size_t)B * (GDN_CONV_K - 1) * gdn_qkv_width(c);
+    st->B = B;
+    st->n = nS + nT;
+    st->block = gf_calloc(st->n, sizeof(real));
+    st->S = st->block;
+    st->conv_tail = st->block + nS;
+}
+
+void SFX(gdn_state_reset)(SFX(gdn_state) *st) { memset(st->block, 0, st->n * sizeof(real)); }
+
+void SFX(gdn_state_free)(SFX(gdn_state) *st) {
+    free(st->block);
+    memset(st, 0, sizeof *st);
+}
+
 void SFX(gdn_forward)(const gdn_config *c, const SFX(gdn_params) *p, SFX(gdn_cache) *ca,
                       const real *x, real *y) {
+    SFX(gdn_forward_state)(c, p, ca, x, y, NULL);
+}
+
+void SFX(gdn_forward_state)(const gdn_config *c, const SFX(gdn_params) *p, SFX(gdn_cache) *ca,
+                            const real *x, real *y, SFX(gdn_state) *st) {
     GF_ASSERT(gdn_config_check(c) == 0);
     GF_ASSERT(ca->n_chunks == (ca->T + c->chunk - 1) / c->chunk);
     GF_ASSERT((c->qkv_bias != 0) == (p->bq != NULL) && (c->conv != 0) == (p->conv_q != NULL));
@@ -116,24 +158,28 @@ void SFX(gdn_forward)(const gdn_config *c, const SFX(gdn_params) *p, SFX(gdn_cac
     if (c->qkv_bias)
         for (int n = 0; n < N; n++)
             for (int ch = 0; ch < pc.qkv; ch++) ca->proj[(size_t)n * pc.width + ch] += p->bq[ch];
-    SFX(qkv_conv_forward)(c, p, ca);
+    GF_ASSERT(!st || st->B == ca->B);
+    SFX(qkv_conv_forward)(c, p, ca, st ? st->conv_tail : NULL);
+    if (st) SFX(conv_tail_update)(c, ca, st->conv_tail);
     SFX(gates_forward)(c, p, ca);
     gdn_core_shape s;
     gdn_core_shape_from(&s, c, ca->B, ca->T);
-    SFX(gdn_core_forward)(&s, ca->q, ca->k, ca->v, ca->g, ca->beta, ca->o, ca->ckpt);
+    SFX(gdn_core_forward_state)(&s, ca->q, ca->k, ca->v, ca->g, ca->beta, ca->o, ca->ckpt,
+                                st ? st->S : NULL);
     SFX(gated_norm_forward)(c, p, ca);
     GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, N, D, hv, 1, ca->z, hv, p->wo, hv, 0, y, D);
 }
 
 /* ---------------------------------------------------------------- backward */
 
-/* From dz: d_o (core output grad), the g_proj columns of dP, and w_norm's grad. */
+/* From dz: d_o (core output grad; may alias dz), the g_proj columns of dP, and
+ * w_norm's grad. */
 static void SFX(gated_norm_backward)(const gdn_config *c, const SFX(gdn_params) *p,
                                      const SFX(gdn_cache) *ca, const real *dz, real *d_o,
                                      real *dP, real *dw_norm) {
     SFX(proj_cols) pc = SFX(proj_cols_of)(c);
     int H = c->H, dv = c->dv, N = ca->B * ca->T;
-#pragma omp parallel
+#pragma omp parallel if ((double)N * c->H * c->dv > GDN_PAR_MIN_WORK / 64)
     {
         real *dwn = gf_calloc((size_t)dv, sizeof(real));
 #pragma omp for schedule(static)
@@ -169,7 +215,7 @@ static void SFX(gates_backward)(const gdn_config *c, const SFX(gdn_params) *p,
                                 real *dP) {
     SFX(proj_cols) pc = SFX(proj_cols_of)(c);
     int H = c->H, dk = c->dk, dv = c->dv, N = ca->B * ca->T;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if ((double)N * c->H * (c->dk + c->dv) > GDN_PAR_MIN_WORK / 64)
     for (int n = 0; n < N; n++) {
         const real *pre = ca->qkv_pre + (size_t)n * pc.qkv;
         const real *row = ca->proj + (size_t)n * pc.width;
@@ -212,9 +258,9 @@ static void SFX(qkv_conv_backward)(const gdn_config *c, const SFX(gdn_params) *p
                                    const SFX(gdn_cache) *ca, const real *dC, real *dP,
                                    SFX(gdn_params) *grad) {
     SFX(proj_cols) pc = SFX(proj_cols_of)(c);
-    int B = ca->B, T = ca->T, K = GDN_CONV_K, blk = 64;
+    int B = ca->B, T = ca->T, N = B * T, K = GDN_CONV_K, blk = 64;
     int nblk = (pc.qkv + blk - 1) / blk;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if ((double)N * c->H * (c->dk + c->dv) > GDN_PAR_MIN_WORK / 64)
     for (int ib = 0; ib < nblk; ib++) {
         int c0 = ib * blk, c1 = c0 + blk < pc.qkv ? c0 + blk : pc.qkv;
         real dbias[64] = {0};
@@ -246,7 +292,7 @@ static void SFX(qkv_conv_backward)(const gdn_config *c, const SFX(gdn_params) *p
     }
 }
 
-void SFX(gdn_backward)(const gdn_config *c, const SFX(gdn_params) *p, const SFX(gdn_cache) *ca,
+void SFX(gdn_backward)(const gdn_config *c, const SFX(gdn_params) *p, SFX(gdn_cache) *ca,
                        const real *x, const real *dy, real *dx, SFX(gdn_params) *grad) {
     GF_ASSERT(gdn_config_check(c) == 0);
     GF_ASSERT(grad->n == p->n && (grad->bq != NULL) == (p->bq != NULL) &&
@@ -254,12 +300,19 @@ void SFX(gdn_backward)(const gdn_config *c, const SFX(gdn_params) *p, const SFX(
     SFX(proj_cols) pc = SFX(proj_cols_of)(c);
     int N = ca->B * ca->T, D = c->D, H = c->H, hk = H * c->dk, hv = H * c->dv;
     size_t nN = (size_t)N;
-    real *dz = gf_malloc(nN * (size_t)hv * sizeof(real));
-    real *d_o = gf_malloc(nN * (size_t)hv * sizeof(real));
-    real *dP = gf_malloc(nN * (size_t)pc.width * sizeof(real));
-    real *dq = gf_malloc(nN * (size_t)(2 * hk + hv + 2 * H) * sizeof(real));
+    /* Scratch kept in the cache between steps: fresh pages every step cost ~6 %. */
+    size_t need = nN * ((size_t)hv + (size_t)pc.width + (size_t)(2 * hk + hv + 2 * H) + (size_t)pc.qkv);
+    if (ca->n_bwork < need) {
+        free(ca->bwork);
+        ca->bwork = gf_malloc(need * sizeof(real));
+        ca->n_bwork = need;
+    }
+    real *dz = ca->bwork;                       /* [N, hv]; becomes d_o in place */
+    real *d_o = dz;
+    real *dP = dz + nN * hv;                    /* [N, in_width] */
+    real *dq = dP + nN * pc.width;              /* dq dk [N, hk], dv [N, hv], dg dbeta [N, H] */
     real *dk = dq + nN * hk, *dv = dk + nN * hk, *dg = dv + nN * hv, *dbeta = dg + nN * H;
-    real *dC = gf_malloc(nN * (size_t)pc.qkv * sizeof(real));
+    real *dC = dbeta + nN * H;                  /* [N, qkv] */
 
     /* y = z Wo^T */
     GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, hv, D, 1, dy, D, p->wo, hv, 0, dz, hv);
@@ -288,9 +341,4 @@ void SFX(gdn_backward)(const gdn_config *c, const SFX(gdn_params) *p, const SFX(
                  0, dx, D);
     GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, pc.width, D, N, 1, dP, pc.width, x, D, 1, grad->wq,
          D);
-    free(dz);
-    free(d_o);
-    free(dP);
-    free(dq);
-    free(dC);
 }

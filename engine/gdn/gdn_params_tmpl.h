@@ -64,5 +64,6 @@ void SFX(gdn_cache_alloc)(SFX(gdn_cache) *k, const gdn_config *c, int B, int T) 
 
 void SFX(gdn_cache_free)(SFX(gdn_cache) *k) {
     free(k->block);
+    free(k->bwork);
     memset(k, 0, sizeof *k);
 }

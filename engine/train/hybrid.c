@@ -28,7 +28,7 @@ int hybrid_random_gdn(hybrid_mixers *h, const model_config *cfg, const model_wei
         if (!convert[l]) continue;
         gdn_config gc;
         gdn_config_default(&gc, D, H, hd);
-        if (gdn_mixer_init(&h->gdn[l], &gc) != 0) {
+        if (gdn_train_mixer_init(&h->gdn[l], &gc) != 0) {
             hybrid_mixers_free(h);
             return -1;
         }
@@ -48,14 +48,14 @@ int hybrid_random_gdn(hybrid_mixers *h, const model_config *cfg, const model_wei
             p->dt_bias[i] = (float)(dt + log(-expm1(-dt)));
         }
         for (int i = 0; i < hd; i++) p->w_norm[i] = 1.0f;
-        gdn_mixer_bind(&h->gdn[l], &h->mixers[l]);
+        gdn_train_mixer_bind(&h->gdn[l], &h->mixers[l]);
     }
     return 0;
 }
 
 void hybrid_mixers_free(hybrid_mixers *h) {
     for (int l = 0; l < h->n_layers; l++)
-        if (h->gdn[l].p.block) gdn_mixer_free(&h->gdn[l]);
+        if (h->gdn[l].p.block) gdn_train_mixer_free(&h->gdn[l]);
     free(h->gdn);
     free(h->mixers);
     memset(h, 0, sizeof *h);

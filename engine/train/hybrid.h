@@ -14,13 +14,13 @@
 #include <stdint.h>
 
 #include "model/model.h"
-#include "train/gdn_mixer.h"
+#include "train/gdn_train_mixer.h"
 #include "train/train_model.h"
 
 typedef struct {
     model_config cfg;
     int n_layers;
-    gdn_mixer *gdn;        /* [L]; gdn[l].p.block == NULL for attention layers */
+    gdn_train_mixer *gdn;        /* [L]; gdn[l].p.block == NULL for attention layers */
     train_mixer *mixers;   /* [L] bound to gdn; .forward NULL for attention layers */
 } hybrid_mixers;
 

@@ -1,6 +1,6 @@
 /* A trainable hybrid model: the teacher's architecture (embedding, RMSNorm,
  * attention with RoPE and GQA, SwiGLU MLP, LM head) with chosen layers' token
- * mixing replaced by a train_mixer (a GDN layer, engine/train/gdn_mixer.h),
+ * mixing replaced by a train_mixer (a GDN layer, engine/train/gdn_train_mixer.h),
  * run one sequence of T <= max_T tokens at a time from position 0.
  *
  * The forward pass keeps every activation the backward pass needs, one

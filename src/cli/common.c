@@ -5,8 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/error.h"
+#include "hub/progress_bar.h"
+#include "hub/resolve.h"
 
 void common_opts_default(common_opts *o) {
     memset(o, 0, sizeof *o);
@@ -53,8 +56,19 @@ int cli_setup(const char *cmd, const common_opts *o) {
 }
 
 int cli_load_model(const char *cmd, const char *arg, const common_opts *o, model *m) {
+    /* a local path as it is; ORG/NAME[@REV][:PATH] through the Hugging Face cache */
+    hub_progress_bar bar;
+    hub_progress_bar_init(&bar, stderr, o->json && !isatty(STDERR_FILENO));
+    hub_callbacks cb = {.on_event = hub_progress_bar_event, .user = &bar};
+    char *path = NULL;
+    if (hub_resolve_model(arg, &path, &cb) != 0) {
+        cli_fail(cmd);
+        return -1;
+    }
     model_load_opts lo = {o->tokenizer};
-    if (model_load(m, arg, &lo) != 0) {
+    int rc = model_load(m, path, &lo);
+    free(path);
+    if (rc != 0) {
         cli_fail(cmd);
         return -1;
     }

@@ -40,9 +40,9 @@ static int wrap_student(cli_student *cs, const student *s, int ctx) {
     cs->has_hyb = true;
     for (int l = 0; l < cfg->n_layers; l++) {
         if (!s->is_gdn[l]) continue;
-        if (gdn_mixer_init(&hy->gdn[l], &s->gcfg) != 0) goto fail;
+        if (gdn_train_mixer_init(&hy->gdn[l], &s->gcfg) != 0) goto fail;
         memcpy(hy->gdn[l].p.block, s->layers[l].block, hy->gdn[l].p.n * sizeof(float));
-        gdn_mixer_bind(&hy->gdn[l], &hy->mixers[l]);
+        gdn_train_mixer_bind(&hy->gdn[l], &hy->mixers[l]);
     }
     if (train_model_init(&cs->tm, cfg, &cs->w, false, true, hy->mixers, ctx) != 0) goto fail;
     return 0;

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "data/text_tokens.h"
 #include "default_teacher.h"
+#include "hub/resolve.h"
 #include "model/forward.h"
 #include "stats/collect.h"
 
@@ -18,15 +19,36 @@ enum { SCREEN_TEACHER = 0, SCREEN_STATS = 2 };
 
 typedef struct {
     char *path;
+    job_ctx *ctx;
+    volatile int cancel;
 } load_arg;
+
+/* Hub events (on the hub's worker threads, one at a time) -> job progress. */
+static void download_event(const hub_event *ev, void *user) {
+    load_arg *a = user;
+    if (job_cancelled(a->ctx)) a->cancel = 1;
+    if (ev->state == HUB_EV_PROGRESS && ev->total_total > 0)
+        job_progress(a->ctx, (double)ev->total_done, (double)ev->total_total, "download");
+    else if (ev->state == HUB_EV_DONE && ev->file)
+        job_log(a->ctx, "downloaded %s", ev->file);
+    else if (ev->state == HUB_EV_ERROR && ev->message)
+        job_log(a->ctx, "download: %s%s%s", ev->file ? ev->file : "", ev->file ? ": " : "", ev->message);
+}
 
 static int load_job(job_ctx *ctx, void *argp) {
     load_arg *a = argp;
-    job_progress(ctx, 0, 1, "loading");
-    model *m = gf_calloc(1, sizeof *m);
-    int rc = model_load(m, a->path, NULL);
+    a->ctx = ctx;
+    job_progress(ctx, 0, 1, "resolving");
+    hub_callbacks cb = {.on_event = download_event, .user = a, .cancel = &a->cancel};
+    char *local = NULL;
+    int rc = hub_resolve_model(a->path, &local, &cb);
     free(a->path);
     free(a);
+    if (rc != 0) return -1;
+    job_progress(ctx, 0, 1, "loading");
+    model *m = gf_calloc(1, sizeof *m);
+    rc = model_load(m, local, NULL);
+    free(local);
     if (rc != 0) {
         free(m);
         return -1;

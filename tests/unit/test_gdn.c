@@ -15,6 +15,9 @@
 
 #include "core/error.h"
 #include "gdn/gdn.h"
+#include "gdn/gdn_mixer.h"
+#include "gdn/gdn_transfer.h"
+#include "model/weights.h"
 
 /* ------------------------------------------------------------ random numbers */
 
@@ -122,9 +125,9 @@ static void core_forms_agree(void **state) {
     for (size_t ci = 0; ci < 3; ci++)
         for (size_t li = 0; li < sizeof lens / sizeof *lens; li++) {
             core_case c;
-            core_case_make(&c, 2, lens[li], 2, 16, 24, chunks[ci]);
+            core_case_make(&c, 2, lens[li], 2, 16, 26, chunks[ci]);   /* dv 26: 4-row blocks + tail */
             int nc = (c.s.T + c.s.chunk - 1) / c.s.chunk;
-            size_t nck = (size_t)2 * 2 * nc * 16 * 24;
+            size_t nck = (size_t)2 * 2 * nc * 16 * 26;
             float *qf = to_float(c.q, c.nqk), *kf = to_float(c.k, c.nqk), *vf = to_float(c.v, c.nv);
             float *gf = to_float(c.g, c.nh), *bf = to_float(c.beta, c.nh);
             float *o_rec = malloc(c.nv * sizeof(float)), *o_chk = malloc(c.nv * sizeof(float));
@@ -189,7 +192,15 @@ static void core_hand_checked(void **state) {
         gdn_core_forward(&sh, qf, kf, vf, gf, bf, of, NULL);
         for (int i = 0; i < 4; i++) assert_true(fabs(of[i] - want[i]) < 1e-6);
     }
-    /* with the chunk boundary between the two tokens the checkpoint is S1 */
+    /* chunks of one token: the checkpoint entering token 2 is S1 = [[0.5, 0], [1, 0]] */
+    for (int form = 0; form < 2; form++) {
+        gdn_core_shape sh = {1, 2, 1, 2, 2, 1, s, form ? GDN_FORM_RECURRENT : GDN_FORM_CHUNKED};
+        double od[4], ck[8];
+        gdn_core_forward_f64(&sh, q, k, v, g, beta, od, ck);
+        const double S1[4] = {0.5, 0, 1, 0};
+        for (int i = 0; i < 4; i++) assert_true(fabs(od[i] - want[i]) < 1e-14);
+        for (int i = 0; i < 4; i++) assert_true(fabs(ck[4 + i] - S1[i]) < 1e-15);
+    }
 }
 
 /* ------------------------------------------------------- whole-layer cases */
@@ -361,11 +372,12 @@ static void grad_T19_chunk16_bias_conv(void **state) {
     layer_case_free(&L);
 }
 
+/* head_dim 6: the recurrence runs one 4-row block plus a 2-row tail. */
 static void grad_T19_recurrent_noscale(void **state) {
     (void)state;
     rng_seed(13);
     layer_case L;
-    layer_case_make(&L, 2, 19, 12, 3, 4, 3, 16, 0, GDN_SCALE_NONE, GDN_FORM_RECURRENT);
+    layer_case_make(&L, 2, 19, 12, 3, 6, 3, 16, 0, GDN_SCALE_NONE, GDN_FORM_RECURRENT);
     check_layer_gradients(&L, "T19 recurrent scale=none");
     layer_case_free(&L);
 }
@@ -379,13 +391,14 @@ static void grad_T40_chunk16_three_chunks(void **state) {
     layer_case_free(&L);
 }
 
-/* float32 production path vs the double path: forward y and every gradient. */
+/* float32 production path vs the double path: forward y and every gradient.
+ * Large enough (B*H*T*dk*dv > GDN_PAR_MIN_WORK) that the OpenMP paths run. */
 static void float_matches_double(void **state) {
     (void)state;
     for (int form = 0; form < 2; form++) {
         rng_seed(21);
         layer_case L;
-        layer_case_make(&L, 2, 100, 32, 4, 8, 2, 32, 1, GDN_SCALE_INV_SQRT_DK,
+        layer_case_make(&L, 2, 100, 64, 4, 64, 2, 32, 1, GDN_SCALE_INV_SQRT_DK,
                         form ? GDN_FORM_RECURRENT : GDN_FORM_CHUNKED);
         size_t nx = nx_of(&L);
         gdn_cache_f64 cd;
@@ -407,7 +420,7 @@ static void float_matches_double(void **state) {
         gdn_forward(&L.cfg, &pf, &cf, xf, yf);
         gdn_backward(&L.cfg, &pf, &cf, xf, Rf, dxf, &gf);
 
-        double ey = rel_err_fd(yf, yd, nx), eo = rel_err_fd(cf.o, cd.o, nx / 32 * 32);
+        double ey = rel_err_fd(yf, yd, nx), eo = rel_err_fd(cf.o, cd.o, (size_t)L.B * L.T * 4 * 64);
         assert_true(ey < 1e-4);
         assert_true(eo < 1e-4);
         tensor_ref refs[20];
@@ -441,7 +454,7 @@ static void layer_forms_agree(void **state) {
     for (size_t li = 0; li < 5; li++) {
         rng_seed(31 + li);
         layer_case L;
-        layer_case_make(&L, 2, lens[li], 32, 4, 16, 2, 64, 1, GDN_SCALE_INV_SQRT_DK,
+        layer_case_make(&L, 2, lens[li], 64, 4, 64, 2, 64, 1, GDN_SCALE_INV_SQRT_DK,
                         GDN_FORM_CHUNKED);
         size_t nx = nx_of(&L);
         gdn_params pf;
@@ -461,6 +474,147 @@ static void layer_forms_agree(void **state) {
         gdn_params_free(&pf);
         layer_case_free(&L);
     }
+}
+
+/* Feeding a sequence in pieces (prefill, single tokens, more pieces) through a
+ * carried gdn_state gives the same y as one call; conv and biases on. */
+static void streaming_matches_whole(void **state) {
+    (void)state;
+    rng_seed(41);
+    layer_case L;
+    layer_case_make(&L, 2, 100, 12, 3, 6, 1, 16, 1, GDN_SCALE_INV_SQRT_DK, GDN_FORM_CHUNKED);
+    int B = L.B, T = L.T, D = L.cfg.D;
+    size_t nx = nx_of(&L);
+    double *y_all = malloc(nx * sizeof(double)), *y_parts = malloc(nx * sizeof(double));
+    gdn_cache_f64 ca;
+    gdn_cache_alloc_f64(&ca, &L.cfg, B, T);
+    gdn_forward_f64(&L.cfg, &L.p, &ca, L.x, y_all);
+    gdn_cache_free_f64(&ca);
+
+    const int pieces[] = {37, 1, 1, 1, 2, 18, 40};
+    for (int form = 0; form < 2; form++) {
+        L.cfg.form = form ? GDN_FORM_RECURRENT : GDN_FORM_CHUNKED;
+        gdn_state_f64 st;
+        gdn_state_alloc_f64(&st, &L.cfg, B);
+        int t0 = 0;
+        for (size_t pi = 0; pi < sizeof pieces / sizeof *pieces; pi++) {
+            int n = pieces[pi];
+            double *xs = malloc((size_t)B * n * D * sizeof(double)), *ys = malloc((size_t)B * n * D * sizeof(double));
+            for (int b = 0; b < B; b++)
+                memcpy(xs + (size_t)b * n * D, L.x + ((size_t)b * T + t0) * D, (size_t)n * D * sizeof(double));
+            gdn_cache_alloc_f64(&ca, &L.cfg, B, n);
+            gdn_forward_state_f64(&L.cfg, &L.p, &ca, xs, ys, &st);
+            gdn_cache_free_f64(&ca);
+            for (int b = 0; b < B; b++)
+                memcpy(y_parts + ((size_t)b * T + t0) * D, ys + (size_t)b * n * D, (size_t)n * D * sizeof(double));
+            free(xs);
+            free(ys);
+            t0 += n;
+        }
+        assert_int_equal(t0, T);
+        double e = rel_err_d(y_parts, y_all, nx);
+        if (e > 1e-12) print_message("streaming (%s): rel err %.3g\n", gdn_form_name(L.cfg.form), e);
+        assert_true(e < 1e-12);
+        /* a reset state starts over: the first piece again equals the whole run's start */
+        gdn_state_reset_f64(&st);
+        double *ys = malloc((size_t)B * 5 * D * sizeof(double)), *xs = malloc((size_t)B * 5 * D * sizeof(double));
+        for (int b = 0; b < B; b++) memcpy(xs + (size_t)b * 5 * D, L.x + (size_t)b * T * D, (size_t)5 * D * sizeof(double));
+        gdn_cache_alloc_f64(&ca, &L.cfg, B, 5);
+        gdn_forward_state_f64(&L.cfg, &L.p, &ca, xs, ys, &st);
+        gdn_cache_free_f64(&ca);
+        for (int b = 0; b < B; b++)
+            for (int i = 0; i < 5 * D; i++)
+                assert_true(fabs(ys[(size_t)b * 5 * D + i] - y_all[(size_t)b * T * D + i]) < 1e-12);
+        free(xs);
+        free(ys);
+        gdn_state_free_f64(&st);
+    }
+    free(y_all);
+    free(y_parts);
+    layer_case_free(&L);
+}
+
+/* The mixer adaptor: whole sequence vs prefill + generation steps; position checks. */
+static void mixer_prefill_then_steps(void **state) {
+    (void)state;
+    rng_seed(51);
+    layer_case L;
+    layer_case_make(&L, 1, 40, 12, 3, 4, 1, 16, 1, GDN_SCALE_INV_SQRT_DK, GDN_FORM_CHUNKED);
+    size_t nx = nx_of(&L);
+    gdn_params pf;
+    gdn_params_alloc(&pf, &L.cfg);
+    for (size_t i = 0; i < pf.n; i++) pf.block[i] = (float)L.p.block[i];
+    float *xf = to_float(L.x, nx), *y_all = malloc(nx * sizeof(float)), *y_step = malloc(nx * sizeof(float));
+    gdn_mixer m;
+    assert_int_equal(gdn_mixer_init(&m, &L.cfg, &pf), 0);
+    assert_int_equal(gdn_mixer_run(&m, 0, 40, 0, xf, y_all), 0);
+    assert_int_equal(gdn_mixer_run(&m, 0, 25, 0, xf, y_step), 0);   /* pos0 = 0 restarts */
+    for (int t = 25; t < 40; t++)
+        assert_int_equal(gdn_mixer_run(&m, 0, 1, t, xf + (size_t)t * 12, y_step + (size_t)t * 12), 0);
+    assert_true(rel_err_ff(y_step, y_all, nx) < 1e-5);
+    assert_int_equal(gdn_mixer_run(&m, 0, 1, 7, xf, y_step), -1);   /* 7 != 40 */
+    assert_non_null(strstr(gf_last_error(), "does not continue"));
+    gdn_config bad = L.cfg;
+    bad.chunk = 0;
+    gdn_mixer m2;
+    assert_int_equal(gdn_mixer_init(&m2, &bad, &pf), -1);
+    gdn_mixer_free(&m);
+    gdn_params_free(&pf);
+    free(xf);
+    free(y_all);
+    free(y_step);
+    layer_case_free(&L);
+}
+
+/* Weight transfer from a GQA teacher layer (Qwen2-style biases): rows land where
+ * the GQA expansion puts them; shape mismatches fail with a message. */
+static void transfer_from_teacher_layer(void **state) {
+    (void)state;
+    model_config mc;
+    memset(&mc, 0, sizeof mc);
+    mc.dim = 12;
+    mc.hidden_dim = 8;
+    mc.n_layers = 1;
+    mc.n_heads = 4;
+    mc.n_kv_heads = 2;
+    mc.head_dim = 3;
+    mc.vocab_size = 5;
+    mc.qkv_bias = true;
+    model_weights mw;
+    model_weights_alloc(&mw, &mc);
+    layer_weights *w = &mw.layers[0];
+    for (int i = 0; i < 12 * 12; i++) w->wq[i] = (float)i, w->wo[i] = (float)-i;
+    for (int i = 0; i < 6 * 12; i++) w->wk[i] = 1000.0f + i, w->wv[i] = 2000.0f + i;
+    for (int i = 0; i < 12; i++) w->bq[i] = 0.5f * i;
+    for (int i = 0; i < 6; i++) w->bk[i] = 10.0f + i, w->bv[i] = 20.0f + i;
+    gdn_config c;
+    gdn_config_default(&c, 12, 4, 3);
+    c.qkv_bias = 1;
+    c.conv = 1;
+    gdn_params p;
+    gdn_params_alloc(&p, &c);
+    assert_int_equal(gdn_transfer_from_attention(&p, &c, &mc, w), 0);
+    for (int h = 0; h < 4; h++)        /* query head h reads KV head h / 2 */
+        for (int r = 0; r < 3; r++)
+            for (int d = 0; d < 12; d++) {
+                size_t dst = ((size_t)h * 3 + r) * 12 + d, src = ((size_t)(h / 2) * 3 + r) * 12 + d;
+                assert_true(p.wk[dst] == w->wk[src]);
+                assert_true(p.wv[dst] == w->wv[src]);
+            }
+    for (int h = 0; h < 4; h++)
+        for (int r = 0; r < 3; r++) assert_true(p.bv[h * 3 + r] == w->bv[(h / 2) * 3 + r]);
+    assert_true(p.wq[77] == 77.0f && p.wo[100] == -100.0f && p.bq[5] == 2.5f);
+    assert_true(p.w_norm[0] == 1.0f && p.w_norm[2] == 1.0f);
+    assert_true(p.conv_q[GDN_CONV_K - 1] == 1.0f && p.conv_q[0] == 0.0f);
+    gdn_config bad = c;
+    bad.H = 3;
+    assert_int_equal(gdn_transfer_from_attention(&p, &bad, &mc, w), -1);
+    assert_non_null(strstr(gf_last_error(), "does not match"));
+    mc.qkv_bias = false;
+    w->bq = NULL;
+    assert_int_equal(gdn_transfer_from_attention(&p, &c, &mc, w), -1);
+    gdn_params_free(&p);
+    model_weights_free(&mw);
 }
 
 static void config_validation(void **state) {
@@ -501,9 +655,12 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(config_validation),
         cmocka_unit_test(gqa_expand_repeats_rows),
+        cmocka_unit_test(transfer_from_teacher_layer),
         cmocka_unit_test(core_hand_checked),
         cmocka_unit_test(core_forms_agree),
         cmocka_unit_test(layer_forms_agree),
+        cmocka_unit_test(streaming_matches_whole),
+        cmocka_unit_test(mixer_prefill_then_steps),
         cmocka_unit_test(grad_T5_chunk16_plain),
         cmocka_unit_test(grad_T19_chunk16_bias_conv),
         cmocka_unit_test(grad_T19_recurrent_noscale),

@@ -22,7 +22,7 @@
 #include "attention/attention_train.h"
 #include "ops/ops.h"
 #include "ops/ops_backward.h"
-#include "train/gdn_mixer.h"
+#include "train/gdn_train_mixer.h"
 #include "train/losses.h"
 #include "train/params.h"
 #include "train/train_model.h"
@@ -319,7 +319,7 @@ static void run_e2e(model_config *cfg, bool with_gdn) {
         if (lw->q_norm) fill_u(lw->q_norm, cfg->head_dim, 0.8, 1.2), fill_u(lw->k_norm, cfg->head_dim, 0.8, 1.2);
     }
     fill_u(w.final_norm, cfg->dim, 0.8, 1.2);
-    gdn_mixer gm;
+    gdn_train_mixer gm;
     train_mixer mixers[4] = {0};
     if (with_gdn) {
         gdn_config gc;
@@ -327,10 +327,10 @@ static void run_e2e(model_config *cfg, bool with_gdn) {
         gc.chunk = 16;
         gc.conv = 1;
         gc.qkv_bias = 1;
-        assert_int_equal(gdn_mixer_init(&gm, &gc), 0);
+        assert_int_equal(gdn_train_mixer_init(&gm, &gc), 0);
         fill(gm.p.block, gm.p.n, 0.35);
         fill_u(gm.p.w_norm, gc.dv, 0.8, 1.2);
-        gdn_mixer_bind(&gm, &mixers[1]);
+        gdn_train_mixer_bind(&gm, &mixers[1]);
     }
     e2e_case c = {.tau = 1.7f, .align_weight = 0.5};
     assert_int_equal(train_model_init(&c.tm, cfg, &w, true, true, with_gdn ? mixers : NULL, E_T + 3), 0);
@@ -376,7 +376,7 @@ static void run_e2e(model_config *cfg, bool with_gdn) {
     for (int l = 0; l < 4; l++) free(c.targets[l]);
     free(c.zt);
     train_model_free(&c.tm);
-    if (with_gdn) gdn_mixer_free(&gm);
+    if (with_gdn) gdn_train_mixer_free(&gm);
     model_weights_free(&w);
 }
 

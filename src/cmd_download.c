@@ -1,0 +1,124 @@
+/* graft download REPO[@REV][:PATH] [--include GLOB]... [--revision REV] [--json] [--quiet]
+ * Prints the local snapshot folder (or, with --json, the path, commit and files). */
+#include <cjson/cJSON.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/args.h"
+#include "commands.h"
+#include "core/error.h"
+#include "hub/hub.h"
+#include "hub/progress_bar.h"
+#include "hub/repo_ref.h"
+
+static volatile int cancel_flag;
+static void on_sigint(int sig) { cancel_flag = 1; }
+
+/* --events: every hub_event as one JSON line on stderr, for scripts and tests. */
+static void print_event(const hub_event *ev, void *user) {
+    static const char *const names[] = {"started", "progress", "verified", "done", "error"};
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "state", names[ev->state]);
+    if (ev->file) cJSON_AddStringToObject(o, "file", ev->file);
+    else cJSON_AddNullToObject(o, "file");
+    cJSON_AddNumberToObject(o, "file_done", (double)ev->file_done);
+    cJSON_AddNumberToObject(o, "file_total", (double)ev->file_total);
+    cJSON_AddNumberToObject(o, "total_done", (double)ev->total_done);
+    cJSON_AddNumberToObject(o, "total_total", (double)ev->total_total);
+    cJSON_AddNumberToObject(o, "files_done", ev->files_done);
+    cJSON_AddNumberToObject(o, "files_total", ev->files_total);
+    cJSON_AddNumberToObject(o, "bytes_per_s", ev->bytes_per_s);
+    cJSON_AddNumberToObject(o, "eta_s", ev->eta_s);
+    if (ev->message) cJSON_AddStringToObject(o, "message", ev->message);
+    char *s = cJSON_PrintUnformatted(o);
+    fprintf(stderr, "%s\n", s);
+    free(s);
+    cJSON_Delete(o);
+}
+
+static void print_json(const hub_result *r) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "path", r->path);
+    cJSON_AddStringToObject(o, "commit", r->commit);
+    cJSON *files = cJSON_AddArrayToObject(o, "files");
+    for (int i = 0; i < r->n_files; i++) {
+        cJSON *f = cJSON_CreateObject();
+        cJSON_AddStringToObject(f, "name", r->files[i].name);
+        cJSON_AddNumberToObject(f, "size", (double)r->files[i].size);
+        cJSON_AddStringToObject(f, "sha256", r->files[i].sha256);
+        cJSON_AddItemToArray(files, f);
+    }
+    char *s = cJSON_Print(o);
+    printf("%s\n", s);
+    free(s);
+    cJSON_Delete(o);
+}
+
+int cmd_download(int argc, char **argv) {
+    str_list include = {0};
+    const char *revision = NULL;
+    bool json = false, quiet = false, events = false, help = false;
+    const opt_spec specs[] = {
+        {"include", OPT_STR_LIST, &include, "only files matching this glob (repeatable; fnmatch, '*' crosses '/')"},
+        {"revision", OPT_STR, &revision, "branch, tag or commit (same as REPO@REV)"},
+        {"json", OPT_FLAG, &json, "print {path, commit, files: [{name, size, sha256}]}"},
+        {"quiet", OPT_FLAG, &quiet, "no progress on stderr"},
+        {"events", OPT_FLAG, &events, "progress events as JSON lines on stderr (for scripts)"},
+        {"help", OPT_FLAG, &help, "this help"},
+    };
+    const int n_specs = sizeof specs / sizeof specs[0];
+    const char *pos[1];
+    int n_pos = 0;
+    if (args_parse(argc, argv, specs, n_specs, pos, 1, &n_pos) != 0) {
+        fprintf(stderr, "graft download: %s\n", gf_last_error());
+        return 2;
+    }
+    if (help || n_pos != 1) {
+        fprintf(help ? stdout : stderr,
+                "usage: graft download ORG/NAME[@REV][:PATH] [options]\n"
+                "Downloads into the Hugging Face cache ($HF_HUB_CACHE) and prints the snapshot folder.\n"
+                "Without --include or :PATH: config, generation config, tokenizer and safetensors files.\n");
+        args_usage(specs, n_specs);
+        return help ? 0 : 2;
+    }
+    hub_ref ref;
+    if (hub_parse_ref(pos[0], &ref) != 0) {
+        fprintf(stderr, "graft download: %s\n", gf_last_error());
+        return 2;
+    }
+    if (revision) {
+        if (ref.has_revision && strcmp(revision, ref.revision) != 0) {
+            fprintf(stderr, "graft download: both @%s and --revision %s given\n", ref.revision, revision);
+            return 2;
+        }
+        snprintf(ref.revision, sizeof ref.revision, "%s", revision);
+    }
+    hub_progress_bar bar;
+    hub_progress_bar_init(&bar, stderr, quiet);
+    hub_callbacks cb = {.on_event = events ? print_event : hub_progress_bar_event, .user = &bar,
+                        .cancel = &cancel_flag};
+    struct sigaction sa = {.sa_handler = on_sigint}, old_int, old_term;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, NULL, &old_int);
+    if (old_int.sa_handler != SIG_IGN) sigaction(SIGINT, &sa, NULL); /* a background job ignores Ctrl-C */
+    sigaction(SIGTERM, &sa, &old_term);
+    hub_request req = {.repo = ref.repo, .revision = ref.revision, .path = ref.path[0] ? ref.path : NULL,
+                       .include = include.items, .n_include = include.n};
+    hub_result res;
+    int rc = hub_download(&req, &cb, &res);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    if (rc != 0) {
+        fprintf(stderr, "graft download: %s\n", gf_last_error());
+        return 1;
+    }
+    if (json) {
+        print_json(&res);
+    } else {
+        printf("%s\n", res.path);
+    }
+    hub_result_free(&res);
+    return 0;
+}
