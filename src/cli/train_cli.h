@@ -23,7 +23,7 @@ typedef struct {
 void train_cli_default(train_cli *c);
 
 #define TRAIN_CLI_OPTS(o)                                                                                       \
-    {"teacher", OPT_STR, &(o).teacher, "teacher model (required)"},                                             \
+    {"teacher", OPT_STR, &(o).teacher, "teacher model (train: required; race: defaults to MODEL)"},                                             \
     {"data", OPT_STR, &(o).data, "text file, .jsonl (\"text\" field) or folder; none: teacher-sampled sequences"}, \
     {"phase", OPT_STR, &(o).phase, "kl (end-to-end KL distillation, default) or align (hidden-state alignment)"}, \
     {"tokens", OPT_LONG, &(o).to.tokens, "training token budget (default 1048576)"},                            \
