@@ -19,6 +19,7 @@ static void print_human(const model *m) {
            c->rope_pairing == ROPE_ADJACENT ? "adjacent" : "half-split",
            c->rope_scaling.type == ROPE_SCALING_LLAMA3   ? ", llama3 scaling"
            : c->rope_scaling.type == ROPE_SCALING_LINEAR ? ", linear scaling"
+           : c->rope_scaling.type == ROPE_SCALING_FACTORS ? ", per-frequency factors"
                                                          : "");
     printf("norm eps    %g\n", c->norm_eps);
     printf("features    %s%s%s\n", c->qkv_bias ? "qkv-bias " : "", c->qk_norm ? "qk-norm " : "",
@@ -57,6 +58,7 @@ cJSON *model_summary_json(const model *m) {
     cJSON_AddStringToObject(o, "rope_pairing", c->rope_pairing == ROPE_ADJACENT ? "adjacent" : "half");
     cJSON_AddStringToObject(o, "rope_scaling", c->rope_scaling.type == ROPE_SCALING_LLAMA3   ? "llama3"
                                                : c->rope_scaling.type == ROPE_SCALING_LINEAR ? "linear"
+                                               : c->rope_scaling.type == ROPE_SCALING_FACTORS ? "factors"
                                                                                              : "none");
     cJSON_AddNumberToObject(o, "norm_eps", float_value(c->norm_eps));
     cJSON_AddBoolToObject(o, "qkv_bias", c->qkv_bias);

@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "data/text_tokens.h"
 #include "eval/perplexity.h"
+#include "student/student_io.h"
 
 int cmd_ppl(int argc, char **argv) {
     common_opts co;
@@ -26,6 +27,7 @@ int cmd_ppl(int argc, char **argv) {
         fprintf(stderr, "graft ppl: --text FILE is required\n");
         return 2;
     }
+    if (student_folder_detect(pos[0])) return eval_path_ppl("ppl", pos[0], text, ctx, &co);
     model m;
     if (cli_load_model("ppl", pos[0], &co, &m) != 0) return 1;
     if (!m.tok) {

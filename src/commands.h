@@ -3,6 +3,8 @@
 #ifndef GRAFT_COMMANDS_H
 #define GRAFT_COMMANDS_H
 
+#include "cli/common.h"
+
 typedef int (*command_fn)(int argc, char **argv);
 
 typedef struct {
@@ -21,7 +23,14 @@ int cmd_stats(int argc, char **argv);
 int cmd_train(int argc, char **argv);
 int cmd_race(int argc, char **argv);
 int cmd_download(int argc, char **argv);
+int cmd_select(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
+int cmd_eval(int argc, char **argv);
+int cmd_ablate(int argc, char **argv);
 int cmd_tui(int argc, char **argv);     /* ui/tui_cmd.c */
 int cmd_default(int argc, char **argv); /* `graft` with no command */
+
+/* Perplexity of a teacher or a student folder (cmd_eval.c; ppl uses it for students). */
+int eval_path_ppl(const char *cmd, const char *path, const char *text, int ctx, const common_opts *co);
 
 #endif

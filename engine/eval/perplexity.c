@@ -17,6 +17,11 @@ double nll_of_row(const float *logits, int V, int target) {
 
 int eval_nll(const model *m, const int *ids, size_t n, int ctx, double *nll, long *count,
              const progress_sink *progress) {
+    return eval_nll_mixed(m, NULL, ids, n, ctx, nll, count, progress);
+}
+
+int eval_nll_mixed(const model *m, const layer_mixer *mixers, const int *ids, size_t n, int ctx, double *nll,
+                   long *count, const progress_sink *progress) {
     *nll = 0;
     *count = 0;
     if (n < 2) return gf_fail("the text has %zu tokens; perplexity needs at least 2", n);
@@ -24,6 +29,7 @@ int eval_nll(const model *m, const int *ids, size_t n, int ctx, double *nll, lon
     const int V = m->cfg.vocab_size, rows = 32;
     forward_ctx fc;
     if (forward_ctx_init(&fc, m, ctx) != 0) return -1;
+    fc.mixers = mixers;
     float *logits = gf_malloc((size_t)rows * V * sizeof *logits);
     int rc = 0;
     double total = 0;

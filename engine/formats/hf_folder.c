@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "core/error.h"
+#include "formats/gguf_tokenizer.h"
 #include "formats/hf_config.h"
 #include "formats/loaders.h"
 #include "formats/safetensors.h"
@@ -153,6 +154,7 @@ static int load_tokenizer(model *m, const char *dir, const model_load_opts *opts
         tp = path;
     }
     if (ends_with(tp, ".bin")) return tokenizer_load_llama2c(&m->tok, tp, m->cfg.vocab_size);
+    if (ends_with(tp, ".gguf")) return tokenizer_load_gguf(&m->tok, tp);
     return tokenizer_load_hf(&m->tok, tp);
 }
 

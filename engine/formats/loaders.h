@@ -7,5 +7,6 @@
 
 int load_llama2c(model *m, const char *path, const model_load_opts *opts);
 int load_hf_folder(model *m, const char *dir, const model_load_opts *opts);
+int load_gguf(model *m, const char *path, const model_load_opts *opts);
 
 #endif

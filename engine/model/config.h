@@ -11,7 +11,13 @@ typedef enum { ARCH_LLAMA = 0, ARCH_QWEN2 = 1, ARCH_QWEN3 = 2 } model_arch;
  * ADJACENT: (2i, 2i + 1), llama2.c checkpoints. */
 typedef enum { ROPE_HALF = 0, ROPE_ADJACENT = 1 } rope_pairing;
 
-typedef enum { ROPE_SCALING_NONE = 0, ROPE_SCALING_LLAMA3 = 1, ROPE_SCALING_LINEAR = 2 } rope_scaling_type;
+/* FACTORS: per-frequency divisors given by the file (GGUF rope_freqs.weight,
+ * which llama.cpp's converter writes for llama3 scaling). */
+typedef enum {
+    ROPE_SCALING_NONE = 0, ROPE_SCALING_LLAMA3 = 1, ROPE_SCALING_LINEAR = 2, ROPE_SCALING_FACTORS = 3
+} rope_scaling_type;
+
+#define ROPE_MAX_FACTORS 256 /* head_dim / 2 at most, for ROPE_SCALING_FACTORS */
 
 typedef enum { SOURCE_HF = 0, SOURCE_LLAMA2C = 1, SOURCE_GGUF = 2 } model_source;
 
@@ -21,6 +27,7 @@ typedef struct {
     float low_freq_factor;   /* llama3 */
     float high_freq_factor;  /* llama3 */
     int original_max_pos;    /* llama3: original_max_position_embeddings */
+    float freq_factors[ROPE_MAX_FACTORS]; /* FACTORS: inv_freq[i] /= freq_factors[i] */
 } rope_scaling;
 
 typedef struct {

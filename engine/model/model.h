@@ -20,7 +20,8 @@ typedef struct {
 } model_load_opts;
 
 /* Loads a teacher from a Hugging Face folder (config.json + safetensors), a
- * llama2.c .bin checkpoint, or (later) a .gguf file. On error returns -1 with
+ * llama2.c .bin checkpoint, or a .gguf file (or a folder holding one .gguf
+ * file and no config.json). On error returns -1 with
  * a one-line message in gf_last_error(). */
 int model_load(model *m, const char *path, const model_load_opts *opts);
 void model_free(model *m);

@@ -49,6 +49,8 @@ void rope_inv_freq(double *inv_freq, const model_config *c) {
         double f = 1.0 / pow((double)c->rope_theta, (2.0 * i) / c->head_dim);
         if (s->type == ROPE_SCALING_LINEAR) {
             f /= s->factor;
+        } else if (s->type == ROPE_SCALING_FACTORS) {
+            f /= s->freq_factors[i];
         } else if (s->type == ROPE_SCALING_LLAMA3) {
             /* long wavelengths slowed by factor, short kept, smooth blend between */
             double wavelen = 2.0 * M_PI / f;

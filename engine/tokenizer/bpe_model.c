@@ -70,6 +70,7 @@ void bpe_model_free(bpe_model *m) {
     free(m->merges.keys);
     free(m->merges.vals);
     free(m->merge_result);
+    free(m->merge_priority);
     free(m->front);
     strmap_free(&m->cache);
     int_vec_free(&m->cache_ids);
@@ -81,7 +82,7 @@ static bool rank_pair(void *ctx, int a, int b, double *priority, int *merged) {
     const bpe_model *m = ctx;
     int r = pair_map_get(&m->merges, a, b);
     if (r < 0) return false;
-    *priority = -(double)r;
+    *priority = m->merge_priority ? (double)m->merge_priority[r] : -(double)r;
     *merged = m->merge_result[r];
     return true;
 }

@@ -131,6 +131,8 @@ typedef struct {
     bool bytelevel;       /* symbols are GPT-2 byte characters */
     int byte_sym[256];    /* bytelevel: id of each byte's character; else id of <0xXX> or -1 */
     int *byte_of_token;   /* [vocab_size] sentencepiece: byte value of <0xXX> tokens, else -1 */
+    float *merge_priority;/* [n_merges] or NULL: merge r's priority (higher first, ties leftmost);
+                             NULL: by rank (lower first). GGUF SentencePiece: the merged token's score */
     /* per-word cache: word bytes -> ids; short words first try a direct-mapped
      * front cache whose entries hold everything in one cache line */
     pthread_mutex_t cache_lock;
@@ -171,6 +173,18 @@ typedef struct {
     bool dec_strip_first;   /* one leading space of the first piece goes */
     short dec_byte[0x144];  /* byte of each GPT-2 byte character, -1 for others */
 } hf_tokenizer;
+
+/* Building an hf_tokenizer without tokenizer.json (GGUF metadata): allocate
+ * it with gf_calloc and pthread_mutex_init(&h->model.cache_lock), fill the
+ * model (vocab, pieces, piece_len, is_added, byte_of_token all -1, merges,
+ * flags, unk_id, bytelevel), the added tokens, normalizers, pre-tokenizers and
+ * decoder flags, then call hf_tokenizer_finish (indexes the added tokens,
+ * builds the byte tables and the cache; -1 with an error naming path) and
+ * hf_tokenizer_wrap, which takes ownership. allow_missing_bytes: a byte-level
+ * vocabulary may lack some byte characters (SmolLM2's does); those bytes are
+ * dropped, or become unk_id when there is one, as the library does. */
+int hf_tokenizer_finish(hf_tokenizer *h, const char *path, bool allow_missing_bytes);
+struct tokenizer *hf_tokenizer_wrap(hf_tokenizer *h, int bos, int eos);
 
 /* tokenizer.json sections (hf_pipeline_load.c); 0 or -1 with an error */
 struct cJSON;

@@ -268,11 +268,16 @@ static int build(hf_tokenizer *h, const cJSON *root, const char *path) {
         return gf_fail("%s: unk_token \"%s\" is not in the vocabulary", path, unk);
 
     if (hf_load_normalizer(h, cJSON_GetObjectItemCaseSensitive(root, "normalizer"), path) != 0) return -1;
-    index_added(h);
     bool bytelevel = false;
     if (hf_load_pre_tokenizer(h, cJSON_GetObjectItemCaseSensitive(root, "pre_tokenizer"), path, &bytelevel) != 0) return -1;
     hf_load_decoder(h, cJSON_GetObjectItemCaseSensitive(root, "decoder"));
-    m->bytelevel = bytelevel || h->dec_bytelevel;
+    h->model.bytelevel = bytelevel || h->dec_bytelevel;
+    return hf_tokenizer_finish(h, path, false);
+}
+
+int hf_tokenizer_finish(hf_tokenizer *h, const char *path, bool allow_missing_bytes) {
+    bpe_model *m = &h->model;
+    index_added(h);
     h->dec_bytelevel = m->bytelevel;
     for (int c = 0; c < 0x144; c++) h->dec_byte[c] = (short)bytelevel_byte((uint32_t)c);
     for (int b = 0; b < 256; b++) {
@@ -284,12 +289,22 @@ static int build(hf_tokenizer *h, const cJSON *root, const char *path) {
             n = snprintf(s, sizeof s, "<0x%02X>", b);
         }
         m->byte_sym[b] = strmap_get(&m->vocab, s, (size_t)n);
-        if (m->bytelevel && m->byte_sym[b] < 0)
+        if (m->bytelevel && m->byte_sym[b] < 0 && !allow_missing_bytes)
             return gf_fail("%s: byte-level vocabulary lacks the character for byte 0x%02X", path, b);
         if (!m->bytelevel && m->byte_sym[b] >= 0) m->byte_of_token[m->byte_sym[b]] = b;
     }
     strmap_init(&m->cache, 1024);
     return 0;
+}
+
+tokenizer *hf_tokenizer_wrap(hf_tokenizer *h, int bos, int eos) {
+    tokenizer *t = gf_calloc(1, sizeof *t);
+    t->ops = h->model.bytelevel ? &bytelevel_ops : &sentencepiece_ops;
+    t->impl = h;
+    t->vocab_size = h->model.vocab_size;
+    t->bos = bos;
+    t->eos = eos;
+    return t;
 }
 
 int tokenizer_load_hf(tokenizer **out, const char *path) {
@@ -313,11 +328,8 @@ int tokenizer_load_hf(tokenizer **out, const char *path) {
         hf_tokenizer_free(h);
         return -1;
     }
-    tokenizer *t = gf_calloc(1, sizeof *t);
-    t->ops = h->model.bytelevel ? &bytelevel_ops : &sentencepiece_ops;
-    t->impl = h;
-    t->vocab_size = h->model.vocab_size;
-    special_tokens(h, path, &t->bos, &t->eos);
-    *out = t;
+    int bos, eos;
+    special_tokens(h, path, &bos, &eos);
+    *out = hf_tokenizer_wrap(h, bos, eos);
     return 0;
 }

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include "core/error.h"
+#include "formats/gguf_tokenizer.h"
 #include "tokenizer/tokenizer.h"
 
 int tokenizer_load_path(tokenizer **out, const char *path, int vocab_size) {
@@ -20,5 +21,6 @@ int tokenizer_load_path(tokenizer **out, const char *path, int vocab_size) {
     }
     size_t n = strlen(path);
     if (n >= 5 && strcmp(path + n - 5, ".json") == 0) return tokenizer_load_hf(out, path);
+    if (n >= 5 && strcmp(path + n - 5, ".gguf") == 0) return tokenizer_load_gguf(out, path);
     return tokenizer_load_llama2c(out, path, vocab_size);
 }

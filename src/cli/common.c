@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "hub/progress_bar.h"
 #include "hub/resolve.h"
+#include "student/student_io.h"
 
 void common_opts_default(common_opts *o) {
     memset(o, 0, sizeof *o);
@@ -65,8 +66,30 @@ int cli_load_model(const char *cmd, const char *arg, const common_opts *o, model
         cli_fail(cmd);
         return -1;
     }
+    if (student_folder_detect(path)) {
+        /* its teacher part would load and silently run without the GDN layers */
+        fprintf(stderr, "graft %s: %s is a student folder (hybrid GDN model); graft %s takes a teacher "
+                "(students: graft eval / graft ppl)\n", cmd, arg, cmd);
+        free(path);
+        return -1;
+    }
     model_load_opts lo = {o->tokenizer};
     int rc = model_load(m, path, &lo);
+    free(path);
+    if (rc != 0) {
+        cli_fail(cmd);
+        return -1;
+    }
+    return 0;
+}
+
+int cli_load_student(const char *cmd, const char *arg, const common_opts *o, student *s) {
+    char *path = NULL;
+    if (hub_resolve_model(arg, &path, NULL) != 0) {
+        cli_fail(cmd);
+        return -1;
+    }
+    int rc = student_load(s, path, o->tokenizer);
     free(path);
     if (rc != 0) {
         cli_fail(cmd);

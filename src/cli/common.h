@@ -8,6 +8,7 @@
 
 #include "cli/args.h"
 #include "model/model.h"
+#include "student/student.h"
 
 typedef struct {
     bool json;
@@ -39,6 +40,10 @@ int cli_setup(const char *cmd, const common_opts *o);
 /* Loads MODEL (a path; later also a Hub repo id). Prints the error and
  * returns -1 on failure. */
 int cli_load_model(const char *cmd, const char *arg, const common_opts *o, model *m);
+
+/* Loads a student folder (engine/student/student_io.h). Prints the error and
+ * returns -1 on failure. */
+int cli_load_student(const char *cmd, const char *arg, const common_opts *o, student *s);
 
 /* Prints "graft CMD: <last error>" on stderr; returns 1. */
 int cli_fail(const char *cmd);

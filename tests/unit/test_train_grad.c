@@ -164,7 +164,7 @@ static void test_rope_backward(void **state) {
     (void)state;
     enum { T = 5, NH = 2, HD = 8 };
     model_config cfg = {.head_dim = HD, .rope_theta = 10000.0f};
-    cfg.rope_scaling = (rope_scaling){ROPE_SCALING_LLAMA3, 8, 1, 4, 16};
+    cfg.rope_scaling = (rope_scaling){.type = ROPE_SCALING_LLAMA3, .factor = 8, .low_freq_factor = 1, .high_freq_factor = 4, .original_max_pos = 16};
     double inv[HD / 2];
     rope_inv_freq(inv, &cfg);
     float x[T * NH * HD], r[T * NH * HD], y[T * NH * HD], dx[T * NH * HD];
@@ -400,7 +400,7 @@ static void test_e2e_llama_like(void **state) { /* ADJACENT rope, llama3 scaling
     model_config c = tiny_cfg();
     c.rope_pairing = ROPE_ADJACENT;
     c.tied_embeddings = true;
-    c.rope_scaling = (rope_scaling){ROPE_SCALING_LLAMA3, 8, 1, 4, 8};
+    c.rope_scaling = (rope_scaling){.type = ROPE_SCALING_LLAMA3, .factor = 8, .low_freq_factor = 1, .high_freq_factor = 4, .original_max_pos = 8};
     run_e2e(&c, false);
 }
 

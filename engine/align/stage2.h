@@ -1,0 +1,32 @@
+/* Stage 2 of Taylor-Calibrate (METHOD.md section 6): per-layer local alignment.
+ *
+ * Teacher-forced: the GDN layer reads x = the teacher's input_layernorm output
+ * at layer l and is trained so that its output (after Wo) matches the teacher
+ * attention block's output after o_proj; loss = mean squared error over all
+ * N x D entries. Full batch, `steps` AdamW steps (betas 0.9/0.999, eps 1e-8,
+ * weight decay on every trained tensor), lr_qkv for Wq, Wk, Wv (+ biases),
+ * lr_gates for Wa, Wb, Wg, A_log, dt_bias (+ conv); Wo and w_norm frozen; the
+ * global gradient norm over the trained tensors clipped at `clip`
+ * (coefficient clip / (norm + 1e-6), as torch.nn.utils.clip_grad_norm_).
+ *
+ * Curves: loss[i] (and heldout[i]) is the loss of the state before update i,
+ * i = 0 .. steps-1, and loss[steps] that of the final state; the state with the
+ * lowest loss (or held-out loss, keep_best = heldout) is kept. */
+#ifndef GRAFT_ALIGN_STAGE2_H
+#define GRAFT_ALIGN_STAGE2_H
+
+#include "student/student.h"
+
+typedef struct {
+    const float *x, *target; /* [B*T, D] */
+    int B, T;
+} align_set;
+
+/* Trains p in place. held may be NULL (or have B = 0). r->loss etc. are allocated here. */
+int stage2_align(const student_settings *set, const gdn_config *c, gdn_params *p, const align_set *cal,
+                 const align_set *held, stage2_result *r, const progress_sink *progress);
+
+/* Mean squared error of the layer on a set (no training). */
+double gdn_layer_mse(const gdn_config *c, const gdn_params *p, const align_set *set);
+
+#endif

@@ -1,0 +1,132 @@
+#include "calibrate/stage1.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+
+static double softplus_inv(double y) { return y + log(-expm1(-y)); }
+static double logit(double p) { return log(p / (1.0 - p)); }
+static double silu(double x) { return x / (1.0 + exp(-x)); }
+
+static double clampd(double x, double lo, double hi) { return x < lo ? lo : x > hi ? hi : x; }
+
+int stage1_apply(const student *s, int l, gdn_params *p, const teacher_capture *cal, stage1_result *r) {
+    const gdn_config *c = &s->gcfg;
+    const int D = c->D, H = c->H, dv = c->dv;
+    const size_t N = capture_rows(cal);
+    if (!cal->heads) return gf_fail("stage 1 needs the teacher's per-head outputs");
+    const float *x = capture_xn(cal, l);     /* [N, D] */
+    const float *tc = capture_heads(cal, l); /* [N, H*dv] */
+
+    /* teacher statistics */
+    for (int h = 0; h < H; h++) {
+        r->dist[h] = attn_stats_mean_distance(&cal->stats, l, h);
+        r->entropy[h] = attn_stats_entropy(&cal->stats, l, h);
+        r->conc[h] = attn_stats_concentration(&cal->stats, l, h);
+        double acc = 0;
+        for (size_t n = 0; n < N; n++) {
+            const float *t = tc + n * (size_t)H * dv + (size_t)h * dv;
+            double ss = 0;
+            for (int j = 0; j < dv; j++) ss += (double)t[j] * t[j];
+            acc += sqrt(ss / dv);
+        }
+        r->tc_rms[h] = acc / (double)N;
+    }
+
+    /* 1. decay */
+    for (int h = 0; h < H; h++) {
+        r->target_g[h] = clampd(log(2.0) / r->dist[h], 1e-3, 5.0);
+        r->dt_bias[h] = softplus_inv(r->target_g[h]);
+        p->a_log[h] = 0.0f;
+        p->dt_bias[h] = (float)r->dt_bias[h];
+    }
+
+    /* 2. write gate */
+    r->mean_logit_fallback = 0;
+    for (int h = 0; h < H; h++) {
+        float *row = p->wb + (size_t)h * D;
+        r->beta_star[h] = 0.3 + 0.4 * r->conc[h];
+        const double want = logit(r->beta_star[h]);
+        double cur = 0;
+        if (s->set.write_gate == WRITE_GATE_MEAN_LOGIT) {
+            for (size_t n = 0; n < N; n++) {
+                const float *xr = x + n * D;
+                double d = 0;
+                for (int i = 0; i < D; i++) d += (double)row[i] * xr[i];
+                cur += d;
+            }
+            cur /= (double)N;
+        }
+        if (s->set.write_gate == WRITE_GATE_MEAN_LOGIT && fabs(cur) >= 1e-8) {
+            const double f = want / cur;
+            for (int i = 0; i < D; i++) row[i] = (float)(row[i] * f);
+        } else {
+            if (s->set.write_gate == WRITE_GATE_MEAN_LOGIT) r->mean_logit_fallback++;
+            double ma = 0;
+            for (int i = 0; i < D; i++) ma += fabs((double)row[i]);
+            ma /= D;
+            if (ma > 0) {
+                const double f = want / sqrt((double)D) / ma;
+                for (int i = 0; i < D; i++) row[i] = (float)(row[i] * f);
+            }
+        }
+        double after = 0;
+        for (size_t n = 0; n < N; n++) {
+            const float *xr = x + n * D;
+            double d = 0;
+            for (int i = 0; i < D; i++) d += (double)row[i] * xr[i];
+            after += d;
+        }
+        r->wb_logit[h] = after / (double)N;
+    }
+
+    /* 3. value scale by least squares against the teacher's head outputs */
+    gdn_cache cache;
+    gdn_cache_alloc(&cache, c, cal->n_seqs, cal->T);
+    float *y = gf_malloc(N * (size_t)D * sizeof *y);
+    gdn_forward(c, p, &cache, x, y);
+    for (int h = 0; h < H; h++) {
+        double num = 0, den = 0;
+        for (size_t n = 0; n < N; n++) {
+            const float *o = cache.o + (n * H + h) * (size_t)dv;
+            const float *t = tc + (n * H + h) * (size_t)dv;
+            for (int j = 0; j < dv; j++) {
+                num += (double)t[j] * o[j];
+                den += (double)o[j] * o[j];
+            }
+        }
+        r->sigma_raw[h] = den > 0 ? num / den : 1.0;
+        r->sigma_star[h] = clampd(r->sigma_raw[h], 0.1, 10.0);
+        const float f = (float)r->sigma_star[h];
+        for (size_t i = 0; i < (size_t)dv * D; i++) p->wv[(size_t)h * dv * D + i] *= f;
+        if (p->bv)
+            for (int j = 0; j < dv; j++) p->bv[h * dv + j] *= f;
+    }
+    free(y);
+    gdn_cache_free(&cache);
+
+    /* 4. output gate */
+    double rms_tc = 0;
+    for (int h = 0; h < H; h++) rms_tc += r->tc_rms[h];
+    rms_tc /= H;
+    double ss = 0;
+    const int HV = H * dv;
+    for (size_t n = 0; n < N; n++) {
+        const float *xr = x + n * D;
+        for (int o = 0; o < HV; o++) {
+            const float *w = p->wv + (size_t)o * D;
+            double d = p->bv ? p->bv[o] : 0.0;
+            for (int i = 0; i < D; i++) d += (double)w[i] * xr[i];
+            double v = silu(d);
+            ss += v * v;
+        }
+    }
+    const double rms_v = sqrt(ss / ((double)N * HV));
+    r->rms_tc = rms_tc;
+    r->rms_v = rms_v;
+    r->alpha_star = rms_v > 0 ? s->set.damping * rms_tc / rms_v : 0.0;
+    for (size_t i = 0; i < (size_t)HV * D; i++) p->wg[i] = (float)(r->alpha_star * p->wv[i]);
+    return 0;
+}

@@ -1,0 +1,329 @@
+/* GGUF teachers: llama, qwen2 and qwen3 architectures mapped onto the same
+ * model as their Hugging Face weights.
+ *
+ * Facts from llama.cpp (convert_hf_to_gguf.py, llama-arch, llama-model):
+ * - tensor names: token_embd, output_norm, output (absent when tied),
+ *   blk.N.{attn_norm, attn_q, attn_k, attn_v, attn_output, attn_q_norm,
+ *   attn_k_norm, ffn_norm, ffn_gate, ffn_up, ffn_down}, biases as .bias;
+ *   shapes ne = [in, out], i.e. PyTorch's [out, in] row-major.
+ * - llama: the converter permutes the rows of q and k (and their biases) inside
+ *   each head, HF row p*hd/2 + i -> GGUF row 2i + p, so that llama.cpp's NORM
+ *   RoPE (adjacent pairs) computes what HF's half-split RoPE does. We undo it,
+ *   so the model runs with half-split pairs exactly like the HF weights.
+ * - qwen2 and qwen3 use NEOX RoPE (half-split): not permuted.
+ * - llama3 RoPE scaling is stored as rope_freqs.weight, one divisor per
+ *   frequency; linear scaling as {arch}.rope.scaling.type/factor. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "formats/gguf_dequant.h"
+#include "formats/gguf_reader.h"
+#include "formats/gguf_tokenizer.h"
+#include "formats/loaders.h"
+
+typedef struct {
+    char name[64];
+    float *dst;
+    int64_t rows, cols; /* PyTorch shape [rows, cols]; cols = 0 for vectors */
+    int permute_heads;  /* llama q/k: number of heads whose rows to un-permute; 0 = none */
+    bool optional;
+} spec;
+
+typedef struct {
+    spec *v;
+    size_t n, cap;
+} spec_list;
+
+static spec *add(spec_list *s, const char *name, float *dst, int64_t rows, int64_t cols) {
+    if (s->n == s->cap) s->v = gf_realloc(s->v, (s->cap = s->cap ? 2 * s->cap : 64) * sizeof *s->v);
+    spec *t = &s->v[s->n++];
+    memset(t, 0, sizeof *t);
+    snprintf(t->name, sizeof t->name, "%s", name);
+    t->dst = dst;
+    t->rows = rows;
+    t->cols = cols;
+    return t;
+}
+
+/* ---- config from metadata ---- */
+
+typedef struct {
+    const gguf_file *g;
+    const char *arch;
+    const char *path;
+} meta;
+
+static int get_int(const meta *m, const char *suffix, bool required, int64_t lo, int64_t hi, int64_t *out) {
+    char key[128];
+    snprintf(key, sizeof key, "%s.%s", m->arch, suffix);
+    int rc = gguf_get_int(m->g, key, out);
+    if (rc < 0) return -1;
+    if (rc == 0) return required ? gf_fail("%s: missing metadata %s", m->path, key) : 0;
+    if (*out < lo || *out > hi)
+        return gf_fail("%s: metadata %s = %lld is out of range [%lld, %lld]", m->path, key, (long long)*out,
+                       (long long)lo, (long long)hi);
+    return 1;
+}
+
+static int get_float(const meta *m, const char *suffix, double *out) {
+    char key[128];
+    snprintf(key, sizeof key, "%s.%s", m->arch, suffix);
+    return gguf_get_float(m->g, key, out);
+}
+
+static int read_config(model_config *c, const gguf_file *g, const char *arch_name, const char *path) {
+    meta m = {g, arch_name, path};
+    memset(c, 0, sizeof *c);
+    c->source = SOURCE_GGUF;
+    if (!strcmp(arch_name, "llama")) c->arch = ARCH_LLAMA;
+    else if (!strcmp(arch_name, "qwen2")) c->arch = ARCH_QWEN2;
+    else if (!strcmp(arch_name, "qwen3")) c->arch = ARCH_QWEN3;
+    else return gf_fail("%s: architecture %s is not supported (llama, qwen2, qwen3)", path, arch_name);
+    int64_t v;
+    if (get_int(&m, "embedding_length", true, 1, 1 << 20, &v) < 0) return -1;
+    c->dim = (int)v;
+    if (get_int(&m, "feed_forward_length", true, 1, 1 << 22, &v) < 0) return -1;
+    c->hidden_dim = (int)v;
+    if (get_int(&m, "block_count", true, 1, 4096, &v) < 0) return -1;
+    c->n_layers = (int)v;
+    if (get_int(&m, "attention.head_count", true, 1, 4096, &v) < 0) return -1;
+    c->n_heads = (int)v;
+    c->n_kv_heads = c->n_heads;
+    int rc = get_int(&m, "attention.head_count_kv", false, 1, 4096, &v);
+    if (rc < 0) return -1;
+    if (rc) c->n_kv_heads = (int)v;
+    if (c->n_heads % c->n_kv_heads != 0)
+        return gf_fail("%s: %d query heads are not a multiple of %d KV heads", path, c->n_heads, c->n_kv_heads);
+    c->head_dim = c->dim / c->n_heads;
+    if ((rc = get_int(&m, "attention.key_length", false, 2, 1 << 16, &v)) < 0) return -1;
+    if (rc) c->head_dim = (int)v;
+    int64_t vl;
+    if ((rc = get_int(&m, "attention.value_length", false, 2, 1 << 16, &vl)) < 0) return -1;
+    if (rc && vl != c->head_dim)
+        return gf_fail("%s: value length %lld differs from key length %d (not supported)", path, (long long)vl,
+                       c->head_dim);
+    if (c->head_dim % 2 != 0 || c->head_dim / 2 > ROPE_MAX_FACTORS)
+        return gf_fail("%s: head size %d is not supported (even, at most %d)", path, c->head_dim,
+                       2 * ROPE_MAX_FACTORS);
+    if ((rc = get_int(&m, "rope.dimension_count", false, 1, 1 << 16, &v)) < 0) return -1;
+    if (rc && v != c->head_dim)
+        return gf_fail("%s: RoPE on %lld of %d head dimensions (partial RoPE) is not supported", path,
+                       (long long)v, c->head_dim);
+    c->max_seq = 2048;
+    if ((rc = get_int(&m, "context_length", false, 1, 1 << 24, &v)) < 0) return -1;
+    if (rc) c->max_seq = (int)v;
+    double f = 1e-6;
+    if (get_float(&m, "attention.layer_norm_rms_epsilon", &f) < 0) return -1;
+    if (!(f > 0 && f < 1)) return gf_fail("%s: RMS norm epsilon %g is out of range", path, f);
+    c->norm_eps = (float)f;
+    f = 10000.0;
+    if (get_float(&m, "rope.freq_base", &f) < 0) return -1;
+    if (!(f > 1)) return gf_fail("%s: RoPE base %g is out of range", path, f);
+    c->rope_theta = (float)f;
+    c->rope_pairing = ROPE_HALF; /* llama's q/k are un-permuted on load */
+    c->rope_scaling.type = ROPE_SCALING_NONE;
+    char key[128];
+    snprintf(key, sizeof key, "%s.rope.scaling.type", arch_name);
+    gguf_str st;
+    if ((rc = gguf_get_str(g, key, &st)) < 0) return -1;
+    double factor = 0;
+    if (get_float(&m, "rope.scaling.factor", &factor) < 0) return -1;
+    if (rc && st.len == 6 && !memcmp(st.p, "linear", 6)) {
+        if (!(factor > 0)) return gf_fail("%s: linear RoPE scaling without a positive factor", path);
+        c->rope_scaling.type = ROPE_SCALING_LINEAR;
+        c->rope_scaling.factor = (float)factor;
+    } else if (rc && !(st.len == 4 && !memcmp(st.p, "none", 4))) {
+        char pr[64];
+        return gf_fail("%s: RoPE scaling %s is not supported (none, linear, llama3 factors)", path,
+                       gguf_printable(st, pr, sizeof pr));
+    } else if (!rc && get_float(&m, "rope.scale_linear", &factor) > 0 && factor != 1.0) {
+        if (!(factor > 0)) return gf_fail("%s: rope.scale_linear %g is not positive", path, factor);
+        c->rope_scaling.type = ROPE_SCALING_LINEAR;
+        c->rope_scaling.factor = (float)factor;
+    }
+    c->qkv_bias = gguf_find_tensor(g, "blk.0.attn_q.bias") != NULL;
+    c->qk_norm = c->arch == ARCH_QWEN3;
+    c->tied_embeddings = gguf_find_tensor(g, "output.weight") == NULL;
+    const gguf_tensor *emb = gguf_find_tensor(g, "token_embd.weight");
+    if (!emb) return gf_fail("%s: missing tensor token_embd.weight", path);
+    if (emb->n_dims != 2 || emb->ne[0] != (uint64_t)c->dim || emb->ne[1] > (1u << 24))
+        return gf_fail("%s: token_embd.weight has shape [%llu, %llu], expected [vocab, %d]", path,
+                       (unsigned long long)emb->ne[1], (unsigned long long)emb->ne[0], c->dim);
+    c->vocab_size = (int)emb->ne[1];
+    c->bos_id = c->eos_id = -1;
+    int64_t id;
+    if (gguf_get_int(g, "tokenizer.ggml.bos_token_id", &id) > 0 && id >= 0 && id < c->vocab_size) c->bos_id = (int)id;
+    if (gguf_get_int(g, "tokenizer.ggml.eos_token_id", &id) > 0 && id >= 0 && id < c->vocab_size) c->eos_id = (int)id;
+    gf_clear_error();
+    return 0;
+}
+
+/* ---- tensors ---- */
+
+static void expected(spec_list *s, const model_config *c, model_weights *w) {
+    const int64_t D = c->dim, F = c->hidden_dim, V = c->vocab_size, hd = c->head_dim;
+    const int64_t qd = (int64_t)c->n_heads * hd, kvd = (int64_t)c->n_kv_heads * hd;
+    const bool permute = c->arch == ARCH_LLAMA;
+    char n[64];
+    add(s, "token_embd.weight", w->tok_embed, V, D);
+    for (int l = 0; l < c->n_layers; l++) {
+        layer_weights *lw = &w->layers[l];
+#define NAME(suffix) (snprintf(n, sizeof n, "blk.%d." suffix, l), n)
+        add(s, NAME("attn_norm.weight"), lw->attn_norm, D, 0);
+        add(s, NAME("attn_q.weight"), lw->wq, qd, D)->permute_heads = permute ? c->n_heads : 0;
+        add(s, NAME("attn_k.weight"), lw->wk, kvd, D)->permute_heads = permute ? c->n_kv_heads : 0;
+        add(s, NAME("attn_v.weight"), lw->wv, kvd, D);
+        add(s, NAME("attn_output.weight"), lw->wo, D, qd);
+        if (c->qkv_bias) {
+            add(s, NAME("attn_q.bias"), lw->bq, qd, 0)->permute_heads = permute ? c->n_heads : 0;
+            add(s, NAME("attn_k.bias"), lw->bk, kvd, 0)->permute_heads = permute ? c->n_kv_heads : 0;
+            add(s, NAME("attn_v.bias"), lw->bv, kvd, 0);
+        }
+        if (c->qk_norm) {
+            add(s, NAME("attn_q_norm.weight"), lw->q_norm, hd, 0);
+            add(s, NAME("attn_k_norm.weight"), lw->k_norm, hd, 0);
+        }
+        add(s, NAME("ffn_norm.weight"), lw->ffn_norm, D, 0);
+        add(s, NAME("ffn_gate.weight"), lw->w_gate, F, D);
+        add(s, NAME("ffn_up.weight"), lw->w_up, F, D);
+        add(s, NAME("ffn_down.weight"), lw->w_down, D, F);
+#undef NAME
+    }
+    add(s, "output_norm.weight", w->final_norm, D, 0);
+    if (!c->tied_embeddings) add(s, "output.weight", w->lm_head, V, D);
+}
+
+static int check_tensor(const gguf_tensor *t, const spec *s, const char *path) {
+    bool ok = s->cols ? (t->n_dims == 2 && t->ne[0] == (uint64_t)s->cols && t->ne[1] == (uint64_t)s->rows)
+                      : (t->n_dims == 1 && t->ne[0] == (uint64_t)s->rows);
+    if (!ok) {
+        char got[96];
+        int k = snprintf(got, sizeof got, "[");
+        for (int d = t->n_dims - 1; d >= 0 && k < (int)sizeof got; d--)
+            k += snprintf(got + k, sizeof got - (size_t)k, "%llu%s", (unsigned long long)t->ne[d], d ? ", " : "]");
+        if (s->cols)
+            return gf_fail("%s: tensor %s has shape %s, expected [%lld, %lld]", path, s->name, got,
+                           (long long)s->rows, (long long)s->cols);
+        return gf_fail("%s: tensor %s has shape %s, expected [%lld]", path, s->name, got, (long long)s->rows);
+    }
+    if (!gguf_can_dequantize(t->type))
+        return gf_fail("%s: tensor %s has type %s, which graft cannot dequantize (supported: f32 f16 bf16 q8_0 "
+                       "q4_0 q4_1 q5_0 q5_1 q4_k q5_k q6_k)", path, s->name, ggml_type_name(t->type));
+    return 0;
+}
+
+/* Dequantizes rows in parallel (each row is a whole number of blocks). */
+static void dequant_rows(const gguf_tensor *t, float *dst) {
+    const size_t row = (size_t)t->ne[0], rows = (size_t)(t->n_elems / t->ne[0]);
+    const size_t row_bytes = row / ggml_block_elems(t->type) * ggml_block_bytes(t->type);
+    const size_t chunk = 64;
+#pragma omp parallel for schedule(dynamic, 1) if (rows >= 4 * chunk)
+    for (size_t r0 = 0; r0 < rows; r0 += chunk) {
+        size_t n = rows - r0 < chunk ? rows - r0 : chunk;
+        gguf_dequantize(t->type, t->data + r0 * row_bytes, dst + r0 * row, n * row); /* checked beforehand */
+    }
+}
+
+/* GGUF row h*hd + 2i + p holds HF row h*hd + p*hd/2 + i. */
+static void unpermute_rows(const float *src, float *dst, int heads, int64_t rows, int64_t cols) {
+    const int64_t hd = rows / heads, half = hd / 2, w = cols ? cols : 1;
+    for (int h = 0; h < heads; h++)
+        for (int64_t i = 0; i < half; i++)
+            for (int p = 0; p < 2; p++)
+                memcpy(dst + (h * hd + p * half + i) * w, src + (h * hd + 2 * i + p) * w, (size_t)w * sizeof *dst);
+}
+
+static void describe_types(char *out, size_t cap, unsigned types) {
+    size_t k = 0;
+    out[0] = 0;
+    for (unsigned t = 0; t < 32; t++)
+        if (types & (1u << t) && k < cap)
+            k += (size_t)snprintf(out + k, cap - k, "%s%s", k ? "+" : "", ggml_type_name(t));
+}
+
+static int load_rope_factors(model_config *c, const gguf_file *g, const char *path) {
+    const gguf_tensor *t = gguf_find_tensor(g, "rope_freqs.weight");
+    if (!t) return 0;
+    const int half = c->head_dim / 2;
+    if (t->n_dims != 1 || t->ne[0] != (uint64_t)half || t->type != GGML_F32)
+        return gf_fail("%s: rope_freqs.weight must be %d float32 values", path, half);
+    if (c->rope_scaling.type != ROPE_SCALING_NONE)
+        return gf_fail("%s: both rope_freqs.weight and a RoPE scaling type are given", path);
+    dequant_f32(t->data, c->rope_scaling.freq_factors, (size_t)half);
+    for (int i = 0; i < half; i++)
+        if (!(c->rope_scaling.freq_factors[i] > 0))
+            return gf_fail("%s: rope_freqs.weight[%d] is not positive", path, i);
+    c->rope_scaling.type = ROPE_SCALING_FACTORS;
+    return 0;
+}
+
+int load_gguf(model *m, const char *path, const model_load_opts *opts) {
+    gguf_file g;
+    if (gguf_open(&g, path) != 0) return -1;
+    spec_list specs = {0};
+    float *tmp = NULL;
+    int rc = -1;
+    gguf_str arch;
+    int r = gguf_get_str(&g, "general.architecture", &arch);
+    if (r <= 0) {
+        if (r == 0) gf_fail("%s: no general.architecture in the metadata", path);
+        goto done;
+    }
+    char arch_name[32];
+    gguf_printable(arch, arch_name, sizeof arch_name);
+    if (read_config(&m->cfg, &g, arch_name, path) != 0) goto done;
+    if (load_rope_factors(&m->cfg, &g, path) != 0) goto done;
+
+    /* every tensor is checked before any is read (the block is calloc'd, so
+     * its pages are only touched when filled) */
+    model_weights_alloc(&m->w, &m->cfg);
+    expected(&specs, &m->cfg, &m->w);
+    unsigned types = 0;
+    size_t max_permuted = 0;
+    for (size_t i = 0; i < specs.n; i++) {
+        const gguf_tensor *t = gguf_find_tensor(&g, specs.v[i].name);
+        if (!t) {
+            gf_fail("%s: missing tensor %s", path, specs.v[i].name);
+            goto done;
+        }
+        if (check_tensor(t, &specs.v[i], path) != 0) goto done;
+        if (t->n_dims == 2) types |= 1u << t->type;
+        if (specs.v[i].permute_heads && t->n_elems > max_permuted) max_permuted = (size_t)t->n_elems;
+        if (specs.v[i].permute_heads && (specs.v[i].rows / specs.v[i].permute_heads) % 2 != 0) {
+            gf_fail("%s: %s: odd head size", path, specs.v[i].name);
+            goto done;
+        }
+    }
+    if (max_permuted) tmp = gf_malloc(max_permuted * sizeof *tmp);
+    for (size_t i = 0; i < specs.n; i++) {
+        const spec *s = &specs.v[i];
+        const gguf_tensor *t = gguf_find_tensor(&g, s->name);
+        if (s->permute_heads) {
+            dequant_rows(t, tmp);
+            unpermute_rows(tmp, s->dst, s->permute_heads, s->rows, s->cols);
+        } else {
+            dequant_rows(t, s->dst);
+        }
+    }
+    describe_types(m->weights_dtype, sizeof m->weights_dtype, types);
+
+    if (opts->tokenizer_path) {
+        if (tokenizer_load_path(&m->tok, opts->tokenizer_path, m->cfg.vocab_size) != 0) goto done;
+    } else if (gguf_find_kv(&g, "tokenizer.ggml.model")) {
+        if (gguf_tokenizer_load(&m->tok, &g) != 0) goto done;
+        if (tokenizer_vocab_size(m->tok) > m->cfg.vocab_size) {
+            gf_fail("%s: the tokenizer has %d tokens but the embedding only %d rows", path,
+                    tokenizer_vocab_size(m->tok), m->cfg.vocab_size);
+            goto done;
+        }
+        m->cfg.bos_id = tokenizer_bos(m->tok); /* -1 when add_bos_token is false */
+    }
+    rc = 0;
+done:
+    free(tmp);
+    free(specs.v);
+    gguf_close(&g);
+    return rc;
+}

@@ -1,0 +1,172 @@
+#include "select/select.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "eval/perplexity.h"
+
+const char *strategy_name(select_strategy s) {
+    switch (s) {
+    case STRATEGY_UNIFORM: return "uniform";
+    case STRATEGY_AR: return "ar";
+    case STRATEGY_GA_S2: return "ga-s2";
+    case STRATEGY_MANUAL: return "manual";
+    }
+    return "?";
+}
+
+int strategy_parse(const char *text, int L, strategy_spec *out) {
+    memset(out, 0, sizeof *out);
+    if (strcmp(text, "uniform") == 0) out->kind = STRATEGY_UNIFORM;
+    else if (strcmp(text, "ar") == 0) out->kind = STRATEGY_AR;
+    else if (strcmp(text, "ga-s2") == 0) out->kind = STRATEGY_GA_S2;
+    else if (strncmp(text, "manual:", 7) == 0) {
+        out->kind = STRATEGY_MANUAL;
+        const char *p = text + 7;
+        while (*p) {
+            char *end;
+            long v = strtol(p, &end, 10);
+            if (end == p || (*end && *end != ','))
+                return gf_fail("bad manual layer list '%s' (expected manual:0,3,7)", text + 7);
+            if (L > 0 && (v < 0 || v >= L)) return gf_fail("manual layer %ld is out of range (the model has %d layers: 0..%d)", v, L, L - 1);
+            if (v < 0 || v > 100000) return gf_fail("manual layer %ld is out of range", v);
+            for (int i = 0; i < out->n_manual; i++)
+                if (out->manual[i] == v) return gf_fail("manual layer %ld is listed twice", v);
+            if (out->n_manual == (int)(sizeof out->manual / sizeof *out->manual))
+                return gf_fail("too many manual layers");
+            out->manual[out->n_manual++] = (int)v;
+            p = *end ? end + 1 : end;
+            if (*end == ',' && !*p) return gf_fail("bad manual layer list '%s' (trailing comma)", text + 7);
+        }
+        if (out->n_manual == 0) return gf_fail("manual strategy needs a layer list (manual:0,3,7)");
+    } else {
+        return gf_fail("unknown strategy '%s' (uniform, ar, ga-s2, manual:0,3)", text);
+    }
+    return 0;
+}
+
+void strategy_text(const strategy_spec *sp, char *buf, size_t n) {
+    if (sp->kind != STRATEGY_MANUAL) {
+        snprintf(buf, n, "%s", strategy_name(sp->kind));
+        return;
+    }
+    size_t at = (size_t)snprintf(buf, n, "manual:");
+    for (int i = 0; i < sp->n_manual && at < n; i++)
+        at += (size_t)snprintf(buf + at, n - at, i ? ",%d" : "%d", sp->manual[i]);
+}
+
+int keep_count(double ratio, int L, int *k) {
+    if (!(ratio > 0 && ratio < 1)) return gf_fail("retention ratio must be in (0, 1), got %g", ratio);
+    *k = (int)round(ratio * L);
+    return 0;
+}
+
+void select_uniform(int L, int k, int *kept) {
+    for (int i = 0; i < k; i++) kept[i] = (int)((long)i * L / k);
+}
+
+static int cmp_int(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
+
+/* k best layers by score (highest when want_high), ties to the lower layer. */
+static void top_k(const double *score, int L, int k, bool want_high, int *kept) {
+    bool *used = gf_calloc((size_t)L, sizeof *used);
+    for (int i = 0; i < k; i++) {
+        int best = -1;
+        for (int l = 0; l < L; l++) {
+            if (used[l]) continue;
+            if (best < 0 || (want_high ? score[l] > score[best] : score[l] < score[best])) best = l;
+        }
+        used[best] = true;
+        kept[i] = best;
+    }
+    free(used);
+    qsort(kept, (size_t)k, sizeof *kept, cmp_int);
+}
+
+static int zero_mixer(void *ud, int layer, int T, int pos0, const float *xn, float *out) {
+    const int D = *(const int *)ud;
+    memset(out, 0, (size_t)T * D * sizeof *out);
+    return 0;
+}
+
+static int ppl_of(const model *m, const layer_mixer *mixers, const int *ids, size_t n, int ctx, double *ppl) {
+    double nll;
+    long count;
+    if (eval_nll_mixed(m, mixers, ids, n, ctx, &nll, &count, NULL) != 0) return -1;
+    *ppl = exp(nll / (double)count);
+    return 0;
+}
+
+int select_layers(layer_selection *out, const strategy_spec *sp, int k, const model *m, student *ga_student,
+                  const int *ids, size_t n, int ctx, const progress_sink *progress) {
+    memset(out, 0, sizeof *out);
+    const int L = m->cfg.n_layers;
+    out->strategy = sp->kind;
+    out->L = L;
+    if (sp->kind == STRATEGY_MANUAL) k = sp->n_manual;
+    if (k < 0 || k > L) return gf_fail("cannot keep %d of %d layers", k, L);
+    out->k = k;
+    out->kept = gf_calloc((size_t)(k ? k : 1), sizeof *out->kept);
+    out->score = gf_malloc((size_t)L * sizeof *out->score);
+    for (int l = 0; l < L; l++) out->score[l] = NAN;
+    int rc = 0;
+    switch (sp->kind) {
+    case STRATEGY_UNIFORM: select_uniform(L, k, out->kept); break;
+    case STRATEGY_MANUAL:
+        for (int i = 0; i < sp->n_manual; i++) {
+            if (sp->manual[i] < 0 || sp->manual[i] >= L) {
+                rc = gf_fail("manual layer %d is out of range (the model has %d layers: 0..%d)", sp->manual[i], L, L - 1);
+                break;
+            }
+            out->kept[i] = sp->manual[i];
+        }
+        qsort(out->kept, (size_t)k, sizeof *out->kept, cmp_int);
+        break;
+    case STRATEGY_AR: {
+        layer_mixer *mix = gf_calloc((size_t)L, sizeof *mix);
+        int D = m->cfg.dim;
+        for (int l = 0; l < L && rc == 0; l++) {
+            if (progress_cancelled(progress)) { rc = gf_fail("cancelled"); break; }
+            progress_report(progress, "select ar", l, L);
+            memset(mix, 0, (size_t)L * sizeof *mix);
+            mix[l].fn = zero_mixer;
+            mix[l].ud = &D;
+            rc = ppl_of(m, mix, ids, n, ctx, &out->score[l]);
+        }
+        free(mix);
+        if (rc == 0) top_k(out->score, L, k, true, out->kept);
+        break;
+    }
+    case STRATEGY_GA_S2: {
+        if (!ga_student) { rc = gf_fail("ga-s2 needs a student with every layer converted"); break; }
+        bool *mask = gf_malloc((size_t)L * sizeof *mask);
+        for (int l = 0; l < L && rc == 0; l++) {
+            if (progress_cancelled(progress)) { rc = gf_fail("cancelled"); break; }
+            progress_report(progress, "select ga-s2", l, L);
+            for (int j = 0; j < L; j++) mask[j] = j != l;
+            if ((rc = student_set_gdn(ga_student, mask)) != 0) break;
+            rc = ppl_of(m, ga_student->mixers, ids, n, ctx, &out->score[l]);
+        }
+        for (int j = 0; j < L; j++) mask[j] = false;
+        student_set_gdn(ga_student, mask);
+        free(mask);
+        if (rc == 0) top_k(out->score, L, k, false, out->kept);
+        break;
+    }
+    }
+    if (rc != 0) {
+        layer_selection_free(out);
+        return -1;
+    }
+    progress_report(progress, "select", 1, 1);
+    return 0;
+}
+
+void layer_selection_free(layer_selection *s) {
+    free(s->kept);
+    free(s->score);
+    memset(s, 0, sizeof *s);
+}

@@ -1,0 +1,19 @@
+/* Building a student's GDN layers under its initialization (METHOD.md
+ * section 7): default init, then the gate edits (zero-gate, small-gate),
+ * Stage 1 (taylor-only, taylor-calibrate) and Stage 2 (align-only,
+ * taylor-calibrate). Stage 2 runs the layers in parallel (OpenMP threads over
+ * layers; each layer's own kernels then run single-threaded). */
+#ifndef GRAFT_STUDENT_BUILD_H
+#define GRAFT_STUDENT_BUILD_H
+
+#include "calibrate/capture.h"
+#include "student/student.h"
+
+/* Computes parameters and reports for every layer with layers[l] set (and
+ * marks them in s->have). cal must hold per-head outputs when Stage 1 runs;
+ * held (may be NULL) gives the held-out alignment curve and, with keep_best =
+ * heldout, picks the kept state. */
+int student_build_layers(student *s, const bool *layers, const teacher_capture *cal, const teacher_capture *held,
+                         const progress_sink *progress);
+
+#endif

@@ -1,0 +1,176 @@
+#include "student/student.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/rng.h"
+#include "eval/perplexity.h"
+#include "gdn/gdn_transfer.h"
+
+static const char *const init_names[INIT_COUNT] = {"random",      "zero-gate",  "small-gate",
+                                                   "taylor-only", "align-only", "taylor-calibrate"};
+
+void student_settings_default(student_settings *s) {
+    memset(s, 0, sizeof *s);
+    s->init = INIT_TAYLOR_CALIBRATE;
+    s->write_gate = WRITE_GATE_REFERENCE;
+    s->damping = 0.01;
+    s->seed = 1;
+    s->chunk = 64;
+    s->scale = GDN_SCALE_INV_SQRT_DK;
+    s->steps = 300;
+    s->lr_qkv = 1e-4;
+    s->lr_gates = 1e-3;
+    s->weight_decay = 0.01;
+    s->clip = 1.0;
+    s->keep_best = KEEP_BEST_TRAIN;
+}
+
+const char *student_init_name(student_init i) { return (unsigned)i < INIT_COUNT ? init_names[i] : "?"; }
+
+int student_init_parse(const char *name, student_init *out) {
+    for (int i = 0; i < INIT_COUNT; i++)
+        if (strcmp(name, init_names[i]) == 0) {
+            *out = (student_init)i;
+            return 0;
+        }
+    return gf_fail("unknown init '%s' (random, zero-gate, small-gate, taylor-only, align-only, taylor-calibrate)",
+                   name);
+}
+
+const char *write_gate_name(write_gate_mode m) { return m == WRITE_GATE_MEAN_LOGIT ? "mean-logit" : "reference"; }
+
+int write_gate_parse(const char *name, write_gate_mode *out) {
+    if (strcmp(name, "reference") == 0) *out = WRITE_GATE_REFERENCE;
+    else if (strcmp(name, "mean-logit") == 0) *out = WRITE_GATE_MEAN_LOGIT;
+    else return gf_fail("unknown write-gate mode '%s' (reference or mean-logit)", name);
+    return 0;
+}
+
+int student_init_empty(student *s, model *m, const student_settings *set) {
+    memset(s, 0, sizeof *s);
+    const model_config *k = &m->cfg;
+    s->m = m;
+    s->set = *set;
+    s->L = k->n_layers;
+    gdn_config_default(&s->gcfg, k->dim, k->n_heads, k->head_dim);
+    s->gcfg.chunk = set->chunk;
+    s->gcfg.conv = set->conv;
+    s->gcfg.qkv_bias = set->qkv_bias && k->qkv_bias;
+    s->gcfg.scale_mode = set->scale;
+    if (gdn_config_check(&s->gcfg) != 0) return -1;
+    s->have = gf_calloc((size_t)s->L, sizeof *s->have);
+    s->is_gdn = gf_calloc((size_t)s->L, sizeof *s->is_gdn);
+    s->layers = gf_calloc((size_t)s->L, sizeof *s->layers);
+    s->rep = gf_calloc((size_t)s->L, sizeof *s->rep);
+    s->mixers = gf_calloc((size_t)s->L, sizeof *s->mixers);
+    s->gm = gf_calloc((size_t)s->L, sizeof *s->gm);
+    return 0;
+}
+
+void layer_report_alloc(layer_report *r, int H, int layer) {
+    memset(r, 0, sizeof *r);
+    r->layer = layer;
+    stage1_result *a = &r->s1;
+    double **arrs[] = {&a->dist, &a->entropy, &a->conc, &a->tc_rms, &a->target_g, &a->dt_bias,
+                       &a->beta_star, &a->wb_logit, &a->sigma_star, &a->sigma_raw, &r->half_life};
+    for (size_t i = 0; i < sizeof arrs / sizeof *arrs; i++) *arrs[i] = gf_calloc((size_t)H, sizeof(double));
+    r->half_life_pre2 = gf_calloc((size_t)H, sizeof(double));
+    r->s2.best_heldout = NAN;
+}
+
+void layer_report_free(layer_report *r) {
+    stage1_result *a = &r->s1;
+    double *arrs[] = {a->dist, a->entropy, a->conc, a->tc_rms, a->target_g, a->dt_bias,
+                      a->beta_star, a->wb_logit, a->sigma_star, a->sigma_raw, r->half_life, r->half_life_pre2};
+    for (size_t i = 0; i < sizeof arrs / sizeof *arrs; i++) free(arrs[i]);
+    free(r->s2.loss);
+    free(r->s2.heldout);
+    memset(r, 0, sizeof *r);
+}
+
+void student_free(student *s) {
+    for (int l = 0; l < s->L; l++) {
+        if (s->gm && s->gm[l].p) gdn_mixer_free(&s->gm[l]);
+        if (s->have && s->have[l]) {
+            gdn_params_free(&s->layers[l]);
+            layer_report_free(&s->rep[l]);
+        }
+    }
+    free(s->have);
+    free(s->is_gdn);
+    free(s->layers);
+    free(s->rep);
+    free(s->mixers);
+    free(s->gm);
+    if (s->owns_model && s->m) {
+        model_free(s->m);
+        free(s->m);
+    }
+    memset(s, 0, sizeof *s);
+}
+
+int student_set_gdn(student *s, const bool *is_gdn) {
+    for (int l = 0; l < s->L; l++)
+        if (is_gdn[l] && !s->have[l]) return gf_fail("layer %d has no GDN parameters", l);
+    for (int l = 0; l < s->L; l++) {
+        if (s->gm[l].p) gdn_mixer_free(&s->gm[l]);
+        s->is_gdn[l] = is_gdn[l];
+        s->mixers[l].fn = NULL;
+        s->mixers[l].ud = NULL;
+        if (is_gdn[l]) {
+            if (gdn_mixer_init(&s->gm[l], &s->gcfg, &s->layers[l]) != 0) return -1;
+            s->mixers[l].fn = gdn_mixer_run;
+            s->mixers[l].ud = &s->gm[l];
+        }
+    }
+    return 0;
+}
+
+int student_n_gdn(const student *s) {
+    int n = 0;
+    for (int l = 0; l < s->L; l++) n += s->is_gdn[l];
+    return n;
+}
+
+static double softplus_inv(double y) { return y + log(-expm1(-y)); }
+static double softplus(double x) { return x > 20 ? x : log1p(exp(x)); }
+
+void student_default_init(const student *s, int l, gdn_params *p) {
+    const gdn_config *c = &s->gcfg;
+    const model_config *k = &s->m->cfg;
+    const layer_weights *w = &s->m->w.layers[l];
+    const int D = c->D, H = c->H;
+    memset(p->block, 0, p->n * sizeof(float));
+    /* shapes come from the same teacher config, so the transfer cannot fail */
+    const int transferred = gdn_transfer_from_attention(p, c, k, w);
+    GF_ASSERT(transferred == 0);
+    rng64 r;
+    rng_seed2(&r, s->set.seed, (uint64_t)l);
+    for (size_t i = 0; i < (size_t)H * D; i++) p->wa[i] = (float)(0.02 * rng_normal(&r));
+    for (size_t i = 0; i < (size_t)H * D; i++) p->wb[i] = (float)(0.02 * rng_normal(&r));
+    for (size_t i = 0; i < (size_t)H * c->dv * D; i++) p->wg[i] = (float)(0.02 * rng_normal(&r));
+    for (int h = 0; h < H; h++) p->a_log[h] = (float)log(16.0 * rng_uniform(&r));
+    for (int h = 0; h < H; h++) {
+        double dt = exp(log(1e-3) + rng_uniform(&r) * (log(0.1) - log(1e-3)));
+        if (dt < 1e-4) dt = 1e-4;
+        p->dt_bias[h] = (float)softplus_inv(dt);
+    }
+}
+
+void gdn_half_lives(const gdn_config *c, const gdn_params *p, double *out) {
+    for (int h = 0; h < c->H; h++) out[h] = log(2.0) / (exp((double)p->a_log[h]) * softplus((double)p->dt_bias[h]));
+}
+
+double mean_abs(const float *x, size_t n) {
+    double s = 0;
+    for (size_t i = 0; i < n; i++) s += fabs((double)x[i]);
+    return n ? s / (double)n : 0;
+}
+
+int student_eval_nll(const student *s, const int *ids, size_t n, int ctx, double *nll, long *count,
+                     const progress_sink *progress) {
+    return eval_nll_mixed(s->m, s->mixers, ids, n, ctx, nll, count, progress);
+}

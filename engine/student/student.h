@@ -1,0 +1,148 @@
+/* The hybrid student: a teacher whose chosen attention layers run as Gated
+ * DeltaNet layers (METHOD.md section 3), its settings, the per-layer results
+ * of its initialization, and the hybrid forward pass (forward_ctx.mixers).
+ *
+ * A student holds GDN parameters for every layer in `have` (computed once per
+ * initialization; a layer's parameters do not depend on which other layers are
+ * converted, because Stage 1 and Stage 2 are teacher-forced per layer) and runs
+ * GDN on the layers in `is_gdn` (a subset of `have`). So one student per
+ * initialization serves every strategy and ratio of an ablation. */
+#ifndef GRAFT_STUDENT_STUDENT_H
+#define GRAFT_STUDENT_STUDENT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/progress.h"
+#include "gdn/gdn.h"
+#include "gdn/gdn_mixer.h"
+#include "model/forward.h"
+#include "model/model.h"
+
+/* Enums only grow at the end. */
+typedef enum {
+    INIT_RANDOM = 0,           /* section 3 defaults */
+    INIT_ZERO_GATE = 1,        /* Wg = 0 */
+    INIT_SMALL_GATE = 2,       /* Wg *= 0.02 */
+    INIT_TAYLOR_ONLY = 3,      /* Stage 1 */
+    INIT_ALIGN_ONLY = 4,       /* Stage 2 from random */
+    INIT_TAYLOR_CALIBRATE = 5, /* Stage 1 then Stage 2 */
+    INIT_COUNT = 6
+} student_init;
+
+typedef enum {
+    WRITE_GATE_REFERENCE = 0,  /* Wb[h] <- logit(beta*)/sqrt(D) * Wb[h] / mean|Wb[h]| (reference code) */
+    WRITE_GATE_MEAN_LOGIT = 1  /* Wb[h] *= logit(beta*) / mean_t(Wb[h] . x_t) (paper) */
+} write_gate_mode;
+
+typedef enum { KEEP_BEST_TRAIN = 0, KEEP_BEST_HELDOUT = 1 } keep_best_mode;
+
+typedef struct {
+    student_init init;
+    write_gate_mode write_gate;
+    double damping;       /* alpha* damping, 0.01 (0.1 is a variant) */
+    uint64_t seed;        /* default init: layer l uses rng_seed2(seed, l) */
+    int conv;             /* short causal conv on q, k, v (starts as the identity) */
+    int qkv_bias;         /* keep the teacher's q/k/v biases */
+    int chunk;            /* 16, 32, 64 */
+    gdn_scale_mode scale; /* dk^-1/2 (default) or none; used everywhere, Stage 1 OLS included */
+    /* Stage 2 */
+    int steps;            /* 300 */
+    double lr_qkv;        /* 1e-4: Wq, Wk, Wv (and their biases) */
+    double lr_gates;      /* 1e-3: Wa, Wb, Wg, A_log, dt_bias (and conv) */
+    double weight_decay;  /* 0.01 */
+    double clip;          /* 1.0: global grad norm of the layer */
+    keep_best_mode keep_best;
+} student_settings;
+
+void student_settings_default(student_settings *s);
+const char *student_init_name(student_init i);   /* "random", "zero-gate", ... */
+int student_init_parse(const char *name, student_init *out);  /* -1 + error for unknown names */
+const char *write_gate_name(write_gate_mode m);  /* "reference" / "mean-logit" */
+int write_gate_parse(const char *name, write_gate_mode *out);
+static inline bool init_uses_stage1(student_init i) { return i == INIT_TAYLOR_ONLY || i == INIT_TAYLOR_CALIBRATE; }
+static inline bool init_uses_stage2(student_init i) { return i == INIT_ALIGN_ONLY || i == INIT_TAYLOR_CALIBRATE; }
+
+/* Stage 1 results of one layer (per head arrays [H]). */
+typedef struct {
+    double *dist;        /* d_h mean attention distance (clamped >= 0.5) */
+    double *entropy;     /* H_h */
+    double *conc;        /* c_h concentration in [0, 1] */
+    double *tc_rms;      /* teacher per-head output RMS */
+    double *target_g;    /* clamp(ln2 / d_h, 1e-3, 5) */
+    double *dt_bias;     /* softplus^-1(target_g) */
+    double *beta_star;   /* 0.3 + 0.4 c_h */
+    double *wb_logit;    /* mean pre-sigmoid write logit over calibration tokens after Stage 1 */
+    double *sigma_star;  /* OLS value scale, clamped to [0.1, 10] */
+    double *sigma_raw;   /* before clamping */
+    double alpha_star;   /* output-gate scale */
+    double rms_tc, rms_v; /* numerator / denominator of alpha* (before damping) */
+    int mean_logit_fallback; /* heads whose mean logit was ~0 (mean-logit mode fell back to reference) */
+} stage1_result;
+
+/* Stage 2 results of one layer. Curves hold steps + 1 points: the loss of the
+ * state before each update and of the final state. */
+typedef struct {
+    int steps;
+    float *loss;          /* [steps + 1] calibration MSE */
+    float *heldout;       /* [steps + 1] held-out MSE, or NULL without held-out tokens */
+    int best_step;        /* index of the kept state */
+    double best_loss, best_heldout; /* of the kept state (heldout NaN when absent) */
+    double seconds;
+} stage2_result;
+
+/* Everything recorded about one converted layer. */
+typedef struct {
+    int layer;
+    bool has_stage1, has_stage2;
+    stage1_result s1;
+    stage2_result s2;
+    double wb_mean_abs_init, wg_mean_abs_init;   /* after the default init (random draw) */
+    double wb_mean_abs_pre2, wg_mean_abs_pre2;   /* entering Stage 2 */
+    double wb_mean_abs, wg_mean_abs;             /* final */
+    double *half_life_pre2;  /* [H] entering Stage 2 (NULL without Stage 2) */
+    double *half_life;       /* [H] final: ln 2 / (exp(A_log) softplus(dt_bias)) */
+} layer_report;
+
+typedef struct {
+    model *m;               /* the teacher (borrowed unless owns_model) */
+    bool owns_model;
+    student_settings set;
+    gdn_config gcfg;
+    int L;
+    bool *have;             /* [L] parameters computed / loaded */
+    bool *is_gdn;           /* [L] runs as GDN */
+    gdn_params *layers;     /* [L]; allocated where have[l] */
+    layer_report *rep;      /* [L]; valid where have[l] */
+    layer_mixer *mixers;    /* [L] rebuilt by student_set_gdn */
+    gdn_mixer *gm;          /* [L] stateful GDN mixers (engine/gdn/gdn_mixer.h) where is_gdn */
+} student;
+
+/* Empty student over teacher m (nothing converted yet). */
+int student_init_empty(student *s, model *m, const student_settings *set);
+void student_free(student *s);
+/* Chooses which layers run as GDN (each must be in `have`). */
+int student_set_gdn(student *s, const bool *is_gdn);
+int student_n_gdn(const student *s);
+
+/* Section 3 defaults for layer l: weight transfer (gdn_transfer_from_attention:
+ * GQA expansion, optional biases, identity conv), w_norm = 1, Wa, Wb, Wg ~ N(0, 0.02), A_log = log U(0, 16),
+ * dt = exp(U(ln 1e-3, ln 0.1)) floored at 1e-4, dt_bias = softplus^-1(dt),
+ * conv (when on) = identity. Draw order: Wa, Wb, Wg, A_log, dt. */
+void student_default_init(const student *s, int l, gdn_params *p);
+
+/* Idle half-lives [H] of a layer. */
+void gdn_half_lives(const gdn_config *c, const gdn_params *p, double *out);
+double mean_abs(const float *x, size_t n);
+
+/* s->mixers[l] = gdn_mixer_run over s->gm[l]: whole windows (pos0 = 0) and
+ * continued positions (generation) both work; one sequence at a time per student. */
+
+/* Teacher-forced NLL with the hybrid (like eval_nll). */
+int student_eval_nll(const student *s, const int *ids, size_t n, int ctx, double *nll, long *count,
+                     const progress_sink *progress);
+
+void layer_report_free(layer_report *r);
+void layer_report_alloc(layer_report *r, int H, int layer);
+
+#endif

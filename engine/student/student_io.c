@@ -1,0 +1,522 @@
+#include "student/student_io.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/error.h"
+#include "core/mapped_file.h"
+#include "formats/safetensors.h"
+#include "formats/safetensors_write.h"
+
+#define STUDENT_FORMAT_VERSION 1
+
+static bool is_dir(const char *p) {
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+static bool is_file(const char *p) {
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+static bool ends_with(const char *s, const char *suf) {
+    size_t n = strlen(s), k = strlen(suf);
+    return n >= k && strcmp(s + n - k, suf) == 0;
+}
+
+char *teacher_tokenizer_path(const char *teacher_path, int vocab, const char *override) {
+    if (override) return gf_strdup(override);
+    char cand[PATH_MAX + 32];
+    if (is_dir(teacher_path)) {
+        snprintf(cand, sizeof cand, "%s/tokenizer.json", teacher_path);
+        if (is_file(cand)) return gf_strdup(cand);
+        snprintf(cand, sizeof cand, "%s/tokenizer.bin", teacher_path);
+        return is_file(cand) ? gf_strdup(cand) : NULL;
+    }
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", teacher_path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = 0;
+    else snprintf(dir, sizeof dir, ".");
+    snprintf(cand, sizeof cand, "%s/tokenizer.bin", dir);
+    if (is_file(cand)) return gf_strdup(cand);
+    snprintf(cand, sizeof cand, "%s/tok%d.bin", dir, vocab);
+    return is_file(cand) ? gf_strdup(cand) : NULL;
+}
+
+/* ----------------------------------------------------------------- config */
+
+static void add_int_array(cJSON *o, const char *name, const int *v, int n) {
+    cJSON *a = cJSON_AddArrayToObject(o, name);
+    for (int i = 0; i < n; i++) cJSON_AddItemToArray(a, cJSON_CreateNumber(v[i]));
+}
+
+static cJSON *teacher_hf_config(const model_config *c) {
+    cJSON *o = cJSON_CreateObject();
+    const char *mt = c->arch == ARCH_QWEN2 ? "qwen2" : c->arch == ARCH_QWEN3 ? "qwen3" : "llama";
+    const char *cls = c->arch == ARCH_QWEN2 ? "Qwen2ForCausalLM" : c->arch == ARCH_QWEN3 ? "Qwen3ForCausalLM"
+                                                                                       : "LlamaForCausalLM";
+    cJSON *a = cJSON_AddArrayToObject(o, "architectures");
+    cJSON_AddItemToArray(a, cJSON_CreateString(cls));
+    cJSON_AddStringToObject(o, "model_type", mt);
+    cJSON_AddStringToObject(o, "hidden_act", "silu");
+    cJSON_AddNumberToObject(o, "hidden_size", c->dim);
+    cJSON_AddNumberToObject(o, "intermediate_size", c->hidden_dim);
+    cJSON_AddNumberToObject(o, "num_hidden_layers", c->n_layers);
+    cJSON_AddNumberToObject(o, "num_attention_heads", c->n_heads);
+    cJSON_AddNumberToObject(o, "num_key_value_heads", c->n_kv_heads);
+    cJSON_AddNumberToObject(o, "head_dim", c->head_dim);
+    cJSON_AddNumberToObject(o, "vocab_size", c->vocab_size);
+    cJSON_AddNumberToObject(o, "max_position_embeddings", c->max_seq);
+    cJSON_AddNumberToObject(o, "rms_norm_eps", c->norm_eps);
+    cJSON_AddNumberToObject(o, "rope_theta", c->rope_theta);
+    if (c->rope_scaling.type == ROPE_SCALING_NONE) {
+        cJSON_AddNullToObject(o, "rope_scaling");
+    } else {
+        cJSON *rs = cJSON_AddObjectToObject(o, "rope_scaling");
+        cJSON_AddStringToObject(rs, "rope_type", c->rope_scaling.type == ROPE_SCALING_LLAMA3 ? "llama3" : "linear");
+        cJSON_AddNumberToObject(rs, "factor", c->rope_scaling.factor);
+        if (c->rope_scaling.type == ROPE_SCALING_LLAMA3) {
+            cJSON_AddNumberToObject(rs, "low_freq_factor", c->rope_scaling.low_freq_factor);
+            cJSON_AddNumberToObject(rs, "high_freq_factor", c->rope_scaling.high_freq_factor);
+            cJSON_AddNumberToObject(rs, "original_max_position_embeddings", c->rope_scaling.original_max_pos);
+        }
+    }
+    cJSON_AddBoolToObject(o, "tie_word_embeddings", c->tied_embeddings);
+    if (c->arch == ARCH_LLAMA) cJSON_AddBoolToObject(o, "attention_bias", c->qkv_bias);
+    if (c->bos_id >= 0) cJSON_AddNumberToObject(o, "bos_token_id", c->bos_id);
+    if (c->eos_id >= 0) cJSON_AddNumberToObject(o, "eos_token_id", c->eos_id);
+    cJSON_AddStringToObject(o, "torch_dtype", "float32");
+    return o;
+}
+
+cJSON *student_config_json(const student *s) {
+    cJSON *o = teacher_hf_config(&s->m->cfg);
+    cJSON *g = cJSON_AddObjectToObject(o, "graft_student");
+    cJSON_AddNumberToObject(g, "format_version", STUDENT_FORMAT_VERSION);
+    int *gl = gf_malloc((size_t)s->L * sizeof *gl), *al = gf_malloc((size_t)s->L * sizeof *al), ng = 0, na = 0;
+    for (int l = 0; l < s->L; l++) {
+        if (s->is_gdn[l]) gl[ng++] = l;
+        else al[na++] = l;
+    }
+    add_int_array(g, "gdn_layers", gl, ng);
+    add_int_array(g, "attention_layers", al, na);
+    free(gl);
+    free(al);
+    const gdn_config *c = &s->gcfg;
+    const student_settings *st = &s->set;
+    cJSON *gd = cJSON_AddObjectToObject(g, "gdn");
+    cJSON_AddNumberToObject(gd, "num_heads", c->H);
+    cJSON_AddNumberToObject(gd, "head_k_dim", c->dk);
+    cJSON_AddNumberToObject(gd, "head_v_dim", c->dv);
+    cJSON_AddNumberToObject(gd, "expand_v", 1);
+    cJSON_AddStringToObject(gd, "query_scale", gdn_scale_name(c->scale_mode));
+    cJSON_AddNumberToObject(gd, "chunk_size", c->chunk);
+    cJSON_AddBoolToObject(gd, "use_short_conv", c->conv);
+    cJSON_AddNumberToObject(gd, "conv_size", GDN_CONV_K);
+    cJSON_AddBoolToObject(gd, "qkv_bias", c->qkv_bias);
+    cJSON_AddNumberToObject(gd, "norm_eps", c->norm_eps);
+    cJSON_AddNumberToObject(gd, "qk_l2_eps", GDN_QK_L2_EPS);
+    cJSON_AddBoolToObject(gd, "use_rope", 0);
+    cJSON *in = cJSON_AddObjectToObject(g, "init");
+    cJSON_AddStringToObject(in, "name", student_init_name(st->init));
+    cJSON_AddStringToObject(in, "write_gate", write_gate_name(st->write_gate));
+    cJSON_AddNumberToObject(in, "damping", st->damping);
+    cJSON_AddNumberToObject(in, "seed", (double)st->seed);
+    cJSON_AddStringToObject(in, "rng", "splitmix64 stream per layer (rng_seed2(seed, layer)); Box-Muller normals");
+    cJSON *s2 = cJSON_AddObjectToObject(in, "stage2");
+    cJSON_AddNumberToObject(s2, "steps", st->steps);
+    cJSON_AddNumberToObject(s2, "lr_qkv", st->lr_qkv);
+    cJSON_AddNumberToObject(s2, "lr_gates", st->lr_gates);
+    cJSON_AddNumberToObject(s2, "weight_decay", st->weight_decay);
+    cJSON_AddNumberToObject(s2, "clip", st->clip);
+    cJSON_AddStringToObject(s2, "keep_best", st->keep_best == KEEP_BEST_HELDOUT ? "heldout" : "train");
+    cJSON_AddStringToObject(g, "teacher", s->m->path ? s->m->path : "");
+    cJSON_AddStringToObject(g, "teacher_rope", s->m->cfg.rope_pairing == ROPE_ADJACENT
+                                                  ? "llama2.c adjacent pairs; q/k rows permuted to half-split"
+                                                  : "half-split");
+    return o;
+}
+
+/* ----------------------------------------------------------------- save */
+
+/* llama2.c rotates (2i, 2i+1); HF rotates (i, i + hd/2). Row 2i of each head
+ * goes to row i, row 2i+1 to row i + hd/2 (dot products are unchanged). */
+static float *permute_rows_to_half(const float *w, int heads, int hd, int cols) {
+    float *out = gf_malloc((size_t)heads * hd * cols * sizeof *out);
+    for (int h = 0; h < heads; h++)
+        for (int i = 0; i < hd / 2; i++) {
+            memcpy(out + ((size_t)h * hd + i) * cols, w + ((size_t)h * hd + 2 * i) * cols, (size_t)cols * sizeof *w);
+            memcpy(out + ((size_t)h * hd + i + hd / 2) * cols, w + ((size_t)h * hd + 2 * i + 1) * cols,
+                   (size_t)cols * sizeof *w);
+        }
+    return out;
+}
+
+typedef struct {
+    float **v;
+    int n, cap;
+} owned_list;
+
+static const float *keep(owned_list *o, float *p) {
+    if (o->n == o->cap) o->v = gf_realloc(o->v, (size_t)(o->cap = o->cap ? 2 * o->cap : 16) * sizeof *o->v);
+    o->v[o->n++] = p;
+    return p;
+}
+
+static void add2(st_writer *w, const char *name, const float *d, int64_t a, int64_t b) {
+    int64_t sh[2] = {a, b};
+    st_writer_add(w, name, d, b > 0 ? 2 : 1, sh);
+}
+
+static void add_teacher(st_writer *w, owned_list *own, const model *m) {
+    const model_config *c = &m->cfg;
+    const int64_t D = c->dim, F = c->hidden_dim, V = c->vocab_size, hd = c->head_dim;
+    const int64_t qd = (int64_t)c->n_heads * hd, kvd = (int64_t)c->n_kv_heads * hd;
+    const bool perm = c->rope_pairing == ROPE_ADJACENT;
+    char n[256];
+    add2(w, "model.embed_tokens.weight", m->w.tok_embed, V, D);
+    for (int l = 0; l < c->n_layers; l++) {
+        const layer_weights *lw = &m->w.layers[l];
+#define T(suffix, ptr, a, b)                                                   \
+    do {                                                                       \
+        snprintf(n, sizeof n, "model.layers.%d.%s", l, suffix);                \
+        add2(w, n, ptr, a, b);                                                 \
+    } while (0)
+        T("input_layernorm.weight", lw->attn_norm, D, 0);
+        T("self_attn.q_proj.weight", perm ? keep(own, permute_rows_to_half(lw->wq, c->n_heads, (int)hd, (int)D)) : lw->wq, qd, D);
+        T("self_attn.k_proj.weight", perm ? keep(own, permute_rows_to_half(lw->wk, c->n_kv_heads, (int)hd, (int)D)) : lw->wk, kvd, D);
+        T("self_attn.v_proj.weight", lw->wv, kvd, D);
+        T("self_attn.o_proj.weight", lw->wo, D, qd);
+        if (lw->bq) {
+            T("self_attn.q_proj.bias", perm ? keep(own, permute_rows_to_half(lw->bq, c->n_heads, (int)hd, 1)) : lw->bq, qd, 0);
+            T("self_attn.k_proj.bias", perm ? keep(own, permute_rows_to_half(lw->bk, c->n_kv_heads, (int)hd, 1)) : lw->bk, kvd, 0);
+            T("self_attn.v_proj.bias", lw->bv, kvd, 0);
+        }
+        if (lw->q_norm) {
+            T("self_attn.q_norm.weight", lw->q_norm, hd, 0);
+            T("self_attn.k_norm.weight", lw->k_norm, hd, 0);
+        }
+        T("post_attention_layernorm.weight", lw->ffn_norm, D, 0);
+        T("mlp.gate_proj.weight", lw->w_gate, F, D);
+        T("mlp.up_proj.weight", lw->w_up, F, D);
+        T("mlp.down_proj.weight", lw->w_down, D, F);
+#undef T
+    }
+    add2(w, "model.norm.weight", m->w.final_norm, D, 0);
+    if (!c->tied_embeddings) add2(w, "lm_head.weight", m->w.lm_head, V, D);
+}
+
+/* Name, pointer, shape of every GDN tensor of layer l (fla naming). */
+typedef struct {
+    char name[160];
+    float *ptr;
+    int ndim;
+    int64_t shape[3];
+} gdn_tensor_ref;
+
+static int gdn_tensor_refs(const gdn_config *c, const gdn_params *p, int l, gdn_tensor_ref *out) {
+    const int64_t D = c->D, H = c->H, qk = (int64_t)c->H * c->dk, hv = (int64_t)c->H * c->dv;
+    int k = 0;
+#define R(suffix, ptr_, nd, a, b, cc)                                                        \
+    do {                                                                                     \
+        snprintf(out[k].name, sizeof out[k].name, "model.layers.%d.linear_attn.%s", l, suffix); \
+        out[k].ptr = (ptr_);                                                                 \
+        out[k].ndim = nd;                                                                    \
+        out[k].shape[0] = a;                                                                 \
+        out[k].shape[1] = b;                                                                 \
+        out[k].shape[2] = cc;                                                                \
+        k++;                                                                                 \
+    } while (0)
+    R("q_proj.weight", p->wq, 2, qk, D, 0);
+    R("k_proj.weight", p->wk, 2, qk, D, 0);
+    R("v_proj.weight", p->wv, 2, hv, D, 0);
+    R("a_proj.weight", p->wa, 2, H, D, 0);
+    R("b_proj.weight", p->wb, 2, H, D, 0);
+    R("g_proj.weight", p->wg, 2, hv, D, 0);
+    R("o_proj.weight", p->wo, 2, D, hv, 0);
+    R("A_log", p->a_log, 1, H, 0, 0);
+    R("dt_bias", p->dt_bias, 1, H, 0, 0);
+    R("o_norm.weight", p->w_norm, 1, c->dv, 0, 0);
+    if (p->bq) {
+        R("q_proj.bias", p->bq, 1, qk, 0, 0);
+        R("k_proj.bias", p->bk, 1, qk, 0, 0);
+        R("v_proj.bias", p->bv, 1, hv, 0, 0);
+    }
+    if (p->conv_q) {
+        R("q_conv1d.weight", p->conv_q, 3, qk, 1, GDN_CONV_K);
+        R("k_conv1d.weight", p->conv_k, 3, qk, 1, GDN_CONV_K);
+        R("v_conv1d.weight", p->conv_v, 3, hv, 1, GDN_CONV_K);
+    }
+#undef R
+    return k;
+}
+
+static int write_text_tmp(const char *path, const char *text) {
+    char tmp[PATH_MAX + 8];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) return gf_fail("%s: cannot write (%s)", tmp, strerror(errno));
+    size_t n = strlen(text);
+    int ok = fwrite(text, 1, n, f) == n && fputc('\n', f) != EOF;
+    if (fclose(f) != 0 || !ok) {
+        remove(tmp);
+        return gf_fail("%s: write failed", tmp);
+    }
+    return 0;
+}
+
+static int copy_file_tmp(const char *src, const char *dst) {
+    size_t len;
+    mapped_file mf;
+    if (mapped_file_open(&mf, src) != 0) return -1;
+    char tmp[PATH_MAX + 8];
+    snprintf(tmp, sizeof tmp, "%s.tmp", dst);
+    FILE *f = fopen(tmp, "wb");
+    int rc = 0;
+    if (!f) rc = gf_fail("%s: cannot write (%s)", tmp, strerror(errno));
+    else {
+        len = mf.size;
+        int ok = len == 0 || fwrite(mf.data, 1, len, f) == len;
+        if (fclose(f) != 0 || !ok) {
+            remove(tmp);
+            rc = gf_fail("%s: write failed", tmp);
+        }
+    }
+    mapped_file_close(&mf);
+    return rc;
+}
+
+static int commit_tmp(const char *path) {
+    char tmp[PATH_MAX + 8];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    if (rename(tmp, path) != 0) return gf_fail("%s: cannot rename into place (%s)", path, strerror(errno));
+    return 0;
+}
+
+int student_save(const student *s, const char *dir, const char *tokenizer_src, const cJSON *report) {
+    if (!is_dir(dir) && mkdir(dir, 0777) != 0) return gf_fail("%s: cannot create folder (%s)", dir, strerror(errno));
+    char p_cfg[PATH_MAX], p_st[PATH_MAX], p_rep[PATH_MAX], p_tok[PATH_MAX];
+    snprintf(p_cfg, sizeof p_cfg, "%s/config.json", dir);
+    snprintf(p_st, sizeof p_st, "%s/model.safetensors", dir);
+    snprintf(p_rep, sizeof p_rep, "%s/report.json", dir);
+    p_tok[0] = 0;
+    if (tokenizer_src)
+        snprintf(p_tok, sizeof p_tok, "%s/%s", dir, ends_with(tokenizer_src, ".bin") ? "tokenizer.bin" : "tokenizer.json");
+
+    /* 1. every file as NAME.tmp */
+    cJSON *cfg = student_config_json(s);
+    if (p_tok[0]) cJSON_AddStringToObject(cJSON_GetObjectItem(cfg, "graft_student"), "tokenizer", strrchr(p_tok, '/') + 1);
+    char *cfg_text = cJSON_Print(cfg);
+    cJSON_Delete(cfg);
+    int rc = write_text_tmp(p_cfg, cfg_text);
+    free(cfg_text);
+    if (rc != 0) return -1;
+
+    st_writer w;
+    st_writer_init(&w);
+    owned_list own = {0};
+    add_teacher(&w, &own, s->m);
+    gdn_tensor_ref refs[20];
+    for (int l = 0; l < s->L; l++) {
+        if (!s->is_gdn[l]) continue;
+        int k = gdn_tensor_refs(&s->gcfg, &s->layers[l], l, refs);
+        for (int i = 0; i < k; i++) st_writer_add(&w, refs[i].name, refs[i].ptr, refs[i].ndim, refs[i].shape);
+    }
+    /* st_writer_save renames itself; write to model.safetensors.tmp's own temp then keep as .tmp */
+    char st_tmp[PATH_MAX + 8];
+    snprintf(st_tmp, sizeof st_tmp, "%s.tmp", p_st);
+    static const char *const md[] = {"format", "pt", "producer", "graft", NULL};
+    rc = st_writer_save(&w, st_tmp, md);
+    st_writer_free(&w);
+    for (int i = 0; i < own.n; i++) free(own.v[i]);
+    free(own.v);
+    if (rc == 0 && report) {
+        char *rt = cJSON_PrintUnformatted(report);
+        rc = write_text_tmp(p_rep, rt ? rt : "{}");
+        free(rt);
+    }
+    if (rc == 0 && p_tok[0] && strcmp(tokenizer_src, p_tok) != 0) rc = copy_file_tmp(tokenizer_src, p_tok);
+    if (rc != 0) {
+        char tmp[PATH_MAX + 8];
+        const char *all[] = {p_cfg, p_st, p_rep, p_tok};
+        for (int i = 0; i < 4; i++)
+            if (all[i][0]) {
+                snprintf(tmp, sizeof tmp, "%s.tmp", all[i]);
+                remove(tmp);
+            }
+        return -1;
+    }
+    /* 2. rename into place */
+    if (commit_tmp(p_st) || commit_tmp(p_cfg) || (report && commit_tmp(p_rep)) ||
+        (p_tok[0] && strcmp(tokenizer_src, p_tok) != 0 && commit_tmp(p_tok)))
+        return -1;
+    return 0;
+}
+
+/* ----------------------------------------------------------------- load */
+
+static cJSON *read_json(const char *path) {
+    size_t len;
+    char *text = read_text_file(path, &len);
+    if (!text) return NULL;
+    cJSON *j = cJSON_ParseWithLength(text, len);
+    free(text);
+    if (!j) gf_fail("%s: not valid JSON", path);
+    return j;
+}
+
+bool student_folder_detect(const char *path) {
+    if (!is_dir(path)) return false;
+    char p[PATH_MAX];
+    snprintf(p, sizeof p, "%s/config.json", path);
+    if (!is_file(p)) return false;
+    cJSON *j = read_json(p);
+    bool yes = j && cJSON_IsObject(cJSON_GetObjectItem(j, "graft_student"));
+    cJSON_Delete(j);
+    gf_clear_error();
+    return yes;
+}
+
+static int json_num(const cJSON *o, const char *k, double *out, const char *where) {
+    const cJSON *v = cJSON_GetObjectItem(o, k);
+    if (!cJSON_IsNumber(v) && !cJSON_IsBool(v)) return gf_fail("%s: graft_student: missing or non-numeric '%s'", where, k);
+    *out = cJSON_IsBool(v) ? (cJSON_IsTrue(v) ? 1 : 0) : v->valuedouble;
+    return 0;
+}
+
+static int json_str(const cJSON *o, const char *k, const char **out, const char *where) {
+    const cJSON *v = cJSON_GetObjectItem(o, k);
+    if (!cJSON_IsString(v)) return gf_fail("%s: graft_student: missing string '%s'", where, k);
+    *out = v->valuestring;
+    return 0;
+}
+
+static int parse_settings(const cJSON *g, student_settings *st, const char *where) {
+    student_settings_default(st);
+    const cJSON *gd = cJSON_GetObjectItem(g, "gdn"), *in = cJSON_GetObjectItem(g, "init");
+    if (!cJSON_IsObject(gd) || !cJSON_IsObject(in)) return gf_fail("%s: graft_student needs 'gdn' and 'init' objects", where);
+    double v;
+    const char *str = NULL;
+    if (json_num(gd, "chunk_size", &v, where)) return -1;
+    st->chunk = (int)v;
+    if (json_num(gd, "use_short_conv", &v, where)) return -1;
+    st->conv = v != 0;
+    if (json_num(gd, "qkv_bias", &v, where)) return -1;
+    st->qkv_bias = v != 0;
+    if (json_str(gd, "query_scale", &str, where)) return -1;
+    if (strcmp(str, "dk^-1/2") == 0) st->scale = GDN_SCALE_INV_SQRT_DK;
+    else if (strcmp(str, "none") == 0) st->scale = GDN_SCALE_NONE;
+    else return gf_fail("%s: unknown query_scale '%s'", where, str);
+    if (json_str(in, "name", &str, where) || student_init_parse(str, &st->init)) return -1;
+    if (json_str(in, "write_gate", &str, where) || write_gate_parse(str, &st->write_gate)) return -1;
+    if (json_num(in, "damping", &v, where)) return -1;
+    st->damping = v;
+    if (json_num(in, "seed", &v, where)) return -1;
+    st->seed = (uint64_t)v;
+    return 0;
+}
+
+int student_load(student *s, const char *dir, const char *tokenizer_override) {
+    memset(s, 0, sizeof *s);
+    char p_cfg[PATH_MAX], p_tok[PATH_MAX];
+    snprintf(p_cfg, sizeof p_cfg, "%s/config.json", dir);
+    cJSON *cfg = read_json(p_cfg);
+    if (!cfg) return -1;
+    const cJSON *g = cJSON_GetObjectItem(cfg, "graft_student");
+    student_settings st;
+    int rc = -1;
+    model *m = NULL;
+    bool *mask = NULL;
+    st_set set;
+    bool set_open = false;
+    if (!cJSON_IsObject(g)) {
+        gf_fail("%s: config.json has no graft_student section (not a student folder)", dir);
+        goto out;
+    }
+    if (parse_settings(g, &st, p_cfg) != 0) goto out;
+    const char *tok = tokenizer_override;
+    if (!tok) {
+        const cJSON *t = cJSON_GetObjectItem(g, "tokenizer");
+        if (cJSON_IsString(t) && ends_with(t->valuestring, ".bin")) {
+            snprintf(p_tok, sizeof p_tok, "%s/%s", dir, t->valuestring);
+            tok = p_tok;
+        }
+    }
+    m = gf_calloc(1, sizeof *m);
+    model_load_opts lo = {tok};
+    if (model_load(m, dir, &lo) != 0) {
+        free(m);
+        m = NULL;
+        goto out;
+    }
+    if (student_init_empty(s, m, &st) != 0) goto out;
+    s->owns_model = true;
+    m = NULL;
+    mask = gf_calloc((size_t)s->L, sizeof *mask);
+    const cJSON *gl = cJSON_GetObjectItem(g, "gdn_layers");
+    if (!cJSON_IsArray(gl)) {
+        gf_fail("%s: graft_student.gdn_layers is missing", p_cfg);
+        goto out;
+    }
+    const cJSON *it;
+    cJSON_ArrayForEach(it, gl) {
+        if (!cJSON_IsNumber(it) || it->valueint < 0 || it->valueint >= s->L || it->valuedouble != it->valueint) {
+            gf_fail("%s: gdn_layers holds %g, not a layer of this %d-layer model", p_cfg,
+                    cJSON_IsNumber(it) ? it->valuedouble : -1.0, s->L);
+            goto out;
+        }
+        mask[it->valueint] = true;
+    }
+    if (st_set_open(&set, dir) != 0) goto out;
+    set_open = true;
+    gdn_tensor_ref refs[20];
+    for (int l = 0; l < s->L; l++) {
+        char name[160];
+        snprintf(name, sizeof name, "model.layers.%d.linear_attn.q_proj.weight", l);
+        if (!mask[l]) {
+            if (st_set_find(&set, name)) {
+                gf_fail("%s: config.json lists layer %d as attention but model.safetensors has GDN tensors for it", dir, l);
+                goto out;
+            }
+            continue;
+        }
+        gdn_params *p = &s->layers[l];
+        gdn_params_alloc(p, &s->gcfg);
+        layer_report_alloc(&s->rep[l], s->gcfg.H, l);
+        s->have[l] = true;
+        int k = gdn_tensor_refs(&s->gcfg, p, l, refs);
+        for (int i = 0; i < k; i++) {
+            const st_tensor *t = st_set_find(&set, refs[i].name);
+            if (!t) {
+                gf_fail("%s: config.json lists layer %d as GDN but model.safetensors lacks %s", dir, l, refs[i].name);
+                goto out;
+            }
+            bool same = t->ndim == refs[i].ndim;
+            for (int d = 0; same && d < t->ndim; d++) same = t->shape[d] == refs[i].shape[d];
+            if (!same) {
+                gf_fail("%s: %s has a shape that disagrees with config.json (expected %lld x %lld%s)", dir, refs[i].name,
+                        (long long)refs[i].shape[0], (long long)(refs[i].ndim > 1 ? refs[i].shape[1] : 1),
+                        refs[i].ndim > 2 ? " x 4" : "");
+                goto out;
+            }
+            if (st_read_f32(t, refs[i].ptr, t->n_elems) != 0) goto out;
+        }
+        gdn_half_lives(&s->gcfg, p, s->rep[l].half_life);
+    }
+    if (student_set_gdn(s, mask) != 0) goto out;
+    rc = 0;
+out:
+    if (set_open) st_set_close(&set);
+    if (m) {
+        model_free(m);
+        free(m);
+    }
+    free(mask);
+    cJSON_Delete(cfg);
+    if (rc != 0 && s->L) student_free(s);
+    return rc;
+}

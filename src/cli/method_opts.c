@@ -1,0 +1,64 @@
+#include "cli/method_opts.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/error.h"
+
+void method_cli_default(method_cli *o) {
+    memset(o, 0, sizeof *o);
+    o->write_gate = "reference";
+    o->damping = 0.01;
+    o->chunk = 64;
+    o->steps = 300;
+    o->keep_best = "train";
+    split_spec_default(&o->split);
+}
+
+int method_cli_settings(const method_cli *o, long seed, student_init init, student_settings *s) {
+    student_settings_default(s);
+    s->init = init;
+    if (write_gate_parse(o->write_gate, &s->write_gate) != 0) return -1;
+    if (!(o->damping > 0)) return gf_fail("--damping must be positive, got %g", o->damping);
+    s->damping = o->damping;
+    s->conv = o->conv;
+    s->qkv_bias = o->qkv_bias;
+    s->scale = o->no_scale ? GDN_SCALE_NONE : GDN_SCALE_INV_SQRT_DK;
+    if (o->chunk != 16 && o->chunk != 32 && o->chunk != 64) return gf_fail("--chunk must be 16, 32 or 64, got %d", o->chunk);
+    s->chunk = o->chunk;
+    if (o->steps < 0) return gf_fail("--steps must be >= 0, got %d", o->steps);
+    s->steps = o->steps;
+    if (strcmp(o->keep_best, "train") == 0) s->keep_best = KEEP_BEST_TRAIN;
+    else if (strcmp(o->keep_best, "heldout") == 0) s->keep_best = KEEP_BEST_HELDOUT;
+    else return gf_fail("--keep-best must be train or heldout, got '%s'", o->keep_best);
+    s->seed = (uint64_t)seed;
+    if (o->split.n_heldout < 0 || o->split.sel_windows < 0 || o->split.eval_windows < 0)
+        return gf_fail("--heldout-seqs, --select-windows and --eval-windows must be >= 0");
+    return 0;
+}
+
+static void report_tty(void *ud, const char *what, double done, double total) {
+    fprintf(stderr, "\r%-16s %6.0f / %-6.0f", what, done, total);
+    if (done >= total) fputc('\n', stderr);
+    fflush(stderr);
+}
+
+progress_sink cli_progress(void) {
+    progress_sink p = {0};
+    if (isatty(2)) p.report = report_tty;
+    return p;
+}
+
+int method_capture(const model *m, const token_split *sp, teacher_capture *cal, teacher_capture *held,
+                   const progress_sink *pr) {
+    memset(held, 0, sizeof *held);
+    if (teacher_capture_run(cal, m, sp->calib.data, sp->n_calib, (int)(sp->calib.len / sp->n_calib), 1, pr) != 0)
+        return -1;
+    if (sp->n_heldout > 0 &&
+        teacher_capture_run(held, m, sp->heldout.data, sp->n_heldout, (int)(sp->heldout.len / sp->n_heldout), 0, pr) != 0) {
+        teacher_capture_free(cal);
+        return -1;
+    }
+    return 0;
+}

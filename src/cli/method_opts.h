@@ -1,0 +1,55 @@
+/* Options shared by select, convert and ablate (student settings, data split)
+ * and the pieces of their pipeline: teacher capture, student construction. */
+#ifndef GRAFT_CLI_METHOD_OPTS_H
+#define GRAFT_CLI_METHOD_OPTS_H
+
+#include <cjson/cJSON.h>
+
+#include "calibrate/capture.h"
+#include "cli/args.h"
+#include "core/progress.h"
+#include "select/select.h"
+#include "student/calib_split.h"
+#include "student/student.h"
+
+typedef struct {
+    const char *write_gate;
+    double damping;
+    int conv, qkv_bias, no_scale;
+    int chunk, steps;
+    const char *keep_best;
+    split_spec split;
+} method_cli;
+
+void method_cli_default(method_cli *o);
+
+#define METHOD_OPTS(o)                                                                                     \
+    {"write-gate", OPT_STR, &(o).write_gate, "Stage 1 write-gate mode: reference (default) or mean-logit"}, \
+    {"damping", OPT_DOUBLE, &(o).damping, "output-gate damping of alpha* (default 0.01)"},                 \
+    {"conv", OPT_FLAG, &(o).conv, "short causal conv on q, k, v (starts as the identity)"},                \
+    {"qkv-bias", OPT_FLAG, &(o).qkv_bias, "keep the teacher's q/k/v biases in GDN layers"},                \
+    {"no-query-scale", OPT_FLAG, &(o).no_scale, "query scale 1 instead of dk^-1/2 (everywhere)"},          \
+    {"chunk", OPT_INT, &(o).chunk, "GDN chunk length: 16, 32 or 64 (default 64)"},                        \
+    {"steps", OPT_INT, &(o).steps, "Stage 2 steps (default 300)"},                                         \
+    {"keep-best", OPT_STR, &(o).keep_best, "Stage 2 state kept: train (default) or heldout loss"},         \
+    {"ctx", OPT_INT, &(o).split.ctx, "tokens per calibration sequence and eval window (default 256)"},     \
+    {"calib-seqs", OPT_INT, &(o).split.n_calib, "calibration sequences (default 4)"},                     \
+    {"heldout-seqs", OPT_INT, &(o).split.n_heldout, "held-out alignment sequences (default 1)"},          \
+    {"select-windows", OPT_INT, &(o).split.sel_windows, "windows of held-out text scoring ar / ga-s2 (default 8)"}, \
+    {"eval-windows", OPT_INT, &(o).split.eval_windows, "evaluation windows (default 64; 0 = to the end)"}
+
+/* Fills settings from the options (seed from --seed); -1 + error on bad values. */
+int method_cli_settings(const method_cli *o, long seed, student_init init, student_settings *out);
+
+/* Progress on stderr when it is a terminal (nothing otherwise). */
+progress_sink cli_progress(void);
+
+/* Teacher pass over the calibration (with heads) and held-out sequences. */
+int method_capture(const model *m, const token_split *sp, teacher_capture *cal, teacher_capture *held,
+                   const progress_sink *pr);
+
+/* JSON of a data split and of a layer selection (cmd_convert.c). */
+cJSON *split_json(const token_split *sp, const char *calib, const char *text);
+cJSON *selection_json(const layer_selection *sel);
+
+#endif

@@ -1,0 +1,332 @@
+/* graft ablate MODEL --calib FILE --eval FILE [--keep LIST] [--strategy LIST] [--init LIST]:
+ * the paper's ablation table (METHOD.md sections 7, 8, 11): zero-shot
+ * perplexity on held-out text and idle half-life statistics for every
+ * strategy x retention ratio x initialization, teacher perplexity on top.
+ *
+ * Reuse: one teacher pass gives the calibration statistics and the per-layer
+ * inputs/targets; per initialization one student holds GDN parameters for
+ * every layer (a layer's Stage 1/2 result does not depend on which other layers
+ * are converted), so each row only picks a subset and evaluates it; rows with
+ * the same init and the same converted layers share one evaluation. ar scores
+ * are computed once; ga-s2 scores once per init. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/common.h"
+#include "cli/method_opts.h"
+#include "commands.h"
+#include "core/error.h"
+#include "eval/perplexity.h"
+#include "select/select.h"
+#include "student/build.h"
+#include "student/report_json.h"
+
+typedef struct {
+    int strategy_i, init_i;
+    double keep;
+    int k;
+    int kept[256];
+    double ppl;
+    half_life_summary hl;
+} ablate_row;
+
+static int split_list(const char *text, char items[][64], int max) {
+    int n = 0;
+    const char *p = text;
+    while (*p && n < max) {
+        const char *e = p;
+        while (*e && *e != ',' && *e != ' ') e++;
+        size_t len = (size_t)(e - p);
+        if (len >= 64) len = 63;
+        if (len) {
+            memcpy(items[n], p, len);
+            items[n][len] = 0;
+            n++;
+        }
+        p = *e ? e + 1 : e;
+    }
+    return n;
+}
+
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+int cmd_ablate(int argc, char **argv) {
+    common_opts co;
+    common_opts_default(&co);
+    method_cli mo;
+    method_cli_default(&mo);
+    const char *calib = NULL, *eval = NULL;
+    const char *keep_list = "0.25,0.5,0.75", *strat_list = "uniform,ar,ga-s2",
+               *init_list = "random,zero-gate,small-gate,taylor-only,align-only,taylor-calibrate";
+    opt_spec specs[] = {
+        {"calib", OPT_STR, &calib, "calibration text file"},
+        {"eval", OPT_STR, &eval, "held-out evaluation text (may be the same file: then split, see docs/method.md)"},
+        {"keep", OPT_STR, &keep_list, "retention ratios, comma-separated (default 0.25,0.5,0.75)"},
+        {"strategy", OPT_STR, &strat_list, "strategies, comma-separated (default uniform,ar,ga-s2; manual lists use + : manual:0+3)"},
+        {"init", OPT_STR, &init_list, "initializations, comma-separated (default all six)"},
+        METHOD_OPTS(mo),
+        COMMON_OPTS(co),
+    };
+    const char *pos[1];
+    int np, rc = cli_parse(argc, argv, specs, sizeof specs / sizeof *specs, pos, 1, 1, &np,
+                           "graft ablate MODEL --calib FILE --eval FILE [--keep LIST] [--strategy LIST] [--init LIST] [--json]",
+                           &co);
+    if (rc) return rc < 0 ? 0 : rc;
+    if ((rc = cli_setup("ablate", &co))) return rc;
+    if (!calib || !eval) {
+        fprintf(stderr, "graft ablate: --calib FILE and --eval FILE are required\n");
+        return 2;
+    }
+    char items[64][64];
+    int n_keep = split_list(keep_list, items, 64);
+    double keeps[64];
+    for (int i = 0; i < n_keep; i++) {
+        char *end;
+        keeps[i] = strtod(items[i], &end);
+        if (*end || !(keeps[i] > 0 && keeps[i] < 1)) {
+            fprintf(stderr, "graft ablate: retention ratio must be in (0, 1), got '%s'\n", items[i]);
+            return 2;
+        }
+    }
+    strategy_spec strats[16];
+    char strat_names[16][64];
+    int n_strat = split_list(strat_list, items, 16);
+    for (int i = 0; i < n_strat; i++) {
+        for (char *c = items[i]; *c; c++)
+            if (*c == '+') *c = ',';
+        snprintf(strat_names[i], sizeof strat_names[i], "%s", items[i]);
+        if (strategy_parse(items[i], 0, &strats[i]) != 0) {
+            fprintf(stderr, "graft ablate: %s\n", gf_last_error());
+            return 2;
+        }
+    }
+    student_init inits[INIT_COUNT * 2];
+    int n_init = split_list(init_list, items, INIT_COUNT * 2);
+    for (int i = 0; i < n_init; i++)
+        if (student_init_parse(items[i], &inits[i]) != 0) {
+            fprintf(stderr, "graft ablate: %s\n", gf_last_error());
+            return 2;
+        }
+    student_settings set0;
+    if (method_cli_settings(&mo, co.seed, INIT_RANDOM, &set0) != 0) {
+        fprintf(stderr, "graft ablate: %s\n", gf_last_error());
+        return 2;
+    }
+    if (n_keep == 0 || n_strat == 0 || n_init == 0) {
+        fprintf(stderr, "graft ablate: --keep, --strategy and --init lists must not be empty\n");
+        return 2;
+    }
+    const double t0 = now_s();
+    model m;
+    if (cli_load_model("ablate", pos[0], &co, &m) != 0) return 1;
+    const int L = m.cfg.n_layers, ctx = mo.split.ctx;
+    progress_sink pr = cli_progress();
+    token_split sp = {0};
+    teacher_capture cal = {0}, held = {0};
+    student *studs = gf_calloc((size_t)n_init, sizeof *studs);
+    ablate_row *rows = gf_calloc((size_t)(n_strat * n_keep * n_init), sizeof *rows);
+    layer_selection ar_sel = {0};
+    bool *all = gf_malloc((size_t)L * sizeof *all), *mask = gf_malloc((size_t)L * sizeof *mask);
+    for (int l = 0; l < L; l++) all[l] = true;
+    double teacher_ppl = NAN, t_build = 0, t_rows = 0;
+    int n_rows = 0, n_evals = 0;
+    rc = 1;
+    for (int i = 0; i < n_strat; i++)
+        if (strats[i].kind == STRATEGY_MANUAL && strategy_parse(strat_names[i], L, &strats[i]) != 0) goto fail;
+    if (!m.tok) {
+        gf_fail("%s has no tokenizer (pass --tokenizer PATH)", pos[0]);
+        goto fail;
+    }
+    if (token_split_make(&sp, m.tok, calib, eval, &mo.split) != 0) goto fail;
+    if (method_capture(&m, &sp, &cal, &held, &pr) != 0) goto fail;
+    {
+        double nll;
+        long cnt;
+        if (eval_nll(&m, sp.eval.data, sp.eval.len, ctx, &nll, &cnt, &pr) != 0) goto fail;
+        teacher_ppl = exp(nll / (double)cnt);
+    }
+    /* one student per init with every layer converted */
+    double tb = now_s();
+    for (int j = 0; j < n_init; j++) {
+        student_settings st = set0;
+        st.init = inits[j];
+        if (student_init_empty(&studs[j], &m, &st) != 0) goto fail;
+        if (student_build_layers(&studs[j], all, &cal, held.L ? &held : NULL, &pr) != 0) goto fail;
+    }
+    t_build = now_s() - tb;
+    double tr = now_s();
+    for (int si = 0; si < n_strat; si++) {
+        layer_selection *ga = gf_calloc((size_t)n_init, sizeof *ga);
+        for (int ki = 0; ki < n_keep; ki++) {
+            int k;
+            if (keep_count(keeps[ki], L, &k) != 0) {
+                free(ga);
+                goto fail;
+            }
+            for (int j = 0; j < n_init; j++) {
+                ablate_row *r = &rows[n_rows];
+                r->strategy_i = si;
+                r->init_i = j;
+                r->keep = keeps[ki];
+                layer_selection sel = {0};
+                const layer_selection *use = &sel;
+                if (strats[si].kind == STRATEGY_AR) {
+                    if (!ar_sel.score &&
+                        select_layers(&ar_sel, &strats[si], k, &m, NULL, sp.select.data, sp.select.len, ctx, &pr) != 0) {
+                        free(ga);
+                        goto fail;
+                    }
+                    sel.k = k;
+                    sel.kept = gf_calloc((size_t)(k ? k : 1), sizeof *sel.kept);
+                    /* re-rank the shared ar scores for this k */
+                    bool *used = gf_calloc((size_t)L, sizeof *used);
+                    for (int i = 0; i < k; i++) {
+                        int best = -1;
+                        for (int l = 0; l < L; l++)
+                            if (!used[l] && (best < 0 || ar_sel.score[l] > ar_sel.score[best])) best = l;
+                        used[best] = true;
+                    }
+                    for (int l = 0, i = 0; l < L; l++)
+                        if (used[l]) sel.kept[i++] = l;
+                    free(used);
+                } else if (strats[si].kind == STRATEGY_GA_S2) {
+                    if (!ga[j].score &&
+                        select_layers(&ga[j], &strats[si], L, &m, &studs[j], sp.select.data, sp.select.len, ctx, &pr) != 0) {
+                        free(ga);
+                        goto fail;
+                    }
+                    sel.k = k;
+                    sel.kept = gf_calloc((size_t)(k ? k : 1), sizeof *sel.kept);
+                    bool *used = gf_calloc((size_t)L, sizeof *used);
+                    for (int i = 0; i < k; i++) {
+                        int best = -1;
+                        for (int l = 0; l < L; l++)
+                            if (!used[l] && (best < 0 || ga[j].score[l] < ga[j].score[best])) best = l;
+                        used[best] = true;
+                    }
+                    for (int l = 0, i = 0; l < L; l++)
+                        if (used[l]) sel.kept[i++] = l;
+                    free(used);
+                } else if (select_layers(&sel, &strats[si], k, &m, NULL, NULL, 0, ctx, &pr) != 0) {
+                    free(ga);
+                    goto fail;
+                }
+                r->k = use->k;
+                for (int i = 0; i < use->k; i++) r->kept[i] = use->kept[i];
+                for (int l = 0; l < L; l++) mask[l] = true;
+                for (int i = 0; i < use->k; i++) mask[use->kept[i]] = false;
+                free(sel.kept);
+                free(sel.score);
+                /* reuse an earlier row with the same init and layers */
+                r->ppl = NAN;
+                for (int q = 0; q < n_rows; q++)
+                    if (rows[q].init_i == j && rows[q].k == r->k && memcmp(rows[q].kept, r->kept, (size_t)r->k * sizeof(int)) == 0) {
+                        r->ppl = rows[q].ppl;
+                        break;
+                    }
+                student_set_gdn(&studs[j], mask);
+                r->hl = student_half_life_summary(&studs[j], mask);
+                if (isnan(r->ppl)) {
+                    double nll;
+                    long cnt;
+                    if (student_eval_nll(&studs[j], sp.eval.data, sp.eval.len, ctx, &nll, &cnt, &pr) != 0) {
+                        free(ga);
+                        goto fail;
+                    }
+                    r->ppl = exp(nll / (double)cnt);
+                    n_evals++;
+                }
+                n_rows++;
+                if (!co.json && !pr.report) {
+                    fprintf(stderr, "  %s keep %.2f %s: ppl %.3f\n", strat_names[si], keeps[ki], student_init_name(inits[j]),
+                            r->ppl);
+                }
+            }
+        }
+        for (int j = 0; j < n_init; j++) layer_selection_free(&ga[j]);
+        free(ga);
+    }
+    t_rows = now_s() - tr;
+    const double wall = now_s() - t0;
+    if (co.json) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "teacher_ppl", teacher_ppl);
+        cJSON *ra = cJSON_AddArrayToObject(o, "rows");
+        for (int i = 0; i < n_rows; i++) {
+            ablate_row *r = &rows[i];
+            cJSON *ro = cJSON_CreateObject();
+            cJSON_AddStringToObject(ro, "strategy", strat_names[r->strategy_i]);
+            cJSON_AddNumberToObject(ro, "keep", r->keep);
+            cJSON *kl = cJSON_AddArrayToObject(ro, "kept_layers");
+            for (int q = 0; q < r->k; q++) cJSON_AddItemToArray(kl, cJSON_CreateNumber(r->kept[q]));
+            cJSON_AddStringToObject(ro, "init", student_init_name(inits[r->init_i]));
+            cJSON_AddNumberToObject(ro, "ppl", r->ppl);
+            cJSON_AddItemToObject(ro, "half_life", half_life_summary_json(r->hl));
+            cJSON_AddItemToArray(ra, ro);
+        }
+        cJSON *meta = cJSON_AddObjectToObject(o, "meta");
+        cJSON_AddStringToObject(meta, "model", pos[0]);
+        cJSON *spj = cJSON_AddObjectToObject(meta, "split");
+        cJSON_AddNumberToObject(spj, "calib_seqs", sp.n_calib);
+        cJSON_AddNumberToObject(spj, "heldout_seqs", sp.n_heldout);
+        cJSON_AddNumberToObject(spj, "ctx", ctx);
+        cJSON_AddBoolToObject(spj, "same_file", sp.same_file);
+        cJSON_AddNumberToObject(spj, "select_begin", (double)sp.select_begin);
+        cJSON_AddNumberToObject(spj, "select_end", (double)sp.select_end);
+        cJSON_AddNumberToObject(spj, "eval_begin", (double)sp.eval_begin);
+        cJSON_AddNumberToObject(spj, "eval_end", (double)sp.eval_end);
+        cJSON_AddNumberToObject(spj, "eval_stream_tokens", (double)sp.eval_tokens_total);
+        cJSON_AddNumberToObject(meta, "evaluations", n_evals);
+        cJSON_AddNumberToObject(meta, "seconds_total", wall);
+        cJSON_AddNumberToObject(meta, "seconds_build", t_build);
+        cJSON_AddNumberToObject(meta, "seconds_rows", t_rows);
+        cJSON_AddStringToObject(meta, "write_gate", write_gate_name(set0.write_gate));
+        cJSON_AddStringToObject(meta, "query_scale", gdn_scale_name(set0.scale));
+        cJSON_AddNumberToObject(meta, "stage2_steps", set0.steps);
+        cJSON_AddStringToObject(meta, "keep_best", set0.keep_best == KEEP_BEST_HELDOUT ? "heldout" : "train");
+        cJSON_AddBoolToObject(meta, "conv", set0.conv);
+        cJSON_AddBoolToObject(meta, "qkv_bias", set0.qkv_bias && m.cfg.qkv_bias);
+        cJSON_AddNumberToObject(meta, "damping", set0.damping);
+        cJSON_AddNumberToObject(meta, "seed", (double)set0.seed);
+        cli_print_json(o);
+    } else {
+        printf("teacher perplexity %.4f  (%s, eval tokens %zu..%zu of %s, windows of %d)\n\n", teacher_ppl, pos[0],
+               sp.eval_begin, sp.eval_end, eval, ctx);
+        printf("| strategy | keep | kept layers | init | ppl | half-life mean | median | max |\n");
+        printf("|---|---|---|---|---|---|---|---|\n");
+        for (int i = 0; i < n_rows; i++) {
+            ablate_row *r = &rows[i];
+            char kl[512] = "";
+            size_t at = 0;
+            for (int q = 0; q < r->k && at < sizeof kl; q++) at += (size_t)snprintf(kl + at, sizeof kl - at, q ? ",%d" : "%d", r->kept[q]);
+            printf("| %s | %.2f | %s | %s | %.3f | %.2f | %.2f | %.2f |\n", strat_names[r->strategy_i], r->keep, kl,
+                   student_init_name(inits[r->init_i]), r->ppl, r->hl.mean, r->hl.median, r->hl.max);
+        }
+        printf("\n%d rows, %d evaluations, %.1f s (students %.1f s, rows %.1f s); query scale %s, write gate %s, "
+               "Stage 2 %d steps (best by %s loss), seed %llu\n",
+               n_rows, n_evals, wall, t_build, t_rows, gdn_scale_name(set0.scale), write_gate_name(set0.write_gate),
+               set0.steps, set0.keep_best == KEEP_BEST_HELDOUT ? "held-out" : "calibration",
+               (unsigned long long)set0.seed);
+    }
+    rc = 0;
+fail:
+    if (rc) cli_fail("ablate");
+    for (int j = 0; j < n_init; j++) student_free(&studs[j]);
+    free(studs);
+    free(rows);
+    free(all);
+    free(mask);
+    layer_selection_free(&ar_sel);
+    teacher_capture_free(&cal);
+    teacher_capture_free(&held);
+    token_split_free(&sp);
+    model_free(&m);
+    return rc;
+}
