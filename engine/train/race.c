@@ -1,5 +1,10 @@
 #include "train/race.h"
 
+#include <stdlib.h>
+
+#include "core/error.h"
+#include "select/select.h"
+
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -34,6 +39,9 @@ void race_uniform_convert(int L, double retention, bool *convert) {
     int k = (int)lround(retention * L);
     if (k < 0) k = 0;
     if (k > L) k = L;
+    int *kept = gf_calloc((size_t)(k ? k : 1), sizeof *kept);
+    select_uniform(L, k, kept); /* the same layers graft select / convert keep */
     for (int l = 0; l < L; l++) convert[l] = true;
-    for (int i = 0; i < k; i++) convert[(long)i * L / k] = false;
+    for (int i = 0; i < k; i++) convert[kept[i]] = false;
+    free(kept);
 }
