@@ -1,15 +1,11 @@
 #include "train/race.h"
 
-#include <stdlib.h>
-
-#include "core/error.h"
-#include "select/select.h"
-
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 
 #include "core/error.h"
+#include "select/select.h"
 
 static double trailing_mean(const curve *c, int i, int w) {
     const int lo = i - w + 1 < 0 ? 0 : i - w + 1;
