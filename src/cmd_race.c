@@ -87,9 +87,9 @@ int cmd_race(int argc, char **argv) {
         fprintf(stderr, "graft race: --retention must be in [0, 1)\n");
         return 2;
     }
-    /* without folders: the method's builder when this build has it (every init,
-     * uniform selection, as graft convert), else the in-memory stand-ins */
-    const bool builder = !folders && !tc.convert && train_student_can_build();
+    /* without folders or --convert: the method's builder (every init, uniform
+     * selection, as graft convert); with --convert: the in-memory stand-ins */
+    const bool builder = !folders && !tc.convert;
     if (builder && !calib) calib = tc.data;
     if (builder && !calib) {
         fprintf(stderr, "graft race: building students needs calibration text (--calib FILE or --data FILE)\n");

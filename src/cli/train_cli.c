@@ -64,8 +64,8 @@ static void perturb(float *a, size_t n, double rel, uint64_t *s) {
 
 int cli_student_init_check(const char *init) {
     if (strcmp(init, "copy") && strcmp(init, "random") && strcmp(init, "zero-gate") && strcmp(init, "small-gate"))
-        return gf_fail("init '%s' is not available in this build (copy, random, zero-gate, small-gate; "
-                       "taylor-calibrate needs the student builder, engine/student)", init);
+        return gf_fail("init '%s' is not available with --convert (copy, random, zero-gate, small-gate; "
+                       "for the others make student folders with graft convert)", init);
     return 0;
 }
 

@@ -7,15 +7,11 @@
 #include "core/mapped_file.h"
 #include <stdio.h>
 
-#if __has_include("student/student_io.h")
-#include "student/student.h"
-#if __has_include("student/build.h") && __has_include("cli/method_opts.h") && __has_include("select/select.h")
-#define GRAFT_HAVE_STUDENT_BUILD 1
 #include "cli/method_opts.h"
 #include "select/select.h"
 #include "student/build.h"
 #include "student/calib_split.h"
-#endif
+#include "student/student.h"
 #include "student/report_json.h"
 #include "student/student_io.h"
 
@@ -23,7 +19,6 @@ struct train_student {
     student s;
 };
 
-bool train_student_available(void) { return true; }
 bool train_student_is_folder(const char *path) { return student_folder_detect(path); }
 
 /* Trainable copy of a student: teacher-format weights + GDN mixers of its is_gdn layers. */
@@ -68,9 +63,6 @@ int train_student_load(cli_student *cs, train_student **handle, const char *dir,
     *handle = h;
     return 0;
 }
-
-#ifdef GRAFT_HAVE_STUDENT_BUILD
-bool train_student_can_build(void) { return true; }
 
 int train_student_init_check(const char *init) {
     student_init i;
@@ -123,16 +115,6 @@ done:
     }
     return rc;
 }
-#else
-bool train_student_can_build(void) { return false; }
-int train_student_init_check(const char *init) { return cli_student_init_check(init); }
-
-int train_student_build(cli_student *cs, train_student **handle, model *m, const char *init_s, double keep,
-                        const char *calib, long seed, int ctx, char *layers, size_t layers_size) {
-    (void)cs, (void)handle, (void)m, (void)keep, (void)calib, (void)seed, (void)ctx, (void)layers, (void)layers_size;
-    return gf_fail("building '%s' students needs engine/student/build.h", init_s);
-}
-#endif
 
 int train_student_save(const cli_student *cs, train_student *h, const char *out_dir) {
     student *s = &h->s;
@@ -152,48 +134,3 @@ void train_student_close(train_student *h) {
     student_free(&h->s);
     free(h);
 }
-
-#else /* engine/student not in this tree yet */
-
-struct train_student {
-    int unused;
-};
-
-bool train_student_available(void) { return false; }
-
-bool train_student_is_folder(const char *path) {
-    size_t n = strlen(path) + 16;
-    char *cfg = gf_malloc(n);
-    snprintf(cfg, n, "%s/config.json", path);
-    size_t len;
-    char *text = read_text_file(cfg, &len);
-    free(cfg);
-    bool is = text && strstr(text, "\"graft_student\"");
-    free(text);
-    gf_clear_error();
-    return is;
-}
-
-int train_student_load(cli_student *s, train_student **handle, const char *dir, const char *tokenizer, int ctx,
-                       const char **init_name) {
-    (void)s, (void)handle, (void)tokenizer, (void)ctx, (void)init_name;
-    return gf_fail("%s is a student folder, and this build has no student support (engine/student)", dir);
-}
-
-bool train_student_can_build(void) { return false; }
-int train_student_init_check(const char *init) { return cli_student_init_check(init); }
-
-int train_student_build(cli_student *cs, train_student **handle, model *m, const char *init_s, double keep,
-                        const char *calib, long seed, int ctx, char *layers, size_t layers_size) {
-    (void)cs, (void)handle, (void)m, (void)keep, (void)calib, (void)seed, (void)ctx, (void)layers, (void)layers_size;
-    return gf_fail("init '%s' needs the student builder (engine/student), not in this build", init_s);
-}
-
-int train_student_save(const cli_student *s, train_student *handle, const char *out_dir) {
-    (void)s, (void)handle;
-    return gf_fail("%s: this build cannot write student folders (engine/student)", out_dir);
-}
-
-void train_student_close(train_student *h) { (void)h; }
-
-#endif

@@ -1,8 +1,6 @@
 /* The seam between training and student folders (engine/student, `graft
  * convert`): load a student folder as a trainable model, and write a trained
- * one back. Compiled against engine/student/ when it is in the tree
- * (__has_include); without it, train_student_available() is false and the
- * functions fail with a clear message. */
+ * one back. */
 #ifndef GRAFT_CLI_TRAIN_STUDENT_H
 #define GRAFT_CLI_TRAIN_STUDENT_H
 
@@ -10,7 +8,6 @@
 
 #include "cli/train_cli.h"
 
-bool train_student_available(void);
 /* 1 when path is a student folder (config.json with "graft_student"). */
 bool train_student_is_folder(const char *path);
 
@@ -20,9 +17,6 @@ typedef struct train_student train_student; /* opaque: the loaded student */
  * *init_name gets the folder's initialization ("random", "taylor-calibrate", ...). */
 int train_student_load(cli_student *s, train_student **handle, const char *dir, const char *tokenizer, int ctx,
                        const char **init_name);
-/* 1 when graft race can build students in memory with the method's builder
- * (engine/student/build.h: every init, Stage 1 / Stage 2 included). */
-bool train_student_can_build(void);
 /* -1 with an error when the builder does not know `init`. */
 int train_student_init_check(const char *init);
 /* Builds a student of teacher m (borrowed; must outlive it) under `init`,

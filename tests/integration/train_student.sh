@@ -1,5 +1,5 @@
 #!/bin/sh
-# Recovery training on student folders (needs `graft convert`, engine/student):
+# Recovery training on student folders (made by `graft convert`):
 # stories260K at 50 % uniform, random vs taylor-calibrate students raced on the
 # same budget and data order; the race prints a tokens-to-target ratio; a
 # trained student written with --out reloads (graft eval) with the perplexity
@@ -8,7 +8,6 @@
 need_stories
 DATA=$SHARED/data/tinystories.txt
 [ -f "$DATA" ] || skip "tinystories.txt not found under \$GRAFT_SHARED"
-$G convert --help >/dev/null 2>&1 || skip "this build has no graft convert (engine/student) yet"
 for i in random taylor-calibrate; do
     $G convert "$STORIES" --keep 0.5 --strategy uniform --init $i --calib "$DATA" --steps 60 --threads 1 \
         --out "$TMP/stu-$i" >/dev/null 2>"$TMP/conv.err" || fail "convert --init $i failed: $(cat "$TMP/conv.err")"
