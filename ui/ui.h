@@ -42,6 +42,12 @@ struct ui {
     int cur_layer, cur_head, heat_first_row;
     heatmap_layout heat[3];
     int n_heat;
+    /* Plan */
+    int plan_cursor, plan_first; /* layer under the cursor, first layer shown */
+    bool plan_edit;              /* typing a retention ratio */
+    char plan_buf[8];            /* what is typed so far (percent) */
+    /* Results */
+    int results_first;           /* first row shown */
     /* Log */
     int log_scroll; /* lines scrolled up from the newest */
     tabbar_hits tabs;

@@ -12,8 +12,9 @@
 #include "hub/resolve.h"
 #include "model/forward.h"
 #include "stats/collect.h"
+#include "workbench/plan_jobs.h"
 
-enum { SCREEN_TEACHER = 0, SCREEN_STATS = 2 };
+enum { SCREEN_TEACHER = 0, SCREEN_PLAN = 1, SCREEN_STATS = 2, SCREEN_RESULTS = 6 };
 
 /* ---- jobs (worker thread): they read their argument, never app_state ---- */
 
@@ -163,6 +164,9 @@ static int run_screen(app_state *st, job_runner *jr, int screen) {
     switch (screen) {
     case SCREEN_TEACHER: return start_load(wb, jr);
     case SCREEN_STATS: return start_stats(wb, st, jr);
+    case SCREEN_PLAN: return plan_start_select(wb, st, jr);
+    case SCREEN_RESULTS: return results_start_evaluate(wb, st, jr);
+    case SCREEN_RESULTS | APP_RUN_ALT: return results_start_ablate(wb, st, jr);
     default: return gf_fail("this screen has no job in this build yet");
     }
 }
@@ -178,6 +182,7 @@ static void on_done(app_state *st, const char *job_name, void *result) {
         }
         wb->m = result;
         show_teacher(st, wb->m);
+        plan_show_model(st, wb->m);
         app_state_log(st, "loaded %s", wb->m->path);
         /* statistics follow at once when a corpus is known */
         if (wb->corpus && the_runner && start_stats(wb, st, the_runner) != 0)
