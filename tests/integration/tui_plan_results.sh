@@ -30,6 +30,13 @@ tui_wait plan "keep 40% (2 of 5)" || fail "typed ratio"
 tui_keys plan s          # -> ar: no scores yet
 tui_wait plan "strategy  uniform  [ar]" || fail "strategy cycle"
 tui_wait plan "ar scores not computed yet" || fail "ar without scores"
+tui_keys plan Enter      # the selection job: ar scores, then the plan ranks by them
+tui_wait plan "ar: kept layers ranked by the scores below" 300 || fail "ar scores did not arrive"
+want=$("$GRAFT_BIN" select "$MODEL" --strategy ar --keep 0.4 --text "$TEXT" --json | python3 -c '
+import json, sys; print(" ".join(str(l) for l in json.load(sys.stdin)["kept_layers"]))') || fail "graft select"
+got=$(tui_screen plan | grep -F "■ attention" | sed -E 's/^ *>? *([0-9]+) .*/\1/' | tr '\n' ' ' | sed 's/ $//')
+[ "$got" = "$want" ] || { tui_screen plan; fail "ar plan on screen '$got' differs from graft select '$want'"; }
+echo "ar kept layers: screen $got, graft select $want"
 tui_keys plan S          # back to uniform
 tui_wait plan "[uniform]" || fail "previous strategy"
 tui_keys plan Down Space   # 40 %: layers 0 and 2 kept; layer 1 becomes attention too: manual

@@ -48,11 +48,12 @@ static int fit_widths(const app_state *st, int w, int *widths, bool *abbreviate)
         }
         if (total <= w) return total;
     }
-    const char *shrink[] = {"student", "kept"};
-    for (int k = 0; k < 2 && total > w; k++) {
-        int c = col_index(st, shrink[k]);
+    /* then cut: the kept list down to 5 columns and the student path to 16, then the path further */
+    const struct { const char *col; int min; } cuts[] = {{"kept", 5}, {"student", 16}, {"student", 7}};
+    for (int k = 0; k < 3 && total > w; k++) {
+        int c = col_index(st, cuts[k].col);
         if (c < 0) continue;
-        int cut = total - w, room = widths[c] - 7;
+        int cut = total - w, room = widths[c] - cuts[k].min;
         if (room <= 0) continue;
         if (cut > room) cut = room;
         widths[c] -= cut;
