@@ -17,6 +17,8 @@ WIN=8
 tui_start plan 100 30 TERM=xterm-256color LANG=C.UTF-8 GRAFT_TUI_STEPS=10 GRAFT_TUI_EVAL_WINDOWS=$WIN \
     XDG_DATA_HOME="$XDG_DATA_HOME" -- "'$MODEL'" --text "'$TEXT'"
 tui_wait plan "5 layers" 200 || fail "teacher did not load"
+tui_keys plan 8          # the statistics job follows the load; jobs run one at a time
+tui_wait plan "stats: done" 300 || fail "statistics did not finish"
 tui_keys plan 2
 tui_wait plan "strategy [uniform]" || fail "Plan screen"
 # uniform 50 % of 5 layers: round(2.5) = 3 kept (0, 1, 3); KV cache of stories260K at 32k tokens:
@@ -65,6 +67,15 @@ assert abs(d["ppl"] - shown) <= 0.00006, (d["ppl"], shown)
 print("graft eval ppl %.6f, screen %s" % (d["ppl"], sys.argv[2]))
 ' "$json" "$ppl" || fail "screen perplexity differs from graft eval"
 
+# the ablation table: rows stream in while it runs; c cancels it
+tui_keys plan a
+tui_wait plan "● ablate" 50 || fail "ablate did not start"
+i=0
+while [ $i -lt 600 ] && ! tui_screen plan | grep -qE '^ +uniform +25% +random '; do sleep 0.1; i=$((i+1)); done
+tui_screen plan | grep -qE '^ +uniform +25% +random ' || { tui_screen plan; fail "no streamed ablation row"; }
+tui_keys plan c
+tui_keys plan 8
+tui_wait plan "ablate: cancelled" 300 || fail "ablate not cancelled"
 tui_keys plan q
 sleep 0.2
 tui_wait plan "GRAFT_EXIT=0" 50 || fail "quit"

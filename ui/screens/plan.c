@@ -25,7 +25,7 @@ static int count_kept(const app_state *st) {
 }
 
 /* "3 of 5 layers keep attention · KV cache at 32k tokens: 40 KB -> 24 KB (GDN state 4.0 KB)" */
-static void cost_line(const app_state *st, const theme *th, char *buf, int n) {
+static void cost_line(const app_state *st, const theme *th, char *buf, int n, int w) {
     int kept = count_kept(st);
     int len = snprintf(buf, (size_t)n, "%d of %d layers keep attention", kept, st->n_layers);
     if (st->kv_heads <= 0 || st->head_dim <= 0 || len >= n) return;
@@ -37,6 +37,9 @@ static void cost_line(const app_state *st, const theme *th, char *buf, int n) {
     kv_format_bytes(g, sizeof g, c.gdn_state_per_layer * (st->n_layers - kept));
     snprintf(buf + len, (size_t)(n - len), " %s KV cache at 32k tokens: %s %s %s (GDN state %s)",
              theme_glyph(th, G_MIDDOT), a, theme_glyph(th, G_RARROW), b, g);
+    if (utf8_width(buf) > w) /* the same numbers, shorter words */
+        snprintf(buf, (size_t)n, "%d/%d layers attention %s KV @32k tokens: %s %s %s (+GDN %s)", kept, st->n_layers,
+                 theme_glyph(th, G_MIDDOT), a, theme_glyph(th, G_RARROW), b, g);
 }
 
 static void score_range(const double *v, int n, double *lo, double *hi) {
@@ -102,7 +105,7 @@ static void draw(ui *u, grid *g, rect r) {
     grid_text(g, x + 2, y, x0 + w - x - 2, ratio, u->plan_edit ? acc : STYLE_PLAIN);
     y++;
     char cost[256];
-    cost_line(st, &u->th, cost, sizeof cost);
+    cost_line(st, &u->th, cost, sizeof cost, w);
     grid_text(g, x0, y++, w, cost, STYLE_PLAIN);
     /* what the plan rests on */
     char note[160] = "";
@@ -227,8 +230,8 @@ static bool key(ui *u, int k) {
 }
 
 static const key_hint keys[] = {
-    {"s", NULL, "strategy"}, {"r", NULL, "25/50/75%"}, {"=", NULL, "type %"},
-    {"\u2191\u2193", "up/down", "layer"}, {"space", NULL, "toggle (manual)"}, {"S", NULL, "previous strategy"},
+    {"s", NULL, "strategy"}, {"r", NULL, "25/50/75%"}, {"=", NULL, "type %"}, {"space", NULL, "toggle"},
+    {"\u2191\u2193", "up/down", "layer"}, {"S", NULL, "previous strategy"},
 };
 
 const screen screen_plan = {"Plan", draw, key, NULL, keys, sizeof keys / sizeof keys[0]};

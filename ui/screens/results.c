@@ -119,6 +119,16 @@ static void draw(ui *u, grid *g, rect r) {
     }
     y++;
     int rows = r.y + r.h - y;
+    /* the newest student folder in full, to copy */
+    const char *newest = NULL;
+    for (int i = st->n_results - 1; i >= 0 && !newest && student_col >= 0; i--) {
+        const char *s = st->results[i].cells[student_col];
+        if (s && s[0] == '/') newest = s;
+    }
+    if (newest && rows > 2) {
+        rows--;
+        grid_printf(g, x0, y + rows, w, dim, "newest student: %s", newest);
+    }
     if (rows < 1) return;
     bool more = st->n_results > rows;
     if (more) rows--;
