@@ -32,10 +32,24 @@ shot "3 Stats at 160x40" 'With room for a line per layer, each layer gets its ow
 shot "3 Stats at 80x24" 'Smaller cells, compact tab bar; the key bar keeps help and quit visible.' stats --size 80x24
 echo; echo '## 3 Stats, ASCII and no colour (LANG=C, NO_COLOR=1)'; echo; echo 'One layer per line, values as shades `.:-=+*#%@`, box drawing as `+-|`.'; echo; echo '```'; LANG=C NO_COLOR=1 $G tui --demo --snapshot stats --size 80x24; echo '```'
 shot "1 Teacher" '' teacher --size 100x30
-shot "2 Plan" 'Per-layer strategy score as bars, kept layers marked (demo data).' plan --size 100x30
+# Plan and Results from a real session: stories260K, scores and rows measured by the workbench's
+# jobs (ui/tools/session_stories260k.json, GRAFT_TUI_STEPS=60, 32 evaluation windows of 256 tokens)
+real() { mkdir -p "$tmp/graft"; cp ui/tools/session_stories260k.json "$tmp/graft/session.json"; echo; echo "## $1"; echo; [ -n "$2" ] && { echo "$2"; echo; }; echo '```'; shift 2; LANG=C.UTF-8 $G tui --snapshot "$@"; echo '```'; rm -f "$tmp/graft/session.json"; }
+real "2 Plan (stories260K, 100x30)" 'The strategy (`s` / `S`: uniform, ar, ga-s2, manual), the retention ratio (`r`: 25/50/75 %, `=`: type a percentage), the cost line (KV cache of the attention layers at 32k tokens, 2 x KV heads x head_dim x bytes per value per token and layer, before and after, plus the fixed GDN state of the converted layers; the same numbers as `graft select --json` under `kv_cache`), then one line per layer: its role under the plan and the two strategies'"'"' scores as bars (ar: held-out perplexity with that layer'"'"'s attention zeroed, keep the highest; ga-s2: zero-shot perplexity with only that layer keeping attention, keep the lowest), the chosen strategy'"'"'s column highlighted. Enter on ar / ga-s2 runs the selection job (as `graft select`); once scores are known, switching strategy or ratio re-ranks at once. `space` toggles the layer under the cursor and makes the plan manual.' plan --size 100x30
+real "2 Plan, ar chosen, 80x24" 'Under ar the plan keeps the layers whose removal hurts most; at 80 columns the cost line uses shorter words.' plan --size 80x24 --keys 's'
+real "2 Plan, manual (space on layer 2), 80x24" '' plan --size 80x24 --keys '<down><down> ' 
 shot "4 Calibrate" 'Waiting for the engine: a panel says what is needed.' calibrate --size 100x30
 shot "5 Align" 'Loss series from `loss` events, braille line chart with labelled axes and a legend.' align --size 100x30
-shot "7 Results" '' results --size 100x30
+shot "7 Results (demo)" '' results --size 100x30
+real "7 Results (stories260K, 100x30)" 'Enter evaluates the current plan: builds its student under the init shown (`i` cycles the six), measures zero-shot perplexity on the evaluation slice of the corpus next to the teacher'"'"'s (top line), the idle half-lives of the GDN heads (mean / median / max), and writes the student to `$XDG_DATA_HOME/graft/students/<teacher>-<strategy>-<keep>-<init>/` (the newest one in full under the table). `graft eval FOLDER --text CORPUS --split --eval-windows 32 --json` prints the same perplexity and half-lives. `a` runs the ablation table (uniform, ar, ga-s2 x 25/50/75 % x six inits, Stage 2 at most 50 steps) with rows streamed in; `c` cancels it. At 80 columns init names are abbreviated and long cells cut (the path from the left).' results --size 100x30
+real "7 Results at 80x24" '' results --size 80x24
+echo; echo '## 7 Results after `a`: the ablation table (200x60)'; echo
+echo 'A live tmux capture (tests/integration/lib/tui.sh) of stories260K after `a` ran to the end with'
+echo 'GRAFT_TUI_STEPS=5 and GRAFT_TUI_EVAL_WINDOWS=2 (tiny settings, so the numbers differ from the rows'
+echo 'above): 54 rows, the newest at the bottom; the student column is `-` because ablation rows are not saved.'
+echo 'At 200 columns the init names and kept lists are whole. The same table headless:'
+echo '`graft ablate MODEL --calib CORPUS --eval CORPUS --steps 5 --eval-windows 2`.'
+echo; echo '```'; cat ui/tools/results_ablation_200x60.txt; echo '```' 
 shot "8 Log" '' log --size 100x30
 shot "Help (?)" '' stats --size 100x30 --keys '?'
 echo; echo '## Without data'; echo; echo '`graft tui` with nothing loaded yet:'; echo; echo '```'; LANG=C.UTF-8 $G tui --snapshot stats --size 100x24; echo '```'
