@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cli/common.h"
 #include "cli/method_opts.h"
 #include "core/error.h"
 #include "eval/perplexity.h"
@@ -79,11 +80,15 @@ static void plan_arg_free(plan_arg *a) {
     free(a);
 }
 
+/* The command line's defaults (seed 1, --steps aside), so a workbench student
+ * equals `graft convert ... --steps N`'s. */
 static int settings_for(student_init init, int steps, student_settings *set) {
     method_cli mo;
     method_cli_default(&mo);
     mo.steps = steps;
-    return method_cli_settings(&mo, 0, init, set);
+    common_opts co;
+    common_opts_default(&co);
+    return method_cli_settings(&mo, co.seed, init, set);
 }
 
 /* k layers ranked by score: the highest (ar) or the lowest (ga-s2); ties to the lower layer. */
