@@ -24,7 +24,12 @@ static void usage(FILE *f) {
 static void ensure_passive_omp(char **argv) {
     if (getenv("OMP_WAIT_POLICY")) return;
     setenv("OMP_WAIT_POLICY", "passive", 1);
-    execv("/proc/self/exe", argv);
+    /* exec the real path, not /proc/self/exe, so the process keeps its name */
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) return;
+    self[n] = 0;
+    execv(self, argv);
     /* exec failed (no /proc): carry on with the default policy */
 }
 

@@ -22,7 +22,7 @@ static double forward_flops(const model_config *c, int T) {
     return per_tok * T + attn;
 }
 
-static void run(const char *label, const model *m, int T, int reps, double sgemm) {
+static void run(const char *label, const model *m, int T, int reps, double sgemm, double sgemm_cpu) {
     forward_ctx fc;
     if (forward_ctx_init(&fc, m, T) != 0) return;
     int *ids = malloc((size_t)T * sizeof *ids);
@@ -31,20 +31,22 @@ static void run(const char *label, const model *m, int T, int reps, double sgemm
     float *logits = malloc((size_t)rows * V * sizeof *logits);
     attn_stats st;
     attn_stats_init(&st, m->cfg.n_layers, m->cfg.n_heads);
-    double best = 1e30, best_stats = 1e30;
+    double best = 1e30, best_stats = 1e30, best_cpu = 1e30;
     for (int r = 0; r < reps; r++) {
         for (int with_stats = 0; with_stats < 2; with_stats++) {
-            double t0 = bench_now();
+            double t0 = bench_now(), c0 = bench_cpu_now();
             model_forward(&fc, ids, T, 0, with_stats ? &st : NULL, NULL);
             for (int r0 = 0; r0 < T; r0 += rows) model_logits(&fc, r0, T - r0 < rows ? T - r0 : rows, logits);
-            double dt = bench_now() - t0;
+            double dt = bench_now() - t0, dc = bench_cpu_now() - c0;
             if (with_stats && dt < best_stats) best_stats = dt;
             if (!with_stats && dt < best) best = dt;
+            if (!with_stats && dc < best_cpu) best_cpu = dc;
         }
     }
-    double gf = forward_flops(&m->cfg, T) / best * 1e-9;
-    printf("forward %-22s T=%-5d %9.0f tok/s  %7.1f GFLOP/s  (%.0f%% of sgemm %.1f)  with stats: %9.0f tok/s\n", label,
-           T, T / best, gf, 100 * gf / sgemm, sgemm, T / best_stats);
+    double gf = forward_flops(&m->cfg, T) / best * 1e-9, gfc = forward_flops(&m->cfg, T) / best_cpu * 1e-9;
+    printf("forward %-20s T=%-4d %8.0f tok/s %6.1f GFLOP/s (%3.0f%% of sgemm %.1f) | per CPU-s: %6.1f GFLOP (%3.0f%% of "
+           "sgemm %.1f) | with stats %8.0f tok/s\n",
+           label, T, T / best, gf, 100 * gf / sgemm, sgemm, gfc, 100 * gfc / sgemm_cpu, sgemm_cpu, T / best_stats);
     attn_stats_free(&st);
     free(logits);
     free(ids);
@@ -65,14 +67,14 @@ int main(void) {
     const char *shared = getenv("GRAFT_SHARED");
     if (!shared) shared = "../shared";
     char path[4096];
-    double sgemm = bench_sgemm_gflops(512, 4864, 896, 3);
-    printf("sgemm 512x4864x896: %.1f GFLOP/s\n", sgemm);
+    double sgemm = bench_sgemm_gflops(512, 4864, 896, 3), sgemm_cpu = bench_sgemm_gflops_cpu(512, 4864, 896, 3);
+    printf("sgemm 512x4864x896: %.1f GFLOP/s wall, %.1f GFLOP per CPU-second\n", sgemm, sgemm_cpu);
 
     model m;
     snprintf(path, sizeof path, "%s/models/tinyllamas/stories260K/stories260K.bin", shared);
     if (model_load(&m, path, NULL) == 0) {
-        run("stories260K", &m, 256, 5, sgemm);
-        run("stories260K", &m, 512, 3, sgemm);
+        run("stories260K", &m, 256, 5, sgemm, sgemm_cpu);
+        run("stories260K", &m, 512, 3, sgemm, sgemm_cpu);
         model_free(&m);
     } else {
         printf("forward stories260K: skipped (%s)\n", gf_last_error());
@@ -87,7 +89,7 @@ int main(void) {
             for (int i = 0; i < m.cfg.dim; i++) m.w.layers[l].attn_norm[i] = m.w.layers[l].ffn_norm[i] = 1.0f;
         }
         for (int i = 0; i < m.cfg.dim; i++) m.w.final_norm[i] = 1.0f;
-        run("qwen2.5-0.5b-shape", &m, 512, 2, sgemm);
+        run("qwen2.5-0.5b-shape", &m, 512, 2, sgemm, sgemm_cpu);
         model_weights_free(&m.w);
     } else {
         printf("forward qwen2.5-0.5b-shape: skipped (%s)\n", gf_last_error());

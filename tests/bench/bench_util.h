@@ -13,6 +13,31 @@ static inline double bench_now(void) {
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* CPU seconds used by every thread of the process: under a loaded machine,
+ * FLOPs per CPU-second stay comparable where wall-clock rates do not. */
+static inline double bench_cpu_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* GFLOP per CPU-second of C[M,N] = A[M,K] B[N,K]^T, best of `reps`. */
+static inline double bench_sgemm_gflops_cpu(int M, int N, int K, int reps) {
+    float *a = calloc((size_t)M * K, sizeof *a), *b = calloc((size_t)N * K, sizeof *b),
+          *c = malloc((size_t)M * N * sizeof *c);
+    double best = 1e30;
+    for (int r = 0; r < reps; r++) {
+        double t = bench_cpu_now();
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, a, K, b, K, 0.0f, c, N);
+        t = bench_cpu_now() - t;
+        if (t < best) best = t;
+    }
+    free(a);
+    free(b);
+    free(c);
+    return 2.0 * M * N * K / best * 1e-9;
+}
+
 /* GFLOP/s of C[M,N] = A[M,K] B[N,K]^T, best of `reps`. */
 static inline double bench_sgemm_gflops(int M, int N, int K, int reps) {
     float *a = malloc((size_t)M * K * sizeof *a), *b = malloc((size_t)N * K * sizeof *b),
