@@ -233,11 +233,19 @@ static void kept_text(const bool *kept, int L, char *buf, size_t n) {
     if (!at) snprintf(buf, n, "-");
 }
 
-/* One results row (see app_result_columns) as a log event the UI turns into a row. */
+/* One results row (see app_result_columns) as a log event the UI turns into a
+ * row. Events carry 255 characters: a longer row keeps the folder's name only. */
 static void publish_row(job_ctx *ctx, const char *strategy, double keep, student_init init, double ppl,
                         half_life_summary hl, const char *kept, const char *where) {
-    job_log(ctx, "result\t%s\t%.0f%%\t%s\t%.4f\t%.2f\t%.2f\t%.2f\t%s\t%s", strategy, keep * 100, student_init_name(init), ppl,
-            hl.mean, hl.median, hl.max, kept, where);
+    char row[256];
+    for (int pass = 0; pass < 2; pass++) {
+        int n = snprintf(row, sizeof row, "result\t%s\t%.0f%%\t%s\t%.4f\t%.2f\t%.2f\t%.2f\t%s\t%s", strategy, keep * 100,
+                         student_init_name(init), ppl, hl.mean, hl.median, hl.max, kept, where);
+        if (n < (int)sizeof row) break;
+        const char *slash = strrchr(where, '/');
+        if (slash) where = slash + 1;
+    }
+    job_log(ctx, "%s", row);
 }
 
 static int evaluate_job(job_ctx *ctx, void *argp) {

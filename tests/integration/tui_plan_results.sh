@@ -18,7 +18,10 @@ tui_start plan 100 30 TERM=xterm-256color LANG=C.UTF-8 GRAFT_TUI_STEPS=10 GRAFT_
     XDG_DATA_HOME="$XDG_DATA_HOME" -- "'$MODEL'" --text "'$TEXT'"
 tui_wait plan "5 layers" 200 || fail "teacher did not load"
 tui_keys plan 8          # the statistics job follows the load; jobs run one at a time
-tui_wait plan "stats: done" 300 || fail "statistics did not finish"
+# (the statistics job may also be refused while the load job is finishing: then no job runs)
+i=0
+while [ $i -lt 300 ] && ! tui_screen plan | grep -qE "stats: (done|job|error)"; do sleep 0.1; i=$((i+1)); done
+tui_screen plan | grep -qE "stats: (done|job|error)" || fail "statistics did not finish"
 tui_keys plan 2
 tui_wait plan "strategy [uniform]" || fail "Plan screen"
 # uniform 50 % of 5 layers: round(2.5) = 3 kept (0, 1, 3); KV cache of stories260K at 32k tokens:
