@@ -10,6 +10,8 @@ const command graft_commands[] = {
     {"convert", cmd_convert, "convert a teacher into a hybrid GDN student folder (Taylor-Calibrate)"},
     {"eval", cmd_eval, "perplexity of a teacher or a student folder"},
     {"ablate", cmd_ablate, "ablation table: strategies x ratios x initializations"},
+    {"train", cmd_train, "recovery training: distill the teacher into a student (KL or hidden alignment)"},
+    {"race", cmd_race, "tokens-to-target race of initializations under one token budget"},
     {"tui", cmd_tui, "the terminal workbench (--demo: synthetic data, no model)"},
 };
 const int graft_n_commands = sizeof graft_commands / sizeof graft_commands[0];

@@ -83,6 +83,48 @@ void app_state_set_shape(app_state *st, int n_layers, int n_heads) {
     st->n_heads = n_heads > 0 ? n_heads : 0;
 }
 
+void app_state_add_recent(app_state *st, const char *arg, const char *path) {
+    if (!arg || !arg[0]) return;
+    int found = -1;
+    for (int i = 0; i < st->n_recent; i++)
+        if (!strcmp(st->recent[i].arg, arg)) found = i;
+    recent_teacher r = {{0}, {0}};
+    snprintf(r.arg, sizeof r.arg, "%s", arg);
+    snprintf(r.path, sizeof r.path, "%s", path ? path : "");
+    if (!r.path[0] && found >= 0) memcpy(r.path, st->recent[found].path, sizeof r.path);
+    int n = found >= 0 ? found : (st->n_recent < APP_MAX_RECENT ? st->n_recent++ : APP_MAX_RECENT - 1);
+    memmove(&st->recent[1], &st->recent[0], (size_t)n * sizeof r);
+    st->recent[0] = r;
+}
+
+void app_state_clear_download(app_state *st) { memset(&st->download, 0, sizeof st->download); }
+
+/* EV_FILE: one file's state, or (name "") the totals alone. */
+static bool apply_file(app_state *st, const event *ev) {
+    download_state *d = &st->download;
+    d->done = ev->file.all_done;
+    d->total = ev->file.all_total;
+    d->files_done = ev->file.files_done;
+    d->files_total = ev->file.files_total;
+    d->rate = ev->rate;
+    d->eta_s = ev->eta_s;
+    /* one file finishing does not end the download; the whole-download event does */
+    if (ev->text[0]) d->active = ev->file.state == FILE_ACTIVE || ev->file.files_done < ev->file.files_total;
+    else d->active = ev->file.state == FILE_ACTIVE || ev->file.state == FILE_QUEUED;
+    if (!ev->text[0]) return true;
+    int i = 0;
+    while (i < d->n_files && strcmp(d->files[i].name, ev->text)) i++;
+    if (i == d->n_files) {
+        if (d->n_files == APP_MAX_FILES) return true; /* the totals still count it */
+        d->n_files++;
+        snprintf(d->files[i].name, sizeof d->files[i].name, "%s", ev->text);
+    }
+    d->files[i].state = ev->file.state;
+    d->files[i].done = (long long)ev->done;
+    d->files[i].total = (long long)ev->total;
+    return true;
+}
+
 int app_state_init_index(app_state *st, const char *name) {
     for (int i = 0; i < st->n_inits; i++)
         if (!strcmp(st->inits[i].name, name)) return i;
@@ -318,9 +360,23 @@ bool app_state_apply_event(app_state *st, const event *ev) {
     case EV_ERROR:
         st->job.active = false;
         app_state_log(st, "%s: error: %s", ev->job_name, ev->text);
+        if (!strcmp(ev->job_name, "load")) {
+            snprintf(st->teacher_error, sizeof st->teacher_error, "%s", ev->text);
+            st->opening[0] = 0;
+            size_t n = strlen(st->teacher), k = strlen(" (loading)");
+            if (n >= k && !strcmp(st->teacher + n - k, " (loading)")) st->teacher[0] = 0; /* nothing loaded */
+            st->download.active = false;
+        }
         return true;
+    case EV_FILE:
+        return apply_file(st, ev);
     case EV_CANCELLED:
         st->job.active = false;
+        if (!strcmp(ev->job_name, "load")) {
+            snprintf(st->teacher_error, sizeof st->teacher_error, "opening %.200s was cancelled", st->opening);
+            st->opening[0] = 0;
+            st->download.active = false;
+        }
         app_state_log(st, "%s: cancelled", ev->job_name);
         return true;
     }

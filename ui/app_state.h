@@ -57,12 +57,37 @@ typedef struct {
     char *cells[APP_RESULT_COLS];
 } result_row;
 
+#define APP_MAX_FILES 24
+#define APP_MAX_RECENT 8
+
+typedef struct {
+    char name[256];          /* repo path of the file */
+    file_state state;
+    long long done, total;   /* bytes; total -1 unknown */
+} download_file;
+
+typedef struct {
+    download_file files[APP_MAX_FILES];
+    int n_files, files_done, files_total;
+    long long done, total;   /* bytes over every file */
+    double rate, eta_s;      /* bytes/s; seconds, <0 unknown */
+    bool active;             /* a transfer is under way */
+} download_state;
+
+typedef struct {
+    char arg[512];           /* what the user typed: ORG/NAME[@REV][:PATH] or a path */
+    char path[1024];         /* where it resolved on disk ("" until loaded) */
+} recent_teacher;
+
 typedef struct app_state app_state;
 /* The lead's seam: Enter on a screen (screen index 0..7) starts the job that
  * fills it. Returns 0, or -1 with a one-line error shown in the log. */
 typedef int (*app_run_fn)(app_state *st, job_runner *jr, int screen);
 /* screen | APP_RUN_ALT: the screen's second job (Results: the ablation table). */
 #define APP_RUN_ALT 0x100
+/* Opens a teacher (what the user typed on the Teacher screen): 0 when the
+ * load job started, -1 with a one-line error. */
+typedef int (*app_open_fn)(app_state *st, job_runner *jr, const char *arg);
 /* Called on EV_DONE for a job; takes ownership of result. */
 typedef void (*app_done_fn)(app_state *st, const char *job_name, void *result);
 
@@ -73,6 +98,11 @@ struct app_state {
     char device[64];         /* "cpu 2 threads" */
     char *teacher_lines[32]; /* free-form summary lines (owned) */
     int n_teacher_lines;
+    char teacher_error[256]; /* the last load's one-line error, "" when none */
+    char opening[512];       /* the teacher being opened (load job), "" when idle */
+    download_state download; /* the teacher's files, from EV_FILE events of the load job */
+    recent_teacher recent[APP_MAX_RECENT]; /* most recent first (persisted) */
+    int n_recent;
     /* session choices */
     char strategy[32];
     double keep_ratio;       /* fraction of layers keeping attention; <0 unset */
@@ -115,6 +145,7 @@ struct app_state {
     keymap keys;             /* overrides from config.json "keys" */
 
     app_run_fn run;          /* NULL: Enter says what is missing */
+    app_open_fn open_teacher; /* NULL: the Teacher screen cannot open models */
     app_done_fn on_done;     /* NULL: results are logged and freed with free() */
     bool ephemeral;          /* demo data: never saved as the session */
     void *user;
@@ -131,6 +162,12 @@ int app_state_init_index(app_state *st, const char *name);
 double *app_state_metric(app_state *st, int init, head_metric m);
 void app_state_set_kept(app_state *st, const bool *kept); /* [n_layers] */
 void app_state_set_teacher_lines(app_state *st, const char *const *lines, int n);
+
+/* Puts arg (resolved to path, may be "") first among the recent teachers; an
+ * entry with the same arg moves up instead of repeating. */
+void app_state_add_recent(app_state *st, const char *arg, const char *path);
+/* Forgets the download listing (a new load begins). */
+void app_state_clear_download(app_state *st);
 
 void app_state_log(app_state *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 const char *app_state_log_line(const app_state *st, int i); /* 0 = oldest kept */

@@ -16,11 +16,13 @@
 #include "ui.h"
 #include "workbench/workbench.h"
 
-/* Keys for --keys: characters as themselves, plus <up> <down> <left> <right> <tab> <enter>. */
+/* Keys for --keys: characters as themselves, plus <up> <down> <left> <right> <tab> <enter>
+ * <pgup> <pgdn> <esc> <backspace> <home> <end>. */
 static int next_key(const char **p) {
     static const struct { const char *name; int key; } names[] = {
         {"<up>", UK_UP}, {"<down>", UK_DOWN}, {"<left>", UK_LEFT}, {"<right>", UK_RIGHT},
         {"<tab>", UK_TAB}, {"<enter>", UK_ENTER}, {"<pgdn>", UK_PGDN}, {"<pgup>", UK_PGUP},
+        {"<esc>", UK_ESC}, {"<backspace>", UK_BACKSPACE}, {"<home>", UK_HOME}, {"<end>", UK_END},
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         size_t n = strlen(names[i].name);

@@ -33,6 +33,7 @@ bool ui_select_screen(ui *u, const char *name) {
         snprintf(num, sizeof num, "%d", i + 1);
         if (!strcasecmp(name, screens[i]->title) || !strcmp(name, num)) {
             u->screen = i;
+            u->typing = false;
             return true;
         }
     }
@@ -91,6 +92,11 @@ static void draw_key_bar(ui *u, grid *g, int y) {
     if (u->confirm_quit) {
         all[n++] = (key_hint){"y", NULL, "quit (cancels the job)"};
         all[n++] = (key_hint){"n", NULL, "stay"};
+    } else if (u->typing) { /* every key edits the text until Enter or Esc */
+        all[n++] = (key_hint){"\u23ce", "Enter", "open"};
+        all[n++] = (key_hint){"Esc", NULL, "cancel"};
+        all[n++] = (key_hint){"^U", NULL, "clear"};
+        all[n++] = (key_hint){"\u2190\u2192", "left/right", "move"};
     } else {
         /* screen keys that fit, but always room for help and quit */
         for (int i = 0; i < s->n_keys && n < 16; i++) all[n++] = s->keys[i];
@@ -192,6 +198,11 @@ static void start_run(ui *u) {
 
 bool ui_key(ui *u, int key) {
     u->status[0] = 0;
+    /* typing: raw keys to the screen's entry (no key map, no global keys) */
+    if (u->typing && !u->help && !u->confirm_quit && screens[u->screen]->key) {
+        screens[u->screen]->key(u, key);
+        return true;
+    }
     key = keymap_translate(&u->st->keys, key);
     if (u->confirm_quit) {
         if (key == 'y' || key == 'Y') {
@@ -247,6 +258,7 @@ bool ui_click(ui *u, int x, int y) {
     }
     int tab = tabbar_hit(&u->tabs, x, y);
     if (tab >= 0) {
+        u->typing = false;
         u->screen = tab;
         return true;
     }

@@ -12,6 +12,7 @@
 #include "jobs/job.h"
 #include "theme.h"
 #include "widgets/bars.h"
+#include "widgets/entry.h"
 #include "widgets/heatmap.h"
 
 enum { SCR_TEACHER, SCR_PLAN, SCR_STATS, SCR_CALIBRATE, SCR_ALIGN, SCR_RECOVER, SCR_RESULTS, SCR_LOG, SCR_COUNT };
@@ -48,6 +49,10 @@ struct ui {
     char plan_buf[8];            /* what is typed so far (percent) */
     /* Results */
     int results_first;           /* first row shown */
+    /* Teacher */
+    entry open_entry;
+    bool typing;      /* a text entry has focus: every key goes to the screen, none to the frame */
+    int recent_cur;   /* cursor in the recent teachers list */
     /* Log */
     int log_scroll; /* lines scrolled up from the newest */
     tabbar_hits tabs;

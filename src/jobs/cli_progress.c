@@ -91,7 +91,7 @@ int job_run_cli(const char *name, job_fn fn, void *arg, void **result,
                 bar_shown = true;
                 continue;
             }
-            if (bar_shown && (ev.kind == EV_LOG || ev.kind >= EV_DONE)) {
+            if (bar_shown && (ev.kind == EV_LOG || (ev.kind >= EV_DONE && ev.kind != EV_FILE))) {
                 fputs("\r\033[K", stderr);
                 bar_shown = false;
             }

@@ -15,7 +15,20 @@ typedef enum {
     EV_DONE,      /* result (owned by the receiver; may be NULL) */
     EV_ERROR,     /* text = one-line message */
     EV_CANCELLED, /* the job stopped because job_cancel was called */
+    EV_FILE,      /* one file of a download: text = its name ("" = the whole download),
+                     file.state, done / total = its bytes (total -1 unknown), rate (bytes/s,
+                     all files), eta_s (<0 unknown), file.all_done / all_total / files_done /
+                     files_total over every file */
 } event_kind;
+
+/* EV_FILE states */
+typedef enum {
+    FILE_QUEUED,      /* known, not started */
+    FILE_ACTIVE,      /* transferring */
+    FILE_DONE,        /* downloaded and verified */
+    FILE_CACHED,      /* already on disk (cache or a local folder) */
+    FILE_FAILED,      /* see the job's error */
+} file_state;
 
 typedef struct {
     event_kind kind;
@@ -28,6 +41,11 @@ typedef struct {
     long step;
     double value;
     void *result;
+    struct {
+        file_state state;
+        long long all_done, all_total;
+        int files_done, files_total;
+    } file; /* EV_FILE only */
 } event;
 
 const char *event_kind_name(event_kind k);

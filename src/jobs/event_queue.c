@@ -10,7 +10,7 @@
 
 const char *event_kind_name(event_kind k) {
     static const char *names[] = {"progress", "log",  "scalar", "stat",
-                                  "loss",     "done", "error",  "cancelled"};
+                                  "loss",     "done", "error",  "cancelled", "file"};
     return (unsigned)k < sizeof names / sizeof names[0] ? names[k] : "?";
 }
 

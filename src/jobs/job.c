@@ -153,3 +153,16 @@ void job_loss(job_ctx *ctx, const char *series, long step, double value) {
     emit_value(ctx, EV_LOSS, series, -1, -1, step, value);
 }
 void job_set_result(job_ctx *ctx, void *result) { ctx->result = result; }
+
+void job_file(job_ctx *ctx, const job_file_info *f) {
+    event ev = {.kind = EV_FILE, .done = (double)f->done, .total = (double)f->total, .rate = f->bytes_per_s,
+                .eta_s = f->eta_s};
+    ev.fraction = f->total > 0 ? (double)f->done / (double)f->total : 0;
+    ev.file.state = f->state;
+    ev.file.all_done = f->all_done;
+    ev.file.all_total = f->all_total;
+    ev.file.files_done = f->files_done;
+    ev.file.files_total = f->files_total;
+    copy_str(ev.text, sizeof ev.text, f->name ? f->name : "");
+    emit(ctx, &ev);
+}

@@ -53,5 +53,14 @@ void job_scalar(job_ctx *ctx, const char *name, long step, double value);
 void job_stat(job_ctx *ctx, const char *stat, int layer, int head, double value);
 void job_loss(job_ctx *ctx, const char *series, long step, double value);
 void job_set_result(job_ctx *ctx, void *result);
+/* One file of a download (EV_FILE); fields as in event.h, name "" for the whole. */
+typedef struct {
+    const char *name;
+    file_state state;
+    long long done, total, all_done, all_total;
+    int files_done, files_total;
+    double bytes_per_s, eta_s;
+} job_file_info;
+void job_file(job_ctx *ctx, const job_file_info *f);
 
 #endif

@@ -13,51 +13,11 @@
 #include "model/forward.h"
 #include "stats/collect.h"
 #include "workbench/plan_jobs.h"
+#include "workbench/teacher_jobs.h"
 
 enum { SCREEN_TEACHER = 0, SCREEN_PLAN = 1, SCREEN_STATS = 2, SCREEN_RESULTS = 6 };
 
 /* ---- jobs (worker thread): they read their argument, never app_state ---- */
-
-typedef struct {
-    char *path;
-    job_ctx *ctx;
-    volatile int cancel;
-} load_arg;
-
-/* Hub events (on the hub's worker threads, one at a time) -> job progress. */
-static void download_event(const hub_event *ev, void *user) {
-    load_arg *a = user;
-    if (job_cancelled(a->ctx)) a->cancel = 1;
-    if (ev->state == HUB_EV_PROGRESS && ev->total_total > 0)
-        job_progress(a->ctx, (double)ev->total_done, (double)ev->total_total, "download");
-    else if (ev->state == HUB_EV_DONE && ev->file)
-        job_log(a->ctx, "downloaded %s", ev->file);
-    else if (ev->state == HUB_EV_ERROR && ev->message)
-        job_log(a->ctx, "download: %s%s%s", ev->file ? ev->file : "", ev->file ? ": " : "", ev->message);
-}
-
-static int load_job(job_ctx *ctx, void *argp) {
-    load_arg *a = argp;
-    a->ctx = ctx;
-    job_progress(ctx, 0, 1, "resolving");
-    hub_callbacks cb = {.on_event = download_event, .user = a, .cancel = &a->cancel};
-    char *local = NULL;
-    int rc = hub_resolve_model(a->path, &local, &cb);
-    free(a->path);
-    free(a);
-    if (rc != 0) return -1;
-    job_progress(ctx, 0, 1, "loading");
-    model *m = gf_calloc(1, sizeof *m);
-    rc = model_load(m, local, NULL);
-    free(local);
-    if (rc != 0) {
-        free(m);
-        return -1;
-    }
-    job_progress(ctx, 1, 1, "loaded");
-    job_set_result(ctx, m);
-    return 0;
-}
 
 typedef struct {
     const model *m;
@@ -107,41 +67,6 @@ done:
 
 /* ---- front end (UI thread) ---- */
 
-static void show_teacher(app_state *st, const model *m) {
-    const model_config *c = &m->cfg;
-    snprintf(st->teacher, sizeof st->teacher, "%s", m->name);
-    snprintf(st->shape, sizeof st->shape, "%d layers · %d heads (%d KV) · d %d", c->n_layers, c->n_heads,
-             c->n_kv_heads, c->dim);
-    char buf[10][160];
-    snprintf(buf[0], sizeof buf[0], "path        %s", m->path);
-    snprintf(buf[1], sizeof buf[1], "format      %s (%s weights)", model_source_name(c->source), m->weights_dtype);
-    snprintf(buf[2], sizeof buf[2], "arch        %s", model_arch_name(c->arch));
-    snprintf(buf[3], sizeof buf[3], "layers      %d", c->n_layers);
-    snprintf(buf[4], sizeof buf[4], "hidden      %d (MLP %d)", c->dim, c->hidden_dim);
-    snprintf(buf[5], sizeof buf[5], "heads       %d query, %d key/value, head_dim %d", c->n_heads, c->n_kv_heads,
-             c->head_dim);
-    snprintf(buf[6], sizeof buf[6], "vocab       %d   context %d", c->vocab_size, c->max_seq);
-    snprintf(buf[7], sizeof buf[7], "rope        theta %g, %s pairs", c->rope_theta,
-             c->rope_pairing == ROPE_ADJACENT ? "adjacent" : "half-split");
-    snprintf(buf[8], sizeof buf[8], "parameters  %zu", model_param_count(c));
-    snprintf(buf[9], sizeof buf[9], "tokenizer   %s", m->tok ? tokenizer_kind(m->tok) : "none found");
-    const char *lines[10];
-    for (int i = 0; i < 10; i++) lines[i] = buf[i];
-    app_state_set_teacher_lines(st, lines, 10);
-    app_state_set_shape(st, c->n_layers, c->n_heads);
-}
-
-static int start_load(workbench *wb, job_runner *jr) {
-    load_arg *a = gf_calloc(1, sizeof *a);
-    a->path = gf_strdup(wb->model_arg);
-    if (job_start(jr, "load", load_job, a) != 0) {
-        free(a->path);
-        free(a);
-        return -1;
-    }
-    return 0;
-}
-
 static int start_stats(workbench *wb, app_state *st, job_runner *jr) {
     if (!wb->m) return gf_fail("no teacher loaded yet");
     if (!wb->corpus) return gf_fail("no corpus: start graft with --text FILE or set GRAFT_TEXT");
@@ -162,7 +87,7 @@ static int start_stats(workbench *wb, app_state *st, job_runner *jr) {
 static int run_screen(app_state *st, job_runner *jr, int screen) {
     workbench *wb = st->user;
     switch (screen) {
-    case SCREEN_TEACHER: return start_load(wb, jr);
+    case SCREEN_TEACHER: return teacher_start_load(wb, st, jr, wb->model_arg);
     case SCREEN_STATS: return start_stats(wb, st, jr);
     case SCREEN_PLAN: return plan_start_select(wb, st, jr);
     case SCREEN_RESULTS: return results_start_evaluate(wb, st, jr);
@@ -176,14 +101,8 @@ static job_runner *the_runner; /* on_done has no runner argument; one workbench 
 static void on_done(app_state *st, const char *job_name, void *result) {
     workbench *wb = st->user;
     if (!strcmp(job_name, "load")) {
-        if (wb->m) {
-            model_free(wb->m);
-            free(wb->m);
-        }
-        wb->m = result;
-        show_teacher(st, wb->m);
-        plan_show_model(st, wb->m);
-        app_state_log(st, "loaded %s", wb->m->path);
+        teacher_loaded(wb, st, result);
+        if (wb->m) plan_show_model(st, wb->m);
         /* statistics follow at once when a corpus is known */
         if (wb->corpus && the_runner && start_stats(wb, st, the_runner) != 0)
             app_state_log(st, "stats: %s", gf_last_error());
@@ -196,8 +115,11 @@ int workbench_attach(workbench *wb, app_state *st, job_runner *jr, const char *m
     memset(wb, 0, sizeof *wb);
     wb->stats_ctx = 256;
     wb->stats_seqs = 4;
+    const char *env = getenv("GRAFT_TEACHER");
     if (model_arg) {
         wb->model_arg = gf_strdup(model_arg);
+    } else if (!(env && *env) && st->n_recent > 0) { /* the session's last teacher */
+        wb->model_arg = gf_strdup(st->recent[0].arg);
     } else {
         wb->model_arg = default_teacher_path();
         if (!wb->model_arg) return -1;
@@ -205,10 +127,11 @@ int workbench_attach(workbench *wb, app_state *st, job_runner *jr, const char *m
     wb->corpus = corpus ? gf_strdup(corpus) : default_text_path();
     st->run = run_screen;
     st->on_done = on_done;
+    st->open_teacher = teacher_open;
     st->user = wb;
     the_runner = jr;
     snprintf(st->teacher, sizeof st->teacher, "%s (loading)", wb->model_arg);
-    return start_load(wb, jr);
+    return teacher_start_load(wb, st, jr, wb->model_arg);
 }
 
 void workbench_free(workbench *wb) {

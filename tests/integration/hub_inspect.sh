@@ -4,8 +4,6 @@
 # `graft inspect` through the snapshot's symlinks exactly like the originals.
 . "$GRAFT_ROOT/tests/fakehub/lib.sh"
 need_tinyllamas
-[ -d "$GRAFT_ROOT/tests/fixtures/hf/llama" ] || skip "no tests/fixtures/hf/llama"
-"$GRAFT_BIN" inspect "$GRAFT_ROOT/tests/fixtures/hf/llama" >/dev/null 2>&1 || skip "this build has no working graft inspect"
 start_hub
 for name in $(ls "$GRAFT_ROOT/tests/fixtures/hf"); do
     g download "graft-test/$name-fixture" --quiet

@@ -6,7 +6,9 @@
  *             {"teacher", "strategy", "keep_ratio", "corpus", "eval_init", "teacher_ppl",
  *              "plan": {"layers", "heads", "kv_heads", "head_dim", "kv_bytes", "kept": [...],
  *                       "scores": {"ar": [...], "ga-s2": [...]}},
- *              "results": {"header": [...], "rows": [[...], ...]}}
+ *              "results": {"header": [...], "rows": [[...], ...]},
+ *              "recent": [{"arg": "ORG/NAME[@REV][:PATH] or a path", "path": "resolved"}, ...]}
+ *             (recent teachers, most recent first; older files without it still read)
  *
  * A missing file means defaults. A corrupt one means defaults plus a one-line
  * warning in the log: never a crash, never a refusal to start. */

@@ -84,6 +84,23 @@ static int read_plan(app_state *st, const cJSON *plan, const char *path) {
     return 0;
 }
 
+/* "recent": [{"arg": "org/name", "path": "/cache/..."}, ...], most recent first.
+ * Entries that are not objects with a string "arg" are skipped. */
+static int read_recent(app_state *st, const cJSON *arr, const char *path) {
+    if (!cJSON_IsArray(arr)) return gf_fail("%s: \"recent\" should be an array", path);
+    int n = cJSON_GetArraySize(arr);
+    if (n > APP_MAX_RECENT) n = APP_MAX_RECENT;
+    /* oldest first, so the list ends in the saved order */
+    for (int i = n - 1; i >= 0; i--) {
+        const cJSON *it = cJSON_GetArrayItem(arr, i);
+        const cJSON *arg = cJSON_GetObjectItemCaseSensitive(it, "arg");
+        const cJSON *p = cJSON_GetObjectItemCaseSensitive(it, "path");
+        if (!cJSON_IsString(arg) || !arg->valuestring[0]) continue;
+        app_state_add_recent(st, arg->valuestring, cJSON_IsString(p) ? p->valuestring : "");
+    }
+    return 0;
+}
+
 int session_read(app_state *st, const char *path) {
     bool missing;
     cJSON *root = json_read_file(path, &missing);
@@ -111,6 +128,8 @@ int session_read(app_state *st, const char *path) {
     if (plan && read_plan(st, plan, path)) rc = -1;
     const cJSON *res = cJSON_GetObjectItemCaseSensitive(root, "results");
     if (res && read_results(st, res, path)) rc = -1;
+    const cJSON *recent = cJSON_GetObjectItemCaseSensitive(root, "recent");
+    if (recent && read_recent(st, recent, path)) rc = -1;
     cJSON_Delete(root);
     return rc;
 }
@@ -153,6 +172,13 @@ int session_write(const app_state *st, const char *path) {
         for (int c = 0; c < st->n_result_cols; c++)
             cJSON_AddItemToArray(row, cJSON_CreateString(st->results[r].cells[c] ? st->results[r].cells[c] : ""));
         cJSON_AddItemToArray(rows, row);
+    }
+    cJSON *recent = cJSON_AddArrayToObject(root, "recent");
+    for (int i = 0; i < st->n_recent; i++) {
+        cJSON *it = cJSON_CreateObject();
+        cJSON_AddStringToObject(it, "arg", st->recent[i].arg);
+        cJSON_AddStringToObject(it, "path", st->recent[i].path);
+        cJSON_AddItemToArray(recent, it);
     }
     int rc = json_write_atomic(path, root);
     cJSON_Delete(root);

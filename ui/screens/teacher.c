@@ -1,24 +1,218 @@
-/* 1 Teacher: what is loaded, in words. */
+/* 1 Teacher: open a teacher (Hub repo id or local path), watch its files
+ * download, pick one of the recent teachers, and read the architecture. */
 #include <stdio.h>
+#include <string.h>
 
+#include "core/error.h"
+#include "keys.h"
 #include "screens/screens.h"
+
+/* 1000-based like the Hub's own listings: "12.3 MB". */
+static void fmt_bytes(char *buf, size_t n, long long b) {
+    if (b < 0) snprintf(buf, n, "?");
+    else if (b < 1000) snprintf(buf, n, "%lld B", b);
+    else if (b < 1000000) snprintf(buf, n, "%.1f kB", b / 1e3);
+    else if (b < 1000000000) snprintf(buf, n, "%.1f MB", b / 1e6);
+    else snprintf(buf, n, "%.2f GB", b / 1e9);
+}
+
+/* A bar of w cells, filled to frac (full blocks; '#'/'-' in ASCII). */
+static void draw_bar(grid *g, int x, int y, int w, double frac, const theme *t) {
+    if (frac < 0) frac = 0;
+    if (frac > 1) frac = 1;
+    int full = (int)(frac * w + 0.5);
+    for (int i = 0; i < w; i++)
+        grid_put(g, x + i, y, i < full ? theme_glyph(t, G_FULL) : theme_glyph(t, G_MIDDOT),
+                 i < full ? theme_accent(t) : theme_dim(t));
+}
+
+/* Text that may not fit, cut at its start: a path's end says more than its beginning. */
+static void draw_tail(grid *g, int x, int y, int w, const char *text, style s, const theme *t) {
+    int tw = utf8_width(text);
+    if (tw <= w || w < 2) {
+        grid_text(g, x, y, w, text, s);
+        return;
+    }
+    grid_text(g, x, y, 1, theme_glyph(t, G_ELLIPSIS), s);
+    for (int skip = tw - (w - 1); skip > 0 && *text; skip--) text += utf8_seq_len(text);
+    grid_text(g, x + 1, y, w - 1, text, s);
+}
+
+static const char *state_word(file_state s) {
+    switch (s) {
+    case FILE_QUEUED: return "queued";
+    case FILE_ACTIVE: return "active";
+    case FILE_DONE: return "done";
+    case FILE_CACHED: return "cached";
+    case FILE_FAILED: return "failed";
+    }
+    return "";
+}
+
+/* The file list with sizes and bars, the totals on top. Returns the next row. */
+static int draw_files(ui *u, grid *g, int x, int y, int w, int max_y) {
+    const download_state *d = &u->st->download;
+    if (d->n_files == 0 && !d->active) return y;
+    style acc = theme_accent(&u->th), dim = theme_dim(&u->th);
+    char done[24], total[24], line[200];
+    fmt_bytes(done, sizeof done, d->done);
+    fmt_bytes(total, sizeof total, d->total);
+    snprintf(line, sizeof line, "Files %d/%d  %s / %s", d->files_done, d->files_total, done, total);
+    grid_text(g, x, y++, w, line, acc);
+    if (d->active && d->total > 0 && y < max_y) { /* the total: a bar, speed and time left */
+        line[0] = 0;
+        if (d->rate > 0) {
+            char rate[24];
+            fmt_bytes(rate, sizeof rate, (long long)d->rate);
+            int n = snprintf(line, sizeof line, "%s/s", rate);
+            if (d->eta_s >= 0) snprintf(line + n, sizeof line - n, "  eta %.0fs", d->eta_s);
+        }
+        int bw = w - 24 > 10 ? w - 24 : 10;
+        draw_bar(g, x, y, bw, (double)d->done / (double)d->total, &u->th);
+        grid_text(g, x + bw + 1, y++, w - bw - 1, line, STYLE_PLAIN);
+    }
+    for (int i = 0; i < d->n_files && y < max_y; i++, y++) {
+        const download_file *f = &d->files[i];
+        fmt_bytes(done, sizeof done, f->done);
+        fmt_bytes(total, sizeof total, f->total);
+        if (f->state == FILE_ACTIVE) { /* the name, then a bar with the bytes under it */
+            grid_printf(g, x, y++, w, acc, "%s %s", theme_glyph(&u->th, G_RARROW), f->name);
+            if (y >= max_y) break;
+            draw_bar(g, x + 2, y, 10, f->total > 0 ? (double)f->done / (double)f->total : 0, &u->th);
+            grid_printf(g, x + 13, y, w - 13, STYLE_PLAIN, "%s / %s", done, total);
+        } else {
+            grid_text(g, x, y, 6, state_word(f->state), f->state == FILE_FAILED ? acc : dim);
+            grid_printf(g, x + 7, y, w - 7, STYLE_PLAIN, "%9s  %s", total, f->name);
+        }
+    }
+    return y + 1;
+}
+
+static int draw_recent(ui *u, grid *g, int x, int y, int w, int max_y) {
+    const app_state *st = u->st;
+    if (st->n_recent == 0 || y >= max_y) return y;
+    grid_text(g, x, y++, w, "Recent teachers", theme_accent(&u->th));
+    int cur = u->recent_cur < st->n_recent ? u->recent_cur : st->n_recent - 1;
+    for (int i = 0; i < st->n_recent && y < max_y; i++, y++) {
+        grid_text(g, x, y, 2, i == cur ? theme_glyph(&u->th, G_RARROW) : " ", STYLE_PLAIN);
+        draw_tail(g, x + 2, y, w - 2, st->recent[i].arg, STYLE_PLAIN, &u->th);
+        if (i == cur && !u->typing) grid_add_attr(g, (rect){x, y, w, 1}, ATTR_REVERSE);
+    }
+    if (y < max_y && st->recent[cur].path[0] && strcmp(st->recent[cur].path, st->recent[cur].arg))
+        draw_tail(g, x + 2, y++, w - 2, st->recent[cur].path, theme_dim(&u->th), &u->th);
+    return y + 1;
+}
+
+static int draw_summary(ui *u, grid *g, int x, int y, int w, int max_y) {
+    const app_state *st = u->st;
+    if (!st->teacher[0]) {
+        grid_text(g, x, y++, w, "no teacher loaded", theme_dim(&u->th));
+        return y + 1;
+    }
+    grid_text(g, x, y++, w, st->teacher, theme_accent(&u->th));
+    if (st->shape[0] && y < max_y) grid_text(g, x, y++, w, st->shape, STYLE_PLAIN);
+    if (st->device[0] && y < max_y) grid_printf(g, x, y++, w, STYLE_PLAIN, "device: %s", st->device);
+    y++;
+    for (int i = 0; i < st->n_teacher_lines && y < max_y; i++) {
+        const char *l = st->teacher_lines[i];
+        int lw = utf8_width(l);
+        if (lw > w && w > 24 && !strncmp(l, "path ", 5)) {
+            int n = grid_text(g, x, y, 12, l, STYLE_PLAIN);
+            draw_tail(g, x + n, y++, w - n, l + 12, STYLE_PLAIN, &u->th);
+        } else {
+            grid_text(g, x, y++, w, l, STYLE_PLAIN);
+        }
+    }
+    if (st->strategy[0] && y + 1 < max_y)
+        grid_printf(g, x, ++y, w, theme_dim(&u->th), "session: strategy %s, keep %.0f%%, corpus %s", st->strategy,
+                    st->keep_ratio * 100, st->corpus[0] ? st->corpus : "-");
+    return y + 2;
+}
 
 static void draw(ui *u, grid *g, rect r) {
     const app_state *st = u->st;
-    if (!st->teacher[0]) {
-        draw_unavailable(u, g, r, "a teacher model", "start graft with MODEL (graft tui MODEL) or run graft inspect");
-        return;
-    }
-    int y = r.y + 1;
-    grid_text(g, r.x + 2, y++, r.w - 4, st->teacher, theme_accent(&u->th));
-    if (st->shape[0]) grid_text(g, r.x + 2, y++, r.w - 4, st->shape, STYLE_PLAIN);
-    if (st->device[0]) grid_printf(g, r.x + 2, y++, r.w - 4, STYLE_PLAIN, "device: %s", st->device);
+    int x = r.x + 2, w = r.w - 4, y = r.y + 1, max_y = r.y + r.h;
+    if (!st->opening[0] && !strncmp(u->status, "opening ", 8)) u->status[0] = 0; /* it opened, or failed below */
+    if (u->typing)
+        entry_draw(g, x, y, w, "open: ", &u->open_entry, true, STYLE_PLAIN);
+    else
+        grid_text(g, x, y, w, "o: open ORG/NAME[@REV][:PATH], a model folder, or a .bin / .gguf file",
+                  theme_dim(&u->th));
     y++;
-    for (int i = 0; i < st->n_teacher_lines && y < r.y + r.h; i++)
-        grid_text(g, r.x + 2, y++, r.w - 4, st->teacher_lines[i], STYLE_PLAIN);
-    if (st->strategy[0] && y + 1 < r.y + r.h)
-        grid_printf(g, r.x + 2, ++y, r.w - 4, theme_dim(&u->th), "session: strategy %s, keep %.0f%%, corpus %s",
-                    st->strategy, st->keep_ratio * 100, st->corpus[0] ? st->corpus : "-");
+    if (st->opening[0]) grid_printf(g, x, y, w, theme_accent(&u->th), "opening %s ...", st->opening);
+    else if (st->teacher_error[0]) grid_printf(g, x, y, w, theme_accent(&u->th), "error: %s", st->teacher_error);
+    y += 2;
+    bool side = st->download.n_files > 0 || st->download.active || st->n_recent > 0;
+    if (r.w >= 90 && side) { /* summary left, files and recent teachers right */
+        int rw = r.w >= 120 ? r.w * 45 / 100 : 46, lw = r.w - rw - 4;
+        draw_summary(u, g, x, y, lw - 2, max_y);
+        int rx = r.x + lw + 2, ry = draw_files(u, g, rx, y, rw, max_y);
+        draw_recent(u, g, rx, ry, rw, max_y);
+    } else {
+        y = draw_summary(u, g, x, y, w, max_y);
+        y = draw_files(u, g, x, y, w, max_y);
+        draw_recent(u, g, x, y, w, max_y);
+    }
 }
 
-const screen screen_teacher = {"Teacher", draw, NULL, NULL, NULL, 0};
+static void open_arg(ui *u, const char *arg) {
+    app_state *st = u->st;
+    if (!st->open_teacher || !u->jr) {
+        snprintf(u->status, sizeof u->status, "opening a teacher needs the workbench on a model (graft tui)");
+        return;
+    }
+    if (st->open_teacher(st, u->jr, arg) != 0) {
+        snprintf(u->status, sizeof u->status, "%s", gf_last_error());
+        app_state_log(st, "open %s: %s", arg, gf_last_error());
+    } else {
+        snprintf(u->status, sizeof u->status, "opening %s", arg);
+        u->recent_cur = 0;
+        u->last_event = u->now;
+    }
+}
+
+static bool key(ui *u, int k) {
+    app_state *st = u->st;
+    if (u->typing) {
+        entry_result r = entry_key(&u->open_entry, k);
+        if (r == ENTRY_CANCEL) u->typing = false;
+        if (r == ENTRY_SUBMIT) {
+            u->typing = false;
+            /* surrounding blanks are never part of a repo id or path the user meant */
+            char *s = u->open_entry.text, *end = s + u->open_entry.len;
+            while (*s == ' ') s++;
+            while (end > s && end[-1] == ' ') *--end = 0;
+            if (*s) open_arg(u, s);
+        }
+        return true;
+    }
+    switch (k) {
+    case 'o':
+    case '/':
+        u->typing = true;
+        entry_clear(&u->open_entry);
+        return true;
+    case UK_UP:
+        if (u->recent_cur > 0) u->recent_cur--;
+        return true;
+    case UK_DOWN:
+        if (u->recent_cur + 1 < st->n_recent) u->recent_cur++;
+        return true;
+    case UK_ENTER:
+        if (st->n_recent == 0) return false; /* the frame's Enter: reload */
+        if (u->recent_cur >= st->n_recent) u->recent_cur = st->n_recent - 1;
+        char arg[sizeof st->recent[0].arg];
+        snprintf(arg, sizeof arg, "%s", st->recent[u->recent_cur].arg); /* open_teacher reorders the list */
+        open_arg(u, arg);
+        return true;
+    }
+    return false;
+}
+
+static const key_hint keys[] = {
+    {"o", NULL, "open"},
+    {"\u2191\u2193", "up/down", "recent"},
+    {"\u23ce", "Enter", "open recent"},
+};
+
+const screen screen_teacher = {"Teacher", draw, key, NULL, keys, sizeof keys / sizeof keys[0]};

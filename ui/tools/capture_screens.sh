@@ -19,7 +19,8 @@ echo 'whose foreground is the upper layer and background the lower layer. With `
 echo 'the snapshot is a JSON object: the text lines and, on Stats, the cursor with every'
 echo 'known value of that head.'
 echo
-echo 'Keys everywhere: 1-8 / Tab / Shift-Tab switch screens (so do ←→ where a screen does not'
+echo 'Keys everywhere (except while a text entry has focus, when every key is text): 1-8 / Tab /'
+echo 'Shift-Tab switch screens (so do ←→ where a screen does not'
 echo 'use them, and mouse clicks on tabs), Enter runs the screen'"'"'s job, c cancels it,'
 echo 'p cycles the palette (viridis, magma, light, gray), ? or F1 shows help, q quits'
 echo '(asking while a job runs). Settings go to $XDG_CONFIG_HOME/graft/config.json, the'
@@ -31,7 +32,44 @@ shot "3 Stats, side by side (idle half-life, 120x34)" 'The same metric under eac
 shot "3 Stats at 160x40" 'With room for a line per layer, each layer gets its own row of full blocks; the histogram grows under the values.' stats --size 160x40
 shot "3 Stats at 80x24" 'Smaller cells, compact tab bar; the key bar keeps help and quit visible.' stats --size 80x24
 echo; echo '## 3 Stats, ASCII and no colour (LANG=C, NO_COLOR=1)'; echo; echo 'One layer per line, values as shades `.:-=+*#%@`, box drawing as `+-|`.'; echo; echo '```'; LANG=C NO_COLOR=1 $G tui --demo --snapshot stats --size 80x24; echo '```'
-shot "1 Teacher" '' teacher --size 100x30
+shot "1 Teacher" 'The architecture summary of the loaded teacher (demo data here). `o` (or `/`) opens the entry: type `ORG/NAME[@REV][:PATH]` (a Hub repo, optionally a revision and a file inside it such as a llama2.c checkpoint), a local model folder, or a `.bin` / `.gguf` file, and Enter opens it through a "load" job (resolve through the Hugging Face cache, download what is missing, load); Esc cancels. While the entry has focus every key is text (q, digits and ? included): ←→ Home End move, Backspace deletes, Ctrl-U deletes to the start, Ctrl-K to the end. A failed open (unknown repo, gated repo, offline and not cached, a corrupt file) shows as one `error:` line under the entry and in the Log; the loaded teacher stays.' teacher --size 100x30
+shot "1 Teacher, typing a repo id" '' teacher --size 100x30 --keys 'okarpathy/tinyllamas:stories260K/stories260K.bin'
+echo; echo '## 1 Teacher, downloading'; echo
+echo 'Captured live (tmux, the fake Hub of tests/fakehub serving the checkpoint slowly; see tests/integration/tui_teacher.sh), while the checkpoint downloads: the total (files done, bytes, a bar, speed, ETA), each file (a bar with its bytes while it transfers, else done / cached / failed with its size), and the recent teachers (the last 8 opened, most recent first, saved in session.json with the path each resolved to): ↑↓ pick one, Enter opens it. `graft` / `graft tui` without MODEL reopen the most recent one ($GRAFT_TEACHER, when set, wins). Files already in the cache are listed as cached.'
+echo; echo '```'
+cat <<'CAPTURE'
+ graft  graft-test/qwen2-fixture · 2 layers · 5 heads (1 KV) · d  ● load 530515/1062767  50% eta 2s
+┌ 1 Teacher ┬ 2 Plan ┬ 3 Stats ┬ 4 Calibrate ┬ 5 Align ┬ 6 Recover ┬ 7 Results ┬ 8 Log ┐
+
+  o: open ORG/NAME[@REV][:PATH], a model folder, or a .bin / .gguf file
+  opening karpathy/tinyllamas:stories260K/stories260K.bin ...
+
+  graft-test/qwen2-fixture                          Files 1/2  530.5 kB / 1.1 MB
+  2 layers · 5 heads (1 KV) · d 40                  ███████████··········· 336.7 kB/s  eta 2s
+                                                    → stories260K/stories260K.bin
+  path        …44177f16f4d619db80ca0b1f31b3698cbf2    █████····· 524.3 kB / 1.1 MB
+  format      huggingface (f16 weights)             done      6.2 kB  stories260K/tok512.bin
+  arch        qwen2
+  layers      2                                     Recent teachers
+  hidden      40 (MLP 88)                           → graft-test/qwen2-fixture
+  heads       5 query, 1 key/value, head_dim 8        …ts/8338c44177f16f4d619db80ca0b1f31b3698cbf2
+  vocab       143   context 256
+  rope        theta 10000, half-split pairs
+  parameters  40552
+  tokenizer   none found
+
+
+
+
+
+
+
+
+
+ opening karpathy/tinyllamas:stories260K/stories260K.bin
+ o open  ↑↓ recent  ⏎ open recent  ? help  q quit  c cancel  ⏎ run  p palette  1-8 screens
+CAPTURE
+echo '```'
 # Plan and Results from a real session: stories260K, scores and rows measured by the workbench's
 # jobs (ui/tools/session_stories260k.json, GRAFT_TUI_STEPS=60, 32 evaluation windows of 256 tokens)
 real() { mkdir -p "$tmp/graft"; cp ui/tools/session_stories260k.json "$tmp/graft/session.json"; echo; echo "## $1"; echo; [ -n "$2" ] && { echo "$2"; echo; }; echo '```'; shift 2; LANG=C.UTF-8 $G tui --snapshot "$@"; echo '```'; rm -f "$tmp/graft/session.json"; }

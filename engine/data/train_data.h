@@ -1,0 +1,48 @@
+/* Training sequences for recovery training: a corpus packed into windows of
+ * ctx tokens, or (with no corpus) sequences sampled from the teacher.
+ *
+ * Corpus: a plain text file (one document), a JSON Lines file (one document
+ * per line, its "text" field), or a folder of such files (*.txt, *.jsonl,
+ * read in name order, not recursive). Each document is tokenized with BOS
+ * first; the documents are concatenated and cut into consecutive windows of
+ * ctx tokens. The last windows (eval_frac of them, at least one) are held out
+ * for evaluation; the rest are visited in a seeded random order that is
+ * reshuffled every epoch.
+ *
+ * Teacher-sampled: sequence g is BOS followed by ctx-1 tokens sampled from the
+ * teacher at temperature 1 with a seed derived from (seed, g), so any sequence
+ * can be regenerated exactly (resume needs no stored data). Held-out
+ * sequences use a disjoint seed stream. */
+#ifndef GRAFT_DATA_TRAIN_DATA_H
+#define GRAFT_DATA_TRAIN_DATA_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "model/model.h"
+
+typedef struct {
+    int ctx;
+    uint64_t seed;
+    bool sampled;            /* teacher-sampled (no corpus) */
+    const model *teacher;    /* sampled mode */
+    int bos;
+    int n_train, n_eval;
+    int *train;              /* [n_train, ctx] corpus windows (NULL when sampled) */
+    int *eval;               /* [n_eval, ctx] */
+    int *perm;               /* [n_train] order of the current epoch */
+    long perm_epoch;         /* epoch `perm` belongs to (-1: none) */
+} train_data;
+
+/* Corpus at path (file or folder). eval_frac in [0, 0.5]. */
+int train_data_open(train_data *d, const char *path, const tokenizer *tok, int ctx, double eval_frac, uint64_t seed);
+/* Teacher-sampled; n_eval held-out sequences are sampled now. */
+int train_data_sampled(train_data *d, const model *teacher, int ctx, int n_eval, uint64_t seed);
+void train_data_free(train_data *d);
+
+/* The g-th training sequence (g = 0, 1, ... over the whole run) into out[ctx]. */
+int train_data_get(train_data *d, long g, int *out);
+/* Held-out sequence i < n_eval. */
+const int *train_data_eval(const train_data *d, int i);
+
+#endif

@@ -1,0 +1,76 @@
+/* The recovery-training loop (METHOD.md section 9): distills a teacher into a
+ * hybrid student, one optimizer step at a time, with checkpoints that let a
+ * stopped run continue bit-exactly.
+ *
+ *   phase ALIGN (9a): loss = mean over converted (mixer) layers of mean over
+ *     tokens of ||t - s||_2 / sqrt(D), t / s the residual stream after the
+ *     layer in teacher / student; only mixer (GDN) parameters train.
+ *   phase KL (9b): loss = tau^2 KL(teacher || student) on logits at
+ *     temperature tau, mean over tokens; attention + GDN parameters at lr_mixer,
+ *     the rest at lr_rest (0 freezes a group).
+ * AdamW (decoupled weight decay on every trained tensor), linear warmup then
+ * cosine (to min_lr_ratio) or constant, global-norm clipping, gradient
+ * accumulation (batch sequences x accum micro-batches per step; the gradient
+ * is that of the mean over all their tokens). */
+#ifndef GRAFT_TRAIN_TRAINER_H
+#define GRAFT_TRAIN_TRAINER_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "data/train_data.h"
+#include "optim/schedule.h"
+#include "train/checkpoint.h"
+#include "train/train_model.h"
+
+typedef enum { PHASE_ALIGN = 0, PHASE_KL = 1 } train_phase;
+
+typedef struct {
+    train_phase phase;
+    int ctx, batch, accum;
+    long tokens;               /* budget: steps = tokens / (ctx * batch * accum), at least 1 */
+    double lr_mixer, lr_rest;  /* 0 freezes the group */
+    lr_shape schedule;
+    double warmup_frac;        /* of the steps */
+    double min_lr_ratio;       /* cosine floor */
+    double beta1, beta2, eps, weight_decay, clip, temperature;
+    long eval_every;           /* steps; 0: only at the end */
+    int eval_seqs;             /* held-out sequences per evaluation (0: all) */
+    long ckpt_every;           /* steps; 0: only at the end and on a signal */
+    const char *ckpt_path;     /* NULL: no checkpoints */
+    bool resume;               /* continue from ckpt_path when it exists */
+    uint64_t seed;
+    /* progress, may be NULL */
+    void (*on_step)(void *ud, long step, long total, long tokens, double loss, double lr, double grad_norm);
+    void (*on_eval)(void *ud, long step, long tokens, double ppl);
+    void *ud;
+} train_opts;
+
+/* METHOD.md 9 defaults for the phase: ALIGN lr 1e-3 GDN only; KL lr 1e-4 for
+ * attention/GDN and 7e-6 for the rest; cosine, 5 % warmup, clip 1, wd 0.01,
+ * betas (0.9, 0.95), eps 1e-8, tau 1; ctx 256, batch 4, accum 1. */
+void train_opts_default(train_opts *o, train_phase phase);
+int train_phase_parse(const char *name, train_phase *out); /* "align" | "kl" */
+
+typedef struct {
+    train_state st;      /* step, tokens, curves */
+    long total_steps;
+    double final_eval_ppl;
+    int stopped_by;      /* the signal that stopped the run (checkpoint written), 0 when complete */
+    long resumed_from;   /* step of the checkpoint resumed from, -1 when fresh */
+} train_result;
+
+void train_result_free(train_result *r);
+
+/* Runs (or continues) training. *stop (may be NULL) is polled after every
+ * step: non-zero writes a checkpoint and returns 0 with stopped_by set.
+ * A non-finite loss or gradient returns -1 ("... last good checkpoint ...")
+ * without touching the checkpoint. */
+int train_run(const train_opts *o, train_model *student, train_model *teacher, train_data *data,
+              volatile sig_atomic_t *stop, train_result *res);
+
+/* Mean next-token NLL of the student over held-out sequences (n = 0: all). */
+int train_eval_nll(train_model *student, const train_data *data, int n, double *nll);
+
+#endif

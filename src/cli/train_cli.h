@@ -1,0 +1,74 @@
+/* What `graft train` and `graft race` share: the training options, loading
+ * the teacher, the data, and building students to train. */
+#ifndef GRAFT_CLI_TRAIN_CLI_H
+#define GRAFT_CLI_TRAIN_CLI_H
+
+#include <signal.h>
+#include <stdbool.h>
+
+#include "cli/common.h"
+#include "data/train_data.h"
+#include "model/model.h"
+#include "train/hybrid.h"
+#include "train/train_model.h"
+#include "train/trainer.h"
+
+typedef struct {
+    train_opts to;
+    const char *teacher, *data, *phase, *schedule, *convert;
+    double eval_frac, noise;
+    int log_every;
+} train_cli;
+
+void train_cli_default(train_cli *c);
+
+#define TRAIN_CLI_OPTS(o)                                                                                       \
+    {"teacher", OPT_STR, &(o).teacher, "teacher model (train: required; race: defaults to MODEL)"},                                             \
+    {"data", OPT_STR, &(o).data, "text file, .jsonl (\"text\" field) or folder; none: teacher-sampled sequences"}, \
+    {"phase", OPT_STR, &(o).phase, "kl (end-to-end KL distillation, default) or align (hidden-state alignment)"}, \
+    {"tokens", OPT_LONG, &(o).to.tokens, "training token budget (default 1048576)"},                            \
+    {"ctx", OPT_INT, &(o).to.ctx, "sequence length (default 256)"},                                            \
+    {"batch", OPT_INT, &(o).to.batch, "sequences per micro-batch (default 4)"},                                 \
+    {"accum", OPT_INT, &(o).to.accum, "micro-batches per optimizer step (default 1)"},                         \
+    {"lr-mixer", OPT_DOUBLE, &(o).to.lr_mixer, "lr of attention and GDN parameters (kl 1e-4, align 1e-3; 0 freezes)"}, \
+    {"lr-rest", OPT_DOUBLE, &(o).to.lr_rest, "lr of the other parameters (kl 7e-6; 0 freezes)"},               \
+    {"schedule", OPT_STR, &(o).schedule, "cosine (default) or constant, after linear warmup"},                  \
+    {"warmup-frac", OPT_DOUBLE, &(o).to.warmup_frac, "warmup steps as a fraction of all (default 0.05)"},       \
+    {"min-lr-ratio", OPT_DOUBLE, &(o).to.min_lr_ratio, "cosine floor as a fraction of the lr (default 0.1)"},   \
+    {"clip", OPT_DOUBLE, &(o).to.clip, "global gradient-norm clip (default 1; 0 off)"},                        \
+    {"wd", OPT_DOUBLE, &(o).to.weight_decay, "AdamW decoupled weight decay (default 0.01)"},                   \
+    {"temperature", OPT_DOUBLE, &(o).to.temperature, "KL temperature tau (default 1; loss is tau^2 KL)"},      \
+    {"eval-frac", OPT_DOUBLE, &(o).eval_frac, "held-out fraction of the corpus windows (default 0.05)"},       \
+    {"eval-every", OPT_LONG, &(o).to.eval_every, "held-out perplexity every N steps (default: at the end)"},   \
+    {"eval-seqs", OPT_INT, &(o).to.eval_seqs, "held-out sequences per evaluation (default 16; 0 all)"},        \
+    {"convert", OPT_STR, &(o).convert, "layers to turn into randomly initialized GDN layers, e.g. 0,2"},       \
+    {"noise", OPT_DOUBLE, &(o).noise, "perturb the student: add N(0, (x * rms)^2) to every tensor"},           \
+    {"log-every", OPT_INT, &(o).log_every, "print a progress line every N steps (default 10)"}
+
+/* Applies --phase defaults the user did not override; checks the options.
+ * Call after parsing, with a copy made by train_cli_default before parsing. */
+int train_cli_finish(train_cli *c, const char *cmd);
+
+/* Teacher-format student in memory with optional GDN mixers. */
+typedef struct {
+    model_weights w;
+    hybrid_mixers hyb;
+    bool has_hyb;
+    train_model tm;
+} cli_student;
+
+/* Builds a student from weights (copied): --noise, then init `init`
+ * ("copy": nothing more, "random": GDN per --convert with section 3 defaults,
+ * "zero-gate": random with Wg = 0, "small-gate": random with Wg x 0.02). */
+int cli_student_init_check(const char *init); /* -1 with an error for an unknown init */
+int cli_student_build(cli_student *s, const model *src, const train_cli *c, const char *init, uint64_t seed);
+void cli_student_free(cli_student *s);
+
+/* Teacher model loaded + its forward-only train_model; the data. */
+int cli_train_data(train_data *d, const model *teacher, const train_cli *c);
+
+/* SIGINT / SIGTERM set *cli_stop_flag() to the signal number. */
+void cli_catch_stop_signals(void);
+volatile sig_atomic_t *cli_stop_flag(void);
+
+#endif

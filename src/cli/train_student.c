@@ -1,0 +1,136 @@
+#include "cli/train_student.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/mapped_file.h"
+#include <stdio.h>
+
+#include "cli/method_opts.h"
+#include "select/select.h"
+#include "student/build.h"
+#include "student/calib_split.h"
+#include "student/student.h"
+#include "student/report_json.h"
+#include "student/student_io.h"
+
+struct train_student {
+    student s;
+};
+
+bool train_student_is_folder(const char *path) { return student_folder_detect(path); }
+
+/* Trainable copy of a student: teacher-format weights + GDN mixers of its is_gdn layers. */
+static int wrap_student(cli_student *cs, const student *s, int ctx) {
+    memset(cs, 0, sizeof *cs);
+    const model_config *cfg = &s->m->cfg;
+    model_weights_alloc(&cs->w, cfg);
+    memcpy(cs->w.block, s->m->w.block, cs->w.n_floats * sizeof(float));
+    hybrid_mixers *hy = &cs->hyb;
+    hy->cfg = *cfg;
+    hy->n_layers = cfg->n_layers;
+    hy->gdn = gf_calloc((size_t)cfg->n_layers, sizeof *hy->gdn);
+    hy->mixers = gf_calloc((size_t)cfg->n_layers, sizeof *hy->mixers);
+    cs->has_hyb = true;
+    for (int l = 0; l < cfg->n_layers; l++) {
+        if (!s->is_gdn[l]) continue;
+        if (gdn_train_mixer_init(&hy->gdn[l], &s->gcfg) != 0) goto fail;
+        memcpy(hy->gdn[l].p.block, s->layers[l].block, hy->gdn[l].p.n * sizeof(float));
+        gdn_train_mixer_bind(&hy->gdn[l], &hy->mixers[l]);
+    }
+    if (train_model_init(&cs->tm, cfg, &cs->w, false, true, hy->mixers, ctx) != 0) goto fail;
+    return 0;
+fail:
+    cli_student_free(cs);
+    return -1;
+}
+
+int train_student_load(cli_student *cs, train_student **handle, const char *dir, const char *tokenizer, int ctx,
+                       const char **init_name) {
+    memset(cs, 0, sizeof *cs);
+    train_student *h = gf_calloc(1, sizeof *h);
+    if (student_load(&h->s, dir, tokenizer) != 0) {
+        free(h);
+        return -1;
+    }
+    if (wrap_student(cs, &h->s, ctx) != 0) {
+        student_free(&h->s);
+        free(h);
+        return -1;
+    }
+    *init_name = student_init_name(h->s.set.init);
+    *handle = h;
+    return 0;
+}
+
+int train_student_init_check(const char *init) {
+    student_init i;
+    return student_init_parse(init, &i);
+}
+
+int train_student_build(cli_student *cs, train_student **handle, model *m, const char *init_s, double keep,
+                        const char *calib, long seed, int ctx, char *layers, size_t layers_size) {
+    memset(cs, 0, sizeof *cs);
+    const int L = m->cfg.n_layers;
+    student_init init;
+    method_cli mo;
+    method_cli_default(&mo);
+    student_settings set;
+    if (student_init_parse(init_s, &init) != 0 || method_cli_settings(&mo, seed, init, &set) != 0) return -1;
+    if (!m->tok) return gf_fail("%s has no tokenizer (pass --tokenizer PATH)", m->path);
+    int k;
+    if (keep_count(keep, L, &k) != 0) return -1;
+    token_split sp = {0};
+    teacher_capture cal = {0}, held = {0};
+    train_student *h = gf_calloc(1, sizeof *h);
+    bool *mask = gf_calloc((size_t)L, sizeof *mask);
+    int *kept = gf_calloc((size_t)(k > 0 ? k : 1), sizeof *kept);
+    int rc = -1, have_s = 0;
+    if (token_split_make(&sp, m->tok, calib, NULL, &mo.split) != 0) goto done;
+    if (method_capture(m, &sp, &cal, &held, NULL) != 0) goto done;
+    if (student_init_empty(&h->s, m, &set) != 0) goto done;
+    have_s = 1;
+    select_uniform(L, k, kept);
+    for (int l = 0; l < L; l++) mask[l] = true;
+    for (int i = 0; i < k; i++) mask[kept[i]] = false;
+    if (student_build_layers(&h->s, mask, &cal, held.L ? &held : NULL, NULL) != 0) goto done;
+    if (student_set_gdn(&h->s, mask) != 0) goto done;
+    if (wrap_student(cs, &h->s, ctx) != 0) goto done;
+    layers[0] = '\0';
+    for (int l = 0; l < L; l++)
+        if (mask[l]) snprintf(layers + strlen(layers), layers_size - strlen(layers), "%s%d", layers[0] ? "," : "", l);
+    rc = 0;
+done:
+    teacher_capture_free(&cal);
+    teacher_capture_free(&held);
+    token_split_free(&sp);
+    free(mask);
+    free(kept);
+    if (rc != 0) {
+        if (have_s) student_free(&h->s);
+        free(h);
+    } else {
+        *handle = h;
+    }
+    return rc;
+}
+
+int train_student_save(const cli_student *cs, train_student *h, const char *out_dir) {
+    student *s = &h->s;
+    memcpy(s->m->w.block, cs->w.block, cs->w.n_floats * sizeof(float));
+    for (int l = 0; l < s->L; l++)
+        if (s->is_gdn[l]) memcpy(s->layers[l].block, cs->hyb.gdn[l].p.block, cs->hyb.gdn[l].p.n * sizeof(float));
+    char *tok = teacher_tokenizer_path(s->m->path, s->m->cfg.vocab_size, NULL);
+    cJSON *report = student_report_json(s);
+    int rc = student_save(s, out_dir, tok, report);
+    cJSON_Delete(report);
+    free(tok);
+    return rc;
+}
+
+void train_student_close(train_student *h) {
+    if (!h) return;
+    student_free(&h->s);
+    free(h);
+}

@@ -1,0 +1,32 @@
+/* The seam between training and student folders (engine/student, `graft
+ * convert`): load a student folder as a trainable model, and write a trained
+ * one back. */
+#ifndef GRAFT_CLI_TRAIN_STUDENT_H
+#define GRAFT_CLI_TRAIN_STUDENT_H
+
+#include <stdbool.h>
+
+#include "cli/train_cli.h"
+
+/* 1 when path is a student folder (config.json with "graft_student"). */
+bool train_student_is_folder(const char *path);
+
+typedef struct train_student train_student; /* opaque: the loaded student */
+
+/* Loads DIR into s (teacher-format weights + GDN mixers, max sequence ctx).
+ * *init_name gets the folder's initialization ("random", "taylor-calibrate", ...). */
+int train_student_load(cli_student *s, train_student **handle, const char *dir, const char *tokenizer, int ctx,
+                       const char **init_name);
+/* -1 with an error when the builder does not know `init`. */
+int train_student_init_check(const char *init);
+/* Builds a student of teacher m (borrowed; must outlive it) under `init`,
+ * uniform selection keeping round(keep * L) attention layers, calibrated on
+ * the file calib, as `graft convert --strategy uniform` would. *layers gets
+ * the converted layers as text ("2,4"). */
+int train_student_build(cli_student *s, train_student **handle, model *m, const char *init, double keep,
+                        const char *calib, long seed, int ctx, char *layers, size_t layers_size);
+/* Writes the trained weights of s back into the student and saves it to out_dir. */
+int train_student_save(const cli_student *s, train_student *handle, const char *out_dir);
+void train_student_close(train_student *handle);
+
+#endif

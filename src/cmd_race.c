@@ -1,0 +1,216 @@
+/* graft race MODEL [STUDENT_DIR ...] [--inits random,taylor-calibrate] [--retention R | --convert LIST] ...
+ * Trains each initialization for the same token budget on the same data order
+ * and reports the tokens each needs to reach the baseline's final loss.
+ * Students come from folders made by `graft convert` (the first is the
+ * baseline), or, without folders, are built here from the teacher for the
+ * inits that need no calibration (random, zero-gate, small-gate). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/common.h"
+#include "cli/train_cli.h"
+#include "cli/train_student.h"
+#include "commands.h"
+#include "core/error.h"
+#include "train/race.h"
+
+static void print_step(void *ud, long step, long total, long tokens, double loss, double lr, double gnorm) {
+    const int *every = ud;
+    if (*every > 0 && (step % *every == 0 || step == total))
+        fprintf(stderr, "  step %ld/%ld  tokens %ld  loss %.6f  lr %.3g  |g| %.4g\n", step, total, tokens, loss, lr,
+                gnorm);
+}
+
+static cJSON *curve_json(const curve *c) {
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; i < c->n; i++) {
+        cJSON *pt = cJSON_CreateArray();
+        cJSON_AddItemToArray(pt, cJSON_CreateNumber(c->xy[2 * i]));
+        cJSON_AddItemToArray(pt, cJSON_CreateNumber(c->xy[2 * i + 1]));
+        cJSON_AddItemToArray(a, pt);
+    }
+    return a;
+}
+
+#define MAX_INITS 8
+
+int cmd_race(int argc, char **argv) {
+    common_opts co;
+    common_opts_default(&co);
+    train_cli tc;
+    train_cli_default(&tc);
+    const char *inits_s = NULL;
+    double retention = 0.5;
+    const char *calib = NULL;
+    opt_spec specs[] = {
+        TRAIN_CLI_OPTS(tc),
+        {"inits", OPT_STR, &inits_s, "comma-separated initializations, the first is the baseline "
+                                     "(default random,taylor-calibrate)"},
+        {"retention", OPT_DOUBLE, &retention, "fraction of layers keeping attention, uniform selection (default 0.5)"},
+        {"calib", OPT_STR, &calib, "calibration text for building students (default: --data)"},
+        COMMON_OPTS(co),
+    };
+    const char *pos[MAX_INITS + 1];
+    int np, rc = cli_parse(argc, argv, specs, sizeof specs / sizeof *specs, pos, 1, MAX_INITS + 1, &np,
+                           "graft race MODEL [STUDENT_DIR ...] [--inits A,B] [--retention R | --convert LIST] "
+                           "[--tokens N] [--json]", &co);
+    if (rc) return rc < 0 ? 0 : rc;
+    if (!tc.teacher) tc.teacher = pos[0];
+    if ((rc = cli_setup("race", &co)) || (rc = train_cli_finish(&tc, "race"))) return rc;
+    tc.to.seed = (uint64_t)co.seed;
+    char names_buf[512];
+    const char *inits[MAX_INITS];
+    int n_inits = 0;
+    const bool folders = np > 1;
+    if (folders && (inits_s || tc.convert)) {
+        fprintf(stderr, "graft race: student folders carry their own init and layers; drop --inits / --convert\n");
+        return 2;
+    }
+    if (folders) {
+        if (np < 3) {
+            fprintf(stderr, "graft race: give at least two student folders (the first is the baseline)\n");
+            return 2;
+        }
+        n_inits = np - 1;
+        for (int i = 0; i < n_inits; i++) inits[i] = pos[i + 1];
+    } else {
+        snprintf(names_buf, sizeof names_buf, "%s", inits_s ? inits_s : "random,taylor-calibrate");
+        for (char *t = strtok(names_buf, ","); t && n_inits < MAX_INITS; t = strtok(NULL, ",")) inits[n_inits++] = t;
+        if (n_inits < 2) {
+            fprintf(stderr, "graft race: --inits needs at least two initializations\n");
+            return 2;
+        }
+    }
+    if (!(retention >= 0 && retention < 1)) {
+        fprintf(stderr, "graft race: --retention must be in [0, 1)\n");
+        return 2;
+    }
+    /* without folders or --convert: the method's builder (every init, uniform
+     * selection, as graft convert); with --convert: the in-memory stand-ins */
+    const bool builder = !folders && !tc.convert;
+    if (builder && !calib) calib = tc.data;
+    if (builder && !calib) {
+        fprintf(stderr, "graft race: building students needs calibration text (--calib FILE or --data FILE)\n");
+        return 2;
+    }
+    for (int i = 0; i < n_inits && builder; i++)
+        if (train_student_init_check(inits[i]) != 0) return cli_fail("race");
+    for (int i = 0; i < n_inits && !folders && !builder; i++)
+        if (cli_student_init_check(inits[i]) != 0) {
+            if (!strcmp(inits[i], "taylor-calibrate") || !strcmp(inits[i], "taylor-only") || !strcmp(inits[i], "align-only"))
+                gf_fail("init '%s' needs calibration: make student folders with graft convert and run "
+                        "graft race MODEL BASELINE_DIR OTHER_DIR ...", inits[i]);
+            return cli_fail("race");
+        }
+    for (int i = 0; i < n_inits && folders; i++)
+        if (!train_student_is_folder(inits[i])) {
+            gf_fail("%s is not a student folder (graft convert makes them)", inits[i]);
+            return cli_fail("race");
+        }
+    model teacher;
+    if (cli_load_model("race", tc.teacher, &co, &teacher) != 0) return 1;
+    const int L = teacher.cfg.n_layers;
+    char conv_buf[4096] = "";
+    if (folders) {
+        snprintf(conv_buf, sizeof conv_buf, "as in the student folders");
+        tc.convert = conv_buf;
+    } else if (builder) {
+        tc.convert = conv_buf; /* filled by the builder */
+        snprintf(conv_buf, sizeof conv_buf, "uniform");
+    } else if (!tc.convert) {
+        bool *conv = gf_calloc((size_t)L, sizeof *conv);
+        race_uniform_convert(L, retention, conv);
+        for (int l = 0; l < L; l++)
+            if (conv[l])
+                snprintf(conv_buf + strlen(conv_buf), sizeof conv_buf - strlen(conv_buf), "%s%d", *conv_buf ? "," : "", l);
+        free(conv);
+        tc.convert = conv_buf;
+    }
+    train_model tt = {0};
+    train_data data = {0};
+    train_result res[MAX_INITS] = {0};
+    curve curves[MAX_INITS];
+    int done = 0;
+    rc = 1;
+    if (!*tc.convert) {
+        gf_fail("no layer to convert at retention %g of %d layers", retention, L);
+        goto out;
+    }
+    if (train_model_init(&tt, &teacher.cfg, &teacher.w, false, false, NULL, tc.to.ctx) != 0) goto out;
+    if (cli_train_data(&data, &teacher, &tc) != 0) goto out;
+    tc.to.on_step = print_step;
+    tc.to.ud = &tc.log_every;
+    const char *labels[MAX_INITS];
+    for (int i = 0; i < n_inits; i++, done++) {
+        cli_student st;
+        train_student *handle = NULL;
+        labels[i] = inits[i];
+        if (folders) {
+            if (train_student_load(&st, &handle, inits[i], co.tokenizer, tc.to.ctx, &labels[i]) != 0) goto out;
+        } else if (builder) {
+            if (tc.log_every > 0) fprintf(stderr, "graft race: building the %s student\n", inits[i]);
+            if (train_student_build(&st, &handle, &teacher, inits[i], retention, calib, co.seed, tc.to.ctx, conv_buf,
+                                    sizeof conv_buf) != 0)
+                goto out;
+        } else if (cli_student_build(&st, &teacher, &tc, inits[i], tc.to.seed) != 0) {
+            goto out;
+        }
+        if (!co.json) printf("run %d/%d: init %s, layers %s converted\n", i + 1, n_inits, labels[i], tc.convert);
+        if (tc.log_every > 0) fprintf(stderr, "graft race: training init %s\n", labels[i]);
+        int r = train_run(&tc.to, &st.tm, &tt, &data, NULL, &res[i]);
+        cli_student_free(&st);
+        train_student_close(handle);
+        if (r != 0) {
+            done++;
+            goto out;
+        }
+        curves[i] = res[i].st.loss;
+        if (!co.json)
+            printf("  final loss %.6f  held-out ppl %.4f\n", curves[i].xy[2 * curves[i].n - 1], res[i].final_eval_ppl);
+    }
+    double target, ttt[MAX_INITS];
+    int window;
+    if (race_tokens_to_target(curves, n_inits, 0, &target, ttt, &window) != 0) goto out;
+    if (co.json) {
+        cJSON *o = cJSON_CreateObject(), *runs = cJSON_AddArrayToObject(o, "runs");
+        cJSON *t2t = cJSON_CreateObject();
+        for (int i = 0; i < n_inits; i++) {
+            cJSON *r = cJSON_CreateObject();
+            cJSON_AddStringToObject(r, "init", labels[i]);
+            cJSON_AddItemToObject(r, "curve", curve_json(&curves[i]));
+            cJSON_AddNumberToObject(r, "final_eval_ppl", res[i].final_eval_ppl);
+            cJSON_AddItemToArray(runs, r);
+            if (ttt[i] >= 0) cJSON_AddNumberToObject(t2t, labels[i], ttt[i]);
+            else cJSON_AddNullToObject(t2t, labels[i]);
+        }
+        cJSON_AddNumberToObject(o, "target_loss", target);
+        cJSON_AddItemToObject(o, "tokens_to_target", t2t);
+        if (ttt[1] > 0) cJSON_AddNumberToObject(o, "ratio", ttt[0] / ttt[1]);
+        else cJSON_AddNullToObject(o, "ratio");
+        cJSON_AddNumberToObject(o, "smoothing_window", window);
+        cJSON_AddStringToObject(o, "converted_layers", tc.convert);
+        cJSON_AddNumberToObject(o, "tokens_budget", (double)res[0].st.tokens);
+        cJSON_AddStringToObject(o, "data", data.sampled ? "teacher-sampled" : tc.data);
+        cli_print_json(o);
+    } else {
+        printf("target loss %.6f (baseline %s at the end, trailing mean of %d steps)\n", target, labels[0], window);
+        for (int i = 0; i < n_inits; i++) {
+            if (ttt[i] >= 0) printf("  %-18s reaches it after %.0f tokens\n", labels[i], ttt[i]);
+            else printf("  %-18s does not reach it within %ld tokens\n", labels[i], res[i].st.tokens);
+        }
+        if (ttt[1] > 0) printf("tokens-to-target ratio %s / %s = %.3f\n", labels[0], labels[1], ttt[0] / ttt[1]);
+        else printf("tokens-to-target ratio: undefined (%s never reached the target)\n", labels[1]);
+    }
+    rc = 0;
+    goto cleanup;
+out:
+    rc = cli_fail("race");
+cleanup:
+    for (int i = 0; i < done && i < MAX_INITS; i++) train_result_free(&res[i]);
+    train_data_free(&data);
+    train_model_free(&tt);
+    model_free(&teacher);
+    return rc;
+}

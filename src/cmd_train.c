@@ -1,0 +1,166 @@
+/* graft train STUDENT --teacher MODEL [--data PATH] [--tokens N] ... : recovery training. */
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/common.h"
+#include "cli/train_cli.h"
+#include "cli/train_student.h"
+#include "commands.h"
+#include "core/error.h"
+
+typedef struct {
+    int log_every;
+    bool json;
+} step_printer;
+
+static void print_step(void *ud, long step, long total, long tokens, double loss, double lr, double gnorm) {
+    const step_printer *p = ud;
+    if (p->log_every > 0 && (step % p->log_every == 0 || step == total || step == 1))
+        fprintf(p->json ? stderr : stdout, "step %ld/%ld  tokens %ld  loss %.6f  lr %.3g  |g| %.4g\n", step, total,
+                tokens, loss, lr, gnorm);
+}
+
+static void print_eval(void *ud, long step, long tokens, double ppl) {
+    const step_printer *p = ud;
+    if (p->log_every > 0) fprintf(p->json ? stderr : stdout, "eval  step %ld  tokens %ld  held-out ppl %.4f\n", step, tokens, ppl);
+}
+
+static cJSON *curve_json(const curve *c) {
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; i < c->n; i++) {
+        cJSON *pt = cJSON_CreateArray();
+        cJSON_AddItemToArray(pt, cJSON_CreateNumber(c->xy[2 * i]));
+        cJSON_AddItemToArray(pt, cJSON_CreateNumber(c->xy[2 * i + 1]));
+        cJSON_AddItemToArray(a, pt);
+    }
+    return a;
+}
+
+int cmd_train(int argc, char **argv) {
+    common_opts co;
+    common_opts_default(&co);
+    train_cli tc;
+    train_cli_default(&tc);
+    const char *ckpt = NULL, *out_dir = NULL;
+    bool resume = false;
+    opt_spec specs[] = {
+        TRAIN_CLI_OPTS(tc),
+        {"ckpt", OPT_STR, &ckpt, "checkpoint file (written atomically; also on SIGINT/SIGTERM)"},
+        {"ckpt-every", OPT_LONG, &tc.to.ckpt_every, "checkpoint every N steps (default: at the end)"},
+        {"resume", OPT_FLAG, &resume, "continue from --ckpt when it exists (same options and seed)"},
+        {"out", OPT_STR, &out_dir, "write the trained student folder here (STUDENT must be a student folder)"},
+        COMMON_OPTS(co),
+    };
+    const char *pos[1];
+    int np, rc = cli_parse(argc, argv, specs, sizeof specs / sizeof *specs, pos, 1, 1, &np,
+                           "graft train STUDENT --teacher MODEL [--data PATH] [--tokens N] [--ckpt FILE] [--json]", &co);
+    if (rc) return rc < 0 ? 0 : rc;
+    if ((rc = cli_setup("train", &co)) || (rc = train_cli_finish(&tc, "train"))) return rc;
+    if (resume && !ckpt) {
+        fprintf(stderr, "graft train: --resume needs --ckpt FILE\n");
+        return 2;
+    }
+    tc.to.seed = (uint64_t)co.seed;
+    tc.to.ckpt_path = ckpt;
+    tc.to.resume = resume;
+
+    const bool folder = train_student_is_folder(pos[0]);
+    if (out_dir && !folder) {
+        fprintf(stderr, "graft train: --out writes student folders; %s is not one (make it with graft convert)\n", pos[0]);
+        return 2;
+    }
+    model teacher, src;
+    if (cli_load_model("train", tc.teacher, &co, &teacher) != 0) return 1;
+    const bool same = folder || strcmp(pos[0], tc.teacher) == 0;
+    if (!same && cli_load_model("train", pos[0], &co, &src) != 0) {
+        model_free(&teacher);
+        return 1;
+    }
+    const model *sm = same ? &teacher : &src;
+    train_student *handle = NULL;
+    const char *init_name = "copy";
+    train_model tt = {0};
+    train_data data = {0};
+    cli_student st = {0};
+    train_result res = {0};
+    bool have_st = false, have_res = false;
+    rc = 1;
+    if (folder) {
+        if (tc.convert || tc.noise > 0) {
+            gf_fail("--convert and --noise build students from the teacher; %s is already a student", pos[0]);
+            goto out;
+        }
+        if (train_student_load(&st, &handle, pos[0], co.tokenizer, tc.to.ctx, &init_name) != 0) goto out;
+        have_st = true;
+    }
+    const model_config *scfg = folder ? &st.tm.cfg : &sm->cfg;
+    if (scfg->dim != teacher.cfg.dim || scfg->n_layers != teacher.cfg.n_layers ||
+        scfg->vocab_size != teacher.cfg.vocab_size) {
+        gf_fail("student %s and teacher %s have different shapes", pos[0], tc.teacher);
+        goto out;
+    }
+    if (train_model_init(&tt, &teacher.cfg, &teacher.w, false, false, NULL, tc.to.ctx) != 0) goto out;
+    if (cli_train_data(&data, &teacher, &tc) != 0) goto out;
+    if (!folder) {
+        init_name = tc.convert ? "random" : "copy";
+        if (cli_student_build(&st, sm, &tc, init_name, tc.to.seed) != 0) goto out;
+        have_st = true;
+    }
+    step_printer pr = {tc.log_every, co.json};
+    tc.to.on_step = print_step;
+    tc.to.on_eval = print_eval;
+    tc.to.ud = &pr;
+    cli_catch_stop_signals();
+    if (train_run(&tc.to, &st.tm, &tt, &data, cli_stop_flag(), &res) != 0) {
+        have_res = true;
+        goto out;
+    }
+    have_res = true;
+    if (res.stopped_by) {
+        fprintf(stderr, "graft train: stopped by %s at step %ld of %ld; checkpoint %s written (run again with --resume)\n",
+                res.stopped_by == SIGINT ? "SIGINT" : "SIGTERM", res.st.step, res.total_steps,
+                ckpt ? ckpt : "(none: no --ckpt)");
+        rc = 128 + res.stopped_by;
+        goto done;
+    }
+    if (out_dir && train_student_save(&st, handle, out_dir) != 0) goto out;
+    double teacher_nll = NAN;
+    if (train_eval_nll(&tt, &data, tc.to.eval_seqs, &teacher_nll) != 0) goto out;
+    const double final_loss = res.st.loss.n ? res.st.loss.xy[2 * res.st.loss.n - 1] : NAN;
+    if (co.json) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "phase", tc.to.phase == PHASE_KL ? "kl" : "align");
+        cJSON_AddStringToObject(o, "init", init_name);
+        if (out_dir) cJSON_AddStringToObject(o, "out", out_dir);
+        cJSON_AddNumberToObject(o, "steps", (double)res.st.step);
+        cJSON_AddNumberToObject(o, "tokens", (double)res.st.tokens);
+        cJSON_AddNumberToObject(o, "resumed_from", (double)res.resumed_from);
+        cJSON_AddItemToObject(o, "curve", curve_json(&res.st.loss));
+        cJSON_AddItemToObject(o, "eval_curve", curve_json(&res.st.eval));
+        cJSON_AddNumberToObject(o, "final_loss", final_loss);
+        cJSON_AddNumberToObject(o, "final_eval_ppl", res.final_eval_ppl);
+        cJSON_AddNumberToObject(o, "teacher_eval_ppl", exp(teacher_nll));
+        cJSON_AddStringToObject(o, "data", data.sampled ? "teacher-sampled" : tc.data);
+        cli_print_json(o);
+    } else {
+        printf("done: %ld steps, %ld tokens, final loss %.6f, held-out ppl %.4f (teacher %.4f)%s\n", res.st.step,
+               res.st.tokens, final_loss, res.final_eval_ppl, exp(teacher_nll),
+               data.sampled ? " [data: teacher-sampled]" : "");
+    }
+done:
+    if (rc == 1) rc = 0;
+    goto cleanup;
+out:
+    rc = cli_fail("train");
+cleanup:
+    if (have_res) train_result_free(&res);
+    if (have_st) cli_student_free(&st);
+    train_student_close(handle);
+    train_data_free(&data);
+    train_model_free(&tt);
+    if (!same) model_free(&src);
+    model_free(&teacher);
+    return rc;
+}

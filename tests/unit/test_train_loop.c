@@ -1,0 +1,301 @@
+/* The training loop's parts: schedules, the tokens-to-target rule, uniform
+ * selection, checkpoints (round trip, damaged files), the data loader (text,
+ * JSON Lines, folders, held-out split, epoch order), and train_run end to end
+ * on a tiny random model: KL distillation of a teacher into a perturbed copy
+ * and hidden-state alignment of a GDN mixer both lower their losses. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/error.h"
+#include "data/train_data.h"
+#include "optim/schedule.h"
+#include "tokenizer/tokenizer.h"
+#include "train/checkpoint.h"
+#include "train/hybrid.h"
+#include "train/params.h"
+#include "train/race.h"
+#include "train/trainer.h"
+
+static uint64_t rs = 0x1234567ull;
+static double urand(void) {
+    rs ^= rs << 13;
+    rs ^= rs >> 7;
+    rs ^= rs << 17;
+    return ((double)(rs >> 11) + 0.5) / 9007199254740992.0;
+}
+static double nrand(void) { return sqrt(-2 * log(urand())) * cos(6.283185307179586 * urand()); }
+
+static void test_schedule(void **s) {
+    (void)s;
+    lr_schedule c = {LR_COSINE, 10, 110, 0.1};
+    assert_true(fabs(lr_factor(&c, 1) - 0.1) < 1e-12);
+    assert_true(fabs(lr_factor(&c, 10) - 1.0) < 1e-12);
+    assert_true(fabs(lr_factor(&c, 60) - 0.55) < 1e-12); /* half way: (1 + 0.1) / 2 */
+    assert_true(fabs(lr_factor(&c, 110) - 0.1) < 1e-12);
+    lr_schedule k = {LR_CONSTANT, 4, 100, 0};
+    assert_true(fabs(lr_factor(&k, 2) - 0.5) < 1e-12 && lr_factor(&k, 50) == 1.0);
+    lr_shape sh;
+    assert_int_equal(lr_shape_parse("linear", &sh), -1);
+    float g1[2] = {3, 0}, g2[1] = {4};
+    float *gs[2] = {g1, g2};
+    size_t n[2] = {2, 1};
+    const double norm = grad_global_norm(gs, n, 2);
+    assert_true(fabs(norm - 5) < 1e-12);
+    grad_clip(gs, n, 2, norm, 1.0);
+    assert_true(fabsf(g1[0] - 0.6f) < 1e-6f && fabsf(g2[0] - 0.8f) < 1e-6f);
+}
+
+static void test_race_rule(void **s) {
+    (void)s;
+    /* baseline: loss 10 - step over 20 steps; other: twice as fast */
+    curve c[2] = {0};
+    for (int i = 1; i <= 20; i++) {
+        curve_push(&c[0], 100.0 * i, 21.0 - i);
+        curve_push(&c[1], 100.0 * i, fmax(1.0, 21.0 - 2 * i));
+    }
+    double target, ttt[2];
+    int w;
+    assert_int_equal(race_tokens_to_target(c, 2, 0, &target, ttt, &w), 0);
+    assert_int_equal(w, 2);
+    assert_true(fabs(target - 1.5) < 1e-12);    /* mean of 2 and 1 */
+    assert_true(ttt[0] == 2000);                /* reaches it at its end */
+    assert_true(ttt[1] == 1100); /* losses 3, 1 at steps 9, 10 (mean 2 > 1.5); 1, 1 at step 11 */
+    curve_free(&c[0]);
+    curve_free(&c[1]);
+    bool conv[28];
+    race_uniform_convert(28, 0.25, conv);
+    for (int l = 0; l < 28; l++) assert_int_equal(conv[l], l % 4 != 0);
+}
+
+static model_config tiny(void) {
+    model_config c = {0};
+    c.dim = 16, c.hidden_dim = 32, c.n_layers = 2, c.n_heads = 4, c.n_kv_heads = 2, c.head_dim = 4;
+    c.vocab_size = 37, c.max_seq = 64, c.norm_eps = 1e-5f, c.rope_theta = 10000.0f;
+    return c;
+}
+
+static void init_weights(model_weights *w, const model_config *c) {
+    model_weights_alloc(w, c);
+    for (size_t i = 0; i < w->n_floats; i++) w->block[i] = (float)(0.3 * nrand());
+    for (int l = 0; l < c->n_layers; l++)
+        for (int i = 0; i < c->dim; i++) w->layers[l].attn_norm[i] = w->layers[l].ffn_norm[i] = 1.0f;
+    for (int i = 0; i < c->dim; i++) w->final_norm[i] = 1.0f;
+}
+
+static void test_checkpoint(void **s) {
+    (void)s;
+    model_config c = tiny();
+    model_weights w;
+    init_weights(&w, &c);
+    train_model tm;
+    assert_int_equal(train_model_init(&tm, &c, &w, true, true, NULL, 8), 0);
+    param_list pl;
+    param_list_build(&pl, &tm);
+    float *m = malloc(pl.total * 4), *v = malloc(pl.total * 4);
+    for (size_t i = 0; i < pl.total; i++) m[i] = (float)nrand(), v[i] = (float)urand();
+    train_state st = {.options_hash = 42, .step = 7, .tokens = 700, .data_cursor = 14, .seed = 3};
+    curve_push(&st.loss, 100, 2.5);
+    curve_push(&st.eval, 700, 9.5);
+    char path[] = "/tmp/graft_ckpt_XXXXXX";
+    int fd = mkstemp(path);
+    close(fd);
+    assert_int_equal(checkpoint_write(path, &st, &pl, m, v), 0);
+    const float p0 = pl.t[3].p[5];
+    pl.t[3].p[5] = 99;
+    float *m2 = calloc(pl.total, 4), *v2 = calloc(pl.total, 4);
+    train_state got;
+    assert_int_equal(checkpoint_read(path, &got, &pl, m2, v2), 0);
+    assert_true(got.step == 7 && got.tokens == 700 && got.data_cursor == 14 && got.options_hash == 42);
+    assert_true(got.loss.n == 1 && got.loss.xy[1] == 2.5 && got.eval.n == 1 && got.eval.xy[1] == 9.5);
+    assert_true(pl.t[3].p[5] == p0);
+    assert_memory_equal(m, m2, pl.total * 4);
+    assert_memory_equal(v, v2, pl.total * 4);
+    train_state_free(&got);
+    /* truncated */
+    assert_int_equal(truncate(path, 200), 0);
+    assert_int_equal(checkpoint_read(path, &got, &pl, m2, v2), -1);
+    assert_non_null(strstr(gf_last_error(), "truncated"));
+    /* another model */
+    pl.n--;
+    assert_int_equal(checkpoint_write(path, &st, &pl, m, v), 0);
+    pl.n++;
+    assert_int_equal(checkpoint_read(path, &got, &pl, m2, v2), -1);
+    assert_non_null(strstr(gf_last_error(), "tensors"));
+    unlink(path);
+    train_state_free(&st);
+    free(m), free(v), free(m2), free(v2);
+    param_list_free(&pl);
+    train_model_free(&tm);
+    model_weights_free(&w);
+}
+
+static void test_data_loader(void **s) {
+    (void)s;
+    const char *shared = getenv("GRAFT_SHARED");
+    char tokp[512];
+    snprintf(tokp, sizeof tokp, "%s/models/tinyllamas/stories260K/tok512.bin", shared ? shared : "/work/shared");
+    tokenizer *tok;
+    if (access(tokp, R_OK) != 0 || tokenizer_load_llama2c(&tok, tokp, 512) != 0) skip();
+    char dir[] = "/tmp/graft_data_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char p1[600], p2[600], p3[600];
+    snprintf(p1, sizeof p1, "%s/a.txt", dir);
+    snprintf(p2, sizeof p2, "%s/b.jsonl", dir);
+    snprintf(p3, sizeof p3, "%s/c.bin", dir);
+    FILE *f = fopen(p1, "w");
+    for (int i = 0; i < 40; i++) fprintf(f, "Once upon a time there was a little cat named Tom. ");
+    fclose(f);
+    f = fopen(p2, "w");
+    for (int i = 0; i < 30; i++) fprintf(f, "{\"text\": \"The dog ran to the park %d times.\", \"id\": %d}\n\n", i, i);
+    fclose(f);
+    f = fopen(p3, "w");
+    fputs("ignored", f);
+    fclose(f);
+    train_data a, b, d;
+    assert_int_equal(train_data_open(&a, p1, tok, 16, 0.1, 1), 0);
+    assert_int_equal(train_data_open(&b, p2, tok, 16, 0.1, 1), 0);
+    assert_int_equal(train_data_open(&d, dir, tok, 16, 0.1, 1), 0);
+    /* the folder is both files in name order, packed together (one window may straddle them) */
+    const int na = a.n_train + a.n_eval, nb = b.n_train + b.n_eval, nd = d.n_train + d.n_eval;
+    assert_true(nd >= na + nb && nd <= na + nb + 1);
+    assert_memory_equal(d.train, a.train, 16 * sizeof(int));
+    assert_true(a.n_eval >= 1 && b.n_eval >= 1);
+    assert_int_equal(b.train[0], tokenizer_bos(tok));
+    /* an epoch visits every training window once; the next epoch in another order */
+    int *seen = calloc((size_t)a.n_train, sizeof *seen), seq[16], first[16], again[16];
+    for (long g = 0; g < a.n_train; g++) {
+        assert_int_equal(train_data_get(&a, g, seq), 0);
+        for (int i = 0; i < a.n_train; i++)
+            if (memcmp(seq, a.train + (size_t)i * 16, sizeof seq) == 0) seen[i]++;
+    }
+    for (int i = 0; i < a.n_train; i++) assert_true(seen[i] >= 1);
+    train_data_get(&b, 0, first);
+    train_data_get(&b, b.n_train * 3 + 1, seq);
+    train_data_get(&b, 0, again);
+    assert_memory_equal(first, again, sizeof first); /* deterministic after another epoch */
+    free(seen);
+    train_data_free(&a);
+    train_data_free(&b);
+    train_data_free(&d);
+    /* errors */
+    f = fopen(p2, "w");
+    fputs("{\"text\": \"fine\"}\n{\"txt\": 1}\n", f);
+    fclose(f);
+    assert_int_equal(train_data_open(&a, p2, tok, 4, 0.1, 1), -1);
+    assert_non_null(strstr(gf_last_error(), ":2:"));
+    assert_int_equal(train_data_open(&a, p1, tok, 100000, 0.1, 1), -1);
+    assert_non_null(strstr(gf_last_error(), "at least 2"));
+    assert_int_equal(train_data_open(&a, "/nonexistent/x.txt", tok, 16, 0.1, 1), -1);
+    unlink(p1), unlink(p2), unlink(p3), rmdir(dir);
+    tokenizer_free(tok);
+}
+
+/* A corpus of random token windows, built by hand. */
+static void fake_data(train_data *d, int ctx, int n_train, int n_eval, int V) {
+    memset(d, 0, sizeof *d);
+    d->ctx = ctx, d->n_train = n_train, d->n_eval = n_eval, d->perm_epoch = -1, d->seed = 5;
+    d->train = malloc((size_t)n_train * ctx * sizeof(int));
+    d->eval = malloc((size_t)n_eval * ctx * sizeof(int));
+    d->perm = malloc((size_t)n_train * sizeof(int));
+    for (int i = 0; i < n_train * ctx; i++) d->train[i] = (int)(urand() * V);
+    for (int i = 0; i < n_eval * ctx; i++) d->eval[i] = (int)(urand() * V);
+}
+
+static void test_kl_distillation(void **s) {
+    (void)s;
+    model_config c = tiny();
+    model_weights tw, sw;
+    init_weights(&tw, &c);
+    model_weights_alloc(&sw, &c);
+    for (size_t i = 0; i < sw.n_floats; i++) sw.block[i] = tw.block[i] + (float)(0.15 * nrand());
+    train_model teacher, student;
+    assert_int_equal(train_model_init(&teacher, &c, &tw, false, false, NULL, 12), 0);
+    assert_int_equal(train_model_init(&student, &c, &sw, true, true, NULL, 12), 0);
+    train_data d;
+    fake_data(&d, 12, 32, 4, c.vocab_size);
+    train_opts o;
+    train_opts_default(&o, PHASE_KL);
+    o.ctx = 12, o.batch = 2, o.accum = 2, o.tokens = 12 * 4 * 60, o.lr_mixer = 1e-2, o.lr_rest = 1e-2;
+    train_result r;
+    assert_int_equal(train_run(&o, &student, &teacher, &d, NULL, &r), 0);
+    assert_int_equal(r.st.step, 60);
+    assert_int_equal(r.st.loss.n, 60);
+    const double first = r.st.loss.xy[1], last = r.st.loss.xy[2 * 59 + 1];
+    assert_true(last < 0.5 * first);
+    train_result_free(&r);
+    /* gradient accumulation: 1 x 4 and 4 x 1 sequences per step give the same curve */
+    train_model s1, s2;
+    assert_int_equal(train_model_init(&s1, &c, &sw, true, true, NULL, 12), 0);
+    assert_int_equal(train_model_init(&s2, &c, &sw, true, true, NULL, 12), 0);
+    train_result r1, r2;
+    o.tokens = 12 * 4 * 5;
+    o.batch = 4, o.accum = 1;
+    assert_int_equal(train_run(&o, &s1, &teacher, &d, NULL, &r1), 0);
+    o.batch = 1, o.accum = 4;
+    assert_int_equal(train_run(&o, &s2, &teacher, &d, NULL, &r2), 0);
+    assert_int_equal(r1.st.loss.n, 5);
+    assert_int_equal(r2.st.loss.n, 5);
+    for (int i = 0; i < 10; i++) assert_true(r1.st.loss.xy[i] == r2.st.loss.xy[i]);
+    assert_memory_equal(s1.w.block, s2.w.block, s1.w.n_floats * sizeof(float));
+    train_result_free(&r1);
+    train_result_free(&r2);
+    train_model_free(&s1);
+    train_model_free(&s2);
+    /* every group frozen is refused */
+    o.lr_mixer = o.lr_rest = 0;
+    assert_int_equal(train_run(&o, &student, &teacher, &d, NULL, &r), -1);
+    train_data_free(&d);
+    train_model_free(&student);
+    train_model_free(&teacher);
+    model_weights_free(&tw);
+    model_weights_free(&sw);
+}
+
+static void test_gdn_alignment(void **s) {
+    (void)s;
+    model_config c = tiny();
+    model_weights tw;
+    init_weights(&tw, &c);
+    bool conv[2] = {false, true};
+    hybrid_mixers h;
+    assert_int_equal(hybrid_random_gdn(&h, &c, &tw, conv, 3), 0);
+    assert_null(h.mixers[0].forward);
+    assert_non_null(h.mixers[1].forward);
+    train_model teacher, student;
+    assert_int_equal(train_model_init(&teacher, &c, &tw, false, false, NULL, 16), 0);
+    assert_int_equal(train_model_init(&student, &c, &tw, true, true, h.mixers, 16), 0);
+    train_data d;
+    fake_data(&d, 16, 16, 2, c.vocab_size);
+    train_opts o;
+    train_opts_default(&o, PHASE_ALIGN);
+    o.ctx = 16, o.batch = 2, o.tokens = 16 * 2 * 60, o.lr_mixer = 1e-2;
+    const float emb0 = student.w.tok_embed[0];
+    train_result r;
+    assert_int_equal(train_run(&o, &student, &teacher, &d, NULL, &r), 0);
+    const double first = r.st.loss.xy[1], last = r.st.loss.xy[2 * (r.st.loss.n - 1) + 1];
+    assert_true(last < 0.7 * first);
+    assert_true(student.w.tok_embed[0] == emb0); /* only GDN parameters train in phase align */
+    train_result_free(&r);
+    train_data_free(&d);
+    train_model_free(&student);
+    train_model_free(&teacher);
+    hybrid_mixers_free(&h);
+    model_weights_free(&tw);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_schedule),        cmocka_unit_test(test_race_rule),
+        cmocka_unit_test(test_checkpoint),      cmocka_unit_test(test_data_loader),
+        cmocka_unit_test(test_kl_distillation), cmocka_unit_test(test_gdn_alignment),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
