@@ -115,10 +115,7 @@ int session_read(app_state *st, const char *path) {
             rc = gf_fail("%s: keep_ratio must be a number in [0, 1]", path);
         else st->keep_ratio = keep->valuedouble;
     }
-    if (st->strategy[0] && app_state_strategy_index(st->strategy) < 0) {
-        rc = gf_fail("%s: unknown strategy '%s' (uniform, ar, ga-s2, manual)", path, st->strategy);
-        st->strategy[0] = 0;
-    }
+    /* an unknown strategy is not an error: the Plan falls back to uniform */
     char init[32] = "";
     copy_string(root, "eval_init", init, sizeof init, &rc, path);
     if (init[0]) snprintf(st->eval_init, sizeof st->eval_init, "%s", init);
