@@ -35,6 +35,7 @@ void app_state_init(app_state *st) {
     st->refresh_hz = 30;
     st->teacher_ppl = NAN;
     snprintf(st->eval_init, sizeof st->eval_init, "taylor-calibrate");
+    method_state_init(&st->method);
 }
 
 static void drop_layer_arrays(app_state *st) {
@@ -63,6 +64,7 @@ static void drop_all(app_state *st) {
 
 void app_state_free(app_state *st) {
     drop_all(st);
+    method_state_free(&st->method);
     for (int i = 0; i < st->n_teacher_lines; i++) free(st->teacher_lines[i]);
     for (int i = 0; i < st->n_series; i++) {
         free(st->series[i].x);
@@ -80,6 +82,7 @@ void app_state_set_shape(app_state *st, int n_layers, int n_heads) {
     drop_matrices(st);
     if (n_layers != st->n_layers) drop_layer_arrays(st); /* the plan survives a head count learned later */
     st->n_layers = n_layers > 0 ? n_layers : 0;
+    method_state_resize(&st->method, st->n_layers, n_heads);
     st->n_heads = n_heads > 0 ? n_heads : 0;
 }
 
@@ -148,6 +151,19 @@ void app_state_set_kept(app_state *st, const bool *kept) {
     if (!st->n_layers) return;
     if (!st->kept) st->kept = gf_calloc((size_t)st->n_layers, sizeof *st->kept);
     memcpy(st->kept, kept, (size_t)st->n_layers * sizeof *kept);
+}
+
+void app_state_converted(const app_state *st, bool *out) {
+    const int L = st->n_layers;
+    if (st->kept) {
+        for (int l = 0; l < L; l++) out[l] = !st->kept[l];
+        return;
+    }
+    int k = 0, kept[1024];
+    for (int l = 0; l < L; l++) out[l] = true;
+    if (L <= 0 || L > 1024 || keep_count(0.5, L, &k) != 0) return;
+    select_uniform(L, k, kept);
+    for (int i = 0; i < k; i++) out[kept[i]] = false;
 }
 
 void app_state_set_teacher_lines(app_state *st, const char *const *lines, int n) {
@@ -311,6 +327,8 @@ static bool apply_score(app_state *st, const event *ev, const char *name) {
 }
 
 static bool apply_stat(app_state *st, const event *ev) {
+    if (method_state_stat(&st->method, st->n_layers, st->n_heads, ev->label, ev->layer, ev->head, ev->value))
+        return true;
     char init[32] = "teacher";
     const char *key = ev->label, *slash = strchr(ev->label, '/');
     if (!strncmp(ev->label, "plan/", 5)) return apply_score(st, ev, ev->label + 5);
@@ -325,6 +343,14 @@ static bool apply_stat(app_state *st, const event *ev) {
     if (!mat) return false;
     mat[ev->layer * st->n_heads + ev->head] = ev->value;
     return true;
+}
+
+/* How the last calibrate / align job ended, for their screens. */
+static void set_outcome(app_state *st, const char *job, const char *what) {
+    char *dst = !strcmp(job, "calibrate") ? st->method.calib_outcome
+                : !strcmp(job, "align")   ? st->method.align_outcome
+                                          : NULL;
+    if (dst) snprintf(dst, sizeof st->method.calib_outcome, "%.47s", what);
 }
 
 bool app_state_apply_event(app_state *st, const event *ev) {
@@ -349,16 +375,19 @@ bool app_state_apply_event(app_state *st, const event *ev) {
     case EV_STAT:
         return apply_stat(st, ev);
     case EV_LOSS:
+        if (method_state_loss(&st->method, st->n_layers, ev->label, ev->step, ev->value)) return true;
         app_state_add_point(st, ev->label, (double)ev->step, ev->value);
         return true;
     case EV_DONE:
         st->job.active = false;
+        set_outcome(st, ev->job_name, "done");
         app_state_log(st, "%s: done", ev->job_name);
         if (st->on_done) st->on_done(st, ev->job_name, ev->result);
         else free(ev->result);
         return true;
     case EV_ERROR:
         st->job.active = false;
+        set_outcome(st, ev->job_name, ev->text);
         app_state_log(st, "%s: error: %s", ev->job_name, ev->text);
         if (!strcmp(ev->job_name, "load")) {
             snprintf(st->teacher_error, sizeof st->teacher_error, "%s", ev->text);
@@ -372,6 +401,7 @@ bool app_state_apply_event(app_state *st, const event *ev) {
         return apply_file(st, ev);
     case EV_CANCELLED:
         st->job.active = false;
+        set_outcome(st, ev->job_name, "cancelled");
         if (!strcmp(ev->job_name, "load")) {
             snprintf(st->teacher_error, sizeof st->teacher_error, "opening %.200s was cancelled", st->opening);
             st->opening[0] = 0;

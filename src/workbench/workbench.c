@@ -15,7 +15,7 @@
 #include "workbench/plan_jobs.h"
 #include "workbench/teacher_jobs.h"
 
-enum { SCREEN_TEACHER = 0, SCREEN_PLAN = 1, SCREEN_STATS = 2, SCREEN_RESULTS = 6 };
+enum { SCREEN_TEACHER = 0, SCREEN_PLAN = 1, SCREEN_STATS = 2, SCREEN_CALIBRATE = 3, SCREEN_ALIGN = 4, SCREEN_RESULTS = 6 };
 
 /* ---- jobs (worker thread): they read their argument, never app_state ---- */
 
@@ -92,6 +92,8 @@ static int run_screen(app_state *st, job_runner *jr, int screen) {
     case SCREEN_PLAN: return plan_start_select(wb, st, jr);
     case SCREEN_RESULTS: return results_start_evaluate(wb, st, jr);
     case SCREEN_RESULTS | APP_RUN_ALT: return results_start_ablate(wb, st, jr);
+    case SCREEN_CALIBRATE: return calib_start(&wb->calib, wb->m, wb->corpus, st, jr);
+    case SCREEN_ALIGN: return align_start(&wb->calib, wb->m, wb->corpus, st, jr);
     default: return gf_fail("this screen has no job in this build yet");
     }
 }
@@ -101,6 +103,8 @@ static job_runner *the_runner; /* on_done has no runner argument; one workbench 
 static void on_done(app_state *st, const char *job_name, void *result) {
     workbench *wb = st->user;
     if (!strcmp(job_name, "load")) {
+        calib_cache_free(wb->calib); /* it captured the previous teacher */
+        wb->calib = NULL;
         teacher_loaded(wb, st, result);
         if (wb->m) plan_show_model(st, wb->m);
         /* statistics follow at once when a corpus is known */
@@ -135,6 +139,7 @@ int workbench_attach(workbench *wb, app_state *st, job_runner *jr, const char *m
 }
 
 void workbench_free(workbench *wb) {
+    calib_cache_free(wb->calib);
     if (wb->m) {
         model_free(wb->m);
         free(wb->m);

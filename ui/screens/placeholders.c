@@ -1,5 +1,5 @@
 /* Screens waiting for the engine: each says what it needs.
- * 5 Align and 6 Recover draw their loss series as soon as loss events arrive. */
+ * 6 Recover draws its loss series as soon as loss events arrive. */
 #include <stdio.h>
 #include <string.h>
 
@@ -19,16 +19,8 @@ static void draw_series(ui *u, grid *g, rect r, const char *title, const char *n
     linechart_draw(g, (rect){r.x + 1, r.y + 1, r.w - 2, r.h - 1}, s, st->n_series, "step", dots_for(&u->th), &u->th);
 }
 
-static void draw_align(ui *u, grid *g, rect r) {
-    draw_series(u, g, r, "alignment loss", "alignment losses (Stage 2)", "needs the align job: graft convert ... --init taylor-calibrate");
-}
 static void draw_recover(ui *u, grid *g, rect r) {
     draw_series(u, g, r, "recovery race, KL per token", "recovery training curves", "needs the train job: graft train STUDENT --teacher MODEL");
 }
-static void draw_calibrate(ui *u, grid *g, rect r) {
-    draw_unavailable(u, g, r, "Taylor-Calibrate results (Stage 1)", "needs the calibrate job; its beta*, sigma* and half-lives also appear on Stats");
-}
 
-const screen screen_calibrate = {"Calibrate", draw_calibrate, NULL, NULL, NULL, 0};
-const screen screen_align = {"Align", draw_align, NULL, NULL, NULL, 0};
 const screen screen_recover = {"Recover", draw_recover, NULL, NULL, NULL, 0};
