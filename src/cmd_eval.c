@@ -9,10 +9,22 @@
 #include "core/error.h"
 #include "data/text_tokens.h"
 #include "eval/perplexity.h"
+#include "student/calib_split.h"
 #include "student/report_json.h"
 #include "student/student_io.h"
 
+/* split_windows > 0: only the evaluation slice of the calibration split of
+ * text (docs/method.md "Data split": what convert, ablate and the workbench's
+ * Results score), with split_windows windows of ctx tokens. */
+static int eval_path_ppl_split(const char *cmd, const char *path, const char *text, int ctx, int split_windows,
+                               const common_opts *co);
+
 int eval_path_ppl(const char *cmd, const char *path, const char *text, int ctx, const common_opts *co) {
+    return eval_path_ppl_split(cmd, path, text, ctx, 0, co);
+}
+
+static int eval_path_ppl_split(const char *cmd, const char *path, const char *text, int ctx, int split_windows,
+                               const common_opts *co) {
     student s = {0};
     model teacher = {0};
     const bool is_student = student_folder_detect(path);
@@ -28,11 +40,25 @@ int eval_path_ppl(const char *cmd, const char *path, const char *text, int ctx, 
     int_vec ids = {0};
     double nll = 0;
     long count = 0;
+    token_split sp = {0};
+    if (split_windows > 0) {
+        split_spec spec;
+        split_spec_default(&spec);
+        if (ctx > 0) spec.ctx = ctx;
+        spec.eval_windows = split_windows;
+        ctx = spec.ctx;
+        if (m->tok && token_split_make(&sp, m->tok, text, text, &spec) == 0) {
+            for (size_t i = 0; i < sp.eval.len; i++) int_vec_push(&ids, sp.eval.data[i]);
+        } else if (m->tok) {
+            rc = cli_fail(cmd);
+        }
+    }
     if (ctx == 0) ctx = m->cfg.max_seq > 0 ? m->cfg.max_seq : 2048;
-    if (!m->tok) {
+    if (rc) {
+    } else if (!m->tok) {
         gf_fail("%s has no tokenizer (pass --tokenizer PATH)", path);
         rc = cli_fail(cmd);
-    } else if (text_file_tokens(m->tok, text, true, &ids) != 0 ||
+    } else if ((split_windows == 0 && text_file_tokens(m->tok, text, true, &ids) != 0) ||
                eval_nll_mixed(m, is_student ? s.mixers : NULL, ids.data, ids.len, ctx, &nll, &count, NULL) != 0) {
         rc = cli_fail(cmd);
     } else if (co->json) {
@@ -43,6 +69,11 @@ int eval_path_ppl(const char *cmd, const char *path, const char *text, int ctx, 
         cJSON_AddNumberToObject(o, "nll", nll);
         cJSON_AddNumberToObject(o, "ppl", exp(nll / count));
         cJSON_AddNumberToObject(o, "ctx", ctx);
+        if (split_windows > 0) {
+            cJSON_AddStringToObject(o, "slice", "evaluation");
+            cJSON_AddNumberToObject(o, "eval_begin", (double)sp.eval_begin);
+            cJSON_AddNumberToObject(o, "eval_end", (double)sp.eval_end);
+        }
         if (is_student) {
             cJSON *gl = cJSON_AddArrayToObject(o, "gdn_layers");
             for (int l = 0; l < s.L; l++)
@@ -61,6 +92,7 @@ int eval_path_ppl(const char *cmd, const char *path, const char *text, int ctx, 
         printf("\n");
     }
     int_vec_free(&ids);
+    token_split_free(&sp);
     if (is_student) student_free(&s);
     else model_free(&teacher);
     return rc;
@@ -70,10 +102,13 @@ int cmd_eval(int argc, char **argv) {
     common_opts co;
     common_opts_default(&co);
     const char *text = NULL;
-    int ctx = 0;
+    int ctx = 0, eval_windows = 32;
+    bool split = false;
     opt_spec specs[] = {
         {"text", OPT_STR, &text, "text file, encoded as its bytes are, BOS first"},
-        {"ctx", OPT_INT, &ctx, "window length (default: the model's context)"},
+        {"ctx", OPT_INT, &ctx, "window length (default: the model's context; 256 with --split)"},
+        {"split", OPT_FLAG, &split, "only the evaluation slice of the text's calibration split (as the workbench's Results)"},
+        {"eval-windows", OPT_INT, &eval_windows, "with --split: evaluation windows (default 32, the workbench's)"},
         COMMON_OPTS(co),
     };
     const char *pos[1];
@@ -85,5 +120,9 @@ int cmd_eval(int argc, char **argv) {
         fprintf(stderr, "graft eval: --text FILE is required\n");
         return 2;
     }
-    return eval_path_ppl("eval", pos[0], text, ctx, &co);
+    if (split && eval_windows < 1) {
+        fprintf(stderr, "graft eval: --eval-windows must be >= 1, got %d\n", eval_windows);
+        return 2;
+    }
+    return eval_path_ppl_split("eval", pos[0], text, ctx, split ? eval_windows : 0, &co);
 }

@@ -8,6 +8,7 @@
 #include "cli/method_opts.h"
 #include "commands.h"
 #include "core/error.h"
+#include "select/kv_cost.h"
 #include "select/select.h"
 #include "student/build.h"
 
@@ -86,6 +87,15 @@ int cmd_select(int argc, char **argv) {
     if (co.json) {
         cJSON *o = selection_json(&sel);
         cJSON_AddNumberToObject(o, "layers", L);
+        /* what the Plan screen's cost line shows */
+        kv_cost kc = kv_cost_compute(L, sel.k, m.cfg.n_heads, m.cfg.n_kv_heads, m.cfg.head_dim,
+                                     kv_dtype_bytes(m.weights_dtype), KV_COST_TOKENS);
+        cJSON *kv = cJSON_AddObjectToObject(o, "kv_cache");
+        cJSON_AddNumberToObject(kv, "tokens", (double)kc.tokens);
+        cJSON_AddNumberToObject(kv, "bytes_per_value", kv_dtype_bytes(m.weights_dtype));
+        cJSON_AddNumberToObject(kv, "teacher_bytes", kc.teacher_bytes);
+        cJSON_AddNumberToObject(kv, "student_bytes", kc.student_bytes);
+        cJSON_AddNumberToObject(kv, "gdn_state_bytes", kc.gdn_state_per_layer * (L - sel.k));
         if (!isnan(keep)) cJSON_AddNumberToObject(o, "keep", keep);
         if (ss.kind == STRATEGY_GA_S2) {
             cJSON_AddStringToObject(o, "init", student_init_name(init));

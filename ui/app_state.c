@@ -33,7 +33,20 @@ void app_state_init(app_state *st) {
     memset(st, 0, sizeof *st);
     st->keep_ratio = -1;
     st->refresh_hz = 30;
+    st->teacher_ppl = NAN;
+    snprintf(st->eval_init, sizeof st->eval_init, "taylor-calibrate");
     method_state_init(&st->method);
+}
+
+static void drop_layer_arrays(app_state *st) {
+    free(st->kept);
+    free(st->layer_score);
+    st->kept = NULL;
+    st->layer_score = NULL;
+    for (int i = 0; i < APP_N_STRATEGIES; i++) {
+        free(st->plan_score[i]);
+        st->plan_score[i] = NULL;
+    }
 }
 
 static void drop_matrices(app_state *st) {
@@ -42,14 +55,15 @@ static void drop_matrices(app_state *st) {
             free(st->inits[i].m[m]);
             st->inits[i].m[m] = NULL;
         }
-    free(st->kept);
-    free(st->layer_score);
-    st->kept = NULL;
-    st->layer_score = NULL;
+}
+
+static void drop_all(app_state *st) {
+    drop_matrices(st);
+    drop_layer_arrays(st);
 }
 
 void app_state_free(app_state *st) {
-    drop_matrices(st);
+    drop_all(st);
     method_state_free(&st->method);
     for (int i = 0; i < st->n_teacher_lines; i++) free(st->teacher_lines[i]);
     for (int i = 0; i < st->n_series; i++) {
@@ -66,6 +80,7 @@ void app_state_free(app_state *st) {
 void app_state_set_shape(app_state *st, int n_layers, int n_heads) {
     if (n_layers == st->n_layers && n_heads == st->n_heads) return;
     drop_matrices(st);
+    if (n_layers != st->n_layers) drop_layer_arrays(st); /* the plan survives a head count learned later */
     st->n_layers = n_layers > 0 ? n_layers : 0;
     method_state_resize(&st->method, st->n_layers, n_heads);
     st->n_heads = n_heads > 0 ? n_heads : 0;
@@ -214,11 +229,109 @@ void app_state_add_point(app_state *st, const char *series, double x, double y) 
     s->n++;
 }
 
+/* ---- the Plan ---- */
+
+static const char *const strategy_names[APP_N_STRATEGIES] = {"uniform", "ar", "ga-s2", "manual"};
+
+int app_state_strategy_index(const char *name) {
+    for (int i = 0; i < APP_N_STRATEGIES; i++)
+        if (!strcmp(name, strategy_names[i])) return i;
+    return -1;
+}
+
+const char *app_state_strategy_name(int i) { return i >= 0 && i < APP_N_STRATEGIES ? strategy_names[i] : "?"; }
+
+int app_state_keep_count(const app_state *st) {
+    int k = 0;
+    if (st->n_layers <= 0 || keep_count(st->keep_ratio, st->n_layers, &k) != 0) return 0;
+    return k;
+}
+
+static bool scores_complete(const double *v, int n) {
+    if (!v) return false;
+    for (int i = 0; i < n; i++)
+        if (!isfinite(v[i])) return false;
+    return true;
+}
+
+void app_state_plan_recompute(app_state *st) {
+    if (app_state_strategy_index(st->strategy) < 0) snprintf(st->strategy, sizeof st->strategy, "uniform");
+    if (!(st->keep_ratio > 0 && st->keep_ratio < 1)) st->keep_ratio = 0.5;
+    const int L = st->n_layers;
+    if (L <= 0) return;
+    if (!st->kept) st->kept = gf_calloc((size_t)L, sizeof *st->kept);
+    int s = app_state_strategy_index(st->strategy), k = app_state_keep_count(st);
+    if (s == STRATEGY_UNIFORM) {
+        int *kept = gf_malloc((size_t)(k ? k : 1) * sizeof *kept);
+        select_uniform(L, k, kept);
+        memset(st->kept, 0, (size_t)L * sizeof *st->kept);
+        for (int i = 0; i < k; i++) st->kept[kept[i]] = true;
+        free(kept);
+    } else if ((s == STRATEGY_AR || s == STRATEGY_GA_S2) && scores_complete(st->plan_score[s], L)) {
+        /* ar keeps the highest (removal hurts most), ga-s2 the lowest; ties: lower layer */
+        const double *v = st->plan_score[s];
+        memset(st->kept, 0, (size_t)L * sizeof *st->kept);
+        for (int i = 0; i < k; i++) {
+            int best = -1;
+            for (int l = 0; l < L; l++)
+                if (!st->kept[l] && (best < 0 || (s == STRATEGY_AR ? v[l] > v[best] : v[l] < v[best]))) best = l;
+            st->kept[best] = true;
+        }
+    }
+}
+
+const char *const app_result_columns[] = {"strategy", "keep", "init", "ppl", "hl mean", "hl med", "hl max", "kept", "student"};
+const int app_n_result_columns = sizeof app_result_columns / sizeof app_result_columns[0];
+
+void app_state_use_result_columns(app_state *st) {
+    bool same = st->n_result_cols == app_n_result_columns;
+    for (int c = 0; same && c < app_n_result_columns; c++) same = !strcmp(st->result_header[c], app_result_columns[c]);
+    if (same) return;
+    /* another table (demo, an older session): start a new one */
+    for (int r = 0; r < st->n_results; r++)
+        for (int c = 0; c < APP_RESULT_COLS; c++) free(st->results[r].cells[c]);
+    free(st->results);
+    st->results = NULL;
+    st->n_results = 0;
+    app_state_set_result_header(st, app_result_columns, app_n_result_columns);
+}
+
+static bool apply_result_row(app_state *st, const char *text) {
+    char buf[sizeof ((event *)0)->text];
+    snprintf(buf, sizeof buf, "%s", text + strlen("result\t"));
+    const char *cells[APP_RESULT_COLS];
+    int n = 0;
+    char *p = buf;
+    while (n < APP_RESULT_COLS) {
+        cells[n++] = p;
+        char *tab = strchr(p, '\t');
+        if (!tab) break;
+        *tab = 0;
+        p = tab + 1;
+    }
+    app_state_use_result_columns(st);
+    app_state_add_result(st, cells, n);
+    return true;
+}
+
+static bool apply_score(app_state *st, const event *ev, const char *name) {
+    int s = app_state_strategy_index(name);
+    if (s < 0 || ev->layer < 0 || ev->layer >= st->n_layers) return false;
+    if (!st->plan_score[s]) {
+        st->plan_score[s] = gf_malloc((size_t)st->n_layers * sizeof *st->plan_score[s]);
+        for (int l = 0; l < st->n_layers; l++) st->plan_score[s][l] = NAN;
+    }
+    st->plan_score[s][ev->layer] = ev->value;
+    if (app_state_strategy_index(st->strategy) == s) app_state_plan_recompute(st);
+    return true;
+}
+
 static bool apply_stat(app_state *st, const event *ev) {
     if (method_state_stat(&st->method, st->n_layers, st->n_heads, ev->label, ev->layer, ev->head, ev->value))
         return true;
     char init[32] = "teacher";
     const char *key = ev->label, *slash = strchr(ev->label, '/');
+    if (!strncmp(ev->label, "plan/", 5)) return apply_score(st, ev, ev->label + 5);
     if (slash) {
         snprintf(init, sizeof init, "%.*s", (int)(slash - ev->label), ev->label);
         key = slash + 1;
@@ -252,9 +365,11 @@ bool app_state_apply_event(app_state *st, const event *ev) {
         st->job.eta_s = ev->eta_s;
         return true;
     case EV_LOG:
+        if (!strncmp(ev->text, "result\t", 7)) return apply_result_row(st, ev->text);
         app_state_log(st, "%s: %s", ev->job_name, ev->text);
         return true;
     case EV_SCALAR:
+        if (!strcmp(ev->label, "teacher_ppl")) st->teacher_ppl = ev->value;
         app_state_log(st, "%s: %s[%ld] = %g", ev->job_name, ev->label, ev->step, ev->value);
         return true;
     case EV_STAT:

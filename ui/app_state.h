@@ -39,7 +39,8 @@ int metric_from_key(const char *key); /* -1 when unknown */
 
 #define APP_MAX_INITS 5 /* teacher, random, taylor-only, taylor-calibrate, align-only */
 #define APP_MAX_SERIES 8
-#define APP_RESULT_COLS 8
+#define APP_RESULT_COLS 10
+#define APP_N_STRATEGIES 4 /* uniform, ar, ga-s2, manual (select.h order) */
 #define APP_LOG_CAP 2000
 
 typedef struct {
@@ -83,6 +84,8 @@ typedef struct app_state app_state;
 /* The lead's seam: Enter on a screen (screen index 0..7) starts the job that
  * fills it. Returns 0, or -1 with a one-line error shown in the log. */
 typedef int (*app_run_fn)(app_state *st, job_runner *jr, int screen);
+/* screen | APP_RUN_ALT: the screen's second job (Results: the ablation table). */
+#define APP_RUN_ALT 0x100
 /* Opens a teacher (what the user typed on the Teacher screen): 0 when the
  * load job started, -1 with a one-line error. */
 typedef int (*app_open_fn)(app_state *st, job_runner *jr, const char *arg);
@@ -111,6 +114,13 @@ struct app_state {
     int n_inits;
     bool *kept;              /* [n_layers] layers keeping attention, or NULL */
     double *layer_score;     /* [n_layers] strategy score, or NULL */
+    /* Plan (screen 2): per-strategy layer scores (ar, ga-s2; NULL until computed),
+     * and what the cost line needs from the teacher's config */
+    double *plan_score[APP_N_STRATEGIES];
+    int kv_heads, head_dim, kv_bytes; /* 0 until a teacher is known */
+    /* Results (screen 7) */
+    char eval_init[32];      /* initialization "evaluate" builds (default taylor-calibrate) */
+    double teacher_ppl;      /* on the evaluation slice; NaN until measured */
 
     method_state method;     /* Calibrate and Align (method_state.h) */
 
@@ -172,9 +182,25 @@ void app_state_add_result(app_state *st, const char *const *cells, int n);
 loss_series *app_state_series(app_state *st, const char *name); /* created when absent; NULL when full */
 void app_state_add_point(app_state *st, const char *series, double x, double y);
 
+/* The Plan: strategy names in select.h order; -1 when unknown. */
+int app_state_strategy_index(const char *name);
+const char *app_state_strategy_name(int i);
+/* Fills unset plan choices (strategy uniform, keep 50 %) and recomputes kept[]
+ * from the strategy: uniform at once, ar / ga-s2 from their scores when every
+ * layer has one (ties: lower layer first, as select_layers), manual unchanged. */
+void app_state_plan_recompute(app_state *st);
+/* Layers kept under ratio r: round(r * L), the same as keep_count. */
+int app_state_keep_count(const app_state *st);
+/* The results table's columns (evaluate and ablate rows). */
+void app_state_use_result_columns(app_state *st);
+extern const char *const app_result_columns[];
+extern const int app_n_result_columns;
+
 /* Applies one job event (progress, log, stat, loss, done, error). Returns true
  * when something visible changed. EV_STAT labels are metric keys, optionally
- * prefixed by an init name and '/': "taylor-calibrate/beta". */
+ * prefixed by an init name and '/': "taylor-calibrate/beta"; "plan/ar" and
+ * "plan/ga-s2" are layer scores (head ignored). EV_LOG lines "result\tcell\t..."
+ * add a results row; EV_SCALAR "teacher_ppl" sets teacher_ppl. */
 bool app_state_apply_event(app_state *st, const event *ev);
 
 #endif

@@ -43,6 +43,12 @@ struct ui {
     int cur_layer, cur_head, heat_first_row;
     heatmap_layout heat[APP_MAX_INITS];
     int n_heat;
+    /* Plan */
+    int plan_cursor, plan_first; /* layer under the cursor, first layer shown */
+    bool plan_edit;              /* typing a retention ratio */
+    char plan_buf[8];            /* what is typed so far (percent) */
+    /* Results */
+    int results_first;           /* first row shown */
     /* Calibrate / Align */
     int cal_layer, cal_head; /* Calibrate: the layer shown (-1: the latest done), head under the cursor */
     int al_layer;            /* Align: the layer whose chart is large (-1: all small) */

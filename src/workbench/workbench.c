@@ -12,9 +12,10 @@
 #include "hub/resolve.h"
 #include "model/forward.h"
 #include "stats/collect.h"
+#include "workbench/plan_jobs.h"
 #include "workbench/teacher_jobs.h"
 
-enum { SCREEN_TEACHER = 0, SCREEN_STATS = 2, SCREEN_CALIBRATE = 3, SCREEN_ALIGN = 4 };
+enum { SCREEN_TEACHER = 0, SCREEN_PLAN = 1, SCREEN_STATS = 2, SCREEN_CALIBRATE = 3, SCREEN_ALIGN = 4, SCREEN_RESULTS = 6 };
 
 /* ---- jobs (worker thread): they read their argument, never app_state ---- */
 
@@ -88,6 +89,9 @@ static int run_screen(app_state *st, job_runner *jr, int screen) {
     switch (screen) {
     case SCREEN_TEACHER: return teacher_start_load(wb, st, jr, wb->model_arg);
     case SCREEN_STATS: return start_stats(wb, st, jr);
+    case SCREEN_PLAN: return plan_start_select(wb, st, jr);
+    case SCREEN_RESULTS: return results_start_evaluate(wb, st, jr);
+    case SCREEN_RESULTS | APP_RUN_ALT: return results_start_ablate(wb, st, jr);
     case SCREEN_CALIBRATE: return calib_start(&wb->calib, wb->m, wb->corpus, st, jr);
     case SCREEN_ALIGN: return align_start(&wb->calib, wb->m, wb->corpus, st, jr);
     default: return gf_fail("this screen has no job in this build yet");
@@ -102,6 +106,7 @@ static void on_done(app_state *st, const char *job_name, void *result) {
         calib_cache_free(wb->calib); /* it captured the previous teacher */
         wb->calib = NULL;
         teacher_loaded(wb, st, result);
+        if (wb->m) plan_show_model(st, wb->m);
         /* statistics follow at once when a corpus is known */
         if (wb->corpus && the_runner && start_stats(wb, st, the_runner) != 0)
             app_state_log(st, "stats: %s", gf_last_error());

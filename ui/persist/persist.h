@@ -3,7 +3,9 @@
  *   settings  $XDG_CONFIG_HOME/graft/config.json  (default ~/.config)
  *             {"palette": "viridis", "refresh_hz": 30, "keys": {"metric": "x"}}
  *   session   $XDG_STATE_HOME/graft/session.json  (default ~/.local/state)
- *             {"teacher", "strategy", "keep_ratio", "corpus",
+ *             {"teacher", "strategy", "keep_ratio", "corpus", "eval_init", "teacher_ppl",
+ *              "plan": {"layers", "heads", "kv_heads", "head_dim", "kv_bytes", "kept": [...],
+ *                       "scores": {"ar": [...], "ga-s2": [...]}},
  *              "results": {"header": [...], "rows": [[...], ...]},
  *              "recent": [{"arg": "ORG/NAME[@REV][:PATH] or a path", "path": "resolved"}, ...]}
  *             (recent teachers, most recent first; older files without it still read)

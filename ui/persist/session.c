@@ -1,3 +1,4 @@
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,49 @@ static int read_results(app_state *st, const cJSON *res, const char *path) {
     return 0;
 }
 
+static int read_int(const cJSON *o, const char *key, int lo, int hi, int *out) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!v) return 0;
+    if (!cJSON_IsNumber(v) || v->valuedouble < lo || v->valuedouble > hi) return -1;
+    *out = (int)v->valuedouble;
+    return 0;
+}
+
+/* "plan": {"layers", "heads", "kv_heads", "head_dim", "kv_bytes", "kept": [layers], "scores": {"ar": [...]}} */
+static int read_plan(app_state *st, const cJSON *plan, const char *path) {
+    int L = 0, H = 0, kvh = 0, hd = 0, kvb = 0;
+    if (!cJSON_IsObject(plan) || read_int(plan, "layers", 1, 4096, &L) || read_int(plan, "heads", 0, 4096, &H) ||
+        read_int(plan, "kv_heads", 0, 4096, &kvh) || read_int(plan, "head_dim", 0, 65536, &hd) ||
+        read_int(plan, "kv_bytes", 0, 8, &kvb) || L == 0)
+        return gf_fail("%s: \"plan\" needs \"layers\" (1..4096) and small non-negative sizes", path);
+    app_state_set_shape(st, L, H);
+    st->kv_heads = kvh, st->head_dim = hd, st->kv_bytes = kvb;
+    const cJSON *kept = cJSON_GetObjectItemCaseSensitive(plan, "kept"), *c;
+    if (cJSON_IsArray(kept)) {
+        bool *mask = gf_calloc((size_t)L, sizeof *mask);
+        cJSON_ArrayForEach(c, kept) {
+            if (!cJSON_IsNumber(c) || c->valuedouble < 0 || c->valuedouble >= L) {
+                free(mask);
+                return gf_fail("%s: plan kept layers must be numbers in [0, %d)", path, L);
+            }
+            mask[(int)c->valuedouble] = true;
+        }
+        app_state_set_kept(st, mask);
+        free(mask);
+    }
+    const cJSON *scores = cJSON_GetObjectItemCaseSensitive(plan, "scores");
+    for (int s = 0; s < APP_N_STRATEGIES && cJSON_IsObject(scores); s++) {
+        const cJSON *a = cJSON_GetObjectItemCaseSensitive(scores, app_state_strategy_name(s));
+        if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) != L) continue;
+        double *v = gf_malloc((size_t)L * sizeof *v);
+        int l = 0;
+        cJSON_ArrayForEach(c, a) v[l++] = cJSON_IsNumber(c) ? c->valuedouble : NAN;
+        free(st->plan_score[s]);
+        st->plan_score[s] = v;
+    }
+    return 0;
+}
+
 /* "recent": [{"arg": "org/name", "path": "/cache/..."}, ...], most recent first.
  * Entries that are not objects with a string "arg" are skipped. */
 static int read_recent(app_state *st, const cJSON *arr, const char *path) {
@@ -71,6 +115,14 @@ int session_read(app_state *st, const char *path) {
             rc = gf_fail("%s: keep_ratio must be a number in [0, 1]", path);
         else st->keep_ratio = keep->valuedouble;
     }
+    /* an unknown strategy is not an error: the Plan falls back to uniform */
+    char init[32] = "";
+    copy_string(root, "eval_init", init, sizeof init, &rc, path);
+    if (init[0]) snprintf(st->eval_init, sizeof st->eval_init, "%s", init);
+    const cJSON *tp = cJSON_GetObjectItemCaseSensitive(root, "teacher_ppl");
+    if (cJSON_IsNumber(tp)) st->teacher_ppl = tp->valuedouble;
+    const cJSON *plan = cJSON_GetObjectItemCaseSensitive(root, "plan");
+    if (plan && read_plan(st, plan, path)) rc = -1;
     const cJSON *res = cJSON_GetObjectItemCaseSensitive(root, "results");
     if (res && read_results(st, res, path)) rc = -1;
     const cJSON *recent = cJSON_GetObjectItemCaseSensitive(root, "recent");
@@ -85,6 +137,29 @@ int session_write(const app_state *st, const char *path) {
     cJSON_AddStringToObject(root, "strategy", st->strategy);
     if (st->keep_ratio >= 0) cJSON_AddNumberToObject(root, "keep_ratio", st->keep_ratio);
     cJSON_AddStringToObject(root, "corpus", st->corpus);
+    cJSON_AddStringToObject(root, "eval_init", st->eval_init);
+    if (isfinite(st->teacher_ppl)) cJSON_AddNumberToObject(root, "teacher_ppl", st->teacher_ppl);
+    if (st->n_layers > 0) {
+        cJSON *plan = cJSON_AddObjectToObject(root, "plan");
+        cJSON_AddNumberToObject(plan, "layers", st->n_layers);
+        cJSON_AddNumberToObject(plan, "heads", st->n_heads);
+        cJSON_AddNumberToObject(plan, "kv_heads", st->kv_heads);
+        cJSON_AddNumberToObject(plan, "head_dim", st->head_dim);
+        cJSON_AddNumberToObject(plan, "kv_bytes", st->kv_bytes);
+        if (st->kept) {
+            cJSON *k = cJSON_AddArrayToObject(plan, "kept");
+            for (int l = 0; l < st->n_layers; l++)
+                if (st->kept[l]) cJSON_AddItemToArray(k, cJSON_CreateNumber(l));
+        }
+        cJSON *sc = cJSON_AddObjectToObject(plan, "scores");
+        for (int s = 0; s < APP_N_STRATEGIES; s++) {
+            if (!st->plan_score[s]) continue;
+            cJSON *a = cJSON_AddArrayToObject(sc, app_state_strategy_name(s));
+            for (int l = 0; l < st->n_layers; l++)
+                cJSON_AddItemToArray(a, isfinite(st->plan_score[s][l]) ? cJSON_CreateNumber(st->plan_score[s][l])
+                                                                       : cJSON_CreateNull());
+        }
+    }
     cJSON *res = cJSON_AddObjectToObject(root, "results");
     cJSON *hdr = cJSON_AddArrayToObject(res, "header");
     for (int c = 0; c < st->n_result_cols; c++) cJSON_AddItemToArray(hdr, cJSON_CreateString(st->result_header[c]));

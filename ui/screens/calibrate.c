@@ -74,10 +74,14 @@ static void draw(ui *u, grid *g, rect r) {
         n_done += conv[l] && layer_done(st, l);
     }
     const int shown = shown_layer(u);
-    char title[200];
+    char title[200], plan[64];
     const char *oc = st->method.calib_outcome;
+    /* the Plan's choice (uniform 50 % until one is made) */
+    if (st->kept && !strcmp(st->strategy, "manual")) snprintf(plan, sizeof plan, "   plan: manual");
+    else if (st->kept && st->strategy[0]) snprintf(plan, sizeof plan, "   plan: %s %.4g%%", st->strategy, st->keep_ratio * 100);
+    else snprintf(plan, sizeof plan, "   plan: uniform 50%%");
     snprintf(title, sizeof title, "Stage 1 (taylor-only): %d of %d converted layers calibrated%s%s%s", n_done, n_conv,
-             oc[0] ? "   last run: " : "", oc, st->kept ? "" : "   plan: uniform 50%");
+             oc[0] ? "   last run: " : "", oc, plan);
     grid_text(g, r.x + 1, r.y, r.w - 2, title, STYLE_PLAIN);
     int y = r.y + 1;
     y += draw_layer_list(u, g, (rect){r.x + 1, y, r.w - 2, 3}, conv, shown);

@@ -70,13 +70,26 @@ cat <<'CAPTURE'
  o open  ↑↓ recent  ⏎ open recent  ? help  q quit  c cancel  ⏎ run  p palette  1-8 screens
 CAPTURE
 echo '```'
-shot "2 Plan" 'Per-layer strategy score as bars, kept layers marked (demo data).' plan --size 100x30
+# Plan and Results from a real session: stories260K, scores and rows measured by the workbench's
+# jobs (ui/tools/session_stories260k.json, GRAFT_TUI_STEPS=60, 32 evaluation windows of 256 tokens)
+real() { mkdir -p "$tmp/graft"; cp ui/tools/session_stories260k.json "$tmp/graft/session.json"; echo; echo "## $1"; echo; [ -n "$2" ] && { echo "$2"; echo; }; echo '```'; shift 2; LANG=C.UTF-8 $G tui --snapshot "$@"; echo '```'; rm -f "$tmp/graft/session.json"; }
+real "2 Plan (stories260K, 100x30)" 'The strategy (`s` / `S`: uniform, ar, ga-s2, manual), the retention ratio (`r`: 25/50/75 %, `=`: type a percentage), the cost line (KV cache of the attention layers at 32k tokens, 2 x KV heads x head_dim x bytes per value per token and layer, before and after, plus the fixed GDN state of the converted layers; the same numbers as `graft select --json` under `kv_cache`), then one line per layer: its role under the plan and the two strategies'"'"' scores as bars (ar: held-out perplexity with that layer'"'"'s attention zeroed, keep the highest; ga-s2: zero-shot perplexity with only that layer keeping attention, keep the lowest), the chosen strategy'"'"'s column highlighted. Enter on ar / ga-s2 runs the selection job (as `graft select`); once scores are known, switching strategy or ratio re-ranks at once. `space` toggles the layer under the cursor and makes the plan manual.' plan --size 100x30
+real "2 Plan, ar chosen, 80x24" 'Under ar the plan keeps the layers whose removal hurts most; at 80 columns the cost line uses shorter words.' plan --size 80x24 --keys 's'
+real "2 Plan, manual (space on layer 2), 80x24" '' plan --size 80x24 --keys '<down><down> ' 
 shot "4 Calibrate" 'Stage 1 (taylor-only) stepped layer by layer: space calibrates the next converted layer, Enter all remaining ones (the `calibrate` job; the teacher capture of the calibration slice is made once and kept). The layer list marks kept attention (`attn`), `pending` and `done` layers (`<` the one shown, Up/Down to change); the table holds every number Stage 1 computed per head: d_h, H_h, c_h, beta*, logit(beta*) and the mean write logit after the Wb rescale, sigma* before and after clamping, the target decay, dt_bias and the idle half-life; then alpha*. The same numbers are in `graft convert ... --init taylor-only --json` (layers[].stage1); Stats gets beta*, sigma* and the half-lives under taylor-only and random.' calibrate --size 100x30
 shot "4 Calibrate at 80x24" 'Heads that do not fit scroll with Left/Right.' calibrate --size 80x24 --keys '<right><right><right><right><right><right><right><right><right><right><right>'
 shot "5 Align" 'Stage 2 on the converted layers (Enter; `a` switches taylor-calibrate / align-only). A line per layer: steps done, the kept best step, the loss of the first and the kept state, the change of mean |Wb| and mean |Wg| (after / before), the mean and median idle half-life before > after. Under it live calibration and held-out MSE curves: a small chart per layer when they fit, else the chosen layer (Up/Down). c cancels mid-training; the line then says `last run: cancelled`. Steps per layer: GRAFT_ALIGN_STEPS (default 300). After a run Stats shows the half-lives, beta* and sigma* under the init that ran.' align --size 100x30
 shot "5 Align, one layer (Down), 80x24" 'Down picks layer 1; its line is highlighted and its chart gets the room.' align --size 80x24 --keys '<down>'
-
-shot "7 Results" '' results --size 100x30
+shot "7 Results (demo)" '' results --size 100x30
+real "7 Results (stories260K, 100x30)" 'Enter evaluates the current plan: builds its student under the init shown (`i` cycles the six), measures zero-shot perplexity on the evaluation slice of the corpus next to the teacher'"'"'s (top line), the idle half-lives of the GDN heads (mean / median / max), and writes the student to `$XDG_DATA_HOME/graft/students/<teacher>-<strategy>-<keep>-<init>/` (the newest one in full under the table). `graft eval FOLDER --text CORPUS --split --eval-windows 32 --json` prints the same perplexity and half-lives. `a` runs the ablation table (uniform, ar, ga-s2 x 25/50/75 % x six inits, Stage 2 at most 50 steps) with rows streamed in; `c` cancels it. At 80 columns init names are abbreviated and long cells cut (the path from the left).' results --size 100x30
+real "7 Results at 80x24" '' results --size 80x24
+echo; echo '## 7 Results after `a`: the ablation table (200x60)'; echo
+echo 'A live tmux capture (tests/integration/lib/tui.sh) of stories260K after `a` ran to the end with'
+echo 'GRAFT_TUI_STEPS=5 and GRAFT_TUI_EVAL_WINDOWS=2 (tiny settings, so the numbers differ from the rows'
+echo 'above): 54 rows, the newest at the bottom; the student column is `-` because ablation rows are not saved.'
+echo 'At 200 columns the init names and kept lists are whole. The same table headless:'
+echo '`graft ablate MODEL --calib CORPUS --eval CORPUS --steps 5 --eval-windows 2`.'
+echo; echo '```'; cat ui/tools/results_ablation_200x60.txt; echo '```' 
 shot "8 Log" '' log --size 100x30
 shot "Help (?)" '' stats --size 100x30 --keys '?'
 echo; echo '## Without data'; echo; echo '`graft tui` with nothing loaded yet:'; echo; echo '```'; LANG=C.UTF-8 $G tui --snapshot stats --size 100x24; echo '```'
