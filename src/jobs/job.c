@@ -16,6 +16,7 @@ struct job_ctx {
     void *arg;
     void *result;
     double t0;
+    atomic_bool finishing; /* the final event is (about to be) queued: only the thread's exit is left */
 };
 
 static double now_s(void) {
@@ -49,6 +50,7 @@ static void *worker(void *p) {
         ev.kind = EV_ERROR;
         copy_str(ev.text, sizeof ev.text, gf_last_error());
     }
+    atomic_store(&ctx->finishing, true);
     emit(ctx, &ev);
     atomic_store(&ctx->jr->running, false);
     return NULL;
@@ -76,7 +78,9 @@ void job_runner_free(job_runner *jr) {
 }
 
 int job_start(job_runner *jr, const char *name, job_fn fn, void *arg) {
-    if (atomic_load(&jr->running))
+    /* a job whose final event has been handled (on_done starting the next job)
+     * may not have cleared `running` yet: it is only exiting, so wait for it */
+    if (atomic_load(&jr->running) && !(jr->ctx && atomic_load(&jr->ctx->finishing)))
         return gf_fail("job '%s' is still running (c cancels it)", jr->name);
     reap(jr);
     job_ctx *ctx = gf_calloc(1, sizeof *ctx);
