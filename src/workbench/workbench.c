@@ -12,9 +12,10 @@
 #include "hub/resolve.h"
 #include "model/forward.h"
 #include "stats/collect.h"
+#include "workbench/recover_jobs.h"
 #include "workbench/teacher_jobs.h"
 
-enum { SCREEN_TEACHER = 0, SCREEN_STATS = 2 };
+enum { SCREEN_TEACHER = 0, SCREEN_STATS = 2, SCREEN_RECOVER = 5 };
 
 /* ---- jobs (worker thread): they read their argument, never app_state ---- */
 
@@ -88,6 +89,7 @@ static int run_screen(app_state *st, job_runner *jr, int screen) {
     switch (screen) {
     case SCREEN_TEACHER: return teacher_start_load(wb, st, jr, wb->model_arg);
     case SCREEN_STATS: return start_stats(wb, st, jr);
+    case SCREEN_RECOVER: return recover_start_race(wb, st, jr);
     default: return gf_fail("this screen has no job in this build yet");
     }
 }
@@ -101,6 +103,10 @@ static void on_done(app_state *st, const char *job_name, void *result) {
         /* statistics follow at once when a corpus is known */
         if (wb->corpus && the_runner && start_stats(wb, st, the_runner) != 0)
             app_state_log(st, "stats: %s", gf_last_error());
+        return;
+    }
+    if (!strcmp(job_name, "race")) {
+        recover_race_done(st, result);
         return;
     }
     free(result);

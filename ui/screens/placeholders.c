@@ -1,6 +1,5 @@
 /* Screens waiting for the engine: each says what it needs.
- * 2 Plan shows the kept-layer plan once app_state has one; 5 Align and
- * 6 Recover draw their loss series as soon as loss events arrive. */
+ * 2 Plan shows the kept-layer plan once app_state has one; 5 Align draws its loss series as soon as loss events arrive. */
 #include <stdio.h>
 #include <string.h>
 
@@ -52,9 +51,6 @@ static void draw_series(ui *u, grid *g, rect r, const char *title, const char *n
 static void draw_align(ui *u, grid *g, rect r) {
     draw_series(u, g, r, "alignment loss", "alignment losses (Stage 2)", "needs the align job: graft convert ... --init taylor-calibrate");
 }
-static void draw_recover(ui *u, grid *g, rect r) {
-    draw_series(u, g, r, "recovery race, KL per token", "recovery training curves", "needs the train job: graft train STUDENT --teacher MODEL");
-}
 static void draw_calibrate(ui *u, grid *g, rect r) {
     draw_unavailable(u, g, r, "Taylor-Calibrate results (Stage 1)", "needs the calibrate job; its beta*, sigma* and half-lives also appear on Stats");
 }
@@ -62,4 +58,3 @@ static void draw_calibrate(ui *u, grid *g, rect r) {
 const screen screen_plan = {"Plan", draw_plan, NULL, NULL, NULL, 0};
 const screen screen_calibrate = {"Calibrate", draw_calibrate, NULL, NULL, NULL, 0};
 const screen screen_align = {"Align", draw_align, NULL, NULL, NULL, 0};
-const screen screen_recover = {"Recover", draw_recover, NULL, NULL, NULL, 0};
