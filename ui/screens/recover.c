@@ -44,10 +44,9 @@ static void draw(ui *u, grid *g, rect r) {
     const app_state *st = u->st;
     const style dim = theme_dim(&u->th), acc = theme_accent(&u->th);
     const double keep = st->keep_ratio >= 0 && st->keep_ratio < 1 ? st->keep_ratio : 0.5;
-    grid_printf(g, r.x + 1, r.y, r.w - 2, acc, "recovery race: random vs taylor-calibrate");
-    int x = r.x + 1 + 42;
-    if (x < r.x + r.w - 1)
-        grid_printf(g, x, r.y, r.x + r.w - 1 - x, STYLE_PLAIN, "budget %ld tokens/init (+/-)  keep %.2f uniform",
+    int x = r.x + 1 + grid_text(g, r.x + 1, r.y, r.w - 2, "recovery race", acc);
+    if (x + 2 < r.x + r.w - 1)
+        grid_printf(g, x + 2, r.y, r.x + r.w - 3 - x, STYLE_PLAIN, "budget %ld tokens/init (+/-)  keep %.2f uniform",
                     recover_budget(st), keep);
     /* the running step, or what Enter does */
     const bool running = st->job.active && !strcmp(st->job.name, "race");
@@ -57,8 +56,8 @@ static void draw(ui *u, grid *g, rect r) {
         grid_printf(g, r.x + 1, r.y + 1, r.w - 2, STYLE_PLAIN, "%s   %.0f%%   ETA %s   (c cancels)", st->job.label,
                     100 * st->job.fraction, eta);
     } else {
-        grid_printf(g, r.x + 1, r.y + 1, r.w - 2, dim, "Enter races them: graft race MODEL --data CORPUS --ctx 128 "
-                                                        "--batch 4 --lr-mixer 1e-3 --lr-rest 1e-4 --tokens N");
+        grid_printf(g, r.x + 1, r.y + 1, r.w - 2, dim, "Enter: race random vs taylor-calibrate (ctx 128, batch 4, "
+                                                        "lr 1e-3/1e-4)");
     }
     const char *ck = race_line(st, "checkpoint ");
     grid_printf(g, r.x + 1, r.y + 2, r.w - 2, ck ? STYLE_PLAIN : dim, "last checkpoint: %s",
@@ -91,7 +90,7 @@ static void draw(ui *u, grid *g, rect r) {
         snprintf(tname, sizeof tname, "target %.4f", target);
         s[n++] = (chart_series){tname, tx, ty, 2};
     }
-    grid_printf(g, r.x + 1, r.y + 4, r.w - 2, dim, "y: KL per token (tau^2 KL, teacher || student)   x: tokens");
+    grid_printf(g, r.x + 1, r.y + 4, r.w - 2, dim, "y: KL per token (teacher || student)   x: training tokens");
     linechart_draw(g, c, s, n, "tokens", dots_for(&u->th), &u->th);
 }
 
@@ -110,7 +109,7 @@ static bool key(ui *u, int k) {
 }
 
 static const key_hint keys[] = {
-    {"Enter", NULL, "start race"}, {"+", NULL, "double budget"}, {"-", NULL, "halve budget"},
+    {"+", NULL, "double budget"}, {"-", NULL, "halve budget"},
 };
 
 const screen screen_recover = {"Recover", draw, key, NULL, keys, sizeof keys / sizeof keys[0]};
