@@ -76,7 +76,7 @@ static void on_step(void *ud, long step, long total, long tokens, double loss, d
     double dt = now_s() - lv->t0, rate = dt > 0 ? tokens / dt : 0;
     snprintf(label, sizeof label, "%s step %ld/%ld, %.0f tokens/s", lv->label, step, total, rate);
     job_progress(lv->ctx, (double)lv->run * lv->a->tokens + tokens, 2.0 * lv->a->tokens, label);
-    if (lv->ckpt && step % RECOVER_CKPT_EVERY == 0 && step != total)
+    if (lv->ckpt && (step % RECOVER_CKPT_EVERY == 0 || step == total))
         job_log(lv->ctx, "checkpoint %s step %ld: %s", lv->label, step, lv->ckpt);
     if (job_cancelled(lv->ctx)) lv->stop = 1; /* train_run checkpoints and stops after this step */
 }
@@ -112,6 +112,8 @@ static int race_job(job_ctx *ctx, void *argp) {
                       .on_run = run_started, .run_ud = &lv, .stop = &lv.stop};
     if (race_run(&spec, &tt, &data, &ro) != 0) goto done;
     if (ro.stopped) {
+        job_log(ctx, "checkpoint %s step %ld (stopped): %s", lv.label, ro.res[ro.n_done - 1].st.step,
+                lv.ckpt ? lv.ckpt : "none");
         gf_fail("cancelled (%s checkpointed to %s)", lv.label, lv.ckpt ? lv.ckpt : "-");
         goto done;
     }
