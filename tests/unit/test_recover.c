@@ -85,6 +85,9 @@ static void recover_empty_then_curves(void **state) {
     ui_render(&u, &g);
     assert_true(has(&g, "taylor-calibrate step 12/16, 812 tokens/s   88%   ETA 1m20s"));
     assert_true(has(&g, "last checkpoint: random step 8: /state/graft/race/random.ckpt"));
+    app_state_log(&st, "race: checkpoint random step 8: /a/very/long/folder/name/that/goes/on/and/on/state/graft/race/random.ckpt");
+    ui_render(&u, &g);
+    assert_true(has(&g, "last checkpoint: random step 8: \u2026/graft/race/random.ckpt"));
     assert_true(has(&g, "KL per token"));
     assert_true(has(&g, "tokens"));
     assert_true(has(&g, "random"));

@@ -60,8 +60,17 @@ static void draw(ui *u, grid *g, rect r) {
                                                         "lr 1e-3/1e-4)");
     }
     const char *ck = race_line(st, "checkpoint ");
-    grid_printf(g, r.x + 1, r.y + 2, r.w - 2, ck ? STYLE_PLAIN : dim, "last checkpoint: %s",
-                ck ? ck + strlen("checkpoint ") : "none yet");
+    char ckb[512] = "none yet";
+    if (ck) { /* "<init> step N: PATH", the path cut to its graft/race/ tail when it does not fit */
+        snprintf(ckb, sizeof ckb, "%s", ck + strlen("checkpoint "));
+        char *tail = strstr(ckb, "graft/race/"), *colon = strstr(ckb, ": ");
+        if (tail && colon && colon < tail && (int)strlen(ckb) + 18 > r.w) {
+            char t[256];
+            snprintf(t, sizeof t, "%s", tail);
+            snprintf(colon + 2, sizeof ckb - (size_t)(colon + 2 - ckb), "%s/%s", theme_glyph(&u->th, G_ELLIPSIS), t);
+        }
+    }
+    grid_printf(g, r.x + 1, r.y + 2, r.w - 2, ck ? STYLE_PLAIN : dim, "last checkpoint: %s", ckb);
     const char *tl = race_line(st, "target loss "), *reached = race_line(st, "target reached: ");
     double target = 0;
     const bool has_target = tl && sscanf(tl + strlen("target loss "), "%lf", &target) == 1;
