@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "core/error.h"
+#include "select/select.h"
 
 static double trailing_mean(const curve *c, int i, int w) {
     const int lo = i - w + 1 < 0 ? 0 : i - w + 1;
@@ -34,6 +35,9 @@ void race_uniform_convert(int L, double retention, bool *convert) {
     int k = (int)lround(retention * L);
     if (k < 0) k = 0;
     if (k > L) k = L;
+    int *kept = gf_calloc((size_t)(k ? k : 1), sizeof *kept);
+    select_uniform(L, k, kept); /* the same layers graft select / convert keep */
     for (int l = 0; l < L; l++) convert[l] = true;
-    for (int i = 0; i < k; i++) convert[(long)i * L / k] = false;
+    for (int i = 0; i < k; i++) convert[kept[i]] = false;
+    free(kept);
 }
