@@ -20,13 +20,13 @@ CLI=$!
 
 tui_start rec 80 24 TERM=xterm-256color LANG=C.UTF-8 GRAFT_RACE_TOKENS=$TOK -- "'$STORIES'" --text "'$DATA'"
 tui_keys rec 8
-tui_wait rec "stats: done" 300 || fail "teacher load + statistics did not finish"
+tui_wait rec "stats: done" 1200 || fail "teacher load + statistics did not finish"
 tui_keys rec 6
 tui_wait rec "budget $TOK tokens/init" || fail "Recover screen"
 tui_keys rec Enter
-tui_wait rec "KL per token" 300 || fail "no curves"
-tui_wait rec "random step" 300 || fail "no progress line"
-tui_wait rec "target reached: random" 900 || fail "the race did not finish"
+tui_wait rec "KL per token" 1200 || fail "no curves"
+tui_wait rec "random step" 1200 || fail "no progress line"
+tui_wait rec "target reached: random" 3000 || fail "the race did not finish"
 tui_screen rec >"$TMP/screen.txt"
 grep -qF "taylor-calibrate" "$TMP/screen.txt" || fail "legend lacks taylor-calibrate"
 grep -qF "tokens" "$TMP/screen.txt" || fail "x label missing"
