@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "select/select.h"
 
 static const metric_info metrics[MET_COUNT] = {
     [MET_MEAN_DIST] = {"mean_dist", "mean attention distance", "tokens", "d", true},
@@ -32,6 +33,7 @@ void app_state_init(app_state *st) {
     memset(st, 0, sizeof *st);
     st->keep_ratio = -1;
     st->refresh_hz = 30;
+    method_state_init(&st->method);
 }
 
 static void drop_matrices(app_state *st) {
@@ -48,6 +50,7 @@ static void drop_matrices(app_state *st) {
 
 void app_state_free(app_state *st) {
     drop_matrices(st);
+    method_state_free(&st->method);
     for (int i = 0; i < st->n_teacher_lines; i++) free(st->teacher_lines[i]);
     for (int i = 0; i < st->n_series; i++) {
         free(st->series[i].x);
@@ -64,6 +67,7 @@ void app_state_set_shape(app_state *st, int n_layers, int n_heads) {
     if (n_layers == st->n_layers && n_heads == st->n_heads) return;
     drop_matrices(st);
     st->n_layers = n_layers > 0 ? n_layers : 0;
+    method_state_resize(&st->method, st->n_layers, n_heads);
     st->n_heads = n_heads > 0 ? n_heads : 0;
 }
 
@@ -134,6 +138,19 @@ void app_state_set_kept(app_state *st, const bool *kept) {
     memcpy(st->kept, kept, (size_t)st->n_layers * sizeof *kept);
 }
 
+void app_state_converted(const app_state *st, bool *out) {
+    const int L = st->n_layers;
+    if (st->kept) {
+        for (int l = 0; l < L; l++) out[l] = !st->kept[l];
+        return;
+    }
+    int k = 0, kept[1024];
+    for (int l = 0; l < L; l++) out[l] = true;
+    if (L <= 0 || L > 1024 || keep_count(0.5, L, &k) != 0) return;
+    select_uniform(L, k, kept);
+    for (int i = 0; i < k; i++) out[kept[i]] = false;
+}
+
 void app_state_set_teacher_lines(app_state *st, const char *const *lines, int n) {
     for (int i = 0; i < st->n_teacher_lines; i++) free(st->teacher_lines[i]);
     st->n_teacher_lines = 0;
@@ -198,6 +215,8 @@ void app_state_add_point(app_state *st, const char *series, double x, double y) 
 }
 
 static bool apply_stat(app_state *st, const event *ev) {
+    if (method_state_stat(&st->method, st->n_layers, st->n_heads, ev->label, ev->layer, ev->head, ev->value))
+        return true;
     char init[32] = "teacher";
     const char *key = ev->label, *slash = strchr(ev->label, '/');
     if (slash) {
@@ -211,6 +230,14 @@ static bool apply_stat(app_state *st, const event *ev) {
     if (!mat) return false;
     mat[ev->layer * st->n_heads + ev->head] = ev->value;
     return true;
+}
+
+/* How the last calibrate / align job ended, for their screens. */
+static void set_outcome(app_state *st, const char *job, const char *what) {
+    char *dst = !strcmp(job, "calibrate") ? st->method.calib_outcome
+                : !strcmp(job, "align")   ? st->method.align_outcome
+                                          : NULL;
+    if (dst) snprintf(dst, sizeof st->method.calib_outcome, "%.47s", what);
 }
 
 bool app_state_apply_event(app_state *st, const event *ev) {
@@ -233,16 +260,19 @@ bool app_state_apply_event(app_state *st, const event *ev) {
     case EV_STAT:
         return apply_stat(st, ev);
     case EV_LOSS:
+        if (method_state_loss(&st->method, st->n_layers, ev->label, ev->step, ev->value)) return true;
         app_state_add_point(st, ev->label, (double)ev->step, ev->value);
         return true;
     case EV_DONE:
         st->job.active = false;
+        set_outcome(st, ev->job_name, "done");
         app_state_log(st, "%s: done", ev->job_name);
         if (st->on_done) st->on_done(st, ev->job_name, ev->result);
         else free(ev->result);
         return true;
     case EV_ERROR:
         st->job.active = false;
+        set_outcome(st, ev->job_name, ev->text);
         app_state_log(st, "%s: error: %s", ev->job_name, ev->text);
         if (!strcmp(ev->job_name, "load")) {
             snprintf(st->teacher_error, sizeof st->teacher_error, "%s", ev->text);
@@ -256,6 +286,7 @@ bool app_state_apply_event(app_state *st, const event *ev) {
         return apply_file(st, ev);
     case EV_CANCELLED:
         st->job.active = false;
+        set_outcome(st, ev->job_name, "cancelled");
         if (!strcmp(ev->job_name, "load")) {
             snprintf(st->teacher_error, sizeof st->teacher_error, "opening %.200s was cancelled", st->opening);
             st->opening[0] = 0;

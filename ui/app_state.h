@@ -11,6 +11,7 @@
 #include "jobs/event.h"
 #include "jobs/job.h"
 #include "keymap.h"
+#include "method_state.h"
 
 typedef enum {
     MET_MEAN_DIST,     /* mean attention distance, tokens */
@@ -36,7 +37,7 @@ typedef struct {
 const metric_info *metric_get(head_metric m);
 int metric_from_key(const char *key); /* -1 when unknown */
 
-#define APP_MAX_INITS 3
+#define APP_MAX_INITS 5 /* teacher, random, taylor-only, taylor-calibrate, align-only */
 #define APP_MAX_SERIES 8
 #define APP_RESULT_COLS 8
 #define APP_LOG_CAP 2000
@@ -112,6 +113,8 @@ struct app_state {
     bool *kept;              /* [n_layers] layers keeping attention, or NULL */
     double *layer_score;     /* [n_layers] strategy score, or NULL */
 
+    method_state method;     /* Calibrate and Align (method_state.h) */
+
     loss_series series[APP_MAX_SERIES];
     int n_series;
 
@@ -152,6 +155,8 @@ int app_state_init_index(app_state *st, const char *name);
 /* The matrix of metric m for init i, allocated NaN-filled on first use. */
 double *app_state_metric(app_state *st, int init, head_metric m);
 void app_state_set_kept(app_state *st, const bool *kept); /* [n_layers] */
+/* Layers converted to GDN: those not kept, or uniform 50 % when no plan is set. */
+void app_state_converted(const app_state *st, bool *out); /* [n_layers] */
 void app_state_set_teacher_lines(app_state *st, const char *const *lines, int n);
 
 /* Puts arg (resolved to path, may be "") first among the recent teachers; an

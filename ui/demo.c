@@ -76,6 +76,7 @@ void demo_fill(app_state *st, int n_layers, int n_heads) {
     const char *r2[] = {"uniform", "50%", "taylor-calibrate", "18.9", "0.109", "328k"};
     app_state_add_result(st, r1, 6);
     app_state_add_result(st, r2, 6);
+    demo_fill_method(st);
     app_state_log(st, "demo: synthetic data for %d layers x %d heads", n_layers, n_heads);
 }
 

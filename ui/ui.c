@@ -24,6 +24,8 @@ void ui_init(ui *u, app_state *st, job_runner *jr, theme th) {
     u->th = th;
     u->th.palette = st->palette;
     u->screen = SCR_STATS;
+    u->cal_layer = -1;
+    u->al_layer = -1;
     for (int m = 0; m < MET_COUNT; m++) u->log_scale[m] = metric_get((head_metric)m)->log_scale;
 }
 

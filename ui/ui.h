@@ -41,8 +41,11 @@ struct ui {
     bool side_by_side;
     bool log_scale[16];
     int cur_layer, cur_head, heat_first_row;
-    heatmap_layout heat[3];
+    heatmap_layout heat[APP_MAX_INITS];
     int n_heat;
+    /* Calibrate / Align */
+    int cal_layer, cal_head; /* Calibrate: the layer shown (-1: the latest done), head under the cursor */
+    int al_layer;            /* Align: the layer whose chart is large (-1: all small) */
     /* Teacher */
     entry open_entry;
     bool typing;      /* a text entry has focus: every key goes to the screen, none to the frame */

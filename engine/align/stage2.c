@@ -53,7 +53,8 @@ double gdn_layer_mse(const gdn_config *c, const gdn_params *p, const align_set *
 }
 
 int stage2_align(const student_settings *set, const gdn_config *c, gdn_params *p, const align_set *cal,
-                 const align_set *held, stage2_result *r, const progress_sink *progress) {
+                 const align_set *held, stage2_result *r, const progress_sink *progress, const stage2_observer *obs,
+                 int layer) {
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     const int steps = set->steps;
@@ -100,6 +101,7 @@ int stage2_align(const student_settings *set, const gdn_config *c, gdn_params *p
             hloss = mse_and_grad(hy, held->target, hn, NULL);
             r->heldout[step] = (float)hloss;
         }
+        if (obs && obs->on_step) obs->on_step(obs->ud, layer, step, loss, hloss);
         const double key = set->keep_best == KEEP_BEST_HELDOUT && held ? hloss : loss;
         if (key < best_key) {
             best_key = key;

@@ -22,9 +22,20 @@ typedef struct {
     int B, T;
 } align_set;
 
-/* Trains p in place. held may be NULL (or have B = 0). r->loss etc. are allocated here. */
+/* Optional per-step observer (the workbench's live curves). on_step runs on
+ * the thread training `layer` (layers train in parallel OpenMP threads), so it
+ * must be thread-safe; heldout is NaN without held-out tokens. step counts the
+ * loss of the state before update `step`, as the curves do (0 .. steps). */
+typedef struct {
+    void (*on_step)(void *ud, int layer, int step, double loss, double heldout);
+    void *ud;
+} stage2_observer;
+
+/* Trains p in place. held may be NULL (or have B = 0). r->loss etc. are allocated
+ * here. obs may be NULL; `layer` is only passed on to it. */
 int stage2_align(const student_settings *set, const gdn_config *c, gdn_params *p, const align_set *cal,
-                 const align_set *held, stage2_result *r, const progress_sink *progress);
+                 const align_set *held, stage2_result *r, const progress_sink *progress, const stage2_observer *obs,
+                 int layer);
 
 /* Mean squared error of the layer on a set (no training). */
 double gdn_layer_mse(const gdn_config *c, const gdn_params *p, const align_set *set);

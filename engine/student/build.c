@@ -10,6 +10,12 @@
 
 int student_build_layers(student *s, const bool *layers, const teacher_capture *cal, const teacher_capture *held,
                          const progress_sink *progress) {
+    return student_build_layers_observed(s, layers, cal, held, progress, NULL);
+}
+
+int student_build_layers_observed(student *s, const bool *layers, const teacher_capture *cal,
+                                  const teacher_capture *held, const progress_sink *progress,
+                                  const stage2_observer *obs) {
     const student_init init = s->set.init;
     const gdn_config *c = &s->gcfg;
     const int H = c->H;
@@ -68,7 +74,7 @@ int student_build_layers(student *s, const bool *layers, const teacher_capture *
             const int l = todo[i];
             layer_report *r = &s->rep[l];
             if (stage2_align(&s->set, c, &s->layers[l], &sets[2 * i], held ? &sets[2 * i + 1] : NULL, &r->s2,
-                             progress) != 0) {
+                             progress, obs, l) != 0) {
 #pragma omp critical
                 {
                     rc = -1;

@@ -6,6 +6,7 @@
 #ifndef GRAFT_STUDENT_BUILD_H
 #define GRAFT_STUDENT_BUILD_H
 
+#include "align/stage2.h"
 #include "calibrate/capture.h"
 #include "student/student.h"
 
@@ -15,5 +16,9 @@
  * heldout, picks the kept state. */
 int student_build_layers(student *s, const bool *layers, const teacher_capture *cal, const teacher_capture *held,
                          const progress_sink *progress);
+/* The same, with a Stage 2 per-step observer (may be NULL). */
+int student_build_layers_observed(student *s, const bool *layers, const teacher_capture *cal,
+                                  const teacher_capture *held, const progress_sink *progress,
+                                  const stage2_observer *obs);
 
 #endif

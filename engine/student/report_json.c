@@ -74,6 +74,8 @@ cJSON *layer_report_json(const layer_report *r, int H) {
         add_arr(s1, "target_g", a->target_g, H);
         add_arr(s1, "dt_bias", a->dt_bias, H);
         add_arr(s1, "beta_star", a->beta_star, H);
+        cJSON *lg = cJSON_AddArrayToObject(s1, "beta_logit"); /* logit(beta*): the write-gate target */
+        for (int h = 0; h < H; h++) cJSON_AddItemToArray(lg, num(log(a->beta_star[h] / (1 - a->beta_star[h]))));
         add_arr(s1, "write_logit_mean", a->wb_logit, H);
         add_arr(s1, "sigma_star", a->sigma_star, H);
         add_arr(s1, "sigma_unclamped", a->sigma_raw, H);

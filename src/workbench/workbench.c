@@ -15,7 +15,7 @@
 #include "workbench/recover_jobs.h"
 #include "workbench/teacher_jobs.h"
 
-enum { SCREEN_TEACHER = 0, SCREEN_STATS = 2, SCREEN_RECOVER = 5 };
+enum { SCREEN_TEACHER = 0, SCREEN_STATS = 2, SCREEN_CALIBRATE = 3, SCREEN_ALIGN = 4, SCREEN_RECOVER = 5 };
 
 /* ---- jobs (worker thread): they read their argument, never app_state ---- */
 
@@ -89,6 +89,8 @@ static int run_screen(app_state *st, job_runner *jr, int screen) {
     switch (screen) {
     case SCREEN_TEACHER: return teacher_start_load(wb, st, jr, wb->model_arg);
     case SCREEN_STATS: return start_stats(wb, st, jr);
+    case SCREEN_CALIBRATE: return calib_start(&wb->calib, wb->m, wb->corpus, st, jr);
+    case SCREEN_ALIGN: return align_start(&wb->calib, wb->m, wb->corpus, st, jr);
     case SCREEN_RECOVER: return recover_start_race(wb, st, jr);
     default: return gf_fail("this screen has no job in this build yet");
     }
@@ -99,6 +101,8 @@ static job_runner *the_runner; /* on_done has no runner argument; one workbench 
 static void on_done(app_state *st, const char *job_name, void *result) {
     workbench *wb = st->user;
     if (!strcmp(job_name, "load")) {
+        calib_cache_free(wb->calib); /* it captured the previous teacher */
+        wb->calib = NULL;
         teacher_loaded(wb, st, result);
         /* statistics follow at once when a corpus is known */
         if (wb->corpus && the_runner && start_stats(wb, st, the_runner) != 0)
@@ -136,6 +140,7 @@ int workbench_attach(workbench *wb, app_state *st, job_runner *jr, const char *m
 }
 
 void workbench_free(workbench *wb) {
+    calib_cache_free(wb->calib);
     if (wb->m) {
         model_free(wb->m);
         free(wb->m);

@@ -9,12 +9,14 @@
 
 #include "app_state.h"
 #include "model/model.h"
+#include "workbench/calib_jobs.h"
 
 typedef struct {
     char *model_arg;   /* what the user named */
     char *corpus;      /* calibration / evaluation text, or NULL */
     model *m;          /* loaded teacher, or NULL */
     int stats_ctx, stats_seqs;
+    calib_cache *calib; /* Calibrate / Align: the teacher capture kept between jobs */
 } workbench;
 
 /* Sets st->run / st->on_done / st->user and starts loading model_arg (NULL:

@@ -17,7 +17,7 @@ tui_wait main "demo: synthetic data for 28 layers x 12 heads" || fail "Log scree
 tui_keys main 1
 tui_wait main "synthetic statistics (graft tui --demo)" || fail "Teacher screen"
 tui_keys main 4
-tui_wait main "not available yet: Taylor-Calibrate results" || fail "Calibrate placeholder"
+tui_wait main "Stage 1 (taylor-only)" || fail "Calibrate screen"
 tui_keys main Tab Tab Tab
 tui_wait main "KL/token" || fail "Results screen (Tab from Calibrate)"
 tui_keys main 3

@@ -216,7 +216,7 @@ static void draw_side_by_side(ui *u, grid *g, rect r, const int *ids, int n) {
         h.tall = rows_per_line == 1;
         heatmap_draw(g, (rect){x, r.y + 2, hw, heat_h}, &h, &u->th, &u->heat[k]);
         if (hist_h)
-            histogram_draw(g, (rect){x, r.y + 2 + heat_h, pitch - 2 < 40 ? pitch - 2 : 40, hist_h},
+            histogram_draw(g, (rect){x, r.y + 2 + heat_h, pitch - 1 < 40 ? pitch - 1 : 40, hist_h},
                            st->inits[i].m[u->metric], cells, log, &u->th);
     }
     u->heat_first_row = u->heat[0].first_row;

@@ -54,6 +54,9 @@ size_t histogram_draw(grid *g, rect r, const double *v, size_t n, bool log_bins,
         fmt_num(b, sizeof b, median);
         fmt_num(c, sizeof c, max);
         snprintf(line, sizeof line, "mean %s  median %s  max %s", a, b, c);
+        if ((int)strlen(line) > r.w) /* narrow (side by side): a shorter form, all three numbers kept */
+            snprintf(line, sizeof line, "mean %s med %s max %s", a, b, c);
+        if ((int)strlen(line) > r.w) snprintf(line, sizeof line, "%s/%s/%s mean/med/max", a, b, c);
     } else {
         snprintf(line, sizeof line, "no data");
     }

@@ -1,0 +1,338 @@
+/* Calibrate and Align: their state fed through job events, the screens as
+ * text grids, and Stage 2's per-step observer. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "align/stage2.h"
+#include "app_state.h"
+#include "calibrate/capture.h"
+#include "core/error.h"
+#include "grid.h"
+#include "keys.h"
+#include "student/build.h"
+#include "theme.h"
+#include "ui.h"
+
+static const theme utf8_256 = {true, DEPTH_256, 0};
+static const theme ascii_mono = {false, DEPTH_MONO, 0};
+
+static char *row(grid *g, int y) {
+    static char buf[2048];
+    grid_row_text(g, y, buf, sizeof buf);
+    return buf;
+}
+static int find_row(grid *g, const char *needle) {
+    for (int y = 0; y < g->h; y++)
+        if (strstr(row(g, y), needle)) return y;
+    return -1;
+}
+static bool has(grid *g, const char *needle) { return find_row(g, needle) >= 0; }
+
+static void stat_ev(app_state *st, const char *label, int layer, int head, double v) {
+    event ev = {.kind = EV_STAT, .layer = layer, .head = head, .value = v};
+    snprintf(ev.label, sizeof ev.label, "%s", label);
+    snprintf(ev.job_name, sizeof ev.job_name, "calibrate");
+    assert_true(app_state_apply_event(st, &ev));
+}
+static void loss_ev(app_state *st, const char *label, long step, double v) {
+    event ev = {.kind = EV_LOSS, .step = step, .value = v};
+    snprintf(ev.label, sizeof ev.label, "%s", label);
+    assert_true(app_state_apply_event(st, &ev));
+}
+
+/* Synthetic Stage 1 numbers for layer l: field f of head h = (f + 1) + h / 100. */
+static double synth(int f, int h) { return (f + 1) + h / 100.0; }
+
+static void feed_calibrated(app_state *st, int l) {
+    char label[64];
+    for (int h = 0; h < st->n_heads; h++)
+        for (int f = 0; f < CAL_COUNT; f++) {
+            snprintf(label, sizeof label, "calib:%s", calib_field_key((calib_field)f));
+            stat_ev(st, label, l, h, synth(f, h));
+        }
+    stat_ev(st, "calib:alpha", l, -1, 0.001727);
+    stat_ev(st, "taylor-only/beta", l, 0, 0.61);
+    stat_ev(st, "calib:done", l, -1, 1);
+}
+
+static void calibrate_screen_shows_stage1_per_head(void **state) {
+    (void)state;
+    app_state st;
+    app_state_init(&st);
+    app_state_set_shape(&st, 5, 8);
+    ui u;
+    ui_init(&u, &st, NULL, utf8_256);
+    ui_select_screen(&u, "calibrate");
+    grid g;
+    grid_init(&g, 100, 30);
+    ui_render(&u, &g);
+    /* nothing yet: the plan (uniform 50 %: layers 0, 1, 3 keep attention) and what is missing */
+    assert_true(has(&g, "0 of 2 converted layers calibrated"));
+    assert_true(has(&g, "plan: uniform 50%"));
+    assert_true(has(&g, "0 attn  1 attn  2 pending  3 attn  4 pending"));
+    assert_true(has(&g, "not available yet: Taylor-Calibrate results (Stage 1)"));
+    assert_true(has(&g, "space next layer"));
+
+    feed_calibrated(&st, 2);
+    ui_render(&u, &g);
+    assert_true(has(&g, "1 of 2 converted layers calibrated"));
+    assert_true(has(&g, "2 done<"));
+    assert_true(has(&g, "4 pending"));
+    /* a row per quantity, a column per head: beta* is field CAL_BETA */
+    char want[128], num[16];
+    int y = find_row(&g, "beta*");
+    assert_true(y > 0);
+    for (int h = 0; h < 8; h++) {
+        snprintf(num, sizeof num, " %.4g", synth(CAL_BETA, h));
+        assert_non_null(strstr(row(&g, y), num));
+    }
+    y = find_row(&g, "sigma raw");
+    snprintf(want, sizeof want, "%.4g", synth(CAL_SIGMA_RAW, 7));
+    assert_non_null(strstr(row(&g, y), want));
+    assert_true(has(&g, "t1/2 idle"));
+    assert_true(has(&g, "alpha* 0.001727"));
+    assert_true(has(&g, "head 7"));
+    /* the Stats X-ray got the prefixed stat */
+    int ti = app_state_init_index(&st, "taylor-only");
+    assert_float_equal(app_state_metric(&st, ti, MET_BETA)[2 * 8 + 0], 0.61, 1e-12);
+
+    /* 80x24: not every head fits; right arrows scroll to head 7 */
+    grid_free(&g);
+    grid_init(&g, 80, 24);
+    ui_render(&u, &g);
+    assert_true(has(&g, "heads 0-6 of 8"));
+    assert_false(has(&g, "head 7"));
+    for (int i = 0; i < 7; i++) ui_key(&u, UK_RIGHT);
+    ui_render(&u, &g);
+    assert_true(has(&g, "head 7"));
+    assert_true(has(&g, "heads 1-7 of 8"));
+    assert_true(find_row(&g, "q quit") == 23);
+
+    /* a second layer; up/down switch which one is shown */
+    feed_calibrated(&st, 4);
+    ui_render(&u, &g);
+    assert_true(has(&g, "2 of 2 converted layers calibrated"));
+    assert_true(has(&g, "4 done<"));
+    ui_key(&u, UK_UP);
+    ui_render(&u, &g);
+    assert_true(has(&g, "2 done<"));
+    /* a plan from the Plan screen wins over the default */
+    bool kept[5] = {true, false, true, true, true};
+    app_state_set_kept(&st, kept);
+    ui_render(&u, &g);
+    assert_true(has(&g, "of 1 converted layers"));
+    assert_true(has(&g, "1 pending"));
+    grid_free(&g);
+    app_state_free(&st);
+}
+
+static void feed_aligned(app_state *st, int l, int steps, bool finish) {
+    char c[64], h[64];
+    snprintf(c, sizeof c, "align/%d/calib", l);
+    snprintf(h, sizeof h, "align/%d/held-out", l);
+    stat_ev(st, "align:steps", l, -1, steps);
+    for (int s = 0; s <= steps; s++) {
+        loss_ev(st, c, s, 1.0 / (1 + s));
+        loss_ev(st, h, s, 1.2 / (1 + s));
+    }
+    if (!finish) return;
+    const double v[AL_COUNT] = {[AL_STEPS] = steps, [AL_BEST_STEP] = steps, [AL_BEST_LOSS] = 1.0 / (1 + steps),
+                                [AL_BEST_HELDOUT] = 1.2 / (1 + steps), [AL_WB_BEFORE] = 0.01, [AL_WB_AFTER] = 0.017,
+                                [AL_WG_BEFORE] = 0.0001, [AL_WG_AFTER] = 0.0088, [AL_HL_MEAN_BEFORE] = 16.3,
+                                [AL_HL_MEDIAN_BEFORE] = 10.8, [AL_HL_MEAN_AFTER] = 16.4,
+                                [AL_HL_MEDIAN_AFTER] = 10.4, [AL_DONE] = 1};
+    char label[64];
+    for (int f = 0; f < AL_COUNT; f++) {
+        snprintf(label, sizeof label, "align:%s", align_field_key((align_field)f));
+        stat_ev(st, label, l, -1, v[f]);
+    }
+}
+
+static void align_screen_curves_and_summaries(void **state) {
+    (void)state;
+    app_state st;
+    app_state_init(&st);
+    app_state_set_shape(&st, 5, 8);
+    ui u;
+    ui_init(&u, &st, NULL, utf8_256);
+    ui_select_screen(&u, "align");
+    grid g;
+    grid_init(&g, 100, 30);
+    ui_render(&u, &g);
+    assert_true(has(&g, "not available yet: alignment losses (Stage 2)"));
+    assert_true(has(&g, "Enter runs taylor-calibrate"));
+    ui_key(&u, 'a');
+    ui_render(&u, &g);
+    assert_true(has(&g, "Enter runs align-only"));
+    ui_key(&u, 'a');
+
+    feed_aligned(&st, 2, 10, true);
+    feed_aligned(&st, 4, 6, false); /* still running */
+    /* one point per step: held-out joined to its calibration point */
+    assert_int_equal(st.method.align[2].n, 11);
+    assert_float_equal(st.method.align[2].held[3], 0.3, 1e-12);
+    ui_render(&u, &g);
+    int y = find_row(&g, "L2 ");
+    assert_true(y > 0);
+    const char *r2 = row(&g, y);
+    assert_non_null(strstr(r2, "10/10"));
+    assert_non_null(strstr(r2, "10/10    10    1.00>0.091")); /* progress, best step, loss first > best */
+    assert_non_null(strstr(r2, "x1.70  x88.0"));             /* mean |Wb|, mean |Wg| after / before */
+    assert_non_null(strstr(r2, "16.3>16.4   10.8>10.4"));     /* half-life mean, median */
+    assert_true(has(&g, "|Wb|   |Wg|   t1/2 mean   median"));
+    assert_non_null(strstr(row(&g, find_row(&g, "L4 ")), "6/6"));
+    /* small multiples: a chart per layer, braille dots */
+    assert_true(has(&g, "layer 2 MSE"));
+    assert_true(has(&g, "layer 4 MSE"));
+    assert_true(has(&g, "held-out"));
+    bool braille = false;
+    for (int yy = 0; yy < g.h; yy++) braille |= strstr(row(&g, yy), "\xe2\xa0") || strstr(row(&g, yy), "\xe2\xa1") ||
+                                             strstr(row(&g, yy), "\xe2\xa2") || strstr(row(&g, yy), "\xe2\xa3");
+    assert_true(braille);
+    /* down: one layer large */
+    ui_key(&u, UK_DOWN);
+    ui_render(&u, &g);
+    assert_true(has(&g, "layer 2 MSE"));
+    assert_false(has(&g, "layer 4 MSE"));
+    ui_key(&u, UK_DOWN);
+    ui_key(&u, UK_DOWN); /* past the end: all again */
+    ui_render(&u, &g);
+    assert_true(has(&g, "layer 4 MSE") && has(&g, "layer 2 MSE"));
+
+    /* a cancelled job says so; ASCII / mono at 80x24 still draws */
+    event ev = {.kind = EV_CANCELLED};
+    snprintf(ev.job_name, sizeof ev.job_name, "align");
+    app_state_apply_event(&st, &ev);
+    grid_free(&g);
+    grid_init(&g, 80, 24);
+    ui u2;
+    ui_init(&u2, &st, NULL, ascii_mono);
+    ui_select_screen(&u2, "5");
+    ui_render(&u2, &g);
+    assert_true(has(&g, "last run: cancelled"));
+    assert_true(has(&g, "layer 2 MSE"));
+    assert_true(find_row(&g, "q quit") == 23);
+    /* a new run clears the curves */
+    method_align_reset(&st.method, st.n_layers);
+    ui_render(&u2, &g);
+    assert_true(has(&g, "not available yet: alignment losses"));
+    grid_free(&g);
+    app_state_free(&st);
+}
+
+static void method_state_routes_and_ignores(void **state) {
+    (void)state;
+    method_state ms;
+    method_state_init(&ms);
+    method_state_resize(&ms, 3, 2);
+    assert_false(method_state_loss(&ms, 3, "calib", 1, 0.5));        /* plain series: not ours */
+    assert_false(method_state_loss(&ms, 3, "align/9/calib", 1, 0.5)); /* no such layer */
+    assert_false(method_state_loss(&ms, 3, "align/1/other", 1, 0.5));
+    assert_true(method_state_loss(&ms, 3, "align/1/calib", 0, 0.5));
+    assert_false(method_state_stat(&ms, 3, 2, "beta", 0, 0, 1));
+    assert_false(method_state_stat(&ms, 3, 2, "calib:beta", 0, 5, 1)); /* head out of range */
+    assert_false(method_state_stat(&ms, 3, 2, "calib:nonsense", 0, 0, 1));
+    assert_true(method_state_stat(&ms, 3, 2, "calib:sigma", 0, 1, 2.5));
+    assert_float_equal(ms.calib[0].v[CAL_SIGMA][1], 2.5, 0);
+    assert_true(isnan(ms.calib[0].v[CAL_SIGMA][0]));
+    const double v[5] = {3, NAN, 1, 2, 10};
+    assert_float_equal(median_of(v, 5), 2.5, 1e-12);
+    assert_float_equal(median_of(v, 3), 2, 1e-12);
+    assert_true(isnan(median_of(v + 1, 1)));
+    method_state_free(&ms);
+}
+
+/* ---- Stage 2's observer: every step of every layer, from parallel threads ---- */
+
+typedef struct {
+    pthread_mutex_t mu;
+    int calls[2];
+    float loss[2][64], held[2][64];
+    int cancel_at;
+    atomic_int *cancel;
+} recorder;
+
+static void record(void *ud, int layer, int step, double loss, double heldout) {
+    recorder *r = ud;
+    pthread_mutex_lock(&r->mu);
+    if (layer >= 0 && layer < 2 && step >= 0 && step < 64) {
+        r->calls[layer]++;
+        r->loss[layer][step] = (float)loss;
+        r->held[layer][step] = (float)heldout;
+    }
+    if (r->cancel_at >= 0 && step >= r->cancel_at) atomic_store(r->cancel, 1);
+    pthread_mutex_unlock(&r->mu);
+}
+
+static void capture(const model *m, teacher_capture *c, int seed, int S, int T) {
+    int *ids = malloc((size_t)S * T * sizeof *ids);
+    for (int i = 0; i < S * T; i++)
+        ids[i] = 3 + (int)((unsigned)(i * 2654435761u + (unsigned)seed * 97u) % (unsigned)(m->cfg.vocab_size - 3));
+    assert_int_equal(teacher_capture_run(c, m, ids, S, T, 1, NULL), 0);
+    free(ids);
+}
+
+static void stage2_observer_sees_every_step(void **state) {
+    (void)state;
+    const char *root = getenv("GRAFT_ROOT");
+    char p[4096];
+    snprintf(p, sizeof p, "%s/tests/fixtures/hf/qwen2", root ? root : ".");
+    model m;
+    assert_int_equal(model_load(&m, p, NULL), 0);
+    assert_int_equal(m.cfg.n_layers, 2);
+    teacher_capture cal, held;
+    capture(&m, &cal, 1, 2, 32);
+    capture(&m, &held, 2, 1, 32);
+    student_settings set;
+    student_settings_default(&set);
+    set.init = INIT_TAYLOR_CALIBRATE;
+    set.steps = 12;
+    bool all[2] = {true, true};
+    atomic_int cancel = 0;
+    progress_sink pr = {.cancel = &cancel};
+    recorder rec = {.mu = PTHREAD_MUTEX_INITIALIZER, .cancel_at = -1, .cancel = &cancel};
+    stage2_observer obs = {record, &rec};
+    student s;
+    assert_int_equal(student_init_empty(&s, &m, &set), 0);
+    assert_int_equal(student_build_layers_observed(&s, all, &cal, &held, &pr, &obs), 0);
+    for (int l = 0; l < 2; l++) {
+        assert_int_equal(rec.calls[l], 13); /* steps + 1 states */
+        for (int i = 0; i <= 12; i++) {
+            assert_float_equal(rec.loss[l][i], s.rep[l].s2.loss[i], 0);
+            assert_float_equal(rec.held[l][i], s.rep[l].s2.heldout[i], 0);
+        }
+    }
+    student_free(&s);
+    /* cancelling from the observer stops every layer early with "cancelled" */
+    memset(rec.calls, 0, sizeof rec.calls);
+    rec.cancel_at = 3;
+    set.steps = 50;
+    assert_int_equal(student_init_empty(&s, &m, &set), 0);
+    assert_int_equal(student_build_layers_observed(&s, all, &cal, &held, &pr, &obs), -1);
+    assert_non_null(strstr(gf_last_error(), "cancelled"));
+    /* a layer that starts after the cancel stops before its first step (0 calls) */
+    assert_true(rec.calls[0] + rec.calls[1] >= 4);
+    for (int l = 0; l < 2; l++) assert_true(rec.calls[l] < 51);
+    student_free(&s);
+    teacher_capture_free(&cal);
+    teacher_capture_free(&held);
+    model_free(&m);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(calibrate_screen_shows_stage1_per_head),
+        cmocka_unit_test(align_screen_curves_and_summaries),
+        cmocka_unit_test(method_state_routes_and_ignores),
+        cmocka_unit_test(stage2_observer_sees_every_step),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

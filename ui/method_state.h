@@ -1,0 +1,81 @@
+/* What the Calibrate and Align screens show: Stage 1 numbers per converted
+ * layer and head, Stage 2 curves and summaries per layer. Filled from job
+ * events (app_state_apply_event routes them here):
+ *   EV_STAT "calib:<field>" layer head value   (field: calib_field_key; head -1
+ *            for "calib:alpha", "calib:done" marks the layer calibrated)
+ *   EV_STAT "align:<field>" layer -1 value     (field: align_field_key; "align:done")
+ *   EV_LOSS "align/<layer>/calib" or "align/<layer>/held-out" step value */
+#ifndef GRAFT_UI_METHOD_STATE_H
+#define GRAFT_UI_METHOD_STATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef enum {
+    CAL_DIST,      /* d_h mean attention distance */
+    CAL_ENTROPY,   /* H_h */
+    CAL_CONC,      /* c_h */
+    CAL_BETA,      /* beta*_h */
+    CAL_LOGIT,     /* logit(beta*_h): the write-gate target */
+    CAL_WB_LOGIT,  /* measured mean write logit after the Wb rescale */
+    CAL_SIGMA_RAW, /* sigma*_h before clamping */
+    CAL_SIGMA,     /* sigma*_h clamped to [0.1, 10] */
+    CAL_TARGET_G,  /* target decay clamp(ln 2 / d_h, 1e-3, 5) */
+    CAL_DT_BIAS,   /* softplus^-1(target) */
+    CAL_HALFLIFE,  /* idle half-life after Stage 1, tokens */
+    CAL_COUNT
+} calib_field;
+
+const char *calib_field_key(calib_field f); /* "beta", "sigma_raw", ... */
+
+typedef struct {
+    bool done;
+    double alpha_star;
+    double *v[CAL_COUNT]; /* [n_heads] NaN until known */
+} calib_layer;
+
+typedef enum {
+    AL_STEPS, AL_BEST_STEP, AL_BEST_LOSS, AL_BEST_HELDOUT,
+    AL_WB_BEFORE, AL_WB_AFTER, AL_WG_BEFORE, AL_WG_AFTER,
+    AL_HL_MEAN_BEFORE, AL_HL_MEDIAN_BEFORE, AL_HL_MEAN_AFTER, AL_HL_MEDIAN_AFTER,
+    AL_DONE, AL_COUNT
+} align_field;
+
+const char *align_field_key(align_field f); /* "best_step", "wb_before", ... */
+
+typedef struct {
+    double *step, *loss, *held; /* [n] points in arrival order */
+    size_t n, cap;
+    int last_step;              /* highest step seen, -1 none */
+    double v[AL_COUNT];         /* NaN until known */
+} align_layer;
+
+typedef struct {
+    calib_layer *calib;     /* [n_layers] or NULL */
+    align_layer *align;     /* [n_layers] or NULL */
+    char align_init[32];    /* what Enter on Align runs: "taylor-calibrate" or "align-only" */
+    char align_ran[32];     /* the init of the curves shown */
+    char calib_outcome[48], align_outcome[48]; /* "running", "done", "cancelled", "error: ..." */
+    int n_layers;           /* the arrays' length */
+    int run_arg;            /* how the next Enter runs: CALIB_RUN_* (reset by the run) */
+} method_state;
+
+enum { CALIB_RUN_ALL = 0, CALIB_RUN_ONE = 1 };
+
+void method_state_init(method_state *ms);
+void method_state_free(method_state *ms);
+void method_state_resize(method_state *ms, int n_layers, int n_heads); /* drops everything */
+calib_layer *method_calib(method_state *ms, int n_layers, int n_heads, int layer); /* allocates */
+align_layer *method_align(method_state *ms, int n_layers, int layer);              /* allocates */
+void method_align_reset(method_state *ms, int n_layers); /* before a new Stage 2 run */
+void method_calib_reset(method_state *ms, int n_layers, int n_heads);
+
+/* Routes "calib:*" / "align:*" stats and "align/L/..." losses; true when handled. */
+bool method_state_stat(method_state *ms, int n_layers, int n_heads, const char *label, int layer, int head,
+                       double value);
+bool method_state_loss(method_state *ms, int n_layers, const char *label, long step, double value);
+
+/* Median of n values (NaN skipped); NaN when none. */
+double median_of(const double *v, int n);
+
+#endif
