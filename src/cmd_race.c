@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli/common.h"
+#include "cli/race_run.h"
 #include "cli/train_cli.h"
 #include "cli/train_student.h"
 #include "commands.h"
@@ -34,7 +35,39 @@ static cJSON *curve_json(const curve *c) {
     return a;
 }
 
-#define MAX_INITS 8
+#define MAX_INITS RACE_MAX_RUNS
+
+/* where race_run gets each student: folders, the method's builder, or the
+ * in-memory stand-ins of --convert */
+typedef struct {
+    const char **inits;
+    bool folders, builder;
+    model *teacher;
+    train_cli *tc;
+    const common_opts *co;
+    double retention;
+    const char *calib;
+    char *conv_buf;
+    size_t conv_size;
+} race_maker;
+
+static int make_student(void *ud, int i, cli_student *st, train_student **handle, const char **label) {
+    race_maker *mk = ud;
+    *label = mk->inits[i];
+    if (mk->folders) return train_student_load(st, handle, mk->inits[i], mk->co->tokenizer, mk->tc->to.ctx, label);
+    if (mk->builder) {
+        if (mk->tc->log_every > 0) fprintf(stderr, "graft race: building the %s student\n", mk->inits[i]);
+        return train_student_build(st, handle, mk->teacher, mk->inits[i], mk->retention, mk->calib, mk->co->seed,
+                                   mk->tc->to.ctx, mk->conv_buf, mk->conv_size);
+    }
+    return cli_student_build(st, mk->teacher, mk->tc, mk->inits[i], mk->tc->to.seed);
+}
+
+static void run_started(void *ud, int i, const char *label, const char *ckpt) {
+    (void)i, (void)ckpt;
+    race_maker *mk = ud;
+    if (mk->tc->log_every > 0) fprintf(stderr, "graft race: training init %s\n", label);
+}
 
 int cmd_race(int argc, char **argv) {
     common_opts co;
@@ -130,9 +163,7 @@ int cmd_race(int argc, char **argv) {
     }
     train_model tt = {0};
     train_data data = {0};
-    train_result res[MAX_INITS] = {0};
-    curve curves[MAX_INITS];
-    int done = 0;
+    race_outcome ro = {0};
     rc = 1;
     if (!*tc.convert) {
         gf_fail("no layer to convert at retention %g of %d layers", retention, L);
@@ -142,44 +173,28 @@ int cmd_race(int argc, char **argv) {
     if (cli_train_data(&data, &teacher, &tc) != 0) goto out;
     tc.to.on_step = print_step;
     tc.to.ud = &tc.log_every;
-    const char *labels[MAX_INITS];
-    for (int i = 0; i < n_inits; i++, done++) {
-        cli_student st;
-        train_student *handle = NULL;
-        labels[i] = inits[i];
-        if (folders) {
-            if (train_student_load(&st, &handle, inits[i], co.tokenizer, tc.to.ctx, &labels[i]) != 0) goto out;
-        } else if (builder) {
-            if (tc.log_every > 0) fprintf(stderr, "graft race: building the %s student\n", inits[i]);
-            if (train_student_build(&st, &handle, &teacher, inits[i], retention, calib, co.seed, tc.to.ctx, conv_buf,
-                                    sizeof conv_buf) != 0)
-                goto out;
-        } else if (cli_student_build(&st, &teacher, &tc, inits[i], tc.to.seed) != 0) {
-            goto out;
+    race_maker mk = {.inits = inits, .folders = folders, .builder = builder, .teacher = &teacher, .tc = &tc, .co = &co,
+                     .retention = retention, .calib = calib, .conv_buf = conv_buf, .conv_size = sizeof conv_buf};
+    race_spec spec = {.n = n_inits, .make = make_student, .make_ud = &mk, .base = tc.to, .on_run = run_started,
+                      .run_ud = &mk};
+    if (race_run(&spec, &tt, &data, &ro) != 0) goto out;
+    const char *const *labels = ro.labels;
+    const train_result *res = ro.res;
+    const double target = ro.target, *ttt = ro.ttt;
+    const int window = ro.window;
+    if (!co.json)
+        for (int i = 0; i < n_inits; i++) {
+            const curve *c = &res[i].st.loss;
+            printf("run %d/%d: init %s, layers %s converted\n", i + 1, n_inits, labels[i], tc.convert);
+            printf("  final loss %.6f  held-out ppl %.4f\n", c->xy[2 * c->n - 1], res[i].final_eval_ppl);
         }
-        if (!co.json) printf("run %d/%d: init %s, layers %s converted\n", i + 1, n_inits, labels[i], tc.convert);
-        if (tc.log_every > 0) fprintf(stderr, "graft race: training init %s\n", labels[i]);
-        int r = train_run(&tc.to, &st.tm, &tt, &data, NULL, &res[i]);
-        cli_student_free(&st);
-        train_student_close(handle);
-        if (r != 0) {
-            done++;
-            goto out;
-        }
-        curves[i] = res[i].st.loss;
-        if (!co.json)
-            printf("  final loss %.6f  held-out ppl %.4f\n", curves[i].xy[2 * curves[i].n - 1], res[i].final_eval_ppl);
-    }
-    double target, ttt[MAX_INITS];
-    int window;
-    if (race_tokens_to_target(curves, n_inits, 0, &target, ttt, &window) != 0) goto out;
     if (co.json) {
         cJSON *o = cJSON_CreateObject(), *runs = cJSON_AddArrayToObject(o, "runs");
         cJSON *t2t = cJSON_CreateObject();
         for (int i = 0; i < n_inits; i++) {
             cJSON *r = cJSON_CreateObject();
             cJSON_AddStringToObject(r, "init", labels[i]);
-            cJSON_AddItemToObject(r, "curve", curve_json(&curves[i]));
+            cJSON_AddItemToObject(r, "curve", curve_json(&res[i].st.loss));
             cJSON_AddNumberToObject(r, "final_eval_ppl", res[i].final_eval_ppl);
             cJSON_AddItemToArray(runs, r);
             if (ttt[i] >= 0) cJSON_AddNumberToObject(t2t, labels[i], ttt[i]);
@@ -208,7 +223,7 @@ int cmd_race(int argc, char **argv) {
 out:
     rc = cli_fail("race");
 cleanup:
-    for (int i = 0; i < done && i < MAX_INITS; i++) train_result_free(&res[i]);
+    race_outcome_free(&ro);
     train_data_free(&data);
     train_model_free(&tt);
     model_free(&teacher);

@@ -107,6 +107,7 @@ struct app_state {
     /* session choices */
     char strategy[32];
     double keep_ratio;       /* fraction of layers keeping attention; <0 unset */
+    long race_tokens;        /* the Recover race's budget per init; 0: the default */
     char corpus[256];
 
     int n_layers, n_heads;   /* 0 until known */

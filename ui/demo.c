@@ -68,7 +68,7 @@ void demo_fill(app_state *st, int n_layers, int n_heads) {
     for (int s = 0; s < 2; s++)
         for (int k = 0; k <= 60; k++) {
             double x = k * 8000.0, base = s ? 0.9 : 0.75;
-            app_state_add_point(st, s ? "random" : "taylor-calibrate", x, 0.1 + base * exp(-k / (s ? 18.0 : 10.0)));
+            app_state_add_point(st, s ? "race/random" : "race/taylor-calibrate", x, 0.1 + base * exp(-k / (s ? 18.0 : 10.0)));
         }
     const char *hdr[] = {"strategy", "keep", "init", "ppl", "KL/token", "tokens"};
     app_state_set_result_header(st, hdr, 6);

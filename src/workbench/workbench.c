@@ -13,9 +13,18 @@
 #include "model/forward.h"
 #include "stats/collect.h"
 #include "workbench/plan_jobs.h"
+#include "workbench/recover_jobs.h"
 #include "workbench/teacher_jobs.h"
 
-enum { SCREEN_TEACHER = 0, SCREEN_PLAN = 1, SCREEN_STATS = 2, SCREEN_CALIBRATE = 3, SCREEN_ALIGN = 4, SCREEN_RESULTS = 6 };
+enum {
+    SCREEN_TEACHER = 0,
+    SCREEN_PLAN = 1,
+    SCREEN_STATS = 2,
+    SCREEN_CALIBRATE = 3,
+    SCREEN_ALIGN = 4,
+    SCREEN_RECOVER = 5,
+    SCREEN_RESULTS = 6
+};
 
 /* ---- jobs (worker thread): they read their argument, never app_state ---- */
 
@@ -94,6 +103,7 @@ static int run_screen(app_state *st, job_runner *jr, int screen) {
     case SCREEN_RESULTS | APP_RUN_ALT: return results_start_ablate(wb, st, jr);
     case SCREEN_CALIBRATE: return calib_start(&wb->calib, wb->m, wb->corpus, st, jr);
     case SCREEN_ALIGN: return align_start(&wb->calib, wb->m, wb->corpus, st, jr);
+    case SCREEN_RECOVER: return recover_start_race(wb, st, jr);
     default: return gf_fail("this screen has no job in this build yet");
     }
 }
@@ -110,6 +120,10 @@ static void on_done(app_state *st, const char *job_name, void *result) {
         /* statistics follow at once when a corpus is known */
         if (wb->corpus && the_runner && start_stats(wb, st, the_runner) != 0)
             app_state_log(st, "stats: %s", gf_last_error());
+        return;
+    }
+    if (!strcmp(job_name, "race")) {
+        recover_race_done(st, result);
         return;
     }
     free(result);

@@ -90,6 +90,44 @@ echo 'above): 54 rows, the newest at the bottom; the student column is `-` becau
 echo 'At 200 columns the init names and kept lists are whole. The same table headless:'
 echo '`graft ablate MODEL --calib CORPUS --eval CORPUS --steps 5 --eval-windows 2`.'
 echo; echo '```'; cat ui/tools/results_ablation_200x60.txt; echo '```' 
+echo; echo '## 6 Recover'; echo
+echo 'The race between initializations, as `graft race MODEL --data CORPUS --ctx 128 --batch 4 --lr-mixer 1e-3 --lr-rest 1e-4 --tokens N --retention KEEP` (the same code, src/cli/race_run.c, and the same numbers): Enter builds a random and a taylor-calibrate student of the open teacher (uniform selection keeping the Plan'"'"'s fraction of attention layers, default 0.5, calibrated on the corpus) and trains each in turn on the same data order and budget. The chart shows both KL-per-token curves against training tokens as they arrive, with the target loss (the random run'"'"'s smoothed final loss) as a flat line once known; above it the budget, the running step with tokens/s, percent and ETA, the last checkpoint (every 8 steps and at the end, under $XDG_STATE_HOME/graft/race/INIT.ckpt) and, at the end, the tokens each init needs to reach the target and their ratio; both held-out perplexities go to Results. Keys: Enter starts, `+` / `-` double / halve the budget per init (default 51,200 tokens, or $GRAFT_RACE_TOKENS), `c` cancels (the running init checkpoints and stops). Captured live (tmux, stories260K, tinystories.txt, GRAFT_RACE_TOKENS=8192; see tests/integration/tui_recover.sh) after the race:'
+echo; echo '```'
+cat <<'CAPTURE'
+ graft  stories260K.bin · 5 layers · 8 heads (4 KV) · d 64
+┌ 1 Teacher ┬ 2 Plan ┬ 3 Stats ┬ 4 Calibrate ┬ 5 Align ┬ 6 Recover ┬ 7 Results ┬ 8 Log ┐
+ recovery race  budget 8192 tokens/init (+/-)  keep 0.50 uniform
+ Enter: race random vs taylor-calibrate (ctx 128, batch 4, lr 1e-3/1e-4)
+ last checkpoint: taylor-calibrate step 16: …/graft/race/taylor-calibrate.ckpt
+ target reached: random 2560, taylor-calibrate 512 -> ratio 5.00
+ y: KL per token (teacher || student)   x: training tokens
+ ─── random   ─── taylor-calibrate   ─── target 0.3333
+ 0.457┤⠱⡀
+      │ ⠱⡀
+      │  ⠱⡀
+      │   ⠘⡄
+      │    ⠘⡄  ⢀⡠⠔⠊⠑⢄
+      │     ⠘⠔⠊⠁     ⠑⢄
+      │                ⠑⢄
+      │                  ⠑⢄
+      │⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣑⣄⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀⣀
+      │                     ⠈⠢⡀           ⣀⣀⡠⠤⠔⠒⠊⠉⠑⠢⠤⣀⡀                               ⡔⠤⣀      ⢀⠤⠊⠁
+      │                       ⠈⠢⠤⠤⠔⠒⠒⠒⠒⠉⠉⠉            ⠈⠑⠒⠤⣀                         ⢀⠎   ⠉⠒⠤⣀⠤⠊⠁  ⡠
+      │⢢          ⡰⠑⠢⢄⡀                                    ⠉⠑⠢⠤⢄⣀⣀⡀                ⡠⠃ ⢀          ⡔⠁
+      │ ⠱⡀       ⡔⠁   ⠈⠑⠢⢄                                        ⠈⠉⠑⢄           ⢀⠜  ⢠⠃⠑⡄      ⢀⠜
+      │  ⠑⡄    ⢀⠜         ⠑⠤⡀                 ⣀⡠⠤⠒⠤⣀                  ⠑⠤⡀       ⢠⠊  ⢠⠃  ⠈⠢⡀   ⢠⠊
+      │   ⠈⢆  ⢀⠎            ⠈⠢⣀  ⢀⡠⠤⠒⠉⠉⠉⠑⠒⠒⠒⠊⠉      ⠑⠢⣀                 ⠈⠢⣀⠤⠤⠒⠒⠉⠁  ⢠⠃     ⠈⢆ ⡠⠃
+      │    ⠈⢢⢠⠃                ⠑⠊⠁                     ⠉⠒⠒⠒⠒⠒⠒⠒⠒⠒⠉⠉⠉⠑⠤⡀           ⡰⠁        ⠑⠁
+      │      ⠁                                                        ⠈⠒⢄        ⡰⠁
+ 0.206┤                                                                  ⠉⠒⠢⠤⠤⢄⣀⡰⠁
+      └────────────────────────────────────────────────────────────────────────────────────────────
+       512                                                                              tokens 8192
+ started race
+ + double budget  - halve budget  ? help  q quit  ⏎ run  p palette  1-8 screens
+CAPTURE
+echo '```'
+shot "6 Recover at 80x24 (demo curves)" '' recover --size 80x24
+shot "7 Results" '' results --size 100x30
 shot "8 Log" '' log --size 100x30
 shot "Help (?)" '' stats --size 100x30 --keys '?'
 echo; echo '## Without data'; echo; echo '`graft tui` with nothing loaded yet:'; echo; echo '```'; LANG=C.UTF-8 $G tui --snapshot stats --size 100x24; echo '```'

@@ -1,0 +1,46 @@
+#include "cli/race_run.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/error.h"
+#include "train/race.h"
+
+int race_run(const race_spec *spec, train_model *teacher_tm, train_data *data, race_outcome *out) {
+    memset(out, 0, sizeof *out);
+    if (spec->n < 2 || spec->n > RACE_MAX_RUNS) return gf_fail("a race needs 2 to %d runs", RACE_MAX_RUNS);
+    curve curves[RACE_MAX_RUNS];
+    for (int i = 0; i < spec->n; i++) {
+        cli_student st;
+        train_student *handle = NULL;
+        out->labels[i] = "";
+        if (spec->make(spec->make_ud, i, &st, &handle, &out->labels[i]) != 0) return -1;
+        train_opts to = spec->base;
+        char ckpt[1024];
+        if (spec->ckpt_dir) {
+            snprintf(ckpt, sizeof ckpt, "%s/%s.ckpt", spec->ckpt_dir, out->labels[i]);
+            to.ckpt_path = ckpt;
+            to.resume = false; /* every race starts fresh */
+        }
+        if (spec->on_run) spec->on_run(spec->run_ud, i, out->labels[i], to.ckpt_path);
+        int r = train_run(&to, &st.tm, teacher_tm, data, spec->stop, &out->res[i]);
+        out->n_done++;
+        cli_student_free(&st);
+        train_student_close(handle);
+        if (r != 0) return -1;
+        if (out->res[i].stopped_by) {
+            out->stopped = true;
+            return 0;
+        }
+        curves[i] = out->res[i].st.loss;
+    }
+    return race_tokens_to_target(curves, spec->n, 0, &out->target, out->ttt, &out->window);
+}
+
+void race_outcome_free(race_outcome *out) {
+    for (int i = 0; i < out->n_done && i < RACE_MAX_RUNS; i++) train_result_free(&out->res[i]);
+    out->n_done = 0;
+}
+
+double race_ratio(const race_outcome *o) { return o->ttt[1] > 0 ? o->ttt[0] / o->ttt[1] : -1; }

@@ -1,0 +1,69 @@
+#!/bin/sh
+# The Recover screen under tmux on stories260K: Enter races random vs
+# taylor-calibrate on a tiny budget (GRAFT_RACE_TOKENS); the curves, axis
+# labels, checkpoints and the "target reached ... ratio" line appear, and the
+# numbers equal `graft race --json` with the same options (run alongside).
+# Then a bigger race is cancelled with c and leaves its checkpoint.
+set -u
+. "$(dirname "$0")/lib/tui.sh"
+tui_setup
+SHARED=${GRAFT_SHARED:-/work/shared}
+STORIES=$SHARED/models/tinyllamas/stories260K/stories260K.bin
+DATA=$SHARED/data/tinystories.txt
+[ -f "$STORIES" ] && [ -f "$DATA" ] || { echo "stories260K or tinystories.txt not found under \$GRAFT_SHARED"; exit 77; }
+TOK=2048
+
+# headless reference, in the background while the workbench races
+"$GRAFT_BIN" race "$STORIES" --data "$DATA" --ctx 128 --batch 4 --tokens $TOK --lr-mixer 1e-3 --lr-rest 1e-4 \
+    --retention 0.5 --json --log-every 0 >"$TMP/race.json" 2>"$TMP/race.err" &
+CLI=$!
+
+tui_start rec 80 24 TERM=xterm-256color LANG=C.UTF-8 GRAFT_RACE_TOKENS=$TOK -- "'$STORIES'" --text "'$DATA'"
+tui_keys rec 8
+tui_wait rec "stats: done" 1200 || fail "teacher load + statistics did not finish"
+tui_keys rec 6
+tui_wait rec "budget $TOK tokens/init" || fail "Recover screen"
+tui_keys rec Enter
+tui_wait rec "KL per token" 1200 || fail "no curves"
+tui_wait rec "random step" 1200 || fail "no progress line"
+tui_wait rec "target reached: random" 3000 || fail "the race did not finish"
+tui_screen rec >"$TMP/screen.txt"
+grep -qF "taylor-calibrate" "$TMP/screen.txt" || fail "legend lacks taylor-calibrate"
+grep -qF "tokens" "$TMP/screen.txt" || fail "x label missing"
+grep -qF "last checkpoint: taylor-calibrate step 4:" "$TMP/screen.txt" || fail "checkpoint line missing"
+grep -qE "target [0-9]" "$TMP/screen.txt" || fail "target line missing from the legend"
+[ -s "$XDG_STATE_HOME/graft/race/random.ckpt" ] && [ -s "$XDG_STATE_HOME/graft/race/taylor-calibrate.ckpt" ] \
+    || fail "checkpoints not under \$XDG_STATE_HOME/graft/race"
+got=$(grep -o "target reached: .*" "$TMP/screen.txt" | sed 's/ *$//')
+
+wait $CLI || fail "graft race failed: $(cat "$TMP/race.err")"
+want=$(python3 - "$TMP/race.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+t = j["tokens_to_target"]
+f = lambda v: "never" if v is None else "%.0f" % v
+r = "undefined" if j["ratio"] is None else "%.2f" % j["ratio"]
+print("target reached: random %s, taylor-calibrate %s -> ratio %s" % (f(t["random"]), f(t["taylor-calibrate"]), r))
+PY
+)
+[ "$got" = "$want" ] || fail "workbench says '$got', graft race --json says '$want'"
+# the held-out perplexities land in Results with the CLI's numbers
+ppl=$(python3 -c "import json,sys; print('%.3f' % json.load(open(sys.argv[1]))['runs'][1]['final_eval_ppl'])" "$TMP/race.json")
+tui_keys rec 7
+tui_wait rec "taylor-calibrate  $ppl" || fail "Results row lacks the held-out ppl $ppl"
+
+# a bigger race (+ doubles the budget), cancelled while random trains
+tui_keys rec 6
+for i in 1 2 3 4 5; do tui_keys rec +; done
+tui_wait rec "budget 65536 tokens/init" || fail "+ did not double the budget"
+rm -f "$XDG_STATE_HOME/graft/race/random.ckpt"
+tui_keys rec Enter
+tui_wait rec "random step" 300 || fail "the second race did not start"
+tui_keys rec c
+tui_wait rec "last checkpoint: random step" 100 || fail "no checkpoint shown on cancel"
+tui_keys rec 8
+tui_wait rec "race: cancelled" 100 || fail "cancel not logged"
+[ -s "$XDG_STATE_HOME/graft/race/random.ckpt" ] || fail "cancel left no checkpoint"
+tui_keys rec q
+tui_wait rec "GRAFT_EXIT=0" 100 || fail "graft did not exit cleanly"
+echo "ok: $got"
