@@ -87,8 +87,11 @@ int main(int argc, char **argv) {
     } else {
         printf("train stories260K: skipped (%s)\n", gf_last_error());
     }
+    /* the full 24 layers by default; GRAFT_BENCH_QWEN_LAYERS=4 cuts it where memory is short */
+    const char *nl = getenv("GRAFT_BENCH_QWEN_LAYERS");
     model_config c = {0};
-    c.arch = ARCH_QWEN2, c.dim = 896, c.hidden_dim = 4864, c.n_layers = 4, c.n_heads = 14, c.n_kv_heads = 2;
+    c.arch = ARCH_QWEN2, c.dim = 896, c.hidden_dim = 4864, c.n_layers = nl ? atoi(nl) : 24, c.n_heads = 14, c.n_kv_heads = 2;
+    if (c.n_layers < 1 || c.n_layers > 24) c.n_layers = 24;
     c.head_dim = 64, c.vocab_size = 151936, c.max_seq = 32768, c.norm_eps = 1e-6f, c.rope_theta = 1e6f;
     c.qkv_bias = true, c.tied_embeddings = true;
     model_weights w;
@@ -101,7 +104,9 @@ int main(int argc, char **argv) {
     for (int l = 0; l < c.n_layers; l++)
         for (int i = 0; i < c.dim; i++) w.layers[l].attn_norm[i] = w.layers[l].ffn_norm[i] = 1;
     for (int i = 0; i < c.dim; i++) w.final_norm[i] = 1;
-    run("Qwen2.5-0.5B shape, 4 of 24 layers", &c, &w, 128, 1, 2, sgemm);
+    char label[64];
+    snprintf(label, sizeof label, "Qwen2.5-0.5B shape, %d of 24 layers", c.n_layers);
+    run(label, &c, &w, 128, 1, 2, sgemm);
     model_weights_free(&w);
     return 0;
 }
