@@ -11,7 +11,8 @@
 
 static uint32_t rotl(uint32_t x, int n) { return (x << n) | (x >> (32 - n)); }
 
-static void block(sha1_ctx *c, const uint8_t *p) {
+static void block(void *state, const uint8_t *p) {
+    sha1_ctx *c = state;
     uint32_t w[80];
     for (int i = 0; i < 16; i++)
         w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 | (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
@@ -32,32 +33,13 @@ static void block(sha1_ctx *c, const uint8_t *p) {
 void sha1_init(sha1_ctx *c) {
     static const uint32_t h0[5] = {0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476, 0xc3d2e1f0};
     memcpy(c->h, h0, sizeof h0);
-    c->n_bytes = 0;
-    c->n_buf = 0;
+    memset(&c->m, 0, sizeof c->m);
 }
 
-void sha1_update(sha1_ctx *c, const void *data, size_t n) {
-    const uint8_t *p = data;
-    c->n_bytes += n;
-    if (c->n_buf) {
-        size_t take = 64 - c->n_buf < n ? 64 - c->n_buf : n;
-        memcpy(c->buf + c->n_buf, p, take);
-        c->n_buf += take; p += take; n -= take;
-        if (c->n_buf < 64) return;
-        block(c, c->buf);
-        c->n_buf = 0;
-    }
-    for (; n >= 64; p += 64, n -= 64) block(c, p);
-    memcpy(c->buf, p, n);
-    c->n_buf = n;
-}
+void sha1_update(sha1_ctx *c, const void *data, size_t n) { md_stream_update(&c->m, c, block, data, n); }
 
 void sha1_final_hex(sha1_ctx *c, char hex[41]) {
-    uint64_t bits = c->n_bytes * 8;
-    uint8_t pad[72] = {0x80};
-    size_t npad = (c->n_buf < 56 ? 56 : 120) - c->n_buf;
-    for (int i = 0; i < 8; i++) pad[npad + i] = (uint8_t)(bits >> (56 - 8 * i));
-    sha1_update(c, pad, npad + 8);
+    md_stream_finish(&c->m, c, block);
     for (int i = 0; i < 5; i++) snprintf(hex + 8 * i, 9, "%08x", (unsigned)c->h[i]);
 }
 

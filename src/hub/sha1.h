@@ -7,11 +7,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hub/md_stream.h"
+
 typedef struct {
     uint32_t h[5];
-    uint64_t n_bytes;
-    uint8_t buf[64];
-    size_t n_buf;
+    md_stream m;
 } sha1_ctx;
 
 void sha1_init(sha1_ctx *c);

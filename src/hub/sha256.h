@@ -8,11 +8,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hub/md_stream.h"
+
 typedef struct {
     uint32_t h[8];
-    uint64_t n_bytes;
-    uint8_t buf[64];
-    size_t n_buf;
+    md_stream m;
 } sha256_ctx;
 
 void sha256_init(sha256_ctx *c);
