@@ -1,0 +1,247 @@
+/* The seam between the engine and the hardware (DESIGN.md "one model, several
+ * backends"): a small function table over device buffers, in the llm.c spirit
+ * (each op a free function, output first, shapes next to every tensor), not a
+ * graph library.
+ *
+ * STATUS: contract v0, written before either implementation. backend/cpu
+ * (OpenBLAS + OpenMP, float32: the reference) and backend/cuda (cuBLAS +
+ * hand-written kernels, bf16 or float32 storage, float32 accumulation)
+ * implement it. Whoever changes a signature updates both and notes it in
+ * docs/architecture.md.
+ *
+ * Rules
+ * - Only code under engine/backend/ dereferences a gf_buf. Everything else
+ *   moves values between host and device with be_upload / be_download.
+ * - Three element types. ACT is the backend's compute type (float32 on CPU;
+ *   bf16 on CUDA, or float32 in its checking mode): activations and the
+ *   compute copy of parameters. F32: master parameters, gradients, optimizer
+ *   moments, decays and write strengths, log-sum-exps. F64: accumulators of
+ *   statistics and losses (a few numbers). I32: token ids.
+ * - Ops are asynchronous on devices that are; errors (a failed launch, a
+ *   device fault) are sticky and reported by the next be_sync / be_check,
+ *   which return -1 with one line in gf_last_error(). Allocation failures are
+ *   reported at once (-1), never abort.
+ * - Parameter gradients are ACCUMULATED (+=), input gradients overwritten
+ *   unless the op says otherwise. A NULL (gf_none()) output skips that work.
+ * - Rows: N = B*T tokens, token-major ([B, T, ...]).
+ */
+#ifndef GRAFT_BACKEND_BACKEND_H
+#define GRAFT_BACKEND_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/config.h"
+
+typedef enum { GF_F32 = 0, GF_BF16 = 1, GF_F64 = 2, GF_I32 = 3 } gf_dtype;
+
+size_t gf_dtype_size(gf_dtype t);
+const char *gf_dtype_name(gf_dtype t);
+
+/* A span of device memory (host memory on the CPU backend) and its element
+ * type. Views are made with gf_at; nobody outside engine/backend reads ptr. */
+typedef struct {
+    void *ptr;
+    gf_dtype dtype;
+} gf_buf;
+
+static inline gf_buf gf_none(void) { gf_buf b = {0, GF_F32}; return b; }
+static inline bool gf_is_none(gf_buf b) { return b.ptr == 0; }
+static inline gf_buf gf_at(gf_buf b, size_t elems) {
+    if (b.ptr) b.ptr = (char *)b.ptr + elems * gf_dtype_size(b.dtype);
+    return b;
+}
+
+typedef struct gf_backend gf_backend;
+
+typedef struct {
+    const char *device; /* "cpu", "cuda", "cuda:N" */
+    int threads;        /* CPU: worker threads (0: the default) */
+    bool fp32;          /* CUDA: float32 storage instead of bf16 (for checking) */
+} gf_backend_opts;
+
+/* -1 with one line: unknown device, "graft was built without CUDA", no such
+ * GPU, driver too old. */
+int be_open(gf_backend **out, const gf_backend_opts *o);
+void be_close(gf_backend *be);
+const char *be_name(const gf_backend *be);   /* "cpu (2 threads)", "cuda:0 NVIDIA H200 (bf16)" */
+gf_dtype be_act(const gf_backend *be);       /* the compute type */
+bool be_is_host(const gf_backend *be);       /* buffers are host memory (CPU backend) */
+/* Device memory free / total in bytes (host: physical memory). */
+int be_mem_info(gf_backend *be, size_t *free_bytes, size_t *total_bytes);
+
+/* ------------------------------------------------------------- memory */
+
+/* n elements of dtype t, uninitialized. -1: "out of device memory: 12.0 GiB
+ * asked, 3.1 GiB free on cuda:0" (or host memory on the CPU backend). */
+int be_alloc(gf_backend *be, gf_buf *out, size_t n, gf_dtype t);
+void be_free(gf_backend *be, gf_buf *b); /* sets b to gf_none() */
+void be_zero(gf_backend *be, gf_buf b, size_t n);
+/* dst[n] <- src[n] with conversion (f32 <-> bf16, same type: copy). */
+void be_copy(gf_backend *be, gf_buf dst, gf_buf src, size_t n);
+/* Host <-> device with conversion; src_t / dst_t is the host array's type.
+ * Download waits for earlier ops. */
+int be_upload(gf_backend *be, gf_buf dst, const void *src, gf_dtype src_t, size_t n);
+int be_download(gf_backend *be, void *dst, gf_dtype dst_t, gf_buf src, size_t n);
+/* Waits for every queued op; -1 with the first error seen since the last check. */
+int be_sync(gf_backend *be);
+/* Like be_sync without waiting: -1 if an error is already known. */
+int be_check(gf_backend *be);
+
+/* Independent tasks (Stage 2's layers): fn(ud, i, sub) for i in [0, n), where
+ * `sub` is a backend to issue that task's ops on. CPU: tasks run in parallel
+ * threads, each sub single-threaded. CUDA: streams. Returns -1 when any task
+ * returned -1 (the first message wins). */
+int be_run_tasks(gf_backend *be, int n, int (*fn)(void *ud, int i, gf_backend *sub), void *ud);
+
+/* ------------------------------------------------------------- the block */
+
+/* x[N, D] <- E[tokens[n], :]; tokens I32 [N] (checked by the caller). */
+void be_embedding(gf_backend *be, gf_buf x, gf_buf E, gf_buf tokens, int N, int D);
+/* dE[V, D] (F32) += dx[N, D] scattered by tokens. */
+void be_embedding_backward(gf_backend *be, gf_buf dE, gf_buf dx, gf_buf tokens, int N, int D);
+
+/* y[N, out] = x[N, in] W[out, in]^T (+ b[out]); += into y when accumulate. */
+void be_linear(gf_backend *be, gf_buf y, gf_buf x, gf_buf W, gf_buf b, int N, int in, int out, bool accumulate);
+/* dx[N, in] = dy[N, out] W (+= when accumulate_dx); dW[out, in] (F32) += dy^T x;
+ * db[out] (F32) += sum_n dy. */
+void be_linear_backward(gf_backend *be, gf_buf dx, gf_buf dW, gf_buf db, gf_buf dy, gf_buf x, gf_buf W, int N,
+                        int in, int out, bool accumulate_dx);
+
+/* y[rows, n] = x / sqrt(mean(x^2) + eps) * w[n]; y may alias x; rstd[rows]
+ * (F32, optional) keeps 1/sqrt(...) for the backward. Per-head norms (Qwen3
+ * q_norm / k_norm) are rows = N*heads, n = head_dim. */
+void be_rmsnorm(gf_backend *be, gf_buf y, gf_buf rstd, gf_buf x, gf_buf w, int rows, int n, float eps);
+/* dx (+= when accumulate_dx), dw (F32) += from dy, x, w, rstd. */
+void be_rmsnorm_backward(gf_backend *be, gf_buf dx, gf_buf dw, gf_buf dy, gf_buf x, gf_buf w, gf_buf rstd, int rows,
+                         int n, bool accumulate_dx);
+
+/* RoPE in place on x[B, T, nh, hd] at absolute positions pos0 + t. table:
+ * F32 [n_pos, hd/2, 2] (cos, sin) computed on the host in double from the
+ * config (theta, llama3 / linear / per-frequency scaling). inverse: rotate
+ * back (the backward). */
+void be_rope(gf_backend *be, gf_buf x, gf_buf table, int B, int T, int nh, int hd, int pos0, rope_pairing pairing,
+             bool inverse);
+
+/* out[n] = silu(gate[n]) * up[n]; out may alias gate. */
+void be_swiglu(gf_backend *be, gf_buf out, gf_buf gate, gf_buf up, size_t n);
+void be_swiglu_backward(gf_backend *be, gf_buf dgate, gf_buf dup, gf_buf dout, gf_buf gate, gf_buf up, size_t n);
+
+/* y[n] += x[n] */
+void be_add(gf_backend *be, gf_buf y, gf_buf x, size_t n);
+/* x[n] *= s */
+void be_scale(gf_backend *be, gf_buf x, size_t n, float s);
+
+/* ------------------------------------------------------------- attention */
+
+typedef struct {
+    int B, T;        /* sequences, new query rows per sequence */
+    int H, KV, hd;   /* query heads, key/value heads (H % KV == 0), head dim */
+    int pos0;        /* absolute position of query row 0 (the KV cache holds 0..pos0-1) */
+    int S;           /* key/value rows per sequence in k, v (>= pos0 + T): the cache capacity */
+} gf_attn_shape;
+
+/* Per-head statistic sums accumulated by be_attention (METHOD.md section 4),
+ * over query rows i (absolute position) with probabilities A[i, j]: */
+enum {
+    GF_STAT_DISTANCE = 0,    /* sum_j A[i,j] max(i-j, 0.5) */
+    GF_STAT_ENTROPY = 1,     /* -sum_j A[i,j] log(max(A[i,j], 1e-10)) */
+    GF_STAT_OUT_RMS = 2,     /* sqrt(mean_d out[i,d]^2) */
+    GF_STAT_DIST_NOSINK = 3, /* sum_{j>=1} A[i,j] max(i-j, 0.5) / sum_{j>=1} A[i,j]: the distance
+                                without the first key (attention sink); 0.5 for i = 0 */
+    GF_STAT_SINK = 4,        /* A[i,0]: the share of attention on the first key */
+    GF_STAT_COUNT = 5
+};
+
+/* Causal GQA softmax attention, scale hd^-1/2, online softmax, no T x T matrix:
+ *   q [B, T, H, hd] (rotated), k, v [B, S, KV, hd] (keys 0 .. pos0+T-1 valid),
+ *   out [B, T, H, hd]; query t attends keys 0 .. pos0 + t.
+ * lse [B, H, T] (F32, optional): log-sum-exp of each row's scores, for the backward.
+ * stats (F64 [H, GF_STAT_COUNT], optional): += the sums above over the B*T rows. */
+void be_attention(gf_backend *be, gf_buf out, gf_buf lse, gf_buf stats, gf_buf q, gf_buf k, gf_buf v,
+                  const gf_attn_shape *s);
+/* Flash-style backward (probabilities recomputed blockwise from lse; O(T)
+ * extra memory): dq [B, T, H, hd], dk, dv [B, S, KV, hd] (overwritten; pos0 = 0, S = T). */
+void be_attention_backward(gf_backend *be, gf_buf dq, gf_buf dk, gf_buf dv, gf_buf dout, gf_buf out, gf_buf lse,
+                           gf_buf q, gf_buf k, gf_buf v, const gf_attn_shape *s);
+
+/* ------------------------------------------------------------- Gated DeltaNet */
+
+typedef struct {
+    int B, T, H, dk, dv;
+    int chunk;      /* 16, 32 or 64 */
+    float scale;    /* query scale (dk^-1/2 or 1) */
+} gf_gdn_shape;
+
+/* The gated delta rule (METHOD.md section 3, engine/gdn/gdn.h):
+ *   q, k [B, T, H, dk] (L2-normalized), v [B, T, H, dv] (ACT); g, beta [B, T, H] (F32)
+ *   o [B, T, H, dv] (ACT)
+ *   ckpt [B, H, ceil(T/chunk), dv, dk] (F32, optional): state entering each chunk
+ *   state [B, H, dv, dk] (F32, optional): initial state in, final state out
+ *     (gf_none: zero start, final state dropped). Decode calls this with T = 1. */
+void be_gdn_core(gf_backend *be, gf_buf o, gf_buf ckpt, gf_buf state, gf_buf q, gf_buf k, gf_buf v, gf_buf g,
+                 gf_buf beta, const gf_gdn_shape *s);
+/* From d_o: dq, dk, dv (ACT), dg, dbeta (F32), overwritten; zero initial state. */
+void be_gdn_core_backward(gf_backend *be, gf_buf dq, gf_buf dk, gf_buf dv, gf_buf dg, gf_buf dbeta, gf_buf d_o,
+                          gf_buf q, gf_buf k, gf_buf v, gf_buf g, gf_buf beta, gf_buf ckpt, const gf_gdn_shape *s);
+
+/* The GDN layer's element-wise work around the core (engine/gdn/gdn.h for the
+ * column layout of proj = x W_in^T + b: [q | k | v | g | a | b]).
+ *   prep: qkv_pre [N, qkv] (after the optional causal conv, conv_w [qkv, K]);
+ *         q, k = l2norm(silu(.)) per head, v = silu(.), g = -exp(A_log) softplus(a + dt_bias),
+ *         beta = sigmoid(b). conv_tail [B, K-1, qkv] (optional): earlier tokens' q|k|v
+ *         projections in, updated out (decode).
+ *   gated_norm: z [N, H*dv] = RMSNorm_h(o) * w_norm * silu(proj g columns); rstd [N, H] F32. */
+typedef struct {
+    int B, T, D, H, dk, dv;
+    bool conv;       /* short causal conv of width GDN_CONV_K on q, k, v */
+    float norm_eps;
+} gf_gdn_dims;
+
+void be_gdn_prep(gf_backend *be, gf_buf qkv_pre, gf_buf q, gf_buf k, gf_buf v, gf_buf g, gf_buf beta,
+                 gf_buf conv_tail, gf_buf proj, gf_buf conv_w, gf_buf a_log, gf_buf dt_bias, const gf_gdn_dims *d);
+/* dproj [N, in_width] (overwritten: q k v a b columns; g columns come from
+ * gated_norm_backward) and F32 grads += for conv_w, a_log, dt_bias (optional). */
+void be_gdn_prep_backward(gf_backend *be, gf_buf dproj, gf_buf dconv_w, gf_buf da_log, gf_buf ddt_bias, gf_buf dq,
+                          gf_buf dk, gf_buf dv, gf_buf dg, gf_buf dbeta, gf_buf proj, gf_buf qkv_pre, gf_buf q,
+                          gf_buf k, gf_buf g, gf_buf beta, gf_buf conv_w, gf_buf a_log, gf_buf dt_bias,
+                          const gf_gdn_dims *d);
+void be_gdn_gated_norm(gf_backend *be, gf_buf z, gf_buf rstd, gf_buf o, gf_buf proj, gf_buf w_norm,
+                       const gf_gdn_dims *d);
+/* d_o [N, H*dv] (overwritten), the g columns of dproj (overwritten), dw_norm (F32) +=. */
+void be_gdn_gated_norm_backward(gf_backend *be, gf_buf d_o, gf_buf dproj, gf_buf dw_norm, gf_buf dz, gf_buf o,
+                                gf_buf rstd, gf_buf proj, gf_buf w_norm, const gf_gdn_dims *d);
+
+/* ------------------------------------------------------------- losses */
+
+/* Each adds the loss SUMMED over rows to loss (F64 [1]) and writes the
+ * gradient multiplied by grad_scale (gf_none: no gradient). dlogits may alias
+ * logits (the gradient replaces them). */
+/* -log softmax(logits[n])[targets[n]]; targets I32 [N], < 0 skips the row. */
+void be_cross_entropy(gf_backend *be, gf_buf loss, gf_buf dlogits, gf_buf logits, gf_buf targets, int N, int V,
+                      float grad_scale);
+/* tau^2 KL(softmax(t/tau) || softmax(s/tau)); ds = grad_scale tau (p_s - p_t). */
+void be_kl_div(gf_backend *be, gf_buf loss, gf_buf dstudent, gf_buf student, gf_buf teacher, int N, int V,
+               float tau, float grad_scale);
+/* sum (y - t)^2; dy = grad_scale 2 (y - t) (Stage 2's MSE with grad_scale 1/n). */
+void be_mse(gf_backend *be, gf_buf loss, gf_buf dy, gf_buf y, gf_buf target, size_t n, float grad_scale);
+/* sum over rows of ||t - s||_2 / sqrt(D); ds += grad_scale (s - t) / (||t - s|| sqrt(D)). */
+void be_row_l2(gf_backend *be, gf_buf loss, gf_buf ds, gf_buf s, gf_buf t, int N, int D, float grad_scale);
+
+/* ------------------------------------------------------------- optimizer */
+
+/* acc (F64 [1]) += sum x[i]^2 over x (F32 [n]): global gradient norm. */
+void be_sumsq(gf_backend *be, gf_buf acc, gf_buf x, size_t n);
+
+typedef struct {
+    float lr, beta1, beta2, eps, weight_decay;
+    int step;          /* 1, 2, ... (bias corrections) */
+    float grad_scale;  /* gradients are multiplied by this first (clipping) */
+} gf_adamw;
+
+/* PyTorch's AdamW on master p (F32 [n]) with grads g and moments m, v (F32);
+ * p_act (optional, ACT [n]) receives the updated parameters in the compute type. */
+void be_adamw(gf_backend *be, gf_buf p, gf_buf p_act, gf_buf g, gf_buf m, gf_buf v, size_t n, const gf_adamw *h);
+
+#endif
