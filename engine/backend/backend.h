@@ -34,6 +34,10 @@
 
 #include "model/config.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum { GF_F32 = 0, GF_BF16 = 1, GF_F64 = 2, GF_I32 = 3 } gf_dtype;
 
 size_t gf_dtype_size(gf_dtype t);
@@ -243,5 +247,9 @@ typedef struct {
 /* PyTorch's AdamW on master p (F32 [n]) with grads g and moments m, v (F32);
  * p_act (optional, ACT [n]) receives the updated parameters in the compute type. */
 void be_adamw(gf_backend *be, gf_buf p, gf_buf p_act, gf_buf g, gf_buf m, gf_buf v, size_t n, const gf_adamw *h);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

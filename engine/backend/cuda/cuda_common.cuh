@@ -1,0 +1,61 @@
+/* Shared by the CUDA backend's translation units (CUDA C++; only files under
+ * engine/backend/cuda include it). Contract v0 between the backend's core
+ * (cuda_backend.cu: open/close, memory, cuBLAS, element-wise ops, attention,
+ * losses, optimizer) and its Gated DeltaNet kernels (cuda_gdn*.cu). Grow it;
+ * do not change what is here without updating both sides. */
+#ifndef GRAFT_BACKEND_CUDA_COMMON_CUH
+#define GRAFT_BACKEND_CUDA_COMMON_CUH
+
+#include <cublasLt.h>
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include "backend/backend_impl.h"
+
+typedef __nv_bfloat16 bf16;
+
+/* be->impl of a CUDA backend. */
+typedef struct {
+    int device;                  /* CUDA ordinal */
+    cudaDeviceProp prop;         /* multiprocessors, shared memory limits, name */
+    cudaStream_t stream;         /* every op of this backend is queued here */
+    cublasHandle_t blas;         /* bound to stream */
+    cublasLtHandle_t lt;
+    void *workspace;             /* cuBLAS / cublasLt workspace on this device */
+    size_t workspace_bytes;
+    bool fp32;                   /* ACT is F32 (checking mode) instead of BF16 */
+} cuda_impl;
+
+static inline cuda_impl *cuda_of(gf_backend *be) { return (cuda_impl *)be->impl; }
+static inline cudaStream_t cuda_stream(gf_backend *be) { return cuda_of(be)->stream; }
+
+/* After a launch: records the launch error (sticky) with the op's name. */
+#define CUDA_CHECK_LAUNCH(be, what)                                                             \
+    do {                                                                                       \
+        cudaError_t e_ = cudaGetLastError();                                                   \
+        if (e_ != cudaSuccess) be_set_error((be), "%s: %s", (what), cudaGetErrorString(e_));   \
+    } while (0)
+
+/* A CUDA runtime call inside an op: records the error (sticky) and evaluates to false on failure. */
+#define CUDA_OK(be, call, what)                                                                 \
+    ([&]() -> bool {                                                                           \
+        cudaError_t e_ = (call);                                                               \
+        if (e_ != cudaSuccess) { be_set_error((be), "%s: %s", (what), cudaGetErrorString(e_)); \
+                                 return false; }                                               \
+        return true;                                                                           \
+    }())
+
+/* Element loads/stores for ACT (bf16 or float) with float arithmetic. */
+__device__ __forceinline__ float to_f(float x) { return x; }
+__device__ __forceinline__ float to_f(bf16 x) { return __bfloat162float(x); }
+template <typename T> __device__ __forceinline__ T from_f(float x);
+template <> __device__ __forceinline__ float from_f<float>(float x) { return x; }
+template <> __device__ __forceinline__ bf16 from_f<bf16>(float x) { return __float2bfloat16(x); }
+
+static inline unsigned cuda_blocks(size_t n, unsigned threads) {
+    size_t b = (n + threads - 1) / threads;
+    return (unsigned)(b > 0x7fffffffu ? 0x7fffffffu : (b ? b : 1));
+}
+
+#endif
