@@ -161,7 +161,7 @@ int cmd_race(int argc, char **argv) {
         free(conv);
         tc.convert = conv_buf;
     }
-    train_model tt = {0};
+    transformer tt = {0};
     train_data data = {0};
     race_outcome ro = {0};
     rc = 1;
@@ -169,7 +169,7 @@ int cmd_race(int argc, char **argv) {
         gf_fail("no layer to convert at retention %g of %d layers", retention, L);
         goto out;
     }
-    if (train_model_init(&tt, &teacher.cfg, &teacher.w, false, false, NULL, tc.to.ctx) != 0) goto out;
+    if (tf_view(&tt, &teacher, NULL, NULL, NULL) != 0) goto out;
     if (cli_train_data(&data, &teacher, &tc) != 0) goto out;
     tc.to.on_step = print_step;
     tc.to.ud = &tc.log_every;
@@ -225,7 +225,7 @@ out:
 cleanup:
     race_outcome_free(&ro);
     train_data_free(&data);
-    train_model_free(&tt);
+    tf_free(&tt);
     model_free(&teacher);
     return rc;
 }

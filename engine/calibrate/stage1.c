@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "gdn/gdn_layer.h"
 
 static double softplus_inv(double y) { return y + log(-expm1(-y)); }
 static double logit(double p) { return log(p / (1.0 - p)); }
@@ -83,14 +84,15 @@ int stage1_apply(const student *s, int l, gdn_params *p, const teacher_capture *
     }
 
     /* 3. value scale by least squares against the teacher's head outputs */
-    gdn_cache cache;
-    gdn_cache_alloc(&cache, c, cal->n_seqs, cal->T);
-    float *y = gf_malloc(N * (size_t)D * sizeof *y);
-    gdn_forward(c, p, &cache, x, y);
+    float *core = gf_malloc(N * (size_t)H * dv * sizeof *core);
+    if (gdn_layer_run_host(s->m->be, c, p, x, cal->n_seqs, cal->T, NULL, core) != 0) {
+        free(core);
+        return -1;
+    }
     for (int h = 0; h < H; h++) {
         double num = 0, den = 0;
         for (size_t n = 0; n < N; n++) {
-            const float *o = cache.o + (n * H + h) * (size_t)dv;
+            const float *o = core + (n * H + h) * (size_t)dv;
             const float *t = tc + (n * H + h) * (size_t)dv;
             for (int j = 0; j < dv; j++) {
                 num += (double)t[j] * o[j];
@@ -104,8 +106,7 @@ int stage1_apply(const student *s, int l, gdn_params *p, const teacher_capture *
         if (p->bv)
             for (int j = 0; j < dv; j++) p->bv[h * dv + j] *= f;
     }
-    free(y);
-    gdn_cache_free(&cache);
+    free(core);
 
     /* 4. output gate */
     double rms_tc = 0;

@@ -10,7 +10,7 @@
 #include "data/text_tokens.h"
 #include "default_teacher.h"
 #include "hub/resolve.h"
-#include "model/forward.h"
+#include "model/model.h"
 #include "stats/collect.h"
 #include "workbench/plan_jobs.h"
 #include "workbench/recover_jobs.h"
