@@ -123,7 +123,7 @@ int stage2_align(gf_backend *be, const student_settings *set, const gdn_config *
     if (open_bufs(&b, be, c, cal, held) != 0) return -1;
     const size_t n = gdn_param_count(c);
     const gf_buf master = gf_is_none(b.master) ? block : b.master; /* ACT is F32: the block is the master */
-    if (master.ptr != block.ptr) be_copy(be, master, block, n);
+    if (!gf_same(master, block)) be_copy(be, master, block, n);
     be_zero(be, b.m, n);
     be_zero(be, b.v, n);
     be_copy(be, b.best, master, n);
@@ -171,7 +171,7 @@ int stage2_align(gf_backend *be, const student_settings *set, const gdn_config *
         for (int i = 0; i < nspan; i++) {
             const gf_adamw h = {(float)spans[i].lr, 0.9f, 0.999f, 1e-8f, (float)set->weight_decay, step + 1,
                                 coef < 1.0 ? (float)coef : 1.0f};
-            be_adamw(be, gf_at(master, spans[i].off), master.ptr != block.ptr ? gf_at(block, spans[i].off) : gf_none(),
+            be_adamw(be, gf_at(master, spans[i].off), !gf_same(master, block) ? gf_at(block, spans[i].off) : gf_none(),
                      gf_at(b.grad, spans[i].off), gf_at(b.m, spans[i].off), gf_at(b.v, spans[i].off), spans[i].n, &h);
         }
         if (report) progress_report(progress, "align", step, steps);

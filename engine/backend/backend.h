@@ -19,7 +19,7 @@
  *     (the bias covers only the first gdn_qkv_width columns).
  *  4. be_gdn_prep_backward: dproj's q, k, v, a, b columns are overwritten
  *     (as v0 said) and its g columns are left alone; scratch is the op's own.
- *  5. New helpers: gf_bytes (a typed view at a byte offset of an arena),
+ *  5. New helpers: gf_bytes (a typed view at a byte offset of an arena), gf_same,
  *     be_default / be_set_default (the process's backend when a caller does
  *     not name one), be_threads (CPU worker threads; 1 on devices).
  *  6. be_attention: `stats` may be given with lse; rows with pos0 > 0 use
@@ -72,6 +72,8 @@ typedef struct {
 
 static inline gf_buf gf_none(void) { gf_buf b = {0, GF_F32}; return b; }
 static inline bool gf_is_none(gf_buf b) { return b.ptr == 0; }
+/* The same buffer (identity, not contents). */
+static inline bool gf_same(gf_buf a, gf_buf b) { return a.ptr == b.ptr; }
 static inline gf_buf gf_at(gf_buf b, size_t elems) {
     if (b.ptr) b.ptr = (char *)b.ptr + elems * gf_dtype_size(b.dtype);
     return b;

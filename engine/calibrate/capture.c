@@ -36,10 +36,13 @@ int teacher_capture_run(teacher_capture *c, const model *m, const int *seqs, int
     c->n_seqs = n_seqs;
     c->T = T;
     const size_t N = (size_t)n_seqs * T;
-    c->xn = gf_malloc((size_t)c->L * N * c->D * sizeof(float));
-    c->attn_out = gf_malloc((size_t)c->L * N * c->D * sizeof(float));
-    if (with_heads) c->heads = gf_malloc((size_t)c->L * N * c->H * c->hd * sizeof(float));
     attn_stats_init(&c->stats, c->L, c->H);
+    if (!(c->xn = gf_try_malloc((size_t)c->L * N * c->D * sizeof(float), "the teacher capture")) ||
+        !(c->attn_out = gf_try_malloc((size_t)c->L * N * c->D * sizeof(float), "the teacher capture")) ||
+        (with_heads && !(c->heads = gf_try_malloc((size_t)c->L * N * c->H * c->hd * sizeof(float), "the teacher capture")))) {
+        teacher_capture_free(c);
+        return -1;
+    }
     transformer tf;
     tf_run *r = NULL;
     int B = 4096 / (T > 0 ? T : 1);

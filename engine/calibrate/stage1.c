@@ -84,7 +84,8 @@ int stage1_apply(const student *s, int l, gdn_params *p, const teacher_capture *
     }
 
     /* 3. value scale by least squares against the teacher's head outputs */
-    float *core = gf_malloc(N * (size_t)H * dv * sizeof *core);
+    float *core = gf_try_malloc(N * (size_t)H * dv * sizeof *core, "stage 1");
+    if (!core) return -1;
     if (gdn_layer_run_host(s->m->be, c, p, x, cal->n_seqs, cal->T, NULL, core) != 0) {
         free(core);
         return -1;

@@ -301,6 +301,7 @@ int load_gguf(model *m, const char *path, const model_load_opts *opts) {
         const spec *s = &specs.v[i];
         const gguf_tensor *t = gguf_find_tensor(&g, s->name);
         float *buf = model_scratch(m, (size_t)t->n_elems);
+        if (!buf) goto done;
         if (s->permute_heads) {
             dequant_rows(t, tmp);
             unpermute_rows(tmp, buf, s->permute_heads, s->rows, s->cols);

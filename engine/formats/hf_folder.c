@@ -175,7 +175,7 @@ int load_hf_folder(model *m, const char *dir, const model_load_opts *opts) {
     for (size_t i = 0; i < specs.n; i++) { /* one tensor of host scratch at a time */
         const tensor_spec *s = &specs.v[i];
         float *buf = model_scratch(m, s->t->n_elems);
-        if (st_read_f32(s->t, buf, s->t->n_elems) != 0 || model_put(m, s->layer, tensor_of(s->kind), buf) != 0)
+        if (!buf || st_read_f32(s->t, buf, s->t->n_elems) != 0 || model_put(m, s->layer, tensor_of(s->kind), buf) != 0)
             goto done;
     }
     const char *dt = "mixed";

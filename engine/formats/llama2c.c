@@ -74,6 +74,7 @@ static void read_q8(byte_reader *r, float *dst, size_t n, size_t gs) {
  * host scratch and uploaded into the model's block. */
 static int put_f32(model *m, byte_reader *r, int layer, tensor_kind k, size_t n, size_t q8) {
     float *buf = model_scratch(m, n);
+    if (!buf) return -1;
     if (q8) read_q8(r, buf, n, q8);
     else read_f32(r, buf, n);
     return model_put(m, layer, k, buf);

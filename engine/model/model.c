@@ -68,13 +68,15 @@ int model_alloc_params(model *m) {
 float *model_scratch(model *m, size_t n) {
     if (n > m->scratch_n) {
         free(m->scratch);
-        m->scratch = gf_malloc((n ? n : 1) * sizeof *m->scratch);
+        m->scratch_n = 0;
+        if (!(m->scratch = gf_try_malloc((n ? n : 1) * sizeof *m->scratch, "one tensor while loading"))) return NULL;
         m->scratch_n = n;
     }
     return m->scratch;
 }
 
 int model_put(model *m, int layer, tensor_kind k, const float *src) {
+    if (!src) return -1; /* model_scratch failed: its message stands */
     const param_entry *e = param_layout_find(&m->layout, layer, k);
     GF_ASSERT(e != NULL);
     return be_upload(m->be, gf_at(m->params, e->off), src, GF_F32, e->n);

@@ -75,7 +75,7 @@ int tf_trainable(transformer *tf, const model *m, const gdn_config *g, const mix
         gf_buf src = e->kind == TK_GDN ? gdn_blocks[e->layer] : model_view(&m->w, e->layer, e->kind);
         be_copy(be, gf_at(tf->params, e->off), src, e->n);
     }
-    if (tf->master.ptr != tf->params.ptr) be_copy(be, tf->master, tf->params, n);
+    if (!gf_same(tf->master, tf->params)) be_copy(be, tf->master, tf->params, n);
     model_views_bind(&tf->w, &tf->layout, &tf->cfg, g, tf->params);
     model_views_bind(&tf->g, &tf->layout, &tf->cfg, g, tf->grads);
     for (int k = 0; k < PGROUP_COUNT; k++) tf->train[k] = true;
@@ -90,7 +90,7 @@ fail:
 
 void tf_free(transformer *tf) {
     if (tf->be) {
-        if (tf->master.ptr != tf->params.ptr) be_free(tf->be, &tf->master);
+        if (!gf_same(tf->master, tf->params)) be_free(tf->be, &tf->master);
         be_free(tf->be, &tf->params);
         be_free(tf->be, &tf->grads);
     }

@@ -159,6 +159,7 @@ static float *permute_rows_to_half(const float *w, int heads, int hd, int cols) 
 typedef struct {
     float **v;
     int n, cap;
+    int failed; /* a download failed (out of memory): nothing may be written */
 } owned_list;
 
 static const float *keep(owned_list *o, float *p) {
@@ -169,19 +170,22 @@ static const float *keep(owned_list *o, float *p) {
 
 static void add2(st_writer *w, const char *name, const float *d, int64_t a, int64_t b) {
     int64_t sh[2] = {a, b};
-    st_writer_add(w, name, d, b > 0 ? 2 : 1, sh);
+    if (d) st_writer_add(w, name, d, b > 0 ? 2 : 1, sh);
 }
 
 /* A teacher tensor downloaded to the host (kept until the file is written). */
 static const float *host(owned_list *own, const model *m, int l, tensor_kind k) {
-    float *x = gf_malloc(model_tensor_elems(m, l, k) * sizeof *x);
-    const int got = model_get(m, l, k, x);
-    GF_ASSERT(got == 0);
+    float *x = gf_try_malloc(model_tensor_elems(m, l, k) * sizeof *x, "a tensor of the student folder");
+    if (!x || model_get(m, l, k, x) != 0) {
+        free(x);
+        own->failed = 1;
+        return NULL; /* add2 skips it; student_save fails */
+    }
     return keep(own, x);
 }
 
 static const float *half_split(owned_list *own, const float *w, int heads, int hd, int cols) {
-    return keep(own, permute_rows_to_half(w, heads, hd, cols));
+    return w ? keep(own, permute_rows_to_half(w, heads, hd, cols)) : NULL;
 }
 
 static void add_teacher(st_writer *w, owned_list *own, const model *m) {
@@ -333,8 +337,9 @@ int student_save(const student *s, const char *dir, const char *tokenizer_src, c
     st_writer_init(&w);
     owned_list own = {0};
     add_teacher(&w, &own, s->m);
+    if (own.failed) rc = -1;
     gdn_tensor_ref refs[20];
-    for (int l = 0; l < s->L; l++) {
+    for (int l = 0; l < s->L && rc == 0; l++) {
         if (!s->is_gdn[l]) continue;
         gdn_params p;
         gdn_params_alloc(&p, &s->gcfg);

@@ -262,7 +262,7 @@ int train_run(const train_opts *o, transformer *student, transformer *teacher, t
         }
         *st = got;
         res->resumed_from = st->step;
-        if (student->master.ptr != student->params.ptr)
+        if (!gf_same(student->master, student->params))
             be_copy(be, student->params, student->master, student->layout.total);
     }
     const lr_schedule sched = {o->schedule, (long)(o->warmup_frac * res->total_steps + 0.5), res->total_steps,
@@ -298,7 +298,7 @@ int train_run(const train_opts *o, transformer *student, transformer *teacher, t
                                 (float)o->weight_decay, (int)step, (float)clipf};
             const size_t off = spans[i].off;
             be_adamw(be, gf_at(student->master, off),
-                     student->master.ptr != student->params.ptr ? gf_at(student->params, off) : gf_none(),
+                     !gf_same(student->master, student->params) ? gf_at(student->params, off) : gf_none(),
                      gf_at(student->grads, off), gf_at(b.m, off), gf_at(b.v, off), spans[i].n, &h);
         }
         if ((rc = be_sync(be)) != 0) goto done;

@@ -119,7 +119,7 @@ int cli_student_build(cli_student *s, const model *src, const train_cli *c, cons
             if (rc == 0) rc = be_upload(s->tm.be, v, x, GF_F32, pl->t[i].n);
             free(x);
         }
-        if (rc == 0 && s->tm.master.ptr != s->tm.params.ptr)
+        if (rc == 0 && !gf_same(s->tm.master, s->tm.params))
             be_copy(s->tm.be, s->tm.params, s->tm.master, pl->total);
     }
     if (rc != 0) cli_student_free(s);
