@@ -64,7 +64,7 @@ static void fake_data(train_data *d, int T, int n, int V) {
     for (int i = 0; i < T; i++) d->eval[i] = (i * 17 + 3) % V;
 }
 
-static int run(const char *label, model *m, int T, int batch, int steps, double sgemm) {
+static int run(const char *label, model *m, int T, int batch, int steps, double sgemm, double sgemm_cpu) {
     transformer teacher, student;
     if (tf_view(&teacher, m, NULL, NULL, NULL) != 0 || make_student(&student, m) != 0) {
         fprintf(stderr, "bench_train: %s\n", gf_last_error());
@@ -88,10 +88,11 @@ static int run(const char *label, model *m, int T, int batch, int steps, double 
         fprintf(stderr, "bench_train: %s\n", gf_last_error());
     } else {
         const double tok = (double)T * batch * steps;
-        const double gf = 8.0 * proj_macs_per_token(&m->cfg) * tok / dt * 1e-9;
-        printf("train %-34s B %d x T %-4d: %8.1f tokens/s  %6.1f GFLOP/s  (%.0f%% of sgemm %.1f GFLOP/s; "
-               "%.1f CPU-s per step)\n",
-               label, batch, T, tok / dt, gf, 100 * gf / sgemm, sgemm, dc / steps);
+        const double flop = 8.0 * proj_macs_per_token(&m->cfg) * tok, gf = flop / dt * 1e-9, gfc = flop / dc * 1e-9;
+        printf("train %-34s B %d x T %-4d: %8.1f tokens/s  %6.1f GFLOP/s  (%.0f%% of sgemm %.1f GFLOP/s) | "
+               "per CPU-s %.1f GFLOP (%.0f%% of sgemm's %.1f; %.1f CPU-s per step)\n",
+               label, batch, T, tok / dt, gf, 100 * gf / sgemm, sgemm, gfc, 100 * gfc / sgemm_cpu, sgemm_cpu,
+               dc / steps);
         train_result_free(&r);
     }
     train_data_free(&d);
@@ -164,10 +165,10 @@ int main(int argc, char **argv) {
         execv("/proc/self/exe", argv);
     }
     if (argc >= 4 && strcmp(argv[1], "rss") == 0) return rss_mode(argv[2], atoi(argv[3]), argc > 4 ? atoi(argv[4]) : 1);
-    const double sgemm = bench_sgemm_gflops(512, 896, 896, 5);
+    const double sgemm = bench_sgemm_gflops(512, 896, 896, 5), sgemm_cpu = bench_sgemm_gflops_cpu(512, 896, 896, 5);
     model m;
     if (load_stories(&m) == 0) {
-        run("stories260K hybrid (GDN 2,4)", &m, 256, 4, 8, sgemm);
+        run("stories260K hybrid (GDN 2,4)", &m, 256, 4, 8, sgemm, sgemm_cpu);
         model_free(&m);
     } else {
         printf("train stories260K: skipped (%s)\n", gf_last_error());
@@ -179,7 +180,7 @@ int main(int argc, char **argv) {
     }
     char label[64];
     snprintf(label, sizeof label, "Qwen2.5-0.5B shape, %d of 24 layers", c.n_layers);
-    run(label, &m, 128, 8, 2, sgemm);
+    run(label, &m, 128, 8, 2, sgemm, sgemm_cpu);
     model_free(&m);
     return 0;
 }
