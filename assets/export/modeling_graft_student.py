@@ -26,7 +26,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 from transformers import GenerationMixin, PreTrainedModel
-from transformers.modeling_outputs import CausalLMOutputWithPast
+from transformers.modeling_outputs import BaseModelOutputWithPast, CausalLMOutputWithPast
 
 try:
     from transformers import PreTrainedConfig as _BaseConfig
@@ -444,7 +444,10 @@ class GraftStudentModel(GraftStudentPreTrainedModel):
     def set_input_embeddings(self, value):
         self.embed_tokens = value
 
-    def forward(self, input_ids=None, attention_mask=None, position_ids=None, inputs_embeds=None, state=None):
+    def forward(self, input_ids=None, attention_mask=None, position_ids=None, inputs_embeds=None, state=None,
+                **kwargs):
+        """Final-normed hidden states [B, T, D]; `state` (a GraftStudentCache) is
+        continued and updated when given."""
         x = self.embed_tokens(input_ids) if inputs_embeds is None else inputs_embeds
         B, T, _ = x.shape
         past = state.seen if state is not None else 0
@@ -477,7 +480,7 @@ class GraftStudentModel(GraftStudentPreTrainedModel):
                 x = layer(x, rope, attn_mask, token_mask, layer_cache)
         if state is not None:
             state.seen = past + T
-        return self.norm(x)
+        return BaseModelOutputWithPast(last_hidden_state=self.norm(x), **{_CACHE_KEY: state})
 
 
 class GraftStudentForCausalLM(GraftStudentPreTrainedModel, GenerationMixin):
@@ -521,6 +524,7 @@ class GraftStudentForCausalLM(GraftStudentPreTrainedModel, GenerationMixin):
         output_hidden_states=None,
         return_dict=None,
         logits_to_keep=0,
+        token_type_ids=None,  # accepted and ignored: some tokenizers return them
         **kwargs,
     ):
         state = cache if cache is not None else past_key_values
@@ -530,7 +534,7 @@ class GraftStudentForCausalLM(GraftStudentPreTrainedModel, GenerationMixin):
             use_cache = self.config.use_cache and labels is None and not self.training
         if state is None and use_cache:
             state = GraftStudentCache(self.config.num_hidden_layers)
-        h = self.model(input_ids, attention_mask, position_ids, inputs_embeds, state)
+        h = self.model(input_ids, attention_mask, position_ids, inputs_embeds, state).last_hidden_state
         keep = slice(-logits_to_keep, None) if isinstance(logits_to_keep, int) and logits_to_keep > 0 else slice(None)
         logits = self._logits(h[:, keep])
         loss = None

@@ -92,7 +92,8 @@ int hf_load_pre_tokenizer(hf_tokenizer *h, const cJSON *p, const char *path, boo
             free(quoted);
             return gf_fail_prefix(path);
         }
-        op.pattern = gf_strdup(rx);
+        op.pattern = gf_strdup(quoted ? lit : rx);
+        op.pattern_literal = quoted != NULL;
         free(quoted);
         return push_pre(h, op);
     }

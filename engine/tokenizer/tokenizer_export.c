@@ -285,7 +285,8 @@ static cJSON *pre_tokenizer_json(const hf_tokenizer *h) {
                 return gf_fail("a split pre-tokenizer's pattern is unknown"), NULL;
             }
             o = typed("Split");
-            cJSON_AddStringToObject(cJSON_AddObjectToObject(o, "pattern"), "Regex", op->pattern);
+            cJSON_AddStringToObject(cJSON_AddObjectToObject(o, "pattern"), op->pattern_literal ? "String" : "Regex",
+                                    op->pattern);
             cJSON_AddStringToObject(o, "behavior", "Isolated");
             cJSON_AddBoolToObject(o, "invert", false);
         } else if (op->kind == PRE_BYTELEVEL) {
@@ -446,6 +447,8 @@ cJSON *tokenizer_export_config(const tokenizer *t, int max_len) {
     cJSON_AddBoolToObject(o, "add_bos_token", bos != NULL);
     cJSON_AddBoolToObject(o, "add_eos_token", false);
     cJSON_AddBoolToObject(o, "clean_up_tokenization_spaces", false);
+    const char *inputs[2] = {"input_ids", "attention_mask"}; /* no token_type_ids for a decoder */
+    cJSON_AddItemToObject(o, "model_input_names", cJSON_CreateStringArray(inputs, 2));
     if (max_len > 0) cJSON_AddNumberToObject(o, "model_max_length", max_len);
     return o;
 }

@@ -10,8 +10,13 @@ pipeline. Checks, with the Hugging Face `tokenizers` library:
   encode(text, add_special_tokens=False).ids == graft's ids (id for id)
   encode(text).ids == graft's ids with BOS (the post-processor adds BOS
   exactly when graft does)
-and with --auto, transformers' AutoTokenizer.from_pretrained(TOKENIZER_DIR)
-gives the same ids (tokenizer_config.json: class, special tokens).
+and with --auto, transformers' AutoTokenizer gives the same ids
+(tokenizer_config.json: class, special tokens), called both ways:
+from_pretrained(DIR, trust_remote_code=True), the documented call for a
+folder with custom model code, and plain from_pretrained(DIR) as a
+non-interactive session makes it (transformers 5 first loads config.json,
+asks whether to run the folder's custom code, and without an answer falls
+back to a generic config: the tokenizer does not need the model code).
 Exit 1 with the first differing position on failure.
 """
 import json
@@ -50,12 +55,20 @@ def main():
         import transformers
         from transformers import AutoTokenizer
 
-        at = AutoTokenizer.from_pretrained(folder)
+        import io
+
+        at = AutoTokenizer.from_pretrained(folder, trust_remote_code=True)
         compare("AutoTokenizer", at(text)["input_ids"], ref["ids_bos"])
         compare("AutoTokenizer, no special tokens", at(text, add_special_tokens=False)["input_ids"], ref["ids"])
         if ref["bos"] >= 0 and at.bos_token_id != ref["bos"]:
             print(f"FAIL AutoTokenizer bos_token_id {at.bos_token_id} != graft's {ref['bos']}")
             sys.exit(1)
+        stdin, sys.stdin = sys.stdin, io.StringIO("")  # no one to answer transformers' prompt
+        try:
+            plain = AutoTokenizer.from_pretrained(folder)
+        finally:
+            sys.stdin = stdin
+        compare("AutoTokenizer without trust_remote_code", plain(text)["input_ids"], ref["ids_bos"])
         line += f"; AutoTokenizer ({type(at).__name__}, transformers {transformers.__version__}) too"
     print(line)
 
