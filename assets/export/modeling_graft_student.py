@@ -14,8 +14,8 @@
 #   S_t = exp(g_t) S_{t-1} (I - beta_t k_t k_t^T) + beta_t v_t k_t^T
 #   o_t = S_t (scale q_t),  y = Wo concat_h(RMSNorm(o_t) * o_norm.weight * silu(Wg x)_h)
 # The recurrence runs with flash-linear-attention's chunk kernel when `fla` is
-# importable and the tensors are on a GPU, else as a chunked PyTorch loop
-# (prefill) or a token step (decoding with a cache). RoPE uses Hugging Face's
+# importable and the model runs bfloat16 / float16 on a GPU, else as a chunked
+# PyTorch loop in float32 (prefill) or a token step (decoding with a cache). RoPE uses Hugging Face's
 # half-split pairing: graft permutes a llama2.c teacher's q/k rows when it saves.
 #
 # Load with AutoModelForCausalLM.from_pretrained(folder, trust_remote_code=True);
@@ -335,13 +335,17 @@ class GraftGatedDeltaNet(nn.Module):
         return F.conv1d(full.transpose(1, 2), conv.weight, groups=C).transpose(1, 2)
 
     def _use_fla(self, x):
+        """fla's chunk kernel runs bfloat16 / float16 on a GPU (it refuses float32)."""
         if self.backend == "torch":
             return False
+        usable = x.is_cuda and x.dtype in (torch.bfloat16, torch.float16)
         if self.backend == "fla":
             if _fla_chunk_gated_delta_rule is None:
                 raise RuntimeError("gdn_backend='fla' but flash-linear-attention is not importable")
+            if not usable:
+                raise RuntimeError(f"gdn_backend='fla' needs bfloat16 / float16 on a GPU, not {x.dtype} on {x.device}")
             return True
-        return _fla_chunk_gated_delta_rule is not None and x.is_cuda
+        return _fla_chunk_gated_delta_rule is not None and usable
 
     def forward(self, x, token_mask, layer_cache):
         B, T, _ = x.shape
@@ -365,11 +369,12 @@ class GraftGatedDeltaNet(nn.Module):
         state = layer_cache.get("state") if layer_cache is not None else None
         if state is None:
             state = q.new_zeros(B, self.H, self.dk, self.dv)
-        if self._use_fla(x) and T > 1:
+        if T >= 16 and self._use_fla(x):  # prefill; decoding steps stay on the token step below
             o, state = _fla_chunk_gated_delta_rule(
-                q=q, k=k, v=v, g=g, beta=beta, scale=self.scale, initial_state=state, output_final_state=True
+                q=q.to(dtype), k=k.to(dtype), v=v.to(dtype), g=g, beta=beta.to(dtype), scale=self.scale,
+                initial_state=state, output_final_state=True,
             )
-            o = o.float()
+            o, state = o.float(), state.float()
         elif T <= 2:
             o, state = _gdn_recurrent(q, k, v, g, beta, self.scale, state)
         else:
@@ -401,6 +406,12 @@ class GraftDecoderLayer(nn.Module):
             h = self.self_attn(h, rope, attn_mask, layer_cache)
         x = x + h
         return x + self.mlp(self.post_attention_layernorm(x))
+
+
+def _unused_teacher_keys(config):
+    """Every layer of a graft student folder keeps its teacher attention tensors;
+    GDN layers do not use them."""
+    return [rf"(^|\.)layers\.{i}\.self_attn\." for i in sorted(config.gdn_layers)]
 
 
 class GraftStudentPreTrainedModel(PreTrainedModel):
@@ -436,6 +447,8 @@ class GraftStudentModel(GraftStudentPreTrainedModel):
         self.layers = nn.ModuleList(GraftDecoderLayer(config, i) for i in range(config.num_hidden_layers))
         self.norm = GraftRMSNorm(config.hidden_size, config.rms_norm_eps)
         self.gradient_checkpointing = False
+        # AutoModel reads the folder without the head
+        self._keys_to_ignore_on_load_unexpected = _unused_teacher_keys(config) + [r"^lm_head\."]
         self.post_init()
 
     def get_input_embeddings(self):
@@ -489,11 +502,7 @@ class GraftStudentForCausalLM(GraftStudentPreTrainedModel, GenerationMixin):
         self.model = GraftStudentModel(config)
         # tied students store no lm_head.weight: the logits use the embedding itself
         self.lm_head = None if config.tie_word_embeddings else nn.Linear(config.hidden_size, config.vocab_size, bias=False)
-        # every layer of a graft student folder keeps its teacher attention tensors;
-        # GDN layers do not use them
-        self._keys_to_ignore_on_load_unexpected = [
-            rf"model\.layers\.{i}\.self_attn\." for i in sorted(config.gdn_layers)
-        ]
+        self._keys_to_ignore_on_load_unexpected = _unused_teacher_keys(config)
         self.post_init()
 
     def get_input_embeddings(self):

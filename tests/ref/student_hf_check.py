@@ -58,7 +58,7 @@ def main():
     a = ap.parse_args()
 
     import transformers
-    from transformers import AutoConfig, AutoModelForCausalLM
+    from transformers import AutoConfig, AutoModel, AutoModelForCausalLM
 
     torch.manual_seed(0)
     ids = json.load(open(a.ids))["ids"]
@@ -123,6 +123,18 @@ def main():
                 print(f"ok generate() with GraftStudentCache: {len(got)} greedy tokens equal graft's")
             elif len(got) != len(greedy):  # bfloat16 near-ties may pick other tokens: only that it runs
                 fail(f"{dtype_name} generate() gave {len(got)} tokens, asked for {len(greedy)}")
+
+        if dtype == torch.float32:  # AutoModel: the decoder without its head, same weights
+            base, info = AutoModel.from_pretrained(a.student, trust_remote_code=True, gdn_backend=a.backend,
+                                                   output_loading_info=True)
+            if info.get("missing_keys") or info.get("unexpected_keys"):
+                fail(f"AutoModel loading info {info}")
+            x = torch.tensor([ids[0]], device=a.device)
+            with torch.no_grad():
+                d = (base.to(a.device).eval()(input_ids=x).last_hidden_state - model.model(input_ids=x).last_hidden_state)
+            if not d.abs().max().item() == 0.0:
+                fail(f"AutoModel hidden states differ from the causal LM's by {d.abs().max().item()}")
+            del base
 
         if dtype == torch.float32:  # continuing in PyTorch: the loss, its gradients, one optimizer step
             x = torch.tensor([ids[0]], device=a.device)
