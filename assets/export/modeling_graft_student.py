@@ -15,8 +15,9 @@
 #   o_t = S_t (scale q_t),  y = Wo concat_h(RMSNorm(o_t) * o_norm.weight * silu(Wg x)_h)
 # The recurrence runs with flash-linear-attention's chunk kernel when `fla` is
 # importable and the model runs bfloat16 / float16 on a GPU, else as a chunked
-# PyTorch loop in float32 (prefill) or a token step (decoding with a cache). RoPE uses Hugging Face's
-# half-split pairing: graft permutes a llama2.c teacher's q/k rows when it saves.
+# PyTorch loop in float32 (prefill) or a token step (decoding with a cache).
+# RoPE uses Hugging Face's half-split pairing: graft permutes a llama2.c
+# teacher's q/k rows when it saves.
 #
 # Load with AutoModelForCausalLM.from_pretrained(folder, trust_remote_code=True);
 # pass gdn_backend="torch" to force the PyTorch recurrence.
