@@ -17,6 +17,22 @@ static float dot(const float *a, const float *b, int n) {
     return s;
 }
 
+/* No-sink distance of query row i >= 1 from the shifted scores sc[0..i],
+ * re-shifted by the largest score among keys j >= 1: used when the first key
+ * holds so much of the row that the float weights of the others underflow. */
+static double nosink_distance_rescaled(const float *sc, int i) {
+    float m1 = -INFINITY;
+    for (int j = 1; j <= i; j++)
+        if (sc[j] > m1) m1 = sc[j];
+    double num = 0, den = 0;
+    for (int j = 1; j <= i; j++) {
+        const double w = exp((double)sc[j] - m1);
+        num += w * (i - j > 0 ? (double)(i - j) : 0.5);
+        den += w;
+    }
+    return num / den;
+}
+
 void attention_forward(float *out, const float *q, const float *k_cache, const float *v_cache,
                        const attn_shape *s, int T, int pos0, attn_stats *stats, int layer) {
     const int H = s->n_heads, KV = s->n_kv_heads, hd = s->head_dim, group = H / KV;
@@ -74,7 +90,9 @@ void attention_forward(float *out, const float *q, const float *k_cache, const f
                     sum_dist += dist;
                     sum_ent += ent;
                     sum_rms += sqrt(ss / hd);
-                    sum_nosink += rest > 0 ? rest_dist / rest : 0.5; /* row 0 has no key j >= 1 */
+                    /* row 0 has no key j >= 1; z >= 1, so rest < 1e-20 z means the
+                     * float weights of keys j >= 1 may have underflowed */
+                    sum_nosink += i == 0 ? 0.5 : rest >= 1e-20 * z ? rest_dist / rest : nosink_distance_rescaled(sc, i);
                     sum_sink += (double)p[0] / z;
                 }
             }

@@ -6,8 +6,8 @@
  *   entropy   = -sum_j A[i,j] * log(max(A[i,j], 1e-10))
  *   output_rms = sqrt(mean_d tc[i,d]^2), tc = sum_j A[i,j] v_j (+ v bias), before o_proj
  *   dist_nosink = sum_{j>=1} A[i,j] max(i - j, 0.5) / sum_{j>=1} A[i,j]: the distance
- *                 without the first key (the attention sink); 0.5 for i = 0 (and for a
- *                 row whose whole mass sits on key 0 to float precision)
+ *                 without the first key (the attention sink); 0.5 for i = 0 (a row whose
+ *                 other keys underflow in float next to the sink is recomputed rescaled)
  *   sink       = A[i,0]: the share of attention on the first key
  * (the last two are backend.h's GF_STAT_DIST_NOSINK and GF_STAT_SINK).
  * Each is summed over every (sequence, query position); the means divide by
