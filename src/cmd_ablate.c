@@ -180,7 +180,7 @@ int cmd_ablate(int argc, char **argv) {
             const size_t len = strcspn(p, "/");
             snprintf(one, sizeof one, "%.*s", (int)(len < 63 ? len : 63), p);
             if (stage1_parts_parse(one, &sets[n_sets++]) != 0) {
-                fprintf(stderr, "graft ablate: --stage1: %s\n", gf_last_error());
+                fprintf(stderr, "graft ablate: %s\n", gf_last_error());
                 return 2;
             }
             if (!p[len]) break;

@@ -72,9 +72,9 @@ int stage1_parts_parse(const char *text, unsigned *out) {
         for (int i = 0; i < 4; i++)
             if (len == strlen(stage1_part_names[i]) && strncmp(p, stage1_part_names[i], len) == 0) found = i;
         if (found < 0)
-            return gf_fail("unknown Stage 1 component '%.*s' in '%s' (decay, beta, sigma, gate; or all, none)", (int)len, p,
-                           text);
-        if (parts & (1u << found)) return gf_fail("Stage 1 component '%s' given twice in '%s'", stage1_part_names[found], text);
+            return gf_fail("--stage1: unknown Stage 1 component '%.*s' in '%s' (decay, beta, sigma, gate; or all, none)",
+                           (int)len, p, text);
+        if (parts & (1u << found)) return gf_fail("--stage1: component '%s' given twice in '%s'", stage1_part_names[found], text);
         parts |= 1u << found;
         if (!p[len]) break;
         p += len + 1;
@@ -101,7 +101,7 @@ const char *decay_distance_name(decay_distance_mode m) { return m == DECAY_DISTA
 int decay_distance_parse(const char *name, decay_distance_mode *out) {
     if (strcmp(name, "all") == 0) *out = DECAY_DISTANCE_ALL;
     else if (strcmp(name, "no-sink") == 0) *out = DECAY_DISTANCE_NO_SINK;
-    else return gf_fail("unknown distance '%s' (all or no-sink)", name);
+    else return gf_fail("--distance: unknown distance '%s' (all or no-sink)", name);
     return 0;
 }
 

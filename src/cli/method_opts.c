@@ -35,8 +35,8 @@ int method_cli_settings(const method_cli *o, long seed, student_init init, stude
     else if (strcmp(o->keep_best, "heldout") == 0) s->keep_best = KEEP_BEST_HELDOUT;
     else return gf_fail("--keep-best must be train or heldout, got '%s'", o->keep_best);
     s->seed = (uint64_t)seed;
-    if (o->stage1 && stage1_parts_parse(o->stage1, &s->stage1) != 0) return gf_fail("--stage1: %s", gf_last_error());
-    if (decay_distance_parse(o->distance, &s->distance) != 0) return gf_fail("--distance: %s", gf_last_error());
+    if (o->stage1 && stage1_parts_parse(o->stage1, &s->stage1) != 0) return -1;
+    if (decay_distance_parse(o->distance, &s->distance) != 0) return -1;
     if (o->half_life && half_life_parse(o->half_life, &s->half_life) != 0) return -1;
     if (s->half_life > 0 && !(s->stage1 & STAGE1_DECAY))
         return gf_fail("--half-life sets the decay: it needs decay among the --stage1 components");
