@@ -158,8 +158,11 @@ int cmd_convert(int argc, char **argv) {
         for (int i = 0; i < sel.k; i++) printf(" %d", sel.kept[i]);
         printf("\n");
         if (init_uses_stage1(init)) {
-            printf("Stage 1 components: %s (decay from %s)\n", stage1_parts_name(student_stage1_parts(&set), parts, sizeof parts),
-                   !(set.stage1 & STAGE1_DECAY) ? "none: default init" : set.half_life > 0 ? "--half-life" : decay_distance_name(set.distance));
+            const unsigned sp1 = student_stage1_parts(&set);
+            printf("Stage 1 components: %s", stage1_parts_name(sp1, parts, sizeof parts));
+            if (sp1 & STAGE1_DECAY && set.half_life > 0) printf(" (decay: every head's half-life %g tokens)", set.half_life);
+            else if (sp1 & STAGE1_DECAY && set.distance == DECAY_DISTANCE_NO_SINK) printf(" (decay from the distance without the first key)");
+            printf("\n");
         }
         for (int l = 0; l < L; l++) {
             if (!s.is_gdn[l]) continue;
