@@ -42,9 +42,9 @@ void method_cli_default(method_cli *o);
 
 /* Stage 1 options, kept apart from METHOD_OPTS (convert, select, ablate, race). */
 #define STAGE1_OPTS(o)                                                                                                \
-    {"stage1", OPT_STR, &(o).stage1, "Stage 1 components: any of decay,beta,sigma,gate (default all), or none"},     \
+    {"stage1", OPT_STR, &(o).stage1, "Stage 1 components: any of decay,beta,sigma,gate (default all), or none (ablate: sets A/B/...)"},     \
     {"distance", OPT_STR, &(o).distance, "distance behind the decay: all (default) or no-sink (without the first key)"}, \
-    {"half-life", OPT_STR, &(o).half_life, "decay override: every head's idle half-life N tokens (A_log = 0)"}
+    {"half-life", OPT_STR, &(o).half_life, "decay override: every head's idle half-life N tokens, A_log = 0 (ablate: rows N,M,...)"}
 
 /* Fills settings from the options (seed from --seed); -1 + error on bad values.
  * --half-life needs the decay among the components. */
