@@ -191,8 +191,10 @@ enum {
     GF_STAT_ENTROPY = 1,     /* -sum_j A[i,j] log(max(A[i,j], 1e-10)) */
     GF_STAT_OUT_RMS = 2,     /* sqrt(mean_d out[i,d]^2) */
     GF_STAT_DIST_NOSINK = 3, /* sum_{j>=1} A[i,j] max(i-j, 0.5) / sum_{j>=1} A[i,j]: the distance
-                                without the first key (attention sink); 0.5 for i = 0 */
-    GF_STAT_SINK = 4,        /* A[i,0]: the share of attention on the first key */
+                                without the first key (attention sink); 0.5 for i = 0; a row
+                                whose other keys underflow next to the sink is recomputed
+                                with scores re-shifted by the max over j >= 1 */
+    GF_STAT_SINK = 4,        /* A[i,0]: the share of attention on the first key (stats/attn_stats.h) */
     GF_STAT_COUNT = 5
 };
 

@@ -27,6 +27,18 @@ double attn_stats_mean_distance(const attn_stats *s, int layer, int head) {
     return d < 0.5 ? 0.5 : d;
 }
 
+double attn_stats_mean_distance_nosink(const attn_stats *s, int layer, int head) {
+    const head_stat_sum *h = attn_stats_at(s, layer, head);
+    if (h->rows == 0) return NAN;
+    double d = h->dist_nosink / h->rows;
+    return d < 0.5 ? 0.5 : d;
+}
+
+double attn_stats_sink_share(const attn_stats *s, int layer, int head) {
+    const head_stat_sum *h = attn_stats_at(s, layer, head);
+    return h->rows ? h->sink / h->rows : NAN;
+}
+
 double attn_stats_entropy(const attn_stats *s, int layer, int head) {
     const head_stat_sum *h = attn_stats_at(s, layer, head);
     return h->rows ? h->entropy / h->rows : NAN;
@@ -37,16 +49,6 @@ double attn_stats_output_rms(const attn_stats *s, int layer, int head) {
     return h->rows ? h->output_rms / h->rows : NAN;
 }
 
-double attn_stats_mean_distance_nosink(const attn_stats *s, int layer, int head) {
-    const head_stat_sum *h = attn_stats_at(s, layer, head);
-    return h->rows ? h->distance_nosink / h->rows : NAN;
-}
-
-double attn_stats_sink(const attn_stats *s, int layer, int head) {
-    const head_stat_sum *h = attn_stats_at(s, layer, head);
-    return h->rows ? h->sink / h->rows : NAN;
-}
-
 void attn_stats_add(attn_stats *s, const double *sums, long rows) {
     for (int l = 0; l < s->n_layers; l++)
         for (int h = 0; h < s->n_heads; h++) {
@@ -55,7 +57,7 @@ void attn_stats_add(attn_stats *s, const double *sums, long rows) {
             a->distance += x[GF_STAT_DISTANCE];
             a->entropy += x[GF_STAT_ENTROPY];
             a->output_rms += x[GF_STAT_OUT_RMS];
-            a->distance_nosink += x[GF_STAT_DIST_NOSINK];
+            a->dist_nosink += x[GF_STAT_DIST_NOSINK];
             a->sink += x[GF_STAT_SINK];
             a->rows += rows;
         }

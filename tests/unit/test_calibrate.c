@@ -7,7 +7,8 @@
  * Tolerances (float32 rounding observed <= ~1e-5 relative on these sizes;
  * a wrong convention — missing query scale, wrong GQA expansion, bias kept,
  * other clamp — moves these quantities by 1e-2 or more):
- *   mean distance, output RMS, sigma*, alpha*, dt_bias, target g: 1e-4 relative
+ *   mean distance (with and without the first key), output RMS, sigma*, alpha*,
+ *   dt_bias, target g: 1e-4 relative; sink share (~0.1 here): 1e-5 absolute
  *   entropy, beta*, write logit mean: 1e-4 absolute; concentration 1e-3 absolute
  *   Wb after Stage 1: 1e-5 x max(1, max |Wb|) absolute (mean-logit rows reach ~5)
  *   GDN output y: max |dy| <= 1e-4 * max |y| */
@@ -129,6 +130,8 @@ static void run_mode(write_gate_mode mode) {
         const stage1_result *r = &s.rep[l].s1;
         assert_true(s.rep[l].has_stage1);
         close_rel(cJSON_GetObjectItem(g, "mean_distance"), r->dist, H, 1e-4, "mean_distance", l);
+        close_rel(cJSON_GetObjectItem(g, "mean_distance_no_sink"), r->dist_nosink, H, 1e-4, "mean_distance_no_sink", l);
+        close_abs(cJSON_GetObjectItem(g, "sink_share"), r->sink, H, 1e-5, "sink_share", l);
         close_abs(cJSON_GetObjectItem(g, "entropy"), r->entropy, H, 1e-4, "entropy", l);
         close_abs(cJSON_GetObjectItem(g, "concentration"), r->conc, H, 1e-3, "concentration", l);
         close_rel(cJSON_GetObjectItem(g, "output_rms"), r->tc_rms, H, 1e-4, "output_rms", l);

@@ -24,6 +24,22 @@
 #define QB 64                            /* query rows per block */
 #define LOG_1E_MINUS_10 (-23.025850929940457)
 
+/* No-sink distance of query row i >= 1 from the shifted scores sc[0..i],
+ * re-shifted by the largest score among keys j >= 1: used when the first key
+ * holds so much of the row that the float weights of the others underflow. */
+static double nosink_distance_rescaled(const float *sc, int i) {
+    float m1 = -INFINITY;
+    for (int j = 1; j <= i; j++)
+        if (sc[j] > m1) m1 = sc[j];
+    double num = 0, den = 0;
+    for (int j = 1; j <= i; j++) {
+        const double w = exp((double)sc[j] - m1);
+        num += w * (i - j > 0 ? (double)(i - j) : 0.5);
+        den += w;
+    }
+    return num / den;
+}
+
 void cpu_attention(gf_backend *be, gf_buf out, gf_buf lse, gf_buf stats, gf_buf q, gf_buf k, gf_buf v,
                    const gf_attn_shape *s) {
     const int B = s->B, T = s->T, H = s->H, KV = s->KV, hd = s->hd, group = H / KV, pos0 = s->pos0;
@@ -62,29 +78,37 @@ void cpu_attention(gf_backend *be, gf_buf out, gf_buf lse, gf_buf stats, gf_buf 
                 float *sr = S + (size_t)r * n, *pr = P + (size_t)r * n;
                 float m = -INFINITY;
                 for (int j = 0; j < nk; j++) m = sr[j] > m ? sr[j] : m;
-                double z = 0;
+                double z = 0, rest = 0, rest_dist = 0; /* rest*: keys j >= 1, unnormalized */
                 for (int j = 0; j < nk; j++) {
                     sr[j] -= m;
                     z += (pr[j] = expf(sr[j]));
                 }
+                if (part)
+                    for (int j = 1; j < nk; j++) {
+                        rest += pr[j];
+                        rest_dist += (double)pr[j] * (i - j > 0 ? (double)(i - j) : 0.5);
+                    }
+                const double sink = pr[0] / z;
                 const float inv = (float)(1.0 / z);
                 for (int j = 0; j < nk; j++) pr[j] *= inv;
                 for (int j = nk; j < n; j++) pr[j] = 0;
                 const double log_z = log(z);
                 if (LSE) LSE[((size_t)b * H + h) * T + t0 + r] = (float)(m + log_z);
                 if (!part) continue;
-                double dist = 0, ent = 0, rest = 0, rest_dist = 0;
+                double dist = 0, ent = 0;
                 for (int j = 0; j < nk; j++) {
                     const double a = pr[j], dj = i - j > 0 ? (double)(i - j) : 0.5;
                     dist += a * dj;
                     /* log a = score - max - log z, without a log per key */
                     ent -= a * (pr[j] > 1e-10f ? (double)sr[j] - log_z : LOG_1E_MINUS_10);
-                    if (j >= 1) rest += a, rest_dist += a * dj;
                 }
                 acc[GF_STAT_DISTANCE] += dist;
                 acc[GF_STAT_ENTROPY] += ent;
-                acc[GF_STAT_DIST_NOSINK] += i > 0 && rest > 0 ? rest_dist / rest : 0.5;
-                acc[GF_STAT_SINK] += pr[0];
+                /* row 0 has no key j >= 1; z >= 1, so rest < 1e-20 z means the float
+                 * weights of keys j >= 1 may have underflowed: recomputed rescaled */
+                acc[GF_STAT_DIST_NOSINK] += i == 0 ? 0.5 : rest >= 1e-20 * z ? rest_dist / rest
+                                                                          : nosink_distance_rescaled(sr, i);
+                acc[GF_STAT_SINK] += sink;
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, L, hd, n, 1.0f, P, n, Vb, (int)kvs, 0.0f, Ob,
                         (int)qs);
