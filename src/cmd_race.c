@@ -58,7 +58,7 @@ static int make_student(void *ud, int i, cli_student *st, train_student **handle
     if (mk->builder) {
         if (mk->tc->log_every > 0) fprintf(stderr, "graft race: building the %s student\n", mk->inits[i]);
         return train_student_build(st, handle, mk->teacher, mk->inits[i], mk->retention, mk->calib, mk->co->seed,
-                                   mk->tc->to.ctx, mk->conv_buf, mk->conv_size);
+                                   mk->tc->to.ctx, mk->conv_buf, mk->conv_size, NULL, NULL);
     }
     return cli_student_build(st, mk->teacher, mk->tc, mk->inits[i], mk->tc->to.seed);
 }

@@ -70,7 +70,8 @@ int train_student_init_check(const char *init) {
 }
 
 int train_student_build(cli_student *cs, train_student **handle, model *m, const char *init_s, double keep,
-                        const char *calib, long seed, int ctx, char *layers, size_t layers_size) {
+                        const char *calib, long seed, int ctx, char *layers, size_t layers_size,
+                        const progress_sink *progress, const stage2_observer *obs) {
     memset(cs, 0, sizeof *cs);
     const int L = m->cfg.n_layers;
     student_init init;
@@ -88,13 +89,13 @@ int train_student_build(cli_student *cs, train_student **handle, model *m, const
     int *kept = gf_calloc((size_t)(k > 0 ? k : 1), sizeof *kept);
     int rc = -1, have_s = 0;
     if (token_split_make(&sp, m->tok, calib, NULL, &mo.split) != 0) goto done;
-    if (method_capture(m, &sp, &cal, &held, NULL) != 0) goto done;
+    if (method_capture(m, &sp, &cal, &held, progress) != 0) goto done;
     if (student_init_empty(&h->s, m, &set) != 0) goto done;
     have_s = 1;
     select_uniform(L, k, kept);
     for (int l = 0; l < L; l++) mask[l] = true;
     for (int i = 0; i < k; i++) mask[kept[i]] = false;
-    if (student_build_layers(&h->s, mask, &cal, held.L ? &held : NULL, NULL) != 0) goto done;
+    if (student_build_layers_observed(&h->s, mask, &cal, held.L ? &held : NULL, progress, obs) != 0) goto done;
     if (student_set_gdn(&h->s, mask) != 0) goto done;
     if (wrap_student(cs, &h->s, ctx) != 0) goto done;
     layers[0] = '\0';

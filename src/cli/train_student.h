@@ -6,7 +6,9 @@
 
 #include <stdbool.h>
 
+#include "align/stage2.h"
 #include "cli/train_cli.h"
+#include "core/progress.h"
 
 /* 1 when path is a student folder (config.json with "graft_student"). */
 bool train_student_is_folder(const char *path);
@@ -22,9 +24,12 @@ int train_student_init_check(const char *init);
 /* Builds a student of teacher m (borrowed; must outlive it) under `init`,
  * uniform selection keeping round(keep * L) attention layers, calibrated on
  * the file calib, as `graft convert --strategy uniform` would. *layers gets
- * the converted layers as text ("2,4"). */
+ * the converted layers as text ("2,4"). progress and obs (may be NULL) get
+ * the capture and build reports and every Stage 2 step; progress's cancel
+ * flag stops the build. */
 int train_student_build(cli_student *s, train_student **handle, model *m, const char *init, double keep,
-                        const char *calib, long seed, int ctx, char *layers, size_t layers_size);
+                        const char *calib, long seed, int ctx, char *layers, size_t layers_size,
+                        const progress_sink *progress, const stage2_observer *obs);
 /* Writes the trained weights of s back into the student and saves it to out_dir. */
 int train_student_save(const cli_student *s, train_student *handle, const char *out_dir);
 void train_student_close(train_student *handle);
