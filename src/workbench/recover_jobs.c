@@ -144,6 +144,13 @@ static int race_job(job_ctx *ctx, void *argp) {
     if (ro.stopped) {
         job_log(ctx, "checkpoint %s step %ld (stopped): %s", lv.label, ro.res[ro.n_done - 1].st.step,
                 lv.ckpt ? lv.ckpt : "none");
+        if (lv.ckpt) { /* where the cancelled run can resume from */
+            wb_event c = {.kind = WB_RACE_CHECKPOINT};
+            snprintf(c.u.race_checkpoint.init, sizeof c.u.race_checkpoint.init, "%s", lv.label);
+            c.u.race_checkpoint.step = ro.res[ro.n_done - 1].st.step;
+            snprintf(c.u.race_checkpoint.path, sizeof c.u.race_checkpoint.path, "%s", lv.ckpt);
+            wb_emit(ctx, &c);
+        }
         gf_fail("cancelled (%s checkpointed to %s)", lv.label, lv.ckpt ? lv.ckpt : "-");
         goto done;
     }

@@ -168,7 +168,7 @@ static bool in_range(const teacher_state *t, int layer, int head) {
     return layer >= 0 && layer < t->n_layers && (head < 0 || head < t->n_heads);
 }
 
-static bool apply_data(teacher_state *t, const wb_event *e) {
+static bool apply_data(app_state *st, teacher_state *t, const wb_event *e) {
     if (!t) return false;
     const int L = t->n_layers, H = t->n_heads;
     switch (e->kind) {
@@ -221,7 +221,14 @@ static bool apply_data(teacher_state *t, const wb_event *e) {
         t->ppl_windows = e->u.teacher_ppl.windows;
         t->ppl_ctx = e->u.teacher_ppl.ctx;
         return true;
-    case WB_RESULT: teacher_add_result(t, &e->u.result); return true;
+    case WB_RESULT:
+        teacher_add_result(t, &e->u.result);
+        if (e->u.result.kind != RUN_ABLATE) { /* the command in full, to copy from the Log (ablation rows: one per table) */
+            char cmd[1600];
+            result_command(&e->u.result, t->model_arg[0] ? t->model_arg : t->key, cmd, sizeof cmd);
+            app_log(st, LOG_INFO, "%s row, headless: %s", run_kind_name(e->u.result.kind), cmd);
+        }
+        return true;
     case WB_RACE_POINT: {
         char name[48];
         snprintf(name, sizeof name, "race/%s", e->u.race_point.init);
@@ -321,7 +328,7 @@ bool app_apply_event(app_state *st, const event *ev) {
         wb_event e;
         if (ev->data_len != sizeof e) return false;
         memcpy(&e, ev->data, sizeof e);
-        return apply_data(r ? r->owner : NULL, &e);
+        return apply_data(st, r ? r->owner : NULL, &e);
     }
     case EV_FILE: apply_file(st, ev); return true;
     case EV_DONE:

@@ -241,8 +241,9 @@ void teacher_loaded(workbench *wb, app_state *st, void *result) {
         free(wb->m);
     }
     wb->m = lt->m;
-    /* a teacher is its resolved file: a local path is remembered absolute (the next session may start elsewhere) */
-    char *abs = realpath(lt->local, NULL);
+    /* a teacher is its file: a relative path is remembered absolute (the next session may start
+     * elsewhere); a Hub snapshot path stays as it is (its files are links into the blob store) */
+    char *abs = lt->local[0] == '/' ? NULL : realpath(lt->local, NULL);
     const char *key = abs ? abs : lt->local;
     free(wb->m_key);
     wb->m_key = gf_strdup(key);

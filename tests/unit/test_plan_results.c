@@ -416,7 +416,7 @@ static void results_rows_fit(void **state) {
     ui_key(&u, 'i');
     assert_string_equal(st.eval_init, "random");
     ui_render(&u, &g);
-    assert_true(find_row(&g, "init random") >= 0);
+    assert_true(find_row(&g, "attention, random,") >= 0);
     /* a without a workbench says so, never crashes */
     ui_key(&u, 'a');
     assert_non_null(strstr(u.status, "nothing to run"));

@@ -153,9 +153,8 @@ static void draw(ui *u, grid *g, rect r) {
     if (t->n_layers) {
         char slice[96];
         result_slice_label(st->corpus, st->settings.eval_windows, 256, slice, sizeof slice);
-        grid_printf(g, x0, y, w, dim, "Enter evaluates: %s, %d of %d layers attention, init %s, %d Stage 2 steps, %s",
-                    t->strategy, teacher_kept_count(t), t->n_layers, st->eval_init,
-                    st->settings.stage2_steps, slice);
+        grid_printf(g, x0, y, w, dim, "Enter evaluates: %s %d of %d attention, %s, %d Stage 2 steps, %s", t->strategy,
+                    teacher_kept_count(t), t->n_layers, st->eval_init, st->settings.stage2_steps, slice);
     }
     y++;
     if (t->n_results == 0) {
@@ -184,11 +183,17 @@ static void draw(ui *u, grid *g, rect r) {
         x += L.width[i] + 2;
     }
     y++;
-    /* footer: the selected row's command, whole (wrapped), and what is hidden */
-    int footer = 2 + (L.hidden[0] ? 1 : 0);
+    /* footer: the selected row's command, whole (wrapped over up to 4 lines), and what is hidden */
+    if (v->cursor < 0 || v->cursor >= n) v->cursor = n - 1; /* the newest in run order */
+    const result_row *cur = &t->results[order[v->cursor]];
+    char cmd[1600], text[1700];
+    result_command(cur, t->model_arg[0] ? t->model_arg : t->key, cmd, sizeof cmd);
+    snprintf(text, sizeof text, "row %d of %d, headless: %s", v->cursor + 1, n, cmd);
+    int cmd_lines = (utf8_width(text) + w - 1) / (w > 20 ? w - 12 : 8) + 1; /* room for breaks at spaces */
+    if (cmd_lines > 4) cmd_lines = 4;
+    int footer = cmd_lines + (L.hidden[0] ? 1 : 0);
     int rows = r.y + r.h - y - footer;
     if (rows < 1) rows = 1;
-    if (v->cursor < 0 || v->cursor >= n) v->cursor = n - 1; /* the newest in run order */
     if (v->first > v->cursor) v->first = v->cursor;
     if (v->cursor >= v->first + rows) v->first = v->cursor - rows + 1;
     if (v->first < 0) v->first = 0;
@@ -205,12 +210,8 @@ static void draw(ui *u, grid *g, rect r) {
         if (sel) grid_add_attr(g, (rect){x0, y + i, x - x0 - 2 > 0 ? x - x0 - 2 : 1, 1}, ATTR_REVERSE);
     }
     int fy = r.y + r.h - footer;
-    const result_row *cur = &t->results[order[v->cursor]];
-    char cmd[1600], text[1700];
-    result_command(cur, t->model_arg[0] ? t->model_arg : t->key, cmd, sizeof cmd);
-    snprintf(text, sizeof text, "row %d of %d, headless: %s", v->cursor + 1, n, cmd);
-    draw_wrapped(g, x0, fy, w, 2, text, dim);
-    if (L.hidden[0]) grid_printf(g, x0, fy + 2, w, dim, "hidden at this width: %s", L.hidden);
+    int used = draw_wrapped(g, x0, fy, w, cmd_lines, text, dim);
+    if (L.hidden[0]) grid_printf(g, x0, fy + used, w, dim, "hidden at this width: %s", L.hidden);
 }
 
 static bool key(ui *u, int k) {

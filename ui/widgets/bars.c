@@ -29,7 +29,7 @@ void tabbar_draw(grid *g, int y, int w, const char *const *names, int n, int act
     tabbar_hits h = {.n = n, .y = y};
     style dim = theme_dim(t), acc = theme_accent(t);
     style on = {acc.fg, acc.bg, ATTR_REVERSE | ATTR_BOLD};
-    bool boxed = total_width(names, n, 4) + 2 <= w;
+    bool boxed = total_width(names, n, 3) <= w; /* "┌" then " name ┬" per tab */
     int x = 0;
     if (boxed) grid_put(g, x++, y, theme_glyph(t, G_TL), dim);
     for (int i = 0; i < n; i++) {
