@@ -64,6 +64,10 @@ static bool drain_events(app_state *st, job_runner *jr) {
 int ui_terminal_check(char *why, size_t n) {
     const char *term = getenv("TERM");
     int err = 0;
+    if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+        snprintf(why, n, "the workbench needs a terminal on stdin and stdout (scripts: use the other subcommands, or --snapshot)");
+        return -1;
+    }
     if (!term || !term[0]) {
         snprintf(why, n, "TERM is not set: the workbench needs a terminal that can move the cursor (e.g. TERM=xterm-256color)");
         return -1;

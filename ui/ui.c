@@ -262,6 +262,10 @@ void ui_render(ui *u, grid *g) {
         u->status[0] = 0;
         u->status_job = 0;
     }
+    if (u->st->notice[0]) { /* a one-time message from the workbench (the default teacher opened instead, ...) */
+        ui_say(u, "%s", u->st->notice);
+        u->st->notice[0] = 0;
+    }
     draw_top_line(u, g);
     const char *names[SCR_COUNT];
     char buf[SCR_COUNT][24];

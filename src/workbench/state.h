@@ -85,6 +85,7 @@ struct app_state {
     char opening[512];       /* the argument being opened (load job), "" when idle */
     char teacher_error[512]; /* the last open's one-line error, "" when none */
     char fallback_note[512]; /* why the default teacher was opened instead of the session's, "" */
+    char notice[512];        /* a one-time message for the status line (the UI shows it once, then clears it) */
     download_state download; /* the files of the load in progress */
     recent_teacher recent[APP_MAX_RECENT]; /* most recent first (persisted) */
     int n_recent;

@@ -188,9 +188,10 @@ static void load_failed(workbench *wb, app_state *st, const job_record *job, con
     st->opening[0] = 0;
     if (!startup || !wb->default_arg || !strcmp(tried, wb->default_arg) || !the_runner) return;
     /* the session's teacher cannot be opened (offline, token gone, file moved): the default one can */
-    snprintf(st->fallback_note, sizeof st->fallback_note, "could not open %.200s (%.200s); opened the default teacher instead",
+    snprintf(st->fallback_note, sizeof st->fallback_note, "opened the default teacher instead: could not open %.200s (%.200s)",
              tried, ev->text);
     app_log(st, LOG_WARN, "%s", st->fallback_note);
+    snprintf(st->notice, sizeof st->notice, "%s", st->fallback_note);
     wb->startup_load = 0;
     app_switch(st, NULL);
     if (teacher_start_load(wb, st, the_runner, wb->default_arg) != 0)
