@@ -150,7 +150,8 @@ static void draw_job_line(ui *u, grid *g, int y) {
     if (j->n_phases > 1) snprintf(phase, sizeof phase, "  %s (%d/%d)", j->phase, j->phase_i + 1, j->n_phases);
     else if (j->label[0]) snprintf(phase, sizeof phase, "  %s", j->label);
     char count[48] = "";
-    if (j->total > 0 && j->total < 1e12) snprintf(count, sizeof count, " %.0f/%.0f", j->done, j->total);
+    if (j->total >= 1 && j->total < 1e12 && j->total == floor(j->total)) /* units, not cost estimates */
+        snprintf(count, sizeof count, " %.0f/%.0f", j->done, j->total);
     int x = 1 + grid_printf(g, 1, y, g->w - 2, acc, "%s %s", theme_glyph(&u->th, G_BULLET), j->name) + 1;
     int bw = g->w >= 120 ? 24 : 16;
     if (g->w >= 100 && x + bw + 2 < g->w) { /* a bar where there is room; the percent always */

@@ -92,7 +92,6 @@ struct app_state {
 
     char corpus[256];        /* the calibration / evaluation text of this session */
     char eval_init[32];      /* the init Results' Enter builds (default taylor-calibrate) */
-    char device[64];         /* "cpu, 2 threads" */
     wb_settings settings;
 
     wb_log log;

@@ -238,7 +238,6 @@ int workbench_attach(workbench *wb, app_state *st, job_runner *jr, const char *m
         snprintf(st->corpus, sizeof st->corpus, "%s", wb->corpus);
         for (int i = 0; i < st->n_teachers; i++) teacher_forget_corpus(st->teachers[i], wb->corpus);
     }
-    snprintf(st->device, sizeof st->device, "%s", settings_device_name(&st->settings));
     st->run = run_action;
     st->on_end = on_end;
     st->open_teacher = teacher_open;

@@ -135,7 +135,7 @@ now_rows=$(tui_screen f | grep -E "^ +>? +[0-9]+ (■|□) " | sed 's/ *$//')
 [ "$now_rows" = "$ar_rows" ] || { printf 'before:\n%s\nnow:\n%s\n' "$ar_rows" "$now_rows"; fail "stories260K's ar scores differ after switching back"; }
 tui_keys f 7
 tui_wait f "teacher perplexity $stories_ppl on tinystories w8" 20 || fail "stories260K's perplexity did not come back"
-tui_wait f "1 rows in run order" 10 || fail "stories260K's row did not come back"
+tui_wait f "1 row in run order" 10 || fail "stories260K's row did not come back"
 tui_keys f 8
 tui_wait f "has them already" 20 || fail "stories260K's statistics were recomputed"
 

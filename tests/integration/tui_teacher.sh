@@ -115,5 +115,17 @@ tui_keys b -l "$SHARED_BIN"
 tui_keys b Enter
 tui_wait b "layers      5" 200 || fail "the local checkpoint did not load"
 tui_wait_re b "cached +[0-9.]+ [kM]?B  tok512.bin" 20 || fail "the tokenizer beside the checkpoint is not listed"
+# a GGUF file carries its own tokenizer: a tokenizer file beside it is not the teacher's and is not listed
+mkdir -p "$T/gg"
+cp "$GRAFT_ROOT/tests/fixtures/gguf/llama.gguf" "$T/gg/"
+cp "$(dirname "$SHARED_BIN")/tok512.bin" "$T/gg/"
+i=0
+while tui_screen b | grep -qF "●" && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+tui_keys b o
+tui_keys b -l "$T/gg/llama.gguf"
+tui_keys b Enter
+tui_wait b "layers      3" 200 || fail "the GGUF fixture did not load"
+tui_wait b "Files of llama.gguf" 20 || fail "the GGUF's files are not listed"
+tui_screen b | grep -qF "tok512.bin" && { tui_screen b; fail "a tokenizer beside a GGUF is listed as the teacher's"; }
 quit b
 echo "tui_teacher: all checks passed"

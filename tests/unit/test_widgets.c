@@ -380,7 +380,7 @@ static void frame_stats_cursor_and_metric(void **state) {
     for (int i = 0; i < 40; i++) ui_key(&u, UK_DOWN);
     assert_int_equal(u.v.stats.cur_layer, 27);
     /* the legend says which layer each half block shows; the panel too */
-    assert_true(grid_contains(&g, "\u2580 top: the layer on the left, bottom: the next one"));
+    assert_true(grid_contains(&g, "\u2580 top: layer on the left, bottom: the next"));
     ui_render(&u, &g);
     assert_true(grid_contains(&g, "layer 27 head 2 (lower half of row 26)"));
     /* a click on a heat-map cell moves the cursor there */

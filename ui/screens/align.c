@@ -80,7 +80,7 @@ static void draw(ui *u, grid *g, rect r) {
     for (int l = 0; l < L && l < 1024; l++)
         if (layer_of(t, l)) ids[n++] = l;
     char title[200];
-    snprintf(title, sizeof title, "Stage 2%s%s%s%s   Enter runs %s, %d steps (a switches; steps: 9 Settings)",
+    snprintf(title, sizeof title, "Stage 2%s%s%s%s   Enter runs %s, %d steps (a switches)",
              ms->align_ran[0] ? " " : "", ms->align_ran, ms->align_outcome[0] ? "   last run: " : "", ms->align_outcome,
              ms->align_init, u->st->settings.stage2_steps);
     grid_text(g, r.x + 1, r.y, r.w - 2, title, STYLE_PLAIN);

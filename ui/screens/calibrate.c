@@ -85,6 +85,8 @@ static void draw(ui *u, grid *g, rect r) {
     grid_text(g, r.x + 1, r.y, r.w - 2, title, STYLE_PLAIN);
     int y = r.y + 1;
     y += draw_layer_list(u, g, (rect){r.x + 1, y, r.w - 2, 3}, conv, shown);
+    /* the row where Stage 1's options (component toggles) go; today graft convert's defaults */
+    grid_text(g, r.x + 1, y++, r.w - 2, "Stage 1 options: graft convert's defaults", theme_dim(&u->th));
     if (shown < 0) {
         rect rest = {r.x, y, r.w, r.y + r.h - y};
         draw_unavailable(u, g, rest, "Taylor-Calibrate results (Stage 1)",

@@ -167,12 +167,12 @@ static void draw(ui *u, grid *g, rect r) {
     layout L;
     fit(t, w, &L);
     /* the sort, then the header with a mark on the sort column */
-    const char *up = theme_glyph(&u->th, G_ARROW_UD);
+    const char *up = theme_glyph(&u->th, v->sort_desc ? G_SORT_DOWN : G_SORT_UP);
     if (v->sort_col >= 0)
-        grid_printf(g, x0, y, w, dim, "%d rows, sorted by %s %s (o: next column, O: reverse)", n,
+        grid_printf(g, x0, y, w, dim, "%d row%s, sorted by %s %s (o: next column, O: reverse)", n, n == 1 ? "" : "s",
                     result_col_get((result_col)v->sort_col)->header, v->sort_desc ? "descending" : "ascending");
     else
-        grid_printf(g, x0, y, w, dim, "%d rows in run order%s (o: sort by a column, O: reverse)", n,
+        grid_printf(g, x0, y, w, dim, "%d row%s in run order%s (o: sort by a column, O: reverse)", n, n == 1 ? "" : "s",
                     v->sort_desc ? ", newest first" : "");
     y++;
     int x = x0;

@@ -102,7 +102,7 @@ static void fmt_with_unit(char *buf, size_t n, double v, const char *unit) {
 static void draw_legend(ui *u, grid *g, int x, int y, int w, const heatmap_layout *l) {
     if (l->rows_per_line != 2) return;
     char line[200];
-    snprintf(line, sizeof line, "%s top: the layer on the left, bottom: the next one", theme_glyph(&u->th, G_UPPER_HALF));
+    snprintf(line, sizeof line, "%s top: layer on the left, bottom: the next", theme_glyph(&u->th, G_UPPER_HALF));
     grid_text(g, x, y, w, line, theme_dim(&u->th));
 }
 
@@ -334,9 +334,9 @@ static bool key(ui *u, int k) {
                           "taylor-only half-lives");
                 break;
             }
+            ui_say(u, "s: only %s has %s; comparing %s instead", t->inits[v->init].name,
+                   metric_get((head_metric)v->metric)->name, metric_get((head_metric)m)->name);
             v->metric = m;
-            ui_say(u, "s: %s has one init only; comparing %s instead", t->inits[v->init].name,
-                   metric_get((head_metric)m)->name);
         } else {
             ui_say(u, "s: %d inits side by side on one scale", n);
         }

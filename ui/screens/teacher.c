@@ -91,7 +91,7 @@ static int draw_files(ui *u, grid *g, int x, int y, int w, int max_y) {
 static int draw_recent(ui *u, grid *g, int x, int y, int w, int max_y) {
     const app_state *st = u->st;
     if (st->n_recent == 0 || y >= max_y) return y;
-    grid_text(g, x, y++, w, "Recent teachers (Enter switches to one, with its own plan and results)", theme_accent(&u->th));
+    grid_text(g, x, y++, w, "Recent teachers (Enter opens one)", theme_accent(&u->th));
     int cur = u->v.teacher.recent_cur < st->n_recent ? u->v.teacher.recent_cur : st->n_recent - 1;
     for (int i = 0; i < st->n_recent && y < max_y; i++, y++) {
         grid_text(g, x, y, 2, i == cur ? theme_glyph(&u->th, G_RARROW) : " ", STYLE_PLAIN);
@@ -126,8 +126,8 @@ static int draw_summary(ui *u, grid *g, int x, int y, int w, int max_y) {
         }
     }
     if (y + 1 < max_y)
-        grid_printf(g, x, ++y, w, theme_dim(&u->th), "plan: %s, keep %.0f%%; %d results; corpus %s", t->strategy,
-                    t->keep_ratio * 100, t->n_results, st->corpus[0] ? st->corpus : "-");
+        grid_printf(g, x, ++y, w, theme_dim(&u->th), "its plan: %s, keep %.0f%%; %d results rows", t->strategy,
+                    t->keep_ratio * 100, t->n_results);
     return y + 2;
 }
 
