@@ -219,7 +219,7 @@ static void draw_compare(ui *u, grid *g, rect r, teacher_state *t, const int *id
     const int hw = heatmap_width(&h0);
     const int cols = side ? n : 1, rows = side ? 1 : n;
     const int pitch = side ? (r.w - 1) / n : r.w - 1;
-    int avail = r.h - 1 - 1; /* title, colour bar + legend line */
+    int avail = r.h - 1 - 2; /* title; the colour bar and the legend under the maps */
     int block = avail / rows; /* each map: its name line, cells, histogram */
     h0.tall = side && block - 1 >= 1 + t->n_layers + 8;
     int rows_per_line = heatmap_rows_per_line(&h0, &u->th);

@@ -161,8 +161,8 @@ tui_keys m 4 Enter
 tui_wait m "15 of 15 converted layers calibrated" 3000 >/dev/null || fail "Stage 1 on SmolLM2"
 idle m
 shot m "4 Calibrate (SmolLM2-135M)" 'Heads that do not fit scroll with Left/Right.'
-tui_keys m 3 s
-shot m "3 Stats side by side (SmolLM2-135M, 100x30)" 'After Stage 1: the random and taylor-only idle half-lives of the converted layers.'
+tui_keys m 3 s Down
+shot m "3 Stats side by side (SmolLM2-135M, 100x30)" 'After Stage 1: the random and taylor-only idle half-lives of the converted layers (kept-attention layers have none: blank), cursor on layer 1.'
 size m 80 24
 shot m "3 Stats side by side (SmolLM2-135M, 80x24)" ''
 size m 100 30
