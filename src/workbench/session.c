@@ -71,7 +71,7 @@ static int read_teacher(app_state *st, const cJSON *o, const char *path) {
     get_str(o, "name", t->name, sizeof t->name);
     get_str(o, "model_arg", t->model_arg, sizeof t->model_arg);
     get_str(o, "shape", t->shape, sizeof t->shape);
-    if (!t->name[0]) snprintf(t->name, sizeof t->name, "%s", key);
+    if (!t->name[0]) snprintf(t->name, sizeof t->name, "%.159s", key);
     if (!t->model_arg[0]) snprintf(t->model_arg, sizeof t->model_arg, "%s", key);
     const cJSON *lines = cJSON_GetObjectItemCaseSensitive(o, "lines"), *c;
     if (cJSON_IsArray(lines)) {
