@@ -250,6 +250,7 @@ static void fill_row(result_row *r, run_kind kind, const plan_arg *a, const spli
     r->keep = keep;
     snprintf(r->init, sizeof r->init, "%s", student_init_name(init));
     r->stage2_steps = init_uses_stage2(init) ? steps : 0;
+    r->keep_best_heldout = init_uses_stage2(init) && a->keep_best_heldout;
     snprintf(r->corpus, sizeof r->corpus, "%s", a->corpus);
     r->eval_windows = spec->eval_windows;
     r->ctx = spec->ctx;

@@ -67,7 +67,7 @@ void result_cell(const result_row *r, result_col c, bool abbreviate, char *buf, 
     case RC_KEEP: fmt_num(buf, n, r->keep * 100, "%.0f%%"); break;
     case RC_INIT: snprintf(buf, n, "%s", short_init(r->init, abbreviate)); break;
     case RC_DETAIL: snprintf(buf, n, "%s", r->init_detail[0] ? r->init_detail : "-"); break;
-    case RC_STEPS: snprintf(buf, n, "%d", r->stage2_steps); break;
+    case RC_STEPS: snprintf(buf, n, "%d%s", r->stage2_steps, r->stage2_steps && r->keep_best_heldout ? " (h)" : ""); break;
     case RC_EVAL:
         if (r->kind == RUN_RACE) {
             char s[96];
@@ -133,8 +133,9 @@ void result_command(const result_row *r, const char *model_arg, char *buf, size_
     case RUN_ABLATE:
         snprintf(buf, n,
                  "graft ablate '%s' --calib '%s' --eval '%s' --strategy %s --keep %g --init %s --steps %d "
-                 "--eval-windows %d --json",
-                 model_arg, r->corpus, r->corpus, r->strategy, r->keep, r->init, r->stage2_steps, r->eval_windows);
+                 "--eval-windows %d%s --json",
+                 model_arg, r->corpus, r->corpus, r->strategy, r->keep, r->init, r->stage2_steps, r->eval_windows,
+                 r->keep_best_heldout ? " --keep-best heldout" : "");
         return;
     case RUN_RACE:
         snprintf(buf, n,
@@ -163,6 +164,7 @@ cJSON *result_row_json(const result_row *r) {
     cJSON_AddStringToObject(o, "init", r->init);
     cJSON_AddStringToObject(o, "init_detail", r->init_detail);
     cJSON_AddNumberToObject(o, "stage2_steps", r->stage2_steps);
+    if (r->keep_best_heldout) cJSON_AddBoolToObject(o, "keep_best_heldout", 1);
     cJSON_AddStringToObject(o, "corpus", r->corpus);
     cJSON_AddNumberToObject(o, "eval_windows", r->eval_windows);
     cJSON_AddNumberToObject(o, "ctx", r->ctx);
@@ -210,6 +212,7 @@ int result_row_from_json(const cJSON *o, result_row *r) {
     get_str(o, "student", r->student, sizeof r->student);
     r->keep = get_num(o, "keep", NAN);
     r->stage2_steps = (int)get_num(o, "stage2_steps", 0);
+    r->keep_best_heldout = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "keep_best_heldout"));
     r->eval_windows = (int)get_num(o, "eval_windows", 0);
     r->ctx = (int)get_num(o, "ctx", 0);
     r->ppl = get_num(o, "ppl", NAN);

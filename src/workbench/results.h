@@ -21,6 +21,7 @@ typedef struct {
     char init[24];           /* one of the six initializations */
     char init_detail[48];    /* how the init was configured beyond its name ("" = the defaults) */
     int stage2_steps;        /* Stage 2 steps per layer; 0 when the init has no Stage 2 */
+    int keep_best_heldout;   /* Stage 2 kept the lowest held-out loss (not the training loss) */
     char corpus[200];        /* the text the row was measured on */
     int eval_windows, ctx;   /* evaluation slice: windows of ctx tokens (race: its held-out, 0 windows) */
     double ppl;              /* zero-shot perplexity (race: final held-out perplexity) */
