@@ -39,8 +39,9 @@ tui_start fb 100 30 TERM=xterm-256color LANG=C.UTF-8 HF_HUB_OFFLINE=1 HF_HOME="$
 tui_wait fb "opened the default teacher instead" 200 || fail "no fallback message on the status line"
 tui_wait fb "stories260K.bin · 5 layers" 200 || fail "the default teacher did not load"
 tui_keys fb 1
+tui_wait fb "o: open ORG/NAME" 50 || fail "the Teacher screen"
 tui_wait fb "could not open someorg/gone-model" 50 || fail "the Teacher screen does not say why"
-tui_screen fb | grep -qF "HF_HUB_OFFLINE" || { tui_screen fb; fail "the reason (offline) is not on the Teacher screen"; }
+tui_wait fb "HF_HUB_OFFLINE is set" 50 || fail "the reason (offline) is not on the Teacher screen"
 # the plan shown is the default teacher's own, not the gone teacher's 12-layer ar plan
 tui_keys fb 2
 tui_wait fb "keep 50% (3 of 5)" 50 || fail "the Plan is not the default teacher's"
