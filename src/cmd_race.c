@@ -15,6 +15,7 @@
 #include "cli/train_student.h"
 #include "commands.h"
 #include "core/error.h"
+#include "student/report_json.h"
 #include "train/race.h"
 
 static void print_step(void *ud, long step, long total, long tokens, double loss, double lr, double gnorm) {
@@ -49,18 +50,44 @@ typedef struct {
     const char *calib;
     char *conv_buf;
     size_t conv_size;
+    const method_cli *mo;               /* Stage 1 options for the builder */
+    char labels[MAX_INITS][96];         /* init, with its Stage 1 components when not all four */
+    unsigned stage1[MAX_INITS];         /* components applied by run i */
 } race_maker;
+
+/* "taylor-calibrate", or "taylor-calibrate[decay,beta]" / "[...,no-sink]" / "[...,half-life 32]"
+ * when the Stage 1 settings are not the defaults */
+static const char *stage1_label(const student_settings *st, char *buf, size_t size) {
+    const unsigned parts = student_stage1_parts(st);
+    if (!init_uses_stage1(st->init) || (parts == STAGE1_ALL && st->half_life == 0 && st->distance == DECAY_DISTANCE_ALL))
+        return snprintf(buf, size, "%s", student_init_name(st->init)), buf;
+    char p[64], extra[48] = "";
+    if (st->half_life > 0) snprintf(extra, sizeof extra, ",half-life %g", st->half_life);
+    else if (parts & STAGE1_DECAY && st->distance == DECAY_DISTANCE_NO_SINK) snprintf(extra, sizeof extra, ",no-sink");
+    snprintf(buf, size, "%s[%s%s]", student_init_name(st->init), stage1_parts_name(parts, p, sizeof p), extra);
+    return buf;
+}
 
 static int make_student(void *ud, int i, cli_student *st, train_student **handle, const char **label) {
     race_maker *mk = ud;
     *label = mk->inits[i];
-    if (mk->folders) return train_student_load(st, handle, mk->inits[i], mk->co->tokenizer, mk->tc->to.ctx, label);
-    if (mk->builder) {
+    mk->stage1[i] = STAGE1_NONE;
+    int rc;
+    if (mk->folders) {
+        rc = train_student_load(st, handle, mk->inits[i], mk->co->tokenizer, mk->tc->to.ctx, label);
+    } else if (mk->builder) {
         if (mk->tc->log_every > 0) fprintf(stderr, "graft race: building the %s student\n", mk->inits[i]);
-        return train_student_build(st, handle, mk->teacher, mk->inits[i], mk->retention, mk->calib, mk->co->seed,
-                                   mk->tc->to.ctx, mk->conv_buf, mk->conv_size, NULL, NULL);
+        rc = train_student_build_with(st, handle, mk->teacher, mk->inits[i], mk->retention, mk->calib, mk->co->seed,
+                                      mk->tc->to.ctx, mk->conv_buf, mk->conv_size, mk->mo, NULL, NULL);
+    } else {
+        return cli_student_build(st, mk->teacher, mk->tc, mk->inits[i], mk->tc->to.seed);
     }
-    return cli_student_build(st, mk->teacher, mk->tc, mk->inits[i], mk->tc->to.seed);
+    if (rc == 0 && *handle) {
+        const student_settings *set = train_student_settings(*handle);
+        mk->stage1[i] = student_stage1_parts(set);
+        *label = stage1_label(set, mk->labels[i], sizeof mk->labels[i]);
+    }
+    return rc;
 }
 
 static void run_started(void *ud, int i, const char *label, const char *ckpt) {
@@ -74,6 +101,8 @@ int cmd_race(int argc, char **argv) {
     common_opts_default(&co);
     train_cli tc;
     train_cli_default(&tc);
+    method_cli mo;
+    method_cli_default(&mo);
     const char *inits_s = NULL;
     double retention = 0.5;
     const char *calib = NULL;
@@ -83,6 +112,7 @@ int cmd_race(int argc, char **argv) {
                                      "(default random,taylor-calibrate)"},
         {"retention", OPT_DOUBLE, &retention, "fraction of layers keeping attention, uniform selection (default 0.5)"},
         {"calib", OPT_STR, &calib, "calibration text for building students (default: --data)"},
+        STAGE1_OPTS(mo),
         COMMON_OPTS(co),
     };
     const char *pos[MAX_INITS + 1];
@@ -130,6 +160,28 @@ int cmd_race(int argc, char **argv) {
     }
     for (int i = 0; i < n_inits && builder; i++)
         if (train_student_init_check(inits[i]) != 0) return cli_fail("race");
+    const bool stage1_opts = mo.stage1 || mo.half_life || strcmp(mo.distance, "all") != 0;
+    if (stage1_opts) {
+        student_settings check;
+        bool any = false;
+        for (int i = 0; i < n_inits && builder; i++) {
+            student_init in;
+            any |= student_init_parse(inits[i], &in) == 0 && init_uses_stage1(in);
+        }
+        if (!builder) {
+            fprintf(stderr, "graft race: --stage1, --distance and --half-life apply when race builds the students "
+                            "(no folders, no --convert)\n");
+            return 2;
+        }
+        if (!any) {
+            fprintf(stderr, "graft race: --stage1, --distance and --half-life need taylor-only or taylor-calibrate in --inits\n");
+            return 2;
+        }
+        if (method_cli_settings(&mo, co.seed, INIT_TAYLOR_CALIBRATE, &check) != 0) {
+            fprintf(stderr, "graft race: %s\n", gf_last_error());
+            return 2;
+        }
+    }
     for (int i = 0; i < n_inits && !folders && !builder; i++)
         if (cli_student_init_check(inits[i]) != 0) {
             if (!strcmp(inits[i], "taylor-calibrate") || !strcmp(inits[i], "taylor-only") || !strcmp(inits[i], "align-only"))
@@ -174,7 +226,8 @@ int cmd_race(int argc, char **argv) {
     tc.to.on_step = print_step;
     tc.to.ud = &tc.log_every;
     race_maker mk = {.inits = inits, .folders = folders, .builder = builder, .teacher = &teacher, .tc = &tc, .co = &co,
-                     .retention = retention, .calib = calib, .conv_buf = conv_buf, .conv_size = sizeof conv_buf};
+                     .retention = retention, .calib = calib, .conv_buf = conv_buf, .conv_size = sizeof conv_buf,
+                     .mo = &mo};
     race_spec spec = {.n = n_inits, .make = make_student, .make_ud = &mk, .base = tc.to, .on_run = run_started,
                       .run_ud = &mk};
     if (race_run(&spec, &tt, &data, &ro) != 0) goto out;
@@ -194,6 +247,7 @@ int cmd_race(int argc, char **argv) {
         for (int i = 0; i < n_inits; i++) {
             cJSON *r = cJSON_CreateObject();
             cJSON_AddStringToObject(r, "init", labels[i]);
+            if (folders || builder) cJSON_AddItemToObject(r, "stage1", stage1_parts_json(mk.stage1[i]));
             cJSON_AddItemToObject(r, "curve", curve_json(&res[i].st.loss));
             cJSON_AddNumberToObject(r, "final_eval_ppl", res[i].final_eval_ppl);
             cJSON_AddItemToArray(runs, r);

@@ -70,13 +70,22 @@ int train_student_init_check(const char *init) {
 }
 
 int train_student_build(cli_student *cs, train_student **handle, model *m, const char *init_s, double keep,
-                        const char *calib, long seed, int ctx, char *layers, size_t layers_size,
-                        const progress_sink *progress, const stage2_observer *obs) {
+                        const char *calib, long seed, int ctx, char *layers, size_t layers_size) {
+    return train_student_build_with(cs, handle, m, init_s, keep, calib, seed, ctx, layers, layers_size, NULL, NULL,
+                                    NULL);
+}
+
+const student_settings *train_student_settings(const train_student *h) { return &h->s.set; }
+
+int train_student_build_with(cli_student *cs, train_student **handle, model *m, const char *init_s, double keep,
+                             const char *calib, long seed, int ctx, char *layers, size_t layers_size,
+                             const method_cli *base, const progress_sink *progress, const stage2_observer *obs) {
     memset(cs, 0, sizeof *cs);
     const int L = m->cfg.n_layers;
     student_init init;
     method_cli mo;
     method_cli_default(&mo);
+    if (base) mo = *base;
     student_settings set;
     if (student_init_parse(init_s, &init) != 0 || method_cli_settings(&mo, seed, init, &set) != 0) return -1;
     if (!m->tok) return gf_fail("%s has no tokenizer (pass --tokenizer PATH)", m->path);

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 
 #include "align/stage2.h"
+#include "cli/method_opts.h"
 #include "cli/train_cli.h"
 #include "core/progress.h"
 
@@ -24,12 +25,17 @@ int train_student_init_check(const char *init);
 /* Builds a student of teacher m (borrowed; must outlive it) under `init`,
  * uniform selection keeping round(keep * L) attention layers, calibrated on
  * the file calib, as `graft convert --strategy uniform` would. *layers gets
- * the converted layers as text ("2,4"). progress and obs (may be NULL) get
- * the capture and build reports and every Stage 2 step; progress's cancel
- * flag stops the build. */
+ * the converted layers as text ("2,4"). */
 int train_student_build(cli_student *s, train_student **handle, model *m, const char *init, double keep,
-                        const char *calib, long seed, int ctx, char *layers, size_t layers_size,
-                        const progress_sink *progress, const stage2_observer *obs);
+                        const char *calib, long seed, int ctx, char *layers, size_t layers_size);
+/* The same with the method options mo (Stage 1 components, ...; NULL: defaults); progress and obs
+ * (may be NULL) get the capture and build reports and every Stage 2 step, and progress's cancel
+ * flag stops the build. */
+int train_student_build_with(cli_student *s, train_student **handle, model *m, const char *init, double keep,
+                             const char *calib, long seed, int ctx, char *layers, size_t layers_size,
+                             const method_cli *mo, const progress_sink *progress, const stage2_observer *obs);
+/* The settings the student was built or saved with. */
+const student_settings *train_student_settings(const train_student *handle);
 /* Writes the trained weights of s back into the student and saves it to out_dir. */
 int train_student_save(const cli_student *s, train_student *handle, const char *out_dir);
 void train_student_close(train_student *handle);

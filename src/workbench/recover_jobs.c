@@ -66,8 +66,8 @@ static int make_student(void *ud, int i, cli_student *s, train_student **handle,
     bp.total = 1;
     progress_sink sink = build_progress_sink(&bp);
     stage2_observer obs = build_progress_observer(&bp);
-    return train_student_build(s, handle, lv->a->m, race_inits[i], lv->a->keep, lv->a->corpus, (long)lv->tc->to.seed,
-                               lv->tc->to.ctx, lv->conv_buf, lv->conv_size, &sink, &obs);
+    return train_student_build_with(s, handle, lv->a->m, race_inits[i], lv->a->keep, lv->a->corpus,
+                                    (long)lv->tc->to.seed, lv->tc->to.ctx, lv->conv_buf, lv->conv_size, NULL, &sink, &obs);
 }
 
 static void run_started(void *ud, int i, const char *label, const char *ckpt) {
