@@ -12,6 +12,7 @@ static const cell blank = {" ", COLOR_DEFAULT, COLOR_DEFAULT, 0};
 void grid_init(grid *g, int w, int h) {
     g->w = g->h = 0;
     g->cells = NULL;
+    g->ellipsis = "\u2026";
     grid_resize(g, w, h);
 }
 
@@ -74,7 +75,8 @@ void grid_put(grid *g, int x, int y, const char *glyph, style s) {
 int grid_text(grid *g, int x, int y, int max_w, const char *utf8, style s) {
     int col = 0;
     if (max_w > g->w - x) max_w = g->w - x;
-    for (const char *p = utf8; *p && col < max_w; col++) {
+    const char *p = utf8;
+    for (; *p && col < max_w; col++) {
         int n = utf8_seq_len(p);
         char buf[5];
         memcpy(buf, p, (size_t)n);
@@ -83,6 +85,7 @@ int grid_text(grid *g, int x, int y, int max_w, const char *utf8, style s) {
         grid_put(g, x + col, y, buf, s);
         p += n;
     }
+    if (*p && col > 0 && g->ellipsis) grid_put(g, x + col - 1, y, g->ellipsis, s); /* cut short: say so */
     return col;
 }
 

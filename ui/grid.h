@@ -24,6 +24,7 @@ typedef struct {
 typedef struct {
     int w, h;
     cell *cells; /* [h, w] */
+    const char *ellipsis; /* the glyph that ends text cut short ("…", or "~" in ASCII) */
 } grid;
 
 typedef struct {
@@ -46,7 +47,8 @@ cell *grid_at(grid *g, int x, int y); /* NULL outside */
 /* Sets one cell (clipped). glyph: one UTF-8 glyph. */
 void grid_put(grid *g, int x, int y, const char *glyph, style s);
 /* Writes UTF-8 text from (x, y), one glyph per column, stopping at max_w
- * columns (and the grid edge). Returns the columns written. */
+ * columns (and the grid edge); text cut short ends in g->ellipsis. Returns
+ * the columns written. */
 int grid_text(grid *g, int x, int y, int max_w, const char *utf8, style s);
 int grid_printf(grid *g, int x, int y, int max_w, style s, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));

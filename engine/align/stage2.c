@@ -145,6 +145,10 @@ int stage2_align(gf_backend *be, const student_settings *set, const gdn_config *
         gdn_layer_forward(be, c, &w, &b.a, b.x, b.y, NULL);
         if ((rc = mse(be, b.loss, b.dy, b.y, b.target, N, &loss)) != 0) break;
         r->loss[step] = (float)loss;
+        if (held && progress_cancelled(progress)) {
+            rc = gf_fail("cancelled");
+            break;
+        }
         if (held) {
             gdn_layer_forward(be, c, &w, &b.ha, b.hx, b.hy, NULL);
             if ((rc = mse(be, b.loss, gf_none(), b.hy, b.htarget, Nh, &hloss)) != 0) break;
@@ -160,6 +164,10 @@ int stage2_align(gf_backend *be, const student_settings *set, const gdn_config *
             be_copy(be, b.best, master, n);
         }
         if (step == steps) break;
+        if (progress_cancelled(progress)) { /* the backward is the longest part of a step: look first */
+            rc = gf_fail("cancelled");
+            break;
+        }
         be_zero(be, b.grad, n);
         gdn_layer_backward(be, c, &w, &g, &b.a, &b.s, b.x, b.dy, gf_none(), false);
         gf_buf sq = gf_at(b.loss, 1);

@@ -48,7 +48,7 @@ int teacher_capture_run(teacher_capture *c, const model *m, const int *seqs, int
     int B = 4096 / (T > 0 ? T : 1);
     if (B < 1) B = 1;
     if (B > n_seqs) B = n_seqs > 0 ? n_seqs : 1;
-    const tf_run_opts ro = {.B = B, .T = T, .stats = true, .logit_rows = 1};
+    const tf_run_opts ro = {.B = B, .T = T, .stats = true, .logit_rows = 1, .cancel = progress ? progress->cancel : NULL};
     if (tf_view(&tf, m, NULL, NULL, NULL) != 0) {
         teacher_capture_free(c);
         return -1;

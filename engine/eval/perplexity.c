@@ -23,7 +23,7 @@ int eval_nll_tf(transformer *tf, const int *ids, size_t n, int ctx, double *nll,
     const int V = tf->cfg.vocab_size;
     const int T_cap = (size_t)ctx < n ? ctx : (int)n;
     tf_run *r;
-    const tf_run_opts ro = {.B = 1, .T = T_cap};
+    const tf_run_opts ro = {.B = 1, .T = T_cap, .cancel = progress ? progress->cancel : NULL};
     if (tf_run_open(&r, tf, &ro) != 0) return -1;
     int rows;
     const gf_buf logits = tf_run_logits(r, &rows);
@@ -45,13 +45,18 @@ int eval_nll_tf(transformer *tf, const int *ids, size_t n, int ctx, double *nll,
         int T = (int)(end - s);
         if ((rc = tf_forward(r, ids + s, 1, T, 0, NULL)) != 0) break;
         /* row t predicts ids[s + t + 1] */
-        for (int r0 = 0; r0 < T - 1; r0 += rows) {
+        for (int r0 = 0; r0 < T - 1 && rc == 0; r0 += rows) {
+            if (progress_cancelled(progress)) { /* the LM head of a wide vocabulary is a long step */
+                rc = gf_fail("cancelled");
+                break;
+            }
             int nr = T - 1 - r0 < rows ? T - 1 - r0 : rows;
             for (int i = 0; i < nr; i++) tg[i] = ids[s + (size_t)r0 + (size_t)i + 1];
             be_upload(be, targets, tg, GF_I32, (size_t)nr);
             tf_logits(r, r0, nr, logits);
             be_cross_entropy(be, loss, gf_none(), logits, targets, nr, V, 1.0f);
         }
+        if (rc != 0) break;
         *count += T - 1;
         s = end - 1;
     }

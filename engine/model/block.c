@@ -73,6 +73,7 @@ int tf_forward(tf_run *r, const int *tokens, int B, int T, int pos0, const tf_ho
         for (int l = 0; l < L; l++)
             if (tf->kind[l] == MIX_GDN) gdn_state_zero(be, &r->la[l].gst, &tf->gcfg, B);
     for (int l = 0; l < L; l++) {
+        if (r->o.cancel && atomic_load(r->o.cancel)) return gf_fail("cancelled");
         if (block_forward(r, l, B, T, pos0, h) != 0) return -1;
         if (h && h->after_layer && !gf_is_none(h->after_layer[l]))
             be_copy(be, h->after_layer[l], r->la[l].x_out, (size_t)N * D);
@@ -125,6 +126,7 @@ int tf_backward(tf_run *r, const gf_buf *d_after) {
         be_zero(be, r->dx, (size_t)N * D);
     const int floor_l = lowest_needed_layer(tf);
     for (int l = L - 1; l >= floor_l; l--) {
+        if (r->o.cancel && atomic_load(r->o.cancel)) return gf_fail("cancelled");
         const layer_views *w = &tf->w.layers[l], *gw = &tf->g.layers[l];
         const layer_acts *a = &r->la[l];
         if (d_after && !gf_is_none(d_after[l])) be_add(be, r->dx, d_after[l], (size_t)N * D);

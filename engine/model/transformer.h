@@ -23,6 +23,7 @@
 #ifndef GRAFT_MODEL_TRANSFORMER_H
 #define GRAFT_MODEL_TRANSFORMER_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #include "backend/backend.h"
@@ -66,6 +67,8 @@ typedef struct {
     bool stats;        /* per-head attention statistics (METHOD.md section 4) */
     bool decode;       /* carry GDN state between calls (pos0 > 0) */
     int logit_rows;    /* rows of the logits buffer (0: up to 32M logits) */
+    const atomic_int *cancel; /* non-zero: tf_forward / tf_backward stop between layers with
+                                 "cancelled" (NULL: never); tf_run_set_cancel changes it */
 } tf_run_opts;
 
 /* Hooks of a forward pass (capture for Stage 1 / Stage 2 and the alignment loss). */
@@ -82,6 +85,7 @@ typedef struct tf_run tf_run;
 
 int tf_run_open(tf_run **out, transformer *tf, const tf_run_opts *o);
 void tf_run_close(tf_run *r);
+void tf_run_set_cancel(tf_run *r, const atomic_int *cancel);
 
 /* tokens [B*T] host ids (B <= opts.B, T <= opts.T), positions pos0 ..;
  * -1 with a message for bad tokens or positions, or a backend error. */

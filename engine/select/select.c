@@ -86,10 +86,12 @@ static void top_k(const double *score, int L, int k, bool want_high, int *kept) 
     qsort(kept, (size_t)k, sizeof *kept, cmp_int);
 }
 
-static int ppl_of(transformer *tf, const int *ids, size_t n, int ctx, double *ppl) {
+/* progress: only its cancel flag (checked between layers of every window) */
+static int ppl_of(transformer *tf, const int *ids, size_t n, int ctx, double *ppl, const progress_sink *progress) {
     double nll;
     long count;
-    if (eval_nll_tf(tf, ids, n, ctx, &nll, &count, NULL) != 0) return -1;
+    progress_sink quiet = {.cancel = progress ? progress->cancel : NULL};
+    if (eval_nll_tf(tf, ids, n, ctx, &nll, &count, &quiet) != 0) return -1;
     *ppl = exp(nll / (double)count);
     return 0;
 }
@@ -128,7 +130,7 @@ int select_layers(layer_selection *out, const strategy_spec *sp, int k, const mo
             for (int j = 0; j < L; j++) kinds[j] = j == l ? MIX_NONE : MIX_ATTN;
             transformer tf;
             if ((rc = tf_view(&tf, m, NULL, kinds, NULL)) != 0) break;
-            rc = ppl_of(&tf, ids, n, ctx, &out->score[l]);
+            rc = ppl_of(&tf, ids, n, ctx, &out->score[l], progress);
             tf_free(&tf);
         }
         free(kinds);
@@ -143,7 +145,7 @@ int select_layers(layer_selection *out, const strategy_spec *sp, int k, const mo
             progress_report(progress, "select ga-s2", l, L);
             for (int j = 0; j < L; j++) mask[j] = j != l;
             if ((rc = student_set_gdn(ga_student, mask)) != 0) break;
-            rc = ppl_of(&ga_student->tf, ids, n, ctx, &out->score[l]);
+            rc = ppl_of(&ga_student->tf, ids, n, ctx, &out->score[l], progress);
         }
         for (int j = 0; j < L; j++) mask[j] = false;
         student_set_gdn(ga_student, mask);

@@ -19,7 +19,7 @@ int collect_attn_stats(const model *m, const int *seqs, int n_seqs, int ctx, att
     if (tf_view(&tf, m, NULL, NULL, NULL) != 0) return -1;
     const int B = batch_of(n_seqs, ctx);
     tf_run *r;
-    const tf_run_opts ro = {.B = B, .T = ctx, .stats = true, .logit_rows = 1};
+    const tf_run_opts ro = {.B = B, .T = ctx, .stats = true, .logit_rows = 1, .cancel = progress ? progress->cancel : NULL};
     if (tf_run_open(&r, &tf, &ro) != 0) {
         tf_free(&tf);
         return -1;

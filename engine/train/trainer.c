@@ -148,15 +148,17 @@ static void bufs_free(gf_backend *be, train_bufs *b, int L) {
     memset(b, 0, sizeof *b);
 }
 
-static int bufs_open(train_bufs *b, const train_opts *o, transformer *student, transformer *teacher) {
+static int bufs_open(train_bufs *b, const train_opts *o, transformer *student, transformer *teacher,
+                     const atomic_int *stop) {
     memset(b, 0, sizeof *b);
     gf_backend *be = student->be;
     const model_config *c = &student->cfg;
     const int L = c->n_layers, N = o->batch * o->ctx;
     const size_t V = (size_t)c->vocab_size, cap = ((size_t)32 << 20) / V;
     const int rows = (int)((size_t)N < cap ? (size_t)N : cap > 0 ? cap : 1);
-    const tf_run_opts so = {.B = o->batch, .T = o->ctx, .train = true, .logit_rows = rows};
-    const tf_run_opts to = {.B = o->batch, .T = o->ctx, .logit_rows = rows};
+    /* both runs stop between layers when *stop is set */
+    const tf_run_opts so = {.B = o->batch, .T = o->ctx, .train = true, .logit_rows = rows, .cancel = stop};
+    const tf_run_opts to = {.B = o->batch, .T = o->ctx, .logit_rows = rows, .cancel = stop};
     if (tf_run_open(&b->sr, student, &so) != 0 || tf_run_open(&b->tr, teacher, &to) != 0) return -1;
     const size_t n = student->layout.total;
     if (be_alloc(be, &b->m, n, GF_F32) != 0 || be_alloc(be, &b->v, n, GF_F32) != 0)
@@ -209,7 +211,7 @@ static int micro_batch(const train_opts *o, transformer *student, train_bufs *b,
 }
 
 int train_run(const train_opts *o, transformer *student, transformer *teacher, train_data *data,
-              volatile sig_atomic_t *stop, train_result *res) {
+              atomic_int *stop, train_result *res) {
     memset(res, 0, sizeof *res);
     res->resumed_from = -1;
     const model_config *c = &student->cfg;
@@ -238,7 +240,7 @@ int train_run(const train_opts *o, transformer *student, transformer *teacher, t
     int *tok = gf_malloc((size_t)o->batch * T * sizeof *tok);
     int rc = 0;
     train_state *st = &res->st;
-    if (bufs_open(&b, o, student, teacher) != 0) {
+    if (bufs_open(&b, o, student, teacher, stop) != 0) {
         rc = -1;
         goto done;
     }
@@ -278,7 +280,15 @@ int train_run(const train_opts *o, transformer *student, transformer *teacher, t
                 rc = train_data_get(data, st->data_cursor + (long)mb * o->batch + i, tok + (size_t)i * T);
             if (rc == 0) rc = micro_batch(o, student, &b, tok, scale, n_conv);
         }
-        if (rc != 0) goto done;
+        if (rc != 0) {
+            if (stop && atomic_load(stop)) { /* stopped inside the step: keep the last completed one */
+                gf_clear_error();
+                rc = 0;
+                if (o->ckpt_path && checkpoint_write(o->ckpt_path, st, &ck) != 0) rc = -1;
+                res->stopped_by = atomic_load(stop);
+            }
+            goto done;
+        }
         for (int i = 0; i < nspan; i++) be_sumsq(be, gf_at(b.acc, 1), gf_at(student->grads, spans[i].off), spans[i].n);
         double acc[2] = {NAN, NAN};
         if ((rc = be_download(be, acc, GF_F64, b.acc, 2)) != 0 || (rc = be_sync(be)) != 0) goto done;
@@ -312,7 +322,7 @@ int train_run(const train_opts *o, transformer *student, transformer *teacher, t
             rc = -1;
             goto done;
         }
-        const bool stopping = stop && *stop;
+        const bool stopping = stop && atomic_load(stop);
         if (o->ckpt_path && (stopping || (o->ckpt_every > 0 && step % o->ckpt_every == 0) || last)) {
             if (last && evaluate(o, student, data, res) != 0) {
                 rc = -1;
@@ -325,7 +335,7 @@ int train_run(const train_opts *o, transformer *student, transformer *teacher, t
             last_good = step;
         }
         if (stopping) {
-            res->stopped_by = (int)*stop;
+            res->stopped_by = atomic_load(stop);
             goto done;
         }
     }

@@ -139,9 +139,9 @@ int cli_train_data(train_data *d, const model *teacher, const train_cli *c) {
     return train_data_sampled(d, teacher, c->to.ctx, c->to.eval_seqs > 0 ? c->to.eval_seqs : 16, c->to.seed);
 }
 
-static volatile sig_atomic_t stop_flag;
-static void on_signal(int sig) { stop_flag = sig; }
-volatile sig_atomic_t *cli_stop_flag(void) { return &stop_flag; }
+static atomic_int stop_flag; /* lock-free, so a signal handler may set it */
+static void on_signal(int sig) { atomic_store(&stop_flag, sig); }
+atomic_int *cli_stop_flag(void) { return &stop_flag; }
 
 void cli_catch_stop_signals(void) {
     struct sigaction sa;

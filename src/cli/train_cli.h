@@ -4,6 +4,7 @@
 #define GRAFT_CLI_TRAIN_CLI_H
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #include "cli/common.h"
@@ -69,6 +70,6 @@ int cli_train_data(train_data *d, const model *teacher, const train_cli *c);
 
 /* SIGINT / SIGTERM set *cli_stop_flag() to the signal number. */
 void cli_catch_stop_signals(void);
-volatile sig_atomic_t *cli_stop_flag(void);
+atomic_int *cli_stop_flag(void);
 
 #endif

@@ -57,14 +57,15 @@ int train_student_init_check(const char *init) {
 
 int train_student_build(cli_student *cs, train_student **handle, model *m, const char *init_s, double keep,
                         const char *calib, long seed, int ctx, char *layers, size_t layers_size) {
-    return train_student_build_with(cs, handle, m, init_s, keep, calib, seed, ctx, layers, layers_size, NULL);
+    return train_student_build_with(cs, handle, m, init_s, keep, calib, seed, ctx, layers, layers_size, NULL, NULL,
+                                    NULL);
 }
 
 const student_settings *train_student_settings(const train_student *h) { return &h->s.set; }
 
 int train_student_build_with(cli_student *cs, train_student **handle, model *m, const char *init_s, double keep,
                              const char *calib, long seed, int ctx, char *layers, size_t layers_size,
-                             const method_cli *base) {
+                             const method_cli *base, const progress_sink *progress, const stage2_observer *obs) {
     memset(cs, 0, sizeof *cs);
     const int L = m->cfg.n_layers;
     student_init init;
@@ -83,13 +84,13 @@ int train_student_build_with(cli_student *cs, train_student **handle, model *m, 
     int *kept = gf_calloc((size_t)(k > 0 ? k : 1), sizeof *kept);
     int rc = -1, have_s = 0;
     if (token_split_make(&sp, m->tok, calib, NULL, &mo.split) != 0) goto done;
-    if (method_capture(m, &sp, &cal, &held, NULL) != 0) goto done;
+    if (method_capture(m, &sp, &cal, &held, progress) != 0) goto done;
     if (student_init_empty(&h->s, m, &set) != 0) goto done;
     have_s = 1;
     select_uniform(L, k, kept);
     for (int l = 0; l < L; l++) mask[l] = true;
     for (int i = 0; i < k; i++) mask[kept[i]] = false;
-    if (student_build_layers(&h->s, mask, &cal, held.L ? &held : NULL, NULL) != 0) goto done;
+    if (student_build_layers_observed(&h->s, mask, &cal, held.L ? &held : NULL, progress, obs) != 0) goto done;
     if (student_set_gdn(&h->s, mask) != 0) goto done;
     if (wrap_student(cs, &h->s, ctx) != 0) goto done;
     layers[0] = '\0';

@@ -11,11 +11,12 @@
 #include <unistd.h>
 
 #include "core/error.h"
+#include "jobs/eta.h"
 
-static volatile sig_atomic_t interrupted;
+static atomic_int interrupted; /* lock-free: the SIGINT handler sets it */
 static void on_sigint(int sig) {
     (void)sig;
-    interrupted = 1;
+    atomic_store(&interrupted, 1);
 }
 
 static void fmt_duration(char *b, size_t n, double s) {
@@ -26,7 +27,7 @@ static void fmt_duration(char *b, size_t n, double s) {
 }
 
 void cli_progress_format(char *buf, size_t n, const event *ev, int width) {
-    char eta[16], tail[96];
+    char eta[16], tail[128];
     fmt_duration(eta, sizeof eta, ev->eta_s);
     snprintf(tail, sizeof tail, " %3.0f%%  %.0f/%.0f  %.1f/s  eta %s", 100 * ev->fraction,
              ev->done, ev->total, ev->rate, eta);
@@ -42,12 +43,6 @@ void cli_progress_format(char *buf, size_t n, const event *ev, int width) {
     snprintf(buf, n, "%.*s [%s]%s", label_w, ev->label, bar, tail);
 }
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static int term_width(void) {
     struct winsize ws;
     if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20) return ws.ws_col;
@@ -61,10 +56,12 @@ int job_run_cli(const char *name, job_fn fn, void *arg, void **result,
     if (job_runner_init(&jr)) return -1;
     struct sigaction sa = {.sa_handler = on_sigint}, old;
     sigemptyset(&sa.sa_mask);
-    interrupted = 0;
+    atomic_store(&interrupted, 0);
     sigaction(SIGINT, &sa, &old);
     bool tty = isatty(STDERR_FILENO);
     bool bar_shown = false;
+    eta_smoother eta;
+    eta_reset(&eta);
     double last_bar = 0;
     int rc = -1;
     char err[256] = "";
@@ -76,13 +73,14 @@ int job_run_cli(const char *name, job_fn fn, void *arg, void **result,
         struct pollfd pfd = {.fd = job_wake_fd(&jr), .events = POLLIN};
         int pr = poll(&pfd, 1, 200);
         if (pr < 0 && errno != EINTR) break;
-        if (interrupted) job_cancel(&jr);
+        if (atomic_load(&interrupted)) job_cancel(&jr);
         job_clear_wake(&jr);
         event ev;
         while (job_pop_event(&jr, &ev)) {
             if (ev.kind == EV_PROGRESS) {
+                ev.eta_s = eta_update(&eta, ev.t, ev.fraction);
                 /* at most ~10 redraws a second, but always the final state */
-                double t = now_s();
+                double t = job_now();
                 if (!tty || (t - last_bar < 0.1 && ev.fraction < 1)) continue;
                 last_bar = t;
                 char line[256];
@@ -91,7 +89,7 @@ int job_run_cli(const char *name, job_fn fn, void *arg, void **result,
                 bar_shown = true;
                 continue;
             }
-            if (bar_shown && (ev.kind == EV_LOG || (ev.kind >= EV_DONE && ev.kind != EV_FILE))) {
+            if (bar_shown && (ev.kind == EV_LOG || event_is_final(ev.kind))) {
                 fputs("\r\033[K", stderr);
                 bar_shown = false;
             }
