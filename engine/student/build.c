@@ -65,19 +65,18 @@ int student_build_layers_observed(student *s, const bool *layers, const teacher_
         if (student_stage1_parts(&s->set) != STAGE1_NONE) { /* none: exactly align-only / random */
             if (progress_cancelled(progress)) {
                 rc = gf_fail("cancelled");
-                break;
+            } else {
+                progress_report(progress, "stage 1", i, n);
+                if (stage1_apply(s, l, &p, cal, &r->s1) != 0) rc = -1;
+                else r->has_stage1 = true;
             }
-            progress_report(progress, "stage 1", i, n);
-            if (stage1_apply(s, l, &p, cal, &r->s1) != 0) {
-                rc = -1;
-                break;
-            }
-            r->has_stage1 = true;
         }
         r->wb_mean_abs_pre2 = mean_abs(p.wb, nb);
         r->wg_mean_abs_pre2 = mean_abs(p.wg, ng);
         gdn_half_lives(c, &p, r->half_life_pre2);
-        if (student_put_layer(s, l, &p) != 0) rc = -1;
+        if (rc == 0 && student_put_layer(s, l, &p) != 0) rc = -1;
+        /* a layer that did not get its parameters keeps no report (have[l] owns it) */
+        if (rc != 0 && !s->have[l]) layer_report_free(r);
     }
     if (rc == 0 && init_uses_stage2(init) && n > 0) {
         stage2_tasks t = {s, todo, gf_calloc((size_t)n * 2, sizeof(align_set)), held != NULL, progress, obs};
