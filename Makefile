@@ -4,7 +4,11 @@
 #   make test       install missing packages, build, run every test (unit, integration)
 #   make sanitize   the same tests under ASan + UBSan (build-san/)
 #   make bench      CPU benchmarks (timings live here, never in tests)
+#   make test-gpu   GPU checks (tests/gpu; each skips itself without a GPU)
+#   make bench-gpu  GPU benchmarks and their PyTorch peers (tests/gpu/bench)
 #   make install    PREFIX=/usr/local
+# The CUDA backend is built when nvcc is found (PATH or /usr/local/cuda/bin);
+# `make GRAFT_CUDA=0` builds without it.
 
 PREFIX   ?= /usr/local
 BUILD    ?= build
@@ -37,14 +41,43 @@ APP_SRC    := $(filter-out src/main.c,$(call rwildcard,src,*.c)) $(call rwildcar
 TEST_SRC   := $(wildcard tests/unit/test_*.c)
 BENCH_SRC  := $(wildcard tests/bench/bench_*.c)
 
-ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o)
+# ---------------------------------------------------------------- CUDA
+# engine/backend/cuda/*.cu (every file there, the GDN kernels' included) for
+# Hopper (sm_90 machine code) plus compute_90 PTX for newer GPUs. Without any
+# cuda_gdn*.cu in the tree, gdn_absent/ stands in and fails those ops loudly.
+NVCC ?= $(firstword $(shell command -v nvcc 2>/dev/null) $(wildcard /usr/local/cuda/bin/nvcc))
+ifeq ($(strip $(NVCC)),)
+GRAFT_CUDA ?= 0
+else
+GRAFT_CUDA ?= 1
+endif
+ifeq ($(GRAFT_CUDA),1)
+CUDA_HOME  ?= $(patsubst %/bin/nvcc,%,$(NVCC))
+CUDA_ARCH  ?= -gencode=arch=compute_90,code=sm_90 -gencode=arch=compute_90,code=compute_90
+NVCC_OPT   ?= -O3 -lineinfo
+NVCCFLAGS  += -std=c++17 $(NVCC_OPT) $(CUDA_ARCH) -Werror all-warnings \
+              -Xcompiler -Wall,-Wextra,-Werror,-Wno-unused-parameter,-fno-strict-aliasing \
+              -DGRAFT_WITH_CUDA -I. -Iengine -MMD -MP
+CUDA_SRC   := $(wildcard engine/backend/cuda/*.cu)
+CUDA_SRC   += $(if $(filter engine/backend/cuda/cuda_gdn%,$(CUDA_SRC)),,engine/backend/cuda/gdn_absent/cuda_gdn_absent.cu)
+CUDA_OBJ   := $(CUDA_SRC:%.cu=$(BUILD)/%.o)
+CFLAGS     += -DGRAFT_WITH_CUDA
+CUDA_LIBS   = -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublasLt -lcublas -lcudart -lstdc++
+LDLIBS     += $(CUDA_LIBS)
+else
+CUDA_OBJ   :=
+endif
+
+ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o) $(CUDA_OBJ)
 APP_OBJ    := $(APP_SRC:%.c=$(BUILD)/%.o)
 TEST_BIN   := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_BIN  := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
+GPU_TEST_BIN  := $(patsubst tests/gpu/%.c,$(BUILD)/gpu/%,$(wildcard tests/gpu/test_*.c))
+GPU_BENCH_BIN := $(patsubst tests/gpu/bench/%.c,$(BUILD)/gpu/%,$(wildcard tests/gpu/bench/bench_*.c))
 LIB        := $(BUILD)/libgraft.a
 
 .SECONDARY:
-.PHONY: all graft run test sanitize bench install clean deps tests
+.PHONY: all graft run test sanitize bench install clean deps tests test-gpu bench-gpu gpu-tests
 all: graft
 
 deps:
@@ -63,6 +96,11 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(MSG) CC $<
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/%.o: %.cu
+	@mkdir -p $(dir $@)
+	$(MSG) NVCC $<
+	$(Q)$(NVCC) $(NVCCFLAGS) -c $< -o $@
 
 $(LIB): $(ENGINE_OBJ) $(APP_OBJ)
 	@rm -f $@
@@ -86,7 +124,19 @@ $(BUILD)/bench/%: $(BUILD)/tests/bench/%.o $(LIB)
 	$(MSG) LD $@
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+$(BUILD)/gpu/%: $(BUILD)/tests/gpu/%.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(MSG) LD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/gpu/%: $(BUILD)/tests/gpu/bench/%.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(MSG) LD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
 tests: $(BUILD)/graft $(TEST_BIN)
+
+gpu-tests: $(GPU_TEST_BIN) $(GPU_BENCH_BIN)
 
 run: deps
 	@$(MAKE) --no-print-directory graft
@@ -105,6 +155,16 @@ sanitize: deps
 bench: deps
 	@$(MAKE) --no-print-directory graft $(BENCH_BIN)
 	@sh tests/bench/run.sh $(BUILD)
+
+# GPU checks and benchmarks: only the programs under tests/gpu (they skip
+# themselves, exit 77, where there is no GPU or no CUDA in the build).
+test-gpu:
+	@$(MAKE) --no-print-directory $(GPU_TEST_BIN)
+	@sh tests/gpu/run.sh $(BUILD)
+
+bench-gpu:
+	@$(MAKE) --no-print-directory $(GPU_BENCH_BIN)
+	@sh tests/gpu/bench/run.sh $(BUILD)
 
 install: graft
 	install -Dm755 graft $(DESTDIR)$(PREFIX)/bin/graft
