@@ -45,7 +45,16 @@ extern "C" void cuda_attention(gf_backend *be, gf_buf out, gf_buf lse, gf_buf st
     p.pos0 = s->pos0;
     p.S = s->S;
     p.scale_log2 = LOG2E_F / sqrtf((float)s->hd);
-    if (!(be->act == GF_BF16 && attn_fwd_mma_launch(be, p))) attn_fwd_simt_launch(be, p);
+    const bool mma = attn_fwd_mma_takes(be, p);
+    const size_t n_parts = mma ? attn_fwd_mma_parts(p) : attn_fwd_simt_parts(p);
+    const size_t n_stats = (size_t)s->H * GF_STAT_COUNT;
+    if (p.stats && !(p.stat_parts = (double *)cuda_scratch(be, n_parts * n_stats * sizeof(double), op))) return;
+    if (mma) attn_fwd_mma_launch(be, p);
+    else attn_fwd_simt_launch(be, p);
+    if (p.stats) {
+        cuda_sum_parts(be, p.stats, p.stat_parts, n_parts, n_stats);
+        cuda_scratch_free(be, p.stat_parts);
+    }
     cuda_after(be, op);
 }
 

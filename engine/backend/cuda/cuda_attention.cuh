@@ -17,7 +17,8 @@ struct attn_fwd_params {
     const void *q, *k, *v;
     void *out;
     float *lse;     /* [B, H, T] or null */
-    double *stats;  /* [H, GF_STAT_COUNT] or null */
+    double *stats;  /* [H, GF_STAT_COUNT] or null: statistics wanted */
+    double *stat_parts; /* [P, H * GF_STAT_COUNT]: the kernel's per-block (or per-row) sums, added to stats after */
     int B, T, H, KV, G, hd, pos0, S;
     int rows;       /* query rows per (sequence, KV head) in the packed order (t, head of the group): T * G */
     int n_tiles;    /* row tiles per (sequence, KV head) */
@@ -57,9 +58,13 @@ __device__ __forceinline__ attn_row_stats attn_finish_row(float m, float l, floa
     return r;
 }
 
-/* Launchers (cuda_attention_fwd.cu, cuda_attention_simt.cu). Return false
- * when the shape is not theirs (the caller picks another kernel). */
-bool attn_fwd_mma_launch(gf_backend *be, const attn_fwd_params &p);
+/* Launchers (cuda_attention_fwd.cu, cuda_attention_simt.cu). The tensor-core
+ * kernel takes bf16 with head dim 64 or 128 and 16-byte aligned views
+ * (attn_fwd_mma_takes); each says how many rows of stat_parts it writes. */
+bool attn_fwd_mma_takes(gf_backend *be, const attn_fwd_params &p);
+size_t attn_fwd_mma_parts(const attn_fwd_params &p);
+void attn_fwd_mma_launch(gf_backend *be, const attn_fwd_params &p);
+size_t attn_fwd_simt_parts(const attn_fwd_params &p);
 void attn_fwd_simt_launch(gf_backend *be, const attn_fwd_params &p);
 
 struct attn_bwd_params {

@@ -269,13 +269,15 @@ __global__ void __launch_bounds__(NWARPS * 32) attn_fwd_mma_kernel(const attn_fw
     }
     if (STATS) {
         __syncthreads();
-        /* per head of the group: the block's rows of that head, summed in double */
+        /* per head of the group: the block's rows of that head, summed in double
+         * into its row of stat_parts (every column written, zeros included) */
+        double *part = p.stat_parts + ((size_t)b * p.n_tiles + tile) * p.H * GF_STAT_COUNT;
         for (int idx = tid; idx < G * GF_STAT_COUNT; idx += NWARPS * 32) {
             const int gl = idx / GF_STAT_COUNT, st = idx % GF_STAT_COUNT;
             double sum = 0;
             for (int row = ((gl - r0 % G) % G + G) % G; row < BR && r0 + row < p.rows; row += G)
                 sum += rowstat[row * GF_STAT_COUNT + st];
-            atomicAdd(p.stats + (kvh * G + gl) * GF_STAT_COUNT + st, sum);
+            part[(kvh * G + gl) * GF_STAT_COUNT + st] = sum;
         }
     }
 }
@@ -287,15 +289,21 @@ template <int HD, bool STATS> static void launch(gf_backend *be, const attn_fwd_
     attn_fwd_mma_kernel<HD, STATS><<<grid, NWARPS * 32, bytes, cuda_stream(be)>>>(p);
 }
 
-bool attn_fwd_mma_launch(gf_backend *be, const attn_fwd_params &p_in) {
+static int n_tiles_of(const attn_fwd_params &p) { return (int)(((size_t)p.T * p.G + BR - 1) / BR); }
+
+bool attn_fwd_mma_takes(gf_backend *be, const attn_fwd_params &p) {
+    return be->act == GF_BF16 && (p.hd == 64 || p.hd == 128) && cuda_aligned16(p.q) && cuda_aligned16(p.k) &&
+           cuda_aligned16(p.v) && cuda_aligned16(p.out) && (size_t)p.T * p.G < ((size_t)1 << 31) &&
+           n_tiles_of(p) <= 65535 && p.B <= 65535;
+}
+
+size_t attn_fwd_mma_parts(const attn_fwd_params &p) { return (size_t)p.B * n_tiles_of(p); }
+
+void attn_fwd_mma_launch(gf_backend *be, const attn_fwd_params &p_in) {
     attn_fwd_params p = p_in;
-    if (p.hd != 64 && p.hd != 128) return false;
-    if (!cuda_aligned16(p.q) || !cuda_aligned16(p.k) || !cuda_aligned16(p.v) || !cuda_aligned16(p.out)) return false;
     p.rows = p.T * p.G;
-    p.n_tiles = (p.rows + BR - 1) / BR;
-    if (p.n_tiles > 65535 || p.B > 65535) return false;
+    p.n_tiles = n_tiles_of(p);
     const bool stats = p.stats != NULL;
     if (p.hd == 64) stats ? launch<64, true>(be, p) : launch<64, false>(be, p);
     else stats ? launch<128, true>(be, p) : launch<128, false>(be, p);
-    return true;
 }

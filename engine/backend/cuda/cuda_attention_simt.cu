@@ -92,16 +92,18 @@ template <typename T, bool STATS> __global__ void __launch_bounds__(WARPS * 32) 
     if (p.lse && lane == 0) p.lse[((size_t)b * p.H + h) * p.T + t] = (m + log2f(L)) * LN2_F;
     if (STATS) {
         ss = warp_sum(ss);
-        if (lane == 0) {
-            double *sp = p.stats + (size_t)h * GF_STAT_COUNT;
-            atomicAdd(sp + GF_STAT_DISTANCE, (double)st.dist);
-            atomicAdd(sp + GF_STAT_ENTROPY, (double)st.ent);
-            atomicAdd(sp + GF_STAT_OUT_RMS, (double)sqrtf(ss / hd));
-            atomicAdd(sp + GF_STAT_DIST_NOSINK, (double)st.nosink);
-            atomicAdd(sp + GF_STAT_SINK, (double)st.sink);
+        if (lane == 0) { /* stat_parts [B T, H * 5]: this row's own entries */
+            double *sp = p.stat_parts + row * GF_STAT_COUNT;
+            sp[GF_STAT_DISTANCE] = st.dist;
+            sp[GF_STAT_ENTROPY] = st.ent;
+            sp[GF_STAT_OUT_RMS] = sqrtf(ss / hd);
+            sp[GF_STAT_DIST_NOSINK] = st.nosink;
+            sp[GF_STAT_SINK] = st.sink;
         }
     }
 }
+
+size_t attn_fwd_simt_parts(const attn_fwd_params &p) { return (size_t)p.B * p.T; }
 
 void attn_fwd_simt_launch(gf_backend *be, const attn_fwd_params &p) {
     const size_t rows = (size_t)p.B * p.T * p.H;

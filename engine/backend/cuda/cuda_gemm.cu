@@ -192,15 +192,15 @@ void cuda_linear(gf_backend *be, gf_buf y, gf_buf x, gf_buf W, gf_buf b, int N, 
     cuda_gemm(be, op, true, false, out, N, in, 1.0f, W, in, x, in, accumulate ? 1.0f : 0.0f, y, out, b);
 }
 
-/* db[out] (F32) += sum over the N rows of dy[N, out]: threads over columns,
- * blocks over chunks of rows, one atomic per (column, chunk). */
-template <typename T> __global__ void bias_grad_kernel(float *db, const T *dy, int N, int out, int rows_per) {
+/* part[chunk, out] = sum over the chunk's rows of dy[N, out]: threads over
+ * columns, blocks over chunks of rows; cuda_sum_parts_f adds the chunks to db. */
+template <typename T> __global__ void bias_grad_kernel(float *part, const T *dy, int N, int out, int rows_per) {
     const int col = blockIdx.x * blockDim.x + threadIdx.x;
     const int r0 = blockIdx.y * rows_per, r1 = min(N, r0 + rows_per);
     if (col >= out) return;
     float s = 0;
     for (int r = r0; r < r1; r++) s += to_f(dy[(size_t)r * out + col]);
-    atomicAdd(db + col, s);
+    part[(size_t)blockIdx.y * out + col] = s;
 }
 
 void cuda_linear_backward(gf_backend *be, gf_buf dx, gf_buf dW, gf_buf db, gf_buf dy, gf_buf x, gf_buf W, int N,
@@ -222,14 +222,16 @@ void cuda_linear_backward(gf_backend *be, gf_buf dx, gf_buf dW, gf_buf db, gf_bu
         cuda_gemm(be, op, false, true, in, out, N, 1.0f, x, in, dy, out, 1.0f, dW, in, gf_none());
     }
     if (!gf_is_none(db)) {
-        const int th = 256, rows_per = 256;
-        dim3 grid((unsigned)((out + th - 1) / th), (unsigned)((N + rows_per - 1) / rows_per));
+        const int th = 256, rows_per = 256, chunks = (N + rows_per - 1) / rows_per;
+        float *part = (float *)cuda_scratch(be, (size_t)chunks * out * sizeof(float), op);
+        if (!part) return;
+        dim3 grid((unsigned)((out + th - 1) / th), (unsigned)chunks);
         if (be->act == GF_BF16)
-            bias_grad_kernel<bf16><<<grid, th, 0, cuda_stream(be)>>>((float *)db.ptr, (const bf16 *)dy.ptr, N, out,
-                                                                    rows_per);
+            bias_grad_kernel<bf16><<<grid, th, 0, cuda_stream(be)>>>(part, (const bf16 *)dy.ptr, N, out, rows_per);
         else
-            bias_grad_kernel<float><<<grid, th, 0, cuda_stream(be)>>>((float *)db.ptr, (const float *)dy.ptr, N, out,
-                                                                     rows_per);
+            bias_grad_kernel<float><<<grid, th, 0, cuda_stream(be)>>>(part, (const float *)dy.ptr, N, out, rows_per);
+        cuda_sum_parts_f(be, (float *)db.ptr, part, (size_t)chunks, (size_t)out);
+        cuda_scratch_free(be, part);
         cuda_after(be, op);
     }
 }

@@ -1,9 +1,10 @@
 /* Losses: cross-entropy and KL-with-temperature over rows of V logits (one
  * block per row, an online max/sum pass then a gradient pass), MSE and the
- * row-wise L2 alignment loss. Each adds its sum to an F64 scalar (one atomic
- * per block); gradients are written scaled by grad_scale and may replace the
- * input (same element, same thread: read before written). Inputs and
- * gradients may be F32 or BF16 independently (chosen at run time). */
+ * row-wise L2 alignment loss. Each writes one F64 value per row (per block
+ * for MSE) and adds them to the F64 loss in a fixed order (cuda_sum_parts:
+ * the same bits every run); gradients are written scaled by grad_scale and may
+ * replace the input (same element, same thread: read before written). Inputs
+ * and gradients may be F32 or BF16 independently (chosen at run time). */
 #include <math.h>
 
 #include "backend/cuda/cuda_ops.cuh"
@@ -45,12 +46,13 @@ __device__ msum block_msum(msum v, msum *red) {
 
 /* ------------------------------------------------------------- cross-entropy */
 
-__global__ void cross_entropy_kernel(double *loss, void *dlogits, bool dbf, const void *logits, bool lbf,
+__global__ void cross_entropy_kernel(double *rows, void *dlogits, bool dbf, const void *logits, bool lbf,
                                      const int *targets, int V, float grad_scale) {
     __shared__ msum red[32];
     const int row = blockIdx.x, tgt = targets[row];
     const size_t off = (size_t)row * V;
     if (tgt < 0) { /* skipped row: no loss, zero gradient */
+        if (threadIdx.x == 0) rows[row] = 0.0;
         if (dlogits)
             for (int i = threadIdx.x; i < V; i += blockDim.x) st_any(dlogits, dbf, off + i, 0.0f);
         return;
@@ -60,7 +62,7 @@ __global__ void cross_entropy_kernel(double *loss, void *dlogits, bool dbf, cons
     a = block_msum(a, red);
     const float lse = a.m + logf(a.s);
     const float zt = ld_any(logits, lbf, off + tgt);
-    if (threadIdx.x == 0) atomicAdd(loss, (double)lse - (double)zt);
+    if (threadIdx.x == 0) rows[row] = (double)lse - (double)zt;
     if (!dlogits) return;
     __syncthreads(); /* every thread has read logits[tgt] before anyone overwrites it */
     for (int i = threadIdx.x; i < V; i += blockDim.x) {
@@ -78,16 +80,20 @@ extern "C" void cuda_cross_entropy(gf_backend *be, gf_buf loss, gf_buf dlogits, 
         !cuda_want(be, op, "targets", targets, GF_I32))
         return;
     if (N <= 0 || V <= 0) return;
+    double *rows = (double *)cuda_scratch(be, (size_t)N * sizeof(double), op);
+    if (!rows) return;
     cross_entropy_kernel<<<N, ROW_THREADS, 0, cuda_stream(be)>>>(
-        (double *)loss.ptr, dlogits.ptr, dlogits.dtype == GF_BF16, logits.ptr, logits.dtype == GF_BF16,
+        rows, dlogits.ptr, dlogits.dtype == GF_BF16, logits.ptr, logits.dtype == GF_BF16,
         (const int *)targets.ptr, V, grad_scale);
+    cuda_sum_parts(be, (double *)loss.ptr, rows, (size_t)N, 1);
+    cuda_scratch_free(be, rows);
     cuda_after(be, op);
 }
 
 /* ------------------------------------------------------------- KL with temperature */
 
 /* tau^2 KL(p_t || p_s), p = softmax(z / tau); ds = grad_scale tau (p_s - p_t). */
-__global__ void kl_div_kernel(double *loss, void *ds, bool dbf, const void *s, bool sbf, const void *t, bool tbf,
+__global__ void kl_div_kernel(double *rows, void *ds, bool dbf, const void *s, bool sbf, const void *t, bool tbf,
                               int V, float tau, float grad_scale) {
     __shared__ msum red[32];
     __shared__ double redd[32];
@@ -109,7 +115,7 @@ __global__ void kl_div_kernel(double *loss, void *ds, bool dbf, const void *s, b
         if (ds) st_any(ds, dbf, off + i, grad_scale * tau * (ps - pt));
     }
     kl = block_sum(kl, redd);
-    if (threadIdx.x == 0) atomicAdd(loss, (double)tau * tau * kl);
+    if (threadIdx.x == 0) rows[blockIdx.x] = (double)tau * tau * kl;
 }
 
 extern "C" void cuda_kl_div(gf_backend *be, gf_buf loss, gf_buf dstudent, gf_buf student, gf_buf teacher, int N,
@@ -125,16 +131,20 @@ extern "C" void cuda_kl_div(gf_backend *be, gf_buf loss, gf_buf dstudent, gf_buf
         return;
     }
     if (N <= 0 || V <= 0) return;
-    kl_div_kernel<<<N, ROW_THREADS, 0, cuda_stream(be)>>>((double *)loss.ptr, dstudent.ptr,
+    double *rows = (double *)cuda_scratch(be, (size_t)N * sizeof(double), op);
+    if (!rows) return;
+    kl_div_kernel<<<N, ROW_THREADS, 0, cuda_stream(be)>>>(rows, dstudent.ptr,
                                                           dstudent.dtype == GF_BF16, student.ptr,
                                                           student.dtype == GF_BF16, teacher.ptr,
                                                           teacher.dtype == GF_BF16, V, tau, grad_scale);
+    cuda_sum_parts(be, (double *)loss.ptr, rows, (size_t)N, 1);
+    cuda_scratch_free(be, rows);
     cuda_after(be, op);
 }
 
 /* ------------------------------------------------------------- MSE */
 
-__global__ void mse_kernel(double *loss, void *dy, bool dbf, const void *y, bool ybf, const void *t, bool tbf,
+__global__ void mse_kernel(double *parts, void *dy, bool dbf, const void *y, bool ybf, const void *t, bool tbf,
                            size_t n, float grad_scale) {
     __shared__ double red[32];
     double acc = 0;
@@ -144,7 +154,7 @@ __global__ void mse_kernel(double *loss, void *dy, bool dbf, const void *y, bool
         if (dy) st_any(dy, dbf, i, grad_scale * 2.0f * d);
     }
     acc = block_sum(acc, red);
-    if (threadIdx.x == 0) atomicAdd(loss, acc);
+    if (threadIdx.x == 0) parts[blockIdx.x] = acc;
 }
 
 extern "C" void cuda_mse(gf_backend *be, gf_buf loss, gf_buf dy, gf_buf y, gf_buf target, size_t n,
@@ -156,16 +166,20 @@ extern "C" void cuda_mse(gf_backend *be, gf_buf loss, gf_buf dy, gf_buf y, gf_bu
         return;
     if (!n) return;
     const unsigned cap = 4u * (unsigned)cuda_of(be)->prop.multiProcessorCount;
-    mse_kernel<<<cuda_grid(n, 256, cap), 256, 0, cuda_stream(be)>>>((double *)loss.ptr, dy.ptr, dy.dtype == GF_BF16,
-                                                                    y.ptr, y.dtype == GF_BF16, target.ptr,
-                                                                    target.dtype == GF_BF16, n, grad_scale);
+    const unsigned grid = cuda_grid(n, 256, cap);
+    double *parts = (double *)cuda_scratch(be, grid * sizeof(double), op);
+    if (!parts) return;
+    mse_kernel<<<grid, 256, 0, cuda_stream(be)>>>(parts, dy.ptr, dy.dtype == GF_BF16, y.ptr, y.dtype == GF_BF16,
+                                                  target.ptr, target.dtype == GF_BF16, n, grad_scale);
+    cuda_sum_parts(be, (double *)loss.ptr, parts, grid, 1);
+    cuda_scratch_free(be, parts);
     cuda_after(be, op);
 }
 
 /* ------------------------------------------------------------- row-wise L2 */
 
 /* loss += ||t - s|| / sqrt(D) per row; ds += grad_scale (s - t) / (||t - s|| sqrt(D)) (rows with a zero norm add nothing). */
-__global__ void row_l2_kernel(double *loss, void *ds, bool dbf, const void *s, bool sbf, const void *t, bool tbf,
+__global__ void row_l2_kernel(double *rows, void *ds, bool dbf, const void *s, bool sbf, const void *t, bool tbf,
                               int D, float grad_scale) {
     __shared__ float red[32];
     const size_t off = (size_t)blockIdx.x * D;
@@ -176,7 +190,7 @@ __global__ void row_l2_kernel(double *loss, void *ds, bool dbf, const void *s, b
     }
     ss = block_sum(ss, red);
     const float norm = sqrtf(ss), rs = 1.0f / sqrtf((float)D);
-    if (threadIdx.x == 0) atomicAdd(loss, (double)norm * rs);
+    if (threadIdx.x == 0) rows[blockIdx.x] = (double)norm * rs;
     if (!ds || !(norm > 0)) return;
     const float c = grad_scale * rs / norm;
     for (int i = threadIdx.x; i < D; i += blockDim.x) {
@@ -193,7 +207,11 @@ extern "C" void cuda_row_l2(gf_backend *be, gf_buf loss, gf_buf ds, gf_buf s, gf
         !cuda_want_float(be, op, "s", s) || !cuda_want_float(be, op, "t", t))
         return;
     if (N <= 0 || D <= 0) return;
-    row_l2_kernel<<<N, 256, 0, cuda_stream(be)>>>((double *)loss.ptr, ds.ptr, ds.dtype == GF_BF16, s.ptr,
-                                                  s.dtype == GF_BF16, t.ptr, t.dtype == GF_BF16, D, grad_scale);
+    double *rows = (double *)cuda_scratch(be, (size_t)N * sizeof(double), op);
+    if (!rows) return;
+    row_l2_kernel<<<N, 256, 0, cuda_stream(be)>>>(rows, ds.ptr, ds.dtype == GF_BF16, s.ptr, s.dtype == GF_BF16, t.ptr,
+                                                  t.dtype == GF_BF16, D, grad_scale);
+    cuda_sum_parts(be, (double *)loss.ptr, rows, (size_t)N, 1);
+    cuda_scratch_free(be, rows);
     cuda_after(be, op);
 }

@@ -93,9 +93,10 @@ __global__ void rmsnorm_dx_kernel(T *dx, const T *dy, const T *x, const T *w, co
     }
 }
 
-/* dw[n] (F32) += sum_rows dy x r: threads over columns, blocks over row chunks. */
+/* part[chunk, n] = sum over the chunk's rows of dy x r: threads over columns,
+ * blocks over row chunks; cuda_sum_parts_f adds the chunks to dw. */
 template <typename T>
-__global__ void rmsnorm_dw_kernel(float *dw, const T *dy, const T *x, const float *rstd, int rows, int n,
+__global__ void rmsnorm_dw_kernel(float *part, const T *dy, const T *x, const float *rstd, int rows, int n,
                                   int rows_per) {
     const int col = blockIdx.x * blockDim.x + threadIdx.x;
     const int r0 = blockIdx.y * rows_per, r1 = min(rows, r0 + rows_per);
@@ -105,13 +106,24 @@ __global__ void rmsnorm_dw_kernel(float *dw, const T *dy, const T *x, const floa
         const size_t e = (size_t)r * n + col;
         s += to_f(dy[e]) * to_f(x[e]) * rstd[r];
     }
-    atomicAdd(dw + col, s);
+    part[(size_t)blockIdx.y * n + col] = s;
 }
 
 template <typename T>
 static void rmsnorm_backward_launch(gf_backend *be, gf_buf dx, gf_buf dw, gf_buf dy, gf_buf x, gf_buf w, gf_buf rstd,
                                     int rows, int n, bool accumulate) {
     cudaStream_t s = cuda_stream(be);
+    /* dw first: dx may overwrite dy (it may alias it when not accumulating) */
+    if (!gf_is_none(dw)) {
+        const int th = 256, rows_per = 64, chunks = (rows + rows_per - 1) / rows_per;
+        float *part = (float *)cuda_scratch(be, (size_t)chunks * n * sizeof(float), "rmsnorm_backward");
+        if (!part) return;
+        dim3 grid((unsigned)((n + th - 1) / th), (unsigned)chunks);
+        rmsnorm_dw_kernel<T><<<grid, th, 0, s>>>(part, (const T *)dy.ptr, (const T *)x.ptr, (const float *)rstd.ptr,
+                                                 rows, n, rows_per);
+        cuda_sum_parts_f(be, (float *)dw.ptr, part, (size_t)chunks, (size_t)n);
+        cuda_scratch_free(be, part);
+    }
     if (!gf_is_none(dx)) {
         constexpr int VN = 16 / sizeof(T);
         const bool vec = n % VN == 0 && cuda_aligned16(dx.ptr) && cuda_aligned16(dy.ptr) && cuda_aligned16(x.ptr) &&
@@ -126,18 +138,26 @@ static void rmsnorm_backward_launch(gf_backend *be, gf_buf dx, gf_buf dw, gf_buf
                 (T *)dx.ptr, (const T *)dy.ptr, (const T *)x.ptr, (const T *)w.ptr, (const float *)rstd.ptr, rows, n,
                 accumulate);
     }
-    if (!gf_is_none(dw)) {
-        const int th = 256, rows_per = 64;
-        dim3 grid((unsigned)((n + th - 1) / th), (unsigned)((rows + rows_per - 1) / rows_per));
-        rmsnorm_dw_kernel<T><<<grid, th, 0, s>>>((float *)dw.ptr, (const T *)dy.ptr, (const T *)x.ptr,
-                                                 (const float *)rstd.ptr, rows, n, rows_per);
-    }
 }
 
-extern "C" void cuda_rmsnorm_backward(gf_backend *be, gf_buf dx, gf_buf dw, gf_buf dy, gf_buf x, gf_buf w,
-                                      gf_buf rstd, int rows, int n, bool accumulate_dx) {
+/* rstd[rows] = 1/sqrt(mean(x^2) + eps): one warp per row (when the forward kept none). */
+template <typename T> __global__ void rstd_kernel(float *rstd, const T *x, int rows, int n, float eps) {
+    const int row = blockIdx.x * ROWS_PER_BLOCK + (threadIdx.x >> 5), lane = threadIdx.x & 31;
+    if (row >= rows) return;
+    float ss = 0;
+    for (int c = lane; c < n; c += 32) {
+        const float f = to_f(x[(size_t)row * n + c]);
+        ss += f * f;
+    }
+    ss = warp_sum(ss);
+    if (lane == 0) rstd[row] = 1.0f / sqrtf(ss / (float)n + eps);
+}
+
+/* The backward with rstd given, or recomputed from x with eps when rstd is none. */
+static void rmsnorm_backward_impl(gf_backend *be, gf_buf dx, gf_buf dw, gf_buf dy, gf_buf x, gf_buf w, gf_buf rstd,
+                                  int rows, int n, float eps, bool accumulate_dx) {
     const char *op = "rmsnorm_backward";
-    if (!cuda_need(be, op, "dy", dy) || !cuda_need(be, op, "x", x) || !cuda_need(be, op, "rstd", rstd) ||
+    if (!cuda_need(be, op, "dy", dy) || !cuda_need(be, op, "x", x) ||
         !cuda_want(be, op, "dx", dx, be->act) || !cuda_want(be, op, "dw", dw, GF_F32) ||
         !cuda_want(be, op, "dy", dy, be->act) || !cuda_want(be, op, "x", x, be->act) ||
         !cuda_want(be, op, "w", w, be->act) || !cuda_want(be, op, "rstd", rstd, GF_F32))
@@ -149,9 +169,31 @@ extern "C" void cuda_rmsnorm_backward(gf_backend *be, gf_buf dx, gf_buf dw, gf_b
         be_set_error(be, "%s: %d rows is more than this kernel takes", op, rows);
         return;
     }
+    float *own = NULL;
+    if (gf_is_none(rstd)) {
+        if (!(eps >= 0)) {
+            be_set_error(be, "%s: rstd is required", op);
+            return;
+        }
+        if (!(own = (float *)cuda_scratch(be, (size_t)rows * sizeof(float), op))) return;
+        rstd.ptr = own;
+        rstd.dtype = GF_F32;
+        const unsigned grid = (unsigned)((rows + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK);
+        if (be->act == GF_BF16)
+            rstd_kernel<bf16><<<grid, 32 * ROWS_PER_BLOCK, 0, cuda_stream(be)>>>(own, (const bf16 *)x.ptr, rows, n, eps);
+        else
+            rstd_kernel<float><<<grid, 32 * ROWS_PER_BLOCK, 0, cuda_stream(be)>>>(own, (const float *)x.ptr, rows, n, eps);
+    }
     if (be->act == GF_BF16) rmsnorm_backward_launch<bf16>(be, dx, dw, dy, x, w, rstd, rows, n, accumulate_dx);
     else rmsnorm_backward_launch<float>(be, dx, dw, dy, x, w, rstd, rows, n, accumulate_dx);
+    cuda_scratch_free(be, own);
     cuda_after(be, op);
+}
+
+/* Contract v0: rstd is required (no eps to recompute it with). */
+extern "C" void cuda_rmsnorm_backward(gf_backend *be, gf_buf dx, gf_buf dw, gf_buf dy, gf_buf x, gf_buf w,
+                                      gf_buf rstd, int rows, int n, bool accumulate_dx) {
+    rmsnorm_backward_impl(be, dx, dw, dy, x, w, rstd, rows, n, -1.0f, accumulate_dx);
 }
 
 /* ------------------------------------------------------------- RoPE */

@@ -105,6 +105,14 @@ void cuda_gemm(gf_backend *be, const char *op, bool transa, bool transb, int m, 
                gf_buf A, int lda, gf_buf B, int ldb, float beta, gf_buf C, int ldc, gf_buf bias);
 void cuda_gemm_cache_free(struct cuda_gemm_cache *c);
 
+/* ------------------------------------------------------------- fixed-order sums */
+
+/* dst[j] += sum over p of parts[p * n_out + j], p = 0, 1, ... in an order that
+ * does not depend on timing (one block per j, a fixed tree): what the ops use
+ * instead of atomics so that a run repeats bit for bit. */
+void cuda_sum_parts(gf_backend *be, double *dst, const double *parts, size_t n_parts, size_t n_out);
+void cuda_sum_parts_f(gf_backend *be, float *dst, const float *parts, size_t n_parts, size_t n_out);
+
 /* ------------------------------------------------------------- small device helpers */
 
 __device__ __forceinline__ float warp_sum(float v) {

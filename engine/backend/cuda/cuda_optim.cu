@@ -5,8 +5,9 @@
 
 #include "backend/cuda/cuda_ops.cuh"
 
-/* acc (F64) += sum x[i]^2: double per thread, one atomic per block. */
-__global__ void sumsq_kernel(double *acc, const float *x, size_t n) {
+/* parts[block] = sum of x[i]^2 over the block's elements (double per thread);
+ * cuda_sum_parts adds the blocks to acc in a fixed order. */
+__global__ void sumsq_kernel(double *parts, const float *x, size_t n) {
     __shared__ double red[32];
     double s = 0;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
@@ -14,7 +15,7 @@ __global__ void sumsq_kernel(double *acc, const float *x, size_t n) {
         s += v * v;
     }
     s = block_sum(s, red);
-    if (threadIdx.x == 0) atomicAdd(acc, s);
+    if (threadIdx.x == 0) parts[blockIdx.x] = s;
 }
 
 extern "C" void cuda_sumsq(gf_backend *be, gf_buf acc, gf_buf x, size_t n) {
@@ -24,7 +25,12 @@ extern "C" void cuda_sumsq(gf_backend *be, gf_buf acc, gf_buf x, size_t n) {
         return;
     if (!n) return;
     const unsigned cap = 4u * (unsigned)cuda_of(be)->prop.multiProcessorCount;
-    sumsq_kernel<<<cuda_grid(n, 256, cap), 256, 0, cuda_stream(be)>>>((double *)acc.ptr, (const float *)x.ptr, n);
+    const unsigned grid = cuda_grid(n, 256, cap);
+    double *parts = (double *)cuda_scratch(be, grid * sizeof(double), op);
+    if (!parts) return;
+    sumsq_kernel<<<grid, 256, 0, cuda_stream(be)>>>(parts, (const float *)x.ptr, n);
+    cuda_sum_parts(be, (double *)acc.ptr, parts, grid, 1);
+    cuda_scratch_free(be, parts);
     cuda_after(be, op);
 }
 
