@@ -400,6 +400,51 @@ static void t_tasks(void) {
     drop(&x);
 }
 
+/* ------------------------------------------------------------- determinism */
+
+/* The ops whose cross-block sums run in a fixed order give the same bits twice. */
+static int same_bits(gf_buf a, gf_buf b, size_t bytes_n, gf_dtype t) {
+    void *ha = malloc(bytes_n * gf_dtype_size(t)), *hb = malloc(bytes_n * gf_dtype_size(t));
+    if (be_download(G.gpu, ha, t, a, bytes_n) < 0 || be_download(G.gpu, hb, t, b, bytes_n) < 0) die("download");
+    const int same = memcmp(ha, hb, bytes_n * gf_dtype_size(t)) == 0;
+    free(ha), free(hb);
+    return same;
+}
+
+static void t_determinism(void) {
+    const int B = 2, T = 300, H = 12, KV = 2, hd = 128, N = 64, V = 5000, rows = 512, n = 256;
+    pair q, k, v;
+    attn_inputs(&q, &k, &v, B, T, H, KV, hd, 0, T, 2.0f);
+    pair o1 = mk(q.n, ACT), o2 = mk(q.n, ACT), s1 = mk(H * GF_STAT_COUNT, GF_F64), s2 = mk(H * GF_STAT_COUNT, GF_F64);
+    be_zero(G.gpu, s1.g, s1.n), be_zero(G.gpu, s2.g, s2.n);
+    gf_attn_shape s = {B, T, H, KV, hd, 0, T};
+    be_attention(G.gpu, o1.g, gf_none(), s1.g, q.g, k.g, v.g, &s);
+    be_attention(G.gpu, o2.g, gf_none(), s2.g, q.g, k.g, v.g, &s);
+    int ok = same_bits(o1.g, o2.g, o1.n, be_act(G.gpu)) && same_bits(s1.g, s2.g, s1.n, GF_F64);
+
+    pair z = mk_rand((size_t)N * V, ACT, 6.0f), tg = mk(N, GF_I32), l1 = mk(1, GF_F64), l2 = mk(1, GF_F64);
+    int *t = malloc(N * sizeof *t);
+    for (int i = 0; i < N; i++) t[i] = (int)(rng_next() % (uint64_t)V);
+    put_i32(&tg, t);
+    free(t);
+    be_zero(G.gpu, l1.g, 1), be_zero(G.gpu, l2.g, 1);
+    be_cross_entropy(G.gpu, l1.g, gf_none(), z.g, tg.g, N, V, 1.0f);
+    be_cross_entropy(G.gpu, l2.g, gf_none(), z.g, tg.g, N, V, 1.0f);
+    ok = ok && same_bits(l1.g, l2.g, 1, GF_F64);
+
+    pair x = mk_rand((size_t)rows * n, ACT, 1.0f), w = mk_rand(n, ACT, 1.0f), dy = mk_rand(x.n, ACT, 1.0f);
+    pair r = mk(rows, GF_F32), y = mk(x.n, ACT), dw1 = mk(n, GF_F32), dw2 = mk(n, GF_F32);
+    be_zero(G.gpu, dw1.g, n), be_zero(G.gpu, dw2.g, n);
+    be_rmsnorm(G.gpu, y.g, r.g, x.g, w.g, rows, n, 1e-6f);
+    be_rmsnorm_backward(G.gpu, gf_none(), dw1.g, dy.g, x.g, w.g, r.g, rows, n, false);
+    be_rmsnorm_backward(G.gpu, gf_none(), dw2.g, dy.g, x.g, w.g, r.g, rows, n, false);
+    ok = ok && same_bits(dw1.g, dw2.g, n, GF_F32);
+    printf("%s  %-5s %-44s\n", ok ? "PASS" : "FAIL", G.mode, "same bits twice: attention+stats, CE, dw");
+    ok ? G.passed++ : G.failed++;
+    drop(&q), drop(&k), drop(&v), drop(&o1), drop(&o2), drop(&s1), drop(&s2), drop(&z), drop(&tg), drop(&l1),
+        drop(&l2), drop(&x), drop(&w), drop(&dy), drop(&r), drop(&y), drop(&dw1), drop(&dw2);
+}
+
 /* ------------------------------------------------------------- main */
 
 static void run_all(void) {
@@ -450,6 +495,7 @@ static void run_all(void) {
     t_mse_l2(9, 96);
     t_optim(100003);
     t_tasks();
+    t_determinism();
 }
 
 int main(int argc, char **argv) {
