@@ -447,6 +447,17 @@ static void t_determinism(void) {
 
 /* ------------------------------------------------------------- main */
 
+/* The attention checks alone (for the kernel variants GRAFT_ATTN_SLABS / GRAFT_ATTN_SPLIT pick). */
+static void run_attention(void) {
+    t_attention(1, 1, 12, 2, 128, 300, 2.0f);
+    t_attention(2, 17, 4, 2, 64, 0, 2.0f);
+    t_attention(2, 129, 6, 1, 128, 0, 3.0f);
+    t_attention(1, 17, 8, 4, 128, 100, 2.0f);
+    t_attention(1, 300, 12, 2, 128, 0, 2.0f);
+    t_attention(3, 5, 12, 2, 128, 700, 2.0f);
+    if (!quick) t_attention(1, 1000, 12, 2, 128, 0, 2.0f);
+}
+
 static void run_all(void) {
     t_memory();
     t_embedding(37, 96, 50);
@@ -511,6 +522,19 @@ int main(int argc, char **argv) {
         run_all();
         be_close(G.gpu);
         be_close(G.cpu);
+    }
+    /* the other tensor-core attention variants (bf16): two slabs per warp; key ranges split */
+    static const char *variant[][2] = {{"GRAFT_ATTN_SLABS", "2"}, {"GRAFT_ATTN_SPLIT", "3"}};
+    for (int i = 0; i < 2; i++) {
+        setenv(variant[i][0], variant[i][1], 1);
+        G.gpu = open_gpu_or_skip(false);
+        if (be_open(&G.cpu, &co) < 0) die("cpu backend");
+        G.mode = i == 0 ? "sl2" : "split";
+        printf("== %s with %s=%s\n", be_name(G.gpu), variant[i][0], variant[i][1]);
+        run_attention();
+        be_close(G.gpu);
+        be_close(G.cpu);
+        unsetenv(variant[i][0]);
     }
     printf("%d passed, %d failed\n", G.passed, G.failed);
     return G.failed ? 1 : 0;

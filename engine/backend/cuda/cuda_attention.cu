@@ -46,15 +46,25 @@ extern "C" void cuda_attention(gf_backend *be, gf_buf out, gf_buf lse, gf_buf st
     p.S = s->S;
     p.scale_log2 = LOG2E_F / sqrtf((float)s->hd);
     const bool mma = attn_fwd_mma_takes(be, p);
+    if (mma) attn_fwd_mma_plan(be, p);
     const size_t n_parts = mma ? attn_fwd_mma_parts(p) : attn_fwd_simt_parts(p);
     const size_t n_stats = (size_t)s->H * GF_STAT_COUNT;
     if (p.stats && !(p.stat_parts = (double *)cuda_scratch(be, n_parts * n_stats * sizeof(double), op))) return;
+    const size_t split_bytes = mma ? attn_fwd_split_bytes(p) : 0;
+    if (split_bytes) {
+        if (!(p.part_o = (float *)cuda_scratch(be, split_bytes, op))) {
+            cuda_scratch_free(be, p.stat_parts);
+            return;
+        }
+        p.part_s = p.part_o + (size_t)p.B * p.KV * p.rows * p.n_split * p.hd;
+    }
     if (mma) attn_fwd_mma_launch(be, p);
     else attn_fwd_simt_launch(be, p);
     if (p.stats) {
         cuda_sum_parts(be, p.stats, p.stat_parts, n_parts, n_stats);
         cuda_scratch_free(be, p.stat_parts);
     }
+    cuda_scratch_free(be, p.part_o);
     cuda_after(be, op);
 }
 

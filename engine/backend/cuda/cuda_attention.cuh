@@ -20,9 +20,13 @@ struct attn_fwd_params {
     double *stats;  /* [H, GF_STAT_COUNT] or null: statistics wanted */
     double *stat_parts; /* [P, H * GF_STAT_COUNT]: the kernel's per-block (or per-row) sums, added to stats after */
     int B, T, H, KV, G, hd, pos0, S;
-    int rows;       /* query rows per (sequence, KV head) in the packed order (t, head of the group): T * G */
-    int n_tiles;    /* row tiles per (sequence, KV head) */
     float scale_log2; /* hd^-1/2 log2(e): scores in log2 units */
+    /* the tensor-core kernel's plan (attn_fwd_mma_plan) */
+    int rows;       /* query rows per (sequence, KV head) in the packed order (t, head of the group): T * G */
+    int slabs;      /* m16 slabs per warp: 64 slabs rows per block */
+    int n_tiles;    /* row tiles per (sequence, KV head) */
+    int n_split, kt_per_split; /* key tiles cut into n_split ranges (1: no split) */
+    float *part_o, *part_s; /* split partials: [B, KV, rows, n_split] x (hd | 6 scalars) */
 };
 
 /* Row statistics from streaming sums over keys j >= 1 (key 0 apart: the
@@ -62,7 +66,9 @@ __device__ __forceinline__ attn_row_stats attn_finish_row(float m, float l, floa
  * kernel takes bf16 with head dim 64 or 128 and 16-byte aligned views
  * (attn_fwd_mma_takes); each says how many rows of stat_parts it writes. */
 bool attn_fwd_mma_takes(gf_backend *be, const attn_fwd_params &p);
+void attn_fwd_mma_plan(gf_backend *be, attn_fwd_params &p); /* rows, slabs, tiles, split */
 size_t attn_fwd_mma_parts(const attn_fwd_params &p);
+size_t attn_fwd_split_bytes(const attn_fwd_params &p);     /* scratch for split partials (0: none) */
 void attn_fwd_mma_launch(gf_backend *be, const attn_fwd_params &p);
 size_t attn_fwd_simt_parts(const attn_fwd_params &p);
 void attn_fwd_simt_launch(gf_backend *be, const attn_fwd_params &p);

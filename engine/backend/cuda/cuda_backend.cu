@@ -199,6 +199,10 @@ extern "C" int gf_backend_cuda_open(gf_backend *be, const gf_backend_opts *o) {
     st->owns_handles = true;
     const char *dbg = getenv("GRAFT_CUDA_SYNC");
     st->debug_sync = dbg && *dbg && strcmp(dbg, "0") != 0;
+    /* kernel variants, for the checks and benchmarks that compare them */
+    const char *slabs = getenv("GRAFT_ATTN_SLABS"), *split = getenv("GRAFT_ATTN_SPLIT");
+    st->attn_slabs = slabs ? atoi(slabs) : 0;
+    st->attn_split = split ? atoi(split) : 0;
     if ((e = cudaGetDeviceProperties(&st->base.prop, dev)) != cudaSuccess) {
         free(st);
         return gf_fail("cuda:%d: %s", dev, cudaGetErrorString(e));
@@ -275,6 +279,8 @@ static gf_backend *make_sub(gf_backend *root) {
     st->gemm = rs->gemm;
     st->owns_handles = false;
     st->debug_sync = rs->debug_sync;
+    st->attn_slabs = rs->attn_slabs;
+    st->attn_split = rs->attn_split;
     if (open_stream_part(st) < 0) {
         close_stream_part(st);
         free(st);

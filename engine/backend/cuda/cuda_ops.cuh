@@ -20,6 +20,8 @@ typedef struct {
     struct cuda_gemm_cache *gemm; /* owned by the root backend */
     bool owns_handles;           /* root: owns lt, blas, gemm cache; sub: borrows them */
     bool debug_sync;             /* GRAFT_CUDA_SYNC=1: sync after every op, errors name it */
+    int attn_slabs;              /* GRAFT_ATTN_SLABS: 1 or 2 m16 slabs per warp in attention (0: chosen) */
+    int attn_split;              /* GRAFT_ATTN_SPLIT: key-range splits in attention (0: chosen) */
     const char *last_op;         /* the last op queued (for async error reports) */
     struct gf_backend *subs[4];  /* be_run_tasks' sub-backends, made on first use */
     cudaEvent_t join[5];         /* fork/join events: [0] the root's, [1..4] the subs' */

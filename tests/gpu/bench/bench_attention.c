@@ -81,5 +81,16 @@ int main(void) {
     run(be, &c, "qwen2.5-1.5b decode", 1, 1, 12, 2, 128, 8191, false);
     run(be, &c, "qwen2.5-1.5b decode", 16, 1, 12, 2, 128, 2047, false);
     be_close(be);
+    /* the variants the forward can be built as: two m16 slabs per warp; no key-range split */
+    setenv("GRAFT_ATTN_SLABS", "2", 1);
+    be = bench_open_or_skip();
+    run(be, &c, "qwen2.5-1.5b [slabs 2]", 4, 2048, 12, 2, 128, 0, false);
+    run(be, &c, "qwen2.5-1.5b [slabs 2]", 1, 8192, 12, 2, 128, 0, false);
+    be_close(be);
+    unsetenv("GRAFT_ATTN_SLABS");
+    setenv("GRAFT_ATTN_SPLIT", "1", 1);
+    be = bench_open_or_skip();
+    run(be, &c, "qwen2.5-1.5b decode [no split]", 1, 1, 12, 2, 128, 8191, false);
+    be_close(be);
     return 0;
 }
