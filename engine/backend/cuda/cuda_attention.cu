@@ -116,15 +116,16 @@ static bool backward_mma(gf_backend *be, attn_bwd_params &p, size_t nq, size_t n
     p.dk_part = acc + nq;
     p.dv_part = acc + 2 * nq;
     cudaStream_t s = cuda_stream(be);
-    cudaMemsetAsync(p.dq_acc, 0, nq * sizeof(float), s);
+    cuda_memset_async(p.dq_acc, 0, nq * sizeof(float), s);
     if (!attn_bwd_mma_launch(be, p)) {
         cuda_scratch_free(be, acc);
         return false;
     }
     const unsigned cap = 16u * (unsigned)cuda_of(be)->prop.multiProcessorCount;
-    scale_convert_kernel<T><<<cuda_grid(nq, 256, cap), 256, 0, s>>>((T *)p.dq, p.dq_acc, nq, p.scale);
-    group_sum_kernel<T><<<cuda_grid(nkv, 256, cap), 256, 0, s>>>((T *)p.dk, (T *)p.dv, p.dk_part, p.dv_part, nkv,
-                                                                 p.KV, p.G, p.hd, p.scale);
+    cuda_launch(cuda_grid(nq, 256, cap), 256, 0, s, scale_convert_kernel<T>, (T *)p.dq, (const float *)p.dq_acc, nq,
+                p.scale);
+    cuda_launch(cuda_grid(nkv, 256, cap), 256, 0, s, group_sum_kernel<T>, (T *)p.dk, (T *)p.dv,
+                (const float *)p.dk_part, (const float *)p.dv_part, nkv, p.KV, p.G, p.hd, p.scale);
     cuda_scratch_free(be, acc);
     return true;
 }
@@ -171,12 +172,12 @@ extern "C" void cuda_attention_backward(gf_backend *be, gf_buf dq, gf_buf dk, gf
     p.Dr = D;
     const unsigned grid = (unsigned)((rows * 32 + 255) / 256);
     if (be->act == GF_BF16) {
-        rowdot_kernel<bf16><<<grid, 256, 0, cuda_stream(be)>>>(D, (const bf16 *)dout.ptr, (const bf16 *)out.ptr,
-                                                              rows, s->hd);
+        cuda_launch(grid, 256, 0, cuda_stream(be), rowdot_kernel<bf16>, D, (const bf16 *)dout.ptr,
+                    (const bf16 *)out.ptr, rows, s->hd);
         if (!backward_mma<bf16>(be, p, nq, nkv)) attn_bwd_simt_launch(be, p);
     } else {
-        rowdot_kernel<float><<<grid, 256, 0, cuda_stream(be)>>>(D, (const float *)dout.ptr, (const float *)out.ptr,
-                                                               rows, s->hd);
+        cuda_launch(grid, 256, 0, cuda_stream(be), rowdot_kernel<float>, D, (const float *)dout.ptr,
+                    (const float *)out.ptr, rows, s->hd);
         attn_bwd_simt_launch(be, p);
     }
     cuda_scratch_free(be, D);

@@ -28,7 +28,7 @@ template <int HD> struct bwd_smem {
 
 template <int HD> __global__ void __launch_bounds__(NWARPS * 32) attn_bwd_mma_kernel(const attn_bwd_params p) {
     constexpr int LDS = bwd_smem<HD>::LDS, LDSS = bwd_smem<HD>::LDSS, CPR = HD / 8;
-    extern __shared__ __align__(16) unsigned char smem_raw[];
+    CUDA_DYNAMIC_SMEM(smem_raw);
     bf16 *Ks = (bf16 *)smem_raw;
     bf16 *Vs = Ks + bwd_smem<HD>::KV;
     bf16 *Qs = Vs + bwd_smem<HD>::KV;
@@ -204,12 +204,12 @@ bool attn_bwd_mma_launch(gf_backend *be, const attn_bwd_params &p) {
     dim3 grid((unsigned)p.H, (unsigned)p.B, (unsigned)n_kt);
     if (p.hd == 64) {
         const size_t bytes = bwd_smem<64>::bytes;
-        cudaFuncSetAttribute(attn_bwd_mma_kernel<64>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
-        attn_bwd_mma_kernel<64><<<grid, NWARPS * 32, bytes, cuda_stream(be)>>>(p);
+        cuda_allow_smem((const void *)attn_bwd_mma_kernel<64>, bytes);
+        cuda_launch(grid, NWARPS * 32, bytes, cuda_stream(be), attn_bwd_mma_kernel<64>, p);
     } else {
         const size_t bytes = bwd_smem<128>::bytes;
-        cudaFuncSetAttribute(attn_bwd_mma_kernel<128>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
-        attn_bwd_mma_kernel<128><<<grid, NWARPS * 32, bytes, cuda_stream(be)>>>(p);
+        cuda_allow_smem((const void *)attn_bwd_mma_kernel<128>, bytes);
+        cuda_launch(grid, NWARPS * 32, bytes, cuda_stream(be), attn_bwd_mma_kernel<128>, p);
     }
     return true;
 }

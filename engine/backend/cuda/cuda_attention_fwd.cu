@@ -46,7 +46,7 @@ template <int HD, int SL, bool STATS, bool SPLIT>
 __global__ void __launch_bounds__(NWARPS * 32) attn_fwd_mma_kernel(const attn_fwd_params p) {
     constexpr int BR = fwd_smem<HD, SL>::BR, LDS = fwd_smem<HD, SL>::LDS, CPR = HD / 8; /* 16-byte chunks per row */
     constexpr int R = 2 * SL; /* rows per thread: (slab, half) -> index 2 slab + half */
-    extern __shared__ __align__(16) unsigned char smem_raw[];
+    CUDA_DYNAMIC_SMEM(smem_raw);
     bf16 *Qs = (bf16 *)smem_raw;
     bf16 *Ks = Qs + fwd_smem<HD, SL>::Q;
     bf16 *Vs = Ks + 2 * fwd_smem<HD, SL>::KV;
@@ -369,10 +369,9 @@ template <bool STATS> __global__ void attn_fwd_combine_kernel(const attn_fwd_par
 
 template <int HD, int SL, bool STATS, bool SPLIT> static void launch(gf_backend *be, const attn_fwd_params &p) {
     const size_t bytes = fwd_smem<HD, SL>::bytes;
-    cudaFuncSetAttribute(attn_fwd_mma_kernel<HD, SL, STATS, SPLIT>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                         (int)bytes);
+    cuda_allow_smem((const void *)attn_fwd_mma_kernel<HD, SL, STATS, SPLIT>, bytes);
     dim3 grid((unsigned)p.KV, (unsigned)p.B, (unsigned)(p.n_tiles * (SPLIT ? p.n_split : 1)));
-    attn_fwd_mma_kernel<HD, SL, STATS, SPLIT><<<grid, NWARPS * 32, bytes, cuda_stream(be)>>>(p);
+    cuda_launch(grid, NWARPS * 32, bytes, cuda_stream(be), attn_fwd_mma_kernel<HD, SL, STATS, SPLIT>, p);
 }
 
 template <int HD, int SL> static void launch_hd(gf_backend *be, const attn_fwd_params &p) {
@@ -431,7 +430,7 @@ void attn_fwd_mma_launch(gf_backend *be, const attn_fwd_params &p) {
     if (p.n_split > 1) {
         const size_t warps = (size_t)p.B * p.KV * p.rows;
         const unsigned grid = (unsigned)((warps * 32 + 255) / 256);
-        if (p.stats) attn_fwd_combine_kernel<true><<<grid, 256, 0, cuda_stream(be)>>>(p);
-        else attn_fwd_combine_kernel<false><<<grid, 256, 0, cuda_stream(be)>>>(p);
+        if (p.stats) cuda_launch(grid, 256, 0, cuda_stream(be), attn_fwd_combine_kernel<true>, p);
+        else cuda_launch(grid, 256, 0, cuda_stream(be), attn_fwd_combine_kernel<false>, p);
     }
 }

@@ -110,10 +110,8 @@ void attn_fwd_simt_launch(gf_backend *be, const attn_fwd_params &p) {
     const unsigned grid = (unsigned)((rows + WARPS - 1) / WARPS);
     const bool bf = be->act == GF_BF16, stats = p.stats != NULL;
     cudaStream_t s = cuda_stream(be);
-    if (bf) stats ? attn_fwd_simt_kernel<bf16, true><<<grid, WARPS * 32, 0, s>>>(p)
-                  : attn_fwd_simt_kernel<bf16, false><<<grid, WARPS * 32, 0, s>>>(p);
-    else stats ? attn_fwd_simt_kernel<float, true><<<grid, WARPS * 32, 0, s>>>(p)
-               : attn_fwd_simt_kernel<float, false><<<grid, WARPS * 32, 0, s>>>(p);
+    if (bf) cuda_launch(grid, WARPS * 32, 0, s, stats ? attn_fwd_simt_kernel<bf16, true> : attn_fwd_simt_kernel<bf16, false>, p);
+    else cuda_launch(grid, WARPS * 32, 0, s, stats ? attn_fwd_simt_kernel<float, true> : attn_fwd_simt_kernel<float, false>, p);
 }
 
 /* ------------------------------------------------------------- backward */
@@ -232,10 +230,10 @@ void attn_bwd_simt_launch(gf_backend *be, const attn_bwd_params &p) {
     const unsigned gq = (unsigned)(((size_t)p.B * p.T * p.H + WARPS - 1) / WARPS);
     const unsigned gk = (unsigned)(((size_t)p.B * p.T * p.KV + WARPS - 1) / WARPS);
     if (be->act == GF_BF16) {
-        attn_bwd_dq_simt_kernel<bf16><<<gq, WARPS * 32, 0, s>>>(p);
-        attn_bwd_dkdv_simt_kernel<bf16><<<gk, WARPS * 32, 0, s>>>(p);
+        cuda_launch(gq, WARPS * 32, 0, s, attn_bwd_dq_simt_kernel<bf16>, p);
+        cuda_launch(gk, WARPS * 32, 0, s, attn_bwd_dkdv_simt_kernel<bf16>, p);
     } else {
-        attn_bwd_dq_simt_kernel<float><<<gq, WARPS * 32, 0, s>>>(p);
-        attn_bwd_dkdv_simt_kernel<float><<<gk, WARPS * 32, 0, s>>>(p);
+        cuda_launch(gq, WARPS * 32, 0, s, attn_bwd_dq_simt_kernel<float>, p);
+        cuda_launch(gk, WARPS * 32, 0, s, attn_bwd_dkdv_simt_kernel<float>, p);
     }
 }

@@ -13,9 +13,21 @@
 #define GRAFT_BACKEND_CUDA_MMA_CUH
 
 #include <stdint.h>
+#include <string.h>
 
 #include "backend/cuda/cuda_common.cuh"
 
+#ifdef GRAFT_CUDA_EMU
+/* tests/gpu/attn_emu: the same operations on CPU fibers (attn_emu.h) */
+__device__ __forceinline__ void cp_async16(void *dst, const void *src, bool valid) { emu_cp_async16(dst, src, valid); }
+__device__ __forceinline__ void cp_async_commit() {}
+template <int N> __device__ __forceinline__ void cp_async_wait() {}
+__device__ __forceinline__ void ldsm_x4(uint32_t (&r)[4], const void *p) { emu_ldmatrix_x4(r, p, false); }
+__device__ __forceinline__ void ldsm_x4_t(uint32_t (&r)[4], const void *p) { emu_ldmatrix_x4(r, p, true); }
+__device__ __forceinline__ void mma_bf16(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+    emu_mma_bf16_16816(d, a, b0, b1);
+}
+#else
 __device__ __forceinline__ uint32_t smem_addr(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
 
 /* 16 bytes global -> shared, asynchronously; zero-filled when !valid (src is then not read). */
@@ -51,11 +63,14 @@ __device__ __forceinline__ void mma_bf16(float (&d)[4], const uint32_t (&a)[4], 
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
+#endif
 
 /* Two floats as a bf16 pair: lo in the low half (the lower column). */
 __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
-    __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
-    return *(uint32_t *)&h;
+    const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+    uint32_t u;
+    memcpy(&u, &h, sizeof u);
+    return u;
 }
 
 __device__ __forceinline__ float quad_sum(float v) {

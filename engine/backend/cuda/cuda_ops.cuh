@@ -115,6 +115,33 @@ void cuda_gemm_cache_free(struct cuda_gemm_cache *c);
 void cuda_sum_parts(gf_backend *be, double *dst, const double *parts, size_t n_parts, size_t n_out);
 void cuda_sum_parts_f(gf_backend *be, float *dst, const float *parts, size_t n_parts, size_t n_out);
 
+/* ------------------------------------------------------------- launching */
+
+/* kernel<<<grid, block, smem, stream>>>(args...), written as a call so that the
+ * attention kernels also build for tests/gpu/attn_emu (GRAFT_CUDA_EMU: the
+ * same code on CPU fibers, to check indexing, fragment layouts and barriers
+ * where there is no GPU). */
+#ifdef GRAFT_CUDA_EMU
+#define CUDA_DYNAMIC_SMEM(name) unsigned char *name = (unsigned char *)emu_dynamic_smem()
+template <typename... KA, typename... A>
+static inline void cuda_launch(dim3 grid, dim3 block, size_t smem, cudaStream_t, void (*k)(KA...), A... a) {
+    emu_launch(grid, block, smem, [&]() { k(a...); });
+}
+static inline void cuda_allow_smem(const void *, size_t) {}
+static inline void cuda_memset_async(void *p, int v, size_t n, cudaStream_t) { memset(p, v, n); }
+#else
+#define CUDA_DYNAMIC_SMEM(name) extern __shared__ __align__(16) unsigned char name[]
+template <typename... KA, typename... A>
+static inline void cuda_launch(dim3 grid, dim3 block, size_t smem, cudaStream_t s, void (*k)(KA...), A... a) {
+    k<<<grid, block, smem, s>>>(a...);
+}
+/* More than 48 KiB of dynamic shared memory needs the kernel's consent. */
+static inline void cuda_allow_smem(const void *k, size_t bytes) {
+    cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+}
+static inline void cuda_memset_async(void *p, int v, size_t n, cudaStream_t s) { cudaMemsetAsync(p, v, n, s); }
+#endif
+
 /* ------------------------------------------------------------- small device helpers */
 
 __device__ __forceinline__ float warp_sum(float v) {

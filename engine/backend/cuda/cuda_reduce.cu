@@ -21,7 +21,7 @@ template <typename F> static void launch(gf_backend *be, F *dst, const F *parts,
         be_set_error(be, "sum_parts: %zu outputs", n_out);
         return;
     }
-    sum_parts_kernel<F><<<(unsigned)n_out, SUM_THREADS, 0, cuda_stream(be)>>>(dst, parts, n_parts, n_out);
+    cuda_launch((unsigned)n_out, SUM_THREADS, 0, cuda_stream(be), sum_parts_kernel<F>, dst, parts, n_parts, n_out);
 }
 
 void cuda_sum_parts(gf_backend *be, double *dst, const double *parts, size_t n_parts, size_t n_out) {
