@@ -65,18 +65,20 @@ CFLAGS     += -DGRAFT_WITH_CUDA
 CUDA_LIBS   = -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublasLt -lcublas -lcudart -lstdc++
 LDLIBS     += $(CUDA_LIBS)
 
-# tests/gpu/attn_emu: the attention kernels (these very .cu files) built by the
-# host C++ compiler against a CPU emulation of CUDA (a fiber per thread), so
-# their indexing, fragment layouts and barriers are checked where there is no
-# GPU; make test runs it (tests/integration/cuda_attn_emu.sh).
+# tests/gpu/core_emu: the kernels of the backend's core (these very .cu files:
+# attention, element-wise, norms, RoPE, losses, optimizer) built by the host
+# C++ compiler against a CPU emulation of CUDA (a fiber per thread), so their
+# indexing, fragment layouts and barriers are checked where there is no GPU;
+# make test runs it (tests/integration/cuda_core_emu.sh).
 EMU_CXX    ?= g++
-EMU_FLAGS   = -std=c++17 -O2 -g -DGRAFT_CUDA_EMU -include tests/gpu/attn_emu/attn_emu.h -I. -Iengine \
+EMU_FLAGS   = -std=c++17 -O2 -g -DGRAFT_CUDA_EMU -include tests/gpu/core_emu/core_emu.h -I. -Iengine \
               -I$(CUDA_HOME)/include -Wall -Wextra -Werror -Wno-unused-parameter -Wno-unknown-pragmas \
-              -fno-strict-aliasing -MMD -MP
-EMU_CU      = cuda_attention cuda_attention_fwd cuda_attention_bwd cuda_attention_simt cuda_reduce
-EMU_OBJ     = $(EMU_CU:%=$(BUILD)/attn_emu/engine/backend/cuda/%.o) \
-              $(patsubst tests/gpu/attn_emu/%.cpp,$(BUILD)/attn_emu/%.o,$(wildcard tests/gpu/attn_emu/*.cpp))
-EMU_BIN     = $(BUILD)/attn_emu/test_attn_emu
+              -fno-strict-aliasing -ffp-contract=off -MMD -MP
+EMU_CU      = cuda_attention cuda_attention_fwd cuda_attention_bwd cuda_attention_simt cuda_reduce \
+              cuda_elementwise cuda_norm_rope cuda_losses cuda_optim
+EMU_OBJ     = $(EMU_CU:%=$(BUILD)/core_emu/engine/backend/cuda/%.o) \
+              $(patsubst tests/gpu/core_emu/%.cpp,$(BUILD)/core_emu/%.o,$(wildcard tests/gpu/core_emu/*.cpp))
+EMU_BIN     = $(BUILD)/core_emu/test_core_emu
 else
 CUDA_OBJ   :=
 EMU_BIN    :=
@@ -91,7 +93,7 @@ GPU_BENCH_BIN := $(patsubst tests/gpu/bench/%.c,$(BUILD)/gpu/%,$(wildcard tests/
 LIB        := $(BUILD)/libgraft.a
 
 .SECONDARY:
-.PHONY: all graft run test sanitize bench install clean deps tests test-gpu bench-gpu gpu-tests test-attn-emu
+.PHONY: all graft run test sanitize bench install clean deps tests test-gpu bench-gpu gpu-tests test-core-emu
 all: graft
 
 deps:
@@ -151,12 +153,12 @@ $(BUILD)/gpu/%: $(BUILD)/tests/gpu/bench/%.o $(LIB)
 tests: $(BUILD)/graft $(TEST_BIN) $(EMU_BIN)
 
 ifeq ($(GRAFT_CUDA),1)
-$(BUILD)/attn_emu/engine/backend/cuda/%.o: engine/backend/cuda/%.cu
+$(BUILD)/core_emu/engine/backend/cuda/%.o: engine/backend/cuda/%.cu
 	@mkdir -p $(dir $@)
 	$(MSG) EMU $<
 	$(Q)$(EMU_CXX) $(EMU_FLAGS) -x c++ -c $< -o $@
 
-$(BUILD)/attn_emu/%.o: tests/gpu/attn_emu/%.cpp
+$(BUILD)/core_emu/%.o: tests/gpu/core_emu/%.cpp
 	@mkdir -p $(dir $@)
 	$(MSG) EMU $<
 	$(Q)$(EMU_CXX) $(EMU_FLAGS) -c $< -o $@
@@ -165,7 +167,7 @@ $(EMU_BIN): $(EMU_OBJ)
 	$(MSG) LD $@
 	$(Q)$(EMU_CXX) -o $@ $^
 
-test-attn-emu: $(EMU_BIN)
+test-core-emu: $(EMU_BIN)
 	$(EMU_BIN)
 	GRAFT_EMU_ORDER=reverse $(EMU_BIN)
 endif

@@ -58,11 +58,9 @@ extern "C" void cuda_embedding_backward(gf_backend *be, gf_buf dE, gf_buf dx, gf
     if (!n) return;
     const unsigned cap = 16u * (unsigned)cuda_of(be)->prop.multiProcessorCount;
     if (be->act == GF_BF16)
-        embedding_backward_kernel<bf16><<<cuda_grid(n, 256, cap), 256, 0, cuda_stream(be)>>>(
-            (float *)dE.ptr, (const bf16 *)dx.ptr, (const int *)tokens.ptr, N, D);
+        cuda_launch(cuda_grid(n, 256, cap), 256, 0, cuda_stream(be), embedding_backward_kernel<bf16>, (float *)dE.ptr, (const bf16 *)dx.ptr, (const int *)tokens.ptr, N, D);
     else
-        embedding_backward_kernel<float><<<cuda_grid(n, 256, cap), 256, 0, cuda_stream(be)>>>(
-            (float *)dE.ptr, (const float *)dx.ptr, (const int *)tokens.ptr, N, D);
+        cuda_launch(cuda_grid(n, 256, cap), 256, 0, cuda_stream(be), embedding_backward_kernel<float>, (float *)dE.ptr, (const float *)dx.ptr, (const int *)tokens.ptr, N, D);
     cuda_after(be, op);
 }
 

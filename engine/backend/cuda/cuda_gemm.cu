@@ -227,9 +227,9 @@ void cuda_linear_backward(gf_backend *be, gf_buf dx, gf_buf dW, gf_buf db, gf_bu
         if (!part) return;
         dim3 grid((unsigned)((out + th - 1) / th), (unsigned)chunks);
         if (be->act == GF_BF16)
-            bias_grad_kernel<bf16><<<grid, th, 0, cuda_stream(be)>>>(part, (const bf16 *)dy.ptr, N, out, rows_per);
+            cuda_launch(grid, th, 0, cuda_stream(be), bias_grad_kernel<bf16>, part, (const bf16 *)dy.ptr, N, out, rows_per);
         else
-            bias_grad_kernel<float><<<grid, th, 0, cuda_stream(be)>>>(part, (const float *)dy.ptr, N, out, rows_per);
+            cuda_launch(grid, th, 0, cuda_stream(be), bias_grad_kernel<float>, part, (const float *)dy.ptr, N, out, rows_per);
         cuda_sum_parts_f(be, (float *)db.ptr, part, (size_t)chunks, (size_t)out);
         cuda_scratch_free(be, part);
         cuda_after(be, op);

@@ -82,8 +82,7 @@ extern "C" void cuda_cross_entropy(gf_backend *be, gf_buf loss, gf_buf dlogits, 
     if (N <= 0 || V <= 0) return;
     double *rows = (double *)cuda_scratch(be, (size_t)N * sizeof(double), op);
     if (!rows) return;
-    cross_entropy_kernel<<<N, ROW_THREADS, 0, cuda_stream(be)>>>(
-        rows, dlogits.ptr, dlogits.dtype == GF_BF16, logits.ptr, logits.dtype == GF_BF16,
+    cuda_launch(N, ROW_THREADS, 0, cuda_stream(be), cross_entropy_kernel, rows, dlogits.ptr, dlogits.dtype == GF_BF16, logits.ptr, logits.dtype == GF_BF16,
         (const int *)targets.ptr, V, grad_scale);
     cuda_sum_parts(be, (double *)loss.ptr, rows, (size_t)N, 1);
     cuda_scratch_free(be, rows);
@@ -133,7 +132,7 @@ extern "C" void cuda_kl_div(gf_backend *be, gf_buf loss, gf_buf dstudent, gf_buf
     if (N <= 0 || V <= 0) return;
     double *rows = (double *)cuda_scratch(be, (size_t)N * sizeof(double), op);
     if (!rows) return;
-    kl_div_kernel<<<N, ROW_THREADS, 0, cuda_stream(be)>>>(rows, dstudent.ptr,
+    cuda_launch(N, ROW_THREADS, 0, cuda_stream(be), kl_div_kernel, rows, dstudent.ptr,
                                                           dstudent.dtype == GF_BF16, student.ptr,
                                                           student.dtype == GF_BF16, teacher.ptr,
                                                           teacher.dtype == GF_BF16, V, tau, grad_scale);
@@ -169,7 +168,7 @@ extern "C" void cuda_mse(gf_backend *be, gf_buf loss, gf_buf dy, gf_buf y, gf_bu
     const unsigned grid = cuda_grid(n, 256, cap);
     double *parts = (double *)cuda_scratch(be, grid * sizeof(double), op);
     if (!parts) return;
-    mse_kernel<<<grid, 256, 0, cuda_stream(be)>>>(parts, dy.ptr, dy.dtype == GF_BF16, y.ptr, y.dtype == GF_BF16,
+    cuda_launch(grid, 256, 0, cuda_stream(be), mse_kernel, parts, dy.ptr, dy.dtype == GF_BF16, y.ptr, y.dtype == GF_BF16,
                                                   target.ptr, target.dtype == GF_BF16, n, grad_scale);
     cuda_sum_parts(be, (double *)loss.ptr, parts, grid, 1);
     cuda_scratch_free(be, parts);
@@ -209,7 +208,7 @@ extern "C" void cuda_row_l2(gf_backend *be, gf_buf loss, gf_buf ds, gf_buf s, gf
     if (N <= 0 || D <= 0) return;
     double *rows = (double *)cuda_scratch(be, (size_t)N * sizeof(double), op);
     if (!rows) return;
-    row_l2_kernel<<<N, 256, 0, cuda_stream(be)>>>(rows, ds.ptr, ds.dtype == GF_BF16, s.ptr, s.dtype == GF_BF16, t.ptr,
+    cuda_launch(N, 256, 0, cuda_stream(be), row_l2_kernel, rows, ds.ptr, ds.dtype == GF_BF16, s.ptr, s.dtype == GF_BF16, t.ptr,
                                                   t.dtype == GF_BF16, D, grad_scale);
     cuda_sum_parts(be, (double *)loss.ptr, rows, (size_t)N, 1);
     cuda_scratch_free(be, rows);

@@ -125,14 +125,14 @@ static bool convert_on_device(gf_backend *be, void *dst, gf_dtype dt, const void
     const bool vec = cuda_aligned16(dst) && cuda_aligned16(src);
     const size_t n8 = vec ? n / 8 : 0, done = n8 * 8;
     if (dt == GF_BF16 && st == GF_F32) {
-        if (n8) convert_f32_bf16_vec<<<cuda_grid(n8, th, cap), th, 0, s>>>((bf16 *)dst, (const float *)src, n8);
+        if (n8) cuda_launch(cuda_grid(n8, th, cap), th, 0, s, convert_f32_bf16_vec, (bf16 *)dst, (const float *)src, n8);
         if (n > done)
-            convert_kernel<bf16, float><<<cuda_grid(n - done, th, cap), th, 0, s>>>((bf16 *)dst + done,
+            cuda_launch(cuda_grid(n - done, th, cap), th, 0, s, convert_kernel<bf16, float>, (bf16 *)dst + done,
                                                                                     (const float *)src + done, n - done);
     } else if (dt == GF_F32 && st == GF_BF16) {
-        if (n8) convert_bf16_f32_vec<<<cuda_grid(n8, th, cap), th, 0, s>>>((float *)dst, (const bf16 *)src, n8);
+        if (n8) cuda_launch(cuda_grid(n8, th, cap), th, 0, s, convert_bf16_f32_vec, (float *)dst, (const bf16 *)src, n8);
         if (n > done)
-            convert_kernel<float, bf16><<<cuda_grid(n - done, th, cap), th, 0, s>>>((float *)dst + done,
+            cuda_launch(cuda_grid(n - done, th, cap), th, 0, s, convert_kernel<float, bf16>, (float *)dst + done,
                                                                                     (const bf16 *)src + done, n - done);
     } else {
         return false;

@@ -18,7 +18,7 @@
 #include "backend/cuda/cuda_common.cuh"
 
 #ifdef GRAFT_CUDA_EMU
-/* tests/gpu/attn_emu: the same operations on CPU fibers (attn_emu.h) */
+/* tests/gpu/core_emu: the same operations on CPU fibers (core_emu.h) */
 __device__ __forceinline__ void cp_async16(void *dst, const void *src, bool valid) { emu_cp_async16(dst, src, valid); }
 __device__ __forceinline__ void cp_async_commit() {}
 template <int N> __device__ __forceinline__ void cp_async_wait() {}

@@ -41,11 +41,9 @@ static void rmsnorm_launch(gf_backend *be, gf_buf y, gf_buf rstd, gf_buf x, gf_b
     const bool vec = n % VN == 0 && cuda_aligned16(y.ptr) && cuda_aligned16(x.ptr) && cuda_aligned16(w.ptr);
     const unsigned grid = (unsigned)((rows + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK);
     if (vec)
-        rmsnorm_kernel<VN, T><<<grid, 32 * ROWS_PER_BLOCK, 0, cuda_stream(be)>>>(
-            (T *)y.ptr, (float *)rstd.ptr, (const T *)x.ptr, (const T *)w.ptr, rows, n, eps);
+        cuda_launch(grid, 32 * ROWS_PER_BLOCK, 0, cuda_stream(be), rmsnorm_kernel<VN, T>, (T *)y.ptr, (float *)rstd.ptr, (const T *)x.ptr, (const T *)w.ptr, rows, n, eps);
     else
-        rmsnorm_kernel<1, T><<<grid, 32 * ROWS_PER_BLOCK, 0, cuda_stream(be)>>>(
-            (T *)y.ptr, (float *)rstd.ptr, (const T *)x.ptr, (const T *)w.ptr, rows, n, eps);
+        cuda_launch(grid, 32 * ROWS_PER_BLOCK, 0, cuda_stream(be), rmsnorm_kernel<1, T>, (T *)y.ptr, (float *)rstd.ptr, (const T *)x.ptr, (const T *)w.ptr, rows, n, eps);
 }
 
 extern "C" void cuda_rmsnorm(gf_backend *be, gf_buf y, gf_buf rstd, gf_buf x, gf_buf w, int rows, int n, float eps) {
@@ -119,7 +117,7 @@ static void rmsnorm_backward_launch(gf_backend *be, gf_buf dx, gf_buf dw, gf_buf
         float *part = (float *)cuda_scratch(be, (size_t)chunks * n * sizeof(float), "rmsnorm_backward");
         if (!part) return;
         dim3 grid((unsigned)((n + th - 1) / th), (unsigned)chunks);
-        rmsnorm_dw_kernel<T><<<grid, th, 0, s>>>(part, (const T *)dy.ptr, (const T *)x.ptr, (const float *)rstd.ptr,
+        cuda_launch(grid, th, 0, s, rmsnorm_dw_kernel<T>, part, (const T *)dy.ptr, (const T *)x.ptr, (const float *)rstd.ptr,
                                                  rows, n, rows_per);
         cuda_sum_parts_f(be, (float *)dw.ptr, part, (size_t)chunks, (size_t)n);
         cuda_scratch_free(be, part);
@@ -130,12 +128,10 @@ static void rmsnorm_backward_launch(gf_backend *be, gf_buf dx, gf_buf dw, gf_buf
                          cuda_aligned16(w.ptr);
         const unsigned grid = (unsigned)((rows + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK);
         if (vec)
-            rmsnorm_dx_kernel<VN, T><<<grid, 32 * ROWS_PER_BLOCK, 0, s>>>(
-                (T *)dx.ptr, (const T *)dy.ptr, (const T *)x.ptr, (const T *)w.ptr, (const float *)rstd.ptr, rows, n,
+            cuda_launch(grid, 32 * ROWS_PER_BLOCK, 0, s, rmsnorm_dx_kernel<VN, T>, (T *)dx.ptr, (const T *)dy.ptr, (const T *)x.ptr, (const T *)w.ptr, (const float *)rstd.ptr, rows, n,
                 accumulate);
         else
-            rmsnorm_dx_kernel<1, T><<<grid, 32 * ROWS_PER_BLOCK, 0, s>>>(
-                (T *)dx.ptr, (const T *)dy.ptr, (const T *)x.ptr, (const T *)w.ptr, (const float *)rstd.ptr, rows, n,
+            cuda_launch(grid, 32 * ROWS_PER_BLOCK, 0, s, rmsnorm_dx_kernel<1, T>, (T *)dx.ptr, (const T *)dy.ptr, (const T *)x.ptr, (const T *)w.ptr, (const float *)rstd.ptr, rows, n,
                 accumulate);
     }
 }
@@ -180,9 +176,9 @@ static void rmsnorm_backward_impl(gf_backend *be, gf_buf dx, gf_buf dw, gf_buf d
         rstd.dtype = GF_F32;
         const unsigned grid = (unsigned)((rows + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK);
         if (be->act == GF_BF16)
-            rstd_kernel<bf16><<<grid, 32 * ROWS_PER_BLOCK, 0, cuda_stream(be)>>>(own, (const bf16 *)x.ptr, rows, n, eps);
+            cuda_launch(grid, 32 * ROWS_PER_BLOCK, 0, cuda_stream(be), rstd_kernel<bf16>, own, (const bf16 *)x.ptr, rows, n, eps);
         else
-            rstd_kernel<float><<<grid, 32 * ROWS_PER_BLOCK, 0, cuda_stream(be)>>>(own, (const float *)x.ptr, rows, n, eps);
+            cuda_launch(grid, 32 * ROWS_PER_BLOCK, 0, cuda_stream(be), rstd_kernel<float>, own, (const float *)x.ptr, rows, n, eps);
     }
     if (be->act == GF_BF16) rmsnorm_backward_launch<bf16>(be, dx, dw, dy, x, w, rstd, rows, n, accumulate_dx);
     else rmsnorm_backward_launch<float>(be, dx, dw, dy, x, w, rstd, rows, n, accumulate_dx);
@@ -237,10 +233,8 @@ extern "C" void cuda_rope(gf_backend *be, gf_buf x, gf_buf table, int B, int T, 
     const unsigned cap = 16u * (unsigned)cuda_of(be)->prop.multiProcessorCount;
     const bool adj = pairing == ROPE_ADJACENT;
     if (be->act == GF_BF16)
-        rope_kernel<bf16><<<cuda_grid(pairs, 256, cap), 256, 0, cuda_stream(be)>>>(
-            (bf16 *)x.ptr, (const float *)table.ptr, T, nh, hd, pos0, adj, inverse, pairs);
+        cuda_launch(cuda_grid(pairs, 256, cap), 256, 0, cuda_stream(be), rope_kernel<bf16>, (bf16 *)x.ptr, (const float *)table.ptr, T, nh, hd, pos0, adj, inverse, pairs);
     else
-        rope_kernel<float><<<cuda_grid(pairs, 256, cap), 256, 0, cuda_stream(be)>>>(
-            (float *)x.ptr, (const float *)table.ptr, T, nh, hd, pos0, adj, inverse, pairs);
+        cuda_launch(cuda_grid(pairs, 256, cap), 256, 0, cuda_stream(be), rope_kernel<float>, (float *)x.ptr, (const float *)table.ptr, T, nh, hd, pos0, adj, inverse, pairs);
     cuda_after(be, op);
 }

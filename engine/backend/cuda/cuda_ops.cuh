@@ -117,10 +117,11 @@ void cuda_sum_parts_f(gf_backend *be, float *dst, const float *parts, size_t n_p
 
 /* ------------------------------------------------------------- launching */
 
-/* kernel<<<grid, block, smem, stream>>>(args...), written as a call so that the
- * attention kernels also build for tests/gpu/attn_emu (GRAFT_CUDA_EMU: the
- * same code on CPU fibers, to check indexing, fragment layouts and barriers
- * where there is no GPU). */
+/* kernel<<<grid, block, smem, stream>>>(args...) written as a call,
+ * cuda_launch(grid, block, smem, stream, kernel, args...), so that the
+ * kernels also build for tests/gpu/core_emu (GRAFT_CUDA_EMU: the same code
+ * on CPU fibers, to check indexing, fragment layouts and barriers where there
+ * is no GPU). */
 #ifdef GRAFT_CUDA_EMU
 #define CUDA_DYNAMIC_SMEM(name) unsigned char *name = (unsigned char *)emu_dynamic_smem()
 template <typename... KA, typename... A>
@@ -218,10 +219,12 @@ template <int W, typename T> __device__ __forceinline__ void st_pack(T *p, const
         constexpr int VN_ = 16 / (int)sizeof(T);                                                           \
         const unsigned cap_ = 16u * (unsigned)cuda_of(be)->prop.multiProcessorCount;                       \
         const size_t nv_ = (vec) ? (size_t)(n) / VN_ : 0, done_ = nv_ * VN_;                               \
-        if (nv_) KERNEL<VN_, T><<<cuda_grid(nv_, 256, cap_), 256, 0, cuda_stream(be)>>>(0, nv_, __VA_ARGS__); \
+        if (nv_)                                                                                           \
+            cuda_launch(cuda_grid(nv_, 256, cap_), 256, 0, cuda_stream(be), KERNEL<VN_, T>, (size_t)0, nv_,  \
+                        __VA_ARGS__);                                                                      \
         if ((size_t)(n) > done_)                                                                           \
-            KERNEL<1, T><<<cuda_grid((size_t)(n) - done_, 256, cap_), 256, 0, cuda_stream(be)>>>(            \
-                done_, (size_t)(n) - done_, __VA_ARGS__);                                                  \
+            cuda_launch(cuda_grid((size_t)(n) - done_, 256, cap_), 256, 0, cuda_stream(be), KERNEL<1, T>,    \
+                        done_, (size_t)(n) - done_, __VA_ARGS__);                                          \
     } while (0)
 
 /* A grid for n elements with `threads` per block, capped for grid-stride loops. */

@@ -28,7 +28,7 @@ extern "C" void cuda_sumsq(gf_backend *be, gf_buf acc, gf_buf x, size_t n) {
     const unsigned grid = cuda_grid(n, 256, cap);
     double *parts = (double *)cuda_scratch(be, grid * sizeof(double), op);
     if (!parts) return;
-    sumsq_kernel<<<grid, 256, 0, cuda_stream(be)>>>(parts, (const float *)x.ptr, n);
+    cuda_launch(grid, 256, 0, cuda_stream(be), sumsq_kernel, parts, (const float *)x.ptr, n);
     cuda_sum_parts(be, (double *)acc.ptr, parts, grid, 1);
     cuda_scratch_free(be, parts);
     cuda_after(be, op);
@@ -78,11 +78,11 @@ extern "C" void cuda_adamw(gf_backend *be, gf_buf p, gf_buf p_act, gf_buf g, gf_
     const unsigned cap = 8u * (unsigned)cuda_of(be)->prop.multiProcessorCount;
     const unsigned grid = cuda_grid(n, 256, cap);
     if (p_act.dtype == GF_BF16 && !gf_is_none(p_act))
-        adamw_kernel<bf16><<<grid, 256, 0, cuda_stream(be)>>>((float *)p.ptr, (bf16 *)p_act.ptr, (const float *)g.ptr,
+        cuda_launch(grid, 256, 0, cuda_stream(be), adamw_kernel<bf16>, (float *)p.ptr, (bf16 *)p_act.ptr, (const float *)g.ptr,
                                                              (float *)m.ptr, (float *)v.ptr, n, h->beta1, h->beta2,
                                                              h->eps, decay, step_size, inv_sqrt_bc2, h->grad_scale);
     else
-        adamw_kernel<float><<<grid, 256, 0, cuda_stream(be)>>>((float *)p.ptr, (float *)p_act.ptr,
+        cuda_launch(grid, 256, 0, cuda_stream(be), adamw_kernel<float>, (float *)p.ptr, (float *)p_act.ptr,
                                                               (const float *)g.ptr, (float *)m.ptr, (float *)v.ptr, n,
                                                               h->beta1, h->beta2, h->eps, decay, step_size,
                                                               inv_sqrt_bc2, h->grad_scale);

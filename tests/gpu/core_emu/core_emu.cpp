@@ -1,4 +1,4 @@
-/* The emulation's runtime (attn_emu.h): fibers for threads, barriers, the
+/* The emulation's runtime (core_emu.h): fibers for threads, barriers, the
  * warp-level exchanges, and the documented semantics of ldmatrix.x4 (.trans)
  * and mma.m16n8k16.row.col.f32.bf16.bf16.f32 (PTX ISA, "Matrix fragments for
  * mma.m16n8k16" and "ldmatrix"). */
@@ -9,7 +9,7 @@
 
 #include <vector>
 
-#include "attn_emu.h"
+#include "core_emu.h"
 
 namespace {
 
@@ -68,7 +68,7 @@ void arrive(barrier &b, const char *what = nullptr) {
     if (what) {
         if (b.arrived == 0) b.what = what;
         else if (b.what != what) {
-            fprintf(stderr, "attn_emu: lanes of warp %d diverge: one at %s, another at %s (block %u %u %u)\n",
+            fprintf(stderr, "core_emu: lanes of warp %d diverge: one at %s, another at %s (block %u %u %u)\n",
                     me().warp, b.what, what, S.bid.x, S.bid.y, S.bid.z);
             abort();
         }
@@ -141,7 +141,7 @@ void run_block() {
         }
         if (all_done) break;
         if (!progress) {
-            fprintf(stderr, "attn_emu: deadlock in block (%u, %u, %u): threads wait at barriers that cannot fill\n",
+            fprintf(stderr, "core_emu: deadlock in block (%u, %u, %u): threads wait at barriers that cannot fill\n",
                     S.bid.x, S.bid.y, S.bid.z);
             abort();
         }

@@ -1,6 +1,6 @@
-/* A CPU emulation of what the CUDA backend's attention kernels use of CUDA,
- * so that the product's kernel code runs (slowly) where there is no GPU.
- * Forced in front of every file of tests/gpu/attn_emu's build (g++ -include,
+/* A CPU emulation of what the CUDA backend's kernels use of CUDA, so that the
+ * product's kernel code runs (slowly) where there is no GPU.
+ * Forced in front of every file of tests/gpu/core_emu's build (g++ -include,
  * with -DGRAFT_CUDA_EMU); never part of the product.
  *
  * Every thread of a block is a fiber (ucontext). __syncthreads is a barrier
@@ -15,8 +15,8 @@
  * (.trans too) and mma as the PTX ISA defines them, barriers, split/combine
  * logic. It cannot check: timing, bank conflicts, the memory model, or
  * anything about the real instructions beyond their documented semantics. */
-#ifndef GRAFT_TESTS_GPU_ATTN_EMU_H
-#define GRAFT_TESTS_GPU_ATTN_EMU_H
+#ifndef GRAFT_TESTS_GPU_CORE_EMU_H
+#define GRAFT_TESTS_GPU_CORE_EMU_H
 
 /* engine/model/config.h names struct members after their types (valid C,
  * refused by g++; nvcc's front end accepts it): backend.h needs only
@@ -73,6 +73,14 @@ static inline float __shfl_sync(unsigned, float v, int src) { return emu_shfl_id
 /* CUDA's integer min / max */
 static inline int min(int a, int b) { return a < b ? a : b; }
 static inline int max(int a, int b) { return a > b ? a : b; }
+
+/* Round-to-nearest arithmetic intrinsics (the build has -ffp-contract=off, so
+ * nothing is fused into a multiply-add behind their back). */
+static inline float __fmul_rn(float a, float b) { return a * b; }
+static inline float __fadd_rn(float a, float b) { return a + b; }
+static inline float __fsub_rn(float a, float b) { return a - b; }
+static inline float __fdiv_rn(float a, float b) { return a / b; }
+static inline float __fsqrt_rn(float a) { return sqrtf(a); }
 
 /* Fibers switch only at barriers, so a read-modify-write between them is atomic. */
 static inline float atomicAdd(float *p, float v) {
