@@ -8,7 +8,9 @@
 
 #include "backend/cuda/cuda_gdn.h"
 #include "backend/cuda/cuda_ops.cuh"
-#include "core/error.h"
+extern "C" {
+#include "core/error.h" /* a C header without C++ guards */
+}
 
 #define WORKSPACE_BYTES ((size_t)32 << 20) /* cuBLAS's advice for Hopper */
 #define MAX_SUBS 4                        /* streams for be_run_tasks */

@@ -10,7 +10,9 @@
 #include <string.h>
 
 #include "backend/cuda/cuda_ops.cuh"
-#include "core/error.h"
+extern "C" {
+#include "core/error.h" /* a C header without C++ guards */
+}
 
 typedef struct {
     bool ta, tb;

@@ -5,7 +5,9 @@
 #include <string.h>
 
 #include "backend/cuda/cuda_ops.cuh"
-#include "core/error.h"
+extern "C" {
+#include "core/error.h" /* a C header without C++ guards */
+}
 
 #define STAGE_BYTES ((size_t)64 << 20) /* conversion chunk for host <-> device */
 
