@@ -188,6 +188,14 @@ extern "C" int gf_backend_cuda_open(gf_backend *be, const gf_backend_opts *o) {
     cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess) {
         cudaGetLastError();
+        int drv = 0, rt = 0;
+        cudaDriverGetVersion(&drv);
+        cudaRuntimeGetVersion(&rt);
+        if (e == cudaErrorInsufficientDriver && drv == 0) return gf_fail("cuda: no NVIDIA driver on this machine");
+        if (e == cudaErrorInsufficientDriver)
+            return gf_fail("cuda: the NVIDIA driver supports CUDA %d.%d, graft was built with CUDA %d.%d (update the driver)",
+                           drv / 1000, drv % 1000 / 10, rt / 1000, rt % 1000 / 10);
+        if (e == cudaErrorNoDevice) return gf_fail("cuda: no GPU found");
         return gf_fail("cuda: no usable GPU (%s)", cudaGetErrorString(e));
     }
     if (dev >= count) return gf_fail("cuda:%d: no such GPU (%d found)", dev, count);
