@@ -90,6 +90,11 @@ TEST_BIN   := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_BIN  := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
 GPU_TEST_BIN  := $(patsubst tests/gpu/%.c,$(BUILD)/gpu/%,$(wildcard tests/gpu/test_*.c))
 GPU_BENCH_BIN := $(patsubst tests/gpu/bench/%.c,$(BUILD)/gpu/%,$(wildcard tests/gpu/bench/bench_*.c))
+# the whole teacher and training on the GPU: they need the one transformer (engine/model/transformer.h)
+ifneq ($(wildcard engine/model/transformer.h),)
+GPU_TEST_BIN  += $(patsubst tests/gpu/model/%.c,$(BUILD)/gpu/%,$(wildcard tests/gpu/model/test_*.c))
+GPU_BENCH_BIN += $(patsubst tests/gpu/model/%.c,$(BUILD)/gpu/%,$(wildcard tests/gpu/model/bench_*.c))
+endif
 LIB        := $(BUILD)/libgraft.a
 
 .SECONDARY:
@@ -146,6 +151,11 @@ $(BUILD)/gpu/%: $(BUILD)/tests/gpu/%.o $(LIB)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/gpu/%: $(BUILD)/tests/gpu/bench/%.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(MSG) LD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/gpu/%: $(BUILD)/tests/gpu/model/%.o $(LIB)
 	@mkdir -p $(dir $@)
 	$(MSG) LD $@
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)

@@ -42,14 +42,15 @@ def main(path):
               f"{f(r.get('floor_ms'), '9.3f')} {f(r.get('of_floor'), '7.1%')}")
     # ratios where a figure names its peer ("peer": "<what of the other line>")
     by_what = {r.get("what"): r for r in rows}
-    ratios = [(r, by_what.get(r.get("peer"))) for r in rows if r.get("peer")]
+    ratios = [(r, r[k]) for r in rows for k in ("peer", "peer2") if r.get(k)]
     if ratios:
         print("\nratios (ours / peer, tok/s):")
-        for r, p in ratios:
+        for r, name in ratios:
+            p = by_what.get(name)
             if p and r.get("tok_s") and p.get("tok_s"):
-                print(f"  {r['what'][:60]:<60} / {p['what'][:50]:<50} {r['tok_s'] / p['tok_s']:6.2f}x")
+                print(f"  {r['what'][:60]:<60} / {p['what'][:60]:<60} {r['tok_s'] / p['tok_s']:6.2f}x")
             else:
-                print(f"  {r['what'][:60]:<60} / {r.get('peer')}: peer missing")
+                print(f"  {r['what'][:60]:<60} / {name[:60]}: not measured in this run")
 
 
 if __name__ == "__main__":
