@@ -88,8 +88,11 @@ ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o) $(CUDA_OBJ)
 APP_OBJ    := $(APP_SRC:%.c=$(BUILD)/%.o)
 TEST_BIN   := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_BIN  := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
+# GPU programs use backend.h, whose be_* functions live in engine/backend/backend.c
+ifneq ($(wildcard engine/backend/backend.c),)
 GPU_TEST_BIN  := $(patsubst tests/gpu/%.c,$(BUILD)/gpu/%,$(wildcard tests/gpu/test_*.c))
 GPU_BENCH_BIN := $(patsubst tests/gpu/bench/%.c,$(BUILD)/gpu/%,$(wildcard tests/gpu/bench/bench_*.c))
+endif
 # the whole teacher and training on the GPU: they need the one transformer (engine/model/transformer.h)
 ifneq ($(wildcard engine/model/transformer.h),)
 GPU_TEST_BIN  += $(patsubst tests/gpu/model/%.c,$(BUILD)/gpu/%,$(wildcard tests/gpu/model/test_*.c))
