@@ -398,7 +398,7 @@ void attn_fwd_mma_plan(gf_backend *be, attn_fwd_params &p) {
     const int max_kt = (p.pos0 + p.T - 1) / BC + 1, blocks = p.B * p.KV * p.n_tiles;
     const int sms = cuda_of(be)->prop.multiProcessorCount;
     int n_split = cuda_st(be)->attn_split;
-    if (n_split <= 0) n_split = blocks >= sms || max_kt < 8 ? 1 : min(max_kt / 4, (2 * sms + blocks - 1) / blocks);
+    if (n_split <= 0) n_split = blocks >= sms || max_kt < 4 ? 1 : min(max_kt / 2, (2 * sms + blocks - 1) / blocks);
     if (n_split < 1) n_split = 1;
     if (n_split > max_kt) n_split = max_kt;
     p.kt_per_split = (max_kt + n_split - 1) / n_split;
