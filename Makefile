@@ -40,6 +40,7 @@ ENGINE_SRC := $(call rwildcard,engine,*.c)
 APP_SRC    := $(filter-out src/main.c,$(call rwildcard,src,*.c)) $(call rwildcard,ui,*.c)
 TEST_SRC   := $(wildcard tests/unit/test_*.c)
 BENCH_SRC  := $(wildcard tests/bench/bench_*.c)
+TOOL_SRC   := $(wildcard tests/tools/*.c)
 
 # ---------------------------------------------------------------- CUDA
 # engine/backend/cuda/*.cu (every file there, the GDN kernels' included) for
@@ -84,10 +85,14 @@ CUDA_OBJ   :=
 EMU_BIN    :=
 endif
 
-ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o) $(CUDA_OBJ)
+# Export artifacts (the transformers modeling file) compiled into the program as byte arrays.
+EXPORT_ASSETS := $(wildcard assets/export/*.py)
+ASSET_OBJ  := $(BUILD)/gen/export_assets.o
+ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o) $(ASSET_OBJ) $(CUDA_OBJ)
 APP_OBJ    := $(APP_SRC:%.c=$(BUILD)/%.o)
 TEST_BIN   := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_BIN  := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
+TOOL_BIN   := $(TOOL_SRC:tests/tools/%.c=$(BUILD)/tests/tools/%)
 # GPU programs use backend.h, whose be_* functions live in engine/backend/backend.c
 ifneq ($(wildcard engine/backend/backend.c),)
 GPU_TEST_BIN  := $(patsubst tests/gpu/%.c,$(BUILD)/gpu/%,$(wildcard tests/gpu/test_*.c))
@@ -126,6 +131,15 @@ $(BUILD)/%.o: %.cu
 	$(MSG) NVCC $<
 	$(Q)$(NVCC) $(NVCCFLAGS) -c $< -o $@
 
+$(BUILD)/gen/export_assets.c: $(EXPORT_ASSETS) scripts/embed-assets.sh
+	@mkdir -p $(dir $@)
+	$(MSG) EMBED $@
+	$(Q)sh scripts/embed-assets.sh $@ $(EXPORT_ASSETS)
+
+$(ASSET_OBJ): $(BUILD)/gen/export_assets.c
+	$(MSG) CC $<
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
 $(LIB): $(ENGINE_OBJ) $(APP_OBJ)
 	@rm -f $@
 	$(MSG) AR $@
@@ -140,6 +154,10 @@ graft: $(BUILD)/graft
 
 $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIB)
 	@mkdir -p $(dir $@)
+	$(MSG) LD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/tools/%: $(BUILD)/tests/tools/%.o $(LIB)
 	$(MSG) LD $@
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -163,7 +181,7 @@ $(BUILD)/gpu/%: $(BUILD)/tests/gpu/model/%.o $(LIB)
 	$(MSG) LD $@
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-tests: $(BUILD)/graft $(TEST_BIN) $(EMU_BIN)
+tests: $(BUILD)/graft $(TEST_BIN) $(TOOL_BIN) $(EMU_BIN)
 
 ifeq ($(GRAFT_CUDA),1)
 $(BUILD)/core_emu/engine/backend/cuda/%.o: engine/backend/cuda/%.cu

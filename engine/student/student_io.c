@@ -11,6 +11,7 @@
 #include "core/mapped_file.h"
 #include "formats/safetensors.h"
 #include "formats/safetensors_write.h"
+#include "student/student_export.h"
 
 #define STUDENT_FORMAT_VERSION 1
 
@@ -73,7 +74,8 @@ static cJSON *teacher_hf_config(const model_config *c) {
     cJSON_AddNumberToObject(o, "max_position_embeddings", c->max_seq);
     cJSON_AddNumberToObject(o, "rms_norm_eps", c->norm_eps);
     cJSON_AddNumberToObject(o, "rope_theta", c->rope_theta);
-    if (c->rope_scaling.type == ROPE_SCALING_NONE) {
+    if (c->rope_scaling.type == ROPE_SCALING_NONE || c->rope_scaling.type == ROPE_SCALING_FACTORS) {
+        /* FACTORS (GGUF rope_freqs.weight) travel as graft_student.rope_freq_factors */
         cJSON_AddNullToObject(o, "rope_scaling");
     } else {
         cJSON *rs = cJSON_AddObjectToObject(o, "rope_scaling");
@@ -304,42 +306,50 @@ int student_save(const student *s, const char *dir, const char *tokenizer_src, c
     snprintf(p_st, sizeof p_st, "%s/model.safetensors", dir);
     snprintf(p_rep, sizeof p_rep, "%s/report.json", dir);
     p_tok[0] = 0;
-    if (tokenizer_src)
+    /* a copy of the teacher's tokenizer file; other sources (GGUF metadata) get
+     * a tokenizer.json written by the export below */
+    if (tokenizer_src && (ends_with(tokenizer_src, ".bin") || ends_with(tokenizer_src, ".json")))
         snprintf(p_tok, sizeof p_tok, "%s/%s", dir, ends_with(tokenizer_src, ".bin") ? "tokenizer.bin" : "tokenizer.json");
+    const bool copy_tok = p_tok[0] && strcmp(tokenizer_src, p_tok) != 0;
 
     /* 1. every file as NAME.tmp */
+    student_export x;
+    int rc = student_export_write_tmp(&x, s, dir, tokenizer_src);
     cJSON *cfg = student_config_json(s);
-    if (p_tok[0]) cJSON_AddStringToObject(cJSON_GetObjectItem(cfg, "graft_student"), "tokenizer", strrchr(p_tok, '/') + 1);
+    student_export_config(cfg, s, &x);
+    const char *tok_name = p_tok[0] ? strrchr(p_tok, '/') + 1 : x.tokenizer_json;
+    if (tok_name) cJSON_AddStringToObject(cJSON_GetObjectItem(cfg, "graft_student"), "tokenizer", tok_name);
     char *cfg_text = cJSON_Print(cfg);
     cJSON_Delete(cfg);
-    int rc = write_text_tmp(p_cfg, cfg_text);
+    if (rc == 0) rc = write_text_tmp(p_cfg, cfg_text);
     free(cfg_text);
-    if (rc != 0) return -1;
 
-    st_writer w;
-    st_writer_init(&w);
-    owned_list own = {0};
-    add_teacher(&w, &own, s->m);
-    gdn_tensor_ref refs[20];
-    for (int l = 0; l < s->L; l++) {
-        if (!s->is_gdn[l]) continue;
-        int k = gdn_tensor_refs(&s->gcfg, &s->layers[l], l, refs);
-        for (int i = 0; i < k; i++) st_writer_add(&w, refs[i].name, refs[i].ptr, refs[i].ndim, refs[i].shape);
+    if (rc == 0) {
+        st_writer w;
+        st_writer_init(&w);
+        owned_list own = {0};
+        add_teacher(&w, &own, s->m);
+        gdn_tensor_ref refs[20];
+        for (int l = 0; l < s->L; l++) {
+            if (!s->is_gdn[l]) continue;
+            int k = gdn_tensor_refs(&s->gcfg, &s->layers[l], l, refs);
+            for (int i = 0; i < k; i++) st_writer_add(&w, refs[i].name, refs[i].ptr, refs[i].ndim, refs[i].shape);
+        }
+        /* st_writer_save renames itself; write to model.safetensors.tmp's own temp then keep as .tmp */
+        char st_tmp[PATH_MAX + 8];
+        snprintf(st_tmp, sizeof st_tmp, "%s.tmp", p_st);
+        static const char *const md[] = {"format", "pt", "producer", "graft", NULL};
+        rc = st_writer_save(&w, st_tmp, md);
+        st_writer_free(&w);
+        for (int i = 0; i < own.n; i++) free(own.v[i]);
+        free(own.v);
     }
-    /* st_writer_save renames itself; write to model.safetensors.tmp's own temp then keep as .tmp */
-    char st_tmp[PATH_MAX + 8];
-    snprintf(st_tmp, sizeof st_tmp, "%s.tmp", p_st);
-    static const char *const md[] = {"format", "pt", "producer", "graft", NULL};
-    rc = st_writer_save(&w, st_tmp, md);
-    st_writer_free(&w);
-    for (int i = 0; i < own.n; i++) free(own.v[i]);
-    free(own.v);
     if (rc == 0 && report) {
         char *rt = cJSON_PrintUnformatted(report);
         rc = write_text_tmp(p_rep, rt ? rt : "{}");
         free(rt);
     }
-    if (rc == 0 && p_tok[0] && strcmp(tokenizer_src, p_tok) != 0) rc = copy_file_tmp(tokenizer_src, p_tok);
+    if (rc == 0 && copy_tok) rc = copy_file_tmp(tokenizer_src, p_tok);
     if (rc != 0) {
         char tmp[PATH_MAX + 8];
         const char *all[] = {p_cfg, p_st, p_rep, p_tok};
@@ -348,13 +358,17 @@ int student_save(const student *s, const char *dir, const char *tokenizer_src, c
                 snprintf(tmp, sizeof tmp, "%s.tmp", all[i]);
                 remove(tmp);
             }
+        student_export_abort(&x);
+        student_export_free(&x);
         return -1;
     }
     /* 2. rename into place */
-    if (commit_tmp(p_st) || commit_tmp(p_cfg) || (report && commit_tmp(p_rep)) ||
-        (p_tok[0] && strcmp(tokenizer_src, p_tok) != 0 && commit_tmp(p_tok)))
-        return -1;
-    return 0;
+    rc = commit_tmp(p_st) || commit_tmp(p_cfg) || (report && commit_tmp(p_rep)) || (copy_tok && commit_tmp(p_tok)) ||
+                 student_export_commit(&x)
+             ? -1
+             : 0;
+    student_export_free(&x);
+    return rc;
 }
 
 /* ----------------------------------------------------------------- load */
@@ -420,6 +434,25 @@ static int parse_settings(const cJSON *g, student_settings *st, const char *wher
     return 0;
 }
 
+/* A GGUF teacher's per-frequency RoPE divisors (config.json's rope_scaling is null then). */
+static int apply_rope_freq_factors(model_config *c, const cJSON *f, const char *where) {
+    if (!f) return 0;
+    const int half = c->head_dim / 2;
+    if (!cJSON_IsArray(f) || cJSON_GetArraySize(f) != half || half > ROPE_MAX_FACTORS)
+        return gf_fail("%s: graft_student.rope_freq_factors must hold head_dim/2 = %d numbers", where, half);
+    if (c->rope_scaling.type != ROPE_SCALING_NONE)
+        return gf_fail("%s: both rope_scaling and graft_student.rope_freq_factors are given", where);
+    int i = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, f) {
+        if (!cJSON_IsNumber(e) || !(e->valuedouble > 0))
+            return gf_fail("%s: graft_student.rope_freq_factors[%d] is not a positive number", where, i);
+        c->rope_scaling.freq_factors[i++] = (float)e->valuedouble;
+    }
+    c->rope_scaling.type = ROPE_SCALING_FACTORS;
+    return 0;
+}
+
 int student_load(student *s, const char *dir, const char *tokenizer_override) {
     memset(s, 0, sizeof *s);
     char p_cfg[PATH_MAX], p_tok[PATH_MAX];
@@ -453,6 +486,7 @@ int student_load(student *s, const char *dir, const char *tokenizer_override) {
         m = NULL;
         goto out;
     }
+    if (apply_rope_freq_factors(&m->cfg, cJSON_GetObjectItem(g, "rope_freq_factors"), p_cfg) != 0) goto out;
     if (student_init_empty(s, m, &st) != 0) goto out;
     s->owns_model = true;
     m = NULL;
