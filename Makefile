@@ -56,8 +56,13 @@ ifeq ($(GRAFT_CUDA),1)
 CUDA_HOME  ?= $(patsubst %/bin/nvcc,%,$(NVCC))
 CUDA_ARCH  ?= -gencode=arch=compute_90,code=sm_90 -gencode=arch=compute_90,code=compute_90
 NVCC_OPT   ?= -O3 -lineinfo
-NVCCFLAGS  += -std=c++17 $(NVCC_OPT) $(CUDA_ARCH) -Werror all-warnings \
-              -Xcompiler -Wall,-Wextra,-Werror,-Wno-unused-parameter,-fno-strict-aliasing \
+# CUDA_WERROR=0 keeps warnings warnings (tests/gpu/device_run.sh retries so,
+# loudly, when another host compiler warns where this one does not)
+CUDA_WERROR ?= 1
+NVCC_WERR   = $(if $(filter 1,$(CUDA_WERROR)),-Werror all-warnings,)
+HOST_WERR   = $(if $(filter 1,$(CUDA_WERROR)),-Werror,-Wno-error)
+NVCCFLAGS  += -std=c++17 $(NVCC_OPT) $(CUDA_ARCH) $(NVCC_WERR) \
+              -Xcompiler -Wall,-Wextra,$(HOST_WERR),-Wno-unused-parameter,-fno-strict-aliasing \
               -DGRAFT_WITH_CUDA -I. -Iengine -MMD -MP
 CUDA_SRC   := $(wildcard engine/backend/cuda/*.cu)
 CUDA_SRC   += $(if $(filter engine/backend/cuda/cuda_gdn%,$(CUDA_SRC)),,engine/backend/cuda/gdn_absent/cuda_gdn_absent.cu)
@@ -73,7 +78,7 @@ LDLIBS     += $(CUDA_LIBS)
 # make test runs it (tests/integration/cuda_core_emu.sh).
 EMU_CXX    ?= g++
 EMU_FLAGS   = -std=c++17 -O2 -g -DGRAFT_CUDA_EMU -include tests/gpu/core_emu/core_emu.h -I. -Iengine \
-              -I$(CUDA_HOME)/include -Wall -Wextra -Werror -Wno-unused-parameter -Wno-unknown-pragmas \
+              -I$(CUDA_HOME)/include -Wall -Wextra $(HOST_WERR) -Wno-unused-parameter -Wno-unknown-pragmas \
               -fno-strict-aliasing -ffp-contract=off -MMD -MP
 EMU_CU      = cuda_attention cuda_attention_fwd cuda_attention_bwd cuda_attention_simt cuda_reduce \
               cuda_elementwise cuda_norm_rope cuda_losses cuda_optim
