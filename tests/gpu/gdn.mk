@@ -57,3 +57,9 @@ test-gdn-emu: $(BUILD)/emu/test_cuda_gdn
 
 bench-gpu-gdn: $(BUILD)/gpu/bench_gdn
 	sh tests/gpu/bench/run_gdn.sh $(BUILD)
+
+# `make tests` (and so `make test`, `make sanitize`) builds the emulated test
+# where the CUDA headers exist; tests/integration/cuda_gdn_emu.sh runs it.
+ifneq ($(wildcard $(CUDA_HOME)/include/cuda_runtime.h),)
+tests: $(BUILD)/emu/test_cuda_gdn
+endif

@@ -202,6 +202,26 @@ extern "C" int gh_poison(gf_backend *be, gf_buf b, size_t n) {
     return rc;
 }
 
+__global__ void gh_fill_kernel(void *p, int bf, size_t n, unsigned seed, float lo, float hi) {
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    uint64_t x = (i + 1) * 0x9E3779B97F4A7C15ull ^ ((uint64_t)seed << 32);
+    x ^= x >> 31;
+    x *= 0xBF58476D1CE4E5B9ull;
+    x ^= x >> 27;
+    float u = lo + (hi - lo) * (float)((x >> 40) * (1.0 / 16777216.0));
+    if (bf)
+        ((bf16 *)p)[i] = __float2bfloat16(u);
+    else
+        ((float *)p)[i] = u;
+}
+
+extern "C" int gh_fill_uniform(gf_backend *be, gf_buf b, size_t n, unsigned seed, float lo, float hi) {
+    GDN_LAUNCH(gh_fill_kernel, dim3(cuda_blocks(n, 256)), dim3(256), 0, cuda_stream(be), b.ptr, b.dtype == GF_BF16, n,
+               seed, lo, hi);
+    return cu(be, cudaGetLastError(), "fill") ? 0 : -1;
+}
+
 extern "C" int gh_sync(gf_backend *be, char *why, size_t nwhy) {
 #ifndef GDN_EMULATE
     cu(be, cudaStreamSynchronize(cuda_stream(be)), "sync");
@@ -215,18 +235,20 @@ extern "C" int gh_sync(gf_backend *be, char *why, size_t nwhy) {
     return 0;
 }
 
-extern "C" int gh_gemm(gf_backend *be, gf_buf y, gf_buf x, gf_buf W, int M, int N, int K, bool trans_w,
+extern "C" int gh_gemm(gf_backend *be, gf_buf y, gf_buf A, gf_buf B, int M, int N, int K, bool trans_a, bool trans_b,
                        bool accumulate) {
 #ifdef GDN_EMULATE
-    (void)be, (void)y, (void)x, (void)W, (void)M, (void)N, (void)K, (void)trans_w, (void)accumulate;
+    (void)be, (void)y, (void)A, (void)B, (void)M, (void)N, (void)K, (void)trans_a, (void)trans_b, (void)accumulate;
     return -1;
 #else
-    /* Row-major y = x op(W) is column-major y^T = op(W)^T x^T. */
+    /* Row-major y = op(A) op(B) is column-major y^T = op(B)^T op(A)^T; a row-major
+     * matrix read column-major is its transpose. */
     float one = 1, beta = accumulate ? 1.f : 0.f;
-    cudaDataType ta = x.dtype == GF_BF16 ? CUDA_R_16BF : CUDA_R_32F, ty = y.dtype == GF_BF16 ? CUDA_R_16BF : CUDA_R_32F;
-    cublasStatus_t st = cublasGemmEx(cuda_of(be)->blas, trans_w ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one,
-                                     W.ptr, ta, trans_w ? K : N, x.ptr, ta, K, &beta, y.ptr, ty, N,
-                                     CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    cudaDataType ta = A.dtype == GF_BF16 ? CUDA_R_16BF : CUDA_R_32F, ty = y.dtype == GF_BF16 ? CUDA_R_16BF : CUDA_R_32F;
+    cublasStatus_t st = cublasGemmEx(cuda_of(be)->blas, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                     trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K, &one, B.ptr, ta, trans_b ? K : N,
+                                     A.ptr, ta, trans_a ? M : K, &beta, y.ptr, ty, N, CUBLAS_COMPUTE_32F,
+                                     CUBLAS_GEMM_DEFAULT);
     if (st != CUBLAS_STATUS_SUCCESS) {
         be_set_error(be, "cublasGemmEx: status %d", (int)st);
         return -1;

@@ -25,13 +25,17 @@ void gh_free(gf_backend *be, gf_buf *b);
 /* Host doubles <-> the buffer's type (bf16 rounds to nearest even). */
 int gh_upload(gf_backend *be, gf_buf dst, const double *src, size_t n);
 int gh_download(gf_backend *be, double *dst, gf_buf src, size_t n);
+/* Fills with uniform values in [lo, hi) from a hash of (seed, index), on the device. */
+int gh_fill_uniform(gf_backend *be, gf_buf b, size_t n, unsigned seed, float lo, float hi);
 /* Fills with NaN (every element the op must write is then checked). */
 int gh_poison(gf_backend *be, gf_buf b, size_t n);
 /* Waits for the stream; -1 and the message in why on any error (sticky ones too). */
 int gh_sync(gf_backend *be, char *why, size_t nwhy);
-/* Row-major y[M, N] (+)= x[M, K] W[N, K]^T (trans_w) or x[M, K] W[K, N], ACT in, F32 or
- * ACT out, fp32 accumulation: cuBLAS for the benchmarks' projections. */
-int gh_gemm(gf_backend *be, gf_buf y, gf_buf x, gf_buf W, int M, int N, int K, bool trans_w, bool accumulate);
+/* Row-major y[M, N] = op(A) op(B) (+ y when accumulate); A stored [M, K] or, when
+ * trans_a, [K, M]; B stored [K, N] or, when trans_b, [N, K]. ACT operands, F32 or
+ * ACT y, fp32 accumulation (cuBLAS): the benchmarks' projections. */
+int gh_gemm(gf_backend *be, gf_buf y, gf_buf A, gf_buf B, int M, int N, int K, bool trans_a, bool trans_b,
+            bool accumulate);
 /* Device event timing: returns ms between two marks. */
 typedef struct gh_timer gh_timer;
 gh_timer *gh_timer_new(gf_backend *be);

@@ -10,8 +10,11 @@
  *   fp32 mode (all products in fp32 on the CUDA cores): 1e-4 — float32 rounding
  *     through a chunk's triangular solve and ~10 chained products lands near 1e-6;
  *   bf16 mode (bf16 operands on the tensor cores, fp32 accumulation and state):
- *     3e-2 forward and backward — every product rounds its operands to 8 bits of
- *     mantissa (relative 4e-3 each), chained through W, V', the state and back.
+ *     3e-2 for the core forward and backward — every product rounds its operands
+ *     to 8 bits of mantissa (relative 4e-3 each), chained through W, V', the state
+ *     and back; 5e-2 for the layer, whose activations (proj, q, k, v, o, dproj) are
+ *     also stored in bf16 between the ops while the reference keeps them in double,
+ *     and whose A_log / dt_bias gradients are sums over tokens with cancellation.
  *
  * Prints one line per check and "N passed, N failed"; exit 0, 1 (failures) or 77
  * (no GPU). GDN_TEST_QUICK=1 (set under the CPU emulation) runs small shapes. */
@@ -147,6 +150,7 @@ static void core_in_free(core_in *c) {
 }
 
 static double tol_of(gf_backend *be) { return be->act == GF_BF16 ? 3e-2 : 1e-4; }
+static double tol_layer(gf_backend *be) { return be->act == GF_BF16 ? 5e-2 : 1e-4; }
 
 /* Forward (with checkpoints) and backward of the core against the f64 CPU core. */
 static void core_case(gf_backend *be, int B, int T, int H, int dk, int dv, int C) {
@@ -331,7 +335,7 @@ static void layer_case(gf_backend *be, int B, int T, int D, int H, int d, int C,
     cuda_gdn_prep(be, pre, q, k, v, g, beta, gf_none(), bproj, convw, alog, dtb, &dims);
     cuda_gdn_core(be, o, ck, gf_none(), q, k, v, g, beta, &s);
     cuda_gdn_gated_norm(be, z, rstd, o, bproj, wn, &dims);
-    double tol = tol_of(be);
+    double tol = tol_layer(be);
     double *buf = dalloc((size_t)N * W), *buf2 = dalloc((size_t)N * (W > D ? W : D));
     if (synced(be, name)) {
         get(be, buf, z, (size_t)N * hv);
