@@ -63,3 +63,25 @@ bench-gpu-gdn: $(BUILD)/gpu/bench_gdn
 ifneq ($(wildcard $(CUDA_HOME)/include/cuda_runtime.h),)
 tests: $(BUILD)/emu/test_cuda_gdn
 endif
+
+# Binaries to carry to a GPU machine whose image lacks graft's Debian packages:
+# only the GDN objects and the engine objects they need (libgraft.a members),
+# OpenBLAS, OpenMP, the C++ runtime and cudart linked statically; cuBLAS from
+# $(CUDA_HOME)/lib64 there. `make gdn-gpu-portable`, then carry build/gpu-portable.
+GDN_STATIC_LIBS = -Wl,-Bstatic -L$(BLAS_DIR) -lopenblas -lgfortran -lquadmath -lgomp -Wl,-Bdynamic \
+                  -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart_static -lcublas \
+                  -static-libstdc++ -static-libgcc -lstdc++ -lpthread -ldl -lrt -lm
+GDN_ENGINE_OBJ = $(BUILD)/engine/gdn/gdn_f64.o $(BUILD)/engine/gdn/gdn_config.o $(BUILD)/engine/core/error.o
+
+$(BUILD)/gpu-portable/%: $(BUILD)/tests/gpu/%.o $(GDN_GPU_OBJ) $(GDN_ENGINE_OBJ)
+	@mkdir -p $(dir $@)
+	$(MSG) LD $@
+	$(Q)$(CXX_EMU) -s -o $@ $^ $(GDN_STATIC_LIBS)
+
+$(BUILD)/gpu-portable/bench_gdn: $(BUILD)/tests/gpu/bench/bench_gdn.o $(GDN_GPU_OBJ)
+	@mkdir -p $(dir $@)
+	$(MSG) LD $@
+	$(Q)$(CXX_EMU) -s -o $@ $^ $(GDN_STATIC_LIBS)
+
+.PHONY: gdn-gpu-portable
+gdn-gpu-portable: $(BUILD)/gpu-portable/test_cuda_gdn $(BUILD)/gpu-portable/bench_gdn

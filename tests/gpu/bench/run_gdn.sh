@@ -10,7 +10,7 @@ out=${GDN_BENCH_OUT:-$BUILD/gpu/bench-gdn}
 mkdir -p "$out"
 : >"$out/gdn.jsonl"
 status=0
-"$BUILD/gpu/bench_gdn" >>"$out/gdn.jsonl" 2>"$out/bench_gdn.log"
+"${GDN_BENCH_BIN:-$BUILD/gpu/bench_gdn}" >>"$out/gdn.jsonl" 2>"$out/bench_gdn.log"
 rc=$?
 [ $rc -eq 77 ] && { cat "$out/gdn.jsonl"; echo "SKIP: no GPU"; exit 77; }
 [ $rc -ne 0 ] && { echo "bench_gdn failed (exit $rc):"; tail -n 20 "$out/bench_gdn.log"; status=1; }
