@@ -245,4 +245,6 @@ install: graft
 clean:
 	rm -rf build build-san graft
 
+include tests/gpu/gdn.mk
+
 -include $(call rwildcard,$(BUILD),*.d)

@@ -1,9 +1,7 @@
-/* The Gated DeltaNet ops of the CUDA backend (cuda_gdn*.cu), each with the
- * signature of the be_* function of backend.h it implements.
- *
- * Written by the backend's core (branch `cuda`) so the op table can point at
- * them before the GDN kernels land (branch `cudagdn` owns this file and the
- * kernels; on a merge, take theirs). */
+/* The CUDA backend's Gated DeltaNet ops: the gf_backend_ops entries gdn_core,
+ * gdn_core_backward, gdn_prep, gdn_prep_backward, gdn_gated_norm and
+ * gdn_gated_norm_backward (backend.h has the contract; docs/cuda-gdn.md the
+ * kernels). Each has the signature of its be_* function. */
 #ifndef GRAFT_BACKEND_CUDA_GDN_H
 #define GRAFT_BACKEND_CUDA_GDN_H
 

@@ -1,0 +1,149 @@
+/* The chunk-local pieces shared by the GDN core's forward (cuda_gdn_core.cu)
+ * and backward (cuda_gdn_core_bwd.cu): the shape, the scratch layout and the
+ * WY kernel (per chunk, all chunks in parallel). docs/cuda-gdn.md has the plan. */
+#ifndef GRAFT_BACKEND_CUDA_GDN_CHUNK_CUH
+#define GRAFT_BACKEND_CUDA_GDN_CHUNK_CUH
+
+#include "backend/cuda/cuda_gdn_dev.cuh"
+
+/* One core call's shape as the kernels see it. Token-major inputs: row t of head
+ * h in sequence b starts at ((b T + t) H + h) d. */
+struct GdnShape {
+    int B, T, H, dk, dv, C, NC;
+    float scale;
+    __host__ __device__ size_t bhc(int b, int h, int c) const { return ((size_t)b * H + h) * NC + c; }
+    __host__ __device__ size_t tok(int b, int t, int h) const { return ((size_t)b * T + t) * H + h; }
+    __host__ __device__ int rows(int c) const { return T - c * C < C ? T - c * C : C; }
+};
+
+/* Scratch of one call (device memory, chunk-major per (b, h); C rows per chunk,
+ * rows past the sequence end hold zeros):
+ *   gam [B, H, NC, C] F32: cumulative log decay inside the chunk (padded rows repeat the last)
+ *   W   [B, H, NC, C, dk] ACT: A (beta exp(gam) K)
+ *   U   [B, H, NC, C, dv] ACT: A (beta V); the forward's state pass turns it into V' in place
+ *   A   [B, H, NC, C, C] F32: (I + M)^-1 (backward only)
+ *   states [B, H, NC, dv, dk] F32: the state entering each chunk (= ckpt when the caller wants it) */
+
+/* WY kernel: grid (NC, H, B), GDN_THREADS threads. Per chunk: gam, M = strict
+ * lower beta_i exp(gam_i - gam_j) k_i.k_j, A = (I + M)^-1 by forward substitution
+ * (fp32, one column per thread), W = A diag(beta e^gam) K, U = A diag(beta) V. */
+template <typename T> struct WySmem {
+    T *K, *V;
+    float *M, *A, *A2, *gam, *bet;
+    __host__ __device__ static WySmem carve(char *base, const GdnShape &s, size_t *bytes) {
+        SmemCarve c(base);
+        WySmem m;
+        m.K = c.take<T>((size_t)s.C * s.dk);
+        m.V = c.take<T>((size_t)s.C * s.dv);
+        m.M = c.take<float>((size_t)s.C * s.C);   /* KK^T, then M, then A diag(beta e^gam) */
+        m.A = c.take<float>((size_t)s.C * s.C);
+        m.A2 = c.take<float>((size_t)s.C * s.C);  /* A diag(beta) */
+        m.gam = c.take<float>(s.C);
+        m.bet = c.take<float>(s.C);
+        if (bytes) *bytes = c.used;
+        return m;
+    }
+};
+
+/* Cumulative g of chunk rows (padded rows repeat the last) and beta (0 when padded). */
+__device__ __forceinline__ void chunk_gates(float *gam, float *bet, const float *g, const float *beta,
+                                            const GdnShape &s, int b, int h, int c) {
+    if (threadIdx.x == 0) {
+        int L = s.rows(c);
+        float run = 0;
+        for (int i = 0; i < s.C; i++) {
+            if (i < L) run += g[s.tok(b, c * s.C + i, h)];
+            gam[i] = run;
+            if (bet) bet[i] = i < L ? beta[s.tok(b, c * s.C + i, h)] : 0.f;
+        }
+    }
+}
+
+template <typename T>
+__global__ void __launch_bounds__(GDN_THREADS) gdn_wy_kernel(GdnShape s, const T *__restrict__ k, const T *__restrict__ v,
+                                                             const float *__restrict__ g, const float *__restrict__ beta,
+                                                             T *__restrict__ W, T *__restrict__ U, float *__restrict__ gam_out,
+                                                             float *__restrict__ A_out) {
+    constexpr bool kTC = sizeof(T) == 2;
+    int c = blockIdx.x, h = blockIdx.y, b = blockIdx.z, C = s.C, dk = s.dk, dv = s.dv;
+    int L = s.rows(c);
+    WySmem<T> sm = WySmem<T>::carve(gdn_smem(), s, nullptr);
+    size_t bhc = s.bhc(b, h, c);
+    load_rows(sm.K, k + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk, (const float *)nullptr);
+    load_rows(sm.V, v + s.tok(b, c * C, h) * dv, (size_t)s.H * dv, L, C, dv, (const float *)nullptr);
+    chunk_gates(sm.gam, sm.bet, g, beta, s, b, h, c);
+    block_sync();
+    /* M[i][j] = beta_i exp(gam_i - gam_j) k_i.k_j for j < i, else 0 */
+    for_tiles(C, C, [&](int m0, int n0) {
+        float acc[4] = {0, 0, 0, 0};
+        tile_mma<kTC>(acc, view<T>(sm.K, dk, 1), view<T>(sm.K, 1, dk), m0, n0, dk);
+        for (int e = 0; e < 4; e++) {
+            int i = acc_row(m0, e), j = acc_col(n0, e);
+            sm.M[i * C + j] = j < i ? sm.bet[i] * expf(sm.gam[i] - sm.gam[j]) * acc[e] : 0.f;
+        }
+    });
+    block_sync();
+    /* A = (I + M)^-1: column j solves (I + M) x = e_j; rows in order, the same
+     * M element read by every thread at each step (a broadcast). */
+    if ((int)threadIdx.x < C) {
+        int j = threadIdx.x;
+        for (int i = 0; i < C; i++) {
+            float acc = 0;
+            for (int l = 0; l < i; l++)
+                if (l >= j) acc = fmaf(sm.M[i * C + l], sm.A[l * C + j], acc);
+            sm.A[i * C + j] = i > j ? -acc : (i == j ? 1.f : 0.f);
+        }
+    }
+    block_sync();
+    for (int e = threadIdx.x; e < C * C; e += blockDim.x) {
+        int j = e % C;
+        float a = sm.A[e];
+        sm.M[e] = a * sm.bet[j] * expf(sm.gam[j]);
+        sm.A2[e] = a * sm.bet[j];
+        if (A_out) A_out[bhc * C * C + e] = a;
+    }
+    for (int i = threadIdx.x; i < C; i += blockDim.x) gam_out[bhc * C + i] = sm.gam[i];
+    block_sync();
+    T *Wc = W + bhc * C * dk, *Uc = U + bhc * C * dv;
+    for_tiles(C, dk, [&](int m0, int n0) {
+        float acc[4] = {0, 0, 0, 0};
+        tile_mma<kTC>(acc, view<float>(sm.M, C, 1), view<T>(sm.K, dk, 1), m0, n0, C);
+        for (int e = 0; e < 4; e++) Wc[acc_row(m0, e) * dk + acc_col(n0, e)] = from_f<T>(acc[e]);
+    });
+    for_tiles(C, dv, [&](int m0, int n0) {
+        float acc[4] = {0, 0, 0, 0};
+        tile_mma<kTC>(acc, view<float>(sm.A2, C, 1), view<T>(sm.V, dv, 1), m0, n0, C);
+        for (int e = 0; e < 4; e++) Uc[acc_row(m0, e) * dv + acc_col(n0, e)] = from_f<T>(acc[e]);
+    });
+}
+
+/* Checks a core call's shape (sizes, head dims, chunk) and fills the kernels' one;
+ * false with the sticky error set. */
+bool gdn_core_args(gf_backend *be, GdnShape *gs, const gf_gdn_shape *s, const char *op);
+
+/* Rows of the state one sequential-pass block owns: 32 when dv allows, else 16. */
+__host__ __device__ inline int gdn_slab(int dv) { return dv % 32 == 0 ? 32 : 16; }
+
+/* The state slab [BV, dk] a sequential-pass block keeps in registers, as the
+ * accumulators of its warps' tiles: at most (32/16) (128/8) / 4 = 8 tiles a warp. */
+#define GDN_SLAB_TILES 8
+
+/* Stores the register slab into smem [BV][dk] (and, when dst is set, to global
+ * F32 rows of length dk at dst), tile by tile. */
+__device__ __forceinline__ void slab_store(float (*acc)[4], float *sm, float *dst, int BV, int dk) {
+    int warp = threadIdx.x >> 5, nw = blockDim.x >> 5, tn = dk >> 3, nt = (BV >> 4) * tn;
+#pragma unroll
+    for (int u = 0; u < GDN_SLAB_TILES; u++) {
+        int i = warp + u * nw;
+        if (i < nt) {
+            int m0 = (i / tn) << 4, n0 = (i % tn) << 3;
+            for (int e = 0; e < 4; e++) {
+                int r = acc_row(m0, e), cc = acc_col(n0, e);
+                sm[r * dk + cc] = acc[u][e];
+                if (dst) dst[(size_t)r * dk + cc] = acc[u][e];
+            }
+        }
+    }
+}
+
+#endif

@@ -1,0 +1,296 @@
+/* Gated DeltaNet core forward on CUDA (be_gdn_core): the chunked WY form in
+ * three launches (chunk-local WY in parallel, the sequential state pass split
+ * over slabs of state rows, outputs in parallel) and a recurrent kernel for
+ * decode (small T). docs/cuda-gdn.md has the design and the FLOP counts. */
+#include "backend/cuda/cuda_gdn.h"
+#include "backend/cuda/cuda_gdn_chunk.cuh"
+#include "backend/cuda/cuda_gdn_host.cuh"
+
+/* Below this many tokens a call runs token by token (decode, short prefill pieces). */
+#define GDN_RECURRENT_MAX_T 15
+
+/* ------------------------------------------------------------------ state pass */
+
+template <typename T> struct StateSmem {
+    T *W, *Kd;
+    float *hs, *Vp, *gam;
+    __host__ __device__ static StateSmem carve(char *base, const GdnShape &s, size_t *bytes) {
+        SmemCarve c(base);
+        StateSmem m;
+        int BV = gdn_slab(s.dv);
+        m.W = c.take<T>((size_t)s.C * s.dk);
+        m.Kd = c.take<T>((size_t)s.C * s.dk);   /* exp(gam_L - gam_i) k_i */
+        m.hs = c.take<float>((size_t)BV * s.dk); /* the slab of the state entering the chunk */
+        m.Vp = c.take<float>((size_t)s.C * BV);  /* V' columns of the slab */
+        m.gam = c.take<float>(s.C);
+        if (bytes) *bytes = c.used;
+        return m;
+    }
+};
+
+/* grid (dv / BV, H, B): rows [r0, r0 + BV) of the state of one (b, h), chunk after
+ * chunk: store it (states), V' = U - W h^T (written over U), h <- e^gam_L h + V'^T Kd.
+ * state_io [B, H, dv, dk]: initial state in, final state out (NULL: zero, dropped). */
+template <typename T>
+__global__ void __launch_bounds__(GDN_THREADS) gdn_state_kernel(GdnShape s, const T *__restrict__ k, const T *__restrict__ W,
+                                                                T *__restrict__ U, const float *__restrict__ gam_g,
+                                                                float *__restrict__ states, float *__restrict__ state_io) {
+    constexpr bool kTC = sizeof(T) == 2;
+    int h = blockIdx.y, b = blockIdx.z, C = s.C, dk = s.dk, dv = s.dv;
+    int BV = gdn_slab(dv), r0 = blockIdx.x * BV;
+    StateSmem<T> sm = StateSmem<T>::carve(gdn_smem(), s, nullptr);
+    int warp = threadIdx.x >> 5, nw = blockDim.x >> 5, tn = dk >> 3, nt = (BV >> 4) * tn;
+    float acc[GDN_SLAB_TILES][4];
+    float *io = state_io ? state_io + (((size_t)b * s.H + h) * dv + r0) * dk : nullptr;
+#pragma unroll
+    for (int u = 0; u < GDN_SLAB_TILES; u++) {
+        int i = warp + u * nw;
+        if (i < nt)
+            for (int e = 0; e < 4; e++)
+                acc[u][e] = io ? io[(size_t)acc_row((i / tn) << 4, e) * dk + acc_col((i % tn) << 3, e)] : 0.f;
+    }
+    for (int c = 0; c < s.NC; c++) {
+        size_t bhc = s.bhc(b, h, c);
+        int L = s.rows(c);
+        slab_store(acc, sm.hs, states + bhc * dv * dk + (size_t)r0 * dk, BV, dk);
+        for (int i = threadIdx.x; i < C; i += blockDim.x) sm.gam[i] = gam_g[bhc * C + i];
+        load_rows(sm.W, W + bhc * C * dk, (size_t)dk, C, C, dk, (const float *)nullptr);
+        block_sync();
+        float gl = sm.gam[C - 1];
+        const T *kc = k + s.tok(b, c * C, h) * dk;
+        for (int i = threadIdx.x; i < C * dk; i += blockDim.x) {
+            int r = i / dk, j = i - r * dk;
+            sm.Kd[i] = from_f<T>(r < L ? expf(gl - sm.gam[r]) * to_f(kc[(size_t)r * s.H * dk + j]) : 0.f);
+        }
+        T *Uc = U + bhc * C * dv + r0;
+        for_tiles(C, BV, [&](int m0, int n0) {
+            float p[4] = {0, 0, 0, 0};
+            tile_mma<kTC>(p, view<T>(sm.W, dk, 1), view<float>(sm.hs, 1, dk), m0, n0, dk);
+            for (int e = 0; e < 4; e++) {
+                int r = acc_row(m0, e), cc = acc_col(n0, e);
+                T vp = from_f<T>(to_f(Uc[(size_t)r * dv + cc]) - p[e]);
+                Uc[(size_t)r * dv + cc] = vp;
+                sm.Vp[r * BV + cc] = to_f(vp);
+            }
+        });
+        block_sync();
+        float eL = expf(gl);
+#pragma unroll
+        for (int u = 0; u < GDN_SLAB_TILES; u++) {
+            int i = warp + u * nw;
+            if (i < nt) {
+                for (int e = 0; e < 4; e++) acc[u][e] *= eL;
+                tile_mma<kTC>(acc[u], view<float>(sm.Vp, 1, BV), view<T>(sm.Kd, dk, 1), (i / tn) << 4, (i % tn) << 3, C);
+            }
+        }
+        block_sync();
+    }
+    if (io) {
+#pragma unroll
+        for (int u = 0; u < GDN_SLAB_TILES; u++) {
+            int i = warp + u * nw;
+            if (i < nt)
+                for (int e = 0; e < 4; e++)
+                    io[(size_t)acc_row((i / tn) << 4, e) * dk + acc_col((i % tn) << 3, e)] = acc[u][e];
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ outputs */
+
+template <typename T> struct OutSmem {
+    T *Q, *K, *Vp;
+    float *P, *gam;
+    __host__ __device__ static OutSmem carve(char *base, const GdnShape &s, size_t *bytes) {
+        SmemCarve c(base);
+        OutSmem m;
+        m.Q = c.take<T>((size_t)s.C * s.dk);
+        m.K = c.take<T>((size_t)s.C * s.dk);
+        m.Vp = c.take<T>((size_t)s.C * s.dv);
+        m.P = c.take<float>((size_t)s.C * s.C);
+        m.gam = c.take<float>(s.C);
+        if (bytes) *bytes = c.used;
+        return m;
+    }
+};
+
+/* grid (NC, H, B): O = scale [diag(e^gam) Q h^T + Lower(e^(gam_i - gam_j) Q K^T) V']. */
+template <typename T>
+__global__ void __launch_bounds__(GDN_THREADS) gdn_out_kernel(GdnShape s, const T *__restrict__ q, const T *__restrict__ k,
+                                                              const T *__restrict__ Vp, const float *__restrict__ gam_g,
+                                                              const float *__restrict__ states, T *__restrict__ o) {
+    constexpr bool kTC = sizeof(T) == 2;
+    int c = blockIdx.x, h = blockIdx.y, b = blockIdx.z, C = s.C, dk = s.dk, dv = s.dv;
+    int L = s.rows(c);
+    size_t bhc = s.bhc(b, h, c);
+    OutSmem<T> sm = OutSmem<T>::carve(gdn_smem(), s, nullptr);
+    load_rows(sm.Q, q + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk, (const float *)nullptr);
+    load_rows(sm.K, k + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk, (const float *)nullptr);
+    load_rows(sm.Vp, Vp + bhc * C * dv, (size_t)dv, C, C, dv, (const float *)nullptr);
+    for (int i = threadIdx.x; i < C; i += blockDim.x) sm.gam[i] = gam_g[bhc * C + i];
+    block_sync();
+    float scale = s.scale;
+    for_tiles(C, C, [&](int m0, int n0) {
+        float acc[4] = {0, 0, 0, 0};
+        tile_mma<kTC>(acc, view<T>(sm.Q, dk, 1), view<T>(sm.K, 1, dk), m0, n0, dk);
+        for (int e = 0; e < 4; e++) {
+            int i = acc_row(m0, e), j = acc_col(n0, e);
+            sm.P[i * C + j] = j <= i ? scale * expf(sm.gam[i] - sm.gam[j]) * acc[e] : 0.f;
+        }
+    });
+    block_sync();
+    const float *hc = states + bhc * dv * dk;
+    T *oc = o + s.tok(b, c * C, h) * dv;
+    for_tiles(C, dv, [&](int m0, int n0) {
+        float acc[4] = {0, 0, 0, 0};
+        tile_mma<kTC>(acc, view<T>(sm.Q, dk, 1), view<float>(hc, 1, dk), m0, n0, dk);
+        for (int e = 0; e < 4; e++) acc[e] *= scale * expf(sm.gam[acc_row(m0, e)]);
+        tile_mma<kTC>(acc, view<float>(sm.P, C, 1), view<T>(sm.Vp, dv, 1), m0, n0, C);
+        for (int e = 0; e < 4; e++) {
+            int r = acc_row(m0, e);
+            if (r < L) oc[(size_t)r * s.H * dv + acc_col(n0, e)] = from_f<T>(acc[e]);
+        }
+    });
+}
+
+/* ------------------------------------------------------------------ recurrent */
+
+/* grid (H, B): token by token, the state [dv, dk] in shared memory; a warp per
+ * state row at a time. ckpt (optional) gets the state entering each chunk. */
+template <typename T>
+__global__ void __launch_bounds__(GDN_THREADS) gdn_recurrent_kernel(GdnShape s, const T *__restrict__ q, const T *__restrict__ k,
+                                                                    const T *__restrict__ v, const float *__restrict__ g,
+                                                                    const float *__restrict__ beta, T *__restrict__ o,
+                                                                    float *__restrict__ ckpt, float *__restrict__ state_io) {
+    int h = blockIdx.x, b = blockIdx.y, dk = s.dk, dv = s.dv;
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    SmemCarve cv(gdn_smem());
+    float *S = cv.take<float>((size_t)dv * dk), *qs = cv.take<float>(dk), *ks = cv.take<float>(dk);
+    float *vs = cv.take<float>(dv);
+    float *io = state_io ? state_io + ((size_t)b * s.H + h) * dv * dk : nullptr;
+    for (int i = threadIdx.x; i < dv * dk; i += blockDim.x) S[i] = io ? io[i] : 0.f;
+    block_sync();
+    for (int t = 0; t < s.T; t++) {
+        if (ckpt && t % s.C == 0) {
+            float *dst = ckpt + s.bhc(b, h, t / s.C) * dv * dk;
+            for (int i = threadIdx.x; i < dv * dk; i += blockDim.x) dst[i] = S[i];
+        }
+        size_t it = s.tok(b, t, h);
+        for (int j = threadIdx.x; j < dk; j += blockDim.x) {
+            qs[j] = to_f(q[it * dk + j]);
+            ks[j] = to_f(k[it * dk + j]);
+        }
+        for (int j = threadIdx.x; j < dv; j += blockDim.x) vs[j] = to_f(v[it * dv + j]);
+        float a = expf(g[it]), bt = beta[it];
+        block_sync();
+        for (int r = warp; r < dv; r += nw) {
+            float *Sr = S + (size_t)r * dk, u = 0;
+            for (int j = lane; j < dk; j += 32) u += Sr[j] * ks[j];
+            u = warp_sum(u);
+            float cc = bt * (vs[r] - a * u), acc = 0;
+            for (int j = lane; j < dk; j += 32) {
+                float n = a * Sr[j] + cc * ks[j];
+                Sr[j] = n;
+                acc += n * qs[j];
+            }
+            acc = warp_sum(acc);
+            if (lane == 0) o[it * dv + r] = from_f<T>(s.scale * acc);
+        }
+        block_sync();
+    }
+    if (io)
+        for (int i = threadIdx.x; i < dv * dk; i += blockDim.x) io[i] = S[i];
+}
+
+/* ------------------------------------------------------------------ host */
+
+/* Checks a core call's shape and buffers; fills the kernels' shape. */
+bool gdn_core_args(gf_backend *be, GdnShape *gs, const gf_gdn_shape *s, const char *op) {
+    if (s->B <= 0 || s->T <= 0 || s->H <= 0) {
+        be_set_error(be, "%s: sizes must be positive (B %d, T %d, H %d)", op, s->B, s->T, s->H);
+        return false;
+    }
+    if (s->dk % 16 || s->dv % 16 || s->dk <= 0 || s->dv <= 0 || s->dk > GDN_MAX_D || s->dv > GDN_MAX_D) {
+        be_set_error(be, "%s: head dims must be multiples of 16 up to %d (dk %d, dv %d)", op, GDN_MAX_D, s->dk, s->dv);
+        return false;
+    }
+    if (s->chunk != 16 && s->chunk != 32 && s->chunk != 64) {
+        be_set_error(be, "%s: chunk must be 16, 32 or 64 (got %d)", op, s->chunk);
+        return false;
+    }
+    gs->B = s->B;
+    gs->T = s->T;
+    gs->H = s->H;
+    gs->dk = s->dk;
+    gs->dv = s->dv;
+    gs->C = s->chunk;
+    gs->NC = (s->T + s->chunk - 1) / s->chunk;
+    gs->scale = s->scale;
+    return true;
+}
+
+template <typename T>
+static void core_forward(gf_backend *be, const GdnShape &s, gf_buf o, gf_buf ckpt, gf_buf state, gf_buf q, gf_buf k,
+                         gf_buf v, gf_buf g, gf_buf beta) {
+    const char *op = "gdn_core";
+    cudaStream_t st = cuda_stream(be);
+    const T *qp = (const T *)q.ptr, *kp = (const T *)k.ptr, *vp = (const T *)v.ptr;
+    const float *gp = (const float *)g.ptr, *bp = (const float *)beta.ptr;
+    float *io = (float *)state.ptr, *ck = (float *)ckpt.ptr;
+    (void)st;
+    if (s.T <= GDN_RECURRENT_MAX_T) {
+        size_t smem = ((size_t)s.dv * s.dk + 2 * s.dk + s.dv) * sizeof(float) + 64;
+        if (!gdn_smem_limit(be, gdn_recurrent_kernel<T>, smem, op)) return;
+        GDN_LAUNCH(gdn_recurrent_kernel<T>, dim3(s.H, s.B), dim3(GDN_THREADS), smem, st, s, qp, kp, vp, gp, bp,
+                   (T *)o.ptr, ck, io);
+        CUDA_CHECK_LAUNCH(be, "gdn_core (recurrent)");
+        return;
+    }
+    size_t nbhc = (size_t)s.B * s.H * s.NC;
+    void *gam = nullptr, *W = nullptr, *U = nullptr, *states = nullptr;
+    bool ok = gdn_scratch(be, &gam, nbhc * s.C * sizeof(float), op) &&
+              gdn_scratch(be, &W, nbhc * s.C * s.dk * sizeof(T), op) &&
+              gdn_scratch(be, &U, nbhc * s.C * s.dv * sizeof(T), op) &&
+              (ck || gdn_scratch(be, &states, nbhc * s.dv * s.dk * sizeof(float), op));
+    float *hs = ck ? ck : (float *)states;
+    size_t smw, sms, smo;
+    WySmem<T>::carve(nullptr, s, &smw);
+    StateSmem<T>::carve(nullptr, s, &sms);
+    OutSmem<T>::carve(nullptr, s, &smo);
+    ok = ok && gdn_smem_limit(be, gdn_wy_kernel<T>, smw, op) && gdn_smem_limit(be, gdn_state_kernel<T>, sms, op) &&
+         gdn_smem_limit(be, gdn_out_kernel<T>, smo, op);
+    if (ok) {
+        GDN_LAUNCH(gdn_wy_kernel<T>, dim3(s.NC, s.H, s.B), dim3(GDN_THREADS), smw, st, s, kp, vp, gp, bp, (T *)W,
+                   (T *)U, (float *)gam, (float *)nullptr);
+        CUDA_CHECK_LAUNCH(be, "gdn_core (wy)");
+        GDN_LAUNCH(gdn_state_kernel<T>, dim3(s.dv / gdn_slab(s.dv), s.H, s.B), dim3(GDN_THREADS), sms, st, s, kp,
+                   (const T *)W, (T *)U, (const float *)gam, hs, io);
+        CUDA_CHECK_LAUNCH(be, "gdn_core (state pass)");
+        GDN_LAUNCH(gdn_out_kernel<T>, dim3(s.NC, s.H, s.B), dim3(GDN_THREADS), smo, st, s, qp, kp, (const T *)U,
+                   (const float *)gam, (const float *)hs, (T *)o.ptr);
+        CUDA_CHECK_LAUNCH(be, "gdn_core (outputs)");
+    }
+    gdn_scratch_free(be, gam);
+    gdn_scratch_free(be, W);
+    gdn_scratch_free(be, U);
+    gdn_scratch_free(be, states);
+}
+
+extern "C" void cuda_gdn_core(gf_backend *be, gf_buf o, gf_buf ckpt, gf_buf state, gf_buf q, gf_buf k, gf_buf v,
+                              gf_buf g, gf_buf beta, const gf_gdn_shape *s) {
+    const char *op = "gdn_core";
+    GdnShape gs;
+    if (!gdn_core_args(be, &gs, s, op)) return;
+    gf_dtype act = be->act;
+    if (!(gdn_present(be, o, op, "o") && gdn_present(be, q, op, "q") && gdn_present(be, k, op, "k") &&
+          gdn_present(be, v, op, "v") && gdn_present(be, g, op, "g") && gdn_present(be, beta, op, "beta") &&
+          gdn_dtype_is(be, o, act, op, "o") && gdn_dtype_is(be, q, act, op, "q") && gdn_dtype_is(be, k, act, op, "k") &&
+          gdn_dtype_is(be, v, act, op, "v") && gdn_dtype_is(be, g, GF_F32, op, "g") &&
+          gdn_dtype_is(be, beta, GF_F32, op, "beta") && gdn_dtype_is(be, ckpt, GF_F32, op, "ckpt") &&
+          gdn_dtype_is(be, state, GF_F32, op, "state")))
+        return;
+    if (act == GF_BF16)
+        core_forward<bf16>(be, gs, o, ckpt, state, q, k, v, g, beta);
+    else
+        core_forward<float>(be, gs, o, ckpt, state, q, k, v, g, beta);
+}
