@@ -44,8 +44,7 @@ TOOL_SRC   := $(wildcard tests/tools/*.c)
 
 # ---------------------------------------------------------------- CUDA
 # engine/backend/cuda/*.cu (every file there, the GDN kernels' included) for
-# Hopper (sm_90 machine code) plus compute_90 PTX for newer GPUs. Without any
-# cuda_gdn*.cu in the tree, gdn_absent/ stands in and fails those ops loudly.
+# Hopper (sm_90 machine code) plus compute_90 PTX for newer GPUs.
 NVCC ?= $(firstword $(shell command -v nvcc 2>/dev/null) $(wildcard /usr/local/cuda/bin/nvcc))
 ifeq ($(strip $(NVCC)),)
 GRAFT_CUDA ?= 0
@@ -65,7 +64,6 @@ NVCCFLAGS  += -std=c++17 $(NVCC_OPT) $(CUDA_ARCH) $(NVCC_WERR) \
               -Xcompiler -Wall,-Wextra,$(HOST_WERR),-Wno-unused-parameter,-fno-strict-aliasing \
               -DGRAFT_WITH_CUDA -I. -Iengine -MMD -MP
 CUDA_SRC   := $(wildcard engine/backend/cuda/*.cu)
-CUDA_SRC   += $(if $(filter engine/backend/cuda/cuda_gdn%,$(CUDA_SRC)),,engine/backend/cuda/gdn_absent/cuda_gdn_absent.cu)
 CUDA_OBJ   := $(CUDA_SRC:%.cu=$(BUILD)/%.o)
 CFLAGS     += -DGRAFT_WITH_CUDA
 CUDA_LIBS   = -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublasLt -lcublas -lcudart -lstdc++

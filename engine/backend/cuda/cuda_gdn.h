@@ -16,8 +16,9 @@ void cuda_gdn_core(gf_backend *be, gf_buf o, gf_buf ckpt, gf_buf state, gf_buf q
 void cuda_gdn_core_backward(gf_backend *be, gf_buf dq, gf_buf dk, gf_buf dv, gf_buf dg, gf_buf dbeta, gf_buf d_o,
                             gf_buf q, gf_buf k, gf_buf v, gf_buf g, gf_buf beta, gf_buf ckpt, const gf_gdn_shape *s);
 void cuda_gdn_prep(gf_backend *be, gf_buf qkv_pre, gf_buf q, gf_buf k, gf_buf v, gf_buf g, gf_buf beta,
-                   gf_buf conv_tail, gf_buf proj, gf_buf conv_w, gf_buf a_log, gf_buf dt_bias, const gf_gdn_dims *d);
-void cuda_gdn_prep_backward(gf_backend *be, gf_buf dproj, gf_buf dconv_w, gf_buf da_log, gf_buf ddt_bias, gf_buf dq,
+                   gf_buf conv_tail, gf_buf proj, gf_buf bqkv, gf_buf conv_w, gf_buf a_log, gf_buf dt_bias,
+                   const gf_gdn_dims *d);
+void cuda_gdn_prep_backward(gf_backend *be, gf_buf dproj, gf_buf dbqkv, gf_buf dconv_w, gf_buf da_log, gf_buf ddt_bias, gf_buf dq,
                             gf_buf dk, gf_buf dv, gf_buf dg, gf_buf dbeta, gf_buf proj, gf_buf qkv_pre, gf_buf q,
                             gf_buf k, gf_buf g, gf_buf beta, gf_buf conv_w, gf_buf a_log, gf_buf dt_bias,
                             const gf_gdn_dims *d);

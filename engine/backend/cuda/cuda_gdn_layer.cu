@@ -43,13 +43,16 @@ __device__ __forceinline__ float softplusf_(float x) { return x > 20.f ? x : log
 
 /* ------------------------------------------------------------------ reductions */
 
-/* part[ceil(R / GDN_ROWS_PER_PART), M] = sums of consecutive row blocks of in[R, M]. */
-__global__ void gdn_colsum_part_kernel(float *__restrict__ part, const float *__restrict__ in, int R, int M) {
+/* part[ceil(R / GDN_ROWS_PER_PART), M] = sums of consecutive row blocks of
+ * in[R, M] whose rows are `stride` elements apart (the first M columns of a
+ * wider matrix when stride > M). */
+template <typename T>
+__global__ void gdn_colsum_part_kernel(float *__restrict__ part, const T *__restrict__ in, int R, int M, int stride) {
     int m = blockIdx.x * blockDim.x + threadIdx.x, r0 = blockIdx.y * GDN_ROWS_PER_PART;
     if (m >= M) return;
     int r1 = r0 + GDN_ROWS_PER_PART < R ? r0 + GDN_ROWS_PER_PART : R;
     float t = 0;
-    for (int r = r0; r < r1; r++) t += in[(size_t)r * M + m];
+    for (int r = r0; r < r1; r++) t += to_f(in[(size_t)r * stride + m]);
     part[(size_t)blockIdx.y * M + m] = t;
 }
 
@@ -62,18 +65,23 @@ __global__ void gdn_colsum_add_kernel(float *__restrict__ out, const float *__re
     out[m] += t;
 }
 
-/* out[M] (F32) += column sums of in[R, M] in a fixed order. */
-static void colsum_add(gf_backend *be, float *out, const float *in, int R, int M, const char *op) {
+/* out[M] (F32) += column sums of in[R, M] (rows `stride` apart) in a fixed order. */
+template <typename T>
+static void colsum_add_strided(gf_backend *be, float *out, const T *in, int R, int M, int stride, const char *op) {
     cudaStream_t st = cuda_stream(be);
     (void)st;
     int nb = (R + GDN_ROWS_PER_PART - 1) / GDN_ROWS_PER_PART;
     void *part = nullptr;
     if (!gdn_scratch(be, &part, (size_t)nb * M * sizeof(float), op)) return;
-    GDN_LAUNCH(gdn_colsum_part_kernel, dim3((M + 127) / 128, nb), dim3(128), 0, st, (float *)part, in, R, M);
+    GDN_LAUNCH(gdn_colsum_part_kernel<T>, dim3((M + 127) / 128, nb), dim3(128), 0, st, (float *)part, in, R, M, stride);
     CUDA_CHECK_LAUNCH(be, op);
     GDN_LAUNCH(gdn_colsum_add_kernel, dim3((M + 127) / 128), dim3(128), 0, st, out, (const float *)part, nb, M);
     CUDA_CHECK_LAUNCH(be, op);
     gdn_scratch_free(be, part);
+}
+
+static void colsum_add(gf_backend *be, float *out, const float *in, int R, int M, const char *op) {
+    colsum_add_strided<float>(be, out, in, R, M, M, op);
 }
 
 /* ------------------------------------------------------------------ prep forward */
@@ -176,14 +184,30 @@ static bool all_act(gf_backend *be, const char *op, std::initializer_list<std::p
     return true;
 }
 
+/* proj[n, 0:qkv] += bqkv[0:qkv] (contract v1: the q|k|v bias goes into proj in place, before the conv). */
+template <typename T>
+__global__ void gdn_qkv_bias_kernel(int N, GdnCols pc, T *__restrict__ proj, const T *__restrict__ bqkv) {
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= (size_t)N * pc.qkv) return;
+    int n = (int)(i / pc.qkv), ch = (int)(i % pc.qkv);
+    T *p = proj + (size_t)n * pc.width + ch;
+    *p = from_f<T>(to_f(*p) + to_f(bqkv[ch]));
+}
+
 template <typename T>
 static void prep_forward(gf_backend *be, const gf_gdn_dims *d, gf_buf qkv_pre, gf_buf q, gf_buf k, gf_buf v, gf_buf g,
-                         gf_buf beta, gf_buf conv_tail, gf_buf proj, gf_buf conv_w, gf_buf a_log, gf_buf dt_bias) {
+                         gf_buf beta, gf_buf conv_tail, gf_buf proj, gf_buf bqkv, gf_buf conv_w, gf_buf a_log,
+                         gf_buf dt_bias) {
     cudaStream_t st = cuda_stream(be);
     (void)st;
     GdnCols pc = gdn_cols(d);
     int N = d->B * d->T;
     size_t n = (size_t)N * pc.qkv;
+    if (!gf_is_none(bqkv)) {
+        GDN_LAUNCH(gdn_qkv_bias_kernel<T>, dim3(cuda_blocks(n, 256)), dim3(256), 0, st, N, pc, (T *)proj.ptr,
+                   (const T *)bqkv.ptr);
+        CUDA_CHECK_LAUNCH(be, "gdn_prep (qkv bias)");
+    }
     const T *w = d->conv ? (const T *)conv_w.ptr : nullptr;
     GDN_LAUNCH(gdn_conv_kernel<T>, dim3(cuda_blocks(n, 256)), dim3(256), 0, st, N, d->T, pc, (const T *)proj.ptr, w,
                (const T *)conv_tail.ptr, (T *)qkv_pre.ptr);
@@ -200,21 +224,22 @@ static void prep_forward(gf_backend *be, const gf_gdn_dims *d, gf_buf qkv_pre, g
 }
 
 extern "C" void cuda_gdn_prep(gf_backend *be, gf_buf qkv_pre, gf_buf q, gf_buf k, gf_buf v, gf_buf g, gf_buf beta,
-                              gf_buf conv_tail, gf_buf proj, gf_buf conv_w, gf_buf a_log, gf_buf dt_bias,
-                              const gf_gdn_dims *d) {
+                              gf_buf conv_tail, gf_buf proj, gf_buf bqkv, gf_buf conv_w, gf_buf a_log,
+                              gf_buf dt_bias, const gf_gdn_dims *d) {
     const char *op = "gdn_prep";
     if (!dims_ok(be, d, op) ||
         !all_act(be, op, {{qkv_pre, "qkv_pre"}, {q, "q"}, {k, "k"}, {v, "v"}, {proj, "proj"}, {a_log, "a_log"},
                           {dt_bias, "dt_bias"}}, true) ||
-        !all_act(be, op, {{conv_tail, "conv_tail"}, {conv_w, "conv_w"}}, false) || !gdn_present(be, g, op, "g") ||
+        !all_act(be, op, {{conv_tail, "conv_tail"}, {conv_w, "conv_w"}, {bqkv, "bqkv"}}, false) ||
+        !gdn_present(be, g, op, "g") ||
         !gdn_present(be, beta, op, "beta") || !gdn_dtype_is(be, g, GF_F32, op, "g") ||
         !gdn_dtype_is(be, beta, GF_F32, op, "beta"))
         return;
     if (d->conv && !gdn_present(be, conv_w, op, "conv_w")) return;
     if (be->act == GF_BF16)
-        prep_forward<bf16>(be, d, qkv_pre, q, k, v, g, beta, conv_tail, proj, conv_w, a_log, dt_bias);
+        prep_forward<bf16>(be, d, qkv_pre, q, k, v, g, beta, conv_tail, proj, bqkv, conv_w, a_log, dt_bias);
     else
-        prep_forward<float>(be, d, qkv_pre, q, k, v, g, beta, conv_tail, proj, conv_w, a_log, dt_bias);
+        prep_forward<float>(be, d, qkv_pre, q, k, v, g, beta, conv_tail, proj, bqkv, conv_w, a_log, dt_bias);
 }
 
 /* ------------------------------------------------------------------ prep backward */
@@ -307,7 +332,7 @@ __global__ void gdn_conv_bwd_kernel(int N, int Tn, GdnCols pc, const float *__re
 }
 
 template <typename T>
-static void prep_backward(gf_backend *be, const gf_gdn_dims *d, gf_buf dproj, gf_buf dconv_w, gf_buf da_log,
+static void prep_backward(gf_backend *be, const gf_gdn_dims *d, gf_buf dproj, gf_buf dbqkv, gf_buf dconv_w, gf_buf da_log,
                           gf_buf ddt_bias, gf_buf dq, gf_buf dk, gf_buf dv, gf_buf dg, gf_buf dbeta, gf_buf proj,
                           gf_buf qkv_pre, gf_buf g, gf_buf beta, gf_buf conv_w, gf_buf a_log, gf_buf dt_bias) {
     const char *op = "gdn_prep_backward";
@@ -333,6 +358,8 @@ static void prep_backward(gf_backend *be, const gf_gdn_dims *d, gf_buf dproj, gf
                    (T *)dproj.ptr, (float *)part);
         CUDA_CHECK_LAUNCH(be, "gdn_prep_backward (conv)");
         if (conv && !gf_is_none(dconv_w)) colsum_add(be, (float *)dconv_w.ptr, (const float *)part, nblk, pc.qkv * GDN_K, op);
+        /* the bias was added to proj's q|k|v columns: its gradient is their column sum */
+        if (!gf_is_none(dbqkv)) colsum_add_strided<T>(be, (float *)dbqkv.ptr, (const T *)dproj.ptr, N, pc.qkv, pc.width, op);
         if (!gf_is_none(da_log)) colsum_add(be, (float *)da_log.ptr, (const float *)dal, N, d->H, op);
         if (!gf_is_none(ddt_bias)) colsum_add(be, (float *)ddt_bias.ptr, (const float *)ddt, N, d->H, op);
     }
@@ -342,7 +369,8 @@ static void prep_backward(gf_backend *be, const gf_gdn_dims *d, gf_buf dproj, gf
     gdn_scratch_free(be, part);
 }
 
-extern "C" void cuda_gdn_prep_backward(gf_backend *be, gf_buf dproj, gf_buf dconv_w, gf_buf da_log, gf_buf ddt_bias,
+extern "C" void cuda_gdn_prep_backward(gf_backend *be, gf_buf dproj, gf_buf dbqkv, gf_buf dconv_w, gf_buf da_log,
+                                       gf_buf ddt_bias,
                                        gf_buf dq, gf_buf dk, gf_buf dv, gf_buf dg, gf_buf dbeta, gf_buf proj,
                                        gf_buf qkv_pre, gf_buf q, gf_buf k, gf_buf g, gf_buf beta, gf_buf conv_w,
                                        gf_buf a_log, gf_buf dt_bias, const gf_gdn_dims *d) {
@@ -357,15 +385,15 @@ extern "C" void cuda_gdn_prep_backward(gf_backend *be, gf_buf dproj, gf_buf dcon
     const char *fn[] = {"dg", "dbeta", "g", "beta"};
     for (int i = 0; i < 4; i++)
         if (!gdn_present(be, f32s[i], op, fn[i]) || !gdn_dtype_is(be, f32s[i], GF_F32, op, fn[i])) return;
-    if (!gdn_dtype_is(be, dconv_w, GF_F32, op, "dconv_w") || !gdn_dtype_is(be, da_log, GF_F32, op, "da_log") ||
+    if (!gdn_dtype_is(be, dconv_w, GF_F32, op, "dconv_w") || !gdn_dtype_is(be, dbqkv, GF_F32, op, "dbqkv") || !gdn_dtype_is(be, da_log, GF_F32, op, "da_log") ||
         !gdn_dtype_is(be, ddt_bias, GF_F32, op, "ddt_bias"))
         return;
     if (d->conv && !gdn_present(be, conv_w, op, "conv_w")) return;
     if (be->act == GF_BF16)
-        prep_backward<bf16>(be, d, dproj, dconv_w, da_log, ddt_bias, dq, dk, dv, dg, dbeta, proj, qkv_pre, g, beta,
+        prep_backward<bf16>(be, d, dproj, dbqkv, dconv_w, da_log, ddt_bias, dq, dk, dv, dg, dbeta, proj, qkv_pre, g, beta,
                             conv_w, a_log, dt_bias);
     else
-        prep_backward<float>(be, d, dproj, dconv_w, da_log, ddt_bias, dq, dk, dv, dg, dbeta, proj, qkv_pre, g, beta,
+        prep_backward<float>(be, d, dproj, dbqkv, dconv_w, da_log, ddt_bias, dq, dk, dv, dg, dbeta, proj, qkv_pre, g, beta,
                              conv_w, a_log, dt_bias);
 }
 

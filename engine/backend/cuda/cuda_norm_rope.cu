@@ -186,10 +186,10 @@ static void rmsnorm_backward_impl(gf_backend *be, gf_buf dx, gf_buf dw, gf_buf d
     cuda_after(be, op);
 }
 
-/* Contract v0: rstd is required (no eps to recompute it with). */
+/* Contract v1: rstd may be none, then it is recomputed from x with eps. */
 extern "C" void cuda_rmsnorm_backward(gf_backend *be, gf_buf dx, gf_buf dw, gf_buf dy, gf_buf x, gf_buf w,
-                                      gf_buf rstd, int rows, int n, bool accumulate_dx) {
-    rmsnorm_backward_impl(be, dx, dw, dy, x, w, rstd, rows, n, -1.0f, accumulate_dx);
+                                      gf_buf rstd, int rows, int n, float eps, bool accumulate_dx) {
+    rmsnorm_backward_impl(be, dx, dw, dy, x, w, rstd, rows, n, eps, accumulate_dx);
 }
 
 /* ------------------------------------------------------------- RoPE */

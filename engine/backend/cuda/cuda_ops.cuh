@@ -74,7 +74,7 @@ void cuda_linear_backward(gf_backend *be, gf_buf dx, gf_buf dW, gf_buf db, gf_bu
                           int in, int out, bool accumulate_dx);
 void cuda_rmsnorm(gf_backend *be, gf_buf y, gf_buf rstd, gf_buf x, gf_buf w, int rows, int n, float eps);
 void cuda_rmsnorm_backward(gf_backend *be, gf_buf dx, gf_buf dw, gf_buf dy, gf_buf x, gf_buf w, gf_buf rstd,
-                           int rows, int n, bool accumulate_dx);
+                           int rows, int n, float eps, bool accumulate_dx);
 void cuda_rope(gf_backend *be, gf_buf x, gf_buf table, int B, int T, int nh, int hd, int pos0,
                rope_pairing pairing, bool inverse);
 void cuda_swiglu(gf_backend *be, gf_buf out, gf_buf gate, gf_buf up, size_t n);

@@ -336,14 +336,14 @@ static void ops_cases(bool fp32) {
         snprintf(name, sizeof name, "%s rmsnorm rstd", mode_name(fp32));
         check(name, tr.get(), rr, 1e-6);
         tdw.put(std::vector<double>(D, 0.0));
-        cuda_rmsnorm_backward(be, tdx2.buf(), tdw.buf(), tgy.buf(), ttx.buf(), tw.buf(), tr.buf(), N, D, false);
+        cuda_rmsnorm_backward(be, tdx2.buf(), tdw.buf(), tgy.buf(), ttx.buf(), tw.buf(), tr.buf(), N, D, 1e-5f, false);
         snprintf(name, sizeof name, "%s rmsnorm_backward dx %dx%d", mode_name(fp32), N, D);
         check(name, tdx2.get(), rdx, tol);
         snprintf(name, sizeof name, "%s rmsnorm_backward dw %d", mode_name(fp32), D);
         check(name, tdw.get(), rdw, 1e-5);
         /* dx += (accumulating onto what is there) */
         auto d0 = tdx2.get();
-        cuda_rmsnorm_backward(be, tdx2.buf(), gf_none(), tgy.buf(), ttx.buf(), tw.buf(), tr.buf(), N, D, true);
+        cuda_rmsnorm_backward(be, tdx2.buf(), gf_none(), tgy.buf(), ttx.buf(), tw.buf(), tr.buf(), N, D, 1e-5f, true);
         for (size_t e = 0; e < rdx.size(); e++) rdx[e] += d0[e];
         snprintf(name, sizeof name, "%s rmsnorm_backward dx %dx%d (+=)", mode_name(fp32), N, D);
         check(name, tdx2.get(), rdx, tol);
