@@ -7,10 +7,15 @@
 #   $OUT/bench.jsonl     the figures (bench runs)
 # Usage (repository root, after ../shared/tools/gpu-carry.sh here; carry .carry):
 #   . .carry/env.sh && sh tests/gpu/device_run.sh test          every check (make test-gpu: tests/gpu/run.sh)
-#   . .carry/env.sh && sh tests/gpu/device_run.sh bench         C benchmarks, no peers
+#   . .carry/env.sh && sh tests/gpu/device_run.sh bench         kernels: GEMM roofline, attention, GDN layer,
+#                                                                with their peers (torch matmul; naive torch
+#                                                                and FLA GDN, FLA from .peers/fla)
+#   . .carry/env.sh && sh tests/gpu/device_run.sh bench-model   graft's teacher forward, training steps,
+#                                                                Stage 2 (no peers)
 #   . .carry/env.sh && sh tests/gpu/device_run.sh peers-forward transformers forward peers
 #   . .carry/env.sh && sh tests/gpu/device_run.sh peers-train   PyTorch training peers (torch.compile: minutes)
 #   . .carry/env.sh && sh tests/gpu/device_run.sh all           everything (longer than one call allows)
+# The tables of several calls make one: python3 tests/gpu/bench/table.py a/bench.jsonl b/bench.jsonl
 set -u
 WHAT=${1:-test}
 OUT=${OUT:-$(pwd)/build/gpu/out}
@@ -62,13 +67,20 @@ test|all)
     ;;
 esac
 case $WHAT in
-bench|all|peers-forward|peers-train)
-    peers=0 only=
-    [ "$WHAT" = all ] && peers=1
-    [ "$WHAT" = peers-forward ] && peers=1 only=peer_forward
-    [ "$WHAT" = peers-train ] && peers=1 only=peer_train
-    GRAFT_GPU_LOGS="$LOGS" GRAFT_BENCH_PEERS=$peers GRAFT_BENCH_ONLY=$only sh tests/gpu/bench/run.sh build \
-        >"$LOGS/bench_run.txt" 2>&1 || status=1
+bench|bench-model|all|peers-forward|peers-train)
+    peers=1 only=
+    case $WHAT in
+    bench) only="bench_gemm bench_attention bench_gdn peer_gemm peer_gdn" ;;
+    bench-model) only="bench_cuda_model" peers=0 ;;
+    peers-forward) only="peer_forward" ;;
+    peers-train) only="peer_train" ;;
+    esac
+    export GRAFT_FLA_PATH="${GRAFT_FLA_PATH:-$PWD/.peers/fla}"
+    left=$(( ${GRAFT_GPU_CALL_S:-580} - ($(date +%s) - start) ))
+    [ $left -lt 60 ] && left=60
+    GRAFT_GPU_LOGS="$LOGS" GRAFT_BENCH_PEERS=$peers GRAFT_BENCH_ONLY=$only timeout -k 10 $left \
+        sh tests/gpu/bench/run.sh build >"$LOGS/bench_run.txt" 2>&1 || status=1
+    [ $status -ne 0 ] && echo "(exit status 1: a benchmark failed, or the call's $left s ran out)" >>"$LOGS/bench_run.txt"
     cat "$LOGS/bench_run.txt" >>"$SUM"
     cp "$LOGS/bench.jsonl" "$OUT/bench.jsonl" 2>/dev/null
     tail -n 60 "$LOGS/bench_run.txt"

@@ -7,10 +7,14 @@ PyTorch, its core either
           WY / UT transform with a batched triangular solve, a Python loop over
           chunks for the state, autograd for the backward), or
   fla   : flash-linear-attention's Triton chunk_gated_delta_rule, imported from
-          the folder GRAFT_FLA_PATH names (never committed here).
+          the folder GRAFT_FLA_PATH names, or .peers/fla (peer_common.import_fla;
+          never committed here).
 
-Timing: torch.cuda events, 3 warm-ups, the median of 15 runs of y = layer(x);
-y.backward(dy). One JSON line per figure, the format of bench_gdn.
+Timing: peer_common.time_ms (CUDA events, 3 warm-ups, the median of 15 runs of
+y = layer(x); y.backward(dy)). One JSON line per figure
+(tests/gpu/bench/table.py), named as bench_gdn's lines name their peers; FLOPs
+counted as bench_gdn counts them. GRAFT_PEER_SMOKE=1: toy sizes on the CPU, the
+naive peer only (a check of the script).
 
 FLA on the GPU machine's Triton 3.6 refuses its gated backward on Hopper (wrong
 results below Triton 3.7.1); for a speed comparison this script sets
@@ -25,7 +29,10 @@ import sys
 import torch
 import torch.nn.functional as F
 
-DEV = "cuda"
+from peer_common import DEVICE, SMOKE, emit, import_fla, log, time_ms
+
+DEV = DEVICE
+DTYPE = torch.float32 if SMOKE else torch.bfloat16
 
 
 def core_naive(q, k, v, g, beta, scale, C=64):
@@ -106,33 +113,30 @@ def fla_core_fn(fla_chunk):
 
 
 def time_layer(layer, B, T):
-    x = torch.randn(B, T, layer.D, device=DEV, dtype=torch.bfloat16, requires_grad=True)
-    dy = torch.randn(B, T, layer.D, device=DEV, dtype=torch.bfloat16)
+    x = torch.randn(B, T, layer.D, device=DEV, dtype=DTYPE, requires_grad=True)
+    dy = torch.randn(B, T, layer.D, device=DEV, dtype=DTYPE)
 
     def step():
         layer.zero_grad(set_to_none=True)
         x.grad = None
         layer(x).backward(dy)
 
-    for _ in range(3):
-        step()
-    torch.cuda.synchronize()
-    ms = []
-    for _ in range(15):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        step()
-        b.record()
-        b.synchronize()
-        ms.append(a.elapsed_time(b))
-    ms.sort()
-    return ms[len(ms) // 2]
+    return time_ms(step, warmup=3, reps=15)
 
 
-def emit(name, B, T, D, ms):
+def layer_flops_per_token(D, H, d, C=64):
+    """As bench_gdn counts them: the core forward and backward as implemented,
+    and the layer's projections (forward, and twice that backward)."""
+    core_f = 2 * (5 * C * d + 3 * d * d) * H
+    core_b = 2 * (16 * C * d + 7 * d * d + 2 * C * C) * H
+    gemm_f = 2.0 * D * (4 * H * d + 2 * H + H * d)
+    return core_f + core_b + 3 * gemm_f
+
+
+def report(kind, D, H, d, B, T, ms):
     N = B * T
-    print(json.dumps({"bench": name, "B": B, "T": T, "D": D, "conv": False, "ms": round(ms, 4),
-                      "tok_s": round(N / (ms * 1e-3))}), flush=True)
+    emit("gdn", f"{kind} GDN layer fwd+bwd D {D} ({H}x{d}) T {T}", ms=ms, tok_s=N / (ms * 1e-3),
+         flops=N * layer_flops_per_token(D, H, d), B=B, T=T)
 
 
 def rel(a, b):
@@ -140,31 +144,22 @@ def rel(a, b):
 
 
 def main():
-    if not torch.cuda.is_available():
+    if not SMOKE and not torch.cuda.is_available():
         print("SKIP: no CUDA GPU")
         return 77
     torch.manual_seed(0)
-    D, H, d = 1536, 12, 128
+    D, H, d = (64, 4, 16) if SMOKE else (1536, 12, 128)
     tokens = int(os.environ.get("GRAFT_BENCH_GDN_TOKENS", "32768"))
-    shapes = [(max(1, tokens // 2048), 2048), (max(1, tokens // 8192), 8192)]
+    shapes = [(2, 64), (1, 256)] if SMOKE else [(max(1, tokens // 2048), 2048), (max(1, tokens // 8192), 8192)]
     naive_tokens = int(os.environ.get("GRAFT_BENCH_GDN_NAIVE_TOKENS", "16384"))
 
     fla_chunk = None
-    path = os.environ.get("GRAFT_FLA_PATH")
-    if path:
-        sys.path.insert(0, path)
+    if not SMOKE:  # fla's Triton kernels need the GPU
         try:
-            import fla.ops.common.chunk_o as chunk_o
-            chunk_o.TRITON_ABOVE_3_7_1 = True
-            print(json.dumps({"note": "set fla.ops.common.chunk_o.TRITON_ABOVE_3_7_1 = True (Triton "
-                              + __import__("triton").__version__ + "): FLA's gated backward runs on Hopper for "
-                              "the speed comparison; its results are checked below"}), flush=True)
-            from fla.ops.gated_delta_rule import chunk_gated_delta_rule as fla_chunk
+            fla = import_fla()
+            fla_chunk = fla.ops.gated_delta_rule.chunk_gated_delta_rule
         except Exception as e:  # report, keep going with the naive peer
-            print(json.dumps({"note": f"flash-linear-attention not importable from {path}: {e!r}"}), flush=True)
-            fla_chunk = None
-    else:
-        print(json.dumps({"note": "GRAFT_FLA_PATH not set: no FLA peer"}), flush=True)
+            print(json.dumps({"note": f"no FLA peer: {e!r}"}), flush=True)
 
     if fla_chunk is not None:  # sanity: FLA against the naive reference on a small input
         B, T, h, dd = 2, 200, 2, 64
@@ -181,7 +176,7 @@ def main():
             (gq, gk, gv, gg, gb) = torch.autograd.grad(o, (q, k, v, g, beta), do)
             outs.append(o)
             grads.append((gq, gk, gv, gg, gb))
-        line = {"sanity": "fla_vs_naive", "o_rel": rel(outs[1], outs[0])}
+        line = {"note": "FLA vs the naive core on a small input (relative L2)", "o_rel": rel(outs[1], outs[0])}
         for name, a, b in zip(("dq", "dk", "dv", "dg", "dbeta"), grads[1], grads[0]):
             line[name + "_rel"] = rel(a, b)
         line["ok_forward"] = line["o_rel"] < 2e-2
@@ -189,17 +184,18 @@ def main():
 
     for B, T in shapes:
         if fla_chunk is not None:
-            layer = Layer(D, H, d, fla_core_fn(fla_chunk)).to(DEV, torch.bfloat16)
-            emit("fla_gdn_layer_fwd_bwd", B, T, D, time_layer(layer, B, T))
+            layer = Layer(D, H, d, fla_core_fn(fla_chunk)).to(DEV, DTYPE)
+            report("fla chunk", D, H, d, B, T, time_layer(layer, B, T))
             del layer
         Bn = max(1, min(B, naive_tokens // T))
-        layer = Layer(D, H, d, naive_core).to(DEV, torch.bfloat16)
+        layer = Layer(D, H, d, naive_core).to(DEV, DTYPE)
         try:
-            emit("torch_naive_gdn_layer_fwd_bwd", Bn, T, D, time_layer(layer, Bn, T))
+            report("torch naive", D, H, d, Bn, T, time_layer(layer, Bn, T))
         except torch.cuda.OutOfMemoryError:
             print(json.dumps({"note": f"naive layer out of memory at B {Bn} T {T}"}), flush=True)
         del layer
-        torch.cuda.empty_cache()
+        if not SMOKE:
+            torch.cuda.empty_cache()
     return 0
 
 
