@@ -7,8 +7,11 @@
 #     other summation orders; AdamW keeps relative differences of the order of
 #     the gradients'); bf16: the mean loss of the last 20 steps within 5 % of
 #     the CPU's, below 0.9 x that of the first 10, perplexity within 5 %;
-#   - kill -9 mid-run on the device and --resume: the same curve and perplexity
-#     as the uninterrupted device run, bit for bit (the backend is deterministic);
+#   - kill -9 mid-run on the device and --resume: fp32, the same curve and
+#     perplexity as the uninterrupted device run, bit for bit (every fp32 op of
+#     the CUDA backend sums in a fixed order); bf16, within 1e-2 of it at every
+#     step and in perplexity (the tensor-core attention backward adds dq with
+#     atomics, docs/cuda.md "Determinism": the last bits differ between runs);
 #   - a checkpoint written on the device, resumed on the CPU: the run completes,
 #     its curve up to the checkpoint is the device's, after it within the fp32
 #     tolerance of the uninterrupted device run (fp32 mode).
@@ -64,9 +67,9 @@ for mode in fp32 bf16; do
     if kill_at "$TMP/k.ckpt" 20 on_dev train $ARGS --ckpt "$TMP/k.ckpt" --ckpt-every 10; then
         at=$(ckpt_step "$TMP/k.ckpt")
         run "$mode resume on $DEV" on_dev train $ARGS --ckpt "$TMP/k.ckpt" --resume &&
-            pycheck "$mode  train killed on $DEV (checkpoint of step $at) and resumed there: same curve as uninterrupted" \
-                "import json,sys; a,b=(json.load(open(p)) for p in sys.argv[1:3]); d=max(abs(x[1]-y[1]) for x,y in zip(a['curve'],b['curve'])); ok=a['curve']==b['curve'] and a['final_eval_ppl']==b['final_eval_ppl'] and b['resumed_from']>0; print(int(ok), f'max |loss diff| {d:.3g}, ppl {b[\"final_eval_ppl\"]:.6g} vs {a[\"final_eval_ppl\"]:.6g} (bit for bit)')" \
-                "$TMP/$mode.json" "$TMP/run.out"
+            pycheck "$mode  train killed on $DEV (checkpoint of step $at) and resumed there vs uninterrupted" \
+                "import json,sys; a,b=(json.load(open(p)) for p in sys.argv[1:3]); f32=sys.argv[3]=='fp32'; la=[l for _,l in a['curve']]; lb=[l for _,l in b['curve']]; w=max(abs(x-y)/abs(x) for x,y in zip(la,lb)) if len(la)==len(lb) else float('inf'); ep=abs(a['final_eval_ppl']-b['final_eval_ppl'])/a['final_eval_ppl']; ok=b['resumed_from']>0 and (la==lb and ep==0 if f32 else w<=1e-2 and ep<=1e-2); print(int(ok), f'worst step rel {w:.2e}, ppl {b[\"final_eval_ppl\"]:.6g} vs {a[\"final_eval_ppl\"]:.6g} (' + ('bit for bit' if f32 else '1e-2') + ')')" \
+                "$TMP/$mode.json" "$TMP/run.out" $mode
     else
         result 0 "$mode  train on $DEV was not killed mid-way (checkpoint at step $(ckpt_step "$TMP/k.ckpt"))"
     fi
