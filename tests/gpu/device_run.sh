@@ -7,6 +7,8 @@
 #   $OUT/bench.jsonl     the figures (bench runs)
 # Usage (repository root, after ../shared/tools/gpu-carry.sh here; carry .carry):
 #   . .carry/env.sh && sh tests/gpu/device_run.sh test          every check (make test-gpu: tests/gpu/run.sh)
+#   . .carry/env.sh && sh tests/gpu/device_run.sh build         only the build (a fresh machine takes minutes;
+#                                                                a warm one keeps build/ for the next call)
 #   . .carry/env.sh && sh tests/gpu/device_run.sh bench         kernels: GEMM roofline, attention, GDN layer,
 #                                                                with their peers (torch matmul; naive torch
 #                                                                and FLA GDN, FLA from .peers/fla)
@@ -18,6 +20,10 @@
 # The tables of several calls make one: python3 tests/gpu/bench/table.py a/bench.jsonl b/bench.jsonl
 set -u
 WHAT=${1:-test}
+case $WHAT in
+test|build|bench|bench-model|peers-forward|peers-train|all) ;;
+*) echo "usage: sh tests/gpu/device_run.sh test|build|bench|bench-model|peers-forward|peers-train|all" >&2; exit 2 ;;
+esac
 OUT=${OUT:-$(pwd)/build/gpu/out}
 mkdir -p "$OUT"
 LOGS=$(mktemp -d)
