@@ -50,7 +50,7 @@ int student_build_layers_observed(student *s, const bool *layers, const teacher_
                 return gf_fail("cancelled");
             }
             progress_report(progress, "stage 1", i, n);
-            if (stage1_apply(s, l, p, cal, &r->s1) != 0) {
+            if (stage1_apply(s, l, p, cal, &r->s1, progress) != 0) {
                 free(todo);
                 return -1;
             }
