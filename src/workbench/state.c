@@ -195,6 +195,7 @@ static bool apply_data(app_state *st, teacher_state *t, const wb_event *e) {
         calib_layer *c = method_calib(&t->method, L, H, e->u.calib_layer.layer);
         if (!c) return false;
         c->alpha_star = e->u.calib_layer.alpha;
+        c->parts = e->u.calib_layer.parts;
         c->done = true;
         return true;
     }

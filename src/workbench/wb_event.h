@@ -49,6 +49,7 @@ typedef struct {
         struct {
             int layer;
             double alpha;
+            unsigned parts; /* the Stage 1 components applied */
         } calib_layer;
         struct {
             int layer, steps;

@@ -112,6 +112,8 @@ static int stats_job(job_ctx *ctx, void *argp) {
             emit_head(ctx, MET_ENTROPY, l, h, attn_stats_entropy(&st, l, h));
             emit_head(ctx, MET_CONCENTRATION, l, h, attn_stats_concentration(&st, l, h));
             emit_head(ctx, MET_OUT_RMS, l, h, attn_stats_output_rms(&st, l, h));
+            emit_head(ctx, MET_DIST_NOSINK, l, h, attn_stats_mean_distance_nosink(&st, l, h));
+            emit_head(ctx, MET_SINK, l, h, attn_stats_sink_share(&st, l, h));
         }
     wb_event e = {.kind = WB_STATS_DONE};
     snprintf(e.u.stats_done.corpus, sizeof e.u.stats_done.corpus, "%s", a->corpus);
