@@ -537,9 +537,11 @@ static int ablate_job(job_ctx *ctx, void *argp) {
                 job_progress(ctx, row + 1, n_rows, "rows");
             }
         }
-    char cmd[1600];
+    char cmd[800];
     ablate_command(a, var, steps, spec.eval_windows, cmd, sizeof cmd);
-    job_log(ctx, "same table headless: %s", cmd);
+    wb_event e = {.kind = WB_LOG_LONG}; /* longer than a job_log line */
+    snprintf(e.u.log_long.text, sizeof e.u.log_long.text, "same table headless: %s", cmd);
+    wb_emit(ctx, &e);
     rc = 0;
 done:
     for (int j = 0; j < n_var; j++) {

@@ -65,10 +65,17 @@ static int shown_layer(const ui *u) {
     return -1;
 }
 
-static void fmt4(char *buf, size_t n, double v) {
-    if (isnan(v)) snprintf(buf, n, "-");
-    else snprintf(buf, n, "%.4g", v);
+/* v in at most w characters: 4 significant digits, fewer when that is too wide ("-0.00504") */
+static void fmt_fit(char *buf, size_t n, double v, int w) {
+    if (isnan(v)) {
+        snprintf(buf, n, "-");
+        return;
+    }
+    for (int digits = 4; digits >= 1; digits--)
+        if (snprintf(buf, n, "%.*g", digits, v) <= w) return;
 }
+
+static void fmt4(char *buf, size_t n, double v) { fmt_fit(buf, n, v, 12); }
 
 /* "layers  0 attn  1 attn  2 done  3 attn  4 pending", wrapped; returns rows used. */
 static int draw_layer_list(ui *u, grid *g, rect r, const bool *conv, int shown) {
@@ -209,7 +216,7 @@ static void draw(ui *u, grid *g, rect r) {
         for (int k = 0; k < fit; k++) {
             int h = first + k;
             char val[32];
-            fmt4(val, sizeof val, c->v[rows[i].f][h]);
+            fmt_fit(val, sizeof val, c->v[rows[i].f][h], cw - 1);
             grid_printf(g, r.x + 1 + lab + k * cw, y, cw - 1, h == v->head ? acc : applied ? STYLE_PLAIN : dim, "%8s", val);
         }
         y++;

@@ -154,7 +154,7 @@ static void draw(ui *u, grid *g, rect r) {
         char slice[96], s1[64] = "";
         result_slice_label(st->corpus, st->settings.eval_windows, 256, slice, sizeof slice);
         student_init init;
-        if (student_init_parse(st->eval_init, &init) == 0 && init_uses_stage1(init)) {
+        if (student_init_parse(st->eval_init, &init) == 0 && init_uses_stage1(init) && !stage1_choice_is_default(&t->stage1)) {
             char label[40];
             stage1_choice_label(&t->stage1, label, sizeof label);
             snprintf(s1, sizeof s1, " (stage1 %s)", label);
