@@ -149,30 +149,37 @@ static int calib_job(job_ctx *ctx, void *argp) {
         if (student_build_layers(&c->s1, one, &c->cal, c->held.L ? &c->held : NULL, &cancel_only) != 0) goto out;
         const layer_report *r = &c->s1.rep[l];
         const stage1_result *s = &r->s1;
+        const attn_stats *ts = &c->cal.stats;
         for (int h = 0; h < H; h++) {
-            const double b = s->beta_star[h];
             wb_event e = {.kind = WB_CALIB_HEAD};
             e.u.calib_head.layer = l;
             e.u.calib_head.head = h;
-            const double v[CAL_COUNT] = {
-                [CAL_DIST] = s->dist[h], [CAL_ENTROPY] = s->entropy[h], [CAL_CONC] = s->conc[h],
-                [CAL_BETA] = b, [CAL_LOGIT] = log(b / (1 - b)), [CAL_WB_LOGIT] = s->wb_logit[h],
-                [CAL_SIGMA_RAW] = s->sigma_raw[h], [CAL_SIGMA] = s->sigma_star[h],
-                [CAL_TARGET_G] = s->target_g[h], [CAL_DT_BIAS] = s->dt_bias[h], [CAL_HALFLIFE] = r->half_life[h],
-                [CAL_DIST_NOSINK] = s->dist_nosink[h], [CAL_SINK] = s->sink[h], [CAL_DECAY_DIST] = s->decay_dist[h],
-            };
-            memcpy(e.u.calib_head.v, v, sizeof v);
+            double *v = e.u.calib_head.v;
+            for (int f = 0; f < CAL_COUNT; f++) v[f] = NAN;
+            v[CAL_HALFLIFE] = r->half_life[h];
+            /* the teacher statistics; with no component Stage 1 did not run and they come from the capture */
+            v[CAL_DIST] = attn_stats_mean_distance(ts, l, h);
+            v[CAL_DIST_NOSINK] = attn_stats_mean_distance_nosink(ts, l, h);
+            v[CAL_SINK] = attn_stats_sink_share(ts, l, h);
+            v[CAL_ENTROPY] = attn_stats_entropy(ts, l, h);
+            v[CAL_CONC] = attn_stats_concentration(ts, l, h);
+            if (r->has_stage1) { /* a component that did not run left NaN */
+                const double b = s->beta_star[h];
+                v[CAL_BETA] = b, v[CAL_LOGIT] = log(b / (1 - b)), v[CAL_WB_LOGIT] = s->wb_logit[h];
+                v[CAL_SIGMA_RAW] = s->sigma_raw[h], v[CAL_SIGMA] = s->sigma_star[h];
+                v[CAL_TARGET_G] = s->target_g[h], v[CAL_DT_BIAS] = s->dt_bias[h], v[CAL_DECAY_DIST] = s->decay_dist[h];
+            }
             wb_emit(ctx, &e);
         }
-        publish_stage1(ctx, "taylor-only", r, H);
+        if (r->has_stage1) publish_stage1(ctx, "taylor-only", r, H);
         publish_half_lives(ctx, "taylor-only", l, r->half_life, H);
         publish_random_half_lives(ctx, &c->s1, l);
         wb_event e = {.kind = WB_CALIB_LAYER};
         e.u.calib_layer.layer = l;
-        e.u.calib_layer.alpha = s->alpha_star;
+        e.u.calib_layer.alpha = r->has_stage1 ? s->alpha_star : NAN;
         e.u.calib_layer.parts = r->has_stage1 ? s->parts : STAGE1_NONE;
         wb_emit(ctx, &e);
-        job_log(ctx, "layer %d calibrated: alpha* %.4g", l, s->alpha_star);
+        job_log(ctx, "layer %d calibrated: alpha* %.4g", l, e.u.calib_layer.alpha);
         job_progress(ctx, ++done, n, "stage 1");
     }
     rc = 0;

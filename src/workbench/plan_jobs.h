@@ -10,7 +10,13 @@
  *             and adds a Results row.
  *   ablate    (Results, a): graft ablate's table (3 strategies x 3 ratios x
  *             six inits) with the settings' ablation Stage 2 steps, rows
- *             streamed in as they finish.
+ *             streamed in as they finish; with the settings' ablation on
+ *             Stage 1 components, `graft ablate --stage1-subsets`'s rows
+ *             (all, none, each component alone, each left out; the teacher's
+ *             distance; its half-life override as one more row).
+ *
+ * Students with Stage 1 are built under the teacher's Stage 1 options
+ * (stage1_choice.h); each row records them.
  *
  * The workbench split: ctx 256, 4 calibration + 1 held-out sequences, 8
  * selection windows, the settings' evaluation windows. Every row records its

@@ -151,8 +151,45 @@ i = json.load(open(sys.argv[1]))["graft_student"]["init"]
 assert i["stage1"] == ["decay", "sigma", "gate"] and i["half_life"] == 24, i
 ' "$dir/config.json" || fail "the student's config.json does not record the options"
 
+# ---- no component: Stage 1 does not run; the statistics still show, the half-lives are the random init's ----
+tui_keys s 4 d s g
+tui_wait s "d [ ] decay  b [ ] beta  s [ ] sigma  g [ ] gate" || fail "every component off"
+tui_wait s "numbers below: Stage 1 -beta (half-life 24); space / Enter re-run with none" || fail "stale numbers not marked"
+tui_keys s Enter
+# the re-run's end: every layer done and no longer marked stale
+i=0
+while [ $i -lt 300 ]; do
+    tui_screen s >"$TMP/cal3.txt"
+    grep -qF "2 of 2 converted layers calibrated   last run: done" "$TMP/cal3.txt" && ! grep -qF "numbers below" "$TMP/cal3.txt" && break
+    sleep 0.1
+    i=$((i + 1))
+done
+[ $i -lt 300 ] || { cat "$TMP/cal3.txt"; fail "Stage 1 with no component did not finish"; }
+"$GRAFT_BIN" convert "$MODEL" $SMALL --init taylor-only --stage1 none --out "$TMP/st_none" --json >"$TMP/conv3.json"     2>"$TMP/conv.err" || { cat "$TMP/conv.err"; fail "graft convert --stage1 none"; }
+python3 - "$TMP/cal2.txt" "$TMP/cal3.txt" "$TMP/conv3.json" <<'PY' || { cat "$TMP/cal3.txt"; fail "Calibrate with no component"; }
+import json, re, sys
+def rows(path):
+    out = {}
+    for l in open(path, encoding="utf-8").read().splitlines():
+        m = re.match(r"^\s*(?:stats|decay|beta|sigma|off)?\s+(d_h|d no-sink|sink|H_h|c_h|d used|target g|dt_bias|t1/2 idle|beta\*|logit b\*|Wb logit|sigma raw|sigma\*)\s+(\S.*)$", l)
+        if m:
+            out[m.group(1)] = m.group(2).split()
+    return out
+before, now = rows(sys.argv[1]), rows(sys.argv[2])
+for k in ("d_h", "d no-sink", "sink", "H_h", "c_h"):  # the same capture: the same statistics
+    assert now[k] == before[k], (k, now[k], before[k])
+for k in ("d used", "target g", "dt_bias", "beta*", "logit b*", "Wb logit", "sigma raw", "sigma*"):
+    assert now[k] == ["-"] * 8, (k, now[k])
+rep = json.load(open(sys.argv[3]))
+assert all("stage1" not in l for l in rep["layers"])
+hl = next(l for l in rep["layers"] if l["layer"] == 4)["half_life"]  # the random init's
+assert all(abs(float(a) - b) <= 1e-3 * max(1, b) for a, b in zip(now["t1/2 idle"], hl)), (now["t1/2 idle"], hl)
+print("no component: statistics kept, every component's number '-', half-lives the random init's (graft convert --stage1 none)")
+PY
+grep -qE "^ *gate +alpha\* +- +\(off" "$TMP/cal3.txt" || fail "alpha* should be off"
+
 # ---- the component ablation: all, none, singles, leave-one-outs, with the no-sink distance ----
-tui_keys s 4 h C-u 0 Enter b
+tui_keys s d b s g
 tui_wait s "b [x] beta" || fail "beta back on"
 tui_wait s "decay from d no-sink" || fail "override cleared"
 tui_keys s 9 Down Down
