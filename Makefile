@@ -11,7 +11,7 @@ BUILD    ?= build
 CC       ?= cc
 OPT      ?= -O2 -march=x86-64-v2
 SAN      ?=
-PKGS      = ncursesw libcurl libcjson libpcre2-8 cmocka
+PKGS      = ncursesw libcurl libcjson libpcre2-8 cmocka libcrypto libutf8proc
 # OpenBLAS built for OpenMP shares graft's OpenMP thread pool; the pthread
 # build would run its own pool beside it and the two spin against each other.
 BLAS_DIR ?= $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/openblas-openmp /usr/lib/$(shell uname -m)-linux-gnu/openblas-openmp))
