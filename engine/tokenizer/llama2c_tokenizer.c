@@ -13,6 +13,10 @@
 #include "tokenizer/bpe_merge.h"
 #include "tokenizer/tokenizer_impl.h"
 
+/* Ids 3..258 are the byte-fallback tokens <0x00>..<0xFF> (llama2.c's encode()
+ * emits byte + 3 for any character missing from the vocabulary). */
+enum { L2C_BYTE_BASE = 3, L2C_MIN_VOCAB = L2C_BYTE_BASE + 256 };
+
 typedef struct {
     char **pieces;   /* [V] NUL-terminated */
     int *lens;       /* [V] */
@@ -72,7 +76,7 @@ static void l2c_encode(const tokenizer *t, const char *text, size_t len, int_vec
         if (id >= 0) {
             s[n++].id = id;
         } else {
-            for (size_t j = 0; j < k; j++) s[n++].id = (unsigned char)text[i + j] + 3;
+            for (size_t j = 0; j < k; j++) s[n++].id = (unsigned char)text[i + j] + L2C_BYTE_BASE;
         }
         i += k;
     }
@@ -104,7 +108,9 @@ static const tokenizer_ops l2c_ops = {"llama2c", l2c_encode, l2c_decode_piece, l
 
 int tokenizer_load_llama2c(tokenizer **out, const char *path, int vocab_size) {
     *out = NULL;
-    if (vocab_size <= 0) return gf_fail("%s: vocabulary size %d", path, vocab_size);
+    if (vocab_size < L2C_MIN_VOCAB)
+        return gf_fail("%s: a llama2.c tokenizer of %d tokens cannot hold the byte-fallback ids %d..%d", path,
+                       vocab_size, L2C_BYTE_BASE, L2C_MIN_VOCAB - 1);
     mapped_file f;
     if (mapped_file_open(&f, path) != 0) return -1;
     l2c_vocab *v = gf_calloc(1, sizeof *v);
