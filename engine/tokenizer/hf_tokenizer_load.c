@@ -277,6 +277,7 @@ static int build(hf_tokenizer *h, const cJSON *root, const char *path) {
 
 int hf_tokenizer_finish(hf_tokenizer *h, const char *path, bool allow_missing_bytes) {
     bpe_model *m = &h->model;
+    if (normalize_check_growth(h->norm, h->n_norm, path) != 0) return -1;
     index_added(h);
     h->dec_bytelevel = m->bytelevel;
     for (int c = 0; c < 0x144; c++) h->dec_byte[c] = (short)bytelevel_byte((uint32_t)c);
