@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -388,6 +389,14 @@ static int json_num(const cJSON *o, const char *k, double *out, const char *wher
     return 0;
 }
 
+/* A whole number in [lo, hi], so that the cast that follows is defined. */
+static int json_whole(const cJSON *o, const char *k, double lo, double hi, double *out, const char *where) {
+    if (json_num(o, k, out, where)) return -1;
+    if (!(*out >= lo && *out <= hi) || *out != floor(*out))
+        return gf_fail("%s: graft_student: '%s' = %g is not a whole number in [%.0f, %.0f]", where, k, *out, lo, hi);
+    return 0;
+}
+
 static int json_str(const cJSON *o, const char *k, const char **out, const char *where) {
     const cJSON *v = cJSON_GetObjectItem(o, k);
     if (!cJSON_IsString(v)) return gf_fail("%s: graft_student: missing string '%s'", where, k);
@@ -401,7 +410,7 @@ static int parse_settings(const cJSON *g, student_settings *st, const char *wher
     if (!cJSON_IsObject(gd) || !cJSON_IsObject(in)) return gf_fail("%s: graft_student needs 'gdn' and 'init' objects", where);
     double v;
     const char *str = NULL;
-    if (json_num(gd, "chunk_size", &v, where)) return -1;
+    if (json_whole(gd, "chunk_size", 0, 1 << 20, &v, where)) return -1;
     st->chunk = (int)v;
     if (json_num(gd, "use_short_conv", &v, where)) return -1;
     st->conv = v != 0;
@@ -414,8 +423,9 @@ static int parse_settings(const cJSON *g, student_settings *st, const char *wher
     if (json_str(in, "name", &str, where) || student_init_parse(str, &st->init)) return -1;
     if (json_str(in, "write_gate", &str, where) || write_gate_parse(str, &st->write_gate)) return -1;
     if (json_num(in, "damping", &v, where)) return -1;
+    if (!isfinite(v)) return gf_fail("%s: graft_student: damping %g is not finite", where, v);
     st->damping = v;
-    if (json_num(in, "seed", &v, where)) return -1;
+    if (json_whole(in, "seed", 0, 18446744073709549568.0 /* the largest double below 2^64 */, &v, where)) return -1;
     st->seed = (uint64_t)v;
     return 0;
 }
