@@ -3,6 +3,7 @@
  * this thread calls curses; it never waits on a job. */
 #define NCURSES_WIDECHAR 1
 #include "app.h"
+#include "cli/signals.h"
 
 #include <curses.h>
 #include <errno.h>
@@ -115,7 +116,8 @@ int ui_run(app_state *st, job_runner *jr) {
     const char *trace_path = getenv("GRAFT_UI_TRACE");
     FILE *trace = trace_path && trace_path[0] ? fopen(trace_path, "w") : NULL;
     if (trace) setvbuf(trace, NULL, _IOLBF, 0);
-    while (!u.quit) {
+    cli_catch_stop_signals(); /* Ctrl-C quits like q: terminal restored, session saved, then exit 130 */
+    while (!u.quit && !*cli_stop_flag()) {
         int timeout_ms = 1000;
         if (dirty) {
             double wait = last_draw + frame - now_s();
