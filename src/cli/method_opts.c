@@ -1,10 +1,12 @@
 #include "cli/method_opts.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "core/error.h"
+#include "student/build.h"
 
 void method_cli_default(method_cli *o) {
     memset(o, 0, sizeof *o);
@@ -61,4 +63,25 @@ int method_capture(const model *m, const token_split *sp, teacher_capture *cal, 
         return -1;
     }
     return 0;
+}
+
+int method_select_and_build(student *s, layer_selection *sel, const strategy_spec *ss, int k, const token_split *sp,
+                            const teacher_capture *cal, const teacher_capture *held, int ctx,
+                            const progress_sink *pr) {
+    const int L = s->L;
+    const teacher_capture *h = held->L ? held : NULL;
+    bool *mask = gf_calloc((size_t)L, sizeof *mask);
+    int rc = -1;
+    if (ss->kind == STRATEGY_GA_S2) { /* selection needs every layer under this init */
+        for (int l = 0; l < L; l++) mask[l] = true;
+        if (student_build_layers(s, mask, cal, h, pr) != 0) goto done;
+    }
+    if (select_layers(sel, ss, k, s->m, s, sp->select.data, sp->select.len, ctx, pr) != 0) goto done;
+    for (int l = 0; l < L; l++) mask[l] = true;
+    for (int i = 0; i < sel->k; i++) mask[sel->kept[i]] = false;
+    if (ss->kind != STRATEGY_GA_S2 && student_build_layers(s, mask, cal, h, pr) != 0) goto done;
+    rc = student_set_gdn(s, mask);
+done:
+    free(mask);
+    return rc;
 }

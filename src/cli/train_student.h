@@ -20,9 +20,15 @@ int train_student_load(cli_student *s, train_student **handle, const char *dir, 
 /* -1 with an error when the builder does not know `init`. */
 int train_student_init_check(const char *init);
 /* Builds a student of teacher m (borrowed; must outlive it) under `init`,
- * uniform selection keeping round(keep * L) attention layers, calibrated on
- * the file calib, as `graft convert --strategy uniform` would. *layers gets
- * the converted layers as text ("2,4"). */
+ * calibrated on the file calib, the layers keeping attention chosen by
+ * strategy (uniform | ar | ga-s2 | manual:0,3) and keep (ignored by manual)
+ * exactly as `graft convert` chooses them; ar / ga-s2 score on text (NULL:
+ * the calibration file after its calibration part). *layers gets the
+ * converted layers as text ("2,4"). */
+int train_student_build_as(cli_student *s, train_student **handle, model *m, const char *init, const char *strategy,
+                           double keep, const char *calib, const char *text, long seed, int ctx, char *layers,
+                           size_t layers_size);
+/* The same with uniform selection keeping round(keep * L) layers. */
 int train_student_build(cli_student *s, train_student **handle, model *m, const char *init, double keep,
                         const char *calib, long seed, int ctx, char *layers, size_t layers_size);
 /* Writes the trained weights of s back into the student and saves it to out_dir. */

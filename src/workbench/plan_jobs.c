@@ -71,6 +71,7 @@ typedef struct {
     double keep;
     bool *kept; /* [L] */
     student_init init;
+    long seed;  /* graft tui --seed */
 } plan_arg;
 
 static void plan_arg_free(plan_arg *a) {
@@ -80,15 +81,13 @@ static void plan_arg_free(plan_arg *a) {
     free(a);
 }
 
-/* The command line's defaults (seed 1, --steps aside), so a workbench student
- * equals `graft convert ... --steps N`'s. */
-static int settings_for(student_init init, int steps, student_settings *set) {
+/* The command line's defaults (--steps and --seed aside), so a workbench
+ * student equals `graft convert ... --steps N --seed S`'s. */
+static int settings_for(student_init init, int steps, long seed, student_settings *set) {
     method_cli mo;
     method_cli_default(&mo);
     mo.steps = steps;
-    common_opts co;
-    common_opts_default(&co);
-    return method_cli_settings(&mo, co.seed, init, set);
+    return method_cli_settings(&mo, seed, init, set);
 }
 
 /* k layers ranked by score: the highest (ar) or the lowest (ga-s2); ties to the lower layer. */
@@ -123,7 +122,7 @@ static int select_job(job_ctx *ctx, void *argp) {
     if (token_split_make(&sp, a->m->tok, a->corpus, a->corpus, &spec) != 0) goto done;
     if (ss.kind == STRATEGY_GA_S2) {
         job_log(ctx, "ga-s2: building every layer under taylor-calibrate (%d Stage 2 steps)", stage2_steps());
-        if (settings_for(INIT_TAYLOR_CALIBRATE, stage2_steps(), &set) != 0 ||
+        if (settings_for(INIT_TAYLOR_CALIBRATE, stage2_steps(), a->seed, &set) != 0 ||
             method_capture(a->m, &sp, &cal, &held, &br.sink) != 0 || student_init_empty(&s, a->m, &set) != 0)
             goto done;
         bool *all = gf_malloc((size_t)a->L * sizeof *all);
@@ -168,6 +167,7 @@ static plan_arg *make_arg(workbench *wb, app_state *st) {
     a->m = wb->m;
     a->corpus = gf_strdup(wb->corpus);
     a->teacher_path = gf_strdup(wb->m->path);
+    a->seed = wb->seed;
     a->L = wb->m->cfg.n_layers;
     a->strategy = app_state_strategy_index(st->strategy);
     a->keep = st->keep_ratio;
@@ -262,7 +262,7 @@ static int evaluate_job(job_ctx *ctx, void *argp) {
     split_spec spec;
     plan_split_spec(&spec);
     for (int l = 0; l < a->L; l++) gdn[l] = !a->kept[l], k += a->kept[l];
-    if (settings_for(a->init, stage2_steps(), &set) != 0) goto done;
+    if (settings_for(a->init, stage2_steps(), a->seed, &set) != 0) goto done;
     if (token_split_make(&sp, a->m->tok, a->corpus, a->corpus, &spec) != 0) goto done;
     job_log(ctx, "building %d GDN layers under %s", a->L - k, student_init_name(a->init));
     if (method_capture(a->m, &sp, &cal, &held, &br.sink) != 0 || check_cancel(ctx)) goto done;
@@ -360,7 +360,7 @@ static int ablate_job(job_ctx *ctx, void *argp) {
     job_log(ctx, "ablation: %d strategies x %d ratios x %d inits, Stage 2 %d steps", n_strat, n_keep, n_init, steps);
     for (int j = 0; j < n_init; j++) {
         student_settings set;
-        if (settings_for((student_init)j, steps, &set) != 0 || student_init_empty(&studs[j], a->m, &set) != 0 ||
+        if (settings_for((student_init)j, steps, a->seed, &set) != 0 || student_init_empty(&studs[j], a->m, &set) != 0 ||
             student_build_layers(&studs[j], all, &cal, held.L ? &held : NULL, &br.sink) != 0 || check_cancel(ctx))
             goto done;
     }

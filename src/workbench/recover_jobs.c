@@ -21,6 +21,7 @@ typedef struct {
     char *corpus, *ckpt_dir;
     double keep;
     long tokens;
+    long seed;  /* graft tui --seed (graft race's default 1) */
 } race_arg;
 
 /* what on_done gets */
@@ -94,7 +95,7 @@ static int race_job(job_ctx *ctx, void *argp) {
     tc.to.lr_mixer = RECOVER_LR_MIXER;
     tc.to.lr_rest = RECOVER_LR_REST;
     tc.to.ckpt_every = RECOVER_CKPT_EVERY;
-    tc.to.seed = 1; /* graft race's default --seed */
+    tc.to.seed = (uint64_t)a->seed;
     train_model tt = {0};
     train_data data = {0};
     race_outcome ro = {0};
@@ -144,6 +145,7 @@ int recover_start_race(workbench *wb, app_state *st, job_runner *jr) {
     race_arg *a = gf_calloc(1, sizeof *a);
     a->m = wb->m;
     a->corpus = gf_strdup(wb->corpus);
+    a->seed = wb->seed;
     a->keep = st->keep_ratio >= 0 && st->keep_ratio < 1 ? st->keep_ratio : 0.5;
     a->tokens = st->race_tokens > 0 ? st->race_tokens : recover_budget(st);
     char *dir = persist_path("XDG_STATE_HOME", ".local/state", "race");

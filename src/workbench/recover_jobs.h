@@ -1,7 +1,7 @@
 /* The Recover screen's job: a race between initializations (random vs
  * taylor-calibrate) on the loaded teacher and corpus, the same code and
  * numbers as `graft race MODEL --data CORPUS --ctx 128 --batch 4
- * --tokens N --lr-mixer 1e-3 --lr-rest 1e-4 --retention KEEP`. Losses stream
+ * --tokens N --lr-mixer 1e-3 --lr-rest 1e-4 --keep KEEP`. Losses stream
  * as "race/<init>" series (x = tokens), progress carries tokens/s, and each run
  * checkpoints under $XDG_STATE_HOME/graft/race/. */
 #ifndef GRAFT_WORKBENCH_RECOVER_JOBS_H

@@ -22,6 +22,7 @@ typedef struct {
     int n_events;                  /* hub events with a file: none means nothing was transferred */
     char *started[MAX_STARTED];    /* files whose transfer began (the rest were already cached) */
     int n_started;
+    char *tokenizer;               /* --tokenizer, or NULL */
 } load_arg;
 
 typedef struct {
@@ -125,6 +126,7 @@ static void report_on_disk(job_ctx *ctx, const char *local) {
 static void free_load_arg(load_arg *a) {
     for (int i = 0; i < a->n_started; i++) free(a->started[i]);
     free(a->arg);
+    free(a->tokenizer);
     free(a);
 }
 
@@ -142,7 +144,8 @@ static int load_job(job_ctx *ctx, void *argp) {
     if (a->n_events == 0) report_on_disk(ctx, local);
     job_progress(ctx, 0, 1, "loading");
     model *m = gf_calloc(1, sizeof *m);
-    if (model_load(m, local, NULL) != 0) {
+    model_load_opts lo = {a->tokenizer};
+    if (model_load(m, local, &lo) != 0) {
         free(m);
         free(local);
         free_load_arg(a);
@@ -164,6 +167,7 @@ static int load_job(job_ctx *ctx, void *argp) {
 int teacher_start_load(workbench *wb, app_state *st, job_runner *jr, const char *arg) {
     load_arg *a = gf_calloc(1, sizeof *a);
     a->arg = gf_strdup(arg);
+    if (wb->tokenizer && !strcmp(arg, wb->tokenizer_for)) a->tokenizer = gf_strdup(wb->tokenizer);
     if (job_start(jr, "load", load_job, a) != 0) {
         free_load_arg(a);
         return -1;

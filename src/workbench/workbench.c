@@ -129,10 +129,16 @@ static void on_done(app_state *st, const char *job_name, void *result) {
     free(result);
 }
 
-int workbench_attach(workbench *wb, app_state *st, job_runner *jr, const char *model_arg, const char *corpus) {
+int workbench_attach(workbench *wb, app_state *st, job_runner *jr, const char *model_arg, const char *corpus,
+                     const workbench_opts *opts) {
     memset(wb, 0, sizeof *wb);
     wb->stats_ctx = 256;
     wb->stats_seqs = 4;
+    wb->seed = opts ? opts->seed : 1;
+    if (opts && opts->tokenizer && model_arg) {
+        wb->tokenizer = gf_strdup(opts->tokenizer);
+        wb->tokenizer_for = gf_strdup(model_arg);
+    }
     const char *env = getenv("GRAFT_TEACHER");
     if (model_arg) {
         wb->model_arg = gf_strdup(model_arg);
@@ -159,6 +165,8 @@ void workbench_free(workbench *wb) {
         free(wb->m);
     }
     free(wb->model_arg);
+    free(wb->tokenizer);
+    free(wb->tokenizer_for);
     free(wb->corpus);
     memset(wb, 0, sizeof *wb);
 }

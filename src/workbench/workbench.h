@@ -11,8 +11,17 @@
 #include "model/model.h"
 #include "workbench/calib_jobs.h"
 
+/* Command-line choices (graft tui's shared options). */
+typedef struct {
+    const char *tokenizer; /* --tokenizer for the teacher named on the command line; NULL: beside it */
+    long seed;             /* --seed of the students the jobs build (graft's default is 1) */
+} workbench_opts;
+
 typedef struct {
     char *model_arg;   /* what the user named */
+    char *tokenizer;   /* --tokenizer, for tokenizer_for only (NULL: none) */
+    char *tokenizer_for; /* the teacher named on the command line */
+    long seed;
     char *corpus;      /* calibration / evaluation text, or NULL */
     model *m;          /* loaded teacher, or NULL */
     int stats_ctx, stats_seqs;
@@ -20,8 +29,10 @@ typedef struct {
 } workbench;
 
 /* Sets st->run / st->on_done / st->user and starts loading model_arg (NULL:
- * the default teacher). Returns 0 or -1 with a one-line error. */
-int workbench_attach(workbench *wb, app_state *st, job_runner *jr, const char *model_arg, const char *corpus);
+ * the default teacher). opts may be NULL (defaults). Returns 0 or -1 with a
+ * one-line error. */
+int workbench_attach(workbench *wb, app_state *st, job_runner *jr, const char *model_arg, const char *corpus,
+                     const workbench_opts *opts);
 void workbench_free(workbench *wb);
 
 #endif
