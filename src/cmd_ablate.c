@@ -18,6 +18,7 @@
 #include "cli/common.h"
 #include "cli/method_opts.h"
 #include "commands.h"
+#include "core/clock.h"
 #include "core/error.h"
 #include "eval/perplexity.h"
 #include "select/select.h"
@@ -49,12 +50,6 @@ static int split_list(const char *text, char items[][64], int max) {
         p = *e ? e + 1 : e;
     }
     return n;
-}
-
-static double now_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 int cmd_ablate(int argc, char **argv) {
@@ -123,7 +118,7 @@ int cmd_ablate(int argc, char **argv) {
         fprintf(stderr, "graft ablate: --keep, --strategy and --init lists must not be empty\n");
         return 2;
     }
-    const double t0 = now_s();
+    const double t0 = clock_now_s();
     model m;
     if (cli_load_model("ablate", pos[0], &co, &m) != 0) return 1;
     const int L = m.cfg.n_layers, ctx = mo.split.ctx;
@@ -153,15 +148,15 @@ int cmd_ablate(int argc, char **argv) {
         teacher_ppl = exp(nll / (double)cnt);
     }
     /* one student per init with every layer converted */
-    double tb = now_s();
+    double tb = clock_now_s();
     for (int j = 0; j < n_init; j++) {
         student_settings st = set0;
         st.init = inits[j];
         if (student_init_empty(&studs[j], &m, &st) != 0) goto fail;
         if (student_build_layers(&studs[j], all, &cal, held.L ? &held : NULL, &pr) != 0) goto fail;
     }
-    t_build = now_s() - tb;
-    double tr = now_s();
+    t_build = clock_now_s() - tb;
+    double tr = clock_now_s();
     for (int si = 0; si < n_strat; si++) {
         layer_selection *ga = gf_calloc((size_t)n_init, sizeof *ga);
         for (int ki = 0; ki < n_keep; ki++) {
@@ -253,8 +248,8 @@ int cmd_ablate(int argc, char **argv) {
         for (int j = 0; j < n_init; j++) layer_selection_free(&ga[j]);
         free(ga);
     }
-    t_rows = now_s() - tr;
-    const double wall = now_s() - t0;
+    t_rows = clock_now_s() - tr;
+    const double wall = clock_now_s() - t0;
     if (co.json) {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddNumberToObject(o, "teacher_ppl", teacher_ppl);

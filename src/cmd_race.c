@@ -26,17 +26,6 @@ static void print_step(void *ud, long step, long total, long tokens, double loss
                 gnorm);
 }
 
-static cJSON *curve_json(const curve *c) {
-    cJSON *a = cJSON_CreateArray();
-    for (int i = 0; i < c->n; i++) {
-        cJSON *pt = cJSON_CreateArray();
-        cJSON_AddItemToArray(pt, cJSON_CreateNumber(c->xy[2 * i]));
-        cJSON_AddItemToArray(pt, cJSON_CreateNumber(c->xy[2 * i + 1]));
-        cJSON_AddItemToArray(a, pt);
-    }
-    return a;
-}
-
 #define MAX_INITS RACE_MAX_RUNS
 
 /* where race_run gets each student: folders, the method's builder, or the

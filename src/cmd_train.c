@@ -27,17 +27,6 @@ static void print_eval(void *ud, long step, long tokens, double ppl) {
     if (p->log_every > 0) fprintf(p->json ? stderr : stdout, "eval  step %ld  tokens %ld  held-out ppl %.4f\n", step, tokens, ppl);
 }
 
-static cJSON *curve_json(const curve *c) {
-    cJSON *a = cJSON_CreateArray();
-    for (int i = 0; i < c->n; i++) {
-        cJSON *pt = cJSON_CreateArray();
-        cJSON_AddItemToArray(pt, cJSON_CreateNumber(c->xy[2 * i]));
-        cJSON_AddItemToArray(pt, cJSON_CreateNumber(c->xy[2 * i + 1]));
-        cJSON_AddItemToArray(a, pt);
-    }
-    return a;
-}
-
 int cmd_train(int argc, char **argv) {
     common_opts co;
     common_opts_default(&co);

@@ -3,7 +3,6 @@
  * this thread calls curses; it never waits on a job. */
 #define NCURSES_WIDECHAR 1
 #include "app.h"
-#include "cli/signals.h"
 
 #include <curses.h>
 #include <errno.h>
@@ -15,17 +14,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/signals.h"
+#include "core/clock.h"
 #include "core/error.h"
 #include "curses_blit.h"
 #include "keys.h"
 #include "persist/persist.h"
 #include "ui.h"
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static int translate_key(int ch) {
     switch (ch) {
@@ -120,14 +115,14 @@ int ui_run(app_state *st, job_runner *jr) {
     while (!u.quit && !*cli_stop_flag()) {
         int timeout_ms = 1000;
         if (dirty) {
-            double wait = last_draw + frame - now_s();
+            double wait = last_draw + frame - clock_now_s();
             timeout_ms = wait > 0 ? (int)(wait * 1000) + 1 : 0;
         }
         struct pollfd fds[2] = {{.fd = STDIN_FILENO, .events = POLLIN}, {.fd = job_wake_fd(jr), .events = POLLIN}};
         int pr = poll(fds, 2, timeout_ms);
         if (pr < 0 && errno != EINTR) break;
         if (fds[0].revents & (POLLHUP | POLLERR | POLLNVAL)) break; /* the terminal went away */
-        u.now = now_s();
+        u.now = clock_now_s();
         if (fds[1].revents & POLLIN && drain_events(st, jr)) {
             dirty = true;
             u.last_event = u.now;
@@ -138,12 +133,12 @@ int ui_run(app_state *st, job_runner *jr) {
             seen_log = st->log_total;
             dirty = true;
         }
-        if (dirty && now_s() - last_draw >= frame) {
-            double t0 = now_s();
+        if (dirty && clock_now_s() - last_draw >= frame) {
+            double t0 = clock_now_s();
             ui_render(&u, &g);
-            double t1 = now_s();
+            double t1 = clock_now_s();
             curses_blit(&g, n_colors > 0);
-            last_draw = now_s();
+            last_draw = clock_now_s();
             dirty = false;
             if (trace) /* wake to frame on the terminal, render, blit (ms) */
                 fprintf(trace, "%.3f %.3f %.3f\n", (last_draw - u.now) * 1e3, (t1 - t0) * 1e3, (last_draw - t1) * 1e3);

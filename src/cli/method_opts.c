@@ -1,10 +1,12 @@
 #include "cli/method_opts.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/progress_line.h"
 #include "core/error.h"
 #include "student/build.h"
 
@@ -41,7 +43,11 @@ int method_cli_settings(const method_cli *o, long seed, student_init init, stude
 }
 
 static void report_tty(void *ud, const char *what, double done, double total) {
-    fprintf(stderr, "\r%-16s %6.0f / %-6.0f", what, done, total);
+    char amount[64], line[256];
+    snprintf(amount, sizeof amount, "%.0f/%.0f", done, total);
+    progress_line_format(line, sizeof line, terminal_columns(stderr) - 1, what, total > 0 ? done / total : 0, amount,
+                         "", NAN);
+    fprintf(stderr, "\r\033[K%s", line);
     if (done >= total) fputc('\n', stderr);
     fflush(stderr);
 }

@@ -52,6 +52,17 @@ void layer_list_text(const bool *conv, int L, char *buf, size_t n) {
         if (conv[l]) len += (size_t)snprintf(buf + len, n - len, "%s%d", len ? "," : "", l);
 }
 
+cJSON *curve_json(const curve *c) {
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; i < c->n; i++) {
+        cJSON *pt = cJSON_CreateArray();
+        cJSON_AddItemToArray(pt, cJSON_CreateNumber(c->xy[2 * i]));
+        cJSON_AddItemToArray(pt, cJSON_CreateNumber(c->xy[2 * i + 1]));
+        cJSON_AddItemToArray(a, pt);
+    }
+    return a;
+}
+
 int train_cli_finish(train_cli *c, const char *cmd) {
     train_phase ph = PHASE_KL;
     if (c->phase && train_phase_parse(c->phase, &ph) != 0) goto bad;

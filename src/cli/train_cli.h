@@ -58,6 +58,9 @@ int train_cli_convert_mask(const train_cli *c, int L, bool *conv);
 /* "1,3": the converted layers as text. */
 void layer_list_text(const bool *conv, int L, char *buf, size_t n);
 
+/* [[tokens, value], ...]: a training curve in the --json outputs. */
+cJSON *curve_json(const curve *c);
+
 /* Applies --phase defaults the user did not override; checks the options.
  * Call after parsing, with a copy made by train_cli_default before parsing. */
 int train_cli_finish(train_cli *c, const char *cmd);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/clock.h"
 #include "core/error.h"
 
 struct job_ctx {
@@ -18,12 +19,6 @@ struct job_ctx {
     double t0;
     atomic_bool finishing; /* the final event is (about to be) queued: only the thread's exit is left */
 };
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static void copy_str(char *dst, size_t n, const char *src) {
     snprintf(dst, n, "%s", src ? src : "");
@@ -90,7 +85,7 @@ int job_start(job_runner *jr, const char *name, job_fn fn, void *arg) {
     copy_str(jr->name, sizeof jr->name, name);
     ctx->fn = fn;
     ctx->arg = arg;
-    ctx->t0 = now_s();
+    ctx->t0 = clock_now_s();
     atomic_store(&jr->cancel, false);
     atomic_store(&jr->running, true);
     jr->ctx = ctx;
@@ -121,7 +116,7 @@ void job_progress(job_ctx *ctx, double done, double total, const char *label) {
     event ev = {.kind = EV_PROGRESS, .done = done, .total = total, .eta_s = -1};
     ev.fraction = total > 0 ? done / total : 0;
     if (ev.fraction > 1) ev.fraction = 1;
-    double dt = now_s() - ctx->t0;
+    double dt = clock_now_s() - ctx->t0;
     if (dt > 0 && done > 0) {
         ev.rate = done / dt;
         if (total > done) ev.eta_s = (total - done) / ev.rate;

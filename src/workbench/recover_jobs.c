@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "cli/race_run.h"
+#include "core/clock.h"
 #include "core/error.h"
 #include "hub/cache.h"
 #include "persist/persist.h"
@@ -45,12 +46,6 @@ typedef struct {
     volatile sig_atomic_t stop;
 } race_live;
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static int make_student(void *ud, int i, cli_student *s, train_student **handle, const char **label) {
     race_live *lv = ud;
     *label = race_inits[i];
@@ -64,7 +59,7 @@ static int make_student(void *ud, int i, cli_student *s, train_student **handle,
 static void run_started(void *ud, int i, const char *label, const char *ckpt) {
     race_live *lv = ud;
     lv->run = i, lv->label = label, lv->ckpt = ckpt;
-    lv->t0 = now_s();
+    lv->t0 = clock_now_s();
     job_log(lv->ctx, "training %s: layers %s converted, %ld tokens", label, lv->conv_buf, lv->a->tokens);
 }
 
@@ -74,7 +69,7 @@ static void on_step(void *ud, long step, long total, long tokens, double loss, d
     char series[48], label[64];
     snprintf(series, sizeof series, "race/%s", lv->label);
     job_loss(lv->ctx, series, tokens, loss);
-    double dt = now_s() - lv->t0, rate = dt > 0 ? tokens / dt : 0;
+    double dt = clock_now_s() - lv->t0, rate = dt > 0 ? tokens / dt : 0;
     snprintf(label, sizeof label, "%s step %ld/%ld, %.0f tokens/s", lv->label, step, total, rate);
     job_progress(lv->ctx, (double)lv->run * lv->a->tokens + tokens, 2.0 * lv->a->tokens, label);
     if (lv->ckpt && (step % RECOVER_CKPT_EVERY == 0 || step == total))
