@@ -7,13 +7,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const char *path = fuzz_write("model.gguf", data, size);
-    model m;
-    if (model_load(&m, path, NULL) == 0) {
-        fuzz_use_model(&m);
-        model_free(&m);
-    } else {
-        fuzz_rejected("model_load");
-    }
+    fuzz_load_and_use_model(path);
     tokenizer *t;
     if (tokenizer_load_path(&t, path, 0) == 0) {
         fuzz_use_tokenizer(t, tokenizer_vocab_size(t));

@@ -7,19 +7,9 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    const uint8_t *part[2];
-    size_t len[2];
-    int n = fuzz_split(data, size, part, len, 2);
-    const char *path = fuzz_write("model.bin", part[0], len[0]);
-    if (n > 1) fuzz_write("tokenizer.bin", part[1], len[1]);
-    else fuzz_remove("tokenizer.bin");
-    model m;
-    if (model_load(&m, path, NULL) == 0) {
-        fuzz_use_model(&m);
-        model_free(&m);
-    } else {
-        fuzz_rejected("model_load");
-    }
+    static const char *const files[] = {"model.bin", "tokenizer.bin"};
+    fuzz_write_parts(data, size, files, 2, false);
+    fuzz_load_and_use_model(fuzz_path("model.bin"));
     gf_clear_error();
     return 0;
 }

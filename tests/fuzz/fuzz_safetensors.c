@@ -36,13 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     if (n > 1) fuzz_write("config.json", part[1], len[1]);
     else fuzz_write("config.json", (const uint8_t *)default_config, strlen(default_config));
-    model m;
-    if (model_load(&m, fuzz_dir(), NULL) == 0) {
-        fuzz_use_model(&m);
-        model_free(&m);
-    } else {
-        fuzz_rejected("model_load");
-    }
+    fuzz_load_and_use_model(fuzz_dir());
     gf_clear_error();
     return 0;
 }

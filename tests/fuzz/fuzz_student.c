@@ -11,12 +11,8 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    const uint8_t *part[3];
-    size_t len[3];
-    int n = fuzz_split(data, size, part, len, 3);
-    fuzz_write("config.json", part[0], len[0]);
-    if (n > 1) fuzz_write("model.safetensors", part[1], len[1]);
-    if (n > 2) fuzz_write("tokenizer.bin", part[2], len[2]);
+    static const char *const files[] = {"config.json", "model.safetensors", "tokenizer.bin"};
+    fuzz_write_parts(data, size, files, 3, true);
     student s;
     if (student_load(&s, fuzz_dir(), NULL) == 0) {
         const model_config *c = &s.m->cfg;

@@ -6,14 +6,10 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    const uint8_t *part[2];
-    size_t len[2];
-    int n = fuzz_split(data, size, part, len, 2);
-    const char *path = fuzz_write("tokenizer.json", part[0], len[0]);
-    if (n > 1) fuzz_write("tokenizer_config.json", part[1], len[1]);
-    else fuzz_remove("tokenizer_config.json");
+    static const char *const files[] = {"tokenizer.json", "tokenizer_config.json"};
+    fuzz_write_parts(data, size, files, 2, false);
     tokenizer *t;
-    if (tokenizer_load_hf(&t, path) == 0) {
+    if (tokenizer_load_hf(&t, fuzz_path("tokenizer.json")) == 0) {
         fuzz_use_tokenizer(t, tokenizer_vocab_size(t));
         tokenizer_free(t);
     } else {

@@ -76,6 +76,28 @@ int fuzz_split(const uint8_t *data, size_t n, const uint8_t **part, size_t *len,
     return k;
 }
 
+int fuzz_write_parts(const uint8_t *data, size_t size, const char *const *names, int n, bool keep_absent) {
+    const uint8_t *part[8];
+    size_t len[8];
+    GF_ASSERT(n <= 8);
+    int k = fuzz_split(data, size, part, len, n);
+    for (int i = 0; i < n; i++) {
+        if (i < k) fuzz_write(names[i], part[i], len[i]);
+        else if (!keep_absent) fuzz_remove(names[i]);
+    }
+    return k;
+}
+
+void fuzz_load_and_use_model(const char *path) {
+    model m;
+    if (model_load(&m, path, NULL) != 0) {
+        fuzz_rejected("model_load");
+        return;
+    }
+    fuzz_use_model(&m);
+    model_free(&m);
+}
+
 static void check_ids(const int_vec *ids, int limit, const char *text) {
     for (size_t i = 0; i < ids->len; i++)
         if (ids->data[i] < 0 || ids->data[i] >= limit) {

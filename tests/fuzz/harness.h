@@ -37,6 +37,14 @@ void fuzz_rejected(const char *what);
  * part takes the rest (separators in it stay). */
 int fuzz_split(const uint8_t *data, size_t n, const uint8_t **part, size_t *len, int max);
 
+/* Splits data (as fuzz_split) into the files names[0..n): part i becomes
+ * names[i]; the files of absent parts are removed (keep_absent: left as the
+ * previous input wrote them). Returns how many parts the input had. */
+int fuzz_write_parts(const uint8_t *data, size_t size, const char *const *names, int n, bool keep_absent);
+
+/* model_load(path) then, when it loads, fuzz_use_model and model_free. */
+void fuzz_load_and_use_model(const char *path);
+
 /* Encodes a few fixed texts (ASCII, accents, CJK, emoji, invalid UTF-8, added
  * tokens' look-alikes), checks every id is in [0, vocab), decodes the ids and
  * every single piece. Aborts on a broken invariant. */
