@@ -113,6 +113,12 @@ int tokenizer_load_llama2c(tokenizer **out, const char *path, int vocab_size) {
                        vocab_size, L2C_BYTE_BASE, L2C_MIN_VOCAB - 1);
     mapped_file f;
     if (mapped_file_open(&f, path) != 0) return -1;
+    /* each token takes at least 8 bytes (score, length): check before allocating */
+    if (f.size < 4 || (size_t)vocab_size > (f.size - 4) / 8) {
+        gf_fail("%s: %zu bytes cannot hold the %d tokens of the model's vocabulary", path, f.size, vocab_size);
+        mapped_file_close(&f);
+        return -1;
+    }
     l2c_vocab *v = gf_calloc(1, sizeof *v);
     v->pieces = gf_calloc((size_t)vocab_size, sizeof *v->pieces);
     v->lens = gf_calloc((size_t)vocab_size, sizeof *v->lens);
@@ -121,10 +127,6 @@ int tokenizer_load_llama2c(tokenizer **out, const char *path, int vocab_size) {
     size_t off = 0;
     int rc = -1;
     uint32_t max_len;
-    if (f.size < 4) {
-        gf_fail("%s: truncated tokenizer (%zu bytes)", path, f.size);
-        goto done;
-    }
     memcpy(&max_len, f.data, 4);
     off = 4;
     for (int i = 0; i < vocab_size; i++) {

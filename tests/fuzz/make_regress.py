@@ -63,6 +63,12 @@ def main():
     # llama.c: a tokenizer with fewer tokens than the byte fallback's ids 3..258
     small = ms.llama2c_legacy(64)
     out("llama2c", "tokenizer_below_byte_fallback", small + ms.SEP + ms.llama2c_tokenizer(64))
+    # llama.c: a 100-byte tokenizer.bin for a 272-token model (checked before allocating)
+    out("llama2c", "tokenizer_shorter_than_vocab", ms.llama2c_legacy(272) + ms.SEP + ms.llama2c_tokenizer(272)[:100])
+    # tokenizer.json: one token with id 2^24 - 1 (a table slot per id: 300 MB for a 5 KB file)
+    tj = ms.json.loads(seed("tokenizer_json", "bytelevel_nfc.json"))
+    tj["added_tokens"][0]["id"] = (1 << 24) - 1
+    out("tokenizer_json", "id_far_beyond_vocab.json", ms.json.dumps(tj, ensure_ascii=False))
     # student config.json: numbers that overflow the int / uint64 they become
     d = seed("student", "taylor_only")
     cfg, rest = d.split(ms.SEP, 1)
