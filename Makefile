@@ -37,11 +37,16 @@ ENGINE_SRC := $(call rwildcard,engine,*.c)
 APP_SRC    := $(filter-out src/main.c,$(call rwildcard,src,*.c)) $(call rwildcard,ui,*.c)
 TEST_SRC   := $(wildcard tests/unit/test_*.c)
 BENCH_SRC  := $(wildcard tests/bench/bench_*.c)
+TOOL_SRC   := $(wildcard tests/tools/*.c)
 
-ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o)
+# Export artifacts (the transformers modeling file) compiled into the program as byte arrays.
+EXPORT_ASSETS := $(wildcard assets/export/*.py)
+ASSET_OBJ  := $(BUILD)/gen/export_assets.o
+ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o) $(ASSET_OBJ)
 APP_OBJ    := $(APP_SRC:%.c=$(BUILD)/%.o)
 TEST_BIN   := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_BIN  := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
+TOOL_BIN   := $(TOOL_SRC:tests/tools/%.c=$(BUILD)/tests/tools/%)
 LIB        := $(BUILD)/libgraft.a
 
 .SECONDARY:
@@ -65,6 +70,15 @@ $(BUILD)/%.o: %.c
 	$(MSG) CC $<
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
+$(BUILD)/gen/export_assets.c: $(EXPORT_ASSETS) scripts/embed-assets.sh
+	@mkdir -p $(dir $@)
+	$(MSG) EMBED $@
+	$(Q)sh scripts/embed-assets.sh $@ $(EXPORT_ASSETS)
+
+$(ASSET_OBJ): $(BUILD)/gen/export_assets.c
+	$(MSG) CC $<
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
 $(LIB): $(ENGINE_OBJ) $(APP_OBJ)
 	@rm -f $@
 	$(MSG) AR $@
@@ -82,12 +96,16 @@ $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIB)
 	$(MSG) LD $@
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+$(BUILD)/tests/tools/%: $(BUILD)/tests/tools/%.o $(LIB)
+	$(MSG) LD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
 $(BUILD)/bench/%: $(BUILD)/tests/bench/%.o $(LIB)
 	@mkdir -p $(dir $@)
 	$(MSG) LD $@
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-tests: $(BUILD)/graft $(TEST_BIN) fuzz-replay
+tests: $(BUILD)/graft $(TEST_BIN) $(TOOL_BIN) fuzz-replay
 
 run: deps
 	@$(MAKE) --no-print-directory graft

@@ -32,6 +32,7 @@ static int push_split(hf_tokenizer *h, const char *regex) {
     op.kind = PRE_SPLIT_REGEX;
     op.regex = pretok_regex_compile(regex);
     if (!op.regex) return -1;
+    op.pattern = gf_strdup(regex);
     h->pre = gf_realloc(h->pre, (size_t)(h->n_pre + 1) * sizeof *h->pre);
     h->pre[h->n_pre++] = op;
     return 0;

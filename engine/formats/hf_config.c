@@ -75,6 +75,13 @@ static int get_token_id(const cJSON *obj, const char *key, int *out, const char 
 static int parse_arch(const cJSON *root, model_arch *arch, const char *where) {
     const cJSON *mt = field(root, "model_type");
     const char *name = NULL;
+    /* a graft student folder names its own model type (transformers loads it
+     * through the modeling file beside it); its blocks are the teacher's */
+    const cJSON *gs = field(root, "graft_student");
+    if (cJSON_IsString(mt) && strcmp(mt->valuestring, "graft_student") == 0 && cJSON_IsObject(gs)) {
+        mt = field(gs, "teacher_model_type");
+        if (!cJSON_IsString(mt)) return gf_fail("%s: graft_student.teacher_model_type must be a string", where);
+    }
     if (mt) {
         if (!cJSON_IsString(mt)) return gf_fail("%s: model_type must be a string", where);
         name = mt->valuestring;

@@ -13,6 +13,7 @@
 #include "core/mapped_file.h"
 #include "formats/safetensors.h"
 #include "formats/safetensors_write.h"
+#include "student/student_export.h"
 
 #define STUDENT_FORMAT_VERSION 1
 
@@ -75,7 +76,8 @@ static cJSON *teacher_hf_config(const model_config *c) {
     cJSON_AddNumberToObject(o, "max_position_embeddings", c->max_seq);
     cJSON_AddNumberToObject(o, "rms_norm_eps", c->norm_eps);
     cJSON_AddNumberToObject(o, "rope_theta", c->rope_theta);
-    if (c->rope_scaling.type == ROPE_SCALING_NONE) {
+    if (c->rope_scaling.type == ROPE_SCALING_NONE || c->rope_scaling.type == ROPE_SCALING_FACTORS) {
+        /* FACTORS (GGUF rope_freqs.weight) travel as graft_student.rope_freq_factors */
         cJSON_AddNullToObject(o, "rope_scaling");
     } else {
         cJSON *rs = cJSON_AddObjectToObject(o, "rope_scaling");
@@ -281,22 +283,25 @@ int student_save(const student *s, const char *dir, const char *tokenizer_src, c
     snprintf(path[F_MODEL], PATH_MAX, "%s/model.safetensors", dir);
     snprintf(path[F_REPORT], PATH_MAX, "%s/report.json", dir);
     path[F_TOKENIZER][0] = 0;
-    if (tokenizer_src)
+    /* a copy of the teacher's tokenizer file; other sources (GGUF metadata) get
+     * a tokenizer.json written by the export below */
+    if (tokenizer_src && (ends_with(tokenizer_src, ".bin") || ends_with(tokenizer_src, ".json")))
         snprintf(path[F_TOKENIZER], PATH_MAX, "%s/%s", dir,
                  ends_with(tokenizer_src, ".bin") ? "tokenizer.bin" : "tokenizer.json");
     const bool want[N_FILES] = {true, true, report != NULL,
                                 path[F_TOKENIZER][0] && strcmp(tokenizer_src, path[F_TOKENIZER]) != 0};
     atomic_file af[N_FILES];
     memset(af, 0, sizeof af);
-    int rc = 0;
-    /* 1. every file complete beside its destination */
+    /* 1. every file complete beside its destination, the export's too */
+    student_export x;
+    int rc = student_export_write_tmp(&x, s, dir, tokenizer_src);
     for (int i = 0; i < N_FILES && rc == 0; i++)
         if (want[i]) rc = atomic_file_open(&af[i], path[i]);
     if (rc == 0) {
         cJSON *cfg = student_config_json(s);
-        if (path[F_TOKENIZER][0])
-            cJSON_AddStringToObject(cJSON_GetObjectItem(cfg, "graft_student"), "tokenizer",
-                                    strrchr(path[F_TOKENIZER], '/') + 1);
+        student_export_config(cfg, s, &x);
+        const char *tok_name = path[F_TOKENIZER][0] ? strrchr(path[F_TOKENIZER], '/') + 1 : x.tokenizer_json;
+        if (tok_name) cJSON_AddStringToObject(cJSON_GetObjectItem(cfg, "graft_student"), "tokenizer", tok_name);
         char *cfg_text = cJSON_Print(cfg);
         cJSON_Delete(cfg);
         rc = put_text(&af[F_CONFIG], cfg_text);
@@ -329,6 +334,8 @@ int student_save(const student *s, const char *dir, const char *tokenizer_src, c
         if (want[i]) rc = atomic_file_finish(&af[i]);
     if (rc != 0) {
         for (int i = 0; i < N_FILES; i++) atomic_file_discard(&af[i]);
+        student_export_abort(&x);
+        student_export_free(&x);
         return -1;
     }
     /* 2. rename into place, the weights first */
@@ -338,6 +345,9 @@ int student_save(const student *s, const char *dir, const char *tokenizer_src, c
         if (want[k] && rc == 0) rc = atomic_file_commit(&af[k]);
         else atomic_file_discard(&af[k]);
     }
+    if (rc == 0) rc = student_export_commit(&x);
+    else student_export_abort(&x);
+    student_export_free(&x);
     return rc;
 }
 
@@ -413,6 +423,25 @@ static int parse_settings(const cJSON *g, student_settings *st, const char *wher
     return 0;
 }
 
+/* A GGUF teacher's per-frequency RoPE divisors (config.json's rope_scaling is null then). */
+static int apply_rope_freq_factors(model_config *c, const cJSON *f, const char *where) {
+    if (!f) return 0;
+    const int half = c->head_dim / 2;
+    if (!cJSON_IsArray(f) || cJSON_GetArraySize(f) != half || half > ROPE_MAX_FACTORS)
+        return gf_fail("%s: graft_student.rope_freq_factors must hold head_dim/2 = %d numbers", where, half);
+    if (c->rope_scaling.type != ROPE_SCALING_NONE)
+        return gf_fail("%s: both rope_scaling and graft_student.rope_freq_factors are given", where);
+    int i = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, f) {
+        if (!cJSON_IsNumber(e) || !(e->valuedouble > 0))
+            return gf_fail("%s: graft_student.rope_freq_factors[%d] is not a positive number", where, i);
+        c->rope_scaling.freq_factors[i++] = (float)e->valuedouble;
+    }
+    c->rope_scaling.type = ROPE_SCALING_FACTORS;
+    return 0;
+}
+
 int student_load(student *s, const char *dir, const char *tokenizer_override) {
     memset(s, 0, sizeof *s);
     char p_cfg[PATH_MAX], p_tok[PATH_MAX];
@@ -446,6 +475,7 @@ int student_load(student *s, const char *dir, const char *tokenizer_override) {
         m = NULL;
         goto out;
     }
+    if (apply_rope_freq_factors(&m->cfg, cJSON_GetObjectItem(g, "rope_freq_factors"), p_cfg) != 0) goto out;
     if (student_init_empty(s, m, &st) != 0) goto out;
     s->owns_model = true;
     m = NULL;

@@ -88,8 +88,13 @@ int hf_load_pre_tokenizer(hf_tokenizer *h, const cJSON *p, const char *path, boo
         if (!rx) return gf_fail("%s: Split pre-tokenizer without a pattern", path);
         op.kind = PRE_SPLIT_REGEX;
         op.regex = pretok_regex_compile(rx);
+        if (!op.regex) {
+            free(quoted);
+            return gf_fail_prefix(path);
+        }
+        op.pattern = gf_strdup(quoted ? lit : rx);
+        op.pattern_literal = quoted != NULL;
         free(quoted);
-        if (!op.regex) return gf_fail_prefix(path);
         return push_pre(h, op);
     }
     if (!strcmp(type, "ByteLevel")) {

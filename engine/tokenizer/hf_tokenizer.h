@@ -96,6 +96,8 @@ typedef enum { PREPEND_ALWAYS, PREPEND_FIRST, PREPEND_NEVER } prepend_scheme;
 typedef struct {
     pre_kind kind;
     void *regex;        /* pcre2_code_8 * for SPLIT_REGEX and ByteLevel use_regex */
+    char *pattern;      /* SPLIT_REGEX: the pattern as given, kept for tokenizer.json export */
+    bool pattern_literal; /* that pattern is a plain string ({"String": ...}), not a regex */
     bool add_prefix_space;     /* ByteLevel */
     char meta[8];              /* Metaspace replacement, UTF-8 */
     size_t meta_len;

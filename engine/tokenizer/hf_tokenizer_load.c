@@ -229,8 +229,10 @@ void hf_tokenizer_free(hf_tokenizer *h) {
         free(h->norm[i].b);
     }
     free(h->norm);
-    for (int i = 0; i < h->n_pre; i++)
+    for (int i = 0; i < h->n_pre; i++) {
         if (h->pre[i].regex) pretok_regex_free(h->pre[i].regex);
+        free(h->pre[i].pattern);
+    }
     free(h->pre);
     free(h);
 }

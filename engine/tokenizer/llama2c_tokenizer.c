@@ -106,6 +106,15 @@ static void l2c_decode_piece(const tokenizer *t, int prev, int id, char **buf, s
 
 static const tokenizer_ops l2c_ops = {"llama2c", l2c_encode, l2c_decode_piece, l2c_destroy};
 
+bool llama2c_vocab_view(const tokenizer *t, char *const **pieces, const int **lens, const float **scores) {
+    if (t->ops != &l2c_ops) return false;
+    const l2c_vocab *v = t->impl;
+    *pieces = v->pieces;
+    *lens = v->lens;
+    *scores = v->scores;
+    return true;
+}
+
 int tokenizer_load_llama2c(tokenizer **out, const char *path, int vocab_size) {
     *out = NULL;
     if (vocab_size < L2C_MIN_VOCAB)

@@ -18,6 +18,10 @@ struct tokenizer {
     int bos, eos, vocab_size;
 };
 
+/* The scored vocabulary of a llama2.c tokenizer ([vocab_size] pieces, byte
+ * lengths, scores), for the tokenizer.json exporter; false for other kinds. */
+bool llama2c_vocab_view(const tokenizer *t, char *const **pieces, const int **lens, const float **scores);
+
 /* Appends n bytes to a growable buffer. */
 void tok_buf_append(char **buf, size_t *len, size_t *cap, const char *s, size_t n);
 
