@@ -1,7 +1,10 @@
 /* graft ablate MODEL --calib FILE --eval FILE [--keep LIST] [--strategy LIST] [--init LIST]:
  * the paper's ablation table (METHOD.md sections 7, 8, 11): zero-shot
  * perplexity on held-out text and idle half-life statistics for every
- * strategy x retention ratio x initialization, teacher perplexity on top.
+ * strategy x retention ratio x variant, teacher perplexity on top. A variant
+ * is an initialization, and for the inits with Stage 1 one of the Stage 1
+ * component sets (--stage1 A/B/..., --stage1-subsets) or a decay override
+ * (--half-life N,...).
  *
  * Reuse: one teacher pass gives the calibration statistics and the per-layer
  * inputs/targets; per initialization one student holds GDN parameters for
@@ -25,8 +28,16 @@
 #include "student/build.h"
 #include "student/report_json.h"
 
+/* One column entry of the table: an init with its Stage 1 components. */
 typedef struct {
-    int strategy_i, init_i;
+    student_init init;
+    unsigned stage1;   /* effective components (none without Stage 1) */
+    double half_life;  /* > 0: decay override */
+    int student;       /* index of the student that holds its parameters */
+} ablate_variant;
+
+typedef struct {
+    int strategy_i, init_i; /* init_i: the variant */
     double keep;
     int k;
     int kept[256];
@@ -52,21 +63,59 @@ static int split_list(const char *text, char items[][64], int max) {
     return n;
 }
 
+/* Same parameters by construction: the same gate edit, Stage 1 components,
+ * decay override and Stage 2 (the seed and the other settings are shared). */
+static bool same_student(const ablate_variant *a, const ablate_variant *b) {
+    const int ea = a->init == INIT_ZERO_GATE ? 1 : a->init == INIT_SMALL_GATE ? 2 : 0;
+    const int eb = b->init == INIT_ZERO_GATE ? 1 : b->init == INIT_SMALL_GATE ? 2 : 0;
+    return ea == eb && a->stage1 == b->stage1 && a->half_life == b->half_life &&
+           init_uses_stage2(a->init) == init_uses_stage2(b->init);
+}
+
+/* "decay,beta", "decay(half-life 32),sigma", "decay(no-sink)", "none"; "-" without Stage 1 */
+static const char *variant_parts_label(const ablate_variant *v, decay_distance_mode dist, char *buf, size_t size) {
+    if (!init_uses_stage1(v->init)) return snprintf(buf, size, "-"), buf;
+    if (v->stage1 == STAGE1_NONE) return snprintf(buf, size, "none"), buf;
+    size_t at = 0;
+    buf[0] = 0;
+    for (int i = 0; i < 4 && at < size; i++) {
+        if (!(v->stage1 & (1u << i))) continue;
+        at += (size_t)snprintf(buf + at, size - at, "%s%s", at ? "," : "", stage1_part_names[i]);
+        if ((1u << i) == STAGE1_DECAY && at < size) {
+            if (v->half_life > 0) at += (size_t)snprintf(buf + at, size - at, "(half-life %g)", v->half_life);
+            else if (dist == DECAY_DISTANCE_NO_SINK) at += (size_t)snprintf(buf + at, size - at, "(no-sink)");
+        }
+    }
+    return buf;
+}
+
+/* --stage1-subsets: all, none, each single component, each leave-one-out */
+static int standard_subsets(unsigned *out) {
+    int n = 0;
+    out[n++] = STAGE1_ALL;
+    out[n++] = STAGE1_NONE;
+    for (int i = 0; i < 4; i++) out[n++] = 1u << i;
+    for (int i = 0; i < 4; i++) out[n++] = STAGE1_ALL & ~(1u << i);
+    return n;
+}
+
 int cmd_ablate(int argc, char **argv) {
     common_opts co;
     common_opts_default(&co);
     method_cli mo;
     method_cli_default(&mo);
     const char *calib = NULL, *eval = NULL;
-    const char *keep_list = "0.25,0.5,0.75", *strat_list = "uniform,ar,ga-s2",
-               *init_list = "random,zero-gate,small-gate,taylor-only,align-only,taylor-calibrate";
+    const char *keep_list = "0.25,0.5,0.75", *strat_list = "uniform,ar,ga-s2", *init_list = NULL;
+    int subsets = 0;
     opt_spec specs[] = {
         {"calib", OPT_STR, &calib, "calibration text file"},
         {"eval", OPT_STR, &eval, "held-out evaluation text (may be the same file: then split, see docs/method.md)"},
         {"keep", OPT_STR, &keep_list, "retention ratios, comma-separated (default 0.25,0.5,0.75)"},
         {"strategy", OPT_STR, &strat_list, "strategies, comma-separated (default uniform,ar,ga-s2; manual lists use + : manual:0+3)"},
-        {"init", OPT_STR, &init_list, "initializations, comma-separated (default all six)"},
+        {"init", OPT_STR, &init_list, "initializations, comma-separated (default all six; taylor-calibrate with --stage1-subsets)"},
         METHOD_OPTS(mo),
+        STAGE1_OPTS(mo),
+        {"stage1-subsets", OPT_FLAG, &subsets, "Stage 1 rows: all, none, each component alone, each left out"},
         COMMON_OPTS(co),
     };
     const char *pos[1];
@@ -102,21 +151,85 @@ int cmd_ablate(int argc, char **argv) {
             return 2;
         }
     }
-    student_init inits[INIT_COUNT * 2];
+    if (!init_list)
+        init_list = subsets ? "taylor-calibrate" : "random,zero-gate,small-gate,taylor-only,align-only,taylor-calibrate";
+    student_init init_names[INIT_COUNT * 2];
     int n_init = split_list(init_list, items, INIT_COUNT * 2);
     for (int i = 0; i < n_init; i++)
-        if (student_init_parse(items[i], &inits[i]) != 0) {
+        if (student_init_parse(items[i], &init_names[i]) != 0) {
             fprintf(stderr, "graft ablate: %s\n", gf_last_error());
             return 2;
         }
+    /* Stage 1 component sets (A/B/...) and half-life overrides (N,M,...) are lists here */
+    unsigned sets[16];
+    int n_sets = 0;
+    if (subsets && mo.stage1) {
+        fprintf(stderr, "graft ablate: give --stage1 sets or --stage1-subsets, not both\n");
+        return 2;
+    }
+    if (subsets) n_sets = standard_subsets(sets);
+    else if (!mo.stage1) sets[n_sets++] = STAGE1_ALL;
+    else
+        for (const char *p = mo.stage1; n_sets < 16;) {
+            char one[64];
+            const size_t len = strcspn(p, "/");
+            snprintf(one, sizeof one, "%.*s", (int)(len < 63 ? len : 63), p);
+            if (stage1_parts_parse(one, &sets[n_sets++]) != 0) {
+                fprintf(stderr, "graft ablate: %s\n", gf_last_error());
+                return 2;
+            }
+            if (!p[len]) break;
+            p += len + 1;
+        }
+    double hls[16];
+    int n_hl = 0;
+    if (mo.half_life) {
+        n_hl = split_list(mo.half_life, items, 16);
+        for (int i = 0; i < n_hl; i++)
+            if (half_life_parse(items[i], &hls[i]) != 0) {
+                fprintf(stderr, "graft ablate: %s\n", gf_last_error());
+                return 2;
+            }
+    }
     student_settings set0;
-    if (method_cli_settings(&mo, co.seed, INIT_RANDOM, &set0) != 0) {
+    method_cli mo_one = mo;
+    mo_one.stage1 = NULL; /* the lists are handled here */
+    mo_one.half_life = NULL;
+    if (method_cli_settings(&mo_one, co.seed, INIT_RANDOM, &set0) != 0) {
         fprintf(stderr, "graft ablate: %s\n", gf_last_error());
         return 2;
     }
     if (n_keep == 0 || n_strat == 0 || n_init == 0) {
         fprintf(stderr, "graft ablate: --keep, --strategy and --init lists must not be empty\n");
         return 2;
+    }
+    /* the variants: each init; an init with Stage 1 once per component set,
+     * then once per half-life override (the one --stage1 set, else every
+     * component, with the decay set to the override) */
+    int has_stage1_init = 0;
+    for (int i = 0; i < n_init; i++) has_stage1_init |= init_uses_stage1(init_names[i]);
+    if (!has_stage1_init && (mo.stage1 || subsets || mo.half_life || strcmp(mo.distance, "all") != 0)) {
+        fprintf(stderr, "graft ablate: --stage1, --stage1-subsets, --distance and --half-life need an init with Stage 1 "
+                        "(taylor-only, taylor-calibrate) in --init\n");
+        return 2;
+    }
+    ablate_variant variants[INIT_COUNT * 2 * 32];
+    int n_var = 0;
+    for (int i = 0; i < n_init; i++) {
+        if (!init_uses_stage1(init_names[i])) {
+            variants[n_var++] = (ablate_variant){init_names[i], STAGE1_NONE, 0, -1};
+            continue;
+        }
+        for (int q = 0; q < n_sets; q++) variants[n_var++] = (ablate_variant){init_names[i], sets[q], 0, -1};
+        for (int q = 0; q < n_hl; q++)
+            variants[n_var++] = (ablate_variant){init_names[i], (n_sets == 1 && !subsets ? sets[0] : STAGE1_ALL) | STAGE1_DECAY,
+                                              hls[q], -1};
+    }
+    int n_studs = 0;
+    for (int j = 0; j < n_var; j++) {
+        for (int q = 0; q < j && variants[j].student < 0; q++)
+            if (same_student(&variants[q], &variants[j])) variants[j].student = variants[q].student;
+        if (variants[j].student < 0) variants[j].student = n_studs++;
     }
     const double t0 = clock_now_s();
     model m;
@@ -125,8 +238,8 @@ int cmd_ablate(int argc, char **argv) {
     progress_sink pr = cli_progress();
     token_split sp = {0};
     teacher_capture cal = {0}, held = {0};
-    student *studs = gf_calloc((size_t)n_init, sizeof *studs);
-    ablate_row *rows = gf_calloc((size_t)(n_strat * n_keep * n_init), sizeof *rows);
+    student *studs = gf_calloc((size_t)n_studs, sizeof *studs);
+    ablate_row *rows = gf_calloc((size_t)(n_strat * n_keep * n_var), sizeof *rows);
     layer_selection ar_sel = {0};
     bool *all = gf_malloc((size_t)L * sizeof *all), *mask = gf_malloc((size_t)L * sizeof *mask);
     for (int l = 0; l < L; l++) all[l] = true;
@@ -147,26 +260,31 @@ int cmd_ablate(int argc, char **argv) {
         if (eval_nll(&m, sp.eval.data, sp.eval.len, ctx, &nll, &cnt, &pr) != 0) goto fail;
         teacher_ppl = exp(nll / (double)cnt);
     }
-    /* one student per init with every layer converted */
+    /* one student per distinct variant with every layer converted */
     double tb = clock_now_s();
-    for (int j = 0; j < n_init; j++) {
+    for (int j = 0; j < n_var; j++) {
+        student *sj = &studs[variants[j].student];
+        if (sj->L) continue; /* built for an earlier variant */
         student_settings st = set0;
-        st.init = inits[j];
-        if (student_init_empty(&studs[j], &m, &st) != 0) goto fail;
-        if (student_build_layers(&studs[j], all, &cal, held.L ? &held : NULL, &pr) != 0) goto fail;
+        st.init = variants[j].init;
+        st.stage1 = variants[j].stage1;
+        st.half_life = variants[j].half_life;
+        if (student_init_empty(sj, &m, &st) != 0) goto fail;
+        if (student_build_layers(sj, all, &cal, held.L ? &held : NULL, &pr) != 0) goto fail;
     }
     t_build = clock_now_s() - tb;
     double tr = clock_now_s();
     for (int si = 0; si < n_strat; si++) {
-        layer_selection *ga = gf_calloc((size_t)n_init, sizeof *ga);
+        layer_selection *ga = gf_calloc((size_t)n_studs, sizeof *ga);
         for (int ki = 0; ki < n_keep; ki++) {
             int k;
             if (keep_count(keeps[ki], L, &k) != 0) {
                 free(ga);
                 goto fail;
             }
-            for (int j = 0; j < n_init; j++) {
+            for (int j = 0; j < n_var; j++) {
                 ablate_row *r = &rows[n_rows];
+                const int sj = variants[j].student;
                 r->strategy_i = si;
                 r->init_i = j;
                 r->keep = keeps[ki];
@@ -192,8 +310,8 @@ int cmd_ablate(int argc, char **argv) {
                         if (used[l]) sel.kept[i++] = l;
                     free(used);
                 } else if (strats[si].kind == STRATEGY_GA_S2) {
-                    if (!ga[j].score &&
-                        select_layers(&ga[j], &strats[si], L, &m, &studs[j], sp.select.data, sp.select.len, ctx, &pr) != 0) {
+                    if (!ga[sj].score &&
+                        select_layers(&ga[sj], &strats[si], L, &m, &studs[sj], sp.select.data, sp.select.len, ctx, &pr) != 0) {
                         free(ga);
                         goto fail;
                     }
@@ -203,7 +321,7 @@ int cmd_ablate(int argc, char **argv) {
                     for (int i = 0; i < k; i++) {
                         int best = -1;
                         for (int l = 0; l < L; l++)
-                            if (!used[l] && (best < 0 || ga[j].score[l] < ga[j].score[best])) best = l;
+                            if (!used[l] && (best < 0 || ga[sj].score[l] < ga[sj].score[best])) best = l;
                         used[best] = true;
                     }
                     for (int l = 0, i = 0; l < L; l++)
@@ -219,19 +337,20 @@ int cmd_ablate(int argc, char **argv) {
                 for (int i = 0; i < use->k; i++) mask[use->kept[i]] = false;
                 free(sel.kept);
                 free(sel.score);
-                /* reuse an earlier row with the same init and layers */
+                /* reuse an earlier row with the same student and layers */
                 r->ppl = NAN;
                 for (int q = 0; q < n_rows; q++)
-                    if (rows[q].init_i == j && rows[q].k == r->k && memcmp(rows[q].kept, r->kept, (size_t)r->k * sizeof(int)) == 0) {
+                    if (variants[rows[q].init_i].student == sj && rows[q].k == r->k &&
+                        memcmp(rows[q].kept, r->kept, (size_t)r->k * sizeof(int)) == 0) {
                         r->ppl = rows[q].ppl;
                         break;
                     }
-                student_set_gdn(&studs[j], mask);
-                r->hl = student_half_life_summary(&studs[j], mask);
+                student_set_gdn(&studs[sj], mask);
+                r->hl = student_half_life_summary(&studs[sj], mask);
                 if (isnan(r->ppl)) {
                     double nll;
                     long cnt;
-                    if (student_eval_nll(&studs[j], sp.eval.data, sp.eval.len, ctx, &nll, &cnt, &pr) != 0) {
+                    if (student_eval_nll(&studs[sj], sp.eval.data, sp.eval.len, ctx, &nll, &cnt, &pr) != 0) {
                         free(ga);
                         goto fail;
                     }
@@ -240,12 +359,14 @@ int cmd_ablate(int argc, char **argv) {
                 }
                 n_rows++;
                 if (!co.json && !pr.report) {
-                    fprintf(stderr, "  %s keep %.2f %s: ppl %.3f\n", strat_names[si], keeps[ki], student_init_name(inits[j]),
+                    char lab[128];
+                    fprintf(stderr, "  %s keep %.2f %s [%s]: ppl %.3f\n", strat_names[si], keeps[ki],
+                            student_init_name(variants[j].init), variant_parts_label(&variants[j], set0.distance, lab, sizeof lab),
                             r->ppl);
                 }
             }
         }
-        for (int j = 0; j < n_init; j++) layer_selection_free(&ga[j]);
+        for (int j = 0; j < n_studs; j++) layer_selection_free(&ga[j]);
         free(ga);
     }
     t_rows = clock_now_s() - tr;
@@ -261,7 +382,11 @@ int cmd_ablate(int argc, char **argv) {
             cJSON_AddNumberToObject(ro, "keep", r->keep);
             cJSON *kl = cJSON_AddArrayToObject(ro, "kept_layers");
             for (int q = 0; q < r->k; q++) cJSON_AddItemToArray(kl, cJSON_CreateNumber(r->kept[q]));
-            cJSON_AddStringToObject(ro, "init", student_init_name(inits[r->init_i]));
+            const ablate_variant *v = &variants[r->init_i];
+            cJSON_AddStringToObject(ro, "init", student_init_name(v->init));
+            cJSON_AddItemToObject(ro, "stage1", stage1_parts_json(v->stage1));
+            if (v->half_life > 0) cJSON_AddNumberToObject(ro, "half_life_override", v->half_life);
+            else cJSON_AddNullToObject(ro, "half_life_override");
             cJSON_AddNumberToObject(ro, "ppl", r->ppl);
             cJSON_AddItemToObject(ro, "half_life", half_life_summary_json(r->hl));
             cJSON_AddItemToArray(ra, ro);
@@ -283,6 +408,8 @@ int cmd_ablate(int argc, char **argv) {
         cJSON_AddNumberToObject(meta, "seconds_build", t_build);
         cJSON_AddNumberToObject(meta, "seconds_rows", t_rows);
         cJSON_AddStringToObject(meta, "write_gate", write_gate_name(set0.write_gate));
+        cJSON_AddStringToObject(meta, "decay_distance", decay_distance_name(set0.distance));
+        cJSON_AddNumberToObject(meta, "students", n_studs);
         cJSON_AddStringToObject(meta, "query_scale", gdn_scale_name(set0.scale));
         cJSON_AddNumberToObject(meta, "stage2_steps", set0.steps);
         cJSON_AddStringToObject(meta, "keep_best", set0.keep_best == KEEP_BEST_HELDOUT ? "heldout" : "train");
@@ -294,26 +421,28 @@ int cmd_ablate(int argc, char **argv) {
     } else {
         printf("teacher perplexity %.4f  (%s, eval tokens %zu..%zu of %s, windows of %d)\n\n", teacher_ppl, pos[0],
                sp.eval_begin, sp.eval_end, eval, ctx);
-        printf("| strategy | keep | kept layers | init | ppl | half-life mean | median | max |\n");
-        printf("|---|---|---|---|---|---|---|---|\n");
+        printf("| strategy | keep | kept layers | init | stage1 | ppl | half-life mean | median | max |\n");
+        printf("|---|---|---|---|---|---|---|---|---|\n");
         for (int i = 0; i < n_rows; i++) {
             ablate_row *r = &rows[i];
             char kl[512] = "";
             size_t at = 0;
             for (int q = 0; q < r->k && at < sizeof kl; q++) at += (size_t)snprintf(kl + at, sizeof kl - at, q ? ",%d" : "%d", r->kept[q]);
-            printf("| %s | %.2f | %s | %s | %.3f | %.2f | %.2f | %.2f |\n", strat_names[r->strategy_i], r->keep, kl,
-                   student_init_name(inits[r->init_i]), r->ppl, r->hl.mean, r->hl.median, r->hl.max);
+            char lab[128];
+            printf("| %s | %.2f | %s | %s | %s | %.3f | %.2f | %.2f | %.2f |\n", strat_names[r->strategy_i], r->keep, kl,
+                   student_init_name(variants[r->init_i].init), variant_parts_label(&variants[r->init_i], set0.distance, lab, sizeof lab),
+                   r->ppl, r->hl.mean, r->hl.median, r->hl.max);
         }
-        printf("\n%d rows, %d evaluations, %.1f s (students %.1f s, rows %.1f s); query scale %s, write gate %s, "
+        printf("\n%d rows, %d students, %d evaluations, %.1f s (students %.1f s, rows %.1f s); query scale %s, write gate %s, "
                "Stage 2 %d steps (best by %s loss), seed %llu\n",
-               n_rows, n_evals, wall, t_build, t_rows, gdn_scale_name(set0.scale), write_gate_name(set0.write_gate),
+               n_rows, n_studs, n_evals, wall, t_build, t_rows, gdn_scale_name(set0.scale), write_gate_name(set0.write_gate),
                set0.steps, set0.keep_best == KEEP_BEST_HELDOUT ? "held-out" : "calibration",
                (unsigned long long)set0.seed);
     }
     rc = 0;
 fail:
     if (rc) cli_fail("ablate");
-    for (int j = 0; j < n_init; j++) student_free(&studs[j]);
+    for (int j = 0; j < n_studs; j++) student_free(&studs[j]);
     free(studs);
     free(rows);
     free(all);

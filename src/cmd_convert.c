@@ -61,6 +61,7 @@ int cmd_convert(int argc, char **argv) {
         {"text", OPT_STR, &text, "held-out text scoring ar / ga-s2 (default: the calibration file after its calibration part)"},
         {"out", OPT_STR, &out, "student folder to write (default: student-<init>)"},
         METHOD_OPTS(mo),
+        STAGE1_OPTS(mo),
         COMMON_OPTS(co),
     };
     const char *pos[1];
@@ -76,7 +77,7 @@ int cmd_convert(int argc, char **argv) {
     student_init init;
     student_settings set;
     if (strategy_parse(strategy, 0, &ss) != 0 || student_init_parse(init_name, &init) != 0 ||
-        method_cli_settings(&mo, co.seed, init, &set) != 0) {
+        method_cli_settings(&mo, co.seed, init, &set) != 0 || method_cli_stage1_check(&mo, init) != 0) {
         fprintf(stderr, "graft convert: %s\n", gf_last_error());
         return 2;
     }
@@ -139,11 +140,19 @@ int cmd_convert(int argc, char **argv) {
         cli_print_json(rep);
     } else {
         cJSON_Delete(rep);
+        char parts[64];
         printf("student %s: %d of %d layers GDN (init %s, strategy %s, query scale %s, write gate %s), kept attention:",
                out, student_n_gdn(&s), L, student_init_name(init), strategy_name(ss.kind), gdn_scale_name(s.gcfg.scale_mode),
                write_gate_name(set.write_gate));
         for (int i = 0; i < sel.k; i++) printf(" %d", sel.kept[i]);
         printf("\n");
+        if (init_uses_stage1(init)) {
+            const unsigned sp1 = student_stage1_parts(&set);
+            printf("Stage 1 components: %s", stage1_parts_name(sp1, parts, sizeof parts));
+            if (sp1 & STAGE1_DECAY && set.half_life > 0) printf(" (decay: every head's half-life %g tokens)", set.half_life);
+            else if (sp1 & STAGE1_DECAY && set.distance == DECAY_DISTANCE_NO_SINK) printf(" (decay from the distance without the first key)");
+            printf("\n");
+        }
         for (int l = 0; l < L; l++) {
             if (!s.is_gdn[l]) continue;
             const layer_report *r = &s.rep[l];

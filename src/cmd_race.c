@@ -17,6 +17,7 @@
 #include "cli/train_student.h"
 #include "commands.h"
 #include "core/error.h"
+#include "student/report_json.h"
 #include "train/race.h"
 
 static void print_step(void *ud, long step, long total, long tokens, double loss, double lr, double gnorm) {
@@ -39,23 +40,46 @@ typedef struct {
     const char *strategy;
     double keep;
     const char *calib, *text;
-    char conv[MAX_INITS][512]; /* each run's converted layers */
+    char conv[MAX_INITS][512];          /* each run's converted layers */
+    const method_cli *mo;               /* Stage 1 options for the builder */
+    char labels[MAX_INITS][96];         /* init, with its Stage 1 components when not all four */
+    unsigned stage1[MAX_INITS];         /* components applied by run i */
 } race_maker;
+
+/* "taylor-calibrate", or "taylor-calibrate[decay,beta]" / "[...,no-sink]" / "[...,half-life 32]"
+ * when the Stage 1 settings are not the defaults */
+static const char *stage1_label(const student_settings *st, char *buf, size_t size) {
+    const unsigned parts = student_stage1_parts(st);
+    if (!init_uses_stage1(st->init) || (parts == STAGE1_ALL && st->half_life == 0 && st->distance == DECAY_DISTANCE_ALL))
+        return snprintf(buf, size, "%s", student_init_name(st->init)), buf;
+    char p[64], extra[48] = "";
+    if (st->half_life > 0) snprintf(extra, sizeof extra, ",half-life %g", st->half_life);
+    else if (parts & STAGE1_DECAY && st->distance == DECAY_DISTANCE_NO_SINK) snprintf(extra, sizeof extra, ",no-sink");
+    snprintf(buf, size, "%s[%s%s]", student_init_name(st->init), stage1_parts_name(parts, p, sizeof p), extra);
+    return buf;
+}
 
 static int make_student(void *ud, int i, cli_student *st, train_student **handle, const char **label) {
     race_maker *mk = ud;
     *label = mk->inits[i];
+    mk->stage1[i] = STAGE1_NONE;
+    int rc;
     if (mk->folders) {
-        if (train_student_load(st, handle, mk->inits[i], mk->co->tokenizer, mk->tc->to.ctx, label) != 0) return -1;
+        rc = train_student_load(st, handle, mk->inits[i], mk->co->tokenizer, mk->tc->to.ctx, label);
         snprintf(mk->conv[i], sizeof mk->conv[i], "as in the student folder");
-        return 0;
-    }
-    if (mk->builder) {
+    } else if (mk->builder) {
         if (mk->tc->log_every > 0) fprintf(stderr, "graft race: building the %s student\n", mk->inits[i]);
-        return train_student_build_as(st, handle, mk->teacher, mk->inits[i], mk->strategy, mk->keep, mk->calib,
-                                      mk->text, mk->co->seed, mk->tc->to.ctx, mk->conv[i], sizeof mk->conv[i]);
+        rc = train_student_build_as(st, handle, mk->teacher, mk->inits[i], mk->strategy, mk->keep, mk->calib,
+                                    mk->text, mk->co->seed, mk->tc->to.ctx, mk->conv[i], sizeof mk->conv[i], mk->mo);
+    } else {
+        return cli_student_build(st, mk->teacher, mk->tc, mk->inits[i], mk->tc->to.seed);
     }
-    return cli_student_build(st, mk->teacher, mk->tc, mk->inits[i], mk->tc->to.seed);
+    if (rc == 0 && *handle) {
+        const student_settings *set = train_student_settings(*handle);
+        mk->stage1[i] = student_stage1_parts(set);
+        *label = stage1_label(set, mk->labels[i], sizeof mk->labels[i]);
+    }
+    return rc;
 }
 
 static void run_started(void *ud, int i, const char *label, const char *ckpt) {
@@ -69,6 +93,8 @@ int cmd_race(int argc, char **argv) {
     common_opts_default(&co);
     train_cli tc;
     train_cli_default(&tc);
+    method_cli mo;
+    method_cli_default(&mo);
     const char *inits_s = NULL;
     const char *calib = NULL, *text = NULL;
     opt_spec specs[] = {
@@ -78,6 +104,7 @@ int cmd_race(int argc, char **argv) {
         {"calib", OPT_STR, &calib, "calibration text for building students (default: --data)"},
         {"text", OPT_STR, &text, "held-out text scoring ar / ga-s2 (default: the calibration file after its "
                                  "calibration part)"},
+        STAGE1_OPTS(mo),
         COMMON_OPTS(co),
     };
     const char *pos[MAX_INITS + 1];
@@ -120,6 +147,28 @@ int cmd_race(int argc, char **argv) {
     if (!folders && !tc.strategy) tc.strategy = "uniform";
     for (int i = 0; i < n_inits && builder; i++)
         if (train_student_init_check(inits[i]) != 0) return cli_fail("race");
+    const bool stage1_opts = mo.stage1 || mo.half_life || strcmp(mo.distance, "all") != 0;
+    if (stage1_opts) {
+        student_settings check;
+        bool any = false;
+        for (int i = 0; i < n_inits && builder; i++) {
+            student_init in;
+            any |= student_init_parse(inits[i], &in) == 0 && init_uses_stage1(in);
+        }
+        if (!builder) {
+            fprintf(stderr, "graft race: --stage1, --distance and --half-life apply when race builds the students "
+                            "(no folders, calibration text from --calib or --data)\n");
+            return 2;
+        }
+        if (!any) {
+            fprintf(stderr, "graft race: --stage1, --distance and --half-life need taylor-only or taylor-calibrate in --inits\n");
+            return 2;
+        }
+        if (method_cli_settings(&mo, co.seed, INIT_TAYLOR_CALIBRATE, &check) != 0) {
+            fprintf(stderr, "graft race: %s\n", gf_last_error());
+            return 2;
+        }
+    }
     for (int i = 0; i < n_inits && !folders && !builder; i++)
         if (cli_student_init_check(inits[i]) != 0) {
             if (!strcmp(inits[i], "taylor-calibrate") || !strcmp(inits[i], "taylor-only") || !strcmp(inits[i], "align-only"))
@@ -136,7 +185,7 @@ int cmd_race(int argc, char **argv) {
     if (cli_load_model("race", tc.teacher, &co, &teacher) != 0) return 1;
     const int L = teacher.cfg.n_layers;
     race_maker mk = {.inits = inits, .folders = folders, .builder = builder, .teacher = &teacher, .tc = &tc,
-                     .co = &co, .strategy = tc.strategy, .keep = tc.keep, .calib = calib, .text = text};
+                     .co = &co, .strategy = tc.strategy, .keep = tc.keep, .calib = calib, .text = text, .mo = &mo};
     train_model tt = {0};
     train_data data = {0};
     race_outcome ro = {0};
@@ -173,6 +222,7 @@ int cmd_race(int argc, char **argv) {
             cJSON *r = cJSON_CreateObject();
             cJSON_AddStringToObject(r, "init", labels[i]);
             cJSON_AddStringToObject(r, "converted_layers", mk.conv[i]);
+            if (folders || builder) cJSON_AddItemToObject(r, "stage1", stage1_parts_json(mk.stage1[i]));
             cJSON_AddItemToObject(r, "curve", curve_json(&res[i].st.loss));
             cJSON_AddNumberToObject(r, "final_eval_ppl", res[i].final_eval_ppl);
             cJSON_AddItemToArray(runs, r);

@@ -26,6 +26,7 @@ int cmd_select(int argc, char **argv) {
         {"init", OPT_STR, &init_name, "ga-s2: initialization of the converted layers (default taylor-calibrate)"},
         {"calib", OPT_STR, &calib, "ga-s2: calibration text (default: the first part of --text; scores use a later part)"},
         METHOD_OPTS(mo),
+        STAGE1_OPTS(mo),
         COMMON_OPTS(co),
     };
     const char *pos[1];
@@ -41,7 +42,7 @@ int cmd_select(int argc, char **argv) {
         return 2;
     }
     if (strategy_parse(strategy, 0, &ss) != 0 || student_init_parse(init_name, &init) != 0 ||
-        method_cli_settings(&mo, co.seed, init, &set) != 0) {
+        method_cli_settings(&mo, co.seed, init, &set) != 0 || method_cli_stage1_check(&mo, init) != 0) {
         fprintf(stderr, "graft select: %s\n", gf_last_error());
         return 2;
     }

@@ -21,6 +21,8 @@ cJSON *attn_stats_json(const attn_stats *s) {
             cJSON_AddNumberToObject(ho, "entropy", attn_stats_entropy(s, l, h));
             cJSON_AddNumberToObject(ho, "concentration", attn_stats_concentration(s, l, h));
             cJSON_AddNumberToObject(ho, "output_rms", attn_stats_output_rms(s, l, h));
+            cJSON_AddNumberToObject(ho, "mean_distance_no_sink", attn_stats_mean_distance_nosink(s, l, h));
+            cJSON_AddNumberToObject(ho, "sink_share", attn_stats_sink_share(s, l, h));
             cJSON_AddItemToArray(heads, ho);
         }
         cJSON_AddItemToArray(layers, lo);
@@ -29,8 +31,10 @@ cJSON *attn_stats_json(const attn_stats *s) {
 }
 
 void attn_stats_print(const attn_stats *s) {
-    const char *titles[3] = {"mean attention distance (tokens)", "entropy (nats)", "output RMS"};
-    for (int k = 0; k < 3; k++) {
+    const char *titles[5] = {"mean attention distance (tokens)", "entropy (nats)", "output RMS",
+                             "mean attention distance without the first key (tokens)",
+                             "attention share on the first key (sink)"};
+    for (int k = 0; k < 5; k++) {
         printf("%s\n  layer", titles[k]);
         for (int h = 0; h < s->n_heads; h++) {
             char label[16];
@@ -43,7 +47,9 @@ void attn_stats_print(const attn_stats *s) {
             for (int h = 0; h < s->n_heads; h++) {
                 double v = k == 0 ? attn_stats_mean_distance(s, l, h)
                          : k == 1 ? attn_stats_entropy(s, l, h)
-                                  : attn_stats_output_rms(s, l, h);
+                         : k == 2 ? attn_stats_output_rms(s, l, h)
+                         : k == 3 ? attn_stats_mean_distance_nosink(s, l, h)
+                                  : attn_stats_sink_share(s, l, h);
                 printf(" %9.3f", v);
             }
             printf("\n");

@@ -12,58 +12,43 @@ static double silu(double x) { return x / (1.0 + exp(-x)); }
 
 static double clampd(double x, double lo, double hi) { return x < lo ? lo : x > hi ? hi : x; }
 
-int stage1_apply(const student *s, int l, gdn_params *p, const teacher_capture *cal, stage1_result *r) {
-    const gdn_config *c = &s->gcfg;
-    const int D = c->D, H = c->H, dv = c->dv;
-    const size_t N = capture_rows(cal);
-    if (!cal->heads) return gf_fail("stage 1 needs the teacher's per-head outputs");
-    const float *x = capture_xn(cal, l);     /* [N, D] */
-    const float *tc = capture_heads(cal, l); /* [N, H*dv] */
-
-    /* teacher statistics */
+/* 1. decay; a --half-life override sets target_g = ln 2 / N exactly (no clamp) */
+static void apply_decay(const student_settings *set, int H, gdn_params *p, stage1_result *r) {
     for (int h = 0; h < H; h++) {
-        r->dist[h] = attn_stats_mean_distance(&cal->stats, l, h);
-        r->entropy[h] = attn_stats_entropy(&cal->stats, l, h);
-        r->conc[h] = attn_stats_concentration(&cal->stats, l, h);
-        double acc = 0;
-        for (size_t n = 0; n < N; n++) {
-            const float *t = tc + n * (size_t)H * dv + (size_t)h * dv;
-            double ss = 0;
-            for (int j = 0; j < dv; j++) ss += (double)t[j] * t[j];
-            acc += sqrt(ss / dv);
-        }
-        r->tc_rms[h] = acc / (double)N;
-    }
-
-    /* 1. decay */
-    for (int h = 0; h < H; h++) {
-        r->target_g[h] = clampd(log(2.0) / r->dist[h], 1e-3, 5.0);
+        const double over = set->half_life;
+        r->decay_dist[h] = over > 0 ? over : set->distance == DECAY_DISTANCE_NO_SINK ? r->dist_nosink[h] : r->dist[h];
+        r->target_g[h] = over > 0 ? log(2.0) / over : clampd(log(2.0) / r->decay_dist[h], 1e-3, 5.0);
         r->dt_bias[h] = softplus_inv(r->target_g[h]);
         p->a_log[h] = 0.0f;
         p->dt_bias[h] = (float)r->dt_bias[h];
     }
+}
 
-    /* 2. write gate */
-    r->mean_logit_fallback = 0;
+/* mean over the N calibration rows x [N, D] of row . x_t */
+static double mean_logit(const float *row, const float *x, size_t N, int D) {
+    double acc = 0;
+    for (size_t n = 0; n < N; n++) {
+        const float *xr = x + n * D;
+        double d = 0;
+        for (int i = 0; i < D; i++) d += (double)row[i] * xr[i];
+        acc += d;
+    }
+    return acc / (double)N;
+}
+
+/* 2. write gate: row h of Wb rescaled towards logit(beta*_h) */
+static void apply_write_gate(const student_settings *set, int H, int D, const float *x, size_t N, gdn_params *p,
+                             stage1_result *r) {
     for (int h = 0; h < H; h++) {
         float *row = p->wb + (size_t)h * D;
         r->beta_star[h] = 0.3 + 0.4 * r->conc[h];
         const double want = logit(r->beta_star[h]);
-        double cur = 0;
-        if (s->set.write_gate == WRITE_GATE_MEAN_LOGIT) {
-            for (size_t n = 0; n < N; n++) {
-                const float *xr = x + n * D;
-                double d = 0;
-                for (int i = 0; i < D; i++) d += (double)row[i] * xr[i];
-                cur += d;
-            }
-            cur /= (double)N;
-        }
-        if (s->set.write_gate == WRITE_GATE_MEAN_LOGIT && fabs(cur) >= 1e-8) {
+        const double cur = set->write_gate == WRITE_GATE_MEAN_LOGIT ? mean_logit(row, x, N, D) : 0;
+        if (set->write_gate == WRITE_GATE_MEAN_LOGIT && fabs(cur) >= 1e-8) {
             const double f = want / cur;
             for (int i = 0; i < D; i++) row[i] = (float)(row[i] * f);
         } else {
-            if (s->set.write_gate == WRITE_GATE_MEAN_LOGIT) r->mean_logit_fallback++;
+            if (set->write_gate == WRITE_GATE_MEAN_LOGIT) r->mean_logit_fallback++;
             double ma = 0;
             for (int i = 0; i < D; i++) ma += fabs((double)row[i]);
             ma /= D;
@@ -72,17 +57,15 @@ int stage1_apply(const student *s, int l, gdn_params *p, const teacher_capture *
                 for (int i = 0; i < D; i++) row[i] = (float)(row[i] * f);
             }
         }
-        double after = 0;
-        for (size_t n = 0; n < N; n++) {
-            const float *xr = x + n * D;
-            double d = 0;
-            for (int i = 0; i < D; i++) d += (double)row[i] * xr[i];
-            after += d;
-        }
-        r->wb_logit[h] = after / (double)N;
     }
+}
 
-    /* 3. value scale by least squares against the teacher's head outputs */
+/* 3. value scale by least squares against the teacher's head outputs tc [N, H*dv],
+ * with the GDN core run on the parameters as they are now */
+static void apply_value_scale(const gdn_config *c, const teacher_capture *cal, const float *x, const float *tc,
+                              gdn_params *p, stage1_result *r) {
+    const int D = c->D, H = c->H, dv = c->dv;
+    const size_t N = capture_rows(cal);
     gdn_cache cache;
     gdn_cache_alloc(&cache, c, cal->n_seqs, cal->T);
     float *y = gf_malloc(N * (size_t)D * sizeof *y);
@@ -106,13 +89,13 @@ int stage1_apply(const student *s, int l, gdn_params *p, const teacher_capture *
     }
     free(y);
     gdn_cache_free(&cache);
+}
 
-    /* 4. output gate */
-    double rms_tc = 0;
-    for (int h = 0; h < H; h++) rms_tc += r->tc_rms[h];
-    rms_tc /= H;
+/* 4. output gate: Wg <- alpha* Wv (Wv as the value scale left it) */
+static void apply_output_gate(const student_settings *set, const gdn_config *c, const float *x, size_t N,
+                              gdn_params *p, stage1_result *r) {
+    const int D = c->D, HV = c->H * c->dv;
     double ss = 0;
-    const int HV = H * dv;
     for (size_t n = 0; n < N; n++) {
         const float *xr = x + n * D;
         for (int o = 0; o < HV; o++) {
@@ -124,9 +107,52 @@ int stage1_apply(const student *s, int l, gdn_params *p, const teacher_capture *
         }
     }
     const double rms_v = sqrt(ss / ((double)N * HV));
-    r->rms_tc = rms_tc;
     r->rms_v = rms_v;
-    r->alpha_star = rms_v > 0 ? s->set.damping * rms_tc / rms_v : 0.0;
+    r->alpha_star = rms_v > 0 ? set->damping * r->rms_tc / rms_v : 0.0;
     for (size_t i = 0; i < (size_t)HV * D; i++) p->wg[i] = (float)(r->alpha_star * p->wv[i]);
+}
+
+int stage1_apply(const student *s, int l, gdn_params *p, const teacher_capture *cal, stage1_result *r) {
+    const gdn_config *c = &s->gcfg;
+    const int D = c->D, H = c->H, dv = c->dv;
+    const size_t N = capture_rows(cal);
+    if (!cal->heads) return gf_fail("stage 1 needs the teacher's per-head outputs");
+    const float *x = capture_xn(cal, l);     /* [N, D] */
+    const float *tc = capture_heads(cal, l); /* [N, H*dv] */
+    const unsigned parts = s->set.stage1 & STAGE1_ALL;
+    r->parts = parts;
+
+    /* teacher statistics */
+    for (int h = 0; h < H; h++) {
+        r->dist[h] = attn_stats_mean_distance(&cal->stats, l, h);
+        r->dist_nosink[h] = attn_stats_mean_distance_nosink(&cal->stats, l, h);
+        r->sink[h] = attn_stats_sink_share(&cal->stats, l, h);
+        r->entropy[h] = attn_stats_entropy(&cal->stats, l, h);
+        r->conc[h] = attn_stats_concentration(&cal->stats, l, h);
+        double acc = 0;
+        for (size_t n = 0; n < N; n++) {
+            const float *t = tc + n * (size_t)H * dv + (size_t)h * dv;
+            double ss = 0;
+            for (int j = 0; j < dv; j++) ss += (double)t[j] * t[j];
+            acc += sqrt(ss / dv);
+        }
+        r->tc_rms[h] = acc / (double)N;
+    }
+    /* RMS(tc): the mean over (sequence, token, head) of each head vector's RMS */
+    double rms_tc = 0;
+    for (int h = 0; h < H; h++) rms_tc += r->tc_rms[h];
+    r->rms_tc = rms_tc / H;
+
+    /* the values of a component not applied stay NaN */
+    for (int h = 0; h < H; h++)
+        r->decay_dist[h] = r->target_g[h] = r->dt_bias[h] = r->beta_star[h] = r->sigma_raw[h] = r->sigma_star[h] = NAN;
+    r->alpha_star = r->rms_v = NAN;
+    r->mean_logit_fallback = 0;
+
+    if (parts & STAGE1_DECAY) apply_decay(&s->set, H, p, r);
+    if (parts & STAGE1_BETA) apply_write_gate(&s->set, H, D, x, N, p, r);
+    for (int h = 0; h < H; h++) r->wb_logit[h] = mean_logit(p->wb + (size_t)h * D, x, N, D);
+    if (parts & STAGE1_SIGMA) apply_value_scale(c, cal, x, tc, p, r);
+    if (parts & STAGE1_GATE) apply_output_gate(&s->set, c, x, N, p, r);
     return 0;
 }

@@ -1,7 +1,11 @@
 /* Stage 1 of Taylor-Calibrate (METHOD.md section 5): analytic calibration of
- * one converted layer from teacher statistics, no training.
+ * one converted layer from teacher statistics, no training. Only the
+ * components in s->set.stage1 run, in this order, each on the parameters the
+ * earlier ones left (a component not chosen keeps the default init's tensors):
  *
- *   1. decay:       A_log = 0; dt_bias_h = softplus^-1(clamp(ln 2 / d_h, 1e-3, 5))
+ *   1. decay:       A_log = 0; dt_bias_h = softplus^-1(clamp(ln 2 / d_h, 1e-3, 5)),
+ *                   d_h the mean distance, or without the sink (set.distance);
+ *                   set.half_life = N > 0: dt_bias_h = softplus^-1(ln 2 / N), no clamp
  *   2. write gate:  beta*_h = 0.3 + 0.4 c_h; row h of Wb rescaled
  *                   reference:  Wb[h] <- logit(beta*)/sqrt(D) * Wb[h] / mean|Wb[h]|
  *                   mean-logit: Wb[h] <- Wb[h] * logit(beta*) / mean_t(Wb[h] . x_t)
@@ -22,8 +26,9 @@
 #include "calibrate/capture.h"
 #include "student/student.h"
 
-/* Applies Stage 1 to layer l's parameters p (already default-initialized) and
- * fills r (allocated with layer_report_alloc). */
+/* Applies Stage 1's chosen components to layer l's parameters p (already
+ * default-initialized) and fills r (allocated with layer_report_alloc); the
+ * statistics are filled whatever the components, a skipped component's values are NaN. */
 int stage1_apply(const student *s, int l, gdn_params *p, const teacher_capture *cal, stage1_result *r);
 
 #endif

@@ -26,6 +26,18 @@ double attn_stats_mean_distance(const attn_stats *s, int layer, int head) {
     return d < 0.5 ? 0.5 : d;
 }
 
+double attn_stats_mean_distance_nosink(const attn_stats *s, int layer, int head) {
+    const head_stat_sum *h = attn_stats_at(s, layer, head);
+    if (h->rows == 0) return NAN;
+    double d = h->dist_nosink / h->rows;
+    return d < 0.5 ? 0.5 : d;
+}
+
+double attn_stats_sink_share(const attn_stats *s, int layer, int head) {
+    const head_stat_sum *h = attn_stats_at(s, layer, head);
+    return h->rows ? h->sink / h->rows : NAN;
+}
+
 double attn_stats_entropy(const attn_stats *s, int layer, int head) {
     const head_stat_sum *h = attn_stats_at(s, layer, head);
     return h->rows ? h->entropy / h->rows : NAN;

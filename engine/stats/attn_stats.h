@@ -5,13 +5,19 @@
  *   distance  = sum_j A[i,j] * max(i - j, 0.5)      (the diagonal counts 0.5)
  *   entropy   = -sum_j A[i,j] * log(max(A[i,j], 1e-10))
  *   output_rms = sqrt(mean_d tc[i,d]^2), tc = sum_j A[i,j] v_j (+ v bias), before o_proj
+ *   dist_nosink = sum_{j>=1} A[i,j] max(i - j, 0.5) / sum_{j>=1} A[i,j]: the distance
+ *                 without the first key (the attention sink); 0.5 for i = 0 (a row whose
+ *                 other keys underflow in float next to the sink is recomputed rescaled)
+ *   sink       = A[i,0]: the share of attention on the first key
+ * (the last two are backend.h's GF_STAT_DIST_NOSINK and GF_STAT_SINK).
  * Each is summed over every (sequence, query position); the means divide by
- * that count. mean_distance is clamped >= 0.5. */
+ * that count. Both mean distances are clamped >= 0.5. */
 #ifndef GRAFT_STATS_ATTN_STATS_H
 #define GRAFT_STATS_ATTN_STATS_H
 
 typedef struct {
     double distance, entropy, output_rms; /* sums */
+    double dist_nosink, sink;             /* sums */
     long rows;                            /* query positions summed */
 } head_stat_sum;
 
@@ -32,6 +38,8 @@ static inline head_stat_sum *attn_stats_at(const attn_stats *s, int layer, int h
 double attn_stats_mean_distance(const attn_stats *s, int layer, int head);
 double attn_stats_entropy(const attn_stats *s, int layer, int head);
 double attn_stats_output_rms(const attn_stats *s, int layer, int head);
+double attn_stats_mean_distance_nosink(const attn_stats *s, int layer, int head);
+double attn_stats_sink_share(const attn_stats *s, int layer, int head);
 
 /* c_h = 1 - (H_h - min H) / max(max H - min H, 1e-3) over the heads of the layer. */
 double attn_stats_concentration(const attn_stats *s, int layer, int head);

@@ -44,7 +44,7 @@ int student_build_layers_observed(student *s, const bool *layers, const teacher_
         if (init == INIT_ZERO_GATE) memset(p->wg, 0, ng * sizeof(float));
         if (init == INIT_SMALL_GATE)
             for (size_t j = 0; j < ng; j++) p->wg[j] *= 0.02f;
-        if (init_uses_stage1(init)) {
+        if (student_stage1_parts(&s->set) != STAGE1_NONE) { /* none: exactly align-only / random */
             if (progress_cancelled(progress)) {
                 free(todo);
                 return gf_fail("cancelled");

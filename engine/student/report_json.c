@@ -51,6 +51,13 @@ static void add_farr(cJSON *o, const char *k, const float *v, int n) {
     for (int i = 0; i < n; i++) cJSON_AddItemToArray(a, num(v[i]));
 }
 
+cJSON *stage1_parts_json(unsigned parts) {
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; i < 4; i++)
+        if (parts & (1u << i)) cJSON_AddItemToArray(a, cJSON_CreateString(stage1_part_names[i]));
+    return a;
+}
+
 cJSON *half_life_summary_json(half_life_summary h) {
     cJSON *o = cJSON_CreateObject();
     add_num(o, "mean", h.mean);
@@ -67,7 +74,11 @@ cJSON *layer_report_json(const layer_report *r, int H) {
     if (r->has_stage1) {
         const stage1_result *a = &r->s1;
         cJSON *s1 = cJSON_AddObjectToObject(o, "stage1");
+        cJSON_AddItemToObject(s1, "components", stage1_parts_json(a->parts));
         add_arr(s1, "mean_distance", a->dist, H);
+        add_arr(s1, "mean_distance_no_sink", a->dist_nosink, H);
+        add_arr(s1, "sink_share", a->sink, H);
+        add_arr(s1, "decay_distance", a->decay_dist, H);
         add_arr(s1, "entropy", a->entropy, H);
         add_arr(s1, "concentration", a->conc, H);
         add_arr(s1, "teacher_output_rms", a->tc_rms, H);

@@ -19,5 +19,7 @@ cJSON *layer_report_json(const layer_report *r, int H);
 /* {"settings":{...}, "gdn_layers":[...], "layers":[per layer], "half_life":{...}} */
 cJSON *student_report_json(const student *s);
 cJSON *half_life_summary_json(half_life_summary h);
+/* ["decay","beta",...] in application order; [] for none. */
+cJSON *stage1_parts_json(unsigned parts);
 
 #endif

@@ -1,6 +1,7 @@
 #include "student/student.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +21,9 @@ void student_settings_default(student_settings *s) {
     s->seed = 1;
     s->chunk = 64;
     s->scale = GDN_SCALE_INV_SQRT_DK;
+    s->stage1 = STAGE1_ALL;
+    s->distance = DECAY_DISTANCE_ALL;
+    s->half_life = 0;
     s->steps = 300;
     s->lr_qkv = 1e-4;
     s->lr_gates = 1e-3;
@@ -49,6 +53,58 @@ int write_gate_parse(const char *name, write_gate_mode *out) {
     return 0;
 }
 
+const char *const stage1_part_names[4] = {"decay", "beta", "sigma", "gate"};
+
+int stage1_parts_parse(const char *text, unsigned *out) {
+    if (strcmp(text, "none") == 0) {
+        *out = STAGE1_NONE;
+        return 0;
+    }
+    if (strcmp(text, "all") == 0) {
+        *out = STAGE1_ALL;
+        return 0;
+    }
+    unsigned parts = 0;
+    const char *p = text;
+    while (1) {
+        const size_t len = strcspn(p, ",");
+        int found = -1;
+        for (int i = 0; i < 4; i++)
+            if (len == strlen(stage1_part_names[i]) && strncmp(p, stage1_part_names[i], len) == 0) found = i;
+        if (found < 0)
+            return gf_fail("--stage1: unknown Stage 1 component '%.*s' in '%s' (decay, beta, sigma, gate; or all, none)",
+                           (int)len, p, text);
+        if (parts & (1u << found)) return gf_fail("--stage1: component '%s' given twice in '%s'", stage1_part_names[found], text);
+        parts |= 1u << found;
+        if (!p[len]) break;
+        p += len + 1;
+    }
+    *out = parts;
+    return 0;
+}
+
+const char *stage1_parts_name(unsigned parts, char *buf, size_t size) {
+    size_t at = 0;
+    buf[0] = 0;
+    for (int i = 0; i < 4; i++)
+        if (parts & (1u << i)) {
+            int n = snprintf(buf + at, size - at, "%s%s", at ? "," : "", stage1_part_names[i]);
+            if (n < 0 || (size_t)n >= size - at) break;
+            at += (size_t)n;
+        }
+    if (!at) snprintf(buf, size, "none");
+    return buf;
+}
+
+const char *decay_distance_name(decay_distance_mode m) { return m == DECAY_DISTANCE_NO_SINK ? "no-sink" : "all"; }
+
+int decay_distance_parse(const char *name, decay_distance_mode *out) {
+    if (strcmp(name, "all") == 0) *out = DECAY_DISTANCE_ALL;
+    else if (strcmp(name, "no-sink") == 0) *out = DECAY_DISTANCE_NO_SINK;
+    else return gf_fail("--distance: unknown distance '%s' (all or no-sink)", name);
+    return 0;
+}
+
 int student_init_empty(student *s, model *m, const student_settings *set) {
     memset(s, 0, sizeof *s);
     const model_config *k = &m->cfg;
@@ -74,7 +130,7 @@ void layer_report_alloc(layer_report *r, int H, int layer) {
     memset(r, 0, sizeof *r);
     r->layer = layer;
     stage1_result *a = &r->s1;
-    double **arrs[] = {&a->dist, &a->entropy, &a->conc, &a->tc_rms, &a->target_g, &a->dt_bias,
+    double **arrs[] = {&a->dist, &a->dist_nosink, &a->sink, &a->decay_dist, &a->entropy, &a->conc, &a->tc_rms, &a->target_g, &a->dt_bias,
                        &a->beta_star, &a->wb_logit, &a->sigma_star, &a->sigma_raw, &r->half_life};
     for (size_t i = 0; i < sizeof arrs / sizeof *arrs; i++) *arrs[i] = gf_calloc((size_t)H, sizeof(double));
     r->half_life_pre2 = gf_calloc((size_t)H, sizeof(double));
@@ -83,7 +139,7 @@ void layer_report_alloc(layer_report *r, int H, int layer) {
 
 void layer_report_free(layer_report *r) {
     stage1_result *a = &r->s1;
-    double *arrs[] = {a->dist, a->entropy, a->conc, a->tc_rms, a->target_g, a->dt_bias,
+    double *arrs[] = {a->dist, a->dist_nosink, a->sink, a->decay_dist, a->entropy, a->conc, a->tc_rms, a->target_g, a->dt_bias,
                       a->beta_star, a->wb_logit, a->sigma_star, a->sigma_raw, r->half_life, r->half_life_pre2};
     for (size_t i = 0; i < sizeof arrs / sizeof *arrs; i++) free(arrs[i]);
     free(r->s2.loss);

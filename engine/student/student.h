@@ -11,6 +11,7 @@
 #define GRAFT_STUDENT_STUDENT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "core/progress.h"
@@ -37,6 +38,24 @@ typedef enum {
 
 typedef enum { KEEP_BEST_TRAIN = 0, KEEP_BEST_HELDOUT = 1 } keep_best_mode;
 
+/* Stage 1's four components (METHOD.md section 5), applied in this order when
+ * chosen; each reads the parameters the earlier ones left, and a component not
+ * chosen leaves its tensors at the default (random) init:
+ *   decay  A_log, dt_bias         sigma  Wv rows (and bv), by least squares
+ *   beta   Wb rows                gate   Wg = alpha* Wv */
+enum {
+    STAGE1_DECAY = 1u << 0,
+    STAGE1_BETA = 1u << 1,
+    STAGE1_SIGMA = 1u << 2,
+    STAGE1_GATE = 1u << 3,
+    STAGE1_NONE = 0u,
+    STAGE1_ALL = 15u
+};
+
+/* The distance statistic the decay reads: over every key (METHOD.md section 4)
+ * or without the first key (the attention sink; stats/attn_stats.h). */
+typedef enum { DECAY_DISTANCE_ALL = 0, DECAY_DISTANCE_NO_SINK = 1 } decay_distance_mode;
+
 typedef struct {
     student_init init;
     write_gate_mode write_gate;
@@ -46,6 +65,10 @@ typedef struct {
     int qkv_bias;         /* keep the teacher's q/k/v biases */
     int chunk;            /* 16, 32, 64 */
     gdn_scale_mode scale; /* dk^-1/2 (default) or none; used everywhere, Stage 1 OLS included */
+    /* Stage 1 (used by taylor-only and taylor-calibrate only) */
+    unsigned stage1;      /* STAGE1_* components, default STAGE1_ALL */
+    decay_distance_mode distance; /* which mean distance sets the decay */
+    double half_life;     /* > 0: the decay sets every head's idle half-life to this many tokens instead */
     /* Stage 2 */
     int steps;            /* 300 */
     double lr_qkv;        /* 1e-4: Wq, Wk, Wv (and their biases) */
@@ -62,10 +85,27 @@ const char *write_gate_name(write_gate_mode m);  /* "reference" / "mean-logit" *
 int write_gate_parse(const char *name, write_gate_mode *out);
 static inline bool init_uses_stage1(student_init i) { return i == INIT_TAYLOR_ONLY || i == INIT_TAYLOR_CALIBRATE; }
 static inline bool init_uses_stage2(student_init i) { return i == INIT_ALIGN_ONLY || i == INIT_TAYLOR_CALIBRATE; }
+/* The Stage 1 components a student with these settings applies (none without Stage 1). */
+static inline unsigned student_stage1_parts(const student_settings *s) {
+    return init_uses_stage1(s->init) ? s->stage1 & STAGE1_ALL : STAGE1_NONE;
+}
+/* "decay,beta,sigma,gate" (any subset, any order; "all", "none"); -1 + error otherwise. */
+int stage1_parts_parse(const char *text, unsigned *out);
+/* "decay,beta,sigma,gate" in the order they run, or "none". */
+const char *stage1_parts_name(unsigned parts, char *buf, size_t size);
+/* Component names in application order: names[i] is bit 1 << i. */
+extern const char *const stage1_part_names[4];
+const char *decay_distance_name(decay_distance_mode m); /* "all" / "no-sink" */
+int decay_distance_parse(const char *name, decay_distance_mode *out);
 
-/* Stage 1 results of one layer (per head arrays [H]). */
+/* Stage 1 results of one layer (per head arrays [H]). The values of a
+ * component that was not applied are NaN. */
 typedef struct {
+    unsigned parts;      /* STAGE1_* components applied */
     double *dist;        /* d_h mean attention distance (clamped >= 0.5) */
+    double *dist_nosink; /* the same without the first key (clamped >= 0.5) */
+    double *sink;        /* mean attention share on the first key */
+    double *decay_dist;  /* the distance the decay used: dist, dist_nosink, or the --half-life override */
     double *entropy;     /* H_h */
     double *conc;        /* c_h concentration in [0, 1] */
     double *tc_rms;      /* teacher per-head output RMS */

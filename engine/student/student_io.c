@@ -129,6 +129,12 @@ cJSON *student_config_json(const student *s) {
     cJSON_AddStringToObject(in, "name", student_init_name(st->init));
     cJSON_AddStringToObject(in, "write_gate", write_gate_name(st->write_gate));
     cJSON_AddNumberToObject(in, "damping", st->damping);
+    cJSON *s1 = cJSON_AddArrayToObject(in, "stage1"); /* the components applied, in order; [] without Stage 1 */
+    for (int i = 0; i < 4; i++)
+        if (student_stage1_parts(st) & (1u << i)) cJSON_AddItemToArray(s1, cJSON_CreateString(stage1_part_names[i]));
+    cJSON_AddStringToObject(in, "decay_distance", decay_distance_name(st->distance));
+    if (st->half_life > 0) cJSON_AddNumberToObject(in, "half_life", st->half_life);
+    else cJSON_AddNullToObject(in, "half_life");
     cJSON_AddNumberToObject(in, "seed", (double)st->seed);
     cJSON_AddStringToObject(in, "rng", "splitmix64 stream per layer (rng_seed2(seed, layer)); Box-Muller normals");
     cJSON *s2 = cJSON_AddObjectToObject(in, "stage2");
@@ -420,6 +426,30 @@ static int parse_settings(const cJSON *g, student_settings *st, const char *wher
     st->damping = v;
     if (json_whole(in, "seed", 0, 18446744073709549568.0 /* the largest double below 2^64 */, &v, where)) return -1;
     st->seed = (uint64_t)v;
+    /* Stage 1 components, distance and half-life override (absent in folders
+     * written before they existed: those applied every component) */
+    const cJSON *s1 = cJSON_GetObjectItem(in, "stage1");
+    if (s1) {
+        if (!cJSON_IsArray(s1)) return gf_fail("%s: graft_student.init.stage1 must be a list of components", where);
+        st->stage1 = STAGE1_NONE;
+        const cJSON *it;
+        cJSON_ArrayForEach(it, s1) {
+            unsigned one;
+            if (!cJSON_IsString(it) || strcmp(it->valuestring, "none") == 0 || strcmp(it->valuestring, "all") == 0 ||
+                stage1_parts_parse(it->valuestring, &one) != 0 || (st->stage1 & one))
+                return gf_fail("%s: graft_student.init.stage1 holds a bad or repeated component", where);
+            st->stage1 |= one;
+        }
+    }
+    const cJSON *dd = cJSON_GetObjectItem(in, "decay_distance");
+    if (dd && (!cJSON_IsString(dd) || decay_distance_parse(dd->valuestring, &st->distance) != 0))
+        return gf_fail("%s: graft_student.init.decay_distance must be \"all\" or \"no-sink\"", where);
+    const cJSON *hl = cJSON_GetObjectItem(in, "half_life");
+    if (hl && !cJSON_IsNull(hl)) {
+        if (!cJSON_IsNumber(hl) || !(hl->valuedouble > 0) || !isfinite(hl->valuedouble))
+            return gf_fail("%s: graft_student.init.half_life must be a positive number or null", where);
+        st->half_life = hl->valuedouble;
+    }
     return 0;
 }
 

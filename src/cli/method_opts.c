@@ -17,6 +17,7 @@ void method_cli_default(method_cli *o) {
     o->chunk = 64;
     o->steps = 300;
     o->keep_best = "train";
+    o->distance = "all";
     split_spec_default(&o->split);
 }
 
@@ -37,8 +38,30 @@ int method_cli_settings(const method_cli *o, long seed, student_init init, stude
     else if (strcmp(o->keep_best, "heldout") == 0) s->keep_best = KEEP_BEST_HELDOUT;
     else return gf_fail("--keep-best must be train or heldout, got '%s'", o->keep_best);
     s->seed = (uint64_t)seed;
+    if (o->stage1 && stage1_parts_parse(o->stage1, &s->stage1) != 0) return -1;
+    if (decay_distance_parse(o->distance, &s->distance) != 0) return -1;
+    if (o->half_life && half_life_parse(o->half_life, &s->half_life) != 0) return -1;
+    if (s->half_life > 0 && !(s->stage1 & STAGE1_DECAY))
+        return gf_fail("--half-life sets the decay: it needs decay among the --stage1 components");
     if (o->split.n_heldout < 0 || o->split.sel_windows < 0 || o->split.eval_windows < 0)
         return gf_fail("--heldout-seqs, --select-windows and --eval-windows must be >= 0");
+    return 0;
+}
+
+int half_life_parse(const char *text, double *out) {
+    char *end;
+    const double v = strtod(text, &end);
+    if (end == text || *end || !(v > 0 && v <= 1e9))
+        return gf_fail("--half-life must be a number of tokens in (0, 1e9], got '%s'", text);
+    *out = v;
+    return 0;
+}
+
+int method_cli_stage1_check(const method_cli *o, student_init init) {
+    if (init_uses_stage1(init)) return 0;
+    if (o->stage1 || o->half_life || strcmp(o->distance, "all") != 0)
+        return gf_fail("--stage1, --distance and --half-life choose Stage 1's parts: init %s has no Stage 1 "
+                       "(taylor-only and taylor-calibrate do)", student_init_name(init));
     return 0;
 }
 

@@ -19,6 +19,8 @@ typedef struct {
     int chunk, steps;
     const char *keep_best;
     split_spec split;
+    /* Stage 1 components (NULL: all), decay distance, half-life override (NULL: none) */
+    const char *stage1, *distance, *half_life;
 } method_cli;
 
 void method_cli_default(method_cli *o);
@@ -38,8 +40,19 @@ void method_cli_default(method_cli *o);
     {"select-windows", OPT_INT, &(o).split.sel_windows, "windows of held-out text scoring ar / ga-s2 (default 8)"}, \
     {"eval-windows", OPT_INT, &(o).split.eval_windows, "evaluation windows (default 64; 0 = to the end)"}
 
-/* Fills settings from the options (seed from --seed); -1 + error on bad values. */
+/* Stage 1 options, kept apart from METHOD_OPTS (convert, select, ablate, race). */
+#define STAGE1_OPTS(o)                                                                                                \
+    {"stage1", OPT_STR, &(o).stage1, "Stage 1 components: any of decay,beta,sigma,gate (default all), or none (ablate: sets A/B/...)"},     \
+    {"distance", OPT_STR, &(o).distance, "distance behind the decay: all (default) or no-sink (without the first key)"}, \
+    {"half-life", OPT_STR, &(o).half_life, "decay override: every head's idle half-life N tokens, A_log = 0 (ablate: rows N,M,...)"}
+
+/* Fills settings from the options (seed from --seed); -1 + error on bad values.
+ * --half-life needs the decay among the components. */
 int method_cli_settings(const method_cli *o, long seed, student_init init, student_settings *out);
+/* -1 + error when --stage1 or --half-life was given for an init without Stage 1. */
+int method_cli_stage1_check(const method_cli *o, student_init init);
+/* Parses a half-life N (> 0, finite, at most 1e9 tokens). */
+int half_life_parse(const char *text, double *out);
 
 /* Progress on stderr when it is a terminal (nothing otherwise). */
 progress_sink cli_progress(void);

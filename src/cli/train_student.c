@@ -69,14 +69,17 @@ int train_student_init_check(const char *init) {
     return student_init_parse(init, &i);
 }
 
+const student_settings *train_student_settings(const train_student *h) { return &h->s.set; }
+
 int train_student_build_as(cli_student *cs, train_student **handle, model *m, const char *init_s,
                            const char *strategy, double keep, const char *calib, const char *text, long seed, int ctx,
-                           char *layers, size_t layers_size) {
+                           char *layers, size_t layers_size, const method_cli *base) {
     memset(cs, 0, sizeof *cs);
     const int L = m->cfg.n_layers;
     student_init init;
     method_cli mo;
     method_cli_default(&mo);
+    if (base) mo = *base;
     student_settings set;
     strategy_spec ss;
     if (student_init_parse(init_s, &init) != 0 || method_cli_settings(&mo, seed, init, &set) != 0 ||
@@ -119,8 +122,14 @@ done:
 
 int train_student_build(cli_student *cs, train_student **handle, model *m, const char *init_s, double keep,
                         const char *calib, long seed, int ctx, char *layers, size_t layers_size) {
+    return train_student_build_with(cs, handle, m, init_s, keep, calib, seed, ctx, layers, layers_size, NULL);
+}
+
+int train_student_build_with(cli_student *cs, train_student **handle, model *m, const char *init_s, double keep,
+                             const char *calib, long seed, int ctx, char *layers, size_t layers_size,
+                             const method_cli *mo) {
     return train_student_build_as(cs, handle, m, init_s, "uniform", keep, calib, NULL, seed, ctx, layers,
-                                  layers_size);
+                                  layers_size, mo);
 }
 
 int train_student_save(const cli_student *cs, train_student *h, const char *out_dir) {

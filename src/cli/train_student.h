@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 
+#include "cli/method_opts.h"
 #include "cli/train_cli.h"
 
 /* 1 when path is a student folder (config.json with "graft_student"). */
@@ -24,13 +25,20 @@ int train_student_init_check(const char *init);
  * strategy (uniform | ar | ga-s2 | manual:0,3) and keep (ignored by manual)
  * exactly as `graft convert` chooses them; ar / ga-s2 score on text (NULL:
  * the calibration file after its calibration part). *layers gets the
- * converted layers as text ("2,4"). */
+ * converted layers as text ("2,4"). mo: the method options (Stage 1
+ * components, ...; NULL: defaults). */
 int train_student_build_as(cli_student *s, train_student **handle, model *m, const char *init, const char *strategy,
                            double keep, const char *calib, const char *text, long seed, int ctx, char *layers,
-                           size_t layers_size);
+                           size_t layers_size, const method_cli *mo);
 /* The same with uniform selection keeping round(keep * L) layers. */
 int train_student_build(cli_student *s, train_student **handle, model *m, const char *init, double keep,
                         const char *calib, long seed, int ctx, char *layers, size_t layers_size);
+/* The same with the method options mo (Stage 1 components, ...; NULL: defaults). */
+int train_student_build_with(cli_student *s, train_student **handle, model *m, const char *init, double keep,
+                             const char *calib, long seed, int ctx, char *layers, size_t layers_size,
+                             const method_cli *mo);
+/* The settings the student was built or saved with. */
+const student_settings *train_student_settings(const train_student *handle);
 /* Writes the trained weights of s back into the student and saves it to out_dir. */
 int train_student_save(const cli_student *s, train_student *handle, const char *out_dir);
 void train_student_close(train_student *handle);

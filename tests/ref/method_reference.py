@@ -9,7 +9,8 @@ Everything is float64 PyTorch on CPU:
      output, the causal attention probabilities, the per-head outputs tc (P V,
      v bias included, before o_proj); its logits are checked against the
      fixture's transformers golden (golden.json) before anything is written;
-  2. METHOD.md section 4 statistics (d, H, c, tc RMS);
+  2. METHOD.md section 4 statistics (d, H, c, tc RMS), and the mean distance
+     without the first key and the share on it (graft's no-sink statistics);
   3. the default init of section 3 drawn with graft's documented generator
      (docs/method.md: splitmix64, stream per layer, Box-Muller; draw order Wa,
      Wb, Wg, A_log, dt), weight transfer with GQA expansion, biases dropped;
@@ -25,6 +26,9 @@ quantities, Wb after Stage 1, y). The C test (tests/unit/test_calibrate.c)
 recomputes all of it in float32 and compares with stated tolerances.
 
     /tmp/hfenv/bin/python tests/ref/method_reference.py
+
+(torch's Linux wheel needs its CUDA libraries importable even on CPU; see
+tests/ref/README.md.)
 """
 
 import json
@@ -146,6 +150,20 @@ def stats(A, tc):
     return d, Hn, c, rms
 
 
+def sink_stats(A):
+    """Without the first key: per row i >= 1, sum_{j>=1} A[i,j] dist / sum_{j>=1} A[i,j]
+    (0.5 for row 0), averaged over rows, clamped >= 0.5; and the share A[i,0]."""
+    TT = A.shape[-1]
+    i = torch.arange(TT, dtype=torch.float64)
+    dist = (i[:, None] - i[None, :]).clamp(min=0.5)
+    rest = A[..., 1:]
+    row = (rest * dist[:, 1:]).sum(-1) / rest.sum(-1).clamp(min=1e-300)
+    row[..., 0] = 0.5
+    d0 = row.mean(dim=(0, 2)).clamp(min=0.5)
+    sink = A[..., 0].mean(dim=(0, 2))
+    return d0, sink
+
+
 # ---------------------------------------------------------------------- GDN
 def gdn(P, x, H, dk, dv, eps_norm=1e-5):
     """Token-by-token recurrence. Returns core output o [B,T,H,dv] and y [B,T,D]."""
@@ -203,7 +221,8 @@ def stage1(P, lay, H, dk, dv, D, mode, damping=0.01):
     alpha = damping * rms_tc / rms_v
     P["wg"] = alpha * P["wv"]
     logit_mean = (x.reshape(-1, D) @ P["wb"].T).mean(0)
-    res = dict(mean_distance=d, entropy=Hn, concentration=c, output_rms=rms, target_g=tg, dt_bias=dtb,
+    d0, sink = sink_stats(lay["A"])
+    res = dict(mean_distance=d, mean_distance_no_sink=d0, sink_share=sink, entropy=Hn, concentration=c, output_rms=rms, target_g=tg, dt_bias=dtb,
                beta_star=bstar, sigma_unclamped=sig_raw, sigma_star=sig, write_logit_mean=logit_mean,
                alpha_star=alpha, rms_tc=rms_tc, rms_v=rms_v, wb=P["wb"].reshape(-1))
     return P, res

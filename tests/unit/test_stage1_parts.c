@@ -1,0 +1,247 @@
+/* Stage 1 piece by piece (student_settings.stage1, .distance, .half_life) on
+ * the qwen2 fixture (2 layers, 5 query heads over 1 KV head, q/k/v biases kept
+ * so that the value scale also touches bv), 2 x 40 random tokens:
+ *   - the four components applied one call at a time, each on what the
+ *     previous left, equal all four in one call, bit for bit;
+ *   - no component equals the init without Stage 1 (taylor-only -> random,
+ *     taylor-calibrate -> align-only, Stage 2 included), bit for bit;
+ *   - each single component changes its own tensors and no other;
+ *   - --half-life N gives every head the idle half-life N (tolerance 1e-6
+ *     relative: dt_bias is stored as float32, ~6e-8 relative, and softplus
+ *     keeps that order; a wrong formula is off by far more);
+ *   - --distance no-sink feeds the decay the no-sink statistic;
+ *   - the component-set parser. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "calibrate/capture.h"
+#include "calibrate/stage1.h"
+#include "core/error.h"
+#include "core/rng.h"
+#include "student/build.h"
+
+enum { SEQS = 2, SEQ_T = 40 };
+
+static model M;
+static teacher_capture CAL;
+
+static int setup(void **state) {
+    (void)state;
+    const char *root = getenv("GRAFT_ROOT");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tests/fixtures/hf/qwen2", root ? root : ".");
+    if (model_load(&M, path, NULL) != 0) return -1;
+    int ids[SEQS * SEQ_T];
+    rng64 r;
+    rng_seed2(&r, 5, 0);
+    for (int i = 0; i < SEQS * SEQ_T; i++) ids[i] = 3 + (int)(rng_uniform(&r) * (M.cfg.vocab_size - 3));
+    return teacher_capture_run(&CAL, &M, ids, SEQS, SEQ_T, 1, NULL);
+}
+
+static int teardown(void **state) {
+    (void)state;
+    teacher_capture_free(&CAL);
+    model_free(&M);
+    return 0;
+}
+
+/* A student of both layers under init / components / override (Stage 2: 3 steps). */
+static void build(student *s, student_init init, unsigned parts, double half_life, decay_distance_mode dist) {
+    student_settings set;
+    student_settings_default(&set);
+    set.init = init;
+    set.stage1 = parts;
+    set.half_life = half_life;
+    set.distance = dist;
+    set.qkv_bias = 1;
+    set.chunk = 16;
+    set.steps = 3;
+    assert_int_equal(student_init_empty(s, &M, &set), 0);
+    bool all[2] = {true, true};
+    assert_int_equal(student_build_layers(s, all, &CAL, NULL, NULL), 0);
+}
+
+static void same_params(const student *a, const student *b) {
+    for (int l = 0; l < a->L; l++) {
+        assert_int_equal(a->layers[l].n, b->layers[l].n);
+        if (memcmp(a->layers[l].block, b->layers[l].block, a->layers[l].n * sizeof(float)) != 0)
+            fail_msg("layer %d: parameters differ", l);
+    }
+}
+
+static void one_call_at_a_time_equals_all(void **state) {
+    (void)state;
+    student all, step;
+    build(&all, INIT_TAYLOR_ONLY, STAGE1_ALL, 0, DECAY_DISTANCE_ALL);
+    build(&step, INIT_RANDOM, STAGE1_ALL, 0, DECAY_DISTANCE_ALL); /* the default init, no Stage 1 */
+    for (int l = 0; l < step.L; l++)
+        for (int i = 0; i < 4; i++) {
+            step.set.stage1 = 1u << i;
+            assert_int_equal(stage1_apply(&step, l, &step.layers[l], &CAL, &step.rep[l].s1), 0);
+            assert_int_equal(step.rep[l].s1.parts, 1u << i);
+        }
+    same_params(&all, &step);
+    student_free(&all);
+    student_free(&step);
+}
+
+static void none_equals_no_stage1(void **state) {
+    (void)state;
+    student a, b;
+    build(&a, INIT_TAYLOR_ONLY, STAGE1_NONE, 0, DECAY_DISTANCE_ALL);
+    build(&b, INIT_RANDOM, STAGE1_ALL, 0, DECAY_DISTANCE_ALL);
+    same_params(&a, &b);
+    assert_false(a.rep[0].has_stage1);
+    student_free(&a);
+    student_free(&b);
+    build(&a, INIT_TAYLOR_CALIBRATE, STAGE1_NONE, 0, DECAY_DISTANCE_ALL);
+    build(&b, INIT_ALIGN_ONLY, STAGE1_ALL, 0, DECAY_DISTANCE_ALL);
+    same_params(&a, &b);
+    for (int l = 0; l < a.L; l++) {
+        assert_true(a.rep[l].has_stage2);
+        assert_int_equal(a.rep[l].s2.best_step, b.rep[l].s2.best_step);
+        assert_memory_equal(a.rep[l].s2.loss, b.rep[l].s2.loss, (size_t)(a.rep[l].s2.steps + 1) * sizeof(float));
+    }
+    student_free(&a);
+    student_free(&b);
+}
+
+/* the tensors of each component: decay {A_log, dt_bias}, beta {Wb}, sigma {Wv, bv}, gate {Wg} */
+typedef struct {
+    const char *name;
+    size_t off, n;  /* in floats from block */
+    unsigned owner;
+} tensor_span;
+
+static int spans(const student *s, int l, tensor_span *out) {
+    const gdn_params *p = &s->layers[l];
+    const gdn_config *c = &s->gcfg;
+    const size_t HD = (size_t)c->H * c->D, HVD = (size_t)c->H * c->dv * c->D, HK = (size_t)c->H * c->dk;
+    int k = 0;
+#define SPAN(nm, ptr, cnt, own) out[k++] = (tensor_span){nm, (size_t)((ptr) - p->block), cnt, own}
+    SPAN("wq", p->wq, HK * c->D, 0);
+    SPAN("wk", p->wk, HK * c->D, 0);
+    SPAN("wv", p->wv, HVD, STAGE1_SIGMA);
+    SPAN("wg", p->wg, HVD, STAGE1_GATE);
+    SPAN("wa", p->wa, HD, 0);
+    SPAN("wb", p->wb, HD, STAGE1_BETA);
+    SPAN("bq", p->bq, HK, 0);
+    SPAN("bk", p->bk, HK, 0);
+    SPAN("bv", p->bv, (size_t)c->H * c->dv, STAGE1_SIGMA);
+    SPAN("a_log", p->a_log, (size_t)c->H, STAGE1_DECAY);
+    SPAN("dt_bias", p->dt_bias, (size_t)c->H, STAGE1_DECAY);
+    SPAN("w_norm", p->w_norm, (size_t)c->dv, 0);
+    SPAN("wo", p->wo, (size_t)c->D * c->H * c->dv, 0);
+#undef SPAN
+    return k;
+}
+
+static void single_component_touches_only_its_tensors(void **state) {
+    (void)state;
+    student base;
+    build(&base, INIT_RANDOM, STAGE1_ALL, 0, DECAY_DISTANCE_ALL);
+    assert_non_null(base.layers[0].bv); /* the fixture keeps q/k/v biases: sigma scales bv too */
+    for (int i = 0; i < 4; i++) {
+        const unsigned part = 1u << i;
+        student one;
+        build(&one, INIT_TAYLOR_ONLY, part, 0, DECAY_DISTANCE_ALL);
+        for (int l = 0; l < one.L; l++) {
+            tensor_span sp[16];
+            const int n = spans(&one, l, sp);
+            size_t covered = 0;
+            for (int t = 0; t < n; t++) {
+                covered += sp[t].n;
+                const bool same = memcmp(one.layers[l].block + sp[t].off, base.layers[l].block + sp[t].off,
+                                         sp[t].n * sizeof(float)) == 0;
+                if (sp[t].owner == part && same)
+                    fail_msg("component %s left its tensor %s unchanged (layer %d)", stage1_part_names[i], sp[t].name, l);
+                if (sp[t].owner != part && !same)
+                    fail_msg("component %s changed %s (layer %d), not its own", stage1_part_names[i], sp[t].name, l);
+            }
+            assert_int_equal(covered, one.layers[l].n); /* every float of the block was checked */
+            /* the report: its own values set, the others NaN */
+            const stage1_result *r = &one.rep[l].s1;
+            assert_int_equal(isnan(r->dt_bias[0]), part != STAGE1_DECAY);
+            assert_int_equal(isnan(r->beta_star[0]), part != STAGE1_BETA);
+            assert_int_equal(isnan(r->sigma_star[0]), part != STAGE1_SIGMA);
+            assert_int_equal(isnan(r->alpha_star), part != STAGE1_GATE);
+            assert_true(isfinite(r->dist[0]) && isfinite(r->dist_nosink[0]) && isfinite(r->sink[0]));
+        }
+        student_free(&one);
+    }
+    student_free(&base);
+}
+
+static void half_life_override(void **state) {
+    (void)state;
+    const double Ns[] = {0.75, 7.0, 64.0, 4096.0}; /* beyond the statistic's clamp on both sides too */
+    for (size_t q = 0; q < sizeof Ns / sizeof *Ns; q++) {
+        student s;
+        build(&s, INIT_TAYLOR_ONLY, STAGE1_ALL, Ns[q], DECAY_DISTANCE_ALL);
+        for (int l = 0; l < s.L; l++)
+            for (int h = 0; h < s.gcfg.H; h++) {
+                const double hl = s.rep[l].half_life[h];
+                if (!isfinite(hl) || fabs(hl - Ns[q]) > 1e-6 * Ns[q])
+                    fail_msg("--half-life %g: layer %d head %d has half-life %.9g", Ns[q], l, h, hl);
+                assert_true(s.layers[l].a_log[h] == 0.0f);
+                assert_true(s.rep[l].s1.decay_dist[h] == Ns[q]);
+            }
+        student_free(&s);
+    }
+}
+
+static void no_sink_distance_sets_the_decay(void **state) {
+    (void)state;
+    student s;
+    build(&s, INIT_TAYLOR_ONLY, STAGE1_DECAY, 0, DECAY_DISTANCE_NO_SINK);
+    int differs = 0;
+    for (int l = 0; l < s.L; l++)
+        for (int h = 0; h < s.gcfg.H; h++) {
+            const stage1_result *r = &s.rep[l].s1;
+            assert_true(r->decay_dist[h] == r->dist_nosink[h]);
+            const double g = fmin(fmax(log(2.0) / r->dist_nosink[h], 1e-3), 5.0);
+            assert_true(r->target_g[h] == g);
+            differs += fabs(r->dist_nosink[h] - r->dist[h]) > 1e-3;
+        }
+    assert_true(differs > 0); /* the fixture's heads do put attention on the first key */
+    student_free(&s);
+}
+
+static void parse_component_sets(void **state) {
+    (void)state;
+    unsigned p;
+    assert_int_equal(stage1_parts_parse("gate,decay", &p), 0);
+    assert_int_equal(p, STAGE1_GATE | STAGE1_DECAY);
+    assert_int_equal(stage1_parts_parse("none", &p), 0);
+    assert_int_equal(p, STAGE1_NONE);
+    assert_int_equal(stage1_parts_parse("all", &p), 0);
+    assert_int_equal(p, STAGE1_ALL);
+    assert_int_equal(stage1_parts_parse("decay,beta,sigma,gate", &p), 0);
+    assert_int_equal(p, STAGE1_ALL);
+    assert_int_equal(stage1_parts_parse("decay,", &p), -1);
+    assert_int_equal(stage1_parts_parse("decay,decay", &p), -1);
+    assert_int_equal(stage1_parts_parse("alpha", &p), -1);
+    assert_int_equal(stage1_parts_parse("", &p), -1);
+    char buf[64];
+    assert_string_equal(stage1_parts_name(STAGE1_BETA | STAGE1_GATE, buf, sizeof buf), "beta,gate");
+    assert_string_equal(stage1_parts_name(STAGE1_NONE, buf, sizeof buf), "none");
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(one_call_at_a_time_equals_all),
+        cmocka_unit_test(none_equals_no_stage1),
+        cmocka_unit_test(single_component_touches_only_its_tensors),
+        cmocka_unit_test(half_life_override),
+        cmocka_unit_test(no_sink_distance_sets_the_decay),
+        cmocka_unit_test(parse_component_sets),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
