@@ -123,7 +123,7 @@ int cmd_convert(int argc, char **argv) {
     if (method_capture(m, &sp, &cal, &held, &pr) != 0) goto fail;
     if (student_init_empty(&s, m, &set) != 0) goto fail;
     s.m = m;
-    if (method_select_and_build(&s, &sel, &ss, k, &sp, &cal, &held, mo.split.ctx, &pr) != 0) goto fail;
+    if (method_select_and_build(&s, &sel, &ss, k, &sp, &cal, &held, mo.split.ctx, &pr, NULL) != 0) goto fail;
 
     cJSON *rep = student_report_json(&s);
     cJSON_AddItemToObject(rep, "selection", selection_json(&sel));

@@ -1,5 +1,6 @@
 /* graft download REPO[@REV][:PATH] [--include GLOB]... [--revision REV] [--json] [--quiet]
  * Prints the local snapshot folder (or, with --json, the path, commit and files). */
+#include <stdatomic.h>
 #include <cjson/cJSON.h>
 #include <signal.h>
 #include <stdio.h>
@@ -15,10 +16,10 @@
 #include "hub/progress_bar.h"
 #include "hub/repo_ref.h"
 
-static volatile int cancel_flag;
+static atomic_int cancel_flag; /* lock-free: a signal handler may set it */
 static void on_sigint(int sig) {
-    cancel_flag = 1;   /* the transfer stops; its partial file stays for a resume */
-    cli_record_stop(sig); /* then main ends the process by the signal (130) */
+    atomic_store(&cancel_flag, 1); /* the transfer stops; its partial file stays for a resume */
+    cli_record_stop(sig);          /* then main ends the process by the signal (130) */
 }
 
 /* --events: every hub_event as one JSON line on stderr, for scripts and tests. */

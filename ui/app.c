@@ -1,10 +1,12 @@
 /* The curses main loop: poll stdin and the job wake pipe, apply events, redraw
- * at most refresh_hz times a second and only when something changed. Only
+ * at most refresh_hz times a second after anything changed (every event,
+ * the end of a job included; the clock and the meter once a second). Only
  * this thread calls curses; it never waits on a job. */
 #define NCURSES_WIDECHAR 1
 #include "app.h"
 
 #include <curses.h>
+#include <term.h>
 #include <errno.h>
 #include <locale.h>
 #include <poll.h>
@@ -21,6 +23,7 @@
 #include "keys.h"
 #include "persist/persist.h"
 #include "ui.h"
+#include "workbench/session.h"
 
 static int translate_key(int ch) {
     switch (ch) {
@@ -48,9 +51,36 @@ static int translate_key(int ch) {
 static bool drain_events(app_state *st, job_runner *jr) {
     bool changed = false;
     job_clear_wake(jr);
-    event ev;
-    while (job_pop_event(jr, &ev)) changed |= app_state_apply_event(st, &ev);
+    event *ev = gf_malloc(sizeof *ev); /* about 1.5 kB */
+    while (job_pop_event(jr, ev)) changed |= app_apply_event(st, ev);
+    free(ev);
     return changed;
+}
+
+int ui_terminal_check(char *why, size_t n) {
+    const char *term = getenv("TERM");
+    int err = 0;
+    if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+        snprintf(why, n, "the workbench needs a terminal on stdin and stdout (scripts: use the other subcommands, or --snapshot)");
+        return -1;
+    }
+    if (!term || !term[0]) {
+        snprintf(why, n, "TERM is not set: the workbench needs a terminal that can move the cursor (e.g. TERM=xterm-256color)");
+        return -1;
+    }
+    if (setupterm(NULL, STDOUT_FILENO, &err) != OK) {
+        snprintf(why, n, "the terminal TERM=%s is unknown here (try TERM=xterm-256color)", term);
+        return -1;
+    }
+    const char *cup = tigetstr("cup");
+    bool ok = cup && cup != (const char *)-1;
+    del_curterm(cur_term);
+    if (!ok) {
+        snprintf(why, n, "the terminal TERM=%s cannot move the cursor; use another terminal, graft's other "
+                         "commands, or graft tui --snapshot", term);
+        return -1;
+    }
+    return 0;
 }
 
 /* Reads every pending key / mouse / resize; returns true when the frame changed. */
@@ -74,11 +104,10 @@ static bool read_input(ui *u, grid *g) {
     return changed;
 }
 
-int ui_run(app_state *st, job_runner *jr) {
+int ui_run(app_state *st, job_runner *jr, ui_prefs *prefs) {
     setlocale(LC_ALL, "");
     if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
         return gf_fail("the workbench needs a terminal on stdin and stdout (scripts: use the other subcommands, or --snapshot)");
-    persist_load_settings(st);
     SCREEN *scr = newterm(NULL, stdout, stdin);
     if (!scr) return gf_fail("cannot start the terminal UI (TERM=%s)", getenv("TERM") ? getenv("TERM") : "unset");
     set_term(scr);
@@ -97,22 +126,23 @@ int ui_run(app_state *st, job_runner *jr) {
         use_default_colors();
         n_colors = COLORS;
     }
-    theme th = {.palette = st->palette};
+    theme th = {.palette = prefs->palette};
     theme_detect(&th, n_colors);
     ui u;
-    ui_init(&u, st, jr, th);
+    ui_init(&u, st, jr, prefs, th);
     grid g;
     grid_init(&g, COLS, LINES);
-    int hz = st->refresh_hz > 0 && st->refresh_hz <= 30 ? st->refresh_hz : 30;
-    double frame = 1.0 / hz, last_draw = 0;
+    int hz = prefs->refresh_hz > 0 && prefs->refresh_hz <= 30 ? prefs->refresh_hz : 30;
+    double frame = 1.0 / hz, last_draw = 0, last_tick = 0;
     bool dirty = true;
-    long seen_log = st->log_total;
+    long seen_log = st->log.total;
+    meter_sample(&u.meter, clock_now_s(), 0);
     /* GRAFT_UI_TRACE=FILE: one line per frame with its timings (for benchmarks) */
     const char *trace_path = getenv("GRAFT_UI_TRACE");
     FILE *trace = trace_path && trace_path[0] ? fopen(trace_path, "w") : NULL;
     if (trace) setvbuf(trace, NULL, _IOLBF, 0);
     cli_catch_stop_signals(); /* Ctrl-C quits like q: terminal restored, session saved, then exit 130 */
-    while (!u.quit && !*cli_stop_flag()) {
+    while (!u.quit && !atomic_load(cli_stop_flag())) {
         int timeout_ms = 1000;
         if (dirty) {
             double wait = last_draw + frame - clock_now_s();
@@ -124,13 +154,18 @@ int ui_run(app_state *st, job_runner *jr) {
         if (fds[0].revents & (POLLHUP | POLLERR | POLLNVAL)) break; /* the terminal went away */
         u.now = clock_now_s();
         if (fds[1].revents & POLLIN && drain_events(st, jr)) {
-            dirty = true;
+            dirty = true; /* every event redraws, a job's end and a cancel included */
             u.last_event = u.now;
         }
-        if (job_running(jr) && u.now - last_draw >= 1.0) dirty = true; /* eta and staleness tick */
+        if (u.now - last_tick >= 1.0) { /* the clock: elapsed time, ETA, staleness, the meter */
+            last_tick = u.now;
+            app_job_tick(st, u.now);
+            meter_sample(&u.meter, u.now, 0.9);
+            dirty = true;
+        }
         dirty |= read_input(&u, &g); /* also after EINTR: SIGWINCH queues KEY_RESIZE */
-        if (st->log_total != seen_log) {
-            seen_log = st->log_total;
+        if (st->log.total != seen_log) {
+            seen_log = st->log.total;
             dirty = true;
         }
         if (dirty && clock_now_s() - last_draw >= frame) {
@@ -153,7 +188,7 @@ int ui_run(app_state *st, job_runner *jr) {
         job_wait(jr);
         drain_events(st, jr);
     }
-    persist_save_settings(st);
+    persist_save_settings(prefs);
     persist_save_session(st);
     return 0;
 }

@@ -7,7 +7,7 @@
 #include <time.h>
 
 #include "core/error.h"
-#include "ui.h"
+#include "workbench/wb_event.h"
 
 /* Deterministic noise in [0,1) (a 64-bit LCG), so demo screens are reproducible. */
 static double noise(unsigned long long *s) {
@@ -31,53 +31,76 @@ static void synth_head(int L, int H, int n_layers, unsigned long long *seed, dou
     out[MET_ALIGN_LOSS] = 0.01 + 0.1 * noise(seed) * (1 + depth);
 }
 
+static void demo_row(teacher_state *t, const char *init, double ppl, double hl) {
+    result_row r;
+    result_row_init(&r);
+    r.kind = RUN_EVALUATE;
+    snprintf(r.teacher, sizeof r.teacher, "%s", t->name);
+    snprintf(r.strategy, sizeof r.strategy, "uniform");
+    r.keep = 0.5;
+    snprintf(r.init, sizeof r.init, "%s", init);
+    r.stage2_steps = strcmp(init, "random") ? 300 : 0;
+    snprintf(r.corpus, sizeof r.corpus, "tinystories-valid.txt");
+    r.eval_windows = 32;
+    r.ctx = 256;
+    r.ppl = ppl;
+    r.hl_mean = hl, r.hl_med = hl / 2, r.hl_max = hl * 8;
+    snprintf(r.kept, sizeof r.kept, "0,2,4,6,8,10,12,14,16,18,20,22,24,26");
+    teacher_add_result(t, &r);
+}
+
 void demo_fill(app_state *st, int n_layers, int n_heads) {
-    snprintf(st->teacher, sizeof st->teacher, "demo/Synthetic-%dL @main", n_layers);
-    snprintf(st->shape, sizeof st->shape, "%d layers, %d heads (2 KV)", n_layers, n_heads);
-    snprintf(st->device, sizeof st->device, "cpu 2 threads");
+    char key[64];
+    snprintf(key, sizeof key, "demo/Synthetic-%dL", n_layers);
+    teacher_state *t = app_teacher(st, key);
+    app_switch(st, t);
+    snprintf(t->name, sizeof t->name, "demo/Synthetic-%dL @main", n_layers);
+    snprintf(t->arg, sizeof t->arg, "%s", key);
+    snprintf(t->model_arg, sizeof t->model_arg, "%s", key);
+    t->loaded = true;
+    snprintf(t->shape, sizeof t->shape, "%d layers · %d heads (2 KV)", n_layers, n_heads);
     const char *lines[] = {"synthetic statistics (graft tui --demo): no model is loaded",
                            "hidden 1536, intermediate 8960, vocab 151936, rope theta 1e6",
                            "tied embeddings, bf16 weights, 1.54 B parameters"};
-    app_state_set_teacher_lines(st, lines, 3);
-    snprintf(st->strategy, sizeof st->strategy, "uniform");
-    st->keep_ratio = 0.5;
+    teacher_state_set_lines(t, lines, 3);
     snprintf(st->corpus, sizeof st->corpus, "tinystories-valid.txt");
-    app_state_set_shape(st, n_layers, n_heads);
-    int t = app_state_init_index(st, "teacher");
-    int r = app_state_init_index(st, "random");
-    int c = app_state_init_index(st, "taylor-calibrate");
+    teacher_state_set_shape(t, n_layers, n_heads);
+    snprintf(t->strategy, sizeof t->strategy, "uniform");
+    t->keep_ratio = 0.5;
+    t->kv_heads = 2, t->head_dim = 128, t->kv_bytes = 2;
+    int te = teacher_init_index(t, "teacher");
+    int r = teacher_init_index(t, "random");
+    int c = teacher_init_index(t, "taylor-calibrate");
     unsigned long long seed = 42;
     bool *kept = gf_calloc((size_t)n_layers, sizeof *kept);
-    st->layer_score = gf_calloc((size_t)n_layers, sizeof *st->layer_score);
     for (int L = 0; L < n_layers; L++) {
         kept[L] = L % 2 == 0;
-        st->layer_score[L] = 0.2 + 0.8 * noise(&seed);
         for (int H = 0; H < n_heads; H++) {
             double v[MET_COUNT];
             synth_head(L, H, n_layers, &seed, v);
             size_t i = (size_t)L * n_heads + H;
-            for (int m = MET_MEAN_DIST; m <= MET_OUT_RMS; m++) app_state_metric(st, t, (head_metric)m)[i] = v[m];
-            for (int m = MET_HALFLIFE_IDLE; m < MET_COUNT; m++) app_state_metric(st, c, (head_metric)m)[i] = v[m];
+            for (int m = MET_MEAN_DIST; m <= MET_OUT_RMS; m++) teacher_metric(t, te, (head_metric)m)[i] = v[m];
+            for (int m = MET_HALFLIFE_IDLE; m < MET_COUNT; m++) teacher_metric(t, c, (head_metric)m)[i] = v[m];
             /* a random init: half-lives unrelated to the teacher's distances */
-            app_state_metric(st, r, MET_HALFLIFE_IDLE)[i] = exp(10 * noise(&seed));
-            app_state_metric(st, r, MET_HALFLIFE_DATA)[i] = exp(8 * noise(&seed));
+            teacher_metric(t, r, MET_HALFLIFE_IDLE)[i] = exp(10 * noise(&seed));
+            teacher_metric(t, r, MET_HALFLIFE_DATA)[i] = exp(8 * noise(&seed));
         }
     }
-    app_state_set_kept(st, kept);
+    teacher_set_kept(t, kept);
     free(kept);
+    snprintf(t->stats_corpus, sizeof t->stats_corpus, "%s", st->corpus);
     for (int s = 0; s < 2; s++)
         for (int k = 0; k <= 60; k++) {
             double x = k * 8000.0, base = s ? 0.9 : 0.75;
-            app_state_add_point(st, s ? "race/random" : "race/taylor-calibrate", x, 0.1 + base * exp(-k / (s ? 18.0 : 10.0)));
+            teacher_add_point(t, s ? "race/random" : "race/taylor-calibrate", x, 0.1 + base * exp(-k / (s ? 18.0 : 10.0)));
         }
-    const char *hdr[] = {"strategy", "keep", "init", "ppl", "KL/token", "tokens"};
-    app_state_set_result_header(st, hdr, 6);
-    const char *r1[] = {"uniform", "50%", "random", "21.4", "0.142", "400k"};
-    const char *r2[] = {"uniform", "50%", "taylor-calibrate", "18.9", "0.109", "328k"};
-    app_state_add_result(st, r1, 6);
-    app_state_add_result(st, r2, 6);
-    demo_fill_method(st);
-    app_state_log(st, "demo: synthetic data for %d layers x %d heads", n_layers, n_heads);
+    t->teacher_ppl = 17.2;
+    snprintf(t->ppl_corpus, sizeof t->ppl_corpus, "%s", st->corpus);
+    t->ppl_windows = 32, t->ppl_ctx = 256;
+    demo_row(t, "random", 21.4, 131.9);
+    demo_row(t, "taylor-calibrate", 18.9, 70.0);
+    demo_fill_method(t);
+    app_log(st, LOG_INFO, "demo: synthetic data for %d layers x %d heads", n_layers, n_heads);
 }
 
 static void nap_ms(int ms) {
@@ -91,6 +114,16 @@ typedef struct {
 
 static demo_shape shape_arg; /* one demo job at a time: the runner refuses a second */
 
+static void emit_head(job_ctx *ctx, head_metric m, int l, int h, double v) {
+    wb_event e = {.kind = WB_HEAD_VALUE};
+    snprintf(e.u.head_value.init, sizeof e.u.head_value.init, "teacher");
+    e.u.head_value.metric = m;
+    e.u.head_value.layer = l;
+    e.u.head_value.head = h;
+    e.u.head_value.value = v;
+    wb_emit(ctx, &e);
+}
+
 static int demo_stats_job(job_ctx *ctx, void *arg) {
     demo_shape *s = arg;
     unsigned long long seed = 7;
@@ -100,8 +133,8 @@ static int demo_stats_job(job_ctx *ctx, void *arg) {
         for (int H = 0; H < s->n_heads; H++) {
             double v[MET_COUNT];
             synth_head(L, H, s->n_layers, &seed, v);
-            job_stat(ctx, "mean_dist", L, H, v[MET_MEAN_DIST]);
-            job_stat(ctx, "entropy", L, H, v[MET_ENTROPY]);
+            emit_head(ctx, MET_MEAN_DIST, L, H, v[MET_MEAN_DIST]);
+            emit_head(ctx, MET_ENTROPY, L, H, v[MET_ENTROPY]);
         }
         job_progress(ctx, L + 1, s->n_layers, "layers");
         nap_ms(120);
@@ -113,8 +146,11 @@ static int demo_loss_job(job_ctx *ctx, void *arg) {
     (void)arg;
     for (int k = 0; k < 200; k++) {
         if (job_cancelled(ctx)) return gf_fail("cancelled at step %d", k);
-        job_loss(ctx, "calib", k, 0.05 + 0.4 * exp(-k / 30.0));
-        job_loss(ctx, "held-out", k, 0.06 + 0.4 * exp(-k / 33.0));
+        wb_event e = {.kind = WB_RACE_POINT};
+        snprintf(e.u.race_point.init, sizeof e.u.race_point.init, "demo");
+        e.u.race_point.tokens = k;
+        e.u.race_point.loss = 0.05 + 0.4 * exp(-k / 30.0);
+        wb_emit(ctx, &e);
         job_progress(ctx, k + 1, 200, "steps");
         nap_ms(40);
     }
@@ -132,20 +168,22 @@ static int demo_count_job(job_ctx *ctx, void *arg) {
     return 0;
 }
 
-int demo_run(app_state *st, job_runner *jr, int screen) {
-    shape_arg = (demo_shape){st->n_layers, st->n_heads};
+int demo_run(app_state *st, job_runner *jr, wb_action a) {
+    teacher_state *t = app_cur(st);
+    if (!t) return gf_fail("no demo teacher");
+    shape_arg = (demo_shape){t->n_layers, t->n_heads};
     if (job_running(jr)) return job_start(jr, "busy", demo_count_job, NULL); /* sets the refusal message */
-    if (screen == SCR_STATS) {
-        int t = app_state_init_index(st, "teacher");
+    if (a == ACT_STATS) {
+        int te = teacher_init_index(t, "teacher");
         for (int m = MET_MEAN_DIST; m <= MET_ENTROPY; m++) {
-            double *mat = app_state_metric(st, t, (head_metric)m);
-            for (int i = 0; mat && i < st->n_layers * st->n_heads; i++) mat[i] = NAN;
+            double *mat = teacher_metric(t, te, (head_metric)m);
+            for (int i = 0; mat && i < t->n_layers * t->n_heads; i++) mat[i] = NAN;
         }
-        return job_start(jr, "stats", demo_stats_job, &shape_arg);
+        return app_start_job(st, jr, "stats", demo_stats_job, &shape_arg, t);
     }
-    if (screen == SCR_ALIGN || screen == SCR_RECOVER) {
-        for (int i = 0; i < st->n_series; i++) st->series[i].n = 0;
-        return job_start(jr, "align", demo_loss_job, NULL);
+    if (a == ACT_ALIGN || a == ACT_RACE) {
+        teacher_clear_series(t, "race/");
+        return app_start_job(st, jr, "align", demo_loss_job, NULL, t);
     }
-    return job_start(jr, "count", demo_count_job, NULL);
+    return app_start_job(st, jr, "count", demo_count_job, NULL, t);
 }

@@ -5,13 +5,14 @@
 #ifndef GRAFT_UI_DEMO_H
 #define GRAFT_UI_DEMO_H
 
-#include "app_state.h"
+#include "workbench/state.h"
 
+/* Makes a demo teacher current in st and fills it. */
 void demo_fill(app_state *st, int n_layers, int n_heads);
 /* Calibrate / Align demo data (ui/demo_method.c); demo_fill calls it. */
-void demo_fill_method(app_state *st);
-/* app_run_fn for demo mode: Enter on Stats recomputes the statistics slowly,
- * on Align / Recover streams a loss curve, elsewhere a generic counting job. */
-int demo_run(app_state *st, job_runner *jr, int screen);
+void demo_fill_method(teacher_state *t);
+/* app_run_fn for demo mode: statistics recomputed slowly, a loss curve for
+ * Align / Recover, a counting job elsewhere. */
+int demo_run(app_state *st, job_runner *jr, wb_action a);
 
 #endif

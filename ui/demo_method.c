@@ -8,19 +8,19 @@
 
 static double softplus_inv(double y) { return y > 20 ? y : log(expm1(y)); }
 
-void demo_fill_method(app_state *st) {
-    const int L = st->n_layers, H = st->n_heads;
-    const int t = app_state_init_index(st, "teacher");
-    const double *d = app_state_metric(st, t, MET_MEAN_DIST), *ent = app_state_metric(st, t, MET_ENTROPY),
-                 *conc = app_state_metric(st, t, MET_CONCENTRATION);
+void demo_fill_method(teacher_state *ts) {
+    const int L = ts->n_layers, H = ts->n_heads;
+    const int t = teacher_init_index(ts, "teacher");
+    const double *d = teacher_metric(ts, t, MET_MEAN_DIST), *ent = teacher_metric(ts, t, MET_ENTROPY),
+                 *conc = teacher_metric(ts, t, MET_CONCENTRATION);
     if (!d || L > 1024) return;
     bool conv[1024];
-    app_state_converted(st, conv);
+    teacher_converted(ts, conv);
     int n_cal = 0;
     for (int l = 0; l < L; l++) {
         if (!conv[l]) continue;
         if (n_cal < 5) { /* the first five converted layers calibrated, the rest pending */
-            calib_layer *c = method_calib(&st->method, L, H, l);
+            calib_layer *c = method_calib(&ts->method, L, H, l);
             for (int h = 0; h < H; h++) {
                 const size_t i = (size_t)l * H + h;
                 const double dh = d[i] < 0.5 ? 0.5 : d[i], cc = conc[i];
@@ -43,15 +43,12 @@ void demo_fill_method(app_state *st) {
             c->done = true;
         }
         n_cal++;
-        char name[48];
         for (int k = 0; k <= 60; k++) {
             const double base = 0.02 * (1 + l / 10.0);
-            snprintf(name, sizeof name, "align/%d/calib", l);
-            method_state_loss(&st->method, L, name, k * 5, base * (0.4 + 0.6 * exp(-k / 12.0)));
-            snprintf(name, sizeof name, "align/%d/held-out", l);
-            method_state_loss(&st->method, L, name, k * 5, base * (0.5 + 0.6 * exp(-k / 14.0)));
+            method_align_point(&ts->method, L, l, k * 5, base * (0.4 + 0.6 * exp(-k / 12.0)),
+                               base * (0.5 + 0.6 * exp(-k / 14.0)));
         }
-        align_layer *a = method_align(&st->method, L, l);
+        align_layer *a = method_align(&ts->method, L, l);
         const double v[AL_COUNT] = {
             [AL_STEPS] = 300, [AL_BEST_STEP] = 300, [AL_BEST_LOSS] = a->loss[a->n - 1],
             [AL_BEST_HELDOUT] = a->held[a->n - 1], [AL_WB_BEFORE] = 0.0105, [AL_WB_AFTER] = 0.0105 * (1.2 + 0.05 * l),
@@ -60,7 +57,7 @@ void demo_fill_method(app_state *st) {
         };
         for (int f = 0; f < AL_COUNT; f++) a->v[f] = v[f];
     }
-    snprintf(st->method.align_ran, sizeof st->method.align_ran, "taylor-calibrate");
-    snprintf(st->method.align_outcome, sizeof st->method.align_outcome, "done");
-    snprintf(st->method.calib_outcome, sizeof st->method.calib_outcome, "done");
+    snprintf(ts->method.align_ran, sizeof ts->method.align_ran, "taylor-calibrate");
+    snprintf(ts->method.align_outcome, sizeof ts->method.align_outcome, "done");
+    snprintf(ts->method.calib_outcome, sizeof ts->method.calib_outcome, "done");
 }

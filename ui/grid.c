@@ -13,6 +13,7 @@ static const cell blank = {" ", COLOR_DEFAULT, COLOR_DEFAULT, 0};
 void grid_init(grid *g, int w, int h) {
     g->w = g->h = 0;
     g->cells = NULL;
+    g->ellipsis = "\u2026";
     grid_resize(g, w, h);
 }
 
@@ -86,19 +87,29 @@ void grid_put(grid *g, int x, int y, const char *glyph, style s) {
 int grid_text(grid *g, int x, int y, int max_w, const char *utf8, style s) {
     int col = 0;
     if (max_w > g->w - x) max_w = g->w - x;
-    for (const char *p = utf8; *p && col < max_w;) {
+    const char *p = utf8;
+    while (*p && col < max_w) {
         int n = utf8_seq_len(p);
         char buf[5];
         memcpy(buf, p, (size_t)n);
         buf[n] = 0;
-        p += n;
         if ((unsigned char)buf[0] < 0x20) strcpy(buf, " "); /* control characters never reach the screen */
         int w = glyph_columns(buf, n);
-        if (w == 0) continue;          /* a cell holds one glyph: combining marks are left out */
-        if (col + w > max_w) break;    /* a wide glyph that does not fit whole is not drawn */
+        if (col + w > max_w) break; /* a wide glyph that does not fit whole is not drawn */
+        p += n;
+        if (w == 0) continue;       /* a cell holds one glyph: combining marks are left out */
         grid_put(g, x + col, y, buf, s);
         if (w == 2) grid_put_continuation(g, x + col + 1, y, s);
         col += w;
+    }
+    if (*p && col > 0 && g->ellipsis) { /* cut short: say so, in the last column */
+        cell *last = grid_at(g, x + col - 1, y);
+        if (last && !last->ch[0] && col >= 2) { /* over a wide glyph: replace it whole */
+            grid_put(g, x + col - 2, y, g->ellipsis, s);
+            grid_put(g, x + col - 1, y, " ", s);
+        } else {
+            grid_put(g, x + col - 1, y, g->ellipsis, s);
+        }
     }
     return col;
 }

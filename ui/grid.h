@@ -26,6 +26,7 @@ typedef struct {
 typedef struct {
     int w, h;
     cell *cells; /* [h, w] */
+    const char *ellipsis; /* the glyph that ends text cut short ("…", or "~" in ASCII) */
 } grid;
 
 typedef struct {
@@ -49,7 +50,8 @@ cell *grid_at(grid *g, int x, int y); /* NULL outside */
 void grid_put(grid *g, int x, int y, const char *glyph, style s);
 /* Writes UTF-8 text from (x, y), each glyph in the columns it occupies on a
  * terminal (zero-width marks are left out), stopping at max_w columns (and
- * the grid edge). Returns the columns written. */
+ * the grid edge); text cut short ends in g->ellipsis. Returns the columns
+ * written. */
 int grid_text(grid *g, int x, int y, int max_w, const char *utf8, style s);
 /* Marks (x, y) as the second column of the wide glyph at (x - 1, y). */
 void grid_put_continuation(grid *g, int x, int y, style s);

@@ -23,8 +23,8 @@ int keymap_bind(keymap *km, const char *action, const char *key) {
         if (strcmp(a[i].action, action)) continue;
         if (!key || strlen(key) != 1 || key[0] <= ' ' || key[0] > '~')
             return gf_fail("key for '%s' must be one printable ASCII character", action);
-        if (key[0] >= '1' && key[0] <= '8')
-            return gf_fail("key for '%s': 1-8 are the screen keys", action);
+        if (key[0] >= '1' && key[0] <= '9')
+            return gf_fail("key for '%s': 1-9 are the screen keys", action);
         km->to_canonical[(int)key[0]] = a[i].key;
         km->shown[(int)a[i].key] = key[0];
         return 0;

@@ -19,6 +19,7 @@ static const char *glyphs[G_COUNT][2] = {
     [G_BULLET] = {"\u25cf", "*"},     [G_KEPT] = {"\u25a0", "*"},
     [G_REPLACED] = {"\u25a1", "o"},   [G_ELLIPSIS] = {"\u2026", "~"},
     [G_MIDDOT] = {"\u00b7", "-"},     [G_RARROW] = {"\u2192", "->"},
+    [G_SORT_UP] = {"\u25b2", "^"},    [G_SORT_DOWN] = {"\u25bc", "v"},
 };
 
 void theme_detect(theme *t, int n_colors) {

@@ -15,6 +15,7 @@
 #include "keys.h"
 #include "persist/persist.h"
 #include "ui.h"
+#include "workbench/session.h"
 #include "workbench/workbench.h"
 
 /* Keys for --keys: characters as themselves, plus <up> <down> <left> <right> <tab> <enter>
@@ -48,18 +49,20 @@ static void print_json(ui *u, grid *g) {
         grid_row_text(g, y, buf, sizeof buf);
         cJSON_AddItemToArray(lines, cJSON_CreateString(buf));
     }
-    const app_state *st = u->st;
-    if (u->screen == SCR_STATS && st->n_layers > 0) {
+    const teacher_state *st = app_cur(u->st);
+    const stats_view *sv = &u->v.stats;
+    if (st) cJSON_AddStringToObject(root, "teacher", st->name);
+    if (u->screen == SCR_STATS && st && st->n_layers > 0 && st->n_heads > 0) {
         cJSON *cur = cJSON_AddObjectToObject(root, "cursor");
-        cJSON_AddNumberToObject(cur, "layer", u->cur_layer);
-        cJSON_AddNumberToObject(cur, "head", u->cur_head);
-        cJSON_AddStringToObject(cur, "metric", metric_get((head_metric)u->metric)->key);
+        cJSON_AddNumberToObject(cur, "layer", sv->cur_layer);
+        cJSON_AddNumberToObject(cur, "head", sv->cur_head);
+        cJSON_AddStringToObject(cur, "metric", metric_get((head_metric)sv->metric)->key);
         cJSON *vals = cJSON_AddObjectToObject(cur, "values");
         for (int i = 0; i < st->n_inits; i++) {
             cJSON *one = cJSON_AddObjectToObject(vals, st->inits[i].name);
             for (int m = 0; m < MET_COUNT; m++) {
                 if (!st->inits[i].m[m]) continue;
-                double v = st->inits[i].m[m][u->cur_layer * st->n_heads + u->cur_head];
+                double v = st->inits[i].m[m][sv->cur_layer * st->n_heads + sv->cur_head];
                 if (isfinite(v)) cJSON_AddNumberToObject(one, metric_get((head_metric)m)->key, v);
                 else cJSON_AddNullToObject(one, metric_get((head_metric)m)->key);
             }
@@ -71,21 +74,23 @@ static void print_json(ui *u, grid *g) {
     cJSON_Delete(root);
 }
 
-static int snapshot(app_state *st, const char *screen_name, const char *size, const char *keys, bool json) {
+static int snapshot(app_state *st, ui_prefs *prefs, const char *screen_name, const char *size, const char *keys,
+                    bool json) {
     int w = 100, h = 30;
     if (size && (sscanf(size, "%dx%d", &w, &h) != 2 || w < 20 || h < 6 || w > 1000 || h > 1000)) {
         fprintf(stderr, "graft tui: --size wants WxH (at least 20x6), got '%s'\n", size);
         return 2;
     }
-    theme th = {.palette = st->palette};
+    theme th = {.palette = prefs->palette};
     const char *nc = getenv("NO_COLOR");
     theme_detect(&th, nc && nc[0] ? 0 : 256);
     ui u;
-    ui_init(&u, st, NULL, th);
+    ui_init(&u, st, NULL, prefs, th);
     if (screen_name && !ui_select_screen(&u, screen_name)) {
-        fprintf(stderr, "graft tui: unknown screen '%s' (1-8 or a tab name)\n", screen_name);
+        fprintf(stderr, "graft tui: unknown screen '%s' (1-9 or a tab name)\n", screen_name);
         return 2;
     }
+    meter_sample(&u.meter, job_now(), 0); /* memory in use now; CPU needs two samples */
     for (const char *p = keys ? keys : ""; *p;) ui_key(&u, next_key(&p));
     grid g;
     grid_init(&g, w, h);
@@ -101,26 +106,27 @@ static int snapshot(app_state *st, const char *screen_name, const char *size, co
     return 0;
 }
 
-/* --keep / --strategy preset the Plan (the session's choice otherwise). */
-static int plan_presets(app_state *st, double keep, const char *strategy) {
-    if (!isnan(keep)) {
-        if (!(keep > 0 && keep < 1)) {
-            fprintf(stderr, "graft tui: retention ratio must be in (0, 1), got %g\n", keep);
-            return 2;
-        }
-        st->keep_ratio = keep;
+/* --keep / --strategy preset the Plan of the teacher the workbench opens
+ * (a snapshot: of the session's current teacher). */
+static int plan_presets(app_state *st, double keep, const char *strategy, bool snapshot) {
+    if (!isnan(keep) && !(keep > 0 && keep < 1)) {
+        fprintf(stderr, "graft tui: retention ratio must be in (0, 1), got %g\n", keep);
+        return 2;
     }
-    if (strategy) {
-        if (!strncmp(strategy, "manual", 6)) {
-            fprintf(stderr, "graft tui: a manual plan is made on the Plan screen (2, space toggles a layer); "
-                            "--strategy takes uniform, ar or ga-s2 here\n");
-            return 2;
-        }
-        if (app_state_strategy_index(strategy) < 0) {
-            fprintf(stderr, "graft tui: unknown strategy '%s' (uniform, ar, ga-s2)\n", strategy);
-            return 2;
-        }
-        snprintf(st->strategy, sizeof st->strategy, "%s", strategy);
+    if (strategy && !strncmp(strategy, "manual", 6)) {
+        fprintf(stderr, "graft tui: a manual plan is made on the Plan screen (2, space toggles a layer); "
+                        "--strategy takes uniform, ar or ga-s2 here\n");
+        return 2;
+    }
+    if (strategy && strategy_index(strategy) < 0) {
+        fprintf(stderr, "graft tui: unknown strategy '%s' (uniform, ar, ga-s2)\n", strategy);
+        return 2;
+    }
+    teacher_state *t = snapshot ? app_cur(st) : NULL; /* live: the workbench applies them on load */
+    if (t && (!isnan(keep) || strategy)) {
+        if (!isnan(keep)) t->keep_ratio = keep;
+        if (strategy) snprintf(t->strategy, sizeof t->strategy, "%s", strategy);
+        teacher_plan_recompute(t);
     }
     return 0;
 }
@@ -133,7 +139,7 @@ int cmd_tui(int argc, char **argv) {
     common_opts_default(&co);
     opt_spec specs[] = {
         {"demo", OPT_FLAG, &demo, "fill the workbench with synthetic statistics (no model needed)"},
-        {"snapshot", OPT_STR, &snap, "print SCREEN (1-8 or its name) as text and exit"},
+        {"snapshot", OPT_STR, &snap, "print SCREEN (1-9 or its name) as text and exit"},
         {"size", OPT_STR, &size, "snapshot size WxH (default 100x30)"},
         {"keys", OPT_STR, &keys, "keys to press before the snapshot, e.g. 'mm<down><right>'"},
         {"json", OPT_FLAG, &json, "snapshot as JSON: the text lines, and the Stats cursor's values"},
@@ -168,11 +174,20 @@ int cmd_tui(int argc, char **argv) {
     if (env && !strcmp(env, "1")) demo = true;
     setlocale(LC_ALL, "");
     int rc;
+    if (!snap) { /* a terminal that cannot draw the workbench: say so before anything starts */
+        char why[256];
+        if (ui_terminal_check(why, sizeof why) != 0) {
+            fprintf(stderr, "graft tui: %s\n", why);
+            return 2;
+        }
+    }
     app_state st;
     app_state_init(&st);
-    if (snap) persist_load_settings(&st); /* ui_run loads them itself */
+    ui_prefs prefs;
+    ui_prefs_default(&prefs);
+    persist_load_settings(&prefs, &st);
     if (!demo) persist_load_session(&st);
-    if ((rc = plan_presets(&st, keep, strategy)) != 0) {
+    if ((rc = plan_presets(&st, keep, strategy, snap != NULL)) != 0) {
         app_state_free(&st);
         return rc;
     }
@@ -182,7 +197,7 @@ int cmd_tui(int argc, char **argv) {
         st.ephemeral = true;
     }
     if (snap) {
-        rc = snapshot(&st, snap, size, keys, json);
+        rc = snapshot(&st, &prefs, snap, size, keys, json);
     } else {
         job_runner jr;
         workbench wb = {0};
@@ -191,7 +206,7 @@ int cmd_tui(int argc, char **argv) {
             app_state_free(&st);
             return 1;
         }
-        workbench_opts wo = {.tokenizer = co.tokenizer, .seed = co.seed};
+        workbench_opts wo = {.tokenizer = co.tokenizer, .seed = co.seed, .keep = keep, .strategy = strategy};
         if (!demo && workbench_attach(&wb, &st, &jr, n_pos > 0 ? pos[0] : NULL, text, &wo) != 0) {
             fprintf(stderr, "graft tui: %s\n", gf_last_error());
             job_runner_free(&jr);
@@ -199,7 +214,7 @@ int cmd_tui(int argc, char **argv) {
             app_state_free(&st);
             return 1;
         }
-        rc = ui_run(&st, &jr) ? 1 : 0;
+        rc = ui_run(&st, &jr, &prefs) ? 1 : 0;
         if (rc) fprintf(stderr, "graft tui: %s\n", gf_last_error());
         job_runner_free(&jr);
         workbench_free(&wb);

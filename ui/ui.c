@@ -1,6 +1,9 @@
-/* The frame: top line, tab bar, the current screen, key bar, overlays; global keys. */
+/* The frame: top line (teacher and the resource meter), tabs, the current
+ * screen, the job line, the key bar, overlays; global keys. */
 #include "ui.h"
 
+#include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,22 +14,31 @@
 #include "screens/screens.h"
 
 static const screen *const screens[SCR_COUNT] = {
-    &screen_teacher, &screen_plan, &screen_stats, &screen_calibrate,
-    &screen_align,   &screen_recover, &screen_results, &screen_log,
+    &screen_teacher, &screen_plan,    &screen_stats, &screen_calibrate, &screen_align,
+    &screen_recover, &screen_results, &screen_log,   &screen_settings,
 };
 
 const screen *ui_screen(int i) { return i >= 0 && i < SCR_COUNT ? screens[i] : NULL; }
 
-void ui_init(ui *u, app_state *st, job_runner *jr, theme th) {
+void ui_init(ui *u, app_state *st, job_runner *jr, ui_prefs *prefs, theme th) {
     memset(u, 0, sizeof *u);
     u->st = st;
     u->jr = jr;
+    u->prefs = prefs;
     u->th = th;
-    u->th.palette = st->palette;
+    u->th.palette = prefs->palette;
     u->screen = SCR_STATS;
-    u->cal_layer = -1;
-    u->al_layer = -1;
-    for (int m = 0; m < MET_COUNT; m++) u->log_scale[m] = metric_get((head_metric)m)->log_scale;
+    meter_init(&u->meter);
+    views_init(&u->v);
+}
+
+void ui_say(ui *u, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(u->status, sizeof u->status, fmt, ap);
+    va_end(ap);
+    u->status_job = 0;
+    u->status_at = u->now;
 }
 
 bool ui_select_screen(ui *u, const char *name) {
@@ -42,42 +54,127 @@ bool ui_select_screen(ui *u, const char *name) {
     return false;
 }
 
-static bool job_active(const ui *u) { return u->jr ? job_running(u->jr) : u->st->job.active; }
+static void fmt_duration(char *b, size_t n, double s) {
+    if (s < 0) snprintf(b, n, "?");
+    else if (s < 10) snprintf(b, n, "%.1fs", s);
+    else if (s < 60) snprintf(b, n, "%.0fs", s);
+    else if (s < 3600) snprintf(b, n, "%dm%02ds", (int)s / 60, (int)s % 60);
+    else snprintf(b, n, "%dh%02dm", (int)s / 3600, (int)s / 60 % 60);
+}
 
+/* "graft  name · 30 layers · 9 heads (3 KV) · d 576" on the left, the meter on the right:
+ * when room is short the meter shortens, then shape parts go whole (never "d 57"),
+ * then the name is cut with an ellipsis. */
 static void draw_top_line(ui *u, grid *g) {
     const app_state *st = u->st;
+    const teacher_state *t = app_cur(st);
     style acc = theme_accent(&u->th), dim = theme_dim(&u->th);
     const char *dot = theme_glyph(&u->th, G_MIDDOT);
     int x = grid_text(g, 1, 0, g->w, "graft", acc) + 3;
-    char left[400] = "no teacher loaded";
-    if (st->teacher[0]) {
-        int n = snprintf(left, sizeof left, "%s", st->teacher);
-        if (st->shape[0] && n < (int)sizeof left) n += snprintf(left + n, sizeof left - n, " %s %s", dot, st->shape);
-        if (st->device[0] && n < (int)sizeof left) snprintf(left + n, sizeof left - n, " %s %s", dot, st->device);
+    char name[200], parts[6][64];
+    int n_parts = 0;
+    if (t) {
+        snprintf(name, sizeof name, "%s%s", t->name, t->loaded ? "" : " (not loaded)");
+        char shape[160];
+        snprintf(shape, sizeof shape, "%s", t->shape);
+        for (char *p = strtok(shape, "\xc2\xb7"); p && n_parts < 5; p = strtok(NULL, "\xc2\xb7")) {
+            while (*p == ' ') p++;
+            size_t len = strlen(p);
+            while (len && p[len - 1] == ' ') p[--len] = 0;
+            if (len) snprintf(parts[n_parts++], sizeof parts[0], "%s", p);
+        }
+    } else if (st->opening[0]) {
+        snprintf(name, sizeof name, "opening %.180s", st->opening);
+    } else {
+        snprintf(name, sizeof name, "no teacher loaded");
     }
-    char right[160] = "";
-    if (job_active(u)) {
-        const char *name = u->jr ? job_current_name(u->jr) : st->job.name;
-        bool have = st->job.total > 0 && !strcmp(st->job.name, name);
-        char eta[24] = "", stale[32] = "";
-        if (have && st->job.eta_s >= 0) snprintf(eta, sizeof eta, " eta %.0fs", st->job.eta_s);
-        /* never freeze: say the data is late instead */
-        if (u->now > 0 && u->last_event > 0 && u->now - u->last_event >= 5)
-            snprintf(stale, sizeof stale, " (stale %.0fs)", u->now - u->last_event);
-        if (have)
-            snprintf(right, sizeof right, "%s %s %.0f/%.0f %3.0f%%%s%s", theme_glyph(&u->th, G_BULLET), name,
-                     st->job.done, st->job.total, 100 * st->job.fraction, eta, stale);
-        else
-            snprintf(right, sizeof right, "%s %s%s", theme_glyph(&u->th, G_BULLET), name, stale);
+    /* where jobs run: the settings' device and threads */
+    if (st->settings.threads > 0)
+        snprintf(parts[n_parts++], sizeof parts[0], "%s %d threads", settings_device_name(&st->settings), st->settings.threads);
+    else
+        snprintf(parts[n_parts++], sizeof parts[0], "%s %d threads", settings_device_name(&st->settings), u->meter.cores);
+    int room = g->w - x - 1;
+    char meter[128];
+    meter_format(&u->meter, meter, sizeof meter, room / 2);
+    int mw = utf8_width(meter);
+    if (mw) room -= mw + 2;
+    /* drop shape parts from the end while the line does not fit */
+    for (;;) {
+        int need = utf8_width(name);
+        for (int i = 0; i < n_parts; i++) need += 3 + utf8_width(parts[i]);
+        if (need <= room || n_parts == 0) break;
+        n_parts--;
     }
-    int rw = utf8_width(right);
-    grid_text(g, x, 0, g->w - x - rw - 2, left, dim);
-    if (rw) grid_text(g, g->w - rw - 1, 0, rw, right, acc);
+    char left[600];
+    int len = snprintf(left, sizeof left, "%s", name);
+    for (int i = 0; i < n_parts && len < (int)sizeof left; i++)
+        len += snprintf(left + len, sizeof left - (size_t)len, " %s %s", dot, parts[i]);
+    grid_text(g, x, 0, room, left, t ? dim : theme_dim(&u->th));
+    if (mw) grid_text(g, g->w - mw - 1, 0, mw, meter, dim);
+}
+
+/* The running job over the whole job (phases weighted): bar, percent, phase, elapsed, ETA. */
+static void draw_job_line(ui *u, grid *g, int y) {
+    const app_state *st = u->st;
+    const job_status *j = &st->job;
+    style acc = theme_accent(&u->th), dim = theme_dim(&u->th);
+    /* a message answers the last key; while a job runs, its line comes back after a few seconds
+     * (at once when the message only said the job started or is being cancelled) */
+    bool say = u->status[0] && !(j->active && (u->status_job == j->id || (u->now > 0 && u->now - u->status_at >= 4)));
+    if (say) {
+        grid_text(g, 1, y, g->w - 2, u->status, acc);
+        return;
+    }
+    if (!j->active) { /* the last job's outcome, until the next one */
+        const job_record *r = app_job_at(st, st->n_hist - 1);
+        if (!r || r->outcome == JOB_RUNNING) return;
+        char took[24], line[400];
+        fmt_duration(took, sizeof took, r->seconds);
+        if (r->outcome == JOB_DONE) snprintf(line, sizeof line, "last job: %s done in %s", r->name, took);
+        else if (r->outcome == JOB_FAILED) snprintf(line, sizeof line, "last job: %s failed after %s: %s", r->name, took, r->text);
+        else if (r->cancel_latency_s >= 0)
+            snprintf(line, sizeof line, "last job: %s cancelled after %s (stopped %.2f s after c)", r->name, took,
+                     r->cancel_latency_s);
+        else snprintf(line, sizeof line, "last job: %s cancelled after %s", r->name, took);
+        grid_text(g, 1, y, g->w - 2, line, r->outcome == JOB_FAILED ? acc : dim);
+        return;
+    }
+    double now = u->now > 0 ? u->now : job_now();
+    char elapsed[24], eta[40] = "", phase[96] = "";
+    fmt_duration(elapsed, sizeof elapsed, now - j->started);
+    if (j->eta >= 0) {
+        char e[24];
+        fmt_duration(e, sizeof e, j->eta);
+        snprintf(eta, sizeof eta, ", eta %s", e);
+    }
+    if (j->n_phases > 1) snprintf(phase, sizeof phase, "  %s (%d/%d)", j->phase, j->phase_i + 1, j->n_phases);
+    else if (j->label[0]) snprintf(phase, sizeof phase, "  %s", j->label);
+    char count[48] = "";
+    if (j->total >= 1 && j->total < 1e12 && j->total == floor(j->total)) /* units, not cost estimates */
+        snprintf(count, sizeof count, " %.0f/%.0f", j->done, j->total);
+    int x = 1 + grid_printf(g, 1, y, g->w - 2, acc, "%s %s", theme_glyph(&u->th, G_BULLET), j->name) + 1;
+    int bw = g->w >= 120 ? 24 : 16;
+    if (g->w >= 100 && x + bw + 2 < g->w) { /* a bar where there is room; the percent always */
+        int fill = (int)lround(j->fraction * bw);
+        grid_put(g, x, y, theme_glyph(&u->th, G_BAR_LEFT), dim);
+        for (int i = 0; i < bw; i++)
+            grid_put(g, x + 1 + i, y, theme_glyph(&u->th, i < fill ? G_FULL : G_MIDDOT), i < fill ? acc : dim);
+        grid_put(g, x + 1 + bw, y, theme_glyph(&u->th, G_BAR_RIGHT), dim);
+        x += bw + 3;
+    }
+    char rest[400];
+    /* never freeze silently: say when the job has been quiet a while */
+    char quiet[40] = "";
+    if (u->now > 0 && u->last_event > 0 && u->now - u->last_event >= 5)
+        snprintf(quiet, sizeof quiet, "  (no news for %.0fs)", u->now - u->last_event);
+    snprintf(rest, sizeof rest, "%3.0f%%%s%s  %s elapsed%s%s%s", 100 * j->fraction, phase, count, elapsed, eta,
+             j->cancel_requested ? "  cancelling..." : "", quiet);
+    grid_text(g, x, y, g->w - x - 1, rest, STYLE_PLAIN);
 }
 
 static const key_hint global_keys[] = {
     {"?", NULL, "help"}, {"q", NULL, "quit"}, {"c", NULL, "cancel"},
-    {"\u23ce", "Enter", "run"}, {"p", NULL, "palette"}, {"1-8", NULL, "screens"},
+    {"\u23ce", "Enter", "run"}, {"p", NULL, "palette"}, {"1-9", NULL, "screens"},
 };
 
 static int keys_width(const key_hint *k, int n, const theme *t) {
@@ -95,7 +192,7 @@ static void draw_key_bar(ui *u, grid *g, int y) {
         all[n++] = (key_hint){"y", NULL, "quit (cancels the job)"};
         all[n++] = (key_hint){"n", NULL, "stay"};
     } else if (u->typing) { /* every key edits the text until Enter or Esc */
-        all[n++] = (key_hint){"\u23ce", "Enter", "open"};
+        all[n++] = (key_hint){"\u23ce", "Enter", "done"};
         all[n++] = (key_hint){"Esc", NULL, "cancel"};
         all[n++] = (key_hint){"^U", NULL, "clear"};
         all[n++] = (key_hint){"\u2190\u2192", "left/right", "move"};
@@ -103,14 +200,17 @@ static void draw_key_bar(ui *u, grid *g, int y) {
         /* screen keys that fit, but always room for help and quit */
         for (int i = 0; i < s->n_keys && n < 16; i++) all[n++] = s->keys[i];
         while (n > 0 && keys_width(all, n, &u->th) + 16 > g->w) n--;
+        bool own_enter = false; /* the screen names what its Enter does */
+        for (int i = 0; i < s->n_keys; i++) own_enter |= !strcmp(s->keys[i].key, "\u23ce");
         for (int i = 0; i < (int)(sizeof global_keys / sizeof global_keys[0]); i++) {
-            if (i == 2 && !job_active(u)) continue;
+            if (i == 2 && !u->st->job.active) continue;
+            if (i == 3 && (s->action < 0 || own_enter)) continue;
             all[n++] = global_keys[i];
         }
     }
     char bufs[24][2];
     for (int i = 0; i < n; i++) {
-        all[i].key = keymap_show(&u->st->keys, all[i].key, bufs[i]);
+        all[i].key = keymap_show(&u->prefs->keys, all[i].key, bufs[i]);
         if (all[i].key == bufs[i]) all[i].ascii_key = NULL;
     }
     keybar_draw(g, y, g->w, all, n, &u->th);
@@ -118,7 +218,7 @@ static void draw_key_bar(ui *u, grid *g, int y) {
 
 static void draw_help(ui *u, grid *g) {
     static const char *global[] = {
-        "1-8, Tab, Shift-Tab  switch screens (or click a tab)",
+        "1-9, Tab, Shift-Tab  switch screens (or click a tab)",
         "Left/Right           switch screens where arrows are not used",
         "Enter                run this screen's job",
         "c                    cancel the running job",
@@ -143,9 +243,8 @@ static void draw_help(ui *u, grid *g) {
     for (int i = 0; i < s->n_keys && y < max_y; i++) {
         char kb[2];
         const char *k = u->th.utf8 || !s->keys[i].ascii_key ? s->keys[i].key : s->keys[i].ascii_key;
-        k = keymap_show(&u->st->keys, k, kb);
-        /* pad by glyphs, not bytes, for UTF-8 keys */
-        int pad = 21 - utf8_width(k);
+        k = keymap_show(&u->prefs->keys, k, kb);
+        int pad = 21 - utf8_width(k); /* pad by glyphs, not bytes, for UTF-8 keys */
         snprintf(line, sizeof line, "%s%*s%s", k, pad > 1 ? pad : 1, "", s->keys[i].label);
         grid_text(g, box.x + 2, y++, w - 4, line, STYLE_PLAIN);
     }
@@ -153,11 +252,21 @@ static void draw_help(ui *u, grid *g) {
 
 void ui_render(ui *u, grid *g) {
     grid_clear(g);
+    g->ellipsis = theme_glyph(&u->th, G_ELLIPSIS);
     if (g->w < 20 || g->h < 6) {
         grid_text(g, 0, 0, g->w, "window too small", STYLE_PLAIN);
         return;
     }
-    u->th.palette = u->st->palette;
+    u->th.palette = u->prefs->palette;
+    /* a status that spoke of a job ("started x", "cancelling x") ends with it */
+    if (u->status_job && !(u->st->job.active && u->st->job.id == u->status_job)) {
+        u->status[0] = 0;
+        u->status_job = 0;
+    }
+    if (u->st->notice[0]) { /* a one-time message from the workbench (the default teacher opened instead, ...) */
+        ui_say(u, "%s", u->st->notice);
+        u->st->notice[0] = 0;
+    }
     draw_top_line(u, g);
     const char *names[SCR_COUNT];
     char buf[SCR_COUNT][24];
@@ -166,10 +275,9 @@ void ui_render(ui *u, grid *g) {
         names[i] = buf[i];
     }
     tabbar_draw(g, 1, g->w, names, SCR_COUNT, u->screen, &u->th, &u->tabs);
-    int status_h = u->status[0] ? 1 : 0;
-    rect body = {0, 2, g->w, g->h - 3 - status_h};
+    rect body = {0, 2, g->w, g->h - 4};
     screens[u->screen]->draw(u, g, body);
-    if (status_h) grid_text(g, 1, g->h - 2, g->w - 2, u->status, theme_accent(&u->th));
+    draw_job_line(u, g, g->h - 2);
     draw_key_bar(u, g, g->h - 1);
     if (u->help) draw_help(u, g);
     if (u->confirm_quit) {
@@ -182,33 +290,38 @@ void ui_render(ui *u, grid *g) {
     }
 }
 
-static void start_run(ui *u) {
+void ui_run_action(ui *u, int action) {
     app_state *st = u->st;
-    if (!st->run || !u->jr) {
-        snprintf(u->status, sizeof u->status, "nothing to run here yet: no engine job is wired to %s",
-                 screens[u->screen]->title);
+    if (action < 0) {
+        ui_say(u, "%s has no job: Enter does nothing here", screens[u->screen]->title);
         return;
     }
-    if (st->run(st, u->jr, u->screen) != 0) {
-        snprintf(u->status, sizeof u->status, "%s", gf_last_error());
-        app_state_log(st, "%s", gf_last_error());
+    if (!st->run || !u->jr) {
+        ui_say(u, "nothing to run here: no engine is attached (graft tui MODEL)");
+        return;
+    }
+    if (st->run(st, u->jr, (wb_action)action) != 0) {
+        ui_say(u, "%s", gf_last_error());
+        app_log(st, LOG_WARN, "%s", gf_last_error());
     } else {
-        snprintf(u->status, sizeof u->status, "started %s", job_current_name(u->jr));
+        ui_say(u, "started %s", job_current_name(u->jr));
+        u->status_job = st->job.id;
         u->last_event = u->now; /* staleness counts from the start */
     }
 }
 
 bool ui_key(ui *u, int key) {
     u->status[0] = 0;
+    u->status_job = 0;
     /* typing: raw keys to the screen's entry (no key map, no global keys) */
     if (u->typing && !u->help && !u->confirm_quit && screens[u->screen]->key) {
         screens[u->screen]->key(u, key);
         return true;
     }
-    key = keymap_translate(&u->st->keys, key);
+    key = keymap_translate(&u->prefs->keys, key);
     if (u->confirm_quit) {
         if (key == 'y' || key == 'Y') {
-            if (u->jr) job_cancel(u->jr);
+            if (u->jr) app_cancel_job(u->st, u->jr);
             u->quit = true;
         }
         u->confirm_quit = false;
@@ -224,26 +337,27 @@ bool ui_key(ui *u, int key) {
     case UK_F1: u->help = true; return true;
     case 'q':
     case 'Q':
-        if (job_active(u)) u->confirm_quit = true;
+        if (u->st->job.active) u->confirm_quit = true;
         else u->quit = true;
         return true;
     case 'c':
-        if (u->jr && job_running(u->jr)) {
-            job_cancel(u->jr);
-            snprintf(u->status, sizeof u->status, "cancelling %s ...", job_current_name(u->jr));
+        if (u->jr && u->st->job.active) {
+            app_cancel_job(u->st, u->jr);
+            ui_say(u, "cancelling %s ...", u->st->job.name);
+            u->status_job = u->st->job.id;
         } else {
-            snprintf(u->status, sizeof u->status, "no job is running");
+            ui_say(u, "no job is running");
         }
         return true;
     case 'p':
-        u->st->palette = (u->st->palette + 1) % palette_count();
-        snprintf(u->status, sizeof u->status, "palette: %s", palette_name(u->st->palette));
+        u->prefs->palette = (u->prefs->palette + 1) % palette_count();
+        ui_say(u, "palette: %s", palette_name(u->prefs->palette));
         return true;
     case UK_TAB:
     case UK_RIGHT: u->screen = (u->screen + 1) % SCR_COUNT; return true;
     case UK_BTAB:
     case UK_LEFT: u->screen = (u->screen + SCR_COUNT - 1) % SCR_COUNT; return true;
-    case UK_ENTER: start_run(u); return true;
+    case UK_ENTER: ui_run_action(u, screens[u->screen]->action); return true;
     default:
         if (key >= '1' && key < '1' + SCR_COUNT) {
             u->screen = key - '1';

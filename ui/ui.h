@@ -1,21 +1,26 @@
-/* The workbench as a whole, minus the terminal: which screen is shown, the
- * view state of each screen (cursor, metric, scroll), and rendering a whole
- * frame into a grid. ui/app.c runs it under curses; snapshot mode and tests
- * run it headless. */
+/* The workbench as a whole, minus the terminal: which screen is shown, each
+ * screen's view state (its own struct, views.h), the header's resource meter,
+ * and rendering a whole frame into a grid. ui/app.c runs it under curses;
+ * snapshot mode and tests run it headless. What is shown comes from the
+ * workbench state (src/workbench/state.h); the UI starts jobs through its ops. */
 #ifndef GRAFT_UI_UI_H
 #define GRAFT_UI_UI_H
 
 #include <stdbool.h>
 
-#include "app_state.h"
 #include "grid.h"
 #include "jobs/job.h"
+#include "prefs.h"
+#include "screens/views.h"
 #include "theme.h"
 #include "widgets/bars.h"
-#include "widgets/entry.h"
-#include "widgets/heatmap.h"
+#include "workbench/meter.h"
+#include "workbench/state.h"
 
-enum { SCR_TEACHER, SCR_PLAN, SCR_STATS, SCR_CALIBRATE, SCR_ALIGN, SCR_RECOVER, SCR_RESULTS, SCR_LOG, SCR_COUNT };
+enum {
+    SCR_TEACHER, SCR_PLAN, SCR_STATS, SCR_CALIBRATE, SCR_ALIGN, SCR_RECOVER, SCR_RESULTS, SCR_LOG, SCR_SETTINGS,
+    SCR_COUNT
+};
 
 typedef struct ui ui;
 
@@ -26,44 +31,29 @@ typedef struct {
     bool (*click)(ui *u, int x, int y);       /* true when handled */
     const key_hint *keys;                     /* the key bar on this screen */
     int n_keys;
+    int action;                               /* what Enter starts (wb_action), -1 none */
 } screen;
 
 struct ui {
     app_state *st;
-    job_runner *jr; /* may be NULL (snapshots) */
+    job_runner *jr;   /* may be NULL (snapshots) */
+    ui_prefs *prefs;
     theme th;
     int screen;
     bool help, confirm_quit, quit;
-    char status[160]; /* a transient one-line message under the screen */
-    double now, last_event; /* monotonic seconds, set by the loop (0 headless) */
-    /* Stats */
-    int metric, init;
-    bool side_by_side;
-    bool log_scale[16];
-    int cur_layer, cur_head, heat_first_row;
-    heatmap_layout heat[APP_MAX_INITS];
-    int n_heat;
-    /* Plan */
-    int plan_cursor, plan_first; /* layer under the cursor, first layer shown */
-    bool plan_edit;              /* typing a retention ratio */
-    char plan_buf[8];            /* what is typed so far (percent) */
-    /* Results */
-    int results_first;           /* first row shown */
-    /* Calibrate / Align */
-    int cal_layer, cal_head; /* Calibrate: the layer shown (-1: the latest done), head under the cursor */
-    int al_layer;            /* Align: the layer whose chart is large (-1: all small) */
-    /* Teacher */
-    entry open_entry;
     bool typing;      /* a text entry has focus: every key goes to the screen, none to the frame */
-    int recent_cur;   /* cursor in the recent teachers list */
-    /* Log */
-    int log_scroll; /* lines scrolled up from the newest */
+    char status[512]; /* a transient one-line message above the key bar */
+    int status_job;   /* the job the status speaks of ("started x"): cleared when it ends; 0 none */
+    double status_at; /* when it was said (a running job's line takes the row back after a few seconds) */
+    double now, last_event; /* monotonic seconds, set by the loop (0 headless) */
+    meter meter;      /* the header's CPU / memory / GPU meter */
     tabbar_hits tabs;
+    views v;          /* each screen's own view state */
 };
 
 const screen *ui_screen(int i);
-void ui_init(ui *u, app_state *st, job_runner *jr, theme th);
-/* Draws a whole frame (top line, tabs, screen, key bar, overlays). */
+void ui_init(ui *u, app_state *st, job_runner *jr, ui_prefs *prefs, theme th);
+/* Draws a whole frame (top line, tabs, screen, job line, key bar, overlays). */
 void ui_render(ui *u, grid *g);
 /* Handles a key (keys.h codes); true when the frame must be redrawn. */
 bool ui_key(ui *u, int key);
@@ -71,5 +61,10 @@ bool ui_key(ui *u, int key);
 bool ui_click(ui *u, int x, int y);
 /* Switches screens by name or number ("stats", "3"); false when unknown. */
 bool ui_select_screen(ui *u, const char *name);
+/* Starts a workbench action (the Enter of a screen, or a screen's own key);
+ * says what happened on the status line. */
+void ui_run_action(ui *u, int action);
+/* Sets the status line (printf-style). */
+void ui_say(ui *u, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

@@ -96,6 +96,10 @@ int stage2_align(const student_settings *set, const gdn_config *c, gdn_params *p
         const double loss = mse_and_grad(y, cal->target, n, dy);
         r->loss[step] = (float)loss;
         double hloss = NAN;
+        if (held && progress_cancelled(progress)) {
+            rc = gf_fail("cancelled");
+            break;
+        }
         if (held) {
             gdn_forward(c, p, &hcache, held->x, hy);
             hloss = mse_and_grad(hy, held->target, hn, NULL);
@@ -111,6 +115,10 @@ int stage2_align(const student_settings *set, const gdn_config *c, gdn_params *p
             memcpy(best, p->block, p->n * sizeof *best);
         }
         if (step == steps) break;
+        if (progress_cancelled(progress)) { /* the backward is the longest part of a step: look first */
+            rc = gf_fail("cancelled");
+            break;
+        }
         memset(grad.block, 0, grad.n * sizeof(float));
         gdn_backward(c, p, &cache, cal->x, dy, NULL, &grad);
         double sq = 0;

@@ -41,6 +41,7 @@ int teacher_capture_run(teacher_capture *c, const model *m, const int *seqs, int
         teacher_capture_free(c);
         return -1;
     }
+    fc.cancel = progress ? progress->cancel : NULL;
     capture_ud ud = {c, 0};
     forward_hooks hooks = {on_attention, &ud};
     int rc = 0;

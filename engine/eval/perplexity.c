@@ -30,6 +30,7 @@ int eval_nll_mixed(const model *m, const layer_mixer *mixers, const int *ids, si
     forward_ctx fc;
     if (forward_ctx_init(&fc, m, ctx) != 0) return -1;
     fc.mixers = mixers;
+    fc.cancel = progress ? progress->cancel : NULL;
     float *logits = gf_malloc((size_t)rows * V * sizeof *logits);
     int rc = 0;
     double total = 0;
@@ -43,11 +44,16 @@ int eval_nll_mixed(const model *m, const layer_mixer *mixers, const int *ids, si
         int T = (int)(end - s);
         if ((rc = model_forward(&fc, ids + s, T, 0, NULL, NULL)) != 0) break;
         /* row t predicts ids[s + t + 1] */
-        for (int r0 = 0; r0 < T - 1; r0 += rows) {
+        for (int r0 = 0; r0 < T - 1 && rc == 0; r0 += rows) {
+            if (progress_cancelled(progress)) { /* the LM head of a wide vocabulary is a long step */
+                rc = gf_fail("cancelled");
+                break;
+            }
             int nr = T - 1 - r0 < rows ? T - 1 - r0 : rows;
             model_logits(&fc, r0, nr, logits);
             for (int r = 0; r < nr; r++) total += nll_of_row(logits + (size_t)r * V, V, ids[s + r0 + r + 1]);
         }
+        if (rc != 0) break;
         *count += T - 1;
         s = end - 1;
     }

@@ -62,6 +62,7 @@ int model_forward(forward_ctx *c, const int *tokens, int T, int pos0, attn_stats
     }
     const attn_shape shape = {H, KV, hd};
     for (int l = 0; l < k->n_layers; l++) {
+        if (c->cancel && atomic_load(c->cancel)) return gf_fail("cancelled");
         const layer_weights *w = &m->w.layers[l];
         float *kc = c->k_cache + (size_t)l * c->max_T * kvd;
         float *vc = c->v_cache + (size_t)l * c->max_T * kvd;

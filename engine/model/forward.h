@@ -5,6 +5,8 @@
 #ifndef GRAFT_MODEL_FORWARD_H
 #define GRAFT_MODEL_FORWARD_H
 
+#include <stdatomic.h>
+
 #include "model/model.h"
 #include "stats/attn_stats.h"
 
@@ -30,6 +32,7 @@ typedef struct {
 typedef struct {
     const model *m;
     const layer_mixer *mixers; /* [L] or NULL; mixers[l].fn == NULL keeps attention */
+    const atomic_int *cancel;  /* NULL, or non-zero: model_forward stops between layers with "cancelled" */
     int max_T;      /* cache capacity (positions) */
     double *inv_freq; /* [hd/2] */
     float *k_cache, *v_cache; /* [L, max_T, KV*hd] rotated keys, values */

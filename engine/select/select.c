@@ -92,10 +92,13 @@ static int zero_mixer(void *ud, int layer, int T, int pos0, const float *xn, flo
     return 0;
 }
 
-static int ppl_of(const model *m, const layer_mixer *mixers, const int *ids, size_t n, int ctx, double *ppl) {
+/* progress: only its cancel flag (checked between layers of every window) */
+static int ppl_of(const model *m, const layer_mixer *mixers, const int *ids, size_t n, int ctx, double *ppl,
+                  const progress_sink *progress) {
     double nll;
     long count;
-    if (eval_nll_mixed(m, mixers, ids, n, ctx, &nll, &count, NULL) != 0) return -1;
+    progress_sink quiet = {.cancel = progress ? progress->cancel : NULL};
+    if (eval_nll_mixed(m, mixers, ids, n, ctx, &nll, &count, &quiet) != 0) return -1;
     *ppl = exp(nll / (double)count);
     return 0;
 }
@@ -134,7 +137,7 @@ int select_layers(layer_selection *out, const strategy_spec *sp, int k, const mo
             memset(mix, 0, (size_t)L * sizeof *mix);
             mix[l].fn = zero_mixer;
             mix[l].ud = &D;
-            rc = ppl_of(m, mix, ids, n, ctx, &out->score[l]);
+            rc = ppl_of(m, mix, ids, n, ctx, &out->score[l], progress);
         }
         free(mix);
         if (rc == 0) top_k(out->score, L, k, true, out->kept);
@@ -148,7 +151,7 @@ int select_layers(layer_selection *out, const strategy_spec *sp, int k, const mo
             progress_report(progress, "select ga-s2", l, L);
             for (int j = 0; j < L; j++) mask[j] = j != l;
             if ((rc = student_set_gdn(ga_student, mask)) != 0) break;
-            rc = ppl_of(m, ga_student->mixers, ids, n, ctx, &out->score[l]);
+            rc = ppl_of(m, ga_student->mixers, ids, n, ctx, &out->score[l], progress);
         }
         for (int j = 0; j < L; j++) mask[j] = false;
         student_set_gdn(ga_student, mask);

@@ -7,6 +7,7 @@ int collect_attn_stats(const model *m, const int *seqs, int n_seqs, int ctx, att
                        const progress_sink *progress) {
     forward_ctx fc;
     if (forward_ctx_init(&fc, m, ctx) != 0) return -1;
+    fc.cancel = progress ? progress->cancel : NULL;
     int rc = 0;
     for (int s = 0; s < n_seqs && rc == 0; s++) {
         if (progress_cancelled(progress)) {

@@ -145,6 +145,7 @@ int train_forward(train_model *tm, const int *tokens, int T) {
     }
     const attn_shape shape = {H, KV, hd};
     for (int l = 0; l < c->n_layers; l++) {
+        if (tm->cancel && atomic_load(tm->cancel)) return gf_fail("cancelled");
         const layer_weights *w = &tm->w.layers[l];
         layer_acts a = acts_of(tm, l);
         op_rmsnorm(a.xn1, a.x_in, w->attn_norm, T, D, c->norm_eps);
@@ -222,6 +223,7 @@ int train_backward(train_model *tm, const int *tokens, int T, const float *dlogi
     }
     const attn_shape shape = {H, KV, hd};
     for (int l = L - 1; l >= floor_l; l--) {
+        if (tm->cancel && atomic_load(tm->cancel)) return gf_fail("cancelled");
         const layer_weights *w = &tm->w.layers[l];
         layer_weights *gw = &tm->g.layers[l];
         layer_acts a = acts_of(tm, l);

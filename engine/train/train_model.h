@@ -10,6 +10,7 @@
 #ifndef GRAFT_TRAIN_TRAIN_MODEL_H
 #define GRAFT_TRAIN_TRAIN_MODEL_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -62,6 +63,9 @@ typedef struct {
     float *dgate, *dup;       /* [max_T, F] */
     float *dscores;           /* [H, max_T, max_T] */
     int last_T;
+    /* non-zero: train_forward / train_backward stop between layers with "cancelled"
+     * (the trainer points it at its stop flag; NULL: never) */
+    const atomic_int *cancel;
 } train_model;
 
 /* copy_weights: the model owns a copy of w; otherwise it borrows w (which must

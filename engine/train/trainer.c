@@ -107,7 +107,7 @@ static int sequence_step(const train_opts *o, train_model *s, train_model *t, co
 }
 
 int train_run(const train_opts *o, train_model *student, train_model *teacher, train_data *data,
-              volatile sig_atomic_t *stop, train_result *res) {
+              atomic_int *stop, train_result *res) {
     memset(res, 0, sizeof *res);
     res->resumed_from = -1;
     const model_config *c = &student->cfg;
@@ -140,6 +140,7 @@ int train_run(const train_opts *o, train_model *student, train_model *teacher, t
             if (train_model_is_mixer_layer(student, l)) dafter[l] = gf_malloc((size_t)T * c->dim * sizeof(float));
     int *seq = gf_malloc((size_t)T * sizeof(int));
     int rc = 0;
+    student->cancel = teacher->cancel = stop; /* checked between layers */
     train_state *st = &res->st;
     const long per_step = (long)o->batch * o->accum;
     res->total_steps = o->tokens / ((long)T * per_step);
@@ -173,7 +174,15 @@ int train_run(const train_opts *o, train_model *student, train_model *teacher, t
             rc = train_data_get(data, st->data_cursor + i, seq);
             if (rc == 0) rc = sequence_step(o, student, teacher, seq, scale, dafter, n_conv, &loss);
         }
-        if (rc != 0) goto done;
+        if (rc != 0) {
+            if (stop && atomic_load(stop)) { /* stopped inside the step: keep the last completed one */
+                gf_clear_error();
+                rc = 0;
+                if (o->ckpt_path && checkpoint_write(o->ckpt_path, st, &pl, m, v) != 0) rc = -1;
+                res->stopped_by = atomic_load(stop);
+            }
+            goto done;
+        }
         loss *= scale;
         double ss = 0;
         for (int i = 0; i < pl.n; i++)
@@ -210,7 +219,7 @@ int train_run(const train_opts *o, train_model *student, train_model *teacher, t
             rc = -1;
             goto done;
         }
-        const bool stopping = stop && *stop;
+        const bool stopping = stop && atomic_load(stop);
         if (o->ckpt_path && (stopping || (o->ckpt_every > 0 && step % o->ckpt_every == 0) || last)) {
             if (last && evaluate(o, student, data, res) != 0) {
                 rc = -1;
@@ -223,7 +232,7 @@ int train_run(const train_opts *o, train_model *student, train_model *teacher, t
             last_good = step;
         }
         if (stopping) {
-            res->stopped_by = (int)*stop;
+            res->stopped_by = atomic_load(stop);
             goto done;
         }
     }
@@ -234,6 +243,7 @@ int train_run(const train_opts *o, train_model *student, train_model *teacher, t
         res->final_eval_ppl = st->eval.xy[2 * (st->eval.n - 1) + 1];
     }
 done:
+    student->cancel = teacher->cancel = NULL;
     free(seq);
     for (int l = 0; l < L; l++) free(dafter[l]);
     free(dafter);

@@ -15,7 +15,7 @@
 #ifndef GRAFT_TRAIN_TRAINER_H
 #define GRAFT_TRAIN_TRAINER_H
 
-#include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -57,18 +57,20 @@ typedef struct {
     train_state st;      /* step, tokens, curves */
     long total_steps;
     double final_eval_ppl;
-    int stopped_by;      /* the signal that stopped the run (checkpoint written), 0 when complete */
+    int stopped_by;      /* *stop when it stopped the run (a signal number, or 1; checkpoint written), 0 when complete */
     long resumed_from;   /* step of the checkpoint resumed from, -1 when fresh */
 } train_result;
 
 void train_result_free(train_result *r);
 
 /* Runs (or continues) training. *stop (may be NULL) is polled after every
- * step: non-zero writes a checkpoint and returns 0 with stopped_by set.
+ * step and between the layers of every forward and backward pass: non-zero
+ * abandons the step under way (parameters and moments stay those of the last
+ * completed step), writes a checkpoint and returns 0 with stopped_by set.
  * A non-finite loss or gradient returns -1 ("... last good checkpoint ...")
  * without touching the checkpoint. */
 int train_run(const train_opts *o, train_model *student, train_model *teacher, train_data *data,
-              volatile sig_atomic_t *stop, train_result *res);
+              atomic_int *stop, train_result *res);
 
 /* Mean next-token NLL of the student over held-out sequences (n = 0: all). */
 int train_eval_nll(train_model *student, const train_data *data, int n, double *nll);

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/progress_line.h"
+#include "jobs/progress_line.h"
 #include "core/error.h"
 #include "student/build.h"
 
@@ -96,19 +96,19 @@ int method_capture(const model *m, const token_split *sp, teacher_capture *cal, 
 
 int method_select_and_build(student *s, layer_selection *sel, const strategy_spec *ss, int k, const token_split *sp,
                             const teacher_capture *cal, const teacher_capture *held, int ctx,
-                            const progress_sink *pr) {
+                            const progress_sink *pr, const stage2_observer *obs) {
     const int L = s->L;
     const teacher_capture *h = held->L ? held : NULL;
     bool *mask = gf_calloc((size_t)L, sizeof *mask);
     int rc = -1;
     if (ss->kind == STRATEGY_GA_S2) { /* selection needs every layer under this init */
         for (int l = 0; l < L; l++) mask[l] = true;
-        if (student_build_layers(s, mask, cal, h, pr) != 0) goto done;
+        if (student_build_layers_observed(s, mask, cal, h, pr, obs) != 0) goto done;
     }
     if (select_layers(sel, ss, k, s->m, s, sp->select.data, sp->select.len, ctx, pr) != 0) goto done;
     for (int l = 0; l < L; l++) mask[l] = true;
     for (int i = 0; i < sel->k; i++) mask[sel->kept[i]] = false;
-    if (ss->kind != STRATEGY_GA_S2 && student_build_layers(s, mask, cal, h, pr) != 0) goto done;
+    if (ss->kind != STRATEGY_GA_S2 && student_build_layers_observed(s, mask, cal, h, pr, obs) != 0) goto done;
     rc = student_set_gdn(s, mask);
 done:
     free(mask);

@@ -5,7 +5,7 @@
 #ifndef GRAFT_CLI_RACE_RUN_H
 #define GRAFT_CLI_RACE_RUN_H
 
-#include <signal.h>
+#include <stdatomic.h>
 
 #include "cli/train_cli.h"
 #include "cli/train_student.h"
@@ -26,7 +26,7 @@ typedef struct {
     /* optional: called before run i trains (label known), on the caller's thread */
     void (*on_run)(void *ud, int i, const char *label, const char *ckpt_path);
     void *run_ud;
-    volatile sig_atomic_t *stop;         /* polled after every step; may be NULL */
+    atomic_int *stop;                    /* polled between layers and after every step; may be NULL */
 } race_spec;
 
 typedef struct {

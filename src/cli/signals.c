@@ -3,11 +3,11 @@
 #include <stdio.h>
 #include <string.h>
 
-static volatile sig_atomic_t stop_sig;
+static atomic_int stop_sig;
 
-void cli_record_stop(int sig) { stop_sig = sig; }
-static void on_signal(int sig) { stop_sig = sig; }
-volatile sig_atomic_t *cli_stop_flag(void) { return &stop_sig; }
+void cli_record_stop(int sig) { atomic_store(&stop_sig, sig); }
+static void on_signal(int sig) { atomic_store(&stop_sig, sig); }
+atomic_int *cli_stop_flag(void) { return &stop_sig; }
 
 void cli_catch_stop_signals(void) {
     struct sigaction sa, old;
@@ -20,7 +20,7 @@ void cli_catch_stop_signals(void) {
 }
 
 void cli_die_if_stopped(void) {
-    int sig = stop_sig;
+    int sig = atomic_load(&stop_sig);
     if (!sig) return;
     fflush(stdout);
     fflush(stderr);

@@ -9,12 +9,13 @@
 #define GRAFT_CLI_SIGNALS_H
 
 #include <signal.h>
+#include <stdatomic.h>
 
 /* Installs the recording handler for SIGINT and SIGTERM (a SIGINT the shell
  * ignores, as for background jobs, stays ignored). */
 void cli_catch_stop_signals(void);
-/* The signal caught so far, 0 when none. */
-volatile sig_atomic_t *cli_stop_flag(void);
+/* The signal caught so far, 0 when none (lock-free: handlers store into it). */
+atomic_int *cli_stop_flag(void);
 /* For a command's own handler: records sig (async-signal-safe). */
 void cli_record_stop(int sig);
 /* When a stop signal was recorded: flushes stdout and stderr, restores the

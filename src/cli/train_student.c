@@ -73,7 +73,8 @@ const student_settings *train_student_settings(const train_student *h) { return 
 
 int train_student_build_as(cli_student *cs, train_student **handle, model *m, const char *init_s,
                            const char *strategy, double keep, const char *calib, const char *text, long seed, int ctx,
-                           char *layers, size_t layers_size, const method_cli *base) {
+                           char *layers, size_t layers_size, const method_cli *base, const progress_sink *progress,
+                           const stage2_observer *obs) {
     memset(cs, 0, sizeof *cs);
     const int L = m->cfg.n_layers;
     student_init init;
@@ -95,10 +96,10 @@ int train_student_build_as(cli_student *cs, train_student **handle, model *m, co
     train_student *h = gf_calloc(1, sizeof *h);
     int rc = -1, have_s = 0;
     if (token_split_make(&sp, m->tok, calib, scores ? (text ? text : calib) : NULL, &mo.split) != 0) goto done;
-    if (method_capture(m, &sp, &cal, &held, NULL) != 0) goto done;
+    if (method_capture(m, &sp, &cal, &held, progress) != 0) goto done;
     if (student_init_empty(&h->s, m, &set) != 0) goto done;
     have_s = 1;
-    if (method_select_and_build(&h->s, &sel, &ss, k, &sp, &cal, &held, mo.split.ctx, NULL) != 0) goto done;
+    if (method_select_and_build(&h->s, &sel, &ss, k, &sp, &cal, &held, mo.split.ctx, progress, obs) != 0) goto done;
     if (student_n_gdn(&h->s) == 0) {
         gf_fail("%s keeps attention in every layer: nothing to convert", strategy);
         goto done;
@@ -122,14 +123,15 @@ done:
 
 int train_student_build(cli_student *cs, train_student **handle, model *m, const char *init_s, double keep,
                         const char *calib, long seed, int ctx, char *layers, size_t layers_size) {
-    return train_student_build_with(cs, handle, m, init_s, keep, calib, seed, ctx, layers, layers_size, NULL);
+    return train_student_build_with(cs, handle, m, init_s, keep, calib, seed, ctx, layers, layers_size, NULL, NULL,
+                                    NULL);
 }
 
 int train_student_build_with(cli_student *cs, train_student **handle, model *m, const char *init_s, double keep,
                              const char *calib, long seed, int ctx, char *layers, size_t layers_size,
-                             const method_cli *mo) {
+                             const method_cli *mo, const progress_sink *progress, const stage2_observer *obs) {
     return train_student_build_as(cs, handle, m, init_s, "uniform", keep, calib, NULL, seed, ctx, layers,
-                                  layers_size, mo);
+                                  layers_size, mo, progress, obs);
 }
 
 int train_student_save(const cli_student *cs, train_student *h, const char *out_dir) {

@@ -6,8 +6,10 @@
 
 #include <stdbool.h>
 
+#include "align/stage2.h"
 #include "cli/method_opts.h"
 #include "cli/train_cli.h"
+#include "core/progress.h"
 
 /* 1 when path is a student folder (config.json with "graft_student"). */
 bool train_student_is_folder(const char *path);
@@ -26,17 +28,20 @@ int train_student_init_check(const char *init);
  * exactly as `graft convert` chooses them; ar / ga-s2 score on text (NULL:
  * the calibration file after its calibration part). *layers gets the
  * converted layers as text ("2,4"). mo: the method options (Stage 1
- * components, ...; NULL: defaults). */
+ * components, ...; NULL: defaults); progress and obs (may be NULL) get the
+ * capture and build reports and every Stage 2 step, and progress's cancel
+ * flag stops the build. */
 int train_student_build_as(cli_student *s, train_student **handle, model *m, const char *init, const char *strategy,
                            double keep, const char *calib, const char *text, long seed, int ctx, char *layers,
-                           size_t layers_size, const method_cli *mo);
+                           size_t layers_size, const method_cli *mo, const progress_sink *progress,
+                           const stage2_observer *obs);
 /* The same with uniform selection keeping round(keep * L) layers. */
 int train_student_build(cli_student *s, train_student **handle, model *m, const char *init, double keep,
                         const char *calib, long seed, int ctx, char *layers, size_t layers_size);
-/* The same with the method options mo (Stage 1 components, ...; NULL: defaults). */
+/* The same with the method options, progress and observer of train_student_build_as. */
 int train_student_build_with(cli_student *s, train_student **handle, model *m, const char *init, double keep,
                              const char *calib, long seed, int ctx, char *layers, size_t layers_size,
-                             const method_cli *mo);
+                             const method_cli *mo, const progress_sink *progress, const stage2_observer *obs);
 /* The settings the student was built or saved with. */
 const student_settings *train_student_settings(const train_student *handle);
 /* Writes the trained weights of s back into the student and saves it to out_dir. */

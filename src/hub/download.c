@@ -131,7 +131,7 @@ int hub_download(const hub_request *req, const hub_callbacks *cb, hub_result *ou
     http_global_init();
     endpoint = hub_endpoint();
     token = hub_token();
-    volatile int *cancel = cb ? cb->cancel : NULL;
+    atomic_int *cancel = cb ? cb->cancel : NULL;
     CURL *curl = curl_easy_init();
     if (!curl) {
         gf_fail("cannot start libcurl");

@@ -28,7 +28,7 @@ static char *str3(const char *a, const char *b, const char *c) {
 
 /* ---- the blob lock: flock on .locks/models--ORG--NAME/<etag>.lock, as huggingface_hub ---- */
 
-static int lock_blob(const char *lock_path, volatile int *cancel) {
+static int lock_blob(const char *lock_path, atomic_int *cancel) {
     if (hub_mkdirs_parent(lock_path) != 0) return -1;
     int fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) return gf_fail("cannot open lock %s: %s", lock_path, strerror(errno));

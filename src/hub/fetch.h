@@ -16,7 +16,7 @@ typedef struct {
     void *curl;              /* this thread's handle */
     const hub_cache *cache;
     const char *endpoint, *repo, *commit, *token;
-    volatile int *cancel;
+    atomic_int *cancel;
     hub_progress *progress;
 } hub_fetch_ctx;
 

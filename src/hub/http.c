@@ -290,7 +290,7 @@ static bool retryable_curl(int cc) {
     }
 }
 
-static void sleep_ms_cancellable(long ms, volatile int *cancel) {
+static void sleep_ms_cancellable(long ms, atomic_int *cancel) {
     while (ms > 0 && !(cancel && *cancel)) {
         long step = ms < 50 ? ms : 50;
         struct timespec ts = {step / 1000, (step % 1000) * 1000000L};

@@ -8,6 +8,7 @@
 #ifndef GRAFT_HUB_HTTP_H
 #define GRAFT_HUB_HTTP_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -49,7 +50,7 @@ typedef struct http_request {
     /* Called during transfers with bytes received so far in this request. */
     void (*on_bytes)(void *user, long long now);
     void *on_bytes_user;
-    volatile int *cancel;     /* non-zero: abort as soon as possible */
+    atomic_int *cancel;     /* non-zero: abort as soon as possible */
 } http_request;
 
 /* One request (plus redirects). 0 when a response arrived, whatever its

@@ -4,6 +4,8 @@
 #ifndef GRAFT_HUB_HUB_H
 #define GRAFT_HUB_HUB_H
 
+#include <stdatomic.h>
+
 typedef enum {
     HUB_EV_STARTED,  /* a file's transfer begins (file_done > 0 when resuming) */
     HUB_EV_PROGRESS, /* bytes arrived (throttled to a few events per second) */
@@ -30,7 +32,7 @@ typedef void (*hub_event_fn)(const hub_event *ev, void *user);
 typedef struct {
     hub_event_fn on_event; /* may be NULL */
     void *user;
-    volatile int *cancel;  /* may be NULL; set non-zero to stop: transfers abort, partial files stay for resuming */
+    atomic_int *cancel;  /* may be NULL; set non-zero to stop: transfers abort, partial files stay for resuming */
 } hub_callbacks;
 
 typedef struct {

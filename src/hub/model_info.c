@@ -94,7 +94,7 @@ static int reset_mem(int attempt, http_request *rq, void *user) {
 }
 
 int hub_fetch_model_info(void *curl, const char *endpoint, const char *repo, const char *rev, const char *token,
-                         volatile int *cancel, hub_model_info *out) {
+                         atomic_int *cancel, hub_model_info *out) {
     memset(out, 0, sizeof *out);
     char *url = hub_url_model_info(endpoint, repo, rev);
     membuf m = {0};

@@ -4,6 +4,7 @@
 #ifndef GRAFT_HUB_MODEL_INFO_H
 #define GRAFT_HUB_MODEL_INFO_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 
 typedef struct {
@@ -27,6 +28,6 @@ const hub_sibling *hub_model_info_find(const hub_model_info *mi, const char *nam
 
 /* Fetches and parses (with retries); errors name the repo and revision. */
 int hub_fetch_model_info(void *curl, const char *endpoint, const char *repo, const char *rev, const char *token,
-                         volatile int *cancel, hub_model_info *out);
+                         atomic_int *cancel, hub_model_info *out);
 
 #endif

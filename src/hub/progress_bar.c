@@ -3,7 +3,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/progress_line.h"
+#include "jobs/progress_line.h"
 #include "core/clock.h"
 #include "hub/progress.h"
 

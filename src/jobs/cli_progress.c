@@ -1,6 +1,7 @@
 #include "jobs/cli_progress.h"
 
 #include <errno.h>
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -8,14 +9,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/progress_line.h"
-#include "core/clock.h"
 #include "core/error.h"
+#include "jobs/eta.h"
+#include "jobs/progress_line.h"
 
-static volatile sig_atomic_t interrupted;
+static atomic_int interrupted; /* lock-free: the SIGINT handler sets it */
 static void on_sigint(int sig) {
     (void)sig;
-    interrupted = 1;
+    atomic_store(&interrupted, 1);
 }
 
 void cli_progress_format(char *buf, size_t n, const event *ev, int width) {
@@ -32,10 +33,12 @@ int job_run_cli(const char *name, job_fn fn, void *arg, void **result,
     if (job_runner_init(&jr)) return -1;
     struct sigaction sa = {.sa_handler = on_sigint}, old;
     sigemptyset(&sa.sa_mask);
-    interrupted = 0;
+    atomic_store(&interrupted, 0);
     sigaction(SIGINT, &sa, &old);
     bool tty = isatty(STDERR_FILENO);
     bool bar_shown = false;
+    eta_smoother eta;
+    eta_reset(&eta);
     double last_bar = 0;
     int rc = -1;
     char err[256] = "";
@@ -47,13 +50,14 @@ int job_run_cli(const char *name, job_fn fn, void *arg, void **result,
         struct pollfd pfd = {.fd = job_wake_fd(&jr), .events = POLLIN};
         int pr = poll(&pfd, 1, 200);
         if (pr < 0 && errno != EINTR) break;
-        if (interrupted) job_cancel(&jr);
+        if (atomic_load(&interrupted)) job_cancel(&jr);
         job_clear_wake(&jr);
         event ev;
         while (job_pop_event(&jr, &ev)) {
             if (ev.kind == EV_PROGRESS) {
+                ev.eta_s = eta_update(&eta, ev.t, ev.fraction);
                 /* at most ~10 redraws a second, but always the final state */
-                double t = clock_now_s();
+                double t = job_now();
                 if (!tty || (t - last_bar < 0.1 && ev.fraction < 1)) continue;
                 last_bar = t;
                 char line[256];
@@ -62,7 +66,7 @@ int job_run_cli(const char *name, job_fn fn, void *arg, void **result,
                 bar_shown = true;
                 continue;
             }
-            if (bar_shown && (ev.kind == EV_LOG || (ev.kind >= EV_DONE && ev.kind != EV_FILE))) {
+            if (bar_shown && (ev.kind == EV_LOG || event_is_final(ev.kind))) {
                 fputs("\r\033[K", stderr);
                 bar_shown = false;
             }

@@ -10,7 +10,7 @@
 
 /* Runs fn(arg) as job `name` and waits. Returns 0 with *result (may be NULL)
  * set from EV_DONE, or -1 with the job's one-line error ("cancelled" after Ctrl-C).
- * Stat / loss / scalar events are passed to on_event when it is non-NULL. */
+ * Data and file events are passed to on_event when it is non-NULL. */
 int job_run_cli(const char *name, job_fn fn, void *arg, void **result,
                 void (*on_event)(const event *ev, void *user), void *user);
 

@@ -9,8 +9,7 @@
 #include "core/error.h"
 
 const char *event_kind_name(event_kind k) {
-    static const char *names[] = {"progress", "log",  "scalar", "stat",
-                                  "loss",     "done", "error",  "cancelled", "file"};
+    static const char *names[] = {"progress", "log", "data", "done", "error", "cancelled", "file"};
     return (unsigned)k < sizeof names / sizeof names[0] ? names[k] : "?";
 }
 

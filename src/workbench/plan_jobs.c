@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,54 +11,21 @@
 #include "cli/method_opts.h"
 #include "core/error.h"
 #include "eval/perplexity.h"
-#include "persist/persist.h"
-#include "select/kv_cost.h"
 #include "select/select.h"
 #include "student/build.h"
 #include "student/report_json.h"
 #include "student/student_io.h"
+#include "workbench/build_progress.h"
+#include "workbench/job_cost.h"
+#include "workbench/json_file.h"
+#include "workbench/wb_event.h"
 
-static int env_int(const char *name, int def, int lo) {
-    const char *v = getenv(name);
-    if (!v || !*v) return def;
-    char *end;
-    long x = strtol(v, &end, 10);
-    return *end || x < lo || x > 1000000 ? def : (int)x;
-}
-
-void plan_split_spec(split_spec *sp) {
+void plan_split_spec(split_spec *sp, int eval_windows) {
     split_spec_default(sp);
-    sp->eval_windows = env_int("GRAFT_TUI_EVAL_WINDOWS", 32, 1);
-}
-
-static int stage2_steps(void) { return env_int("GRAFT_TUI_STEPS", 300, 0); }
-
-void plan_show_model(app_state *st, const model *m) {
-    st->kv_heads = m->cfg.n_kv_heads;
-    st->head_dim = m->cfg.head_dim;
-    st->kv_bytes = kv_dtype_bytes(m->weights_dtype);
-    app_state_plan_recompute(st);
+    sp->eval_windows = eval_windows > 0 ? eval_windows : 32;
 }
 
 /* ---- shared pieces (worker thread) ---- */
-
-typedef struct {
-    job_ctx *ctx;
-    atomic_int cancel;
-    progress_sink sink;
-} job_progress_bridge;
-
-static void bridge_report(void *ud, const char *what, double done, double total) {
-    job_progress_bridge *b = ud;
-    if (job_cancelled(b->ctx)) atomic_store(&b->cancel, 1);
-    job_progress(b->ctx, done, total, what);
-}
-
-static void bridge_init(job_progress_bridge *b, job_ctx *ctx) {
-    b->ctx = ctx;
-    atomic_init(&b->cancel, 0);
-    b->sink = (progress_sink){bridge_report, b, &b->cancel};
-}
 
 static int check_cancel(job_ctx *ctx) { return job_cancelled(ctx) ? gf_fail("cancelled") : 0; }
 
@@ -67,11 +33,13 @@ static int check_cancel(job_ctx *ctx) { return job_cancelled(ctx) ? gf_fail("can
 typedef struct {
     model *m;
     char *corpus, *teacher_path;
+    char teacher_name[160];
     int strategy, L;
     double keep;
     bool *kept; /* [L] */
     student_init init;
-    long seed;  /* graft tui --seed */
+    int steps, ablate_steps, keep_best_heldout, eval_windows;
+    long seed; /* graft tui --seed */
 } plan_arg;
 
 static void plan_arg_free(plan_arg *a) {
@@ -81,12 +49,13 @@ static void plan_arg_free(plan_arg *a) {
     free(a);
 }
 
-/* The command line's defaults (--steps and --seed aside), so a workbench
- * student equals `graft convert ... --steps N --seed S`'s. */
-static int settings_for(student_init init, int steps, long seed, student_settings *set) {
+/* The command line's defaults, so a workbench student equals
+ * `graft convert ... --steps N --keep-best K --seed S`'s. */
+static int settings_for(student_init init, int steps, int keep_best_heldout, long seed, student_settings *set) {
     method_cli mo;
     method_cli_default(&mo);
     mo.steps = steps;
+    mo.keep_best = keep_best_heldout ? "heldout" : "train";
     return method_cli_settings(&mo, seed, init, set);
 }
 
@@ -103,12 +72,29 @@ static void rank_kept(const double *v, int L, int k, bool highest, bool *kept) {
 
 static double ppl_of(double nll, long count) { return count > 0 ? exp(nll / (double)count) : NAN; }
 
+/* Costs of the split's slices, for phase weights. */
+static double calib_tokens(const split_spec *s) { return (double)(s->n_calib + s->n_heldout) * s->ctx; }
+static double select_tokens(const split_spec *s) { return (double)s->sel_windows * s->ctx; }
+static double eval_tokens(const split_spec *s) { return (double)s->eval_windows * s->ctx; }
+
+static double stage2_cost(const model *m, const split_spec *sp, int steps, int layers) {
+    return layers * (cost_stage1_layer(m) + cost_stage2_layer(m, steps, sp->n_calib + sp->n_heldout, sp->ctx));
+}
+
+static void emit_ppl(job_ctx *ctx, const plan_arg *a, const split_spec *spec, double ppl) {
+    wb_event e = {.kind = WB_TEACHER_PPL};
+    e.u.teacher_ppl.ppl = ppl;
+    snprintf(e.u.teacher_ppl.corpus, sizeof e.u.teacher_ppl.corpus, "%s", a->corpus);
+    e.u.teacher_ppl.windows = spec->eval_windows;
+    e.u.teacher_ppl.ctx = spec->ctx;
+    wb_emit(ctx, &e);
+}
+
 /* ---- select ---- */
 
 static int select_job(job_ctx *ctx, void *argp) {
     plan_arg *a = argp;
-    job_progress_bridge br;
-    bridge_init(&br, ctx);
+    progress_sink sink = job_sink(ctx);
     token_split sp = {0};
     teacher_capture cal = {0}, held = {0};
     student s = {0};
@@ -117,27 +103,46 @@ static int select_job(job_ctx *ctx, void *argp) {
     student_settings set;
     int rc = -1, k = 0;
     split_spec spec;
-    plan_split_spec(&spec);
+    plan_split_spec(&spec, a->eval_windows);
+    const bool ga = ss.kind == STRATEGY_GA_S2;
+    const job_phase phases[] = {
+        {"tokenize", cost_tokenize(a->m, a->corpus)},
+        {"teacher pass", ga ? cost_forward(a->m, calib_tokens(&spec), spec.ctx) : 0},
+        {"stage 1", ga ? a->L * cost_stage1_layer(a->m) : 0},
+        {"align", ga ? stage2_cost(a->m, &spec, a->steps, a->L) : 0},
+        {ga ? "select ga-s2" : "select ar", a->L * cost_eval(a->m, select_tokens(&spec), spec.ctx)},
+    };
+    job_set_phases(ctx, phases, 5);
     if (keep_count(a->keep, a->L, &k) != 0) goto done;
-    if (token_split_make(&sp, a->m->tok, a->corpus, a->corpus, &spec) != 0) goto done;
-    if (ss.kind == STRATEGY_GA_S2) {
-        job_log(ctx, "ga-s2: building every layer under taylor-calibrate (%d Stage 2 steps)", stage2_steps());
-        if (settings_for(INIT_TAYLOR_CALIBRATE, stage2_steps(), a->seed, &set) != 0 ||
-            method_capture(a->m, &sp, &cal, &held, &br.sink) != 0 || student_init_empty(&s, a->m, &set) != 0)
+    if (token_split_make(&sp, a->m->tok, a->corpus, a->corpus, &spec) != 0 || check_cancel(ctx)) goto done;
+    if (ga) {
+        job_log(ctx, "ga-s2: building every layer under taylor-calibrate (%d Stage 2 steps)", a->steps);
+        if (settings_for(INIT_TAYLOR_CALIBRATE, a->steps, a->keep_best_heldout, a->seed, &set) != 0 ||
+            method_capture(a->m, &sp, &cal, &held, &sink) != 0 || student_init_empty(&s, a->m, &set) != 0)
             goto done;
         bool *all = gf_malloc((size_t)a->L * sizeof *all);
         for (int l = 0; l < a->L; l++) all[l] = true;
-        int r = student_build_layers(&s, all, &cal, held.L ? &held : NULL, &br.sink);
+        build_progress bp;
+        build_progress_init(&bp, ctx, a->L, a->steps);
+        progress_sink bs = build_progress_sink(&bp);
+        stage2_observer obs = build_progress_observer(&bp);
+        int r = student_build_layers_observed(&s, all, &cal, held.L ? &held : NULL, &bs, &obs);
         free(all);
         if (r != 0) goto done;
     }
     if (check_cancel(ctx)) goto done;
-    if (select_layers(&sel, &ss, k, a->m, &s, sp.select.data, sp.select.len, spec.ctx, &br.sink) != 0) goto done;
-    char label[32];
-    snprintf(label, sizeof label, "plan/%s", strategy_name(ss.kind));
-    for (int l = 0; l < a->L; l++) job_stat(ctx, label, l, 0, sel.score[l]);
-    job_log(ctx, "%s: keep %d of %d layers (graft select MODEL --strategy %s --keep %g --text %s)", strategy_name(ss.kind),
-            sel.k, a->L, strategy_name(ss.kind), a->keep, a->corpus);
+    if (select_layers(&sel, &ss, k, a->m, &s, sp.select.data, sp.select.len, spec.ctx, &sink) != 0) goto done;
+    for (int l = 0; l < a->L; l++) {
+        wb_event e = {.kind = WB_LAYER_SCORE};
+        e.u.layer_score.strategy = ss.kind;
+        e.u.layer_score.layer = l;
+        e.u.layer_score.value = sel.score[l];
+        snprintf(e.u.layer_score.corpus, sizeof e.u.layer_score.corpus, "%s", a->corpus);
+        wb_emit(ctx, &e);
+    }
+    job_log(ctx, "%s: keep %d of %d layers; headless: graft select '%s' --strategy %s --keep %g --text '%s'%s",
+            strategy_name(ss.kind), sel.k, a->L, a->teacher_path, strategy_name(ss.kind), a->keep, a->corpus,
+            ga ? " --steps N" : "");
     rc = 0;
 done:
     layer_selection_free(&sel);
@@ -150,35 +155,38 @@ done:
 }
 
 static plan_arg *make_arg(workbench *wb, app_state *st) {
-    if (!wb->m) {
-        gf_fail("no teacher loaded yet");
-        return NULL;
-    }
+    teacher_state *t = wb_ready(wb, st);
+    if (!t) return NULL;
     if (!wb->corpus) {
         gf_fail("no corpus: start graft with --text FILE or set GRAFT_TEXT");
         return NULL;
     }
     if (!wb->m->tok) {
-        gf_fail("the teacher has no tokenizer");
+        gf_fail("%s has no tokenizer: these jobs read the corpus with it", t->name);
         return NULL;
     }
-    app_state_plan_recompute(st);
+    teacher_plan_recompute(t);
     plan_arg *a = gf_calloc(1, sizeof *a);
     a->m = wb->m;
     a->corpus = gf_strdup(wb->corpus);
-    a->teacher_path = gf_strdup(wb->m->path);
+    a->teacher_path = gf_strdup(t->model_arg[0] ? t->model_arg : wb->m->path);
     a->seed = wb->seed;
+    snprintf(a->teacher_name, sizeof a->teacher_name, "%s", t->name);
     a->L = wb->m->cfg.n_layers;
-    a->strategy = app_state_strategy_index(st->strategy);
-    a->keep = st->keep_ratio;
+    a->strategy = strategy_index(t->strategy);
+    a->keep = t->keep_ratio;
     a->kept = gf_calloc((size_t)a->L, sizeof *a->kept);
-    if (st->kept && st->n_layers == a->L) memcpy(a->kept, st->kept, (size_t)a->L * sizeof *a->kept);
+    if (t->kept && t->n_layers == a->L) memcpy(a->kept, t->kept, (size_t)a->L * sizeof *a->kept);
     if (student_init_parse(st->eval_init, &a->init) != 0) a->init = INIT_TAYLOR_CALIBRATE;
+    a->steps = st->settings.stage2_steps;
+    a->ablate_steps = st->settings.ablate_steps;
+    a->keep_best_heldout = st->settings.keep_best_heldout;
+    a->eval_windows = st->settings.eval_windows;
     return a;
 }
 
-static int start(job_runner *jr, const char *name, job_fn fn, plan_arg *a) {
-    if (job_start(jr, name, fn, a) != 0) {
+static int start(app_state *st, job_runner *jr, const char *name, job_fn fn, plan_arg *a) {
+    if (wb_start(st, jr, name, fn, a, app_cur(st)) != 0) {
         plan_arg_free(a);
         return -1;
     }
@@ -189,11 +197,11 @@ int plan_start_select(workbench *wb, app_state *st, job_runner *jr) {
     plan_arg *a = make_arg(wb, st);
     if (!a) return -1;
     if (a->strategy != STRATEGY_AR && a->strategy != STRATEGY_GA_S2) {
+        gf_fail("%s needs no job: the plan is already made", strategy_label(a->strategy));
         plan_arg_free(a);
-        return gf_fail("%s needs no job: the plan is already made", st->strategy);
+        return -1;
     }
-    snprintf(st->corpus, sizeof st->corpus, "%s", wb->corpus);
-    return start(jr, "select", select_job, a);
+    return start(st, jr, "select", select_job, a);
 }
 
 /* ---- evaluate ---- */
@@ -233,25 +241,24 @@ static void kept_text(const bool *kept, int L, char *buf, size_t n) {
     if (!at) snprintf(buf, n, "-");
 }
 
-/* One results row (see app_result_columns) as a log event the UI turns into a
- * row. Events carry 255 characters: a longer row keeps the folder's name only. */
-static void publish_row(job_ctx *ctx, const char *strategy, double keep, student_init init, double ppl,
-                        half_life_summary hl, const char *kept, const char *where) {
-    char row[256];
-    for (int pass = 0; pass < 2; pass++) {
-        int n = snprintf(row, sizeof row, "result\t%s\t%.0f%%\t%s\t%.4f\t%.2f\t%.2f\t%.2f\t%s\t%s", strategy, keep * 100,
-                         student_init_name(init), ppl, hl.mean, hl.median, hl.max, kept, where);
-        if (n < (int)sizeof row) break;
-        const char *slash = strrchr(where, '/');
-        if (slash) where = slash + 1;
-    }
-    job_log(ctx, "%s", row);
+static void fill_row(result_row *r, run_kind kind, const plan_arg *a, const split_spec *spec, const char *strategy,
+                     double keep, student_init init, int steps) {
+    result_row_init(r);
+    r->kind = kind;
+    snprintf(r->teacher, sizeof r->teacher, "%s", a->teacher_name);
+    snprintf(r->strategy, sizeof r->strategy, "%s", strategy);
+    r->keep = keep;
+    snprintf(r->init, sizeof r->init, "%s", student_init_name(init));
+    r->stage2_steps = init_uses_stage2(init) ? steps : 0;
+    r->keep_best_heldout = init_uses_stage2(init) && a->keep_best_heldout;
+    snprintf(r->corpus, sizeof r->corpus, "%s", a->corpus);
+    r->eval_windows = spec->eval_windows;
+    r->ctx = spec->ctx;
 }
 
 static int evaluate_job(job_ctx *ctx, void *argp) {
     plan_arg *a = argp;
-    job_progress_bridge br;
-    bridge_init(&br, ctx);
+    progress_sink sink = job_sink(ctx);
     token_split sp = {0};
     teacher_capture cal = {0}, held = {0};
     student s = {0};
@@ -260,26 +267,43 @@ static int evaluate_job(job_ctx *ctx, void *argp) {
     bool *gdn = gf_calloc((size_t)a->L, sizeof *gdn);
     int rc = -1, k = 0;
     split_spec spec;
-    plan_split_spec(&spec);
+    plan_split_spec(&spec, a->eval_windows);
     for (int l = 0; l < a->L; l++) gdn[l] = !a->kept[l], k += a->kept[l];
-    if (settings_for(a->init, stage2_steps(), a->seed, &set) != 0) goto done;
-    if (token_split_make(&sp, a->m->tok, a->corpus, a->corpus, &spec) != 0) goto done;
-    job_log(ctx, "building %d GDN layers under %s", a->L - k, student_init_name(a->init));
-    if (method_capture(a->m, &sp, &cal, &held, &br.sink) != 0 || check_cancel(ctx)) goto done;
+    const int n_gdn = a->L - k;
+    const job_phase phases[] = {
+        {"tokenize", cost_tokenize(a->m, a->corpus)},
+        {"teacher pass", cost_forward(a->m, calib_tokens(&spec), spec.ctx)},
+        {"stage 1", init_uses_stage1(a->init) ? n_gdn * cost_stage1_layer(a->m) : 0},
+        {"align", init_uses_stage2(a->init) ? stage2_cost(a->m, &spec, a->steps, n_gdn) : 0},
+        {"teacher ppl", cost_eval(a->m, eval_tokens(&spec), spec.ctx)},
+        {"student ppl", cost_eval(a->m, eval_tokens(&spec), spec.ctx)},
+    };
+    job_set_phases(ctx, phases, 6);
+    if (settings_for(a->init, a->steps, a->keep_best_heldout, a->seed, &set) != 0) goto done;
+    if (token_split_make(&sp, a->m->tok, a->corpus, a->corpus, &spec) != 0 || check_cancel(ctx)) goto done;
+    job_log(ctx, "building %d GDN layers under %s (%d Stage 2 steps)", n_gdn, student_init_name(a->init),
+            init_uses_stage2(a->init) ? a->steps : 0);
+    if (method_capture(a->m, &sp, &cal, &held, &sink) != 0 || check_cancel(ctx)) goto done;
     if (student_init_empty(&s, a->m, &set) != 0) goto done;
-    if (student_build_layers(&s, gdn, &cal, held.L ? &held : NULL, &br.sink) != 0) goto done;
+    build_progress bp;
+    build_progress_init(&bp, ctx, n_gdn, a->steps);
+    progress_sink bs = build_progress_sink(&bp);
+    stage2_observer obs = build_progress_observer(&bp);
+    if (student_build_layers_observed(&s, gdn, &cal, held.L ? &held : NULL, &bs, &obs) != 0) goto done;
     if (student_set_gdn(&s, gdn) != 0 || check_cancel(ctx)) goto done;
     double nll;
     long cnt;
-    if (eval_nll(a->m, sp.eval.data, sp.eval.len, spec.ctx, &nll, &cnt, &br.sink) != 0) goto done;
-    job_scalar(ctx, "teacher_ppl", 0, ppl_of(nll, cnt));
-    if (student_eval_nll(&s, sp.eval.data, sp.eval.len, spec.ctx, &nll, &cnt, &br.sink) != 0) goto done;
+    job_begin_phase(ctx, "teacher ppl");
+    if (eval_nll(a->m, sp.eval.data, sp.eval.len, spec.ctx, &nll, &cnt, &sink) != 0) goto done;
+    emit_ppl(ctx, a, &spec, ppl_of(nll, cnt));
+    job_begin_phase(ctx, "student ppl");
+    if (student_eval_nll(&s, sp.eval.data, sp.eval.len, spec.ctx, &nll, &cnt, &sink) != 0) goto done;
     double ppl = ppl_of(nll, cnt);
     half_life_summary hl = student_half_life_summary(&s, NULL);
     /* the student folder */
     char teacher[64], leaf[256];
     short_name(a->teacher_path, teacher, sizeof teacher);
-    snprintf(leaf, sizeof leaf, "students/%s-%s-%.0f-%s", teacher, app_state_strategy_name(a->strategy), a->keep * 100,
+    snprintf(leaf, sizeof leaf, "students/%s-%s-%.0f-%s", teacher, strategy_label(a->strategy), a->keep * 100,
              student_init_name(a->init));
     if (a->strategy == STRATEGY_MANUAL) snprintf(leaf, sizeof leaf, "students/%s-manual-%d-of-%d-%s", teacher, k, a->L,
                                                  student_init_name(a->init));
@@ -295,23 +319,27 @@ static int evaluate_job(job_ctx *ctx, void *argp) {
     if (mk != 0) goto done;
     cJSON *rep = student_report_json(&s);
     cJSON_AddNumberToObject(rep, "keep", a->keep);
-    cJSON_AddStringToObject(rep, "strategy", app_state_strategy_name(a->strategy));
+    cJSON_AddStringToObject(rep, "strategy", strategy_label(a->strategy));
     cJSON *ev = cJSON_AddObjectToObject(rep, "workbench_eval");
     cJSON_AddStringToObject(ev, "text", a->corpus);
     cJSON_AddNumberToObject(ev, "ctx", spec.ctx);
     cJSON_AddNumberToObject(ev, "eval_windows", spec.eval_windows);
     cJSON_AddNumberToObject(ev, "tokens", (double)cnt);
     cJSON_AddNumberToObject(ev, "ppl", ppl);
-    tok = teacher_tokenizer_path(a->teacher_path, a->m->cfg.vocab_size, NULL);
+    tok = teacher_tokenizer_path(a->m->path, a->m->cfg.vocab_size, NULL);
     int sv = student_save(&s, dir, tok, rep);
     cJSON_Delete(rep);
     if (sv != 0) goto done;
-    char kt[512];
-    kept_text(a->kept, a->L, kt, sizeof kt);
-    publish_row(ctx, app_state_strategy_name(a->strategy), a->strategy == STRATEGY_MANUAL ? (double)k / a->L : a->keep,
-                a->init, ppl, hl, kt, dir);
-    job_log(ctx, "student ppl %.4f; same number headless: graft eval %s --text %s --split --eval-windows %d --json", ppl,
-            dir, a->corpus, spec.eval_windows);
+    wb_event e = {.kind = WB_RESULT};
+    result_row *r = &e.u.result;
+    fill_row(r, RUN_EVALUATE, a, &spec, strategy_label(a->strategy),
+             a->strategy == STRATEGY_MANUAL ? (double)k / a->L : a->keep, a->init, a->steps);
+    r->ppl = ppl;
+    r->hl_mean = hl.mean, r->hl_med = hl.median, r->hl_max = hl.max;
+    kept_text(a->kept, a->L, r->kept, sizeof r->kept);
+    snprintf(r->student, sizeof r->student, "%s", dir);
+    wb_emit(ctx, &e);
+    job_log(ctx, "student ppl %.4f, teacher's on the same slice in the table's first line", ppl);
     rc = 0;
 done:
     free(gdn);
@@ -328,16 +356,14 @@ done:
 int results_start_evaluate(workbench *wb, app_state *st, job_runner *jr) {
     plan_arg *a = make_arg(wb, st);
     if (!a) return -1;
-    snprintf(st->corpus, sizeof st->corpus, "%s", wb->corpus);
-    return start(jr, "evaluate", evaluate_job, a);
+    return start(st, jr, "evaluate", evaluate_job, a);
 }
 
-/* ---- ablate: strategies x ratios x inits, quick settings ---- */
+/* ---- ablate: strategies x ratios x inits ---- */
 
 static int ablate_job(job_ctx *ctx, void *argp) {
     plan_arg *a = argp;
-    job_progress_bridge br;
-    bridge_init(&br, ctx);
+    progress_sink sink = job_sink(ctx);
     static const double keeps[] = {0.25, 0.5, 0.75};
     static const select_strategy strats[] = {STRATEGY_UNIFORM, STRATEGY_AR, STRATEGY_GA_S2};
     const int L = a->L, n_keep = 3, n_strat = 3, n_init = INIT_COUNT;
@@ -347,30 +373,67 @@ static int ablate_job(job_ctx *ctx, void *argp) {
     layer_selection ar = {0}, ga[INIT_COUNT] = {0};
     bool *all = gf_malloc((size_t)L * sizeof *all), *kept = gf_malloc((size_t)L * sizeof *kept),
          *gdn = gf_malloc((size_t)L * sizeof *gdn);
-    int rc = -1, steps = stage2_steps() < 50 ? stage2_steps() : 50;
+    int rc = -1, steps = a->ablate_steps;
     split_spec spec;
-    plan_split_spec(&spec);
+    plan_split_spec(&spec, a->eval_windows);
+    int n_s1 = 0, n_s2 = 0;
+    for (int j = 0; j < n_init; j++) n_s1 += init_uses_stage1((student_init)j), n_s2 += init_uses_stage2((student_init)j);
+    const double sel_eval = L * cost_eval(a->m, select_tokens(&spec), spec.ctx);
+    const job_phase phases[] = {
+        {"tokenize", cost_tokenize(a->m, a->corpus)},
+        {"teacher pass", cost_forward(a->m, calib_tokens(&spec), spec.ctx)},
+        {"teacher ppl", cost_eval(a->m, eval_tokens(&spec), spec.ctx)},
+        {"students", n_s1 * L * cost_stage1_layer(a->m) + stage2_cost(a->m, &spec, steps, L) * n_s2},
+        /* ar scores once, ga-s2 once per init, then every row's evaluation */
+        {"rows", sel_eval * (1 + n_init) + n_strat * n_keep * n_init * cost_eval(a->m, eval_tokens(&spec), spec.ctx)},
+    };
+    job_set_phases(ctx, phases, 5);
     for (int l = 0; l < L; l++) all[l] = true;
-    if (token_split_make(&sp, a->m->tok, a->corpus, a->corpus, &spec) != 0) goto done;
-    if (method_capture(a->m, &sp, &cal, &held, &br.sink) != 0) goto done;
+    if (token_split_make(&sp, a->m->tok, a->corpus, a->corpus, &spec) != 0 || check_cancel(ctx)) goto done;
+    if (method_capture(a->m, &sp, &cal, &held, &sink) != 0) goto done;
     double nll;
     long cnt;
-    if (eval_nll(a->m, sp.eval.data, sp.eval.len, spec.ctx, &nll, &cnt, &br.sink) != 0) goto done;
-    job_scalar(ctx, "teacher_ppl", 0, ppl_of(nll, cnt));
+    job_begin_phase(ctx, "teacher ppl");
+    if (eval_nll(a->m, sp.eval.data, sp.eval.len, spec.ctx, &nll, &cnt, &sink) != 0) goto done;
+    emit_ppl(ctx, a, &spec, ppl_of(nll, cnt));
     job_log(ctx, "ablation: %d strategies x %d ratios x %d inits, Stage 2 %d steps", n_strat, n_keep, n_init, steps);
+    job_begin_phase(ctx, "students");
+    /* engine reports inside the rows are not the job's phases: only the cancel flag goes in */
+    progress_sink quiet = {.report = NULL, .ud = NULL, .cancel = job_cancel_flag(ctx)};
+    /* each init's build is its share of the phase (Stage 1 and Stage 2 costs) */
+    double s1 = L * cost_stage1_layer(a->m), s2 = stage2_cost(a->m, &spec, steps, L), total = 0, base = 0;
+    for (int j = 0; j < n_init; j++)
+        total += (init_uses_stage1((student_init)j) ? s1 : 0) + (init_uses_stage2((student_init)j) ? s2 : 0);
     for (int j = 0; j < n_init; j++) {
         student_settings set;
-        if (settings_for((student_init)j, steps, a->seed, &set) != 0 || student_init_empty(&studs[j], a->m, &set) != 0 ||
-            student_build_layers(&studs[j], all, &cal, held.L ? &held : NULL, &br.sink) != 0 || check_cancel(ctx))
+        build_progress bp;
+        build_progress_init(&bp, ctx, L, steps);
+        bp.phase = "students";
+        bp.base = base;
+        bp.s1 = init_uses_stage1((student_init)j) ? s1 : 0;
+        bp.s2 = init_uses_stage2((student_init)j) ? s2 : 0;
+        bp.total = total > 0 ? total : 1;
+        progress_sink bs = build_progress_sink(&bp);
+        stage2_observer obs = build_progress_observer(&bp);
+        job_progress(ctx, base, bp.total, "students");
+        if (settings_for((student_init)j, steps, a->keep_best_heldout, a->seed, &set) != 0 ||
+            student_init_empty(&studs[j], a->m, &set) != 0 ||
+            student_build_layers_observed(&studs[j], all, &cal, held.L ? &held : NULL, &bs, &obs) != 0 ||
+            check_cancel(ctx))
             goto done;
+        base += bp.s1 + bp.s2;
     }
+    job_begin_phase(ctx, "rows");
     strategy_spec ar_spec = {.kind = STRATEGY_AR}, ga_spec = {.kind = STRATEGY_GA_S2};
+    const int n_rows = n_strat * n_keep * n_init;
     for (int si = 0; si < n_strat; si++)
         for (int ki = 0; ki < n_keep; ki++) {
             int k;
             if (keep_count(keeps[ki], L, &k) != 0) goto done;
             for (int j = 0; j < n_init; j++) {
                 if (check_cancel(ctx)) goto done;
+                const int row = (si * n_keep + ki) * n_init + j;
+                job_progress(ctx, row, n_rows, "rows");
                 if (strats[si] == STRATEGY_UNIFORM) {
                     int *ids = gf_malloc((size_t)(k ? k : 1) * sizeof *ids);
                     select_uniform(L, k, ids);
@@ -379,27 +442,31 @@ static int ablate_job(job_ctx *ctx, void *argp) {
                     free(ids);
                 } else if (strats[si] == STRATEGY_AR) {
                     if (!ar.score && select_layers(&ar, &ar_spec, k, a->m, NULL, sp.select.data, sp.select.len, spec.ctx,
-                                                   &br.sink) != 0)
+                                                   &quiet) != 0)
                         goto done;
                     rank_kept(ar.score, L, k, true, kept);
                 } else {
                     if (!ga[j].score && select_layers(&ga[j], &ga_spec, k, a->m, &studs[j], sp.select.data, sp.select.len,
-                                                      spec.ctx, &br.sink) != 0)
+                                                      spec.ctx, &quiet) != 0)
                         goto done;
                     rank_kept(ga[j].score, L, k, false, kept);
                 }
                 for (int l = 0; l < L; l++) gdn[l] = !kept[l];
                 if (student_set_gdn(&studs[j], gdn) != 0) goto done;
-                if (student_eval_nll(&studs[j], sp.eval.data, sp.eval.len, spec.ctx, &nll, &cnt, &br.sink) != 0) goto done;
-                char kt[512];
-                kept_text(kept, L, kt, sizeof kt);
-                publish_row(ctx, strategy_name(strats[si]), keeps[ki], (student_init)j, ppl_of(nll, cnt),
-                            student_half_life_summary(&studs[j], gdn), kt, "-");
-                job_progress(ctx, (si * n_keep + ki) * n_init + j + 1, n_strat * n_keep * n_init, "ablate rows");
+                if (student_eval_nll(&studs[j], sp.eval.data, sp.eval.len, spec.ctx, &nll, &cnt, &quiet) != 0) goto done;
+                half_life_summary hl = student_half_life_summary(&studs[j], gdn);
+                wb_event e = {.kind = WB_RESULT};
+                result_row *r = &e.u.result;
+                fill_row(r, RUN_ABLATE, a, &spec, strategy_name(strats[si]), keeps[ki], (student_init)j, steps);
+                r->ppl = ppl_of(nll, cnt);
+                r->hl_mean = hl.mean, r->hl_med = hl.median, r->hl_max = hl.max;
+                kept_text(kept, L, r->kept, sizeof r->kept);
+                wb_emit(ctx, &e);
+                job_progress(ctx, row + 1, n_rows, "rows");
             }
         }
-    job_log(ctx, "same table headless: graft ablate MODEL --calib %s --eval %s --steps %d --eval-windows %d --json",
-            a->corpus, a->corpus, steps, spec.eval_windows);
+    job_log(ctx, "same table headless: graft ablate '%s' --calib '%s' --eval '%s' --steps %d --eval-windows %d --json",
+            a->teacher_path, a->corpus, a->corpus, steps, spec.eval_windows);
     rc = 0;
 done:
     for (int j = 0; j < n_init; j++) {
@@ -420,5 +487,5 @@ done:
 int results_start_ablate(workbench *wb, app_state *st, job_runner *jr) {
     plan_arg *a = make_arg(wb, st);
     if (!a) return -1;
-    return start(jr, "ablate", ablate_job, a);
+    return start(st, jr, "ablate", ablate_job, a);
 }

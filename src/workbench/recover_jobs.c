@@ -5,33 +5,34 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cli/race_run.h"
-#include "core/clock.h"
 #include "core/error.h"
 #include "hub/cache.h"
-#include "persist/persist.h"
-#include "screens/screens.h"
+#include "select/select.h"
+#include "workbench/build_progress.h"
+#include "workbench/job_cost.h"
+#include "workbench/json_file.h"
+#include "workbench/wb_event.h"
 
 static const char *const race_inits[2] = {"random", "taylor-calibrate"};
-
 
 typedef struct {
     model *m;
     char *corpus, *ckpt_dir;
-    double keep;
+    char teacher_name[160];
+    double keep, lr_mixer, lr_rest;
     long tokens;
-    long seed;  /* graft tui --seed (graft race's default 1) */
+    long seed; /* graft tui --seed (graft race's default 1) */
 } race_arg;
 
-/* what on_done gets */
+/* what the end of the job gets */
 typedef struct {
     char labels[2][32];
-    double target, ttt[2], ppl[2], ratio, keep;
-    int window;
+    double target, ttt[2], ppl[2], ratio, keep, lr_mixer, lr_rest;
+    int window, steps[2];
     long tokens;
-    char converted[256];
+    char converted[256], kept[128], corpus[200], teacher[160];
 } race_result;
 
 typedef struct {
@@ -43,38 +44,61 @@ typedef struct {
     int run;                  /* the run training now */
     const char *label, *ckpt;
     double t0;                /* when this run's training began */
-    volatile sig_atomic_t stop;
+    int n_conv;               /* converted layers */
 } race_live;
+
+static char *phase_name(char *buf, size_t n, const char *what, int i) {
+    snprintf(buf, n, "%s %s", what, race_inits[i]);
+    return buf;
+}
 
 static int make_student(void *ud, int i, cli_student *s, train_student **handle, const char **label) {
     race_live *lv = ud;
     *label = race_inits[i];
     if (job_cancelled(lv->ctx)) return gf_fail("cancelled");
+    char ph[48];
+    job_begin_phase(lv->ctx, phase_name(ph, sizeof ph, "build", i));
     job_log(lv->ctx, "building the %s student (keep %.2f, uniform)", race_inits[i], lv->a->keep);
-    job_progress(lv->ctx, (double)i * lv->a->tokens, 2.0 * lv->a->tokens, i ? "building taylor-calibrate" : "building random");
-    return train_student_build(s, handle, lv->a->m, race_inits[i], lv->a->keep, lv->a->corpus, (long)lv->tc->to.seed,
-                               lv->tc->to.ctx, lv->conv_buf, lv->conv_size);
+    build_progress bp;
+    build_progress_init(&bp, lv->ctx, lv->n_conv, 300 /* graft race's --steps default */);
+    bp.phase = phase_name(ph, sizeof ph, "build", i);
+    bp.s1 = i ? 0.1 : 0;
+    bp.s2 = i ? 0.9 : 0;
+    bp.total = 1;
+    progress_sink sink = build_progress_sink(&bp);
+    stage2_observer obs = build_progress_observer(&bp);
+    return train_student_build_with(s, handle, lv->a->m, race_inits[i], lv->a->keep, lv->a->corpus,
+                                    (long)lv->tc->to.seed, lv->tc->to.ctx, lv->conv_buf, lv->conv_size, NULL, &sink, &obs);
 }
 
 static void run_started(void *ud, int i, const char *label, const char *ckpt) {
     race_live *lv = ud;
     lv->run = i, lv->label = label, lv->ckpt = ckpt;
-    lv->t0 = clock_now_s();
+    lv->t0 = job_now();
+    char ph[48];
+    job_begin_phase(lv->ctx, phase_name(ph, sizeof ph, "train", i));
     job_log(lv->ctx, "training %s: layers %s converted, %ld tokens", label, lv->conv_buf, lv->a->tokens);
 }
 
 static void on_step(void *ud, long step, long total, long tokens, double loss, double lr, double gnorm) {
     (void)lr, (void)gnorm;
     race_live *lv = ud;
-    char series[48], label[64];
-    snprintf(series, sizeof series, "race/%s", lv->label);
-    job_loss(lv->ctx, series, tokens, loss);
-    double dt = clock_now_s() - lv->t0, rate = dt > 0 ? tokens / dt : 0;
+    wb_event e = {.kind = WB_RACE_POINT};
+    snprintf(e.u.race_point.init, sizeof e.u.race_point.init, "%s", lv->label);
+    e.u.race_point.tokens = (double)tokens;
+    e.u.race_point.loss = loss;
+    wb_emit(lv->ctx, &e);
+    double dt = job_now() - lv->t0, rate = dt > 0 ? tokens / dt : 0;
+    char label[64];
     snprintf(label, sizeof label, "%s step %ld/%ld, %.0f tokens/s", lv->label, step, total, rate);
-    job_progress(lv->ctx, (double)lv->run * lv->a->tokens + tokens, 2.0 * lv->a->tokens, label);
-    if (lv->ckpt && (step % RECOVER_CKPT_EVERY == 0 || step == total))
-        job_log(lv->ctx, "checkpoint %s step %ld: %s", lv->label, step, lv->ckpt);
-    if (job_cancelled(lv->ctx)) lv->stop = 1; /* train_run checkpoints and stops after this step */
+    job_progress(lv->ctx, (double)tokens, (double)lv->a->tokens, label); /* within the "train <init>" phase */
+    if (lv->ckpt && (step % RECOVER_CKPT_EVERY == 0 || step == total)) {
+        wb_event c = {.kind = WB_RACE_CHECKPOINT};
+        snprintf(c.u.race_checkpoint.init, sizeof c.u.race_checkpoint.init, "%s", lv->label);
+        c.u.race_checkpoint.step = step;
+        snprintf(c.u.race_checkpoint.path, sizeof c.u.race_checkpoint.path, "%s", lv->ckpt);
+        wb_emit(lv->ctx, &c);
+    }
 }
 
 static int race_job(job_ctx *ctx, void *argp) {
@@ -87,29 +111,47 @@ static int race_job(job_ctx *ctx, void *argp) {
     tc.to.tokens = a->tokens;
     tc.to.ctx = RECOVER_CTX;
     tc.to.batch = RECOVER_BATCH;
-    tc.to.lr_mixer = RECOVER_LR_MIXER;
-    tc.to.lr_rest = RECOVER_LR_REST;
+    tc.to.lr_mixer = a->lr_mixer;
+    tc.to.lr_rest = a->lr_rest;
     tc.to.ckpt_every = RECOVER_CKPT_EVERY;
     tc.to.seed = (uint64_t)a->seed;
     train_model tt = {0};
     train_data data = {0};
     race_outcome ro = {0};
     char conv[256] = "uniform";
-    race_live lv = {.ctx = ctx, .a = a, .tc = &tc, .conv_buf = conv, .conv_size = sizeof conv};
+    const int L = a->m->cfg.n_layers;
+    int k = 0;
+    keep_count(a->keep, L, &k);
+    race_live lv = {.ctx = ctx, .a = a, .tc = &tc, .conv_buf = conv, .conv_size = sizeof conv, .n_conv = L - k};
+    /* weights: the builds (capture; Stage 1 and 300 Stage 2 steps for taylor-calibrate), then both runs */
+    const double cap = cost_forward(a->m, 5.0 * 256, 256) + cost_tokenize(a->m, a->corpus);
+    const double s2 = (L - k) * (cost_stage1_layer(a->m) + cost_stage2_layer(a->m, 300, 5, 256));
+    const double run = (double)a->tokens / (RECOVER_CTX * RECOVER_BATCH) * cost_train_step(a->m, RECOVER_BATCH, RECOVER_CTX);
+    const job_phase phases[] = {
+        {"build random", cap}, {"train random", run}, {"build taylor-calibrate", cap + s2}, {"train taylor-calibrate", run},
+    };
+    job_set_phases(ctx, phases, 4);
     if (train_cli_finish(&tc, "race") != 0) goto done;
     if (a->ckpt_dir && hub_mkdirs(a->ckpt_dir) != 0) goto done;
     job_log(ctx, "race on %s: %ld tokens per init, ctx %d, batch %d, lr %g / %g, checkpoints in %s", a->corpus,
-            a->tokens, RECOVER_CTX, RECOVER_BATCH, RECOVER_LR_MIXER, RECOVER_LR_REST, a->ckpt_dir ? a->ckpt_dir : "-");
+            a->tokens, RECOVER_CTX, RECOVER_BATCH, a->lr_mixer, a->lr_rest, a->ckpt_dir ? a->ckpt_dir : "-");
     if (train_model_init(&tt, &a->m->cfg, &a->m->w, false, false, NULL, tc.to.ctx) != 0) goto done;
     if (cli_train_data(&data, a->m, &tc) != 0) goto done;
     tc.to.on_step = on_step;
     tc.to.ud = &lv;
     race_spec spec = {.n = 2, .make = make_student, .make_ud = &lv, .base = tc.to, .ckpt_dir = a->ckpt_dir,
-                      .on_run = run_started, .run_ud = &lv, .stop = &lv.stop};
+                      .on_run = run_started, .run_ud = &lv, .stop = job_cancel_flag(ctx)};
     if (race_run(&spec, &tt, &data, &ro) != 0) goto done;
     if (ro.stopped) {
         job_log(ctx, "checkpoint %s step %ld (stopped): %s", lv.label, ro.res[ro.n_done - 1].st.step,
                 lv.ckpt ? lv.ckpt : "none");
+        if (lv.ckpt) { /* where the cancelled run can resume from */
+            wb_event c = {.kind = WB_RACE_CHECKPOINT};
+            snprintf(c.u.race_checkpoint.init, sizeof c.u.race_checkpoint.init, "%s", lv.label);
+            c.u.race_checkpoint.step = ro.res[ro.n_done - 1].st.step;
+            snprintf(c.u.race_checkpoint.path, sizeof c.u.race_checkpoint.path, "%s", lv.ckpt);
+            wb_emit(ctx, &c);
+        }
         gf_fail("cancelled (%s checkpointed to %s)", lv.label, lv.ckpt ? lv.ckpt : "-");
         goto done;
     }
@@ -118,10 +160,19 @@ static int race_job(job_ctx *ctx, void *argp) {
         snprintf(r->labels[i], sizeof r->labels[i], "%s", ro.labels[i]);
         r->ttt[i] = ro.ttt[i];
         r->ppl[i] = ro.res[i].final_eval_ppl;
+        r->steps[i] = i ? 300 : 0;
     }
     r->target = ro.target, r->window = ro.window, r->ratio = race_ratio(&ro), r->keep = a->keep;
-    r->tokens = ro.res[0].st.tokens;
+    r->lr_mixer = a->lr_mixer, r->lr_rest = a->lr_rest;
+    r->tokens = a->tokens;
     snprintf(r->converted, sizeof r->converted, "%s", conv);
+    int *ids = gf_malloc((size_t)(k ? k : 1) * sizeof *ids);
+    select_uniform(L, k, ids);
+    for (int i = 0, at = 0; i < k && at < (int)sizeof r->kept - 8; i++)
+        at += snprintf(r->kept + at, sizeof r->kept - (size_t)at, i ? ",%d" : "%d", ids[i]);
+    free(ids);
+    snprintf(r->corpus, sizeof r->corpus, "%s", a->corpus);
+    snprintf(r->teacher, sizeof r->teacher, "%s", a->teacher_name);
     job_set_result(ctx, r);
     rc = 0;
 done:
@@ -135,26 +186,29 @@ done:
 }
 
 int recover_start_race(workbench *wb, app_state *st, job_runner *jr) {
-    if (!wb->m) return gf_fail("no teacher loaded yet");
+    teacher_state *t = wb_ready(wb, st);
+    if (!t) return -1;
     if (!wb->corpus) return gf_fail("no corpus: start graft with --text FILE or set GRAFT_TEXT");
     race_arg *a = gf_calloc(1, sizeof *a);
     a->m = wb->m;
     a->corpus = gf_strdup(wb->corpus);
     a->seed = wb->seed;
-    a->keep = st->keep_ratio >= 0 && st->keep_ratio < 1 ? st->keep_ratio : 0.5;
-    a->tokens = st->race_tokens > 0 ? st->race_tokens : recover_budget(st);
-    char *dir = persist_path("XDG_STATE_HOME", ".local/state", "race");
-    a->ckpt_dir = dir; /* NULL: no checkpoints (no HOME) */
-    /* a fresh race: drop the last race's curves */
-    for (int i = 0; i < st->n_series; i++)
-        if (!strncmp(st->series[i].name, "race/", 5)) st->series[i].n = 0;
-    st->race_tokens = a->tokens;
-    if (job_start(jr, "race", race_job, a) != 0) {
+    snprintf(a->teacher_name, sizeof a->teacher_name, "%s", t->name);
+    a->keep = t->keep_ratio > 0 && t->keep_ratio < 1 ? t->keep_ratio : 0.5;
+    a->tokens = st->settings.race_tokens;
+    a->lr_mixer = st->settings.race_lr_mixer;
+    a->lr_rest = st->settings.race_lr_rest;
+    a->ckpt_dir = persist_path("XDG_STATE_HOME", ".local/state", "race"); /* NULL: no checkpoints (no HOME) */
+    if (wb_start(st, jr, "race", race_job, a, t) != 0) {
         free(a->corpus);
         free(a->ckpt_dir);
         free(a);
         return -1;
     }
+    /* a fresh race: the last race's curves and outcome go */
+    teacher_clear_series(t, "race/");
+    memset(&t->race, 0, sizeof t->race);
+    t->race.tokens = a->tokens;
     return 0;
 }
 
@@ -163,26 +217,43 @@ static void fmt_ttt(char *b, size_t n, double t) {
     else snprintf(b, n, "never");
 }
 
-void recover_race_done(app_state *st, void *result) {
+void recover_race_done(app_state *st, teacher_state *owner, void *result) {
     race_result *r = result;
-    char t0[32], t1[32], ratio[32], keep[16], ppl[32];
+    char t0[32], t1[32], ratio[32];
     fmt_ttt(t0, sizeof t0, r->ttt[0]);
     fmt_ttt(t1, sizeof t1, r->ttt[1]);
     if (r->ratio > 0) snprintf(ratio, sizeof ratio, "%.2f", r->ratio);
     else snprintf(ratio, sizeof ratio, "undefined");
-    app_state_log(st, "race: target loss %.4f (%s at the end of %ld tokens, trailing mean of %d steps)", r->target,
-                  r->labels[0], r->tokens, r->window);
-    app_state_log(st, "race: held-out ppl %s %.3f, %s %.3f", r->labels[0], r->ppl[0], r->labels[1], r->ppl[1]);
-    app_state_log(st, "race: target reached: %s %s, %s %s -> ratio %s", r->labels[0], t0, r->labels[1], t1, ratio);
-    if (st->n_result_cols == 0) {
-        const char *cols[] = {"run", "strategy", "keep", "init", "ppl", "tokens-to-target", "ratio"};
-        app_state_set_result_header(st, cols, 7);
-    }
-    snprintf(keep, sizeof keep, "%.2f", r->keep);
-    for (int i = 0; i < 2; i++) {
-        snprintf(ppl, sizeof ppl, "%.3f", r->ppl[i]);
-        const char *cells[] = {"race", "uniform", keep, r->labels[i], ppl, i ? t1 : t0, i ? ratio : ""};
-        app_state_add_result(st, cells, 7);
+    app_log(st, LOG_INFO, "race: target loss %.4f (%s at the end of %ld tokens, trailing mean of %d steps)", r->target,
+            r->labels[0], r->tokens, r->window);
+    app_log(st, LOG_INFO, "race: held-out ppl %s %.3f, %s %.3f (the race's held-out windows, not the evaluation slice)",
+            r->labels[0], r->ppl[0], r->labels[1], r->ppl[1]);
+    app_log(st, LOG_INFO, "race: target reached: %s %s, %s %s -> ratio %s", r->labels[0], t0, r->labels[1], t1, ratio);
+    if (owner) {
+        owner->race.has_target = true;
+        owner->race.target = r->target;
+        snprintf(owner->race.reached, sizeof owner->race.reached, "target reached: %s %s, %s %s -> ratio %s",
+                 r->labels[0], t0, r->labels[1], t1, ratio);
+        for (int i = 0; i < 2; i++) {
+            result_row row;
+            result_row_init(&row);
+            row.kind = RUN_RACE;
+            snprintf(row.teacher, sizeof row.teacher, "%s", r->teacher);
+            snprintf(row.strategy, sizeof row.strategy, "uniform");
+            row.keep = r->keep;
+            snprintf(row.init, sizeof row.init, "%s", r->labels[i]);
+            row.stage2_steps = r->steps[i];
+            snprintf(row.corpus, sizeof row.corpus, "%s", r->corpus);
+            row.ctx = RECOVER_CTX;
+            snprintf(row.kept, sizeof row.kept, "%s", r->kept);
+            row.ppl = r->ppl[i];
+            row.race_tokens = r->tokens;
+            row.race_lr_mixer = r->lr_mixer;
+            row.race_lr_rest = r->lr_rest;
+            row.tokens_to_target = r->ttt[i] >= 0 ? r->ttt[i] : -1;
+            row.ratio = i ? r->ratio : NAN;
+            teacher_add_result(owner, &row);
+        }
     }
     free(r);
 }

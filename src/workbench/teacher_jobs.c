@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +10,9 @@
 
 #include "core/error.h"
 #include "hub/resolve.h"
+#include "select/kv_cost.h"
 #include "tokenizer/tokenizer.h"
+#include "workbench/plan_jobs.h"
 
 /* ---- the load job (worker thread): it reads its argument, never app_state ---- */
 
@@ -18,7 +21,6 @@
 typedef struct {
     char *arg;
     job_ctx *ctx;
-    volatile int cancel;
     int n_events;                  /* hub events with a file: none means nothing was transferred */
     char *started[MAX_STARTED];    /* files whose transfer began (the rest were already cached) */
     int n_started;
@@ -39,7 +41,6 @@ static bool was_started(const load_arg *a, const char *file) {
 /* Hub events (on the hub's worker threads, one at a time) -> job events. */
 static void download_event(const hub_event *ev, void *user) {
     load_arg *a = user;
-    if (job_cancelled(a->ctx)) a->cancel = 1;
     job_file_info f = {.name = ev->file, .done = ev->file_done, .total = ev->file_total,
                        .all_done = ev->total_done, .all_total = ev->total_total, .files_done = ev->files_done,
                        .files_total = ev->files_total, .bytes_per_s = ev->bytes_per_s, .eta_s = ev->eta_s};
@@ -83,6 +84,9 @@ static void report_on_disk(job_ctx *ctx, const char *local) {
     if (stat(local, &sb) != 0) return;
     char *dir = gf_strdup(local);
     const char *base = local;
+    /* a GGUF file carries its tokenizer: a tokenizer.bin beside it is not the teacher's */
+    size_t ll = strlen(local);
+    const bool gguf = ll > 5 && !strcmp(local + ll - 5, ".gguf");
     if (S_ISDIR(sb.st_mode)) {
         base = NULL;
     } else {
@@ -102,7 +106,7 @@ static void report_on_disk(job_ctx *ctx, const char *local) {
     struct dirent *de;
     while (d && n < MAX_LISTED && (de = readdir(d))) {
         if (de->d_name[0] == '.') continue;
-        if (base && !hub_is_tokenizer_beside(de->d_name, base)) continue;
+        if (base && (gguf || !hub_is_tokenizer_beside(de->d_name, base))) continue;
         size_t len = strlen(dir) + strlen(de->d_name) + 2;
         char *p = gf_malloc(len);
         snprintf(p, len, "%s/%s", dir, de->d_name);
@@ -133,8 +137,10 @@ static void free_load_arg(load_arg *a) {
 static int load_job(job_ctx *ctx, void *argp) {
     load_arg *a = argp;
     a->ctx = ctx;
+    const job_phase phases[] = {{"resolving", 1}, {"loading", 4}};
+    job_set_phases(ctx, phases, 2);
     job_progress(ctx, 0, 1, "resolving");
-    hub_callbacks cb = {.on_event = download_event, .user = a, .cancel = &a->cancel};
+    hub_callbacks cb = {.on_event = download_event, .user = a, .cancel = job_cancel_flag(ctx)};
     char *local = NULL;
     int rc = hub_resolve_model(a->arg, &local, &cb);
     if (rc != 0) {
@@ -142,6 +148,11 @@ static int load_job(job_ctx *ctx, void *argp) {
         return -1;
     }
     if (a->n_events == 0) report_on_disk(ctx, local);
+    if (job_cancelled(ctx)) {
+        free(local);
+        free_load_arg(a);
+        return gf_fail("cancelled before loading");
+    }
     job_progress(ctx, 0, 1, "loading");
     model *m = gf_calloc(1, sizeof *m);
     model_load_opts lo = {a->tokenizer};
@@ -151,7 +162,7 @@ static int load_job(job_ctx *ctx, void *argp) {
         free_load_arg(a);
         return -1;
     }
-    job_progress(ctx, 1, 1, "loaded");
+    job_progress(ctx, 1, 1, "loading");
     loaded_teacher *t = gf_calloc(1, sizeof *t);
     t->m = m;
     t->arg = a->arg;
@@ -168,7 +179,7 @@ int teacher_start_load(workbench *wb, app_state *st, job_runner *jr, const char 
     load_arg *a = gf_calloc(1, sizeof *a);
     a->arg = gf_strdup(arg);
     if (wb->tokenizer && !strcmp(arg, wb->tokenizer_for)) a->tokenizer = gf_strdup(wb->tokenizer);
-    if (job_start(jr, "load", load_job, a) != 0) {
+    if (wb_start(st, jr, "load", load_job, a, NULL) != 0) {
         free_load_arg(a);
         return -1;
     }
@@ -178,7 +189,7 @@ int teacher_start_load(workbench *wb, app_state *st, job_runner *jr, const char 
     }
     snprintf(st->opening, sizeof st->opening, "%s", arg);
     st->teacher_error[0] = 0;
-    app_state_clear_download(st);
+    app_clear_download(st);
     return 0;
 }
 
@@ -186,15 +197,15 @@ int teacher_open(app_state *st, job_runner *jr, const char *arg) {
     workbench *wb = st->user;
     if (!wb) return gf_fail("no workbench is attached");
     if (!arg || !arg[0]) return gf_fail("name a teacher: ORG/NAME[@REV][:PATH] or a local path");
+    st->fallback_note[0] = 0;
     return teacher_start_load(wb, st, jr, arg);
 }
 
-static void show_teacher(app_state *st, const model *m) {
+static void show_teacher(teacher_state *t, const model *m) {
     const model_config *c = &m->cfg;
-    snprintf(st->teacher, sizeof st->teacher, "%s", m->name);
-    snprintf(st->shape, sizeof st->shape, "%d layers · %d heads (%d KV) · d %d", c->n_layers, c->n_heads,
+    snprintf(t->shape, sizeof t->shape, "%d layers · %d heads (%d KV) · d %d", c->n_layers, c->n_heads,
              c->n_kv_heads, c->dim);
-    char buf[10][160];
+    char buf[10][1100];
     snprintf(buf[0], sizeof buf[0], "path        %s", m->path);
     snprintf(buf[1], sizeof buf[1], "format      %s (%s weights)", model_source_name(c->source), m->weights_dtype);
     snprintf(buf[2], sizeof buf[2], "arch        %s", model_arch_name(c->arch));
@@ -209,30 +220,69 @@ static void show_teacher(app_state *st, const model *m) {
     snprintf(buf[9], sizeof buf[9], "tokenizer   %s", m->tok ? tokenizer_kind(m->tok) : "none found");
     const char *lines[10];
     for (int i = 0; i < 10; i++) lines[i] = buf[i];
-    app_state_set_teacher_lines(st, lines, 10);
-    app_state_set_shape(st, c->n_layers, c->n_heads);
+    teacher_state_set_lines(t, lines, 10);
+    teacher_state_set_shape(t, c->n_layers, c->n_heads);
+    t->kv_heads = c->n_kv_heads;
+    t->head_dim = c->head_dim;
+    t->kv_bytes = kv_dtype_bytes(m->weights_dtype);
+    if (!t->kept) teacher_plan_recompute(t);
+}
+
+/* "stories260K.bin" from a path; the repo id for a Hub teacher. */
+static void display_name(const loaded_teacher *lt, char *buf, size_t n) {
+    if (strcmp(lt->arg, lt->local)) { /* a repo id names the teacher better than its snapshot folder */
+        snprintf(buf, n, "%s", lt->arg);
+        return;
+    }
+    const char *slash = strrchr(lt->local, '/');
+    snprintf(buf, n, "%s", slash && slash[1] ? slash + 1 : lt->local);
 }
 
 void teacher_loaded(workbench *wb, app_state *st, void *result) {
-    loaded_teacher *t = result;
-    if (!t) return;
+    loaded_teacher *lt = result;
+    if (!lt) return;
     if (wb->m) {
         model_free(wb->m);
         free(wb->m);
     }
-    wb->m = t->m;
-    show_teacher(st, wb->m);
-    /* a repo id names the teacher better than its snapshot folder (a commit hash) */
-    if (strcmp(t->arg, t->local)) snprintf(st->teacher, sizeof st->teacher, "%s", t->arg);
+    wb->m = lt->m;
+    /* a teacher is its file: a relative path is remembered absolute (the next session may start
+     * elsewhere); a Hub snapshot path stays as it is (its files are links into the blob store) */
+    char *abs = lt->local[0] == '/' ? NULL : realpath(lt->local, NULL);
+    const char *key = abs ? abs : lt->local;
+    free(wb->m_key);
+    wb->m_key = gf_strdup(key);
+    teacher_state *t = app_teacher(st, key);
+    if (!t) { /* cannot happen: app_teacher makes room */
+        app_log(st, LOG_ERROR, "load: no room for another teacher");
+        free(abs);
+        free(lt->arg), free(lt->local), free(lt);
+        return;
+    }
+    bool repo = strcmp(lt->arg, lt->local) != 0;
+    snprintf(t->arg, sizeof t->arg, "%s", repo ? lt->arg : key);
+    snprintf(t->model_arg, sizeof t->model_arg, "%s", repo ? lt->arg : key);
+    display_name(lt, t->name, sizeof t->name);
+    t->loaded = true;
+    show_teacher(t, wb->m);
+    if (wb->plan_for && !strcmp(lt->arg, wb->plan_for)) { /* graft tui --keep / --strategy, once */
+        if (!isnan(wb->plan_keep)) t->keep_ratio = wb->plan_keep;
+        if (wb->plan_strategy[0]) snprintf(t->strategy, sizeof t->strategy, "%s", wb->plan_strategy);
+        teacher_plan_recompute(t);
+        free(wb->plan_for);
+        wb->plan_for = NULL;
+    }
+    /* its files: what the load reported */
+    t->n_files = st->download.n_files;
+    memcpy(t->files, st->download.files, sizeof t->files);
+    app_switch(st, t);
     st->opening[0] = 0;
     st->teacher_error[0] = 0;
-    st->download.active = false;
-    /* a local path is remembered absolute: the next session may start elsewhere */
-    char *abs = !strcmp(t->arg, t->local) ? realpath(t->local, NULL) : NULL;
-    app_state_add_recent(st, abs ? abs : t->arg, abs ? abs : t->local);
+    app_clear_download(st);
+    app_add_recent(st, t->arg, key);
+    app_log(st, LOG_INFO, "loaded %s (%s)", t->name, wb->m->path);
     free(abs);
-    app_state_log(st, "loaded %s", wb->m->path);
-    free(t->arg);
-    free(t->local);
-    free(t);
+    free(lt->arg);
+    free(lt->local);
+    free(lt);
 }

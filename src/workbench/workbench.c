@@ -1,6 +1,8 @@
 #include "workbench/workbench.h"
 
+#include <cblas.h>
 #include <math.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,30 +11,73 @@
 #include "core/error.h"
 #include "data/text_tokens.h"
 #include "default_teacher.h"
-#include "hub/resolve.h"
 #include "model/forward.h"
 #include "stats/collect.h"
+#include "workbench/calib_jobs.h"
+#include "workbench/job_cost.h"
 #include "workbench/plan_jobs.h"
 #include "workbench/recover_jobs.h"
 #include "workbench/teacher_jobs.h"
+#include "workbench/wb_event.h"
 
-enum {
-    SCREEN_TEACHER = 0,
-    SCREEN_PLAN = 1,
-    SCREEN_STATS = 2,
-    SCREEN_CALIBRATE = 3,
-    SCREEN_ALIGN = 4,
-    SCREEN_RECOVER = 5,
-    SCREEN_RESULTS = 6
-};
+/* ---- every job: the thread count of the settings, applied on the worker ---- */
 
-/* ---- jobs (worker thread): they read their argument, never app_state ---- */
+typedef struct {
+    job_fn fn;
+    void *arg;
+    int threads;
+} wb_job;
+
+static int wb_job_main(job_ctx *ctx, void *p) {
+    wb_job j = *(wb_job *)p;
+    free(p);
+    /* OpenMP's thread count is per thread: set it on the worker that runs the engine */
+    int n = j.threads > 0 ? j.threads : omp_get_num_procs();
+    omp_set_num_threads(n);
+    openblas_set_num_threads(n);
+    return j.fn(ctx, j.arg);
+}
+
+int wb_start(app_state *st, job_runner *jr, const char *name, job_fn fn, void *arg, teacher_state *owner) {
+    wb_job *j = gf_calloc(1, sizeof *j);
+    *j = (wb_job){fn, arg, st->settings.threads};
+    if (app_start_job(st, jr, name, wb_job_main, j, owner) != 0) {
+        free(j);
+        return -1;
+    }
+    return 0;
+}
+
+teacher_state *wb_ready(workbench *wb, app_state *st) {
+    teacher_state *t = app_cur(st);
+    if (!wb->m) {
+        gf_fail("no teacher loaded yet%s", st->opening[0] ? " (it is opening)" : "");
+        return NULL;
+    }
+    if (!t || !wb->m_key || strcmp(t->key, wb->m_key)) {
+        gf_fail("the teacher shown (%s) is not the one loaded: open it on 1 Teacher", t ? t->name : "none");
+        return NULL;
+    }
+    return t;
+}
+
+/* ---- statistics (worker thread: reads its argument, never app_state) ---- */
 
 typedef struct {
     const model *m;
     char *corpus;
     int ctx, seqs;
 } stats_arg;
+
+static void emit_head(job_ctx *ctx, head_metric metric, int l, int h, double v) {
+    wb_event e = {.kind = WB_HEAD_VALUE};
+    snprintf(e.u.head_value.init, sizeof e.u.head_value.init, "teacher");
+    e.u.head_value.metric = metric;
+    e.u.head_value.layer = l;
+    e.u.head_value.head = h;
+    e.u.head_value.value = v;
+    wb_emit(ctx, &e);
+}
 
 static int stats_job(job_ctx *ctx, void *argp) {
     stats_arg *a = argp;
@@ -41,29 +86,36 @@ static int stats_job(job_ctx *ctx, void *argp) {
     int n_seqs = 0, rc = -1;
     attn_stats st;
     attn_stats_init(&st, m->cfg.n_layers, m->cfg.n_heads);
+    const job_phase phases[] = {
+        {"tokenize", cost_tokenize(m, a->corpus)},
+        {"stats", cost_forward(m, (double)a->seqs * a->ctx, a->ctx)},
+    };
+    job_set_phases(ctx, phases, 2);
+    progress_sink sink = job_sink(ctx);
     if (!m->tok) {
         gf_fail("the teacher has no tokenizer");
         goto done;
     }
+    job_progress(ctx, 0, 1, "tokenize");
     if (text_file_tokens(m->tok, a->corpus, false, &ids) != 0) goto done;
-    if (cut_sequences(ids.data, ids.len, 0, tokenizer_bos(m->tok), a->ctx, a->seqs, &cut, &n_seqs) != 0) goto done;
-    job_log(ctx, "statistics over %d x %d tokens of %s", n_seqs, a->ctx, a->corpus);
-    /* one sequence at a time so cancellation and progress stay live */
-    for (int s = 0; s < n_seqs; s++) {
-        if (job_cancelled(ctx)) {
-            gf_fail("cancelled");
-            goto done;
-        }
-        if (collect_attn_stats(m, cut.data + (size_t)s * a->ctx, 1, a->ctx, &st, NULL) != 0) goto done;
-        job_progress(ctx, s + 1, n_seqs, "stats");
+    if (job_cancelled(ctx)) {
+        gf_fail("cancelled");
+        goto done;
     }
+    if (cut_sequences(ids.data, ids.len, 0, tokenizer_bos(m->tok), a->ctx, a->seqs, &cut, &n_seqs) != 0) goto done;
+    job_begin_phase(ctx, "stats");
+    job_log(ctx, "statistics over %d x %d tokens of %s", n_seqs, a->ctx, a->corpus);
+    if (collect_attn_stats(m, cut.data, n_seqs, a->ctx, &st, &sink) != 0) goto done;
     for (int l = 0; l < m->cfg.n_layers; l++)
         for (int h = 0; h < m->cfg.n_heads; h++) {
-            job_stat(ctx, "mean_dist", l, h, attn_stats_mean_distance(&st, l, h));
-            job_stat(ctx, "entropy", l, h, attn_stats_entropy(&st, l, h));
-            job_stat(ctx, "concentration", l, h, attn_stats_concentration(&st, l, h));
-            job_stat(ctx, "out_rms", l, h, attn_stats_output_rms(&st, l, h));
+            emit_head(ctx, MET_MEAN_DIST, l, h, attn_stats_mean_distance(&st, l, h));
+            emit_head(ctx, MET_ENTROPY, l, h, attn_stats_entropy(&st, l, h));
+            emit_head(ctx, MET_CONCENTRATION, l, h, attn_stats_concentration(&st, l, h));
+            emit_head(ctx, MET_OUT_RMS, l, h, attn_stats_output_rms(&st, l, h));
         }
+    wb_event e = {.kind = WB_STATS_DONE};
+    snprintf(e.u.stats_done.corpus, sizeof e.u.stats_done.corpus, "%s", a->corpus);
+    wb_emit(ctx, &e);
     rc = 0;
 done:
     attn_stats_free(&st);
@@ -77,56 +129,94 @@ done:
 /* ---- front end (UI thread) ---- */
 
 static int start_stats(workbench *wb, app_state *st, job_runner *jr) {
-    if (!wb->m) return gf_fail("no teacher loaded yet");
+    teacher_state *t = wb_ready(wb, st);
+    if (!t) return -1;
     if (!wb->corpus) return gf_fail("no corpus: start graft with --text FILE or set GRAFT_TEXT");
+    if (!wb->m->tok) return gf_fail("%s has no tokenizer: its statistics need one to read the corpus", t->name);
     stats_arg *a = gf_calloc(1, sizeof *a);
     a->m = wb->m;
     a->corpus = gf_strdup(wb->corpus);
     a->ctx = wb->stats_ctx;
     a->seqs = wb->stats_seqs;
-    if (job_start(jr, "stats", stats_job, a) != 0) {
+    if (wb_start(st, jr, "stats", stats_job, a, t) != 0) {
         free(a->corpus);
         free(a);
         return -1;
     }
-    snprintf(st->corpus, sizeof st->corpus, "%s", wb->corpus);
     return 0;
 }
 
-static int run_screen(app_state *st, job_runner *jr, int screen) {
+static int run_action(app_state *st, job_runner *jr, wb_action act) {
     workbench *wb = st->user;
-    switch (screen) {
-    case SCREEN_TEACHER: return teacher_start_load(wb, st, jr, wb->model_arg);
-    case SCREEN_STATS: return start_stats(wb, st, jr);
-    case SCREEN_PLAN: return plan_start_select(wb, st, jr);
-    case SCREEN_RESULTS: return results_start_evaluate(wb, st, jr);
-    case SCREEN_RESULTS | APP_RUN_ALT: return results_start_ablate(wb, st, jr);
-    case SCREEN_CALIBRATE: return calib_start(&wb->calib, wb->m, wb->corpus, st, jr);
-    case SCREEN_ALIGN: return align_start(&wb->calib, wb->m, wb->corpus, st, jr);
-    case SCREEN_RECOVER: return recover_start_race(wb, st, jr);
-    default: return gf_fail("this screen has no job in this build yet");
+    switch (act) {
+    case ACT_LOAD: {
+        teacher_state *t = app_cur(st);
+        return teacher_start_load(wb, st, jr, t && t->arg[0] ? t->arg : wb->model_arg);
     }
+    case ACT_STATS: return start_stats(wb, st, jr);
+    case ACT_SELECT: return plan_start_select(wb, st, jr);
+    case ACT_EVALUATE: return results_start_evaluate(wb, st, jr);
+    case ACT_ABLATE: return results_start_ablate(wb, st, jr);
+    case ACT_CALIBRATE: return calib_start(wb, st, jr, false);
+    case ACT_CALIBRATE_ONE: return calib_start(wb, st, jr, true);
+    case ACT_ALIGN: return align_start(wb, st, jr);
+    case ACT_RACE: return recover_start_race(wb, st, jr);
+    case ACT_COUNT: break;
+    }
+    return gf_fail("this screen has no job");
 }
 
-static job_runner *the_runner; /* on_done has no runner argument; one workbench per process */
+static job_runner *the_runner; /* on_end has no runner argument; one workbench per process */
 
-static void on_done(app_state *st, const char *job_name, void *result) {
+/* After a load: statistics follow at once when the teacher has none for this corpus. */
+static void after_load(workbench *wb, app_state *st) {
+    teacher_state *t = app_cur(st);
+    if (!t || !wb->corpus || !the_runner) return;
+    if (!strcmp(t->stats_corpus, wb->corpus)) {
+        app_log(st, LOG_INFO, "stats: %s has them already for %s (Enter on 3 Stats recomputes)", t->name, wb->corpus);
+        return;
+    }
+    if (start_stats(wb, st, the_runner) != 0) app_log(st, LOG_WARN, "stats: %s", gf_last_error());
+}
+
+static void load_failed(workbench *wb, app_state *st, const job_record *job, const event *ev) {
+    snprintf(st->teacher_error, sizeof st->teacher_error, "opening %.200s: %.250s", st->opening, ev->text);
+    app_clear_download(st);
+    bool startup = job->id == wb->startup_load;
+    char tried[512];
+    snprintf(tried, sizeof tried, "%s", st->opening);
+    st->opening[0] = 0;
+    if (!startup || !wb->default_arg || !strcmp(tried, wb->default_arg) || !the_runner) return;
+    /* the session's teacher cannot be opened (offline, token gone, file moved): the default one can */
+    snprintf(st->fallback_note, sizeof st->fallback_note, "opened the default teacher instead: could not open %.200s (%.200s)",
+             tried, ev->text);
+    app_log(st, LOG_WARN, "%s", st->fallback_note);
+    snprintf(st->notice, sizeof st->notice, "%s", st->fallback_note);
+    wb->startup_load = 0;
+    app_switch(st, NULL);
+    if (teacher_start_load(wb, st, the_runner, wb->default_arg) != 0)
+        app_log(st, LOG_ERROR, "load: %s", gf_last_error());
+}
+
+static void on_end(app_state *st, const job_record *job, const event *ev) {
     workbench *wb = st->user;
-    if (!strcmp(job_name, "load")) {
-        calib_cache_free(wb->calib); /* it captured the previous teacher */
-        wb->calib = NULL;
-        teacher_loaded(wb, st, result);
-        if (wb->m) plan_show_model(st, wb->m);
-        /* statistics follow at once when a corpus is known */
-        if (wb->corpus && the_runner && start_stats(wb, st, the_runner) != 0)
-            app_state_log(st, "stats: %s", gf_last_error());
+    if (!strcmp(job->name, "load")) {
+        if (ev->kind == EV_DONE) {
+            calib_cache_free(wb->calib); /* it captured the previous teacher */
+            wb->calib = NULL;
+            teacher_loaded(wb, st, ev->result);
+            wb->startup_load = 0;
+            after_load(wb, st);
+        } else {
+            load_failed(wb, st, job, ev);
+        }
         return;
     }
-    if (!strcmp(job_name, "race")) {
-        recover_race_done(st, result);
+    if (!strcmp(job->name, "race") && ev->kind == EV_DONE) {
+        recover_race_done(st, job->owner, ev->result);
         return;
     }
-    free(result);
+    if (ev->kind == EV_DONE) free(ev->result);
 }
 
 int workbench_attach(workbench *wb, app_state *st, job_runner *jr, const char *model_arg, const char *corpus,
@@ -135,27 +225,36 @@ int workbench_attach(workbench *wb, app_state *st, job_runner *jr, const char *m
     wb->stats_ctx = 256;
     wb->stats_seqs = 4;
     wb->seed = opts ? opts->seed : 1;
+    wb->plan_keep = opts ? opts->keep : NAN;
+    if (opts && opts->strategy) snprintf(wb->plan_strategy, sizeof wb->plan_strategy, "%s", opts->strategy);
     if (opts && opts->tokenizer && model_arg) {
         wb->tokenizer = gf_strdup(opts->tokenizer);
         wb->tokenizer_for = gf_strdup(model_arg);
     }
+    wb->default_arg = default_teacher_path();
+    if (!wb->default_arg) return -1;
     const char *env = getenv("GRAFT_TEACHER");
-    if (model_arg) {
-        wb->model_arg = gf_strdup(model_arg);
-    } else if (!(env && *env) && st->n_recent > 0) { /* the session's last teacher */
-        wb->model_arg = gf_strdup(st->recent[0].arg);
-    } else {
-        wb->model_arg = default_teacher_path();
-        if (!wb->model_arg) return -1;
-    }
+    const teacher_state *cur = app_cur(st);
+    if (model_arg) wb->model_arg = gf_strdup(model_arg);
+    else if (!(env && *env) && cur && cur->arg[0]) wb->model_arg = gf_strdup(cur->arg); /* the session's teacher */
+    else if (!(env && *env) && st->n_recent > 0) wb->model_arg = gf_strdup(st->recent[0].arg);
+    else wb->model_arg = gf_strdup(wb->default_arg);
+    if (!isnan(wb->plan_keep) || wb->plan_strategy[0]) wb->plan_for = gf_strdup(wb->model_arg);
+    /* what the session showed belongs to another teacher: show nothing until this one loads */
+    if (cur && strcmp(cur->arg, wb->model_arg)) app_switch(st, NULL);
     wb->corpus = corpus ? gf_strdup(corpus) : default_text_path();
-    st->run = run_screen;
-    st->on_done = on_done;
+    if (wb->corpus) {
+        snprintf(st->corpus, sizeof st->corpus, "%s", wb->corpus);
+        for (int i = 0; i < st->n_teachers; i++) teacher_forget_corpus(st->teachers[i], wb->corpus);
+    }
+    st->run = run_action;
+    st->on_end = on_end;
     st->open_teacher = teacher_open;
     st->user = wb;
     the_runner = jr;
-    snprintf(st->teacher, sizeof st->teacher, "%s (loading)", wb->model_arg);
-    return teacher_start_load(wb, st, jr, wb->model_arg);
+    if (teacher_start_load(wb, st, jr, wb->model_arg) != 0) return -1;
+    wb->startup_load = job_current_id(jr);
+    return 0;
 }
 
 void workbench_free(workbench *wb) {
@@ -164,9 +263,12 @@ void workbench_free(workbench *wb) {
         model_free(wb->m);
         free(wb->m);
     }
+    free(wb->m_key);
     free(wb->model_arg);
     free(wb->tokenizer);
     free(wb->tokenizer_for);
+    free(wb->plan_for);
     free(wb->corpus);
+    free(wb->default_arg);
     memset(wb, 0, sizeof *wb);
 }

@@ -1,38 +1,57 @@
-/* The engine behind the workbench: which teacher and corpus are open, and the
- * jobs that Enter starts on each screen (load, statistics, ...). It owns the
- * loaded model; jobs run one at a time on the job runner's worker thread and
- * hand results back through app_state's on_done. */
+/* The engine behind the workbench: which teacher is loaded and which corpus
+ * is used, and the jobs each action starts (load, statistics, selection,
+ * Stage 1, Stage 2, evaluation, ablation, race). It owns the loaded model.
+ * Every job is started for the current teacher (its teacher_state) and only
+ * when that teacher's weights are the ones loaded; jobs copy what they need
+ * and hand numbers back as events (wb_event.h). */
 #ifndef GRAFT_WORKBENCH_WORKBENCH_H
 #define GRAFT_WORKBENCH_WORKBENCH_H
 
 #include <stdbool.h>
 
-#include "app_state.h"
 #include "model/model.h"
-#include "workbench/calib_jobs.h"
+#include "workbench/state.h"
+
+/* Calibrate / Align keep the teacher capture between jobs (calib_jobs.c). */
+typedef struct calib_cache calib_cache;
+void calib_cache_free(calib_cache *c); /* NULL is fine */
 
 /* Command-line choices (graft tui's shared options). */
 typedef struct {
     const char *tokenizer; /* --tokenizer for the teacher named on the command line; NULL: beside it */
     long seed;             /* --seed of the students the jobs build (graft's default is 1) */
+    double keep;           /* --keep: the Plan's ratio for the first teacher loaded; NaN: its own */
+    const char *strategy;  /* --strategy: likewise (uniform, ar, ga-s2); NULL: its own */
 } workbench_opts;
 
 typedef struct {
-    char *model_arg;   /* what the user named */
-    char *tokenizer;   /* --tokenizer, for tokenizer_for only (NULL: none) */
+    char *model_arg;    /* what the user named last */
+    char *tokenizer;    /* --tokenizer, used for tokenizer_for only (NULL: none) */
     char *tokenizer_for; /* the teacher named on the command line */
-    long seed;
-    char *corpus;      /* calibration / evaluation text, or NULL */
-    model *m;          /* loaded teacher, or NULL */
+    long seed;          /* --seed (1 by default) */
+    double plan_keep;   /* --keep / --strategy for plan_for's first load (NaN / "": none) */
+    char plan_strategy[16];
+    char *plan_for;
+    char *corpus;       /* calibration / evaluation text, or NULL */
+    model *m;           /* loaded teacher, or NULL */
+    char *m_key;        /* its teacher_state key */
     int stats_ctx, stats_seqs;
     calib_cache *calib; /* Calibrate / Align: the teacher capture kept between jobs */
+    int startup_load;   /* id of the session's first load (it falls back to the default teacher), 0 */
+    char *default_arg;  /* the default teacher */
 } workbench;
 
-/* Sets st->run / st->on_done / st->user and starts loading model_arg (NULL:
- * the default teacher). opts may be NULL (defaults). Returns 0 or -1 with a
- * one-line error. */
+/* Sets st's ops and starts loading model_arg (NULL: the session's last
+ * teacher, else the default one). opts may be NULL (defaults). Returns 0 or
+ * -1 with a one-line error. */
 int workbench_attach(workbench *wb, app_state *st, job_runner *jr, const char *model_arg, const char *corpus,
                      const workbench_opts *opts);
 void workbench_free(workbench *wb);
+
+/* The current teacher when its weights are the loaded ones; else NULL with a
+ * one-line error saying what is missing. */
+teacher_state *wb_ready(workbench *wb, app_state *st);
+/* Starts fn(arg) as a job of owner with the settings' thread count applied on the worker. */
+int wb_start(app_state *st, job_runner *jr, const char *name, job_fn fn, void *arg, teacher_state *owner);
 
 #endif

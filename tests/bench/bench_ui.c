@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "app_state.h"
 #include "core/clock.h"
 #include "grid.h"
 #include "theme.h"
@@ -35,6 +34,7 @@ typedef struct {
     size_t text_cap;
     theme th;
     ui u;
+    ui_prefs prefs;
     app_state st;
 } ctx;
 
@@ -72,11 +72,14 @@ int main(void) {
     c.th = (theme){true, DEPTH_256, 0};
 
     app_state_init(&c.st);
-    app_state_set_shape(&c.st, 36, 32);
-    int t = app_state_init_index(&c.st, "teacher");
-    double *m = app_state_metric(&c.st, t, MET_MEAN_DIST);
+    teacher_state *ts = app_teacher(&c.st, "/bench/teacher");
+    teacher_state_set_shape(ts, 36, 32);
+    app_switch(&c.st, ts);
+    int t = teacher_init_index(ts, "teacher");
+    double *m = teacher_metric(ts, t, MET_MEAN_DIST);
     for (int i = 0; i < 36 * 32; i++) m[i] = c.v[i];
-    ui_init(&c.u, &c.st, NULL, c.th);
+    ui_prefs_default(&c.prefs);
+    ui_init(&c.u, &c.st, NULL, &c.prefs, c.th);
 
     double a = bench("widgets: 36x32 heat map + bar + histogram", 2000, widgets_frame, &c);
     double b = bench("full Stats frame 200x60 (36x32) + to text", 2000, full_frame, &c);

@@ -6,10 +6,11 @@ set -u
 . "$(dirname "$0")/lib/tui.sh"
 tui_setup
 
-# --- UTF-8, 256 colours, 100x30 ---
-tui_start main 100 30 TERM=xterm-256color LANG=C.UTF-8 -- --demo
+# --- UTF-8, 256 colours, 110x30 ---
+tui_start main 110 30 TERM=xterm-256color LANG=C.UTF-8 -- --demo
 tui_wait main "3 Stats" || fail "workbench did not start"
-tui_wait main "┌ 1 Teacher ┬" || fail "boxed tab bar missing at 100 columns"
+tui_wait main "┌ 1 Teacher ┬" || fail "boxed tab bar missing at 110 columns"
+tui_wait main "9 Settings ┐" || fail "the Settings tab"
 tui_wait main "q quit" || fail "key bar missing"
 
 tui_keys main 8
@@ -19,13 +20,13 @@ tui_wait main "synthetic statistics (graft tui --demo)" || fail "Teacher screen"
 tui_keys main 4
 tui_wait main "Stage 1 (taylor-only)" || fail "Calibrate screen"
 tui_keys main Tab Tab Tab
-tui_wait main "KL/token" || fail "Results screen (Tab from Calibrate)"
+tui_wait main "eval slice" || fail "Results screen (Tab from Calibrate)"
 tui_keys main 3
 
 # cursor: layer 3, head 2; the live panel must match the headless snapshot
 tui_keys main Down Down Down Right Right
 tui_wait main "layer 3 head 2" || fail "cursor did not move"
-want=$(LANG=C.UTF-8 "$GRAFT_BIN" tui --demo --snapshot stats --size 100x30 \
+want=$(LANG=C.UTF-8 "$GRAFT_BIN" tui --demo --snapshot stats --size 110x30 \
        --keys '<down><down><down><right><right>' | grep -o 'd         [0-9.e+-]*' | head -n 1)
 [ -n "$want" ] || fail "snapshot has no d line"
 tui_screen main | grep -qF -- "$want" || { tui_screen main; fail "panel does not show '$want'"; }
@@ -75,7 +76,8 @@ tui_screen main | grep -qF "cancel the running job" && fail "help did not close"
 
 # a job runs; the UI stays live; q asks before quitting
 tui_keys main p Enter
-tui_wait main "● stats" || fail "job progress not in the top line"
+tui_wait main "● stats" || fail "job progress line missing"
+tui_wait main "elapsed" || fail "job line without elapsed time"
 tui_keys main 8
 tui_wait main "stats: computing statistics" || fail "job log line"
 tui_keys main q
@@ -99,14 +101,17 @@ tui_wait corrupt "GRAFT_EXIT=0" || fail "quit (corrupt config)"
 # --- a saved session comes back (no demo) and is written back on exit ---
 mkdir -p "$XDG_STATE_HOME/graft"
 cat > "$XDG_STATE_HOME/graft/session.json" <<'JSON'
-{"teacher": "org/Tiny-Model @main", "strategy": "ga-s2", "keep_ratio": 0.25, "corpus": "c.txt",
- "results": {"header": ["init", "ppl"], "rows": [["taylor-calibrate", "18.9"]]}}
+{"version": 2, "corpus": "c.txt", "current": "/models/tiny.bin",
+ "teachers": [{"key": "/models/tiny.bin", "arg": "org/Tiny-Model", "name": "org/Tiny-Model @main",
+               "plan": {"layers": 4, "strategy": "ga-s2", "keep_ratio": 0.25},
+               "results": [{"run": "evaluate", "strategy": "ga-s2", "keep": 0.25, "init": "taylor-calibrate",
+                            "stage2_steps": 300, "corpus": "c.txt", "eval_windows": 32, "ctx": 256, "ppl": 18.9}]}]}
 JSON
 # restored: the headless snapshot shows what the session holds
 LANG=C.UTF-8 "$GRAFT_BIN" tui --snapshot teacher --size 80x24 | grep -qF "org/Tiny-Model @main" \
     || fail "session teacher not restored"
-LANG=C.UTF-8 "$GRAFT_BIN" tui --snapshot results --size 80x24 | grep -qF "taylor-calibrate  18.9" \
-    || fail "session results not restored"
+LANG=C.UTF-8 "$GRAFT_BIN" tui --snapshot results --size 100x24 | grep -qF "t-calib  300" \
+    || { LANG=C.UTF-8 "$GRAFT_BIN" tui --snapshot results --size 100x24; fail "session results not restored"; }
 # live (whatever teacher the workbench opens): quitting writes the session back
 tui_start sess 80 24 TERM=xterm-256color LANG=C.UTF-8 --
 tui_wait sess "3 Stats" 100 || fail "workbench (no demo) did not start"
@@ -115,7 +120,7 @@ sleep 0.2
 tui_screen sess | grep -qF "Quit anyway" && tui_keys sess y
 tui_wait sess "GRAFT_EXIT=0" 100 || fail "quit (session)"
 grep -q '"strategy":[[:space:]]*"ga-s2"' "$XDG_STATE_HOME/graft/session.json" || fail "session not written back"
-grep -q '"18.9"' "$XDG_STATE_HOME/graft/session.json" || fail "results lost from the session"
+grep -q '"ppl":[[:space:]]*18.9' "$XDG_STATE_HOME/graft/session.json" || fail "results lost from the session"
 
 # --- ASCII and no colour: LANG=C, NO_COLOR=1 ---
 tui_start ascii 80 24 TERM=xterm-256color LANG=C LC_ALL=C NO_COLOR=1 -- --demo

@@ -1,8 +1,9 @@
 #!/bin/sh
 # Calibrate and Align on the real stories260K teacher under tmux: one Stage 1
 # step whose beta* and sigma* must equal `graft convert --init taylor-only
-# --json` for the same layer and head, then Stage 2 with a few steps
-# (GRAFT_ALIGN_STEPS), cancelled once mid-way, then run to the end.
+# --json` for the same layer and head, then Stage 2 with a few steps (the
+# Stage 2 steps setting, written to the session), cancelled once mid-way, then
+# run to the end.
 set -u
 . "$(dirname "$0")/lib/tui.sh"
 SHARED=${GRAFT_SHARED:-/work/shared}
@@ -12,7 +13,8 @@ TEXT=$SHARED/data/tinystories.txt
 command -v python3 >/dev/null 2>&1 || { echo "python3 is not installed"; exit 77; }
 tui_setup
 
-tui_start cal 100 30 TERM=xterm-256color LANG=C.UTF-8 GRAFT_ALIGN_STEPS=60 GRAFT_TEACHER="$MODEL" GRAFT_TEXT="$TEXT" --
+tui_settings '{"stage2_steps": 60}'
+tui_start cal 100 30 TERM=xterm-256color LANG=C.UTF-8 GRAFT_TEACHER="$MODEL" GRAFT_TEXT="$TEXT" --
 tui_wait cal "5 layers · 8 heads" 100 || fail "teacher did not load"
 tui_keys cal 8   # the teacher statistics start after loading; one job at a time
 tui_wait cal "stats: done" 300 || fail "statistics did not finish"

@@ -2,8 +2,9 @@
 # Plan and Results on the real stories260K teacher under tmux: change the
 # strategy and the ratio, toggle a layer (manual plan), evaluate the plan's
 # student on Results, and check the perplexity on screen against
-# `graft eval STUDENT --split --json` (headless parity). Stage 2 runs few
-# steps (GRAFT_TUI_STEPS) and the evaluation slice is short to keep it fast.
+# `graft eval STUDENT --split --json` (headless parity), and the command the
+# Results screen shows for the row. Stage 2 runs few steps and the evaluation
+# slice is short (run settings written to the session) to keep it fast.
 set -u
 . "$(dirname "$0")/lib/tui.sh"
 SHARED=${GRAFT_SHARED:-/work/shared}
@@ -14,8 +15,8 @@ tui_setup
 export XDG_DATA_HOME="$TMP/data"
 WIN=8
 
-tui_start plan 100 30 TERM=xterm-256color LANG=C.UTF-8 GRAFT_TUI_STEPS=10 GRAFT_TUI_EVAL_WINDOWS=$WIN \
-    XDG_DATA_HOME="$XDG_DATA_HOME" -- "'$MODEL'" --text "'$TEXT'"
+tui_settings "{\"stage2_steps\": 10, \"eval_windows\": $WIN}"
+tui_start plan 100 30 TERM=xterm-256color LANG=C.UTF-8 XDG_DATA_HOME="$XDG_DATA_HOME" -- "'$MODEL'" --text "'$TEXT'"
 tui_wait plan "5 layers" 200 || fail "teacher did not load"
 tui_keys plan 8          # the statistics job follows the load; jobs run one at a time
 # (the statistics job may also be refused while the load job is finishing: then no job runs)
@@ -50,17 +51,24 @@ tui_wait plan "3 of 5 layers keep attention" || fail "toggle did not change the 
 
 # Results: Enter builds, evaluates and writes the student
 tui_keys plan 7
-tui_wait plan "Enter evaluates: manual, 3 of 5 layers attention, init taylor-calibrate" || fail "Results header"
+tui_wait plan "Enter evaluates: manual 3 of 5 attention, taylor-calibrate, 10 Stage 2 steps, tinystories w$WIN" \
+    || fail "Results header"
 tui_keys plan Enter
 tui_wait plan "hl mean" 600 || fail "no results row"
 tui_wait plan "teacher perplexity " 50 || fail "no teacher perplexity"
 scr=$(tui_screen plan)
-row=$(printf '%s\n' "$scr" | grep -E '^ +manual +60%' | head -n 1)
+row=$(printf '%s\n' "$scr" | grep -E ' manual +60% ' | head -n 1)
 [ -n "$row" ] || { printf '%s\n' "$scr"; fail "no manual 60% row"; }
-ppl=$(printf '%s\n' "$row" | awk '{print $4}')
+printf '%s\n' "$row" | grep -qE " 10 +tinystories w$WIN " || { printf '%s\n' "$row"; fail "the row lacks its steps and slice"; }
+ppl=$(printf '%s\n' "$row" | grep -oE ' [0-9]+\.[0-9]{4} ' | head -n 1 | tr -d ' ')
 dir=$(ls -d "$XDG_DATA_HOME"/graft/students/*manual* 2>/dev/null | head -n 1)
 [ -n "$dir" ] && [ -e "$dir/config.json" ] || fail "no student folder under $XDG_DATA_HOME/graft/students"
 echo "screen: $row"
+# the command under the table is the one that repeats the row
+cmd=$(tui_screen plan | sed -n '/headless: /,/^ *$/p' | grep -v -e "hidden at this width" -e "last job:" | sed 's/.*headless: //; s/^ *//' \
+      | tr '\n' ' ' | sed 's/ *$//')
+case "$cmd" in "graft eval '$dir' --text '$TEXT' --split --eval-windows $WIN --json"*) ;;
+    *) tui_screen plan; fail "the row's command is not graft eval on its student: '$cmd'";; esac
 json=$("$GRAFT_BIN" eval "$dir" --text "$TEXT" --split --eval-windows $WIN --json) || fail "graft eval failed"
 python3 -c '
 import json, sys
@@ -74,11 +82,12 @@ print("graft eval ppl %.6f, screen %s" % (d["ppl"], sys.argv[2]))
 tui_keys plan a
 tui_wait plan "● ablate" 50 || fail "ablate did not start"
 i=0
-while [ $i -lt 600 ] && ! tui_screen plan | grep -qE '^ +uniform +25% +random '; do sleep 0.1; i=$((i+1)); done
-tui_screen plan | grep -qE '^ +uniform +25% +random ' || { tui_screen plan; fail "no streamed ablation row"; }
+while [ $i -lt 600 ] && ! tui_screen plan | grep -qE ' uniform +25% +random '; do sleep 0.1; i=$((i+1)); done
+tui_screen plan | grep -qE ' uniform +25% +random ' || { tui_screen plan; fail "no streamed ablation row"; }
+tui_screen plan | grep -E ' uniform +25% +random ' | grep -qE ' 0 +tinystories' || fail "the ablation row lacks its steps"
 tui_keys plan c
 tui_keys plan 8
-tui_wait plan "ablate: cancelled" 300 || fail "ablate not cancelled"
+tui_wait plan "ablate: cancelled after" 300 || fail "ablate not cancelled"
 tui_keys plan q
 sleep 0.2
 tui_wait plan "GRAFT_EXIT=0" 50 || fail "quit"
@@ -86,9 +95,12 @@ grep -q '"strategy":[[:space:]]*"manual"' "$XDG_STATE_HOME/graft/session.json" |
 python3 -c '
 import json, sys
 s = json.load(open(sys.argv[1]))
-assert s["plan"]["kept"] == [0, 1, 2], s["plan"]
-assert any(r[0] == "manual" for r in s["results"]["rows"]), s["results"]
-' "$XDG_STATE_HOME/graft/session.json" || fail "session lacks the plan or the row"
+t = [t for t in s["teachers"] if t["key"] == s["current"]][0]
+assert t["plan"]["kept"] == [0, 1, 2], t["plan"]
+rows = t["results"]
+assert any(r["strategy"] == "manual" and r["stage2_steps"] == 10 and r["eval_windows"] == int(sys.argv[2]) for r in rows), rows
+assert s["settings"]["stage2_steps"] == 10, s["settings"]
+' "$XDG_STATE_HOME/graft/session.json" $WIN || fail "session lacks the plan, the row or the settings"
 # the snapshot restores the plan from the session
 "$GRAFT_BIN" tui --snapshot plan --size 80x24 | grep -qF "[manual]" || fail "plan not restored"
 echo "tui_plan_results: all checks passed"

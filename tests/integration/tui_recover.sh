@@ -1,6 +1,6 @@
 #!/bin/sh
 # The Recover screen under tmux on stories260K: Enter races random vs
-# taylor-calibrate on a tiny budget (GRAFT_RACE_TOKENS); the curves, axis
+# taylor-calibrate on a tiny budget (the race tokens setting); the curves, axis
 # labels, checkpoints and the "target reached ... ratio" line appear, and the
 # numbers equal `graft race --json` with the same options (run alongside).
 # Then a bigger race is cancelled with c and leaves its checkpoint.
@@ -18,7 +18,8 @@ TOK=2048
     --keep 0.5 --json --log-every 0 >"$TMP/race.json" 2>"$TMP/race.err" &
 CLI=$!
 
-tui_start rec 80 24 TERM=xterm-256color LANG=C.UTF-8 GRAFT_RACE_TOKENS=$TOK -- "'$STORIES'" --text "'$DATA'"
+tui_settings "{\"race_tokens\": $TOK}"
+tui_start rec 80 24 TERM=xterm-256color LANG=C.UTF-8 -- "'$STORIES'" --text "'$DATA'"
 tui_keys rec 8
 tui_wait rec "stats: done" 1200 || fail "teacher load + statistics did not finish"
 tui_keys rec 6
@@ -48,9 +49,10 @@ PY
 )
 [ "$got" = "$want" ] || fail "workbench says '$got', graft race --json says '$want'"
 # the held-out perplexities land in Results with the CLI's numbers
-ppl=$(python3 -c "import json,sys; print('%.3f' % json.load(open(sys.argv[1]))['runs'][1]['final_eval_ppl'])" "$TMP/race.json")
+ppl=$(python3 -c "import json,sys; print('%.4f' % json.load(open(sys.argv[1]))['runs'][1]['final_eval_ppl'])" "$TMP/race.json")
 tui_keys rec 7
-tui_wait rec "taylor-calibrate  $ppl" || fail "Results row lacks the held-out ppl $ppl"
+tui_wait rec "race tinystories held-out" || fail "Results lacks the race rows and their slice"
+tui_screen rec | grep -E "t-calib|taylor-calibrate" | grep -qE " $ppl( |\$)" || { tui_screen rec; fail "Results row lacks the held-out ppl $ppl"; }
 
 # a bigger race (+ doubles the budget), cancelled while random trains
 tui_keys rec 6
@@ -62,7 +64,7 @@ tui_wait rec "random step" 300 || fail "the second race did not start"
 tui_keys rec c
 tui_wait rec "last checkpoint: random step" 100 || fail "no checkpoint shown on cancel"
 tui_keys rec 8
-tui_wait rec "race: cancelled" 100 || fail "cancel not logged"
+tui_wait rec "race: cancelled after" 100 || fail "cancel not logged"
 [ -s "$XDG_STATE_HOME/graft/race/random.ckpt" ] || fail "cancel left no checkpoint"
 tui_keys rec q
 tui_wait rec "GRAFT_EXIT=0" 100 || fail "graft did not exit cleanly"

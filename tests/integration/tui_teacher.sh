@@ -44,7 +44,7 @@ tui_keys a 1
 tui_wait a "layers      2" 200 || fail "the qwen2 fixture did not load"
 tui_wait a "Recent teachers" 50 || fail "no recent list after the first load"
 i=0 # statistics follow a load; wait until no job runs (bounded)
-while tui_screen a | sed -n 1p | grep -qF "●" && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+while tui_screen a | grep -qF "●" && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
 tui_keys a o
 tui_wait a "open:" || fail "o did not focus the entry"
 tui_keys a -l "$TL"
@@ -60,16 +60,16 @@ tui_screen a | grep -qF "████" || fail "no progress bar while downloadin
 
 tui_wait a "layers      5" 300 || fail "stories260K did not load"
 tui_wait a "heads       8 query" 10 || fail "summary lacks 8 heads"
-tui_wait a "Files 2/2" 10 || fail "files total not finished"
+tui_wait a "Files of $TL" 10 || fail "the loaded teacher's files are not listed"
 tui_screen a | grep -qE "done +[0-9.]+ [kM]?B  stories260K/stories260K.bin" || { tui_screen a; fail "checkpoint not marked done"; }
 COMMIT=$(hub_commit karpathy/tinyllamas)
 tui_screen a | grep "^  path  " | grep -qE "${COMMIT#??????????}/stories260K/stories260K.bin *\$" \
     || { tui_screen a; fail "resolved path not in the cache"; }
 tui_screen a | grep -qF "(f32 weights)" || fail "dtype missing"
 
-# --- an unknown repo: one error line on the screen and in the Log, no crash ---
+# --- an unknown repo: one error on the screen (whole) and in the Log, no crash; the files stay the teacher's ---
 i=0
-while tui_screen a | sed -n 1p | grep -qF "●" && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+while tui_screen a | grep -qF "●" && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
 tui_keys a o
 tui_keys a -l "nobody/no-such-model"
 tui_keys a Enter
@@ -78,8 +78,9 @@ n=$(tui_screen a | grep -c "error: ")
 [ "$n" -eq 1 ] || { tui_screen a; fail "expected one error line, got $n"; }
 tui_screen a | grep -F "error: " | grep -qi "nobody/no-such-model" || fail "the error does not name the repo"
 tui_wait a "layers      5" 10 || fail "the loaded teacher was lost after the error"
+tui_screen a | grep -qF "Files of $TL" || { tui_screen a; fail "the failed open's files replaced the teacher's"; }
 tui_keys a 8
-tui_wait a "load: error: " 20 || fail "the error is not in the Log"
+tui_wait a "load: error after" 20 || fail "the error is not in the Log"
 tui_keys a 1
 quit a
 python3 - "$SESSION" "$TL" "$CACHE/models--karpathy--tinyllamas/snapshots/$COMMIT/stories260K/stories260K.bin" <<'PY' \
@@ -98,12 +99,12 @@ tui_wait b "cached" 20 || fail "cached files not shown as such"
 tui_screen b | grep -qF "→ $TL" || { tui_screen b; fail "recent list lacks the last teacher at the cursor"; }
 tui_screen b | grep -qF "graft-test/qwen2-fixture" || fail "recent list lacks the first teacher"
 i=0
-while tui_screen b | sed -n 1p | grep -qF "●" && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+while tui_screen b | grep -qF "●" && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
 tui_keys b Down Enter
 tui_wait b "layers      2" 200 || fail "Enter on a recent teacher did not open it"
 # offline and missing: one line, no crash
 i=0
-while tui_screen b | sed -n 1p | grep -qF "●" && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+while tui_screen b | grep -qF "●" && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
 tui_keys b o
 tui_keys b -l "graft-test/never-downloaded"
 tui_keys b Enter
@@ -114,5 +115,17 @@ tui_keys b -l "$SHARED_BIN"
 tui_keys b Enter
 tui_wait b "layers      5" 200 || fail "the local checkpoint did not load"
 tui_wait_re b "cached +[0-9.]+ [kM]?B  tok512.bin" 20 || fail "the tokenizer beside the checkpoint is not listed"
+# a GGUF file carries its own tokenizer: a tokenizer file beside it is not the teacher's and is not listed
+mkdir -p "$T/gg"
+cp "$GRAFT_ROOT/tests/fixtures/gguf/llama.gguf" "$T/gg/"
+cp "$(dirname "$SHARED_BIN")/tok512.bin" "$T/gg/"
+i=0
+while tui_screen b | grep -qF "●" && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+tui_keys b o
+tui_keys b -l "$T/gg/llama.gguf"
+tui_keys b Enter
+tui_wait b "layers      3" 200 || fail "the GGUF fixture did not load"
+tui_wait b "Files of llama.gguf" 20 || fail "the GGUF's files are not listed"
+tui_screen b | grep -qF "tok512.bin" && { tui_screen b; fail "a tokenizer beside a GGUF is listed as the teacher's"; }
 quit b
 echo "tui_teacher: all checks passed"

@@ -10,11 +10,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "app_state.h"
+#include "workbench/session.h"
+#include "workbench/state.h"
 #include "core/error.h"
 #include "grid.h"
 #include "keys.h"
-#include "persist/persist.h"
 #include "theme.h"
 #include "ui.h"
 #include "widgets/entry.h"
@@ -160,8 +160,10 @@ static void teacher_screen_typing(void **state) {
     st.open_teacher = fake_open;
     job_runner jr; /* never started: the screen only passes it on */
     memset(&jr, 0, sizeof jr);
+    ui_prefs prefs;
+    ui_prefs_default(&prefs);
     ui u;
-    ui_init(&u, &st, &jr, utf8_256);
+    ui_init(&u, &st, &jr, &prefs, utf8_256);
     grid g;
     grid_init(&g, 100, 30);
     ui_key(&u, '1');
@@ -174,7 +176,7 @@ static void teacher_screen_typing(void **state) {
     assert_false(u.quit);
     assert_false(u.help);
     assert_int_equal(u.screen, SCR_TEACHER);
-    assert_string_equal(u.open_entry.text, "q1?p/x");
+    assert_string_equal(u.v.teacher.open_entry.text, "q1?p/x");
     assert_true(screen_has(&u, &g, "open: q1?p/x"));
     assert_true(screen_has(&u, &g, "Esc cancel"));
     ui_key(&u, UK_ESC);
@@ -211,11 +213,13 @@ static void teacher_screen_recent(void **state) {
     st.open_teacher = fake_open;
     job_runner jr;
     memset(&jr, 0, sizeof jr);
-    app_state_add_recent(&st, "a/one", "/cache/one");
-    app_state_add_recent(&st, "b/two", "/cache/two");
-    app_state_add_recent(&st, "c/three", "");
+    app_add_recent(&st, "a/one", "/cache/one");
+    app_add_recent(&st, "b/two", "/cache/two");
+    app_add_recent(&st, "c/three", "");
+    ui_prefs prefs;
+    ui_prefs_default(&prefs);
     ui u;
-    ui_init(&u, &st, &jr, utf8_256);
+    ui_init(&u, &st, &jr, &prefs, utf8_256);
     ui_select_screen(&u, "teacher");
     grid g;
     grid_init(&g, 100, 30);
@@ -224,7 +228,7 @@ static void teacher_screen_recent(void **state) {
     ui_key(&u, UK_DOWN);
     ui_key(&u, UK_DOWN);
     ui_key(&u, UK_DOWN); /* stops at the last */
-    assert_int_equal(u.recent_cur, 2);
+    assert_int_equal(u.v.teacher.recent_cur, 2);
     assert_true(screen_has(&u, &g, "\u2192 a/one"));
     assert_true(screen_has(&u, &g, "/cache/one"));
     ui_key(&u, UK_UP);
@@ -246,20 +250,20 @@ static void recent_order_and_cap(void **state) {
     for (int i = 0; i < APP_MAX_RECENT + 3; i++) {
         snprintf(arg, sizeof arg, "org/m%d", i);
         snprintf(path, sizeof path, "/p/%d", i);
-        app_state_add_recent(&st, arg, path);
+        app_add_recent(&st, arg, path);
     }
     assert_int_equal(st.n_recent, APP_MAX_RECENT);
     snprintf(arg, sizeof arg, "org/m%d", APP_MAX_RECENT + 2);
     assert_string_equal(st.recent[0].arg, arg);
     /* reopening moves it up without a duplicate, keeping its path when none is given */
-    app_state_add_recent(&st, "org/m5", "");
+    app_add_recent(&st, "org/m5", "");
     assert_int_equal(st.n_recent, APP_MAX_RECENT);
     assert_string_equal(st.recent[0].arg, "org/m5");
     assert_string_equal(st.recent[0].path, "/p/5");
     int seen = 0;
     for (int i = 0; i < st.n_recent; i++) seen += !strcmp(st.recent[i].arg, "org/m5");
     assert_int_equal(seen, 1);
-    app_state_add_recent(&st, "", "/x"); /* ignored */
+    app_add_recent(&st, "", "/x"); /* ignored */
     assert_string_equal(st.recent[0].arg, "org/m5");
     app_state_free(&st);
 }
@@ -281,40 +285,49 @@ static void file_events_fill_download(void **state) {
     app_state st;
     app_state_init(&st);
     event ev = file_ev("tok.bin", FILE_CACHED, 1000, 1000, 1000);
-    assert_true(app_state_apply_event(&st, &ev));
+    assert_true(app_apply_event(&st, &ev));
     ev = file_ev("model.bin", FILE_ACTIVE, 500000, 2999000, 501000);
     ev.file.files_done = 1;
-    app_state_apply_event(&st, &ev);
+    app_apply_event(&st, &ev);
     assert_int_equal(st.download.n_files, 2);
     assert_true(st.download.active);
     assert_int_equal(st.download.files[1].state, FILE_ACTIVE);
     assert_int_equal((int)st.download.files[1].done, 500000);
     assert_int_equal((int)st.download.done, 501000);
+    ui_prefs prefs;
+    ui_prefs_default(&prefs);
     ui u;
-    ui_init(&u, &st, NULL, utf8_256);
+    ui_init(&u, &st, NULL, &prefs, utf8_256);
     ui_select_screen(&u, "teacher");
     grid g;
     grid_init(&g, 100, 30);
-    assert_true(screen_has(&u, &g, "Files 1/2  501.0 kB / 3.0 MB"));
+    assert_true(screen_has(&u, &g, "Files 1/2  501.0 kB / 3.0 MB (opening)"));
     assert_true(screen_has(&u, &g, "2.0 MB/s  eta 3s"));
     assert_true(screen_has(&u, &g, "500.0 kB / 3.0 MB"));
     assert_true(screen_has(&u, &g, "cached    1.0 kB  tok.bin"));
     /* the same file again updates its row */
     ev = file_ev("model.bin", FILE_DONE, 2999000, 2999000, 3000000);
     ev.file.files_done = 2;
-    app_state_apply_event(&st, &ev);
+    app_apply_event(&st, &ev);
     assert_int_equal(st.download.n_files, 2);
     assert_false(st.download.active);
     assert_true(screen_has(&u, &g, "done      3.0 MB  model.bin"));
-    /* a failed load: one error line, no "(loading)" teacher left behind */
-    snprintf(st.teacher, sizeof st.teacher, "org/x (loading)");
-    event err = {.kind = EV_ERROR};
-    snprintf(err.job_name, sizeof err.job_name, "load");
-    snprintf(err.text, sizeof err.text, "repository org/x not found (HTTP 404)");
-    app_state_apply_event(&st, &err);
-    assert_string_equal(st.teacher, "");
-    assert_true(screen_has(&u, &g, "error: repository org/x not found (HTTP 404)"));
-    assert_true(screen_has(&u, &g, "no teacher loaded"));
+    /* the current teacher's own files, once the transient download is gone (a failed open's files
+     * never stay: the workbench clears the download on failure) */
+    teacher_state *t = app_teacher(&st, "/cache/gguf/m.gguf");
+    snprintf(t->name, sizeof t->name, "m.gguf");
+    t->n_files = 1;
+    snprintf(t->files[0].name, sizeof t->files[0].name, "m.gguf");
+    t->files[0].state = FILE_CACHED;
+    t->files[0].total = 98400000;
+    app_switch(&st, t);
+    app_clear_download(&st);
+    snprintf(st.teacher_error, sizeof st.teacher_error, "opening org/x: repository org/x not found (HTTP 404)");
+    assert_true(screen_has(&u, &g, "error: opening org/x: repository org/x not found (HTTP 404)"));
+    assert_true(screen_has(&u, &g, "Files of m.gguf"));
+    assert_true(screen_has(&u, &g, "cached   98.4 MB  m.gguf"));
+    assert_false(screen_has(&u, &g, "model.bin"));
+    assert_false(screen_has(&u, &g, "tok.bin"));
     grid_free(&g);
     app_state_free(&st);
 }
@@ -329,8 +342,8 @@ static void session_recent_roundtrip(void **state) {
     snprintf(path, sizeof path, "%s/session.json", dir);
     app_state a, b;
     app_state_init(&a);
-    app_state_add_recent(&a, "old/one", "/p/1");
-    app_state_add_recent(&a, "new/two", "/p/2");
+    app_add_recent(&a, "old/one", "/p/1");
+    app_add_recent(&a, "new/two", "/p/2");
     assert_int_equal(session_write(&a, path), 0);
     app_state_init(&b);
     assert_int_equal(session_read(&b, path), 0);
@@ -346,7 +359,7 @@ static void session_recent_roundtrip(void **state) {
     app_state_init(&b);
     assert_int_equal(session_read(&b, path), 0);
     assert_int_equal(b.n_recent, 0);
-    assert_string_equal(b.teacher, "t");
+    assert_null(app_cur(&b));
     app_state_free(&b);
     f = fopen(path, "w");
     fputs("{\"recent\": [{\"arg\": \"ok/one\"}, 5, {\"path\": \"/no-arg\"}]}", f);

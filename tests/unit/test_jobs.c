@@ -1,4 +1,5 @@
-/* Unit tests: the job runner, its event queue and self-pipe, the CLI progress line. */
+/* Unit tests: the job runner, its event queue and self-pipe, typed payloads,
+ * weighted phases, the cancel flag and its latency, the ETA, the CLI progress line. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,11 +9,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <math.h>
 #include <time.h>
 
 #include "core/error.h"
 #include "jobs/cli_progress.h"
+#include "jobs/eta.h"
 #include "jobs/job.h"
+
+/* the payload the dummy job publishes (EV_DATA) */
+typedef struct {
+    int layer, head;
+    double value;
+} dummy_stat;
 
 typedef struct {
     int steps;          /* how many steps to run */
@@ -31,7 +40,10 @@ static int dummy_job(job_ctx *ctx, void *p) {
     for (int i = 0; i < a->steps; i++) {
         if (job_cancelled(ctx)) return gf_fail("cancelled at step %d", i);
         if (i == a->fail_at) return gf_fail("dummy: step %d failed", i);
-        for (int k = 0; k < a->stats_per_step; k++) job_stat(ctx, "mean_dist", i, k, i * 1000.0 + k);
+        for (int k = 0; k < a->stats_per_step; k++) {
+            dummy_stat d = {i, k, i * 1000.0 + k};
+            job_data(ctx, &d, sizeof d);
+        }
         job_progress(ctx, i + 1, a->steps, "dummy");
         if (a->sleep_us) sleep_us(a->sleep_us);
     }
@@ -50,17 +62,20 @@ static event drain_until_end(job_runner *jr, int *n_stats, int *n_progress, int 
         poll(&pfd, 1, 10);
         job_clear_wake(jr);
         while (job_pop_event(jr, &ev)) {
-            if (ev.kind == EV_STAT) {
+            if (ev.kind == EV_DATA) {
+                dummy_stat d;
+                assert_int_equal(ev.data_len, sizeof d);
+                memcpy(&d, ev.data, sizeof d);
                 /* events arrive in order: layer never decreases, head cycles */
                 if (last_stat_layer) {
-                    assert_true(ev.layer >= *last_stat_layer);
-                    *last_stat_layer = ev.layer;
+                    assert_true(d.layer >= *last_stat_layer);
+                    *last_stat_layer = d.layer;
                 }
-                assert_true(ev.value == ev.layer * 1000.0 + ev.head);
+                assert_true(d.value == d.layer * 1000.0 + d.head);
                 (*n_stats)++;
             } else if (ev.kind == EV_PROGRESS) {
                 (*n_progress)++;
-            } else if (ev.kind >= EV_DONE) {
+            } else if (event_is_final(ev.kind)) {
                 return ev;
             }
             last = ev;
@@ -129,7 +144,9 @@ static void job_cancel_midway(void **state) {
     int n_stats = 0;
     event end = drain_until_end(&jr, &n_stats, &n_prog, NULL);
     assert_int_equal(end.kind, EV_CANCELLED);
-    assert_string_equal(end.text, "cancelled");
+    assert_true(!strncmp(end.text, "cancelled", 9)); /* the job's own words */
+    /* the runner measured how long the job took to stop after job_cancel */
+    assert_true(end.cancel_latency_s >= 0 && end.cancel_latency_s < 5); /* a 1 ms step: 5 s means it never looked */
     job_wait(&jr);
     assert_false(job_running(&jr));
     /* the runner accepts a new job afterwards */
@@ -211,7 +228,108 @@ static void cli_progress_line(void **state) {
 static int stat_seen;
 static void count_stats(const event *ev, void *user) {
     (void)user;
-    if (ev->kind == EV_STAT) stat_seen++;
+    if (ev->kind == EV_DATA) stat_seen++;
+}
+
+/* Phases: the whole job's fraction is the weighted sum, never decreases, and
+ * an engine report named like a later phase enters it. */
+static int phased_job(job_ctx *ctx, void *p) {
+    (void)p;
+    const job_phase ph[] = {{"a", 1}, {"b", 3}};
+    job_set_phases(ctx, ph, 2);
+    job_progress(ctx, 1, 2, "a");          /* 0.5 of a: 1/8 of the job */
+    job_progress(ctx, 0, 2, "a");          /* a report going back: the fraction holds */
+    progress_sink s = job_sink(ctx);
+    progress_report(&s, "b", 1, 3);        /* enters b: (1 + 3 * 1/3) / 4 = 0.5 */
+    job_progress(ctx, 5, 4, "b");          /* over 100 %: clamped */
+    return 0;
+}
+
+static void job_phases_weighted(void **state) {
+    (void)state;
+    job_runner jr;
+    assert_int_equal(job_runner_init(&jr), 0);
+    assert_int_equal(job_start(&jr, "phased", phased_job, NULL), 0);
+    double f[8];
+    int n = 0, phase[8];
+    event ev;
+    for (time_t t0 = time(NULL); time(NULL) - t0 < 10;) {
+        struct pollfd pfd = {.fd = job_wake_fd(&jr), .events = POLLIN};
+        poll(&pfd, 1, 10);
+        job_clear_wake(&jr);
+        bool end = false;
+        while (job_pop_event(&jr, &ev)) {
+            if (ev.kind == EV_PROGRESS && n < 8) phase[n] = ev.phase, f[n++] = ev.fraction;
+            end |= event_is_final(ev.kind);
+        }
+        if (end) break;
+    }
+    job_runner_free(&jr);
+    /* progress events may coalesce in the queue: check what arrived, in order */
+    assert_true(n >= 1);
+    const double tol = 1e-12; /* exact arithmetic on small fractions */
+    for (int i = 1; i < n; i++) assert_true(f[i] >= f[i - 1] - tol);
+    assert_true(fabs(f[n - 1] - 1.0) <= tol);
+    assert_int_equal(phase[n - 1], 1);
+    for (int i = 0; i < n; i++) {
+        assert_false(isnan(f[i]));
+        if (phase[i] == 0) assert_true(fabs(f[i] - 0.125) <= tol);
+    }
+}
+
+/* The sink's cancel flag is the runner's own: a cancel reaches engine loops at once. */
+static int sink_job(job_ctx *ctx, void *p) {
+    (void)p;
+    progress_sink s = job_sink(ctx);
+    if (s.cancel != job_cancel_flag(ctx)) return gf_fail("the sink has another cancel flag");
+    while (!progress_cancelled(&s)) { /* an engine loop */
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    return gf_fail("cancelled in the loop");
+}
+
+static void job_sink_cancel(void **state) {
+    (void)state;
+    job_runner jr;
+    assert_int_equal(job_runner_init(&jr), 0);
+    assert_int_equal(job_start(&jr, "sink", sink_job, NULL), 0);
+    struct timespec ts = {0, 20000000};
+    nanosleep(&ts, NULL);
+    job_cancel(&jr);
+    int ns = 0, np = 0;
+    event end = drain_until_end(&jr, &ns, &np, NULL);
+    assert_int_equal(end.kind, EV_CANCELLED);
+    assert_string_equal(end.text, "cancelled in the loop");
+    assert_true(end.cancel_latency_s >= 0 && end.cancel_latency_s < 5); /* polled every 1 ms */
+    job_runner_free(&jr);
+}
+
+/* The ETA: unknown at first, then counts down, never up, smoothly. */
+static void eta_counts_down(void **state) {
+    (void)state;
+    eta_smoother e;
+    eta_reset(&e);
+    assert_true(eta_update(&e, 0.5, 0.01) < 0); /* before 2 %: unknown */
+    /* a job at a steady 1 %/s: 100 s in all */
+    double prev = eta_update(&e, 10, 0.10);
+    assert_true(fabs(prev - 90) <= 1e-9); /* the first estimate: 10 s * 0.9 / 0.1 */
+    for (int t = 11; t <= 99; t++) {
+        double v = eta_update(&e, t, t / 100.0);
+        assert_false(isnan(v));
+        assert_true(v <= prev + 1e-9);       /* never up */
+        assert_true(prev - v <= 2.0 + 1e-9); /* smooth: at most 2 s less per second here */
+        assert_true(fabs(v - (100 - t)) <= 1.0); /* and right: the steady job's true time left, within 1 s */
+        prev = v;
+    }
+    /* the job slows down (the rest takes far longer): the count slows, it does not jump back up */
+    double before = prev;
+    for (int t = 100; t < 130; t++) {
+        double v = eta_update(&e, t, 0.99);
+        assert_true(v <= before + 1e-9);
+        before = v;
+    }
+    assert_true(eta_update(&e, 131, 1.0) == 0);
 }
 
 static void cli_runs_job(void **state) {
@@ -235,7 +353,8 @@ int main(void) {
         cmocka_unit_test(job_runs_to_done),       cmocka_unit_test(job_error_path),
         cmocka_unit_test(job_cancel_midway),      cmocka_unit_test(job_many_events),
         cmocka_unit_test(queue_coalesces_progress), cmocka_unit_test(cli_progress_line),
-        cmocka_unit_test(cli_runs_job),
+        cmocka_unit_test(cli_runs_job),        cmocka_unit_test(job_phases_weighted),
+        cmocka_unit_test(job_sink_cancel),     cmocka_unit_test(eta_counts_down),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

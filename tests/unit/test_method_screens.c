@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "align/stage2.h"
-#include "app_state.h"
 #include "calibrate/capture.h"
 #include "core/error.h"
 #include "grid.h"
@@ -20,6 +19,7 @@
 #include "student/build.h"
 #include "theme.h"
 #include "ui.h"
+#include "wb_test_util.h"
 
 static const theme utf8_256 = {true, DEPTH_256, 0};
 static const theme ascii_mono = {false, DEPTH_MONO, 0};
@@ -36,40 +36,61 @@ static int find_row(grid *g, const char *needle) {
 }
 static bool has(grid *g, const char *needle) { return find_row(g, needle) >= 0; }
 
-static void stat_ev(app_state *st, const char *label, int layer, int head, double v) {
-    event ev = {.kind = EV_STAT, .layer = layer, .head = head, .value = v};
-    snprintf(ev.label, sizeof ev.label, "%s", label);
-    snprintf(ev.job_name, sizeof ev.job_name, "calibrate");
-    assert_true(app_state_apply_event(st, &ev));
+static ui_prefs prefs;
+static job_runner jr;
+static int job_id; /* the running job the events come from */
+
+/* A current teacher of 5 layers x 8 heads and a running job for it. */
+static teacher_state *setup_teacher(app_state *st, const char *job) {
+    app_state_init(st);
+    ui_prefs_default(&prefs);
+    teacher_state *t = app_teacher(st, "/m/five");
+    snprintf(t->name, sizeof t->name, "five");
+    teacher_state_set_shape(t, 5, 8);
+    app_switch(st, t);
+    assert_int_equal(job_runner_init(&jr), 0);
+    job_id = wbt_start(st, &jr, job, t);
+    assert_true(job_id > 0);
+    return t;
 }
-static void loss_ev(app_state *st, const char *label, long step, double v) {
-    event ev = {.kind = EV_LOSS, .step = step, .value = v};
-    snprintf(ev.label, sizeof ev.label, "%s", label);
-    assert_true(app_state_apply_event(st, &ev));
+
+static void teardown_teacher(app_state *st) {
+    if (st->job.active) wbt_finish(st, &jr);
+    job_runner_free(&jr);
+    app_state_free(st);
 }
 
 /* Synthetic Stage 1 numbers for layer l: field f of head h = (f + 1) + h / 100. */
 static double synth(int f, int h) { return (f + 1) + h / 100.0; }
 
 static void feed_calibrated(app_state *st, int l) {
-    char label[64];
-    for (int h = 0; h < st->n_heads; h++)
-        for (int f = 0; f < CAL_COUNT; f++) {
-            snprintf(label, sizeof label, "calib:%s", calib_field_key((calib_field)f));
-            stat_ev(st, label, l, h, synth(f, h));
-        }
-    stat_ev(st, "calib:alpha", l, -1, 0.001727);
-    stat_ev(st, "taylor-only/beta", l, 0, 0.61);
-    stat_ev(st, "calib:done", l, -1, 1);
+    const teacher_state *t = app_cur(st);
+    for (int h = 0; h < t->n_heads; h++) {
+        wb_event e = {.kind = WB_CALIB_HEAD};
+        e.u.calib_head.layer = l;
+        e.u.calib_head.head = h;
+        for (int f = 0; f < CAL_COUNT; f++) e.u.calib_head.v[f] = synth(f, h);
+        assert_true(wbt_apply(st, job_id, &e));
+    }
+    wb_event b = {.kind = WB_HEAD_VALUE};
+    snprintf(b.u.head_value.init, sizeof b.u.head_value.init, "taylor-only");
+    b.u.head_value.metric = MET_BETA;
+    b.u.head_value.layer = l;
+    b.u.head_value.head = 0;
+    b.u.head_value.value = 0.61;
+    assert_true(wbt_apply(st, job_id, &b));
+    wb_event d = {.kind = WB_CALIB_LAYER};
+    d.u.calib_layer.layer = l;
+    d.u.calib_layer.alpha = 0.001727;
+    assert_true(wbt_apply(st, job_id, &d));
 }
 
 static void calibrate_screen_shows_stage1_per_head(void **state) {
     (void)state;
     app_state st;
-    app_state_init(&st);
-    app_state_set_shape(&st, 5, 8);
+    teacher_state *t = setup_teacher(&st, "calibrate");
     ui u;
-    ui_init(&u, &st, NULL, utf8_256);
+    ui_init(&u, &st, NULL, &prefs, utf8_256);
     ui_select_screen(&u, "calibrate");
     grid g;
     grid_init(&g, 100, 30);
@@ -101,8 +122,8 @@ static void calibrate_screen_shows_stage1_per_head(void **state) {
     assert_true(has(&g, "alpha* 0.001727"));
     assert_true(has(&g, "head 7"));
     /* the Stats X-ray got the prefixed stat */
-    int ti = app_state_init_index(&st, "taylor-only");
-    assert_float_equal(app_state_metric(&st, ti, MET_BETA)[2 * 8 + 0], 0.61, 1e-12);
+    int ti = teacher_init_index(t, "taylor-only");
+    assert_float_equal(teacher_metric(t, ti, MET_BETA)[2 * 8 + 0], 0.61, 1e-12);
 
     /* 80x24: not every head fits; right arrows scroll to head 7 */
     grid_free(&g);
@@ -126,22 +147,26 @@ static void calibrate_screen_shows_stage1_per_head(void **state) {
     assert_true(has(&g, "2 done<"));
     /* a plan from the Plan screen wins over the default */
     bool kept[5] = {true, false, true, true, true};
-    app_state_set_kept(&st, kept);
+    teacher_set_kept(t, kept);
     ui_render(&u, &g);
     assert_true(has(&g, "of 1 converted layers"));
     assert_true(has(&g, "1 pending"));
     grid_free(&g);
-    app_state_free(&st);
+    teardown_teacher(&st);
 }
 
 static void feed_aligned(app_state *st, int l, int steps, bool finish) {
-    char c[64], h[64];
-    snprintf(c, sizeof c, "align/%d/calib", l);
-    snprintf(h, sizeof h, "align/%d/held-out", l);
-    stat_ev(st, "align:steps", l, -1, steps);
+    wb_event b = {.kind = WB_ALIGN_BEGIN};
+    b.u.align_begin.layer = l;
+    b.u.align_begin.steps = steps;
+    assert_true(wbt_apply(st, job_id, &b));
     for (int s = 0; s <= steps; s++) {
-        loss_ev(st, c, s, 1.0 / (1 + s));
-        loss_ev(st, h, s, 1.2 / (1 + s));
+        wb_event e = {.kind = WB_ALIGN_STEP};
+        e.u.align_step.layer = l;
+        e.u.align_step.step = s;
+        e.u.align_step.loss = 1.0 / (1 + s);
+        e.u.align_step.heldout = 1.2 / (1 + s);
+        assert_true(wbt_apply(st, job_id, &e));
     }
     if (!finish) return;
     const double v[AL_COUNT] = {[AL_STEPS] = steps, [AL_BEST_STEP] = steps, [AL_BEST_LOSS] = 1.0 / (1 + steps),
@@ -149,20 +174,18 @@ static void feed_aligned(app_state *st, int l, int steps, bool finish) {
                                 [AL_WG_BEFORE] = 0.0001, [AL_WG_AFTER] = 0.0088, [AL_HL_MEAN_BEFORE] = 16.3,
                                 [AL_HL_MEDIAN_BEFORE] = 10.8, [AL_HL_MEAN_AFTER] = 16.4,
                                 [AL_HL_MEDIAN_AFTER] = 10.4, [AL_DONE] = 1};
-    char label[64];
-    for (int f = 0; f < AL_COUNT; f++) {
-        snprintf(label, sizeof label, "align:%s", align_field_key((align_field)f));
-        stat_ev(st, label, l, -1, v[f]);
-    }
+    wb_event e = {.kind = WB_ALIGN_LAYER};
+    e.u.align_layer.layer = l;
+    memcpy(e.u.align_layer.v, v, sizeof v);
+    assert_true(wbt_apply(st, job_id, &e));
 }
 
 static void align_screen_curves_and_summaries(void **state) {
     (void)state;
     app_state st;
-    app_state_init(&st);
-    app_state_set_shape(&st, 5, 8);
+    teacher_state *t = setup_teacher(&st, "align");
     ui u;
-    ui_init(&u, &st, NULL, utf8_256);
+    ui_init(&u, &st, NULL, &prefs, utf8_256);
     ui_select_screen(&u, "align");
     grid g;
     grid_init(&g, 100, 30);
@@ -177,8 +200,8 @@ static void align_screen_curves_and_summaries(void **state) {
     feed_aligned(&st, 2, 10, true);
     feed_aligned(&st, 4, 6, false); /* still running */
     /* one point per step: held-out joined to its calibration point */
-    assert_int_equal(st.method.align[2].n, 11);
-    assert_float_equal(st.method.align[2].held[3], 0.3, 1e-12);
+    assert_int_equal(t->method.align[2].n, 11);
+    assert_float_equal(t->method.align[2].held[3], 0.3, 1e-12);
     ui_render(&u, &g);
     int y = find_row(&g, "L2 ");
     assert_true(y > 0);
@@ -208,46 +231,52 @@ static void align_screen_curves_and_summaries(void **state) {
     assert_true(has(&g, "layer 4 MSE") && has(&g, "layer 2 MSE"));
 
     /* a cancelled job says so; ASCII / mono at 80x24 still draws */
-    event ev = {.kind = EV_CANCELLED};
-    snprintf(ev.job_name, sizeof ev.job_name, "align");
-    app_state_apply_event(&st, &ev);
+    wbt_finish(&st, &jr);
     grid_free(&g);
     grid_init(&g, 80, 24);
     ui u2;
-    ui_init(&u2, &st, NULL, ascii_mono);
+    ui_init(&u2, &st, NULL, &prefs, ascii_mono);
     ui_select_screen(&u2, "5");
     ui_render(&u2, &g);
     assert_true(has(&g, "last run: cancelled"));
     assert_true(has(&g, "layer 2 MSE"));
     assert_true(find_row(&g, "q quit") == 23);
     /* a new run clears the curves */
-    method_align_reset(&st.method, st.n_layers);
+    method_align_reset(&t->method, t->n_layers);
     ui_render(&u2, &g);
     assert_true(has(&g, "not available yet: alignment losses"));
     grid_free(&g);
-    app_state_free(&st);
+    teardown_teacher(&st);
 }
 
+/* Events outside the teacher's shape are refused, not written past arrays. */
 static void method_state_routes_and_ignores(void **state) {
     (void)state;
-    method_state ms;
-    method_state_init(&ms);
-    method_state_resize(&ms, 3, 2);
-    assert_false(method_state_loss(&ms, 3, "calib", 1, 0.5));        /* plain series: not ours */
-    assert_false(method_state_loss(&ms, 3, "align/9/calib", 1, 0.5)); /* no such layer */
-    assert_false(method_state_loss(&ms, 3, "align/1/other", 1, 0.5));
-    assert_true(method_state_loss(&ms, 3, "align/1/calib", 0, 0.5));
-    assert_false(method_state_stat(&ms, 3, 2, "beta", 0, 0, 1));
-    assert_false(method_state_stat(&ms, 3, 2, "calib:beta", 0, 5, 1)); /* head out of range */
-    assert_false(method_state_stat(&ms, 3, 2, "calib:nonsense", 0, 0, 1));
-    assert_true(method_state_stat(&ms, 3, 2, "calib:sigma", 0, 1, 2.5));
-    assert_float_equal(ms.calib[0].v[CAL_SIGMA][1], 2.5, 0);
-    assert_true(isnan(ms.calib[0].v[CAL_SIGMA][0]));
+    app_state st;
+    teacher_state *t = setup_teacher(&st, "calibrate");
+    wb_event e = {.kind = WB_CALIB_HEAD};
+    e.u.calib_head.layer = 0;
+    e.u.calib_head.head = 9; /* head out of range */
+    assert_false(wbt_apply(&st, job_id, &e));
+    e.u.calib_head.layer = 7; /* no such layer */
+    e.u.calib_head.head = 1;
+    assert_false(wbt_apply(&st, job_id, &e));
+    e.u.calib_head.layer = 0;
+    for (int f = 0; f < CAL_COUNT; f++) e.u.calib_head.v[f] = f == CAL_SIGMA ? 2.5 : 1;
+    assert_true(wbt_apply(&st, job_id, &e));
+    assert_float_equal(t->method.calib[0].v[CAL_SIGMA][1], 2.5, 0);
+    assert_true(isnan(t->method.calib[0].v[CAL_SIGMA][0]));
+    wb_event a = {.kind = WB_ALIGN_STEP};
+    a.u.align_step.layer = 9;
+    assert_false(wbt_apply(&st, job_id, &a));
+    wb_event h = {.kind = WB_HEAD_VALUE};
+    h.u.head_value.layer = 1, h.u.head_value.head = -1;
+    assert_false(wbt_apply(&st, job_id, &h));
+    teardown_teacher(&st);
     const double v[5] = {3, NAN, 1, 2, 10};
     assert_float_equal(median_of(v, 5), 2.5, 1e-12);
     assert_float_equal(median_of(v, 3), 2, 1e-12);
     assert_true(isnan(median_of(v + 1, 1)));
-    method_state_free(&ms);
 }
 
 /* ---- Stage 2's observer: every step of every layer, from parallel threads ---- */

@@ -1,5 +1,6 @@
 /* Unit tests: the Plan and Results screens rendered headless as text grids,
- * their keys, the plan arithmetic, streamed result rows and the session. */
+ * their keys, the plan arithmetic, typed events routed to the teacher their
+ * job ran for, Results columns, sorting, race rows and commands, the session. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,11 +12,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "app_state.h"
+#include <time.h>
+
+#include "core/error.h"
 #include "keys.h"
 #include "persist/persist.h"
 #include "select/kv_cost.h"
 #include "ui.h"
+#include "workbench/session.h"
+#include "workbench/wb_event.h"
 
 static const theme utf8_256 = {true, DEPTH_256, 0};
 static const theme ascii_mono = {false, DEPTH_MONO, 0};
@@ -32,12 +37,36 @@ static int find_row(grid *g, const char *needle) {
     return -1;
 }
 
-/* A 28-layer teacher with 12 heads, 2 KV heads of 128 dims, bf16 (2 bytes). */
-static void qwen_like(app_state *st) {
+static ui_prefs prefs;
+
+/* A 28-layer teacher with 12 heads, 2 KV heads of 128 dims, bf16 (2 bytes), current in st. */
+static teacher_state *qwen_like(app_state *st) {
     app_state_init(st);
-    app_state_set_shape(st, 28, 12);
-    st->kv_heads = 2, st->head_dim = 128, st->kv_bytes = 2;
-    snprintf(st->teacher, sizeof st->teacher, "test-teacher");
+    ui_prefs_default(&prefs);
+    teacher_state *t = app_teacher(st, "/models/test-teacher");
+    snprintf(t->name, sizeof t->name, "test-teacher");
+    snprintf(t->model_arg, sizeof t->model_arg, "/models/test-teacher");
+    t->loaded = true;
+    teacher_state_set_shape(t, 28, 12);
+    t->kv_heads = 2, t->head_dim = 128, t->kv_bytes = 2;
+    app_switch(st, t);
+    return t;
+}
+
+/* The selected row's command under the table: its wrapped lines joined with spaces. */
+static const char *command_text(grid *g) {
+    static char buf[8192];
+    int y = find_row(g, "headless: ");
+    buf[0] = 0;
+    if (y < 0) return buf;
+    snprintf(buf, sizeof buf, "%s", strstr(row(g, y), "headless: ") + 10);
+    const char *next = row(g, y + 1);
+    while (*next == ' ') next++;
+    if (*next && !strstr(next, "hidden at this width")) {
+        size_t n = strlen(buf);
+        snprintf(buf + n, sizeof buf - n, " %s", next);
+    }
+    return buf;
 }
 
 static void render(ui *u, grid *g, int w, int h) {
@@ -48,18 +77,18 @@ static void render(ui *u, grid *g, int w, int h) {
 static void plan_default_and_cost(void **state) {
     (void)state;
     app_state st;
-    qwen_like(&st);
+    teacher_state *t = qwen_like(&st);
     ui u;
-    ui_init(&u, &st, NULL, utf8_256);
+    ui_init(&u, &st, NULL, &prefs, utf8_256);
     ui_select_screen(&u, "plan");
     grid g;
     grid_init(&g, 200, 60);
     render(&u, &g, 200, 60);
     /* default: uniform 50 % -> 14 of 28 (layers 0, 2, 4, ...) */
-    assert_string_equal(st.strategy, "uniform");
+    assert_string_equal(t->strategy, "uniform");
     assert_true(find_row(&g, "strategy [uniform]") >= 0);
     assert_true(find_row(&g, "keep 50% (14 of 28)") >= 0);
-    for (int l = 0; l < 28; l++) assert_int_equal(st.kept[l], l % 2 == 0);
+    for (int l = 0; l < 28; l++) assert_int_equal(t->kept[l], l % 2 == 0);
     /* 2 * 2 * 128 * 2 bytes * 32768 = 32 MB per layer: 896 MB -> 448 MB + 14 GDN states of 12*128*128*4 = 768 KB each */
     kv_cost c = kv_cost_compute(28, 14, 12, 2, 128, 2, KV_COST_TOKENS);
     assert_true(fabs(c.kv_per_layer - 32.0 * 1024 * 1024) < 1e-6);
@@ -75,18 +104,18 @@ static void plan_default_and_cost(void **state) {
 static void plan_keys(void **state) {
     (void)state;
     app_state st;
-    qwen_like(&st);
+    teacher_state *t = qwen_like(&st);
     ui u;
-    ui_init(&u, &st, NULL, utf8_256);
+    ui_init(&u, &st, NULL, &prefs, utf8_256);
     ui_select_screen(&u, "2");
     grid g;
     grid_init(&g, 80, 24);
     render(&u, &g, 80, 24);
     ui_key(&u, 'r'); /* 50 -> 75 % */
-    assert_true(fabs(st.keep_ratio - 0.75) < 1e-12);
-    assert_int_equal(app_state_keep_count(&st), 21);
+    assert_true(fabs(t->keep_ratio - 0.75) < 1e-12);
+    assert_int_equal(teacher_keep_count(t), 21);
     ui_key(&u, 'r'); /* wraps to 25 % */
-    assert_true(fabs(st.keep_ratio - 0.25) < 1e-12);
+    assert_true(fabs(t->keep_ratio - 0.25) < 1e-12);
     /* typed: = 1 0 Enter -> 10 % of 28 = round(2.8) = 3 layers: 0, 9, 18 */
     ui_key(&u, '=');
     ui_key(&u, '1');
@@ -94,37 +123,37 @@ static void plan_keys(void **state) {
     render(&u, &g, 80, 24);
     assert_true(find_row(&g, "keep: 10_ %") >= 0);
     ui_key(&u, UK_ENTER);
-    assert_false(u.plan_edit);
-    assert_int_equal(app_state_keep_count(&st), 3);
+    assert_false(u.v.plan.edit);
+    assert_int_equal(teacher_keep_count(t), 3);
     int n = 0;
-    for (int l = 0; l < 28; l++) n += st.kept[l];
+    for (int l = 0; l < 28; l++) n += t->kept[l];
     assert_int_equal(n, 3);
-    assert_true(st.kept[0] && st.kept[9] && st.kept[18]);
+    assert_true(t->kept[0] && t->kept[9] && t->kept[18]);
     /* a bad value is refused with a message, the ratio unchanged */
     ui_key(&u, '=');
     ui_key(&u, '1');
     ui_key(&u, '5');
     ui_key(&u, '0');
     ui_key(&u, UK_ENTER);
-    assert_true(fabs(st.keep_ratio - 0.10) < 1e-12);
+    assert_true(fabs(t->keep_ratio - 0.10) < 1e-12);
     assert_non_null(strstr(u.status, "must be in"));
     /* Esc leaves typing without a change; screen keys stay swallowed while typing */
     ui_key(&u, '=');
     ui_key(&u, '3');
     assert_int_equal(u.screen, SCR_PLAN);
     ui_key(&u, UK_ESC);
-    assert_false(u.plan_edit);
-    assert_true(fabs(st.keep_ratio - 0.10) < 1e-12);
+    assert_false(u.v.plan.edit);
+    assert_true(fabs(t->keep_ratio - 0.10) < 1e-12);
     /* strategy cycle: ar without scores keeps the last plan and says so */
     ui_key(&u, 's');
-    assert_string_equal(st.strategy, "ar");
+    assert_string_equal(t->strategy, "ar");
     render(&u, &g, 80, 24);
     assert_true(find_row(&g, "ar scores not computed yet") >= 0);
     /* cursor and space: manual */
     ui_key(&u, UK_DOWN);
     ui_key(&u, ' ');
-    assert_string_equal(st.strategy, "manual");
-    assert_true(st.kept[1]);
+    assert_string_equal(t->strategy, "manual");
+    assert_true(t->kept[1]);
     render(&u, &g, 80, 24);
     assert_true(find_row(&g, "[manual]") >= 0);
     assert_true(find_row(&g, "4/28 layers attention") >= 0); /* the short cost line at 80 columns */
@@ -134,51 +163,96 @@ static void plan_keys(void **state) {
     /* scrolling: the cursor stays visible at 80x24 */
     for (int i = 0; i < 26; i++) ui_key(&u, UK_DOWN);
     render(&u, &g, 80, 24);
-    assert_int_equal(u.plan_cursor, 27);
+    assert_int_equal(u.v.plan.cursor, 27);
     assert_true(find_row(&g, ">    27 ") >= 0);
     assert_true(find_row(&g, "of 28 (") >= 0);
     grid_free(&g);
     app_state_free(&st);
 }
 
-static event stat_event(const char *label, int layer, double v) {
-    event e = {0};
-    e.kind = EV_STAT;
-    snprintf(e.label, sizeof e.label, "%s", label);
-    e.layer = layer;
-    e.value = v;
+/* A job that only waits to be cancelled: its record routes events to its teacher. */
+static int idle_job(job_ctx *ctx, void *p) {
+    (void)p;
+    while (!job_cancelled(ctx)) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    return gf_fail("cancelled");
+}
+
+static void end_job(app_state *st, job_runner *jr) {
+    app_cancel_job(st, jr);
+    event ev;
+    for (time_t t0 = time(NULL); time(NULL) - t0 < 10;) {
+        bool end = false;
+        while (job_pop_event(jr, &ev)) {
+            app_apply_event(st, &ev);
+            end |= event_is_final(ev.kind);
+        }
+        if (end) break;
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    job_wait(jr);
+}
+
+static event data_event(int job_id, const wb_event *w) {
+    event e;
+    memset(&e, 0, sizeof e);
+    e.kind = EV_DATA;
+    e.job_id = job_id;
+    e.data_len = sizeof *w;
+    memcpy(e.data, w, sizeof *w);
     return e;
+}
+
+static wb_event score(int strategy, int layer, double v) {
+    wb_event w = {.kind = WB_LAYER_SCORE};
+    w.u.layer_score.strategy = strategy;
+    w.u.layer_score.layer = layer;
+    w.u.layer_score.value = v;
+    snprintf(w.u.layer_score.corpus, sizeof w.u.layer_score.corpus, "c.txt");
+    return w;
 }
 
 static void plan_scores_rank(void **state) {
     (void)state;
     app_state st;
     app_state_init(&st);
-    app_state_set_shape(&st, 6, 4);
-    snprintf(st.strategy, sizeof st.strategy, "ar");
-    st.keep_ratio = 0.5; /* k = 3 */
-    app_state_plan_recompute(&st);
+    ui_prefs_default(&prefs);
+    teacher_state *t = app_teacher(&st, "/m/six");
+    app_switch(&st, t);
+    teacher_state_set_shape(t, 6, 4);
+    snprintf(t->strategy, sizeof t->strategy, "ar");
+    t->keep_ratio = 0.5; /* k = 3 */
+    teacher_plan_recompute(t);
+    job_runner jr;
+    assert_int_equal(job_runner_init(&jr), 0);
+    assert_int_equal(app_start_job(&st, &jr, "select", idle_job, NULL, t), 0);
+    const int id = st.job.id;
     const double ar[6] = {9, 5, 7, 7, 3, 8};   /* highest: 0 (9), 5 (8), then 2 before 3 (tie) */
     const double ga[6] = {4, 2, 6, 2, 1, 9};   /* lowest: 4 (1), 1 (2), 3 (2) */
     for (int l = 0; l < 6; l++) {
-        event e = stat_event("plan/ar", l, ar[l]);
-        assert_true(app_state_apply_event(&st, &e));
+        wb_event w = score(1, l, ar[l]);
+        event e = data_event(id, &w);
+        assert_true(app_apply_event(&st, &e));
     }
     bool want_ar[6] = {1, 0, 1, 0, 0, 1};
-    for (int l = 0; l < 6; l++) assert_int_equal(st.kept[l], want_ar[l]);
+    for (int l = 0; l < 6; l++) assert_int_equal(t->kept[l], want_ar[l]);
     for (int l = 0; l < 6; l++) {
-        event e = stat_event("plan/ga-s2", l, ga[l]);
-        app_state_apply_event(&st, &e);
+        wb_event w = score(2, l, ga[l]);
+        event e = data_event(id, &w);
+        app_apply_event(&st, &e);
     }
     /* ga-s2 scores arrived while ar is chosen: the plan stays ar's */
-    for (int l = 0; l < 6; l++) assert_int_equal(st.kept[l], want_ar[l]);
-    snprintf(st.strategy, sizeof st.strategy, "ga-s2");
-    app_state_plan_recompute(&st);
+    for (int l = 0; l < 6; l++) assert_int_equal(t->kept[l], want_ar[l]);
+    snprintf(t->strategy, sizeof t->strategy, "ga-s2");
+    teacher_plan_recompute(t);
     bool want_ga[6] = {0, 1, 0, 1, 1, 0};
-    for (int l = 0; l < 6; l++) assert_int_equal(st.kept[l], want_ga[l]);
+    for (int l = 0; l < 6; l++) assert_int_equal(t->kept[l], want_ga[l]);
     /* both columns drawn, the chosen strategy's values shown */
     ui u;
-    ui_init(&u, &st, NULL, ascii_mono);
+    ui_init(&u, &st, NULL, &prefs, ascii_mono);
     ui_select_screen(&u, "plan");
     grid g;
     grid_init(&g, 100, 30);
@@ -189,66 +263,161 @@ static void plan_scores_rank(void **state) {
     assert_non_null(strstr(row(&g, y), "9"));
     assert_non_null(strstr(row(&g, y), "#"));
     grid_free(&g);
+    end_job(&st, &jr);
+    job_runner_free(&jr);
     app_state_free(&st);
 }
 
-static event row_event(const char *text) {
-    event e = {0};
-    e.kind = EV_LOG;
-    snprintf(e.job_name, sizeof e.job_name, "evaluate");
-    snprintf(e.text, sizeof e.text, "%s", text);
-    return e;
+/* Finding 1 of issue 18, at the state level: a job started for teacher A
+ * whose events arrive after B became current changes A only; B shows none of it. */
+static void events_go_to_their_teacher(void **state) {
+    (void)state;
+    app_state st;
+    teacher_state *a = qwen_like(&st);
+    teacher_state *b = app_teacher(&st, "/models/other");
+    teacher_state_set_shape(b, 30, 9);
+    snprintf(b->name, sizeof b->name, "other");
+    job_runner jr;
+    assert_int_equal(job_runner_init(&jr), 0);
+    assert_int_equal(app_start_job(&st, &jr, "evaluate", idle_job, NULL, a), 0);
+    const int id = st.job.id;
+    app_switch(&st, b); /* the user opened another teacher meanwhile */
+    wb_event w = {.kind = WB_TEACHER_PPL};
+    w.u.teacher_ppl.ppl = 8.1078;
+    w.u.teacher_ppl.windows = 32;
+    event e = data_event(id, &w);
+    app_apply_event(&st, &e);
+    wb_event s = score(1, 3, 42);
+    e = data_event(id, &s);
+    app_apply_event(&st, &e);
+    assert_true(a->teacher_ppl == 8.1078);
+    assert_non_null(a->plan_score[1]);
+    assert_true(isnan(b->teacher_ppl));
+    assert_null(b->plan_score[1]);
+    /* an event of a job nobody started goes nowhere */
+    e = data_event(id + 100, &w);
+    assert_false(app_apply_event(&st, &e));
+    /* Results under B say nothing of A */
+    ui u;
+    ui_init(&u, &st, NULL, &prefs, utf8_256);
+    ui_select_screen(&u, "results");
+    grid g;
+    grid_init(&g, 100, 30);
+    ui_render(&u, &g);
+    assert_int_equal(find_row(&g, "8.1078"), -1);
+    assert_true(find_row(&g, "not measured yet") >= 0);
+    app_switch(&st, a);
+    ui_render(&u, &g);
+    assert_true(find_row(&g, "teacher perplexity 8.1078") >= 0);
+    grid_free(&g);
+    end_job(&st, &jr);
+    /* the history keeps the job with its teacher and outcome */
+    const job_record *r = app_job_find(&st, id);
+    assert_non_null(r);
+    assert_int_equal(r->outcome, JOB_CANCELLED);
+    assert_string_equal(r->teacher, "test-teacher");
+    assert_true(r->cancel_latency_s >= 0);
+    job_runner_free(&jr);
+    app_state_free(&st);
+}
+
+static result_row make_row(run_kind kind, const char *strategy, double keep, const char *init, double ppl) {
+    result_row r;
+    result_row_init(&r);
+    r.kind = kind;
+    snprintf(r.teacher, sizeof r.teacher, "test-teacher");
+    snprintf(r.strategy, sizeof r.strategy, "%s", strategy);
+    r.keep = keep;
+    snprintf(r.init, sizeof r.init, "%s", init);
+    r.stage2_steps = kind == RUN_ABLATE ? 50 : 300;
+    snprintf(r.corpus, sizeof r.corpus, "/data/tinystories.txt");
+    r.eval_windows = kind == RUN_RACE ? 0 : 32;
+    r.ctx = kind == RUN_RACE ? 128 : 256;
+    r.ppl = ppl;
+    r.hl_mean = 23.42, r.hl_med = 22.44, r.hl_max = 61.51;
+    snprintf(r.kept, sizeof r.kept, "0,2,4,6,8,10,12,14,16,18,20,22,24,26");
+    if (kind == RUN_EVALUATE)
+        snprintf(r.student, sizeof r.student, "/home/someone/.local/share/graft/students/test-teacher-uniform-50-%s", init);
+    if (kind == RUN_RACE) r.race_tokens = 8192, r.race_lr_mixer = 1e-3, r.race_lr_rest = 1e-4, r.tokens_to_target = 512;
+    return r;
 }
 
 static void results_rows_fit(void **state) {
     (void)state;
     app_state st;
-    qwen_like(&st);
-    app_state_plan_recompute(&st);
-    /* an old table (another header) gives way to the results table */
-    const char *old[] = {"init", "ppl"};
-    app_state_set_result_header(&st, old, 2);
-    const char *cells[] = {"x", "1"};
-    app_state_add_result(&st, cells, 2);
-    event sc = {0};
-    sc.kind = EV_SCALAR;
-    snprintf(sc.label, sizeof sc.label, "teacher_ppl");
-    sc.value = 4.9536;
-    app_state_apply_event(&st, &sc);
-    int logged = st.n_log;
-    event e = row_event("result\tuniform\t50%\ttaylor-calibrate\t8.4320\t23.42\t22.44\t61.51\t0,2,4,6,8,10,12,14,16,18,20,22,24,26\t"
-                        "/home/someone/.local/share/graft/students/test-teacher-uniform-50-taylor-calibrate");
-    assert_true(app_state_apply_event(&st, &e));
-    e = row_event("result\tar\t25%\tsmall-gate\t19.1000\t3.10\t2.00\t9.00\t1,5,9,27\t-");
-    app_state_apply_event(&st, &e);
-    assert_int_equal(st.n_results, 2);
-    assert_int_equal(st.n_result_cols, app_n_result_columns);
-    assert_string_equal(st.results[0].cells[3], "8.4320");
-    assert_int_equal(st.n_log, logged); /* rows are not log lines */
+    teacher_state *t = qwen_like(&st);
+    teacher_plan_recompute(t);
+    t->teacher_ppl = 4.9536;
+    snprintf(t->ppl_corpus, sizeof t->ppl_corpus, "/data/tinystories.txt");
+    t->ppl_windows = 32, t->ppl_ctx = 256;
+    snprintf(st.corpus, sizeof st.corpus, "/data/tinystories.txt");
+    result_row r = make_row(RUN_RACE, "uniform", 0.5, "random", 7.77);
+    teacher_add_result(t, &r);
+    r = make_row(RUN_EVALUATE, "uniform", 0.5, "taylor-calibrate", 8.4320);
+    teacher_add_result(t, &r);
+    r = make_row(RUN_ABLATE, "ar", 0.25, "small-gate", 19.1);
+    r.keep_best_heldout = 1;
+    teacher_add_result(t, &r);
     ui u;
-    ui_init(&u, &st, NULL, utf8_256);
+    ui_init(&u, &st, NULL, &prefs, utf8_256);
     ui_select_screen(&u, "results");
     grid g;
     grid_init(&g, 200, 60);
     ui_render(&u, &g);
-    assert_true(find_row(&g, "teacher perplexity 4.9536") >= 0);
-    int y = find_row(&g, "taylor-calibrate  8.4320");
-    assert_true(y >= 0); /* whole names and the whole path at 200 columns */
-    assert_non_null(strstr(row(&g, y), "/home/someone/.local/share/graft/students/test-teacher-uniform-50-taylor-calibrate"));
+    assert_true(find_row(&g, "teacher perplexity 4.9536 on tinystories w32") >= 0);
+    /* every column at 200: teacher, run kind, steps, slice, the whole student path */
+    int hy = find_row(&g, "S2 steps");
+    assert_true(hy >= 0);
+    assert_non_null(strstr(row(&g, hy), "teacher"));
+    assert_non_null(strstr(row(&g, hy), "eval slice"));
+    int y = find_row(&g, "evaluate  uniform");
+    assert_true(y >= 0);
+    assert_non_null(strstr(row(&g, y), "300"));
+    assert_non_null(strstr(row(&g, y), "tinystories w32"));
+    assert_non_null(strstr(row(&g, y), "8.4320"));
+    /* the student path, cut from the left when the row is full: its end stays */
+    assert_non_null(strstr(row(&g, y), "\u202650-taylor-calibrate"));
+    /* the race row stays, its slice named apart from the evaluation slice */
+    y = find_row(&g, "race tinystories held-out");
+    assert_true(y >= 0);
+    assert_non_null(strstr(row(&g, y), "7.7700"));
+    y = find_row(&g, "ablate    ar");
+    assert_true(y >= 0); /* the ablation row says its 50 Stage 2 steps */
+    assert_non_null(strstr(row(&g, y), " 50 (h) ")); /* Stage 2 kept its best held-out state */
+    /* the selected row (the newest) with its headless command, whole */
+    assert_string_equal(command_text(&g), "graft ablate '/models/test-teacher' --calib '/data/tinystories.txt' --eval "
+                                          "'/data/tinystories.txt' --strategy ar --keep 0.25 --init small-gate --steps 50 "
+                                          "--eval-windows 32 --keep-best heldout --json");
+    /* up: the evaluate row's command */
+    ui_key(&u, UK_UP);
+    ui_render(&u, &g);
+    assert_string_equal(command_text(&g), "graft eval '/home/someone/.local/share/graft/students/test-teacher-uniform-50-"
+                                          "taylor-calibrate' --text '/data/tinystories.txt' --split --eval-windows 32 --json");
+    /* sorting by ppl (o until the ppl column), then reversed */
+    for (int k = 0; k < RC_COUNT && u.v.results.sort_col != RC_PPL; k++) ui_key(&u, 'o');
+    assert_int_equal(u.v.results.sort_col, RC_PPL);
+    ui_render(&u, &g);
+    int y1 = find_row(&g, "7.7700"), y2 = find_row(&g, "8.4320"), y3 = find_row(&g, "19.1000");
+    assert_true(y1 >= 0 && y1 < y2 && y2 < y3);
+    ui_key(&u, 'O');
+    ui_render(&u, &g);
+    y1 = find_row(&g, "7.7700"), y2 = find_row(&g, "8.4320"), y3 = find_row(&g, "19.1000");
+    assert_true(y3 < y2 && y2 < y1);
+    /* at 80 columns: abbreviated inits, columns dropped by priority and named */
     grid_resize(&g, 80, 24);
     ui_render(&u, &g);
     y = find_row(&g, "t-calib");
-    assert_true(y >= 0); /* abbreviated, the path cut from the left */
+    assert_true(y >= 0);
     assert_non_null(strstr(row(&g, y), "8.4320"));
-    assert_non_null(strstr(row(&g, y), "\u2026"));
-    assert_non_null(strstr(row(&g, y), "calibrate"));
-    assert_true(find_row(&g, "small-g") >= 0);
+    assert_true(find_row(&g, "hidden at this width: teacher") >= 0);
+    /* nothing is cut without saying so: a cut cell ends in an ellipsis */
+    for (int yy = 0; yy < 24; yy++) assert_null(strstr(row(&g, yy), "/home/someone/.local/share/graft/students/test-teacher-uniform-50-taylor-calibrate '"));
     /* i cycles the init evaluate builds */
     assert_string_equal(st.eval_init, "taylor-calibrate");
     ui_key(&u, 'i');
     assert_string_equal(st.eval_init, "random");
     ui_render(&u, &g);
-    assert_true(find_row(&g, "init random") >= 0);
+    assert_true(find_row(&g, "attention, random,") >= 0);
     /* a without a workbench says so, never crashes */
     ui_key(&u, 'a');
     assert_non_null(strstr(u.status, "nothing to run"));
@@ -263,46 +432,50 @@ static void session_keeps_plan(void **state) {
     char path[256];
     snprintf(path, sizeof path, "%s/session.json", dir);
     app_state st;
-    qwen_like(&st);
-    snprintf(st.strategy, sizeof st.strategy, "manual");
-    st.keep_ratio = 0.3;
-    app_state_plan_recompute(&st);
-    memset(st.kept, 0, 28 * sizeof *st.kept);
-    st.kept[3] = st.kept[17] = true;
-    event e = stat_event("plan/ar", 4, 12.5);
-    app_state_apply_event(&st, &e);
+    teacher_state *t = qwen_like(&st);
+    snprintf(t->strategy, sizeof t->strategy, "manual");
+    t->keep_ratio = 0.3;
+    teacher_plan_recompute(t);
+    memset(t->kept, 0, 28 * sizeof *t->kept);
+    t->kept[3] = t->kept[17] = true;
+    teacher_set_score(t, 1, 4, 12.5);
     snprintf(st.eval_init, sizeof st.eval_init, "align-only");
-    st.teacher_ppl = 6.25;
+    t->teacher_ppl = 6.25;
     assert_int_equal(session_write(&st, path), 0);
     app_state back;
     app_state_init(&back);
     assert_int_equal(session_read(&back, path), 0);
-    assert_string_equal(back.strategy, "manual");
-    assert_int_equal(back.n_layers, 28);
-    assert_int_equal(back.kv_heads, 2);
-    assert_int_equal(back.head_dim, 128);
-    assert_int_equal(back.kv_bytes, 2);
-    for (int l = 0; l < 28; l++) assert_int_equal(back.kept[l], l == 3 || l == 17);
-    assert_non_null(back.plan_score[1]);
-    assert_true(fabs(back.plan_score[1][4] - 12.5) < 1e-12);
-    assert_true(isnan(back.plan_score[1][0]));
+    teacher_state *b = app_cur(&back);
+    assert_non_null(b);
+    assert_string_equal(b->strategy, "manual");
+    assert_int_equal(b->n_layers, 28);
+    assert_int_equal(b->kv_heads, 2);
+    assert_int_equal(b->head_dim, 128);
+    assert_int_equal(b->kv_bytes, 2);
+    for (int l = 0; l < 28; l++) assert_int_equal(b->kept[l], l == 3 || l == 17);
+    assert_non_null(b->plan_score[1]);
+    assert_true(fabs(b->plan_score[1][4] - 12.5) < 1e-12);
+    assert_true(isnan(b->plan_score[1][0]));
     assert_string_equal(back.eval_init, "align-only");
-    assert_true(fabs(back.teacher_ppl - 6.25) < 1e-12);
+    assert_true(fabs(b->teacher_ppl - 6.25) < 1e-12);
+    assert_false(b->loaded); /* restored, its weights not loaded */
     /* the teacher's head count learned later keeps the plan; another layer count drops it */
-    app_state_set_shape(&back, 28, 7);
-    assert_non_null(back.kept);
-    app_state_set_shape(&back, 12, 7);
-    assert_null(back.kept);
+    teacher_state_set_shape(b, 28, 7);
+    assert_non_null(b->kept);
+    teacher_state_set_shape(b, 12, 7);
+    assert_null(b->kept);
     app_state_free(&back);
-    /* a bad plan: a warning, not a crash */
+    /* a bad plan: an error, not a crash, and the strategy falls back to uniform */
     FILE *f = fopen(path, "w");
-    fputs("{\"plan\": {\"layers\": 4, \"kept\": [9]}, \"strategy\": \"bogus\"}", f);
+    fputs("{\"teachers\": [{\"key\": \"k\", \"plan\": {\"layers\": 4, \"strategy\": \"bogus\", \"kept\": [9]}}]}", f);
     fclose(f);
     app_state_init(&back);
     assert_int_equal(session_read(&back, path), -1);
-    app_state_set_shape(&back, 4, 2);
-    app_state_plan_recompute(&back);
-    assert_string_equal(back.strategy, "uniform");
+    teacher_state *k = app_find_teacher(&back, "k");
+    assert_non_null(k);
+    teacher_state_set_shape(k, 4, 2);
+    teacher_plan_recompute(k);
+    assert_string_equal(k->strategy, "uniform");
     app_state_free(&back);
     app_state_free(&st);
     unlink(path);
@@ -312,8 +485,8 @@ static void session_keeps_plan(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(plan_default_and_cost), cmocka_unit_test(plan_keys),
-        cmocka_unit_test(plan_scores_rank),      cmocka_unit_test(results_rows_fit),
-        cmocka_unit_test(session_keeps_plan),
+        cmocka_unit_test(plan_scores_rank),      cmocka_unit_test(events_go_to_their_teacher),
+        cmocka_unit_test(results_rows_fit),      cmocka_unit_test(session_keeps_plan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,7 +14,7 @@
 #include "widgets/bars.h"
 #include "widgets/charts.h"
 #include "widgets/heatmap.h"
-#include "app_state.h"
+#include "wb_test_util.h"
 #include "demo.h"
 #include "keys.h"
 #include "ui.h"
@@ -37,7 +37,11 @@ static void grid_text_and_clip(void **state) {
     grid g;
     grid_init(&g, 6, 2);
     assert_int_equal(grid_text(&g, 1, 0, 99, "h\u00e9llo world", STYLE_PLAIN), 5);
-    assert_string_equal(row(&g, 0), " h\u00e9llo");
+    assert_string_equal(row(&g, 0), " h\u00e9ll\u2026"); /* cut short: an ellipsis says so */
+    assert_int_equal(grid_text(&g, 0, 1, 5, "exact", STYLE_PLAIN), 5);
+    assert_string_equal(row(&g, 1), "exact"); /* fits: no ellipsis */
+    grid_clear(&g);
+    grid_text(&g, 1, 0, 99, "h\u00e9llo", STYLE_PLAIN);
     assert_int_equal(utf8_width("h\u00e9\u2580"), 3);
     grid_put(&g, 9, 9, "x", STYLE_PLAIN); /* outside: ignored */
     size_t len;
@@ -356,13 +360,17 @@ static bool grid_contains(grid *g, const char *needle) {
     return false;
 }
 
+static ui_prefs prefs;
+
 static void frame_stats_cursor_and_metric(void **state) {
     (void)state;
     app_state st;
     app_state_init(&st);
+    ui_prefs_default(&prefs);
     demo_fill(&st, 28, 12);
+    const teacher_state *t = app_cur(&st);
     ui u;
-    ui_init(&u, &st, NULL, utf8_256);
+    ui_init(&u, &st, NULL, &prefs, utf8_256);
     grid g;
     grid_init(&g, 100, 30);
     ui_render(&u, &g);
@@ -376,11 +384,11 @@ static void frame_stats_cursor_and_metric(void **state) {
     assert_true(grid_contains(&g, "layer 3 head 2"));
     /* the panel's d value is the teacher's matrix entry */
     char want[64], num[16];
-    fmt_num(num, sizeof num, st.inits[0].m[MET_MEAN_DIST][3 * 12 + 2]);
+    fmt_num(num, sizeof num, t->inits[0].m[MET_MEAN_DIST][3 * 12 + 2]);
     snprintf(want, sizeof want, "d         %s", num);
     assert_true(grid_contains(&g, want));
     /* a key map override: x does what m does, and the key bar says so */
-    assert_int_equal(keymap_bind(&st.keys, "metric", "x"), 0);
+    assert_int_equal(keymap_bind(&prefs.keys, "metric", "x"), 0);
     ui_key(&u, 'x');
     ui_render(&u, &g);
     assert_true(grid_contains(&g, "metric: attention entropy (nats)   scale: linear"));
@@ -390,22 +398,77 @@ static void frame_stats_cursor_and_metric(void **state) {
     assert_true(grid_contains(&g, "attention entropy (nats)   scale: log"));
     /* cursor stays in range */
     for (int i = 0; i < 40; i++) ui_key(&u, UK_DOWN);
-    assert_int_equal(u.cur_layer, 27);
+    assert_int_equal(u.v.stats.cur_layer, 27);
+    /* the legend says which layer each half block shows; the panel too */
+    assert_true(grid_contains(&g, "\u2580 top: layer on the left, bottom: the next"));
+    ui_render(&u, &g);
+    assert_true(grid_contains(&g, "layer 27 head 2 (lower half of row 26)"));
     /* a click on a heat-map cell moves the cursor there */
-    heatmap_layout l = u.heat[0];
+    heatmap_layout l = u.v.stats.heat[0];
     ui_render(&u, &g);
-    l = u.heat[0];
+    l = u.v.stats.heat[0];
     assert_true(ui_click(&u, l.x_cells + 5 * l.pitch, l.y_cells + (l.n_lines - 1)));
-    assert_int_equal(u.cur_head, 5);
-    /* side by side: one map per init holding the idle half-life (random, taylor-calibrate) */
-    while (u.metric != MET_HALFLIFE_IDLE) ui_key(&u, 'm');
+    assert_int_equal(u.v.stats.cur_head, 5);
+    /* s on a metric only the teacher has: it says so and compares a metric several inits have */
+    ui_key(&u, 'm');
+    ui_key(&u, 'M');
+    assert_int_equal(u.v.stats.metric, MET_ENTROPY);
     ui_key(&u, 's');
+    assert_non_null(strstr(u.status, "comparing idle half-life instead"));
     ui_render(&u, &g);
-    assert_int_equal(u.n_heat, 2);
+    assert_int_equal(u.v.stats.n_heat, 2);
     assert_true(grid_contains(&g, "random: "));
     assert_true(grid_contains(&g, "taylor-calibrate: "));
     assert_true(grid_contains(&g, "median"));
+    /* side by side at 80 and at 100 columns: two maps on one row */
+    int widths[2] = {80, 100};
+    for (int k = 0; k < 2; k++) {
+        grid_resize(&g, widths[k], 30);
+        ui_render(&u, &g);
+        assert_int_equal(u.v.stats.n_heat, 2);
+        assert_int_equal(u.v.stats.heat[0].y_cells, u.v.stats.heat[1].y_cells); /* side by side */
+        assert_true(u.v.stats.heat[1].x_cells > u.v.stats.heat[0].x_cells + u.v.stats.heat[0].width - 3);
+    }
+    /* narrower than two maps: stacked, one under the other */
+    grid_resize(&g, 30, 40);
+    ui_render(&u, &g);
+    assert_int_equal(u.v.stats.n_heat, 2);
+    assert_true(u.v.stats.heat[1].y_cells > u.v.stats.heat[0].y_cells);
+    assert_int_equal(u.v.stats.heat[1].x_cells, u.v.stats.heat[0].x_cells);
     grid_free(&g);
+    app_state_free(&st);
+}
+
+/* Stats keys with nothing to act on say why, never do nothing silently. */
+static void stats_keys_say_why(void **state) {
+    (void)state;
+    app_state st;
+    app_state_init(&st);
+    ui_prefs_default(&prefs);
+    teacher_state *t = app_teacher(&st, "/m/t");
+    snprintf(t->name, sizeof t->name, "t");
+    teacher_state_set_shape(t, 4, 2);
+    app_switch(&st, t);
+    ui u;
+    ui_init(&u, &st, NULL, &prefs, utf8_256);
+    const char *keys = "mlsiM";
+    for (const char *k = keys; *k; k++) {
+        u.status[0] = 0;
+        assert_true(ui_key(&u, *k));
+        assert_non_null(strstr(u.status, "no statistics for t yet"));
+    }
+    /* teacher statistics only: i and s point at Stage 1 */
+    int te = teacher_init_index(t, "teacher");
+    for (int i = 0; i < 8; i++) teacher_metric(t, te, MET_MEAN_DIST)[i] = 1 + i;
+    ui_key(&u, 'i');
+    assert_non_null(strstr(u.status, "run Stage 1 first"));
+    ui_key(&u, 's');
+    assert_non_null(strstr(u.status, "run Stage 1 first"));
+    assert_false(u.v.stats.side_by_side);
+    ui_key(&u, 'm');
+    assert_non_null(strstr(u.status, "the only metric so far"));
+    ui_key(&u, 'l');
+    assert_non_null(strstr(u.status, "linear"));
     app_state_free(&st);
 }
 
@@ -413,8 +476,9 @@ static void frame_tabs_help_log_quit(void **state) {
     (void)state;
     app_state st;
     app_state_init(&st);
+    ui_prefs_default(&prefs);
     ui u;
-    ui_init(&u, &st, NULL, ascii_mono);
+    ui_init(&u, &st, NULL, &prefs, ascii_mono);
     grid g;
     grid_init(&g, 80, 24);
     ui_render(&u, &g);
@@ -438,22 +502,42 @@ static void frame_tabs_help_log_quit(void **state) {
     ui_key(&u, 'x'); /* any key closes help */
     assert_false(u.help);
     ui_key(&u, 'p');
-    assert_int_equal(st.palette, 1);
+    assert_int_equal(prefs.palette, 1);
+    ui_key(&u, '2');
     ui_key(&u, UK_ENTER); /* nothing wired: a message, no crash */
     ui_render(&u, &g);
-    assert_true(grid_contains(&g, "nothing to run here yet"));
-    /* a job that stopped talking is called stale, never waited on */
-    st.job.active = true;
-    snprintf(st.job.name, sizeof st.job.name, "stats");
-    u.now = 10, u.last_event = 2;
+    assert_true(grid_contains(&g, "nothing to run here"));
+    /* a running job: its line with the whole job's fraction, elapsed time and ETA */
+    job_runner jr;
+    assert_int_equal(job_runner_init(&jr), 0);
+    assert_true(wbt_start(&st, &jr, "stats", NULL) > 0);
+    u.jr = &jr;
+    st.job.fraction = 0.5, st.job.eta = 75;
+    snprintf(st.job.phase, sizeof st.job.phase, "stats");
+    st.job.phase_i = 1, st.job.n_phases = 2;
+    st.job.started = 0;
+    u.now = 10, u.last_event = 2, u.status[0] = 0;
     ui_render(&u, &g);
-    assert_true(grid_contains(&g, "* stats (stale 8s)"));
+    assert_true(grid_contains(&g, "* stats"));
+    assert_true(grid_contains(&g, " 50%  stats (2/2)  10s elapsed, eta 1m15s"));
+    /* a job that stopped talking is called out, never waited on */
+    assert_true(grid_contains(&g, "(no news for 8s)"));
     ui_key(&u, 'q'); /* a job is active: asks first */
     assert_false(u.quit);
     assert_true(u.confirm_quit);
     ui_key(&u, 'n');
     assert_false(u.quit);
-    st.job.active = false;
+    /* c: cancelling, then the job's end on the same line, without a key */
+    ui_key(&u, 'c');
+    ui_render(&u, &g);
+    assert_true(grid_contains(&g, "cancelling"));
+    wbt_finish(&st, &jr);
+    ui_render(&u, &g);
+    assert_false(grid_contains(&g, "cancelling"));
+    assert_true(grid_contains(&g, "last job: stats cancelled after"));
+    assert_true(grid_contains(&g, "s after c)"));
+    job_runner_free(&jr);
+    u.jr = NULL;
     ui_key(&u, 'q');
     assert_true(u.quit);
     grid_free(&g);
@@ -467,6 +551,7 @@ static void frame_all_sizes(void **state) {
     (void)state;
     app_state st;
     app_state_init(&st);
+    ui_prefs_default(&prefs);
     demo_fill(&st, 36, 32);
     const theme *themes[] = {&utf8_256, &ascii_mono};
     grid g;
@@ -476,11 +561,11 @@ static void frame_all_sizes(void **state) {
             for (int w = 1; w <= 130; w += 13)
                 for (int h = 1; h <= 42; h += 5) {
                     ui u;
-                    ui_init(&u, &st, NULL, *themes[t]);
+                    ui_init(&u, &st, NULL, &prefs, *themes[t]);
                     u.screen = scr;
-                    u.side_by_side = (w + h) % 2;
-                    u.metric = (w / 13) % MET_COUNT;
-                    u.cur_layer = 35, u.cur_head = 31;
+                    u.v.stats.side_by_side = (w + h) % 2;
+                    u.v.stats.metric = (w / 13) % MET_COUNT;
+                    u.v.stats.cur_layer = 35, u.v.stats.cur_head = 31;
                     u.help = h % 3 == 0;
                     grid_resize(&g, w, h);
                     ui_render(&u, &g);
@@ -494,33 +579,53 @@ static void events_fill_state(void **state) {
     (void)state;
     app_state st;
     app_state_init(&st);
-    app_state_set_shape(&st, 4, 2);
-    event ev = {.kind = EV_STAT, .layer = 3, .head = 1, .value = 0.5};
-    strcpy(ev.label, "taylor-calibrate/beta");
-    assert_true(app_state_apply_event(&st, &ev));
-    int i = app_state_init_index(&st, "taylor-calibrate");
-    assert_true(st.inits[i].m[MET_BETA][3 * 2 + 1] == 0.5);
-    assert_true(isnan(st.inits[i].m[MET_BETA][0]));
-    ev.layer = 9; /* out of range: ignored */
-    assert_false(app_state_apply_event(&st, &ev));
-    strcpy(ev.label, "no_such_metric");
-    ev.layer = 0;
-    assert_false(app_state_apply_event(&st, &ev));
-    event loss = {.kind = EV_LOSS, .step = 3, .value = 0.25};
-    strcpy(loss.label, "calib");
-    app_state_apply_event(&st, &loss);
-    assert_int_equal(st.n_series, 1);
-    assert_true(st.series[0].y[0] == 0.25);
-    event err = {.kind = EV_ERROR};
+    teacher_state *t = app_teacher(&st, "/m/t");
+    teacher_state_set_shape(t, 4, 2);
+    app_switch(&st, t);
+    job_runner jr;
+    assert_int_equal(job_runner_init(&jr), 0);
+    int id = wbt_start(&st, &jr, "stats", t);
+    wb_event e = {.kind = WB_HEAD_VALUE};
+    snprintf(e.u.head_value.init, sizeof e.u.head_value.init, "taylor-calibrate");
+    e.u.head_value.metric = MET_BETA;
+    e.u.head_value.layer = 3, e.u.head_value.head = 1, e.u.head_value.value = 0.5;
+    assert_true(wbt_apply(&st, id, &e));
+    int i = teacher_init_index(t, "taylor-calibrate");
+    assert_true(t->inits[i].m[MET_BETA][3 * 2 + 1] == 0.5);
+    assert_true(isnan(t->inits[i].m[MET_BETA][0]));
+    e.u.head_value.layer = 9; /* out of range: ignored */
+    assert_false(wbt_apply(&st, id, &e));
+    wb_event p = {.kind = WB_RACE_POINT};
+    snprintf(p.u.race_point.init, sizeof p.u.race_point.init, "random");
+    p.u.race_point.tokens = 3, p.u.race_point.loss = 0.25;
+    assert_true(wbt_apply(&st, id, &p));
+    assert_int_equal(t->n_series, 1);
+    assert_string_equal(t->series[0].name, "race/random");
+    assert_true(t->series[0].y[0] == 0.25);
+    /* a payload of the wrong size is refused, not read */
+    event bad;
+    memset(&bad, 0, sizeof bad);
+    bad.kind = EV_DATA, bad.job_id = id, bad.data_len = 3;
+    assert_false(app_apply_event(&st, &bad));
+    /* an error: the job ends, the log says so with how long it ran */
+    event err;
+    memset(&err, 0, sizeof err);
+    err.kind = EV_ERROR, err.job_id = id, err.t = 1.25;
     strcpy(err.job_name, "stats");
     strcpy(err.text, "boom");
-    st.job.active = true;
-    app_state_apply_event(&st, &err);
+    app_apply_event(&st, &err);
     assert_false(st.job.active);
-    assert_string_equal(app_state_log_line(&st, st.n_log - 1), "stats: error: boom");
-    for (int k = 0; k < APP_LOG_CAP + 5; k++) app_state_log(&st, "line %d", k);
-    assert_int_equal(st.n_log, APP_LOG_CAP);
-    assert_string_equal(app_state_log_line(&st, st.n_log - 1), "line 2004");
+    assert_string_equal(wb_log_get(&st.log, st.log.n - 1)->text, "stats: error after 1.2 s: boom");
+    assert_int_equal(wb_log_get(&st.log, st.log.n - 1)->level, LOG_ERROR);
+    assert_int_equal(app_job_find(&st, id)->outcome, JOB_FAILED);
+    wbt_finish(&st, &jr); /* the thread still waits: cancel it (its final event finds the record ended) */
+    job_runner_free(&jr);
+    for (int k = 0; k < WB_LOG_CAP + 5; k++) app_log(&st, LOG_INFO, "line %d", k);
+    assert_int_equal(st.log.n, WB_LOG_CAP);
+    assert_string_equal(wb_log_get(&st.log, st.log.n - 1)->text, "line 2004");
+    /* the filter matches text and time stamps, ignoring case */
+    assert_true(wb_log_matches(wb_log_get(&st.log, 0), "LINE 5"));
+    assert_false(wb_log_matches(wb_log_get(&st.log, 0), "nothing like it"));
     app_state_free(&st);
 }
 
@@ -536,7 +641,7 @@ int main(void) {
         cmocka_unit_test(tabbar_fits_and_hits),     cmocka_unit_test(keybar_ascii_fallback),
         cmocka_unit_test(palettes_and_numbers),     cmocka_unit_test(frame_stats_cursor_and_metric),
         cmocka_unit_test(frame_tabs_help_log_quit), cmocka_unit_test(events_fill_state),
-        cmocka_unit_test(frame_all_sizes),
+        cmocka_unit_test(frame_all_sizes),          cmocka_unit_test(stats_keys_say_why),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

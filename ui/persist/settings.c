@@ -4,9 +4,10 @@
 
 #include "core/error.h"
 #include "persist/persist.h"
+#include "workbench/json_file.h"
 #include "theme.h"
 
-int settings_read(app_state *st, const char *path) {
+int settings_read(ui_prefs *st, const char *path) {
     bool missing;
     cJSON *root = json_read_file(path, &missing);
     if (!root) return missing ? 0 : -1;
@@ -38,7 +39,7 @@ int settings_read(app_state *st, const char *path) {
     return rc;
 }
 
-int settings_write(const app_state *st, const char *path) {
+int settings_write(const ui_prefs *st, const char *path) {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "palette", palette_name(st->palette));
     cJSON_AddNumberToObject(root, "refresh_hz", st->refresh_hz);
@@ -57,14 +58,14 @@ int settings_write(const app_state *st, const char *path) {
     return rc;
 }
 
-void persist_load_settings(app_state *st) {
+void persist_load_settings(ui_prefs *p, app_state *st) {
     char *path = persist_path("XDG_CONFIG_HOME", ".config", "config.json");
-    if (path && settings_read(st, path)) app_state_log(st, "warning: %s; using defaults", gf_last_error());
+    if (path && settings_read(p, path)) app_log(st, LOG_WARN, "warning: %s; using defaults", gf_last_error());
     free(path);
 }
 
-void persist_save_settings(app_state *st) {
+void persist_save_settings(const ui_prefs *p) {
     char *path = persist_path("XDG_CONFIG_HOME", ".config", "config.json");
-    if (path && settings_write(st, path)) fprintf(stderr, "graft: warning: %s\n", gf_last_error());
+    if (path && settings_write(p, path)) fprintf(stderr, "graft: warning: %s\n", gf_last_error());
     free(path);
 }

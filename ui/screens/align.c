@@ -11,10 +11,9 @@
 #include "screens/screens.h"
 #include "widgets/charts.h"
 
-static const align_layer *layer_of(const app_state *st, int l) {
-    return st->method.align && st->method.align[l].n + !isnan(st->method.align[l].v[AL_STEPS]) > 0
-               ? &st->method.align[l]
-               : NULL;
+static const align_layer *layer_of(const teacher_state *t, int l) {
+    return t->method.align && t->method.align[l].n + !isnan(t->method.align[l].v[AL_STEPS]) > 0 ? &t->method.align[l]
+                                                                                                : NULL;
 }
 
 static void fmtn(char *b, size_t n, double v) { fmt_num(b, n, v); }
@@ -70,19 +69,20 @@ static void draw_chart(ui *u, grid *g, rect r, int l, const align_layer *a) {
 }
 
 static void draw(ui *u, grid *g, rect r) {
-    app_state *st = u->st;
-    const method_state *ms = &st->method;
-    if (!st->n_layers) {
+    teacher_state *t = app_cur(u->st);
+    if (!t || !t->n_layers) {
         draw_unavailable(u, g, r, "alignment losses (Stage 2)", "needs a teacher; Enter runs Stage 2 on the converted layers");
         return;
     }
-    const int L = st->n_layers;
+    const method_state *ms = &t->method;
+    const int L = t->n_layers;
     int ids[1024], n = 0;
     for (int l = 0; l < L && l < 1024; l++)
-        if (layer_of(st, l)) ids[n++] = l;
+        if (layer_of(t, l)) ids[n++] = l;
     char title[200];
-    snprintf(title, sizeof title, "Stage 2%s%s%s%s   Enter runs %s (a switches)", ms->align_ran[0] ? " " : "",
-             ms->align_ran, ms->align_outcome[0] ? "   last run: " : "", ms->align_outcome, ms->align_init);
+    snprintf(title, sizeof title, "Stage 2%s%s%s%s   Enter runs %s, %d steps (a switches)",
+             ms->align_ran[0] ? " " : "", ms->align_ran, ms->align_outcome[0] ? "   last run: " : "", ms->align_outcome,
+             ms->align_init, u->st->settings.stage2_steps);
     grid_text(g, r.x + 1, r.y, r.w - 2, title, STYLE_PLAIN);
     if (n == 0) {
         draw_unavailable(u, g, (rect){r.x, r.y + 1, r.w, r.h - 1}, "alignment losses (Stage 2)",
@@ -92,7 +92,7 @@ static void draw(ui *u, grid *g, rect r) {
     }
     int sel = -1;
     for (int i = 0; i < n; i++)
-        if (ids[i] == u->al_layer) sel = i;
+        if (ids[i] == u->v.align.layer) sel = i;
     grid_text(g, r.x + 1, r.y + 1, r.w - 2, "layer step     best  loss start>best |Wb|   |Wg|   t1/2 mean   median",
               theme_dim(&u->th));
     int y = r.y + 2, max_rows = r.h / 3;
@@ -116,26 +116,27 @@ static void draw(ui *u, grid *g, rect r) {
 }
 
 static void select_layer(ui *u, int dir) {
-    const app_state *st = u->st;
+    const teacher_state *t = app_cur(u->st);
     int ids[1024], n = 0, cur = -1;
-    for (int l = 0; l < st->n_layers && l < 1024; l++)
-        if (layer_of(st, l)) {
-            if (l == u->al_layer) cur = n;
+    for (int l = 0; t && l < t->n_layers && l < 1024; l++)
+        if (layer_of(t, l)) {
+            if (l == u->v.align.layer) cur = n;
             ids[n++] = l;
         }
     if (!n) return;
     cur = cur < 0 ? (dir > 0 ? 0 : n - 1) : cur + dir;
-    u->al_layer = cur < 0 || cur >= n ? -1 : ids[cur]; /* past either end: all layers again */
+    u->v.align.layer = cur < 0 || cur >= n ? -1 : ids[cur]; /* past either end: all layers again */
 }
 
 static bool key(ui *u, int k) {
-    app_state *st = u->st;
-    if (!st->n_layers) return false;
+    teacher_state *t = app_cur(u->st);
+    if (!t || !t->n_layers) return false;
     switch (k) {
     case 'a': {
-        bool tc = !strcmp(st->method.align_init, "taylor-calibrate");
-        snprintf(st->method.align_init, sizeof st->method.align_init, "%s", tc ? "align-only" : "taylor-calibrate");
-        snprintf(u->status, sizeof u->status, "Enter now runs %s", st->method.align_init);
+        bool tc = !strcmp(t->method.align_init, "taylor-calibrate");
+        snprintf(t->method.align_init, sizeof t->method.align_init, "%s", tc ? "align-only" : "taylor-calibrate");
+        ui_say(u, "Enter now runs %s (%d Stage 2 steps, 9 Settings)", t->method.align_init,
+               u->st->settings.stage2_steps);
         return true;
     }
     case UK_UP: select_layer(u, -1); return true;
@@ -149,4 +150,4 @@ static const key_hint keys[] = {
     {"\u2191\u2193", "up/down", "one layer's chart / all"},
 };
 
-const screen screen_align = {"Align", draw, key, NULL, keys, sizeof keys / sizeof keys[0]};
+const screen screen_align = {"Align", draw, key, NULL, keys, sizeof keys / sizeof keys[0], ACT_ALIGN};

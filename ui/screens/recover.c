@@ -1,37 +1,15 @@
-/* 6 Recover: the race between initializations (graft race). One chart of the
- * KL-per-token curves against training tokens, one series per init (events
- * "race/<init>"), the target loss as a flat line once known; above it the
- * budget, the running step with tokens/s and ETA, the last checkpoint and the
- * "target reached" line. Live numbers come from the race job's progress and
- * log lines (src/workbench/recover_jobs.c), so the screen also draws a
- * session replayed from events. */
+/* 6 Recover: the race between initializations (graft race) of the current
+ * teacher. One chart of the KL-per-token curves against training tokens, one
+ * series per init, the target loss as a flat line once known; above it the
+ * budget and learning rates (9 Settings), the running step with tokens/s, the
+ * last checkpoint and the "target reached" line (src/workbench/recover_jobs.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/error.h"
 #include "screens/screens.h"
 #include "widgets/charts.h"
-
-long recover_budget(const app_state *st) {
-    if (st->race_tokens > 0) return st->race_tokens;
-    const char *e = getenv("GRAFT_RACE_TOKENS");
-    long n = e && *e ? strtol(e, NULL, 10) : 0;
-    return n > 0 ? n : 51200;
-}
-
-/* The newest log line of the current race starting with "race: <prefix>",
- * or NULL; lines before the race's start line belong to an older race. */
-static const char *race_line(const app_state *st, const char *prefix) {
-    char want[64];
-    snprintf(want, sizeof want, "race: %s", prefix);
-    for (int i = st->n_log - 1; i >= 0; i--) {
-        const char *l = app_state_log_line(st, i);
-        if (!l) continue;
-        if (!strncmp(l, want, strlen(want))) return l + 6;
-        if (!strncmp(l, "race: race on ", 14)) return NULL;
-    }
-    return NULL;
-}
 
 static void fmt_eta(char *b, size_t n, double s) {
     if (s < 0) snprintf(b, n, "-");
@@ -42,27 +20,37 @@ static void fmt_eta(char *b, size_t n, double s) {
 
 static void draw(ui *u, grid *g, rect r) {
     const app_state *st = u->st;
+    const teacher_state *t = app_cur(st);
     const style dim = theme_dim(&u->th), acc = theme_accent(&u->th);
-    const double keep = st->keep_ratio >= 0 && st->keep_ratio < 1 ? st->keep_ratio : 0.5;
+    if (!t || !t->n_layers) {
+        draw_unavailable(u, g, r, "a teacher (the race trains students of it)",
+                         "open one on 1 Teacher (the default teacher loads by itself)");
+        return;
+    }
+    const double keep = t->keep_ratio > 0 && t->keep_ratio < 1 ? t->keep_ratio : 0.5;
     int x = r.x + 1 + grid_text(g, r.x + 1, r.y, r.w - 2, "recovery race", acc);
     if (x + 2 < r.x + r.w - 1)
-        grid_printf(g, x + 2, r.y, r.x + r.w - 3 - x, STYLE_PLAIN, "budget %ld tokens/init (+/-)  keep %.2f uniform",
-                    recover_budget(st), keep);
+        grid_printf(g, x + 2, r.y, r.x + r.w - 3 - x, STYLE_PLAIN,
+                    "budget %ld tokens/init (+/-)  lr %g/%g  keep %.2f uniform", st->settings.race_tokens,
+                    st->settings.race_lr_mixer, st->settings.race_lr_rest, keep);
     /* the running step, or what Enter does */
     const bool running = st->job.active && !strcmp(st->job.name, "race");
     if (running) {
         char eta[32];
-        fmt_eta(eta, sizeof eta, st->job.eta_s);
-        grid_printf(g, r.x + 1, r.y + 1, r.w - 2, STYLE_PLAIN, "%s   %.0f%%   ETA %s   (c cancels)", st->job.label,
+        fmt_eta(eta, sizeof eta, st->job.eta);
+        /* training: "<init> step 12/16, 812 tokens/s"; building: the phase ("build taylor-calibrate") */
+        const char *what = !strncmp(st->job.phase, "train", 5) ? st->job.label : st->job.phase;
+        grid_printf(g, r.x + 1, r.y + 1, r.w - 2, STYLE_PLAIN, "%s   race %.0f%%   eta %s   (c cancels)", what,
                     100 * st->job.fraction, eta);
     } else {
         grid_printf(g, r.x + 1, r.y + 1, r.w - 2, dim, "Enter: race random vs taylor-calibrate (ctx 128, batch 4, "
-                                                        "lr 1e-3/1e-4)");
+                                                        "lr %g/%g; learning rates in 9 Settings)",
+                    st->settings.race_lr_mixer, st->settings.race_lr_rest);
     }
-    const char *ck = race_line(st, "checkpoint ");
+    const char *ck = t->race.checkpoint[0] ? t->race.checkpoint : NULL;
     char ckb[512] = "none yet";
     if (ck) { /* "<init> step N: PATH", the path cut to its graft/race/ tail when it does not fit */
-        snprintf(ckb, sizeof ckb, "%s", ck + strlen("checkpoint "));
+        snprintf(ckb, sizeof ckb, "%s", ck);
         char *tail = strstr(ckb, "graft/race/"), *colon = strstr(ckb, ": ");
         if (tail && colon && colon < tail && (int)strlen(ckb) + 18 > r.w) {
             char t[256];
@@ -71,17 +59,16 @@ static void draw(ui *u, grid *g, rect r) {
         }
     }
     grid_printf(g, r.x + 1, r.y + 2, r.w - 2, ck ? STYLE_PLAIN : dim, "last checkpoint: %s", ckb);
-    const char *tl = race_line(st, "target loss "), *reached = race_line(st, "target reached: ");
-    double target = 0;
-    const bool has_target = tl && sscanf(tl + strlen("target loss "), "%lf", &target) == 1;
-    if (reached) grid_printf(g, r.x + 1, r.y + 3, r.w - 2, acc, "%s", reached);
+    const double target = t->race.target;
+    const bool has_target = t->race.has_target;
+    if (t->race.reached[0]) grid_printf(g, r.x + 1, r.y + 3, r.w - 2, acc, "%s", t->race.reached);
     else grid_printf(g, r.x + 1, r.y + 3, r.w - 2, dim, "target reached: (after both runs)");
 
     chart_series s[APP_MAX_SERIES + 1];
     int n = 0;
     double x0 = 0, x1 = 0;
-    for (int i = 0; i < st->n_series && n < APP_MAX_SERIES; i++) {
-        const loss_series *ls = &st->series[i];
+    for (int i = 0; i < t->n_series && n < APP_MAX_SERIES; i++) {
+        const loss_series *ls = &t->series[i];
         if (strncmp(ls->name, "race/", 5) || ls->n == 0) continue;
         s[n++] = (chart_series){ls->name + 5, ls->x, ls->y, ls->n};
         if (ls->x[0] < x0 || n == 1) x0 = ls->x[0];
@@ -104,16 +91,10 @@ static void draw(ui *u, grid *g, rect r) {
 }
 
 static bool key(ui *u, int k) {
-    app_state *st = u->st;
-    long b = recover_budget(st);
-    switch (k) {
-    case '+': case '=': b *= 2; break;
-    case '-': b /= 2; break;
-    default: return false;
-    }
-    if (b < 512) b = 512; /* one step of ctx 128 x batch 4 */
-    if (b > 1L << 30) b = 1L << 30;
-    st->race_tokens = b;
+    wb_settings *s = &u->st->settings;
+    if (k != '+' && k != '=' && k != '-') return false;
+    if (settings_step(s, SET_RACE_TOKENS, k == '-' ? -1 : 1) != 0) ui_say(u, "%s", gf_last_error());
+    else ui_say(u, "race budget: %ld tokens per init (saved with the session)", s->race_tokens);
     return true;
 }
 
@@ -121,4 +102,4 @@ static const key_hint keys[] = {
     {"+", NULL, "double budget"}, {"-", NULL, "halve budget"},
 };
 
-const screen screen_recover = {"Recover", draw, key, NULL, keys, sizeof keys / sizeof keys[0]};
+const screen screen_recover = {"Recover", draw, key, NULL, keys, sizeof keys / sizeof keys[0], ACT_RACE};

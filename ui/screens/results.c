@@ -1,11 +1,13 @@
-/* 7 Results: one row per run. Enter evaluates the current plan (builds the
- * student under the chosen init, zero-shot perplexity next to the teacher's,
- * half-lives, where the folder was written); a runs the ablation table
- * (strategies x ratios x inits, quick settings) with rows streaming in.
- * At 80 columns init names are abbreviated and long cells cut; at 200 the
- * table shows whole. */
+/* 7 Results: the current teacher's runs, one row each: evaluated plans (Enter
+ * builds the plan's student under the chosen init and measures its zero-shot
+ * perplexity next to the teacher's), ablation rows (a) and race runs
+ * (6 Recover). Columns say what each row was run with: strategy, ratio,
+ * init, Stage 2 steps, the evaluation slice. Rows sort by any column (o, O);
+ * the selected row's headless command is under the table, whole, to copy.
+ * Columns that do not fit are dropped by priority and named. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
@@ -13,179 +15,254 @@
 #include "screens/screens.h"
 #include "student/student.h"
 
-static const char *const abbrev[][2] = {
-    {"taylor-calibrate", "t-calib"}, {"taylor-only", "taylor"}, {"align-only", "align"},
-    {"small-gate", "small-g"},       {"zero-gate", "zero-g"},   {"random", "random"},
-};
+#define MAX_ROWS_SHOWN 4096
 
-static const char *short_cell(const char *s, bool abbreviate) {
-    if (!abbreviate || !s) return s;
-    for (size_t i = 0; i < sizeof abbrev / sizeof abbrev[0]; i++)
-        if (!strcmp(s, abbrev[i][0])) return abbrev[i][1];
-    return s;
-}
-
-static int col_index(const app_state *st, const char *name) {
-    for (int c = 0; c < st->n_result_cols; c++)
-        if (!strcmp(st->result_header[c], name)) return c;
-    return -1;
-}
-
-/* Column widths for w columns: abbreviated init names when the whole table
- * does not fit, then the student path and kept list cut down. */
-static int fit_widths(const app_state *st, int w, int *widths, bool *abbreviate) {
-    int total = 0;
-    for (int pass = 0; pass < 2; pass++) {
-        *abbreviate = pass == 1;
-        total = 0;
-        for (int c = 0; c < st->n_result_cols; c++) {
-            widths[c] = utf8_width(st->result_header[c]);
-            for (int i = 0; i < st->n_results; i++) {
-                const char *s = short_cell(st->results[i].cells[c], *abbreviate);
-                if (s && utf8_width(s) > widths[c]) widths[c] = utf8_width(s);
+/* Row indices in the shown order. */
+static int sorted_rows(const teacher_state *t, const results_view *v, int *order) {
+    int n = t->n_results < MAX_ROWS_SHOWN ? t->n_results : MAX_ROWS_SHOWN;
+    for (int i = 0; i < n; i++) order[i] = i;
+    if (v->sort_col < 0) {
+        if (v->sort_desc)
+            for (int i = 0; i < n / 2; i++) {
+                int x = order[i];
+                order[i] = order[n - 1 - i];
+                order[n - 1 - i] = x;
             }
-            total += widths[c] + 2;
-        }
-        if (total <= w) return total;
+        return n;
     }
-    /* then cut: the kept list down to 5 columns and the student path to 16, then the path further */
-    const struct { const char *col; int min; } cuts[] = {{"kept", 5}, {"student", 16}, {"student", 7}};
-    for (int k = 0; k < 3 && total > w; k++) {
-        int c = col_index(st, cuts[k].col);
-        if (c < 0) continue;
-        int cut = total - w, room = widths[c] - cuts[k].min;
-        if (room <= 0) continue;
-        if (cut > room) cut = room;
-        widths[c] -= cut;
+    /* insertion sort: stable, and tables are small */
+    for (int i = 1; i < n; i++) {
+        int x = order[i], j = i - 1;
+        while (j >= 0) {
+            int c = result_compare(&t->results[order[j]], &t->results[x], (result_col)v->sort_col);
+            if (v->sort_desc ? c >= 0 : c <= 0) break;
+            order[j + 1] = order[j];
+            j--;
+        }
+        order[j + 1] = x;
+    }
+    return n;
+}
+
+typedef struct {
+    int cols[RC_COUNT], n;       /* shown columns, in order */
+    int width[RC_COUNT];
+    bool abbreviate;
+    char hidden[200];            /* the columns dropped, for the footer */
+} layout;
+
+static bool column_applies(const teacher_state *t, result_col c) {
+    bool any = false;
+    for (int i = 0; i < t->n_results && !any; i++) {
+        const result_row *r = &t->results[i];
+        if (c == RC_DETAIL) any = r->init_detail[0] != 0;
+        else if (c == RC_TTT) any = r->kind == RUN_RACE;
+        else if (c == RC_STUDENT) any = r->student[0] != 0;
+        else any = true;
+    }
+    return any;
+}
+
+static void fit(const teacher_state *t, int w, layout *L) {
+    int natural[RC_COUNT];
+    bool on[RC_COUNT];
+    for (int pass = 0; pass < 2; pass++) {
+        L->abbreviate = pass == 1;
+        int total = 0;
+        for (int c = 0; c < RC_COUNT; c++) {
+            on[c] = column_applies(t, (result_col)c);
+            natural[c] = utf8_width(result_col_get((result_col)c)->header) + 1; /* room for a sort mark */
+            for (int i = 0; on[c] && i < t->n_results; i++) {
+                char cell[512];
+                result_cell(&t->results[i], (result_col)c, L->abbreviate, cell, sizeof cell);
+                int cw = utf8_width(cell);
+                if (cw > natural[c]) natural[c] = cw;
+            }
+            if (on[c]) total += natural[c] + 2;
+        }
+        if (total <= w) break;
+    }
+    /* the student path shrinks to 16 (cut from the left) and the kept list to 12 first, then columns go by priority */
+    int total = 0;
+    for (int c = 0; c < RC_COUNT; c++)
+        if (on[c]) total += natural[c] + 2;
+    const struct { int col, min; } shrink[] = {{RC_STUDENT, 16}, {RC_KEPT, 12}};
+    for (int k = 0; k < 2 && total > w; k++) {
+        int c = shrink[k].col;
+        if (!on[c] || natural[c] <= shrink[k].min) continue;
+        int cut = total - w < natural[c] - shrink[k].min ? total - w : natural[c] - shrink[k].min;
+        natural[c] -= cut;
         total -= cut;
     }
-    return total;
+    L->hidden[0] = 0;
+    while (total > w) {
+        int worst = -1;
+        for (int c = 0; c < RC_COUNT; c++)
+            if (on[c] && (worst < 0 || result_col_get((result_col)c)->priority < result_col_get((result_col)worst)->priority))
+                worst = c;
+        if (worst < 0 || result_col_get((result_col)worst)->priority >= 9) break; /* never the essentials */
+        on[worst] = false;
+        total -= natural[worst] + 2;
+        size_t n = strlen(L->hidden);
+        snprintf(L->hidden + n, sizeof L->hidden - n, "%s%s", n ? ", " : "", result_col_get((result_col)worst)->header);
+    }
+    L->n = 0;
+    for (int c = 0; c < RC_COUNT; c++)
+        if (on[c]) {
+            L->cols[L->n] = c;
+            L->width[L->n++] = natural[c];
+        }
 }
 
-/* A cell in width w: whole, else its tail ("...name") for paths, its head otherwise. */
-static void draw_cell(ui *u, grid *g, int x, int y, int w, const char *s, bool tail, style st) {
-    int sw = utf8_width(s);
-    if (sw <= w) {
-        grid_text(g, x, y, w, s, st);
+/* A cell in width w: whole, else its tail ("…name") for paths, its head and an ellipsis otherwise. */
+static void draw_cell(ui *u, grid *g, int x, int y, int w, const char *s, bool cut_left, style st) {
+    if (cut_left) draw_tail(g, x, y, w, s, st, &u->th);
+    else grid_text(g, x, y, w, s, st);
+}
+
+static void slice_line(const app_state *st, const teacher_state *t, char *buf, size_t n) {
+    char want[96];
+    result_slice_label(st->corpus, st->settings.eval_windows, 256, want, sizeof want);
+    if (!isfinite(t->teacher_ppl)) {
+        snprintf(buf, n, "teacher perplexity on %s: not measured yet (Enter or a measures it)", want);
         return;
     }
-    const char *ell = theme_glyph(&u->th, G_ELLIPSIS);
-    if (tail) {
-        const char *p = s + strlen(s);
-        int keep = 0;
-        while (p > s && keep < w - 1) {
-            p--;
-            if (((unsigned char)*p & 0xC0) != 0x80) keep++;
-        }
-        grid_put(g, x, y, ell, st);
-        grid_text(g, x + 1, y, w - 1, p, st);
-    } else {
-        grid_text(g, x, y, w - 1, s, st);
-        grid_put(g, x + w - 1, y, ell, st);
-    }
+    char got[96];
+    result_slice_label(t->ppl_corpus, t->ppl_windows, t->ppl_ctx, got, sizeof got);
+    if (strcmp(got, want))
+        snprintf(buf, n, "teacher perplexity %.4f on %s (the settings now say %s: the next run measures it)",
+                 t->teacher_ppl, got, want);
+    else
+        snprintf(buf, n, "teacher perplexity %.4f on %s, the slice of evaluate and ablate rows", t->teacher_ppl, got);
 }
 
 static void draw(ui *u, grid *g, rect r) {
     const app_state *st = u->st;
+    teacher_state *t = app_cur(st);
+    results_view *v = &u->v.results;
     const int x0 = r.x + 1, w = r.w - 2;
     style acc = theme_accent(&u->th), dim = theme_dim(&u->th);
+    if (!t) {
+        draw_unavailable(u, g, r, "a teacher", "open one on 1 Teacher (the default teacher loads by itself)");
+        return;
+    }
     int y = r.y;
-    char top[320];
-    if (isfinite(st->teacher_ppl)) snprintf(top, sizeof top, "teacher perplexity %.4f (evaluation slice)", st->teacher_ppl);
-    else snprintf(top, sizeof top, "teacher perplexity: not measured yet");
-    grid_text(g, x0, y++, w, top, acc);
-    if (st->n_layers) {
-        int k = 0;
-        for (int l = 0; st->kept && l < st->n_layers; l++) k += st->kept[l];
-        grid_printf(g, x0, y, w, dim, "Enter evaluates: %s, %d of %d layers attention, init %s",
-                    st->strategy[0] ? st->strategy : "uniform", st->kept ? k : 0, st->n_layers, st->eval_init);
+    char line[600];
+    slice_line(st, t, line, sizeof line);
+    grid_text(g, x0, y++, w, line, acc);
+    if (t->n_layers) {
+        char slice[96];
+        result_slice_label(st->corpus, st->settings.eval_windows, 256, slice, sizeof slice);
+        grid_printf(g, x0, y, w, dim, "Enter evaluates: %s %d of %d attention, %s, %d Stage 2 steps, %s", t->strategy,
+                    teacher_kept_count(t), t->n_layers, st->eval_init, st->settings.stage2_steps, slice);
     }
     y++;
-    rect body = {r.x, y + 1, r.w, r.y + r.h - y - 1};
-    if (st->n_results == 0 || st->n_result_cols == 0) {
-        draw_unavailable(u, g, body, "results of converted students",
+    if (t->n_results == 0) {
+        draw_unavailable(u, g, (rect){r.x, y + 1, r.w, r.y + r.h - y - 1}, "results of converted students of this teacher",
                          "Enter builds and evaluates the plan's student; a runs the ablation table");
         return;
     }
+    static int order[MAX_ROWS_SHOWN];
+    int n = sorted_rows(t, v, order);
+    layout L;
+    fit(t, w, &L);
+    /* the sort, then the header with a mark on the sort column */
+    const char *up = theme_glyph(&u->th, v->sort_desc ? G_SORT_DOWN : G_SORT_UP);
+    if (v->sort_col >= 0)
+        grid_printf(g, x0, y, w, dim, "%d row%s, sorted by %s %s (o: next column, O: reverse)", n, n == 1 ? "" : "s",
+                    result_col_get((result_col)v->sort_col)->header, v->sort_desc ? "descending" : "ascending");
+    else
+        grid_printf(g, x0, y, w, dim, "%d row%s in run order%s (o: sort by a column, O: reverse)", n, n == 1 ? "" : "s",
+                    v->sort_desc ? ", newest first" : "");
     y++;
-    int widths[APP_RESULT_COLS];
-    bool abbreviate;
-    fit_widths(st, w, widths, &abbreviate);
-    int student_col = col_index(st, "student");
     int x = x0;
-    for (int c = 0; c < st->n_result_cols; c++) {
-        draw_cell(u, g, x, y, widths[c], st->result_header[c], false, acc);
-        x += widths[c] + 2;
+    for (int i = 0; i < L.n; i++) {
+        char h[48];
+        snprintf(h, sizeof h, "%s%s", result_col_get((result_col)L.cols[i])->header, L.cols[i] == v->sort_col ? up : "");
+        draw_cell(u, g, x, y, L.width[i], h, false, acc);
+        x += L.width[i] + 2;
     }
     y++;
-    int rows = r.y + r.h - y;
-    /* the newest student folder in full, to copy */
-    const char *newest = NULL;
-    for (int i = st->n_results - 1; i >= 0 && !newest && student_col >= 0; i--) {
-        const char *s = st->results[i].cells[student_col];
-        if (s && s[0] == '/') newest = s;
-    }
-    if (newest && rows > 2) {
-        rows--;
-        grid_printf(g, x0, y + rows, w, dim, "newest student: %s", newest);
-    }
-    if (rows < 1) return;
-    bool more = st->n_results > rows;
-    if (more) rows--;
-    /* the newest rows by default; scrolling moves up from them */
-    int first = st->n_results - rows - u->results_first;
-    if (first < 0) first = 0;
-    for (int i = 0; i < rows && first + i < st->n_results; i++) {
+    /* footer: the selected row's command, whole (wrapped over up to 4 lines), and what is hidden */
+    if (v->cursor < 0 || v->cursor >= n) v->cursor = n - 1; /* the newest in run order */
+    const result_row *cur = &t->results[order[v->cursor]];
+    char cmd[1600], text[1700];
+    result_command(cur, t->model_arg[0] ? t->model_arg : t->key, cmd, sizeof cmd);
+    snprintf(text, sizeof text, "row %d of %d, headless: %s", v->cursor + 1, n, cmd);
+    int cmd_lines = (utf8_width(text) + w - 1) / (w > 20 ? w - 12 : 8) + 1; /* room for breaks at spaces */
+    if (cmd_lines > 4) cmd_lines = 4;
+    int footer = cmd_lines + (L.hidden[0] ? 1 : 0);
+    int rows = r.y + r.h - y - footer;
+    if (rows < 1) rows = 1;
+    if (v->first > v->cursor) v->first = v->cursor;
+    if (v->cursor >= v->first + rows) v->first = v->cursor - rows + 1;
+    if (v->first < 0) v->first = 0;
+    for (int i = 0; i < rows && v->first + i < n; i++) {
+        const result_row *row = &t->results[order[v->first + i]];
+        bool sel = v->first + i == v->cursor;
         x = x0;
-        for (int c = 0; c < st->n_result_cols; c++) {
-            const char *s = short_cell(st->results[first + i].cells[c], abbreviate);
-            if (s) draw_cell(u, g, x, y + i, widths[c], s, c == student_col, STYLE_PLAIN);
-            x += widths[c] + 2;
+        for (int k = 0; k < L.n; k++) {
+            char cell[512];
+            result_cell(row, (result_col)L.cols[k], L.abbreviate, cell, sizeof cell);
+            draw_cell(u, g, x, y + i, L.width[k], cell, result_col_get((result_col)L.cols[k])->cut_left, STYLE_PLAIN);
+            x += L.width[k] + 2;
         }
+        if (sel) grid_add_attr(g, (rect){x0, y + i, x - x0 - 2 > 0 ? x - x0 - 2 : 1, 1}, ATTR_REVERSE);
     }
-    if (more)
-        grid_printf(g, x0, y + rows, w, dim, "rows %d-%d of %d (%s scroll)", first + 1,
-                    first + rows < st->n_results ? first + rows : st->n_results, st->n_results,
-                    theme_glyph(&u->th, G_ARROW_UD));
+    int fy = r.y + r.h - footer;
+    int used = draw_wrapped(g, x0, fy, w, cmd_lines, text, dim);
+    if (L.hidden[0]) grid_printf(g, x0, fy + used, w, dim, "hidden at this width: %s", L.hidden);
 }
 
 static bool key(ui *u, int k) {
     app_state *st = u->st;
+    teacher_state *t = app_cur(st);
+    results_view *v = &u->v.results;
     switch (k) {
     case 'i': { /* the init "evaluate" builds, among the six */
         student_init cur;
         if (student_init_parse(st->eval_init, &cur) != 0) cur = INIT_TAYLOR_CALIBRATE;
         cur = (student_init)((cur + 1) % INIT_COUNT);
         snprintf(st->eval_init, sizeof st->eval_init, "%s", student_init_name(cur));
-        snprintf(u->status, sizeof u->status, "evaluate builds the student under %s", st->eval_init);
+        ui_say(u, "Enter builds the student under %s", st->eval_init);
         return true;
     }
     case 'a':
-        if (!st->run || !u->jr) {
-            snprintf(u->status, sizeof u->status, "nothing to run here yet: no engine job is wired to Results");
-        } else if (st->run(st, u->jr, SCR_RESULTS | APP_RUN_ALT) != 0) {
-            snprintf(u->status, sizeof u->status, "%s", gf_last_error());
-            app_state_log(st, "%s", gf_last_error());
-        } else {
-            snprintf(u->status, sizeof u->status, "started ablate (rows appear as they finish; c cancels)");
-            u->last_event = u->now;
-        }
+        ui_run_action(u, ACT_ABLATE);
+        if (u->status_job) ui_say(u, "started ablate (%d Stage 2 steps per layer; rows appear as they finish; c cancels)",
+                                  st->settings.ablate_steps), u->status_job = st->job.id;
         return true;
-    case UK_UP: u->results_first++; break;
-    case UK_DOWN: u->results_first--; break;
-    case UK_PGUP: u->results_first += 10; break;
-    case UK_PGDN: u->results_first -= 10; break;
-    case UK_END: u->results_first = 0; break;
+    case 'o': { /* next sort column: run order, then each column shown */
+        int c = v->sort_col;
+        do c = c + 1 >= RC_COUNT ? -1 : c + 1;
+        while (c >= 0 && t && !column_applies(t, (result_col)c));
+        v->sort_col = c;
+        v->cursor = -1;
+        ui_say(u, "sorted by %s", c < 0 ? "run order" : result_col_get((result_col)c)->header);
+        return true;
+    }
+    case 'O':
+        v->sort_desc = !v->sort_desc;
+        v->cursor = -1;
+        ui_say(u, "%s", v->sort_desc ? "descending" : "ascending");
+        return true;
+    case UK_UP: v->cursor = v->cursor < 0 ? (t ? t->n_results - 2 : 0) : v->cursor - 1; break;
+    case UK_DOWN: v->cursor++; break;
+    case UK_PGUP: v->cursor = v->cursor < 0 ? (t ? t->n_results - 11 : 0) : v->cursor - 10; break;
+    case UK_PGDN: v->cursor += 10; break;
+    case UK_HOME: v->cursor = 0; break;
+    case UK_END: v->cursor = -1; break;
     default: return false;
     }
-    if (u->results_first > st->n_results - 1) u->results_first = st->n_results - 1;
-    if (u->results_first < 0) u->results_first = 0;
+    int n = t ? t->n_results : 0;
+    if (v->cursor >= n) v->cursor = n - 1;
+    if (v->cursor < 0 && k != UK_END) v->cursor = 0;
     return true;
 }
 
 static const key_hint keys[] = {
     {"\u23ce", "Enter", "evaluate plan"}, {"i", NULL, "init"}, {"a", NULL, "ablation table"},
-    {"\u2191\u2193", "up/down", "scroll"},
+    {"\u2191\u2193", "up/down", "row"}, {"o", NULL, "sort"}, {"O", NULL, "reverse"},
 };
 
-const screen screen_results = {"Results", draw, key, NULL, keys, sizeof keys / sizeof keys[0]};
+const screen screen_results = {"Results", draw, key, NULL, keys, sizeof keys / sizeof keys[0], ACT_EVALUATE};

@@ -26,18 +26,6 @@ static void draw_bar(grid *g, int x, int y, int w, double frac, const theme *t) 
                  i < full ? theme_accent(t) : theme_dim(t));
 }
 
-/* Text that may not fit, cut at its start: a path's end says more than its beginning. */
-static void draw_tail(grid *g, int x, int y, int w, const char *text, style s, const theme *t) {
-    int tw = utf8_width(text);
-    if (tw <= w || w < 2) {
-        grid_text(g, x, y, w, text, s);
-        return;
-    }
-    grid_text(g, x, y, 1, theme_glyph(t, G_ELLIPSIS), s);
-    for (int skip = tw - (w - 1); skip > 0 && *text; skip--) text += utf8_seq_len(text);
-    grid_text(g, x + 1, y, w - 1, text, s);
-}
-
 static const char *state_word(file_state s) {
     switch (s) {
     case FILE_QUEUED: return "queued";
@@ -49,15 +37,27 @@ static const char *state_word(file_state s) {
     return "";
 }
 
-/* The file list with sizes and bars, the totals on top. Returns the next row. */
+/* The files of the teacher being opened (with sizes and bars, the totals on
+ * top), else the files the current teacher was loaded from. Returns the next row. */
 static int draw_files(ui *u, grid *g, int x, int y, int w, int max_y) {
     const download_state *d = &u->st->download;
-    if (d->n_files == 0 && !d->active) return y;
+    const teacher_state *t = app_cur(u->st);
     style acc = theme_accent(&u->th), dim = theme_dim(&u->th);
     char done[24], total[24], line[200];
+    if (!u->st->opening[0] && d->n_files == 0 && !d->active) {
+        if (!t || t->n_files == 0) return y;
+        grid_printf(g, x, y++, w, acc, "Files of %s", t->name);
+        for (int i = 0; i < t->n_files && y < max_y; i++, y++) {
+            fmt_bytes(total, sizeof total, t->files[i].total);
+            grid_text(g, x, y, 6, state_word(t->files[i].state), dim);
+            grid_printf(g, x + 7, y, w - 7, STYLE_PLAIN, "%9s  %s", total, t->files[i].name);
+        }
+        return y + 1;
+    }
+    if (d->n_files == 0 && !d->active) return y;
     fmt_bytes(done, sizeof done, d->done);
     fmt_bytes(total, sizeof total, d->total);
-    snprintf(line, sizeof line, "Files %d/%d  %s / %s", d->files_done, d->files_total, done, total);
+    snprintf(line, sizeof line, "Files %d/%d  %s / %s (opening)", d->files_done, d->files_total, done, total);
     grid_text(g, x, y++, w, line, acc);
     if (d->active && d->total > 0 && y < max_y) { /* the total: a bar, speed and time left */
         line[0] = 0;
@@ -91,8 +91,8 @@ static int draw_files(ui *u, grid *g, int x, int y, int w, int max_y) {
 static int draw_recent(ui *u, grid *g, int x, int y, int w, int max_y) {
     const app_state *st = u->st;
     if (st->n_recent == 0 || y >= max_y) return y;
-    grid_text(g, x, y++, w, "Recent teachers", theme_accent(&u->th));
-    int cur = u->recent_cur < st->n_recent ? u->recent_cur : st->n_recent - 1;
+    grid_text(g, x, y++, w, "Recent teachers (Enter opens one)", theme_accent(&u->th));
+    int cur = u->v.teacher.recent_cur < st->n_recent ? u->v.teacher.recent_cur : st->n_recent - 1;
     for (int i = 0; i < st->n_recent && y < max_y; i++, y++) {
         grid_text(g, x, y, 2, i == cur ? theme_glyph(&u->th, G_RARROW) : " ", STYLE_PLAIN);
         draw_tail(g, x + 2, y, w - 2, st->recent[i].arg, STYLE_PLAIN, &u->th);
@@ -105,44 +105,55 @@ static int draw_recent(ui *u, grid *g, int x, int y, int w, int max_y) {
 
 static int draw_summary(ui *u, grid *g, int x, int y, int w, int max_y) {
     const app_state *st = u->st;
-    if (!st->teacher[0]) {
+    const teacher_state *t = app_cur(st);
+    if (!t) {
         grid_text(g, x, y++, w, "no teacher loaded", theme_dim(&u->th));
         return y + 1;
     }
-    grid_text(g, x, y++, w, st->teacher, theme_accent(&u->th));
-    if (st->shape[0] && y < max_y) grid_text(g, x, y++, w, st->shape, STYLE_PLAIN);
-    if (st->device[0] && y < max_y) grid_printf(g, x, y++, w, STYLE_PLAIN, "device: %s", st->device);
+    draw_tail(g, x, y++, w, t->name, theme_accent(&u->th), &u->th);
+    if (t->shape[0] && y < max_y) grid_text(g, x, y++, w, t->shape, STYLE_PLAIN);
+    if (!t->loaded && y < max_y)
+        grid_text(g, x, y++, w, "restored from the session, not loaded: Enter loads it", theme_dim(&u->th));
     y++;
-    for (int i = 0; i < st->n_teacher_lines && y < max_y; i++) {
-        const char *l = st->teacher_lines[i];
+    for (int i = 0; i < t->n_lines && y < max_y; i++) {
+        const char *l = t->lines[i];
         int lw = utf8_width(l);
         if (lw > w && w > 24 && !strncmp(l, "path ", 5)) {
-            int n = grid_text(g, x, y, 12, l, STYLE_PLAIN);
-            draw_tail(g, x + n, y++, w - n, l + 12, STYLE_PLAIN, &u->th);
+            grid_printf(g, x, y, 12, STYLE_PLAIN, "%.12s", l);
+            draw_tail(g, x + 12, y++, w - 12, l + 12, STYLE_PLAIN, &u->th);
         } else {
             grid_text(g, x, y++, w, l, STYLE_PLAIN);
         }
     }
-    if (st->strategy[0] && y + 1 < max_y)
-        grid_printf(g, x, ++y, w, theme_dim(&u->th), "session: strategy %s, keep %.0f%%, corpus %s", st->strategy,
-                    st->keep_ratio * 100, st->corpus[0] ? st->corpus : "-");
+    if (y + 1 < max_y)
+        grid_printf(g, x, ++y, w, theme_dim(&u->th), "its plan: %s, keep %.0f%%; %d results rows", t->strategy,
+                    t->keep_ratio * 100, t->n_results);
     return y + 2;
 }
 
 static void draw(ui *u, grid *g, rect r) {
     const app_state *st = u->st;
     int x = r.x + 2, w = r.w - 4, y = r.y + 1, max_y = r.y + r.h;
-    if (!st->opening[0] && !strncmp(u->status, "opening ", 8)) u->status[0] = 0; /* it opened, or failed below */
     if (u->typing)
-        entry_draw(g, x, y, w, "open: ", &u->open_entry, true, STYLE_PLAIN);
+        entry_draw(g, x, y, w, "open: ", &u->v.teacher.open_entry, true, STYLE_PLAIN);
     else
         grid_text(g, x, y, w, "o: open ORG/NAME[@REV][:PATH], a model folder, or a .bin / .gguf file",
                   theme_dim(&u->th));
     y++;
-    if (st->opening[0]) grid_printf(g, x, y, w, theme_accent(&u->th), "opening %s ...", st->opening);
-    else if (st->teacher_error[0]) grid_printf(g, x, y, w, theme_accent(&u->th), "error: %s", st->teacher_error);
-    y += 2;
-    bool side = st->download.n_files > 0 || st->download.active || st->n_recent > 0;
+    /* what happened to the last open, in full (wrapped, never cut) */
+    char msg[1200];
+    if (st->opening[0]) {
+        snprintf(msg, sizeof msg, "opening %s ...", st->opening);
+        y += draw_wrapped(g, x, y, w, 2, msg, theme_accent(&u->th));
+    }
+    if (st->teacher_error[0]) {
+        snprintf(msg, sizeof msg, "error: %s", st->teacher_error);
+        y += draw_wrapped(g, x, y, w, 3, msg, theme_accent(&u->th));
+    }
+    if (st->fallback_note[0]) y += draw_wrapped(g, x, y, w, 3, st->fallback_note, theme_accent(&u->th));
+    y++;
+    const teacher_state *t = app_cur(st);
+    bool side = st->download.n_files > 0 || st->download.active || st->n_recent > 0 || (t && t->n_files > 0);
     if (r.w >= 90 && side) { /* summary left, files and recent teachers right */
         int rw = r.w >= 120 ? r.w * 45 / 100 : 46, lw = r.w - rw - 4;
         draw_summary(u, g, x, y, lw - 2, max_y);
@@ -158,28 +169,30 @@ static void draw(ui *u, grid *g, rect r) {
 static void open_arg(ui *u, const char *arg) {
     app_state *st = u->st;
     if (!st->open_teacher || !u->jr) {
-        snprintf(u->status, sizeof u->status, "opening a teacher needs the workbench on a model (graft tui)");
+        ui_say(u, "opening a teacher needs the workbench on a model (graft tui)");
         return;
     }
     if (st->open_teacher(st, u->jr, arg) != 0) {
-        snprintf(u->status, sizeof u->status, "%s", gf_last_error());
-        app_state_log(st, "open %s: %s", arg, gf_last_error());
+        ui_say(u, "%s", gf_last_error());
+        app_log(st, LOG_WARN, "open %s: %s", arg, gf_last_error());
     } else {
-        snprintf(u->status, sizeof u->status, "opening %s", arg);
-        u->recent_cur = 0;
+        ui_say(u, "opening %s", arg);
+        u->status_job = st->job.id;
+        u->v.teacher.recent_cur = 0;
         u->last_event = u->now;
     }
 }
 
 static bool key(ui *u, int k) {
     app_state *st = u->st;
+    teacher_view *v = &u->v.teacher;
     if (u->typing) {
-        entry_result r = entry_key(&u->open_entry, k);
+        entry_result r = entry_key(&v->open_entry, k);
         if (r == ENTRY_CANCEL) u->typing = false;
         if (r == ENTRY_SUBMIT) {
             u->typing = false;
             /* surrounding blanks are never part of a repo id or path the user meant */
-            char *s = u->open_entry.text, *end = s + u->open_entry.len;
+            char *s = v->open_entry.text, *end = s + v->open_entry.len;
             while (*s == ' ') s++;
             while (end > s && end[-1] == ' ') *--end = 0;
             if (*s) open_arg(u, s);
@@ -190,19 +203,19 @@ static bool key(ui *u, int k) {
     case 'o':
     case '/':
         u->typing = true;
-        entry_clear(&u->open_entry);
+        entry_clear(&v->open_entry);
         return true;
     case UK_UP:
-        if (u->recent_cur > 0) u->recent_cur--;
+        if (v->recent_cur > 0) v->recent_cur--;
         return true;
     case UK_DOWN:
-        if (u->recent_cur + 1 < st->n_recent) u->recent_cur++;
+        if (v->recent_cur + 1 < st->n_recent) v->recent_cur++;
         return true;
     case UK_ENTER:
         if (st->n_recent == 0) return false; /* the frame's Enter: reload */
-        if (u->recent_cur >= st->n_recent) u->recent_cur = st->n_recent - 1;
+        if (v->recent_cur >= st->n_recent) v->recent_cur = st->n_recent - 1;
         char arg[sizeof st->recent[0].arg];
-        snprintf(arg, sizeof arg, "%s", st->recent[u->recent_cur].arg); /* open_teacher reorders the list */
+        snprintf(arg, sizeof arg, "%s", st->recent[v->recent_cur].arg); /* open_teacher reorders the list */
         open_arg(u, arg);
         return true;
     }
@@ -215,4 +228,4 @@ static const key_hint keys[] = {
     {"\u23ce", "Enter", "open recent"},
 };
 
-const screen screen_teacher = {"Teacher", draw, key, NULL, keys, sizeof keys / sizeof keys[0]};
+const screen screen_teacher = {"Teacher", draw, key, NULL, keys, sizeof keys / sizeof keys[0], ACT_LOAD};

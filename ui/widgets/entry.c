@@ -120,7 +120,10 @@ void entry_draw(grid *g, int x, int y, int w, const char *prompt, const entry *e
     if (cur_col >= w) first = cur_col - w + 1;
     int i = 0;
     for (int c = 0; c < first && i < e->len; c++) i = next_char(e, i);
+    const char *ell = g->ellipsis; /* an edited text shows as it is: the cursor cell must stay its character */
+    g->ellipsis = NULL;
     grid_text(g, x, y, w, e->text + i, s);
+    g->ellipsis = ell;
     if (focus) {
         int cx = x + cur_col - first;
         cell *c = grid_at(g, cx, y);

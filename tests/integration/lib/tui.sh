@@ -51,3 +51,10 @@ tui_click() {
 tui_col() {
     tui_screen "$1" | sed -n "${2}p" | python3 -c "import sys, re; m = re.search(sys.argv[1], sys.stdin.read()); print(m.start() + 1 if m else 0)" "$3"
 }
+
+# tui_settings JSON: run settings for the next start, as a session file
+# (e.g. '{"stage2_steps": 10, "eval_windows": 8}'; the Settings screen's keys).
+tui_settings() {
+    mkdir -p "$XDG_STATE_HOME/graft"
+    printf '{"version": 2, "settings": %s}\n' "$1" > "$XDG_STATE_HOME/graft/session.json"
+}

@@ -1,4 +1,4 @@
-#include "method_state.h"
+#include "workbench/method_state.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -93,46 +93,10 @@ align_layer *method_align(method_state *ms, int n_layers, int layer) {
     return &ms->align[layer];
 }
 
-bool method_state_stat(method_state *ms, int n_layers, int n_heads, const char *label, int layer, int head,
-                       double value) {
-    if (!strncmp(label, "calib:", 6)) {
-        const char *k = label + 6;
-        calib_layer *c = method_calib(ms, n_layers, n_heads, layer);
-        if (!c) return false;
-        if (!strcmp(k, "done")) return c->done = true;
-        if (!strcmp(k, "alpha")) {
-            c->alpha_star = value;
-            return true;
-        }
-        for (int f = 0; f < CAL_COUNT; f++)
-            if (!strcmp(k, calib_keys[f])) {
-                if (head < 0 || head >= n_heads) return false;
-                c->v[f][head] = value;
-                return true;
-            }
-        return false;
-    }
-    if (!strncmp(label, "align:", 6)) {
-        align_layer *a = method_align(ms, n_layers, layer);
-        if (!a) return false;
-        for (int f = 0; f < AL_COUNT; f++)
-            if (!strcmp(label + 6, align_keys[f])) {
-                a->v[f] = value;
-                return true;
-            }
-    }
-    return false;
-}
-
-bool method_state_loss(method_state *ms, int n_layers, const char *label, long step, double value) {
-    int layer, off = 0;
-    if (strncmp(label, "align/", 6) || sscanf(label + 6, "%d/%n", &layer, &off) != 1 || off == 0) return false;
-    const char *which = label + 6 + off;
-    bool held = !strcmp(which, "held-out");
-    if (!held && strcmp(which, "calib")) return false;
+void method_align_point(method_state *ms, int n_layers, int layer, long step, double loss, double heldout) {
     align_layer *a = method_align(ms, n_layers, layer);
-    if (!a) return false;
-    /* one point per step; the held-out value joins the calibration point of its step */
+    if (!a) return;
+    /* one point per step */
     size_t i = a->n;
     if (a->n > 0 && a->step[a->n - 1] == (double)step) i = a->n - 1;
     if (i == a->n) {
@@ -143,13 +107,11 @@ bool method_state_loss(method_state *ms, int n_layers, const char *label, long s
             a->held = gf_realloc(a->held, a->cap * sizeof *a->held);
         }
         a->step[i] = (double)step;
-        a->loss[i] = a->held[i] = NAN;
         a->n++;
     }
-    if (held) a->held[i] = value;
-    else a->loss[i] = value;
+    a->loss[i] = loss;
+    a->held[i] = heldout;
     if (step > a->last_step) a->last_step = (int)step;
-    return true;
 }
 
 static int cmp_double(const void *a, const void *b) {

@@ -1,4 +1,4 @@
-#include "cli/progress_line.h"
+#include "jobs/progress_line.h"
 
 #include <math.h>
 #include <string.h>

@@ -10,7 +10,7 @@
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/mapped_file.h"
-#include "persist/persist.h"
+#include "workbench/json_file.h"
 
 char *persist_path(const char *xdg_var, const char *home_fallback, const char *leaf) {
     const char *base = getenv(xdg_var);

@@ -5,8 +5,8 @@
  * fitted to a width in columns; AMOUNT and RATE come formatted by the caller
  * ("" leaves them out); an eta not known yet (negative) shows as "?", a NaN
  * one is left out. */
-#ifndef GRAFT_CLI_PROGRESS_LINE_H
-#define GRAFT_CLI_PROGRESS_LINE_H
+#ifndef GRAFT_JOBS_PROGRESS_LINE_H
+#define GRAFT_JOBS_PROGRESS_LINE_H
 
 #include <stddef.h>
 #include <stdio.h>

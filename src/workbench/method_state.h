@@ -1,10 +1,6 @@
 /* What the Calibrate and Align screens show: Stage 1 numbers per converted
- * layer and head, Stage 2 curves and summaries per layer. Filled from job
- * events (app_state_apply_event routes them here):
- *   EV_STAT "calib:<field>" layer head value   (field: calib_field_key; head -1
- *            for "calib:alpha", "calib:done" marks the layer calibrated)
- *   EV_STAT "align:<field>" layer -1 value     (field: align_field_key; "align:done")
- *   EV_LOSS "align/<layer>/calib" or "align/<layer>/held-out" step value */
+ * layer and head, Stage 2 curves and summaries per layer, of one teacher.
+ * Filled from the calibrate and align jobs' events (wb_event.h). */
 #ifndef GRAFT_UI_METHOD_STATE_H
 #define GRAFT_UI_METHOD_STATE_H
 
@@ -57,10 +53,7 @@ typedef struct {
     char align_ran[32];     /* the init of the curves shown */
     char calib_outcome[48], align_outcome[48]; /* "running", "done", "cancelled", "error: ..." */
     int n_layers;           /* the arrays' length */
-    int run_arg;            /* how the next Enter runs: CALIB_RUN_* (reset by the run) */
 } method_state;
-
-enum { CALIB_RUN_ALL = 0, CALIB_RUN_ONE = 1 };
 
 void method_state_init(method_state *ms);
 void method_state_free(method_state *ms);
@@ -70,10 +63,8 @@ align_layer *method_align(method_state *ms, int n_layers, int layer);           
 void method_align_reset(method_state *ms, int n_layers); /* before a new Stage 2 run */
 void method_calib_reset(method_state *ms, int n_layers, int n_heads);
 
-/* Routes "calib:*" / "align:*" stats and "align/L/..." losses; true when handled. */
-bool method_state_stat(method_state *ms, int n_layers, int n_heads, const char *label, int layer, int head,
-                       double value);
-bool method_state_loss(method_state *ms, int n_layers, const char *label, long step, double value);
+/* One Stage 2 step of a layer: its training loss and held-out loss (NaN: none). */
+void method_align_point(method_state *ms, int n_layers, int layer, long step, double loss, double heldout);
 
 /* Median of n values (NaN skipped); NaN when none. */
 double median_of(const double *v, int n);

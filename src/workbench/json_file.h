@@ -1,0 +1,20 @@
+/* Where the workbench keeps its files (XDG folders) and JSON files written
+ * atomically: a temp file in the same folder, fsync, rename. */
+#ifndef GRAFT_WORKBENCH_JSON_FILE_H
+#define GRAFT_WORKBENCH_JSON_FILE_H
+
+#include <stdbool.h>
+
+#include <cjson/cJSON.h>
+
+/* "$XDG_VAR/graft/leaf", or "$HOME/fallback/graft/leaf"; NULL when neither is set. Caller frees. */
+char *persist_path(const char *xdg_var, const char *home_fallback, const char *leaf);
+
+/* Writes JSON to a temp file in the same folder, fsyncs it and renames it over
+ * path (creating the folders). 0, or -1 with a one-line error. */
+int json_write_atomic(const char *path, const cJSON *root);
+/* Parses a JSON file. NULL with *missing = true when absent; NULL with a
+ * one-line error ("path: not valid JSON near byte 12") when unreadable. */
+cJSON *json_read_file(const char *path, bool *missing);
+
+#endif

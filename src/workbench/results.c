@@ -1,0 +1,228 @@
+#include "workbench/results.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/error.h"
+
+static const char *const kind_names[RUN_KIND_COUNT] = {"evaluate", "ablate", "race"};
+
+const char *run_kind_name(run_kind k) { return (unsigned)k < RUN_KIND_COUNT ? kind_names[k] : "?"; }
+
+void result_row_init(result_row *r) {
+    memset(r, 0, sizeof *r);
+    r->ppl = r->hl_mean = r->hl_med = r->hl_max = NAN;
+    r->tokens_to_target = r->ratio = NAN;
+    r->race_lr_mixer = r->race_lr_rest = NAN;
+}
+
+static const result_col_info cols[RC_COUNT] = {
+    [RC_TEACHER] = {"teacher", 1, false, true},   [RC_RUN] = {"run", 3, false, false},
+    [RC_STRATEGY] = {"strategy", 9, false, false}, [RC_KEEP] = {"keep", 9, true, false},
+    [RC_INIT] = {"init", 9, false, false},         [RC_DETAIL] = {"init detail", 2, false, false},
+    [RC_STEPS] = {"S2 steps", 8, true, false},     [RC_EVAL] = {"eval slice", 7, false, false},
+    [RC_PPL] = {"ppl", 10, true, false},           [RC_HL_MEAN] = {"hl mean", 5, true, false},
+    [RC_HL_MED] = {"hl med", 4, true, false},      [RC_HL_MAX] = {"hl max", 3, true, false},
+    [RC_KEPT] = {"kept", 6, false, false},         [RC_TTT] = {"to target", 5, true, false},
+    [RC_STUDENT] = {"student", 2, false, true},
+};
+
+const result_col_info *result_col_get(result_col c) { return &cols[(unsigned)c < RC_COUNT ? c : 0]; }
+
+static const char *const abbrev[][2] = {
+    {"taylor-calibrate", "t-calib"}, {"taylor-only", "taylor"}, {"align-only", "align"},
+    {"small-gate", "small-g"},       {"zero-gate", "zero-g"},   {"random", "random"},
+};
+
+static const char *short_init(const char *s, bool abbreviate) {
+    if (!abbreviate) return s;
+    for (size_t i = 0; i < sizeof abbrev / sizeof abbrev[0]; i++)
+        if (!strcmp(s, abbrev[i][0])) return abbrev[i][1];
+    return s;
+}
+
+static void fmt_num(char *b, size_t n, double v, const char *fmt) {
+    if (isnan(v)) snprintf(b, n, "-");
+    else snprintf(b, n, fmt, v);
+}
+
+void result_slice_label(const char *corpus, int windows, int ctx, char *buf, size_t n) {
+    const char *base = strrchr(corpus, '/');
+    base = base ? base + 1 : corpus;
+    size_t len = strlen(base);
+    if (len > 4 && !strcmp(base + len - 4, ".txt")) len -= 4;
+    if (len > 40) len = 40;
+    if (windows > 0) snprintf(buf, n, "%.*s w%d", (int)len, base, windows);
+    else snprintf(buf, n, "%.*s held-out", (int)len, base);
+    (void)ctx;
+}
+
+void result_cell(const result_row *r, result_col c, bool abbreviate, char *buf, size_t n) {
+    buf[0] = 0;
+    switch (c) {
+    case RC_TEACHER: snprintf(buf, n, "%s", r->teacher); break;
+    case RC_RUN: snprintf(buf, n, "%s", run_kind_name(r->kind)); break;
+    case RC_STRATEGY: snprintf(buf, n, "%s", r->strategy); break;
+    case RC_KEEP: fmt_num(buf, n, r->keep * 100, "%.0f%%"); break;
+    case RC_INIT: snprintf(buf, n, "%s", short_init(r->init, abbreviate)); break;
+    case RC_DETAIL: snprintf(buf, n, "%s", r->init_detail[0] ? r->init_detail : "-"); break;
+    case RC_STEPS: snprintf(buf, n, "%d%s", r->stage2_steps, r->stage2_steps && r->keep_best_heldout ? " (h)" : ""); break;
+    case RC_EVAL:
+        if (r->kind == RUN_RACE) {
+            char s[96];
+            result_slice_label(r->corpus, 0, r->ctx, s, sizeof s);
+            snprintf(buf, n, "race %s", s);
+        } else {
+            result_slice_label(r->corpus, r->eval_windows, r->ctx, buf, n);
+        }
+        break;
+    case RC_PPL: fmt_num(buf, n, r->ppl, "%.4f"); break;
+    case RC_HL_MEAN: fmt_num(buf, n, r->hl_mean, "%.2f"); break;
+    case RC_HL_MED: fmt_num(buf, n, r->hl_med, "%.2f"); break;
+    case RC_HL_MAX: fmt_num(buf, n, r->hl_max, "%.2f"); break;
+    case RC_KEPT: snprintf(buf, n, "%s", r->kept[0] ? r->kept : "-"); break;
+    case RC_TTT:
+        if (r->kind != RUN_RACE) snprintf(buf, n, "-");
+        else if (!(r->tokens_to_target >= 0)) snprintf(buf, n, "never");
+        else snprintf(buf, n, "%.0f", r->tokens_to_target);
+        break;
+    case RC_STUDENT: snprintf(buf, n, "%s", r->student[0] ? r->student : "-"); break;
+    case RC_COUNT: break;
+    }
+}
+
+static double col_number(const result_row *r, result_col c) {
+    switch (c) {
+    case RC_KEEP: return r->keep;
+    case RC_STEPS: return r->stage2_steps;
+    case RC_PPL: return r->ppl;
+    case RC_HL_MEAN: return r->hl_mean;
+    case RC_HL_MED: return r->hl_med;
+    case RC_HL_MAX: return r->hl_max;
+    case RC_TTT: return r->kind == RUN_RACE && r->tokens_to_target >= 0 ? r->tokens_to_target : NAN;
+    default: return NAN;
+    }
+}
+
+int result_compare(const result_row *a, const result_row *b, result_col c) {
+    int d = 0;
+    if ((unsigned)c < RC_COUNT && cols[c].numeric) {
+        double x = col_number(a, c), y = col_number(b, c);
+        if (isnan(x) != isnan(y)) return isnan(x) ? 1 : -1; /* unknown last */
+        if (!isnan(x)) d = (x > y) - (x < y);
+    } else if ((unsigned)c < RC_COUNT) {
+        char x[256], y[256];
+        result_cell(a, c, false, x, sizeof x);
+        result_cell(b, c, false, y, sizeof y);
+        d = strcmp(x, y);
+    }
+    return d ? d : (a->seq > b->seq) - (a->seq < b->seq);
+}
+
+void result_command(const result_row *r, const char *model_arg, char *buf, size_t n) {
+    switch (r->kind) {
+    case RUN_EVALUATE:
+        if (r->student[0]) {
+            snprintf(buf, n, "graft eval '%s' --text '%s' --split --eval-windows %d --json", r->student, r->corpus,
+                     r->eval_windows);
+            return;
+        }
+        snprintf(buf, n, "(no student folder was written)");
+        return;
+    case RUN_ABLATE:
+        snprintf(buf, n,
+                 "graft ablate '%s' --calib '%s' --eval '%s' --strategy %s --keep %g --init %s --steps %d "
+                 "--eval-windows %d%s --json",
+                 model_arg, r->corpus, r->corpus, r->strategy, r->keep, r->init, r->stage2_steps, r->eval_windows,
+                 r->keep_best_heldout ? " --keep-best heldout" : "");
+        return;
+    case RUN_RACE:
+        snprintf(buf, n,
+                 "graft race '%s' --data '%s' --ctx %d --batch 4 --tokens %ld --lr-mixer %g --lr-rest %g "
+                 "--keep %g --json",
+                 model_arg, r->corpus, r->ctx, r->race_tokens, r->race_lr_mixer, r->race_lr_rest, r->keep);
+        return;
+    case RUN_KIND_COUNT: break;
+    }
+    snprintf(buf, n, "-");
+}
+
+/* ---- JSON (the session file) ---- */
+
+static void add_num(cJSON *o, const char *k, double v) {
+    if (isfinite(v)) cJSON_AddNumberToObject(o, k, v);
+    else cJSON_AddNullToObject(o, k);
+}
+
+cJSON *result_row_json(const result_row *r) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "run", run_kind_name(r->kind));
+    cJSON_AddStringToObject(o, "teacher", r->teacher);
+    cJSON_AddStringToObject(o, "strategy", r->strategy);
+    add_num(o, "keep", r->keep);
+    cJSON_AddStringToObject(o, "init", r->init);
+    cJSON_AddStringToObject(o, "init_detail", r->init_detail);
+    cJSON_AddNumberToObject(o, "stage2_steps", r->stage2_steps);
+    if (r->keep_best_heldout) cJSON_AddBoolToObject(o, "keep_best_heldout", 1);
+    cJSON_AddStringToObject(o, "corpus", r->corpus);
+    cJSON_AddNumberToObject(o, "eval_windows", r->eval_windows);
+    cJSON_AddNumberToObject(o, "ctx", r->ctx);
+    add_num(o, "ppl", r->ppl);
+    add_num(o, "hl_mean", r->hl_mean);
+    add_num(o, "hl_median", r->hl_med);
+    add_num(o, "hl_max", r->hl_max);
+    cJSON_AddStringToObject(o, "kept", r->kept);
+    cJSON_AddStringToObject(o, "student", r->student);
+    if (r->kind == RUN_RACE) {
+        cJSON_AddNumberToObject(o, "race_tokens", (double)r->race_tokens);
+        add_num(o, "lr_mixer", r->race_lr_mixer);
+        add_num(o, "lr_rest", r->race_lr_rest);
+        add_num(o, "tokens_to_target", r->tokens_to_target);
+        add_num(o, "ratio", r->ratio);
+    }
+    return o;
+}
+
+static void get_str(const cJSON *o, const char *k, char *dst, size_t n) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    if (cJSON_IsString(v)) snprintf(dst, n, "%s", v->valuestring);
+}
+
+static double get_num(const cJSON *o, const char *k, double def) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsNumber(v) ? v->valuedouble : def;
+}
+
+int result_row_from_json(const cJSON *o, result_row *r) {
+    result_row_init(r);
+    if (!cJSON_IsObject(o)) return gf_fail("a results row must be an object");
+    char kind[16] = "";
+    get_str(o, "run", kind, sizeof kind);
+    int k = 0;
+    while (k < RUN_KIND_COUNT && strcmp(kind, kind_names[k])) k++;
+    if (k == RUN_KIND_COUNT) return gf_fail("a results row has no known \"run\" (evaluate, ablate, race)");
+    r->kind = (run_kind)k;
+    get_str(o, "teacher", r->teacher, sizeof r->teacher);
+    get_str(o, "strategy", r->strategy, sizeof r->strategy);
+    get_str(o, "init", r->init, sizeof r->init);
+    get_str(o, "init_detail", r->init_detail, sizeof r->init_detail);
+    get_str(o, "corpus", r->corpus, sizeof r->corpus);
+    get_str(o, "kept", r->kept, sizeof r->kept);
+    get_str(o, "student", r->student, sizeof r->student);
+    r->keep = get_num(o, "keep", NAN);
+    r->stage2_steps = (int)get_num(o, "stage2_steps", 0);
+    r->keep_best_heldout = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "keep_best_heldout"));
+    r->eval_windows = (int)get_num(o, "eval_windows", 0);
+    r->ctx = (int)get_num(o, "ctx", 0);
+    r->ppl = get_num(o, "ppl", NAN);
+    r->hl_mean = get_num(o, "hl_mean", NAN);
+    r->hl_med = get_num(o, "hl_median", NAN);
+    r->hl_max = get_num(o, "hl_max", NAN);
+    r->race_tokens = (long)get_num(o, "race_tokens", 0);
+    r->race_lr_mixer = get_num(o, "lr_mixer", NAN);
+    r->race_lr_rest = get_num(o, "lr_rest", NAN);
+    r->tokens_to_target = get_num(o, "tokens_to_target", NAN);
+    r->ratio = get_num(o, "ratio", NAN);
+    return 0;
+}

@@ -1,0 +1,237 @@
+#include "workbench/session.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "workbench/json_file.h"
+
+static void get_str(const cJSON *o, const char *key, char *dst, size_t n) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (cJSON_IsString(v)) snprintf(dst, n, "%s", v->valuestring);
+}
+
+static int read_int(const cJSON *o, const char *key, int lo, int hi, int *out) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!v) return 0;
+    if (!cJSON_IsNumber(v) || v->valuedouble < lo || v->valuedouble > hi) return -1;
+    *out = (int)v->valuedouble;
+    return 0;
+}
+
+static int read_plan(teacher_state *t, const cJSON *plan, const char *path) {
+    int L = 0, H = 0, kvh = 0, hd = 0, kvb = 0;
+    if (!cJSON_IsObject(plan) || read_int(plan, "layers", 1, 4096, &L) || read_int(plan, "heads", 0, 4096, &H) ||
+        read_int(plan, "kv_heads", 0, 4096, &kvh) || read_int(plan, "head_dim", 0, 65536, &hd) ||
+        read_int(plan, "kv_bytes", 0, 8, &kvb) || L == 0)
+        return gf_fail("%s: a teacher's \"plan\" needs \"layers\" (1..4096) and small non-negative sizes", path);
+    teacher_state_set_shape(t, L, H);
+    t->kv_heads = kvh, t->head_dim = hd, t->kv_bytes = kvb;
+    get_str(plan, "strategy", t->strategy, sizeof t->strategy);
+    if (strategy_index(t->strategy) < 0) snprintf(t->strategy, sizeof t->strategy, "uniform");
+    const cJSON *keep = cJSON_GetObjectItemCaseSensitive(plan, "keep_ratio");
+    if (cJSON_IsNumber(keep) && keep->valuedouble > 0 && keep->valuedouble < 1) t->keep_ratio = keep->valuedouble;
+    const cJSON *kept = cJSON_GetObjectItemCaseSensitive(plan, "kept"), *c;
+    if (cJSON_IsArray(kept)) {
+        bool *mask = gf_calloc((size_t)L, sizeof *mask);
+        cJSON_ArrayForEach(c, kept) {
+            if (!cJSON_IsNumber(c) || c->valuedouble < 0 || c->valuedouble >= L) {
+                free(mask);
+                return gf_fail("%s: plan kept layers must be numbers in [0, %d)", path, L);
+            }
+            mask[(int)c->valuedouble] = true;
+        }
+        teacher_set_kept(t, mask);
+        free(mask);
+    }
+    const cJSON *scores = cJSON_GetObjectItemCaseSensitive(plan, "scores");
+    for (int s = 0; s < APP_N_STRATEGIES && cJSON_IsObject(scores); s++) {
+        const cJSON *a = cJSON_GetObjectItemCaseSensitive(scores, strategy_label(s));
+        if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) != L) continue;
+        double *v = gf_malloc((size_t)L * sizeof *v);
+        int l = 0;
+        cJSON_ArrayForEach(c, a) v[l++] = cJSON_IsNumber(c) ? c->valuedouble : NAN;
+        free(t->plan_score[s]);
+        t->plan_score[s] = v;
+    }
+    get_str(plan, "score_corpus", t->score_corpus, sizeof t->score_corpus);
+    if (!t->kept) teacher_plan_recompute(t);
+    return 0;
+}
+
+static int read_teacher(app_state *st, const cJSON *o, const char *path) {
+    char key[1024] = "";
+    get_str(o, "key", key, sizeof key);
+    if (!key[0]) return gf_fail("%s: each teacher needs a \"key\"", path);
+    teacher_state *t = app_teacher(st, key);
+    if (!t) return gf_fail("%s: too many teachers", path);
+    get_str(o, "arg", t->arg, sizeof t->arg);
+    get_str(o, "name", t->name, sizeof t->name);
+    get_str(o, "model_arg", t->model_arg, sizeof t->model_arg);
+    get_str(o, "shape", t->shape, sizeof t->shape);
+    if (!t->name[0]) snprintf(t->name, sizeof t->name, "%.159s", key);
+    if (!t->model_arg[0]) snprintf(t->model_arg, sizeof t->model_arg, "%s", key);
+    const cJSON *lines = cJSON_GetObjectItemCaseSensitive(o, "lines"), *c;
+    if (cJSON_IsArray(lines)) {
+        const char *l[16];
+        int n = 0;
+        cJSON_ArrayForEach(c, lines) if (cJSON_IsString(c) && n < 16) l[n++] = c->valuestring;
+        teacher_state_set_lines(t, l, n);
+    }
+    int rc = 0;
+    const cJSON *plan = cJSON_GetObjectItemCaseSensitive(o, "plan");
+    if (plan && read_plan(t, plan, path)) rc = -1;
+    const cJSON *ppl = cJSON_GetObjectItemCaseSensitive(o, "teacher_ppl");
+    if (cJSON_IsObject(ppl)) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(ppl, "ppl");
+        if (cJSON_IsNumber(v)) t->teacher_ppl = v->valuedouble;
+        get_str(ppl, "corpus", t->ppl_corpus, sizeof t->ppl_corpus);
+        read_int(ppl, "windows", 0, 1 << 30, &t->ppl_windows);
+        read_int(ppl, "ctx", 0, 1 << 30, &t->ppl_ctx);
+    }
+    const cJSON *res = cJSON_GetObjectItemCaseSensitive(o, "results");
+    if (res && !cJSON_IsArray(res)) rc = gf_fail("%s: a teacher's \"results\" should be an array", path);
+    const cJSON *rows = cJSON_IsArray(res) ? res : NULL;
+    cJSON_ArrayForEach(c, rows) {
+        result_row r;
+        if (result_row_from_json(c, &r) != 0) {
+            rc = gf_fail("%s: %s", path, gf_last_error());
+            continue;
+        }
+        if (!r.teacher[0]) snprintf(r.teacher, sizeof r.teacher, "%s", t->name);
+        teacher_add_result(t, &r);
+    }
+    return rc;
+}
+
+static int read_recent(app_state *st, const cJSON *arr, const char *path) {
+    if (!cJSON_IsArray(arr)) return gf_fail("%s: \"recent\" should be an array", path);
+    int n = cJSON_GetArraySize(arr);
+    if (n > APP_MAX_RECENT) n = APP_MAX_RECENT;
+    for (int i = n - 1; i >= 0; i--) { /* oldest first, so the list ends in the saved order */
+        const cJSON *it = cJSON_GetArrayItem(arr, i);
+        const cJSON *arg = cJSON_GetObjectItemCaseSensitive(it, "arg");
+        const cJSON *p = cJSON_GetObjectItemCaseSensitive(it, "path");
+        if (!cJSON_IsString(arg) || !arg->valuestring[0]) continue;
+        app_add_recent(st, arg->valuestring, cJSON_IsString(p) ? p->valuestring : "");
+    }
+    return 0;
+}
+
+int session_read(app_state *st, const char *path) {
+    bool missing;
+    cJSON *root = json_read_file(path, &missing);
+    if (!root) return missing ? 0 : -1;
+    int rc = 0;
+    char err[512] = "";
+#define NOTE_ERR()                                                           \
+    do {                                                                     \
+        if (!err[0]) snprintf(err, sizeof err, "%s", gf_last_error());       \
+        rc = -1;                                                             \
+    } while (0)
+    get_str(root, "corpus", st->corpus, sizeof st->corpus);
+    get_str(root, "eval_init", st->eval_init, sizeof st->eval_init);
+    const cJSON *set = cJSON_GetObjectItemCaseSensitive(root, "settings");
+    if (set && settings_from_json(&st->settings, set, path)) NOTE_ERR();
+    const cJSON *teachers = cJSON_GetObjectItemCaseSensitive(root, "teachers"), *t;
+    if (teachers && !cJSON_IsArray(teachers)) {
+        gf_fail("%s: \"teachers\" should be an array", path);
+        NOTE_ERR();
+    }
+    const cJSON *tlist = cJSON_IsArray(teachers) ? teachers : NULL;
+    cJSON_ArrayForEach(t, tlist) if (read_teacher(st, t, path)) NOTE_ERR();
+    char cur[1024] = "";
+    get_str(root, "current", cur, sizeof cur);
+    if (cur[0]) app_switch(st, app_find_teacher(st, cur));
+    if (!teachers && (cJSON_GetObjectItemCaseSensitive(root, "plan") || cJSON_GetObjectItemCaseSensitive(root, "results")))
+        app_log(st, LOG_WARN, "session: %s is of the first format (one plan and results table, no teacher named): "
+                              "only its recent teachers are restored", path);
+    const cJSON *recent = cJSON_GetObjectItemCaseSensitive(root, "recent");
+    if (recent && read_recent(st, recent, path)) NOTE_ERR();
+#undef NOTE_ERR
+    cJSON_Delete(root);
+    if (rc) gf_fail("%s", err);
+    return rc;
+}
+
+static cJSON *teacher_json(const teacher_state *t) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "key", t->key);
+    cJSON_AddStringToObject(o, "arg", t->arg);
+    cJSON_AddStringToObject(o, "name", t->name);
+    cJSON_AddStringToObject(o, "model_arg", t->model_arg);
+    cJSON_AddStringToObject(o, "shape", t->shape);
+    cJSON *lines = cJSON_AddArrayToObject(o, "lines");
+    for (int i = 0; i < t->n_lines; i++) cJSON_AddItemToArray(lines, cJSON_CreateString(t->lines[i]));
+    if (t->n_layers > 0) {
+        cJSON *plan = cJSON_AddObjectToObject(o, "plan");
+        cJSON_AddNumberToObject(plan, "layers", t->n_layers);
+        cJSON_AddNumberToObject(plan, "heads", t->n_heads);
+        cJSON_AddNumberToObject(plan, "kv_heads", t->kv_heads);
+        cJSON_AddNumberToObject(plan, "head_dim", t->head_dim);
+        cJSON_AddNumberToObject(plan, "kv_bytes", t->kv_bytes);
+        cJSON_AddStringToObject(plan, "strategy", t->strategy);
+        cJSON_AddNumberToObject(plan, "keep_ratio", t->keep_ratio);
+        if (t->kept) {
+            cJSON *k = cJSON_AddArrayToObject(plan, "kept");
+            for (int l = 0; l < t->n_layers; l++)
+                if (t->kept[l]) cJSON_AddItemToArray(k, cJSON_CreateNumber(l));
+        }
+        cJSON *sc = cJSON_AddObjectToObject(plan, "scores");
+        for (int s = 0; s < APP_N_STRATEGIES; s++) {
+            if (!t->plan_score[s]) continue;
+            cJSON *a = cJSON_AddArrayToObject(sc, strategy_label(s));
+            for (int l = 0; l < t->n_layers; l++)
+                cJSON_AddItemToArray(a, isfinite(t->plan_score[s][l]) ? cJSON_CreateNumber(t->plan_score[s][l])
+                                                                      : cJSON_CreateNull());
+        }
+        cJSON_AddStringToObject(plan, "score_corpus", t->score_corpus);
+    }
+    if (isfinite(t->teacher_ppl)) {
+        cJSON *p = cJSON_AddObjectToObject(o, "teacher_ppl");
+        cJSON_AddNumberToObject(p, "ppl", t->teacher_ppl);
+        cJSON_AddStringToObject(p, "corpus", t->ppl_corpus);
+        cJSON_AddNumberToObject(p, "windows", t->ppl_windows);
+        cJSON_AddNumberToObject(p, "ctx", t->ppl_ctx);
+    }
+    cJSON *res = cJSON_AddArrayToObject(o, "results");
+    for (int i = 0; i < t->n_results; i++) cJSON_AddItemToArray(res, result_row_json(&t->results[i]));
+    return o;
+}
+
+int session_write(const app_state *st, const char *path) {
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddNumberToObject(root, "version", 2);
+    cJSON_AddStringToObject(root, "corpus", st->corpus);
+    cJSON_AddStringToObject(root, "eval_init", st->eval_init);
+    const teacher_state *cur = app_cur(st);
+    cJSON_AddStringToObject(root, "current", cur ? cur->key : "");
+    cJSON_AddItemToObject(root, "settings", settings_json(&st->settings));
+    cJSON *ts = cJSON_AddArrayToObject(root, "teachers");
+    for (int i = 0; i < st->n_teachers; i++) cJSON_AddItemToArray(ts, teacher_json(st->teachers[i]));
+    cJSON *recent = cJSON_AddArrayToObject(root, "recent");
+    for (int i = 0; i < st->n_recent; i++) {
+        cJSON *it = cJSON_CreateObject();
+        cJSON_AddStringToObject(it, "arg", st->recent[i].arg);
+        cJSON_AddStringToObject(it, "path", st->recent[i].path);
+        cJSON_AddItemToArray(recent, it);
+    }
+    int rc = json_write_atomic(path, root);
+    cJSON_Delete(root);
+    return rc;
+}
+
+void persist_load_session(app_state *st) {
+    char *path = persist_path("XDG_STATE_HOME", ".local/state", "session.json");
+    if (path && session_read(st, path)) app_log(st, LOG_WARN, "warning: %s; the rest of the session is restored", gf_last_error());
+    free(path);
+}
+
+void persist_save_session(app_state *st) {
+    if (st->ephemeral) return;
+    char *path = persist_path("XDG_STATE_HOME", ".local/state", "session.json");
+    if (path && session_write(st, path)) fprintf(stderr, "graft: warning: %s\n", gf_last_error());
+    free(path);
+}

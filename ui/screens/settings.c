@@ -1,0 +1,102 @@
+/* 9 Settings: what jobs run with (src/workbench/settings.h), one line each
+ * with its value and what it changes. Up/Down pick, Left/Right halve /
+ * double (or cycle), Enter types a value, d restores the default. Saved with
+ * the session; every Results row records the values it ran with. */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "keys.h"
+#include "screens/screens.h"
+
+static void draw(ui *u, grid *g, rect r) {
+    const app_state *st = u->st;
+    settings_view *v = &u->v.settings;
+    style acc = theme_accent(&u->th), dim = theme_dim(&u->th);
+    int x = r.x + 2, w = r.w - 4, y = r.y + 1;
+    grid_text(g, x, y++, w, "Run settings (saved with the session; each Results row records its own)", acc);
+    y++;
+    const int label_w = 24, value_w = 16;
+    for (int f = 0; f < SET_COUNT && y < r.y + r.h - 2; f++, y++) {
+        const settings_info *in = settings_get_info((settings_field)f);
+        char val[64];
+        settings_format(&st->settings, (settings_field)f, val, sizeof val);
+        bool cur = f == v->cursor;
+        grid_printf(g, x, y, label_w, cur ? acc : STYLE_PLAIN, "%s %s", cur ? theme_glyph(&u->th, G_RARROW) : " ",
+                    in->label);
+        if (cur && v->editing) entry_draw(g, x + label_w, y, value_w, "", &v->edit, true, STYLE_PLAIN);
+        else grid_text(g, x + label_w, y, value_w, val, cur ? acc : STYLE_PLAIN);
+        if (w > label_w + value_w + 10) grid_text(g, x + label_w + value_w + 2, y, w - label_w - value_w - 2, in->help, dim);
+        if (cur) grid_add_attr(g, (rect){x, y, label_w + value_w, 1}, ATTR_REVERSE);
+    }
+    y++;
+    if (y < r.y + r.h)
+        grid_text(g, x, y, w, "\u2191\u2193 pick   \u2190\u2192 halve / double   Enter type a value   d default",
+                  dim);
+}
+
+static bool key(ui *u, int k) {
+    settings_view *v = &u->v.settings;
+    wb_settings *s = &u->st->settings;
+    const settings_info *in = settings_get_info((settings_field)v->cursor);
+    if (v->editing) {
+        entry_result res = entry_key(&v->edit, k);
+        if (res == ENTRY_CANCEL) v->editing = u->typing = false;
+        if (res == ENTRY_SUBMIT) {
+            v->editing = u->typing = false;
+            if (settings_parse(s, (settings_field)v->cursor, v->edit.text) != 0) ui_say(u, "%s", gf_last_error());
+            else {
+                char val[64];
+                settings_format(s, (settings_field)v->cursor, val, sizeof val);
+                ui_say(u, "%s: %s", in->label, val);
+            }
+        }
+        return true;
+    }
+    switch (k) {
+    case UK_UP: v->cursor = v->cursor > 0 ? v->cursor - 1 : 0; return true;
+    case UK_DOWN: v->cursor = v->cursor + 1 < SET_COUNT ? v->cursor + 1 : SET_COUNT - 1; return true;
+    case UK_LEFT:
+    case UK_RIGHT:
+    case '-':
+    case '+': {
+        int dir = k == UK_RIGHT || k == '+' ? 1 : -1;
+        if (settings_step(s, (settings_field)v->cursor, dir) != 0) {
+            ui_say(u, "%s", gf_last_error());
+        } else {
+            char val[64];
+            settings_format(s, (settings_field)v->cursor, val, sizeof val);
+            ui_say(u, "%s: %s", in->label, val);
+        }
+        return true;
+    }
+    case UK_ENTER: {
+        char val[64];
+        settings_format(s, (settings_field)v->cursor, val, sizeof val);
+        char *sp = strchr(val, ' '); /* "0 (every core)": the number alone */
+        if (sp && v->cursor == SET_THREADS) *sp = 0;
+        entry_set(&v->edit, val);
+        v->editing = u->typing = true;
+        return true;
+    }
+    case 'd': {
+        wb_settings def;
+        settings_default(&def);
+        char val[64];
+        settings_format(&def, (settings_field)v->cursor, val, sizeof val);
+        if (v->cursor == SET_KEEP_BEST) snprintf(val, sizeof val, "%s", def.keep_best_heldout ? "heldout" : "train");
+        if (v->cursor == SET_THREADS) snprintf(val, sizeof val, "%d", def.threads);
+        settings_parse(s, (settings_field)v->cursor, val);
+        ui_say(u, "%s: back to the default", in->label);
+        return true;
+    }
+    }
+    return false;
+}
+
+static const key_hint keys[] = {
+    {"\u2191\u2193", "up/down", "pick"}, {"\u2190\u2192", "left/right", "halve/double"}, {"\u23ce", "Enter", "type"},
+    {"d", NULL, "default"},
+};
+
+const screen screen_settings = {"Settings", draw, key, NULL, keys, sizeof keys / sizeof keys[0], -1};

@@ -1,0 +1,72 @@
+/* Each screen's view state: cursors, scroll positions, what is being typed.
+ * One struct per screen; only that screen's file touches it. */
+#ifndef GRAFT_UI_SCREENS_VIEWS_H
+#define GRAFT_UI_SCREENS_VIEWS_H
+
+#include <stdbool.h>
+
+#include "widgets/entry.h"
+#include "widgets/heatmap.h"
+#include "workbench/teacher_state.h"
+
+typedef struct {
+    int metric, init;            /* the metric shown, the init (index into the teacher's inits) */
+    bool side_by_side;
+    bool log_scale[MET_COUNT];
+    int cur_layer, cur_head, heat_first_row;
+    heatmap_layout heat[APP_MAX_INITS];
+    int n_heat;
+} stats_view;
+
+typedef struct {
+    int cursor, first;           /* layer under the cursor, first layer shown */
+    bool edit;                   /* typing a retention ratio */
+    char buf[8];                 /* what is typed so far (percent) */
+} plan_view;
+
+typedef struct {
+    int cursor;                  /* selected row in the shown order, -1: the newest */
+    int first;                   /* first row shown */
+    int sort_col;                /* result_col, or -1: run order */
+    bool sort_desc;
+} results_view;
+
+typedef struct {
+    int layer, head;             /* the layer shown (-1: the latest done), head under the cursor */
+} calibrate_view;
+
+typedef struct {
+    int layer;                   /* the layer whose chart is large (-1: all small) */
+} align_view;
+
+typedef struct {
+    entry open_entry;
+    int recent_cur;              /* cursor in the recent teachers list */
+} teacher_view;
+
+typedef struct {
+    int scroll;                  /* lines scrolled up from the newest */
+    int hscroll;                 /* columns scrolled right */
+    bool filtering;              /* typing the filter */
+    entry filter;
+    bool history;                /* the job history instead of the lines */
+} log_view;
+
+typedef struct {
+    int cursor;                  /* settings_field under the cursor */
+    bool editing;
+    entry edit;
+} settings_view;
+
+typedef struct {
+    stats_view stats;
+    plan_view plan;
+    results_view results;
+    calibrate_view calibrate;
+    align_view align;
+    teacher_view teacher;
+    log_view log;
+    settings_view settings;
+} views;
+
+#endif
