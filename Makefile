@@ -2,7 +2,8 @@
 #   make            build ./graft
 #   make run        install missing packages, build, open graft on the default teacher
 #   make test       install missing packages, build, run every test (unit, integration)
-#   make sanitize   the same tests under ASan + UBSan (build-san/)
+#   make sanitize   the same tests under ASan + UBSan, float-to-int casts included (build-san/)
+#   make fuzz       every libFuzzer harness for FUZZ_SECONDS (build-fuzz/, clang)
 #   make bench      CPU benchmarks (timings live here, never in tests)
 #   make install    PREFIX=/usr/local
 
@@ -11,7 +12,7 @@ BUILD    ?= build
 CC       ?= cc
 OPT      ?= -O2 -march=x86-64-v2
 SAN      ?=
-PKGS      = ncursesw libcurl libcjson libpcre2-8 cmocka
+PKGS      = ncursesw libcurl libcjson libpcre2-8 cmocka libcrypto libutf8proc
 # OpenBLAS built for OpenMP shares graft's OpenMP thread pool; the pthread
 # build would run its own pool beside it and the two spin against each other.
 BLAS_DIR ?= $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/openblas-openmp /usr/lib/$(shell uname -m)-linux-gnu/openblas-openmp))
@@ -49,7 +50,7 @@ TOOL_BIN   := $(TOOL_SRC:tests/tools/%.c=$(BUILD)/tests/tools/%)
 LIB        := $(BUILD)/libgraft.a
 
 .SECONDARY:
-.PHONY: all graft run test sanitize bench install clean deps tests
+.PHONY: all graft run test sanitize bench install clean deps tests fuzz fuzzers fuzz-replay
 all: graft
 
 deps:
@@ -104,7 +105,7 @@ $(BUILD)/bench/%: $(BUILD)/tests/bench/%.o $(LIB)
 	$(MSG) LD $@
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-tests: $(BUILD)/graft $(TEST_BIN) $(TOOL_BIN)
+tests: $(BUILD)/graft $(TEST_BIN) $(TOOL_BIN) fuzz-replay
 
 run: deps
 	@$(MAKE) --no-print-directory graft
@@ -114,9 +115,11 @@ test: deps
 	@$(MAKE) --no-print-directory tests
 	@sh tests/run.sh $(BUILD)
 
+# float-cast-overflow is not part of -fsanitize=undefined (gcc and clang):
+# it catches float -> int conversions of out-of-range values (1e30 -> int).
 sanitize: deps
 	@$(MAKE) --no-print-directory BUILD=build-san OPT=-O1 \
-	    SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" tests
+	    SAN="-fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer -fno-sanitize-recover=all" tests
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	    sh tests/run.sh build-san
 
@@ -128,7 +131,42 @@ install: graft
 	install -Dm755 graft $(DESTDIR)$(PREFIX)/bin/graft
 	install -Dm644 man/graft.1 $(DESTDIR)$(PREFIX)/share/man/man1/graft.1
 
+# ---- fuzzing ---------------------------------------------------------------
+# tests/fuzz/fuzz_*.c are libFuzzer harnesses, one per parser. `make fuzz`
+# builds them with clang (libFuzzer + ASan + UBSan + float-to-int overflow) in
+# build-fuzz/ and runs each for FUZZ_SECONDS (tests/fuzz/run.sh). The same
+# harnesses linked with tests/fuzz/replay_main.c (any compiler) replay the seed
+# corpora and the kept crashing inputs (tests/fuzz/regress/) in `make test`.
+FUZZ_BUILD   ?= build-fuzz
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_SAN      = -fsanitize=fuzzer-no-link,address,undefined,float-cast-overflow \
+                -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_HARNESS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BIN     := $(FUZZ_HARNESS:tests/fuzz/%.c=$(BUILD)/fuzz/%)
+FUZZ_REPLAY  := $(FUZZ_HARNESS:tests/fuzz/fuzz_%.c=$(BUILD)/fuzz/replay_%)
+
+$(BUILD)/fuzz/fuzz_%: $(BUILD)/tests/fuzz/fuzz_%.o $(BUILD)/tests/fuzz/harness.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(MSG) LD $@
+	$(Q)$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+
+$(BUILD)/fuzz/replay_%: $(BUILD)/tests/fuzz/fuzz_%.o $(BUILD)/tests/fuzz/harness.o \
+                        $(BUILD)/tests/fuzz/replay_main.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(MSG) LD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+fuzzers: $(FUZZ_BIN)
+fuzz-replay: $(FUZZ_REPLAY)
+
+fuzz: deps
+	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) \
+	    OPT="-O1 -gline-tables-only -Wno-pass-failed" SAN="$(FUZZ_SAN)" fuzzers
+	@sh tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+# ---- end of fuzzing ---------------------------------------------------------
+
 clean:
-	rm -rf build build-san graft
+	rm -rf build build-san build-fuzz graft
 
 -include $(call rwildcard,$(BUILD),*.d)

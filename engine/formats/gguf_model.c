@@ -162,37 +162,41 @@ static int read_config(model_config *c, const gguf_file *g, const char *arch_nam
 
 /* ---- tensors ---- */
 
+/* The tensors a config implies; dst points into w, or is NULL without w (to
+ * check every shape against the file before the weights are allocated). */
 static void expected(spec_list *s, const model_config *c, model_weights *w) {
     const int64_t D = c->dim, F = c->hidden_dim, V = c->vocab_size, hd = c->head_dim;
     const int64_t qd = (int64_t)c->n_heads * hd, kvd = (int64_t)c->n_kv_heads * hd;
     const bool permute = c->arch == ARCH_LLAMA;
     char n[64];
-    add(s, "token_embd.weight", w->tok_embed, V, D);
+#define DST(expr) (w ? (expr) : NULL)
+    add(s, "token_embd.weight", DST(w->tok_embed), V, D);
     for (int l = 0; l < c->n_layers; l++) {
-        layer_weights *lw = &w->layers[l];
+        layer_weights *lw = w ? &w->layers[l] : NULL;
 #define NAME(suffix) (snprintf(n, sizeof n, "blk.%d." suffix, l), n)
-        add(s, NAME("attn_norm.weight"), lw->attn_norm, D, 0);
-        add(s, NAME("attn_q.weight"), lw->wq, qd, D)->permute_heads = permute ? c->n_heads : 0;
-        add(s, NAME("attn_k.weight"), lw->wk, kvd, D)->permute_heads = permute ? c->n_kv_heads : 0;
-        add(s, NAME("attn_v.weight"), lw->wv, kvd, D);
-        add(s, NAME("attn_output.weight"), lw->wo, D, qd);
+        add(s, NAME("attn_norm.weight"), DST(lw->attn_norm), D, 0);
+        add(s, NAME("attn_q.weight"), DST(lw->wq), qd, D)->permute_heads = permute ? c->n_heads : 0;
+        add(s, NAME("attn_k.weight"), DST(lw->wk), kvd, D)->permute_heads = permute ? c->n_kv_heads : 0;
+        add(s, NAME("attn_v.weight"), DST(lw->wv), kvd, D);
+        add(s, NAME("attn_output.weight"), DST(lw->wo), D, qd);
         if (c->qkv_bias) {
-            add(s, NAME("attn_q.bias"), lw->bq, qd, 0)->permute_heads = permute ? c->n_heads : 0;
-            add(s, NAME("attn_k.bias"), lw->bk, kvd, 0)->permute_heads = permute ? c->n_kv_heads : 0;
-            add(s, NAME("attn_v.bias"), lw->bv, kvd, 0);
+            add(s, NAME("attn_q.bias"), DST(lw->bq), qd, 0)->permute_heads = permute ? c->n_heads : 0;
+            add(s, NAME("attn_k.bias"), DST(lw->bk), kvd, 0)->permute_heads = permute ? c->n_kv_heads : 0;
+            add(s, NAME("attn_v.bias"), DST(lw->bv), kvd, 0);
         }
         if (c->qk_norm) {
-            add(s, NAME("attn_q_norm.weight"), lw->q_norm, hd, 0);
-            add(s, NAME("attn_k_norm.weight"), lw->k_norm, hd, 0);
+            add(s, NAME("attn_q_norm.weight"), DST(lw->q_norm), hd, 0);
+            add(s, NAME("attn_k_norm.weight"), DST(lw->k_norm), hd, 0);
         }
-        add(s, NAME("ffn_norm.weight"), lw->ffn_norm, D, 0);
-        add(s, NAME("ffn_gate.weight"), lw->w_gate, F, D);
-        add(s, NAME("ffn_up.weight"), lw->w_up, F, D);
-        add(s, NAME("ffn_down.weight"), lw->w_down, D, F);
+        add(s, NAME("ffn_norm.weight"), DST(lw->ffn_norm), D, 0);
+        add(s, NAME("ffn_gate.weight"), DST(lw->w_gate), F, D);
+        add(s, NAME("ffn_up.weight"), DST(lw->w_up), F, D);
+        add(s, NAME("ffn_down.weight"), DST(lw->w_down), D, F);
 #undef NAME
     }
-    add(s, "output_norm.weight", w->final_norm, D, 0);
-    if (!c->tied_embeddings) add(s, "output.weight", w->lm_head, V, D);
+    add(s, "output_norm.weight", DST(w->final_norm), D, 0);
+    if (!c->tied_embeddings) add(s, "output.weight", DST(w->lm_head), V, D);
+#undef DST
 }
 
 static int check_tensor(const gguf_tensor *t, const spec *s, const char *path) {
@@ -276,10 +280,9 @@ int load_gguf(model *m, const char *path, const model_load_opts *opts) {
     if (read_config(&m->cfg, &g, arch_name, path) != 0) goto done;
     if (load_rope_factors(&m->cfg, &g, path) != 0) goto done;
 
-    /* every tensor is checked before any is read (the block is calloc'd, so
-     * its pages are only touched when filled) */
-    model_weights_alloc(&m->w, &m->cfg);
-    expected(&specs, &m->cfg, &m->w);
+    /* every tensor is checked against the file before the weights are
+     * allocated: a header cannot make graft allocate what the file lacks */
+    expected(&specs, &m->cfg, NULL);
     unsigned types = 0;
     size_t max_permuted = 0;
     for (size_t i = 0; i < specs.n; i++) {
@@ -296,6 +299,9 @@ int load_gguf(model *m, const char *path, const model_load_opts *opts) {
             goto done;
         }
     }
+    model_weights_alloc(&m->w, &m->cfg);
+    specs.n = 0;
+    expected(&specs, &m->cfg, &m->w);
     if (max_permuted) tmp = gf_malloc(max_permuted * sizeof *tmp);
     for (size_t i = 0; i < specs.n; i++) {
         const spec *s = &specs.v[i];
@@ -310,7 +316,7 @@ int load_gguf(model *m, const char *path, const model_load_opts *opts) {
     describe_types(m->weights_dtype, sizeof m->weights_dtype, types);
 
     if (opts->tokenizer_path) {
-        if (tokenizer_load_path(&m->tok, opts->tokenizer_path, m->cfg.vocab_size) != 0) goto done;
+        if (load_model_tokenizer(m, opts->tokenizer_path) != 0) goto done;
     } else if (gguf_find_kv(&g, "tokenizer.ggml.model")) {
         if (gguf_tokenizer_load(&m->tok, &g) != 0) goto done;
         if (tokenizer_vocab_size(m->tok) > m->cfg.vocab_size) {

@@ -6,15 +6,61 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "select/select.h"
 #include "train/params.h"
 
 void train_cli_default(train_cli *c) {
     memset(c, 0, sizeof *c);
+    c->keep = NAN;
     train_opts_default(&c->to, PHASE_KL);
     c->to.lr_mixer = NAN; /* NaN: take the phase default */
     c->to.lr_rest = NAN;
     c->eval_frac = 0.05;
     c->log_every = 10;
+}
+
+bool train_cli_converts(const train_cli *c) { return c->strategy || !isnan(c->keep); }
+
+int train_cli_convert_mask(const train_cli *c, int L, bool *conv) {
+    strategy_spec ss;
+    const char *strategy = c->strategy ? c->strategy : "uniform";
+    if (strategy_parse(strategy, L, &ss) != 0) return -1;
+    for (int l = 0; l < L; l++) conv[l] = true;
+    if (ss.kind == STRATEGY_MANUAL) {
+        for (int i = 0; i < ss.n_manual; i++) conv[ss.manual[i]] = false;
+    } else if (ss.kind == STRATEGY_UNIFORM) {
+        int k;
+        if (isnan(c->keep)) return gf_fail("--strategy uniform needs --keep R (a ratio in (0, 1))");
+        if (keep_count(c->keep, L, &k) != 0) return -1;
+        int *kept = gf_calloc((size_t)(k ? k : 1), sizeof *kept);
+        select_uniform(L, k, kept);
+        for (int i = 0; i < k; i++) conv[kept[i]] = false;
+        free(kept);
+    } else {
+        return gf_fail("--strategy %s scores layers on calibration text: build the student with graft convert "
+                       "--strategy %s (graft race: with --calib or --data)", strategy, strategy);
+    }
+    for (int l = 0; l < L; l++)
+        if (conv[l]) return 0;
+    return gf_fail("--keep / --strategy keep attention in every one of the %d layers: nothing to convert", L);
+}
+
+void layer_list_text(const bool *conv, int L, char *buf, size_t n) {
+    size_t len = 0;
+    buf[0] = 0;
+    for (int l = 0; l < L && len < n; l++)
+        if (conv[l]) len += (size_t)snprintf(buf + len, n - len, "%s%d", len ? "," : "", l);
+}
+
+cJSON *curve_json(const curve *c) {
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; i < c->n; i++) {
+        cJSON *pt = cJSON_CreateArray();
+        cJSON_AddItemToArray(pt, cJSON_CreateNumber(c->xy[2 * i]));
+        cJSON_AddItemToArray(pt, cJSON_CreateNumber(c->xy[2 * i + 1]));
+        cJSON_AddItemToArray(a, pt);
+    }
+    return a;
 }
 
 int train_cli_finish(train_cli *c, const char *cmd) {
@@ -64,8 +110,9 @@ static void perturb(float *a, size_t n, double rel, uint64_t *s) {
 
 int cli_student_init_check(const char *init) {
     if (strcmp(init, "copy") && strcmp(init, "random") && strcmp(init, "zero-gate") && strcmp(init, "small-gate"))
-        return gf_fail("init '%s' is not available with --convert (copy, random, zero-gate, small-gate; "
-                       "for the others make student folders with graft convert)", init);
+        return gf_fail("init '%s' needs calibration, which a student built in memory does not have (copy, "
+                       "random, zero-gate, small-gate; for the others make student folders with graft convert)",
+                       init);
     return 0;
 }
 
@@ -74,13 +121,14 @@ int cli_student_build(cli_student *s, const model *src, const train_cli *c, cons
     const model_config *cfg = &src->cfg;
     const bool is_copy = strcmp(init, "copy") == 0;
     if (cli_student_init_check(init) != 0) return -1;
-    if (!is_copy && !c->convert) return gf_fail("init '%s' needs --convert LAYERS", init);
+    if (!is_copy && !train_cli_converts(c))
+        return gf_fail("init '%s' needs the layers to convert (--keep R, or --strategy manual:KEPT)", init);
     model_weights_alloc(&s->w, cfg);
     memcpy(s->w.block, src->w.block, s->w.n_floats * sizeof(float));
     const train_mixer *mixers = NULL;
     if (!is_copy) {
         bool *conv = gf_calloc((size_t)cfg->n_layers, sizeof *conv);
-        int rc = parse_layer_list(c->convert, cfg->n_layers, conv);
+        int rc = train_cli_convert_mask(c, cfg->n_layers, conv);
         if (rc == 0) rc = hybrid_random_gdn(&s->hyb, cfg, &s->w, conv, seed);
         free(conv);
         if (rc != 0) {
@@ -126,17 +174,4 @@ int cli_train_data(train_data *d, const model *teacher, const train_cli *c) {
         return train_data_open(d, c->data, teacher->tok, c->to.ctx, c->eval_frac, c->to.seed);
     }
     return train_data_sampled(d, teacher, c->to.ctx, c->to.eval_seqs > 0 ? c->to.eval_seqs : 16, c->to.seed);
-}
-
-static atomic_int stop_flag; /* lock-free, so a signal handler may set it */
-static void on_signal(int sig) { atomic_store(&stop_flag, sig); }
-atomic_int *cli_stop_flag(void) { return &stop_flag; }
-
-void cli_catch_stop_signals(void) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
 }

@@ -99,6 +99,7 @@ typedef struct {
     calib_cache *c;
     bool *layers; /* [L] */
     stage1_choice s1;
+    long seed; /* graft tui --seed */
 } calib_arg;
 
 static void capture_phases(job_ctx *ctx, const calib_cache *c, job_phase *ph, int *n) {
@@ -130,7 +131,7 @@ static int calib_job(job_ctx *ctx, void *argp) {
     }
     if (!c->have_student) {
         student_settings set;
-        if (plan_student_settings(INIT_TAYLOR_ONLY, 0, 0, &a->s1, &set) != 0) goto out;
+        if (plan_student_settings(INIT_TAYLOR_ONLY, 0, 0, &a->s1, a->seed, &set) != 0) goto out;
         if (student_init_empty(&c->s1, (model *)c->m, &set) != 0) goto out;
         c->have_student = true;
         c->s1_choice = a->s1;
@@ -198,6 +199,7 @@ typedef struct {
     student_init init;
     int steps, keep_best_heldout;
     stage1_choice s1;
+    long seed; /* graft tui --seed */
 } align_arg;
 
 /* Every step's losses, on the OpenMP thread training `layer` (the event queue is mutex-guarded). */
@@ -236,7 +238,7 @@ static int align_job(job_ctx *ctx, void *argp) {
     job_set_phases(ctx, ph, np);
     if (ensure_capture(c, ctx, &pr) != 0) goto out;
     student_settings set;
-    if (plan_student_settings(a->init, a->steps, a->keep_best_heldout, &a->s1, &set) != 0) goto out;
+    if (plan_student_settings(a->init, a->steps, a->keep_best_heldout, &a->s1, a->seed, &set) != 0) goto out;
     if (student_init_empty(&s, (model *)c->m, &set) != 0) goto out;
     have = true;
     const char *name = student_init_name(a->init);
@@ -333,6 +335,7 @@ int calib_start(workbench *wb, app_state *st, job_runner *jr, bool one_layer) {
     a->c = wb->calib;
     a->layers = todo;
     a->s1 = t->stage1;
+    a->seed = wb->seed;
     if (wb_start(st, jr, "calibrate", calib_job, a, t) != 0) {
         free(todo);
         free(a);
@@ -359,6 +362,7 @@ int align_start(workbench *wb, app_state *st, job_runner *jr) {
     a->layers = gf_calloc((size_t)L, sizeof *a->layers);
     teacher_converted(t, a->layers);
     a->init = init;
+    a->seed = wb->seed;
     a->steps = st->settings.stage2_steps;
     a->keep_best_heldout = st->settings.keep_best_heldout;
     a->s1 = t->stage1;

@@ -42,6 +42,7 @@ typedef struct {
     int steps, ablate_steps, keep_best_heldout, eval_windows;
     stage1_choice s1;           /* the teacher's Stage 1 options (inits with Stage 1) */
     bool ablate_components;     /* ablate: Stage 1 component subsets instead of the six inits */
+    long seed; /* graft tui --seed */
 } plan_arg;
 
 static void plan_arg_free(plan_arg *a) {
@@ -51,7 +52,7 @@ static void plan_arg_free(plan_arg *a) {
     free(a);
 }
 
-int plan_student_settings(student_init init, int steps, int keep_best_heldout, const stage1_choice *s1,
+int plan_student_settings(student_init init, int steps, int keep_best_heldout, const stage1_choice *s1, long seed,
                           student_settings *set) {
     method_cli mo;
     method_cli_default(&mo);
@@ -59,9 +60,7 @@ int plan_student_settings(student_init init, int steps, int keep_best_heldout, c
     mo.keep_best = keep_best_heldout ? "heldout" : "train";
     stage1_cli_text text;
     if (init_uses_stage1(init)) stage1_choice_to_cli(s1, &mo, &text);
-    common_opts co;
-    common_opts_default(&co);
-    return method_cli_settings(&mo, co.seed, init, set);
+    return method_cli_settings(&mo, seed, init, set);
 }
 
 /* k layers ranked by score: the highest (ar) or the lowest (ga-s2); ties to the lower layer. */
@@ -122,7 +121,7 @@ static int select_job(job_ctx *ctx, void *argp) {
     if (token_split_make(&sp, a->m->tok, a->corpus, a->corpus, &spec) != 0 || check_cancel(ctx)) goto done;
     if (ga) {
         job_log(ctx, "ga-s2: building every layer under taylor-calibrate (%d Stage 2 steps)", a->steps);
-        if (plan_student_settings(INIT_TAYLOR_CALIBRATE, a->steps, a->keep_best_heldout, &a->s1, &set) != 0 ||
+        if (plan_student_settings(INIT_TAYLOR_CALIBRATE, a->steps, a->keep_best_heldout, &a->s1, a->seed, &set) != 0 ||
             method_capture(a->m, &sp, &cal, &held, &sink) != 0 || student_init_empty(&s, a->m, &set) != 0)
             goto done;
         bool *all = gf_malloc((size_t)a->L * sizeof *all);
@@ -181,6 +180,7 @@ static plan_arg *make_arg(workbench *wb, app_state *st) {
     a->m = wb->m;
     a->corpus = gf_strdup(wb->corpus);
     a->teacher_path = gf_strdup(t->model_arg[0] ? t->model_arg : wb->m->path);
+    a->seed = wb->seed;
     snprintf(a->teacher_name, sizeof a->teacher_name, "%s", t->name);
     a->L = wb->m->cfg.n_layers;
     a->strategy = strategy_index(t->strategy);
@@ -292,7 +292,7 @@ static int evaluate_job(job_ctx *ctx, void *argp) {
         {"student ppl", cost_eval(a->m, eval_tokens(&spec), spec.ctx)},
     };
     job_set_phases(ctx, phases, 6);
-    if (plan_student_settings(a->init, a->steps, a->keep_best_heldout, &a->s1, &set) != 0) goto done;
+    if (plan_student_settings(a->init, a->steps, a->keep_best_heldout, &a->s1, a->seed, &set) != 0) goto done;
     if (token_split_make(&sp, a->m->tok, a->corpus, a->corpus, &spec) != 0 || check_cancel(ctx)) goto done;
     char s1[64] = "";
     if (init_uses_stage1(a->init)) {
@@ -488,7 +488,7 @@ static int ablate_job(job_ctx *ctx, void *argp) {
         progress_sink bs = build_progress_sink(&bp);
         stage2_observer obs = build_progress_observer(&bp);
         job_progress(ctx, base, bp.total, "students");
-        if (plan_student_settings(var[j].init, steps, a->keep_best_heldout, &var[j].s1, &set) != 0 ||
+        if (plan_student_settings(var[j].init, steps, a->keep_best_heldout, &var[j].s1, a->seed, &set) != 0 ||
             student_init_empty(&studs[j], a->m, &set) != 0 ||
             student_build_layers_observed(&studs[j], all, &cal, held.L ? &held : NULL, &bs, &obs) != 0 ||
             check_cancel(ctx))

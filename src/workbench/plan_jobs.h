@@ -29,11 +29,11 @@
 #include "workbench/stage1_choice.h"
 #include "workbench/workbench.h"
 
-/* A student's settings as the command line makes them (its defaults, seed 1),
- * so a workbench student equals `graft convert ... --steps N [--keep-best
+/* A student's settings as the command line makes them (its defaults), so a
+ * workbench student equals `graft convert ... --steps N --seed S [--keep-best
  * heldout] [--stage1 ... --distance ... --half-life ...]`'s; s1 counts only for
  * an init with Stage 1. 0, or -1 with an error. */
-int plan_student_settings(student_init init, int steps, int keep_best_heldout, const stage1_choice *s1,
+int plan_student_settings(student_init init, int steps, int keep_best_heldout, const stage1_choice *s1, long seed,
                           student_settings *set);
 
 /* The split the workbench's jobs use, with eval_windows evaluation windows. */

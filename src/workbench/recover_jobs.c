@@ -25,6 +25,7 @@ typedef struct {
     double keep, lr_mixer, lr_rest;
     long tokens;
     stage1_choice s1; /* the teacher's Stage 1 options (taylor-calibrate's build) */
+    long seed; /* graft tui --seed (graft race's default 1) */
 } race_arg;
 
 /* what the end of the job gets */
@@ -122,7 +123,7 @@ static int race_job(job_ctx *ctx, void *argp) {
     tc.to.lr_mixer = a->lr_mixer;
     tc.to.lr_rest = a->lr_rest;
     tc.to.ckpt_every = RECOVER_CKPT_EVERY;
-    tc.to.seed = 1; /* graft race's default --seed */
+    tc.to.seed = (uint64_t)a->seed;
     train_model tt = {0};
     train_data data = {0};
     race_outcome ro = {0};
@@ -201,6 +202,7 @@ int recover_start_race(workbench *wb, app_state *st, job_runner *jr) {
     race_arg *a = gf_calloc(1, sizeof *a);
     a->m = wb->m;
     a->corpus = gf_strdup(wb->corpus);
+    a->seed = wb->seed;
     snprintf(a->teacher_name, sizeof a->teacher_name, "%s", t->name);
     a->keep = t->keep_ratio > 0 && t->keep_ratio < 1 ? t->keep_ratio : 0.5;
     a->tokens = st->settings.race_tokens;

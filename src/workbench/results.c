@@ -154,7 +154,7 @@ void result_command(const result_row *r, const char *model_arg, char *buf, size_
     case RUN_RACE:
         snprintf(buf, n,
                  "graft race '%s' --data '%s' --ctx %d --batch 4 --tokens %ld --lr-mixer %g --lr-rest %g "
-                 "--retention %g%s --json",
+                 "--keep %g%s --json",
                  model_arg, r->corpus, r->ctx, r->race_tokens, r->race_lr_mixer, r->race_lr_rest, r->keep, s1);
         return;
     case RUN_KIND_COUNT: break;
