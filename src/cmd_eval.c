@@ -59,7 +59,8 @@ static int eval_path_ppl_split(const char *cmd, const char *path, const char *te
         gf_fail("%s has no tokenizer (pass --tokenizer PATH)", path);
         rc = cli_fail(cmd);
     } else if ((split_windows == 0 && text_file_tokens(m->tok, text, true, &ids) != 0) ||
-               eval_nll_mixed(m, is_student ? s.mixers : NULL, ids.data, ids.len, ctx, &nll, &count, NULL) != 0) {
+               (is_student ? student_eval_nll(&s, ids.data, ids.len, ctx, &nll, &count, NULL)
+                           : eval_nll(m, ids.data, ids.len, ctx, &nll, &count, NULL)) != 0) {
         rc = cli_fail(cmd);
     } else if (co->json) {
         cJSON *o = cJSON_CreateObject();

@@ -1,4 +1,6 @@
-/* graft generate MODEL [--prompt TEXT] [-n N] [--temp T] */
+/* graft generate MODEL|STUDENT [--prompt TEXT] [-n N] [--temp T]: a teacher,
+ * or a student folder (attention layers through their KV cache, GDN layers
+ * through their recurrent state and conv history). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,6 +8,7 @@
 #include "cli/common.h"
 #include "commands.h"
 #include "eval/generate.h"
+#include "student/student_io.h"
 
 static void stream_piece(void *ud, int prev, int id) {
     const tokenizer *t = ud;
@@ -31,38 +34,55 @@ int cmd_generate(int argc, char **argv) {
     };
     const char *pos[1];
     int np, rc = cli_parse(argc, argv, specs, sizeof specs / sizeof *specs, pos, 1, 1, &np,
-                           "graft generate MODEL [--prompt TEXT] [-n N] [--temp T] [--json]", &co);
+                           "graft generate MODEL|STUDENT [--prompt TEXT] [-n N] [--temp T] [--json]", &co);
     if (rc) return rc < 0 ? 0 : rc;
     if ((rc = cli_setup("generate", &co))) return rc;
     if (n < 0 || temp < 0) {
         fprintf(stderr, "graft generate: -n and --temp must be >= 0\n");
         return 2;
     }
-    model m;
-    if (cli_load_model("generate", pos[0], &co, &m) != 0) return 1;
-    if (!m.tok) {
-        fprintf(stderr, "graft generate: %s has no tokenizer (pass --tokenizer PATH)\n", pos[0]);
-        model_free(&m);
+    int_vec in = {0}, out = {0};
+    /* a teacher, or a student folder: the same transformer either way */
+    model teacher = {0}, *mp = &teacher;
+    student st = {0};
+    transformer tf = {0}, full = {0};
+    const bool is_student = student_folder_detect(pos[0]);
+    if (is_student) {
+        if (cli_load_student("generate", pos[0], &co, &st) != 0) return 1;
+        mp = st.m;
+    } else if (cli_load_model("generate", pos[0], &co, &teacher) != 0) {
         return 1;
     }
-    int_vec in = {0}, out = {0};
-    tokenizer_encode(m.tok, prompt, strlen(prompt), true, &in);
-    int bos = tokenizer_bos(m.tok);
+    model m_ = *mp, *const m = &m_; /* read-only copy of the handles */
+    if (!m->tok) {
+        fprintf(stderr, "graft generate: %s has no tokenizer (pass --tokenizer PATH)\n", pos[0]);
+        rc = 1;
+        goto done;
+    }
+    if ((!is_student && tf_view(&tf, mp, NULL, NULL, NULL) != 0) || tf_view(&full, mp, NULL, NULL, NULL) != 0) {
+        rc = cli_fail("generate");
+        goto done;
+    }
+    transformer *run_tf = is_student ? &st.tf : &tf;
+    /* KV-cache bytes per token: the teacher (every layer attention) vs this model */
+    const size_t kv_teacher = tf_kv_bytes_per_token(&full), kv_model = tf_kv_bytes_per_token(run_tf);
+    tokenizer_encode(m->tok, prompt, strlen(prompt), true, &in);
+    int bos = tokenizer_bos(m->tok);
     if (in.len == 0) { /* no BOS and no prompt: nothing to condition on */
         fprintf(stderr, "graft generate: this tokenizer has no BOS token; give a --prompt\n");
-        model_free(&m);
-        return 2;
+        rc = 2;
+        goto done;
     }
     size_t skip = (bos >= 0 && in.data[0] == bos) ? 1 : 0;
     generate_opts go = {n, temp, (uint64_t)co.seed, !ignore_eos, NULL, NULL};
     if (!co.json) {
         go.on_token = stream_piece;
-        go.ud = m.tok;
-        char *p = tokenizer_decode(m.tok, in.data, in.len, NULL);
+        go.ud = m->tok;
+        char *p = tokenizer_decode(m->tok, in.data, in.len, NULL);
         fputs(p, stdout);
         free(p);
     }
-    rc = generate(&m, in.data, (int)in.len, &go, &out);
+    rc = generate_tf(run_tf, m, in.data, (int)in.len, &go, &out);
     if (rc != 0) {
         rc = cli_fail("generate");
     } else if (co.json) {
@@ -76,19 +96,31 @@ int cmd_generate(int argc, char **argv) {
         int_vec dec = {0};
         if (skip) int_vec_push(&dec, bos);
         for (size_t i = 0; i < all.len; i++) int_vec_push(&dec, all.data[i]);
-        char *text = tokenizer_decode(m.tok, dec.data, dec.len, NULL);
+        char *text = tokenizer_decode(m->tok, dec.data, dec.len, NULL);
         cJSON_AddStringToObject(o, "text", text);
         cJSON_AddNumberToObject(o, "prompt_tokens", (double)(in.len - skip));
         cJSON_AddNumberToObject(o, "generated_tokens", (double)out.len);
+        cJSON *kv = cJSON_AddObjectToObject(o, "kv_bytes_per_token");
+        cJSON_AddNumberToObject(kv, "teacher", (double)kv_teacher);
+        cJSON_AddNumberToObject(kv, "student", (double)kv_model);
         cli_print_json(o);
         free(text);
         int_vec_free(&all);
         int_vec_free(&dec);
     } else {
         fputc('\n', stdout);
+        if (is_student)
+            printf("[kv cache: %zu bytes per token (%d of %d layers GDN); the teacher needs %zu]\n", kv_model,
+                   tf_n_gdn(run_tf), m->cfg.n_layers, kv_teacher);
+        else
+            printf("[kv cache: %zu bytes per token]\n", kv_teacher);
     }
+done:
     int_vec_free(&in);
     int_vec_free(&out);
-    model_free(&m);
+    tf_free(&tf);
+    tf_free(&full);
+    if (is_student) student_free(&st);
+    else model_free(&teacher);
     return rc;
 }

@@ -187,7 +187,7 @@ int cmd_race(int argc, char **argv) {
     const int L = teacher.cfg.n_layers;
     race_maker mk = {.inits = inits, .folders = folders, .builder = builder, .teacher = &teacher, .tc = &tc,
                      .co = &co, .strategy = tc.strategy, .keep = tc.keep, .calib = calib, .text = text, .mo = &mo};
-    train_model tt = {0};
+    transformer tt = {0};
     train_data data = {0};
     race_outcome ro = {0};
     rc = 1;
@@ -199,7 +199,7 @@ int cmd_race(int argc, char **argv) {
         free(conv);
         if (mrc != 0) goto out;
     }
-    if (train_model_init(&tt, &teacher.cfg, &teacher.w, false, false, NULL, tc.to.ctx) != 0) goto out;
+    if (tf_view(&tt, &teacher, NULL, NULL, NULL) != 0) goto out;
     if (cli_train_data(&data, &teacher, &tc) != 0) goto out;
     tc.to.on_step = print_step;
     tc.to.ud = &tc.log_every;
@@ -257,7 +257,7 @@ out:
 cleanup:
     race_outcome_free(&ro);
     train_data_free(&data);
-    train_model_free(&tt);
+    tf_free(&tt);
     model_free(&teacher);
     return rc;
 }

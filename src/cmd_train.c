@@ -70,7 +70,7 @@ int cmd_train(int argc, char **argv) {
     const model *sm = same ? &teacher : &src;
     train_student *handle = NULL;
     const char *init_name = "copy";
-    train_model tt = {0};
+    transformer tt = {0};
     train_data data = {0};
     cli_student st = {0};
     train_result res = {0};
@@ -90,7 +90,7 @@ int cmd_train(int argc, char **argv) {
         gf_fail("student %s and teacher %s have different shapes", pos[0], tc.teacher);
         goto out;
     }
-    if (train_model_init(&tt, &teacher.cfg, &teacher.w, false, false, NULL, tc.to.ctx) != 0) goto out;
+    if (tf_view(&tt, &teacher, NULL, NULL, NULL) != 0) goto out;
     if (cli_train_data(&data, &teacher, &tc) != 0) goto out;
     if (!folder) {
         init_name = train_cli_converts(&tc) ? "random" : "copy";
@@ -116,7 +116,7 @@ int cmd_train(int argc, char **argv) {
     }
     if (out_dir && train_student_save(&st, handle, out_dir) != 0) goto out;
     double teacher_nll = NAN;
-    if (train_eval_nll(&tt, &data, tc.to.eval_seqs, &teacher_nll) != 0) goto out;
+    if (train_eval_nll(&tt, &data, tc.to.eval_seqs, tc.to.batch, &teacher_nll) != 0) goto out;
     const double final_loss = res.st.loss.n ? res.st.loss.xy[2 * res.st.loss.n - 1] : NAN;
     if (co.json) {
         cJSON *o = cJSON_CreateObject();
@@ -148,7 +148,7 @@ cleanup:
     if (have_st) cli_student_free(&st);
     train_student_close(handle);
     train_data_free(&data);
-    train_model_free(&tt);
+    tf_free(&tt);
     if (!same) model_free(&src);
     model_free(&teacher);
     return rc;

@@ -10,11 +10,14 @@ skip() { echo "$*"; exit 77; }
 fail() { echo "FAIL: $*"; exit 1; }
 need_stories() { [ -f "$STORIES" ] || skip "stories260K not found under \$GRAFT_SHARED ($SHARED)"; }
 
-# expect_error "substring" cmd...: the command must exit non-zero with one stderr line containing substring
+# expect_error "substring" cmd...: the command must exit non-zero (not by a
+# signal) with one stderr line containing substring. (rc is taken from the
+# command itself: after `if cmd; then ...; fi` $? is the if's status, 0.)
 expect_error() {
     want=$1; shift
-    if "$@" >"$TMP/out" 2>"$TMP/err"; then fail "expected failure: $*"; fi
-    rc=$?
+    rc=0
+    "$@" >"$TMP/out" 2>"$TMP/err" || rc=$?
+    [ "$rc" -eq 0 ] && fail "expected failure: $*"
     [ "$rc" -ge 128 ] && fail "crashed with signal (exit $rc): $*"
     grep -qF -- "$want" "$TMP/err" || fail "stderr of '$*' lacks '$want': $(cat "$TMP/err")"
     [ "$(wc -l <"$TMP/err")" -eq 1 ] || fail "stderr of '$*' is not one line: $(cat "$TMP/err")"

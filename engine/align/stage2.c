@@ -1,62 +1,116 @@
 #include "align/stage2.h"
 
 #include <math.h>
-#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "core/clock.h"
 #include "core/error.h"
-#include "optim/adamw.h"
+#include "gdn/gdn_layer.h"
+#include "model/arena.h"
 
 typedef struct {
     size_t off, n; /* into the parameter block */
     double lr;
-} trained_tensor;
+} trained_span;
 
 /* Layout of the block: wq wk wv wg wa wb [bq bk bv] [conv_q conv_k conv_v] a_log dt_bias w_norm wo. */
-static int trained_tensors(const gdn_config *c, const gdn_params *p, const student_settings *set,
-                           trained_tensor *out) {
-    const size_t D = (size_t)c->D, H = (size_t)c->H, qk = H * c->dk, hv = H * c->dv;
+static int trained_spans(const gdn_config *c, const student_settings *set, trained_span *out) {
+    const size_t D = (size_t)c->D, H = (size_t)c->H, qk = H * c->dk, hv = H * c->dv, qkv = 2 * qk + hv;
+    size_t off = 0;
     int k = 0;
-#define ADD(ptr, count, rate) \
-    do { out[k].off = (size_t)((ptr) - p->block); out[k].n = (count); out[k].lr = (rate); k++; } while (0)
-    ADD(p->wq, (2 * qk + hv) * D, set->lr_qkv);       /* Wq Wk Wv */
-    ADD(p->wg, (hv + 2 * H) * D, set->lr_gates);      /* Wg Wa Wb */
-    if (p->bq) ADD(p->bq, 2 * qk + hv, set->lr_qkv);  /* biases */
-    if (p->conv_q) ADD(p->conv_q, (2 * qk + hv) * GDN_CONV_K, set->lr_gates);
-    ADD(p->a_log, 2 * H, set->lr_gates);              /* A_log dt_bias */
+#define ADD(count, rate) (out[k].off = off, out[k].n = (count), out[k].lr = (rate), off += (count), k++)
+    ADD(qkv * D, set->lr_qkv);        /* Wq Wk Wv */
+    ADD((hv + 2 * H) * D, set->lr_gates); /* Wg Wa Wb */
+    if (c->qkv_bias) ADD(qkv, set->lr_qkv);
+    if (c->conv) ADD(qkv * GDN_CONV_K, set->lr_gates);
+    ADD(2 * H, set->lr_gates);        /* A_log dt_bias */
 #undef ADD
     return k;
 }
 
-static double mse_and_grad(const float *y, const float *t, size_t n, float *dy) {
-    double s = 0;
-    for (size_t i = 0; i < n; i++) {
-        double d = (double)y[i] - t[i];
-        s += d * d;
-        if (dy) dy[i] = (float)(2.0 * d / (double)n);
+/* The device side of one layer's training: one allocation. */
+typedef struct {
+    gf_buf arena;
+    gf_buf x, target, y, dy;   /* [N, D] ACT */
+    gf_buf hx, htarget, hy;    /* held-out [Nh, D] */
+    gdn_acts a, ha;
+    gdn_scratch s;
+    gf_buf master, grad, m, v, best; /* F32 [n] */
+    gf_buf loss;               /* F64 [2]: loss, sum of squares */
+} stage2_bufs;
+
+static void carve(stage2_bufs *b, arena *ar, const gdn_config *c, const align_set *cal, const align_set *held,
+                  gf_dtype act, bool own_master) {
+    const size_t D = (size_t)c->D, N = (size_t)cal->B * cal->T, n = gdn_param_count(c);
+    b->x = arena_take(ar, N * D, act);
+    b->target = arena_take(ar, N * D, act);
+    b->y = arena_take(ar, N * D, act);
+    b->dy = arena_take(ar, N * D, act);
+    gdn_acts_take(&b->a, ar, c, cal->B, cal->T, true, act);
+    gdn_scratch_take(&b->s, ar, c, cal->B, cal->T, act);
+    if (held) {
+        const size_t Nh = (size_t)held->B * held->T;
+        b->hx = arena_take(ar, Nh * D, act);
+        b->htarget = arena_take(ar, Nh * D, act);
+        b->hy = arena_take(ar, Nh * D, act);
+        gdn_acts_take(&b->ha, ar, c, held->B, held->T, false, act);
     }
-    return s / (double)n;
+    b->master = own_master ? arena_take(ar, n, GF_F32) : gf_none();
+    b->grad = arena_take(ar, n, GF_F32);
+    b->m = arena_take(ar, n, GF_F32);
+    b->v = arena_take(ar, n, GF_F32);
+    b->best = arena_take(ar, n, GF_F32);
+    b->loss = arena_take(ar, 2, GF_F64);
 }
 
-double gdn_layer_mse(const gdn_config *c, const gdn_params *p, const align_set *set) {
-    gdn_cache cache;
-    gdn_cache_alloc(&cache, c, set->B, set->T);
-    size_t n = (size_t)set->B * set->T * c->D;
-    float *y = gf_malloc(n * sizeof *y);
-    gdn_forward(c, p, &cache, set->x, y);
-    double l = mse_and_grad(y, set->target, n, NULL);
-    free(y);
-    gdn_cache_free(&cache);
+static int open_bufs(stage2_bufs *b, gf_backend *be, const gdn_config *c, const align_set *cal, const align_set *held) {
+    memset(b, 0, sizeof *b);
+    const bool own_master = be_act(be) != GF_F32;
+    arena ar = {gf_none(), 0};
+    carve(b, &ar, c, cal, held, be_act(be), own_master);
+    if (be_alloc(be, &b->arena, (ar.off + 3) / 4, GF_F32) != 0) return gf_fail_prefix("stage 2");
+    ar = (arena){b->arena, 0};
+    carve(b, &ar, c, cal, held, be_act(be), own_master);
+    const size_t D = (size_t)c->D, N = (size_t)cal->B * cal->T;
+    be_upload(be, b->x, cal->x, GF_F32, N * D);
+    be_upload(be, b->target, cal->target, GF_F32, N * D);
+    if (held) {
+        const size_t Nh = (size_t)held->B * held->T;
+        be_upload(be, b->hx, held->x, GF_F32, Nh * D);
+        be_upload(be, b->htarget, held->target, GF_F32, Nh * D);
+    }
+    return 0;
+}
+
+/* Mean squared error of the layer's output y against target over n entries;
+ * writes dy (gf_none: no gradient). */
+static int mse(gf_backend *be, gf_buf loss, gf_buf dy, gf_buf y, gf_buf target, size_t n, double *out) {
+    be_zero(be, loss, 1);
+    be_mse(be, loss, dy, y, target, n, (float)(1.0 / (double)n));
+    double s = NAN;
+    if (be_download(be, &s, GF_F64, loss, 1) != 0) return -1;
+    *out = s / (double)n;
+    return 0;
+}
+
+double gdn_layer_mse(gf_backend *be, const gdn_config *c, gf_buf block, const align_set *set) {
+    stage2_bufs b;
+    if (open_bufs(&b, be, c, set, NULL) != 0) return NAN;
+    gdn_weights w;
+    gdn_weights_bind(&w, c, block);
+    gdn_acts a = b.a;
+    gdn_layer_forward(be, c, &w, &a, b.x, b.y, NULL);
+    double l = NAN;
+    if (mse(be, b.loss, gf_none(), b.y, b.target, (size_t)set->B * set->T * c->D, &l) != 0) l = NAN;
+    be_free(be, &b.arena);
     return l;
 }
 
-int stage2_align(const student_settings *set, const gdn_config *c, gdn_params *p, const align_set *cal,
-                 const align_set *held, stage2_result *r, const progress_sink *progress, const stage2_observer *obs,
-                 int layer) {
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+int stage2_align(gf_backend *be, const student_settings *set, const gdn_config *c, gf_buf block, const align_set *cal,
+                 const align_set *held, stage2_result *r, const progress_sink *progress, bool report,
+                 const stage2_observer *obs, int layer) {
+    const double t0 = clock_now_s();
     const int steps = set->steps;
     if (steps < 0) return gf_fail("stage 2 steps must be >= 0, got %d", steps);
     if (held && held->B <= 0) held = NULL;
@@ -64,45 +118,39 @@ int stage2_align(const student_settings *set, const gdn_config *c, gdn_params *p
     r->loss = gf_calloc((size_t)steps + 1, sizeof(float));
     r->heldout = held ? gf_calloc((size_t)steps + 1, sizeof(float)) : NULL;
     r->best_heldout = NAN;
-
-    gdn_params grad, m, v;
-    gdn_params_alloc(&grad, c);
-    gdn_params_alloc(&m, c);
-    gdn_params_alloc(&v, c);
-    float *best = gf_malloc(p->n * sizeof *best);
-    memcpy(best, p->block, p->n * sizeof *best);
-    trained_tensor tt[8];
-    const int ntt = trained_tensors(c, p, set, tt);
-
-    gdn_cache cache, hcache;
-    gdn_cache_alloc(&cache, c, cal->B, cal->T);
-    const size_t n = (size_t)cal->B * cal->T * c->D;
-    float *y = gf_malloc(n * sizeof *y), *dy = gf_malloc(n * sizeof *dy);
-    float *hy = NULL;
-    size_t hn = 0;
-    if (held) {
-        gdn_cache_alloc(&hcache, c, held->B, held->T);
-        hn = (size_t)held->B * held->T * c->D;
-        hy = gf_malloc(hn * sizeof *hy);
-    }
+    stage2_bufs b;
+    if (open_bufs(&b, be, c, cal, held) != 0) return -1;
+    const size_t n = gdn_param_count(c);
+    const gf_buf master = gf_is_none(b.master) ? block : b.master; /* ACT is F32: the block is the master */
+    if (!gf_same(master, block)) be_copy(be, master, block, n);
+    be_zero(be, b.m, n);
+    be_zero(be, b.v, n);
+    be_copy(be, b.best, master, n);
+    gdn_weights w, g;
+    gdn_weights_bind(&w, c, block);
+    gdn_weights_bind(&g, c, b.grad);
+    g.w_norm = g.wo = gf_none(); /* frozen: not computed */
+    trained_span spans[8];
+    const int nspan = trained_spans(c, set, spans);
+    const size_t N = (size_t)cal->B * cal->T * c->D, Nh = held ? (size_t)held->B * held->T * c->D : 0;
     double best_key = INFINITY;
     int rc = 0;
-    for (int step = 0; step <= steps; step++) {
+    for (int step = 0; step <= steps && rc == 0; step++) {
         if (progress_cancelled(progress)) {
             rc = gf_fail("cancelled");
             break;
         }
-        gdn_forward(c, p, &cache, cal->x, y);
-        const double loss = mse_and_grad(y, cal->target, n, dy);
+        double loss, hloss = NAN;
+        gdn_layer_forward(be, c, &w, &b.a, b.x, b.y, NULL);
+        if ((rc = mse(be, b.loss, b.dy, b.y, b.target, N, &loss)) != 0) break;
         r->loss[step] = (float)loss;
-        double hloss = NAN;
         if (held && progress_cancelled(progress)) {
             rc = gf_fail("cancelled");
             break;
         }
         if (held) {
-            gdn_forward(c, p, &hcache, held->x, hy);
-            hloss = mse_and_grad(hy, held->target, hn, NULL);
+            gdn_layer_forward(be, c, &w, &b.ha, b.hx, b.hy, NULL);
+            if ((rc = mse(be, b.loss, gf_none(), b.hy, b.htarget, Nh, &hloss)) != 0) break;
             r->heldout[step] = (float)hloss;
         }
         if (obs && obs->on_step) obs->on_step(obs->ud, layer, step, loss, hloss);
@@ -112,38 +160,33 @@ int stage2_align(const student_settings *set, const gdn_config *c, gdn_params *p
             r->best_step = step;
             r->best_loss = loss;
             r->best_heldout = hloss;
-            memcpy(best, p->block, p->n * sizeof *best);
+            be_copy(be, b.best, master, n);
         }
         if (step == steps) break;
         if (progress_cancelled(progress)) { /* the backward is the longest part of a step: look first */
             rc = gf_fail("cancelled");
             break;
         }
-        memset(grad.block, 0, grad.n * sizeof(float));
-        gdn_backward(c, p, &cache, cal->x, dy, NULL, &grad);
-        double sq = 0;
-        for (int i = 0; i < ntt; i++) sq += grad_sq_sum(grad.block + tt[i].off, tt[i].n);
-        const double norm = sqrt(sq), coef = set->clip / (norm + 1e-6);
-        for (int i = 0; i < ntt; i++) {
-            float *g = grad.block + tt[i].off;
-            if (coef < 1.0)
-                for (size_t j = 0; j < tt[i].n; j++) g[j] = (float)(g[j] * coef);
-            adamw_step(p->block + tt[i].off, g, m.block + tt[i].off, v.block + tt[i].off, tt[i].n, (float)tt[i].lr,
-                       0.9f, 0.999f, 1e-8f, (float)set->weight_decay, step + 1);
+        be_zero(be, b.grad, n);
+        gdn_layer_backward(be, c, &w, &g, &b.a, &b.s, b.x, b.dy, gf_none(), false);
+        gf_buf sq = gf_at(b.loss, 1);
+        be_zero(be, sq, 1);
+        for (int i = 0; i < nspan; i++) be_sumsq(be, sq, gf_at(b.grad, spans[i].off), spans[i].n);
+        double ss = NAN;
+        if ((rc = be_download(be, &ss, GF_F64, sq, 1)) != 0) break;
+        const double coef = set->clip / (sqrt(ss) + 1e-6);
+        for (int i = 0; i < nspan; i++) {
+            const gf_adamw h = {(float)spans[i].lr, 0.9f, 0.999f, 1e-8f, (float)set->weight_decay, step + 1,
+                                coef < 1.0 ? (float)coef : 1.0f};
+            be_adamw(be, gf_at(master, spans[i].off), !gf_same(master, block) ? gf_at(block, spans[i].off) : gf_none(),
+                     gf_at(b.grad, spans[i].off), gf_at(b.m, spans[i].off), gf_at(b.v, spans[i].off), spans[i].n, &h);
         }
-        if (omp_get_thread_num() == 0) progress_report(progress, "align", step, steps);
+        if (report) progress_report(progress, "align", step, steps);
+        rc = be_check(be);
     }
-    memcpy(p->block, best, p->n * sizeof *best);
-    free(best);
-    free(y);
-    free(dy);
-    free(hy);
-    gdn_cache_free(&cache);
-    if (held) gdn_cache_free(&hcache);
-    gdn_params_free(&grad);
-    gdn_params_free(&m);
-    gdn_params_free(&v);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    r->seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    be_copy(be, block, b.best, n);
+    if (rc == 0) rc = be_sync(be);
+    be_free(be, &b.arena);
+    r->seconds = clock_now_s() - t0;
     return rc;
 }

@@ -3,11 +3,29 @@
  * (each op a free function, output first, shapes next to every tensor), not a
  * graph library.
  *
- * STATUS: contract v0, written before either implementation. backend/cpu
- * (OpenBLAS + OpenMP, float32: the reference) and backend/cuda (cuBLAS +
- * hand-written kernels, bf16 or float32 storage, float32 accumulation)
- * implement it. Whoever changes a signature updates both and notes it in
- * docs/architecture.md.
+ * STATUS: contract v1. backend/cpu (OpenBLAS + OpenMP, float32: the
+ * reference) and backend/cuda (cuBLAS + hand-written kernels, bf16 or float32
+ * storage, float32 accumulation) implement it. Whoever changes a signature
+ * updates both and lists it below and in docs/architecture.md.
+ *
+ * Changes since v0 (the CUDA backend was written against v0):
+ *  1. be_rmsnorm_backward takes eps and accepts rstd = gf_none() (then it
+ *     recomputes 1/rms from x, as the CPU reference does).
+ *  2. gf_gdn_shape has `recurrent` (token-by-token form instead of chunks;
+ *     same result, the check of the chunked algebra and the decode path).
+ *  3. be_gdn_prep takes bqkv (optional q|k|v bias) and adds it IN PLACE to
+ *     the q|k|v columns of proj before the conv; be_gdn_prep_backward takes
+ *     dbqkv (F32 +=). The projection itself is one be_linear without bias
+ *     (the bias covers only the first gdn_qkv_width columns).
+ *  4. be_gdn_prep_backward: dproj's q, k, v, a, b columns are overwritten
+ *     (as v0 said) and its g columns are left alone; scratch is the op's own.
+ *  5. New helpers: gf_bytes (a typed view at a byte offset of an arena), gf_same,
+ *     be_default / be_set_default (the process's backend when a caller does
+ *     not name one), be_threads (CPU worker threads; 1 on devices).
+ *  6. be_attention: `stats` may be given with lse; rows with pos0 > 0 use
+ *     absolute positions for the distances (decode statistics).
+ *  7. be_cross_entropy / be_kl_div / be_mse / be_row_l2 add to `loss` in a
+ *     fixed order (bit-reproducible for a fixed thread count).
  *
  * Rules
  * - Only code under engine/backend/ dereferences a gf_buf. Everything else
@@ -18,12 +36,14 @@
  *   moments, decays and write strengths, log-sum-exps. F64: accumulators of
  *   statistics and losses (a few numbers). I32: token ids.
  * - Ops are asynchronous on devices that are; errors (a failed launch, a
- *   device fault) are sticky and reported by the next be_sync / be_check,
- *   which return -1 with one line in gf_last_error(). Allocation failures are
- *   reported at once (-1), never abort.
+ *   device fault, scratch that could not be allocated) are sticky and
+ *   reported by the next be_sync / be_check, which return -1 with one line in
+ *   gf_last_error(). Allocation failures are reported at once (-1), never abort.
  * - Parameter gradients are ACCUMULATED (+=), input gradients overwritten
  *   unless the op says otherwise. A NULL (gf_none()) output skips that work.
  * - Rows: N = B*T tokens, token-major ([B, T, ...]).
+ * - Determinism: with a fixed thread count every op gives the same bits
+ *   (reductions in a fixed order; no atomics, no critical sections).
  */
 #ifndef GRAFT_BACKEND_BACKEND_H
 #define GRAFT_BACKEND_BACKEND_H
@@ -52,9 +72,17 @@ typedef struct {
 
 static inline gf_buf gf_none(void) { gf_buf b = {0, GF_F32}; return b; }
 static inline bool gf_is_none(gf_buf b) { return b.ptr == 0; }
+/* The same buffer (identity, not contents). */
+static inline bool gf_same(gf_buf a, gf_buf b) { return a.ptr == b.ptr; }
 static inline gf_buf gf_at(gf_buf b, size_t elems) {
     if (b.ptr) b.ptr = (char *)b.ptr + elems * gf_dtype_size(b.dtype);
     return b;
+}
+/* A view of type t starting `bytes` into b (carving one arena into typed
+ * buffers; keep offsets multiples of 64). */
+static inline gf_buf gf_bytes(gf_buf b, size_t bytes, gf_dtype t) {
+    gf_buf v = {b.ptr ? (char *)b.ptr + bytes : 0, t};
+    return v;
 }
 
 typedef struct gf_backend gf_backend;
@@ -65,15 +93,23 @@ typedef struct {
     bool fp32;          /* CUDA: float32 storage instead of bf16 (for checking) */
 } gf_backend_opts;
 
-/* -1 with one line: unknown device, "graft was built without CUDA", no such
- * GPU, driver too old. */
+/* -1 with one line: unknown device, "graft was built without the CUDA
+ * backend", no such GPU, driver too old. */
 int be_open(gf_backend **out, const gf_backend_opts *o);
 void be_close(gf_backend *be);
 const char *be_name(const gf_backend *be);   /* "cpu (2 threads)", "cuda:0 NVIDIA H200 (bf16)" */
 gf_dtype be_act(const gf_backend *be);       /* the compute type */
 bool be_is_host(const gf_backend *be);       /* buffers are host memory (CPU backend) */
-/* Device memory free / total in bytes (host: physical memory). */
+int be_threads(const gf_backend *be);        /* CPU worker threads; 1 on devices */
+/* Device memory free / total in bytes (host: available / physical memory). */
 int be_mem_info(gf_backend *be, size_t *free_bytes, size_t *total_bytes);
+
+/* The backend used where a caller names none (model_load without one, tests):
+ * the one installed with be_set_default, else a CPU backend with the default
+ * thread count, opened once. Never NULL. */
+gf_backend *be_default(void);
+/* Installs be as the process default (not owned; NULL restores the CPU one). */
+void be_set_default(gf_backend *be);
 
 /* ------------------------------------------------------------- memory */
 
@@ -117,9 +153,10 @@ void be_linear_backward(gf_backend *be, gf_buf dx, gf_buf dW, gf_buf db, gf_buf 
  * (F32, optional) keeps 1/sqrt(...) for the backward. Per-head norms (Qwen3
  * q_norm / k_norm) are rows = N*heads, n = head_dim. */
 void be_rmsnorm(gf_backend *be, gf_buf y, gf_buf rstd, gf_buf x, gf_buf w, int rows, int n, float eps);
-/* dx (+= when accumulate_dx), dw (F32) += from dy, x, w, rstd. */
+/* dx (+= when accumulate_dx; may alias dy when not accumulating), dw (F32) +=
+ * from dy, x, w and rstd (gf_none: recomputed from x with eps). */
 void be_rmsnorm_backward(gf_backend *be, gf_buf dx, gf_buf dw, gf_buf dy, gf_buf x, gf_buf w, gf_buf rstd, int rows,
-                         int n, bool accumulate_dx);
+                         int n, float eps, bool accumulate_dx);
 
 /* RoPE in place on x[B, T, nh, hd] at absolute positions pos0 + t. table:
  * F32 [n_pos, hd/2, 2] (cos, sin) computed on the host in double from the
@@ -130,6 +167,7 @@ void be_rope(gf_backend *be, gf_buf x, gf_buf table, int B, int T, int nh, int h
 
 /* out[n] = silu(gate[n]) * up[n]; out may alias gate. */
 void be_swiglu(gf_backend *be, gf_buf out, gf_buf gate, gf_buf up, size_t n);
+/* dgate, dup from dout (dgate may alias dout). */
 void be_swiglu_backward(gf_backend *be, gf_buf dgate, gf_buf dup, gf_buf dout, gf_buf gate, gf_buf up, size_t n);
 
 /* y[n] += x[n] */
@@ -153,15 +191,17 @@ enum {
     GF_STAT_ENTROPY = 1,     /* -sum_j A[i,j] log(max(A[i,j], 1e-10)) */
     GF_STAT_OUT_RMS = 2,     /* sqrt(mean_d out[i,d]^2) */
     GF_STAT_DIST_NOSINK = 3, /* sum_{j>=1} A[i,j] max(i-j, 0.5) / sum_{j>=1} A[i,j]: the distance
-                                without the first key (attention sink); 0.5 for i = 0 */
-    GF_STAT_SINK = 4,        /* A[i,0]: the share of attention on the first key */
+                                without the first key (attention sink); 0.5 for i = 0; a row
+                                whose other keys underflow next to the sink is recomputed
+                                with scores re-shifted by the max over j >= 1 */
+    GF_STAT_SINK = 4,        /* A[i,0]: the share of attention on the first key (stats/attn_stats.h) */
     GF_STAT_COUNT = 5
 };
 
-/* Causal GQA softmax attention, scale hd^-1/2, online softmax, no T x T matrix:
+/* Causal GQA softmax attention, scale hd^-1/2, no T x T matrix:
  *   q [B, T, H, hd] (rotated), k, v [B, S, KV, hd] (keys 0 .. pos0+T-1 valid),
  *   out [B, T, H, hd]; query t attends keys 0 .. pos0 + t.
- * lse [B, H, T] (F32, optional): log-sum-exp of each row's scores, for the backward.
+ * lse [B, H, T] (F32, optional): log-sum-exp of each row's scaled scores, for the backward.
  * stats (F64 [H, GF_STAT_COUNT], optional): += the sums above over the B*T rows. */
 void be_attention(gf_backend *be, gf_buf out, gf_buf lse, gf_buf stats, gf_buf q, gf_buf k, gf_buf v,
                   const gf_attn_shape *s);
@@ -176,6 +216,7 @@ typedef struct {
     int B, T, H, dk, dv;
     int chunk;      /* 16, 32 or 64 */
     float scale;    /* query scale (dk^-1/2 or 1) */
+    bool recurrent; /* token by token instead of chunks (same result) */
 } gf_gdn_shape;
 
 /* The gated delta rule (METHOD.md section 3, engine/gdn/gdn.h):
@@ -191,11 +232,13 @@ void be_gdn_core_backward(gf_backend *be, gf_buf dq, gf_buf dk, gf_buf dv, gf_bu
                           gf_buf q, gf_buf k, gf_buf v, gf_buf g, gf_buf beta, gf_buf ckpt, const gf_gdn_shape *s);
 
 /* The GDN layer's element-wise work around the core (engine/gdn/gdn.h for the
- * column layout of proj = x W_in^T + b: [q | k | v | g | a | b]).
- *   prep: qkv_pre [N, qkv] (after the optional causal conv, conv_w [qkv, K]);
- *         q, k = l2norm(silu(.)) per head, v = silu(.), g = -exp(A_log) softplus(a + dt_bias),
- *         beta = sigmoid(b). conv_tail [B, K-1, qkv] (optional): earlier tokens' q|k|v
- *         projections in, updated out (decode).
+ * column layout of proj = x W_in^T: [q | k | v | g | a | b]).
+ *   prep: proj [N, in_width] gets bqkv [qkv] (optional) added to its q|k|v
+ *         columns in place; qkv_pre [N, qkv] = those columns after the
+ *         optional causal conv (conv_w [qkv, K]); q, k = l2norm(silu(.)) per
+ *         head, v = silu(.), g = -exp(A_log) softplus(a + dt_bias),
+ *         beta = sigmoid(b). conv_tail [B, K-1, qkv] (optional): earlier
+ *         tokens' q|k|v projections (bias included) in, updated out (decode).
  *   gated_norm: z [N, H*dv] = RMSNorm_h(o) * w_norm * silu(proj g columns); rstd [N, H] F32. */
 typedef struct {
     int B, T, D, H, dk, dv;
@@ -204,16 +247,19 @@ typedef struct {
 } gf_gdn_dims;
 
 void be_gdn_prep(gf_backend *be, gf_buf qkv_pre, gf_buf q, gf_buf k, gf_buf v, gf_buf g, gf_buf beta,
-                 gf_buf conv_tail, gf_buf proj, gf_buf conv_w, gf_buf a_log, gf_buf dt_bias, const gf_gdn_dims *d);
+                 gf_buf conv_tail, gf_buf proj, gf_buf bqkv, gf_buf conv_w, gf_buf a_log, gf_buf dt_bias,
+                 const gf_gdn_dims *d);
 /* dproj [N, in_width] (overwritten: q k v a b columns; g columns come from
- * gated_norm_backward) and F32 grads += for conv_w, a_log, dt_bias (optional). */
-void be_gdn_prep_backward(gf_backend *be, gf_buf dproj, gf_buf dconv_w, gf_buf da_log, gf_buf ddt_bias, gf_buf dq,
-                          gf_buf dk, gf_buf dv, gf_buf dg, gf_buf dbeta, gf_buf proj, gf_buf qkv_pre, gf_buf q,
-                          gf_buf k, gf_buf g, gf_buf beta, gf_buf conv_w, gf_buf a_log, gf_buf dt_bias,
+ * gated_norm_backward) and F32 grads += for bqkv, conv_w, a_log, dt_bias
+ * (each optional). Zero initial conv history (training). */
+void be_gdn_prep_backward(gf_backend *be, gf_buf dproj, gf_buf dbqkv, gf_buf dconv_w, gf_buf da_log, gf_buf ddt_bias,
+                          gf_buf dq, gf_buf dk, gf_buf dv, gf_buf dg, gf_buf dbeta, gf_buf proj, gf_buf qkv_pre,
+                          gf_buf q, gf_buf k, gf_buf g, gf_buf beta, gf_buf conv_w, gf_buf a_log, gf_buf dt_bias,
                           const gf_gdn_dims *d);
 void be_gdn_gated_norm(gf_backend *be, gf_buf z, gf_buf rstd, gf_buf o, gf_buf proj, gf_buf w_norm,
                        const gf_gdn_dims *d);
-/* d_o [N, H*dv] (overwritten), the g columns of dproj (overwritten), dw_norm (F32) +=. */
+/* d_o [N, H*dv] (overwritten; may alias dz), the g columns of dproj
+ * (overwritten), dw_norm (F32) += (optional). */
 void be_gdn_gated_norm_backward(gf_backend *be, gf_buf d_o, gf_buf dproj, gf_buf dw_norm, gf_buf dz, gf_buf o,
                                 gf_buf rstd, gf_buf proj, gf_buf w_norm, const gf_gdn_dims *d);
 
@@ -222,7 +268,8 @@ void be_gdn_gated_norm_backward(gf_backend *be, gf_buf d_o, gf_buf dproj, gf_buf
 /* Each adds the loss SUMMED over rows to loss (F64 [1]) and writes the
  * gradient multiplied by grad_scale (gf_none: no gradient). dlogits may alias
  * logits (the gradient replaces them). */
-/* -log softmax(logits[n])[targets[n]]; targets I32 [N], < 0 skips the row. */
+/* -log softmax(logits[n])[targets[n]]; targets I32 [N], < 0 skips the row
+ * (no loss, zero gradient). */
 void be_cross_entropy(gf_backend *be, gf_buf loss, gf_buf dlogits, gf_buf logits, gf_buf targets, int N, int V,
                       float grad_scale);
 /* tau^2 KL(softmax(t/tau) || softmax(s/tau)); ds = grad_scale tau (p_s - p_t). */

@@ -1,6 +1,8 @@
 /* What a backend implements: the table behind the be_* functions of
  * backend.h. Only engine/backend/ includes this. Each entry has the signature of
- * the be_* function of the same name; backend.c's be_* wrappers call through it. */
+ * the be_* function of the same name; backend.c's be_* wrappers call through it.
+ * Contract v1 (backend.h lists the changes since v0: rmsnorm_backward's eps,
+ * gdn_prep's bqkv, gdn_prep_backward's dbqkv; gf_backend.threads). */
 #ifndef GRAFT_BACKEND_BACKEND_IMPL_H
 #define GRAFT_BACKEND_BACKEND_IMPL_H
 
@@ -27,7 +29,7 @@ typedef struct {
     void (*linear)(gf_backend *be, gf_buf y, gf_buf x, gf_buf W, gf_buf b, int N, int in, int out, bool accumulate);
     void (*linear_backward)(gf_backend *be, gf_buf dx, gf_buf dW, gf_buf db, gf_buf dy, gf_buf x, gf_buf W, int N, int in, int out, bool accumulate_dx);
     void (*rmsnorm)(gf_backend *be, gf_buf y, gf_buf rstd, gf_buf x, gf_buf w, int rows, int n, float eps);
-    void (*rmsnorm_backward)(gf_backend *be, gf_buf dx, gf_buf dw, gf_buf dy, gf_buf x, gf_buf w, gf_buf rstd, int rows, int n, bool accumulate_dx);
+    void (*rmsnorm_backward)(gf_backend *be, gf_buf dx, gf_buf dw, gf_buf dy, gf_buf x, gf_buf w, gf_buf rstd, int rows, int n, float eps, bool accumulate_dx);
     void (*rope)(gf_backend *be, gf_buf x, gf_buf table, int B, int T, int nh, int hd, int pos0, rope_pairing pairing, bool inverse);
     void (*swiglu)(gf_backend *be, gf_buf out, gf_buf gate, gf_buf up, size_t n);
     void (*swiglu_backward)(gf_backend *be, gf_buf dgate, gf_buf dup, gf_buf dout, gf_buf gate, gf_buf up, size_t n);
@@ -37,8 +39,8 @@ typedef struct {
     void (*attention_backward)(gf_backend *be, gf_buf dq, gf_buf dk, gf_buf dv, gf_buf dout, gf_buf out, gf_buf lse, gf_buf q, gf_buf k, gf_buf v, const gf_attn_shape *s);
     void (*gdn_core)(gf_backend *be, gf_buf o, gf_buf ckpt, gf_buf state, gf_buf q, gf_buf k, gf_buf v, gf_buf g, gf_buf beta, const gf_gdn_shape *s);
     void (*gdn_core_backward)(gf_backend *be, gf_buf dq, gf_buf dk, gf_buf dv, gf_buf dg, gf_buf dbeta, gf_buf d_o, gf_buf q, gf_buf k, gf_buf v, gf_buf g, gf_buf beta, gf_buf ckpt, const gf_gdn_shape *s);
-    void (*gdn_prep)(gf_backend *be, gf_buf qkv_pre, gf_buf q, gf_buf k, gf_buf v, gf_buf g, gf_buf beta, gf_buf conv_tail, gf_buf proj, gf_buf conv_w, gf_buf a_log, gf_buf dt_bias, const gf_gdn_dims *d);
-    void (*gdn_prep_backward)(gf_backend *be, gf_buf dproj, gf_buf dconv_w, gf_buf da_log, gf_buf ddt_bias, gf_buf dq, gf_buf dk, gf_buf dv, gf_buf dg, gf_buf dbeta, gf_buf proj, gf_buf qkv_pre, gf_buf q, gf_buf k, gf_buf g, gf_buf beta, gf_buf conv_w, gf_buf a_log, gf_buf dt_bias, const gf_gdn_dims *d);
+    void (*gdn_prep)(gf_backend *be, gf_buf qkv_pre, gf_buf q, gf_buf k, gf_buf v, gf_buf g, gf_buf beta, gf_buf conv_tail, gf_buf proj, gf_buf bqkv, gf_buf conv_w, gf_buf a_log, gf_buf dt_bias, const gf_gdn_dims *d);
+    void (*gdn_prep_backward)(gf_backend *be, gf_buf dproj, gf_buf dbqkv, gf_buf dconv_w, gf_buf da_log, gf_buf ddt_bias, gf_buf dq, gf_buf dk, gf_buf dv, gf_buf dg, gf_buf dbeta, gf_buf proj, gf_buf qkv_pre, gf_buf q, gf_buf k, gf_buf g, gf_buf beta, gf_buf conv_w, gf_buf a_log, gf_buf dt_bias, const gf_gdn_dims *d);
     void (*gdn_gated_norm)(gf_backend *be, gf_buf z, gf_buf rstd, gf_buf o, gf_buf proj, gf_buf w_norm, const gf_gdn_dims *d);
     void (*gdn_gated_norm_backward)(gf_backend *be, gf_buf d_o, gf_buf dproj, gf_buf dw_norm, gf_buf dz, gf_buf o, gf_buf rstd, gf_buf proj, gf_buf w_norm, const gf_gdn_dims *d);
     void (*cross_entropy)(gf_backend *be, gf_buf loss, gf_buf dlogits, gf_buf logits, gf_buf targets, int N, int V, float grad_scale);
@@ -54,6 +56,7 @@ struct gf_backend {
     char name[128];    /* be_name() */
     gf_dtype act;      /* compute type */
     bool host;         /* buffers are host memory */
+    int threads;       /* CPU worker threads (be_threads; 0 reads as 1) */
     void *impl;        /* the backend's own state */
     char error[256];   /* the first sticky error since the last be_sync/be_check; "" when none */
 };

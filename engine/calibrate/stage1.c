@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "gdn/gdn_layer.h"
 
 /* Rows of the output-gate pass between two looks at the cancel flag: on
  * SmolLM2-135M one row is about 0.3 M multiply-adds, so 64 rows take a few ms. */
@@ -67,19 +68,22 @@ static void apply_write_gate(const student_settings *set, int H, int D, const fl
 }
 
 /* 3. value scale by least squares against the teacher's head outputs tc [N, H*dv],
- * with the GDN core run on the parameters as they are now */
-static void apply_value_scale(const gdn_config *c, const teacher_capture *cal, const float *x, const float *tc,
-                              gdn_params *p, stage1_result *r) {
+ * with the GDN core run on the parameters as they are now (on the student's
+ * backend; its core output downloaded) */
+static int apply_value_scale(gf_backend *be, const gdn_config *c, const teacher_capture *cal, const float *x,
+                             const float *tc, gdn_params *p, stage1_result *r) {
     const int D = c->D, H = c->H, dv = c->dv;
     const size_t N = capture_rows(cal);
-    gdn_cache cache;
-    gdn_cache_alloc(&cache, c, cal->n_seqs, cal->T);
-    float *y = gf_malloc(N * (size_t)D * sizeof *y);
-    gdn_forward(c, p, &cache, x, y);
+    float *core = gf_try_malloc(N * (size_t)H * dv * sizeof *core, "stage 1");
+    if (!core) return -1;
+    if (gdn_layer_run_host(be, c, p, x, cal->n_seqs, cal->T, NULL, core) != 0) {
+        free(core);
+        return -1;
+    }
     for (int h = 0; h < H; h++) {
         double num = 0, den = 0;
         for (size_t n = 0; n < N; n++) {
-            const float *o = cache.o + (n * H + h) * (size_t)dv;
+            const float *o = core + (n * H + h) * (size_t)dv;
             const float *t = tc + (n * H + h) * (size_t)dv;
             for (int j = 0; j < dv; j++) {
                 num += (double)t[j] * o[j];
@@ -93,8 +97,8 @@ static void apply_value_scale(const gdn_config *c, const teacher_capture *cal, c
         if (p->bv)
             for (int j = 0; j < dv; j++) p->bv[h * dv + j] *= f;
     }
-    free(y);
-    gdn_cache_free(&cache);
+    free(core);
+    return 0;
 }
 
 /* 4. output gate: Wg <- alpha* Wv (Wv as the value scale left it); the
@@ -165,7 +169,7 @@ int stage1_apply(const student *s, int l, gdn_params *p, const teacher_capture *
     if (parts & STAGE1_BETA) apply_write_gate(&s->set, H, D, x, N, p, r);
     for (int h = 0; h < H; h++) r->wb_logit[h] = mean_logit(p->wb + (size_t)h * D, x, N, D);
     if (progress_cancelled(progress)) return cancelled();
-    if (parts & STAGE1_SIGMA) apply_value_scale(c, cal, x, tc, p, r);
+    if ((parts & STAGE1_SIGMA) && apply_value_scale(s->m->be, c, cal, x, tc, p, r) != 0) return -1;
     if (progress_cancelled(progress)) return cancelled();
     if ((parts & STAGE1_GATE) && apply_output_gate(&s->set, c, x, N, p, r, progress) != 0) return -1;
     return 0;

@@ -41,6 +41,12 @@ static void oom(size_t n) {
     exit(3);
 }
 
+void *gf_try_malloc(size_t n, const char *what) {
+    void *p = malloc(n ? n : 1);
+    if (!p) gf_fail("out of memory: %.2f GiB asked for %s", (double)n / (1024.0 * 1024.0 * 1024.0), what);
+    return p;
+}
+
 void *gf_malloc(size_t n) {
     void *p = malloc(n ? n : 1);
     if (!p) oom(n);

@@ -30,7 +30,13 @@ int gf_fail_prefix(const char *prefix);
     } while (0)
 void gf_assert_failed(const char *expr, const char *file, int line);
 
-/* Allocation that aborts with a clear message on out-of-memory. */
+/* Allocation that fails like any other error: NULL with "out of memory: X GiB
+ * asked for WHAT" in gf_last_error() (for the large host buffers: captures,
+ * downloads, loader scratch; a job reports it, nothing exits). */
+void *gf_try_malloc(size_t n, const char *what);
+
+/* Allocation that exits with a clear message on out-of-memory (small,
+ * bookkeeping-sized buffers only). */
 void *gf_malloc(size_t n);
 void *gf_calloc(size_t n, size_t size);
 void *gf_realloc(void *p, size_t n);

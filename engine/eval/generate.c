@@ -4,7 +4,6 @@
 #include <stdlib.h>
 
 #include "core/error.h"
-#include "model/forward.h"
 
 static uint64_t next_u64(uint64_t *s) { /* xorshift64* */
     *s ^= *s >> 12;
@@ -29,6 +28,14 @@ static int pick(const float *logits, int V, double temp, uint64_t *rng) {
 }
 
 int generate(const model *m, const int *prompt, int n, const generate_opts *o, int_vec *out) {
+    transformer tf;
+    if (tf_view(&tf, m, NULL, NULL, NULL) != 0) return -1;
+    int rc = generate_tf(&tf, m, prompt, n, o, out);
+    tf_free(&tf);
+    return rc;
+}
+
+int generate_tf(transformer *tf, const model *m, const int *prompt, int n, const generate_opts *o, int_vec *out) {
     if (n <= 0) return gf_fail("generation needs at least one prompt token");
     int ctx = n + o->max_new;
     if (m->cfg.max_seq > 0 && ctx > m->cfg.max_seq) {
@@ -36,17 +43,21 @@ int generate(const model *m, const int *prompt, int n, const generate_opts *o, i
             return gf_fail("the prompt (%d tokens) fills the model's context of %d", n, m->cfg.max_seq);
         ctx = m->cfg.max_seq;
     }
-    forward_ctx fc;
-    if (forward_ctx_init(&fc, m, ctx) != 0) return -1;
+    gf_backend *be = tf->be;
+    tf_run *r;
+    const tf_run_opts ro = {.B = 1, .T = n, .S = ctx, .decode = true, .logit_rows = 1};
+    if (tf_run_open(&r, tf, &ro) != 0) return -1;
     const int V = m->cfg.vocab_size;
+    const gf_buf lbuf = tf_run_logits(r, NULL);
     float *logits = gf_malloc((size_t)V * sizeof *logits);
     uint64_t rng = o->seed ? o->seed : 0x9E3779B97F4A7C15ULL;
     int eos = m->tok ? tokenizer_eos(m->tok) : m->cfg.eos_id;
     int bos = m->tok ? tokenizer_bos(m->tok) : m->cfg.bos_id;
-    int rc = model_forward(&fc, prompt, n, 0, NULL, NULL);
-    int prev = prompt[n - 1], produced = 0;
+    int rc = tf_forward(r, prompt, 1, n, 0, NULL);
+    int prev = prompt[n - 1], produced = 0, last_row = n - 1;
     for (int pos = n; rc == 0; pos++) {
-        model_logits(&fc, fc.last_T - 1, 1, logits);
+        tf_logits(r, last_row, 1, lbuf);
+        if ((rc = be_download(be, logits, GF_F32, lbuf, (size_t)V)) != 0) break;
         int id = pick(logits, V, o->temperature, &rng);
         if (o->stop_at_eos && (id == eos || (m->cfg.source == SOURCE_LLAMA2C && id == bos))) break;
         int_vec_push(out, id);
@@ -54,9 +65,10 @@ int generate(const model *m, const int *prompt, int n, const generate_opts *o, i
         if (o->on_token) o->on_token(o->ud, prev, id);
         prev = id;
         if (produced >= o->max_new || pos >= ctx) break;
-        rc = model_forward(&fc, &id, 1, pos, NULL, NULL);
+        rc = tf_forward(r, &id, 1, 1, pos, NULL);
+        last_row = 0;
     }
     free(logits);
-    forward_ctx_free(&fc);
+    tf_run_close(r);
     return rc;
 }

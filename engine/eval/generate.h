@@ -1,4 +1,6 @@
-/* Autoregressive generation with the KV cache: greedy, or temperature sampling. */
+/* Autoregressive generation: a prefill of the prompt, then one token at a
+ * time through the KV cache of attention layers and the recurrent state (and
+ * conv history) of GDN layers; greedy, or temperature sampling. */
 #ifndef GRAFT_EVAL_GENERATE_H
 #define GRAFT_EVAL_GENERATE_H
 
@@ -7,6 +9,7 @@
 
 #include "core/vec.h"
 #include "model/model.h"
+#include "model/transformer.h"
 
 typedef struct {
     int max_new;        /* tokens to generate */
@@ -20,5 +23,7 @@ typedef struct {
 
 /* prompt[0..n) (BOS included by the caller); appends new ids to out. */
 int generate(const model *m, const int *prompt, int n, const generate_opts *o, int_vec *out);
+/* The same with any transformer over teacher m (its tokenizer and config). */
+int generate_tf(transformer *tf, const model *m, const int *prompt, int n, const generate_opts *o, int_vec *out);
 
 #endif

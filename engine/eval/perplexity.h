@@ -3,8 +3,8 @@
 #define GRAFT_EVAL_PERPLEXITY_H
 
 #include "core/progress.h"
-#include "model/forward.h"
 #include "model/model.h"
+#include "model/transformer.h"
 
 /* ids[0..n): the stream (BOS first when the caller wants it). Windows of at
  * most ctx tokens overlapping by one token, so every token after the first is
@@ -13,12 +13,8 @@
 int eval_nll(const model *m, const int *ids, size_t n, int ctx, double *nll, long *count,
              const progress_sink *progress);
 
-/* The same with per-layer mixers (a hybrid student; see forward_ctx.mixers);
- * mixers may be NULL. */
-int eval_nll_mixed(const model *m, const layer_mixer *mixers, const int *ids, size_t n, int ctx, double *nll,
-                   long *count, const progress_sink *progress);
-
-/* log-sum-exp of a row minus the target's logit, in double. */
-double nll_of_row(const float *logits, int V, int target);
+/* The same for any transformer (a hybrid student). */
+int eval_nll_tf(transformer *tf, const int *ids, size_t n, int ctx, double *nll, long *count,
+                const progress_sink *progress);
 
 #endif

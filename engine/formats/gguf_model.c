@@ -25,7 +25,8 @@
 
 typedef struct {
     char name[64];
-    float *dst;
+    int layer;          /* -1 for globals */
+    tensor_kind kind;   /* where it goes in the model's block */
     int64_t rows, cols; /* PyTorch shape [rows, cols]; cols = 0 for vectors */
     int permute_heads;  /* llama q/k: number of heads whose rows to un-permute; 0 = none */
     bool optional;
@@ -36,12 +37,13 @@ typedef struct {
     size_t n, cap;
 } spec_list;
 
-static spec *add(spec_list *s, const char *name, float *dst, int64_t rows, int64_t cols) {
+static spec *add(spec_list *s, const char *name, int layer, tensor_kind kind, int64_t rows, int64_t cols) {
     if (s->n == s->cap) s->v = gf_realloc(s->v, (s->cap = s->cap ? 2 * s->cap : 64) * sizeof *s->v);
     spec *t = &s->v[s->n++];
     memset(t, 0, sizeof *t);
     snprintf(t->name, sizeof t->name, "%s", name);
-    t->dst = dst;
+    t->layer = layer;
+    t->kind = kind;
     t->rows = rows;
     t->cols = cols;
     return t;
@@ -162,41 +164,38 @@ static int read_config(model_config *c, const gguf_file *g, const char *arch_nam
 
 /* ---- tensors ---- */
 
-/* The tensors a config implies; dst points into w, or is NULL without w (to
- * check every shape against the file before the weights are allocated). */
-static void expected(spec_list *s, const model_config *c, model_weights *w) {
+/* The tensors a config implies, each with its place in the model (layer,
+ * kind); checked against the file before model_alloc_params. */
+static void expected(spec_list *s, const model_config *c) {
     const int64_t D = c->dim, F = c->hidden_dim, V = c->vocab_size, hd = c->head_dim;
     const int64_t qd = (int64_t)c->n_heads * hd, kvd = (int64_t)c->n_kv_heads * hd;
     const bool permute = c->arch == ARCH_LLAMA;
     char n[64];
-#define DST(expr) (w ? (expr) : NULL)
-    add(s, "token_embd.weight", DST(w->tok_embed), V, D);
+    add(s, "token_embd.weight", -1, TK_EMBED, V, D);
     for (int l = 0; l < c->n_layers; l++) {
-        layer_weights *lw = w ? &w->layers[l] : NULL;
 #define NAME(suffix) (snprintf(n, sizeof n, "blk.%d." suffix, l), n)
-        add(s, NAME("attn_norm.weight"), DST(lw->attn_norm), D, 0);
-        add(s, NAME("attn_q.weight"), DST(lw->wq), qd, D)->permute_heads = permute ? c->n_heads : 0;
-        add(s, NAME("attn_k.weight"), DST(lw->wk), kvd, D)->permute_heads = permute ? c->n_kv_heads : 0;
-        add(s, NAME("attn_v.weight"), DST(lw->wv), kvd, D);
-        add(s, NAME("attn_output.weight"), DST(lw->wo), D, qd);
+        add(s, NAME("attn_norm.weight"), l, TK_ATTN_NORM, D, 0);
+        add(s, NAME("attn_q.weight"), l, TK_Q, qd, D)->permute_heads = permute ? c->n_heads : 0;
+        add(s, NAME("attn_k.weight"), l, TK_K, kvd, D)->permute_heads = permute ? c->n_kv_heads : 0;
+        add(s, NAME("attn_v.weight"), l, TK_V, kvd, D);
+        add(s, NAME("attn_output.weight"), l, TK_O, D, qd);
         if (c->qkv_bias) {
-            add(s, NAME("attn_q.bias"), DST(lw->bq), qd, 0)->permute_heads = permute ? c->n_heads : 0;
-            add(s, NAME("attn_k.bias"), DST(lw->bk), kvd, 0)->permute_heads = permute ? c->n_kv_heads : 0;
-            add(s, NAME("attn_v.bias"), DST(lw->bv), kvd, 0);
+            add(s, NAME("attn_q.bias"), l, TK_BQ, qd, 0)->permute_heads = permute ? c->n_heads : 0;
+            add(s, NAME("attn_k.bias"), l, TK_BK, kvd, 0)->permute_heads = permute ? c->n_kv_heads : 0;
+            add(s, NAME("attn_v.bias"), l, TK_BV, kvd, 0);
         }
         if (c->qk_norm) {
-            add(s, NAME("attn_q_norm.weight"), DST(lw->q_norm), hd, 0);
-            add(s, NAME("attn_k_norm.weight"), DST(lw->k_norm), hd, 0);
+            add(s, NAME("attn_q_norm.weight"), l, TK_QNORM, hd, 0);
+            add(s, NAME("attn_k_norm.weight"), l, TK_KNORM, hd, 0);
         }
-        add(s, NAME("ffn_norm.weight"), DST(lw->ffn_norm), D, 0);
-        add(s, NAME("ffn_gate.weight"), DST(lw->w_gate), F, D);
-        add(s, NAME("ffn_up.weight"), DST(lw->w_up), F, D);
-        add(s, NAME("ffn_down.weight"), DST(lw->w_down), D, F);
+        add(s, NAME("ffn_norm.weight"), l, TK_FFN_NORM, D, 0);
+        add(s, NAME("ffn_gate.weight"), l, TK_GATE, F, D);
+        add(s, NAME("ffn_up.weight"), l, TK_UP, F, D);
+        add(s, NAME("ffn_down.weight"), l, TK_DOWN, D, F);
 #undef NAME
     }
-    add(s, "output_norm.weight", DST(w->final_norm), D, 0);
-    if (!c->tied_embeddings) add(s, "output.weight", DST(w->lm_head), V, D);
-#undef DST
+    add(s, "output_norm.weight", -1, TK_FINAL_NORM, D, 0);
+    if (!c->tied_embeddings) add(s, "output.weight", -1, TK_LM_HEAD, V, D);
 }
 
 static int check_tensor(const gguf_tensor *t, const spec *s, const char *path) {
@@ -282,7 +281,7 @@ int load_gguf(model *m, const char *path, const model_load_opts *opts) {
 
     /* every tensor is checked against the file before the weights are
      * allocated: a header cannot make graft allocate what the file lacks */
-    expected(&specs, &m->cfg, NULL);
+    expected(&specs, &m->cfg);
     unsigned types = 0;
     size_t max_permuted = 0;
     for (size_t i = 0; i < specs.n; i++) {
@@ -299,19 +298,20 @@ int load_gguf(model *m, const char *path, const model_load_opts *opts) {
             goto done;
         }
     }
-    model_weights_alloc(&m->w, &m->cfg);
-    specs.n = 0;
-    expected(&specs, &m->cfg, &m->w);
+    if (model_alloc_params(m) != 0) goto done;
     if (max_permuted) tmp = gf_malloc(max_permuted * sizeof *tmp);
-    for (size_t i = 0; i < specs.n; i++) {
+    for (size_t i = 0; i < specs.n; i++) { /* one tensor of host scratch at a time */
         const spec *s = &specs.v[i];
         const gguf_tensor *t = gguf_find_tensor(&g, s->name);
+        float *buf = model_scratch(m, (size_t)t->n_elems);
+        if (!buf) goto done;
         if (s->permute_heads) {
             dequant_rows(t, tmp);
-            unpermute_rows(tmp, s->dst, s->permute_heads, s->rows, s->cols);
+            unpermute_rows(tmp, buf, s->permute_heads, s->rows, s->cols);
         } else {
-            dequant_rows(t, s->dst);
+            dequant_rows(t, buf);
         }
+        if (model_put(m, s->layer, s->kind, buf) != 0) goto done;
     }
     describe_types(m->weights_dtype, sizeof m->weights_dtype, types);
 

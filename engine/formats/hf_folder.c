@@ -32,28 +32,13 @@ typedef struct {
     const st_tensor *t;
 } tensor_spec;
 
-static float *view_of(model_weights *w, int layer, weight_kind k) {
-    layer_weights *lw = layer >= 0 ? &w->layers[layer] : NULL;
-    switch (k) {
-    case W_EMBED: return w->tok_embed;
-    case W_FINAL_NORM: return w->final_norm;
-    case W_LM_HEAD: return w->lm_head;
-    case W_ATTN_NORM: return lw->attn_norm;
-    case W_Q: return lw->wq;
-    case W_K: return lw->wk;
-    case W_V: return lw->wv;
-    case W_O: return lw->wo;
-    case W_BQ: return lw->bq;
-    case W_BK: return lw->bk;
-    case W_BV: return lw->bv;
-    case W_QNORM: return lw->q_norm;
-    case W_KNORM: return lw->k_norm;
-    case W_FFN_NORM: return lw->ffn_norm;
-    case W_GATE: return lw->w_gate;
-    case W_UP: return lw->w_up;
-    case W_DOWN: return lw->w_down;
-    }
-    return NULL;
+static tensor_kind tensor_of(weight_kind k) {
+    static const tensor_kind map[] = {
+        [W_EMBED] = TK_EMBED, [W_FINAL_NORM] = TK_FINAL_NORM, [W_LM_HEAD] = TK_LM_HEAD, [W_ATTN_NORM] = TK_ATTN_NORM,
+        [W_Q] = TK_Q, [W_K] = TK_K, [W_V] = TK_V, [W_O] = TK_O, [W_BQ] = TK_BQ, [W_BK] = TK_BK, [W_BV] = TK_BV,
+        [W_QNORM] = TK_QNORM, [W_KNORM] = TK_KNORM, [W_FFN_NORM] = TK_FFN_NORM, [W_GATE] = TK_GATE, [W_UP] = TK_UP,
+        [W_DOWN] = TK_DOWN};
+    return map[k];
 }
 
 typedef struct {
@@ -179,10 +164,12 @@ int load_hf_folder(model *m, const char *dir, const model_load_opts *opts) {
     }
     if (reject_unsupported(&set, &m->cfg, dir) != 0) goto done;
 
-    model_weights_alloc(&m->w, &m->cfg);
-    for (size_t i = 0; i < specs.n; i++) {
+    if (model_alloc_params(m) != 0) goto done;
+    for (size_t i = 0; i < specs.n; i++) { /* one tensor of host scratch at a time */
         const tensor_spec *s = &specs.v[i];
-        if (st_read_f32(s->t, view_of(&m->w, s->layer, s->kind), s->t->n_elems) != 0) goto done;
+        float *buf = model_scratch(m, s->t->n_elems);
+        if (!buf || st_read_f32(s->t, buf, s->t->n_elems) != 0 || model_put(m, s->layer, tensor_of(s->kind), buf) != 0)
+            goto done;
     }
     const char *dt = "mixed";
     if (dtypes_seen == 1u << ST_F32) dt = "f32";

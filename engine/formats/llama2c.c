@@ -70,6 +70,16 @@ static void read_q8(byte_reader *r, float *dst, size_t n, size_t gs) {
     r->p += n + (n / gs) * sizeof(float);
 }
 
+/* One tensor of n values (float32, or Q8_0 with group size q8 > 0) read into
+ * host scratch and uploaded into the model's block. */
+static int put_f32(model *m, byte_reader *r, int layer, tensor_kind k, size_t n, size_t q8) {
+    float *buf = model_scratch(m, n);
+    if (!buf) return -1;
+    if (q8) read_q8(r, buf, n, q8);
+    else read_f32(r, buf, n);
+    return model_put(m, layer, k, buf);
+}
+
 /* tokenizer.bin beside the checkpoint, else tok<vocab>.bin, else any tok*.bin. */
 static char *find_tokenizer(const char *ckpt, int vocab) {
     char dir[PATH_MAX];
@@ -182,25 +192,25 @@ static int load_legacy(model *m, const mapped_file *f, const char *path) {
         return -1;
     snprintf(m->weights_dtype, sizeof m->weights_dtype, "f32");
 
-    model_weights_alloc(&m->w, c);
+    if (model_alloc_params(m) != 0) return -1;
     byte_reader r = {f->data + sizeof h, f->data + f->size};
-    model_weights *w = &m->w;
-    read_f32(&r, w->tok_embed, d.V * d.D);
-#define ALL_LAYERS(field, n) \
-    for (size_t l = 0; l < d.L; l++) read_f32(&r, w->layers[l].field, (n));
-    ALL_LAYERS(attn_norm, d.D)
-    ALL_LAYERS(wq, d.D * d.D)
-    ALL_LAYERS(wk, d.kvd * d.D)
-    ALL_LAYERS(wv, d.kvd * d.D)
-    ALL_LAYERS(wo, d.D * d.D)
-    ALL_LAYERS(ffn_norm, d.D)
-    ALL_LAYERS(w_gate, d.F * d.D)
-    ALL_LAYERS(w_down, d.D * d.F)
-    ALL_LAYERS(w_up, d.F * d.D)
+    if (put_f32(m, &r, -1, TK_EMBED, d.V * d.D, 0)) return -1;
+#define ALL_LAYERS(kind, n) \
+    for (size_t l = 0; l < d.L; l++) \
+        if (put_f32(m, &r, (int)l, kind, (n), 0)) return -1;
+    ALL_LAYERS(TK_ATTN_NORM, d.D)
+    ALL_LAYERS(TK_Q, d.D * d.D)
+    ALL_LAYERS(TK_K, d.kvd * d.D)
+    ALL_LAYERS(TK_V, d.kvd * d.D)
+    ALL_LAYERS(TK_O, d.D * d.D)
+    ALL_LAYERS(TK_FFN_NORM, d.D)
+    ALL_LAYERS(TK_GATE, d.F * d.D)
+    ALL_LAYERS(TK_DOWN, d.D * d.F)
+    ALL_LAYERS(TK_UP, d.F * d.D)
 #undef ALL_LAYERS
-    read_f32(&r, w->final_norm, d.D);
+    if (put_f32(m, &r, -1, TK_FINAL_NORM, d.D, 0)) return -1;
     if (has_freq) r.p += d.freq * sizeof(float); /* RoPE tables: recomputed, not read */
-    if (!c->tied_embeddings) read_f32(&r, w->lm_head, d.V * d.D);
+    if (!c->tied_embeddings && put_f32(m, &r, -1, TK_LM_HEAD, d.V * d.D, 0)) return -1;
     GF_ASSERT(r.p == r.end);
     return 0;
 }
@@ -251,22 +261,25 @@ static int load_versioned(model *m, const mapped_file *f, const char *path) {
     if (check_size(f->size, &want, path, what) != 0) return -1;
     snprintf(m->weights_dtype, sizeof m->weights_dtype, "%s", version == 1 ? "f32" : "q8_0");
 
-    model_weights_alloc(&m->w, c);
-    model_weights *w = &m->w;
+    if (model_alloc_params(m) != 0) return -1;
     byte_reader r = {f->data + L2C_HEADER_BYTES, f->data + f->size};
-    for (size_t l = 0; l < L; l++) read_f32(&r, w->layers[l].attn_norm, D);
-    for (size_t l = 0; l < L; l++) read_f32(&r, w->layers[l].ffn_norm, D);
-    read_f32(&r, w->final_norm, D);
-#define READ(dst, n) (version == 1 ? read_f32(&r, (dst), (n)) : read_q8(&r, (dst), (n), gs))
-    READ(w->tok_embed, V * D);
-    for (size_t l = 0; l < L; l++) READ(w->layers[l].wq, D * D);
-    for (size_t l = 0; l < L; l++) READ(w->layers[l].wk, kvd * D);
-    for (size_t l = 0; l < L; l++) READ(w->layers[l].wv, kvd * D);
-    for (size_t l = 0; l < L; l++) READ(w->layers[l].wo, D * D);
-    for (size_t l = 0; l < L; l++) READ(w->layers[l].w_gate, F * D);
-    for (size_t l = 0; l < L; l++) READ(w->layers[l].w_down, D * F);
-    for (size_t l = 0; l < L; l++) READ(w->layers[l].w_up, F * D);
-    if (!c->tied_embeddings) READ(w->lm_head, V * D);
+    for (size_t l = 0; l < L; l++)
+        if (put_f32(m, &r, (int)l, TK_ATTN_NORM, D, 0)) return -1;
+    for (size_t l = 0; l < L; l++)
+        if (put_f32(m, &r, (int)l, TK_FFN_NORM, D, 0)) return -1;
+    if (put_f32(m, &r, -1, TK_FINAL_NORM, D, 0)) return -1;
+    const size_t q8 = version == 1 ? 0 : gs;
+#define READ(layer, kind, n) \
+    if (put_f32(m, &r, (layer), (kind), (n), q8)) return -1;
+    READ(-1, TK_EMBED, V * D);
+    for (size_t l = 0; l < L; l++) READ((int)l, TK_Q, D * D);
+    for (size_t l = 0; l < L; l++) READ((int)l, TK_K, kvd * D);
+    for (size_t l = 0; l < L; l++) READ((int)l, TK_V, kvd * D);
+    for (size_t l = 0; l < L; l++) READ((int)l, TK_O, D * D);
+    for (size_t l = 0; l < L; l++) READ((int)l, TK_GATE, F * D);
+    for (size_t l = 0; l < L; l++) READ((int)l, TK_DOWN, D * F);
+    for (size_t l = 0; l < L; l++) READ((int)l, TK_UP, F * D);
+    if (!c->tied_embeddings) READ(-1, TK_LM_HEAD, V * D);
 #undef READ
     GF_ASSERT(r.p == r.end);
     return 0;

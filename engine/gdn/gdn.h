@@ -1,4 +1,4 @@
-/* Gated DeltaNet (GDN) layer on CPU: configuration, parameters, forward, backward.
+/* Gated DeltaNet (GDN) layer: configuration, parameter layout, host parameters.
  *
  * One layer (METHOD.md section 3), for a batch of B sequences of T tokens of
  * normalized inputs x [B, T, D]:
@@ -11,9 +11,9 @@
  *   o_t = S_t (scale q_t)
  *   y   = Wo concat_h( RMSNorm(o_t) * w_norm * silu(Wg x)_h )
  *
- * Everything is generic over the element type: the float32 functions are the
- * production path; the *_f64 twins are the same source compiled for double
- * (gdn_*_tmpl.h included twice), used for gradient checks. docs/gdn.md has the
+ * The layer runs on a backend (engine/gdn/gdn_layer.h composes the be_gdn_*
+ * ops and be_linear); engine/gdn/gdn_ref.h is the float64 reference built from
+ * the CPU backend's templates, used for gradient checks. docs/gdn.md has the
  * full derivation and the backward strategy. */
 #ifndef GRAFT_GDN_GDN_H
 #define GRAFT_GDN_GDN_H
@@ -85,42 +85,14 @@ size_t gdn_param_count(const gdn_config *c);
     size_t n;      /* floats in block */
 
 typedef struct { GDN_PARAMS_FIELDS(float) } gdn_params;
-typedef struct { GDN_PARAMS_FIELDS(double) } gdn_params_f64;
 
-/* Activations kept by the forward pass for the backward pass (one allocation). */
-#define GDN_CACHE_FIELDS(real)                                                         \
-    int B, T;                                                                          \
-    int n_chunks;  /* ceil(T / chunk) */                                               \
-    real *proj;    /* [B*T, in_width] x W_in^T (+ bias): q k v g a b pre-activations */\
-    real *qkv_pre; /* [B*T, qkv_width] q k v after conv, before silu */                \
-    real *q;       /* [B*T, H*dk] silu + L2-normalized */                              \
-    real *k;       /* [B*T, H*dk] silu + L2-normalized */                              \
-    real *v;       /* [B*T, H*dv] silu */                                              \
-    real *g;       /* [B*T, H] log decay (<= 0) */                                     \
-    real *beta;    /* [B*T, H] write strength */                                       \
-    real *o;       /* [B*T, H, dv] core output before the norm (Stage 1 OLS reads it) */ \
-    real *rstd;    /* [B*T, H] 1 / sqrt(mean(o^2) + norm_eps) */                       \
-    real *z;       /* [B*T, H*dv] gated norm output, input of Wo */                    \
-    real *ckpt;    /* [B, H, n_chunks, dv, dk] state entering each chunk */            \
-    real *block;                                                                       \
-    size_t n;                                                                          \
-    real *bwork;   /* backward scratch, allocated by the first gdn_backward */         \
-    size_t n_bwork;
-
-typedef struct { GDN_CACHE_FIELDS(float) } gdn_cache;
-typedef struct { GDN_CACHE_FIELDS(double) } gdn_cache_f64;
-
-/* What a sequence carries from one call to the next (token-by-token generation). */
-#define GDN_STATE_FIELDS(real)                                                         \
-    int B;                                                                             \
-    real *S;         /* [B, H, dv, dk] recurrent state */                              \
-    real *conv_tail; /* [B, GDN_CONV_K-1, qkv_width] q|k|v projections of the last     \
-                        K-1 tokens, oldest first (zeros before the start) */           \
-    real *block;                                                                       \
-    size_t n;
-
-typedef struct { GDN_STATE_FIELDS(float) } gdn_state;
-typedef struct { GDN_STATE_FIELDS(double) } gdn_state_f64;
+/* Host parameters of one layer (building, Stage 1, files): zeroed block and
+ * its views. The compute copy lives in a backend buffer of the same layout
+ * (engine/gdn/gdn_layer.h). */
+void gdn_params_alloc(gdn_params *p, const gdn_config *c);
+void gdn_params_free(gdn_params *p);
+/* Views of an existing block of gdn_param_count(c) floats (not owned). */
+void gdn_params_views(gdn_params *p, const gdn_config *c, float *block);
 
 /* Shape of a bare core recurrence call. Inputs are token-major:
  * q, k [B, T, H, dk]; v [B, T, H, dv]; g, beta [B, T, H]; o [B, T, H, dv];
@@ -133,49 +105,6 @@ typedef struct {
 } gdn_core_shape;
 
 void gdn_core_shape_from(gdn_core_shape *s, const gdn_config *c, int B, int T);
-
-#define GDN_DECLARE_API(real, SFX)                                                      \
-    void gdn_params_alloc##SFX(gdn_params##SFX *p, const gdn_config *c);  /* zeroed */ \
-    void gdn_params_free##SFX(gdn_params##SFX *p);                                     \
-    void gdn_cache_alloc##SFX(gdn_cache##SFX *k, const gdn_config *c, int B, int T);   \
-    void gdn_cache_free##SFX(gdn_cache##SFX *k);                                       \
-    /* Core recurrence only; ckpt may be NULL when no backward follows. */             \
-    void gdn_core_forward##SFX(const gdn_core_shape *s, const real *q, const real *k,  \
-                               const real *v, const real *g, const real *beta,         \
-                               real *o, real *ckpt);                                   \
-    /* Same, starting from state [B, H, dv, dk] (NULL: zero) and leaving the final    \
-     * state there. */                                                                 \
-    void gdn_core_forward_state##SFX(const gdn_core_shape *s, const real *q,           \
-                                     const real *k, const real *v, const real *g,      \
-                                     const real *beta, real *o, real *ckpt,            \
-                                     real *state);                                     \
-    /* Gradients of the core from d_o, recomputing states from ckpt chunk by chunk.    \
-     * Writes (overwrites) dq, dk, dv [like q, k, v], dg, dbeta [B, T, H]. */          \
-    void gdn_core_backward##SFX(const gdn_core_shape *s, const real *q, const real *k, \
-                                const real *v, const real *g, const real *beta,        \
-                                const real *ckpt, const real *d_o, real *dq, real *dk, \
-                                real *dv, real *dg, real *dbeta);                      \
-    /* x [B, T, D] -> y [B, T, D]; the cache (allocated for B, T) keeps activations. */ \
-    void gdn_forward##SFX(const gdn_config *c, const gdn_params##SFX *p,               \
-                          gdn_cache##SFX *cache, const real *x, real *y);              \
-    /* Continues sequences from `st` (recurrent state and conv history of earlier     \
-     * tokens; NULL = fresh start) and updates it: for generation / chunked prefill.   \
-     * Inference only: gdn_backward assumes a fresh start (zero state, no history). */ \
-    void gdn_forward_state##SFX(const gdn_config *c, const gdn_params##SFX *p,         \
-                                gdn_cache##SFX *cache, const real *x, real *y,         \
-                                gdn_state##SFX *st);                                   \
-    void gdn_state_alloc##SFX(gdn_state##SFX *st, const gdn_config *c, int B); /* zero */ \
-    void gdn_state_reset##SFX(gdn_state##SFX *st);                                     \
-    void gdn_state_free##SFX(gdn_state##SFX *st);                                      \
-    /* From dy [B, T, D]: ACCUMULATES parameter gradients into `grad` (zero it first)  \
-     * and writes dx [B, T, D] (skipped when dx is NULL). Needs the forward's cache, \
-     * in which it keeps its scratch between calls. */                                 \
-    void gdn_backward##SFX(const gdn_config *c, const gdn_params##SFX *p,              \
-                           gdn_cache##SFX *cache, const real *x, const real *dy,       \
-                           real *dx, gdn_params##SFX *grad);
-
-GDN_DECLARE_API(float, )
-GDN_DECLARE_API(double, _f64)
 
 /* GQA expansion for weight transfer: dst [KV*group*hd, D] gets each KV head's hd rows
  * of src [KV*hd, D] repeated `group` times (group = H / KV). Also for biases (D = 1).

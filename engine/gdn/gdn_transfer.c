@@ -6,7 +6,7 @@
 #include "core/error.h"
 
 int gdn_transfer_from_attention(gdn_params *p, const gdn_config *c, const model_config *mc,
-                                const layer_weights *w) {
+                                const attn_host_weights *w) {
     int H = mc->n_heads, KV = mc->n_kv_heads, hd = mc->head_dim, D = mc->dim;
     if (c->D != D || c->H != H || c->dk != hd || c->dv != hd)
         return gf_fail("gdn transfer: GDN D %d H %d dk %d dv %d does not match the teacher's "

@@ -9,11 +9,16 @@
 
 #include "gdn/gdn.h"
 #include "model/config.h"
-#include "model/weights.h"
+
+/* A teacher attention layer's weights on the host (downloaded by the caller):
+ * wq [H*hd, D], wk, wv [KV*hd, D], wo [D, H*hd]; biases NULL when absent. */
+typedef struct {
+    const float *wq, *wk, *wv, *wo, *bq, *bk, *bv;
+} attn_host_weights;
 
 /* 0, or -1 with a message when the shapes disagree (D, H, head_dim, KV groups,
  * or biases asked for but absent in the teacher). */
 int gdn_transfer_from_attention(gdn_params *p, const gdn_config *c, const model_config *mc,
-                                const layer_weights *w);
+                                const attn_host_weights *w);
 
 #endif

@@ -55,10 +55,50 @@ static int folder_gguf(const char *dir, char **out) {
     return 0;
 }
 
+int model_alloc_params(model *m) {
+    if (!m->be) m->be = be_default();
+    if (param_layout_build(&m->layout, &m->cfg, NULL, NULL) != 0) return -1;
+    if (be_alloc(m->be, &m->params, m->layout.total, be_act(m->be)) != 0)
+        return gf_fail_prefix("the model's parameters");
+    be_zero(m->be, m->params, m->layout.total);
+    model_views_bind(&m->w, &m->layout, &m->cfg, NULL, m->params);
+    return 0;
+}
+
+float *model_scratch(model *m, size_t n) {
+    if (n > m->scratch_n) {
+        free(m->scratch);
+        m->scratch_n = 0;
+        if (!(m->scratch = gf_try_malloc((n ? n : 1) * sizeof *m->scratch, "one tensor while loading"))) return NULL;
+        m->scratch_n = n;
+    }
+    return m->scratch;
+}
+
+int model_put(model *m, int layer, tensor_kind k, const float *src) {
+    if (!src) return -1; /* model_scratch failed: its message stands */
+    const param_entry *e = param_layout_find(&m->layout, layer, k);
+    GF_ASSERT(e != NULL);
+    return be_upload(m->be, gf_at(m->params, e->off), src, GF_F32, e->n);
+}
+
+int model_get(const model *m, int layer, tensor_kind k, float *dst) {
+    if (k == TK_LM_HEAD && m->cfg.tied_embeddings) k = TK_EMBED;
+    const param_entry *e = param_layout_find(&m->layout, layer, k);
+    if (!e) return gf_fail("the model has no tensor %d of layer %d", (int)k, layer);
+    return be_download(m->be, dst, GF_F32, gf_at(m->params, e->off), e->n);
+}
+
+size_t model_tensor_elems(const model *m, int layer, tensor_kind k) {
+    const param_entry *e = param_layout_find(&m->layout, layer, k);
+    return e ? e->n : 0;
+}
+
 int model_load(model *m, const char *path, const model_load_opts *opts) {
     static const model_load_opts none = {0};
     if (!opts) opts = &none;
     memset(m, 0, sizeof *m);
+    m->be = opts->be ? opts->be : be_default();
     struct stat st;
     if (stat(path, &st) != 0) return gf_fail("%s: no such file or folder", path);
     int rc;
@@ -73,6 +113,9 @@ int model_load(model *m, const char *path, const model_load_opts *opts) {
     else
         rc = load_llama2c(m, path, opts);
     free(gguf_in_dir);
+    free(m->scratch);
+    m->scratch = NULL;
+    m->scratch_n = 0;
     if (rc != 0) {
         model_free(m);
         return -1;
@@ -83,7 +126,10 @@ int model_load(model *m, const char *path, const model_load_opts *opts) {
 }
 
 void model_free(model *m) {
-    model_weights_free(&m->w);
+    if (m->be) be_free(m->be, &m->params);
+    model_views_free(&m->w);
+    param_layout_free(&m->layout);
+    free(m->scratch);
     if (m->tok) tokenizer_free(m->tok);
     free(m->path);
     free(m->name);

@@ -1,4 +1,4 @@
-/* Learning-rate schedules and gradient clipping. */
+/* Learning-rate schedules (AdamW and the gradient norm are backend ops: be_adamw, be_sumsq). */
 #ifndef GRAFT_OPTIM_SCHEDULE_H
 #define GRAFT_OPTIM_SCHEDULE_H
 
@@ -18,16 +18,5 @@ double lr_factor(const lr_schedule *s, long step);
 
 /* Name -> shape; -1 with an error for anything else ("cosine", "constant"). */
 int lr_shape_parse(const char *name, lr_shape *out);
-
-/* sum of x^2 in double, in parallel over fixed 64K-element blocks summed in
- * order: the same bits whatever the thread count. */
-double sum_squares(const float *x, size_t n);
-/* x *= f, in parallel. */
-void scale_floats(float *x, size_t n, double f);
-
-/* Global L2 norm over several gradient blocks, in double. */
-double grad_global_norm(float *const *grads, const size_t *sizes, int n_blocks);
-/* Multiplies every block by max_norm / norm when norm > max_norm (> 0); returns the factor applied. */
-double grad_clip(float *const *grads, const size_t *sizes, int n_blocks, double norm, double max_norm);
 
 #endif

@@ -86,19 +86,12 @@ static void top_k(const double *score, int L, int k, bool want_high, int *kept) 
     qsort(kept, (size_t)k, sizeof *kept, cmp_int);
 }
 
-static int zero_mixer(void *ud, int layer, int T, int pos0, const float *xn, float *out) {
-    const int D = *(const int *)ud;
-    memset(out, 0, (size_t)T * D * sizeof *out);
-    return 0;
-}
-
 /* progress: only its cancel flag (checked between layers of every window) */
-static int ppl_of(const model *m, const layer_mixer *mixers, const int *ids, size_t n, int ctx, double *ppl,
-                  const progress_sink *progress) {
+static int ppl_of(transformer *tf, const int *ids, size_t n, int ctx, double *ppl, const progress_sink *progress) {
     double nll;
     long count;
     progress_sink quiet = {.cancel = progress ? progress->cancel : NULL};
-    if (eval_nll_mixed(m, mixers, ids, n, ctx, &nll, &count, &quiet) != 0) return -1;
+    if (eval_nll_tf(tf, ids, n, ctx, &nll, &count, &quiet) != 0) return -1;
     *ppl = exp(nll / (double)count);
     return 0;
 }
@@ -129,17 +122,18 @@ int select_layers(layer_selection *out, const strategy_spec *sp, int k, const mo
         qsort(out->kept, (size_t)k, sizeof *out->kept, cmp_int);
         break;
     case STRATEGY_AR: {
-        layer_mixer *mix = gf_calloc((size_t)L, sizeof *mix);
-        int D = m->cfg.dim;
+        /* the teacher with layer l's attention removed (its MLP kept) */
+        mixer_kind *kinds = gf_calloc((size_t)L, sizeof *kinds);
         for (int l = 0; l < L && rc == 0; l++) {
             if (progress_cancelled(progress)) { rc = gf_fail("cancelled"); break; }
             progress_report(progress, "select ar", l, L);
-            memset(mix, 0, (size_t)L * sizeof *mix);
-            mix[l].fn = zero_mixer;
-            mix[l].ud = &D;
-            rc = ppl_of(m, mix, ids, n, ctx, &out->score[l], progress);
+            for (int j = 0; j < L; j++) kinds[j] = j == l ? MIX_NONE : MIX_ATTN;
+            transformer tf;
+            if ((rc = tf_view(&tf, m, NULL, kinds, NULL)) != 0) break;
+            rc = ppl_of(&tf, ids, n, ctx, &out->score[l], progress);
+            tf_free(&tf);
         }
-        free(mix);
+        free(kinds);
         if (rc == 0) top_k(out->score, L, k, true, out->kept);
         break;
     }
@@ -151,7 +145,7 @@ int select_layers(layer_selection *out, const strategy_spec *sp, int k, const mo
             progress_report(progress, "select ga-s2", l, L);
             for (int j = 0; j < L; j++) mask[j] = j != l;
             if ((rc = student_set_gdn(ga_student, mask)) != 0) break;
-            rc = ppl_of(m, ga_student->mixers, ids, n, ctx, &out->score[l], progress);
+            rc = ppl_of(&ga_student->tf, ids, n, ctx, &out->score[l], progress);
         }
         for (int j = 0; j < L; j++) mask[j] = false;
         student_set_gdn(ga_student, mask);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/backend.h"
 #include "core/error.h"
 
 void attn_stats_init(attn_stats *s, int n_layers, int n_heads) {
@@ -46,6 +47,20 @@ double attn_stats_entropy(const attn_stats *s, int layer, int head) {
 double attn_stats_output_rms(const attn_stats *s, int layer, int head) {
     const head_stat_sum *h = attn_stats_at(s, layer, head);
     return h->rows ? h->output_rms / h->rows : NAN;
+}
+
+void attn_stats_add(attn_stats *s, const double *sums, long rows) {
+    for (int l = 0; l < s->n_layers; l++)
+        for (int h = 0; h < s->n_heads; h++) {
+            const double *x = sums + ((size_t)l * s->n_heads + h) * GF_STAT_COUNT;
+            head_stat_sum *a = attn_stats_at(s, l, h);
+            a->distance += x[GF_STAT_DISTANCE];
+            a->entropy += x[GF_STAT_ENTROPY];
+            a->output_rms += x[GF_STAT_OUT_RMS];
+            a->dist_nosink += x[GF_STAT_DIST_NOSINK];
+            a->sink += x[GF_STAT_SINK];
+            a->rows += rows;
+        }
 }
 
 double attn_stats_concentration(const attn_stats *s, int layer, int head) {

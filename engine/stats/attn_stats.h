@@ -41,6 +41,10 @@ double attn_stats_output_rms(const attn_stats *s, int layer, int head);
 double attn_stats_mean_distance_nosink(const attn_stats *s, int layer, int head);
 double attn_stats_sink_share(const attn_stats *s, int layer, int head);
 
+/* Adds the per-head sums a backend accumulated (sums [L, H, GF_STAT_COUNT]
+ * in backend.h's order) over `rows` query rows per head. */
+void attn_stats_add(attn_stats *s, const double *sums, long rows);
+
 /* c_h = 1 - (H_h - min H) / max(max H - min H, 1e-3) over the heads of the layer. */
 double attn_stats_concentration(const attn_stats *s, int layer, int head);
 

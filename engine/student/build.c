@@ -13,87 +13,94 @@ int student_build_layers(student *s, const bool *layers, const teacher_capture *
     return student_build_layers_observed(s, layers, cal, held, progress, NULL);
 }
 
+typedef struct {
+    student *s;
+    const int *todo;
+    align_set *sets;      /* [2n]: calibration, held-out */
+    bool held;
+    const progress_sink *progress;
+    const stage2_observer *obs;
+} stage2_tasks;
+
+/* One layer's Stage 2 on its own (sub-)backend. */
+static int stage2_task(void *ud, int i, gf_backend *sub) {
+    stage2_tasks *t = ud;
+    student *s = t->s;
+    const int l = t->todo[i];
+    layer_report *r = &s->rep[l];
+    /* only the first task reports progress: tasks run side by side */
+    if (stage2_align(sub, &s->set, &s->gcfg, s->gdn[l], &t->sets[2 * i], t->held ? &t->sets[2 * i + 1] : NULL, &r->s2,
+                     t->progress, i == 0, t->obs, l) != 0)
+        return -1;
+    r->has_stage2 = true;
+    return 0;
+}
+
 int student_build_layers_observed(student *s, const bool *layers, const teacher_capture *cal,
                                   const teacher_capture *held, const progress_sink *progress,
                                   const stage2_observer *obs) {
     const student_init init = s->set.init;
     const gdn_config *c = &s->gcfg;
     const int H = c->H;
+    if ((init_uses_stage1(init) || init_uses_stage2(init)) && !cal)
+        return gf_fail("initialization %s needs calibration data", student_init_name(init));
     int *todo = gf_malloc((size_t)s->L * sizeof *todo), n = 0;
     for (int l = 0; l < s->L; l++)
         if (layers[l]) todo[n++] = l;
-    if ((init_uses_stage1(init) || init_uses_stage2(init)) && !cal) {
-        free(todo);
-        return gf_fail("initialization %s needs calibration data", student_init_name(init));
-    }
-    for (int i = 0; i < n; i++) {
+    gdn_params p;
+    gdn_params_alloc(&p, c);
+    const size_t ng = (size_t)H * c->dv * c->D, nb = (size_t)H * c->D;
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
         const int l = todo[i];
-        if (s->have[l]) {
-            gdn_params_free(&s->layers[l]);
-            layer_report_free(&s->rep[l]);
-        }
-        gdn_params *p = &s->layers[l];
         layer_report *r = &s->rep[l];
-        gdn_params_alloc(p, c);
+        if (s->have[l]) layer_report_free(r);
         layer_report_alloc(r, H, l);
-        s->have[l] = true;
-        student_default_init(s, l, p);
-        const size_t ng = (size_t)H * c->dv * c->D, nb = (size_t)H * c->D;
-        r->wb_mean_abs_init = mean_abs(p->wb, nb);
-        r->wg_mean_abs_init = mean_abs(p->wg, ng);
-        if (init == INIT_ZERO_GATE) memset(p->wg, 0, ng * sizeof(float));
+        student_default_init(s, l, &p);
+        r->wb_mean_abs_init = mean_abs(p.wb, nb);
+        r->wg_mean_abs_init = mean_abs(p.wg, ng);
+        if (init == INIT_ZERO_GATE) memset(p.wg, 0, ng * sizeof(float));
         if (init == INIT_SMALL_GATE)
-            for (size_t j = 0; j < ng; j++) p->wg[j] *= 0.02f;
+            for (size_t j = 0; j < ng; j++) p.wg[j] *= 0.02f;
         if (student_stage1_parts(&s->set) != STAGE1_NONE) { /* none: exactly align-only / random */
             if (progress_cancelled(progress)) {
-                free(todo);
-                return gf_fail("cancelled");
-            }
-            progress_report(progress, "stage 1", i, n);
-            if (stage1_apply(s, l, p, cal, &r->s1, progress) != 0) {
-                free(todo);
-                return -1;
-            }
-            r->has_stage1 = true;
-        }
-        r->wb_mean_abs_pre2 = mean_abs(p->wb, nb);
-        r->wg_mean_abs_pre2 = mean_abs(p->wg, ng);
-        gdn_half_lives(c, p, r->half_life_pre2);
-    }
-    int rc = 0;
-    if (init_uses_stage2(init) && n > 0) {
-        char err[256] = "";
-        align_set *sets = gf_calloc((size_t)n * 2, sizeof *sets);
-        for (int i = 0; i < n; i++) {
-            const int l = todo[i];
-            sets[2 * i] = (align_set){capture_xn(cal, l), capture_attn_out(cal, l), cal->n_seqs, cal->T};
-            if (held) sets[2 * i + 1] = (align_set){capture_xn(held, l), capture_attn_out(held, l), held->n_seqs, held->T};
-        }
-#pragma omp parallel for schedule(dynamic, 1)
-        for (int i = 0; i < n; i++) {
-            const int l = todo[i];
-            layer_report *r = &s->rep[l];
-            if (stage2_align(&s->set, c, &s->layers[l], &sets[2 * i], held ? &sets[2 * i + 1] : NULL, &r->s2,
-                             progress, obs, l) != 0) {
-#pragma omp critical
-                {
-                    rc = -1;
-                    snprintf(err, sizeof err, "%s", gf_last_error());
-                }
+                rc = gf_fail("cancelled");
             } else {
-                r->has_stage2 = true;
+                progress_report(progress, "stage 1", i, n);
+                if (stage1_apply(s, l, &p, cal, &r->s1, progress) != 0) rc = -1;
+                else r->has_stage1 = true;
             }
         }
-        free(sets);
-        if (rc != 0) gf_fail("%s", err);
+        r->wb_mean_abs_pre2 = mean_abs(p.wb, nb);
+        r->wg_mean_abs_pre2 = mean_abs(p.wg, ng);
+        gdn_half_lives(c, &p, r->half_life_pre2);
+        if (rc == 0 && student_put_layer(s, l, &p) != 0) rc = -1;
+        /* a layer that did not get its parameters keeps no report (have[l] owns it) */
+        if (rc != 0 && !s->have[l]) layer_report_free(r);
     }
-    for (int i = 0; i < n; i++) {
+    if (rc == 0 && init_uses_stage2(init) && n > 0) {
+        stage2_tasks t = {s, todo, gf_calloc((size_t)n * 2, sizeof(align_set)), held != NULL, progress, obs};
+        for (int i = 0; i < n; i++) {
+            const int l = todo[i];
+            t.sets[2 * i] = (align_set){capture_xn(cal, l), capture_attn_out(cal, l), cal->n_seqs, cal->T};
+            if (held) t.sets[2 * i + 1] = (align_set){capture_xn(held, l), capture_attn_out(held, l), held->n_seqs, held->T};
+        }
+        /* layers are independent tasks: on CPU threads over layers, each single-threaded */
+        rc = be_run_tasks(s->m->be, n, stage2_task, &t);
+        free(t.sets);
+    }
+    for (int i = 0; i < n && rc == 0; i++) { /* the final parameters' summaries */
         const int l = todo[i];
         layer_report *r = &s->rep[l];
-        r->wb_mean_abs = mean_abs(s->layers[l].wb, (size_t)H * c->D);
-        r->wg_mean_abs = mean_abs(s->layers[l].wg, (size_t)H * c->dv * c->D);
-        gdn_half_lives(c, &s->layers[l], r->half_life);
+        if (student_get_layer(s, l, &p) != 0) {
+            rc = -1;
+            break;
+        }
+        r->wb_mean_abs = mean_abs(p.wb, nb);
+        r->wg_mean_abs = mean_abs(p.wg, ng);
+        gdn_half_lives(c, &p, r->half_life);
     }
+    gdn_params_free(&p);
     free(todo);
     return rc;
 }

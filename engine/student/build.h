@@ -1,8 +1,8 @@
 /* Building a student's GDN layers under its initialization (METHOD.md
  * section 7): default init, then the gate edits (zero-gate, small-gate),
  * Stage 1 (taylor-only, taylor-calibrate) and Stage 2 (align-only,
- * taylor-calibrate). Stage 2 runs the layers in parallel (OpenMP threads over
- * layers; each layer's own kernels then run single-threaded). */
+ * taylor-calibrate). Stage 2 runs the layers as independent tasks
+ * (be_run_tasks: on CPU threads over layers, each layer single-threaded). */
 #ifndef GRAFT_STUDENT_BUILD_H
 #define GRAFT_STUDENT_BUILD_H
 

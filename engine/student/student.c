@@ -119,11 +119,9 @@ int student_init_empty(student *s, model *m, const student_settings *set) {
     if (gdn_config_check(&s->gcfg) != 0) return -1;
     s->have = gf_calloc((size_t)s->L, sizeof *s->have);
     s->is_gdn = gf_calloc((size_t)s->L, sizeof *s->is_gdn);
-    s->layers = gf_calloc((size_t)s->L, sizeof *s->layers);
+    s->gdn = gf_calloc((size_t)s->L, sizeof *s->gdn);
     s->rep = gf_calloc((size_t)s->L, sizeof *s->rep);
-    s->mixers = gf_calloc((size_t)s->L, sizeof *s->mixers);
-    s->gm = gf_calloc((size_t)s->L, sizeof *s->gm);
-    return 0;
+    return tf_view(&s->tf, m, &s->gcfg, NULL, NULL);
 }
 
 void layer_report_alloc(layer_report *r, int H, int layer) {
@@ -148,19 +146,15 @@ void layer_report_free(layer_report *r) {
 }
 
 void student_free(student *s) {
+    tf_free(&s->tf);
     for (int l = 0; l < s->L; l++) {
-        if (s->gm && s->gm[l].p) gdn_mixer_free(&s->gm[l]);
-        if (s->have && s->have[l]) {
-            gdn_params_free(&s->layers[l]);
-            layer_report_free(&s->rep[l]);
-        }
+        if (s->gdn && s->m) be_free(s->m->be, &s->gdn[l]);
+        if (s->have && s->have[l]) layer_report_free(&s->rep[l]);
     }
     free(s->have);
     free(s->is_gdn);
-    free(s->layers);
+    free(s->gdn);
     free(s->rep);
-    free(s->mixers);
-    free(s->gm);
     if (s->owns_model && s->m) {
         model_free(s->m);
         free(s->m);
@@ -171,18 +165,29 @@ void student_free(student *s) {
 int student_set_gdn(student *s, const bool *is_gdn) {
     for (int l = 0; l < s->L; l++)
         if (is_gdn[l] && !s->have[l]) return gf_fail("layer %d has no GDN parameters", l);
+    mixer_kind *kinds = gf_malloc((size_t)s->L * sizeof *kinds);
     for (int l = 0; l < s->L; l++) {
-        if (s->gm[l].p) gdn_mixer_free(&s->gm[l]);
         s->is_gdn[l] = is_gdn[l];
-        s->mixers[l].fn = NULL;
-        s->mixers[l].ud = NULL;
-        if (is_gdn[l]) {
-            if (gdn_mixer_init(&s->gm[l], &s->gcfg, &s->layers[l]) != 0) return -1;
-            s->mixers[l].fn = gdn_mixer_run;
-            s->mixers[l].ud = &s->gm[l];
-        }
+        kinds[l] = is_gdn[l] ? MIX_GDN : MIX_ATTN;
     }
+    tf_free(&s->tf);
+    int rc = tf_view(&s->tf, s->m, &s->gcfg, kinds, s->gdn);
+    free(kinds);
+    return rc;
+}
+
+int student_put_layer(student *s, int l, const gdn_params *p) {
+    gf_backend *be = s->m->be;
+    if (gf_is_none(s->gdn[l]) && be_alloc(be, &s->gdn[l], p->n, be_act(be)) != 0)
+        return gf_fail_prefix("a GDN layer's parameters");
+    if (be_upload(be, s->gdn[l], p->block, GF_F32, p->n) != 0) return -1;
+    s->have[l] = true;
     return 0;
+}
+
+int student_get_layer(const student *s, int l, gdn_params *p) {
+    if (!s->have[l] || gf_is_none(s->gdn[l])) return gf_fail("layer %d has no GDN parameters", l);
+    return be_download(s->m->be, p->block, GF_F32, s->gdn[l], p->n);
 }
 
 int student_n_gdn(const student *s) {
@@ -194,15 +199,29 @@ int student_n_gdn(const student *s) {
 static double softplus_inv(double y) { return y + log(-expm1(-y)); }
 static double softplus(double x) { return x > 20 ? x : log1p(exp(x)); }
 
+/* Downloads the teacher attention tensors the transfer reads (NULL when absent). */
+static float *download(const model *m, int l, tensor_kind k) {
+    const size_t n = model_tensor_elems(m, l, k);
+    if (!n) return NULL;
+    float *x = gf_malloc(n * sizeof *x);
+    const int got = model_get(m, l, k, x);
+    GF_ASSERT(got == 0);
+    return x;
+}
+
 void student_default_init(const student *s, int l, gdn_params *p) {
     const gdn_config *c = &s->gcfg;
     const model_config *k = &s->m->cfg;
-    const layer_weights *w = &s->m->w.layers[l];
     const int D = c->D, H = c->H;
+    float *t[7];
+    static const tensor_kind kinds[7] = {TK_Q, TK_K, TK_V, TK_O, TK_BQ, TK_BK, TK_BV};
+    for (int i = 0; i < 7; i++) t[i] = download(s->m, l, kinds[i]);
+    const attn_host_weights w = {t[0], t[1], t[2], t[3], t[4], t[5], t[6]};
     memset(p->block, 0, p->n * sizeof(float));
     /* shapes come from the same teacher config, so the transfer cannot fail */
-    const int transferred = gdn_transfer_from_attention(p, c, k, w);
+    const int transferred = gdn_transfer_from_attention(p, c, k, &w);
     GF_ASSERT(transferred == 0);
+    for (int i = 0; i < 7; i++) free(t[i]);
     rng64 r;
     rng_seed2(&r, s->set.seed, (uint64_t)l);
     for (size_t i = 0; i < (size_t)H * D; i++) p->wa[i] = (float)(0.02 * rng_normal(&r));
@@ -228,5 +247,5 @@ double mean_abs(const float *x, size_t n) {
 
 int student_eval_nll(const student *s, const int *ids, size_t n, int ctx, double *nll, long *count,
                      const progress_sink *progress) {
-    return eval_nll_mixed(s->m, s->mixers, ids, n, ctx, nll, count, progress);
+    return eval_nll_tf((transformer *)&s->tf, ids, n, ctx, nll, count, progress);
 }

@@ -1,6 +1,7 @@
 /* The hybrid student: a teacher whose chosen attention layers run as Gated
  * DeltaNet layers (METHOD.md section 3), its settings, the per-layer results
- * of its initialization, and the hybrid forward pass (forward_ctx.mixers).
+ * of its initialization, and the hybrid model (a transformer that borrows the
+ * teacher's block and each GDN layer's block: nothing is copied).
  *
  * A student holds GDN parameters for every layer in `have` (computed once per
  * initialization; a layer's parameters do not depend on which other layers are
@@ -16,9 +17,8 @@
 
 #include "core/progress.h"
 #include "gdn/gdn.h"
-#include "gdn/gdn_mixer.h"
-#include "model/forward.h"
 #include "model/model.h"
+#include "model/transformer.h"
 
 /* Enums only grow at the end. */
 typedef enum {
@@ -60,7 +60,8 @@ typedef struct {
     student_init init;
     write_gate_mode write_gate;
     double damping;       /* alpha* damping, 0.01 (0.1 is a variant) */
-    uint64_t seed;        /* default init: layer l uses rng_seed2(seed, l) */
+    uint64_t seed;        /* default init: layer l uses rng_seed2(seed, l); the only random init
+                             (graft convert --init random and graft train --convert) */
     int conv;             /* short causal conv on q, k, v (starts as the identity) */
     int qkv_bias;         /* keep the teacher's q/k/v biases */
     int chunk;            /* 16, 32, 64 */
@@ -152,10 +153,9 @@ typedef struct {
     int L;
     bool *have;             /* [L] parameters computed / loaded */
     bool *is_gdn;           /* [L] runs as GDN */
-    gdn_params *layers;     /* [L]; allocated where have[l] */
+    gf_buf *gdn;            /* [L] ACT blocks (gdn_params layout) on m->be where have[l] */
     layer_report *rep;      /* [L]; valid where have[l] */
-    layer_mixer *mixers;    /* [L] rebuilt by student_set_gdn */
-    gdn_mixer *gm;          /* [L] stateful GDN mixers (engine/gdn/gdn_mixer.h) where is_gdn */
+    transformer tf;         /* the hybrid: views over m and gdn, rebuilt by student_set_gdn */
 } student;
 
 /* Empty student over teacher m (nothing converted yet). */
@@ -164,6 +164,10 @@ void student_free(student *s);
 /* Chooses which layers run as GDN (each must be in `have`). */
 int student_set_gdn(student *s, const bool *is_gdn);
 int student_n_gdn(const student *s);
+/* Layer l's parameters: upload from host p (marks have[l]) / download into p
+ * (allocated by the caller with gdn_params_alloc). */
+int student_put_layer(student *s, int l, const gdn_params *p);
+int student_get_layer(const student *s, int l, gdn_params *p);
 
 /* Section 3 defaults for layer l: weight transfer (gdn_transfer_from_attention:
  * GQA expansion, optional biases, identity conv), w_norm = 1, Wa, Wb, Wg ~ N(0, 0.02), A_log = log U(0, 16),
@@ -174,9 +178,6 @@ void student_default_init(const student *s, int l, gdn_params *p);
 /* Idle half-lives [H] of a layer. */
 void gdn_half_lives(const gdn_config *c, const gdn_params *p, double *out);
 double mean_abs(const float *x, size_t n);
-
-/* s->mixers[l] = gdn_mixer_run over s->gm[l]: whole windows (pos0 = 0) and
- * continued positions (generation) both work; one sequence at a time per student. */
 
 /* Teacher-forced NLL with the hybrid (like eval_nll). */
 int student_eval_nll(const student *s, const int *ids, size_t n, int ctx, double *nll, long *count,

@@ -169,6 +169,7 @@ static float *permute_rows_to_half(const float *w, int heads, int hd, int cols) 
 typedef struct {
     float **v;
     int n, cap;
+    int failed; /* a download failed (out of memory): nothing may be written */
 } owned_list;
 
 static const float *keep(owned_list *o, float *p) {
@@ -179,7 +180,22 @@ static const float *keep(owned_list *o, float *p) {
 
 static void add2(st_writer *w, const char *name, const float *d, int64_t a, int64_t b) {
     int64_t sh[2] = {a, b};
-    st_writer_add(w, name, d, b > 0 ? 2 : 1, sh);
+    if (d) st_writer_add(w, name, d, b > 0 ? 2 : 1, sh);
+}
+
+/* A teacher tensor downloaded to the host (kept until the file is written). */
+static const float *host(owned_list *own, const model *m, int l, tensor_kind k) {
+    float *x = gf_try_malloc(model_tensor_elems(m, l, k) * sizeof *x, "a tensor of the student folder");
+    if (!x || model_get(m, l, k, x) != 0) {
+        free(x);
+        own->failed = 1;
+        return NULL; /* add2 skips it; student_save fails */
+    }
+    return keep(own, x);
+}
+
+static const float *half_split(owned_list *own, const float *w, int heads, int hd, int cols) {
+    return w ? keep(own, permute_rows_to_half(w, heads, hd, cols)) : NULL;
 }
 
 static void add_teacher(st_writer *w, owned_list *own, const model *m) {
@@ -188,36 +204,37 @@ static void add_teacher(st_writer *w, owned_list *own, const model *m) {
     const int64_t qd = (int64_t)c->n_heads * hd, kvd = (int64_t)c->n_kv_heads * hd;
     const bool perm = c->rope_pairing == ROPE_ADJACENT;
     char n[256];
-    add2(w, "model.embed_tokens.weight", m->w.tok_embed, V, D);
+    add2(w, "model.embed_tokens.weight", host(own, m, -1, TK_EMBED), V, D);
     for (int l = 0; l < c->n_layers; l++) {
-        const layer_weights *lw = &m->w.layers[l];
 #define T(suffix, ptr, a, b)                                                   \
     do {                                                                       \
         snprintf(n, sizeof n, "model.layers.%d.%s", l, suffix);                \
         add2(w, n, ptr, a, b);                                                 \
     } while (0)
-        T("input_layernorm.weight", lw->attn_norm, D, 0);
-        T("self_attn.q_proj.weight", perm ? keep(own, permute_rows_to_half(lw->wq, c->n_heads, (int)hd, (int)D)) : lw->wq, qd, D);
-        T("self_attn.k_proj.weight", perm ? keep(own, permute_rows_to_half(lw->wk, c->n_kv_heads, (int)hd, (int)D)) : lw->wk, kvd, D);
-        T("self_attn.v_proj.weight", lw->wv, kvd, D);
-        T("self_attn.o_proj.weight", lw->wo, D, qd);
-        if (lw->bq) {
-            T("self_attn.q_proj.bias", perm ? keep(own, permute_rows_to_half(lw->bq, c->n_heads, (int)hd, 1)) : lw->bq, qd, 0);
-            T("self_attn.k_proj.bias", perm ? keep(own, permute_rows_to_half(lw->bk, c->n_kv_heads, (int)hd, 1)) : lw->bk, kvd, 0);
-            T("self_attn.v_proj.bias", lw->bv, kvd, 0);
+        const float *wq = host(own, m, l, TK_Q), *wk = host(own, m, l, TK_K);
+        T("input_layernorm.weight", host(own, m, l, TK_ATTN_NORM), D, 0);
+        T("self_attn.q_proj.weight", perm ? half_split(own, wq, c->n_heads, (int)hd, (int)D) : wq, qd, D);
+        T("self_attn.k_proj.weight", perm ? half_split(own, wk, c->n_kv_heads, (int)hd, (int)D) : wk, kvd, D);
+        T("self_attn.v_proj.weight", host(own, m, l, TK_V), kvd, D);
+        T("self_attn.o_proj.weight", host(own, m, l, TK_O), D, qd);
+        if (c->qkv_bias) {
+            const float *bq = host(own, m, l, TK_BQ), *bk = host(own, m, l, TK_BK);
+            T("self_attn.q_proj.bias", perm ? half_split(own, bq, c->n_heads, (int)hd, 1) : bq, qd, 0);
+            T("self_attn.k_proj.bias", perm ? half_split(own, bk, c->n_kv_heads, (int)hd, 1) : bk, kvd, 0);
+            T("self_attn.v_proj.bias", host(own, m, l, TK_BV), kvd, 0);
         }
-        if (lw->q_norm) {
-            T("self_attn.q_norm.weight", lw->q_norm, hd, 0);
-            T("self_attn.k_norm.weight", lw->k_norm, hd, 0);
+        if (c->qk_norm) {
+            T("self_attn.q_norm.weight", host(own, m, l, TK_QNORM), hd, 0);
+            T("self_attn.k_norm.weight", host(own, m, l, TK_KNORM), hd, 0);
         }
-        T("post_attention_layernorm.weight", lw->ffn_norm, D, 0);
-        T("mlp.gate_proj.weight", lw->w_gate, F, D);
-        T("mlp.up_proj.weight", lw->w_up, F, D);
-        T("mlp.down_proj.weight", lw->w_down, D, F);
+        T("post_attention_layernorm.weight", host(own, m, l, TK_FFN_NORM), D, 0);
+        T("mlp.gate_proj.weight", host(own, m, l, TK_GATE), F, D);
+        T("mlp.up_proj.weight", host(own, m, l, TK_UP), F, D);
+        T("mlp.down_proj.weight", host(own, m, l, TK_DOWN), D, F);
 #undef T
     }
-    add2(w, "model.norm.weight", m->w.final_norm, D, 0);
-    if (!c->tied_embeddings) add2(w, "lm_head.weight", m->w.lm_head, V, D);
+    add2(w, "model.norm.weight", host(own, m, -1, TK_FINAL_NORM), D, 0);
+    if (!c->tied_embeddings) add2(w, "lm_head.weight", host(own, m, -1, TK_LM_HEAD), V, D);
 }
 
 /* Name, pointer, shape of every GDN tensor of layer l (fla naming). */
@@ -318,14 +335,22 @@ int student_save(const student *s, const char *dir, const char *tokenizer_src, c
         st_writer_init(&w);
         owned_list own = {0};
         add_teacher(&w, &own, s->m);
+        if (own.failed) rc = -1;
         gdn_tensor_ref refs[20];
-        for (int l = 0; l < s->L; l++) {
+        for (int l = 0; l < s->L && rc == 0; l++) {
             if (!s->is_gdn[l]) continue;
-            int k = gdn_tensor_refs(&s->gcfg, &s->layers[l], l, refs);
+            gdn_params p;
+            gdn_params_alloc(&p, &s->gcfg);
+            keep(&own, p.block);
+            if (student_get_layer(s, l, &p) != 0) {
+                rc = -1;
+                break;
+            }
+            int k = gdn_tensor_refs(&s->gcfg, &p, l, refs);
             for (int i = 0; i < k; i++) st_writer_add(&w, refs[i].name, refs[i].ptr, refs[i].ndim, refs[i].shape);
         }
         static const char *const md[] = {"format", "pt", "producer", "graft", NULL};
-        if (st_writer_write(&w, af[F_MODEL].f, md) != 0) rc = gf_fail("%s: write failed", path[F_MODEL]);
+        if (rc == 0 && st_writer_write(&w, af[F_MODEL].f, md) != 0) rc = gf_fail("%s: write failed", path[F_MODEL]);
         st_writer_free(&w);
         for (int i = 0; i < own.n; i++) free(own.v[i]);
         free(own.v);
@@ -499,7 +524,7 @@ int student_load(student *s, const char *dir, const char *tokenizer_override) {
         }
     }
     m = gf_calloc(1, sizeof *m);
-    model_load_opts lo = {tok};
+    model_load_opts lo = {tok, NULL};
     if (model_load(m, dir, &lo) != 0) {
         free(m);
         m = NULL;
@@ -537,7 +562,7 @@ int student_load(student *s, const char *dir, const char *tokenizer_override) {
             }
             continue;
         }
-        gdn_params *p = &s->layers[l];
+        gdn_params pl_, *p = &pl_;
         gdn_params_alloc(p, &s->gcfg);
         layer_report_alloc(&s->rep[l], s->gcfg.H, l);
         s->have[l] = true;
@@ -546,6 +571,7 @@ int student_load(student *s, const char *dir, const char *tokenizer_override) {
             const st_tensor *t = st_set_find(&set, refs[i].name);
             if (!t) {
                 gf_fail("%s: config.json lists layer %d as GDN but model.safetensors lacks %s", dir, l, refs[i].name);
+                gdn_params_free(p);
                 goto out;
             }
             bool same = t->ndim == refs[i].ndim;
@@ -554,11 +580,18 @@ int student_load(student *s, const char *dir, const char *tokenizer_override) {
                 gf_fail("%s: %s has a shape that disagrees with config.json (expected %lld x %lld%s)", dir, refs[i].name,
                         (long long)refs[i].shape[0], (long long)(refs[i].ndim > 1 ? refs[i].shape[1] : 1),
                         refs[i].ndim > 2 ? " x 4" : "");
+                gdn_params_free(p);
                 goto out;
             }
-            if (st_read_f32(t, refs[i].ptr, t->n_elems) != 0) goto out;
+            if (st_read_f32(t, refs[i].ptr, t->n_elems) != 0) {
+                gdn_params_free(p);
+                goto out;
+            }
         }
         gdn_half_lives(&s->gcfg, p, s->rep[l].half_life);
+        const int put = student_put_layer(s, l, p);
+        gdn_params_free(p);
+        if (put != 0) goto out;
     }
     if (student_set_gdn(s, mask) != 0) goto out;
     rc = 0;

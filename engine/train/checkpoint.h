@@ -4,17 +4,19 @@
  * previous or the new file.
  *
  * Layout (little-endian, as the host writes it):
- *   "GRAFTCK1"  u64 options_hash  i64 step  i64 tokens  i64 data_cursor  u64 seed
- *   u32 n_tensors, then u64 size of each tensor
+ *   "GRAFTCK2"  u64 options_hash  i64 step  i64 tokens  i64 data_cursor  u64 seed
+ *   u32 n_tensors, u64 block elements, then u64 offset and u64 size of each tensor
  *   u32 n_curve, then n_curve x (f64 tokens, f64 loss)
  *   u32 n_eval,  then n_eval  x (f64 tokens, f64 eval ppl)
- *   params, first moments, second moments: each the tensors' floats in order. */
+ *   the flat F32 blocks (engine/model/layout.h): master parameters, first
+ *   moments, second moments, each one write of the whole block. */
 #ifndef GRAFT_TRAIN_CHECKPOINT_H
 #define GRAFT_TRAIN_CHECKPOINT_H
 
 #include <stdint.h>
 
-#include "train/params.h"
+#include "backend/backend.h"
+#include "model/layout.h"
 
 typedef struct {
     double *xy; /* [n, 2] */
@@ -36,10 +38,16 @@ typedef struct {
 
 void train_state_free(train_state *s);
 
-/* m, v: [pl->total] moments laid out like the tensors. */
-int checkpoint_write(const char *path, const train_state *s, const param_list *pl, const float *m, const float *v);
-/* Reads into s (curves allocated), the tensors' parameters, m and v. Fails
- * with a clear message when the file does not match pl. */
-int checkpoint_read(const char *path, train_state *s, const param_list *pl, float *m, float *v);
+/* The blocks a checkpoint holds: F32 [pl->total] each, on be. */
+typedef struct {
+    gf_backend *be;
+    const param_layout *pl;
+    gf_buf master, m, v;
+} train_blocks;
+
+int checkpoint_write(const char *path, const train_state *s, const train_blocks *b);
+/* Reads into s (curves allocated) and the blocks. Fails with a clear message
+ * when the file does not match the layout. */
+int checkpoint_read(const char *path, train_state *s, const train_blocks *b);
 
 #endif

@@ -7,9 +7,6 @@
 #include <unistd.h>
 
 #include "core/error.h"
-#include "optim/adamw.h"
-#include "train/losses.h"
-#include "train/params.h"
 
 void train_opts_default(train_opts *o, train_phase phase) {
     memset(o, 0, sizeof *o);
@@ -43,7 +40,7 @@ int train_phase_parse(const char *name, train_phase *out) {
 void train_result_free(train_result *r) { train_state_free(&r->st); }
 
 /* FNV-1a over the options that must match for a resume to be exact. */
-static uint64_t options_hash(const train_opts *o, const train_data *d, const param_list *pl) {
+static uint64_t options_hash(const train_opts *o, const train_data *d, const param_layout *pl) {
     char s[512];
     int n = snprintf(s, sizeof s, "%d %d %d %d %ld %.17g %.17g %d %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g "
                      "%llu %d %d %d %zu",
@@ -55,101 +52,207 @@ static uint64_t options_hash(const train_opts *o, const train_data *d, const par
     return h;
 }
 
-static bool is_trained(const train_model *tm, const param_tensor *t) {
-    if (t->group == PGROUP_REST) return tm->grad_rest;
-    return t->is_gdn ? tm->grad_mixer : tm->grad_attn;
-}
+/* A contiguous span of the flat block trained with one learning rate. */
+typedef struct {
+    size_t off, n;
+    double lr;
+} span;
 
-int train_eval_nll(train_model *student, const train_data *data, int n, double *nll) {
-    const int T = data->ctx, V = student->cfg.vocab_size;
-    if (n <= 0 || n > data->n_eval) n = data->n_eval;
-    double total = 0;
-    for (int i = 0; i < n; i++) {
-        const int *seq = train_data_eval(data, i);
-        if (train_forward(student, seq, T) != 0) return -1;
-        train_logits(student, T);
-        total += loss_ce_rows(NULL, student->logits, seq + 1, T - 1, V, 1);
+/* Maximal runs of consecutive layout entries that train with the same rate. */
+static int trained_spans(const transformer *tf, const train_opts *o, span *out) {
+    int k = 0;
+    for (int i = 0; i < tf->layout.n; i++) {
+        const param_entry *e = &tf->layout.t[i];
+        if (!tf->train[e->group]) continue;
+        const double lr = e->group == PGROUP_REST ? o->lr_rest : o->lr_mixer;
+        if (k > 0 && out[k - 1].lr == lr && i > 0 && tf->train[tf->layout.t[i - 1].group] &&
+            (tf->layout.t[i - 1].group == PGROUP_REST) == (e->group == PGROUP_REST)) {
+            out[k - 1].n = e->off + e->n - out[k - 1].off;
+            continue;
+        }
+        out[k++] = (span){e->off, e->n, lr};
     }
-    *nll = total / ((double)n * (T - 1));
-    return 0;
+    return k;
 }
 
-static int evaluate(const train_opts *o, train_model *student, train_data *data, train_result *res) {
+int train_eval_nll(transformer *tf, const train_data *data, int n, int batch, double *nll) {
+    const int T = data->ctx, V = tf->cfg.vocab_size;
+    if (n <= 0 || n > data->n_eval) n = data->n_eval;
+    if (batch <= 0) batch = 4;
+    if (batch > n) batch = n > 0 ? n : 1;
+    gf_backend *be = tf->be;
+    tf_run *r;
+    const tf_run_opts ro = {.B = batch, .T = T};
+    if (tf_run_open(&r, tf, &ro) != 0) return -1;
+    int rows;
+    const gf_buf logits = tf_run_logits(r, &rows);
+    gf_buf targets = gf_none(), loss = gf_none();
+    int *tok = gf_malloc((size_t)batch * T * sizeof *tok), *tg = gf_malloc((size_t)rows * sizeof *tg);
+    int rc = be_alloc(be, &targets, (size_t)rows, GF_I32) != 0 || be_alloc(be, &loss, 1, GF_F64) != 0 ? -1 : 0;
+    if (rc == 0) be_zero(be, loss, 1);
+    for (int s = 0; s < n && rc == 0; s += batch) {
+        const int b = n - s < batch ? n - s : batch;
+        for (int i = 0; i < b; i++) memcpy(tok + (size_t)i * T, train_data_eval(data, s + i), (size_t)T * sizeof *tok);
+        if ((rc = tf_forward(r, tok, b, T, 0, NULL)) != 0) break;
+        for (int r0 = 0; r0 < b * T; r0 += rows) { /* row b*T + t predicts token t + 1; the last row predicts nothing */
+            const int nr = b * T - r0 < rows ? b * T - r0 : rows;
+            for (int i = 0; i < nr; i++) {
+                const int row = r0 + i, t = row % T;
+                tg[i] = t + 1 < T ? tok[(size_t)(row / T) * T + t + 1] : -1;
+            }
+            be_upload(be, targets, tg, GF_I32, (size_t)nr);
+            tf_logits(r, r0, nr, logits);
+            be_cross_entropy(be, loss, gf_none(), logits, targets, nr, V, 1.0f);
+        }
+    }
+    double total = NAN;
+    if (rc == 0) rc = be_download(be, &total, GF_F64, loss, 1);
+    if (rc == 0) rc = be_sync(be);
+    *nll = total / ((double)n * (T - 1));
+    be_free(be, &targets);
+    be_free(be, &loss);
+    free(tok);
+    free(tg);
+    tf_run_close(r);
+    return rc;
+}
+
+static int evaluate(const train_opts *o, transformer *student, train_data *data, train_result *res) {
     double nll;
-    if (train_eval_nll(student, data, o->eval_seqs, &nll) != 0) return -1;
+    if (train_eval_nll(student, data, o->eval_seqs, o->batch, &nll) != 0) return -1;
     res->final_eval_ppl = exp(nll);
     curve_push(&res->st.eval, (double)res->st.tokens, res->final_eval_ppl);
     if (o->on_eval) o->on_eval(o->ud, res->st.step, res->st.tokens, res->final_eval_ppl);
     return 0;
 }
 
-/* One sequence: forward both, loss, backward. Returns the summed loss. */
-static int sequence_step(const train_opts *o, train_model *s, train_model *t, const int *seq, double scale,
-                         float **dafter, int n_conv, double *loss) {
-    const int T = o->ctx, L = s->cfg.n_layers, D = s->cfg.dim;
-    if (train_forward(t, seq, T) != 0 || train_forward(s, seq, T) != 0) return -1;
-    if (o->phase == PHASE_KL) {
-        train_logits(t, T);
-        train_logits(s, T);
-        *loss += loss_kl_rows(s->dlogits, s->logits, t->logits, T, s->cfg.vocab_size, (float)o->temperature,
-                              (float)scale);
-        return train_backward(s, seq, T, s->dlogits, NULL);
-    }
-    double sum = 0;
-    for (int l = 0; l < L; l++) {
-        if (!dafter[l]) continue;
-        memset(dafter[l], 0, (size_t)T * D * sizeof(float));
-        sum += loss_align_rows(dafter[l], train_layer_output(s, l), train_layer_output(t, l), T, D,
-                               (float)(scale / n_conv));
-    }
-    *loss += sum / n_conv;
-    return train_backward(s, seq, T, NULL, dafter);
+/* Everything a run allocates on the backend besides the models. */
+typedef struct {
+    tf_run *sr, *tr;      /* student (training) and teacher (inference) runs, B x T */
+    gf_buf m, v;          /* F32 AdamW moments, the parameter layout */
+    gf_buf acc;           /* F64 [2]: loss, sum of squares */
+    gf_buf *t_after;      /* [L] teacher residual after converted layers (align) */
+    gf_buf *d_after;      /* [L] their gradients */
+    gf_buf pair;          /* the buffers above, one allocation */
+} train_bufs;
+
+static void bufs_free(gf_backend *be, train_bufs *b, int L) {
+    tf_run_close(b->sr);
+    tf_run_close(b->tr);
+    be_free(be, &b->m);
+    be_free(be, &b->v);
+    be_free(be, &b->pair);
+    free(b->t_after);
+    free(b->d_after);
+    (void)L;
+    memset(b, 0, sizeof *b);
 }
 
-int train_run(const train_opts *o, train_model *student, train_model *teacher, train_data *data,
+static int bufs_open(train_bufs *b, const train_opts *o, transformer *student, transformer *teacher,
+                     const atomic_int *stop) {
+    memset(b, 0, sizeof *b);
+    gf_backend *be = student->be;
+    const model_config *c = &student->cfg;
+    const int L = c->n_layers, N = o->batch * o->ctx;
+    const size_t V = (size_t)c->vocab_size, cap = ((size_t)32 << 20) / V;
+    const int rows = (int)((size_t)N < cap ? (size_t)N : cap > 0 ? cap : 1);
+    /* both runs stop between layers when *stop is set */
+    const tf_run_opts so = {.B = o->batch, .T = o->ctx, .train = true, .logit_rows = rows, .cancel = stop};
+    const tf_run_opts to = {.B = o->batch, .T = o->ctx, .logit_rows = rows, .cancel = stop};
+    if (tf_run_open(&b->sr, student, &so) != 0 || tf_run_open(&b->tr, teacher, &to) != 0) return -1;
+    const size_t n = student->layout.total;
+    if (be_alloc(be, &b->m, n, GF_F32) != 0 || be_alloc(be, &b->v, n, GF_F32) != 0)
+        return gf_fail_prefix("the optimizer's moments");
+    be_zero(be, b->m, n);
+    be_zero(be, b->v, n);
+    int n_conv = o->phase == PHASE_ALIGN ? tf_n_gdn(student) : 0;
+    const size_t per = ((size_t)N * c->dim + 15) / 16 * 16;
+    if (be_alloc(be, &b->pair, 2 * per * (size_t)n_conv + 16, be_act(be)) != 0) return gf_fail_prefix("alignment buffers");
+    b->acc = gf_bytes(b->pair, 2 * per * (size_t)n_conv * gf_dtype_size(be_act(be)), GF_F64);
+    b->t_after = gf_calloc((size_t)L, sizeof *b->t_after);
+    b->d_after = gf_calloc((size_t)L, sizeof *b->d_after);
+    for (int l = 0, k = 0; l < L; l++)
+        if (n_conv && student->kind[l] == MIX_GDN) {
+            b->t_after[l] = gf_at(b->pair, (size_t)(2 * k) * per);
+            b->d_after[l] = gf_at(b->pair, (size_t)(2 * k + 1) * per);
+            k++;
+        }
+    return 0;
+}
+
+/* One micro-batch: teacher forward, student forward, loss, backward. Adds the
+ * summed loss (before scaling) into acc[0]. */
+static int micro_batch(const train_opts *o, transformer *student, train_bufs *b, const int *tok, double scale,
+                       int n_conv) {
+    gf_backend *be = student->be;
+    const model_config *c = &student->cfg;
+    const int B = o->batch, T = o->ctx, N = B * T, L = c->n_layers, V = c->vocab_size;
+    const tf_hooks th = {NULL, NULL, o->phase == PHASE_ALIGN ? b->t_after : NULL};
+    if (tf_forward(b->tr, tok, B, T, 0, &th) != 0 || tf_forward(b->sr, tok, B, T, 0, NULL) != 0) return -1;
+    if (o->phase == PHASE_KL) {
+        int rows;
+        const gf_buf slog = tf_run_logits(b->sr, &rows), tlog = tf_run_logits(b->tr, NULL);
+        for (int r0 = 0; r0 < N; r0 += rows) { /* row chunks: logits never exist for all rows at once */
+            const int nr = N - r0 < rows ? N - r0 : rows;
+            tf_logits(b->tr, r0, nr, tlog);
+            tf_logits(b->sr, r0, nr, slog);
+            be_kl_div(be, b->acc, slog, slog, tlog, nr, V, (float)o->temperature, (float)scale);
+            tf_lm_head_backward(b->sr, r0, nr, slog);
+        }
+        return tf_backward(b->sr, NULL);
+    }
+    for (int l = 0; l < L; l++) {
+        if (gf_is_none(b->d_after[l])) continue;
+        be_zero(be, b->d_after[l], (size_t)N * c->dim);
+        be_row_l2(be, b->acc, b->d_after[l], tf_run_layer_output(b->sr, l), b->t_after[l], N, c->dim,
+                  (float)(scale / n_conv));
+    }
+    return tf_backward(b->sr, b->d_after);
+}
+
+int train_run(const train_opts *o, transformer *student, transformer *teacher, train_data *data,
               atomic_int *stop, train_result *res) {
     memset(res, 0, sizeof *res);
     res->resumed_from = -1;
     const model_config *c = &student->cfg;
     const int L = c->n_layers, T = o->ctx;
-    if (o->ctx != data->ctx || o->ctx > student->max_T || o->ctx > teacher->max_T)
-        return gf_fail("sequence length %d does not fit the data (%d) or the models", o->ctx, data->ctx);
+    if (!tf_is_trainable(student)) return gf_fail("the student is not trainable");
+    if (o->ctx != data->ctx) return gf_fail("sequence length %d does not fit the data (%d)", o->ctx, data->ctx);
     if (teacher->cfg.vocab_size != c->vocab_size || teacher->cfg.dim != c->dim || teacher->cfg.n_layers != L)
         return gf_fail("teacher and student shapes differ (vocab %d/%d, dim %d/%d, layers %d/%d)",
                        teacher->cfg.vocab_size, c->vocab_size, teacher->cfg.dim, c->dim, teacher->cfg.n_layers, L);
     if (o->batch < 1 || o->accum < 1) return gf_fail("--batch and --accum must be at least 1");
     if (o->tokens < 1) return gf_fail("--tokens must be positive");
-    int n_conv = 0;
-    for (int l = 0; l < L; l++) n_conv += train_model_is_mixer_layer(student, l);
+    const int n_conv = tf_n_gdn(student);
     if (o->phase == PHASE_ALIGN && n_conv == 0)
         return gf_fail("phase align trains converted (GDN) layers, and this student has none");
     if (o->lr_mixer < 0 || o->lr_rest < 0) return gf_fail("learning rates must be >= 0");
-    student->grad_mixer = o->lr_mixer > 0;
-    student->grad_attn = o->phase == PHASE_KL && o->lr_mixer > 0;
-    student->grad_rest = o->phase == PHASE_KL && o->lr_rest > 0;
-    if (!student->grad_mixer && !student->grad_attn && !student->grad_rest)
+    student->train[PGROUP_GDN] = o->lr_mixer > 0;
+    student->train[PGROUP_ATTN] = o->phase == PHASE_KL && o->lr_mixer > 0;
+    student->train[PGROUP_REST] = o->phase == PHASE_KL && o->lr_rest > 0;
+    if (!student->train[PGROUP_GDN] && !student->train[PGROUP_ATTN] && !student->train[PGROUP_REST])
         return gf_fail("every parameter group is frozen (learning rates are 0)");
 
-    param_list pl;
-    param_list_build(&pl, student);
-    float *m = gf_calloc(pl.total ? pl.total : 1, sizeof(float));
-    float *v = gf_calloc(pl.total ? pl.total : 1, sizeof(float));
-    float **dafter = gf_calloc((size_t)L, sizeof *dafter);
-    if (o->phase == PHASE_ALIGN)
-        for (int l = 0; l < L; l++)
-            if (train_model_is_mixer_layer(student, l)) dafter[l] = gf_malloc((size_t)T * c->dim * sizeof(float));
-    int *seq = gf_malloc((size_t)T * sizeof(int));
+    gf_backend *be = student->be;
+    train_bufs b;
+    span *spans = gf_malloc((size_t)(student->layout.n + 1) * sizeof *spans);
+    const int nspan = trained_spans(student, o, spans);
+    int *tok = gf_malloc((size_t)o->batch * T * sizeof *tok);
     int rc = 0;
-    student->cancel = teacher->cancel = stop; /* checked between layers */
     train_state *st = &res->st;
+    if (bufs_open(&b, o, student, teacher, stop) != 0) {
+        rc = -1;
+        goto done;
+    }
+    const train_blocks ck = {be, &student->layout, student->master, b.m, b.v};
     const long per_step = (long)o->batch * o->accum;
     res->total_steps = o->tokens / ((long)T * per_step);
     if (res->total_steps < 1) res->total_steps = 1;
-    st->options_hash = options_hash(o, data, &pl);
+    st->options_hash = options_hash(o, data, &student->layout);
     st->seed = o->seed;
     if (o->resume && o->ckpt_path && access(o->ckpt_path, F_OK) == 0) {
         train_state got;
-        if (checkpoint_read(o->ckpt_path, &got, &pl, m, v) != 0) {
+        if (checkpoint_read(o->ckpt_path, &got, &ck) != 0) {
             rc = -1;
             goto done;
         }
@@ -161,6 +264,8 @@ int train_run(const train_opts *o, train_model *student, train_model *teacher, t
         }
         *st = got;
         res->resumed_from = st->step;
+        if (!gf_same(student->master, student->params))
+            be_copy(be, student->params, student->master, student->layout.total);
     }
     const lr_schedule sched = {o->schedule, (long)(o->warmup_frac * res->total_steps + 0.5), res->total_steps,
                                o->min_lr_ratio};
@@ -168,26 +273,26 @@ int train_run(const train_opts *o, train_model *student, train_model *teacher, t
     long last_good = res->resumed_from;
     while (st->step < res->total_steps) {
         const long step = st->step + 1;
-        train_zero_grads(student);
-        double loss = 0;
-        for (long i = 0; i < per_step && rc == 0; i++) {
-            rc = train_data_get(data, st->data_cursor + i, seq);
-            if (rc == 0) rc = sequence_step(o, student, teacher, seq, scale, dafter, n_conv, &loss);
+        tf_zero_grads(student);
+        be_zero(be, b.acc, 2);
+        for (int mb = 0; mb < o->accum && rc == 0; mb++) {
+            for (int i = 0; i < o->batch && rc == 0; i++)
+                rc = train_data_get(data, st->data_cursor + (long)mb * o->batch + i, tok + (size_t)i * T);
+            if (rc == 0) rc = micro_batch(o, student, &b, tok, scale, n_conv);
         }
         if (rc != 0) {
             if (stop && atomic_load(stop)) { /* stopped inside the step: keep the last completed one */
                 gf_clear_error();
                 rc = 0;
-                if (o->ckpt_path && checkpoint_write(o->ckpt_path, st, &pl, m, v) != 0) rc = -1;
+                if (o->ckpt_path && checkpoint_write(o->ckpt_path, st, &ck) != 0) rc = -1;
                 res->stopped_by = atomic_load(stop);
             }
             goto done;
         }
-        loss *= scale;
-        double ss = 0;
-        for (int i = 0; i < pl.n; i++)
-            if (is_trained(student, &pl.t[i])) ss += sum_squares(pl.t[i].g, pl.t[i].n);
-        const double gnorm = sqrt(ss);
+        for (int i = 0; i < nspan; i++) be_sumsq(be, gf_at(b.acc, 1), gf_at(student->grads, spans[i].off), spans[i].n);
+        double acc[2] = {NAN, NAN};
+        if ((rc = be_download(be, acc, GF_F64, b.acc, 2)) != 0 || (rc = be_sync(be)) != 0) goto done;
+        const double loss = acc[0] * scale / (o->phase == PHASE_ALIGN ? n_conv : 1), gnorm = sqrt(acc[1]);
         if (!isfinite(loss) || !isfinite(gnorm)) {
             char kept[256] = "no checkpoint was written";
             if (o->ckpt_path && last_good >= 0)
@@ -198,17 +303,15 @@ int train_run(const train_opts *o, train_model *student, train_model *teacher, t
         }
         const double clipf = o->clip > 0 && gnorm > o->clip ? o->clip / gnorm : 1.0;
         const double lrf = lr_factor(&sched, step);
-        size_t off = 0;
-        for (int i = 0; i < pl.n; i++) {
-            param_tensor *t = &pl.t[i];
-            if (is_trained(student, t)) {
-                if (clipf != 1.0) scale_floats(t->g, t->n, clipf);
-                const double lr = (t->group == PGROUP_MIXER ? o->lr_mixer : o->lr_rest) * lrf;
-                adamw_step(t->p, t->g, m + off, v + off, t->n, (float)lr, (float)o->beta1, (float)o->beta2,
-                           (float)o->eps, (float)o->weight_decay, step);
-            }
-            off += t->n;
+        for (int i = 0; i < nspan; i++) {
+            const gf_adamw h = {(float)(spans[i].lr * lrf), (float)o->beta1, (float)o->beta2, (float)o->eps,
+                                (float)o->weight_decay, (int)step, (float)clipf};
+            const size_t off = spans[i].off;
+            be_adamw(be, gf_at(student->master, off),
+                     !gf_same(student->master, student->params) ? gf_at(student->params, off) : gf_none(),
+                     gf_at(student->grads, off), gf_at(b.m, off), gf_at(b.v, off), spans[i].n, &h);
         }
+        if ((rc = be_sync(be)) != 0) goto done;
         st->step = step;
         st->data_cursor += per_step;
         st->tokens += per_step * T;
@@ -225,7 +328,7 @@ int train_run(const train_opts *o, train_model *student, train_model *teacher, t
                 rc = -1;
                 goto done;
             }
-            if (checkpoint_write(o->ckpt_path, st, &pl, m, v) != 0) {
+            if (checkpoint_write(o->ckpt_path, st, &ck) != 0) {
                 rc = -1;
                 goto done;
             }
@@ -243,12 +346,8 @@ int train_run(const train_opts *o, train_model *student, train_model *teacher, t
         res->final_eval_ppl = st->eval.xy[2 * (st->eval.n - 1) + 1];
     }
 done:
-    student->cancel = teacher->cancel = NULL;
-    free(seq);
-    for (int l = 0; l < L; l++) free(dafter[l]);
-    free(dafter);
-    free(m);
-    free(v);
-    param_list_free(&pl);
+    bufs_free(be, &b, L);
+    free(tok);
+    free(spans);
     return rc;
 }

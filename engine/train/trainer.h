@@ -8,10 +8,13 @@
  *   phase KL (9b): loss = tau^2 KL(teacher || student) on logits at
  *     temperature tau, mean over tokens; attention + GDN parameters at lr_mixer,
  *     the rest at lr_rest (0 freezes a group).
- * AdamW (decoupled weight decay on every trained tensor), linear warmup then
- * cosine (to min_lr_ratio) or constant, global-norm clipping, gradient
- * accumulation (batch sequences x accum micro-batches per step; the gradient
- * is that of the mean over all their tokens). */
+ * AdamW (decoupled weight decay on every trained tensor, one call per
+ * contiguous span of the flat parameter block), linear warmup then cosine (to
+ * min_lr_ratio) or constant, global-norm clipping, gradient accumulation: each
+ * micro-batch is `batch` sequences x ctx tokens through the batched forward and
+ * backward, `accum` micro-batches per step; the gradient is that of the mean
+ * over all their tokens. With a fixed thread count every reduction has a fixed
+ * order, so a resumed run repeats an uninterrupted one bit for bit. */
 #ifndef GRAFT_TRAIN_TRAINER_H
 #define GRAFT_TRAIN_TRAINER_H
 
@@ -21,8 +24,8 @@
 
 #include "data/train_data.h"
 #include "optim/schedule.h"
+#include "model/transformer.h"
 #include "train/checkpoint.h"
-#include "train/train_model.h"
 
 typedef enum { PHASE_ALIGN = 0, PHASE_KL = 1 } train_phase;
 
@@ -63,16 +66,19 @@ typedef struct {
 
 void train_result_free(train_result *r);
 
-/* Runs (or continues) training. *stop (may be NULL) is polled after every
- * step and between the layers of every forward and backward pass: non-zero
- * abandons the step under way (parameters and moments stay those of the last
- * completed step), writes a checkpoint and returns 0 with stopped_by set.
- * A non-finite loss or gradient returns -1 ("... last good checkpoint ...")
- * without touching the checkpoint. */
-int train_run(const train_opts *o, train_model *student, train_model *teacher, train_data *data,
+/* Runs (or continues) training of student (tf_trainable) against teacher
+ * (any transformer with the same shapes). *stop (may be NULL) is polled
+ * after every step and between the layers of every forward and backward
+ * pass: non-zero abandons the step under way (parameters and moments stay
+ * those of the last completed step), writes a checkpoint and returns 0 with
+ * stopped_by set. A non-finite loss or gradient returns -1 ("... last good
+ * checkpoint ...") without touching the checkpoint. Out of memory is a -1
+ * with one line. */
+int train_run(const train_opts *o, transformer *student, transformer *teacher, train_data *data,
               atomic_int *stop, train_result *res);
 
-/* Mean next-token NLL of the student over held-out sequences (n = 0: all). */
-int train_eval_nll(train_model *student, const train_data *data, int n, double *nll);
+/* Mean next-token NLL of a model over held-out sequences (n = 0: all),
+ * `batch` sequences per forward (0: 4). */
+int train_eval_nll(transformer *tf, const train_data *data, int n, int batch, double *nll);
 
 #endif

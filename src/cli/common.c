@@ -1,7 +1,5 @@
 #include "cli/common.h"
 
-#include <cblas.h>
-#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,25 +34,34 @@ int cli_parse(int argc, char **argv, const opt_spec *specs, int n_specs, const c
     return 0;
 }
 
+static gf_backend *cli_be;
+
+static void close_backend(void) {
+    be_set_default(NULL);
+    be_close(cli_be);
+    cli_be = NULL;
+}
+
 int cli_setup(const char *cmd, const common_opts *o) {
     if (o->threads < 0) {
         fprintf(stderr, "graft %s: --threads must be >= 0\n", cmd);
         return 2;
     }
-    if (o->threads > 0) {
-        omp_set_num_threads(o->threads);
-        openblas_set_num_threads(o->threads);
-    }
-    if (strcmp(o->device, "cpu") != 0) {
-        if (strncmp(o->device, "cuda", 4) == 0)
-            fprintf(stderr, "graft %s: --device %s: this build has no CUDA backend yet; use --device cpu\n", cmd,
-                    o->device);
-        else
-            fprintf(stderr, "graft %s: unknown device '%s' (cpu or cuda[:N])\n", cmd, o->device);
+    /* --device and --threads, parsed once: the backend every model of this command lives on */
+    const gf_backend_opts bo = {o->device, o->threads, false};
+    gf_backend *be;
+    if (be_open(&be, &bo) != 0) {
+        fprintf(stderr, "graft %s: %s\n", cmd, gf_last_error());
         return 2;
     }
+    if (cli_be) close_backend();
+    else atexit(close_backend);
+    cli_be = be;
+    be_set_default(be);
     return 0;
 }
+
+gf_backend *cli_backend(void) { return be_default(); }
 
 int cli_load_model(const char *cmd, const char *arg, const common_opts *o, model *m) {
     /* a local path as it is; ORG/NAME[@REV][:PATH] through the Hugging Face cache */
@@ -73,7 +80,7 @@ int cli_load_model(const char *cmd, const char *arg, const common_opts *o, model
         free(path);
         return -1;
     }
-    model_load_opts lo = {o->tokenizer};
+    model_load_opts lo = {o->tokenizer, cli_backend()};
     int rc = model_load(m, path, &lo);
     free(path);
     if (rc != 0) {

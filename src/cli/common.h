@@ -34,8 +34,11 @@ void common_opts_default(common_opts *o);
 int cli_parse(int argc, char **argv, const opt_spec *specs, int n_specs, const char **pos,
               int min_pos, int max_pos, int *n_pos, const char *usage_line, common_opts *common);
 
-/* Applies --threads and checks --device. Returns 0 or prints and returns 2. */
+/* Opens the backend of --device with --threads (be_open) and makes it the
+ * process default. Returns 0 or prints one line and returns 2. */
 int cli_setup(const char *cmd, const common_opts *o);
+/* The backend cli_setup opened (or the default CPU one). */
+gf_backend *cli_backend(void);
 
 /* Loads MODEL (a path; later also a Hub repo id). Prints the error and
  * returns -1 on failure. */

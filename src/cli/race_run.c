@@ -7,7 +7,7 @@
 #include "core/error.h"
 #include "train/race.h"
 
-int race_run(const race_spec *spec, train_model *teacher_tm, train_data *data, race_outcome *out) {
+int race_run(const race_spec *spec, transformer *teacher_tm, train_data *data, race_outcome *out) {
     memset(out, 0, sizeof *out);
     if (spec->n < 2 || spec->n > RACE_MAX_RUNS) return gf_fail("a race needs 2 to %d runs", RACE_MAX_RUNS);
     curve curves[RACE_MAX_RUNS];

@@ -40,7 +40,7 @@ typedef struct {
 
 /* 0, or -1 with an error. On a stop, returns 0 with out->stopped set. Free
  * out with race_outcome_free in every case. */
-int race_run(const race_spec *spec, train_model *teacher_tm, train_data *data, race_outcome *out);
+int race_run(const race_spec *spec, transformer *teacher_tm, train_data *data, race_outcome *out);
 void race_outcome_free(race_outcome *out);
 
 /* tokens-to-target ratio baseline / second run, or -1 when undefined */

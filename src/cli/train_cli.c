@@ -6,8 +6,9 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/rng.h"
 #include "select/select.h"
-#include "train/params.h"
+#include "student/build.h"
 
 void train_cli_default(train_cli *c) {
     memset(c, 0, sizeof *c);
@@ -90,22 +91,12 @@ bad:
     return 2;
 }
 
-static uint64_t sm(uint64_t *s) {
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-static double gauss(uint64_t *s) {
-    double u1 = ((double)(sm(s) >> 11) + 0.5) / 9007199254740992.0, u2 = (double)(sm(s) >> 11) / 9007199254740992.0;
-    return sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2);
-}
-
-static void perturb(float *a, size_t n, double rel, uint64_t *s) {
+/* a += N(0, (rel * rms(a))^2) on the host copy of one tensor. */
+static void perturb(float *a, size_t n, double rel, rng64 *r) {
     double ss = 0;
     for (size_t i = 0; i < n; i++) ss += (double)a[i] * a[i];
     const double std = rel * sqrt(ss / (n ? n : 1));
-    for (size_t i = 0; i < n; i++) a[i] += (float)(std * gauss(s));
+    for (size_t i = 0; i < n; i++) a[i] += (float)(std * rng_normal(r));
 }
 
 int cli_student_init_check(const char *init) {
@@ -119,52 +110,55 @@ int cli_student_init_check(const char *init) {
 int cli_student_build(cli_student *s, const model *src, const train_cli *c, const char *init, uint64_t seed) {
     memset(s, 0, sizeof *s);
     const model_config *cfg = &src->cfg;
+    const int L = cfg->n_layers;
     const bool is_copy = strcmp(init, "copy") == 0;
     if (cli_student_init_check(init) != 0) return -1;
     if (!is_copy && !train_cli_converts(c))
         return gf_fail("init '%s' needs the layers to convert (--keep R, or --strategy manual:KEPT)", init);
-    model_weights_alloc(&s->w, cfg);
-    memcpy(s->w.block, src->w.block, s->w.n_floats * sizeof(float));
-    const train_mixer *mixers = NULL;
-    if (!is_copy) {
-        bool *conv = gf_calloc((size_t)cfg->n_layers, sizeof *conv);
-        int rc = train_cli_convert_mask(c, cfg->n_layers, conv);
-        if (rc == 0) rc = hybrid_random_gdn(&s->hyb, cfg, &s->w, conv, seed);
+    int rc = 0;
+    if (is_copy) {
+        rc = tf_trainable(&s->tm, src, NULL, NULL, NULL);
+    } else { /* the one random-init path: engine/student, as graft convert --init random */
+        bool *conv = gf_calloc((size_t)L, sizeof *conv);
+        mixer_kind *kinds = gf_calloc((size_t)L, sizeof *kinds);
+        student st;
+        student_settings set;
+        student_settings_default(&set);
+        set.seed = seed;
+        rc = train_cli_convert_mask(c, L, conv);
+        if (rc == 0) rc = student_init_parse(init, &set.init);
+        if (rc == 0 && (rc = student_init_empty(&st, (model *)src, &set)) == 0) {
+            rc = student_build_layers(&st, conv, NULL, NULL, NULL);
+            for (int l = 0; l < L; l++) kinds[l] = conv[l] ? MIX_GDN : MIX_ATTN;
+            if (rc == 0) rc = tf_trainable(&s->tm, src, &st.gcfg, kinds, st.gdn);
+            student_free(&st);
+        }
         free(conv);
-        if (rc != 0) {
-            model_weights_free(&s->w);
-            return -1;
-        }
-        s->has_hyb = true;
-        for (int l = 0; l < cfg->n_layers; l++) {
-            gdn_params *p = &s->hyb.gdn[l].p;
-            if (!p->block) continue;
-            const size_t n = (size_t)cfg->n_heads * cfg->head_dim * cfg->dim;
-            for (size_t i = 0; i < n; i++) p->wg[i] = strcmp(init, "zero-gate") == 0 ? 0.0f
-                                                   : strcmp(init, "small-gate") == 0 ? p->wg[i] * 0.02f
-                                                                                     : p->wg[i];
-        }
-        mixers = s->hyb.mixers;
+        free(kinds);
     }
-    if (train_model_init(&s->tm, cfg, &s->w, false, true, mixers, c->to.ctx) != 0) {
-        cli_student_free(s);
-        return -1;
-    }
+    if (rc != 0) return -1;
     if (c->noise > 0) { /* teacher-format tensors only, each with its own scale */
-        uint64_t rs = seed ^ 0xA5A5A5A5ull;
-        param_list pl;
-        param_list_build(&pl, &s->tm);
-        for (int i = 0; i < pl.n; i++)
-            if (!pl.t[i].is_gdn) perturb(pl.t[i].p, pl.t[i].n, c->noise, &rs);
-        param_list_free(&pl);
+        rng64 r;
+        rng_seed(&r, seed ^ 0xA5A5A5A5ull);
+        const param_layout *pl = &s->tm.layout;
+        for (int i = 0; i < pl->n && rc == 0; i++) {
+            if (pl->t[i].kind == TK_GDN) continue;
+            float *x = gf_malloc(pl->t[i].n * sizeof *x);
+            const gf_buf v = gf_at(s->tm.master, pl->t[i].off);
+            rc = be_download(s->tm.be, x, GF_F32, v, pl->t[i].n);
+            perturb(x, pl->t[i].n, c->noise, &r);
+            if (rc == 0) rc = be_upload(s->tm.be, v, x, GF_F32, pl->t[i].n);
+            free(x);
+        }
+        if (rc == 0 && !gf_same(s->tm.master, s->tm.params))
+            be_copy(s->tm.be, s->tm.params, s->tm.master, pl->total);
     }
-    return 0;
+    if (rc != 0) cli_student_free(s);
+    return rc;
 }
 
 void cli_student_free(cli_student *s) {
-    train_model_free(&s->tm);
-    if (s->has_hyb) hybrid_mixers_free(&s->hyb);
-    model_weights_free(&s->w);
+    tf_free(&s->tm);
     memset(s, 0, sizeof *s);
 }
 

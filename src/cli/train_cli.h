@@ -9,8 +9,8 @@
 #include "cli/signals.h"
 #include "data/train_data.h"
 #include "model/model.h"
-#include "train/hybrid.h"
-#include "train/train_model.h"
+#include "model/transformer.h"
+#include "student/student.h"
 #include "train/trainer.h"
 
 typedef struct {
@@ -65,18 +65,17 @@ cJSON *curve_json(const curve *c);
  * Call after parsing, with a copy made by train_cli_default before parsing. */
 int train_cli_finish(train_cli *c, const char *cmd);
 
-/* Teacher-format student in memory with optional GDN mixers. */
+/* A trainable student: one flat block (engine/model/layout.h). */
 typedef struct {
-    model_weights w;
-    hybrid_mixers hyb;
-    bool has_hyb;
-    train_model tm;
+    transformer tm;
 } cli_student;
 
-/* Builds a student from weights (copied): --noise, then init `init`
- * ("copy": nothing more, "random": GDN on the layers of train_cli_convert_mask
- * with section 3 defaults,
- * "zero-gate": random with Wg = 0, "small-gate": random with Wg x 0.02). */
+/* Builds a trainable student from a model (copied): init `init` ("copy":
+ * nothing more; "random": the layers of train_cli_convert_mask become GDN
+ * layers with the section 3 defaults of engine/student (student_default_init,
+ * the same seed gives the same parameters as graft convert --init random);
+ * "zero-gate": random with Wg = 0; "small-gate": random with Wg x 0.02), then
+ * --noise on the teacher-format tensors. */
 int cli_student_init_check(const char *init); /* -1 with an error for an unknown init */
 int cli_student_build(cli_student *s, const model *src, const train_cli *c, const char *init, uint64_t seed);
 void cli_student_free(cli_student *s);

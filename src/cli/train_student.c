@@ -21,29 +21,15 @@ struct train_student {
 
 bool train_student_is_folder(const char *path) { return student_folder_detect(path); }
 
-/* Trainable copy of a student: teacher-format weights + GDN mixers of its is_gdn layers. */
+/* Trainable copy of a student: its teacher part and the GDN blocks of its is_gdn layers, one flat block. */
 static int wrap_student(cli_student *cs, const student *s, int ctx) {
+    (void)ctx;
     memset(cs, 0, sizeof *cs);
-    const model_config *cfg = &s->m->cfg;
-    model_weights_alloc(&cs->w, cfg);
-    memcpy(cs->w.block, s->m->w.block, cs->w.n_floats * sizeof(float));
-    hybrid_mixers *hy = &cs->hyb;
-    hy->cfg = *cfg;
-    hy->n_layers = cfg->n_layers;
-    hy->gdn = gf_calloc((size_t)cfg->n_layers, sizeof *hy->gdn);
-    hy->mixers = gf_calloc((size_t)cfg->n_layers, sizeof *hy->mixers);
-    cs->has_hyb = true;
-    for (int l = 0; l < cfg->n_layers; l++) {
-        if (!s->is_gdn[l]) continue;
-        if (gdn_train_mixer_init(&hy->gdn[l], &s->gcfg) != 0) goto fail;
-        memcpy(hy->gdn[l].p.block, s->layers[l].block, hy->gdn[l].p.n * sizeof(float));
-        gdn_train_mixer_bind(&hy->gdn[l], &hy->mixers[l]);
-    }
-    if (train_model_init(&cs->tm, cfg, &cs->w, false, true, hy->mixers, ctx) != 0) goto fail;
-    return 0;
-fail:
-    cli_student_free(cs);
-    return -1;
+    mixer_kind *kinds = gf_calloc((size_t)s->L, sizeof *kinds);
+    for (int l = 0; l < s->L; l++) kinds[l] = s->is_gdn[l] ? MIX_GDN : MIX_ATTN;
+    int rc = tf_trainable(&cs->tm, s->m, &s->gcfg, kinds, s->gdn);
+    free(kinds);
+    return rc;
 }
 
 int train_student_load(cli_student *cs, train_student **handle, const char *dir, const char *tokenizer, int ctx,
@@ -136,9 +122,15 @@ int train_student_build_with(cli_student *cs, train_student **handle, model *m, 
 
 int train_student_save(const cli_student *cs, train_student *h, const char *out_dir) {
     student *s = &h->s;
-    memcpy(s->m->w.block, cs->w.block, cs->w.n_floats * sizeof(float));
-    for (int l = 0; l < s->L; l++)
-        if (s->is_gdn[l]) memcpy(s->layers[l].block, cs->hyb.gdn[l].p.block, cs->hyb.gdn[l].p.n * sizeof(float));
+    const transformer *tm = &cs->tm;
+    gf_backend *be = tm->be;
+    /* the trained tensors back into the student's own blocks */
+    for (int i = 0; i < tm->layout.n; i++) {
+        const param_entry *e = &tm->layout.t[i];
+        const gf_buf dst = e->kind == TK_GDN ? s->gdn[e->layer] : model_view(&s->m->w, e->layer, e->kind);
+        be_copy(be, dst, gf_at(tm->params, e->off), e->n);
+    }
+    if (be_sync(be) != 0) return -1;
     char *tok = teacher_tokenizer_path(s->m->path, s->m->cfg.vocab_size, NULL);
     cJSON *report = student_report_json(s);
     int rc = student_save(s, out_dir, tok, report);

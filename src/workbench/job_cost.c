@@ -2,7 +2,7 @@
 
 #include <sys/stat.h>
 
-#include "model/weights.h"
+#include "model/model.h"
 
 #define FLOPS 2e10      /* nominal multiply-adds x2 per second (a 2-core machine) */
 #define TOKENIZE_BPS 2e6 /* bytes per second through the BPE tokenizer */

@@ -124,7 +124,7 @@ static int race_job(job_ctx *ctx, void *argp) {
     tc.to.lr_rest = a->lr_rest;
     tc.to.ckpt_every = RECOVER_CKPT_EVERY;
     tc.to.seed = (uint64_t)a->seed;
-    train_model tt = {0};
+    transformer tt = {0};
     train_data data = {0};
     race_outcome ro = {0};
     char conv[256] = "uniform";
@@ -144,7 +144,7 @@ static int race_job(job_ctx *ctx, void *argp) {
     if (a->ckpt_dir && hub_mkdirs(a->ckpt_dir) != 0) goto done;
     job_log(ctx, "race on %s: %ld tokens per init, ctx %d, batch %d, lr %g / %g, checkpoints in %s", a->corpus,
             a->tokens, RECOVER_CTX, RECOVER_BATCH, a->lr_mixer, a->lr_rest, a->ckpt_dir ? a->ckpt_dir : "-");
-    if (train_model_init(&tt, &a->m->cfg, &a->m->w, false, false, NULL, tc.to.ctx) != 0) goto done;
+    if (tf_view(&tt, a->m, NULL, NULL, NULL) != 0) goto done;
     if (cli_train_data(&data, a->m, &tc) != 0) goto done;
     tc.to.on_step = on_step;
     tc.to.ud = &lv;
@@ -188,7 +188,7 @@ static int race_job(job_ctx *ctx, void *argp) {
 done:
     race_outcome_free(&ro);
     train_data_free(&data);
-    train_model_free(&tt);
+    tf_free(&tt);
     free(a->corpus);
     free(a->ckpt_dir);
     free(a);

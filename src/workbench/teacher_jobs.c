@@ -155,7 +155,7 @@ static int load_job(job_ctx *ctx, void *argp) {
     }
     job_progress(ctx, 0, 1, "loading");
     model *m = gf_calloc(1, sizeof *m);
-    model_load_opts lo = {a->tokenizer};
+    model_load_opts lo = {a->tokenizer, NULL}; /* NULL: the default backend */
     if (model_load(m, local, &lo) != 0) {
         free(m);
         free(local);

@@ -11,7 +11,7 @@
 #include "core/error.h"
 #include "data/text_tokens.h"
 #include "default_teacher.h"
-#include "model/forward.h"
+#include "model/model.h"
 #include "stats/collect.h"
 #include "workbench/calib_jobs.h"
 #include "workbench/job_cost.h"

@@ -127,7 +127,7 @@ int main(void) {
         printf("bench_formats: load failed: %s\n", gf_last_error());
     } else {
         printf("bench_formats: load qwen2.5-0.5b shape, bf16 safetensors %.0f MB -> %.0f MB float32: %.2f s (%.2f GB/s read)\n",
-               bytes / 1e6, m.w.n_floats * 4 / 1e6, t1 - t0, bytes / 1e9 / (t1 - t0));
+               bytes / 1e6, m.layout.total * 4 / 1e6, t1 - t0, bytes / 1e9 / (t1 - t0));
         model_free(&m);
     }
     /* conversion alone, page cache warm */

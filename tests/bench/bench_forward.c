@@ -11,8 +11,8 @@
 #include "bench_util.h"
 #include "core/error.h"
 #include "formats/hf_config.h"
-#include "model/forward.h"
-#include "stats/attn_stats.h"
+#include "bench_model.h"
+#include "model/transformer.h"
 
 static double forward_flops(const model_config *c, int T) {
     const double D = c->dim, F = c->hidden_dim, qd = (double)c->n_heads * c->head_dim,
@@ -22,21 +22,28 @@ static double forward_flops(const model_config *c, int T) {
     return per_tok * T + attn;
 }
 
+/* One sequence of T tokens, logits for every row (64 rows at a time), with
+ * and without the statistics. */
 static void run(const char *label, const model *m, int T, int reps, double sgemm, double sgemm_cpu) {
-    forward_ctx fc;
-    if (forward_ctx_init(&fc, m, T) != 0) return;
+    transformer tf;
+    tf_run *plain, *stats;
+    const tf_run_opts po = {.B = 1, .T = T, .logit_rows = 64}, so = {.B = 1, .T = T, .stats = true, .logit_rows = 64};
+    if (tf_view(&tf, m, NULL, NULL, NULL) != 0 || tf_run_open(&plain, &tf, &po) != 0 ||
+        tf_run_open(&stats, &tf, &so) != 0) {
+        printf("forward %s: skipped (%s)\n", label, gf_last_error());
+        return;
+    }
     int *ids = malloc((size_t)T * sizeof *ids);
     for (int t = 0; t < T; t++) ids[t] = (t * 131 + 7) % m->cfg.vocab_size;
-    const int rows = 64, V = m->cfg.vocab_size;
-    float *logits = malloc((size_t)rows * V * sizeof *logits);
-    attn_stats st;
-    attn_stats_init(&st, m->cfg.n_layers, m->cfg.n_heads);
+    const int rows = 64;
     double best = 1e30, best_stats = 1e30, best_cpu = 1e30;
     for (int r = 0; r < reps; r++) {
         for (int with_stats = 0; with_stats < 2; with_stats++) {
+            tf_run *run = with_stats ? stats : plain;
             double t0 = bench_now(), c0 = bench_cpu_now();
-            model_forward(&fc, ids, T, 0, with_stats ? &st : NULL, NULL);
-            for (int r0 = 0; r0 < T; r0 += rows) model_logits(&fc, r0, T - r0 < rows ? T - r0 : rows, logits);
+            tf_forward(run, ids, 1, T, 0, NULL);
+            for (int r0 = 0; r0 < T; r0 += rows) tf_logits(run, r0, T - r0 < rows ? T - r0 : rows, tf_run_logits(run, NULL));
+            be_sync(m->be);
             double dt = bench_now() - t0, dc = bench_cpu_now() - c0;
             if (with_stats && dt < best_stats) best_stats = dt;
             if (!with_stats && dt < best) best = dt;
@@ -47,20 +54,10 @@ static void run(const char *label, const model *m, int T, int reps, double sgemm
     printf("forward %-20s T=%-4d %8.0f tok/s %6.1f GFLOP/s (%3.0f%% of sgemm %.1f) | per CPU-s: %6.1f GFLOP (%3.0f%% of "
            "sgemm %.1f) | with stats %8.0f tok/s\n",
            label, T, T / best, gf, 100 * gf / sgemm, sgemm, gfc, 100 * gfc / sgemm_cpu, sgemm_cpu, T / best_stats);
-    attn_stats_free(&st);
-    free(logits);
     free(ids);
-    forward_ctx_free(&fc);
-}
-
-static void fill_random(float *p, size_t n, float scale) {
-    uint64_t s = 88172645463325252ULL;
-    for (size_t i = 0; i < n; i++) {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        p[i] = ((float)(s >> 40) / 16777216.0f - 0.5f) * 2 * scale;
-    }
+    tf_run_close(plain);
+    tf_run_close(stats);
+    tf_free(&tf);
 }
 
 int main(void) {
@@ -82,15 +79,10 @@ int main(void) {
 
     memset(&m, 0, sizeof m);
     snprintf(path, sizeof path, "%s/configs/qwen2.5-0.5b.json", shared);
-    if (hf_config_load(&m.cfg, path) == 0) {
-        model_weights_alloc(&m.w, &m.cfg);
-        fill_random(m.w.block, m.w.n_floats, 0.02f);
-        for (int l = 0; l < m.cfg.n_layers; l++) {
-            for (int i = 0; i < m.cfg.dim; i++) m.w.layers[l].attn_norm[i] = m.w.layers[l].ffn_norm[i] = 1.0f;
-        }
-        for (int i = 0; i < m.cfg.dim; i++) m.w.final_norm[i] = 1.0f;
+    model_config qc;
+    if (hf_config_load(&qc, path) == 0 && bench_model_random(&m, &qc, 0.02f) == 0) {
         run("qwen2.5-0.5b-shape", &m, 512, 2, sgemm, sgemm_cpu);
-        model_weights_free(&m.w);
+        model_free(&m);
     } else {
         printf("forward qwen2.5-0.5b-shape: skipped (%s)\n", gf_last_error());
     }

@@ -10,7 +10,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/error.h"
 #include "gdn/gdn.h"
+#include "gdn/gdn_layer.h"
 
 static double now(void) {
     struct timespec ts;
@@ -86,9 +88,8 @@ int main(int argc, char **argv) {
 
     gdn_config cfg;
     gdn_config_default(&cfg, D, H, hd);
-    gdn_params p, grad;
+    gdn_params p;
     gdn_params_alloc(&p, &cfg);
-    gdn_params_alloc(&grad, &cfg);
     fill(p.block, p.n, 0.02f);
     for (int h = 0; h < H; h++) {
         p.a_log[h] = logf(1.0f + 15.0f * (0.5f + 0.5f * urand()));
@@ -96,12 +97,42 @@ int main(int argc, char **argv) {
     }
     for (int j = 0; j < hd; j++) p.w_norm[j] = 1;
     size_t nx = (size_t)B * T * D;
-    float *x = malloc(nx * sizeof(float)), *y = malloc(nx * sizeof(float));
-    float *dy = malloc(nx * sizeof(float)), *dx = malloc(nx * sizeof(float));
-    fill(x, nx, 1.7f);   /* ~unit RMS, like a normalized input */
-    fill(dy, nx, 1e-3f);
-    gdn_cache ca;
-    gdn_cache_alloc(&ca, &cfg, B, T);
+    float *hx = malloc(nx * sizeof(float)), *hdy = malloc(nx * sizeof(float));
+    fill(hx, nx, 1.7f);   /* ~unit RMS, like a normalized input */
+    fill(hdy, nx, 1e-3f);
+    /* the layer on the default (CPU) backend: one arena for everything */
+    gf_backend *be = be_default();
+    const gf_dtype act = be_act(be);
+    arena ar = {gf_none(), 0};
+    gf_buf blk, grad, x, y, dy, dx, d_o;
+    gdn_acts ca;
+    gdn_scratch sc;
+    for (int pass = 0; pass < 2; pass++) {
+        blk = arena_take(&ar, p.n, act);
+        grad = arena_take(&ar, p.n, GF_F32);
+        x = arena_take(&ar, nx, act);
+        y = arena_take(&ar, nx, act);
+        dy = arena_take(&ar, nx, act);
+        dx = arena_take(&ar, nx, act);
+        d_o = arena_take(&ar, (size_t)(N * H * hd), act);
+        gdn_acts_take(&ca, &ar, &cfg, B, T, true, act);
+        gdn_scratch_take(&sc, &ar, &cfg, B, T, act);
+        if (pass) break;
+        gf_buf all;
+        if (be_alloc(be, &all, (ar.off + 3) / 4, GF_F32) != 0) {
+            fprintf(stderr, "bench_gdn: %s\n", gf_last_error());
+            return 1;
+        }
+        ar = (arena){all, 0};
+    }
+    be_upload(be, blk, p.block, GF_F32, p.n);
+    be_upload(be, x, hx, GF_F32, nx);
+    be_upload(be, dy, hdy, GF_F32, nx);
+    be_upload(be, d_o, hdy, GF_F32, (size_t)(N * H * hd) < nx ? (size_t)(N * H * hd) : nx);
+    be_zero(be, grad, p.n);
+    gdn_weights w, g;
+    gdn_weights_bind(&w, &cfg, blk);
+    gdn_weights_bind(&g, &cfg, grad);
 
     double Hd = H, dk = hd, dv = hd, C = cfg.chunk, Dd = D;
     double f_proj = 2 * N * Dd * gdn_in_width(&cfg) + 2 * N * Dd * H * dv;
@@ -113,34 +144,29 @@ int main(int argc, char **argv) {
     double f_bwd = 2 * f_proj + f_bwd_core;
 
     double t_fc, t_fr, t_bw, t_cc, t_cr, t_cb, c_fc, c_fr, c_bw, c_cc, c_cr, c_cb;
-    gdn_core_shape s;
-    gdn_core_shape_from(&s, &cfg, B, T);
-    gdn_forward(&cfg, &p, &ca, x, y); /* warm-up */
-    TIME_BEST(3, t_fc, gdn_forward(&cfg, &p, &ca, x, y));
+    gf_gdn_shape s = {B, T, H, hd, hd, cfg.chunk, (float)gdn_query_scale(&cfg), false};
+    gdn_layer_forward(be, &cfg, &w, &ca, x, y, NULL); /* warm-up */
+    TIME_BEST(3, t_fc, gdn_layer_forward(be, &cfg, &w, &ca, x, y, NULL));
     c_fc = last_cpu;
-    TIME_BEST(3, t_cc, gdn_core_forward(&s, ca.q, ca.k, ca.v, ca.g, ca.beta, ca.o, ca.ckpt));
+    TIME_BEST(3, t_cc, be_gdn_core(be, ca.o, ca.ckpt, gf_none(), ca.q, ca.k, ca.v, ca.g, ca.beta, &s));
     c_cc = last_cpu;
-    s.form = GDN_FORM_RECURRENT;
-    TIME_BEST(3, t_cr, gdn_core_forward(&s, ca.q, ca.k, ca.v, ca.g, ca.beta, ca.o, ca.ckpt));
+    s.recurrent = true;
+    TIME_BEST(3, t_cr, be_gdn_core(be, ca.o, ca.ckpt, gf_none(), ca.q, ca.k, ca.v, ca.g, ca.beta, &s));
     c_cr = last_cpu;
     cfg.form = GDN_FORM_RECURRENT;
-    TIME_BEST(3, t_fr, gdn_forward(&cfg, &p, &ca, x, y));
+    TIME_BEST(3, t_fr, gdn_layer_forward(be, &cfg, &w, &ca, x, y, NULL));
     c_fr = last_cpu;
     cfg.form = GDN_FORM_CHUNKED;
-    gdn_forward(&cfg, &p, &ca, x, y);
-    TIME_BEST(3, t_bw, gdn_backward(&cfg, &p, &ca, x, dy, dx, &grad));
+    gdn_layer_forward(be, &cfg, &w, &ca, x, y, NULL);
+    TIME_BEST(3, t_bw, gdn_layer_backward(be, &cfg, &w, &g, &ca, &sc, x, dy, dx, false));
     c_bw = last_cpu;
-    {
-        float *d_o = malloc(N * H * dv * sizeof(float)), *dq = malloc(N * H * (3 * dk + 2) * sizeof(float));
-        fill(d_o, (size_t)(N * H * dv), 1e-3f);
-        float *dkk = dq + (size_t)(N * H * dk), *dvv = dkk + (size_t)(N * H * dk);
-        float *dg = dvv + (size_t)(N * H * dv), *db = dg + (size_t)(N * H);
-        s.form = GDN_FORM_CHUNKED;
-        TIME_BEST(3, t_cb, gdn_core_backward(&s, ca.q, ca.k, ca.v, ca.g, ca.beta, ca.ckpt, d_o, dq,
-                                             dkk, dvv, dg, db));
-        c_cb = last_cpu;
-        free(d_o);
-        free(dq);
+    s.recurrent = false;
+    TIME_BEST(3, t_cb, be_gdn_core_backward(be, sc.dq, sc.dk, sc.dv, sc.dg, sc.dbeta, d_o, ca.q, ca.k, ca.v, ca.g,
+                                            ca.beta, ca.ckpt, &s));
+    c_cb = last_cpu;
+    if (be_sync(be) != 0) {
+        fprintf(stderr, "bench_gdn: %s\n", gf_last_error());
+        return 1;
     }
     double again = sgemm_gflops(&again_cpu);
     if (again > sgemm_rate) sgemm_rate = again;
@@ -165,15 +191,12 @@ int main(int argc, char **argv) {
            "core bwd %.2f; backward = 2 x projections + core bwd\n",
            f_proj * 1e-9, f_rec * 1e-9, f_chk * 1e-9, f_bwd_core * 1e-9);
     printf("tokens/s and GFLOP/s use wall time; cpu ms = this process's CPU time (threads summed)\n");
-    printf("activation cache %.1f MiB (checkpoints %.1f MiB)\n", ca.n * 4.0 / 1048576,
-           (double)B * H * ca.n_chunks * dk * dv * 4 / 1048576);
-
-    gdn_cache_free(&ca);
+    printf("layer buffers (parameters, gradients, activations, scratch) %.1f MiB (checkpoints %.1f MiB)\n",
+           ar.off / 1048576.0, (double)B * H * ((T + C - 1) / C) * dk * dv * 4 / 1048576);
+    gf_buf all = ar.base;
+    be_free(be, &all);
     gdn_params_free(&p);
-    gdn_params_free(&grad);
-    free(x);
-    free(y);
-    free(dy);
-    free(dx);
+    free(hx);
+    free(hdy);
     return 0;
 }

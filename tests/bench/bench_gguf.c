@@ -12,7 +12,7 @@
 #include "core/mapped_file.h"
 #include "formats/gguf_dequant.h"
 #include "formats/gguf_reader.h"
-#include "model/forward.h"
+#include "model/transformer.h"
 
 static void teacher_dir(char *dir, size_t cap) {
     const char *d = getenv("GRAFT_TEACHERS"), *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
@@ -38,8 +38,8 @@ static void bench_teacher(const char *file, const char *shared, int T) {
         return;
     }
     double load = bench_now() - t0;
-    printf("%-42s load %6.2f s  (%zu params as float32, %.2f GB; weights %s)\n", file, load, m.w.n_floats,
-           m.w.n_floats * 4e-9, m.weights_dtype);
+    printf("%-42s load %6.2f s  (%zu params as float32, %.2f GB; weights %s)\n", file, load, m.layout.total,
+           m.layout.total * 4e-9, m.weights_dtype);
     snprintf(text, sizeof text, "%s/data/gutenberg-60.txt", shared);
     mapped_file mf;
     int_vec ids = {0};
@@ -52,21 +52,23 @@ static void bench_teacher(const char *file, const char *shared, int T) {
         mapped_file_close(&mf);
     }
     while ((int)ids.len < T) int_vec_push(&ids, (int)(ids.len * 131 % (size_t)m.cfg.vocab_size));
-    forward_ctx fc;
-    if (forward_ctx_init(&fc, &m, T) == 0) {
-        const int V = m.cfg.vocab_size, rows = 32;
-        float *lg = malloc((size_t)rows * V * sizeof *lg);
+    transformer tf;
+    tf_run *run;
+    const tf_run_opts ro = {.B = 1, .T = T, .logit_rows = 32};
+    if (tf_view(&tf, &m, NULL, NULL, NULL) == 0 && tf_run_open(&run, &tf, &ro) == 0) {
+        const int rows = 32;
         double best = 1e30;
         for (int r = 0; r < 2; r++) {
             t0 = bench_now();
-            model_forward(&fc, ids.data, T, 0, NULL, NULL);
-            for (int r0 = 0; r0 < T; r0 += rows) model_logits(&fc, r0, T - r0 < rows ? T - r0 : rows, lg);
+            tf_forward(run, ids.data, 1, T, 0, NULL);
+            for (int r0 = 0; r0 < T; r0 += rows) tf_logits(run, r0, T - r0 < rows ? T - r0 : rows, tf_run_logits(run, NULL));
+            be_sync(m.be);
             double dt = bench_now() - t0;
             if (dt < best) best = dt;
         }
         printf("%-42s forward T=%d  %8.1f tok/s (best of 2)\n", "", T, T / best);
-        free(lg);
-        forward_ctx_free(&fc);
+        tf_run_close(run);
+        tf_free(&tf);
     }
     int_vec_free(&ids);
     model_free(&m);

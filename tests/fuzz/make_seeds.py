@@ -286,9 +286,11 @@ def gguf_model(arch, tok, alias=False):
 
 
 def checkpoint(sizes=(3, 5, 2)):
+    """GRAFTCK2 (engine/train/checkpoint.h): the block's size, then each tensor's offset and size."""
     n = sum(sizes)
-    b = b"GRAFTCK1" + struct.pack("<Qqqqq", 0x1234, 4, 64, 5, 7) + struct.pack("<I", len(sizes))
-    b += b"".join(struct.pack("<Q", s) for s in sizes)
+    b = b"GRAFTCK2" + struct.pack("<Qqqqq", 0x1234, 4, 64, 5, 7) + struct.pack("<IQ", len(sizes), n)
+    offs = [sum(sizes[:i]) for i in range(len(sizes))]
+    b += b"".join(struct.pack("<QQ", o, s) for o, s in zip(offs, sizes))
     b += struct.pack("<I", 2) + struct.pack("<4d", 16, 5.5, 32, 5.1)
     b += struct.pack("<I", 1) + struct.pack("<2d", 32, 120.0)
     return b + np.linspace(-1, 1, 3 * n).astype("<f4").tobytes()

@@ -8,7 +8,7 @@ expect_error "needs an integer" "$G" generate "$STORIES" -n abc
 expect_error "--text FILE is required" "$G" ppl "$STORIES"
 expect_error "no such file" "$G" inspect "$TMP/missing.bin"
 expect_error "missing argument" "$G" inspect
-expect_error "no CUDA backend" "$G" inspect "$STORIES" --device cuda
+expect_error "built without the CUDA backend" "$G" inspect "$STORIES" --device cuda
 expect_error "unknown device" "$G" inspect "$STORIES" --device tpu
 
 printf 'x' >"$TMP/one.txt"

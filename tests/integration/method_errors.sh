@@ -26,7 +26,7 @@ expect_error "fewer than 1 sequence of 256" "$G" ablate "$STORIES" --calib "$TMP
 "$G" convert "$STORIES" --keep 0.5 --strategy manual:0,1,3 --init random --calib "$TS" --out "$TMP/stu" >/dev/null 2>&1 ||
     fail "convert --init random failed"
 "$G" eval "$TMP/stu" --text "$TMP/short.txt" --json >/dev/null || fail "eval of a fresh student failed"
-expect_error "is a student folder" "$G" generate "$TMP/stu" -n 4
+"$G" generate "$TMP/stu" -n 4 --json >"$TMP/gen.json" || fail "generate from a student folder failed"
 expect_error "is a student folder" "$G" convert "$TMP/stu" --keep 0.5 --strategy uniform --init random --calib "$TS"
 cp -r "$TMP/stu" "$TMP/bad"
 python3 - "$TMP/bad/config.json" <<'PY'

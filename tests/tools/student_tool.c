@@ -22,7 +22,7 @@
 #include "core/error.h"
 #include "core/mapped_file.h"
 #include "core/rng.h"
-#include "model/forward.h"
+#include "model/transformer.h"
 #include "student/build.h"
 #include "student/student_io.h"
 #include "tokenizer/tokenizer.h"
@@ -77,7 +77,7 @@ static int cmd_make(int argc, char **argv) {
     set.seed = seed;
     if (!gdn) return gf_fail("--gdn LIST is required");
     model m = {0};
-    model_load_opts lo = {tok_override};
+    model_load_opts lo = {tok_override, NULL};
     if (model_load(&m, teacher, &lo) != 0) return -1;
     student s = {0};
     int rc = student_init_empty(&s, &m, &set);
@@ -92,7 +92,14 @@ static int cmd_make(int argc, char **argv) {
     }
     if (rc == 0) rc = student_build_layers(&s, mask, NULL, NULL, NULL);
     for (int l = 0; rc == 0 && l < s.L; l++)
-        if (mask[l]) perturb(&s.gcfg, &s.layers[l], seed, l);
+        if (mask[l]) { /* host copy, perturbed, back into the student's block */
+            gdn_params p;
+            gdn_params_alloc(&p, &s.gcfg);
+            rc = student_get_layer(&s, l, &p);
+            perturb(&s.gcfg, &p, seed, l);
+            if (rc == 0) rc = student_put_layer(&s, l, &p);
+            gdn_params_free(&p);
+        }
     if (rc == 0) rc = student_set_gdn(&s, mask);
     char *tok = rc == 0 ? teacher_tokenizer_path(teacher, m.cfg.vocab_size, tok_override) : NULL;
     if (rc == 0) rc = student_save(&s, out, tok, NULL);
@@ -154,33 +161,43 @@ static int cmd_logits(int argc, char **argv) {
     int greedy = argc >= 5 && !strcmp(argv[3], "--greedy") ? atoi(argv[4]) : 0;
     student s = {0};
     model teacher = {0};
+    transformer tview = {0};
     const bool is_student = student_folder_detect(argv[0]);
     if (is_student ? student_load(&s, argv[0], NULL) != 0 : model_load(&teacher, argv[0], NULL) != 0) return -1;
-    if (!is_student) s.m = &teacher; /* no mixers: the teacher itself */
+    const model *m = is_student ? s.m : &teacher;
+    transformer *tf = is_student ? &s.tf : &tview;
     int **ids = NULL, *lens = NULL, n = 0, rc = read_ids(argv[1], &ids, &lens, &n);
-    const int V = s.m->cfg.vocab_size;
+    if (rc == 0 && !is_student) rc = tf_view(&tview, &teacher, NULL, NULL, NULL); /* the teacher itself */
+    const int V = m->cfg.vocab_size;
     int max_T = 1;
     for (int i = 0; i < n; i++) max_T = lens[i] > max_T ? lens[i] : max_T;
-    forward_ctx ctx = {0};
-    if (rc == 0) rc = forward_ctx_init(&ctx, s.m, max_T + greedy);
-    ctx.mixers = s.mixers;
+    tf_run *run = NULL;
+    const tf_run_opts ro = {.B = 1, .T = max_T, .S = max_T + greedy, .decode = true, .logit_rows = max_T};
+    if (rc == 0) rc = tf_run_open(&run, tf, &ro);
     cJSON *out = cJSON_CreateObject(), *all = cJSON_AddArrayToObject(out, "logits");
     float *lg = gf_malloc((size_t)(max_T + 1) * V * sizeof *lg);
+    gf_buf lbuf = run ? tf_run_logits(run, NULL) : gf_none();
     for (int i = 0; rc == 0 && i < n; i++) {
-        rc = model_forward(&ctx, ids[i], lens[i], 0, NULL, NULL);
+        rc = tf_forward(run, ids[i], 1, lens[i], 0, NULL);
         if (rc != 0) break;
-        model_logits(&ctx, 0, lens[i], lg);
+        tf_logits(run, 0, lens[i], lbuf);
+        if ((rc = be_download(m->be, lg, GF_F32, lbuf, (size_t)lens[i] * V)) != 0) break;
         cJSON_AddItemToArray(all, logits_json(lg, lens[i], V));
     }
     if (rc == 0 && greedy > 0 && n > 0) { /* continue the first sequence token by token */
-        rc = model_forward(&ctx, ids[0], lens[0], 0, NULL, NULL);
+        rc = tf_forward(run, ids[0], 1, lens[0], 0, NULL);
         cJSON *g = cJSON_AddArrayToObject(out, "greedy");
-        model_logits(&ctx, lens[0] - 1, 1, lg);
+        if (rc == 0) {
+            tf_logits(run, lens[0] - 1, 1, lbuf);
+            rc = be_download(m->be, lg, GF_F32, lbuf, (size_t)V);
+        }
         for (int k = 0; rc == 0 && k < greedy; k++) {
             int next = argmax(lg, V);
             cJSON_AddItemToArray(g, cJSON_CreateNumber(next));
-            if (k + 1 < greedy && (rc = model_forward(&ctx, &next, 1, lens[0] + k, NULL, NULL)) == 0)
-                model_logits(&ctx, 0, 1, lg);
+            if (k + 1 < greedy && (rc = tf_forward(run, &next, 1, 1, lens[0] + k, NULL)) == 0) {
+                tf_logits(run, 0, 1, lbuf);
+                rc = be_download(m->be, lg, GF_F32, lbuf, (size_t)V);
+            }
         }
     }
     free(lg);
@@ -189,7 +206,8 @@ static int cmd_logits(int argc, char **argv) {
     for (int i = 0; i < n; i++) free(ids[i]);
     free(ids);
     free(lens);
-    forward_ctx_free(&ctx);
+    tf_run_close(run);
+    tf_free(&tview);
     if (is_student) student_free(&s);
     else model_free(&teacher);
     return rc;

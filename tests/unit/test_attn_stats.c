@@ -1,4 +1,5 @@
-/* The per-head statistics accumulated inside attention_forward (stats/attn_stats.h)
+/* The per-head statistics accumulated inside the backend's attention op
+ * (be_attention, added into stats/attn_stats.h)
  * against a direct float64 computation of the full causal attention matrix:
  * mean distance, the distance without the first key (no-sink), the share on
  * the first key (sink), entropy.
@@ -26,8 +27,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attention/attention.h"
+#include "backend/backend.h"
 #include "core/rng.h"
+#include "stats/attn_stats.h"
+#include "be_util.h"
 
 enum { H = 4, KV = 2, HD = 8, T = 37 };
 
@@ -110,9 +113,17 @@ static void check_run(int pos0, int nt) {
     make_inputs(q, k, v);
     attn_stats st;
     attn_stats_init(&st, 1, H);
-    attn_shape shape = {H, KV, HD};
-    /* the query rows of this run start at q row pos0 */
-    attention_forward(out, q + (size_t)pos0 * H * HD, k, v, &shape, nt, pos0, &st, 0);
+    /* the query rows of this run start at q row pos0; the cache holds all T keys */
+    const gf_attn_shape shape = {1, nt, H, KV, HD, pos0, T};
+    gf_buf Q = tb_act(q + (size_t)pos0 * H * HD, (size_t)nt * H * HD), K = tb_act(k, (size_t)T * KV * HD),
+           V = tb_act(v, (size_t)T * KV * HD), O = tb_act(NULL, (size_t)nt * H * HD),
+           S = tb_new(GF_F64, NULL, GF_F64, (size_t)H * GF_STAT_COUNT);
+    be_attention(be_default(), O, gf_none(), S, Q, K, V, &shape);
+    double sums[H * GF_STAT_COUNT];
+    assert_int_equal(be_download(be_default(), sums, GF_F64, S, (size_t)H * GF_STAT_COUNT), 0);
+    attn_stats_add(&st, sums, nt);
+    tb_get(out, O, (size_t)nt * H * HD);
+    tb_free(&Q), tb_free(&K), tb_free(&V), tb_free(&O), tb_free(&S);
     double sink_seen = 0;
     for (int h = 0; h < H; h++) {
         const row_means r = reference(q + (size_t)pos0 * H * HD, k, h, pos0, nt);

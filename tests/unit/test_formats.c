@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "host_weights.h"
 #include "core/error.h"
 #include "core/mapped_file.h"
 #include "formats/hf_config.h"
@@ -696,12 +697,12 @@ static void expect_view(fx_model *fx, const char *name, const float *view) {
 /* Every view of the loaded model equals the fixture tensor of its name. */
 static void expect_weights(const model *m, fx_model *fx) {
     char n[96];
-    expect_view(fx, "model.embed_tokens.weight", m->w.tok_embed);
-    expect_view(fx, "model.norm.weight", m->w.final_norm);
-    if (fx->lm_head && !m->cfg.tied_embeddings) expect_view(fx, "lm_head.weight", m->w.lm_head);
-    else assert_ptr_equal(m->w.lm_head, m->w.tok_embed);
+    expect_view(fx, "model.embed_tokens.weight", HW(m)->tok_embed);
+    expect_view(fx, "model.norm.weight", HW(m)->final_norm);
+    if (fx->lm_head && !m->cfg.tied_embeddings) expect_view(fx, "lm_head.weight", HW(m)->lm_head);
+    else assert_ptr_equal(m->w.lm_head.ptr, m->w.tok_embed.ptr);
     for (int l = 0; l < fx->L; l++) {
-        const layer_weights *w = &m->w.layers[l];
+        const layer_weights *w = &HW(m)->layers[l];
 #define V(suffix, ptr) (snprintf(n, sizeof n, "model.layers.%d." suffix, l), expect_view(fx, n, ptr))
         V("input_layernorm.weight", w->attn_norm);
         V("self_attn.q_proj.weight", w->wq);
@@ -752,7 +753,7 @@ static void hf_llama_f32(void **state) {
     assert_string_equal(m.weights_dtype, "f32");
     assert_null(m.tok); /* no tokenizer.json: not an error */
     expect_weights(&m, &fx);
-    assert_ptr_not_equal(m.w.lm_head, m.w.tok_embed);
+    assert_ptr_not_equal(m.w.lm_head.ptr, m.w.tok_embed.ptr);
     model_free(&m);
     fx_free(&fx);
 }
@@ -910,10 +911,10 @@ static void load_hf_fixture(model *m, const char *name) {
     assert_null(m->tok); /* the fixtures carry no tokenizer */
     double mean, sd;
     const size_t D = c->dim, F = c->hidden_dim, qd = (size_t)c->n_heads * c->head_dim;
-    moments(m->w.tok_embed, (size_t)c->vocab_size * D, &mean, &sd);
+    moments(HW(m)->tok_embed, (size_t)c->vocab_size * D, &mean, &sd);
     assert_true(fabs(mean) < 0.02 && sd > 0.18 && sd < 0.22);
     for (int l = 0; l < c->n_layers; l++) {
-        const layer_weights *w = &m->w.layers[l];
+        const layer_weights *w = &HW(m)->layers[l];
         const float *norms[] = {w->attn_norm, w->ffn_norm};
         for (int k = 0; k < 2; k++)
             for (size_t i = 0; i < D; i++) assert_true(norms[k][i] >= 0.79f && norms[k][i] <= 1.21f);
@@ -930,10 +931,11 @@ static void load_hf_fixture(model *m, const char *name) {
             assert_true(sd > 0.05 && sd < 0.15);
         }
     }
-    for (size_t i = 0; i < D; i++) assert_true(m->w.final_norm[i] >= 0.79f && m->w.final_norm[i] <= 1.21f);
+    const float *fnorm = HW(m)->final_norm;
+    for (size_t i = 0; i < D; i++) assert_true(fnorm[i] >= 0.79f && fnorm[i] <= 1.21f);
     if (!c->tied_embeddings) {
-        assert_ptr_not_equal(m->w.lm_head, m->w.tok_embed);
-        moments(m->w.lm_head, (size_t)c->vocab_size * D, &mean, &sd);
+        assert_ptr_not_equal(m->w.lm_head.ptr, m->w.tok_embed.ptr);
+        moments(HW(m)->lm_head, (size_t)c->vocab_size * D, &mean, &sd);
         assert_true(sd > 0.18 && sd < 0.22);
     }
 }
@@ -951,7 +953,7 @@ static void hf_fixtures_from_transformers(void **state) {
     assert_int_equal(m.cfg.head_dim, 8);
     assert_int_equal(m.cfg.vocab_size, 131);
     assert_true(m.cfg.tied_embeddings);
-    assert_ptr_equal(m.w.lm_head, m.w.tok_embed);
+    assert_ptr_equal(m.w.lm_head.ptr, m.w.tok_embed.ptr);
     assert_true(m.cfg.norm_eps == 1e-5f && m.cfg.rope_theta == 50000.0f);
     assert_int_equal(m.cfg.rope_scaling.type, ROPE_SCALING_LLAMA3);
     assert_true(m.cfg.rope_scaling.factor == 8.0f && m.cfg.rope_scaling.low_freq_factor == 1.0f &&
@@ -1045,8 +1047,8 @@ static void hf_folder_errors(void **state) {
     fx_write_config(d, &fx, "llama", true);
     fx_write_file(d, "model.safetensors", &fx, 0, fx.n, F32, 1);
     assert_int_equal(model_load(&m, d, NULL), 0);
-    assert_ptr_equal(m.w.lm_head, m.w.tok_embed);
-    expect_view(&fx, "model.embed_tokens.weight", m.w.lm_head);
+    assert_ptr_equal(m.w.lm_head.ptr, m.w.tok_embed.ptr);
+    expect_view(&fx, "model.embed_tokens.weight", HW(&m)->lm_head);
     model_free(&m);
 
     /* config problems */
@@ -1265,10 +1267,10 @@ static void expect_l2c(const model *m, const l2c_weights *w, float tol) {
     assert_int_equal(c->rope_pairing, ROPE_ADJACENT);
     assert_int_equal(c->tied_embeddings, w->shared);
     size_t D = 16, F = 24, V = 32, kvd = 8;
-    expect_floats("emb", m->w.tok_embed, w->emb, V * D, tol);
-    expect_floats("final_norm", m->w.final_norm, w->final_norm, D, 0);
+    expect_floats("emb", HW(m)->tok_embed, w->emb, V * D, tol);
+    expect_floats("final_norm", HW(m)->final_norm, w->final_norm, D, 0);
     for (size_t l = 0; l < 2; l++) {
-        const layer_weights *lw = &m->w.layers[l];
+        const layer_weights *lw = &HW(m)->layers[l];
         expect_floats("att_norm", lw->attn_norm, w->att_norm + l * D, D, 0);
         expect_floats("ffn_norm", lw->ffn_norm, w->ffn_norm + l * D, D, 0);
         expect_floats("wq", lw->wq, w->wq + l * D * D, D * D, tol);
@@ -1279,8 +1281,8 @@ static void expect_l2c(const model *m, const l2c_weights *w, float tol) {
         expect_floats("w2", lw->w_down, w->w2 + l * D * F, D * F, tol);
         expect_floats("w3", lw->w_up, w->w3 + l * F * D, F * D, tol);
     }
-    if (w->shared) assert_ptr_equal(m->w.lm_head, m->w.tok_embed);
-    else expect_floats("wcls", m->w.lm_head, w->wcls, V * D, tol);
+    if (w->shared) assert_ptr_equal(m->w.lm_head.ptr, m->w.tok_embed.ptr);
+    else expect_floats("wcls", HW(m)->lm_head, w->wcls, V * D, tol);
 }
 
 static void l2c_round_trip(void **state) {
@@ -1306,9 +1308,9 @@ static void l2c_round_trip(void **state) {
         expect_l2c(&m0, &w, 0);
         assert_string_equal(m0.weights_dtype, "f32");
         /* v1 and freq-less legacy: the same block, bit for bit */
-        assert_int_equal(m1.w.n_floats, m0.w.n_floats);
-        assert_memory_equal(m1.w.block, m0.w.block, m0.w.n_floats * sizeof(float));
-        assert_memory_equal(m0n.w.block, m0.w.block, m0.w.n_floats * sizeof(float));
+        assert_int_equal(HW(&m1)->n_floats, HW(&m0)->n_floats);
+        assert_memory_equal(HW(&m1)->block, HW(&m0)->block, HW(&m0)->n_floats * sizeof(float));
+        assert_memory_equal(HW(&m0n)->block, HW(&m0)->block, HW(&m0)->n_floats * sizeof(float));
         assert_string_equal(m1.weights_dtype, "f32");
         /* v2: exactly q * scale, and within half a quantization step of the legacy weights */
         assert_string_equal(m2.weights_dtype, "q8_0");
@@ -1450,14 +1452,14 @@ static void l2c_python_fixtures(void **state) {
     assert_false(c->tied_embeddings);
     assert_memory_equal(&m1.cfg, &m0.cfg, sizeof m0.cfg);
     assert_memory_equal(&m2.cfg, &m0.cfg, sizeof m0.cfg);
-    assert_memory_equal(m1.w.block, m0.w.block, m0.w.n_floats * sizeof(float));
+    assert_memory_equal(HW(&m1)->block, HW(&m0)->block, HW(&m0)->n_floats * sizeof(float));
     assert_string_equal(m2.weights_dtype, "q8_0");
     const size_t D = 8, F = 16, V = 16, kvd = 4, gs = 8;
-    int differ = expect_q8_close("emb", m2.w.tok_embed, m0.w.tok_embed, V * D, gs);
-    differ += expect_q8_close("wcls", m2.w.lm_head, m0.w.lm_head, V * D, gs);
-    expect_floats("final_norm", m2.w.final_norm, m0.w.final_norm, D, 0);
+    int differ = expect_q8_close("emb", HW(&m2)->tok_embed, HW(&m0)->tok_embed, V * D, gs);
+    differ += expect_q8_close("wcls", HW(&m2)->lm_head, HW(&m0)->lm_head, V * D, gs);
+    expect_floats("final_norm", HW(&m2)->final_norm, HW(&m0)->final_norm, D, 0);
     for (int l = 0; l < 2; l++) {
-        const layer_weights *a = &m2.w.layers[l], *b = &m0.w.layers[l];
+        const layer_weights *a = &HW(&m2)->layers[l], *b = &HW(&m0)->layers[l];
         expect_floats("attn_norm", a->attn_norm, b->attn_norm, D, 0);
         expect_floats("ffn_norm", a->ffn_norm, b->ffn_norm, D, 0);
         differ += expect_q8_close("wq", a->wq, b->wq, D * D, gs);
@@ -1574,7 +1576,7 @@ static void l2c_real_teacher(void **state) {
     assert_int_equal(c->vocab_size, 512);
     assert_int_equal(c->max_seq, 512);
     assert_true(c->tied_embeddings);
-    assert_ptr_equal(m.w.lm_head, m.w.tok_embed);
+    assert_ptr_equal(m.w.lm_head.ptr, m.w.tok_embed.ptr);
     assert_string_equal(m.weights_dtype, "f32");
     assert_non_null(m.tok); /* tok512.bin beside it */
     assert_int_equal(tokenizer_vocab_size(m.tok), 512);
@@ -1584,11 +1586,12 @@ static void l2c_real_teacher(void **state) {
     fseek(f, 28, SEEK_SET);
     assert_int_equal(fread(first, 4, 64, f), 64);
     fclose(f);
-    assert_memory_equal(first, m.w.tok_embed, sizeof first);
+    assert_memory_equal(first, HW(&m)->tok_embed, sizeof first);
     double sumsq = 0;
-    for (size_t i = 0; i < m.w.n_floats; i++) {
-        assert_true(isfinite(m.w.block[i]));
-        sumsq += (double)m.w.block[i] * m.w.block[i];
+    const model_weights *hw = HW(&m);
+    for (size_t i = 0; i < hw->n_floats; i++) {
+        assert_true(isfinite(hw->block[i]));
+        sumsq += (double)hw->block[i] * hw->block[i];
     }
     assert_true(sumsq > 0);
     model_free(&m);

@@ -1,8 +1,12 @@
-/* Unit tests for the Gated DeltaNet layer (engine/gdn):
+/* Unit tests for the Gated DeltaNet layer (engine/gdn on the backend, and the
+ * float64 reference engine/gdn/gdn_ref.h built from the same templates):
  * - recurrent vs chunked forward (core and whole layer), float32 and double;
  * - central finite-difference gradient checks in double for every parameter and x;
- * - the float32 production path against the double one (forward and gradients);
- * - a hand-computed T = 2 case; config validation; GQA expansion. */
+ * - the float32 production path (backend ops composed by gdn_layer.c) against
+ *   the double one (forward and gradients);
+ * - streaming (carried state + conv history) against one call;
+ * - a hand-computed T = 2 case; config validation; GQA expansion.
+ * Every comparison goes through check.h (fails on NaN / Inf). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,9 +19,11 @@
 
 #include "core/error.h"
 #include "gdn/gdn.h"
-#include "gdn/gdn_mixer.h"
+#include "gdn/gdn_layer.h"
+#include "gdn/gdn_ref.h"
 #include "gdn/gdn_transfer.h"
-#include "model/weights.h"
+#include "be_util.h"
+#include "check.h"
 
 /* ------------------------------------------------------------ random numbers */
 
@@ -36,32 +42,8 @@ static void fill_normal(double *a, size_t n, double std) {
     for (size_t i = 0; i < n; i++) a[i] = std * rng_normal();
 }
 
-static double max_abs(const double *a, size_t n) {
-    double m = 0;
-    for (size_t i = 0; i < n; i++) m = fmax(m, fabs(a[i]));
-    return m;
-}
-/* max |a - b| / max |b|: the "relative error" used throughout. */
-static double rel_err_d(const double *a, const double *b, size_t n) {
-    double d = 0;
-    for (size_t i = 0; i < n; i++) d = fmax(d, fabs(a[i] - b[i]));
-    double s = max_abs(b, n);
-    return d / (s > 0 ? s : 1);
-}
-static double rel_err_fd(const float *a, const double *b, size_t n) {
-    double d = 0;
-    for (size_t i = 0; i < n; i++) d = fmax(d, fabs((double)a[i] - b[i]));
-    double s = max_abs(b, n);
-    return d / (s > 0 ? s : 1);
-}
-static double rel_err_ff(const float *a, const float *b, size_t n) {
-    double d = 0, s = 0;
-    for (size_t i = 0; i < n; i++) {
-        d = fmax(d, fabs((double)a[i] - (double)b[i]));
-        s = fmax(s, fabs((double)b[i]));
-    }
-    return d / (s > 0 ? s : 1);
-}
+static double max_abs(const double *a, size_t n) { return max_abs_d(a, n); }
+static double rel_err_d(const double *a, const double *b, size_t n) { return rel_err_dd(a, b, n); }
 
 /* ------------------------------------------------------------- core inputs */
 
@@ -115,6 +97,23 @@ static float *to_float(const double *a, size_t n) {
     return f;
 }
 
+/* The backend's float32 core (be_gdn_core) on host arrays; ck may be NULL. */
+static void core_f32(const gdn_core_shape *cs, const float *q, const float *k, const float *v, const float *g,
+                     const float *beta, float *o, float *ck) {
+    const size_t nqk = (size_t)cs->B * cs->T * cs->H * cs->dk, nv = (size_t)cs->B * cs->T * cs->H * cs->dv;
+    const size_t nh = (size_t)cs->B * cs->T * cs->H;
+    const size_t nck = (size_t)cs->B * cs->H * ((cs->T + cs->chunk - 1) / cs->chunk) * cs->dv * cs->dk;
+    gf_buf Q = tb_act(q, nqk), K = tb_act(k, nqk), V = tb_act(v, nv), G = tb_f32(g, nh), Bt = tb_f32(beta, nh);
+    gf_buf O = tb_act(NULL, nv), C = ck ? tb_f32(NULL, nck) : gf_none();
+    const gf_gdn_shape sh = {cs->B, cs->T, cs->H, cs->dk, cs->dv, cs->chunk, (float)cs->scale,
+                             cs->form == GDN_FORM_RECURRENT};
+    be_gdn_core(be_default(), O, C, gf_none(), Q, K, V, G, Bt, &sh);
+    assert_int_equal(be_sync(be_default()), 0);
+    tb_get(o, O, nv);
+    if (ck) tb_get(ck, C, nck);
+    tb_free(&Q), tb_free(&K), tb_free(&V), tb_free(&G), tb_free(&Bt), tb_free(&O), tb_free(&C);
+}
+
 /* Recurrent and chunked core forward agree (float32 and double), checkpoints too. */
 static void core_forms_agree(void **state) {
     (void)state;
@@ -135,23 +134,23 @@ static void core_forms_agree(void **state) {
             double *od_rec = malloc(c.nv * sizeof(double)), *od_chk = malloc(c.nv * sizeof(double));
 
             c.s.form = GDN_FORM_RECURRENT;
-            gdn_core_forward(&c.s, qf, kf, vf, gf, bf, o_rec, ck_rec);
+            core_f32(&c.s, qf, kf, vf, gf, bf, o_rec, ck_rec);
             gdn_core_forward_f64(&c.s, c.q, c.k, c.v, c.g, c.beta, od_rec, NULL);
             c.s.form = GDN_FORM_CHUNKED;
-            gdn_core_forward(&c.s, qf, kf, vf, gf, bf, o_chk, ck_chk);
+            core_f32(&c.s, qf, kf, vf, gf, bf, o_chk, ck_chk);
             gdn_core_forward_f64(&c.s, c.q, c.k, c.v, c.g, c.beta, od_chk, NULL);
 
             double ef = rel_err_ff(o_chk, o_rec, c.nv), ed = rel_err_d(od_chk, od_rec, c.nv);
             double eck = rel_err_ff(ck_chk, ck_rec, nck), e32 = rel_err_fd(o_rec, od_rec, c.nv);
             worst_f = fmax(worst_f, fmax(ef, eck));
             worst_d = fmax(worst_d, ed);
-            if (ef > 1e-5 || eck > 1e-5 || ed > 1e-12 || e32 > 1e-5)
+            if (!(ef <= 1e-5 && eck <= 1e-5 && ed <= 1e-12 && e32 <= 1e-5))
                 print_message("chunk %d T %d: float %.3g ckpt %.3g double %.3g f32-vs-f64 %.3g\n",
                               chunks[ci], lens[li], ef, eck, ed, e32);
-            assert_true(ef < 1e-5);    /* float32: chunked vs recurrent */
-            assert_true(eck < 1e-5);   /* states at chunk boundaries */
-            assert_true(ed < 1e-12);   /* same in double: the algebra is exact */
-            assert_true(e32 < 1e-5);   /* float32 recurrent vs double */
+            check_err(ef, 1e-5);    /* float32: chunked vs recurrent */
+            check_err(eck, 1e-5);   /* states at chunk boundaries */
+            check_err(ed, 1e-12);   /* same in double: the algebra is exact */
+            check_err(e32, 1e-5);   /* float32 recurrent vs double */
             assert_true(max_abs(od_rec, c.nv) > 1e-3);   /* outputs are not trivially 0 */
             free(qf); free(kf); free(vf); free(gf); free(bf);
             free(o_rec); free(o_chk); free(ck_rec); free(ck_chk); free(od_rec); free(od_chk);
@@ -184,13 +183,13 @@ static void core_hand_checked(void **state) {
         gdn_core_shape sh = {1, 2, 1, 2, 2, 16, s, form ? GDN_FORM_RECURRENT : GDN_FORM_CHUNKED};
         double od[4], ck[4];
         gdn_core_forward_f64(&sh, q, k, v, g, beta, od, ck);
-        for (int i = 0; i < 4; i++) assert_true(fabs(od[i] - want[i]) < 1e-14);
+        for (int i = 0; i < 4; i++) check_close(od[i], want[i], 1e-14, 0); /* double, a few operations */
         for (int i = 0; i < 4; i++) assert_true(ck[i] == 0);   /* one chunk, zero start */
         float qf[4], kf[4], vf[4], gf[2], bf[2], of[4];
         for (int i = 0; i < 4; i++) qf[i] = (float)q[i], kf[i] = (float)k[i], vf[i] = (float)v[i];
         for (int i = 0; i < 2; i++) gf[i] = (float)g[i], bf[i] = (float)beta[i];
-        gdn_core_forward(&sh, qf, kf, vf, gf, bf, of, NULL);
-        for (int i = 0; i < 4; i++) assert_true(fabs(of[i] - want[i]) < 1e-6);
+        core_f32(&sh, qf, kf, vf, gf, bf, of, NULL);
+        for (int i = 0; i < 4; i++) check_close(of[i], want[i], 1e-6, 0); /* float32 rounding of O(1) values */
     }
     /* chunks of one token: the checkpoint entering token 2 is S1 = [[0.5, 0], [1, 0]] */
     for (int form = 0; form < 2; form++) {
@@ -198,8 +197,8 @@ static void core_hand_checked(void **state) {
         double od[4], ck[8];
         gdn_core_forward_f64(&sh, q, k, v, g, beta, od, ck);
         const double S1[4] = {0.5, 0, 1, 0};
-        for (int i = 0; i < 4; i++) assert_true(fabs(od[i] - want[i]) < 1e-14);
-        for (int i = 0; i < 4; i++) assert_true(fabs(ck[4 + i] - S1[i]) < 1e-15);
+        for (int i = 0; i < 4; i++) check_close(od[i], want[i], 1e-14, 0);
+        for (int i = 0; i < 4; i++) check_close(ck[4 + i], S1[i], 1e-15, 0);
     }
 }
 
@@ -337,10 +336,10 @@ static void check_layer_gradients(layer_case *L, const char *label) {
             fd[i] = (lp - lm) / (2 * h);
         }
         double err = rel_err_d(an, fd, n);
-        if (err > 1e-6)
+        if (!(err <= 1e-6))
             print_message("%s: %s grad rel err %.3g (max |fd| %.3g)\n", label, name, err,
                           max_abs(fd, n));
-        assert_true(err < 1e-6);
+        check_err(err, 1e-6); /* central differences, h = 1e-5 in double: O(h^2) + 1e-11 / h */
         assert_true(max_abs(fd, n) > 1e-6);   /* every tensor actually influences L */
         worst = fmax(worst, err);
         if (ti < nt) covered += n;
@@ -391,8 +390,71 @@ static void grad_T40_chunk16_three_chunks(void **state) {
     layer_case_free(&L);
 }
 
+/* The float32 production path: one GDN layer on the default backend
+ * (gdn_layer_forward / gdn_layer_backward over backend buffers). */
+typedef struct {
+    gdn_config cfg;
+    int B, T;
+    gf_buf arena, block, grad, x, y, dy, dx;
+    gdn_acts a;
+    gdn_scratch s;
+    gdn_state st;
+    gdn_weights w, g;
+} f32_layer;
+
+static void f32_carve(f32_layer *F, arena *ar, bool train, bool state) {
+    const size_t n = gdn_param_count(&F->cfg), nx = (size_t)F->B * F->T * F->cfg.D;
+    const gf_dtype act = be_act(be_default());
+    F->block = arena_take(ar, n, act);
+    F->grad = arena_take(ar, n, GF_F32);
+    F->x = arena_take(ar, nx, act);
+    F->y = arena_take(ar, nx, act);
+    F->dy = arena_take(ar, nx, act);
+    F->dx = arena_take(ar, nx, act);
+    gdn_acts_take(&F->a, ar, &F->cfg, F->B, F->T, train, act);
+    if (train) gdn_scratch_take(&F->s, ar, &F->cfg, F->B, F->T, act);
+    if (state) gdn_state_take(&F->st, ar, &F->cfg, F->B, act);
+}
+
+/* params from the double case; B x T rows of x (from xs, row-major [B, T, D]). */
+static void f32_open(f32_layer *F, const gdn_config *c, const double *params, int B, int T, bool train, bool state) {
+    memset(F, 0, sizeof *F);
+    F->cfg = *c, F->B = B, F->T = T;
+    arena ar = {gf_none(), 0};
+    f32_carve(F, &ar, train, state);
+    assert_int_equal(be_alloc(be_default(), &F->arena, (ar.off + 3) / 4, GF_F32), 0);
+    ar = (arena){F->arena, 0};
+    f32_carve(F, &ar, train, state);
+    const size_t n = gdn_param_count(c);
+    be_upload(be_default(), F->block, params, GF_F64, n);
+    be_zero(be_default(), F->grad, n);
+    gdn_weights_bind(&F->w, c, F->block);
+    gdn_weights_bind(&F->g, c, F->grad);
+    if (state) gdn_state_zero(be_default(), &F->st, c, B);
+}
+
+static void f32_close(f32_layer *F) { tb_free(&F->arena); }
+
+static void f32_forward(f32_layer *F, const double *x, float *y, bool with_state) {
+    const size_t nx = (size_t)F->B * F->T * F->cfg.D;
+    be_upload(be_default(), F->x, x, GF_F64, nx);
+    gdn_layer_forward(be_default(), &F->cfg, &F->w, &F->a, F->x, F->y, with_state ? &F->st : NULL);
+    assert_int_equal(be_sync(be_default()), 0);
+    if (y) tb_get(y, F->y, nx);
+}
+
+static void f32_backward(f32_layer *F, const double *dy, float *dx) {
+    const size_t nx = (size_t)F->B * F->T * F->cfg.D;
+    be_upload(be_default(), F->dy, dy, GF_F64, nx);
+    gdn_layer_backward(be_default(), &F->cfg, &F->w, &F->g, &F->a, &F->s, F->x, F->dy, dx ? F->dx : gf_none(), false);
+    assert_int_equal(be_sync(be_default()), 0);
+    if (dx) tb_get(dx, F->dx, nx);
+}
+
 /* float32 production path vs the double path: forward y and every gradient.
- * Large enough (B*H*T*dk*dv > GDN_PAR_MIN_WORK) that the OpenMP paths run. */
+ * Large enough (B*H*T*dk*dv > GDN_PAR_MIN_WORK) that the OpenMP paths run.
+ * Tolerance 1e-4 relative to each tensor's scale (float32 through ~100
+ * recurrent steps and a few GEMMs of width 64). */
 static void float_matches_double(void **state) {
     (void)state;
     for (int form = 0; form < 2; form++) {
@@ -409,38 +471,34 @@ static void float_matches_double(void **state) {
         gdn_forward_f64(&L.cfg, &L.p, &cd, L.x, yd);
         gdn_backward_f64(&L.cfg, &L.p, &cd, L.x, L.R, dxd, &gd);
 
-        gdn_params pf, gf;
-        gdn_params_alloc(&pf, &L.cfg);
-        gdn_params_alloc(&gf, &L.cfg);
-        for (size_t i = 0; i < pf.n; i++) pf.block[i] = (float)L.p.block[i];
-        float *xf = to_float(L.x, nx), *Rf = to_float(L.R, nx);
+        f32_layer F;
+        f32_open(&F, &L.cfg, L.p.block, L.B, L.T, true, false);
         float *yf = malloc(nx * sizeof(float)), *dxf = malloc(nx * sizeof(float));
-        gdn_cache cf;
-        gdn_cache_alloc(&cf, &L.cfg, L.B, L.T);
-        gdn_forward(&L.cfg, &pf, &cf, xf, yf);
-        gdn_backward(&L.cfg, &pf, &cf, xf, Rf, dxf, &gf);
+        const size_t no = (size_t)L.B * L.T * 4 * 64;
+        float *of = malloc(no * sizeof(float)), *gf = malloc(L.p.n * sizeof(float));
+        f32_forward(&F, L.x, yf, false);
+        tb_get(of, F.a.o, no);
+        f32_backward(&F, L.R, dxf);
+        tb_get(gf, F.grad, L.p.n);
 
-        double ey = rel_err_fd(yf, yd, nx), eo = rel_err_fd(cf.o, cd.o, (size_t)L.B * L.T * 4 * 64);
-        assert_true(ey < 1e-4);
-        assert_true(eo < 1e-4);
+        check_err(rel_err_fd(yf, yd, nx), 1e-4);
+        check_err(rel_err_fd(of, cd.o, no), 1e-4);
         tensor_ref refs[20];
         int nt = tensor_list(&L.p, &L.cfg, refs);
         for (int ti = 0; ti < nt; ti++) {
-            double e = rel_err_fd(gf.block + refs[ti].off, gd.block + refs[ti].off, refs[ti].n);
-            if (e > 1e-4) print_message("%s: float grad rel err %.3g\n", refs[ti].name, e);
-            assert_true(e < 1e-4);
+            double e = rel_err_fd(gf + refs[ti].off, gd.block + refs[ti].off, refs[ti].n);
+            if (!(e <= 1e-4)) print_message("%s: float grad rel err %.3g\n", refs[ti].name, e);
+            check_err(e, 1e-4);
         }
-        assert_true(rel_err_fd(dxf, dxd, nx) < 1e-4);
+        check_err(rel_err_fd(dxf, dxd, nx), 1e-4);
 
-        /* a second backward accumulates: gradients double */
-        gdn_backward(&L.cfg, &pf, &cf, xf, Rf, NULL, &gf);
-        for (size_t i = 0; i < gf.n; i++)
-            assert_true(fabs(gf.block[i] - 2 * gd.block[i]) <= 1e-3 * (1 + fabs(gd.block[i])));
+        /* a second backward accumulates: gradients double (float32 sums: 1e-3 of 1 + |g|) */
+        f32_backward(&F, L.R, NULL);
+        tb_get(gf, F.grad, L.p.n);
+        for (size_t i = 0; i < L.p.n; i++) check_close(gf[i], 2 * gd.block[i], 1e-3, 1e-3);
 
-        free(xf); free(Rf); free(yf); free(dxf); free(yd); free(dxd);
-        gdn_cache_free(&cf);
-        gdn_params_free(&pf);
-        gdn_params_free(&gf);
+        free(yf); free(dxf); free(of); free(gf); free(yd); free(dxd);
+        f32_close(&F);
         gdn_params_free_f64(&gd);
         gdn_cache_free_f64(&cd);
         layer_case_free(&L);
@@ -457,21 +515,17 @@ static void layer_forms_agree(void **state) {
         layer_case_make(&L, 2, lens[li], 64, 4, 64, 2, 64, 1, GDN_SCALE_INV_SQRT_DK,
                         GDN_FORM_CHUNKED);
         size_t nx = nx_of(&L);
-        gdn_params pf;
-        gdn_params_alloc(&pf, &L.cfg);
-        for (size_t i = 0; i < pf.n; i++) pf.block[i] = (float)L.p.block[i];
-        float *xf = to_float(L.x, nx), *y1 = malloc(nx * sizeof(float)), *y2 = malloc(nx * sizeof(float));
-        gdn_cache ca;
-        gdn_cache_alloc(&ca, &L.cfg, L.B, L.T);
-        gdn_forward(&L.cfg, &pf, &ca, xf, y1);
-        L.cfg.form = GDN_FORM_RECURRENT;
-        gdn_forward(&L.cfg, &pf, &ca, xf, y2);
+        float *y1 = malloc(nx * sizeof(float)), *y2 = malloc(nx * sizeof(float));
+        f32_layer F;
+        f32_open(&F, &L.cfg, L.p.block, L.B, L.T, false, false);
+        f32_forward(&F, L.x, y1, false);
+        F.cfg.form = GDN_FORM_RECURRENT;
+        f32_forward(&F, L.x, y2, false);
         double e = rel_err_ff(y1, y2, nx);
-        if (e > 1e-5) print_message("layer T %d: chunked vs recurrent %.3g\n", lens[li], e);
-        assert_true(e < 1e-5);
-        free(xf); free(y1); free(y2);
-        gdn_cache_free(&ca);
-        gdn_params_free(&pf);
+        if (!(e <= 1e-5)) print_message("layer T %d: chunked vs recurrent %.3g\n", lens[li], e);
+        check_err(e, 1e-5);
+        free(y1); free(y2);
+        f32_close(&F);
         layer_case_free(&L);
     }
 }
@@ -513,8 +567,8 @@ static void streaming_matches_whole(void **state) {
         }
         assert_int_equal(t0, T);
         double e = rel_err_d(y_parts, y_all, nx);
-        if (e > 1e-12) print_message("streaming (%s): rel err %.3g\n", gdn_form_name(L.cfg.form), e);
-        assert_true(e < 1e-12);
+        if (!(e <= 1e-12)) print_message("streaming (%s): rel err %.3g\n", gdn_form_name(L.cfg.form), e);
+        check_err(e, 1e-12);
         /* a reset state starts over: the first piece again equals the whole run's start */
         gdn_state_reset_f64(&st);
         double *ys = malloc((size_t)B * 5 * D * sizeof(double)), *xs = malloc((size_t)B * 5 * D * sizeof(double));
@@ -523,8 +577,7 @@ static void streaming_matches_whole(void **state) {
         gdn_forward_state_f64(&L.cfg, &L.p, &ca, xs, ys, &st);
         gdn_cache_free_f64(&ca);
         for (int b = 0; b < B; b++)
-            for (int i = 0; i < 5 * D; i++)
-                assert_true(fabs(ys[(size_t)b * 5 * D + i] - y_all[(size_t)b * T * D + i]) < 1e-12);
+            for (int i = 0; i < 5 * D; i++) check_close(ys[(size_t)b * 5 * D + i], y_all[(size_t)b * T * D + i], 1e-12, 0);
         free(xs);
         free(ys);
         gdn_state_free_f64(&st);
@@ -534,33 +587,27 @@ static void streaming_matches_whole(void **state) {
     layer_case_free(&L);
 }
 
-/* The mixer adaptor: whole sequence vs prefill + generation steps; position checks. */
-static void mixer_prefill_then_steps(void **state) {
+/* The float32 layer with carried state (decode): a prefill of 25 tokens then
+ * one token at a time equals one whole call (conv and biases on). */
+static void f32_prefill_then_steps(void **state) {
     (void)state;
     rng_seed(51);
     layer_case L;
     layer_case_make(&L, 1, 40, 12, 3, 4, 1, 16, 1, GDN_SCALE_INV_SQRT_DK, GDN_FORM_CHUNKED);
+    const int D = 12, T = 40;
     size_t nx = nx_of(&L);
-    gdn_params pf;
-    gdn_params_alloc(&pf, &L.cfg);
-    for (size_t i = 0; i < pf.n; i++) pf.block[i] = (float)L.p.block[i];
-    float *xf = to_float(L.x, nx), *y_all = malloc(nx * sizeof(float)), *y_step = malloc(nx * sizeof(float));
-    gdn_mixer m;
-    assert_int_equal(gdn_mixer_init(&m, &L.cfg, &pf), 0);
-    assert_int_equal(gdn_mixer_run(&m, 0, 40, 0, xf, y_all), 0);
-    assert_int_equal(gdn_mixer_run(&m, 0, 25, 0, xf, y_step), 0);   /* pos0 = 0 restarts */
-    for (int t = 25; t < 40; t++)
-        assert_int_equal(gdn_mixer_run(&m, 0, 1, t, xf + (size_t)t * 12, y_step + (size_t)t * 12), 0);
-    assert_true(rel_err_ff(y_step, y_all, nx) < 1e-5);
-    assert_int_equal(gdn_mixer_run(&m, 0, 1, 7, xf, y_step), -1);   /* 7 != 40 */
-    assert_non_null(strstr(gf_last_error(), "does not continue"));
-    gdn_config bad = L.cfg;
-    bad.chunk = 0;
-    gdn_mixer m2;
-    assert_int_equal(gdn_mixer_init(&m2, &bad, &pf), -1);
-    gdn_mixer_free(&m);
-    gdn_params_free(&pf);
-    free(xf);
+    float *y_all = malloc(nx * sizeof(float)), *y_step = malloc(nx * sizeof(float));
+    f32_layer W, P, S;
+    f32_open(&W, &L.cfg, L.p.block, 1, T, false, false);
+    f32_forward(&W, L.x, y_all, false);
+    f32_open(&P, &L.cfg, L.p.block, 1, 25, false, true);
+    f32_forward(&P, L.x, y_step, true);
+    f32_open(&S, &L.cfg, L.p.block, 1, 1, false, true);
+    be_copy(be_default(), S.st.S, P.st.S, (size_t)L.cfg.H * L.cfg.dv * L.cfg.dk);
+    be_copy(be_default(), S.st.tail, P.st.tail, (size_t)(GDN_CONV_K - 1) * gdn_qkv_width(&L.cfg));
+    for (int t = 25; t < T; t++) f32_forward(&S, L.x + (size_t)t * D, y_step + (size_t)t * D, true);
+    check_err(rel_err_ff(y_step, y_all, nx), 1e-5); /* float32, different chunking */
+    f32_close(&W), f32_close(&P), f32_close(&S);
     free(y_all);
     free(y_step);
     layer_case_free(&L);
@@ -580,13 +627,12 @@ static void transfer_from_teacher_layer(void **state) {
     mc.head_dim = 3;
     mc.vocab_size = 5;
     mc.qkv_bias = true;
-    model_weights mw;
-    model_weights_alloc(&mw, &mc);
-    layer_weights *w = &mw.layers[0];
-    for (int i = 0; i < 12 * 12; i++) w->wq[i] = (float)i, w->wo[i] = (float)-i;
-    for (int i = 0; i < 6 * 12; i++) w->wk[i] = 1000.0f + i, w->wv[i] = 2000.0f + i;
-    for (int i = 0; i < 12; i++) w->bq[i] = 0.5f * i;
-    for (int i = 0; i < 6; i++) w->bk[i] = 10.0f + i, w->bv[i] = 20.0f + i;
+    float wq[144], wo[144], wk[72], wv[72], bq[12], bk[6], bv[6];
+    attn_host_weights mw = {wq, wk, wv, wo, bq, bk, bv}, *w = &mw;
+    for (int i = 0; i < 12 * 12; i++) wq[i] = (float)i, wo[i] = (float)-i;
+    for (int i = 0; i < 6 * 12; i++) wk[i] = 1000.0f + i, wv[i] = 2000.0f + i;
+    for (int i = 0; i < 12; i++) bq[i] = 0.5f * i;
+    for (int i = 0; i < 6; i++) bk[i] = 10.0f + i, bv[i] = 20.0f + i;
     gdn_config c;
     gdn_config_default(&c, 12, 4, 3);
     c.qkv_bias = 1;
@@ -614,7 +660,6 @@ static void transfer_from_teacher_layer(void **state) {
     w->bq = NULL;
     assert_int_equal(gdn_transfer_from_attention(&p, &c, &mc, w), -1);
     gdn_params_free(&p);
-    model_weights_free(&mw);
 }
 
 static void config_validation(void **state) {
@@ -622,7 +667,7 @@ static void config_validation(void **state) {
     gdn_config c;
     gdn_config_default(&c, 1536, 12, 128);
     assert_int_equal(gdn_config_check(&c), 0);
-    assert_true(fabs(gdn_query_scale(&c) - 1 / sqrt(128.0)) < 1e-15);
+    check_close(gdn_query_scale(&c), 1 / sqrt(128.0), 1e-15, 0);
     assert_string_equal(gdn_scale_name(c.scale_mode), "dk^-1/2");
     c.scale_mode = GDN_SCALE_NONE;
     assert_true(gdn_query_scale(&c) == 1.0);
@@ -660,7 +705,7 @@ int main(void) {
         cmocka_unit_test(core_forms_agree),
         cmocka_unit_test(layer_forms_agree),
         cmocka_unit_test(streaming_matches_whole),
-        cmocka_unit_test(mixer_prefill_then_steps),
+        cmocka_unit_test(f32_prefill_then_steps),
         cmocka_unit_test(grad_T5_chunk16_plain),
         cmocka_unit_test(grad_T19_chunk16_bias_conv),
         cmocka_unit_test(grad_T19_recurrent_noscale),

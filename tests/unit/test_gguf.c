@@ -22,13 +22,15 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "host_weights.h"
 #include "core/error.h"
 #include "core/mapped_file.h"
 #include "formats/gguf_dequant.h"
 #include "formats/gguf_reader.h"
 #include "formats/gguf_tokenizer.h"
-#include "model/forward.h"
-#include "ops/ops.h"
+#include "model/rope.h"
+#include "model_util.h"
+#include "check.h"
 
 /* ---- paths ---- */
 
@@ -469,10 +471,11 @@ static void check_fixture(const char *name) {
     if (model_load(&h, hp, NULL) != 0) fail_msg("%s", gf_last_error());
     assert_int_equal(m.cfg.source, SOURCE_GGUF);
     /* the same model as the HF weights: every float equal (bf16/f16 -> f32 exact) */
-    assert_int_equal(m.w.n_floats, h.w.n_floats);
+    assert_int_equal(HW(&m)->n_floats, HW(&h)->n_floats);
     size_t diff = 0;
-    for (size_t i = 0; i < m.w.n_floats; i++) diff += m.w.block[i] != h.w.block[i];
-    print_message("%-6s weights differing from the HF load: %zu of %zu\n", name, diff, m.w.n_floats);
+    const model_weights *hm = HW(&m), *hh = HW(&h);
+    for (size_t i = 0; i < hm->n_floats; i++) diff += hm->block[i] != hh->block[i];
+    print_message("%-6s weights differing from the HF load: %zu of %zu\n", name, diff, HW(&m)->n_floats);
     assert_int_equal(diff, 0);
     assert_int_equal(m.cfg.tied_embeddings, h.cfg.tied_embeddings);
     assert_int_equal(m.cfg.qkv_bias, h.cfg.qkv_bias);
@@ -483,30 +486,29 @@ static void check_fixture(const char *name) {
     const cJSON *freq = cJSON_GetObjectItem(g, "rope_inv_freq");
     double *inv = malloc((size_t)(c->head_dim / 2) * sizeof *inv);
     rope_inv_freq(inv, c);
-    for (int i = 0; i < c->head_dim / 2; i++) assert_true(fabs(inv[i] / num(freq, i) - 1) < 1e-6);
+    for (int i = 0; i < c->head_dim / 2; i++) check_close(inv[i], num(freq, i), 0, 1e-6);
     free(inv);
 
     const int V = c->vocab_size;
     const cJSON *ids = cJSON_GetObjectItem(g, "token_ids"), *logits = cJSON_GetObjectItem(g, "logits");
     const int S = cJSON_GetArraySize(ids), T = cJSON_GetArraySize(cJSON_GetArrayItem(ids, 0));
-    forward_ctx fc;
-    assert_int_equal(forward_ctx_init(&fc, &m, T), 0);
     int *tok = malloc((size_t)T * sizeof *tok);
     float *lg = malloc((size_t)T * V * sizeof *lg);
+    double *want = malloc((size_t)T * V * sizeof *want);
     double err = 0;
     for (int s = 0; s < S; s++) {
         for (int t = 0; t < T; t++) tok[t] = (int)num(cJSON_GetArrayItem(ids, s), t);
-        assert_int_equal(model_forward(&fc, tok, T, 0, NULL, NULL), 0);
-        model_logits(&fc, 0, T, lg);
+        assert_int_equal(teacher_logits(&m, tok, 1, T, lg), 0);
         for (int t = 0; t < T; t++)
-            for (int v = 0; v < V; v++)
-                err = fmax(err, fabs(lg[(size_t)t * V + v] - num(cJSON_GetArrayItem(cJSON_GetArrayItem(logits, s), t), v)));
+            for (int v = 0; v < V; v++) want[(size_t)t * V + v] = num(cJSON_GetArrayItem(cJSON_GetArrayItem(logits, s), t), v);
+        const double e = max_abs_diff_fd(lg, want, (size_t)T * V); /* Inf on NaN */
+        err = worst(err, e);
     }
     print_message("%-6s max |logit err| vs transformers %.2e\n", name, err);
-    assert_true(err < 2e-4);
+    check_err(err, 2e-4);
     free(tok);
     free(lg);
-    forward_ctx_free(&fc);
+    free(want);
     model_free(&m);
     model_free(&h);
     cJSON_Delete(g);
@@ -840,11 +842,8 @@ static void check_teacher(const char *file, const char *golden) {
         if (got.data[i] != (int)num(ids, (int)i)) fail_msg("token %zu: %d, reference %d", i, got.data[i], (int)num(ids, (int)i));
     /* logits */
     const int T = cJSON_GetObjectItem(g, "n_forward")->valueint, V = m.cfg.vocab_size;
-    forward_ctx fc;
-    assert_int_equal(forward_ctx_init(&fc, &m, T), 0);
-    assert_int_equal(model_forward(&fc, got.data, T, 0, NULL, NULL), 0);
     float *lg = malloc((size_t)T * V * sizeof *lg);
-    model_logits(&fc, 0, T, lg);
+    assert_int_equal(teacher_logits(&m, got.data, 1, T, lg), 0);
     const cJSON *lp = cJSON_GetObjectItem(g, "next_logprob"), *am = cJSON_GetObjectItem(g, "argmax");
     double err_lp = 0, err_top = 0, err_lse = 0;
     int argmax_diff = 0, argmax_close = 0;
@@ -857,7 +856,7 @@ static void check_teacher(const char *file, const char *golden) {
         double se = 0;
         for (int v = 0; v < V; v++) se += exp(row[v] - mx);
         double lse = mx + log(se);
-        if (t + 1 < T) err_lp = fmax(err_lp, fabs(row[got.data[t + 1]] - lse - num(lp, t)));
+        if (t + 1 < T) err_lp = worst(err_lp, fabs(row[got.data[t + 1]] - lse - num(lp, t)));
         int want = (int)num(am, t);
         if (best != want) {
             /* a near tie in either implementation may flip: allowed only when the gap is tiny */
@@ -871,21 +870,20 @@ static void check_teacher(const char *file, const char *golden) {
         const float *row = lg + (size_t)t * V;
         const cJSON *ti = cJSON_GetObjectItem(e, "top_ids"), *tl = cJSON_GetObjectItem(e, "top_logits");
         for (int k = 0; k < cJSON_GetArraySize(ti); k++)
-            err_top = fmax(err_top, fabs(row[(int)num(ti, k)] - num(tl, k)));
+            err_top = worst(err_top, fabs(row[(int)num(ti, k)] - num(tl, k)));
         double mx = row[0], se = 0;
         for (int v = 1; v < V; v++) mx = fmax(mx, row[v]);
         for (int v = 0; v < V; v++) se += exp(row[v] - mx);
-        err_lse = fmax(err_lse, fabs(mx + log(se) - cJSON_GetObjectItem(e, "logsumexp")->valuedouble));
+        err_lse = worst(err_lse, fabs(mx + log(se) - cJSON_GetObjectItem(e, "logsumexp")->valuedouble));
     }
     print_message("%s: %zu ids equal; %d positions: max |logprob err| %.2e, top-20 logits %.2e, logsumexp %.2e, "
                   "argmax differs at %d (+%d near ties)\n",
                   file, got.len, T, err_lp, err_top, err_lse, argmax_diff, argmax_close);
-    assert_true(err_lp < 5e-4);
-    assert_true(err_top < 5e-4);
-    assert_true(err_lse < 5e-4);
+    check_err(err_lp, 5e-4);
+    check_err(err_top, 5e-4);
+    check_err(err_lse, 5e-4);
     assert_int_equal(argmax_diff, 0);
     free(lg);
-    forward_ctx_free(&fc);
     int_vec_free(&got);
     model_free(&m);
     cJSON_Delete(g);

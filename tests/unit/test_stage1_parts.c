@@ -28,6 +28,7 @@
 #include "core/error.h"
 #include "core/rng.h"
 #include "student/build.h"
+#include "host_weights.h"
 
 enum { SEQS = 2, SEQ_T = 40 };
 
@@ -72,9 +73,9 @@ static void build(student *s, student_init init, unsigned parts, double half_lif
 
 static void same_params(const student *a, const student *b) {
     for (int l = 0; l < a->L; l++) {
-        assert_int_equal(a->layers[l].n, b->layers[l].n);
-        if (memcmp(a->layers[l].block, b->layers[l].block, a->layers[l].n * sizeof(float)) != 0)
-            fail_msg("layer %d: parameters differ", l);
+        const gdn_params *pa = SL(a, l), *pb = SL(b, l);
+        assert_int_equal(pa->n, pb->n);
+        if (memcmp(pa->block, pb->block, pa->n * sizeof(float)) != 0) fail_msg("layer %d: parameters differ", l);
     }
 }
 
@@ -86,7 +87,12 @@ static void one_call_at_a_time_equals_all(void **state) {
     for (int l = 0; l < step.L; l++)
         for (int i = 0; i < 4; i++) {
             step.set.stage1 = 1u << i;
-            assert_int_equal(stage1_apply(&step, l, &step.layers[l], &CAL, &step.rep[l].s1, NULL), 0);
+            gdn_params p; /* the layer's host copy, back into the student after the call */
+            gdn_params_alloc(&p, &step.gcfg);
+            assert_int_equal(student_get_layer(&step, l, &p), 0);
+            assert_int_equal(stage1_apply(&step, l, &p, &CAL, &step.rep[l].s1, NULL), 0);
+            assert_int_equal(student_put_layer(&step, l, &p), 0);
+            gdn_params_free(&p);
             assert_int_equal(step.rep[l].s1.parts, 1u << i);
         }
     same_params(&all, &step);
@@ -123,7 +129,7 @@ typedef struct {
 } tensor_span;
 
 static int spans(const student *s, int l, tensor_span *out) {
-    const gdn_params *p = &s->layers[l];
+    const gdn_params *p = SL(s, l); /* offsets only */
     const gdn_config *c = &s->gcfg;
     const size_t HD = (size_t)c->H * c->D, HVD = (size_t)c->H * c->dv * c->D, HK = (size_t)c->H * c->dk;
     int k = 0;
@@ -149,7 +155,7 @@ static void single_component_touches_only_its_tensors(void **state) {
     (void)state;
     student base;
     build(&base, INIT_RANDOM, STAGE1_ALL, 0, DECAY_DISTANCE_ALL);
-    assert_non_null(base.layers[0].bv); /* the fixture keeps q/k/v biases: sigma scales bv too */
+    assert_non_null(SL(&base, 0)->bv); /* the fixture keeps q/k/v biases: sigma scales bv too */
     for (int i = 0; i < 4; i++) {
         const unsigned part = 1u << i;
         student one;
@@ -157,17 +163,17 @@ static void single_component_touches_only_its_tensors(void **state) {
         for (int l = 0; l < one.L; l++) {
             tensor_span sp[16];
             const int n = spans(&one, l, sp);
+            const gdn_params *po = SL(&one, l), *pb = SL(&base, l);
             size_t covered = 0;
             for (int t = 0; t < n; t++) {
                 covered += sp[t].n;
-                const bool same = memcmp(one.layers[l].block + sp[t].off, base.layers[l].block + sp[t].off,
-                                         sp[t].n * sizeof(float)) == 0;
+                const bool same = memcmp(po->block + sp[t].off, pb->block + sp[t].off, sp[t].n * sizeof(float)) == 0;
                 if (sp[t].owner == part && same)
                     fail_msg("component %s left its tensor %s unchanged (layer %d)", stage1_part_names[i], sp[t].name, l);
                 if (sp[t].owner != part && !same)
                     fail_msg("component %s changed %s (layer %d), not its own", stage1_part_names[i], sp[t].name, l);
             }
-            assert_int_equal(covered, one.layers[l].n); /* every float of the block was checked */
+            assert_int_equal(covered, po->n); /* every float of the block was checked */
             /* the report: its own values set, the others NaN */
             const stage1_result *r = &one.rep[l].s1;
             assert_int_equal(isnan(r->dt_bias[0]), part != STAGE1_DECAY);
@@ -187,14 +193,16 @@ static void half_life_override(void **state) {
     for (size_t q = 0; q < sizeof Ns / sizeof *Ns; q++) {
         student s;
         build(&s, INIT_TAYLOR_ONLY, STAGE1_ALL, Ns[q], DECAY_DISTANCE_ALL);
-        for (int l = 0; l < s.L; l++)
+        for (int l = 0; l < s.L; l++) {
+            const gdn_params *pl = SL(&s, l);
             for (int h = 0; h < s.gcfg.H; h++) {
                 const double hl = s.rep[l].half_life[h];
                 if (!isfinite(hl) || fabs(hl - Ns[q]) > 1e-6 * Ns[q])
                     fail_msg("--half-life %g: layer %d head %d has half-life %.9g", Ns[q], l, h, hl);
-                assert_true(s.layers[l].a_log[h] == 0.0f);
+                assert_true(pl->a_log[h] == 0.0f);
                 assert_true(s.rep[l].s1.decay_dist[h] == Ns[q]);
             }
+        }
         student_free(&s);
     }
 }
@@ -222,9 +230,12 @@ static void cancel_inside_stage1(void **state) {
     build(&s, INIT_RANDOM, STAGE1_ALL, 0, DECAY_DISTANCE_ALL);
     atomic_int flag = 1;
     progress_sink pr = {.cancel = &flag};
+    gdn_params p; /* layer 0's host copy */
+    gdn_params_alloc(&p, &s.gcfg);
+    assert_int_equal(student_get_layer(&s, 0, &p), 0);
     for (unsigned parts = 1; parts <= STAGE1_ALL; parts++) {
         s.set.stage1 = parts;
-        assert_int_equal(stage1_apply(&s, 0, &s.layers[0], &CAL, &s.rep[0].s1, &pr), -1);
+        assert_int_equal(stage1_apply(&s, 0, &p, &CAL, &s.rep[0].s1, &pr), -1);
         assert_string_equal(gf_last_error(), "cancelled");
     }
     /* through the builder too: no layer gets a Stage 1 result */
@@ -239,7 +250,8 @@ static void cancel_inside_stage1(void **state) {
     assert_false(t.rep[0].has_stage1);
     flag = 0; /* and without a cancel it runs */
     s.set.stage1 = STAGE1_ALL;
-    assert_int_equal(stage1_apply(&s, 0, &s.layers[0], &CAL, &s.rep[0].s1, &pr), 0);
+    assert_int_equal(stage1_apply(&s, 0, &p, &CAL, &s.rep[0].s1, &pr), 0);
+    gdn_params_free(&p);
     student_free(&t);
     student_free(&s);
 }

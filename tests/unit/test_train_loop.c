@@ -18,11 +18,13 @@
 #include "data/train_data.h"
 #include "optim/schedule.h"
 #include "tokenizer/tokenizer.h"
+#include "student/build.h"
 #include "train/checkpoint.h"
-#include "train/hybrid.h"
-#include "train/params.h"
 #include "train/race.h"
 #include "train/trainer.h"
+#include "be_util.h"
+#include "check.h"
+#include "model_util.h"
 
 static uint64_t rs = 0x1234567ull;
 static double urand(void) {
@@ -44,13 +46,13 @@ static void test_schedule(void **s) {
     assert_true(fabs(lr_factor(&k, 2) - 0.5) < 1e-12 && lr_factor(&k, 50) == 1.0);
     lr_shape sh;
     assert_int_equal(lr_shape_parse("linear", &sh), -1);
-    float g1[2] = {3, 0}, g2[1] = {4};
-    float *gs[2] = {g1, g2};
-    size_t n[2] = {2, 1};
-    const double norm = grad_global_norm(gs, n, 2);
-    assert_true(fabs(norm - 5) < 1e-12);
-    grad_clip(gs, n, 2, norm, 1.0);
-    assert_true(fabsf(g1[0] - 0.6f) < 1e-6f && fabsf(g2[0] - 0.8f) < 1e-6f);
+    /* the global gradient norm over two spans (be_sumsq accumulates in double) */
+    float g[3] = {3, 0, 4};
+    gf_buf G = tb_f32(g, 3), acc = tb_new(GF_F64, NULL, GF_F64, 1);
+    be_sumsq(be_default(), acc, G, 2);
+    be_sumsq(be_default(), acc, gf_at(G, 2), 1);
+    check_close(sqrt(tb_get_f64(acc)), 5.0, 1e-12, 0);
+    tb_free(&G), tb_free(&acc);
 }
 
 static void test_race_rule(void **s) {
@@ -82,59 +84,66 @@ static model_config tiny(void) {
     return c;
 }
 
-static void init_weights(model_weights *w, const model_config *c) {
-    model_weights_alloc(w, c);
-    for (size_t i = 0; i < w->n_floats; i++) w->block[i] = (float)(0.3 * nrand());
-    for (int l = 0; l < c->n_layers; l++)
-        for (int i = 0; i < c->dim; i++) w->layers[l].attn_norm[i] = w->layers[l].ffn_norm[i] = 1.0f;
-    for (int i = 0; i < c->dim; i++) w->final_norm[i] = 1.0f;
+/* N(0, 0.3) weights, unit norms; noise > 0 perturbs every tensor by N(0, noise). */
+static void fill_weights(float *x, size_t n, tensor_kind k, void *ud) {
+    const double noise = ud ? *(const double *)ud : 0;
+    const bool norm = k == TK_ATTN_NORM || k == TK_FFN_NORM || k == TK_FINAL_NORM;
+    for (size_t i = 0; i < n; i++) x[i] = norm ? 1.0f : (float)(0.3 * nrand());
+    for (size_t i = 0; noise > 0 && i < n; i++) x[i] += (float)(noise * nrand());
 }
 
 static void test_checkpoint(void **s) {
     (void)s;
     model_config c = tiny();
-    model_weights w;
-    init_weights(&w, &c);
-    train_model tm;
-    assert_int_equal(train_model_init(&tm, &c, &w, true, true, NULL, 8), 0);
-    param_list pl;
-    param_list_build(&pl, &tm);
-    float *m = malloc(pl.total * 4), *v = malloc(pl.total * 4);
-    for (size_t i = 0; i < pl.total; i++) m[i] = (float)nrand(), v[i] = (float)urand();
+    model m;
+    model_random(&m, &c, fill_weights, NULL);
+    transformer tm;
+    assert_int_equal(tf_trainable(&tm, &m, NULL, NULL, NULL), 0);
+    const param_layout *pl = &tm.layout;
+    float *mh = malloc(pl->total * 4), *vh = malloc(pl->total * 4), *ph = malloc(pl->total * 4);
+    for (size_t i = 0; i < pl->total; i++) mh[i] = (float)nrand(), vh[i] = (float)urand();
+    gf_buf M = tb_f32(mh, pl->total), V = tb_f32(vh, pl->total);
+    train_blocks ck = {be_default(), pl, tm.master, M, V};
     train_state st = {.options_hash = 42, .step = 7, .tokens = 700, .data_cursor = 14, .seed = 3};
     curve_push(&st.loss, 100, 2.5);
     curve_push(&st.eval, 700, 9.5);
     char path[] = "/tmp/graft_ckpt_XXXXXX";
     int fd = mkstemp(path);
     close(fd);
-    assert_int_equal(checkpoint_write(path, &st, &pl, m, v), 0);
-    const float p0 = pl.t[3].p[5];
-    pl.t[3].p[5] = 99;
-    float *m2 = calloc(pl.total, 4), *v2 = calloc(pl.total, 4);
+    assert_int_equal(checkpoint_write(path, &st, &ck), 0);
+    tb_get(ph, tm.master, pl->total);
+    const float p0 = ph[pl->t[3].off + 5], poke = 99;
+    be_upload(be_default(), gf_at(tm.master, pl->t[3].off + 5), &poke, GF_F32, 1);
+    gf_buf M2 = tb_f32(NULL, pl->total), V2 = tb_f32(NULL, pl->total);
+    train_blocks ck2 = {be_default(), pl, tm.master, M2, V2};
     train_state got;
-    assert_int_equal(checkpoint_read(path, &got, &pl, m2, v2), 0);
+    assert_int_equal(checkpoint_read(path, &got, &ck2), 0);
     assert_true(got.step == 7 && got.tokens == 700 && got.data_cursor == 14 && got.options_hash == 42);
     assert_true(got.loss.n == 1 && got.loss.xy[1] == 2.5 && got.eval.n == 1 && got.eval.xy[1] == 9.5);
-    assert_true(pl.t[3].p[5] == p0);
-    assert_memory_equal(m, m2, pl.total * 4);
-    assert_memory_equal(v, v2, pl.total * 4);
+    tb_get(ph, tm.master, pl->total);
+    assert_true(ph[pl->t[3].off + 5] == p0);
+    float *m2 = malloc(pl->total * 4), *v2 = malloc(pl->total * 4);
+    tb_get(m2, M2, pl->total), tb_get(v2, V2, pl->total);
+    assert_memory_equal(mh, m2, pl->total * 4);
+    assert_memory_equal(vh, v2, pl->total * 4);
     train_state_free(&got);
     /* truncated */
     assert_int_equal(truncate(path, 200), 0);
-    assert_int_equal(checkpoint_read(path, &got, &pl, m2, v2), -1);
+    assert_int_equal(checkpoint_read(path, &got, &ck2), -1);
     assert_non_null(strstr(gf_last_error(), "truncated"));
     /* another model */
-    pl.n--;
-    assert_int_equal(checkpoint_write(path, &st, &pl, m, v), 0);
-    pl.n++;
-    assert_int_equal(checkpoint_read(path, &got, &pl, m2, v2), -1);
+    param_layout other = *pl;
+    other.n--;
+    train_blocks ck3 = {be_default(), &other, tm.master, M, V};
+    assert_int_equal(checkpoint_write(path, &st, &ck3), 0);
+    assert_int_equal(checkpoint_read(path, &got, &ck2), -1);
     assert_non_null(strstr(gf_last_error(), "tensors"));
     unlink(path);
     train_state_free(&st);
-    free(m), free(v), free(m2), free(v2);
-    param_list_free(&pl);
-    train_model_free(&tm);
-    model_weights_free(&w);
+    free(mh), free(vh), free(ph), free(m2), free(v2);
+    tb_free(&M), tb_free(&V), tb_free(&M2), tb_free(&V2);
+    tf_free(&tm);
+    model_free(&m);
 }
 
 static void test_data_loader(void **s) {
@@ -212,13 +221,15 @@ static void fake_data(train_data *d, int ctx, int n_train, int n_eval, int V) {
 static void test_kl_distillation(void **s) {
     (void)s;
     model_config c = tiny();
-    model_weights tw, sw;
-    init_weights(&tw, &c);
-    model_weights_alloc(&sw, &c);
-    for (size_t i = 0; i < sw.n_floats; i++) sw.block[i] = tw.block[i] + (float)(0.15 * nrand());
-    train_model teacher, student;
-    assert_int_equal(train_model_init(&teacher, &c, &tw, false, false, NULL, 12), 0);
-    assert_int_equal(train_model_init(&student, &c, &sw, true, true, NULL, 12), 0);
+    model tm_, sm_;
+    uint64_t keep = rs;
+    model_random(&tm_, &c, fill_weights, NULL);
+    rs = keep; /* the same draws, then the perturbation */
+    double noise = 0.15;
+    model_random(&sm_, &c, fill_weights, &noise);
+    transformer teacher, student;
+    assert_int_equal(tf_view(&teacher, &tm_, NULL, NULL, NULL), 0);
+    assert_int_equal(tf_trainable(&student, &sm_, NULL, NULL, NULL), 0);
     train_data d;
     fake_data(&d, 12, 32, 4, c.vocab_size);
     train_opts o;
@@ -231,10 +242,12 @@ static void test_kl_distillation(void **s) {
     const double first = r.st.loss.xy[1], last = r.st.loss.xy[2 * 59 + 1];
     assert_true(last < 0.5 * first);
     train_result_free(&r);
-    /* gradient accumulation: 1 x 4 and 4 x 1 sequences per step give the same curve */
-    train_model s1, s2;
-    assert_int_equal(train_model_init(&s1, &c, &sw, true, true, NULL, 12), 0);
-    assert_int_equal(train_model_init(&s2, &c, &sw, true, true, NULL, 12), 0);
+    /* gradient accumulation: one micro-batch of 4 and 4 micro-batches of 1 give
+     * the same curve up to float32 summation order (the batched backward sums
+     * 48 rows in one GEMM, the other adds four of 12): 1e-5 relative */
+    transformer s1, s2;
+    assert_int_equal(tf_trainable(&s1, &sm_, NULL, NULL, NULL), 0);
+    assert_int_equal(tf_trainable(&s2, &sm_, NULL, NULL, NULL), 0);
     train_result r1, r2;
     o.tokens = 12 * 4 * 5;
     o.batch = 4, o.accum = 1;
@@ -243,52 +256,74 @@ static void test_kl_distillation(void **s) {
     assert_int_equal(train_run(&o, &s2, &teacher, &d, NULL, &r2), 0);
     assert_int_equal(r1.st.loss.n, 5);
     assert_int_equal(r2.st.loss.n, 5);
-    for (int i = 0; i < 10; i++) assert_true(r1.st.loss.xy[i] == r2.st.loss.xy[i]);
-    assert_memory_equal(s1.w.block, s2.w.block, s1.w.n_floats * sizeof(float));
+    for (int i = 0; i < 10; i++) check_close(r1.st.loss.xy[i], r2.st.loss.xy[i], 0, 1e-5);
+    const size_t n = s1.layout.total;
+    float *p1 = malloc(n * 4), *p2 = malloc(n * 4);
+    tb_get(p1, s1.master, n), tb_get(p2, s2.master, n);
+    check_err(max_abs_diff_ff(p1, p2, n), 1e-5); /* 5 AdamW steps of lr 1e-2 on O(0.3) values */
+    /* the same micro-batching twice: bit for bit */
+    transformer s3;
+    train_result r3;
+    assert_int_equal(tf_trainable(&s3, &sm_, NULL, NULL, NULL), 0);
+    assert_int_equal(train_run(&o, &s3, &teacher, &d, NULL, &r3), 0);
+    tb_get(p1, s3.master, n);
+    assert_memory_equal(p1, p2, n * 4);
+    for (int i = 0; i < 10; i++) assert_true(r3.st.loss.xy[i] == r2.st.loss.xy[i]);
+    free(p1), free(p2);
     train_result_free(&r1);
     train_result_free(&r2);
-    train_model_free(&s1);
-    train_model_free(&s2);
+    train_result_free(&r3);
+    tf_free(&s1);
+    tf_free(&s2);
+    tf_free(&s3);
     /* every group frozen is refused */
     o.lr_mixer = o.lr_rest = 0;
     assert_int_equal(train_run(&o, &student, &teacher, &d, NULL, &r), -1);
     train_data_free(&d);
-    train_model_free(&student);
-    train_model_free(&teacher);
-    model_weights_free(&tw);
-    model_weights_free(&sw);
+    tf_free(&student);
+    tf_free(&teacher);
+    model_free(&tm_);
+    model_free(&sm_);
 }
 
 static void test_gdn_alignment(void **s) {
     (void)s;
     model_config c = tiny();
-    model_weights tw;
-    init_weights(&tw, &c);
+    model m;
+    model_random(&m, &c, fill_weights, NULL);
+    /* layer 1 becomes a randomly initialized GDN layer (engine/student's random init) */
+    student st;
+    student_settings set;
+    student_settings_default(&set);
+    set.init = INIT_RANDOM;
+    set.seed = 3;
+    assert_int_equal(student_init_empty(&st, &m, &set), 0);
     bool conv[2] = {false, true};
-    hybrid_mixers h;
-    assert_int_equal(hybrid_random_gdn(&h, &c, &tw, conv, 3), 0);
-    assert_null(h.mixers[0].forward);
-    assert_non_null(h.mixers[1].forward);
-    train_model teacher, student;
-    assert_int_equal(train_model_init(&teacher, &c, &tw, false, false, NULL, 16), 0);
-    assert_int_equal(train_model_init(&student, &c, &tw, true, true, h.mixers, 16), 0);
+    assert_int_equal(student_build_layers(&st, conv, NULL, NULL, NULL), 0);
+    mixer_kind kinds[2] = {MIX_ATTN, MIX_GDN};
+    transformer teacher, student;
+    assert_int_equal(tf_view(&teacher, &m, NULL, NULL, NULL), 0);
+    assert_int_equal(tf_trainable(&student, &m, &st.gcfg, kinds, st.gdn), 0);
+    assert_int_equal(tf_n_gdn(&student), 1);
     train_data d;
     fake_data(&d, 16, 16, 2, c.vocab_size);
     train_opts o;
     train_opts_default(&o, PHASE_ALIGN);
     o.ctx = 16, o.batch = 2, o.tokens = 16 * 2 * 60, o.lr_mixer = 1e-2;
-    const float emb0 = student.w.tok_embed[0];
+    float emb0, emb1;
+    tb_get(&emb0, student.master, 1);
     train_result r;
     assert_int_equal(train_run(&o, &student, &teacher, &d, NULL, &r), 0);
     const double first = r.st.loss.xy[1], last = r.st.loss.xy[2 * (r.st.loss.n - 1) + 1];
     assert_true(last < 0.7 * first);
-    assert_true(student.w.tok_embed[0] == emb0); /* only GDN parameters train in phase align */
+    tb_get(&emb1, student.master, 1);
+    assert_true(emb1 == emb0); /* only GDN parameters train in phase align */
     train_result_free(&r);
     train_data_free(&d);
-    train_model_free(&student);
-    train_model_free(&teacher);
-    hybrid_mixers_free(&h);
-    model_weights_free(&tw);
+    tf_free(&student);
+    tf_free(&teacher);
+    student_free(&st);
+    model_free(&m);
 }
 
 int main(void) {

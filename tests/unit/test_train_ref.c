@@ -22,10 +22,9 @@
 #include "core/error.h"
 #include "core/mapped_file.h"
 #include "model/model.h"
-#include "optim/adamw.h"
-#include "train/losses.h"
-#include "train/params.h"
-#include "train/train_model.h"
+#include "model/transformer.h"
+#include "be_util.h"
+#include "check.h"
 
 static double probe_dot(const float *x, size_t n, double *probe_norm) {
     double s = 0, pn = 0;
@@ -41,7 +40,7 @@ static double probe_dot(const float *x, size_t n, double *probe_norm) {
 static double l2(const float *x, size_t n) {
     double s = 0;
     for (size_t i = 0; i < n; i++) s += (double)x[i] * x[i];
-    return sqrt(s);
+    return sqrt(s); /* NaN propagates */
 }
 
 static double num(const cJSON *o, const char *k) {
@@ -64,14 +63,14 @@ static void check_summary(const char *what, const char *name, const cJSON *ref, 
     double pn;
     const double pd = probe_dot(x, n, &pn), cn = l2(x, n);
     const double scale = rn > 0 ? rn : 1;
-    if (fabs(cn - rn) > rel * scale + abs_tol || fabs(pd - num(ref, "probe")) > rel * scale * pn + abs_tol) {
+    if (!close_enough(cn, rn, rel * scale + abs_tol, 0) || !close_enough(pd, num(ref, "probe"), rel * scale * pn + abs_tol, 0)) {
         fprintf(stderr, "%s %s: norm %.9g vs %.9g, probe %.9g vs %.9g\n", what, name, cn, rn, pd, num(ref, "probe"));
         fail();
     }
     const cJSON *first = cJSON_GetObjectItemCaseSensitive(ref, "first");
     int i = 0;
     for (const cJSON *e = first->child; e; e = e->next, i++)
-        if (fabs(x[i] - e->valuedouble) > rel * scale + abs_tol) {
+        if (!close_enough(x[i], e->valuedouble, rel * scale + abs_tol, 0)) {
             fprintf(stderr, "%s %s[%d]: %.9g vs %.9g\n", what, name, i, x[i], e->valuedouble);
             fail();
         }
@@ -98,68 +97,78 @@ static void run_fixture(const char *name) {
     float *zt = malloc((size_t)S * T * V * sizeof *zt), *tgt = malloc((size_t)S * T * D * sizeof *tgt);
     floats_of(cJSON_GetObjectItemCaseSensitive(g, "teacher_logits"), zt, (size_t)S * T * V);
     floats_of(cJSON_GetObjectItemCaseSensitive(g, "align_target"), tgt, (size_t)S * T * D);
-    train_model tm;
-    assert_int_equal(train_model_init(&tm, &m.cfg, &m.w, true, true, NULL, T), 0);
-    train_zero_grads(&tm);
-    float *dafter[64] = {0};
-    dafter[al] = malloc((size_t)T * D * sizeof(float));
-    double kl = 0, align = 0;
+    /* both sequences in one batched forward and backward */
+    transformer tm;
+    assert_int_equal(tf_trainable(&tm, &m, NULL, NULL, NULL), 0);
+    tf_run *run;
+    const tf_run_opts ro = {.B = S, .T = T, .train = true, .logit_rows = S * T};
+    assert_int_equal(tf_run_open(&run, &tm, &ro), 0);
+    tf_zero_grads(&tm);
+    gf_buf dafter[64];
+    for (int l = 0; l < 64; l++) dafter[l] = gf_none();
+    dafter[al] = tb_act(NULL, (size_t)S * T * D);
+    gf_buf ZT = tb_act(zt, (size_t)S * T * V), TGT = tb_act(tgt, (size_t)S * T * D);
+    gf_buf acc = tb_new(GF_F64, NULL, GF_F64, 1), acc2 = tb_new(GF_F64, NULL, GF_F64, 1);
+    int tok[64 * 4];
     const cJSON *ids = cJSON_GetObjectItemCaseSensitive(g, "token_ids");
+    assert_true(S * T <= 64 * 4);
     for (int s = 0; s < S; s++) {
-        int tok[64];
         int t = 0;
-        for (const cJSON *e = cJSON_GetArrayItem(ids, s)->child; e; e = e->next) tok[t++] = e->valueint;
+        for (const cJSON *e = cJSON_GetArrayItem(ids, s)->child; e; e = e->next) tok[s * T + t++] = e->valueint;
         assert_int_equal(t, T);
-        assert_int_equal(train_forward(&tm, tok, T), 0);
-        train_logits(&tm, T);
-        kl += loss_kl_rows(tm.dlogits, tm.logits, zt + (size_t)s * T * V, T, V, tau, 1.0f / (S * T));
-        memset(dafter[al], 0, (size_t)T * D * sizeof(float));
-        align += loss_align_rows(dafter[al], train_layer_output(&tm, al), tgt + (size_t)s * T * D, T, D,
-                                 (float)(aw / (S * T)));
-        assert_int_equal(train_backward(&tm, tok, T, tm.dlogits, dafter), 0);
     }
-    kl /= S * T;
-    align /= S * T;
+    assert_int_equal(tf_forward(run, tok, S, T, 0, NULL), 0);
+    const gf_buf lg = tf_run_logits(run, NULL);
+    tf_logits(run, 0, S * T, lg);
+    be_kl_div(m.be, acc, lg, lg, ZT, S * T, V, tau, 1.0f / (S * T));
+    tf_lm_head_backward(run, 0, S * T, lg);
+    be_row_l2(m.be, acc2, dafter[al], tf_run_layer_output(run, al), TGT, S * T, D, (float)(aw / (S * T)));
+    assert_int_equal(tf_backward(run, dafter), 0);
+    const double kl = tb_get_f64(acc) / (S * T), align = tb_get_f64(acc2) / (S * T);
     const double loss = kl + aw * align;
-    if (fabs(loss - num(g, "loss")) > 1e-5 * fabs(num(g, "loss")) || fabs(kl - num(g, "kl")) > 1e-5 * num(g, "kl")) {
+    if (!close_enough(loss, num(g, "loss"), 0, 1e-5) || !close_enough(kl, num(g, "kl"), 0, 1e-5)) {
         fprintf(stderr, "%s: loss %.9g (kl %.9g) vs %.9g (kl %.9g)\n", name, loss, kl, num(g, "loss"), num(g, "kl"));
         fail();
     }
-    param_list pl;
-    param_list_build(&pl, &tm);
+    const param_layout *pl = &tm.layout;
     const cJSON *grads = cJSON_GetObjectItemCaseSensitive(g, "grads");
-    assert_int_equal(cJSON_GetArraySize(grads), pl.n);
+    assert_int_equal(cJSON_GetArraySize(grads), pl->n);
+    float *gh = malloc(pl->total * sizeof *gh), *ph = malloc(pl->total * sizeof *ph);
+    tb_get(gh, tm.grads, pl->total);
     double ss = 0;
-    for (int i = 0; i < pl.n; i++) {
-        const cJSON *ref = cJSON_GetObjectItemCaseSensitive(grads, pl.t[i].name);
-        if (!ref) fail_msg("%s: golden has no tensor %s", name, pl.t[i].name);
-        check_summary("gradient", pl.t[i].name, ref, pl.t[i].g, pl.t[i].n, 5e-4, 1e-6);
-        ss += l2(pl.t[i].g, pl.t[i].n) * l2(pl.t[i].g, pl.t[i].n);
+    for (int i = 0; i < pl->n; i++) {
+        const param_entry *t = &pl->t[i];
+        const cJSON *ref = cJSON_GetObjectItemCaseSensitive(grads, t->name);
+        if (!ref) fail_msg("%s: golden has no tensor %s", name, t->name);
+        check_summary("gradient", t->name, ref, gh + t->off, t->n, 5e-4, 1e-6);
+        ss += l2(gh + t->off, t->n) * l2(gh + t->off, t->n);
     }
     const double gnorm = sqrt(ss);
-    assert_true(fabs(gnorm - num(g, "grad_norm")) < 1e-4 * num(g, "grad_norm"));
-    /* clip to the golden's threshold, one AdamW step */
+    check_close(gnorm, num(g, "grad_norm"), 0, 1e-4);
+    /* clip to the golden's threshold, one AdamW step per tensor (be_adamw) */
     const cJSON *ad = cJSON_GetObjectItemCaseSensitive(g, "adamw");
     const double f = num(ad, "clip") / gnorm;
-    float *mv = calloc(2 * pl.total, sizeof(float));
-    size_t off = 0;
-    for (int i = 0; i < pl.n; i++) {
-        param_tensor *t = &pl.t[i];
-        for (size_t j = 0; j < t->n; j++) t->g[j] = (float)(t->g[j] * (f < 1 ? f : 1));
-        adamw_step(t->p, t->g, mv + off, mv + pl.total + off, t->n, (float)num(ad, "lr"), (float)num(ad, "beta1"),
-                   (float)num(ad, "beta2"), (float)num(ad, "eps"), (float)num(ad, "weight_decay"), 1);
-        off += t->n;
+    gf_buf M = tb_f32(NULL, pl->total), Vm = tb_f32(NULL, pl->total);
+    for (int i = 0; i < pl->n; i++) {
+        const param_entry *t = &pl->t[i];
+        const gf_adamw h = {(float)num(ad, "lr"), (float)num(ad, "beta1"), (float)num(ad, "beta2"),
+                            (float)num(ad, "eps"), (float)num(ad, "weight_decay"), 1, (float)(f < 1 ? f : 1)};
+        be_adamw(m.be, gf_at(tm.master, t->off), gf_none(), gf_at(tm.grads, t->off), gf_at(M, t->off),
+                 gf_at(Vm, t->off), t->n, &h);
     }
+    tb_get(ph, tm.master, pl->total);
     const cJSON *after = cJSON_GetObjectItemCaseSensitive(g, "params_after");
-    for (int i = 0; i < pl.n; i++) {
-        const cJSON *ref = cJSON_GetObjectItemCaseSensitive(after, pl.t[i].name);
+    for (int i = 0; i < pl->n; i++) {
+        const param_entry *t = &pl->t[i];
+        const cJSON *ref = cJSON_GetObjectItemCaseSensitive(after, t->name);
         assert_non_null(ref);
-        check_summary("after AdamW", pl.t[i].name, ref, pl.t[i].p, pl.t[i].n, 2e-6, 2e-5);
+        check_summary("after AdamW", t->name, ref, ph + t->off, t->n, 2e-6, 2e-5);
     }
-    free(mv);
-    param_list_free(&pl);
-    free(dafter[al]);
-    train_model_free(&tm);
+    free(gh);
+    free(ph);
+    tb_free(&M), tb_free(&Vm), tb_free(&dafter[al]), tb_free(&ZT), tb_free(&TGT), tb_free(&acc), tb_free(&acc2);
+    tf_run_close(run);
+    tf_free(&tm);
     model_free(&m);
     free(zt);
     free(tgt);
@@ -175,12 +184,12 @@ static void test_adamw_hand(void **s) {
     (void)s;
     float p = 1.0f, m = 0, v = 0;
     const float g1 = 0.5f, g2 = -0.25f;
-    adamw_step(&p, &g1, &m, &v, 1, 0.1f, 0.9f, 0.99f, 0.0f, 0.0f, 1);
-    assert_true(fabsf(p - 0.9f) < 1e-6f); /* first step: m^/sqrt(v^) = sign(g) */
-    adamw_step(&p, &g2, &m, &v, 1, 0.1f, 0.9f, 0.99f, 0.0f, 0.5f, 2);
+    tb_adamw(&p, &g1, &m, &v, 1, 0.1f, 0.9f, 0.99f, 0.0f, 0.0f, 1);
+    check_close(p, 0.9, 1e-6, 0); /* first step: m^/sqrt(v^) = sign(g); float32 */
+    tb_adamw(&p, &g2, &m, &v, 1, 0.1f, 0.9f, 0.99f, 0.0f, 0.5f, 2);
     const double mm = 0.9 * 0.05 + 0.1 * -0.25, vv = 0.99 * 0.0025 + 0.01 * 0.0625;
     const double want = 0.9 - 0.1 * (mm / 0.19) / sqrt(vv / (1 - 0.99 * 0.99)) - 0.1 * 0.5 * 0.9;
-    assert_true(fabs(p - want) < 1e-6);
+    check_close(p, want, 1e-6, 0);
 }
 
 int main(void) {

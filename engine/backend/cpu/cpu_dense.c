@@ -1,0 +1,187 @@
+/* The Transformer block's dense ops on CPU, forward and backward side by side:
+ * embedding, linear (OpenBLAS sgemm), RMSNorm, RoPE, SwiGLU, add, scale. */
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cpu/cpu.h"
+
+#define ROWS_PAR 16        /* below this many rows a parallel region costs more than it saves */
+#define ELEMS_PAR 65536
+
+void cpu_embedding(gf_backend *be, gf_buf x, gf_buf E, gf_buf tokens, int N, int D) {
+    float *y = cpu_f(x);
+    const float *e = cpu_f(E);
+    const int *tok = cpu_i(tokens);
+#pragma omp parallel for num_threads(cpu_threads(be, (size_t)N)) if (N > ROWS_PAR)
+    for (int n = 0; n < N; n++) memcpy(y + (size_t)n * D, e + (size_t)tok[n] * D, (size_t)D * sizeof(float));
+}
+
+/* Rows in token order, so repeated tokens add in a fixed order. */
+void cpu_embedding_backward(gf_backend *be, gf_buf dE, gf_buf dx, gf_buf tokens, int N, int D) {
+    (void)be;
+    float *de = cpu_f(dE);
+    const float *g = cpu_f(dx);
+    const int *tok = cpu_i(tokens);
+    for (int n = 0; n < N; n++) {
+        float *row = de + (size_t)tok[n] * D;
+        const float *gr = g + (size_t)n * D;
+        for (int i = 0; i < D; i++) row[i] += gr[i];
+    }
+}
+
+void cpu_linear(gf_backend *be, gf_buf y, gf_buf x, gf_buf W, gf_buf b, int N, int in, int out, bool accumulate) {
+    float *Y = cpu_f(y);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, out, in, 1.0f, cpu_f(x), in, cpu_f(W), in,
+                accumulate ? 1.0f : 0.0f, Y, out);
+    if (!gf_is_none(b)) {
+        const float *bb = cpu_f(b);
+#pragma omp parallel for num_threads(cpu_threads(be, (size_t)N)) if ((size_t)N * out > ELEMS_PAR)
+        for (int t = 0; t < N; t++)
+            for (int o = 0; o < out; o++) Y[(size_t)t * out + o] += bb[o];
+    }
+}
+
+void cpu_linear_backward(gf_backend *be, gf_buf dx, gf_buf dW, gf_buf db, gf_buf dy, gf_buf x, gf_buf W, int N, int in,
+                         int out, bool accumulate_dx) {
+    const float *DY = cpu_f(dy);
+    if (!gf_is_none(dx)) /* dx[N, in] = dy[N, out] W[out, in] */
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, in, out, 1.0f, DY, out, cpu_f(W), in,
+                    accumulate_dx ? 1.0f : 0.0f, cpu_f(dx), in);
+    if (!gf_is_none(dW)) /* dW[out, in] += dy^T[out, N] x[N, in] */
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out, in, N, 1.0f, DY, out, cpu_f(x), in, 1.0f,
+                    cpu_f(dW), in);
+    if (!gf_is_none(db)) { /* columns in parallel, rows in order within a column */
+        float *B = cpu_f(db);
+#pragma omp parallel for num_threads(cpu_threads(be, (size_t)out / 64 + 1)) if ((size_t)N * out > ELEMS_PAR)
+        for (int o0 = 0; o0 < out; o0 += 64) {
+            const int o1 = o0 + 64 < out ? o0 + 64 : out;
+            for (int t = 0; t < N; t++)
+                for (int o = o0; o < o1; o++) B[o] += DY[(size_t)t * out + o];
+        }
+    }
+}
+
+void cpu_rmsnorm(gf_backend *be, gf_buf y, gf_buf rstd, gf_buf x, gf_buf w, int rows, int n, float eps) {
+    const float *X = cpu_f(x), *Wt = cpu_f(w);
+    float *Y = cpu_f(y), *R = gf_is_none(rstd) ? NULL : cpu_f(rstd);
+#pragma omp parallel for num_threads(cpu_threads(be, (size_t)rows)) if (rows > ROWS_PAR)
+    for (int t = 0; t < rows; t++) {
+        const float *xr = X + (size_t)t * n;
+        float *yr = Y + (size_t)t * n;
+        double ss = 0;
+        for (int i = 0; i < n; i++) ss += (double)xr[i] * xr[i];
+        const float inv = (float)(1.0 / sqrt(ss / n + eps));
+        if (R) R[t] = inv;
+        for (int i = 0; i < n; i++) yr[i] = xr[i] * inv * Wt[i];
+    }
+}
+
+/* y = x r w, r = 1/sqrt(mean(x^2) + eps): dw += sum_t dy x r;
+ * dx = r (dy w) - r^3 x mean(dy w x). r is recomputed in double from x unless given. */
+void cpu_rmsnorm_backward(gf_backend *be, gf_buf dx, gf_buf dw, gf_buf dy, gf_buf x, gf_buf w, gf_buf rstd, int rows,
+                          int n, float eps, bool accumulate_dx) {
+    const float *X = cpu_f(x), *G = cpu_f(dy), *Wt = cpu_f(w);
+    const float *Rin = gf_is_none(rstd) ? NULL : cpu_f(rstd);
+    if (!gf_is_none(dw)) {
+        float *r = cpu_scratch(be, (size_t)rows * sizeof *r, "rmsnorm backward");
+        if (!r) return;
+#pragma omp parallel for num_threads(cpu_threads(be, (size_t)rows)) if (rows > ROWS_PAR)
+        for (int t = 0; t < rows; t++) {
+            if (Rin) {
+                r[t] = Rin[t];
+                continue;
+            }
+            const float *xr = X + (size_t)t * n;
+            double ss = 0;
+            for (int i = 0; i < n; i++) ss += (double)xr[i] * xr[i];
+            r[t] = (float)(1.0 / sqrt(ss / n + eps));
+        }
+        float *DW = cpu_f(dw);
+        /* columns in parallel, rows in order: the same bits for any thread count */
+#pragma omp parallel for num_threads(cpu_threads(be, (size_t)n / 32 + 1)) if ((size_t)rows * n > ELEMS_PAR)
+        for (int i0 = 0; i0 < n; i0 += 32) {
+            const int i1 = i0 + 32 < n ? i0 + 32 : n;
+            for (int t = 0; t < rows; t++) {
+                const float *xr = X + (size_t)t * n, *gr = G + (size_t)t * n;
+                for (int i = i0; i < i1; i++) DW[i] += gr[i] * xr[i] * r[t];
+            }
+        }
+        free(r);
+    }
+    if (gf_is_none(dx)) return;
+    float *DX = cpu_f(dx);
+#pragma omp parallel for num_threads(cpu_threads(be, (size_t)rows)) if (rows > ROWS_PAR)
+    for (int t = 0; t < rows; t++) {
+        const float *xr = X + (size_t)t * n, *gr = G + (size_t)t * n;
+        float *dr = DX + (size_t)t * n;
+        double ss = 0, dot = 0;
+        for (int i = 0; i < n; i++) {
+            ss += (double)xr[i] * xr[i];
+            dot += (double)gr[i] * Wt[i] * xr[i];
+        }
+        const double r = Rin ? (double)Rin[t] : 1.0 / sqrt(ss / n + eps);
+        const float a = (float)r, c = (float)(r * r * r * dot / n);
+        for (int i = 0; i < n; i++) {
+            const float g = a * gr[i] * Wt[i] - c * xr[i];
+            dr[i] = accumulate_dx ? dr[i] + g : g;
+        }
+    }
+}
+
+void cpu_rope(gf_backend *be, gf_buf x, gf_buf table, int B, int T, int nh, int hd, int pos0, rope_pairing pairing,
+              bool inverse) {
+    const int half = hd / 2, N = B * T;
+    const float *tab = cpu_f(table);
+    float *X = cpu_f(x);
+#pragma omp parallel for num_threads(cpu_threads(be, (size_t)N)) if (N > ROWS_PAR)
+    for (int r = 0; r < N; r++) {
+        const float *cs = tab + (size_t)(pos0 + r % T) * half * 2;
+        for (int i = 0; i < half; i++) {
+            const float c = cs[2 * i], s = inverse ? -cs[2 * i + 1] : cs[2 * i + 1];
+            const int i0 = pairing == ROPE_ADJACENT ? 2 * i : i;
+            const int i1 = pairing == ROPE_ADJACENT ? 2 * i + 1 : i + half;
+            for (int h = 0; h < nh; h++) {
+                float *v = X + ((size_t)r * nh + h) * hd;
+                const float x0 = v[i0], x1 = v[i1];
+                v[i0] = x0 * c - x1 * s;
+                v[i1] = x0 * s + x1 * c;
+            }
+        }
+    }
+}
+
+void cpu_swiglu(gf_backend *be, gf_buf out, gf_buf gate, gf_buf up, size_t n) {
+    float *O = cpu_f(out);
+    const float *G = cpu_f(gate), *U = cpu_f(up);
+#pragma omp parallel for num_threads(cpu_threads(be, n / 4096 + 1)) if (n > ELEMS_PAR)
+    for (size_t i = 0; i < n; i++) {
+        const float g = G[i];
+        O[i] = g / (1.0f + expf(-g)) * U[i];
+    }
+}
+
+void cpu_swiglu_backward(gf_backend *be, gf_buf dgate, gf_buf dup, gf_buf dout, gf_buf gate, gf_buf up, size_t n) {
+    float *DG = cpu_f(dgate), *DU = cpu_f(dup);
+    const float *D = cpu_f(dout), *G = cpu_f(gate), *U = cpu_f(up);
+#pragma omp parallel for num_threads(cpu_threads(be, n / 4096 + 1)) if (n > ELEMS_PAR)
+    for (size_t i = 0; i < n; i++) {
+        const float g = G[i], s = 1.0f / (1.0f + expf(-g)), silu = g * s, d = D[i];
+        DU[i] = d * silu;
+        DG[i] = d * U[i] * s * (1.0f + g * (1.0f - s));
+    }
+}
+
+void cpu_add(gf_backend *be, gf_buf y, gf_buf x, size_t n) {
+    float *Y = cpu_f(y);
+    const float *X = cpu_f(x);
+#pragma omp parallel for num_threads(cpu_threads(be, n / 4096 + 1)) if (n > ELEMS_PAR)
+    for (size_t i = 0; i < n; i++) Y[i] += X[i];
+}
+
+void cpu_scale(gf_backend *be, gf_buf x, size_t n, float s) {
+    float *X = cpu_f(x);
+#pragma omp parallel for num_threads(cpu_threads(be, n / 4096 + 1)) if (n > ELEMS_PAR)
+    for (size_t i = 0; i < n; i++) X[i] *= s;
+}

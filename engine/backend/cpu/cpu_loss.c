@@ -1,0 +1,133 @@
+/* Losses with their gradients on CPU: cross-entropy, KL with temperature,
+ * squared error, row L2 distance. Rows run in parallel; their losses are
+ * summed afterwards in row order, so the total does not depend on how
+ * threads combine (resumed runs must print bit-identical curves). Softmaxes
+ * in double. */
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+
+#include "backend/cpu/cpu.h"
+
+#define BLOCK 65536
+
+/* p[V] = softmax(z / tau) in double; returns log of the normalizer (of z/tau). */
+static double softmax_row(double *p, const float *z, int V, double tau) {
+    double m = -INFINITY;
+    for (int i = 0; i < V; i++) m = z[i] / tau > m ? z[i] / tau : m;
+    double sum = 0;
+    for (int i = 0; i < V; i++) sum += (p[i] = exp(z[i] / tau - m));
+    for (int i = 0; i < V; i++) p[i] /= sum;
+    return m + log(sum);
+}
+
+static void add_rows(gf_buf loss, const double *rows, int N) {
+    double s = 0;
+    for (int t = 0; t < N; t++) s += rows[t];
+    cpu_d(loss)[0] += s;
+}
+
+void cpu_cross_entropy(gf_backend *be, gf_buf loss, gf_buf dlogits, gf_buf logits, gf_buf targets, int N, int V,
+                       float grad_scale) {
+    const int nt = cpu_threads(be, (size_t)N);
+    double *rows = cpu_scratch(be, ((size_t)N + (size_t)nt * V) * sizeof *rows, "cross-entropy");
+    if (!rows) return;
+    const float *Z = cpu_f(logits);
+    const int *tg = cpu_i(targets);
+    float *DZ = gf_is_none(dlogits) ? NULL : cpu_f(dlogits);
+#pragma omp parallel num_threads(nt)
+    {
+        double *p = rows + N + (size_t)omp_get_thread_num() * V;
+#pragma omp for schedule(static)
+        for (int t = 0; t < N; t++) {
+            const float *a = Z + (size_t)t * V;
+            float *d = DZ ? DZ + (size_t)t * V : NULL;
+            if (tg[t] < 0) {
+                rows[t] = 0;
+                if (d)
+                    for (int i = 0; i < V; i++) d[i] = 0;
+                continue;
+            }
+            const double lz = softmax_row(p, a, V, 1.0);
+            rows[t] = lz - a[tg[t]];
+            if (d)
+                for (int i = 0; i < V; i++) d[i] = (float)(grad_scale * (p[i] - (i == tg[t])));
+        }
+    }
+    add_rows(loss, rows, N);
+    free(rows);
+}
+
+void cpu_kl_div(gf_backend *be, gf_buf loss, gf_buf dstudent, gf_buf student, gf_buf teacher, int N, int V,
+                float tau, float grad_scale) {
+    const int nt = cpu_threads(be, (size_t)N);
+    double *rows = cpu_scratch(be, ((size_t)N + 2 * (size_t)nt * V) * sizeof *rows, "kl divergence");
+    if (!rows) return;
+    const float *ZS = cpu_f(student), *ZT = cpu_f(teacher);
+    float *DZ = gf_is_none(dstudent) ? NULL : cpu_f(dstudent);
+#pragma omp parallel num_threads(nt)
+    {
+        double *ps = rows + N + (size_t)omp_get_thread_num() * 2 * V, *pt = ps + V;
+#pragma omp for schedule(static)
+        for (int t = 0; t < N; t++) {
+            const float *a = ZS + (size_t)t * V, *b = ZT + (size_t)t * V;
+            const double ls = softmax_row(ps, a, V, tau), lt = softmax_row(pt, b, V, tau);
+            double kl = 0;
+            for (int i = 0; i < V; i++)
+                if (pt[i] > 0) kl += pt[i] * ((b[i] / (double)tau - lt) - (a[i] / (double)tau - ls));
+            rows[t] = (double)tau * tau * kl;
+            if (DZ) {
+                float *d = DZ + (size_t)t * V;
+                for (int i = 0; i < V; i++) d[i] = (float)(grad_scale * (double)tau * (ps[i] - pt[i]));
+            }
+        }
+    }
+    add_rows(loss, rows, N);
+    free(rows);
+}
+
+void cpu_mse(gf_backend *be, gf_buf loss, gf_buf dy, gf_buf y, gf_buf target, size_t n, float grad_scale) {
+    const size_t nb = (n + BLOCK - 1) / BLOCK;
+    double *part = cpu_scratch(be, nb * sizeof *part, "squared error");
+    if (!part) return;
+    const float *Y = cpu_f(y), *Tt = cpu_f(target);
+    float *DY = gf_is_none(dy) ? NULL : cpu_f(dy);
+#pragma omp parallel for schedule(static) num_threads(cpu_threads(be, nb))
+    for (size_t b = 0; b < nb; b++) {
+        const size_t lo = b * BLOCK, hi = lo + BLOCK < n ? lo + BLOCK : n;
+        double s = 0;
+        for (size_t i = lo; i < hi; i++) {
+            const double d = (double)Y[i] - Tt[i];
+            s += d * d;
+            if (DY) DY[i] = (float)(2.0 * d * (double)grad_scale);
+        }
+        part[b] = s;
+    }
+    double s = 0;
+    for (size_t b = 0; b < nb; b++) s += part[b];
+    cpu_d(loss)[0] += s;
+    free(part);
+}
+
+void cpu_row_l2(gf_backend *be, gf_buf loss, gf_buf ds, gf_buf s, gf_buf t, int N, int D, float grad_scale) {
+    double *rows = cpu_scratch(be, (size_t)N * sizeof *rows, "row distance");
+    if (!rows) return;
+    const float *S = cpu_f(s), *Tt = cpu_f(t);
+    float *DS = gf_is_none(ds) ? NULL : cpu_f(ds);
+    const double rs = 1.0 / sqrt((double)D);
+#pragma omp parallel for schedule(static) num_threads(cpu_threads(be, (size_t)N)) if (N > 16)
+    for (int r = 0; r < N; r++) {
+        const float *a = S + (size_t)r * D, *b = Tt + (size_t)r * D;
+        double ss = 0;
+        for (int i = 0; i < D; i++) ss += ((double)a[i] - b[i]) * ((double)a[i] - b[i]);
+        const double norm = sqrt(ss);
+        rows[r] = norm * rs;
+        if (DS && norm > 0) {
+            const double c = grad_scale * rs / norm;
+            float *d = DS + (size_t)r * D;
+            for (int i = 0; i < D; i++) d[i] += (float)(c * ((double)a[i] - b[i]));
+        }
+    }
+    add_rows(loss, rows, N);
+    free(rows);
+}

@@ -1,0 +1,128 @@
+/* One GDN layer composed of backend ops (see gdn_layer.h). */
+#include "gdn/gdn_layer.h"
+
+#include <string.h>
+
+#include "core/error.h"
+
+void gdn_weights_bind(gdn_weights *w, const gdn_config *c, gf_buf block) {
+    const size_t D = (size_t)c->D, H = (size_t)c->H, qkv = (size_t)gdn_qkv_width(c);
+    size_t off = 0;
+    memset(w, 0, sizeof *w);
+    if (gf_is_none(block)) return;
+    w->win = gf_at(block, off), off += (size_t)gdn_in_width(c) * D;
+    w->bqkv = c->qkv_bias ? gf_at(block, off) : gf_none(), off += c->qkv_bias ? qkv : 0;
+    w->conv = c->conv ? gf_at(block, off) : gf_none(), off += c->conv ? qkv * GDN_CONV_K : 0;
+    w->a_log = gf_at(block, off), off += H;
+    w->dt_bias = gf_at(block, off), off += H;
+    w->w_norm = gf_at(block, off), off += (size_t)c->dv;
+    w->wo = gf_at(block, off);
+}
+
+void gdn_acts_take(gdn_acts *a, arena *ar, const gdn_config *c, int B, int T, bool train, gf_dtype act) {
+    const size_t N = (size_t)B * T, H = (size_t)c->H, hk = H * c->dk, hv = H * c->dv;
+    const size_t nc = ((size_t)T + c->chunk - 1) / c->chunk;
+    a->B = B, a->T = T;
+    a->proj = arena_take(ar, N * gdn_in_width(c), act);
+    a->qkv_pre = arena_take(ar, N * gdn_qkv_width(c), act);
+    a->q = arena_take(ar, N * hk, act);
+    a->k = arena_take(ar, N * hk, act);
+    a->v = arena_take(ar, N * hv, act);
+    a->o = arena_take(ar, N * hv, act);
+    a->z = arena_take(ar, N * hv, act);
+    a->g = arena_take(ar, N * H, GF_F32);
+    a->beta = arena_take(ar, N * H, GF_F32);
+    a->rstd = arena_take(ar, N * H, GF_F32);
+    a->ckpt = train ? arena_take(ar, (size_t)B * H * nc * c->dv * c->dk, GF_F32) : gf_none();
+}
+
+void gdn_scratch_take(gdn_scratch *s, arena *ar, const gdn_config *c, int B, int T, gf_dtype act) {
+    const size_t N = (size_t)B * T, H = (size_t)c->H, hk = H * c->dk, hv = H * c->dv;
+    s->dz = arena_take(ar, N * hv, act);
+    s->dproj = arena_take(ar, N * gdn_in_width(c), act);
+    s->dq = arena_take(ar, N * hk, act);
+    s->dk = arena_take(ar, N * hk, act);
+    s->dv = arena_take(ar, N * hv, act);
+    s->dg = arena_take(ar, N * H, GF_F32);
+    s->dbeta = arena_take(ar, N * H, GF_F32);
+}
+
+void gdn_state_take(gdn_state *s, arena *ar, const gdn_config *c, int B, gf_dtype act) {
+    s->S = arena_take(ar, (size_t)B * c->H * c->dv * c->dk, GF_F32);
+    s->tail = c->conv ? arena_take(ar, (size_t)B * (GDN_CONV_K - 1) * gdn_qkv_width(c), act) : gf_none();
+}
+
+void gdn_state_zero(gf_backend *be, const gdn_state *s, const gdn_config *c, int B) {
+    be_zero(be, s->S, (size_t)B * c->H * c->dv * c->dk);
+    if (!gf_is_none(s->tail)) be_zero(be, s->tail, (size_t)B * (GDN_CONV_K - 1) * gdn_qkv_width(c));
+}
+
+static gf_gdn_dims dims_of(const gdn_config *c, int B, int T) {
+    gf_gdn_dims d = {B, T, c->D, c->H, c->dk, c->dv, c->conv != 0, (float)c->norm_eps};
+    return d;
+}
+
+static gf_gdn_shape shape_of(const gdn_config *c, int B, int T) {
+    gf_gdn_shape s = {B, T, c->H, c->dk, c->dv, c->chunk, (float)gdn_query_scale(c), c->form == GDN_FORM_RECURRENT};
+    return s;
+}
+
+void gdn_layer_forward(gf_backend *be, const gdn_config *c, const gdn_weights *w, const gdn_acts *a, gf_buf x,
+                       gf_buf y, const gdn_state *st) {
+    const int B = a->B, T = a->T, N = B * T, D = c->D, hv = c->H * c->dv;
+    const gf_gdn_dims d = dims_of(c, B, T);
+    const gf_gdn_shape s = shape_of(c, B, T);
+    be_linear(be, a->proj, x, w->win, gf_none(), N, D, gdn_in_width(c), false);
+    be_gdn_prep(be, a->qkv_pre, a->q, a->k, a->v, a->g, a->beta, st ? st->tail : gf_none(), a->proj, w->bqkv, w->conv,
+                w->a_log, w->dt_bias, &d);
+    be_gdn_core(be, a->o, a->ckpt, st ? st->S : gf_none(), a->q, a->k, a->v, a->g, a->beta, &s);
+    be_gdn_gated_norm(be, a->z, a->rstd, a->o, a->proj, w->w_norm, &d);
+    be_linear(be, y, a->z, w->wo, gf_none(), N, hv, D, false);
+}
+
+void gdn_layer_backward(gf_backend *be, const gdn_config *c, const gdn_weights *w, const gdn_weights *g,
+                        const gdn_acts *a, const gdn_scratch *s, gf_buf x, gf_buf dy, gf_buf dx, bool accumulate_dx) {
+    const int B = a->B, T = a->T, N = B * T, D = c->D, hv = c->H * c->dv;
+    const gf_gdn_dims d = dims_of(c, B, T);
+    const gf_gdn_shape sh = shape_of(c, B, T);
+    /* y = z Wo^T */
+    be_linear_backward(be, s->dz, g->wo, gf_none(), dy, a->z, w->wo, N, hv, D, false);
+    be_gdn_gated_norm_backward(be, s->dz, s->dproj, g->w_norm, s->dz, a->o, a->rstd, a->proj, w->w_norm, &d);
+    be_gdn_core_backward(be, s->dq, s->dk, s->dv, s->dg, s->dbeta, s->dz, a->q, a->k, a->v, a->g, a->beta, a->ckpt,
+                         &sh);
+    be_gdn_prep_backward(be, s->dproj, g->bqkv, g->conv, g->a_log, g->dt_bias, s->dq, s->dk, s->dv, s->dg, s->dbeta,
+                         a->proj, a->qkv_pre, a->q, a->k, a->g, a->beta, w->conv, w->a_log, w->dt_bias, &d);
+    /* proj = x W_in^T */
+    be_linear_backward(be, dx, g->win, gf_none(), s->dproj, x, w->win, N, D, gdn_in_width(c), accumulate_dx);
+}
+
+int gdn_layer_run_host(gf_backend *be, const gdn_config *c, const gdn_params *p, const float *x, int B, int T,
+                       float *y, float *o) {
+    const size_t N = (size_t)B * T, D = (size_t)c->D;
+    const gf_dtype act = be_act(be);
+    arena ar = {gf_none(), 0};
+    gf_buf block, xb, yb;
+    gdn_acts a;
+    for (int pass = 0; pass < 2; pass++) {
+        block = arena_take(&ar, p->n, act);
+        xb = arena_take(&ar, N * D, act);
+        yb = arena_take(&ar, N * D, act);
+        gdn_acts_take(&a, &ar, c, B, T, false, act);
+        if (pass) break;
+        gf_buf all;
+        if (be_alloc(be, &all, (ar.off + 3) / 4, GF_F32) != 0) return gf_fail_prefix("a GDN layer");
+        ar = (arena){all, 0};
+    }
+    gdn_weights w;
+    gdn_weights_bind(&w, c, block);
+    be_upload(be, block, p->block, GF_F32, p->n);
+    be_upload(be, xb, x, GF_F32, N * D);
+    gdn_layer_forward(be, c, &w, &a, xb, yb, NULL);
+    int rc = 0;
+    if (y) rc = be_download(be, y, GF_F32, yb, N * D);
+    if (o && rc == 0) rc = be_download(be, o, GF_F32, a.o, N * (size_t)c->H * c->dv);
+    if (rc == 0) rc = be_sync(be);
+    gf_buf base = ar.base;
+    be_free(be, &base);
+    return rc;
+}

@@ -1,0 +1,273 @@
+/* The transformer's construction (borrowed views or owned trainable blocks)
+ * and its runs: one allocation of activations per (B, T) shape. */
+#include "model/transformer.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "model/arena.h"
+#include "model/rope.h"
+#include "model/tf_internal.h"
+
+static int check_shapes(const model_config *c, const gdn_config *g, const mixer_kind *kinds) {
+    if (c->n_heads <= 0 || c->n_kv_heads <= 0 || c->n_heads % c->n_kv_heads != 0 || c->head_dim % 2)
+        return gf_fail("unsupported head layout: %d heads, %d kv heads, head_dim %d", c->n_heads, c->n_kv_heads,
+                       c->head_dim);
+    for (int l = 0; kinds && l < c->n_layers; l++) {
+        if (kinds[l] != MIX_GDN) continue;
+        if (!g) return gf_fail("layer %d is GDN but no GDN config was given", l);
+        if (gdn_config_check(g) != 0) return -1;
+        if (g->D != c->dim) return gf_fail("GDN width %d differs from the model's %d", g->D, c->dim);
+    }
+    return 0;
+}
+
+static void set_kinds(transformer *tf, const mixer_kind *kinds) {
+    tf->kind = gf_calloc((size_t)(tf->cfg.n_layers ? tf->cfg.n_layers : 1), sizeof *tf->kind);
+    for (int l = 0; l < tf->cfg.n_layers; l++) tf->kind[l] = kinds ? kinds[l] : MIX_ATTN;
+}
+
+int tf_view(transformer *tf, const model *m, const gdn_config *g, const mixer_kind *kinds, const gf_buf *gdn_blocks) {
+    memset(tf, 0, sizeof *tf);
+    if (check_shapes(&m->cfg, g, kinds) != 0) return -1;
+    tf->cfg = m->cfg;
+    if (g) tf->gcfg = *g;
+    tf->be = m->be;
+    set_kinds(tf, kinds);
+    model_views *v = &tf->w;
+    v->L = m->cfg.n_layers;
+    v->tok_embed = m->w.tok_embed;
+    v->final_norm = m->w.final_norm;
+    v->lm_head = m->w.lm_head;
+    v->layers = gf_calloc((size_t)(v->L ? v->L : 1), sizeof *v->layers);
+    for (int l = 0; l < v->L; l++) {
+        layer_views *lv = &v->layers[l];
+        *lv = m->w.layers[l];
+        if (tf->kind[l] == MIX_ATTN) continue;
+        lv->wq = lv->wk = lv->wv = lv->wo = lv->bq = lv->bk = lv->bv = lv->q_norm = lv->k_norm = gf_none();
+        if (tf->kind[l] == MIX_NONE) continue;
+        lv->gdn_block = gdn_blocks[l];
+        gdn_weights_bind(&lv->gdn, g, gdn_blocks[l]);
+    }
+    return 0;
+}
+
+int tf_trainable(transformer *tf, const model *m, const gdn_config *g, const mixer_kind *kinds,
+                 const gf_buf *gdn_blocks) {
+    memset(tf, 0, sizeof *tf);
+    if (check_shapes(&m->cfg, g, kinds) != 0) return -1;
+    tf->cfg = m->cfg;
+    if (g) tf->gcfg = *g;
+    tf->be = m->be;
+    set_kinds(tf, kinds);
+    gf_backend *be = tf->be;
+    if (param_layout_build(&tf->layout, &tf->cfg, tf->kind, g) != 0) goto fail;
+    const size_t n = tf->layout.total;
+    if (be_alloc(be, &tf->params, n, be_act(be)) != 0) goto oom;
+    if (be_act(be) == GF_F32) tf->master = tf->params;
+    else if (be_alloc(be, &tf->master, n, GF_F32) != 0) goto oom;
+    if (be_alloc(be, &tf->grads, n, GF_F32) != 0) goto oom;
+    be_zero(be, tf->params, n); /* the alignment padding too */
+    be_zero(be, tf->grads, n);
+    for (int i = 0; i < tf->layout.n; i++) {
+        const param_entry *e = &tf->layout.t[i];
+        gf_buf src = e->kind == TK_GDN ? gdn_blocks[e->layer] : model_view(&m->w, e->layer, e->kind);
+        be_copy(be, gf_at(tf->params, e->off), src, e->n);
+    }
+    if (!gf_same(tf->master, tf->params)) be_copy(be, tf->master, tf->params, n);
+    model_views_bind(&tf->w, &tf->layout, &tf->cfg, g, tf->params);
+    model_views_bind(&tf->g, &tf->layout, &tf->cfg, g, tf->grads);
+    for (int k = 0; k < PGROUP_COUNT; k++) tf->train[k] = true;
+    if (be_sync(be) != 0) goto fail;
+    return 0;
+oom:
+    gf_fail_prefix("the trainable model");
+fail:
+    tf_free(tf);
+    return -1;
+}
+
+void tf_free(transformer *tf) {
+    if (tf->be) {
+        if (!gf_same(tf->master, tf->params)) be_free(tf->be, &tf->master);
+        be_free(tf->be, &tf->params);
+        be_free(tf->be, &tf->grads);
+    }
+    model_views_free(&tf->w);
+    model_views_free(&tf->g);
+    param_layout_free(&tf->layout);
+    free(tf->kind);
+    memset(tf, 0, sizeof *tf);
+}
+
+int tf_n_gdn(const transformer *tf) {
+    int n = 0;
+    for (int l = 0; l < tf->cfg.n_layers; l++) n += tf->kind[l] == MIX_GDN;
+    return n;
+}
+
+static int n_attn(const transformer *tf) {
+    int n = 0;
+    for (int l = 0; l < tf->cfg.n_layers; l++) n += tf->kind[l] == MIX_ATTN;
+    return n;
+}
+
+bool tf_is_trainable(const transformer *tf) { return !gf_is_none(tf->grads); }
+
+size_t tf_kv_bytes_per_token(const transformer *tf) {
+    const size_t per = 2 * (size_t)tf->cfg.n_kv_heads * tf->cfg.head_dim * gf_dtype_size(be_act(tf->be));
+    return per * (size_t)n_attn(tf);
+}
+
+void tf_zero_grads(transformer *tf) {
+    if (!gf_is_none(tf->grads)) be_zero(tf->be, tf->grads, tf->layout.total);
+}
+
+/* ------------------------------------------------------------- runs */
+
+/* Carves every buffer of a run (measuring when ar->base is none). */
+static void carve(tf_run *r, arena *ar) {
+    const transformer *tf = r->tf;
+    const model_config *c = &tf->cfg;
+    const gf_dtype act = be_act(tf->be);
+    const int L = c->n_layers, B = r->o.B, T = r->o.T, S = r->o.S;
+    const size_t N = (size_t)B * T, D = c->dim, F = c->hidden_dim, V = c->vocab_size;
+    const size_t qd = (size_t)c->n_heads * c->head_dim, kvd = (size_t)c->n_kv_heads * c->head_dim;
+    const bool train = r->o.train;
+    const int n_gdn = tf_n_gdn(tf), n_att = n_attn(tf);
+
+    r->rope = arena_take(ar, (size_t)S * c->head_dim, GF_F32);
+    r->tokens = arena_take(ar, N, GF_I32);
+    r->hidden = arena_take(ar, N * D, act);
+    r->logits = arena_take(ar, (size_t)r->o.logit_rows * V, act);
+    r->stats = r->o.stats ? arena_take(ar, (size_t)L * c->n_heads * GF_STAT_COUNT, GF_F64) : gf_none();
+    if (!train) { /* one layer's activations, shared; the cache and GDN state per layer */
+        layer_acts sh;
+        memset(&sh, 0, sizeof sh);
+        sh.x_in = sh.x_mid = sh.x_out = arena_take(ar, N * D, act);
+        sh.xn1 = sh.xn2 = arena_take(ar, N * D, act);
+        sh.mix_out = sh.mlp_out = arena_take(ar, N * D, act);
+        sh.gate = arena_take(ar, N * F, act);
+        sh.up = arena_take(ar, N * F, act);
+        if (n_att) {
+            sh.q = arena_take(ar, N * qd, act);
+            sh.heads = arena_take(ar, N * qd, act);
+            sh.knew = arena_take(ar, N * kvd, act);
+            sh.vnew = arena_take(ar, N * kvd, act);
+        }
+        if (n_gdn) gdn_acts_take(&sh.gdn, ar, &tf->gcfg, B, T, false, act);
+        for (int l = 0; l < L; l++) {
+            r->la[l] = sh;
+            if (tf->kind[l] == MIX_ATTN) {
+                r->la[l].k = arena_take(ar, (size_t)B * S * kvd, act);
+                r->la[l].v = arena_take(ar, (size_t)B * S * kvd, act);
+            } else if (r->o.decode) {
+                gdn_state_take(&r->la[l].gst, ar, &tf->gcfg, B, act);
+            }
+        }
+        return;
+    }
+    /* training: what each layer's backward needs */
+    gf_buf x = arena_take(ar, (size_t)(L + 1) * N * D, act); /* residual entering each layer, then the output */
+    for (int l = 0; l < L; l++) {
+        layer_acts *a = &r->la[l];
+        memset(a, 0, sizeof *a);
+        a->x_in = gf_at(x, (size_t)l * N * D);
+        a->x_out = a->mlp_out = gf_at(x, (size_t)(l + 1) * N * D);
+        a->x_mid = a->mix_out = arena_take(ar, N * D, act);
+        a->xn1 = arena_take(ar, N * D, act);
+        a->xn2 = arena_take(ar, N * D, act);
+        a->gate = arena_take(ar, N * F, act);
+        a->up = arena_take(ar, N * F, act);
+        if (tf->kind[l] == MIX_GDN) gdn_acts_take(&a->gdn, ar, &tf->gcfg, B, T, true, act);
+        if (tf->kind[l] != MIX_ATTN) continue;
+        a->q = arena_take(ar, N * qd, act);
+        a->heads = arena_take(ar, N * qd, act);
+        a->k = arena_take(ar, N * kvd, act);
+        a->v = arena_take(ar, N * kvd, act);
+        a->lse = arena_take(ar, N * c->n_heads, GF_F32);
+        if (c->qk_norm) {
+            a->q_pre = arena_take(ar, N * qd, act);
+            a->k_pre = arena_take(ar, N * kvd, act);
+        }
+    }
+    r->dhidden = arena_take(ar, N * D, act);
+    r->dx = arena_take(ar, N * D, act);
+    r->dxn = arena_take(ar, N * D, act);
+    r->act = arena_take(ar, N * F, act);
+    r->dact = arena_take(ar, N * F, act);
+    r->dup = arena_take(ar, N * F, act);
+    if (n_att) {
+        r->dheads = arena_take(ar, N * qd, act);
+        r->dq = arena_take(ar, N * qd, act);
+        r->dk = arena_take(ar, N * kvd, act);
+        r->dv = arena_take(ar, N * kvd, act);
+    }
+    if (n_gdn) gdn_scratch_take(&r->gs, ar, &tf->gcfg, B, T, act);
+}
+
+int tf_run_open(tf_run **out, transformer *tf, const tf_run_opts *o) {
+    *out = NULL;
+    const model_config *c = &tf->cfg;
+    if (o->B < 1 || o->T < 1) return gf_fail("a run needs at least one sequence of one token (got %d x %d)", o->B, o->T);
+    if (o->train && !tf_is_trainable(tf)) return gf_fail("training needs a trainable model");
+    if (o->train && o->decode) return gf_fail("a training run carries no decode state");
+    tf_run *r = gf_calloc(1, sizeof *r);
+    r->tf = tf;
+    r->o = *o;
+    if (r->o.S < r->o.T || r->o.train) r->o.S = r->o.T;
+    if (r->o.logit_rows <= 0) {
+        const size_t cap = ((size_t)32 << 20) / (size_t)c->vocab_size;
+        const size_t N = (size_t)r->o.B * r->o.T;
+        r->o.logit_rows = (int)(N < cap ? N : cap > 0 ? cap : 1);
+    }
+    r->la = gf_calloc((size_t)(c->n_layers ? c->n_layers : 1), sizeof *r->la);
+    arena ar = {gf_none(), 0};
+    carve(r, &ar);
+    r->bytes = ar.off;
+    if (be_alloc(tf->be, &r->arena, (r->bytes + 3) / 4, GF_F32) != 0) {
+        gf_fail_prefix(o->train ? "training activations" : "activations");
+        free(r->la);
+        free(r);
+        return -1;
+    }
+    ar = (arena){r->arena, 0};
+    carve(r, &ar);
+    float *tab = malloc((size_t)r->o.S * c->head_dim * sizeof *tab);
+    if (!tab) {
+        gf_fail("out of memory: the RoPE table for %d positions", r->o.S);
+        tf_run_close(r);
+        return -1;
+    }
+    rope_table(tab, c, r->o.S);
+    be_upload(tf->be, r->rope, tab, GF_F32, (size_t)r->o.S * c->head_dim);
+    free(tab);
+    if (!gf_is_none(r->stats)) be_zero(tf->be, r->stats, (size_t)c->n_layers * c->n_heads * GF_STAT_COUNT);
+    *out = r;
+    return 0;
+}
+
+void tf_run_close(tf_run *r) {
+    if (!r) return;
+    be_free(r->tf->be, &r->arena);
+    free(r->la);
+    free(r);
+}
+
+void tf_run_set_cancel(tf_run *r, const atomic_int *cancel) { r->o.cancel = cancel; }
+
+gf_buf tf_run_logits(const tf_run *r, int *rows) {
+    if (rows) *rows = r->o.logit_rows;
+    return r->logits;
+}
+gf_buf tf_run_hidden(const tf_run *r) { return r->hidden; }
+gf_buf tf_run_layer_output(const tf_run *r, int l) { return r->la[l].x_out; }
+int tf_run_rows(const tf_run *r) { return r->B * r->T; }
+
+int tf_run_stats(tf_run *r, double *out, long *rows) {
+    const model_config *c = &r->tf->cfg;
+    if (gf_is_none(r->stats)) return gf_fail("this run keeps no statistics");
+    if (rows) *rows = r->stat_rows;
+    return be_download(r->tf->be, out, GF_F64, r->stats, (size_t)c->n_layers * c->n_heads * GF_STAT_COUNT);
+}

@@ -1,0 +1,120 @@
+/* The one Transformer: teacher inference, statistics, captures, hybrid
+ * students (any mix of attention and GDN layers), generation, Stage 2's
+ * teacher side and training all run these functions, on any backend.
+ *
+ *   transformer  config + per-layer mixer kind + parameter views (and, when
+ *                trainable, the flat master / gradient blocks it owns)
+ *   tf_run       the activations of B sequences x T rows in ONE allocation:
+ *                per layer what the backward needs (training), or one layer's
+ *                worth plus the KV cache / GDN state (inference)
+ *
+ * Forward: tokens [B, T] at positions pos0 .. pos0+T-1 (pos0 > 0 continues
+ * the cache / recurrent state of a decode run). Backward: from gradients of
+ * the logits (row chunks, tf_lm_head_backward) and / or of the residual after
+ * chosen layers, through every block down to the embedding, accumulating into
+ * the trainable groups. One mixer interface (block_mixers.h): attention and
+ * GDN each with forward (stateless or with state) and backward.
+ *
+ * Memory ownership: a transformer made with tf_view borrows the teacher's
+ * block for every tensor it shares with it and each GDN layer's block from
+ * its caller (an evaluation student copies nothing); tf_trainable owns one
+ * parameter block (ACT), one F32 master (the same buffer when ACT is F32),
+ * one F32 gradient block, all of one layout (layout.h). */
+#ifndef GRAFT_MODEL_TRANSFORMER_H
+#define GRAFT_MODEL_TRANSFORMER_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "backend/backend.h"
+#include "gdn/gdn.h"
+#include "gdn/gdn_layer.h"
+#include "model/layout.h"
+#include "model/model.h"
+
+typedef struct {
+    model_config cfg;
+    gdn_config gcfg;       /* every GDN layer's config */
+    mixer_kind *kind;      /* [L] */
+    gf_backend *be;
+    model_views w;         /* parameter views (ACT) */
+    /* owned blocks (tf_trainable) */
+    param_layout layout;
+    gf_buf params;         /* ACT [layout.total]; none when borrowed */
+    gf_buf master;         /* F32; the same buffer as params when ACT is F32 */
+    gf_buf grads;          /* F32 [layout.total] */
+    model_views g;         /* gradient views */
+    bool train[PGROUP_COUNT]; /* which groups the backward computes gradients for */
+} transformer;
+
+/* Borrowed views over teacher m: kinds [L] (NULL: every layer attention);
+ * GDN layers' parameters are gdn_blocks[l] (ACT, gdn_param_count(g) elements). */
+int tf_view(transformer *tf, const model *m, const gdn_config *g, const mixer_kind *kinds, const gf_buf *gdn_blocks);
+/* The same tensors copied into one owned block, with master and gradient
+ * blocks; every group trainable until the caller says otherwise. */
+int tf_trainable(transformer *tf, const model *m, const gdn_config *g, const mixer_kind *kinds,
+                 const gf_buf *gdn_blocks);
+void tf_free(transformer *tf);
+int tf_n_gdn(const transformer *tf);
+bool tf_is_trainable(const transformer *tf);
+/* KV-cache bytes per token (attention layers: 2 * KV * hd elements of ACT). */
+size_t tf_kv_bytes_per_token(const transformer *tf);
+
+typedef struct {
+    int B, T;          /* sequences and rows per call */
+    int S;             /* positions per sequence the cache holds (>= T; 0: T) */
+    bool train;        /* keep what the backward needs */
+    bool stats;        /* per-head attention statistics (METHOD.md section 4) */
+    bool decode;       /* carry GDN state between calls (pos0 > 0) */
+    int logit_rows;    /* rows of the logits buffer (0: up to 32M logits) */
+    const atomic_int *cancel; /* non-zero: tf_forward / tf_backward stop between layers with
+                                 "cancelled" (NULL: never); tf_run_set_cancel changes it */
+} tf_run_opts;
+
+/* Hooks of a forward pass (capture for Stage 1 / Stage 2 and the alignment loss). */
+typedef struct {
+    /* after layer l's attention (before the residual add): xn [N, D] its
+     * input_layernorm output, heads [N, H*hd] per-head outputs before o_proj,
+     * out [N, D] after o_proj. Attention layers only. */
+    int (*on_attention)(void *ud, int layer, gf_buf xn, gf_buf heads, gf_buf out, int N);
+    void *ud;
+    const gf_buf *after_layer; /* [L] or NULL: copy the residual after layer l (N x D) where not none */
+} tf_hooks;
+
+typedef struct tf_run tf_run;
+
+int tf_run_open(tf_run **out, transformer *tf, const tf_run_opts *o);
+void tf_run_close(tf_run *r);
+void tf_run_set_cancel(tf_run *r, const atomic_int *cancel);
+
+/* tokens [B*T] host ids (B <= opts.B, T <= opts.T), positions pos0 ..;
+ * -1 with a message for bad tokens or positions, or a backend error. */
+int tf_forward(tf_run *r, const int *tokens, int B, int T, int pos0, const tf_hooks *hooks);
+/* logits [n, V] of rows row0 .. row0+n-1 (row = b*T + t) of the last forward. */
+void tf_logits(tf_run *r, int row0, int n, gf_buf out);
+/* The run's logits buffer ([logit_rows, V] ACT) and its row count. */
+gf_buf tf_run_logits(const tf_run *r, int *rows);
+/* Final-normed hidden states of the last forward, [N, D]. */
+gf_buf tf_run_hidden(const tf_run *r);
+/* The residual after layer l of the last forward ([N, D]; training runs only). */
+gf_buf tf_run_layer_output(const tf_run *r, int l);
+/* Rows of the last forward. */
+int tf_run_rows(const tf_run *r);
+
+/* Training: dlogits [n, V] of rows row0.. of the last forward -> the gradient
+ * of the hidden states (accumulated) and of the LM head. */
+void tf_lm_head_backward(tf_run *r, int row0, int n, gf_buf dlogits);
+/* Backward of the last forward: from the hidden-state gradient (when any
+ * tf_lm_head_backward ran) plus d_after[l] ([N, D], optional entries) added
+ * to the residual after layer l. Accumulates into tf->grads for the groups
+ * in tf->train. */
+int tf_backward(tf_run *r, const gf_buf *d_after);
+
+/* Statistics accumulated by the run since it opened (stats runs), added to
+ * attn_stats-style sums by the caller: out [L, H, GF_STAT_COUNT], rows per head. */
+int tf_run_stats(tf_run *r, double *out, long *rows);
+
+/* Zeroes the gradient block. */
+void tf_zero_grads(transformer *tf);
+
+#endif
