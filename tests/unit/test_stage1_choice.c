@@ -205,7 +205,7 @@ static void results_rows_carry_the_choice(void **state) {
     q.race_tokens = 512, q.race_lr_mixer = 1e-3, q.race_lr_rest = 1e-4;
     q.has_stage1 = true, q.stage1 = make(STAGE1_DECAY, false, 20);
     result_command(&q, "/m/t.bin", cmd, sizeof cmd);
-    assert_non_null(strstr(cmd, "--retention 0.5 --stage1 decay --half-life 20 --json"));
+    assert_non_null(strstr(cmd, "--keep 0.5 --stage1 decay --half-life 20 --json"));
     /* the row's JSON keeps the options */
     cJSON *j = result_row_json(&r);
     result_row back;
