@@ -20,16 +20,25 @@ ifneq ($(BLAS_DIR),)
 BLAS_CFLAGS = -I$(subst /lib/,/include/,$(BLAS_DIR))
 BLAS_LIBS   = -L$(BLAS_DIR) -Wl,-rpath,$(BLAS_DIR) -lopenblas
 else
-BLAS_CFLAGS = $(shell pkg-config --cflags openblas)
-BLAS_LIBS   = $(shell pkg-config --libs openblas)
+BLAS_CFLAGS = $(shell pkg-config --cflags openblas 2>/dev/null)
+BLAS_LIBS   = $(or $(shell pkg-config --libs openblas 2>/dev/null),-lopenblas)
+endif
+
+# Where pkg-config or the packages' .pc files are missing (the GPU machine
+# builds from .carry's headers, tests/gpu/carry.sh), the flags pkg-config gives
+# on Debian are used as they are.
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+ifeq ($(strip $(PKG_LIBS)),)
+PKG_CFLAGS := -D_DEFAULT_SOURCE -D_XOPEN_SOURCE=600
+PKG_LIBS   := -lncursesw -ltinfo -lcurl -lcjson -lpcre2-8 -lcmocka -lcrypto -lutf8proc
 endif
 
 CFLAGS   ?= $(OPT) -g
 CFLAGS   += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-unused-parameter \
-            -fopenmp -MMD -MP $(SAN) -I. -Iengine -Isrc -Iui \
-            $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(BLAS_CFLAGS)
+            -fopenmp -MMD -MP $(SAN) -I. -Iengine -Isrc -Iui $(PKG_CFLAGS) $(BLAS_CFLAGS)
 LDFLAGS  += -fopenmp $(SAN)
-LDLIBS   += $(shell pkg-config --libs $(PKGS) 2>/dev/null) $(BLAS_LIBS) -lpthread -lm
+LDLIBS   += $(PKG_LIBS) $(BLAS_LIBS) -lpthread -lm
 
 rwildcard = $(foreach d,$(wildcard $(1:=/*)),$(call rwildcard,$d,$2) $(filter $(subst *,%,$2),$d))
 
