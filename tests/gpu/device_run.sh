@@ -5,7 +5,7 @@
 #   $OUT/summary.txt     what ran, pass/fail lines, the benchmark table
 #   $OUT/logs.tar.gz     every log and bench.jsonl
 #   $OUT/bench.jsonl     the figures (bench runs)
-# Usage (repository root, after ../shared/tools/gpu-carry.sh here; carry .carry):
+# Usage (repository root, after `sh tests/gpu/carry.sh` here; carry .carry):
 #   . .carry/env.sh && sh tests/gpu/device_run.sh test          every check (make test-gpu: tests/gpu/run.sh)
 #   . .carry/env.sh && sh tests/gpu/device_run.sh build         only the build (a fresh machine takes minutes;
 #                                                                a warm one keeps build/ for the next call)
