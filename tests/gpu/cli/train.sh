@@ -1,6 +1,6 @@
 #!/bin/sh
 # Issue 13 through the command line, on stories260K with layers 2 and 4 turned
-# into randomly initialized GDN layers (--convert 2,4), KL distillation from
+# into randomly initialized GDN layers (--keep 0.5 --strategy uniform), KL distillation from
 # the teacher, 200 steps of 2 x 32 tokens:
 #   - the device's loss curve against the CPU's: fp32 every step's loss within
 #     1e-3 relative and the final held-out perplexity within 1e-3 (float32 in
@@ -16,7 +16,7 @@
 #     its curve up to the checkpoint is the device's, after it within the fp32
 #     tolerance of the uninterrupted device run (fp32 mode).
 . "$(dirname "$0")/lib.sh"
-ARGS="$STORIES --teacher $STORIES --convert 2,4 --ctx 32 --batch 2 --tokens 12800 --data $TS --json --lr-rest 1e-3 --log-every 0"
+ARGS="$STORIES --teacher $STORIES --keep 0.5 --strategy uniform --ctx 32 --batch 2 --tokens 12800 --data $TS --json --lr-rest 1e-3 --log-every 0"
 ckpt_step() { python3 -c "import struct,sys; print(struct.unpack('<8sQq', open(sys.argv[1],'rb').read(24))[2])" "$1" 2>/dev/null || echo 0; }
 curves() { # MODE DEV.json CPU.json
     python3 - "$@" <<'PY'
@@ -38,13 +38,17 @@ else:
           f"first-10 mean {sum(la[:10]) / 10:.4f}; held-out ppl {pa:.4f} vs {pb:.4f}, rel {ep:.2e} (5e-2)")
 PY
 }
-# kill_at FILE STEP CMD...: runs CMD in the background, kill -9 once FILE's checkpoint reaches STEP
+# kill_at FILE STEP ARGS...: graft ARGS on the device in the background (exec: $! is graft
+# itself, not a subshell), kill -9 once FILE's checkpoint reaches STEP; true when it
+# was killed mid-way
 kill_at() {
     file=$1 step=$2; shift 2
-    "$@" >/dev/null 2>&1 &
+    (GRAFT_CUDA_FP32=$FP32 exec "$G" "$@" --device "$DEV" $DEVT) >/dev/null 2>&1 &
     pid=$!
     i=0
-    while [ "$(ckpt_step "$file")" -lt "$step" ] && [ $i -lt 6000 ]; do sleep 0.05; i=$((i + 1)); done
+    while [ "$(ckpt_step "$file")" -lt "$step" ] && [ $i -lt 6000 ] && kill -0 $pid 2>/dev/null; do
+        sleep 0.02; i=$((i + 1))
+    done
     kill -9 $pid 2>/dev/null
     wait $pid 2>/dev/null
     at=$(ckpt_step "$file")
@@ -64,7 +68,7 @@ for mode in fp32 bf16; do
 
     # kill -9 and resume on the device
     rm -f "$TMP/k.ckpt"
-    if kill_at "$TMP/k.ckpt" 20 on_dev train $ARGS --ckpt "$TMP/k.ckpt" --ckpt-every 10; then
+    if kill_at "$TMP/k.ckpt" 20 train $ARGS --ckpt "$TMP/k.ckpt" --ckpt-every 10; then
         at=$(ckpt_step "$TMP/k.ckpt")
         run "$mode resume on $DEV" on_dev train $ARGS --ckpt "$TMP/k.ckpt" --resume &&
             pycheck "$mode  train killed on $DEV (checkpoint of step $at) and resumed there vs uninterrupted" \
@@ -77,7 +81,7 @@ for mode in fp32 bf16; do
     # a device checkpoint resumed on the CPU (fp32: the curves can be compared tightly)
     [ $mode = fp32 ] || continue
     rm -f "$TMP/x.ckpt"
-    if kill_at "$TMP/x.ckpt" 100 on_dev train $ARGS --ckpt "$TMP/x.ckpt" --ckpt-every 50; then
+    if kill_at "$TMP/x.ckpt" 100 train $ARGS --ckpt "$TMP/x.ckpt" --ckpt-every 50; then
         at=$(ckpt_step "$TMP/x.ckpt")
         run "checkpoint from $DEV resumed on cpu" on_cpu train $ARGS --ckpt "$TMP/x.ckpt" --resume &&
             pycheck "fp32  train checkpoint of step $at written on $DEV, resumed on the CPU" \
