@@ -24,20 +24,21 @@ struct GdnShape {
  *   A   [B, H, NC, C, C] F32: (I + M)^-1 (backward only)
  *   states [B, H, NC, dv, dk] F32: the state entering each chunk (= ckpt when the caller wants it) */
 
-/* WY kernel: grid (NC, H, B), GDN_THREADS threads. Per chunk: gam, M = strict
+/* WY kernel: grid (NC, H, B), GDN_THREADS_WIDE threads (>= C). Per chunk: gam, M = strict
  * lower beta_i exp(gam_i - gam_j) k_i.k_j, A = (I + M)^-1 by forward substitution
  * (fp32, one column per thread), W = A diag(beta e^gam) K, U = A diag(beta) V. */
 template <typename T> struct WySmem {
-    T *K, *V;
-    float *M, *A, *A2, *gam, *bet;
+    T *K, *V, *MA, *A2;
+    float *M, *A, *gam, *bet;
     __host__ __device__ static WySmem carve(char *base, const GdnShape &s, size_t *bytes) {
         SmemCarve c(base);
         WySmem m;
-        m.K = c.take<T>((size_t)s.C * s.dk);
-        m.V = c.take<T>((size_t)s.C * s.dv);
-        m.M = c.take<float>((size_t)s.C * s.C);   /* KK^T, then M, then A diag(beta e^gam) */
+        m.K = c.take<T>((size_t)s.C * sm_ld<T>(s.dk));
+        m.V = c.take<T>((size_t)s.C * sm_ld<T>(s.dv));
+        m.MA = c.take<T>((size_t)s.C * sm_ld<T>(s.C)); /* A diag(beta e^gam): the W product's operand */
+        m.A2 = c.take<T>((size_t)s.C * sm_ld<T>(s.C)); /* A diag(beta): the U product's operand */
+        m.M = c.take<float>((size_t)s.C * s.C);        /* strict lower M (fp32: the substitution) */
         m.A = c.take<float>((size_t)s.C * s.C);
-        m.A2 = c.take<float>((size_t)s.C * s.C);  /* A diag(beta) */
         m.gam = c.take<float>(s.C);
         m.bet = c.take<float>(s.C);
         if (bytes) *bytes = c.used;
@@ -59,24 +60,30 @@ __device__ __forceinline__ void chunk_gates(float *gam, float *bet, const float 
     }
 }
 
+/* Shared tiles are bf16 (fp32 in fp32 mode) with padded rows (sm_ld): each
+ * operand is read from global memory once, 16 bytes a thread, and fragments
+ * are 32-bit conflict-free shared loads. Operands that exist only to feed an
+ * mma (MA, A2) are stored already rounded: the same bits as rounding at the
+ * fragment load. */
 template <typename T>
-__global__ void __launch_bounds__(GDN_THREADS) gdn_wy_kernel(GdnShape s, const T *__restrict__ k, const T *__restrict__ v,
+__global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_wy_kernel(GdnShape s, const T *__restrict__ k, const T *__restrict__ v,
                                                              const float *__restrict__ g, const float *__restrict__ beta,
                                                              T *__restrict__ W, T *__restrict__ U, float *__restrict__ gam_out,
                                                              float *__restrict__ A_out) {
     constexpr bool kTC = sizeof(T) == 2;
     int c = blockIdx.x, h = blockIdx.y, b = blockIdx.z, C = s.C, dk = s.dk, dv = s.dv;
     int L = s.rows(c);
+    const int ldk = sm_ld<T>(dk), ldv = sm_ld<T>(dv), ldc = sm_ld<T>(C);
     WySmem<T> sm = WySmem<T>::carve(gdn_smem(), s, nullptr);
     size_t bhc = s.bhc(b, h, c);
-    load_rows(sm.K, k + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk, (const float *)nullptr);
-    load_rows(sm.V, v + s.tok(b, c * C, h) * dv, (size_t)s.H * dv, L, C, dv, (const float *)nullptr);
+    load_rows(sm.K, ldk, k + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk, (const float *)nullptr);
+    load_rows(sm.V, ldv, v + s.tok(b, c * C, h) * dv, (size_t)s.H * dv, L, C, dv, (const float *)nullptr);
     chunk_gates(sm.gam, sm.bet, g, beta, s, b, h, c);
     block_sync();
     /* M[i][j] = beta_i exp(gam_i - gam_j) k_i.k_j for j < i, else 0 */
     for_tiles(C, C, [&](int m0, int n0) {
         float acc[4] = {0, 0, 0, 0};
-        tile_mma<kTC>(acc, view<T>(sm.K, dk, 1), view<T>(sm.K, 1, dk), m0, n0, dk);
+        tile_mma<kTC>(acc, view<T>(sm.K, ldk, 1), view<T>(sm.K, 1, ldk), m0, n0, dk);
         for (int e = 0; e < 4; e++) {
             int i = acc_row(m0, e), j = acc_col(n0, e);
             sm.M[i * C + j] = j < i ? sm.bet[i] * expf(sm.gam[i] - sm.gam[j]) * acc[e] : 0.f;
@@ -89,17 +96,16 @@ __global__ void __launch_bounds__(GDN_THREADS) gdn_wy_kernel(GdnShape s, const T
         int j = threadIdx.x;
         for (int i = 0; i < C; i++) {
             float acc = 0;
-            for (int l = 0; l < i; l++)
-                if (l >= j) acc = fmaf(sm.M[i * C + l], sm.A[l * C + j], acc);
+            for (int l = j; l < i; l++) acc = fmaf(sm.M[i * C + l], sm.A[l * C + j], acc);
             sm.A[i * C + j] = i > j ? -acc : (i == j ? 1.f : 0.f);
         }
     }
     block_sync();
     for (int e = threadIdx.x; e < C * C; e += blockDim.x) {
-        int j = e % C;
+        int i = e / C, j = e - i * C;
         float a = sm.A[e];
-        sm.M[e] = a * sm.bet[j] * expf(sm.gam[j]);
-        sm.A2[e] = a * sm.bet[j];
+        sm.MA[i * ldc + j] = from_f<T>(a * sm.bet[j] * expf(sm.gam[j]));
+        sm.A2[i * ldc + j] = from_f<T>(a * sm.bet[j]);
         if (A_out) A_out[bhc * C * C + e] = a;
     }
     for (int i = threadIdx.x; i < C; i += blockDim.x) gam_out[bhc * C + i] = sm.gam[i];
@@ -107,13 +113,13 @@ __global__ void __launch_bounds__(GDN_THREADS) gdn_wy_kernel(GdnShape s, const T
     T *Wc = W + bhc * C * dk, *Uc = U + bhc * C * dv;
     for_tiles(C, dk, [&](int m0, int n0) {
         float acc[4] = {0, 0, 0, 0};
-        tile_mma<kTC>(acc, view<float>(sm.M, C, 1), view<T>(sm.K, dk, 1), m0, n0, C);
-        for (int e = 0; e < 4; e++) Wc[acc_row(m0, e) * dk + acc_col(n0, e)] = from_f<T>(acc[e]);
+        tile_mma<kTC>(acc, view<T>(sm.MA, ldc, 1), view<T>(sm.K, ldk, 1), m0, n0, C);
+        store_acc(Wc, dk, m0, n0, acc);
     });
     for_tiles(C, dv, [&](int m0, int n0) {
         float acc[4] = {0, 0, 0, 0};
-        tile_mma<kTC>(acc, view<float>(sm.A2, C, 1), view<T>(sm.V, dv, 1), m0, n0, C);
-        for (int e = 0; e < 4; e++) Uc[acc_row(m0, e) * dv + acc_col(n0, e)] = from_f<T>(acc[e]);
+        tile_mma<kTC>(acc, view<T>(sm.A2, ldc, 1), view<T>(sm.V, ldv, 1), m0, n0, C);
+        store_acc(Uc, dv, m0, n0, acc);
     });
 }
 
@@ -128,20 +134,18 @@ __host__ __device__ inline int gdn_slab(int dv) { return dv % 32 == 0 ? 32 : 16;
  * accumulators of its warps' tiles: at most (32/16) (128/8) / 4 = 8 tiles a warp. */
 #define GDN_SLAB_TILES 8
 
-/* Stores the register slab into smem [BV][dk] (and, when dst is set, to global
- * F32 rows of length dk at dst), tile by tile. */
-__device__ __forceinline__ void slab_store(float (*acc)[4], float *sm, float *dst, int BV, int dk) {
+/* Stores the register slab into smem [BV][ld] as T (the mma operand copy) and,
+ * when dst is set, to global F32 rows of length dk at dst, tile by tile. */
+template <typename T>
+__device__ __forceinline__ void slab_store(float (*acc)[4], T *sm, int ld, float *dst, int BV, int dk) {
     int warp = threadIdx.x >> 5, nw = blockDim.x >> 5, tn = dk >> 3, nt = (BV >> 4) * tn;
 #pragma unroll
     for (int u = 0; u < GDN_SLAB_TILES; u++) {
         int i = warp + u * nw;
         if (i < nt) {
             int m0 = (i / tn) << 4, n0 = (i % tn) << 3;
-            for (int e = 0; e < 4; e++) {
-                int r = acc_row(m0, e), cc = acc_col(n0, e);
-                sm[r * dk + cc] = acc[u][e];
-                if (dst) dst[(size_t)r * dk + cc] = acc[u][e];
-            }
+            store_acc(sm, ld, m0, n0, acc[u]);
+            if (dst) store_acc(dst, dk, m0, n0, acc[u]);
         }
     }
 }

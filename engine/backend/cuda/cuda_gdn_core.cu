@@ -14,25 +14,28 @@
 /* ------------------------------------------------------------------ state pass */
 
 template <typename T> struct StateSmem {
-    T *W, *Kd;
-    float *hs, *Vp, *gam;
+    T *W, *Kd, *hs, *VpT;
+    float *gam, *ksc;
     __host__ __device__ static StateSmem carve(char *base, const GdnShape &s, size_t *bytes) {
         SmemCarve c(base);
         StateSmem m;
         int BV = gdn_slab(s.dv);
-        m.W = c.take<T>((size_t)s.C * s.dk);
-        m.Kd = c.take<T>((size_t)s.C * s.dk);   /* exp(gam_L - gam_i) k_i */
-        m.hs = c.take<float>((size_t)BV * s.dk); /* the slab of the state entering the chunk */
-        m.Vp = c.take<float>((size_t)s.C * BV);  /* V' columns of the slab */
+        m.W = c.take<T>((size_t)s.C * sm_ld<T>(s.dk));
+        m.Kd = c.take<T>((size_t)s.C * sm_ld<T>(s.dk)); /* exp(gam_L - gam_i) k_i */
+        m.hs = c.take<T>((size_t)BV * sm_ld<T>(s.dk));  /* the slab of the state entering the chunk */
+        m.VpT = c.take<T>((size_t)BV * sm_ld<T>(s.C));  /* V' columns of the slab, transposed [BV][C] */
         m.gam = c.take<float>(s.C);
+        m.ksc = c.take<float>(s.C); /* exp(gam_L - gam_i) */
         if (bytes) *bytes = c.used;
         return m;
     }
 };
 
-/* grid (dv / BV, H, B): rows [r0, r0 + BV) of the state of one (b, h), chunk after
- * chunk: store it (states), V' = U - W h^T (written over U), h <- e^gam_L h + V'^T Kd.
- * state_io [B, H, dv, dk]: initial state in, final state out (NULL: zero, dropped). */
+/* grid (dv / BV, H, B), GDN_THREADS: rows [r0, r0 + BV) of the state of one (b, h),
+ * chunk after chunk: store it (states), V' = U - W h^T (written over U),
+ * h <- e^gam_L h + V'^T Kd. The slab stays in fp32 registers; its bf16 copy in
+ * shared memory is the operand of W h^T. state_io [B, H, dv, dk]: initial state
+ * in, final state out (NULL: zero, dropped). */
 template <typename T>
 __global__ void __launch_bounds__(GDN_THREADS) gdn_state_kernel(GdnShape s, const T *__restrict__ k, const T *__restrict__ W,
                                                                 T *__restrict__ U, const float *__restrict__ gam_g,
@@ -40,6 +43,7 @@ __global__ void __launch_bounds__(GDN_THREADS) gdn_state_kernel(GdnShape s, cons
     constexpr bool kTC = sizeof(T) == 2;
     int h = blockIdx.y, b = blockIdx.z, C = s.C, dk = s.dk, dv = s.dv;
     int BV = gdn_slab(dv), r0 = blockIdx.x * BV;
+    const int ldk = sm_ld<T>(dk), ldc = sm_ld<T>(C);
     StateSmem<T> sm = StateSmem<T>::carve(gdn_smem(), s, nullptr);
     int warp = threadIdx.x >> 5, nw = blockDim.x >> 5, tn = dk >> 3, nt = (BV >> 4) * tn;
     float acc[GDN_SLAB_TILES][4];
@@ -54,25 +58,30 @@ __global__ void __launch_bounds__(GDN_THREADS) gdn_state_kernel(GdnShape s, cons
     for (int c = 0; c < s.NC; c++) {
         size_t bhc = s.bhc(b, h, c);
         int L = s.rows(c);
-        slab_store(acc, sm.hs, states + bhc * dv * dk + (size_t)r0 * dk, BV, dk);
-        for (int i = threadIdx.x; i < C; i += blockDim.x) sm.gam[i] = gam_g[bhc * C + i];
-        load_rows(sm.W, W + bhc * C * dk, (size_t)dk, C, C, dk, (const float *)nullptr);
+        slab_store(acc, sm.hs, ldk, states + bhc * dv * dk + (size_t)r0 * dk, BV, dk);
+        const float *gc = gam_g + bhc * C;
+        for (int i = threadIdx.x; i < C; i += blockDim.x) {
+            float gi = gc[i];
+            sm.gam[i] = gi;
+            sm.ksc[i] = expf(gc[C - 1] - gi);
+        }
+        load_rows(sm.W, ldk, W + bhc * C * dk, (size_t)dk, C, C, dk, (const float *)nullptr);
         block_sync();
         float gl = sm.gam[C - 1];
-        const T *kc = k + s.tok(b, c * C, h) * dk;
-        for (int i = threadIdx.x; i < C * dk; i += blockDim.x) {
-            int r = i / dk, j = i - r * dk;
-            sm.Kd[i] = from_f<T>(r < L ? expf(gl - sm.gam[r]) * to_f(kc[(size_t)r * s.H * dk + j]) : 0.f);
-        }
+        load_rows(sm.Kd, ldk, k + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk, (const float *)sm.ksc);
         T *Uc = U + bhc * C * dv + r0;
         for_tiles(C, BV, [&](int m0, int n0) {
             float p[4] = {0, 0, 0, 0};
-            tile_mma<kTC>(p, view<T>(sm.W, dk, 1), view<float>(sm.hs, 1, dk), m0, n0, dk);
-            for (int e = 0; e < 4; e++) {
-                int r = acc_row(m0, e), cc = acc_col(n0, e);
-                T vp = from_f<T>(to_f(Uc[(size_t)r * dv + cc]) - p[e]);
-                Uc[(size_t)r * dv + cc] = vp;
-                sm.Vp[r * BV + cc] = to_f(vp);
+            tile_mma<kTC>(p, view<T>(sm.W, ldk, 1), view<T>(sm.hs, 1, ldk), m0, n0, dk);
+            int r = acc_row(m0, 0), cc = acc_col(n0, 0);
+            for (int half = 0; half < 2; half++) {
+                int rr = r + 8 * half;
+                float u0, u1;
+                load_pair(Uc + (size_t)rr * dv + cc, &u0, &u1);
+                T v0 = from_f<T>(u0 - p[2 * half]), v1 = from_f<T>(u1 - p[2 * half + 1]);
+                store_pair(Uc + (size_t)rr * dv + cc, to_f(v0), to_f(v1));
+                sm.VpT[cc * ldc + rr] = v0;
+                sm.VpT[(cc + 1) * ldc + rr] = v1;
             }
         });
         block_sync();
@@ -82,7 +91,7 @@ __global__ void __launch_bounds__(GDN_THREADS) gdn_state_kernel(GdnShape s, cons
             int i = warp + u * nw;
             if (i < nt) {
                 for (int e = 0; e < 4; e++) acc[u][e] *= eL;
-                tile_mma<kTC>(acc[u], view<float>(sm.Vp, 1, BV), view<T>(sm.Kd, dk, 1), (i / tn) << 4, (i % tn) << 3, C);
+                tile_mma<kTC>(acc[u], view<T>(sm.VpT, ldc, 1), view<T>(sm.Kd, ldk, 1), (i / tn) << 4, (i % tn) << 3, C);
             }
         }
         block_sync();
@@ -91,9 +100,7 @@ __global__ void __launch_bounds__(GDN_THREADS) gdn_state_kernel(GdnShape s, cons
 #pragma unroll
         for (int u = 0; u < GDN_SLAB_TILES; u++) {
             int i = warp + u * nw;
-            if (i < nt)
-                for (int e = 0; e < 4; e++)
-                    io[(size_t)acc_row((i / tn) << 4, e) * dk + acc_col((i % tn) << 3, e)] = acc[u][e];
+            if (i < nt) store_acc(io, dk, (i / tn) << 4, (i % tn) << 3, acc[u]);
         }
     }
 }
@@ -101,57 +108,58 @@ __global__ void __launch_bounds__(GDN_THREADS) gdn_state_kernel(GdnShape s, cons
 /* ------------------------------------------------------------------ outputs */
 
 template <typename T> struct OutSmem {
-    T *Q, *K, *Vp;
-    float *P, *gam;
+    T *Q, *K, *Vp, *P, *hs;
+    float *gam;
     __host__ __device__ static OutSmem carve(char *base, const GdnShape &s, size_t *bytes) {
         SmemCarve c(base);
         OutSmem m;
-        m.Q = c.take<T>((size_t)s.C * s.dk);
-        m.K = c.take<T>((size_t)s.C * s.dk);
-        m.Vp = c.take<T>((size_t)s.C * s.dv);
-        m.P = c.take<float>((size_t)s.C * s.C);
+        m.Q = c.take<T>((size_t)s.C * sm_ld<T>(s.dk));
+        m.K = c.take<T>((size_t)s.C * sm_ld<T>(s.dk));
+        m.Vp = c.take<T>((size_t)s.C * sm_ld<T>(s.dv));
+        m.P = c.take<T>((size_t)s.C * sm_ld<T>(s.C));
+        m.hs = c.take<T>((size_t)s.dv * sm_ld<T>(s.dk)); /* the chunk's checkpoint, as the mma operand */
         m.gam = c.take<float>(s.C);
         if (bytes) *bytes = c.used;
         return m;
     }
 };
 
-/* grid (NC, H, B): O = scale [diag(e^gam) Q h^T + Lower(e^(gam_i - gam_j) Q K^T) V']. */
+/* grid (NC, H, B), GDN_THREADS_WIDE: O = scale [diag(e^gam) Q h^T + Lower(e^(gam_i -
+ * gam_j) Q K^T) V']. Every operand (the fp32 checkpoint included) is read from
+ * global memory once into shared memory. */
 template <typename T>
-__global__ void __launch_bounds__(GDN_THREADS) gdn_out_kernel(GdnShape s, const T *__restrict__ q, const T *__restrict__ k,
-                                                              const T *__restrict__ Vp, const float *__restrict__ gam_g,
-                                                              const float *__restrict__ states, T *__restrict__ o) {
+__global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_out_kernel(GdnShape s, const T *__restrict__ q, const T *__restrict__ k,
+                                                                   const T *__restrict__ Vp, const float *__restrict__ gam_g,
+                                                                   const float *__restrict__ states, T *__restrict__ o) {
     constexpr bool kTC = sizeof(T) == 2;
     int c = blockIdx.x, h = blockIdx.y, b = blockIdx.z, C = s.C, dk = s.dk, dv = s.dv;
     int L = s.rows(c);
+    const int ldk = sm_ld<T>(dk), ldv = sm_ld<T>(dv), ldc = sm_ld<T>(C);
     size_t bhc = s.bhc(b, h, c);
     OutSmem<T> sm = OutSmem<T>::carve(gdn_smem(), s, nullptr);
-    load_rows(sm.Q, q + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk, (const float *)nullptr);
-    load_rows(sm.K, k + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk, (const float *)nullptr);
-    load_rows(sm.Vp, Vp + bhc * C * dv, (size_t)dv, C, C, dv, (const float *)nullptr);
+    load_rows(sm.Q, ldk, q + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk, (const float *)nullptr);
+    load_rows(sm.K, ldk, k + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk, (const float *)nullptr);
+    load_rows(sm.Vp, ldv, Vp + bhc * C * dv, (size_t)dv, C, C, dv, (const float *)nullptr);
+    load_rows(sm.hs, ldk, states + bhc * dv * dk, (size_t)dk, dv, dv, dk, (const float *)nullptr);
     for (int i = threadIdx.x; i < C; i += blockDim.x) sm.gam[i] = gam_g[bhc * C + i];
     block_sync();
     float scale = s.scale;
     for_tiles(C, C, [&](int m0, int n0) {
         float acc[4] = {0, 0, 0, 0};
-        tile_mma<kTC>(acc, view<T>(sm.Q, dk, 1), view<T>(sm.K, 1, dk), m0, n0, dk);
+        tile_mma<kTC>(acc, view<T>(sm.Q, ldk, 1), view<T>(sm.K, 1, ldk), m0, n0, dk);
         for (int e = 0; e < 4; e++) {
             int i = acc_row(m0, e), j = acc_col(n0, e);
-            sm.P[i * C + j] = j <= i ? scale * expf(sm.gam[i] - sm.gam[j]) * acc[e] : 0.f;
+            sm.P[i * ldc + j] = from_f<T>(j <= i ? scale * expf(sm.gam[i] - sm.gam[j]) * acc[e] : 0.f);
         }
     });
     block_sync();
-    const float *hc = states + bhc * dv * dk;
     T *oc = o + s.tok(b, c * C, h) * dv;
     for_tiles(C, dv, [&](int m0, int n0) {
         float acc[4] = {0, 0, 0, 0};
-        tile_mma<kTC>(acc, view<T>(sm.Q, dk, 1), view<float>(hc, 1, dk), m0, n0, dk);
+        tile_mma<kTC>(acc, view<T>(sm.Q, ldk, 1), view<T>(sm.hs, 1, ldk), m0, n0, dk);
         for (int e = 0; e < 4; e++) acc[e] *= scale * expf(sm.gam[acc_row(m0, e)]);
-        tile_mma<kTC>(acc, view<float>(sm.P, C, 1), view<T>(sm.Vp, dv, 1), m0, n0, C);
-        for (int e = 0; e < 4; e++) {
-            int r = acc_row(m0, e);
-            if (r < L) oc[(size_t)r * s.H * dv + acc_col(n0, e)] = from_f<T>(acc[e]);
-        }
+        tile_mma<kTC>(acc, view<T>(sm.P, ldc, 1), view<T>(sm.Vp, ldv, 1), m0, n0, C);
+        store_acc_rows(oc, (size_t)s.H * dv, m0, n0, acc, L);
     });
 }
 
@@ -266,13 +274,13 @@ static void core_forward(gf_backend *be, const GdnShape &s, bool recurrent, gf_b
     ok = ok && gdn_smem_limit(be, gdn_wy_kernel<T>, smw, op) && gdn_smem_limit(be, gdn_state_kernel<T>, sms, op) &&
          gdn_smem_limit(be, gdn_out_kernel<T>, smo, op);
     if (ok) {
-        GDN_LAUNCH(gdn_wy_kernel<T>, dim3(s.NC, s.H, s.B), dim3(GDN_THREADS), smw, st, s, kp, vp, gp, bp, (T *)W,
+        GDN_LAUNCH(gdn_wy_kernel<T>, dim3(s.NC, s.H, s.B), dim3(GDN_THREADS_WIDE), smw, st, s, kp, vp, gp, bp, (T *)W,
                    (T *)U, (float *)gam, (float *)nullptr);
         CUDA_CHECK_LAUNCH(be, "gdn_core (wy)");
         GDN_LAUNCH(gdn_state_kernel<T>, dim3(s.dv / gdn_slab(s.dv), s.H, s.B), dim3(GDN_THREADS), sms, st, s, kp,
                    (const T *)W, (T *)U, (const float *)gam, hs, io);
         CUDA_CHECK_LAUNCH(be, "gdn_core (state pass)");
-        GDN_LAUNCH(gdn_out_kernel<T>, dim3(s.NC, s.H, s.B), dim3(GDN_THREADS), smo, st, s, qp, kp, (const T *)U,
+        GDN_LAUNCH(gdn_out_kernel<T>, dim3(s.NC, s.H, s.B), dim3(GDN_THREADS_WIDE), smo, st, s, qp, kp, (const T *)U,
                    (const float *)gam, (const float *)hs, (T *)o.ptr);
         CUDA_CHECK_LAUNCH(be, "gdn_core (outputs)");
     }

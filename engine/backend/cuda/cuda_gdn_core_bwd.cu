@@ -15,88 +15,102 @@
 /* ------------------------------------------------------------------ 2. V' and local dV' */
 
 template <typename T> struct BwdVSmem {
-    T *Q, *K, *W, *dO;
-    float *P, *gam;
+    T *Q, *K, *hs, *W, *dO, *PT;
+    float *gam;
     __host__ __device__ static BwdVSmem carve(char *base, const GdnShape &s, size_t *bytes) {
         SmemCarve c(base);
         BwdVSmem m;
-        m.Q = c.take<T>((size_t)s.C * s.dk);
-        m.K = c.take<T>((size_t)s.C * s.dk);
-        m.W = c.take<T>((size_t)s.C * s.dk);
-        m.dO = c.take<T>((size_t)s.C * s.dv);
-        m.P = c.take<float>((size_t)s.C * s.C);
+        size_t tile_k = (size_t)s.C * sm_ld<T>(s.dk), state = (size_t)s.dv * sm_ld<T>(s.dk);
+        /* Q and K are dead once P is formed: the checkpoint's bf16 copy takes their place */
+        SmemCarve qk(base), hs(base);
+        m.Q = qk.take<T>(tile_k);
+        m.K = qk.take<T>(tile_k);
+        m.hs = hs.take<T>(state);
+        c.take<char>(qk.used > hs.used ? qk.used : hs.used);
+        m.W = c.take<T>(tile_k);
+        m.dO = c.take<T>((size_t)s.C * sm_ld<T>(s.dv));
+        m.PT = c.take<T>((size_t)s.C * sm_ld<T>(s.C)); /* P^T: the dV' product's A operand */
         m.gam = c.take<float>(s.C);
         if (bytes) *bytes = c.used;
         return m;
     }
 };
 
-/* grid (NC, H, B): U becomes V' in place; dVl [B, H, NC, C, dv] F32 = P^T dO. */
+/* grid (NC, H, B), GDN_THREADS_WIDE: U becomes V' in place; dVl [B, H, NC, C, dv] F32 = P^T dO. */
 template <typename T>
-__global__ void __launch_bounds__(GDN_THREADS) gdn_bwd_v_kernel(GdnShape s, const T *__restrict__ q, const T *__restrict__ k,
-                                                                const T *__restrict__ d_o, const T *__restrict__ W,
-                                                                T *__restrict__ U, const float *__restrict__ gam_g,
-                                                                const float *__restrict__ states, float *__restrict__ dVl) {
+__global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_bwd_v_kernel(GdnShape s, const T *__restrict__ q, const T *__restrict__ k,
+                                                                     const T *__restrict__ d_o, const T *__restrict__ W,
+                                                                     T *__restrict__ U, const float *__restrict__ gam_g,
+                                                                     const float *__restrict__ states, float *__restrict__ dVl) {
     constexpr bool kTC = sizeof(T) == 2;
     int c = blockIdx.x, h = blockIdx.y, b = blockIdx.z, C = s.C, dk = s.dk, dv = s.dv;
     int L = s.rows(c);
+    const int ldk = sm_ld<T>(dk), ldv = sm_ld<T>(dv), ldc = sm_ld<T>(C);
     size_t bhc = s.bhc(b, h, c);
     BwdVSmem<T> sm = BwdVSmem<T>::carve(gdn_smem(), s, nullptr);
-    load_rows(sm.Q, q + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk, (const float *)nullptr);
-    load_rows(sm.K, k + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk, (const float *)nullptr);
-    load_rows(sm.W, W + bhc * C * dk, (size_t)dk, C, C, dk, (const float *)nullptr);
-    load_rows(sm.dO, d_o + s.tok(b, c * C, h) * dv, (size_t)s.H * dv, L, C, dv, (const float *)nullptr);
+    load_rows(sm.Q, ldk, q + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk, (const float *)nullptr);
+    load_rows(sm.K, ldk, k + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk, (const float *)nullptr);
+    load_rows(sm.W, ldk, W + bhc * C * dk, (size_t)dk, C, C, dk, (const float *)nullptr);
+    load_rows(sm.dO, ldv, d_o + s.tok(b, c * C, h) * dv, (size_t)s.H * dv, L, C, dv, (const float *)nullptr);
     for (int i = threadIdx.x; i < C; i += blockDim.x) sm.gam[i] = gam_g[bhc * C + i];
     block_sync();
     float scale = s.scale;
     for_tiles(C, C, [&](int m0, int n0) {
         float acc[4] = {0, 0, 0, 0};
-        tile_mma<kTC>(acc, view<T>(sm.Q, dk, 1), view<T>(sm.K, 1, dk), m0, n0, dk);
+        tile_mma<kTC>(acc, view<T>(sm.Q, ldk, 1), view<T>(sm.K, 1, ldk), m0, n0, dk);
         for (int e = 0; e < 4; e++) {
             int i = acc_row(m0, e), j = acc_col(n0, e);
-            sm.P[i * C + j] = j <= i ? scale * expf(sm.gam[i] - sm.gam[j]) * acc[e] : 0.f;
+            sm.PT[j * ldc + i] = from_f<T>(j <= i ? scale * expf(sm.gam[i] - sm.gam[j]) * acc[e] : 0.f);
         }
     });
+    block_sync(); /* Q, K dead */
+    load_rows(sm.hs, ldk, states + bhc * dv * dk, (size_t)dk, dv, dv, dk, (const float *)nullptr);
     block_sync();
-    const float *hc = states + bhc * dv * dk;
     T *Uc = U + bhc * C * dv;
     float *dvl = dVl + bhc * C * dv;
     for_tiles(C, dv, [&](int m0, int n0) {
         float acc[4] = {0, 0, 0, 0};
-        tile_mma<kTC>(acc, view<T>(sm.W, dk, 1), view<float>(hc, 1, dk), m0, n0, dk);
-        for (int e = 0; e < 4; e++) {
-            size_t at = (size_t)acc_row(m0, e) * dv + acc_col(n0, e);
-            Uc[at] = from_f<T>(to_f(Uc[at]) - acc[e]);
+        tile_mma<kTC>(acc, view<T>(sm.W, ldk, 1), view<T>(sm.hs, 1, ldk), m0, n0, dk);
+        int r = acc_row(m0, 0), cc = acc_col(n0, 0);
+        for (int half = 0; half < 2; half++) {
+            T *u = Uc + (size_t)(r + 8 * half) * dv + cc;
+            float u0, u1;
+            load_pair(u, &u0, &u1);
+            store_pair(u, u0 - acc[2 * half], u1 - acc[2 * half + 1]);
         }
         float d[4] = {0, 0, 0, 0};
-        tile_mma<kTC>(d, view<float>(sm.P, 1, C), view<T>(sm.dO, dv, 1), m0, n0, C);
-        for (int e = 0; e < 4; e++) dvl[(size_t)acc_row(m0, e) * dv + acc_col(n0, e)] = d[e];
+        tile_mma<kTC>(d, view<T>(sm.PT, ldc, 1), view<T>(sm.dO, ldv, 1), m0, n0, C);
+        store_acc(dvl, dv, m0, n0, d);
     });
 }
 
 /* ------------------------------------------------------------------ 3. sequential dh pass */
 
 template <typename T> struct BwdStateSmem {
-    T *Kd, *Qg, *W, *dO;
-    float *dV, *dh, *gam, *red;
+    T *Kd, *Qg, *W, *dOT, *dVT, *dh;
+    float *dV, *gam, *ksc, *qsc, *red;
     __host__ __device__ static BwdStateSmem carve(char *base, const GdnShape &s, size_t *bytes) {
         SmemCarve c(base);
         BwdStateSmem m;
         int BV = gdn_slab(s.dv);
-        m.Kd = c.take<T>((size_t)s.C * s.dk);   /* exp(gam_L - gam_i) k_i */
-        m.Qg = c.take<T>((size_t)s.C * s.dk);   /* scale exp(gam_i) q_i */
-        m.W = c.take<T>((size_t)s.C * s.dk);
-        m.dO = c.take<T>((size_t)s.C * BV);     /* the slab's columns of dO */
-        m.dV = c.take<float>((size_t)s.C * BV); /* the slab's columns of dV' */
-        m.dh = c.take<float>((size_t)BV * s.dk);
+        size_t tile_k = (size_t)s.C * sm_ld<T>(s.dk);
+        m.Kd = c.take<T>(tile_k);                        /* exp(gam_L - gam_i) k_i */
+        m.Qg = c.take<T>(tile_k);                        /* scale exp(gam_i) q_i */
+        m.W = c.take<T>(tile_k);
+        m.dOT = c.take<T>((size_t)BV * sm_ld<T>(s.C));   /* the slab's columns of dO, transposed [BV][C] */
+        m.dVT = c.take<T>((size_t)BV * sm_ld<T>(s.C));   /* the same of dV' (the mma operand copy) */
+        m.dh = c.take<T>((size_t)BV * sm_ld<T>(s.dk));   /* the slab of dh (the mma operand copy) */
+        m.dV = c.take<float>((size_t)s.C * BV);          /* the slab's columns of dV' [C][BV] */
         m.gam = c.take<float>(s.C);
+        m.ksc = c.take<float>(s.C);
+        m.qsc = c.take<float>(s.C);
         m.red = c.take<float>(32);
         if (bytes) *bytes = c.used;
         return m;
     }
 };
 
-/* grid (dv / BV, H, B). dV [B, H, NC, C, dv] F32: local dV' in, full dV' out.
+/* grid (dv / BV, H, B), GDN_THREADS. dV [B, H, NC, C, dv] F32: local dV' in, full dV' out.
  * dhs [B, H, NC, dv, dk] F32: the gradient of the state leaving each chunk.
  * hsum [B, H, NC, dv / BV]: e^gam_L sum(dh o h) over the slab (h: the state entering). */
 template <typename T>
@@ -108,6 +122,7 @@ __global__ void __launch_bounds__(GDN_THREADS) gdn_bwd_state_kernel(GdnShape s, 
     constexpr bool kTC = sizeof(T) == 2;
     int h = blockIdx.y, b = blockIdx.z, C = s.C, dk = s.dk, dv = s.dv, nslab = gridDim.x;
     int BV = gdn_slab(dv), r0 = blockIdx.x * BV;
+    const int ldk = sm_ld<T>(dk), ldc = sm_ld<T>(C);
     BwdStateSmem<T> sm = BwdStateSmem<T>::carve(gdn_smem(), s, nullptr);
     int warp = threadIdx.x >> 5, nw = blockDim.x >> 5, tn = dk >> 3, nt = (BV >> 4) * tn;
     float acc[GDN_SLAB_TILES][4];
@@ -119,7 +134,7 @@ __global__ void __launch_bounds__(GDN_THREADS) gdn_bwd_state_kernel(GdnShape s, 
         int L = s.rows(c);
         const float *gc = gam_g + bhc * C;
         float gl = gc[C - 1];
-        slab_store(acc, sm.dh, dhs + bhc * dv * dk + (size_t)r0 * dk, BV, dk);
+        slab_store(acc, sm.dh, ldk, dhs + bhc * dv * dk + (size_t)r0 * dk, BV, dk);
         /* e^gam_L sum(dh o h) over this slab: the state-decay term of dgam_L */
         const float *hc = states + bhc * dv * dk + (size_t)r0 * dk;
         float part = 0;
@@ -132,20 +147,16 @@ __global__ void __launch_bounds__(GDN_THREADS) gdn_bwd_state_kernel(GdnShape s, 
         }
         part = warp_sum(part);
         if ((threadIdx.x & 31) == 0) sm.red[warp] = part;
-        const T *qc = q + s.tok(b, c * C, h) * dk, *kc = k + s.tok(b, c * C, h) * dk;
-        for (int i = threadIdx.x; i < C * dk; i += blockDim.x) {
-            int r = i / dk, j = i - r * dk;
-            bool in = r < L;
-            size_t at = (size_t)r * s.H * dk + j;
-            sm.Kd[i] = from_f<T>(in ? expf(gl - gc[r]) * to_f(kc[at]) : 0.f);
-            sm.Qg[i] = from_f<T>(in ? s.scale * expf(gc[r]) * to_f(qc[at]) : 0.f);
+        for (int i = threadIdx.x; i < C; i += blockDim.x) {
+            sm.ksc[i] = expf(gl - gc[i]);
+            sm.qsc[i] = s.scale * expf(gc[i]);
         }
-        load_rows(sm.W, W + bhc * C * dk, (size_t)dk, C, C, dk, (const float *)nullptr);
+        load_rows(sm.W, ldk, W + bhc * C * dk, (size_t)dk, C, C, dk, (const float *)nullptr);
         const T *oc = d_o + s.tok(b, c * C, h) * dv + r0;
         float *dvc = dV + bhc * C * dv + r0;
         for (int i = threadIdx.x; i < C * BV; i += blockDim.x) {
             int r = i / BV, j = i - r * BV;
-            sm.dO[i] = from_f<T>(r < L ? to_f(oc[(size_t)r * s.H * dv + j]) : 0.f);
+            sm.dOT[j * ldc + r] = from_f<T>(r < L ? to_f(oc[(size_t)r * s.H * dv + j]) : 0.f);
             sm.dV[i] = dvc[(size_t)r * dv + j];
         }
         block_sync();
@@ -154,15 +165,19 @@ __global__ void __launch_bounds__(GDN_THREADS) gdn_bwd_state_kernel(GdnShape s, 
             for (int w = 0; w < nw; w++) t += sm.red[w];
             hsum[bhc * nslab + blockIdx.x] = expf(gl) * t;
         }
+        load_rows(sm.Kd, ldk, k + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk, (const float *)sm.ksc);
+        load_rows(sm.Qg, ldk, q + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk, (const float *)sm.qsc);
+        block_sync();
         for_tiles(C, BV, [&](int m0, int n0) {
             float p[4] = {0, 0, 0, 0};
-            tile_mma<kTC>(p, view<T>(sm.Kd, dk, 1), view<float>(sm.dh, 1, dk), m0, n0, dk);
+            tile_mma<kTC>(p, view<T>(sm.Kd, ldk, 1), view<T>(sm.dh, 1, ldk), m0, n0, dk);
             for (int e = 0; e < 4; e++) {
                 int r = acc_row(m0, e), cc = acc_col(n0, e);
                 float x = sm.dV[r * BV + cc] + p[e];
-                sm.dV[r * BV + cc] = x;
-                dvc[(size_t)r * dv + cc] = x;
+                p[e] = x;
+                sm.dVT[cc * ldc + r] = from_f<T>(x);
             }
+            store_acc(dvc, dv, m0, n0, p);
         });
         block_sync();
         float eL = expf(gl);
@@ -173,8 +188,8 @@ __global__ void __launch_bounds__(GDN_THREADS) gdn_bwd_state_kernel(GdnShape s, 
                 int m0 = (i / tn) << 4, n0 = (i % tn) << 3;
                 float m[4] = {0, 0, 0, 0};
                 for (int e = 0; e < 4; e++) acc[u][e] *= eL;
-                tile_mma<kTC>(acc[u], view<T>(sm.dO, 1, BV), view<T>(sm.Qg, dk, 1), m0, n0, C);
-                tile_mma<kTC>(m, view<float>(sm.dV, 1, BV), view<T>(sm.W, dk, 1), m0, n0, C);
+                tile_mma<kTC>(acc[u], view<T>(sm.dOT, ldc, 1), view<T>(sm.Qg, ldk, 1), m0, n0, C);
+                tile_mma<kTC>(m, view<T>(sm.dVT, ldc, 1), view<T>(sm.W, ldk, 1), m0, n0, C);
                 for (int e = 0; e < 4; e++) acc[u][e] -= m[e];
             }
         }
@@ -251,10 +266,10 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD)
     BwdLocalSmem<T> sm = BwdLocalSmem<T>::carve(gdn_smem(), s, nullptr);
     const float *hc = states + bhc * dv * dk, *dhc = dhs + bhc * dv * dk;
     size_t ldk = (size_t)s.H * dk, ldv = (size_t)s.H * dv;
-    load_rows(sm.K, k + s.tok(b, c * C, h) * dk, ldk, L, C, dk, (const float *)nullptr);
-    load_rows(sm.Q, q + s.tok(b, c * C, h) * dk, ldk, L, C, dk, (const float *)nullptr);
-    load_rows(sm.dO, d_o + s.tok(b, c * C, h) * dv, ldv, L, C, dv, (const float *)nullptr);
-    load_rows(sm.Vp, Vp_g + bhc * C * dv, (size_t)dv, C, C, dv, (const float *)nullptr);
+    load_rows(sm.K, dk, k + s.tok(b, c * C, h) * dk, ldk, L, C, dk, (const float *)nullptr);
+    load_rows(sm.Q, dk, q + s.tok(b, c * C, h) * dk, ldk, L, C, dk, (const float *)nullptr);
+    load_rows(sm.dO, dv, d_o + s.tok(b, c * C, h) * dv, ldv, L, C, dv, (const float *)nullptr);
+    load_rows(sm.Vp, dv, Vp_g + bhc * C * dv, (size_t)dv, C, C, dv, (const float *)nullptr);
     for (int i = tid; i < C; i += blockDim.x) {
         sm.gam[i] = gam_g[bhc * C + i];
         sm.bet[i] = i < L ? beta[s.tok(b, c * C + i, h)] : 0.f;
@@ -339,8 +354,8 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD)
         for (int j = 0; j < nslab; j++) t += hsum[bhc * nslab + j];
         sm.dgam[L - 1] += t;
     }
-    load_rows(sm.dVp, dV_g + bhc * C * dv, (size_t)dv, C, C, dv, (const float *)nullptr);
-    load_rows(sm.V, v + s.tok(b, c * C, h) * dv, ldv, L, C, dv, (const float *)nullptr);
+    load_rows(sm.dVp, dv, dV_g + bhc * C * dv, (size_t)dv, C, C, dv, (const float *)nullptr);
+    load_rows(sm.V, dv, v + s.tok(b, c * C, h) * dv, ldv, L, C, dv, (const float *)nullptr);
     for (int i = tid; i < C * C; i += blockDim.x) sm.A[i] = A_g[bhc * C * C + i];
     block_sync();
     for_tiles(C, dk, [&](int m0, int n0) {
@@ -484,10 +499,10 @@ static void core_backward(gf_backend *be, const GdnShape &s, gf_buf dq, gf_buf d
         const T *qp = (const T *)q.ptr, *kp = (const T *)k.ptr, *vp = (const T *)v.ptr, *op_ = (const T *)d_o.ptr;
         const float *ck = (const float *)ckpt.ptr;
         dim3 chunks(s.NC, s.H, s.B), slabs(nslab, s.H, s.B);
-        GDN_LAUNCH(gdn_wy_kernel<T>, chunks, dim3(GDN_THREADS), smw, st, s, kp, vp, (const float *)g.ptr,
+        GDN_LAUNCH(gdn_wy_kernel<T>, chunks, dim3(GDN_THREADS_WIDE), smw, st, s, kp, vp, (const float *)g.ptr,
                    (const float *)beta.ptr, (T *)W, (T *)U, (float *)gam, (float *)A);
         CUDA_CHECK_LAUNCH(be, "gdn_core_backward (wy)");
-        GDN_LAUNCH(gdn_bwd_v_kernel<T>, chunks, dim3(GDN_THREADS), smv, st, s, qp, kp, op_, (const T *)W, (T *)U,
+        GDN_LAUNCH(gdn_bwd_v_kernel<T>, chunks, dim3(GDN_THREADS_WIDE), smv, st, s, qp, kp, op_, (const T *)W, (T *)U,
                    (const float *)gam, ck, (float *)dV);
         CUDA_CHECK_LAUNCH(be, "gdn_core_backward (V')");
         GDN_LAUNCH(gdn_bwd_state_kernel<T>, slabs, dim3(GDN_THREADS), sms, st, s, qp, kp, op_, (const T *)W,

@@ -31,6 +31,7 @@
 
 #define GDN_THREADS 128      /* threads of the chunk kernels: 4 warps */
 #define GDN_THREADS_BWD 256  /* the local backward kernel: 8 warps */
+#define GDN_THREADS_WIDE 256 /* the chunk-parallel WY, output and V' kernels: 8 warps */
 #define GDN_MAX_D 128        /* largest dk, dv (multiples of 16) */
 #define GDN_MAX_SLAB 32      /* rows of the state a sequential-pass block owns */
 
@@ -109,6 +110,50 @@ __device__ __forceinline__ float warp_sum(float v) {
     return v;
 }
 
+/* Raw loads and stores of 2, 4, 8 or 16 bytes (the caller guarantees alignment). */
+template <typename V> __device__ __forceinline__ V ld_raw(const void *p) {
+#ifdef GDN_EMULATE
+    V v;
+    memcpy(&v, p, sizeof v);
+    return v;
+#else
+    return *reinterpret_cast<const V *>(p);
+#endif
+}
+template <typename V> __device__ __forceinline__ void st_raw(void *p, V v) {
+#ifdef GDN_EMULATE
+    memcpy(p, &v, sizeof v);
+#else
+    *reinterpret_cast<V *>(p) = v;
+#endif
+}
+
+/* Row stride (elements) of a shared-memory tile with n columns: 16 bytes of
+ * padding, so rows stay 16-byte aligned and the 8 rows a fragment load touches
+ * (stride = 4 mod 32 banks for n = 64, 128; conflict-free for 16, 32 too) fall
+ * in different banks. */
+template <typename T> __host__ __device__ inline int sm_ld(int n) { return n + 16 / (int)sizeof(T); }
+
+/* One mma operand register: elements (r, c) and (r, c + 1) of a view as a bf16
+ * pair (low half = column c). A bf16 view with unit column stride is one 32-bit
+ * load; otherwise two loads (bf16: the raw halves; fp32: rounded to nearest). */
+__device__ __forceinline__ uint32_t frag_pair(View<float> v, int r, int c) {
+    return pack_bf16(v.at(r, c), v.at(r, c + 1));
+}
+__device__ __forceinline__ uint32_t frag_pair(View<bf16> v, int r, int c) {
+    const bf16 *p = v.p + (ptrdiff_t)r * v.rs + (ptrdiff_t)c * v.cs;
+    if (v.cs == 1) return ld_raw<uint32_t>(p);
+    return (uint32_t)ld_raw<uint16_t>(p) | (uint32_t)ld_raw<uint16_t>(p + v.cs) << 16;
+}
+/* The same along a column: elements (r, c) and (r + 1, c) (a B operand's k pair). */
+template <typename T> __device__ __forceinline__ uint32_t frag_pair_t(View<T> v, int r, int c) {
+    View<T> t;
+    t.p = v.p;
+    t.rs = v.cs;
+    t.cs = v.rs;
+    return frag_pair(t, c, r);
+}
+
 /* acc += A[m0.., 0:K] B[0:K, n0..] for this warp's 16x8 tile; K % 16 == 0. */
 template <bool kTC, typename TA, typename TB>
 __device__ __forceinline__ void tile_mma(float acc[4], View<TA> A, View<TB> B, int m0, int n0, int K) {
@@ -117,12 +162,12 @@ __device__ __forceinline__ void tile_mma(float acc[4], View<TA> A, View<TB> B, i
         for (int k0 = 0; k0 < K; k0 += 16) {
             int ka = k0 + 2 * t;
             uint32_t a[4], b[2];
-            a[0] = pack_bf16(A.at(m0 + g, ka), A.at(m0 + g, ka + 1));
-            a[1] = pack_bf16(A.at(m0 + g + 8, ka), A.at(m0 + g + 8, ka + 1));
-            a[2] = pack_bf16(A.at(m0 + g, ka + 8), A.at(m0 + g, ka + 9));
-            a[3] = pack_bf16(A.at(m0 + g + 8, ka + 8), A.at(m0 + g + 8, ka + 9));
-            b[0] = pack_bf16(B.at(ka, n0 + g), B.at(ka + 1, n0 + g));
-            b[1] = pack_bf16(B.at(ka + 8, n0 + g), B.at(ka + 9, n0 + g));
+            a[0] = frag_pair(A, m0 + g, ka);
+            a[1] = frag_pair(A, m0 + g + 8, ka);
+            a[2] = frag_pair(A, m0 + g, ka + 8);
+            a[3] = frag_pair(A, m0 + g + 8, ka + 8);
+            b[0] = frag_pair_t(B, ka, n0 + g);
+            b[1] = frag_pair_t(B, ka + 8, n0 + g);
             mma_bf16_16816(acc, a, b);
         }
     } else {
@@ -140,6 +185,45 @@ __device__ __forceinline__ void tile_mma(float acc[4], View<TA> A, View<TB> B, i
         acc[2] += s2;
         acc[3] += s3;
     }
+}
+
+/* Stores two adjacent values (an accumulator pair: columns 2t, 2t + 1); bf16 as
+ * one 32-bit store (p is at an even element of an even-strided array). */
+__device__ __forceinline__ void store_pair(float *p, float a, float b) {
+    if (((uintptr_t)p & 7) == 0) {
+        st_raw<float2>(p, make_float2(a, b));
+    } else {
+        p[0] = a;
+        p[1] = b;
+    }
+}
+__device__ __forceinline__ void store_pair(bf16 *p, float a, float b) { st_raw<uint32_t>(p, pack_bf16(a, b)); }
+
+/* Stores this lane's accumulator of the tile at (m0, n0) into p[row * ld + col]
+ * (pairs of adjacent columns; ld even). */
+template <typename T> __device__ __forceinline__ void store_acc(T *p, size_t ld, int m0, int n0, const float acc[4]) {
+    int r = m0 + ((threadIdx.x & 31) >> 2), c = n0 + 2 * (threadIdx.x & 3);
+    store_pair(p + (size_t)r * ld + c, acc[0], acc[1]);
+    store_pair(p + (size_t)(r + 8) * ld + c, acc[2], acc[3]);
+}
+
+/* The same for rows below L only (a chunk's rows past the sequence end are not stored). */
+template <typename T>
+__device__ __forceinline__ void store_acc_rows(T *p, size_t ld, int m0, int n0, const float acc[4], int L) {
+    int r = m0 + ((threadIdx.x & 31) >> 2), c = n0 + 2 * (threadIdx.x & 3);
+    if (r < L) store_pair(p + (size_t)r * ld + c, acc[0], acc[1]);
+    if (r + 8 < L) store_pair(p + (size_t)(r + 8) * ld + c, acc[2], acc[3]);
+}
+
+/* Loads two adjacent elements (p at an even element of an even-strided array). */
+__device__ __forceinline__ void load_pair(const float *p, float *a, float *b) {
+    *a = p[0];
+    *b = p[1];
+}
+__device__ __forceinline__ void load_pair(const bf16 *p, float *a, float *b) {
+    uint32_t u = ld_raw<uint32_t>(p), lo = u << 16, hi = u & 0xffff0000u; /* bf16 = the top half of a float */
+    memcpy(a, &lo, sizeof lo);
+    memcpy(b, &hi, sizeof hi);
 }
 
 /* Row and column of accumulator element e (0..3) of this lane in a tile at (m0, n0). */
@@ -167,16 +251,42 @@ __device__ __forceinline__ void tile_row_partials(float *part, int ldp, int m0, 
 
 __device__ __forceinline__ void block_sync() { __syncthreads(); }
 
-/* Copies L rows of `cols` elements (global, row stride ld) into a dense smem
- * tile of `rows` rows, optionally scaled per row, zero beyond L. */
+/* Copies L rows of `cols` elements (global, row stride lds) into a shared tile of
+ * `rows` rows with row stride ldd, optionally scaled per row, zero beyond L.
+ * Global reads are 16 bytes a thread when src and lds allow (coalesced rows);
+ * shared writes are 16 bytes when the converted group is (bf16 from bf16). */
 template <typename TS, typename TG>
-__device__ __forceinline__ void load_rows(TS *dst, const TG *src, size_t ld, int L, int rows, int cols,
+__device__ __forceinline__ void load_rows(TS *dst, int ldd, const TG *src, size_t lds, int L, int rows, int cols,
                                           const float *row_scale) {
+    constexpr int VG = 16 / (int)sizeof(TG); /* elements of one 16-byte global load */
+    const bool vec = ((uintptr_t)src & 15) == 0 && (lds * sizeof(TG)) % 16 == 0 && cols % VG == 0 &&
+                     ((size_t)ldd * sizeof(TS)) % (VG * sizeof(TS)) == 0;
+    if (vec) {
+        const int per_row = cols / VG;
+        for (int i = threadIdx.x; i < rows * per_row; i += blockDim.x) {
+            int r = i / per_row, c = (i - r * per_row) * VG;
+            uint4 u = make_uint4(0, 0, 0, 0); /* zero bits: 0 in bf16 and fp32 */
+            if (r < L) u = ld_raw<uint4>(src + (size_t)r * lds + c);
+            TG x[VG];
+            memcpy((void *)x, &u, sizeof u); /* raw bits: bf16 and float are trivially copyable */
+            TS y[VG];
+            float sc = row_scale ? row_scale[r] : 1.f;
+            for (int j = 0; j < VG; j++) y[j] = from_f<TS>(row_scale ? to_f(x[j]) * sc : to_f(x[j]));
+            TS *d = dst + (size_t)r * ldd + c;
+            if constexpr (sizeof y == 16)
+                st_raw<uint4>(d, ld_raw<uint4>(y));
+            else if constexpr (sizeof y == 8)
+                st_raw<uint2>(d, ld_raw<uint2>(y));
+            else
+                for (int j = 0; j < VG; j++) d[j] = y[j];
+        }
+        return;
+    }
     for (int i = threadIdx.x; i < rows * cols; i += blockDim.x) {
         int r = i / cols, c = i - r * cols;
-        float x = r < L ? to_f(src[(size_t)r * ld + c]) : 0.f;
+        float x = r < L ? to_f(src[(size_t)r * lds + c]) : 0.f;
         if (row_scale) x *= row_scale[r];
-        dst[i] = from_f<TS>(x);
+        dst[(size_t)r * ldd + c] = from_f<TS>(x);
     }
 }
 
