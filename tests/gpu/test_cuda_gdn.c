@@ -551,6 +551,10 @@ static int run_mode(bool fp32, bool *quick) {
         layer_case(be, 1, 20, 24, 2, 16, 16, false, false);
         layer_case(be, 2, 18, 16, 1, 16, 16, true, true);
         tail_case(be, 2, 2, 5, 1, 16);
+        /* the real head dim: the padded shared tiles at their largest (the emulation
+         * refuses more shared memory than an H200 block has), 4 state slabs */
+        core_case(be, 1, 70, 1, 128, 128, 64, false);
+        core_case(be, 1, 40, 1, 64, 128, 32, false);
     } else {
         int Ts[] = {1, 5, 63, 64, 65, 200, 2048};
         int ds[] = {16, 64, 128};

@@ -201,9 +201,36 @@ __global__ void __launch_bounds__(GDN_THREADS) gdn_bwd_state_kernel(GdnShape s, 
 
 #define GDN_PART_LD (GDN_MAX_D / 8) /* row partials: one per 8-column tile */
 
+/* Row strides of the local kernel's shared tiles: bf16 (or fp32-mode) operand
+ * tiles padded by 16 bytes (sm_ld), fp32 C x C tiles by one float (their row and
+ * column sums run a thread per row or column: conflict-free with an odd stride). */
+template <typename T> struct LocalLd {
+    int k, v, c, fk, fv;
+    __host__ __device__ explicit LocalLd(const GdnShape &s) {
+        const bool pad = sizeof(T) == 2; /* fp32 mode (a check, not for speed) keeps dense rows: they fill 227 KB at d 128 */
+        k = pad ? sm_ld<T>(s.dk) : s.dk;
+        v = pad ? sm_ld<T>(s.dv) : s.dv;
+        c = s.C + 1;
+        fk = pad ? sm_ld<float>(s.dk) : s.dk;
+        fv = pad ? sm_ld<float>(s.dv) : s.dv;
+    }
+};
+
+/* acc += A (rows of a C-row operand) times a state [dv, dk] (B(k, n) = state[k][n]):
+ * in bf16 mode from its bf16 copy in shared memory (staged once per block), in
+ * fp32 mode straight from the fp32 state in global memory. */
+template <bool kTC, typename TA, typename T>
+__device__ __forceinline__ void mma_state(float acc[4], View<TA> A, const T *staged, int ld, const float *state, int dk,
+                                          int m0, int n0, int K) {
+    if constexpr (kTC)
+        tile_mma<kTC>(acc, A, view<T>(staged, ld, 1), m0, n0, K);
+    else
+        tile_mma<kTC>(acc, A, view<float>(state, dk, 1), m0, n0, K);
+}
+
 template <typename T> struct BwdLocalSmem {
     /* whole kernel */
-    T *K;
+    T *K, *HS; /* HS: bf16 copy of the state h, then dh, then h again (bf16 mode only) */
     float *dK, *gam, *bet, *dgam, *dbet, *e1, *e2, *part, *part2;
     /* phases a, b */
     T *Q, *dO, *Vp;
@@ -214,9 +241,11 @@ template <typename T> struct BwdLocalSmem {
     __host__ __device__ static BwdLocalSmem carve(char *base, const GdnShape &s, size_t *bytes) {
         SmemCarve c(base);
         BwdLocalSmem m;
-        size_t Cd = (size_t)s.C * s.dk, Cv = (size_t)s.C * s.dv, CC = (size_t)s.C * s.C;
+        LocalLd<T> ld(s);
+        size_t Cd = (size_t)s.C * ld.k, Cv = (size_t)s.C * ld.v, CC = (size_t)s.C * ld.c;
         m.K = c.take<T>(Cd);
-        m.dK = c.take<float>(Cd);
+        m.HS = c.take<T>(sizeof(T) == 2 ? (size_t)s.dv * ld.k : 0);
+        m.dK = c.take<float>((size_t)s.C * ld.fk);
         m.gam = c.take<float>(s.C);
         m.bet = c.take<float>(s.C);
         m.dgam = c.take<float>(s.C);
@@ -231,7 +260,7 @@ template <typename T> struct BwdLocalSmem {
         m.Vp = x.take<T>(Cv);
         m.S1 = x.take<float>(CC);
         m.S2 = x.take<float>(CC);
-        m.dVp = y.take<float>(Cv);
+        m.dVp = y.take<float>((size_t)s.C * ld.fv);
         m.A = y.take<float>(CC);
         m.dW = y.take<T>(Cd);
         m.V = y.take<T>(Cv);
@@ -264,12 +293,14 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD)
     size_t bhc = s.bhc(b, h, c);
     float scale = s.scale;
     BwdLocalSmem<T> sm = BwdLocalSmem<T>::carve(gdn_smem(), s, nullptr);
+    const LocalLd<T> ld(s);
     const float *hc = states + bhc * dv * dk, *dhc = dhs + bhc * dv * dk;
     size_t ldk = (size_t)s.H * dk, ldv = (size_t)s.H * dv;
-    load_rows(sm.K, dk, k + s.tok(b, c * C, h) * dk, ldk, L, C, dk, (const float *)nullptr);
-    load_rows(sm.Q, dk, q + s.tok(b, c * C, h) * dk, ldk, L, C, dk, (const float *)nullptr);
-    load_rows(sm.dO, dv, d_o + s.tok(b, c * C, h) * dv, ldv, L, C, dv, (const float *)nullptr);
-    load_rows(sm.Vp, dv, Vp_g + bhc * C * dv, (size_t)dv, C, C, dv, (const float *)nullptr);
+    load_rows(sm.K, ld.k, k + s.tok(b, c * C, h) * dk, ldk, L, C, dk, (const float *)nullptr);
+    load_rows(sm.Q, ld.k, q + s.tok(b, c * C, h) * dk, ldk, L, C, dk, (const float *)nullptr);
+    load_rows(sm.dO, ld.v, d_o + s.tok(b, c * C, h) * dv, ldv, L, C, dv, (const float *)nullptr);
+    load_rows(sm.Vp, ld.v, Vp_g + bhc * C * dv, (size_t)dv, C, C, dv, (const float *)nullptr);
+    if (kTC) load_rows(sm.HS, ld.k, hc, (size_t)dk, dv, dv, dk, (const float *)nullptr);
     for (int i = tid; i < C; i += blockDim.x) {
         sm.gam[i] = gam_g[bhc * C + i];
         sm.bet[i] = i < L ? beta[s.tok(b, c * C + i, h)] : 0.f;
@@ -281,38 +312,38 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD)
     /* a. S1 = Q K^T; S2 = dS = scale (dO V'^T) o e^(gam_i - gam_j), i >= j */
     for_tiles(C, C, [&](int m0, int n0) {
         float a1[4] = {0, 0, 0, 0}, a2[4] = {0, 0, 0, 0};
-        tile_mma<kTC>(a1, view<T>(sm.Q, dk, 1), view<T>(sm.K, 1, dk), m0, n0, dk);
-        tile_mma<kTC>(a2, view<T>(sm.dO, dv, 1), view<T>(sm.Vp, 1, dv), m0, n0, dv);
+        tile_mma<kTC>(a1, view<T>(sm.Q, ld.k, 1), view<T>(sm.K, 1, ld.k), m0, n0, dk);
+        tile_mma<kTC>(a2, view<T>(sm.dO, ld.v, 1), view<T>(sm.Vp, 1, ld.v), m0, n0, dv);
         for (int e = 0; e < 4; e++) {
             int i = acc_row(m0, e), j = acc_col(n0, e);
-            sm.S1[i * C + j] = a1[e];
-            sm.S2[i * C + j] = j <= i ? scale * a2[e] * expf(sm.gam[i] - sm.gam[j]) : 0.f;
+            sm.S1[i * ld.c + j] = a1[e];
+            sm.S2[i * ld.c + j] = j <= i ? scale * a2[e] * expf(sm.gam[i] - sm.gam[j]) : 0.f;
         }
     });
     block_sync();
     /* dgam from P: + row sums, - column sums of dS o QK^T */
     if (tid < C) {
         float t = 0;
-        for (int j = 0; j < C; j++) t += sm.S2[tid * C + j] * sm.S1[tid * C + j];
+        for (int j = 0; j < C; j++) t += sm.S2[tid * ld.c + j] * sm.S1[tid * ld.c + j];
         sm.e1[tid] = t;
     } else if (tid < 2 * C) {
         int j = tid - C;
         float t = 0;
-        for (int i = 0; i < C; i++) t += sm.S2[i * C + j] * sm.S1[i * C + j];
+        for (int i = 0; i < C; i++) t += sm.S2[i * ld.c + j] * sm.S1[i * ld.c + j];
         sm.e2[j] = t;
     }
     /* dq = scale e^gam dO h + dS K (the first term's row dot with q feeds dgam) */
     T *dqc = dq + s.tok(b, c * C, h) * dk;
     for_tiles(C, dk, [&](int m0, int n0) {
         float acc[4] = {0, 0, 0, 0}, pv[4];
-        tile_mma<kTC>(acc, view<T>(sm.dO, dv, 1), view<float>(hc, dk, 1), m0, n0, dv);
+        mma_state<kTC>(acc, view<T>(sm.dO, ld.v, 1), sm.HS, ld.k, hc, dk, m0, n0, dv);
         for (int e = 0; e < 4; e++) {
             int r = acc_row(m0, e);
             acc[e] *= scale * expf(sm.gam[r]);
-            pv[e] = acc[e] * to_f(sm.Q[r * dk + acc_col(n0, e)]);
+            pv[e] = acc[e] * to_f(sm.Q[r * ld.k + acc_col(n0, e)]);
         }
         tile_row_partials(sm.part, GDN_PART_LD, m0, n0, pv);
-        tile_mma<kTC>(acc, view<float>(sm.S2, C, 1), view<T>(sm.K, dk, 1), m0, n0, C);
+        tile_mma<kTC>(acc, view<float>(sm.S2, ld.c, 1), view<T>(sm.K, ld.k, 1), m0, n0, C);
         for (int e = 0; e < 4; e++) {
             int r = acc_row(m0, e);
             if (r < L) dqc[(size_t)r * ldk + acc_col(n0, e)] = from_f<T>(acc[e]);
@@ -321,21 +352,25 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD)
     /* dk = dS^T Q (first term) */
     for_tiles(C, dk, [&](int m0, int n0) {
         float acc[4] = {0, 0, 0, 0};
-        tile_mma<kTC>(acc, view<float>(sm.S2, 1, C), view<T>(sm.Q, dk, 1), m0, n0, C);
-        for (int e = 0; e < 4; e++) sm.dK[acc_row(m0, e) * dk + acc_col(n0, e)] = acc[e];
+        tile_mma<kTC>(acc, view<float>(sm.S2, 1, ld.c), view<T>(sm.Q, ld.k, 1), m0, n0, C);
+        for (int e = 0; e < 4; e++) sm.dK[acc_row(m0, e) * ld.fk + acc_col(n0, e)] = acc[e];
     });
     block_sync();
     if (tid < C) sm.dgam[tid] += sm.e1[tid] - sm.e2[tid] + part_sum(sm.part, tid, dk / 8);
+    if (kTC) { /* h's readers are done: dh takes its place */
+        load_rows(sm.HS, ld.k, dhc, (size_t)dk, dv, dv, dk, (const float *)nullptr);
+        block_sync();
+    }
     /* b. the state leaving the chunk: X = V' dh_next; dk_i += e^(gam_L - gam_i) X_i */
     float gl = sm.gam[C - 1];
     for_tiles(C, dk, [&](int m0, int n0) {
         float acc[4] = {0, 0, 0, 0}, pv[4];
-        tile_mma<kTC>(acc, view<T>(sm.Vp, dv, 1), view<float>(dhc, dk, 1), m0, n0, dv);
+        mma_state<kTC>(acc, view<T>(sm.Vp, ld.v, 1), sm.HS, ld.k, dhc, dk, m0, n0, dv);
         for (int e = 0; e < 4; e++) {
             int r = acc_row(m0, e), cc = acc_col(n0, e);
             float x = expf(gl - sm.gam[r]) * acc[e];
-            sm.dK[r * dk + cc] += x;
-            pv[e] = x * to_f(sm.K[r * dk + cc]);
+            sm.dK[r * ld.fk + cc] += x;
+            pv[e] = x * to_f(sm.K[r * ld.k + cc]);
         }
         tile_row_partials(sm.part2, GDN_PART_LD, m0, n0, pv);
     });
@@ -354,44 +389,45 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD)
         for (int j = 0; j < nslab; j++) t += hsum[bhc * nslab + j];
         sm.dgam[L - 1] += t;
     }
-    load_rows(sm.dVp, dv, dV_g + bhc * C * dv, (size_t)dv, C, C, dv, (const float *)nullptr);
-    load_rows(sm.V, dv, v + s.tok(b, c * C, h) * dv, ldv, L, C, dv, (const float *)nullptr);
-    for (int i = tid; i < C * C; i += blockDim.x) sm.A[i] = A_g[bhc * C * C + i];
+    if (kTC) load_rows(sm.HS, ld.k, hc, (size_t)dk, dv, dv, dk, (const float *)nullptr); /* h again */
+    load_rows(sm.dVp, ld.fv, dV_g + bhc * C * dv, (size_t)dv, C, C, dv, (const float *)nullptr);
+    load_rows(sm.V, ld.v, v + s.tok(b, c * C, h) * dv, ldv, L, C, dv, (const float *)nullptr);
+    for (int i = tid; i < C * C; i += blockDim.x) sm.A[(i / C) * ld.c + i % C] = A_g[bhc * C * C + i];
     block_sync();
     for_tiles(C, dk, [&](int m0, int n0) {
         float acc[4] = {0, 0, 0, 0};
-        tile_mma<kTC>(acc, view<float>(sm.dVp, dv, 1), view<float>(hc, dk, 1), m0, n0, dv);
-        for (int e = 0; e < 4; e++) sm.dW[acc_row(m0, e) * dk + acc_col(n0, e)] = from_f<T>(-acc[e]);
+        mma_state<kTC>(acc, view<float>(sm.dVp, ld.fv, 1), sm.HS, ld.k, hc, dk, m0, n0, dv);
+        for (int e = 0; e < 4; e++) sm.dW[acc_row(m0, e) * ld.k + acc_col(n0, e)] = from_f<T>(-acc[e]);
     });
     block_sync();
     for_tiles(C, dk, [&](int m0, int n0) {
         float acc[4] = {0, 0, 0, 0}, pv[4];
-        tile_mma<kTC>(acc, view<float>(sm.A, 1, C), view<T>(sm.dW, dk, 1), m0, n0, C);
+        tile_mma<kTC>(acc, view<float>(sm.A, 1, ld.c), view<T>(sm.dW, ld.k, 1), m0, n0, C);
         for (int e = 0; e < 4; e++) {
             int r = acc_row(m0, e), cc = acc_col(n0, e);
-            sm.dK[r * dk + cc] += sm.bet[r] * expf(sm.gam[r]) * acc[e];
-            pv[e] = acc[e] * to_f(sm.K[r * dk + cc]);
+            sm.dK[r * ld.fk + cc] += sm.bet[r] * expf(sm.gam[r]) * acc[e];
+            pv[e] = acc[e] * to_f(sm.K[r * ld.k + cc]);
         }
         tile_row_partials(sm.part, GDN_PART_LD, m0, n0, pv);
     });
     T *dvc = dv_out + s.tok(b, c * C, h) * dv;
     for_tiles(C, dv, [&](int m0, int n0) {
         float acc[4] = {0, 0, 0, 0}, pv[4];
-        tile_mma<kTC>(acc, view<float>(sm.A, 1, C), view<float>(sm.dVp, dv, 1), m0, n0, C);
+        tile_mma<kTC>(acc, view<float>(sm.A, 1, ld.c), view<float>(sm.dVp, ld.fv, 1), m0, n0, C);
         for (int e = 0; e < 4; e++) {
             int r = acc_row(m0, e), cc = acc_col(n0, e);
             if (r < L) dvc[(size_t)r * ldv + cc] = from_f<T>(sm.bet[r] * acc[e]);
-            pv[e] = acc[e] * to_f(sm.V[r * dv + cc]);
+            pv[e] = acc[e] * to_f(sm.V[r * ld.v + cc]);
         }
         tile_row_partials(sm.part2, GDN_PART_LD, m0, n0, pv);
     });
     for_tiles(C, C, [&](int m0, int n0) {
         float a1[4] = {0, 0, 0, 0}, a2[4] = {0, 0, 0, 0};
-        tile_mma<kTC>(a1, view<T>(sm.dW, dk, 1), view<T>(sm.K, 1, dk), m0, n0, dk);
-        tile_mma<kTC>(a2, view<float>(sm.dVp, dv, 1), view<T>(sm.V, 1, dv), m0, n0, dv);
+        tile_mma<kTC>(a1, view<T>(sm.dW, ld.k, 1), view<T>(sm.K, 1, ld.k), m0, n0, dk);
+        tile_mma<kTC>(a2, view<float>(sm.dVp, ld.fv, 1), view<T>(sm.V, 1, ld.v), m0, n0, dv);
         for (int e = 0; e < 4; e++) {
             int i = acc_row(m0, e), j = acc_col(n0, e);
-            sm.S3[i * C + j] = j <= i ? sm.bet[j] * (expf(sm.gam[j]) * a1[e] + a2[e]) : 0.f;
+            sm.S3[i * ld.c + j] = j <= i ? sm.bet[j] * (expf(sm.gam[j]) * a1[e] + a2[e]) : 0.f;
         }
     });
     block_sync();
@@ -403,52 +439,52 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD)
     /* e. dM = -A^T dA A^T on the strict lower part (fp32 on the CUDA cores) */
     for_tiles(C, C, [&](int m0, int n0) {
         float acc[4] = {0, 0, 0, 0};
-        tile_mma<false>(acc, view<float>(sm.A, 1, C), view<float>(sm.S3, C, 1), m0, n0, C);
-        for (int e = 0; e < 4; e++) sm.S4[acc_row(m0, e) * C + acc_col(n0, e)] = acc[e];
+        tile_mma<false>(acc, view<float>(sm.A, 1, ld.c), view<float>(sm.S3, ld.c, 1), m0, n0, C);
+        for (int e = 0; e < 4; e++) sm.S4[acc_row(m0, e) * ld.c + acc_col(n0, e)] = acc[e];
     });
     block_sync();
     for_tiles(C, C, [&](int m0, int n0) {
         float acc[4] = {0, 0, 0, 0};
-        tile_mma<false>(acc, view<float>(sm.S4, C, 1), view<float>(sm.A, 1, C), m0, n0, C);
+        tile_mma<false>(acc, view<float>(sm.S4, ld.c, 1), view<float>(sm.A, 1, ld.c), m0, n0, C);
         for (int e = 0; e < 4; e++) {
             int i = acc_row(m0, e), j = acc_col(n0, e);
-            sm.S3[i * C + j] = i > j ? -acc[e] : 0.f;
+            sm.S3[i * ld.c + j] = i > j ? -acc[e] : 0.f;
         }
     });
     block_sync();
     /* f. M = beta_i e^(gam_i - gam_j) K K^T: G = dM o (beta_i e^..) -> S3, F = dM o e^.. o KK^T -> S4 */
     for_tiles(C, C, [&](int m0, int n0) {
         float acc[4] = {0, 0, 0, 0};
-        tile_mma<kTC>(acc, view<T>(sm.K, dk, 1), view<T>(sm.K, 1, dk), m0, n0, dk);
+        tile_mma<kTC>(acc, view<T>(sm.K, ld.k, 1), view<T>(sm.K, 1, ld.k), m0, n0, dk);
         for (int e = 0; e < 4; e++) {
             int i = acc_row(m0, e), j = acc_col(n0, e);
             float f = 0, gg = 0;
             if (i > j) {
-                float dm = sm.S3[i * C + j], mc = expf(sm.gam[i] - sm.gam[j]);
+                float dm = sm.S3[i * ld.c + j], mc = expf(sm.gam[i] - sm.gam[j]);
                 f = dm * mc * acc[e];
                 gg = dm * sm.bet[i] * mc;
             }
-            sm.S4[i * C + j] = f;
-            sm.S3[i * C + j] = gg;
+            sm.S4[i * ld.c + j] = f;
+            sm.S3[i * ld.c + j] = gg;
         }
     });
     block_sync();
     if (tid < C) {
         float t = 0;
-        for (int j = 0; j < C; j++) t += sm.S4[tid * C + j];
+        for (int j = 0; j < C; j++) t += sm.S4[tid * ld.c + j];
         sm.dbet[tid] += t;
         sm.dgam[tid] += sm.bet[tid] * t;
     } else if (tid < 2 * C) {
         int j = tid - C;
         float t = 0;
-        for (int i = 0; i < C; i++) t += sm.bet[i] * sm.S4[i * C + j];
+        for (int i = 0; i < C; i++) t += sm.bet[i] * sm.S4[i * ld.c + j];
         sm.e2[j] = t;
     }
     for_tiles(C, dk, [&](int m0, int n0) {
         float acc[4] = {0, 0, 0, 0};
-        tile_mma<kTC>(acc, view<float>(sm.S3, C, 1), view<T>(sm.K, dk, 1), m0, n0, C);
-        tile_mma<kTC>(acc, view<float>(sm.S3, 1, C), view<T>(sm.K, dk, 1), m0, n0, C);
-        for (int e = 0; e < 4; e++) sm.dK[acc_row(m0, e) * dk + acc_col(n0, e)] += acc[e];
+        tile_mma<kTC>(acc, view<float>(sm.S3, ld.c, 1), view<T>(sm.K, ld.k, 1), m0, n0, C);
+        tile_mma<kTC>(acc, view<float>(sm.S3, 1, ld.c), view<T>(sm.K, ld.k, 1), m0, n0, C);
+        for (int e = 0; e < 4; e++) sm.dK[acc_row(m0, e) * ld.fk + acc_col(n0, e)] += acc[e];
     });
     block_sync();
     if (tid < C) sm.dgam[tid] -= sm.e2[tid];
@@ -457,7 +493,7 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD)
     T *dkc = dk_out + s.tok(b, c * C, h) * dk;
     for (int i = tid; i < L * dk; i += blockDim.x) {
         int r = i / dk, j = i - r * dk;
-        dkc[(size_t)r * ldk + j] = from_f<T>(sm.dK[i]);
+        dkc[(size_t)r * ldk + j] = from_f<T>(sm.dK[r * ld.fk + j]);
     }
     if (tid == 0) {
         float run = 0;
