@@ -91,12 +91,22 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_wy_kernel(GdnShape s, co
     });
     block_sync();
     /* A = (I + M)^-1: column j solves (I + M) x = e_j; rows in order, the same
-     * M element read by every thread at each step (a broadcast). */
+     * M element read by every thread at each step (a broadcast). Four partial
+     * sums (fixed order) so the dot product is not one chain of dependent FMAs. */
     if ((int)threadIdx.x < C) {
         int j = threadIdx.x;
         for (int i = 0; i < C; i++) {
-            float acc = 0;
-            for (int l = j; l < i; l++) acc = fmaf(sm.M[i * C + l], sm.A[l * C + j], acc);
+            const float *Mi = sm.M + i * C;
+            float a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+            int l = j;
+            for (; l + 3 < i; l += 4) {
+                a0 = fmaf(Mi[l], sm.A[l * C + j], a0);
+                a1 = fmaf(Mi[l + 1], sm.A[(l + 1) * C + j], a1);
+                a2 = fmaf(Mi[l + 2], sm.A[(l + 2) * C + j], a2);
+                a3 = fmaf(Mi[l + 3], sm.A[(l + 3) * C + j], a3);
+            }
+            for (; l < i; l++) a0 = fmaf(Mi[l], sm.A[l * C + j], a0);
+            float acc = (a0 + a1) + (a2 + a3);
             sm.A[i * C + j] = i > j ? -acc : (i == j ? 1.f : 0.f);
         }
     }
