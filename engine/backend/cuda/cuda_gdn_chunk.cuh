@@ -81,12 +81,16 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_wy_kernel(GdnShape s, co
     chunk_gates(sm.gam, sm.bet, g, beta, s, b, h, c);
     block_sync();
     /* M[i][j] = beta_i exp(gam_i - gam_j) k_i.k_j for j < i, else 0 */
-    for_tiles(C, C, [&](int m0, int n0) {
-        float acc[4] = {0, 0, 0, 0};
-        tile_mma<kTC>(acc, view<T>(sm.K, ldk, 1), view<T>(sm.K, 1, ldk), m0, n0, dk);
-        for (int e = 0; e < 4; e++) {
-            int i = acc_row(m0, e), j = acc_col(n0, e);
-            sm.M[i * C + j] = j < i ? sm.bet[i] * expf(sm.gam[i] - sm.gam[j]) * acc[e] : 0.f;
+    for_tiles_n<2>(C, C, [&](int m0, int n1) {
+        float acc2[2][4] = {};
+        tile_mma_n<kTC, 2>(acc2, view<T>(sm.K, ldk, 1), view<T>(sm.K, 1, ldk), m0, n1, dk);
+        for (int sb = 0; sb < 2; sb++) {
+            int n0 = n1 + 8 * sb;
+            float *acc = acc2[sb];
+            for (int e = 0; e < 4; e++) {
+                int i = acc_row(m0, e), j = acc_col(n0, e);
+                sm.M[i * C + j] = j < i ? sm.bet[i] * expf(sm.gam[i] - sm.gam[j]) * acc[e] : 0.f;
+            }
         }
     });
     block_sync();
@@ -121,15 +125,23 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_wy_kernel(GdnShape s, co
     for (int i = threadIdx.x; i < C; i += blockDim.x) gam_out[bhc * C + i] = sm.gam[i];
     block_sync();
     T *Wc = W + bhc * C * dk, *Uc = U + bhc * C * dv;
-    for_tiles(C, dk, [&](int m0, int n0) {
-        float acc[4] = {0, 0, 0, 0};
-        tile_mma<kTC>(acc, view<T>(sm.MA, ldc, 1), view<T>(sm.K, ldk, 1), m0, n0, C);
-        store_acc(Wc, dk, m0, n0, acc);
+    for_tiles_n<2>(C, dk, [&](int m0, int n1) {
+        float acc2[2][4] = {};
+        tile_mma_n<kTC, 2>(acc2, view<T>(sm.MA, ldc, 1), view<T>(sm.K, ldk, 1), m0, n1, C);
+        for (int sb = 0; sb < 2; sb++) {
+            int n0 = n1 + 8 * sb;
+            float *acc = acc2[sb];
+            store_acc(Wc, dk, m0, n0, acc);
+        }
     });
-    for_tiles(C, dv, [&](int m0, int n0) {
-        float acc[4] = {0, 0, 0, 0};
-        tile_mma<kTC>(acc, view<T>(sm.A2, ldc, 1), view<T>(sm.V, ldv, 1), m0, n0, C);
-        store_acc(Uc, dv, m0, n0, acc);
+    for_tiles_n<2>(C, dv, [&](int m0, int n1) {
+        float acc2[2][4] = {};
+        tile_mma_n<kTC, 2>(acc2, view<T>(sm.A2, ldc, 1), view<T>(sm.V, ldv, 1), m0, n1, C);
+        for (int sb = 0; sb < 2; sb++) {
+            int n0 = n1 + 8 * sb;
+            float *acc = acc2[sb];
+            store_acc(Uc, dv, m0, n0, acc);
+        }
     });
 }
 

@@ -144,22 +144,27 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_out_kernel(GdnShape s, c
     for (int i = threadIdx.x; i < C; i += blockDim.x) sm.gam[i] = gam_g[bhc * C + i];
     block_sync();
     float scale = s.scale;
-    for_tiles(C, C, [&](int m0, int n0) {
-        float acc[4] = {0, 0, 0, 0};
-        tile_mma<kTC>(acc, view<T>(sm.Q, ldk, 1), view<T>(sm.K, 1, ldk), m0, n0, dk);
-        for (int e = 0; e < 4; e++) {
-            int i = acc_row(m0, e), j = acc_col(n0, e);
-            sm.P[i * ldc + j] = from_f<T>(j <= i ? scale * expf(sm.gam[i] - sm.gam[j]) * acc[e] : 0.f);
+    for_tiles_n<2>(C, C, [&](int m0, int n1) {
+        float acc2[2][4] = {};
+        tile_mma_n<kTC, 2>(acc2, view<T>(sm.Q, ldk, 1), view<T>(sm.K, 1, ldk), m0, n1, dk);
+        for (int sb = 0; sb < 2; sb++) {
+            int n0 = n1 + 8 * sb;
+            float *acc = acc2[sb];
+            for (int e = 0; e < 4; e++) {
+                int i = acc_row(m0, e), j = acc_col(n0, e);
+                sm.P[i * ldc + j] = from_f<T>(j <= i ? scale * expf(sm.gam[i] - sm.gam[j]) * acc[e] : 0.f);
+            }
         }
     });
     block_sync();
     T *oc = o + s.tok(b, c * C, h) * dv;
-    for_tiles(C, dv, [&](int m0, int n0) {
-        float acc[4] = {0, 0, 0, 0};
-        tile_mma<kTC>(acc, view<T>(sm.Q, ldk, 1), view<T>(sm.hs, 1, ldk), m0, n0, dk);
-        for (int e = 0; e < 4; e++) acc[e] *= scale * expf(sm.gam[acc_row(m0, e)]);
-        tile_mma<kTC>(acc, view<T>(sm.P, ldc, 1), view<T>(sm.Vp, ldv, 1), m0, n0, C);
-        store_acc_rows(oc, (size_t)s.H * dv, m0, n0, acc, L);
+    for_tiles_n<2>(C, dv, [&](int m0, int n1) {
+        float acc2[2][4] = {};
+        tile_mma_n<kTC, 2>(acc2, view<T>(sm.Q, ldk, 1), view<T>(sm.hs, 1, ldk), m0, n1, dk);
+        for (int sb = 0; sb < 2; sb++)
+            for (int e = 0; e < 4; e++) acc2[sb][e] *= scale * expf(sm.gam[acc_row(m0, e)]);
+        tile_mma_n<kTC, 2>(acc2, view<T>(sm.P, ldc, 1), view<T>(sm.Vp, ldv, 1), m0, n1, C);
+        for (int sb = 0; sb < 2; sb++) store_acc_rows(oc, (size_t)s.H * dv, m0, n1 + 8 * sb, acc2[sb], L);
     });
 }
 

@@ -55,12 +55,16 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_bwd_v_kernel(GdnShape s,
     for (int i = threadIdx.x; i < C; i += blockDim.x) sm.gam[i] = gam_g[bhc * C + i];
     block_sync();
     float scale = s.scale;
-    for_tiles(C, C, [&](int m0, int n0) {
-        float acc[4] = {0, 0, 0, 0};
-        tile_mma<kTC>(acc, view<T>(sm.Q, ldk, 1), view<T>(sm.K, 1, ldk), m0, n0, dk);
-        for (int e = 0; e < 4; e++) {
-            int i = acc_row(m0, e), j = acc_col(n0, e);
-            sm.PT[j * ldc + i] = from_f<T>(j <= i ? scale * expf(sm.gam[i] - sm.gam[j]) * acc[e] : 0.f);
+    for_tiles_n<2>(C, C, [&](int m0, int n1) {
+        float acc2[2][4] = {};
+        tile_mma_n<kTC, 2>(acc2, view<T>(sm.Q, ldk, 1), view<T>(sm.K, 1, ldk), m0, n1, dk);
+        for (int sb = 0; sb < 2; sb++) {
+            int n0 = n1 + 8 * sb;
+            float *acc = acc2[sb];
+            for (int e = 0; e < 4; e++) {
+                int i = acc_row(m0, e), j = acc_col(n0, e);
+                sm.PT[j * ldc + i] = from_f<T>(j <= i ? scale * expf(sm.gam[i] - sm.gam[j]) * acc[e] : 0.f);
+            }
         }
     });
     block_sync(); /* Q, K dead */
@@ -68,19 +72,23 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_bwd_v_kernel(GdnShape s,
     block_sync();
     T *Uc = U + bhc * C * dv;
     float *dvl = dVl + bhc * C * dv;
-    for_tiles(C, dv, [&](int m0, int n0) {
-        float acc[4] = {0, 0, 0, 0};
-        tile_mma<kTC>(acc, view<T>(sm.W, ldk, 1), view<T>(sm.hs, 1, ldk), m0, n0, dk);
-        int r = acc_row(m0, 0), cc = acc_col(n0, 0);
-        for (int half = 0; half < 2; half++) {
-            T *u = Uc + (size_t)(r + 8 * half) * dv + cc;
-            float u0, u1;
-            load_pair(u, &u0, &u1);
-            store_pair(u, u0 - acc[2 * half], u1 - acc[2 * half + 1]);
+    for_tiles_n<2>(C, dv, [&](int m0, int n1) {
+        float acc2[2][4] = {};
+        tile_mma_n<kTC, 2>(acc2, view<T>(sm.W, ldk, 1), view<T>(sm.hs, 1, ldk), m0, n1, dk);
+        for (int sb = 0; sb < 2; sb++) {
+            int n0 = n1 + 8 * sb;
+            float *acc = acc2[sb];
+            int r = acc_row(m0, 0), cc = acc_col(n0, 0);
+            for (int half = 0; half < 2; half++) {
+                T *u = Uc + (size_t)(r + 8 * half) * dv + cc;
+                float u0, u1;
+                load_pair(u, &u0, &u1);
+                store_pair(u, u0 - acc[2 * half], u1 - acc[2 * half + 1]);
+            }
         }
-        float d[4] = {0, 0, 0, 0};
-        tile_mma<kTC>(d, view<T>(sm.PT, ldc, 1), view<T>(sm.dO, ldv, 1), m0, n0, C);
-        store_acc(dvl, dv, m0, n0, d);
+        float d[2][4] = {};
+        tile_mma_n<kTC, 2>(d, view<T>(sm.PT, ldc, 1), view<T>(sm.dO, ldv, 1), m0, n1, C);
+        for (int sb = 0; sb < 2; sb++) store_acc(dvl, dv, m0, n1 + 8 * sb, d[sb]);
     });
 }
 
@@ -219,13 +227,13 @@ template <typename T> struct LocalLd {
 /* acc += A (rows of a C-row operand) times a state [dv, dk] (B(k, n) = state[k][n]):
  * in bf16 mode from its bf16 copy in shared memory (staged once per block), in
  * fp32 mode straight from the fp32 state in global memory. */
-template <bool kTC, typename TA, typename T>
-__device__ __forceinline__ void mma_state(float acc[4], View<TA> A, const T *staged, int ld, const float *state, int dk,
-                                          int m0, int n0, int K) {
+template <bool kTC, int NT, typename TA, typename T>
+__device__ __forceinline__ void mma_state(float (*acc)[4], View<TA> A, const T *staged, int ld, const float *state,
+                                          int dk, int m0, int n0, int K) {
     if constexpr (kTC)
-        tile_mma<kTC>(acc, A, view<T>(staged, ld, 1), m0, n0, K);
+        tile_mma_n<kTC, NT>(acc, A, view<T>(staged, ld, 1), m0, n0, K);
     else
-        tile_mma<kTC>(acc, A, view<float>(state, dk, 1), m0, n0, K);
+        tile_mma_n<kTC, NT>(acc, A, view<float>(state, dk, 1), m0, n0, K);
 }
 
 template <typename T> struct BwdLocalSmem {
@@ -310,15 +318,16 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD)
     block_sync();
 
     /* a. S1 = Q K^T; S2 = dS = scale (dO V'^T) o e^(gam_i - gam_j), i >= j */
-    for_tiles(C, C, [&](int m0, int n0) {
-        float a1[4] = {0, 0, 0, 0}, a2[4] = {0, 0, 0, 0};
-        tile_mma<kTC>(a1, view<T>(sm.Q, ld.k, 1), view<T>(sm.K, 1, ld.k), m0, n0, dk);
-        tile_mma<kTC>(a2, view<T>(sm.dO, ld.v, 1), view<T>(sm.Vp, 1, ld.v), m0, n0, dv);
-        for (int e = 0; e < 4; e++) {
-            int i = acc_row(m0, e), j = acc_col(n0, e);
-            sm.S1[i * ld.c + j] = a1[e];
-            sm.S2[i * ld.c + j] = j <= i ? scale * a2[e] * expf(sm.gam[i] - sm.gam[j]) : 0.f;
-        }
+    for_tiles_n<2>(C, C, [&](int m0, int n1) {
+        float a1[2][4] = {}, a2[2][4] = {};
+        tile_mma_n<kTC, 2>(a1, view<T>(sm.Q, ld.k, 1), view<T>(sm.K, 1, ld.k), m0, n1, dk);
+        tile_mma_n<kTC, 2>(a2, view<T>(sm.dO, ld.v, 1), view<T>(sm.Vp, 1, ld.v), m0, n1, dv);
+        for (int sb = 0; sb < 2; sb++)
+            for (int e = 0; e < 4; e++) {
+                int i = acc_row(m0, e), j = acc_col(n1 + 8 * sb, e);
+                sm.S1[i * ld.c + j] = a1[sb][e];
+                sm.S2[i * ld.c + j] = j <= i ? scale * a2[sb][e] * expf(sm.gam[i] - sm.gam[j]) : 0.f;
+            }
     });
     block_sync();
     /* dgam from P: + row sums, - column sums of dS o QK^T */
@@ -334,26 +343,30 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD)
     }
     /* dq = scale e^gam dO h + dS K (the first term's row dot with q feeds dgam) */
     T *dqc = dq + s.tok(b, c * C, h) * dk;
-    for_tiles(C, dk, [&](int m0, int n0) {
-        float acc[4] = {0, 0, 0, 0}, pv[4];
-        mma_state<kTC>(acc, view<T>(sm.dO, ld.v, 1), sm.HS, ld.k, hc, dk, m0, n0, dv);
-        for (int e = 0; e < 4; e++) {
-            int r = acc_row(m0, e);
-            acc[e] *= scale * expf(sm.gam[r]);
-            pv[e] = acc[e] * to_f(sm.Q[r * ld.k + acc_col(n0, e)]);
+    for_tiles_n<2>(C, dk, [&](int m0, int n1) {
+        float acc[2][4] = {};
+        mma_state<kTC, 2>(acc, view<T>(sm.dO, ld.v, 1), sm.HS, ld.k, hc, dk, m0, n1, dv);
+        for (int sb = 0; sb < 2; sb++) {
+            float pv[4];
+            for (int e = 0; e < 4; e++) {
+                int r = acc_row(m0, e);
+                acc[sb][e] *= scale * expf(sm.gam[r]);
+                pv[e] = acc[sb][e] * to_f(sm.Q[r * ld.k + acc_col(n1 + 8 * sb, e)]);
+            }
+            tile_row_partials(sm.part, GDN_PART_LD, m0, n1 + 8 * sb, pv);
         }
-        tile_row_partials(sm.part, GDN_PART_LD, m0, n0, pv);
-        tile_mma<kTC>(acc, view<float>(sm.S2, ld.c, 1), view<T>(sm.K, ld.k, 1), m0, n0, C);
-        for (int e = 0; e < 4; e++) {
-            int r = acc_row(m0, e);
-            if (r < L) dqc[(size_t)r * ldk + acc_col(n0, e)] = from_f<T>(acc[e]);
-        }
+        tile_mma_n<kTC, 2>(acc, view<float>(sm.S2, ld.c, 1), view<T>(sm.K, ld.k, 1), m0, n1, C);
+        for (int sb = 0; sb < 2; sb++) store_acc_rows(dqc, ldk, m0, n1 + 8 * sb, acc[sb], L);
     });
     /* dk = dS^T Q (first term) */
-    for_tiles(C, dk, [&](int m0, int n0) {
-        float acc[4] = {0, 0, 0, 0};
-        tile_mma<kTC>(acc, view<float>(sm.S2, 1, ld.c), view<T>(sm.Q, ld.k, 1), m0, n0, C);
-        for (int e = 0; e < 4; e++) sm.dK[acc_row(m0, e) * ld.fk + acc_col(n0, e)] = acc[e];
+    for_tiles_n<2>(C, dk, [&](int m0, int n1) {
+        float acc2[2][4] = {};
+        tile_mma_n<kTC, 2>(acc2, view<float>(sm.S2, 1, ld.c), view<T>(sm.Q, ld.k, 1), m0, n1, C);
+        for (int sb = 0; sb < 2; sb++) {
+            int n0 = n1 + 8 * sb;
+            float *acc = acc2[sb];
+            for (int e = 0; e < 4; e++) sm.dK[acc_row(m0, e) * ld.fk + acc_col(n0, e)] = acc[e];
+        }
     });
     block_sync();
     if (tid < C) sm.dgam[tid] += sm.e1[tid] - sm.e2[tid] + part_sum(sm.part, tid, dk / 8);
@@ -363,16 +376,19 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD)
     }
     /* b. the state leaving the chunk: X = V' dh_next; dk_i += e^(gam_L - gam_i) X_i */
     float gl = sm.gam[C - 1];
-    for_tiles(C, dk, [&](int m0, int n0) {
-        float acc[4] = {0, 0, 0, 0}, pv[4];
-        mma_state<kTC>(acc, view<T>(sm.Vp, ld.v, 1), sm.HS, ld.k, dhc, dk, m0, n0, dv);
-        for (int e = 0; e < 4; e++) {
-            int r = acc_row(m0, e), cc = acc_col(n0, e);
-            float x = expf(gl - sm.gam[r]) * acc[e];
-            sm.dK[r * ld.fk + cc] += x;
-            pv[e] = x * to_f(sm.K[r * ld.k + cc]);
+    for_tiles_n<2>(C, dk, [&](int m0, int n1) {
+        float acc[2][4] = {};
+        mma_state<kTC, 2>(acc, view<T>(sm.Vp, ld.v, 1), sm.HS, ld.k, dhc, dk, m0, n1, dv);
+        for (int sb = 0; sb < 2; sb++) {
+            float pv[4];
+            for (int e = 0; e < 4; e++) {
+                int r = acc_row(m0, e), cc = acc_col(n1 + 8 * sb, e);
+                float x = expf(gl - sm.gam[r]) * acc[sb][e];
+                sm.dK[r * ld.fk + cc] += x;
+                pv[e] = x * to_f(sm.K[r * ld.k + cc]);
+            }
+            tile_row_partials(sm.part2, GDN_PART_LD, m0, n1 + 8 * sb, pv);
         }
-        tile_row_partials(sm.part2, GDN_PART_LD, m0, n0, pv);
     });
     block_sync();
     if (tid < C) {
@@ -394,41 +410,53 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD)
     load_rows(sm.V, ld.v, v + s.tok(b, c * C, h) * dv, ldv, L, C, dv, (const float *)nullptr);
     for (int i = tid; i < C * C; i += blockDim.x) sm.A[(i / C) * ld.c + i % C] = A_g[bhc * C * C + i];
     block_sync();
-    for_tiles(C, dk, [&](int m0, int n0) {
-        float acc[4] = {0, 0, 0, 0};
-        mma_state<kTC>(acc, view<float>(sm.dVp, ld.fv, 1), sm.HS, ld.k, hc, dk, m0, n0, dv);
-        for (int e = 0; e < 4; e++) sm.dW[acc_row(m0, e) * ld.k + acc_col(n0, e)] = from_f<T>(-acc[e]);
+    for_tiles_n<2>(C, dk, [&](int m0, int n1) {
+        float acc[2][4] = {};
+        mma_state<kTC, 2>(acc, view<float>(sm.dVp, ld.fv, 1), sm.HS, ld.k, hc, dk, m0, n1, dv);
+        for (int sb = 0; sb < 2; sb++)
+            for (int e = 0; e < 4; e++) sm.dW[acc_row(m0, e) * ld.k + acc_col(n1 + 8 * sb, e)] = from_f<T>(-acc[sb][e]);
     });
     block_sync();
-    for_tiles(C, dk, [&](int m0, int n0) {
-        float acc[4] = {0, 0, 0, 0}, pv[4];
-        tile_mma<kTC>(acc, view<float>(sm.A, 1, ld.c), view<T>(sm.dW, ld.k, 1), m0, n0, C);
-        for (int e = 0; e < 4; e++) {
-            int r = acc_row(m0, e), cc = acc_col(n0, e);
-            sm.dK[r * ld.fk + cc] += sm.bet[r] * expf(sm.gam[r]) * acc[e];
-            pv[e] = acc[e] * to_f(sm.K[r * ld.k + cc]);
+    for_tiles_n<2>(C, dk, [&](int m0, int n1) {
+        float acc2[2][4] = {};
+        tile_mma_n<kTC, 2>(acc2, view<float>(sm.A, 1, ld.c), view<T>(sm.dW, ld.k, 1), m0, n1, C);
+        for (int sb = 0; sb < 2; sb++) {
+            int n0 = n1 + 8 * sb;
+            float *acc = acc2[sb];
+            float pv[4];
+            for (int e = 0; e < 4; e++) {
+                int r = acc_row(m0, e), cc = acc_col(n0, e);
+                sm.dK[r * ld.fk + cc] += sm.bet[r] * expf(sm.gam[r]) * acc[e];
+                pv[e] = acc[e] * to_f(sm.K[r * ld.k + cc]);
+            }
+            tile_row_partials(sm.part, GDN_PART_LD, m0, n0, pv);
         }
-        tile_row_partials(sm.part, GDN_PART_LD, m0, n0, pv);
     });
     T *dvc = dv_out + s.tok(b, c * C, h) * dv;
-    for_tiles(C, dv, [&](int m0, int n0) {
-        float acc[4] = {0, 0, 0, 0}, pv[4];
-        tile_mma<kTC>(acc, view<float>(sm.A, 1, ld.c), view<float>(sm.dVp, ld.fv, 1), m0, n0, C);
-        for (int e = 0; e < 4; e++) {
-            int r = acc_row(m0, e), cc = acc_col(n0, e);
-            if (r < L) dvc[(size_t)r * ldv + cc] = from_f<T>(sm.bet[r] * acc[e]);
-            pv[e] = acc[e] * to_f(sm.V[r * ld.v + cc]);
+    for_tiles_n<2>(C, dv, [&](int m0, int n1) {
+        float acc2[2][4] = {};
+        tile_mma_n<kTC, 2>(acc2, view<float>(sm.A, 1, ld.c), view<float>(sm.dVp, ld.fv, 1), m0, n1, C);
+        for (int sb = 0; sb < 2; sb++) {
+            int n0 = n1 + 8 * sb;
+            float *acc = acc2[sb];
+            float pv[4];
+            for (int e = 0; e < 4; e++) {
+                int r = acc_row(m0, e), cc = acc_col(n0, e);
+                if (r < L) dvc[(size_t)r * ldv + cc] = from_f<T>(sm.bet[r] * acc[e]);
+                pv[e] = acc[e] * to_f(sm.V[r * ld.v + cc]);
+            }
+            tile_row_partials(sm.part2, GDN_PART_LD, m0, n0, pv);
         }
-        tile_row_partials(sm.part2, GDN_PART_LD, m0, n0, pv);
     });
-    for_tiles(C, C, [&](int m0, int n0) {
-        float a1[4] = {0, 0, 0, 0}, a2[4] = {0, 0, 0, 0};
-        tile_mma<kTC>(a1, view<T>(sm.dW, ld.k, 1), view<T>(sm.K, 1, ld.k), m0, n0, dk);
-        tile_mma<kTC>(a2, view<float>(sm.dVp, ld.fv, 1), view<T>(sm.V, 1, ld.v), m0, n0, dv);
-        for (int e = 0; e < 4; e++) {
-            int i = acc_row(m0, e), j = acc_col(n0, e);
-            sm.S3[i * ld.c + j] = j <= i ? sm.bet[j] * (expf(sm.gam[j]) * a1[e] + a2[e]) : 0.f;
-        }
+    for_tiles_n<2>(C, C, [&](int m0, int n1) {
+        float a1[2][4] = {}, a2[2][4] = {};
+        tile_mma_n<kTC, 2>(a1, view<T>(sm.dW, ld.k, 1), view<T>(sm.K, 1, ld.k), m0, n1, dk);
+        tile_mma_n<kTC, 2>(a2, view<float>(sm.dVp, ld.fv, 1), view<T>(sm.V, 1, ld.v), m0, n1, dv);
+        for (int sb = 0; sb < 2; sb++)
+            for (int e = 0; e < 4; e++) {
+                int i = acc_row(m0, e), j = acc_col(n1 + 8 * sb, e);
+                sm.S3[i * ld.c + j] = j <= i ? sm.bet[j] * (expf(sm.gam[j]) * a1[sb][e] + a2[sb][e]) : 0.f;
+            }
     });
     block_sync();
     if (tid < C) {
@@ -453,19 +481,23 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD)
     });
     block_sync();
     /* f. M = beta_i e^(gam_i - gam_j) K K^T: G = dM o (beta_i e^..) -> S3, F = dM o e^.. o KK^T -> S4 */
-    for_tiles(C, C, [&](int m0, int n0) {
-        float acc[4] = {0, 0, 0, 0};
-        tile_mma<kTC>(acc, view<T>(sm.K, ld.k, 1), view<T>(sm.K, 1, ld.k), m0, n0, dk);
-        for (int e = 0; e < 4; e++) {
-            int i = acc_row(m0, e), j = acc_col(n0, e);
-            float f = 0, gg = 0;
-            if (i > j) {
-                float dm = sm.S3[i * ld.c + j], mc = expf(sm.gam[i] - sm.gam[j]);
-                f = dm * mc * acc[e];
-                gg = dm * sm.bet[i] * mc;
+    for_tiles_n<2>(C, C, [&](int m0, int n1) {
+        float acc2[2][4] = {};
+        tile_mma_n<kTC, 2>(acc2, view<T>(sm.K, ld.k, 1), view<T>(sm.K, 1, ld.k), m0, n1, dk);
+        for (int sb = 0; sb < 2; sb++) {
+            int n0 = n1 + 8 * sb;
+            float *acc = acc2[sb];
+            for (int e = 0; e < 4; e++) {
+                int i = acc_row(m0, e), j = acc_col(n0, e);
+                float f = 0, gg = 0;
+                if (i > j) {
+                    float dm = sm.S3[i * ld.c + j], mc = expf(sm.gam[i] - sm.gam[j]);
+                    f = dm * mc * acc[e];
+                    gg = dm * sm.bet[i] * mc;
+                }
+                sm.S4[i * ld.c + j] = f;
+                sm.S3[i * ld.c + j] = gg;
             }
-            sm.S4[i * ld.c + j] = f;
-            sm.S3[i * ld.c + j] = gg;
         }
     });
     block_sync();
@@ -480,11 +512,12 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD)
         for (int i = 0; i < C; i++) t += sm.bet[i] * sm.S4[i * ld.c + j];
         sm.e2[j] = t;
     }
-    for_tiles(C, dk, [&](int m0, int n0) {
-        float acc[4] = {0, 0, 0, 0};
-        tile_mma<kTC>(acc, view<float>(sm.S3, ld.c, 1), view<T>(sm.K, ld.k, 1), m0, n0, C);
-        tile_mma<kTC>(acc, view<float>(sm.S3, 1, ld.c), view<T>(sm.K, ld.k, 1), m0, n0, C);
-        for (int e = 0; e < 4; e++) sm.dK[acc_row(m0, e) * ld.fk + acc_col(n0, e)] += acc[e];
+    for_tiles_n<2>(C, dk, [&](int m0, int n1) {
+        float acc2[2][4] = {};
+        tile_mma_n<kTC, 2>(acc2, view<float>(sm.S3, ld.c, 1), view<T>(sm.K, ld.k, 1), m0, n1, C);
+        tile_mma_n<kTC, 2>(acc2, view<float>(sm.S3, 1, ld.c), view<T>(sm.K, ld.k, 1), m0, n1, C);
+        for (int sb = 0; sb < 2; sb++)
+            for (int e = 0; e < 4; e++) sm.dK[acc_row(m0, e) * ld.fk + acc_col(n1 + 8 * sb, e)] += acc2[sb][e];
     });
     block_sync();
     if (tid < C) sm.dgam[tid] -= sm.e2[tid];

@@ -187,6 +187,34 @@ __device__ __forceinline__ void tile_mma(float acc[4], View<TA> A, View<TB> B, i
     }
 }
 
+/* acc[s] += A[m0.., 0:K] B[0:K, n0 + 8 s ..] for s < NT: one warp's 16 x 8NT tile,
+ * each A fragment loaded once for NT mma (bitwise the same sums as NT calls of
+ * tile_mma: the same k order per output). */
+template <bool kTC, int NT, typename TA, typename TB>
+__device__ __forceinline__ void tile_mma_n(float (*acc)[4], View<TA> A, View<TB> B, int m0, int n0, int K) {
+    if (kTC) {
+        int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+        for (int k0 = 0; k0 < K; k0 += 16) {
+            int ka = k0 + 2 * t;
+            uint32_t a[4];
+            a[0] = frag_pair(A, m0 + g, ka);
+            a[1] = frag_pair(A, m0 + g + 8, ka);
+            a[2] = frag_pair(A, m0 + g, ka + 8);
+            a[3] = frag_pair(A, m0 + g + 8, ka + 8);
+#pragma unroll
+            for (int s = 0; s < NT; s++) {
+                uint32_t b[2];
+                b[0] = frag_pair_t(B, ka, n0 + 8 * s + g);
+                b[1] = frag_pair_t(B, ka + 8, n0 + 8 * s + g);
+                mma_bf16_16816(acc[s], a, b);
+            }
+        }
+    } else {
+#pragma unroll
+        for (int s = 0; s < NT; s++) tile_mma<false>(acc[s], A, B, m0, n0 + 8 * s, K);
+    }
+}
+
 /* Stores two adjacent values (an accumulator pair: columns 2t, 2t + 1); bf16 as
  * one 32-bit store (p is at an even element of an even-strided array). */
 __device__ __forceinline__ void store_pair(float *p, float a, float b) {
@@ -235,6 +263,12 @@ __device__ __forceinline__ int acc_col(int n0, int e) { return n0 + 2 * (threadI
 template <typename F> __device__ __forceinline__ void for_tiles(int M, int N, F f) {
     int warp = threadIdx.x >> 5, nw = blockDim.x >> 5, tn = N >> 3, nt = (M >> 4) * tn;
     for (int i = warp; i < nt; i += nw) f((i / tn) << 4, (i % tn) << 3);
+}
+
+/* for_tiles with 16 x 8NT tiles (N % (8 NT) == 0): f(m0, n0) for each this warp owns. */
+template <int NT, typename F> __device__ __forceinline__ void for_tiles_n(int M, int N, F f) {
+    int warp = threadIdx.x >> 5, nw = blockDim.x >> 5, tn = N / (8 * NT), nt = (M >> 4) * tn;
+    for (int i = warp; i < nt; i += nw) f((i / tn) << 4, (i % tn) * 8 * NT);
 }
 
 /* Per-row partial sums of a tile: each quad adds its two values of row r and
