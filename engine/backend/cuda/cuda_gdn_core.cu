@@ -14,28 +14,47 @@
 /* ------------------------------------------------------------------ state pass */
 
 template <typename T> struct StateSmem {
-    T *W, *Kd, *hs, *VpT;
-    float *gam, *ksc;
+    T *W, *K0, *K1, *Us, *hs, *VpT;
+    float *gam0, *gam1;
+    /* chunk c's buffers (selects, not an indexed array: that would live in local memory) */
+    __device__ T *K(int c) const { return (c & 1) ? K1 : K0; }
+    __device__ float *gam(int c) const { return (c & 1) ? gam1 : gam0; }
     __host__ __device__ static StateSmem carve(char *base, const GdnShape &s, size_t *bytes) {
         SmemCarve c(base);
         StateSmem m;
         int BV = gdn_slab(s.dv);
         m.W = c.take<T>((size_t)s.C * sm_ld<T>(s.dk));
-        m.Kd = c.take<T>((size_t)s.C * sm_ld<T>(s.dk)); /* exp(gam_L - gam_i) k_i */
-        m.hs = c.take<T>((size_t)BV * sm_ld<T>(s.dk));  /* the slab of the state entering the chunk */
-        m.VpT = c.take<T>((size_t)BV * sm_ld<T>(s.C));  /* V' columns of the slab, transposed [BV][C] */
-        m.gam = c.take<float>(s.C);
-        m.ksc = c.take<float>(s.C); /* exp(gam_L - gam_i) */
+        m.K0 = c.take<T>((size_t)s.C * sm_ld<T>(s.dk)); /* k of chunks c, c + 1 (double buffer) */
+        m.K1 = c.take<T>((size_t)s.C * sm_ld<T>(s.dk));
+        m.Us = c.take<T>((size_t)s.C * sm_ld<T>(BV));    /* the slab's columns of U */
+        m.hs = c.take<T>((size_t)BV * sm_ld<T>(s.dk));   /* the slab of the state entering the chunk */
+        m.VpT = c.take<T>((size_t)BV * sm_ld<T>(s.C));   /* exp(gam_L - gam_i) V'_i of the slab, transposed [BV][C] */
+        m.gam0 = c.take<float>(s.C);
+        m.gam1 = c.take<float>(s.C);
         if (bytes) *bytes = c.used;
         return m;
     }
 };
 
+/* Starts copying chunk c's W, U slab, k and gam into shared memory (k and gam into buffer c & 1). */
+template <typename T>
+__device__ __forceinline__ void state_prefetch(const StateSmem<T> &sm, const GdnShape &s, const T *k, const T *W, const T *U,
+                                               const float *gam_g, int b, int h, int c, int r0) {
+    const size_t bhc = s.bhc(b, h, c);
+    const int C = s.C, dk = s.dk, BV = gdn_slab(s.dv);
+    stage_rows(sm.W, sm_ld<T>(dk), W + bhc * C * dk, (size_t)dk, C, C, dk);
+    stage_rows(sm.Us, sm_ld<T>(BV), U + bhc * C * s.dv + r0, (size_t)s.dv, C, C, BV);
+    stage_rows(sm.K(c), sm_ld<T>(dk), k + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, s.rows(c), C, dk);
+    stage_rows(sm.gam(c), C, gam_g + bhc * C, (size_t)C, 1, 1, C);
+    gdn_cp_commit();
+}
+
 /* grid (dv / BV, H, B), GDN_THREADS: rows [r0, r0 + BV) of the state of one (b, h),
  * chunk after chunk: store it (states), V' = U - W h^T (written over U),
- * h <- e^gam_L h + V'^T Kd. The slab stays in fp32 registers; its bf16 copy in
- * shared memory is the operand of W h^T. state_io [B, H, dv, dk]: initial state
- * in, final state out (NULL: zero, dropped). */
+ * h <- e^gam_L h + (diag(e^(gam_L - gam)) V')^T K. The slab stays in fp32
+ * registers; its bf16 copy in shared memory is the operand of W h^T. The next
+ * chunk's W, U, k, gam are copied (cp.async) while this chunk's update runs.
+ * state_io [B, H, dv, dk]: initial state in, final state out (NULL: zero, dropped). */
 template <typename T>
 __global__ void __launch_bounds__(GDN_THREADS) gdn_state_kernel(GdnShape s, const T *__restrict__ k, const T *__restrict__ W,
                                                                 T *__restrict__ U, const float *__restrict__ gam_g,
@@ -43,11 +62,12 @@ __global__ void __launch_bounds__(GDN_THREADS) gdn_state_kernel(GdnShape s, cons
     constexpr bool kTC = sizeof(T) == 2;
     int h = blockIdx.y, b = blockIdx.z, C = s.C, dk = s.dk, dv = s.dv;
     int BV = gdn_slab(dv), r0 = blockIdx.x * BV;
-    const int ldk = sm_ld<T>(dk), ldc = sm_ld<T>(C);
+    const int ldk = sm_ld<T>(dk), ldc = sm_ld<T>(C), ldb = sm_ld<T>(BV);
     StateSmem<T> sm = StateSmem<T>::carve(gdn_smem(), s, nullptr);
     int warp = threadIdx.x >> 5, nw = blockDim.x >> 5, tn = dk >> 3, nt = (BV >> 4) * tn;
     float acc[GDN_SLAB_TILES][4];
     float *io = state_io ? state_io + (((size_t)b * s.H + h) * dv + r0) * dk : nullptr;
+    state_prefetch(sm, s, k, W, U, gam_g, b, h, 0, r0);
 #pragma unroll
     for (int u = 0; u < GDN_SLAB_TILES; u++) {
         int i = warp + u * nw;
@@ -57,18 +77,11 @@ __global__ void __launch_bounds__(GDN_THREADS) gdn_state_kernel(GdnShape s, cons
     }
     for (int c = 0; c < s.NC; c++) {
         size_t bhc = s.bhc(b, h, c);
-        int L = s.rows(c);
+        const float *gam = sm.gam(c);
         slab_store(acc, sm.hs, ldk, states + bhc * dv * dk + (size_t)r0 * dk, BV, dk);
-        const float *gc = gam_g + bhc * C;
-        for (int i = threadIdx.x; i < C; i += blockDim.x) {
-            float gi = gc[i];
-            sm.gam[i] = gi;
-            sm.ksc[i] = expf(gc[C - 1] - gi);
-        }
-        load_rows(sm.W, ldk, W + bhc * C * dk, (size_t)dk, C, C, dk, (const float *)nullptr);
-        block_sync();
-        float gl = sm.gam[C - 1];
-        load_rows(sm.Kd, ldk, k + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk, (const float *)sm.ksc);
+        gdn_cp_wait_all();
+        block_sync(); /* chunk c's W, U, k, gam and the slab copy are in place */
+        const float gl = gam[C - 1];
         T *Uc = U + bhc * C * dv + r0;
         for_tiles(C, BV, [&](int m0, int n0) {
             float p[4] = {0, 0, 0, 0};
@@ -77,24 +90,26 @@ __global__ void __launch_bounds__(GDN_THREADS) gdn_state_kernel(GdnShape s, cons
             for (int half = 0; half < 2; half++) {
                 int rr = r + 8 * half;
                 float u0, u1;
-                load_pair(Uc + (size_t)rr * dv + cc, &u0, &u1);
+                load_pair(sm.Us + rr * ldb + cc, &u0, &u1);
                 T v0 = from_f<T>(u0 - p[2 * half]), v1 = from_f<T>(u1 - p[2 * half + 1]);
                 store_pair(Uc + (size_t)rr * dv + cc, to_f(v0), to_f(v1));
-                sm.VpT[cc * ldc + rr] = v0;
-                sm.VpT[(cc + 1) * ldc + rr] = v1;
+                float kd = expf(gl - gam[rr]);
+                sm.VpT[cc * ldc + rr] = from_f<T>(to_f(v0) * kd);
+                sm.VpT[(cc + 1) * ldc + rr] = from_f<T>(to_f(v1) * kd);
             }
         });
-        block_sync();
+        block_sync(); /* W, U and the slab copy are free: the next chunk's copies start */
+        if (c + 1 < s.NC) state_prefetch(sm, s, k, W, U, gam_g, b, h, c + 1, r0);
         float eL = expf(gl);
 #pragma unroll
         for (int u = 0; u < GDN_SLAB_TILES; u++) {
             int i = warp + u * nw;
             if (i < nt) {
                 for (int e = 0; e < 4; e++) acc[u][e] *= eL;
-                tile_mma<kTC>(acc[u], view<T>(sm.VpT, ldc, 1), view<T>(sm.Kd, ldk, 1), (i / tn) << 4, (i % tn) << 3, C);
+                tile_mma<kTC>(acc[u], view<T>(sm.VpT, ldc, 1), view<T>(sm.K(c), ldk, 1), (i / tn) << 4, (i % tn) << 3, C);
             }
         }
-        block_sync();
+        /* no barrier: the next writes of VpT and of this K buffer come after the next chunk's one */
     }
     if (io) {
 #pragma unroll

@@ -95,32 +95,57 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_bwd_v_kernel(GdnShape s,
 /* ------------------------------------------------------------------ 3. sequential dh pass */
 
 template <typename T> struct BwdStateSmem {
-    T *Kd, *Qg, *W, *dOT, *dVT, *dh;
-    float *dV, *gam, *ksc, *qsc, *red;
+    T *K, *Q, *W, *dO, *dOT, *dVT, *dh;
+    float *dV, *gam, *red;
     __host__ __device__ static BwdStateSmem carve(char *base, const GdnShape &s, size_t *bytes) {
         SmemCarve c(base);
         BwdStateSmem m;
         int BV = gdn_slab(s.dv);
         size_t tile_k = (size_t)s.C * sm_ld<T>(s.dk);
-        m.Kd = c.take<T>(tile_k);                        /* exp(gam_L - gam_i) k_i */
-        m.Qg = c.take<T>(tile_k);                        /* scale exp(gam_i) q_i */
+        m.K = c.take<T>(tile_k);
+        m.Q = c.take<T>(tile_k);
         m.W = c.take<T>(tile_k);
-        m.dOT = c.take<T>((size_t)BV * sm_ld<T>(s.C));   /* the slab's columns of dO, transposed [BV][C] */
-        m.dVT = c.take<T>((size_t)BV * sm_ld<T>(s.C));   /* the same of dV' (the mma operand copy) */
-        m.dh = c.take<T>((size_t)BV * sm_ld<T>(s.dk));   /* the slab of dh (the mma operand copy) */
-        m.dV = c.take<float>((size_t)s.C * BV);          /* the slab's columns of dV' [C][BV] */
+        m.dO = c.take<T>((size_t)s.C * sm_ld<T>(BV));   /* the slab's columns of dO [C][BV] */
+        m.dOT = c.take<T>((size_t)BV * sm_ld<T>(s.C));  /* scale e^gam_i dO_i of the slab, transposed [BV][C] */
+        m.dVT = c.take<T>((size_t)BV * sm_ld<T>(s.C));  /* dV' of the slab (the mma operand copy), [BV][C] */
+        m.dh = c.take<T>((size_t)BV * sm_ld<T>(s.dk));  /* the slab of dh (the mma operand copy) */
+        m.dV = c.take<float>((size_t)s.C * sm_ld<float>(BV)); /* the slab's columns of dV' [C][BV] */
         m.gam = c.take<float>(s.C);
-        m.ksc = c.take<float>(s.C);
-        m.qsc = c.take<float>(s.C);
         m.red = c.take<float>(32);
         if (bytes) *bytes = c.used;
         return m;
     }
 };
 
+/* The dh pass's copies of chunk c, in two cp.async groups: what its first phase
+ * reads (k, the dV' and dO slabs, gam), then what its second reads (q, W). */
+template <typename T>
+__device__ __forceinline__ void bwd_state_prefetch1(const BwdStateSmem<T> &sm, const GdnShape &s, const T *k, const T *d_o,
+                                                    const float *dV, const float *gam_g, int b, int h, int c, int r0) {
+    const size_t bhc = s.bhc(b, h, c);
+    const int C = s.C, dk = s.dk, dv = s.dv, BV = gdn_slab(dv), L = s.rows(c);
+    stage_rows(sm.K, sm_ld<T>(dk), k + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk);
+    stage_rows(sm.dO, sm_ld<T>(BV), d_o + s.tok(b, c * C, h) * dv + r0, (size_t)s.H * dv, L, C, BV);
+    stage_rows(sm.dV, sm_ld<float>(BV), dV + bhc * C * dv + r0, (size_t)dv, C, C, BV);
+    stage_rows(sm.gam, C, gam_g + bhc * C, (size_t)C, 1, 1, C);
+    gdn_cp_commit();
+}
+template <typename T>
+__device__ __forceinline__ void bwd_state_prefetch2(const BwdStateSmem<T> &sm, const GdnShape &s, const T *q, const T *W,
+                                                    int b, int h, int c) {
+    const size_t bhc = s.bhc(b, h, c);
+    const int C = s.C, dk = s.dk;
+    stage_rows(sm.Q, sm_ld<T>(dk), q + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, s.rows(c), C, dk);
+    stage_rows(sm.W, sm_ld<T>(dk), W + bhc * C * dk, (size_t)dk, C, C, dk);
+    gdn_cp_commit();
+}
+
 /* grid (dv / BV, H, B), GDN_THREADS. dV [B, H, NC, C, dv] F32: local dV' in, full dV' out.
  * dhs [B, H, NC, dv, dk] F32: the gradient of the state leaving each chunk.
- * hsum [B, H, NC, dv / BV]: e^gam_L sum(dh o h) over the slab (h: the state entering). */
+ * hsum [B, H, NC, dv / BV]: e^gam_L sum(dh o h) over the slab (h: the state entering).
+ * Per chunk, last first: dV' += Kd dh^T with Kd = diag(e^(gam_L - gam)) K (the
+ * scale applied to the product), dh <- e^gam_L dh + (diag(scale e^gam) dO)^T Q -
+ * dV'^T W. The previous chunk's copies run during each phase (two groups). */
 template <typename T>
 __global__ void __launch_bounds__(GDN_THREADS) gdn_bwd_state_kernel(GdnShape s, const T *__restrict__ q, const T *__restrict__ k,
                                                                     const T *__restrict__ d_o, const T *__restrict__ W,
@@ -130,18 +155,17 @@ __global__ void __launch_bounds__(GDN_THREADS) gdn_bwd_state_kernel(GdnShape s, 
     constexpr bool kTC = sizeof(T) == 2;
     int h = blockIdx.y, b = blockIdx.z, C = s.C, dk = s.dk, dv = s.dv, nslab = gridDim.x;
     int BV = gdn_slab(dv), r0 = blockIdx.x * BV;
-    const int ldk = sm_ld<T>(dk), ldc = sm_ld<T>(C);
+    const int ldk = sm_ld<T>(dk), ldc = sm_ld<T>(C), ldb = sm_ld<T>(BV), ldf = sm_ld<float>(BV);
     BwdStateSmem<T> sm = BwdStateSmem<T>::carve(gdn_smem(), s, nullptr);
     int warp = threadIdx.x >> 5, nw = blockDim.x >> 5, tn = dk >> 3, nt = (BV >> 4) * tn;
     float acc[GDN_SLAB_TILES][4];
 #pragma unroll
     for (int u = 0; u < GDN_SLAB_TILES; u++)
         for (int e = 0; e < 4; e++) acc[u][e] = 0.f;
+    bwd_state_prefetch1(sm, s, k, d_o, dV, gam_g, b, h, s.NC - 1, r0);
+    bwd_state_prefetch2(sm, s, q, W, b, h, s.NC - 1);
     for (int c = s.NC - 1; c >= 0; c--) {
         size_t bhc = s.bhc(b, h, c);
-        int L = s.rows(c);
-        const float *gc = gam_g + bhc * C;
-        float gl = gc[C - 1];
         slab_store(acc, sm.dh, ldk, dhs + bhc * dv * dk + (size_t)r0 * dk, BV, dk);
         /* e^gam_L sum(dh o h) over this slab: the state-decay term of dgam_L */
         const float *hc = states + bhc * dv * dk + (size_t)r0 * dk;
@@ -155,39 +179,33 @@ __global__ void __launch_bounds__(GDN_THREADS) gdn_bwd_state_kernel(GdnShape s, 
         }
         part = warp_sum(part);
         if ((threadIdx.x & 31) == 0) sm.red[warp] = part;
-        for (int i = threadIdx.x; i < C; i += blockDim.x) {
-            sm.ksc[i] = expf(gl - gc[i]);
-            sm.qsc[i] = s.scale * expf(gc[i]);
-        }
-        load_rows(sm.W, ldk, W + bhc * C * dk, (size_t)dk, C, C, dk, (const float *)nullptr);
-        const T *oc = d_o + s.tok(b, c * C, h) * dv + r0;
-        float *dvc = dV + bhc * C * dv + r0;
-        for (int i = threadIdx.x; i < C * BV; i += blockDim.x) {
-            int r = i / BV, j = i - r * BV;
-            sm.dOT[j * ldc + r] = from_f<T>(r < L ? to_f(oc[(size_t)r * s.H * dv + j]) : 0.f);
-            sm.dV[i] = dvc[(size_t)r * dv + j];
-        }
+        gdn_cp_wait<1>(); /* the first group (k, dV', dO, gam) of chunk c */
         block_sync();
+        const float gl = sm.gam[C - 1];
         if (threadIdx.x == 0) {
             float t = 0;
             for (int w = 0; w < nw; w++) t += sm.red[w];
             hsum[bhc * nslab + blockIdx.x] = expf(gl) * t;
         }
-        load_rows(sm.Kd, ldk, k + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk, (const float *)sm.ksc);
-        load_rows(sm.Qg, ldk, q + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk, (const float *)sm.qsc);
-        block_sync();
+        for (int i = threadIdx.x; i < C * BV; i += blockDim.x) {
+            int r = i / BV, j = i - r * BV;
+            sm.dOT[j * ldc + r] = from_f<T>(s.scale * expf(sm.gam[r]) * to_f(sm.dO[r * ldb + j]));
+        }
+        float *dvc = dV + bhc * C * dv + r0;
         for_tiles(C, BV, [&](int m0, int n0) {
             float p[4] = {0, 0, 0, 0};
-            tile_mma<kTC>(p, view<T>(sm.Kd, ldk, 1), view<T>(sm.dh, 1, ldk), m0, n0, dk);
+            tile_mma<kTC>(p, view<T>(sm.K, ldk, 1), view<T>(sm.dh, 1, ldk), m0, n0, dk);
             for (int e = 0; e < 4; e++) {
                 int r = acc_row(m0, e), cc = acc_col(n0, e);
-                float x = sm.dV[r * BV + cc] + p[e];
+                float x = sm.dV[r * ldf + cc] + expf(gl - sm.gam[r]) * p[e];
                 p[e] = x;
                 sm.dVT[cc * ldc + r] = from_f<T>(x);
             }
             store_acc(dvc, dv, m0, n0, p);
         });
+        gdn_cp_wait<0>(); /* the second group (q, W) of chunk c */
         block_sync();
+        if (c > 0) bwd_state_prefetch1(sm, s, k, d_o, dV, gam_g, b, h, c - 1, r0);
         float eL = expf(gl);
 #pragma unroll
         for (int u = 0; u < GDN_SLAB_TILES; u++) {
@@ -196,12 +214,13 @@ __global__ void __launch_bounds__(GDN_THREADS) gdn_bwd_state_kernel(GdnShape s, 
                 int m0 = (i / tn) << 4, n0 = (i % tn) << 3;
                 float m[4] = {0, 0, 0, 0};
                 for (int e = 0; e < 4; e++) acc[u][e] *= eL;
-                tile_mma<kTC>(acc[u], view<T>(sm.dOT, ldc, 1), view<T>(sm.Qg, ldk, 1), m0, n0, C);
+                tile_mma<kTC>(acc[u], view<T>(sm.dOT, ldc, 1), view<T>(sm.Q, ldk, 1), m0, n0, C);
                 tile_mma<kTC>(m, view<T>(sm.dVT, ldc, 1), view<T>(sm.W, ldk, 1), m0, n0, C);
                 for (int e = 0; e < 4; e++) acc[u][e] -= m[e];
             }
         }
-        block_sync();
+        block_sync(); /* Q and W are free */
+        if (c > 0) bwd_state_prefetch2(sm, s, q, W, b, h, c - 1);
     }
 }
 

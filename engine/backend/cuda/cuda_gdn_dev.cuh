@@ -285,6 +285,56 @@ __device__ __forceinline__ void tile_row_partials(float *part, int ldp, int m0, 
 
 __device__ __forceinline__ void block_sync() { __syncthreads(); }
 
+/* 16 bytes global -> shared without a register round trip (cp.async), zero-filled
+ * when !valid (src is then not read). Complete after gdn_cp_wait_all() and a
+ * barrier. The emulation copies at once (it has no timing). */
+__device__ __forceinline__ void gdn_cp_async16(void *dst, const void *src, bool valid) {
+#ifdef GDN_EMULATE
+    if (valid)
+        memcpy(dst, src, 16);
+    else
+        memset(dst, 0, 16);
+#else
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(valid ? 16 : 0) : "memory");
+#endif
+}
+__device__ __forceinline__ void gdn_cp_commit() {
+#ifndef GDN_EMULATE
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+/* Waits until at most N of this thread's committed groups are still in flight. */
+template <int N> __device__ __forceinline__ void gdn_cp_wait() {
+#ifndef GDN_EMULATE
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+#endif
+}
+__device__ __forceinline__ void gdn_cp_wait_all() { gdn_cp_wait<0>(); }
+
+/* Starts copying L rows of `cols` elements (global, row stride lds) into a shared
+ * tile of `rows` rows (row stride ldd), zeros beyond L, without conversion; with
+ * cp.async when src and the strides allow 16-byte pieces, else with ordinary
+ * loads (done at once). The caller commits the group (gdn_cp_commit); either
+ * way: gdn_cp_wait and a barrier before use. */
+template <typename T>
+__device__ __forceinline__ void stage_rows(T *dst, int ldd, const T *src, size_t lds, int L, int rows, int cols) {
+    constexpr int V = 16 / (int)sizeof(T);
+    const bool vec = ((uintptr_t)src & 15) == 0 && (lds * sizeof(T)) % 16 == 0 && cols % V == 0 && ldd % V == 0;
+    if (vec) {
+        const int per_row = cols / V;
+        for (int i = threadIdx.x; i < rows * per_row; i += blockDim.x) {
+            int r = i / per_row, c = (i - r * per_row) * V;
+            gdn_cp_async16(dst + (size_t)r * ldd + c, r < L ? src + (size_t)r * lds + c : src, r < L);
+        }
+        return;
+    }
+    for (int i = threadIdx.x; i < rows * cols; i += blockDim.x) {
+        int r = i / cols, c = i - r * cols;
+        dst[(size_t)r * ldd + c] = r < L ? src[(size_t)r * lds + c] : from_f<T>(0.f);
+    }
+}
+
 /* Copies L rows of `cols` elements (global, row stride lds) into a shared tile of
  * `rows` rows with row stride ldd, optionally scaled per row, zero beyond L.
  * Global reads are 16 bytes a thread when src and lds allow (coalesced rows);
