@@ -87,11 +87,7 @@ static int generate_job(job_ctx *ctx, void *argp) {
     job_begin_phase(ctx, "generate");
     gen_stream gs = {ctx, job_now(), a->max_new};
     const generate_opts go = {a->max_new, a->temperature, (uint64_t)a->seed, true, NULL, NULL, job_cancel_flag(ctx)};
-    rc = generate_text(run, m, a->prompt, &go, send_text, &gs, &out);
-    const double dt = job_now() - gs.t0;
-    if (out.generated > 0)
-        job_log(ctx, "%d tokens after a prompt of %d in %.2f s (%.0f tokens/s, prefill included)", out.generated,
-                out.prompt_tokens, dt, dt > 0 ? out.generated / dt : 0);
+    rc = generate_text(run, m, a->prompt, &go, send_text, &gs, &out); /* its Log line: results_generate_done */
 done:
     generated_text_free(&out);
     tf_free(&tf);

@@ -254,10 +254,11 @@ bool prompt_box_key(ui *u, int k) {
     return true;
 }
 
+/* most useful first: the key bar shows as many as fit */
 static const key_hint typing_keys[] = {
-    {"\u23ce", "Enter", "generate"}, {"Esc", NULL, "close"},    {"Tab", NULL, "greedy/sampled"},
-    {"\u2191\u2193", "up/down", "tokens"}, {"F1", NULL, "help"}, {"PgUp/Dn", NULL, "temperature"},
-    {"^T", NULL, "teacher/row"},     {"^R", NULL, "next seed"}, {"^U", NULL, "clear"},
+    {"\u23ce", "Enter", "generate"},       {"Esc", NULL, "close"},        {"Tab", NULL, "greedy/sampled"},
+    {"\u2191\u2193", "up/down", "tokens"}, {"^T", NULL, "teacher/row"}, {"F1", NULL, "help"},
+    {"PgUp/Dn", NULL, "temp"},             {"^R", NULL, "next seed"},     {"^U", NULL, "clear"},
     {"\u2190\u2192", "left/right", "move"},
 };
 static const key_hint running_keys[] = {
