@@ -32,7 +32,7 @@ int cmd_default(int argc, char **argv) {
     if (m.tok) {
         int bos = tokenizer_bos(m.tok);
         int_vec out = {0};
-        generate_opts go = {48, 0, 1, true, NULL, NULL};
+        generate_opts go = {48, 0, 1, true, NULL, NULL, NULL};
         if (bos >= 0 && generate(&m, &bos, 1, &go, &out) == 0) {
             int_vec all = {0};
             int_vec_push(&all, bos);

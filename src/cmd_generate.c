@@ -10,12 +10,12 @@
 #include "eval/generate.h"
 #include "student/student_io.h"
 
-static void stream_piece(void *ud, int prev, int id) {
-    const tokenizer *t = ud;
-    char *s = tokenizer_decode_piece(t, prev, id);
-    fputs(s, stdout);
+static void print_text(void *ud, const char *text, int context, int generated) {
+    (void)ud;
+    (void)context;
+    (void)generated;
+    fputs(text, stdout);
     fflush(stdout);
-    free(s);
 }
 
 int cmd_generate(int argc, char **argv) {
@@ -41,7 +41,7 @@ int cmd_generate(int argc, char **argv) {
         fprintf(stderr, "graft generate: -n and --temp must be >= 0\n");
         return 2;
     }
-    int_vec in = {0}, out = {0};
+    generated_text out = {0};
     /* a teacher, or a student folder: the same transformer either way */
     model teacher = {0}, *mp = &teacher;
     student st = {0};
@@ -66,58 +66,45 @@ int cmd_generate(int argc, char **argv) {
     transformer *run_tf = is_student ? &st.tf : &tf;
     /* KV-cache bytes per token: the teacher (every layer attention) vs this model */
     const size_t kv_teacher = tf_kv_bytes_per_token(&full), kv_model = tf_kv_bytes_per_token(run_tf);
-    tokenizer_encode(m->tok, prompt, strlen(prompt), true, &in);
-    int bos = tokenizer_bos(m->tok);
-    if (in.len == 0) { /* no BOS and no prompt: nothing to condition on */
+    if (!*prompt && tokenizer_bos(m->tok) < 0) { /* nothing to condition on */
         fprintf(stderr, "graft generate: this tokenizer has no BOS token; give a --prompt\n");
         rc = 2;
         goto done;
     }
-    size_t skip = (bos >= 0 && in.data[0] == bos) ? 1 : 0;
-    generate_opts go = {n, temp, (uint64_t)co.seed, !ignore_eos, NULL, NULL};
-    if (!co.json) {
-        go.on_token = stream_piece;
-        go.ud = m->tok;
-        char *p = tokenizer_decode(m->tok, in.data, in.len, NULL);
-        fputs(p, stdout);
-        free(p);
-    }
-    rc = generate_tf(run_tf, m, in.data, (int)in.len, &go, &out);
+    /* the same call as the workbench's prompt box (src/workbench/generate_jobs.c) */
+    generate_opts go = {n, temp, (uint64_t)co.seed, !ignore_eos, NULL, NULL, NULL};
+    rc = generate_text(run_tf, m, prompt, &go, co.json ? NULL : print_text, NULL, &out);
     if (rc != 0) {
         rc = cli_fail("generate");
     } else if (co.json) {
-        /* ids after BOS: the prompt's, then the generated ones */
-        int_vec all = {0};
-        for (size_t i = skip; i < in.len; i++) int_vec_push(&all, in.data[i]);
-        for (size_t i = 0; i < out.len; i++) int_vec_push(&all, out.data[i]);
         cJSON *o = cJSON_CreateObject();
-        cJSON_AddItemToObject(o, "ids", cJSON_CreateIntArray(all.data, (int)all.len));
+        cJSON_AddItemToObject(o, "ids", cJSON_CreateIntArray(out.ids.data, (int)out.ids.len));
         /* decode with BOS in front so llama2.c drops the leading space as it does after BOS */
         int_vec dec = {0};
-        if (skip) int_vec_push(&dec, bos);
-        for (size_t i = 0; i < all.len; i++) int_vec_push(&dec, all.data[i]);
+        if (out.bos) int_vec_push(&dec, tokenizer_bos(m->tok));
+        for (size_t i = 0; i < out.ids.len; i++) int_vec_push(&dec, out.ids.data[i]);
         char *text = tokenizer_decode(m->tok, dec.data, dec.len, NULL);
         cJSON_AddStringToObject(o, "text", text);
-        cJSON_AddNumberToObject(o, "prompt_tokens", (double)(in.len - skip));
-        cJSON_AddNumberToObject(o, "generated_tokens", (double)out.len);
+        cJSON_AddNumberToObject(o, "prompt_tokens", out.prompt_tokens);
+        cJSON_AddNumberToObject(o, "generated_tokens", out.generated);
         cJSON *kv = cJSON_AddObjectToObject(o, "kv_bytes_per_token");
         cJSON_AddNumberToObject(kv, "teacher", (double)kv_teacher);
         cJSON_AddNumberToObject(kv, "student", (double)kv_model);
+        cJSON_AddNumberToObject(o, "gdn_state_bytes", (double)tf_state_bytes(run_tf));
         cli_print_json(o);
         free(text);
-        int_vec_free(&all);
         int_vec_free(&dec);
     } else {
         fputc('\n', stdout);
         if (is_student)
-            printf("[kv cache: %zu bytes per token (%d of %d layers GDN); the teacher needs %zu]\n", kv_model,
-                   tf_n_gdn(run_tf), m->cfg.n_layers, kv_teacher);
+            printf("[kv cache: %zu bytes per token (%d of %d layers GDN, %zu bytes of GDN state whatever the length); "
+                   "the teacher needs %zu]\n",
+                   kv_model, tf_n_gdn(run_tf), m->cfg.n_layers, tf_state_bytes(run_tf), kv_teacher);
         else
             printf("[kv cache: %zu bytes per token]\n", kv_teacher);
     }
 done:
-    int_vec_free(&in);
-    int_vec_free(&out);
+    generated_text_free(&out);
     tf_free(&tf);
     tf_free(&full);
     if (is_student) student_free(&st);

@@ -172,6 +172,13 @@ static void draw_job_line(ui *u, grid *g, int y) {
     grid_text(g, x, y, g->w - x - 1, rest, STYLE_PLAIN);
 }
 
+/* The keys of a mode a screen is in (a box with keys of its own, screens.h),
+ * or NULL: the key bar shows them instead of the screen's, help lists them. */
+static const key_hint *mode_keys(ui *u, int *n, const char **title) {
+    *n = 0;
+    return u->screen == SCR_RESULTS ? results_mode_keys(u, n, title) : NULL;
+}
+
 static const key_hint global_keys[] = {
     {"?", NULL, "help"}, {"q", NULL, "quit"}, {"c", NULL, "cancel"},
     {"\u23ce", "Enter", "run"}, {"p", NULL, "palette"}, {"1-9", NULL, "screens"},
@@ -187,10 +194,15 @@ static int keys_width(const key_hint *k, int n, const theme *t) {
 static void draw_key_bar(ui *u, grid *g, int y) {
     const screen *s = screens[u->screen];
     key_hint all[24];
-    int n = 0;
+    int n = 0, n_mode = 0;
+    const char *title = NULL;
+    const key_hint *mode = mode_keys(u, &n_mode, &title);
     if (u->confirm_quit) {
         all[n++] = (key_hint){"y", NULL, "quit (cancels the job)"};
         all[n++] = (key_hint){"n", NULL, "stay"};
+    } else if (mode) { /* the mode's keys, most important first, as many as fit */
+        for (int i = 0; i < n_mode && n < 24; i++) all[n++] = mode[i];
+        while (n > 1 && keys_width(all, n, &u->th) > g->w) n--;
     } else if (u->typing) { /* every key edits the text until Enter or Esc */
         all[n++] = (key_hint){"\u23ce", "Enter", "done"};
         all[n++] = (key_hint){"Esc", NULL, "cancel"};
@@ -227,7 +239,11 @@ static void draw_help(ui *u, grid *g) {
         "q                    quit (asks while a job runs)",
     };
     const screen *s = screens[u->screen];
-    int n = (int)(sizeof global / sizeof global[0]) + s->n_keys + 3;
+    int n_mode = 0;
+    const char *title = NULL;
+    const key_hint *mode = mode_keys(u, &n_mode, &title);
+    if (!mode) n_mode = 0;
+    int n = (int)(sizeof global / sizeof global[0]) + (n_mode ? n_mode : s->n_keys) + 3;
     int w = 64 < g->w - 2 ? 64 : g->w - 2, h = n + 2 < g->h - 2 ? n + 2 : g->h - 2;
     rect box = {(g->w - w) / 2, (g->h - h) / 2, w, h};
     grid_fill(g, box, " ", STYLE_PLAIN);
@@ -239,13 +255,22 @@ static void draw_help(ui *u, grid *g) {
     if (y < max_y) y++;
     char line[160];
     snprintf(line, sizeof line, "on %s:", s->title);
-    if (y < max_y) grid_text(g, box.x + 2, y++, w - 4, line, theme_accent(&u->th));
-    for (int i = 0; i < s->n_keys && y < max_y; i++) {
+    if (!n_mode && y < max_y) grid_text(g, box.x + 2, y++, w - 4, line, theme_accent(&u->th));
+    for (int i = 0; i < s->n_keys && !n_mode && y < max_y; i++) { /* a mode's keys replace the screen's */
         char kb[2];
         const char *k = u->th.utf8 || !s->keys[i].ascii_key ? s->keys[i].key : s->keys[i].ascii_key;
         k = keymap_show(&u->prefs->keys, k, kb);
         int pad = 21 - utf8_width(k); /* pad by glyphs, not bytes, for UTF-8 keys */
         snprintf(line, sizeof line, "%s%*s%s", k, pad > 1 ? pad : 1, "", s->keys[i].label);
+        grid_text(g, box.x + 2, y++, w - 4, line, STYLE_PLAIN);
+    }
+    if (!n_mode) return;
+    snprintf(line, sizeof line, "%s:", title ? title : "now");
+    if (y < max_y) grid_text(g, box.x + 2, y++, w - 4, line, theme_accent(&u->th));
+    for (int i = 0; i < n_mode && y < max_y; i++) { /* a mode's keys are typed, never remapped */
+        const char *k = u->th.utf8 || !mode[i].ascii_key ? mode[i].key : mode[i].ascii_key;
+        int pad = 21 - utf8_width(k);
+        snprintf(line, sizeof line, "%s%*s%s", k, pad > 1 ? pad : 1, "", mode[i].label);
         grid_text(g, box.x + 2, y++, w - 4, line, STYLE_PLAIN);
     }
 }

@@ -2,6 +2,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/error.h"
 
@@ -45,7 +46,7 @@ int generate_tf(transformer *tf, const model *m, const int *prompt, int n, const
     }
     gf_backend *be = tf->be;
     tf_run *r;
-    const tf_run_opts ro = {.B = 1, .T = n, .S = ctx, .decode = true, .logit_rows = 1};
+    const tf_run_opts ro = {.B = 1, .T = n, .S = ctx, .decode = true, .logit_rows = 1, .cancel = o->cancel};
     if (tf_run_open(&r, tf, &ro) != 0) return -1;
     const int V = m->cfg.vocab_size;
     const gf_buf lbuf = tf_run_logits(r, NULL);
@@ -56,6 +57,10 @@ int generate_tf(transformer *tf, const model *m, const int *prompt, int n, const
     int rc = tf_forward(r, prompt, 1, n, 0, NULL);
     int prev = prompt[n - 1], produced = 0, last_row = n - 1;
     for (int pos = n; rc == 0; pos++) {
+        if (o->cancel && atomic_load(o->cancel)) {
+            rc = gf_fail("cancelled");
+            break;
+        }
         tf_logits(r, last_row, 1, lbuf);
         if ((rc = be_download(be, logits, GF_F32, lbuf, (size_t)V)) != 0) break;
         int id = pick(logits, V, o->temperature, &rng);
@@ -71,4 +76,59 @@ int generate_tf(transformer *tf, const model *m, const int *prompt, int n, const
     free(logits);
     tf_run_close(r);
     return rc;
+}
+
+/* ---- text in, text out ---- */
+
+typedef struct {
+    const tokenizer *tok;
+    void (*on_text)(void *ud, const char *text, int context, int generated);
+    void *ud;
+    int prompt, produced; /* tokens */
+} text_stream;
+
+static void stream_piece(void *p, int prev, int id) {
+    text_stream *ts = p;
+    ts->produced++;
+    if (!ts->on_text) return;
+    char *s = tokenizer_decode_piece(ts->tok, prev, id);
+    ts->on_text(ts->ud, s, ts->prompt + ts->produced, ts->produced);
+    free(s);
+}
+
+int generate_text(transformer *tf, const model *m, const char *prompt, const generate_opts *o,
+                  void (*on_text)(void *ud, const char *text, int context, int generated), void *ud,
+                  generated_text *out) {
+    memset(out, 0, sizeof *out);
+    if (!m->tok) return gf_fail("the model has no tokenizer");
+    int_vec in = {0}, gen = {0};
+    tokenizer_encode(m->tok, prompt, strlen(prompt), true, &in);
+    if (in.len == 0) { /* no BOS and no prompt: nothing to condition on */
+        int_vec_free(&in);
+        return gf_fail("this tokenizer has no BOS token; give a prompt");
+    }
+    const int bos = tokenizer_bos(m->tok);
+    out->bos = bos >= 0 && in.data[0] == bos;
+    if (on_text) { /* the prompt as the tokenizer reads it back (llama2.c drops the space after BOS) */
+        char *p = tokenizer_decode(m->tok, in.data, in.len, NULL);
+        on_text(ud, p, (int)in.len, 0);
+        free(p);
+    }
+    text_stream ts = {m->tok, on_text, ud, (int)in.len, 0};
+    generate_opts go = *o;
+    go.on_token = stream_piece;
+    go.ud = &ts;
+    int rc = generate_tf(tf, m, in.data, (int)in.len, &go, &gen);
+    for (size_t i = out->bos ? 1 : 0; i < in.len; i++) int_vec_push(&out->ids, in.data[i]);
+    out->prompt_tokens = (int)out->ids.len;
+    for (size_t i = 0; i < gen.len; i++) int_vec_push(&out->ids, gen.data[i]);
+    out->generated = (int)gen.len;
+    int_vec_free(&in);
+    int_vec_free(&gen);
+    return rc;
+}
+
+void generated_text_free(generated_text *g) {
+    int_vec_free(&g->ids);
+    memset(g, 0, sizeof *g);
 }

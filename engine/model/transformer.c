@@ -120,6 +120,13 @@ size_t tf_kv_bytes_per_token(const transformer *tf) {
     return per * (size_t)n_attn(tf);
 }
 
+size_t tf_state_bytes(const transformer *tf) {
+    const gdn_config *c = &tf->gcfg;
+    size_t per = (size_t)c->H * c->dv * c->dk * gf_dtype_size(GF_F32); /* as gdn_state_take carves it */
+    if (c->conv) per += (size_t)(GDN_CONV_K - 1) * gdn_qkv_width(c) * gf_dtype_size(be_act(tf->be));
+    return per * (size_t)tf_n_gdn(tf);
+}
+
 void tf_zero_grads(transformer *tf) {
     if (!gf_is_none(tf->grads)) be_zero(tf->be, tf->grads, tf->layout.total);
 }

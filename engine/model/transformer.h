@@ -59,6 +59,9 @@ int tf_n_gdn(const transformer *tf);
 bool tf_is_trainable(const transformer *tf);
 /* KV-cache bytes per token (attention layers: 2 * KV * hd elements of ACT). */
 size_t tf_kv_bytes_per_token(const transformer *tf);
+/* Bytes a decode run keeps per sequence whatever its length: each GDN layer's
+ * recurrent state (F32 H x dv x dk) and conv history (ACT, K-1 rows of q|k|v). */
+size_t tf_state_bytes(const transformer *tf);
 
 typedef struct {
     int B, T;          /* sequences and rows per call */

@@ -266,6 +266,7 @@ static void fill_row(result_row *r, run_kind kind, const plan_arg *a, const spli
     snprintf(r->corpus, sizeof r->corpus, "%s", a->corpus);
     r->eval_windows = spec->eval_windows;
     r->ctx = spec->ctx;
+    r->seed = a->seed;
     if (init_uses_stage1(init)) result_set_stage1(r, s1);
 }
 
@@ -424,8 +425,9 @@ static void ablate_command(const plan_arg *a, const ablate_variant *v, int steps
         stage1_choice_flags(&a->s1, s1, sizeof s1);
         snprintf(mode, sizeof mode, "%s", s1);
     }
-    snprintf(buf, n, "graft ablate '%s' --calib '%s' --eval '%s'%s --steps %d --eval-windows %d%s --json", a->teacher_path,
-             a->corpus, a->corpus, mode, steps, windows, a->keep_best_heldout ? " --keep-best heldout" : "");
+    snprintf(buf, n, "graft ablate '%s' --calib '%s' --eval '%s'%s --steps %d --eval-windows %d%s --seed %ld --json",
+             a->teacher_path, a->corpus, a->corpus, mode, steps, windows, a->keep_best_heldout ? " --keep-best heldout" : "",
+             a->seed);
 }
 
 static int ablate_job(job_ctx *ctx, void *argp) {

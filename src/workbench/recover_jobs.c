@@ -36,6 +36,7 @@ typedef struct {
     long tokens;
     char converted[256], kept[128], corpus[200], teacher[160];
     stage1_choice s1;
+    long seed;
 } race_result;
 
 typedef struct {
@@ -183,6 +184,7 @@ static int race_job(job_ctx *ctx, void *argp) {
     snprintf(r->corpus, sizeof r->corpus, "%s", a->corpus);
     snprintf(r->teacher, sizeof r->teacher, "%s", a->teacher_name);
     r->s1 = a->s1;
+    r->seed = a->seed;
     job_set_result(ctx, r);
     rc = 0;
 done:
@@ -261,6 +263,7 @@ void recover_race_done(app_state *st, teacher_state *owner, void *result) {
             row.race_tokens = r->tokens;
             row.race_lr_mixer = r->lr_mixer;
             row.race_lr_rest = r->lr_rest;
+            row.seed = r->seed;
             row.tokens_to_target = r->ttt[i] >= 0 ? r->ttt[i] : -1;
             row.ratio = i ? r->ratio : NAN;
             /* the race's Stage 1 options: taylor-calibrate's init detail, and in both rows' command */

@@ -132,8 +132,9 @@ int result_compare(const result_row *a, const result_row *b, result_col c) {
 }
 
 void result_command(const result_row *r, const char *model_arg, char *buf, size_t n) {
-    char s1[128] = "";
+    char s1[128] = "", seed[32] = "";
     if (r->has_stage1) stage1_choice_flags(&r->stage1, s1, sizeof s1);
+    if (r->seed > 0) snprintf(seed, sizeof seed, " --seed %ld", r->seed); /* 0: a row saved before rows kept it */
     switch (r->kind) {
     case RUN_EVALUATE:
         if (r->student[0]) {
@@ -147,15 +148,15 @@ void result_command(const result_row *r, const char *model_arg, char *buf, size_
     case RUN_ABLATE:
         snprintf(buf, n,
                  "graft ablate '%s' --calib '%s' --eval '%s' --strategy %s --keep %g --init %s --steps %d "
-                 "--eval-windows %d%s%s --json",
+                 "--eval-windows %d%s%s%s --json",
                  model_arg, r->corpus, r->corpus, r->strategy, r->keep, r->init, r->stage2_steps, r->eval_windows,
-                 r->keep_best_heldout ? " --keep-best heldout" : "", s1);
+                 r->keep_best_heldout ? " --keep-best heldout" : "", s1, seed);
         return;
     case RUN_RACE:
         snprintf(buf, n,
                  "graft race '%s' --data '%s' --ctx %d --batch 4 --tokens %ld --lr-mixer %g --lr-rest %g "
-                 "--keep %g%s --json",
-                 model_arg, r->corpus, r->ctx, r->race_tokens, r->race_lr_mixer, r->race_lr_rest, r->keep, s1);
+                 "--keep %g%s%s --json",
+                 model_arg, r->corpus, r->ctx, r->race_tokens, r->race_lr_mixer, r->race_lr_rest, r->keep, s1, seed);
         return;
     case RUN_KIND_COUNT: break;
     }
@@ -189,6 +190,7 @@ cJSON *result_row_json(const result_row *r) {
     add_num(o, "hl_max", r->hl_max);
     cJSON_AddStringToObject(o, "kept", r->kept);
     cJSON_AddStringToObject(o, "student", r->student);
+    if (r->seed > 0) cJSON_AddNumberToObject(o, "seed", (double)r->seed);
     if (r->kind == RUN_RACE) {
         cJSON_AddNumberToObject(o, "race_tokens", (double)r->race_tokens);
         add_num(o, "lr_mixer", r->race_lr_mixer);
@@ -235,6 +237,8 @@ int result_row_from_json(const cJSON *o, result_row *r) {
     r->hl_med = get_num(o, "hl_median", NAN);
     r->hl_max = get_num(o, "hl_max", NAN);
     r->race_tokens = (long)get_num(o, "race_tokens", 0);
+    double seed = get_num(o, "seed", 0);
+    r->seed = seed >= 1 && seed <= 9.2e18 ? (long)seed : 0; /* absent or out of range: unknown */
     r->race_lr_mixer = get_num(o, "lr_mixer", NAN);
     r->race_lr_rest = get_num(o, "lr_rest", NAN);
     r->tokens_to_target = get_num(o, "tokens_to_target", NAN);

@@ -168,7 +168,7 @@ static bool in_range(const teacher_state *t, int layer, int head) {
     return layer >= 0 && layer < t->n_layers && (head < 0 || head < t->n_heads);
 }
 
-static bool apply_data(app_state *st, teacher_state *t, const wb_event *e) {
+static bool apply_data(app_state *st, teacher_state *t, int job_id, const wb_event *e) {
     if (!t) return false;
     const int L = t->n_layers, H = t->n_heads;
     switch (e->kind) {
@@ -237,6 +237,25 @@ static bool apply_data(app_state *st, teacher_state *t, const wb_event *e) {
         return true;
     }
     case WB_LOG_LONG: return false; /* app_apply_event logs it */
+    case WB_GEN_MEMORY:
+        if (job_id != t->gen.job_id) return false; /* an earlier generation's late event */
+        t->gen.kv_model = e->u.gen_memory.kv_model;
+        t->gen.kv_teacher = e->u.gen_memory.kv_teacher;
+        t->gen.state_bytes = e->u.gen_memory.state_bytes;
+        t->gen.n_layers = e->u.gen_memory.n_layers;
+        t->gen.n_gdn = e->u.gen_memory.n_gdn;
+        t->gen.max_context = e->u.gen_memory.max_context;
+        t->gen.have_memory = true;
+        return true;
+    case WB_GEN_TEXT: {
+        int n = e->u.gen_text.len;
+        if (job_id != t->gen.job_id || n < 0 || n > (int)sizeof e->u.gen_text.text) return false;
+        gen_append(&t->gen, e->u.gen_text.text, (size_t)n, e->u.gen_text.is_prompt != 0);
+        t->gen.context_tokens = e->u.gen_text.context_tokens;
+        t->gen.generated = e->u.gen_text.generated;
+        t->gen.seconds = e->u.gen_text.seconds;
+        return true;
+    }
     case WB_RACE_CHECKPOINT:
         snprintf(t->race.checkpoint, sizeof t->race.checkpoint, "%s step %ld: %s", e->u.race_checkpoint.init,
                  e->u.race_checkpoint.step, e->u.race_checkpoint.path);
@@ -334,7 +353,7 @@ bool app_apply_event(app_state *st, const event *ev) {
             app_log(st, LOG_INFO, "%s: %.*s", ev->job_name, (int)sizeof e.u.log_long.text, e.u.log_long.text);
             return true;
         }
-        return apply_data(st, r ? r->owner : NULL, &e);
+        return apply_data(st, r ? r->owner : NULL, ev->job_id, &e);
     }
     case EV_FILE: apply_file(st, ev); return true;
     case EV_DONE:

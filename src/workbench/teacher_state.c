@@ -50,6 +50,7 @@ teacher_state *teacher_state_new(const char *key) {
     t->teacher_ppl = NAN;
     method_state_init(&t->method);
     stage1_choice_default(&t->stage1);
+    gen_state_init(&t->gen);
     return t;
 }
 
@@ -82,6 +83,7 @@ void teacher_state_free(teacher_state *t) {
         free(t->series[i].y);
     }
     free(t->results);
+    gen_state_free(&t->gen);
     free(t);
 }
 

@@ -1,6 +1,7 @@
 /* Everything the workbench computed for one teacher: its identity and shape,
  * the Plan, the per-head statistics, Stage 1 / Stage 2 numbers, the race's
- * curves, the teacher's perplexity and the Results rows. Opening another
+ * curves, the teacher's perplexity, the Results rows and the prompt box's
+ * last generation. Opening another
  * teacher switches to its own teacher_state (state.h); nothing here is ever
  * shown or used under another teacher. The UI thread owns it. */
 #ifndef GRAFT_WORKBENCH_TEACHER_STATE_H
@@ -10,6 +11,7 @@
 #include <stddef.h>
 
 #include "jobs/event.h"
+#include "workbench/generation.h"
 #include "workbench/method_state.h"
 #include "workbench/results.h"
 
@@ -112,6 +114,8 @@ typedef struct {
     result_row *results;
     int n_results;
     long next_seq;
+
+    gen_state gen;           /* the prompt box on Results: its request and the last generation */
 } teacher_state;
 
 teacher_state *teacher_state_new(const char *key);

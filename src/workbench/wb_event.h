@@ -23,6 +23,8 @@ typedef enum {
     WB_RACE_POINT,   /* race_point: a loss point of one init's race run */
     WB_RACE_CHECKPOINT, /* race_checkpoint: where the running init was last checkpointed */
     WB_LOG_LONG,     /* log_long: a log line longer than an EV_LOG's text (a headless command, whole) */
+    WB_GEN_MEMORY,   /* gen_memory: the generating model's KV-cache bytes per token, its teacher's, its GDN state */
+    WB_GEN_TEXT,     /* gen_text: text of a generation (the decoded prompt, then each token's piece, in chunks) */
 } wb_event_kind;
 
 typedef struct {
@@ -81,6 +83,17 @@ typedef struct {
         struct {
             char text[900];
         } log_long;
+        struct {
+            long long kv_model, kv_teacher, state_bytes;
+            int n_layers, n_gdn, max_context;
+        } gen_memory;
+        struct {
+            int context_tokens, generated; /* after this chunk */
+            double seconds;                /* since generating began */
+            int is_prompt;                 /* the chunk belongs to the decoded prompt */
+            int len;                       /* bytes of text (NUL bytes included) */
+            char text[512];
+        } gen_text;
     } u;
 } wb_event;
 

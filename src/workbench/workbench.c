@@ -14,6 +14,7 @@
 #include "model/model.h"
 #include "stats/collect.h"
 #include "workbench/calib_jobs.h"
+#include "workbench/generate_jobs.h"
 #include "workbench/job_cost.h"
 #include "workbench/plan_jobs.h"
 #include "workbench/recover_jobs.h"
@@ -163,6 +164,7 @@ static int run_action(app_state *st, job_runner *jr, wb_action act) {
     case ACT_CALIBRATE_ONE: return calib_start(wb, st, jr, true);
     case ACT_ALIGN: return align_start(wb, st, jr);
     case ACT_RACE: return recover_start_race(wb, st, jr);
+    case ACT_GENERATE: return results_start_generate(wb, st, jr);
     case ACT_COUNT: break;
     }
     return gf_fail("this screen has no job");
@@ -214,6 +216,7 @@ static void on_end(app_state *st, const job_record *job, const event *ev) {
         }
         return;
     }
+    if (!strcmp(job->name, "generate")) results_generate_done(st, job->owner, ev);
     if (!strcmp(job->name, "race") && ev->kind == EV_DONE) {
         recover_race_done(st, job->owner, ev->result);
         return;

@@ -1,6 +1,6 @@
 /* The engine behind the workbench: which teacher is loaded and which corpus
  * is used, and the jobs each action starts (load, statistics, selection,
- * Stage 1, Stage 2, evaluation, ablation, race). It owns the loaded model.
+ * Stage 1, Stage 2, evaluation, ablation, race, generation). It owns the loaded model.
  * Every job is started for the current teacher (its teacher_state) and only
  * when that teacher's weights are the ones loaded; jobs copy what they need
  * and hand numbers back as events (wb_event.h). */

@@ -24,6 +24,7 @@ case $WHAT in
 test|build|bench|bench-model|peers-forward|peers-train|all) ;;
 *) echo "usage: sh tests/gpu/device_run.sh test|build|bench|bench-model|peers-forward|peers-train|all" >&2; exit 2 ;;
 esac
+start=$(date +%s)
 OUT=${OUT:-$(pwd)/build/gpu/out}
 mkdir -p "$OUT"
 LOGS=$(mktemp -d)
@@ -38,7 +39,6 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,
 python3 -c 'import torch, transformers; print("torch", torch.__version__, "transformers", transformers.__version__)' 2>&1 | tail -n 1 | tee -a "$SUM"
 
 jobs=$(nproc 2>/dev/null || echo 8)
-start=$(date +%s)
 if ! command -v nvcc >/dev/null 2>&1 && [ ! -x /usr/local/cuda/bin/nvcc ]; then
     say "NO nvcc in PATH or /usr/local/cuda/bin: graft would build without CUDA and every check would skip"
     exit 1

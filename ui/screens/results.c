@@ -4,7 +4,8 @@
  * (6 Recover). Columns say what each row was run with: strategy, ratio,
  * init, Stage 2 steps, the evaluation slice. Rows sort by any column (o, O);
  * the selected row's headless command is under the table, whole, to copy.
- * Columns that do not fit are dropped by priority and named. */
+ * Columns that do not fit are dropped by priority and named. g opens the
+ * prompt box (prompt_box.c) on the selected row's student or the teacher. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 
 #include "core/error.h"
 #include "keys.h"
+#include "screens/prompt_box.h"
 #include "screens/screens.h"
 #include "student/student.h"
 
@@ -146,6 +148,10 @@ static void draw(ui *u, grid *g, rect r) {
         draw_unavailable(u, g, r, "a teacher", "open one on 1 Teacher (the default teacher loads by itself)");
         return;
     }
+    if (v->box) {
+        prompt_box_draw(u, g, r);
+        if (v->box) return;
+    }
     int y = r.y;
     char line[600];
     slice_line(st, t, line, sizeof line);
@@ -165,7 +171,7 @@ static void draw(ui *u, grid *g, rect r) {
     y++;
     if (t->n_results == 0) {
         draw_unavailable(u, g, (rect){r.x, y + 1, r.w, r.y + r.h - y - 1}, "results of converted students of this teacher",
-                         "Enter builds and evaluates the plan's student; a runs the ablation table");
+                         "Enter builds and evaluates the plan's student; a runs the ablation table; g prompts the teacher");
         return;
     }
     static int order[MAX_ROWS_SHOWN];
@@ -224,7 +230,18 @@ static bool key(ui *u, int k) {
     app_state *st = u->st;
     teacher_state *t = app_cur(st);
     results_view *v = &u->v.results;
+    if (v->box) return prompt_box_key(u, k);
     switch (k) {
+    case 'g': { /* the prompt box on the selected row (the teacher without rows) */
+        const result_row *row = NULL;
+        if (t && t->n_results > 0) {
+            static int order[MAX_ROWS_SHOWN];
+            int n = sorted_rows(t, v, order);
+            row = &t->results[order[v->cursor >= 0 && v->cursor < n ? v->cursor : n - 1]];
+        }
+        prompt_box_open(u, row);
+        return true;
+    }
     case 'i': { /* the init "evaluate" builds, among the six */
         student_init cur;
         if (student_init_parse(st->eval_init, &cur) != 0) cur = INIT_TAYLOR_CALIBRATE;
@@ -274,8 +291,12 @@ static bool key(ui *u, int k) {
 }
 
 static const key_hint keys[] = {
-    {"\u23ce", "Enter", "evaluate plan"}, {"i", NULL, "init"}, {"a", NULL, "ablation table"},
-    {"\u2191\u2193", "up/down", "row"}, {"o", NULL, "sort"}, {"O", NULL, "reverse"},
+    {"\u23ce", "Enter", "evaluate plan"}, {"g", NULL, "prompt box"}, {"i", NULL, "init"},
+    {"a", NULL, "ablation table"}, {"\u2191\u2193", "up/down", "row"}, {"o", NULL, "sort"}, {"O", NULL, "reverse"},
 };
+
+const key_hint *results_mode_keys(ui *u, int *n, const char **title) {
+    return u->v.results.box ? prompt_box_keys(u, n, title) : NULL;
+}
 
 const screen screen_results = {"Results", draw, key, NULL, keys, sizeof keys / sizeof keys[0], ACT_EVALUATE};

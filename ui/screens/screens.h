@@ -7,6 +7,9 @@
 extern const screen screen_teacher, screen_plan, screen_stats, screen_calibrate, screen_align, screen_recover,
     screen_results, screen_log, screen_settings;
 
+/* The keys of the Results prompt box while it is open (else NULL), for the key bar and help. */
+const key_hint *results_mode_keys(ui *u, int *n, const char **title);
+
 /* Every screen's view state at its start. */
 void views_init(views *v);
 

@@ -29,6 +29,12 @@ typedef struct {
     int first;                   /* first row shown */
     int sort_col;                /* result_col, or -1: run order */
     bool sort_desc;
+    /* the prompt box (g): it generates from the row selected when it opened, or the teacher */
+    bool box;
+    entry prompt;
+    char box_teacher[1024];      /* the key of the teacher it opened for (another one closes it) */
+    char row_student[256];       /* that row's student folder, "" when the row has none */
+    char row_label[96];          /* "student uniform 60% t-calib", "" when it opened on no row */
 } results_view;
 
 typedef struct {

@@ -129,10 +129,18 @@ tui_wait s "target reached: random" 3000 >/dev/null || fail "the race"
 idle s
 shot s "6 Recover (stories260K, 8,192 tokens per init)" 'The race between initializations, as `graft race MODEL --data CORPUS --ctx 128 --batch 4 --tokens N --lr-mixer A --lr-rest B --keep KEEP` (the same code, the same numbers; budget and learning rates in 9 Settings, `+` / `-` double / halve the budget): Enter builds a random and a taylor-calibrate student of the teacher (uniform selection keeping the Plan'"'"'s fraction of attention layers, calibrated on the corpus) and trains each in turn on the same data order. The chart shows both KL-per-token curves against training tokens, with the target loss (the random run'"'"'s smoothed final loss) as a flat line; above it the budget, the last checkpoint (every 8 steps, at the end and on cancel, under $XDG_STATE_HOME/graft/race/INIT.ckpt) and the tokens each init needs to reach the target and their ratio. Both runs become Results rows.'
 tui_keys s 7
-shot s "7 Results (stories260K, 100x30)" 'The teacher'"'"'s runs, one row each: Enter evaluates the plan (builds its student under the init shown, `i` cycles the six; measures zero-shot perplexity on the evaluation slice next to the teacher'"'"'s on the first line; writes the student to `$XDG_DATA_HOME/graft/students/<teacher>-<strategy>-<keep>-<init>/`), `a` runs the ablation table, race runs come from 6 Recover. Columns say how each row was made: run, strategy, keep, init, Stage 2 steps (`(h)`: the state with the lowest held-out loss was kept, 9 Settings), the evaluation slice (race rows: the race'"'"'s own held-out text, named apart so that its perplexity is never read against the teacher'"'"'s), then perplexity, half-lives, kept layers, tokens to target and the student folder. `o` sorts by the next column, `O` reverses; Up/Down select a row, whose headless command is under the table, whole. Columns that do not fit are dropped by priority and named; cut cells end in an ellipsis.'
+shot s "7 Results (stories260K, 100x30)" 'The teacher'"'"'s runs, one row each: Enter evaluates the plan (builds its student under the init shown, `i` cycles the six; measures zero-shot perplexity on the evaluation slice next to the teacher'"'"'s on the first line; writes the student to `$XDG_DATA_HOME/graft/students/<teacher>-<strategy>-<keep>-<init>/`), `a` runs the ablation table, race runs come from 6 Recover. Columns say how each row was made: run, strategy, keep, init, Stage 2 steps (`(h)`: the state with the lowest held-out loss was kept, 9 Settings), the evaluation slice (race rows: the race'"'"'s own held-out text, named apart so that its perplexity is never read against the teacher'"'"'s), then perplexity, half-lives, kept layers, tokens to target and the student folder. `o` sorts by the next column, `O` reverses; Up/Down select a row, whose headless command is under the table, whole (race and ablation rows with their --seed); `g` opens the prompt box on it (below). Columns that do not fit are dropped by priority and named; cut cells end in an ellipsis.'
 size s 200 30
 shot s "7 Results at 200 columns" ''
 size s 100 30
+tui_keys s Up Up g
+tui_wait s "prompt box: student" 50 >/dev/null || fail "the prompt box"
+tui_keys s -l "Once upon a time, Tom's dog"
+tui_keys s Enter
+tui_wait s "last run: student" 100 >/dev/null || fail "generate"
+idle s
+shot s "7 Results: the prompt box (g)" '`g` opens a box on the selected row'"'"'s student folder (here the evaluated plan: 3 of 5 layers keep attention): a one-line prompt (every key is text, UTF-8 included, with the editing keys of the Teacher screen'"'"'s entry), and Enter runs a "generate" job through the same call as `graft generate DIR --prompt P -n N --temp T --seed S`: attention layers through their KV cache, GDN layers through their recurrent state. The continuation streams in under the prompt (the prompt in the accent colour) with tokens/s, then the KV-cache bytes per token of this student against its teacher'"'"'s and the total for the tokens so far, with the GDN layers'"'"' fixed state. `Tab` switches greedy / sampled, PgUp / PgDn the temperature, Up / Down double / halve the tokens, `^R` the seed, `^T` the teacher instead (a row without a folder, an ablation or race row, has only the teacher: their students live only while their job runs). While it generates, c stops it (between tokens); Esc closes the box. The Log gets each run'"'"'s line with its headless command.'
+tui_keys s Escape
 tui_keys s a
 tui_wait s "● ablate" 100 >/dev/null || fail "ablate did not start"
 sleep 3
@@ -155,7 +163,7 @@ size s 100 30
 idle s
 tui_keys s 9 Left 7
 tui_keys s 8
-shot s "8 Log" 'Every line with its time; errors stand out. Left / Right scroll long lines sideways, `/` filters (case-insensitive, time stamps included; Esc clears), `h` shows the job history, End the newest lines. Every Results row that is not an ablation row logs its headless command in full.'
+shot s "8 Log" 'Every line with its time; errors stand out. Left / Right scroll long lines sideways, `/` filters (case-insensitive, time stamps included; Esc clears), `h` shows the job history, End the newest lines. Every Results row that is not an ablation row logs its headless command in full, and so does every run of the prompt box.'
 tui_keys s h
 shot s "8 Log, job history (h)" 'Each job: when it started, how long it ran, how it ended (a cancel says how long the job took to stop after c), and the teacher it ran for.'
 tui_keys s h 9
@@ -195,6 +203,14 @@ tui_keys m 7 Enter
 tui_wait m "headless: graft eval" 6000 >/dev/null || fail "evaluate on SmolLM2"
 idle m
 shot m "7 Results (SmolLM2-135M)" 'The plan evaluated with 20 Stage 2 steps per layer (9 Settings). Only this teacher'"'"'s rows are here; stories260K'"'"'s stay with stories260K.'
+tui_keys m g
+tui_wait m "prompt box: student" 50 >/dev/null || fail "the prompt box on SmolLM2"
+tui_keys m -l "The capital of France is"
+tui_keys m Down Enter
+tui_wait m "last run: student" 600 >/dev/null || fail "generate on SmolLM2"
+idle m
+shot m "7 Results: the prompt box on SmolLM2-135M's student" 'Greedy, 32 tokens from the evaluated student (15 of 30 layers GDN after 20 Stage 2 steps per layer and no recovery training: the text shows it). Its KV cache per token is half the teacher'"'"'s; the GDN layers hold a fixed state instead, whatever the length.'
+tui_keys m Escape
 tui_keys m q
 sleep 0.3
 tui_screen m | grep -qF "Quit anyway" && tui_keys m y

@@ -1,0 +1,152 @@
+#include "workbench/generate_jobs.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/error.h"
+#include "eval/generate.h"
+#include "jobs/job.h"
+#include "student/student_io.h"
+#include "workbench/wb_event.h"
+
+/* Everything the job needs, copied on the UI thread: it never reads app_state. */
+typedef struct {
+    const model *m;          /* the loaded teacher (a teacher request), else NULL */
+    char student[256];       /* the student folder, "" for the teacher */
+    char prompt[GEN_PROMPT_MAX];
+    int max_new;
+    double temperature;      /* 0: greedy */
+    long seed;
+    double w_load, w_generate; /* phase weights */
+} gen_arg;
+
+typedef struct {
+    job_ctx *ctx;
+    double t0;               /* when generating began */
+    int max_new;
+} gen_stream;
+
+/* Text to the UI in chunks that fit an event; progress once per token. */
+static void send_text(void *ud, const char *text, int context, int generated) {
+    gen_stream *gs = ud;
+    const size_t len = strlen(text);
+    wb_event e = {.kind = WB_GEN_TEXT};
+    const size_t room = sizeof e.u.gen_text.text;
+    size_t at = 0;
+    do {
+        size_t n = len - at < room ? len - at : room;
+        e.u.gen_text.context_tokens = context;
+        e.u.gen_text.generated = generated;
+        e.u.gen_text.seconds = job_now() - gs->t0;
+        e.u.gen_text.is_prompt = generated == 0;
+        e.u.gen_text.len = (int)n;
+        memcpy(e.u.gen_text.text, text + at, n);
+        wb_emit(gs->ctx, &e);
+        at += n;
+    } while (at < len);
+    if (generated > 0) job_progress(gs->ctx, generated, gs->max_new, "tokens");
+}
+
+static int generate_job(job_ctx *ctx, void *argp) {
+    gen_arg *a = argp;
+    student s = {0};
+    transformer tf = {0}, full = {0};
+    generated_text out = {0};
+    const model *m = a->m;
+    transformer *run = &tf;
+    int rc = -1;
+    const job_phase phases[] = {{"load", a->w_load}, {"generate", a->w_generate}};
+    job_set_phases(ctx, phases, 2);
+    if (a->student[0]) {
+        job_progress(ctx, 0, 1, "load");
+        if (student_load(&s, a->student, NULL) != 0) goto done;
+        m = s.m;
+        run = &s.tf;
+        if (job_cancelled(ctx)) {
+            gf_fail("cancelled");
+            goto done;
+        }
+    } else if (tf_view(&tf, m, NULL, NULL, NULL) != 0) {
+        goto done;
+    }
+    if (!m->tok) {
+        gf_fail("%s has no tokenizer", a->student[0] ? a->student : "the teacher");
+        goto done;
+    }
+    if (tf_view(&full, m, NULL, NULL, NULL) != 0) goto done; /* the teacher: every layer attention */
+    wb_event e = {.kind = WB_GEN_MEMORY};
+    e.u.gen_memory.kv_model = (long long)tf_kv_bytes_per_token(run);
+    e.u.gen_memory.kv_teacher = (long long)tf_kv_bytes_per_token(&full);
+    e.u.gen_memory.state_bytes = (long long)tf_state_bytes(run);
+    e.u.gen_memory.n_layers = m->cfg.n_layers;
+    e.u.gen_memory.n_gdn = tf_n_gdn(run);
+    e.u.gen_memory.max_context = m->cfg.max_seq;
+    wb_emit(ctx, &e);
+    job_begin_phase(ctx, "generate");
+    gen_stream gs = {ctx, job_now(), a->max_new};
+    const generate_opts go = {a->max_new, a->temperature, (uint64_t)a->seed, true, NULL, NULL, job_cancel_flag(ctx)};
+    rc = generate_text(run, m, a->prompt, &go, send_text, &gs, &out); /* its Log line: results_generate_done */
+done:
+    generated_text_free(&out);
+    tf_free(&tf);
+    tf_free(&full);
+    if (a->student[0]) student_free(&s);
+    free(a);
+    return rc;
+}
+
+/* Phase weights: reading the folder, then every token through every weight. */
+static double file_bytes(const char *dir, const char *leaf) {
+    char path[512];
+    struct stat sb;
+    snprintf(path, sizeof path, "%s/%s", dir, leaf);
+    return stat(path, &sb) == 0 ? (double)sb.st_size : 0;
+}
+
+int results_start_generate(workbench *wb, app_state *st, job_runner *jr) {
+    teacher_state *t = app_cur(st);
+    if (!t) return gf_fail("no teacher: open one on 1 Teacher");
+    const gen_request *r = &t->gen.req;
+    if (r->student[0] && !student_folder_detect(r->student))
+        return gf_fail("the student folder %s is gone or is not a student (Enter on Results writes it again)",
+                       r->student);
+    if (!r->student[0] && !wb_ready(wb, st)) return -1;
+    if (r->max_new < 1 || r->max_new > GEN_MAX_NEW) return gf_fail("tokens must be 1 to %d", GEN_MAX_NEW);
+    if (r->seed < 1) return gf_fail("the seed must be >= 1");
+    gen_arg *a = gf_calloc(1, sizeof *a);
+    a->m = r->student[0] ? NULL : wb->m;
+    snprintf(a->student, sizeof a->student, "%s", r->student);
+    snprintf(a->prompt, sizeof a->prompt, "%s", r->prompt);
+    a->max_new = r->max_new;
+    a->temperature = r->sampled ? r->temp_tenths / 10.0 : 0;
+    a->seed = r->seed; /* the box's own (1 first, as graft generate's), not --seed: that one builds students */
+    /* a decode step reads every weight once: 2 flops per parameter (float32 folders: 4 bytes each) */
+    const double bytes = r->student[0] ? file_bytes(r->student, "model.safetensors") : 0;
+    const double params = r->student[0] ? bytes / 4 : (double)model_param_count(&wb->m->cfg);
+    a->w_load = r->student[0] ? bytes / 5e8 + 1e-3 : 1e-9;
+    a->w_generate = (double)a->max_new * 2.0 * params / 2e10 + 1e-3;
+    if (wb_start(st, jr, "generate", generate_job, a, t) != 0) {
+        free(a);
+        return -1;
+    }
+    gen_begin(&t->gen, st->job.id, t->model_arg[0] ? t->model_arg : t->key);
+    return 0;
+}
+
+void results_generate_done(app_state *st, teacher_state *owner, const event *ev) {
+    if (!owner) return;
+    gen_state *g = &owner->gen;
+    if (g->job_id != ev->job_id) return;
+    g->finished = ev->kind == EV_DONE;
+    char cmd[4096], rate[160];
+    gen_command(&g->ran, g->model_arg, cmd, sizeof cmd);
+    gen_rate_line(g, 1000, rate, sizeof rate);
+    const char *how = ev->kind == EV_DONE ? "" : ev->kind == EV_CANCELLED ? " (cancelled)" : " (failed)";
+    size_t n = strlen(cmd) + strlen(rate) + sizeof g->ran.label + 64;
+    char *line = gf_malloc(n); /* longer than app_log's lines: the prompt is in it whole */
+    snprintf(line, n, "generate from %s%s: %s; headless: %s", g->ran.label, how, rate[0] ? rate : "no tokens", cmd);
+    wb_log_add(&st->log, LOG_INFO, line);
+    free(line);
+}
