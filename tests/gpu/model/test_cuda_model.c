@@ -222,7 +222,7 @@ static void stories(gf_backend *be, gf_backend *cpu, const char *mode) {
     }
     /* greedy from BOS: f32 must repeat the CPU token for token; bf16 is reported */
     const int bos = 1, n_new = 96;
-    generate_opts go = {n_new, 0.0, 1, false, NULL, NULL};
+    generate_opts go = {n_new, 0.0, 1, false, NULL, NULL, NULL};
     int_vec a = {NULL, 0, 0}, b = {NULL, 0, 0};
     if (generate(&mg, &bos, 1, &go, &a) != 0 || generate(&mc, &bos, 1, &go, &b) != 0) {
         result(false, "%-5s stories260K generate: %s", mode, gf_last_error());
