@@ -27,12 +27,24 @@ BLAS_CFLAGS = $(shell pkg-config --cflags openblas)
 BLAS_LIBS   = $(shell pkg-config --libs openblas)
 endif
 
+# OpenMPI (Debian's libopenmpi-dev) for data-parallel jobs over several
+# ranks (engine/backend/comm.h); `make GRAFT_MPI=0` builds without it (then a
+# process that mpirun started as one of several ranks says so and stops).
+MPI_PC   ?= ompi-c
+GRAFT_MPI ?= $(shell pkg-config --exists $(MPI_PC) 2>/dev/null && echo 1 || echo 0)
+ifeq ($(GRAFT_MPI),1)
+MPI_CFLAGS = $(shell pkg-config --cflags $(MPI_PC)) -DGRAFT_WITH_MPI
+MPI_LIBS   = $(shell pkg-config --libs $(MPI_PC)) \
+             $(patsubst -L%,-Wl$(comma)-rpath$(comma)%,$(filter -L%,$(shell pkg-config --libs $(MPI_PC))))
+endif
+comma := ,
+
 CFLAGS   ?= $(OPT) -g
 CFLAGS   += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-unused-parameter \
             -fopenmp -MMD -MP $(SAN) -I. -Iengine -Isrc -Iui \
-            $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(BLAS_CFLAGS)
+            $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(BLAS_CFLAGS) $(MPI_CFLAGS)
 LDFLAGS  += -fopenmp $(SAN)
-LDLIBS   += $(shell pkg-config --libs $(PKGS) 2>/dev/null) $(BLAS_LIBS) -lpthread -lm
+LDLIBS   += $(shell pkg-config --libs $(PKGS) 2>/dev/null) $(BLAS_LIBS) $(MPI_LIBS) -lpthread -lm
 
 rwildcard = $(foreach d,$(wildcard $(1:=/*)),$(call rwildcard,$d,$2) $(filter $(subst *,%,$2),$d))
 
@@ -67,6 +79,18 @@ CUDA_SRC   := $(wildcard engine/backend/cuda/*.cu)
 CUDA_OBJ   := $(CUDA_SRC:%.cu=$(BUILD)/%.o)
 CFLAGS     += -DGRAFT_WITH_CUDA
 CUDA_LIBS   = -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublasLt -lcublas -lcudart -lstdc++
+# NCCL (the CUDA backend's collectives, engine/backend/cuda/cuda_comm.cu) when
+# its header is beside CUDA's or the system's; `make GRAFT_NCCL=0` leaves it out.
+NCCL_HOME  ?= $(patsubst %/include/nccl.h,%,$(firstword $(wildcard $(CUDA_HOME)/include/nccl.h /usr/include/nccl.h)))
+GRAFT_NCCL ?= $(if $(NCCL_HOME),1,0)
+ifeq ($(GRAFT_NCCL),1)
+NVCCFLAGS  += -DGRAFT_WITH_NCCL -I$(NCCL_HOME)/include
+CFLAGS     += -DGRAFT_WITH_NCCL
+# (pip's nvidia-nccl wheels ship only libnccl.so.2: NCCL_HOME=.../site-packages/nvidia/nccl works too)
+NCCL_LIB   ?= $(firstword $(foreach d,lib64 lib/x86_64-linux-gnu lib,$(wildcard $(NCCL_HOME)/$(d)/libnccl.so $(NCCL_HOME)/$(d)/libnccl.so.2)) \
+                $(wildcard /usr/lib/x86_64-linux-gnu/libnccl.so /usr/lib/x86_64-linux-gnu/libnccl.so.2))
+CUDA_LIBS  += $(if $(NCCL_LIB),-L$(dir $(NCCL_LIB)) -Wl$(comma)-rpath$(comma)$(dir $(NCCL_LIB)) -l:$(notdir $(NCCL_LIB)),-lnccl)
+endif
 LDLIBS     += $(CUDA_LIBS)
 
 # tests/gpu/core_emu: the kernels of the backend's core (these very .cu files:

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/ranks.h"
 #include "commands.h"
 
 #ifndef GRAFT_VERSION
@@ -46,7 +47,11 @@ int main(int argc, char **argv) {
         return 0;
     }
     for (int i = 0; i < graft_n_commands; i++)
-        if (!strcmp(name, graft_commands[i].name)) return graft_commands[i].fn(argc - 1, argv + 1);
+        if (!strcmp(name, graft_commands[i].name)) {
+            /* one of several ranks (mpirun): rank 0 speaks for the job */
+            int rc = cli_ranks_prepare(name);
+            return rc ? rc : cli_ranks_exit(graft_commands[i].fn(argc - 1, argv + 1));
+        }
     fprintf(stderr, "graft: unknown command '%s' (graft --help lists them)\n", name);
     return 2;
 }

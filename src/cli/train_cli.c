@@ -140,7 +140,12 @@ int cli_train_data(train_data *d, const model *teacher, const train_cli *c) {
 }
 
 static atomic_int stop_flag; /* lock-free, so a signal handler may set it */
-static void on_signal(int sig) { atomic_store(&stop_flag, sig); }
+/* SIGUSR1 / SIGUSR2 stand for SIGINT / SIGTERM in a job of several ranks:
+ * mpirun passes those two on to every rank (cli/ranks.h), while its own
+ * SIGINT / SIGTERM would end the ranks a second later */
+static void on_signal(int sig) {
+    atomic_store(&stop_flag, sig == SIGUSR1 ? SIGINT : sig == SIGUSR2 ? SIGTERM : sig);
+}
 atomic_int *cli_stop_flag(void) { return &stop_flag; }
 
 void cli_catch_stop_signals(void) {
@@ -150,4 +155,6 @@ void cli_catch_stop_signals(void) {
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGUSR1, &sa, NULL);
+    sigaction(SIGUSR2, &sa, NULL);
 }

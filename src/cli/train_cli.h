@@ -68,7 +68,8 @@ void cli_student_free(cli_student *s);
 /* Teacher model loaded + its forward-only train_model; the data. */
 int cli_train_data(train_data *d, const model *teacher, const train_cli *c);
 
-/* SIGINT / SIGTERM set *cli_stop_flag() to the signal number. */
+/* SIGINT / SIGTERM set *cli_stop_flag() to the signal number; SIGUSR1 /
+ * SIGUSR2 (what mpirun forwards to the ranks of a job) count as SIGINT / SIGTERM. */
 void cli_catch_stop_signals(void);
 atomic_int *cli_stop_flag(void);
 
