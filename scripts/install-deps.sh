@@ -3,7 +3,8 @@
 # Idempotent: does nothing when everything is present. Uses sudo when not root.
 set -eu
 pkgs="build-essential pkg-config libncurses-dev libcurl4-openssl-dev libcjson-dev
-      libopenblas-dev libopenblas-openmp-dev libpcre2-dev libcmocka-dev tmux python3 python3-venv ca-certificates"
+      libopenblas-dev libopenblas-openmp-dev libpcre2-dev libcmocka-dev tmux python3 python3-venv ca-certificates
+      libopenmpi-dev openmpi-bin"
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
