@@ -6,6 +6,7 @@
 #   make bench      CPU benchmarks (timings live here, never in tests)
 #   make test-gpu   GPU checks (tests/gpu; each skips itself without a GPU)
 #   make bench-gpu  GPU benchmarks and their PyTorch peers (tests/gpu/bench)
+#   make bench-gpu-dp  several GPUs under mpirun: scaling, all-reduce bandwidth
 #   make install    PREFIX=/usr/local
 # The CUDA backend is built when nvcc is found (PATH or /usr/local/cuda/bin);
 # `make GRAFT_CUDA=0` builds without it.
@@ -133,7 +134,7 @@ endif
 LIB        := $(BUILD)/libgraft.a
 
 .SECONDARY:
-.PHONY: all graft run test sanitize bench install clean deps tests test-gpu bench-gpu gpu-tests test-core-emu
+.PHONY: all graft run test sanitize bench install clean deps tests test-gpu bench-gpu bench-gpu-dp gpu-tests test-core-emu
 all: graft
 
 deps:
@@ -259,6 +260,12 @@ test-gpu:
 bench-gpu:
 	@$(MAKE) --no-print-directory $(GPU_BENCH_BIN)
 	@sh tests/gpu/bench/run.sh $(BUILD)
+
+# several GPUs of one machine (docs/distributed.md): scaling efficiency at 1/2/4/8
+# GPUs for the 1.5B-shaped hybrid, the 8B teacher's statistics, all-reduce bus bandwidth
+bench-gpu-dp:
+	@$(MAKE) --no-print-directory $(BUILD)/gpu/bench_dp
+	@sh tests/gpu/bench/dp_scaling.sh $(BUILD)
 
 install: graft
 	install -Dm755 graft $(DESTDIR)$(PREFIX)/bin/graft
