@@ -36,7 +36,10 @@ static void ensure_passive_omp(char **argv) {
 
 int main(int argc, char **argv) {
     ensure_passive_omp(argv);
-    if (argc < 2) return cmd_default(argc, argv);
+    if (argc < 2) { /* the workbench: one process */
+        int rc = cli_ranks_prepare("tui");
+        return rc ? rc : cmd_default(argc, argv);
+    }
     const char *name = argv[1];
     if (!strcmp(name, "--help") || !strcmp(name, "-h") || !strcmp(name, "help")) {
         usage(stdout);

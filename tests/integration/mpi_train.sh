@@ -110,6 +110,27 @@ grep -q "graft train: .*absent.txt" "$TMP/all.err" || fail "every rank failing: 
 grep -q "rank 1" "$TMP/all.err" && fail "every rank failing: rank 1 spoke: $(cat "$TMP/all.err")"
 [ "$(wc -l <"$TMP/all.err")" -eq 1 ] || fail "every rank failing: not one line: $(cat "$TMP/all.err")"
 
+# race: the same runs as one process (each init's training shares its steps)
+R="$STORIES --inits random,zero-gate --convert 1,3 --data $DATA --ctx 32 --tokens 1920 --threads 1 --json --log-every 0"
+$G race $R --batch 2 --accum 2 >"$TMP/race1.json" || fail "race, one process"
+$MPIRUN -np 2 $G race $R --batch 2 >"$TMP/race2.json" 2>"$TMP/race2.err" || fail "race, two ranks: $(cat "$TMP/race2.err")"
+python3 - "$TMP/race2.json" "$TMP/race1.json" <<'PY' || fail "race: two ranks differ from one process"
+import json, math, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+assert len(a["runs"]) == len(b["runs"]) == 2
+for x, y in zip(a["runs"], b["runs"]):
+    assert x["init"] == y["init"] and len(x["curve"]) == len(y["curve"]) == 15
+    for (tx, lx), (ty, ly) in zip(x["curve"], y["curve"]):
+        assert tx == ty and math.isfinite(lx) and abs(lx - ly) <= 1e-4 * abs(ly), (x["init"], lx, ly)
+PY
+
+# the launcher: no mpirun, no GPU
+expect_error "needs mpirun" env GRAFT_MPIRUN=/nonexistent/mpirun $G train $A --ranks 2
+rc=0
+$G stats "$STORIES" --text "$DATA" --gpus 2 >/dev/null 2>"$TMP/gpus.err" || rc=$?
+[ $rc -ne 0 ] && [ "$(wc -l <"$TMP/gpus.err")" -eq 1 ] && grep -q "graft stats: .*cuda" "$TMP/gpus.err" ||
+    fail "--gpus 2 without GPUs: exit $rc, $(cat "$TMP/gpus.err")"
+
 # a command that does not share work
 rc=0
 $MPIRUN -np 2 $G ppl "$STORIES" --text "$DATA" >/dev/null 2>"$TMP/ppl.err" || rc=$?
