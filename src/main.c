@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "cli/ranks.h"
+#include "cli/signals.h"
 #include "commands.h"
 
 #ifndef GRAFT_VERSION
@@ -38,7 +39,10 @@ int main(int argc, char **argv) {
     ensure_passive_omp(argv);
     if (argc < 2) { /* the workbench: one process */
         int rc = cli_ranks_prepare("tui");
-        return rc ? rc : cmd_default(argc, argv);
+        if (rc) return rc;
+        rc = cmd_default(argc, argv);
+        cli_die_if_stopped();
+        return rc;
     }
     const char *name = argv[1];
     if (!strcmp(name, "--help") || !strcmp(name, "-h") || !strcmp(name, "help")) {
@@ -53,7 +57,10 @@ int main(int argc, char **argv) {
         if (!strcmp(name, graft_commands[i].name)) {
             /* one of several ranks (mpirun): rank 0 speaks for the job */
             int rc = cli_ranks_prepare(name);
-            return rc ? rc : cli_ranks_exit(graft_commands[i].fn(argc - 1, argv + 1));
+            if (rc) return rc;
+            rc = cli_ranks_exit(graft_commands[i].fn(argc - 1, argv + 1));
+            cli_die_if_stopped(); /* Ctrl-C after a command's cleanup: end by SIGINT (130) */
+            return rc;
         }
     fprintf(stderr, "graft: unknown command '%s' (graft --help lists them)\n", name);
     return 2;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "backend/comm.h"
+#include "cli/signals.h"
 #include "core/error.h"
 
 static gf_world world;
@@ -101,8 +102,12 @@ static void print_last_line(void) {
 }
 
 int cli_ranks_exit(int rc) {
+    if (!several()) return rc;
+    /* a rank ends by exit (MPI finalizes), not by raising a caught stop signal
+     * again: the launcher (graft --ranks / --gpus) ends by it instead */
+    cli_record_stop(0);
     /* 128 + signal: the ranks stopped together after a step (train's checkpoint on SIGINT / SIGTERM) */
-    if (rc == 0 || rc > 128 || !several()) return rc;
+    if (rc == 0 || rc > 128) return rc;
     if (world.rank != 0) {
         /* a failure every rank shares ends the job from rank 0 first: it prints once */
         const struct timespec d = {2, 0};
@@ -314,6 +319,7 @@ int cli_launch_ranks(const char *cmd, int argc, char **argv, int ranks, bool gpu
     sigaction(SIGTERM, &old_term, NULL);
     launched_pid = 0;
     int rc = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+    if (forwarded) cli_record_stop(forwarded); /* main ends this process by the same signal (exit status 130 / 143) */
     if (rc != 0 && !w.graft_said) {
         if (forwarded)
             fprintf(stderr, "graft %s: stopped by %s\n", cmd, forwarded == SIGINT ? "SIGINT" : "SIGTERM");

@@ -111,7 +111,7 @@ grep -q "rank 1" "$TMP/all.err" && fail "every rank failing: rank 1 spoke: $(cat
 [ "$(wc -l <"$TMP/all.err")" -eq 1 ] || fail "every rank failing: not one line: $(cat "$TMP/all.err")"
 
 # race: the same runs as one process (each init's training shares its steps)
-R="$STORIES --inits random,zero-gate --convert 1,3 --data $DATA --ctx 32 --tokens 1920 --threads 1 --json --log-every 0"
+R="$STORIES --inits random,zero-gate --strategy manual:0,2,4 --data $DATA --ctx 32 --tokens 1920 --threads 1 --json --log-every 0"
 $G race $R --batch 2 --accum 2 >"$TMP/race1.json" || fail "race, one process"
 $MPIRUN -np 2 $G race $R --batch 2 >"$TMP/race2.json" 2>"$TMP/race2.err" || fail "race, two ranks: $(cat "$TMP/race2.err")"
 python3 - "$TMP/race2.json" "$TMP/race1.json" <<'PY' || fail "race: two ranks differ from one process"
