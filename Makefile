@@ -7,6 +7,7 @@
 #   make bench      CPU benchmarks (timings live here, never in tests)
 #   make test-gpu   GPU checks (tests/gpu; each skips itself without a GPU)
 #   make bench-gpu  GPU benchmarks and their PyTorch peers (tests/gpu/bench)
+#   make bench-gpu-dp  several GPUs under mpirun: scaling, all-reduce bandwidth
 #   make install    PREFIX=/usr/local
 # The CUDA backend is built when nvcc is found (PATH or /usr/local/cuda/bin);
 # `make GRAFT_CUDA=0` builds without it.
@@ -38,11 +39,23 @@ PKG_CFLAGS := -D_DEFAULT_SOURCE -D_XOPEN_SOURCE=600
 PKG_LIBS   := -lncursesw -ltinfo -lcurl -lcjson -lpcre2-8 -lcmocka -lcrypto -lutf8proc
 endif
 
+# OpenMPI (Debian's libopenmpi-dev) for data-parallel jobs over several
+# ranks (engine/backend/comm.h); `make GRAFT_MPI=0` builds without it (then a
+# process that mpirun started as one of several ranks says so and stops).
+MPI_PC   ?= ompi-c
+GRAFT_MPI ?= $(shell pkg-config --exists $(MPI_PC) 2>/dev/null && echo 1 || echo 0)
+ifeq ($(GRAFT_MPI),1)
+MPI_CFLAGS = $(shell pkg-config --cflags $(MPI_PC)) -DGRAFT_WITH_MPI
+MPI_LIBS   = $(shell pkg-config --libs $(MPI_PC)) \
+             $(patsubst -L%,-Wl$(comma)-rpath$(comma)%,$(filter -L%,$(shell pkg-config --libs $(MPI_PC))))
+endif
+comma := ,
+
 CFLAGS   ?= $(OPT) -g
 CFLAGS   += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-unused-parameter \
-            -fopenmp -MMD -MP $(SAN) -I. -Iengine -Isrc -Iui $(PKG_CFLAGS) $(BLAS_CFLAGS)
+            -fopenmp -MMD -MP $(SAN) -I. -Iengine -Isrc -Iui $(PKG_CFLAGS) $(BLAS_CFLAGS) $(MPI_CFLAGS)
 LDFLAGS  += -fopenmp $(SAN)
-LDLIBS   += $(PKG_LIBS) $(BLAS_LIBS) -lpthread -lm
+LDLIBS   += $(PKG_LIBS) $(BLAS_LIBS) $(MPI_LIBS) -lpthread -lm
 
 rwildcard = $(foreach d,$(wildcard $(1:=/*)),$(call rwildcard,$d,$2) $(filter $(subst *,%,$2),$d))
 
@@ -77,6 +90,18 @@ CUDA_SRC   := $(wildcard engine/backend/cuda/*.cu)
 CUDA_OBJ   := $(CUDA_SRC:%.cu=$(BUILD)/%.o)
 CFLAGS     += -DGRAFT_WITH_CUDA
 CUDA_LIBS   = -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublasLt -lcublas -lcudart -lstdc++
+# NCCL (the CUDA backend's collectives, engine/backend/cuda/cuda_comm.cu) when
+# its header is beside CUDA's or the system's; `make GRAFT_NCCL=0` leaves it out.
+NCCL_HOME  ?= $(patsubst %/include/nccl.h,%,$(firstword $(wildcard $(CUDA_HOME)/include/nccl.h /usr/include/nccl.h)))
+GRAFT_NCCL ?= $(if $(NCCL_HOME),1,0)
+ifeq ($(GRAFT_NCCL),1)
+NVCCFLAGS  += -DGRAFT_WITH_NCCL -I$(NCCL_HOME)/include
+CFLAGS     += -DGRAFT_WITH_NCCL
+# (pip's nvidia-nccl wheels ship only libnccl.so.2: NCCL_HOME=.../site-packages/nvidia/nccl works too)
+NCCL_LIB   ?= $(firstword $(foreach d,lib64 lib/x86_64-linux-gnu lib,$(wildcard $(NCCL_HOME)/$(d)/libnccl.so $(NCCL_HOME)/$(d)/libnccl.so.2)) \
+                $(wildcard /usr/lib/x86_64-linux-gnu/libnccl.so /usr/lib/x86_64-linux-gnu/libnccl.so.2))
+CUDA_LIBS  += $(if $(NCCL_LIB),-L$(dir $(NCCL_LIB)) -Wl$(comma)-rpath$(comma)$(dir $(NCCL_LIB)) -l:$(notdir $(NCCL_LIB)),-lnccl)
+endif
 LDLIBS     += $(CUDA_LIBS)
 
 # tests/gpu/core_emu: the kernels of the backend's core (these very .cu files:
@@ -120,7 +145,7 @@ LIB        := $(BUILD)/libgraft.a
 
 .SECONDARY:
 .PHONY: all graft run test sanitize bench install clean deps tests fuzz fuzzers fuzz-replay \
-        test-gpu bench-gpu gpu-tests test-core-emu
+        test-gpu bench-gpu bench-gpu-dp gpu-tests test-core-emu
 all: graft
 
 deps:
@@ -251,6 +276,12 @@ test-gpu:
 bench-gpu:
 	@$(MAKE) --no-print-directory $(GPU_BENCH_BIN)
 	@sh tests/gpu/bench/run.sh $(BUILD)
+
+# several GPUs of one machine (docs/distributed.md): scaling efficiency at 1/2/4/8
+# GPUs for the 1.5B-shaped hybrid, the 8B teacher's statistics, all-reduce bus bandwidth
+bench-gpu-dp:
+	@$(MAKE) --no-print-directory $(BUILD)/gpu/bench_dp
+	@sh tests/gpu/bench/dp_scaling.sh $(BUILD)
 
 install: graft
 	install -Dm755 graft $(DESTDIR)$(PREFIX)/bin/graft

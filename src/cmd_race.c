@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli/common.h"
+#include "cli/ranks.h"
 #include "cli/race_run.h"
 #include "cli/train_cli.h"
 #include "cli/train_student.h"
@@ -92,6 +93,7 @@ static void run_started(void *ud, int i, const char *label, const char *ckpt) {
 int cmd_race(int argc, char **argv) {
     common_opts co;
     common_opts_default(&co);
+    int n_ranks = 1, n_gpus = 0;
     train_cli tc;
     train_cli_default(&tc);
     method_cli mo;
@@ -106,6 +108,7 @@ int cmd_race(int argc, char **argv) {
         {"text", OPT_STR, &text, "held-out text scoring ar / ga-s2 (default: the calibration file after its "
                                  "calibration part)"},
         STAGE1_OPTS(mo),
+        RANKS_OPTS(n_ranks, n_gpus),
         COMMON_OPTS(co),
     };
     const char *pos[MAX_INITS + 1];
@@ -113,6 +116,7 @@ int cmd_race(int argc, char **argv) {
                            "graft race MODEL [STUDENT_DIR ...] [--inits A,B] [--keep R] [--strategy S] "
                            "[--calib FILE] [--tokens N] [--json]", &co);
     if (rc) return rc < 0 ? 0 : rc;
+    if (cli_ranks_launch("race", argc, argv, n_ranks, n_gpus, &co, &rc)) return rc;
     if (!tc.teacher) tc.teacher = pos[0];
     if ((rc = cli_setup("race", &co)) || (rc = train_cli_finish(&tc, "race"))) return rc;
     tc.to.seed = (uint64_t)co.seed;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "cli/common.h"
+#include "cli/ranks.h"
 #include "cli/method_opts.h"
 #include "commands.h"
 #include "core/error.h"
@@ -15,6 +16,7 @@
 int cmd_select(int argc, char **argv) {
     common_opts co;
     common_opts_default(&co);
+    int n_ranks = 1, n_gpus = 0;
     method_cli mo;
     method_cli_default(&mo);
     const char *strategy = NULL, *init_name = "taylor-calibrate", *text = NULL, *calib = NULL;
@@ -27,12 +29,14 @@ int cmd_select(int argc, char **argv) {
         {"calib", OPT_STR, &calib, "ga-s2: calibration text (default: the first part of --text; scores use a later part)"},
         METHOD_OPTS(mo),
         STAGE1_OPTS(mo),
+        RANKS_OPTS(n_ranks, n_gpus),
         COMMON_OPTS(co),
     };
     const char *pos[1];
     int np, rc = cli_parse(argc, argv, specs, sizeof specs / sizeof *specs, pos, 1, 1, &np,
                            "graft select MODEL --strategy S --keep R --text FILE [--json]", &co);
     if (rc) return rc < 0 ? 0 : rc;
+    if (cli_ranks_launch("select", argc, argv, n_ranks, n_gpus, &co, &rc)) return rc;
     if ((rc = cli_setup("select", &co))) return rc;
     strategy_spec ss;
     student_init init;

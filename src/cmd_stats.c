@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "cli/common.h"
+#include "cli/ranks.h"
 #include "commands.h"
 #include "data/text_tokens.h"
 #include "cli/stats_report.h"
@@ -61,18 +62,21 @@ void attn_stats_print(const attn_stats *s) {
 int cmd_stats(int argc, char **argv) {
     common_opts co;
     common_opts_default(&co);
+    int n_ranks = 1, n_gpus = 0;
     const char *text = NULL;
     int ctx = 256, seqs = 4;
     opt_spec specs[] = {
         {"text", OPT_STR, &text, "calibration text file"},
         {"ctx", OPT_INT, &ctx, "tokens per sequence, BOS included (default 256)"},
         {"seqs", OPT_INT, &seqs, "sequences (default 4; 0 = every complete one)"},
+        RANKS_OPTS(n_ranks, n_gpus),
         COMMON_OPTS(co),
     };
     const char *pos[1];
     int np, rc = cli_parse(argc, argv, specs, sizeof specs / sizeof *specs, pos, 1, 1, &np,
                            "graft stats MODEL --text FILE [--ctx N] [--seqs N] [--json]", &co);
     if (rc) return rc < 0 ? 0 : rc;
+    if (cli_ranks_launch("stats", argc, argv, n_ranks, n_gpus, &co, &rc)) return rc;
     if ((rc = cli_setup("stats", &co))) return rc;
     if (!text) {
         fprintf(stderr, "graft stats: --text FILE is required\n");

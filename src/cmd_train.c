@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/common.h"
+#include "cli/ranks.h"
 #include "cli/train_cli.h"
 #include "cli/train_student.h"
 #include "commands.h"
@@ -30,6 +31,7 @@ static void print_eval(void *ud, long step, long tokens, double ppl) {
 int cmd_train(int argc, char **argv) {
     common_opts co;
     common_opts_default(&co);
+    int n_ranks = 1, n_gpus = 0;
     train_cli tc;
     train_cli_default(&tc);
     const char *ckpt = NULL, *out_dir = NULL;
@@ -40,12 +42,15 @@ int cmd_train(int argc, char **argv) {
         {"ckpt-every", OPT_LONG, &tc.to.ckpt_every, "checkpoint every N steps (default: at the end)"},
         {"resume", OPT_FLAG, &resume, "continue from --ckpt when it exists (same options and seed)"},
         {"out", OPT_STR, &out_dir, "write the trained student folder here (STUDENT must be a student folder)"},
+        {"log-windows", OPT_STR, &tc.to.window_log, "write the corpus windows of every step's global batch here"},
+        RANKS_OPTS(n_ranks, n_gpus),
         COMMON_OPTS(co),
     };
     const char *pos[1];
     int np, rc = cli_parse(argc, argv, specs, sizeof specs / sizeof *specs, pos, 1, 1, &np,
                            "graft train STUDENT --teacher MODEL [--data PATH] [--tokens N] [--ckpt FILE] [--json]", &co);
     if (rc) return rc < 0 ? 0 : rc;
+    if (cli_ranks_launch("train", argc, argv, n_ranks, n_gpus, &co, &rc)) return rc;
     if ((rc = cli_setup("train", &co)) || (rc = train_cli_finish(&tc, "train"))) return rc;
     if (resume && !ckpt) {
         fprintf(stderr, "graft train: --resume needs --ckpt FILE\n");
@@ -114,7 +119,7 @@ int cmd_train(int argc, char **argv) {
         rc = 128 + res.stopped_by; /* main then ends by the signal itself */
         goto done;
     }
-    if (out_dir && train_student_save(&st, handle, out_dir) != 0) goto out;
+    if (out_dir && cli_rank0() && train_student_save(&st, handle, out_dir) != 0) goto out; /* one writer */
     double teacher_nll = NAN;
     if (train_eval_nll(&tt, &data, tc.to.eval_seqs, tc.to.batch, &teacher_nll) != 0) goto out;
     const double final_loss = res.st.loss.n ? res.st.loss.xy[2 * res.st.loss.n - 1] : NAN;

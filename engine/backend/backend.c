@@ -98,6 +98,9 @@ gf_backend *be_default(void) {
 
 void be_set_default(gf_backend *be) { __atomic_store_n(&installed, be, __ATOMIC_RELEASE); }
 
+gf_comm *be_comm(const gf_backend *be) { return be ? be->comm : NULL; }
+void be_set_comm(gf_backend *be, gf_comm *c) { be->comm = c; }
+
 /* ------------------------------------------------------------- memory */
 
 int be_alloc(gf_backend *be, gf_buf *out, size_t n, gf_dtype t) { return be->ops->alloc(be, out, n, t); }

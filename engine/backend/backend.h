@@ -26,6 +26,9 @@
  *     absolute positions for the distances (decode statistics).
  *  7. be_cross_entropy / be_kl_div / be_mse / be_row_l2 add to `loss` in a
  *     fixed order (bit-reproducible for a fixed thread count).
+ *  8. be_comm / be_set_comm: the communicator of a data-parallel job
+ *     (backend/comm.h) rides with the backend its ranks compute on; NULL
+ *     (world size 1) unless a front end installs one.
  *
  * Rules
  * - Only code under engine/backend/ dereferences a gf_buf. Everything else
@@ -110,6 +113,15 @@ int be_mem_info(gf_backend *be, size_t *free_bytes, size_t *total_bytes);
 gf_backend *be_default(void);
 /* Installs be as the process default (not owned; NULL restores the CPU one). */
 void be_set_default(gf_backend *be);
+
+/* The communicator between the ranks of a data-parallel job (backend/comm.h)
+ * that be's ranks use; NULL at world size 1 (the default). Not owned.
+ * Engine code that can share work between ranks (training, statistics,
+ * Stage 2) asks the backend it computes on. Tasks of be_run_tasks must not
+ * use it. */
+typedef struct gf_comm gf_comm;
+gf_comm *be_comm(const gf_backend *be);
+void be_set_comm(gf_backend *be, gf_comm *c);
 
 /* ------------------------------------------------------------- memory */
 

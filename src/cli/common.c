@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/ranks.h"
 #include "core/error.h"
 #include "hub/progress_bar.h"
 #include "hub/resolve.h"
@@ -38,6 +39,7 @@ static gf_backend *cli_be;
 
 static void close_backend(void) {
     be_set_default(NULL);
+    cli_ranks_leave(cli_be); /* MPI_Finalize in a job of several ranks */
     be_close(cli_be);
     cli_be = NULL;
 }
@@ -47,8 +49,10 @@ int cli_setup(const char *cmd, const common_opts *o) {
         fprintf(stderr, "graft %s: --threads must be >= 0\n", cmd);
         return 2;
     }
-    /* --device and --threads, parsed once: the backend every model of this command lives on */
-    const gf_backend_opts bo = {o->device, o->threads, false};
+    /* --device and --threads, parsed once: the backend every model of this command lives on;
+     * one of several ranks takes its own GPU (cli/ranks.h) */
+    char dev[32];
+    const gf_backend_opts bo = {cli_ranks_device(o->device, dev, sizeof dev), o->threads, false};
     gf_backend *be;
     if (be_open(&be, &bo) != 0) {
         fprintf(stderr, "graft %s: %s\n", cmd, gf_last_error());
@@ -58,7 +62,7 @@ int cli_setup(const char *cmd, const common_opts *o) {
     else atexit(close_backend);
     cli_be = be;
     be_set_default(be);
-    return 0;
+    return cli_ranks_join(cmd, be);
 }
 
 gf_backend *cli_backend(void) { return be_default(); }
