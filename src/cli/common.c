@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/mem_check.h"
 #include "core/error.h"
 #include "hub/progress_bar.h"
 #include "hub/resolve.h"
@@ -80,7 +81,7 @@ int cli_load_model(const char *cmd, const char *arg, const common_opts *o, model
         free(path);
         return -1;
     }
-    model_load_opts lo = {o->tokenizer, cli_backend()};
+    const model_load_opts lo = {o->tokenizer, cli_backend(), cli_mem_on_config, NULL};
     int rc = model_load(m, path, &lo);
     free(path);
     if (rc != 0) {
@@ -96,7 +97,8 @@ int cli_load_student(const char *cmd, const char *arg, const common_opts *o, stu
         cli_fail(cmd);
         return -1;
     }
-    int rc = student_load(s, path, o->tokenizer);
+    const model_load_opts lo = {o->tokenizer, cli_backend(), cli_mem_on_config, NULL};
+    int rc = student_load_with(s, path, &lo);
     free(path);
     if (rc != 0) {
         cli_fail(cmd);
