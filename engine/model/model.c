@@ -82,7 +82,8 @@ int model_put_chunked(model *m, int layer, tensor_kind k, size_t total, size_t g
     GF_ASSERT(e != NULL && e->n == total && granule > 0 && total % granule == 0);
     GF_ASSERT(host_t == GF_F32 || host_t == GF_BF16);
     const size_t es = gf_dtype_size(host_t);
-    size_t chunk = MODEL_STAGE_BYTES / es / granule * granule;
+    const size_t stage = m->loading && m->loading->stage_bytes ? m->loading->stage_bytes : MODEL_STAGE_BYTES;
+    size_t chunk = stage / es / granule * granule;
     if (chunk == 0) chunk = granule;
     if (chunk > total) chunk = total;
     void *buf = stage_of(m, (chunk ? chunk : 1) * es);

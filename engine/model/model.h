@@ -31,6 +31,7 @@ typedef struct model_load_opts {
      * message. NULL: none. */
     int (*on_config)(void *ud, const model_config *cfg, gf_backend *be);
     void *ud;
+    size_t stage_bytes;         /* host staging per chunk (0: MODEL_STAGE_BYTES; tests use small ones) */
 } model_load_opts;
 
 /* Loads a teacher from a Hugging Face folder (config.json + safetensors), a

@@ -81,7 +81,7 @@ int cli_load_model(const char *cmd, const char *arg, const common_opts *o, model
         free(path);
         return -1;
     }
-    const model_load_opts lo = {o->tokenizer, cli_backend(), cli_mem_on_config, NULL};
+    const model_load_opts lo = {o->tokenizer, cli_backend(), cli_mem_on_config, NULL, 0};
     int rc = model_load(m, path, &lo);
     free(path);
     if (rc != 0) {
@@ -97,7 +97,7 @@ int cli_load_student(const char *cmd, const char *arg, const common_opts *o, stu
         cli_fail(cmd);
         return -1;
     }
-    const model_load_opts lo = {o->tokenizer, cli_backend(), cli_mem_on_config, NULL};
+    const model_load_opts lo = {o->tokenizer, cli_backend(), cli_mem_on_config, NULL, 0};
     int rc = student_load_with(s, path, &lo);
     free(path);
     if (rc != 0) {
