@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli/common.h"
+#include "cli/mem_check.h"
 #include "cli/race_run.h"
 #include "cli/train_cli.h"
 #include "cli/train_student.h"
@@ -194,6 +195,8 @@ int cmd_race(int argc, char **argv) {
             gf_fail("%s is not a student folder (graft convert makes them)", inits[i]);
             return cli_fail("race");
         }
+    train_plan plan = {&tc, folders ? 2 : 1, folders ? inits : NULL, folders ? n_inits : 0, builder, retention, &mo};
+    cli_mem_plan(train_plan_fill, &plan, "lower --batch or --ctx");
     model teacher;
     if (cli_load_model("race", tc.teacher, &co, &teacher) != 0) return 1;
     const int L = teacher.cfg.n_layers;
@@ -262,6 +265,7 @@ int cmd_race(int argc, char **argv) {
         cJSON_AddStringToObject(o, "converted_layers", tc.convert);
         cJSON_AddNumberToObject(o, "tokens_budget", (double)res[0].st.tokens);
         cJSON_AddStringToObject(o, "data", data.sampled ? "teacher-sampled" : tc.data);
+        cJSON_AddItemToObject(o, "memory", cli_mem_json());
         cli_print_json(o);
     } else {
         printf("target loss %.6f (baseline %s at the end, trailing mean of %d steps)\n", target, labels[0], window);

@@ -5,9 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/mem_check.h"
+#include "cli/method_opts.h"
 #include "core/error.h"
 #include "core/rng.h"
+#include "select/select.h"
 #include "student/build.h"
+#include "student/student_io.h"
 
 void train_cli_default(train_cli *c) {
     memset(c, 0, sizeof *c);
@@ -16,6 +20,47 @@ void train_cli_default(train_cli *c) {
     c->to.lr_rest = NAN;
     c->eval_frac = 0.05;
     c->log_every = 10;
+}
+
+void train_plan_fill(mem_job *j, void *ud) {
+    const train_plan *p = ud;
+    const train_cli *tc = p->tc;
+    const int L = j->cfg->n_layers;
+    int n = 0;
+    student_settings set;
+    student_settings_default(&set);
+    j->teachers = p->teachers > 0 ? p->teachers : 1;
+    for (int i = 0; i < p->n_folders; i++) { /* the largest student among the folders */
+        int ni;
+        student_settings si;
+        if (student_folder_peek(p->folders[i], &ni, &si) == 0 && ni >= n) n = ni, set = si;
+    }
+    if (p->n_folders == 0 && !tc->convert && p->keep >= 0) { /* race's uniform selection */
+        int k = 0;
+        if (keep_count(p->keep, L, &k) == 0) n = L - k;
+    }
+    if (p->builder) {
+        const method_cli *mo = p->method;
+        if (mo && method_cli_settings(mo, (long)tc->to.seed, INIT_TAYLOR_CALIBRATE, &set) != 0) student_settings_default(&set);
+        set.init = INIT_TAYLOR_CALIBRATE; /* the heaviest build of any init */
+        if (mo) {
+            cli_mem_capture(j, 0, &mo->split);
+            cli_mem_build(j, &mo->split, true, n);
+        }
+    } else if (p->n_folders == 0 && tc->convert) {
+        n = 1;
+        for (const char *c = tc->convert; *c; c++) n += *c == ',';
+    }
+    gf_clear_error(); /* options are reported by the command itself */
+    if (n > L) n = L;
+    cli_mem_gdn(j, &set);
+    j->gdn_blocks = p->n_folders > 0 || p->builder ? n : 0; /* the student's own blocks beside its trainable copy */
+    j->train_B = tc->to.batch;
+    j->train_T = tc->to.ctx;
+    j->train_gdn = n;
+    /* train_eval_nll: batches of min(batch, evaluation sequences) */
+    j->eval_B = tc->to.eval_seqs > 0 && tc->to.eval_seqs < tc->to.batch ? tc->to.eval_seqs : tc->to.batch;
+    j->align = tc->to.phase == PHASE_ALIGN;
 }
 
 int train_cli_finish(train_cli *c, const char *cmd) {

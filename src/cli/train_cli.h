@@ -8,6 +8,7 @@
 #include <stdbool.h>
 
 #include "cli/common.h"
+#include "cli/mem_check.h"
 #include "data/train_data.h"
 #include "model/model.h"
 #include "model/transformer.h"
@@ -45,6 +46,22 @@ void train_cli_default(train_cli *c);
     {"convert", OPT_STR, &(o).convert, "layers to turn into randomly initialized GDN layers, e.g. 0,2"},       \
     {"noise", OPT_DOUBLE, &(o).noise, "perturb the student: add N(0, (x * rms)^2) to every tensor"},           \
     {"log-every", OPT_INT, &(o).log_every, "print a progress line every N steps (default 10)"}
+
+/* The device memory of train / race (src/cli/mem_check.h): the teacher,
+ * `teachers - 1` more teacher-format models (a student folder's own, a
+ * separate source), the student's GDN blocks, the trainable copy, AdamW's
+ * moments, the training runs; for race's builder also the teacher capture
+ * and Stage 1 / 2. */
+typedef struct {
+    const train_cli *tc;
+    int teachers;
+    const char *const *folders; /* student folders (their GDN layers and settings are read), n_folders */
+    int n_folders;
+    bool builder;                /* race: students built by the method */
+    double keep;                 /* race: retention (without folders or --convert); < 0: none */
+    const void *method;          /* race's builder: its method_cli (Stage 1 options, split) */
+} train_plan;
+void train_plan_fill(mem_job *j, void *ud);
 
 /* Applies --phase defaults the user did not override; checks the options.
  * Call after parsing, with a copy made by train_cli_default before parsing. */
