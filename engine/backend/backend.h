@@ -26,6 +26,8 @@
  *     absolute positions for the distances (decode statistics).
  *  7. be_cross_entropy / be_kl_div / be_mse / be_row_l2 add to `loss` in a
  *     fixed order (bit-reproducible for a fixed thread count).
+ *  8. be_cuda_device_count (the workbench's device list); be_open checks a
+ *     "cuda:N" ordinal (digits, at most 1023) in every build.
  *
  * Rules
  * - Only code under engine/backend/ dereferences a gf_buf. Everything else
@@ -96,6 +98,10 @@ typedef struct {
 /* -1 with one line: unknown device, "graft was built without the CUDA
  * backend", no such GPU, driver too old. */
 int be_open(gf_backend **out, const gf_backend_opts *o);
+/* GPUs the CUDA backend could open (cuda:0 .. cuda:count-1): 0 and *count,
+ * which is 0 when there is no driver or no GPU; -1 with "graft was built
+ * without the CUDA backend". Opens nothing. */
+int be_cuda_device_count(int *count);
 void be_close(gf_backend *be);
 const char *be_name(const gf_backend *be);   /* "cpu (2 threads)", "cuda:0 NVIDIA H200 (bf16)" */
 gf_dtype be_act(const gf_backend *be);       /* the compute type */
