@@ -4,8 +4,11 @@
  * Students come from folders made by `graft convert` (the first is the
  * baseline), or, without folders, are built here from the teacher for the
  * inits that need no calibration (random, zero-gate, small-gate). */
+#include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -106,13 +109,17 @@ int cmd_race(int argc, char **argv) {
     method_cli_default(&mo);
     const char *inits_s = NULL;
     double retention = 0.5;
-    const char *calib = NULL;
+    const char *calib = NULL, *ckpt_dir = NULL;
+    bool resume = false;
     opt_spec specs[] = {
         TRAIN_CLI_OPTS(tc),
         {"inits", OPT_STR, &inits_s, "comma-separated initializations, the first is the baseline "
                                      "(default random,taylor-calibrate)"},
         {"retention", OPT_DOUBLE, &retention, "fraction of layers keeping attention, uniform selection (default 0.5)"},
         {"calib", OPT_STR, &calib, "calibration text for building students (default: --data)"},
+        {"ckpt-dir", OPT_STR, &ckpt_dir, "checkpoint each run to DIR/INIT.ckpt (at the end, every --ckpt-every steps, on SIGINT/SIGTERM)"},
+        {"ckpt-every", OPT_LONG, &tc.to.ckpt_every, "with --ckpt-dir: checkpoint every N steps (default: at the end)"},
+        {"resume", OPT_FLAG, &resume, "with --ckpt-dir: each run continues from its checkpoint (same options and seed)"},
         STAGE1_OPTS(mo),
         COMMON_OPTS(co),
     };
@@ -146,6 +153,14 @@ int cmd_race(int argc, char **argv) {
             fprintf(stderr, "graft race: --inits needs at least two initializations\n");
             return 2;
         }
+    }
+    if (resume && !ckpt_dir) {
+        fprintf(stderr, "graft race: --resume needs --ckpt-dir DIR\n");
+        return 2;
+    }
+    if (ckpt_dir && mkdir(ckpt_dir, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "graft race: --ckpt-dir %s: %s\n", ckpt_dir, strerror(errno));
+        return 1;
     }
     if (!(retention >= 0 && retention < 1)) {
         fprintf(stderr, "graft race: --retention must be in [0, 1)\n");
@@ -231,9 +246,21 @@ int cmd_race(int argc, char **argv) {
     race_maker mk = {.inits = inits, .folders = folders, .builder = builder, .teacher = &teacher, .tc = &tc, .co = &co,
                      .retention = retention, .calib = calib, .conv_buf = conv_buf, .conv_size = sizeof conv_buf,
                      .mo = &mo};
-    race_spec spec = {.n = n_inits, .make = make_student, .make_ud = &mk, .base = tc.to, .on_run = run_started,
-                      .run_ud = &mk};
+    race_spec spec = {.n = n_inits, .make = make_student, .make_ud = &mk, .base = tc.to, .ckpt_dir = ckpt_dir,
+                      .resume = resume, .on_run = run_started, .run_ud = &mk, .stop = cli_stop_flag()};
+    cli_catch_stop_signals(); /* a stopped run writes its checkpoint (with --ckpt-dir) */
     if (race_run(&spec, &tt, &data, &ro) != 0) goto out;
+    if (ro.stopped) {
+        const int i = ro.n_done - 1;
+        const train_result *r = &ro.res[i];
+        const int sig = r->stopped_by;
+        fprintf(stderr, "graft race: stopped by %s in run %d/%d (%s) at step %ld of %ld; ", sig == SIGINT ? "SIGINT" : "SIGTERM",
+                i + 1, n_inits, ro.labels[i], r->st.step, r->total_steps);
+        if (ckpt_dir) fprintf(stderr, "checkpoints in %s (run again with --resume)\n", ckpt_dir);
+        else fprintf(stderr, "no checkpoint (no --ckpt-dir)\n");
+        rc = 128 + sig;
+        goto cleanup;
+    }
     const char *const *labels = ro.labels;
     const train_result *res = ro.res;
     const double target = ro.target, *ttt = ro.ttt;
