@@ -2,6 +2,7 @@
  * the implementation table, dtype helpers, sticky errors, the process default. */
 #include "backend/backend_impl.h"
 
+#include <omp.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -96,6 +97,11 @@ const char *be_name(const gf_backend *be) { return be->name; }
 gf_dtype be_act(const gf_backend *be) { return be->act; }
 bool be_is_host(const gf_backend *be) { return be->host; }
 int be_threads(const gf_backend *be) { return be->threads > 0 ? be->threads : 1; }
+void be_set_threads(gf_backend *be, int threads) {
+    if (!be->host) return;
+    be->threads = threads > 0 ? threads : omp_get_num_procs();
+    snprintf(be->name, sizeof be->name, "cpu (%d thread%s)", be->threads, be->threads == 1 ? "" : "s");
+}
 int be_mem_info(gf_backend *be, size_t *free_bytes, size_t *total_bytes) {
     return be->ops->mem_info(be, free_bytes, total_bytes);
 }

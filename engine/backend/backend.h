@@ -27,7 +27,8 @@
  *  7. be_cross_entropy / be_kl_div / be_mse / be_row_l2 add to `loss` in a
  *     fixed order (bit-reproducible for a fixed thread count).
  *  8. be_cuda_device_count (the workbench's device list); be_open checks a
- *     "cuda:N" ordinal (digits, at most 1023) in every build.
+ *     "cuda:N" ordinal (digits, at most 1023) in every build; be_set_threads
+ *     (the workbench's thread setting, applied between jobs).
  *
  * Rules
  * - Only code under engine/backend/ dereferences a gf_buf. Everything else
@@ -107,6 +108,9 @@ const char *be_name(const gf_backend *be);   /* "cpu (2 threads)", "cuda:0 NVIDI
 gf_dtype be_act(const gf_backend *be);       /* the compute type */
 bool be_is_host(const gf_backend *be);       /* buffers are host memory (CPU backend) */
 int be_threads(const gf_backend *be);        /* CPU worker threads; 1 on devices */
+/* CPU: the worker threads of later ops (0: every core); devices: nothing.
+ * Never while ops of this backend run (the workbench sets it between jobs). */
+void be_set_threads(gf_backend *be, int threads);
 /* Device memory free / total in bytes (host: available / physical memory). */
 int be_mem_info(gf_backend *be, size_t *free_bytes, size_t *total_bytes);
 
