@@ -116,11 +116,15 @@ size_t model_tensor_elems(const model *m, int layer, tensor_kind k) {
 }
 
 int model_load(model *m, const char *path, const model_load_opts *opts) {
+    return model_load_hooked(m, path, opts, NULL);
+}
+
+int model_load_hooked(model *m, const char *path, const model_load_opts *opts, const model_load_hooks *hooks) {
     static const model_load_opts none = {0};
     if (!opts) opts = &none;
     memset(m, 0, sizeof *m);
     m->be = opts->be ? opts->be : be_default();
-    m->loading = opts;
+    m->loading = hooks;
     struct stat st;
     if (stat(path, &st) != 0) return gf_fail("%s: no such file or folder", path);
     int rc;

@@ -20,19 +20,23 @@ typedef struct {
     char weights_dtype[16]; /* dtype on disk: "f32", "bf16", "f16", "q8_0", ... */
     void *stage;            /* loaders: the host staging buffer (model_put_chunked) */
     size_t stage_bytes;
-    const struct model_load_opts *loading; /* while model_load runs */
+    const struct model_load_hooks *loading; /* while model_load_hooked runs */
 } model;
 
-typedef struct model_load_opts {
+typedef struct {
     const char *tokenizer_path; /* --tokenizer; NULL: look beside the weights */
     gf_backend *be;             /* NULL: be_default() */
+} model_load_opts;
+
+/* What a caller may add to a load (model_load_hooked). */
+typedef struct model_load_hooks {
     /* Called once the config is known and checked, before the parameters are
      * allocated (the memory check of a command); -1 stops the load with its
      * message. NULL: none. */
     int (*on_config)(void *ud, const model_config *cfg, gf_backend *be);
     void *ud;
     size_t stage_bytes;         /* host staging per chunk (0: MODEL_STAGE_BYTES; tests use small ones) */
-} model_load_opts;
+} model_load_hooks;
 
 /* Loads a teacher from a Hugging Face folder (config.json + safetensors), a
  * llama2.c .bin checkpoint, or a .gguf file (or a folder holding one .gguf
@@ -43,6 +47,8 @@ typedef struct model_load_opts {
  * one-line message in gf_last_error() ("out of memory: ..." when the block
  * does not fit). */
 int model_load(model *m, const char *path, const model_load_opts *opts);
+/* The same with hooks (NULL: none). */
+int model_load_hooked(model *m, const char *path, const model_load_opts *opts, const model_load_hooks *hooks);
 void model_free(model *m);
 
 /* The loaders' host staging: values are converted and uploaded per chunk of this size. */

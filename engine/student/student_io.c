@@ -528,10 +528,10 @@ int student_folder_peek(const char *dir, int *n_gdn, student_settings *set) {
 
 int student_load(student *s, const char *dir, const char *tokenizer_override) {
     const model_load_opts o = {.tokenizer_path = tokenizer_override};
-    return student_load_with(s, dir, &o);
+    return student_load_with(s, dir, &o, NULL);
 }
 
-int student_load_with(student *s, const char *dir, const model_load_opts *o) {
+int student_load_with(student *s, const char *dir, const model_load_opts *o, const model_load_hooks *hooks) {
     const char *tokenizer_override = o->tokenizer_path;
     memset(s, 0, sizeof *s);
     char p_cfg[PATH_MAX], p_tok[PATH_MAX];
@@ -561,7 +561,7 @@ int student_load_with(student *s, const char *dir, const model_load_opts *o) {
     m = gf_calloc(1, sizeof *m);
     model_load_opts lo = *o;
     lo.tokenizer_path = tok;
-    if (model_load(m, dir, &lo) != 0) {
+    if (model_load_hooked(m, dir, &lo, hooks) != 0) {
         free(m);
         m = NULL;
         goto out;

@@ -183,8 +183,9 @@ static int load_job(job_ctx *ctx, void *argp) {
     }
     job_log(ctx, "loading onto %s", be_name(be));
     model *m = gf_calloc(1, sizeof *m);
-    const model_load_opts lo = {.be = be, .on_config = check_fits, .ud = ctx};
-    if (model_load(m, local, &lo) != 0) {
+    const model_load_opts lo = {.be = be};
+    const model_load_hooks hk = {.on_config = check_fits, .ud = ctx};
+    if (model_load_hooked(m, local, &lo, &hk) != 0) {
         free(m);
         be_close(be);
         free(local);

@@ -37,9 +37,9 @@ static void child(const char *path, size_t stage, int fd) {
     load_figures r = {0};
     r.before = rss_now();
     model m;
-    const model_load_opts o = {.stage_bytes = stage};
+    const model_load_hooks o = {.stage_bytes = stage};
     const double t0 = bench_now();
-    if (model_load(&m, path, &o) == 0) {
+    if (model_load_hooked(&m, path, NULL, &o) == 0) {
         r.seconds = bench_now() - t0;
         r.block = (double)m.layout.total * gf_dtype_size(be_act(m.be));
         struct rusage ru;

@@ -27,8 +27,8 @@ static void path_of(char *out, size_t n, const char *rel) {
 
 static float *load_block(const char *path, size_t stage, size_t *n_out, size_t *largest) {
     model m;
-    const model_load_opts o = {.stage_bytes = stage};
-    if (model_load(&m, path, &o) != 0) fail_msg("%s: %s", path, gf_last_error());
+    const model_load_hooks o = {.stage_bytes = stage};
+    if (model_load_hooked(&m, path, NULL, &o) != 0) fail_msg("%s: %s", path, gf_last_error());
     const size_t n = m.layout.total;
     float *x = malloc(n * sizeof *x);
     assert_non_null(x);
