@@ -23,16 +23,21 @@ ifneq ($(BLAS_DIR),)
 BLAS_CFLAGS = -I$(subst /lib/,/include/,$(BLAS_DIR))
 BLAS_LIBS   = -L$(BLAS_DIR) -Wl,-rpath,$(BLAS_DIR) -lopenblas
 else
-BLAS_CFLAGS = $(shell pkg-config --cflags openblas)
-BLAS_LIBS   = $(shell pkg-config --libs openblas)
+BLAS_CFLAGS = $(shell pkg-config --cflags openblas 2>/dev/null)
+BLAS_LIBS   = $(or $(shell pkg-config --libs openblas 2>/dev/null),-lopenblas)
 endif
+# Without the packages' pkg-config files (the GPU machine: headers and
+# libraries come from .carry's sysroot through C_INCLUDE_PATH / LIBRARY_PATH,
+# tests/gpu/device_run.sh) the plain library names.
+PKG_CFLAGS := $(or $(shell pkg-config --cflags $(PKGS) 2>/dev/null),-D_DEFAULT_SOURCE -D_XOPEN_SOURCE=600)
+PKG_LIBS   := $(or $(shell pkg-config --libs $(PKGS) 2>/dev/null),-lncursesw -lcurl -lcjson -lpcre2-8 -lcmocka)
 
 CFLAGS   ?= $(OPT) -g
 CFLAGS   += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-unused-parameter \
             -fopenmp -MMD -MP $(SAN) -I. -Iengine -Isrc -Iui \
-            $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(BLAS_CFLAGS)
+            $(PKG_CFLAGS) $(BLAS_CFLAGS)
 LDFLAGS  += -fopenmp $(SAN)
-LDLIBS   += $(shell pkg-config --libs $(PKGS) 2>/dev/null) $(BLAS_LIBS) -lpthread -lm
+LDLIBS   += $(PKG_LIBS) $(BLAS_LIBS) -lpthread -lm
 
 rwildcard = $(foreach d,$(wildcard $(1:=/*)),$(call rwildcard,$d,$2) $(filter $(subst *,%,$2),$d))
 
@@ -206,7 +211,10 @@ test-core-emu: $(EMU_BIN)
 	GRAFT_EMU_ORDER=reverse $(EMU_BIN)
 endif
 
-gpu-tests: $(GPU_TEST_BIN) $(GPU_BENCH_BIN)
+# what tests/gpu/run.sh runs besides the GPU programs: graft (tests/gpu/cli)
+# and the unit tests it runs on the device
+GPU_UNIT_BIN := $(addprefix $(BUILD)/tests/,test_transformer test_train_ref test_train_grad test_calibrate)
+gpu-tests: $(BUILD)/graft $(GPU_UNIT_BIN) $(GPU_TEST_BIN) $(GPU_BENCH_BIN)
 
 run: deps
 	@$(MAKE) --no-print-directory graft
@@ -229,7 +237,7 @@ bench: deps
 # GPU checks and benchmarks: only the programs under tests/gpu (they skip
 # themselves, exit 77, where there is no GPU or no CUDA in the build).
 test-gpu:
-	@$(MAKE) --no-print-directory $(GPU_TEST_BIN)
+	@$(MAKE) --no-print-directory $(BUILD)/graft $(GPU_UNIT_BIN) $(GPU_TEST_BIN)
 	@sh tests/gpu/run.sh $(BUILD)
 
 bench-gpu:

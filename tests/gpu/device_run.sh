@@ -1,11 +1,12 @@
 #!/bin/sh
-# One call on the GPU machine: build the GPU programs, then run what WHAT names,
-# and leave at most three files in $OUT (the device tool brings back 8):
+# One call on the GPU machine: build graft and the GPU programs (make gpu-tests),
+# then run what WHAT names, and leave at most three files in $OUT (the device
+# tool brings back 8):
 #   $OUT/summary.txt     what ran, pass/fail lines, the benchmark table
 #   $OUT/logs.tar.gz     every log and bench.jsonl
 #   $OUT/bench.jsonl     the figures (bench runs)
 # Usage (repository root, after ../shared/tools/gpu-carry.sh here; carry .carry):
-#   . .carry/env.sh && sh tests/gpu/device_run.sh test          checks (make test-gpu), ~3 min
+#   . .carry/env.sh && sh tests/gpu/device_run.sh test          every check (make test-gpu: tests/gpu/run.sh)
 #   . .carry/env.sh && sh tests/gpu/device_run.sh bench         C benchmarks, no peers
 #   . .carry/env.sh && sh tests/gpu/device_run.sh peers-forward transformers forward peers
 #   . .carry/env.sh && sh tests/gpu/device_run.sh peers-train   PyTorch training peers (torch.compile: minutes)
@@ -27,6 +28,11 @@ python3 -c 'import torch, transformers; print("torch", torch.__version__, "trans
 
 jobs=$(nproc 2>/dev/null || echo 8)
 start=$(date +%s)
+if ! command -v nvcc >/dev/null 2>&1 && [ ! -x /usr/local/cuda/bin/nvcc ]; then
+    say "NO nvcc in PATH or /usr/local/cuda/bin: graft would build without CUDA and every check would skip"
+    exit 1
+fi
+[ -n "${GRAFT_SHARED:-}" ] || say "GRAFT_SHARED is not set (. .carry/env.sh first?): checks that need stories260K skip"
 if ! make -j"$jobs" gpu-tests >"$LOGS/build.log" 2>&1; then
     # a warning this machine's compilers raise and the development machine's did not: say so, go on
     say "BUILD FAILED with warnings as errors; the first lines:"
@@ -44,8 +50,15 @@ say "built in $(( $(date +%s) - start )) s"
 status=0
 case $WHAT in
 test|all)
-    GRAFT_GPU_LOGS="$LOGS" sh tests/gpu/run.sh build 2>&1 | tee -a "$SUM" || status=1
-    grep -h -E '^(FAIL|FATAL)' "$LOGS"/test_*.log 2>/dev/null | head -n 60 >>"$SUM"
+    # the device tool stops a call at 10 min: stop the checks before that, so the logs come back
+    left=$(( ${GRAFT_GPU_CALL_S:-580} - ($(date +%s) - start) ))
+    [ $left -lt 60 ] && left=60
+    GRAFT_GPU_LOGS="$LOGS" timeout -k 10 $left sh tests/gpu/run.sh build >"$LOGS/run.txt" 2>&1 || status=1
+    [ $status -ne 0 ] && [ "$(tail -n 1 "$LOGS/run.txt" | grep -c 'passed,')" = 0 ] &&
+        echo "STOPPED after $left s (the call's time): the checks above finished, the rest did not run" >>"$LOGS/run.txt"
+    cat "$LOGS/run.txt" | tee -a "$SUM"
+    say "-- every FAIL line of every log:"
+    grep -E '^(FAIL|FATAL)|TIMEOUT|^\[  FAILED' "$LOGS"/*.log 2>/dev/null | sed "s|^$LOGS/||" | head -n 80 >>"$SUM"
     ;;
 esac
 case $WHAT in

@@ -126,13 +126,16 @@ static void t_rmsnorm(int rows, int n, bool alias) {
     cmp(name, &y, tol_ew());
     snprintf(name, sizeof name, "rmsnorm rstd %d", rows);
     cmp(name, &rstd, 1e-5);
-    for (int acc = 0; acc < 2; acc++) {
+    /* case 2: rstd not given, recomputed from x with eps (contract v1) */
+    for (int c = 0; c < 3; c++) {
+        const bool acc = c == 1, own_rstd = c == 2;
         pair dy = mk_rand((size_t)rows * n, ACT, 1.0f), dx = mk((size_t)rows * n, ACT), dw = mk_rand(n, GF_F32, 1.0f);
         if (acc) rand_put(&dx, 1.0f);
         else poison(&dx);
-        be_rmsnorm_backward(G.cpu, dx.c, dw.c, dy.c, x0.c, w.c, rstd.c, rows, n, acc);
-        be_rmsnorm_backward(G.gpu, dx.g, dw.g, dy.g, x0.g, w.g, rstd.g, rows, n, acc);
-        snprintf(name, sizeof name, "rmsnorm_backward dx %dx%d%s", rows, n, acc ? " (+=)" : "");
+        be_rmsnorm_backward(G.cpu, dx.c, dw.c, dy.c, x0.c, w.c, own_rstd ? gf_none() : rstd.c, rows, n, eps, acc);
+        be_rmsnorm_backward(G.gpu, dx.g, dw.g, dy.g, x0.g, w.g, own_rstd ? gf_none() : rstd.g, rows, n, eps, acc);
+        snprintf(name, sizeof name, "rmsnorm_backward dx %dx%d%s", rows, n,
+                 acc ? " (+=)" : own_rstd ? " (rstd recomputed)" : "");
         cmp(name, &dx, tol_ew());
         snprintf(name, sizeof name, "rmsnorm_backward dw %d (+=)", n);
         cmp(name, &dw, 1e-5);
@@ -436,8 +439,8 @@ static void t_determinism(void) {
     pair r = mk(rows, GF_F32), y = mk(x.n, ACT), dw1 = mk(n, GF_F32), dw2 = mk(n, GF_F32);
     be_zero(G.gpu, dw1.g, n), be_zero(G.gpu, dw2.g, n);
     be_rmsnorm(G.gpu, y.g, r.g, x.g, w.g, rows, n, 1e-6f);
-    be_rmsnorm_backward(G.gpu, gf_none(), dw1.g, dy.g, x.g, w.g, r.g, rows, n, false);
-    be_rmsnorm_backward(G.gpu, gf_none(), dw2.g, dy.g, x.g, w.g, r.g, rows, n, false);
+    be_rmsnorm_backward(G.gpu, gf_none(), dw1.g, dy.g, x.g, w.g, r.g, rows, n, 1e-6f, false);
+    be_rmsnorm_backward(G.gpu, gf_none(), dw2.g, dy.g, x.g, w.g, r.g, rows, n, 1e-6f, false);
     ok = ok && same_bits(dw1.g, dw2.g, n, GF_F32);
     printf("%s  %-5s %-44s\n", ok ? "PASS" : "FAIL", G.mode, "same bits twice: attention+stats, CE, dw");
     ok ? G.passed++ : G.failed++;

@@ -5,8 +5,10 @@
 #include "backend/cuda/cuda_gdn.h"
 #include "backend/cuda/cuda_gdn_chunk.cuh"
 #include "backend/cuda/cuda_gdn_host.cuh"
+#include "backend/cuda/cuda_gdn_pad.cuh"
 
-/* Below this many tokens a call runs token by token (decode, short prefill pieces). */
+/* Below this many tokens a call runs token by token (decode, short prefill pieces);
+ * gf_gdn_shape.recurrent asks for that form at any length. */
 #define GDN_RECURRENT_MAX_T 15
 
 /* ------------------------------------------------------------------ state pass */
@@ -210,8 +212,12 @@ bool gdn_core_args(gf_backend *be, GdnShape *gs, const gf_gdn_shape *s, const ch
         be_set_error(be, "%s: sizes must be positive (B %d, T %d, H %d)", op, s->B, s->T, s->H);
         return false;
     }
-    if (s->dk % 16 || s->dv % 16 || s->dk <= 0 || s->dv <= 0 || s->dk > GDN_MAX_D || s->dv > GDN_MAX_D) {
-        be_set_error(be, "%s: head dims must be multiples of 16 up to %d (dk %d, dv %d)", op, GDN_MAX_D, s->dk, s->dv);
+    if (s->dk <= 0 || s->dv <= 0 || s->dk > GDN_MAX_D || s->dv > GDN_MAX_D) {
+        be_set_error(be, "%s: head dims must be 1 to %d (dk %d, dv %d)", op, GDN_MAX_D, s->dk, s->dv);
+        return false;
+    }
+    if (s->dk % 16 || s->dv % 16) { /* the callers pad (cuda_gdn_pad.cu) before they get here */
+        be_set_error(be, "%s: internal: head dims %d, %d reached the kernels unpadded", op, s->dk, s->dv);
         return false;
     }
     if (s->chunk != 16 && s->chunk != 32 && s->chunk != 64) {
@@ -230,7 +236,7 @@ bool gdn_core_args(gf_backend *be, GdnShape *gs, const gf_gdn_shape *s, const ch
 }
 
 template <typename T>
-static void core_forward(gf_backend *be, const GdnShape &s, gf_buf o, gf_buf ckpt, gf_buf state, gf_buf q, gf_buf k,
+static void core_forward(gf_backend *be, const GdnShape &s, bool recurrent, gf_buf o, gf_buf ckpt, gf_buf state, gf_buf q, gf_buf k,
                          gf_buf v, gf_buf g, gf_buf beta) {
     const char *op = "gdn_core";
     cudaStream_t st = cuda_stream(be);
@@ -238,7 +244,7 @@ static void core_forward(gf_backend *be, const GdnShape &s, gf_buf o, gf_buf ckp
     const float *gp = (const float *)g.ptr, *bp = (const float *)beta.ptr;
     float *io = (float *)state.ptr, *ck = (float *)ckpt.ptr;
     (void)st;
-    if (s.T <= GDN_RECURRENT_MAX_T) {
+    if (recurrent || s.T <= GDN_RECURRENT_MAX_T) {
         size_t smem = ((size_t)s.dv * s.dk + 2 * s.dk + s.dv) * sizeof(float) + 64;
         if (!gdn_smem_limit(be, gdn_recurrent_kernel<T>, smem, op)) return;
         GDN_LAUNCH(gdn_recurrent_kernel<T>, dim3(s.H, s.B), dim3(GDN_THREADS), smem, st, s, qp, kp, vp, gp, bp,
@@ -280,7 +286,11 @@ extern "C" void cuda_gdn_core(gf_backend *be, gf_buf o, gf_buf ckpt, gf_buf stat
                               gf_buf g, gf_buf beta, const gf_gdn_shape *s) {
     const char *op = "gdn_core";
     GdnShape gs;
-    if (!gdn_core_args(be, &gs, s, op)) return;
+    const bool pad = gdn_needs_pad(s);
+    gf_gdn_shape sp = *s; /* the shape the kernels will see */
+    sp.dk = (s->dk + 15) & ~15;
+    sp.dv = (s->dv + 15) & ~15;
+    if (!gdn_core_args(be, &gs, pad ? &sp : s, op)) return;
     gf_dtype act = be->act;
     if (!(gdn_present(be, o, op, "o") && gdn_present(be, q, op, "q") && gdn_present(be, k, op, "k") &&
           gdn_present(be, v, op, "v") && gdn_present(be, g, op, "g") && gdn_present(be, beta, op, "beta") &&
@@ -289,8 +299,10 @@ extern "C" void cuda_gdn_core(gf_backend *be, gf_buf o, gf_buf ckpt, gf_buf stat
           gdn_dtype_is(be, beta, GF_F32, op, "beta") && gdn_dtype_is(be, ckpt, GF_F32, op, "ckpt") &&
           gdn_dtype_is(be, state, GF_F32, op, "state")))
         return;
-    if (act == GF_BF16)
-        core_forward<bf16>(be, gs, o, ckpt, state, q, k, v, g, beta);
+    if (pad)
+        gdn_core_padded(be, o, ckpt, state, q, k, v, g, beta, s);
+    else if (act == GF_BF16)
+        core_forward<bf16>(be, gs, s->recurrent, o, ckpt, state, q, k, v, g, beta);
     else
-        core_forward<float>(be, gs, o, ckpt, state, q, k, v, g, beta);
+        core_forward<float>(be, gs, s->recurrent, o, ckpt, state, q, k, v, g, beta);
 }

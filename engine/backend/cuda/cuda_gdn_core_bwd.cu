@@ -10,6 +10,7 @@
 #include "backend/cuda/cuda_gdn.h"
 #include "backend/cuda/cuda_gdn_chunk.cuh"
 #include "backend/cuda/cuda_gdn_host.cuh"
+#include "backend/cuda/cuda_gdn_pad.cuh"
 
 /* ------------------------------------------------------------------ 2. V' and local dV' */
 
@@ -512,7 +513,11 @@ extern "C" void cuda_gdn_core_backward(gf_backend *be, gf_buf dq, gf_buf dk, gf_
                                        const gf_gdn_shape *s) {
     const char *op = "gdn_core_backward";
     GdnShape gs;
-    if (!gdn_core_args(be, &gs, s, op)) return;
+    const bool pad = gdn_needs_pad(s);
+    gf_gdn_shape sp = *s; /* the shape the kernels will see */
+    sp.dk = (s->dk + 15) & ~15;
+    sp.dv = (s->dv + 15) & ~15;
+    if (!gdn_core_args(be, &gs, pad ? &sp : s, op)) return;
     gf_dtype act = be->act;
     gf_buf acts[] = {dq, dk, dv, d_o, q, k, v};
     const char *an[] = {"dq", "dk", "dv", "d_o", "q", "k", "v"};
@@ -522,7 +527,9 @@ extern "C" void cuda_gdn_core_backward(gf_backend *be, gf_buf dq, gf_buf dk, gf_
     const char *fn[] = {"dg", "dbeta", "g", "beta", "ckpt"};
     for (int i = 0; i < 5; i++)
         if (!gdn_present(be, f32s[i], op, fn[i]) || !gdn_dtype_is(be, f32s[i], GF_F32, op, fn[i])) return;
-    if (act == GF_BF16)
+    if (pad)
+        gdn_core_backward_padded(be, dq, dk, dv, dg, dbeta, d_o, q, k, v, g, beta, ckpt, s);
+    else if (act == GF_BF16)
         core_backward<bf16>(be, gs, dq, dk, dv, dg, dbeta, d_o, q, k, v, g, beta, ckpt);
     else
         core_backward<float>(be, gs, dq, dk, dv, dg, dbeta, d_o, q, k, v, g, beta, ckpt);

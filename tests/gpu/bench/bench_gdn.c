@@ -1,61 +1,33 @@
 /* Benchmark of the CUDA GDN ops in bf16 at the qwen2.5-1.5b width (D 1536 =
- * 12 heads x 128): the core forward (with checkpoints), the core backward, and
- * the whole layer forward + backward (projections through cuBLAS, the same
- * calls the backend's be_linear will make, plus prep, core, gated norm and their
+ * 12 heads x 128), through backend.h on the CUDA backend: the core forward
+ * (with checkpoints), the core backward, and the whole layer forward +
+ * backward (be_linear projections, prep, core, gated norm and their
  * backward). T = 2048 and 8192 with B x T = 32768 tokens (GRAFT_BENCH_GDN_TOKENS
- * changes it). Random device data (never zeros), 3 warm-up runs, the median of
- * 15 timed by device events. One JSON line per figure; FLOP counts as in
- * docs/cuda-gdn.md. Exit 77 without a GPU. */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "backend/backend_impl.h"
-#include "backend/cuda/cuda_gdn.h"
-#include "tests/gpu/gdn_harness.h"
-
-#define REPS 15
-#define WARM 3
+ * changes it). Random data (never zeros), timed by bench_time (bench_gpu.h:
+ * warm-up, the median of 7 batches). One JSON line per figure; FLOP counts as
+ * in docs/cuda-gdn.md. Exit 77 without a GPU. */
+#include "bench_gpu.h"
 
 static gf_backend *be;
 
+/* Uniform values in [lo, hi) (bench_fill draws in [-a, a]; shifted on the host side here). */
 static gf_buf buf(size_t n, gf_dtype t, unsigned seed, float lo, float hi) {
     gf_buf b;
-    if (gh_alloc(be, &b, n, t) || gh_fill_uniform(be, b, n, seed, lo, hi)) {
-        fprintf(stderr, "bench_gdn: %s\n", be->error);
-        exit(1);
+    if (be_alloc(be, &b, n, t) < 0) bench_die(be, "alloc");
+    const size_t chunk = (size_t)1 << 22;
+    float *h = malloc((n < chunk ? n : chunk) * sizeof *h);
+    uint64_t s = seed * 2654435761u + 1;
+    for (size_t off = 0; off < n; off += chunk) {
+        const size_t m = n - off < chunk ? n - off : chunk;
+        for (size_t i = 0; i < m; i++) {
+            s ^= s >> 12, s ^= s << 25, s ^= s >> 27;
+            const float u = (float)(((s * 2685821657736338717ull) >> 11) * (1.0 / 9007199254740992.0));
+            h[i] = lo + (hi - lo) * u;
+        }
+        if (be_upload(be, gf_at(b, off), h, GF_F32, m) < 0) bench_die(be, "upload");
     }
+    free(h);
     return b;
-}
-
-static int cmpf(const void *a, const void *b) {
-    float x = *(const float *)a, y = *(const float *)b;
-    return (x > y) - (x < y);
-}
-
-typedef void (*step_fn)(void *);
-
-static float median_ms(step_fn f, void *ud) {
-    gh_timer *t = gh_timer_new(be);
-    float ms[REPS];
-    char why[300];
-    for (int i = 0; i < WARM; i++) f(ud);
-    if (gh_sync(be, why, sizeof why)) {
-        fprintf(stderr, "bench_gdn: %s\n", why);
-        exit(1);
-    }
-    for (int i = 0; i < REPS; i++) {
-        gh_timer_start(t);
-        f(ud);
-        ms[i] = gh_timer_stop(t);
-    }
-    if (gh_sync(be, why, sizeof why)) {
-        fprintf(stderr, "bench_gdn: %s\n", why);
-        exit(1);
-    }
-    gh_timer_free(t);
-    qsort(ms, REPS, sizeof *ms, cmpf);
-    return ms[REPS / 2];
 }
 
 typedef struct {
@@ -69,43 +41,44 @@ typedef struct {
 
 static void core_fwd(void *u) {
     L *l = u;
-    cuda_gdn_core(be, l->o, l->ck, gf_none(), l->q, l->k, l->v, l->g, l->beta, &l->s);
+    be_gdn_core(be, l->o, l->ck, gf_none(), l->q, l->k, l->v, l->g, l->beta, &l->s);
 }
 static void core_bwd(void *u) {
     L *l = u;
-    cuda_gdn_core_backward(be, l->dq, l->dk, l->dv, l->dg, l->db, l->d_o, l->q, l->k, l->v, l->g, l->beta, l->ck, &l->s);
+    be_gdn_core_backward(be, l->dq, l->dk, l->dv, l->dg, l->db, l->d_o, l->q, l->k, l->v, l->g, l->beta, l->ck, &l->s);
 }
 static void layer_fwd(L *l) {
     int N = l->B * l->T, hv = l->H * l->d;
-    gh_gemm(be, l->proj, l->x, l->Win, N, l->W, l->D, false, true, false);
-    cuda_gdn_prep(be, l->pre, l->q, l->k, l->v, l->g, l->beta, gf_none(), l->proj, l->convw, l->alog, l->dtb, &l->dims);
-    cuda_gdn_core(be, l->o, l->ck, gf_none(), l->q, l->k, l->v, l->g, l->beta, &l->s);
-    cuda_gdn_gated_norm(be, l->z, l->rstd, l->o, l->proj, l->wn, &l->dims);
-    gh_gemm(be, l->y, l->z, l->Wo, N, l->D, hv, false, true, false);
+    be_linear(be, l->proj, l->x, l->Win, gf_none(), N, l->D, l->W, false);
+    be_gdn_prep(be, l->pre, l->q, l->k, l->v, l->g, l->beta, gf_none(), l->proj, gf_none(), l->convw, l->alog, l->dtb,
+                &l->dims);
+    be_gdn_core(be, l->o, l->ck, gf_none(), l->q, l->k, l->v, l->g, l->beta, &l->s);
+    be_gdn_gated_norm(be, l->z, l->rstd, l->o, l->proj, l->wn, &l->dims);
+    be_linear(be, l->y, l->z, l->Wo, gf_none(), N, hv, l->D, false);
 }
 static void layer_fwd_bwd(void *u) {
     L *l = u;
     int N = l->B * l->T, hv = l->H * l->d;
     layer_fwd(l);
-    gh_gemm(be, l->dz, l->dy, l->Wo, N, hv, l->D, false, false, false);      /* dz = dy Wo */
-    gh_gemm(be, l->dWo, l->dy, l->z, l->D, hv, N, true, false, true);         /* dWo += dy^T z */
-    cuda_gdn_gated_norm_backward(be, l->d_o, l->dproj, l->dwn, l->dz, l->o, l->rstd, l->proj, l->wn, &l->dims);
-    cuda_gdn_core_backward(be, l->dq, l->dk, l->dv, l->dg, l->db, l->d_o, l->q, l->k, l->v, l->g, l->beta, l->ck, &l->s);
-    cuda_gdn_prep_backward(be, l->dproj, l->dconv, l->dal, l->ddt, l->dq, l->dk, l->dv, l->dg, l->db, l->proj, l->pre,
-                           l->q, l->k, l->g, l->beta, l->convw, l->alog, l->dtb, &l->dims);
-    gh_gemm(be, l->dx, l->dproj, l->Win, N, l->D, l->W, false, false, false);  /* dx = dproj W_in */
-    gh_gemm(be, l->dWin, l->dproj, l->x, l->W, l->D, N, true, false, true);    /* dW_in += dproj^T x */
+    /* dz = dy Wo, dWo += dy^T z */
+    be_linear_backward(be, l->dz, l->dWo, gf_none(), l->dy, l->z, l->Wo, N, hv, l->D, false);
+    be_gdn_gated_norm_backward(be, l->d_o, l->dproj, l->dwn, l->dz, l->o, l->rstd, l->proj, l->wn, &l->dims);
+    be_gdn_core_backward(be, l->dq, l->dk, l->dv, l->dg, l->db, l->d_o, l->q, l->k, l->v, l->g, l->beta, l->ck, &l->s);
+    be_gdn_prep_backward(be, l->dproj, gf_none(), l->dconv, l->dal, l->ddt, l->dq, l->dk, l->dv, l->dg, l->db, l->proj,
+                         l->pre, l->q, l->k, l->g, l->beta, l->convw, l->alog, l->dtb, &l->dims);
+    /* dx = dproj W_in, dW_in += dproj^T x */
+    be_linear_backward(be, l->dx, l->dWin, gf_none(), l->dproj, l->x, l->Win, N, l->D, l->W, false);
 }
 static void layer_fwd_only(void *u) { layer_fwd(u); }
 
-static void run(int B, int T, bool conv) {
+static void run(const bench_ceilings *c, int B, int T, bool conv) {
     L l;
     memset(&l, 0, sizeof l);
     l.B = B, l.T = T, l.D = 1536, l.H = 12, l.d = 128, l.C = 64;
     int N = B * T, H = l.H, d = l.d, hv = H * d, D = l.D, NC = (T + l.C - 1) / l.C;
     l.W = 4 * hv + 2 * H;
     l.Q = 3 * hv;
-    gf_gdn_shape s = {B, T, H, d, d, l.C, 0.08838834764831845f};
+    gf_gdn_shape s = {B, T, H, d, d, l.C, 0.08838834764831845f, false};
     gf_gdn_dims dims = {B, T, D, H, d, d, conv, 1e-5f};
     l.s = s;
     l.dims = dims;
@@ -154,42 +127,50 @@ static void run(int B, int T, bool conv) {
     double C = l.C, dd = d;
     double core_f = 2 * (5 * C * dd + 3 * dd * dd) * H, core_b = 2 * (16 * C * dd + 7 * dd * dd + 2 * C * C) * H;
     double gemm_f = 2.0 * D * (l.W + hv), gemm_b = 2 * gemm_f;
-    const char *cv = conv ? "true" : "false";
-    float ms;
+    /* Bytes each figure must at least move (its floor's other half): the
+     * core reads q, k, v (bf16), g, beta (f32) and writes o and the chunk
+     * states (f32); its backward reads those and d_o and writes dq, dk, dv,
+     * dg, dbeta; the layer reads x and the weights and writes y (backward:
+     * reads dy, writes dx, reads and writes the f32 weight gradients). */
+    double nh = (double)N * H, ck_bytes = 4.0 * B * H * NC * dd * dd, wts = (double)l.W * D + (double)D * hv;
+    double core_fb = nh * (2 * (3 * dd) + 8 + 2 * dd) + ck_bytes;
+    double core_bb = nh * (2 * (3 * dd) + 8 + 2 * dd + 2 * (3 * dd) + 8) + ck_bytes;
+    double layer_fb = 4.0 * N * D + 2 * wts, layer_bb = layer_fb + 4.0 * N * D + 8 * wts;
+    char what[160], extra[160];
+    snprintf(extra, sizeof extra, ",\"B\":%d,\"T\":%d,\"H\":%d,\"d\":%d,\"conv\":%s,\"tok_s\":%%.0f", B, T, H, d,
+             conv ? "true" : "false");
+    char ex[200];
+    double sec;
+#define REPORT(name, fn, flops, bytes)                                                                   \
+    do {                                                                                                 \
+        sec = bench_time(be, fn, &l, 7);                                                                 \
+        snprintf(what, sizeof what, "gdn %s D %d (%dx%d) B %d T %d%s", name, D, H, d, B, T, conv ? " conv" : ""); \
+        snprintf(ex, sizeof ex, extra, N / sec);                                                         \
+        bench_report("gdn", what, sec, (flops), (bytes), c, ex);                                         \
+    } while (0)
     if (!conv) {
-        ms = median_ms(core_fwd, &l);
-        printf("{\"bench\":\"graft_gdn_core_fwd\",\"B\":%d,\"T\":%d,\"H\":%d,\"d\":%d,\"ms\":%.4f,\"tok_s\":%.0f,\"tflops\":%.2f}\n",
-               B, T, H, d, ms, N / (ms * 1e-3), N * core_f / (ms * 1e-3) / 1e12);
-        ms = median_ms(core_bwd, &l);
-        printf("{\"bench\":\"graft_gdn_core_bwd\",\"B\":%d,\"T\":%d,\"H\":%d,\"d\":%d,\"ms\":%.4f,\"tok_s\":%.0f,\"tflops\":%.2f}\n",
-               B, T, H, d, ms, N / (ms * 1e-3), N * core_b / (ms * 1e-3) / 1e12);
-        ms = median_ms(layer_fwd_only, &l);
-        printf("{\"bench\":\"graft_gdn_layer_fwd\",\"B\":%d,\"T\":%d,\"D\":%d,\"conv\":%s,\"ms\":%.4f,\"tok_s\":%.0f,\"tflops\":%.2f}\n",
-               B, T, D, cv, ms, N / (ms * 1e-3), N * (core_f + gemm_f) / (ms * 1e-3) / 1e12);
+        REPORT("core fwd", core_fwd, N * core_f, core_fb);
+        REPORT("core bwd", core_bwd, N * core_b, core_bb);
+        REPORT("layer fwd", layer_fwd_only, N * (core_f + gemm_f), layer_fb);
     }
-    ms = median_ms(layer_fwd_bwd, &l);
-    printf("{\"bench\":\"graft_gdn_layer_fwd_bwd\",\"B\":%d,\"T\":%d,\"D\":%d,\"conv\":%s,\"ms\":%.4f,\"tok_s\":%.0f,\"tflops\":%.2f}\n",
-           B, T, D, cv, ms, N / (ms * 1e-3), N * (core_f + core_b + gemm_f + gemm_b) / (ms * 1e-3) / 1e12);
+    REPORT("layer fwd+bwd", layer_fwd_bwd, N * (core_f + core_b + gemm_f + gemm_b), layer_bb);
+#undef REPORT
     fflush(stdout);
     gf_buf *all = &l.x;
     for (gf_buf *p = all; p <= &l.dconv; p++)
-        if (!gf_is_none(*p)) gh_free(be, p);
+        if (!gf_is_none(*p)) be_free(be, p);
 }
 
 int main(void) {
-    char why[300];
-    int rc = gh_open(&be, false, why, sizeof why);
-    if (rc) {
-        printf("%s\n", why);
-        return rc;
-    }
-    fprintf(stderr, "bench_gdn on %s\n", be->name);
+    be = bench_open_or_skip();
+    fprintf(stderr, "bench_gdn on %s\n", be_name(be));
     const char *e = getenv("GRAFT_BENCH_GDN_TOKENS");
     int tokens = e ? atoi(e) : 32768;
     if (tokens < 8192) tokens = 8192;
-    run(tokens / 2048, 2048, false);
-    run(tokens / 8192, 8192, false);
-    run(tokens / 2048, 2048, true);
-    gh_close(be);
+    const bench_ceilings c = bench_measure_ceilings(be);
+    run(&c, tokens / 2048, 2048, false);
+    run(&c, tokens / 8192, 8192, false);
+    run(&c, tokens / 2048, 2048, true);
+    be_close(be);
     return 0;
 }
