@@ -5,7 +5,9 @@
  * is host memory; "beyond the block" (peak - before - block) is what the
  * loader itself holds, which is all a device backend leaves on the host.
  * Models: stories260K, SmolLM2-135M Q4_1 (when fetched) and GRAFT_BENCH_LOAD
- * (a path; e.g. a 1.5B safetensors folder). */
+ * (a path; e.g. a 1.5B safetensors folder: tests/bench/bench_load_gpu.sh).
+ * GRAFT_BENCH_DEVICE=cuda loads onto the GPU: then the block is device memory
+ * and the peak resident set is what the host holds while the weights stream. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,18 +37,28 @@ typedef struct {
 
 static void child(const char *path, size_t stage, int fd) {
     load_figures r = {0};
+    const char *dev = getenv("GRAFT_BENCH_DEVICE");
+    gf_backend *be = NULL;
+    const gf_backend_opts bo = {dev && *dev ? dev : "cpu", 0, false};
+    if (be_open(&be, &bo) != 0) {
+        fprintf(stderr, "bench_load: %s\n", gf_last_error());
+        if (write(fd, &r, sizeof r) != (ssize_t)sizeof r) _exit(1);
+        _exit(1);
+    }
     r.before = rss_now();
     model m;
+    const model_load_opts lo = {NULL, be};
     const model_load_hooks o = {.stage_bytes = stage};
     const double t0 = bench_now();
-    if (model_load_hooked(&m, path, NULL, &o) == 0) {
+    if (model_load_hooked(&m, path, &lo, &o) == 0 && be_sync(be) == 0) {
         r.seconds = bench_now() - t0;
-        r.block = (double)m.layout.total * gf_dtype_size(be_act(m.be));
+        r.block = be_is_host(be) ? (double)m.layout.total * gf_dtype_size(be_act(m.be)) : 0; /* host bytes only */
         struct rusage ru;
         getrusage(RUSAGE_SELF, &ru);
         r.peak = (double)ru.ru_maxrss * 1024;
         r.ok = 1;
         model_free(&m);
+        be_close(be);
     } else {
         fprintf(stderr, "bench_load: %s\n", gf_last_error());
     }
@@ -94,6 +106,8 @@ static void bench_model(const char *label, const char *path) {
 }
 
 int main(void) {
+    const char *dev = getenv("GRAFT_BENCH_DEVICE");
+    printf("loading onto %s; \"block\" is the parameter block in host memory (0 on a device)\n", dev && *dev ? dev : "cpu");
     const char *sh = getenv("GRAFT_SHARED");
     char p[4096];
     snprintf(p, sizeof p, "%s/models/tinyllamas/stories260K/stories260K.bin", sh ? sh : "../shared");
