@@ -40,7 +40,8 @@ static void find_devices(void) {
     if (gpus == 0 && !no_gpu[0]) snprintf(no_gpu, sizeof no_gpu, "no GPU");
     gf_clear_error();
     snprintf(dev_names[0], sizeof dev_names[0], "cpu");
-    for (int i = 0; i < gpus; i++) snprintf(dev_names[i + 1], sizeof dev_names[0], "cuda:%d", i);
+    for (int i = 0; i < gpus; i++) /* i < MAX_DEVICES: the cast only tells the compiler so */
+        snprintf(dev_names[i + 1], sizeof dev_names[0], "cuda:%u", (unsigned)(unsigned char)i);
     for (int i = 0; i <= gpus; i++) dev_list[i] = dev_names[i];
     n_devs = gpus + 1;
 }
