@@ -21,6 +21,7 @@
 #include "cli/common.h"
 #include "cli/method_opts.h"
 #include "commands.h"
+#include "core/clock.h"
 #include "core/error.h"
 #include "eval/perplexity.h"
 #include "select/select.h"
@@ -60,12 +61,6 @@ static int split_list(const char *text, char items[][64], int max) {
         p = *e ? e + 1 : e;
     }
     return n;
-}
-
-static double now_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 /* Same parameters by construction: the same gate edit, Stage 1 components,
@@ -244,7 +239,7 @@ int cmd_ablate(int argc, char **argv) {
         else if (init_uses_stage1(variants[j].init) && plan.set.init == INIT_RANDOM) plan.set.init = INIT_TAYLOR_ONLY;
     }
     cli_mem_plan(method_plan_fill, &plan, "lower --calib-seqs or --ctx, or ablate fewer initializations at once");
-    const double t0 = now_s();
+    const double t0 = clock_now_s();
     model m;
     if (cli_load_model("ablate", pos[0], &co, &m) != 0) return 1;
     const int L = m.cfg.n_layers, ctx = mo.split.ctx;
@@ -274,7 +269,7 @@ int cmd_ablate(int argc, char **argv) {
         teacher_ppl = exp(nll / (double)cnt);
     }
     /* one student per distinct variant with every layer converted */
-    double tb = now_s();
+    double tb = clock_now_s();
     for (int j = 0; j < n_var; j++) {
         student *sj = &studs[variants[j].student];
         if (sj->L) continue; /* built for an earlier variant */
@@ -285,8 +280,8 @@ int cmd_ablate(int argc, char **argv) {
         if (student_init_empty(sj, &m, &st) != 0) goto fail;
         if (student_build_layers(sj, all, &cal, held.L ? &held : NULL, &pr) != 0) goto fail;
     }
-    t_build = now_s() - tb;
-    double tr = now_s();
+    t_build = clock_now_s() - tb;
+    double tr = clock_now_s();
     for (int si = 0; si < n_strat; si++) {
         layer_selection *ga = gf_calloc((size_t)n_studs, sizeof *ga);
         for (int ki = 0; ki < n_keep; ki++) {
@@ -382,8 +377,8 @@ int cmd_ablate(int argc, char **argv) {
         for (int j = 0; j < n_studs; j++) layer_selection_free(&ga[j]);
         free(ga);
     }
-    t_rows = now_s() - tr;
-    const double wall = now_s() - t0;
+    t_rows = clock_now_s() - tr;
+    const double wall = clock_now_s() - t0;
     if (co.json) {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddNumberToObject(o, "teacher_ppl", teacher_ppl);

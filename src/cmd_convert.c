@@ -11,7 +11,6 @@
 #include "commands.h"
 #include "core/error.h"
 #include "select/select.h"
-#include "student/build.h"
 #include "student/report_json.h"
 #include "student/student_io.h"
 
@@ -109,7 +108,6 @@ int cmd_convert(int argc, char **argv) {
     teacher_capture cal = {0}, held = {0};
     layer_selection sel = {0};
     char *tok_path = NULL;
-    bool *mask = NULL;
     rc = 1;
     progress_sink pr = cli_progress();
     int k = 0;
@@ -128,16 +126,7 @@ int cmd_convert(int argc, char **argv) {
     if (method_capture(m, &sp, &cal, &held, &pr) != 0) goto fail;
     if (student_init_empty(&s, m, &set) != 0) goto fail;
     s.m = m;
-    mask = gf_calloc((size_t)L, sizeof *mask);
-    if (ss.kind == STRATEGY_GA_S2) { /* selection needs every layer under this init */
-        for (int l = 0; l < L; l++) mask[l] = true;
-        if (student_build_layers(&s, mask, &cal, held.L ? &held : NULL, &pr) != 0) goto fail;
-    }
-    if (select_layers(&sel, &ss, k, m, &s, sp.select.data, sp.select.len, mo.split.ctx, &pr) != 0) goto fail;
-    for (int l = 0; l < L; l++) mask[l] = true;
-    for (int i = 0; i < sel.k; i++) mask[sel.kept[i]] = false;
-    if (ss.kind != STRATEGY_GA_S2 && student_build_layers(&s, mask, &cal, held.L ? &held : NULL, &pr) != 0) goto fail;
-    if (student_set_gdn(&s, mask) != 0) goto fail;
+    if (method_select_and_build(&s, &sel, &ss, k, &sp, &cal, &held, mo.split.ctx, &pr, NULL) != 0) goto fail;
 
     cJSON *rep = student_report_json(&s);
     cJSON_AddItemToObject(rep, "selection", selection_json(&sel));
@@ -184,7 +173,6 @@ int cmd_convert(int argc, char **argv) {
 fail:
     if (rc != 0) cli_fail("convert");
     free(tok_path);
-    free(mask);
     layer_selection_free(&sel);
     teacher_capture_free(&cal);
     teacher_capture_free(&held);

@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "cli/args.h"
+#include "cli/common.h"
+#include "cli/signals.h"
 #include "commands.h"
 #include "core/error.h"
 #include "hub/hub.h"
@@ -15,7 +17,10 @@
 #include "hub/repo_ref.h"
 
 static atomic_int cancel_flag; /* lock-free: a signal handler may set it */
-static void on_sigint(int sig) { cancel_flag = 1; }
+static void on_sigint(int sig) {
+    atomic_store(&cancel_flag, 1); /* the transfer stops; its partial file stays for a resume */
+    cli_record_stop(sig);          /* then main ends the process by the signal (130) */
+}
 
 /* --events: every hub_event as one JSON line on stderr, for scripts and tests. */
 static void print_event(const hub_event *ev, void *user) {
@@ -39,7 +44,7 @@ static void print_event(const hub_event *ev, void *user) {
     cJSON_Delete(o);
 }
 
-static void print_json(const hub_result *r) {
+static cJSON *result_json(const hub_result *r) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "path", r->path);
     cJSON_AddStringToObject(o, "commit", r->commit);
@@ -51,10 +56,7 @@ static void print_json(const hub_result *r) {
         cJSON_AddStringToObject(f, "sha256", r->files[i].sha256);
         cJSON_AddItemToArray(files, f);
     }
-    char *s = cJSON_Print(o);
-    printf("%s\n", s);
-    free(s);
-    cJSON_Delete(o);
+    return o;
 }
 
 int cmd_download(int argc, char **argv) {
@@ -116,7 +118,7 @@ int cmd_download(int argc, char **argv) {
         return 1;
     }
     if (json) {
-        print_json(&res);
+        cli_print_json(result_json(&res));
     } else {
         printf("%s\n", res.path);
     }

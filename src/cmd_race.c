@@ -1,9 +1,11 @@
-/* graft race MODEL [STUDENT_DIR ...] [--inits random,taylor-calibrate] [--retention R | --convert LIST] ...
+/* graft race MODEL [STUDENT_DIR ...] [--inits random,taylor-calibrate] [--keep R] [--strategy S] ...
  * Trains each initialization for the same token budget on the same data order
  * and reports the tokens each needs to reach the baseline's final loss.
  * Students come from folders made by `graft convert` (the first is the
- * baseline), or, without folders, are built here from the teacher for the
- * inits that need no calibration (random, zero-gate, small-gate). */
+ * baseline), or are built here from the teacher: with calibration text
+ * (--calib, else --data) by graft convert's builder, layers chosen by
+ * --keep / --strategy as there; without it, in memory for the inits that need
+ * no calibration (random, zero-gate, small-gate; uniform or manual layers). */
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -29,31 +31,20 @@ static void print_step(void *ud, long step, long total, long tokens, double loss
                 gnorm);
 }
 
-static cJSON *curve_json(const curve *c) {
-    cJSON *a = cJSON_CreateArray();
-    for (int i = 0; i < c->n; i++) {
-        cJSON *pt = cJSON_CreateArray();
-        cJSON_AddItemToArray(pt, cJSON_CreateNumber(c->xy[2 * i]));
-        cJSON_AddItemToArray(pt, cJSON_CreateNumber(c->xy[2 * i + 1]));
-        cJSON_AddItemToArray(a, pt);
-    }
-    return a;
-}
-
 #define MAX_INITS RACE_MAX_RUNS
 
 /* where race_run gets each student: folders, the method's builder, or the
- * in-memory stand-ins of --convert */
+ * in-memory stand-ins */
 typedef struct {
     const char **inits;
     bool folders, builder;
     model *teacher;
     train_cli *tc;
     const common_opts *co;
-    double retention;
-    const char *calib;
-    char *conv_buf;
-    size_t conv_size;
+    const char *strategy;
+    double keep;
+    const char *calib, *text;
+    char conv[MAX_INITS][512];          /* each run's converted layers */
     const method_cli *mo;               /* Stage 1 options for the builder */
     char labels[MAX_INITS][96];         /* init, with its Stage 1 components when not all four */
     unsigned stage1[MAX_INITS];         /* components applied by run i */
@@ -79,10 +70,12 @@ static int make_student(void *ud, int i, cli_student *st, train_student **handle
     int rc;
     if (mk->folders) {
         rc = train_student_load(st, handle, mk->inits[i], mk->co->tokenizer, mk->tc->to.ctx, label);
+        snprintf(mk->conv[i], sizeof mk->conv[i], "as in the student folder");
     } else if (mk->builder) {
         if (mk->tc->log_every > 0) fprintf(stderr, "graft race: building the %s student\n", mk->inits[i]);
-        rc = train_student_build_with(st, handle, mk->teacher, mk->inits[i], mk->retention, mk->calib, mk->co->seed,
-                                      mk->tc->to.ctx, mk->conv_buf, mk->conv_size, mk->mo, NULL, NULL);
+        rc = train_student_build_as(st, handle, mk->teacher, mk->inits[i], mk->strategy, mk->keep, mk->calib,
+                                    mk->text, mk->co->seed, mk->tc->to.ctx, mk->conv[i], sizeof mk->conv[i], mk->mo,
+                                    NULL, NULL);
     } else {
         return cli_student_build(st, mk->teacher, mk->tc, mk->inits[i], mk->tc->to.seed);
     }
@@ -108,15 +101,15 @@ int cmd_race(int argc, char **argv) {
     method_cli mo;
     method_cli_default(&mo);
     const char *inits_s = NULL;
-    double retention = 0.5;
-    const char *calib = NULL, *ckpt_dir = NULL;
+    const char *calib = NULL, *text = NULL, *ckpt_dir = NULL;
     bool resume = false;
     opt_spec specs[] = {
         TRAIN_CLI_OPTS(tc),
         {"inits", OPT_STR, &inits_s, "comma-separated initializations, the first is the baseline "
                                      "(default random,taylor-calibrate)"},
-        {"retention", OPT_DOUBLE, &retention, "fraction of layers keeping attention, uniform selection (default 0.5)"},
         {"calib", OPT_STR, &calib, "calibration text for building students (default: --data)"},
+        {"text", OPT_STR, &text, "held-out text scoring ar / ga-s2 (default: the calibration file after its "
+                                 "calibration part)"},
         {"ckpt-dir", OPT_STR, &ckpt_dir, "checkpoint each run to DIR/INIT.ckpt (at the end, every --ckpt-every steps, on SIGINT/SIGTERM)"},
         {"ckpt-every", OPT_LONG, &tc.to.ckpt_every, "with --ckpt-dir: checkpoint every N steps (default: at the end)"},
         {"resume", OPT_FLAG, &resume, "with --ckpt-dir: each run continues from its checkpoint (same options and seed)"},
@@ -125,8 +118,8 @@ int cmd_race(int argc, char **argv) {
     };
     const char *pos[MAX_INITS + 1];
     int np, rc = cli_parse(argc, argv, specs, sizeof specs / sizeof *specs, pos, 1, MAX_INITS + 1, &np,
-                           "graft race MODEL [STUDENT_DIR ...] [--inits A,B] [--retention R | --convert LIST] "
-                           "[--tokens N] [--json]", &co);
+                           "graft race MODEL [STUDENT_DIR ...] [--inits A,B] [--keep R] [--strategy S] "
+                           "[--calib FILE] [--tokens N] [--json]", &co);
     if (rc) return rc < 0 ? 0 : rc;
     if (!tc.teacher) tc.teacher = pos[0];
     if ((rc = cli_setup("race", &co)) || (rc = train_cli_finish(&tc, "race"))) return rc;
@@ -135,8 +128,9 @@ int cmd_race(int argc, char **argv) {
     const char *inits[MAX_INITS];
     int n_inits = 0;
     const bool folders = np > 1;
-    if (folders && (inits_s || tc.convert)) {
-        fprintf(stderr, "graft race: student folders carry their own init and layers; drop --inits / --convert\n");
+    if (folders && (inits_s || train_cli_converts(&tc))) {
+        fprintf(stderr, "graft race: student folders carry their own init and layers; drop --inits / --keep / "
+                        "--strategy\n");
         return 2;
     }
     if (folders) {
@@ -162,18 +156,12 @@ int cmd_race(int argc, char **argv) {
         fprintf(stderr, "graft race: --ckpt-dir %s: %s\n", ckpt_dir, strerror(errno));
         return 1;
     }
-    if (!(retention >= 0 && retention < 1)) {
-        fprintf(stderr, "graft race: --retention must be in [0, 1)\n");
-        return 2;
-    }
-    /* without folders or --convert: the method's builder (every init, uniform
-     * selection, as graft convert); with --convert: the in-memory stand-ins */
-    const bool builder = !folders && !tc.convert;
-    if (builder && !calib) calib = tc.data;
-    if (builder && !calib) {
-        fprintf(stderr, "graft race: building students needs calibration text (--calib FILE or --data FILE)\n");
-        return 2;
-    }
+    /* with calibration text at hand: graft convert's builder (every init and
+     * strategy); without: the in-memory stand-ins */
+    if (!calib) calib = tc.data;
+    const bool builder = !folders && calib;
+    if (!folders && isnan(tc.keep)) tc.keep = 0.5;
+    if (!folders && !tc.strategy) tc.strategy = "uniform";
     for (int i = 0; i < n_inits && builder; i++)
         if (train_student_init_check(inits[i]) != 0) return cli_fail("race");
     const bool stage1_opts = mo.stage1 || mo.half_life || strcmp(mo.distance, "all") != 0;
@@ -186,7 +174,7 @@ int cmd_race(int argc, char **argv) {
         }
         if (!builder) {
             fprintf(stderr, "graft race: --stage1, --distance and --half-life apply when race builds the students "
-                            "(no folders, no --convert)\n");
+                            "(no folders, calibration text from --calib or --data)\n");
             return 2;
         }
         if (!any) {
@@ -201,8 +189,8 @@ int cmd_race(int argc, char **argv) {
     for (int i = 0; i < n_inits && !folders && !builder; i++)
         if (cli_student_init_check(inits[i]) != 0) {
             if (!strcmp(inits[i], "taylor-calibrate") || !strcmp(inits[i], "taylor-only") || !strcmp(inits[i], "align-only"))
-                gf_fail("init '%s' needs calibration: make student folders with graft convert and run "
-                        "graft race MODEL BASELINE_DIR OTHER_DIR ...", inits[i]);
+                gf_fail("init '%s' needs calibration text: pass --calib FILE or --data FILE (or race student "
+                        "folders made by graft convert)", inits[i]);
             return cli_fail("race");
         }
     for (int i = 0; i < n_inits && folders; i++)
@@ -210,42 +198,29 @@ int cmd_race(int argc, char **argv) {
             gf_fail("%s is not a student folder (graft convert makes them)", inits[i]);
             return cli_fail("race");
         }
-    train_plan plan = {&tc, folders ? 2 : 1, folders ? inits : NULL, folders ? n_inits : 0, builder, retention, &mo};
+    train_plan plan = {&tc, folders ? 2 : 1, folders ? inits : NULL, folders ? n_inits : 0, builder, &mo};
     cli_mem_plan(train_plan_fill, &plan, "lower --batch or --ctx");
     model teacher;
     if (cli_load_model("race", tc.teacher, &co, &teacher) != 0) return 1;
     const int L = teacher.cfg.n_layers;
-    char conv_buf[4096] = "";
-    if (folders) {
-        snprintf(conv_buf, sizeof conv_buf, "as in the student folders");
-        tc.convert = conv_buf;
-    } else if (builder) {
-        tc.convert = conv_buf; /* filled by the builder */
-        snprintf(conv_buf, sizeof conv_buf, "uniform");
-    } else if (!tc.convert) {
-        bool *conv = gf_calloc((size_t)L, sizeof *conv);
-        race_uniform_convert(L, retention, conv);
-        for (int l = 0; l < L; l++)
-            if (conv[l])
-                snprintf(conv_buf + strlen(conv_buf), sizeof conv_buf - strlen(conv_buf), "%s%d", *conv_buf ? "," : "", l);
-        free(conv);
-        tc.convert = conv_buf;
-    }
+    race_maker mk = {.inits = inits, .folders = folders, .builder = builder, .teacher = &teacher, .tc = &tc,
+                     .co = &co, .strategy = tc.strategy, .keep = tc.keep, .calib = calib, .text = text, .mo = &mo};
     transformer tt = {0};
     train_data data = {0};
     race_outcome ro = {0};
     rc = 1;
-    if (!*tc.convert) {
-        gf_fail("no layer to convert at retention %g of %d layers", retention, L);
-        goto out;
+    if (!folders && !builder) { /* every stand-in converts the same layers */
+        bool *conv = gf_calloc((size_t)L, sizeof *conv);
+        int mrc = train_cli_convert_mask(&tc, L, conv);
+        if (mrc == 0)
+            for (int i = 0; i < n_inits; i++) layer_list_text(conv, L, mk.conv[i], sizeof mk.conv[i]);
+        free(conv);
+        if (mrc != 0) goto out;
     }
     if (tf_view(&tt, &teacher, NULL, NULL, NULL) != 0) goto out;
     if (cli_train_data(&data, &teacher, &tc) != 0) goto out;
     tc.to.on_step = print_step;
     tc.to.ud = &tc.log_every;
-    race_maker mk = {.inits = inits, .folders = folders, .builder = builder, .teacher = &teacher, .tc = &tc, .co = &co,
-                     .retention = retention, .calib = calib, .conv_buf = conv_buf, .conv_size = sizeof conv_buf,
-                     .mo = &mo};
     race_spec spec = {.n = n_inits, .make = make_student, .make_ud = &mk, .base = tc.to, .ckpt_dir = ckpt_dir,
                       .resume = resume, .on_run = run_started, .run_ud = &mk, .stop = cli_stop_flag()};
     cli_catch_stop_signals(); /* a stopped run writes its checkpoint (with --ckpt-dir) */
@@ -268,7 +243,7 @@ int cmd_race(int argc, char **argv) {
     if (!co.json)
         for (int i = 0; i < n_inits; i++) {
             const curve *c = &res[i].st.loss;
-            printf("run %d/%d: init %s, layers %s converted\n", i + 1, n_inits, labels[i], tc.convert);
+            printf("run %d/%d: init %s, layers %s converted\n", i + 1, n_inits, labels[i], mk.conv[i]);
             printf("  final loss %.6f  held-out ppl %.4f\n", c->xy[2 * c->n - 1], res[i].final_eval_ppl);
         }
     if (co.json) {
@@ -277,6 +252,7 @@ int cmd_race(int argc, char **argv) {
         for (int i = 0; i < n_inits; i++) {
             cJSON *r = cJSON_CreateObject();
             cJSON_AddStringToObject(r, "init", labels[i]);
+            cJSON_AddStringToObject(r, "converted_layers", mk.conv[i]);
             if (folders || builder) cJSON_AddItemToObject(r, "stage1", stage1_parts_json(mk.stage1[i]));
             cJSON_AddItemToObject(r, "curve", curve_json(&res[i].st.loss));
             cJSON_AddNumberToObject(r, "final_eval_ppl", res[i].final_eval_ppl);
@@ -289,7 +265,9 @@ int cmd_race(int argc, char **argv) {
         if (ttt[1] > 0) cJSON_AddNumberToObject(o, "ratio", ttt[0] / ttt[1]);
         else cJSON_AddNullToObject(o, "ratio");
         cJSON_AddNumberToObject(o, "smoothing_window", window);
-        cJSON_AddStringToObject(o, "converted_layers", tc.convert);
+        cJSON_AddStringToObject(o, "converted_layers", mk.conv[0]); /* the baseline's */
+        if (!folders) cJSON_AddStringToObject(o, "strategy", tc.strategy);
+        if (!folders) cJSON_AddNumberToObject(o, "keep", tc.keep);
         cJSON_AddNumberToObject(o, "tokens_budget", (double)res[0].st.tokens);
         cJSON_AddStringToObject(o, "data", data.sampled ? "teacher-sampled" : tc.data);
         cJSON_AddItemToObject(o, "memory", cli_mem_json());

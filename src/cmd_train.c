@@ -28,17 +28,6 @@ static void print_eval(void *ud, long step, long tokens, double ppl) {
     if (p->log_every > 0) fprintf(p->json ? stderr : stdout, "eval  step %ld  tokens %ld  held-out ppl %.4f\n", step, tokens, ppl);
 }
 
-static cJSON *curve_json(const curve *c) {
-    cJSON *a = cJSON_CreateArray();
-    for (int i = 0; i < c->n; i++) {
-        cJSON *pt = cJSON_CreateArray();
-        cJSON_AddItemToArray(pt, cJSON_CreateNumber(c->xy[2 * i]));
-        cJSON_AddItemToArray(pt, cJSON_CreateNumber(c->xy[2 * i + 1]));
-        cJSON_AddItemToArray(a, pt);
-    }
-    return a;
-}
-
 int cmd_train(int argc, char **argv) {
     common_opts co;
     common_opts_default(&co);
@@ -73,7 +62,7 @@ int cmd_train(int argc, char **argv) {
         return 2;
     }
     const char *folder_list[1] = {pos[0]};
-    train_plan plan = {&tc, folder || strcmp(pos[0], tc.teacher) != 0 ? 2 : 1, folder_list, folder ? 1 : 0, false, -1, NULL};
+    train_plan plan = {&tc, folder || strcmp(pos[0], tc.teacher) != 0 ? 2 : 1, folder_list, folder ? 1 : 0, false, NULL};
     cli_mem_plan(train_plan_fill, &plan, "lower --batch or --ctx");
     model teacher, src;
     if (cli_load_model("train", tc.teacher, &co, &teacher) != 0) return 1;
@@ -92,8 +81,8 @@ int cmd_train(int argc, char **argv) {
     bool have_st = false, have_res = false;
     rc = 1;
     if (folder) {
-        if (tc.convert || tc.noise > 0) {
-            gf_fail("--convert and --noise build students from the teacher; %s is already a student", pos[0]);
+        if (train_cli_converts(&tc) || tc.noise > 0) {
+            gf_fail("--keep, --strategy and --noise build students from the teacher; %s is already a student", pos[0]);
             goto out;
         }
         if (train_student_load(&st, &handle, pos[0], co.tokenizer, tc.to.ctx, &init_name) != 0) goto out;
@@ -108,7 +97,7 @@ int cmd_train(int argc, char **argv) {
     if (tf_view(&tt, &teacher, NULL, NULL, NULL) != 0) goto out;
     if (cli_train_data(&data, &teacher, &tc) != 0) goto out;
     if (!folder) {
-        init_name = tc.convert ? "random" : "copy";
+        init_name = train_cli_converts(&tc) ? "random" : "copy";
         if (cli_student_build(&st, sm, &tc, init_name, tc.to.seed) != 0) goto out;
         have_st = true;
     }
@@ -126,7 +115,7 @@ int cmd_train(int argc, char **argv) {
         fprintf(stderr, "graft train: stopped by %s at step %ld of %ld; checkpoint %s written (run again with --resume)\n",
                 res.stopped_by == SIGINT ? "SIGINT" : "SIGTERM", res.st.step, res.total_steps,
                 ckpt ? ckpt : "(none: no --ckpt)");
-        rc = 128 + res.stopped_by;
+        rc = 128 + res.stopped_by; /* main then ends by the signal itself */
         goto done;
     }
     if (out_dir && train_student_save(&st, handle, out_dir) != 0) goto out;

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/signals.h"
 #include "commands.h"
 
 #ifndef GRAFT_VERSION
@@ -35,7 +36,11 @@ static void ensure_passive_omp(char **argv) {
 
 int main(int argc, char **argv) {
     ensure_passive_omp(argv);
-    if (argc < 2) return cmd_default(argc, argv);
+    if (argc < 2) {
+        int rc = cmd_default(argc, argv);
+        cli_die_if_stopped();
+        return rc;
+    }
     const char *name = argv[1];
     if (!strcmp(name, "--help") || !strcmp(name, "-h") || !strcmp(name, "help")) {
         usage(stdout);
@@ -46,7 +51,11 @@ int main(int argc, char **argv) {
         return 0;
     }
     for (int i = 0; i < graft_n_commands; i++)
-        if (!strcmp(name, graft_commands[i].name)) return graft_commands[i].fn(argc - 1, argv + 1);
+        if (!strcmp(name, graft_commands[i].name)) {
+            int rc = graft_commands[i].fn(argc - 1, argv + 1);
+            cli_die_if_stopped(); /* Ctrl-C after a command's cleanup: end by SIGINT (130) */
+            return rc;
+        }
     fprintf(stderr, "graft: unknown command '%s' (graft --help lists them)\n", name);
     return 2;
 }

@@ -16,18 +16,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/signals.h"
+#include "core/clock.h"
 #include "core/error.h"
 #include "curses_blit.h"
 #include "keys.h"
 #include "persist/persist.h"
 #include "ui.h"
 #include "workbench/session.h"
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static int translate_key(int ch) {
     switch (ch) {
@@ -140,22 +136,23 @@ int ui_run(app_state *st, job_runner *jr, ui_prefs *prefs) {
     double frame = 1.0 / hz, last_draw = 0, last_tick = 0;
     bool dirty = true;
     long seen_log = st->log.total;
-    meter_sample(&u.meter, now_s(), 0);
+    meter_sample(&u.meter, clock_now_s(), 0);
     /* GRAFT_UI_TRACE=FILE: one line per frame with its timings (for benchmarks) */
     const char *trace_path = getenv("GRAFT_UI_TRACE");
     FILE *trace = trace_path && trace_path[0] ? fopen(trace_path, "w") : NULL;
     if (trace) setvbuf(trace, NULL, _IOLBF, 0);
-    while (!u.quit) {
+    cli_catch_stop_signals(); /* Ctrl-C quits like q: terminal restored, session saved, then exit 130 */
+    while (!u.quit && !atomic_load(cli_stop_flag())) {
         int timeout_ms = 1000;
         if (dirty) {
-            double wait = last_draw + frame - now_s();
+            double wait = last_draw + frame - clock_now_s();
             timeout_ms = wait > 0 ? (int)(wait * 1000) + 1 : 0;
         }
         struct pollfd fds[2] = {{.fd = STDIN_FILENO, .events = POLLIN}, {.fd = job_wake_fd(jr), .events = POLLIN}};
         int pr = poll(fds, 2, timeout_ms);
         if (pr < 0 && errno != EINTR) break;
         if (fds[0].revents & (POLLHUP | POLLERR | POLLNVAL)) break; /* the terminal went away */
-        u.now = now_s();
+        u.now = clock_now_s();
         if (fds[1].revents & POLLIN && drain_events(st, jr)) {
             dirty = true; /* every event redraws, a job's end and a cancel included */
             u.last_event = u.now;
@@ -171,12 +168,12 @@ int ui_run(app_state *st, job_runner *jr, ui_prefs *prefs) {
             seen_log = st->log.total;
             dirty = true;
         }
-        if (dirty && now_s() - last_draw >= frame) {
-            double t0 = now_s();
+        if (dirty && clock_now_s() - last_draw >= frame) {
+            double t0 = clock_now_s();
             ui_render(&u, &g);
-            double t1 = now_s();
+            double t1 = clock_now_s();
             curses_blit(&g, n_colors > 0);
-            last_draw = now_s();
+            last_draw = clock_now_s();
             dirty = false;
             if (trace) /* wake to frame on the terminal, render, blit (ms) */
                 fprintf(trace, "%.3f %.3f %.3f\n", (last_draw - u.now) * 1e3, (t1 - t0) * 1e3, (last_draw - t1) * 1e3);

@@ -28,6 +28,8 @@ void curses_blit(const grid *g, bool colors) {
     for (int y = 0; y < rows; y++)
         for (int x = 0; x < cols; x++) {
             const cell *c = &g->cells[y * g->w + x];
+            /* the second column of a wide glyph: curses drew it with the glyph */
+            if (!c->ch[0] && x > 0 && utf8_width(g->cells[y * g->w + x - 1].ch) == 2) continue;
             wchar_t wc[2] = {L' ', 0};
             mbstate_t ms;
             memset(&ms, 0, sizeof ms);

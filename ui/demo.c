@@ -24,6 +24,8 @@ static void synth_head(int L, int H, int n_layers, unsigned long long *seed, dou
     out[MET_ENTROPY] = 0.3 + 0.8 * logd * (0.7 + 0.3 * noise(seed));
     out[MET_CONCENTRATION] = 1.0 / (1.0 + out[MET_ENTROPY]);
     out[MET_OUT_RMS] = 0.2 + 1.5 * noise(seed);
+    out[MET_SINK] = (H % 3 == 0 ? 0.5 : 0.1) * (0.5 + noise(seed)); /* a few heads lean on the first token */
+    out[MET_DIST_NOSINK] = 0.5 + d * (1 - out[MET_SINK]) * (0.6 + 0.3 * noise(seed));
     out[MET_HALFLIFE_IDLE] = d * (0.5 + noise(seed));
     out[MET_HALFLIFE_DATA] = out[MET_HALFLIFE_IDLE] * (0.5 + 0.4 * noise(seed));
     out[MET_BETA] = 0.1 + 0.8 * noise(seed);
@@ -46,6 +48,7 @@ static void demo_row(teacher_state *t, const char *init, double ppl, double hl) 
     r.ppl = ppl;
     r.hl_mean = hl, r.hl_med = hl / 2, r.hl_max = hl * 8;
     snprintf(r.kept, sizeof r.kept, "0,2,4,6,8,10,12,14,16,18,20,22,24,26");
+    if (!strncmp(init, "taylor", 6)) result_set_stage1(&r, &t->stage1);
     teacher_add_result(t, &r);
 }
 
@@ -79,7 +82,7 @@ void demo_fill(app_state *st, int n_layers, int n_heads) {
             double v[MET_COUNT];
             synth_head(L, H, n_layers, &seed, v);
             size_t i = (size_t)L * n_heads + H;
-            for (int m = MET_MEAN_DIST; m <= MET_OUT_RMS; m++) teacher_metric(t, te, (head_metric)m)[i] = v[m];
+            for (int m = MET_MEAN_DIST; m < MET_HALFLIFE_IDLE; m++) teacher_metric(t, te, (head_metric)m)[i] = v[m];
             for (int m = MET_HALFLIFE_IDLE; m < MET_COUNT; m++) teacher_metric(t, c, (head_metric)m)[i] = v[m];
             /* a random init: half-lives unrelated to the teacher's distances */
             teacher_metric(t, r, MET_HALFLIFE_IDLE)[i] = exp(10 * noise(&seed));

@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "demo.h"
+#include "student/student.h"
 
 static double softplus_inv(double y) { return y > 20 ? y : log(expm1(y)); }
 
@@ -38,8 +39,12 @@ void demo_fill_method(teacher_state *ts) {
                 c->v[CAL_TARGET_G][h] = g;
                 c->v[CAL_DT_BIAS][h] = softplus_inv(g);
                 c->v[CAL_HALFLIFE][h] = log(2.0) / g;
+                c->v[CAL_DECAY_DIST][h] = dh;
+                c->v[CAL_DIST_NOSINK][h] = teacher_metric(ts, t, MET_DIST_NOSINK)[i];
+                c->v[CAL_SINK][h] = teacher_metric(ts, t, MET_SINK)[i];
             }
             c->alpha_star = 0.0012 + 0.0001 * l;
+            c->parts = STAGE1_ALL;
             c->done = true;
         }
         n_cal++;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <utf8proc.h>
 
 #include "core/error.h"
 
@@ -50,11 +51,22 @@ int utf8_seq_len(const char *s) {
     return n;
 }
 
+/* Terminal columns of the glyph at s (n bytes): 0 for combining marks and
+ * other zero-width code points, 2 for East Asian wide and fullwidth ones
+ * (utf8proc's table of the Unicode data), 1 otherwise and for invalid bytes. */
+static int glyph_columns(const char *s, int n) {
+    utf8proc_int32_t cp;
+    if (utf8proc_iterate((const utf8proc_uint8_t *)s, n, &cp) != n) return 1;
+    int w = utf8proc_charwidth(cp);
+    return w < 0 ? 1 : w > 2 ? 2 : w;
+}
+
 int utf8_width(const char *s) {
     int w = 0;
     while (*s) {
-        s += utf8_seq_len(s);
-        w++;
+        int n = utf8_seq_len(s);
+        w += glyph_columns(s, n);
+        s += n;
     }
     return w;
 }
@@ -76,17 +88,39 @@ int grid_text(grid *g, int x, int y, int max_w, const char *utf8, style s) {
     int col = 0;
     if (max_w > g->w - x) max_w = g->w - x;
     const char *p = utf8;
-    for (; *p && col < max_w; col++) {
+    while (*p && col < max_w) {
         int n = utf8_seq_len(p);
         char buf[5];
         memcpy(buf, p, (size_t)n);
         buf[n] = 0;
         if ((unsigned char)buf[0] < 0x20) strcpy(buf, " "); /* control characters never reach the screen */
-        grid_put(g, x + col, y, buf, s);
+        int w = glyph_columns(buf, n);
+        if (col + w > max_w) break; /* a wide glyph that does not fit whole is not drawn */
         p += n;
+        if (w == 0) continue;       /* a cell holds one glyph: combining marks are left out */
+        grid_put(g, x + col, y, buf, s);
+        if (w == 2) grid_put_continuation(g, x + col + 1, y, s);
+        col += w;
     }
-    if (*p && col > 0 && g->ellipsis) grid_put(g, x + col - 1, y, g->ellipsis, s); /* cut short: say so */
+    if (*p && col > 0 && g->ellipsis) { /* cut short: say so, in the last column */
+        cell *last = grid_at(g, x + col - 1, y);
+        if (last && !last->ch[0] && col >= 2) { /* over a wide glyph: replace it whole */
+            grid_put(g, x + col - 2, y, g->ellipsis, s);
+            grid_put(g, x + col - 1, y, " ", s);
+        } else {
+            grid_put(g, x + col - 1, y, g->ellipsis, s);
+        }
+    }
     return col;
+}
+
+void grid_put_continuation(grid *g, int x, int y, style s) {
+    cell *c = grid_at(g, x, y);
+    if (!c) return;
+    c->ch[0] = 0;
+    c->fg = s.fg;
+    c->bg = s.bg;
+    c->attr = s.attr;
 }
 
 int grid_printf(grid *g, int x, int y, int max_w, style s, const char *fmt, ...) {

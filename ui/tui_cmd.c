@@ -9,6 +9,7 @@
 
 #include "app.h"
 #include "cli/args.h"
+#include "cli/common.h"
 #include "core/error.h"
 #include "demo.h"
 #include "keys.h"
@@ -105,9 +106,37 @@ static int snapshot(app_state *st, ui_prefs *prefs, const char *screen_name, con
     return 0;
 }
 
+/* --keep / --strategy preset the Plan of the teacher the workbench opens
+ * (a snapshot: of the session's current teacher). */
+static int plan_presets(app_state *st, double keep, const char *strategy, bool snapshot) {
+    if (!isnan(keep) && !(keep > 0 && keep < 1)) {
+        fprintf(stderr, "graft tui: retention ratio must be in (0, 1), got %g\n", keep);
+        return 2;
+    }
+    if (strategy && !strncmp(strategy, "manual", 6)) {
+        fprintf(stderr, "graft tui: a manual plan is made on the Plan screen (2, space toggles a layer); "
+                        "--strategy takes uniform, ar or ga-s2 here\n");
+        return 2;
+    }
+    if (strategy && strategy_index(strategy) < 0) {
+        fprintf(stderr, "graft tui: unknown strategy '%s' (uniform, ar, ga-s2)\n", strategy);
+        return 2;
+    }
+    teacher_state *t = snapshot ? app_cur(st) : NULL; /* live: the workbench applies them on load */
+    if (t && (!isnan(keep) || strategy)) {
+        if (!isnan(keep)) t->keep_ratio = keep;
+        if (strategy) snprintf(t->strategy, sizeof t->strategy, "%s", strategy);
+        teacher_plan_recompute(t);
+    }
+    return 0;
+}
+
 int cmd_tui(int argc, char **argv) {
     bool demo = false, help = false, json = false;
-    const char *snap = NULL, *size = NULL, *keys = NULL, *text = NULL;
+    const char *snap = NULL, *size = NULL, *keys = NULL, *text = NULL, *strategy = NULL;
+    double keep = NAN;
+    common_opts co;
+    common_opts_default(&co);
     opt_spec specs[] = {
         {"demo", OPT_FLAG, &demo, "fill the workbench with synthetic statistics (no model needed)"},
         {"snapshot", OPT_STR, &snap, "print SCREEN (1-9 or its name) as text and exit"},
@@ -115,6 +144,12 @@ int cmd_tui(int argc, char **argv) {
         {"keys", OPT_STR, &keys, "keys to press before the snapshot, e.g. 'mm<down><right>'"},
         {"json", OPT_FLAG, &json, "snapshot as JSON: the text lines, and the Stats cursor's values"},
         {"text", OPT_STR, &text, "corpus for statistics and calibration (default: GRAFT_TEXT or tinystories)"},
+        {"keep", OPT_DOUBLE, &keep, "the Plan's retention ratio in (0, 1) (default: the session's, else 0.5)"},
+        {"strategy", OPT_STR, &strategy, "the Plan's strategy: uniform | ar | ga-s2 (default: the session's)"},
+        {"threads", OPT_INT, &co.threads, "CPU threads (default: all cores)"},
+        {"seed", OPT_LONG, &co.seed, "random seed of the students the jobs build (default 1)"},
+        {"device", OPT_STR, &co.device, "cpu (default) or cuda[:N]"},
+        {"tokenizer", OPT_STR, &co.tokenizer, "tokenizer file of MODEL (default: found beside it)"},
         {"help", OPT_FLAG, &help, "this help"},
     };
     int n_specs = sizeof specs / sizeof specs[0];
@@ -129,9 +164,16 @@ int cmd_tui(int argc, char **argv) {
         args_usage(specs, n_specs);
         return 0;
     }
+    int setup = cli_setup("tui", &co);
+    if (setup) return setup;
+    if (co.tokenizer && n_pos == 0) {
+        fprintf(stderr, "graft tui: --tokenizer goes with a MODEL named on the command line\n");
+        return 2;
+    }
     const char *env = getenv("GRAFT_UI_DEMO");
     if (env && !strcmp(env, "1")) demo = true;
     setlocale(LC_ALL, "");
+    int rc;
     if (!snap) { /* a terminal that cannot draw the workbench: say so before anything starts */
         char why[256];
         if (ui_terminal_check(why, sizeof why) != 0) {
@@ -145,12 +187,15 @@ int cmd_tui(int argc, char **argv) {
     ui_prefs_default(&prefs);
     persist_load_settings(&prefs, &st);
     if (!demo) persist_load_session(&st);
+    if ((rc = plan_presets(&st, keep, strategy, snap != NULL)) != 0) {
+        app_state_free(&st);
+        return rc;
+    }
     if (demo) {
         demo_fill(&st, 28, 12);
         st.run = demo_run;
         st.ephemeral = true;
     }
-    int rc;
     if (snap) {
         rc = snapshot(&st, &prefs, snap, size, keys, json);
     } else {
@@ -161,7 +206,8 @@ int cmd_tui(int argc, char **argv) {
             app_state_free(&st);
             return 1;
         }
-        if (!demo && workbench_attach(&wb, &st, &jr, n_pos > 0 ? pos[0] : NULL, text) != 0) {
+        workbench_opts wo = {.tokenizer = co.tokenizer, .seed = co.seed, .keep = keep, .strategy = strategy};
+        if (!demo && workbench_attach(&wb, &st, &jr, n_pos > 0 ? pos[0] : NULL, text, &wo) != 0) {
             fprintf(stderr, "graft tui: %s\n", gf_last_error());
             job_runner_free(&jr);
             workbench_free(&wb);

@@ -3,8 +3,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "gdn/gdn_layer.h"
 #include "model/arena.h"
@@ -118,8 +118,7 @@ double gdn_layer_mse(gf_backend *be, const gdn_config *c, gf_buf block, const al
 int stage2_align(gf_backend *be, const student_settings *set, const gdn_config *c, gf_buf block, const align_set *cal,
                  const align_set *held, stage2_result *r, const progress_sink *progress, bool report,
                  const stage2_observer *obs, int layer) {
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    const double t0 = clock_now_s();
     const int steps = set->steps;
     if (steps < 0) return gf_fail("stage 2 steps must be >= 0, got %d", steps);
     if (held && held->B <= 0) held = NULL;
@@ -196,7 +195,6 @@ int stage2_align(gf_backend *be, const student_settings *set, const gdn_config *
     be_copy(be, block, b.best, n);
     if (rc == 0) rc = be_sync(be);
     be_free(be, &b.arena);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    r->seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    r->seconds = clock_now_s() - t0;
     return rc;
 }

@@ -7,6 +7,12 @@
 #include "core/error.h"
 #include "gdn/gdn_layer.h"
 
+/* Rows of the output-gate pass between two looks at the cancel flag: on
+ * SmolLM2-135M one row is about 0.3 M multiply-adds, so 64 rows take a few ms. */
+#define CANCEL_EVERY_ROWS 64
+
+static int cancelled(void) { return gf_fail("cancelled"); }
+
 static double softplus_inv(double y) { return y + log(-expm1(-y)); }
 static double logit(double p) { return log(p / (1.0 - p)); }
 static double silu(double x) { return x / (1.0 + exp(-x)); }
@@ -95,12 +101,15 @@ static int apply_value_scale(gf_backend *be, const gdn_config *c, const teacher_
     return 0;
 }
 
-/* 4. output gate: Wg <- alpha* Wv (Wv as the value scale left it) */
-static void apply_output_gate(const student_settings *set, const gdn_config *c, const float *x, size_t N,
-                              gdn_params *p, stage1_result *r) {
+/* 4. output gate: Wg <- alpha* Wv (Wv as the value scale left it); the
+ * longest part of Stage 1 (N x H*dv x D in double), so it looks at the cancel
+ * flag every CANCEL_EVERY_ROWS rows and leaves p untouched when cancelled */
+static int apply_output_gate(const student_settings *set, const gdn_config *c, const float *x, size_t N,
+                             gdn_params *p, stage1_result *r, const progress_sink *progress) {
     const int D = c->D, HV = c->H * c->dv;
     double ss = 0;
     for (size_t n = 0; n < N; n++) {
+        if (n % CANCEL_EVERY_ROWS == 0 && progress_cancelled(progress)) return cancelled();
         const float *xr = x + n * D;
         for (int o = 0; o < HV; o++) {
             const float *w = p->wv + (size_t)o * D;
@@ -114,9 +123,11 @@ static void apply_output_gate(const student_settings *set, const gdn_config *c, 
     r->rms_v = rms_v;
     r->alpha_star = rms_v > 0 ? set->damping * r->rms_tc / rms_v : 0.0;
     for (size_t i = 0; i < (size_t)HV * D; i++) p->wg[i] = (float)(r->alpha_star * p->wv[i]);
+    return 0;
 }
 
-int stage1_apply(const student *s, int l, gdn_params *p, const teacher_capture *cal, stage1_result *r) {
+int stage1_apply(const student *s, int l, gdn_params *p, const teacher_capture *cal, stage1_result *r,
+                 const progress_sink *progress) {
     const gdn_config *c = &s->gcfg;
     const int D = c->D, H = c->H, dv = c->dv;
     const size_t N = capture_rows(cal);
@@ -153,10 +164,13 @@ int stage1_apply(const student *s, int l, gdn_params *p, const teacher_capture *
     r->alpha_star = r->rms_v = NAN;
     r->mean_logit_fallback = 0;
 
+    /* the cancel flag between components and inside the output gate (a cancel leaves p part-way) */
     if (parts & STAGE1_DECAY) apply_decay(&s->set, H, p, r);
     if (parts & STAGE1_BETA) apply_write_gate(&s->set, H, D, x, N, p, r);
     for (int h = 0; h < H; h++) r->wb_logit[h] = mean_logit(p->wb + (size_t)h * D, x, N, D);
+    if (progress_cancelled(progress)) return cancelled();
     if ((parts & STAGE1_SIGMA) && apply_value_scale(s->m->be, c, cal, x, tc, p, r) != 0) return -1;
-    if (parts & STAGE1_GATE) apply_output_gate(&s->set, c, x, N, p, r);
+    if (progress_cancelled(progress)) return cancelled();
+    if ((parts & STAGE1_GATE) && apply_output_gate(&s->set, c, x, N, p, r, progress) != 0) return -1;
     return 0;
 }

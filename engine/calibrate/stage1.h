@@ -28,7 +28,10 @@
 
 /* Applies Stage 1's chosen components to layer l's parameters p (already
  * default-initialized) and fills r (allocated with layer_report_alloc); the
- * statistics are filled whatever the components, a skipped component's values are NaN. */
-int stage1_apply(const student *s, int l, gdn_params *p, const teacher_capture *cal, stage1_result *r);
+ * statistics are filled whatever the components, a skipped component's values are NaN.
+ * progress (may be NULL): its cancel flag is looked at between components and
+ * inside the output gate's pass; -1 with "cancelled" then (p is left part-way). */
+int stage1_apply(const student *s, int l, gdn_params *p, const teacher_capture *cal, stage1_result *r,
+                 const progress_sink *progress);
 
 #endif

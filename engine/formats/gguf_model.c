@@ -164,6 +164,8 @@ static int read_config(model_config *c, const gguf_file *g, const char *arch_nam
 
 /* ---- tensors ---- */
 
+/* The tensors a config implies, each with its place in the model (layer,
+ * kind); checked against the file before model_alloc_params. */
 static void expected(spec_list *s, const model_config *c) {
     const int64_t D = c->dim, F = c->hidden_dim, V = c->vocab_size, hd = c->head_dim;
     const int64_t qd = (int64_t)c->n_heads * hd, kvd = (int64_t)c->n_kv_heads * hd;
@@ -312,7 +314,8 @@ int load_gguf(model *m, const char *path, const model_load_opts *opts) {
     if (read_config(&m->cfg, &g, arch_name, path) != 0) goto done;
     if (load_rope_factors(&m->cfg, &g, path) != 0) goto done;
 
-    /* every tensor is checked before any is read */
+    /* every tensor is checked against the file before the weights are
+     * allocated: a header cannot make graft allocate what the file lacks */
     expected(&specs, &m->cfg);
     unsigned types = 0;
     for (size_t i = 0; i < specs.n; i++) {
@@ -342,7 +345,7 @@ int load_gguf(model *m, const char *path, const model_load_opts *opts) {
     describe_types(m->weights_dtype, sizeof m->weights_dtype, types);
 
     if (opts->tokenizer_path) {
-        if (tokenizer_load_path(&m->tok, opts->tokenizer_path, m->cfg.vocab_size) != 0) goto done;
+        if (load_model_tokenizer(m, opts->tokenizer_path) != 0) goto done;
     } else if (gguf_find_kv(&g, "tokenizer.ggml.model")) {
         if (gguf_tokenizer_load(&m->tok, &g) != 0) goto done;
         if (tokenizer_vocab_size(m->tok) > m->cfg.vocab_size) {

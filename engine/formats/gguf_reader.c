@@ -217,6 +217,28 @@ static int read_tensor_info(cursor *c, gguf_tensor *t, size_t index) {
     return 0;
 }
 
+static int by_offset(const void *a, const void *b) {
+    const uint8_t *pa = (*(const gguf_tensor *const *)a)->data, *pb = (*(const gguf_tensor *const *)b)->data;
+    return pa < pb ? -1 : pa > pb;
+}
+
+/* Tensors may not share bytes (llama.cpp lays them out one after the other):
+ * otherwise a small file could name the same bytes for thousands of tensors
+ * and make the loader allocate far more than the file holds. */
+static int check_no_overlap(const gguf_file *g, const char *path) {
+    if (g->n_tensors < 2) return 0;
+    const gguf_tensor **order = gf_malloc(g->n_tensors * sizeof *order);
+    for (size_t i = 0; i < g->n_tensors; i++) order[i] = &g->tensors[i];
+    qsort(order, g->n_tensors, sizeof *order, by_offset);
+    int rc = 0;
+    for (size_t i = 1; i < g->n_tensors && rc == 0; i++)
+        if (order[i - 1]->data + order[i - 1]->nbytes > order[i]->data)
+            rc = gf_fail("%s: tensors %s and %s overlap in the data section", path, order[i - 1]->name,
+                         order[i]->name);
+    free(order);
+    return rc;
+}
+
 void gguf_close(gguf_file *g) {
     for (size_t i = 0; i < g->n_kv; i++) {
         free(g->kv[i].key);
@@ -311,6 +333,7 @@ int gguf_open(gguf_file *g, const char *path) {
         }
         t->data = g->mf.data + data + off;
     }
+    if (check_no_overlap(g, path) != 0) goto fail;
     return 0;
 fail:
     for (size_t i = 0; i < g->n_tensors; i++) g->tensors[i].data = NULL;

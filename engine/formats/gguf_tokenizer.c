@@ -187,7 +187,7 @@ static int build(hf_tokenizer *h, const gguf_file *g, int *bos, int *eos) {
         m->piece_len[i] = (int)s.len;
         if ((type[i] == TT_CONTROL || type[i] == TT_USER_DEFINED) && s.len > 0) {
             added_token *t = &h->added.tok[h->added.n++];
-            t->content = gf_strdup(m->pieces[i]);
+            t->content = dup_str(s); /* by length: a token may hold NUL bytes */
             t->len = t->match_len = s.len;
             t->match = t->content;
             t->id = i;

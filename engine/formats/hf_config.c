@@ -1,6 +1,7 @@
 #include "formats/hf_config.h"
 
 #include <cjson/cJSON.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,8 +39,8 @@ static int get_float(const cJSON *obj, const char *key, bool required, float def
         *out = def;
         return 0;
     }
-    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || !(v->valuedouble > 0))
-        return gf_fail("%s: %s must be a positive number", where, key);
+    if (!cJSON_IsNumber(v) || !(v->valuedouble > 0) || !(v->valuedouble <= FLT_MAX))
+        return gf_fail("%s: %s must be a positive number within float32 range", where, key);
     *out = (float)v->valuedouble;
     return 0;
 }

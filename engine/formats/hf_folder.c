@@ -110,11 +110,6 @@ static bool file_exists(const char *path) {
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-static bool ends_with(const char *s, const char *suffix) {
-    size_t n = strlen(s), k = strlen(suffix);
-    return n >= k && strcmp(s + n - k, suffix) == 0;
-}
-
 /* Tensors graft cannot represent must not be dropped silently. */
 static int reject_unsupported(const st_set *set, const model_config *c, const char *dir) {
     char name[96];
@@ -153,9 +148,7 @@ static int load_tokenizer(model *m, const char *dir, const model_load_opts *opts
         if (!file_exists(path)) return 0; /* no tokenizer: m->tok stays NULL */
         tp = path;
     }
-    if (ends_with(tp, ".bin")) return tokenizer_load_llama2c(&m->tok, tp, m->cfg.vocab_size);
-    if (ends_with(tp, ".gguf")) return tokenizer_load_gguf(&m->tok, tp);
-    return tokenizer_load_hf(&m->tok, tp);
+    return load_model_tokenizer(m, tp);
 }
 
 int load_hf_folder(model *m, const char *dir, const model_load_opts *opts) {

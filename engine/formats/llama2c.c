@@ -312,7 +312,7 @@ int load_llama2c(model *m, const char *path, const model_load_opts *opts) {
     const char *tp = opts->tokenizer_path;
     char *found = tp ? NULL : find_tokenizer(path, m->cfg.vocab_size);
     if (!tp) tp = found;
-    if (tp && tokenizer_load_llama2c(&m->tok, tp, m->cfg.vocab_size) != 0) rc = -1;
+    if (tp && load_model_tokenizer(m, tp) != 0) rc = -1;
     free(found);
     return rc;
 }

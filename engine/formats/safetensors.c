@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <utf8proc.h>
 
 #include "core/error.h"
 
@@ -110,6 +111,59 @@ static int parse_tensor(st_tensor *t, const cJSON *item, const uint8_t *data, si
     return 0;
 }
 
+/* The reference library's header limit (safetensors' MAX_HEADER_SIZE). */
+#define ST_MAX_HEADER 100000000u
+
+static bool valid_utf8(const char *s, size_t n) {
+    for (size_t i = 0; i < n;) {
+        utf8proc_int32_t cp;
+        utf8proc_ssize_t k = utf8proc_iterate((const utf8proc_uint8_t *)s + i, (utf8proc_ssize_t)(n - i), &cp);
+        if (k <= 0) return false;
+        i += (size_t)k;
+    }
+    return true;
+}
+
+static int by_offsets(const void *a, const void *b) {
+    const st_tensor *x = *(const st_tensor *const *)a, *y = *(const st_tensor *const *)b;
+    if (x->data != y->data) return x->data < y->data ? -1 : 1;
+    return x->nbytes < y->nbytes ? -1 : x->nbytes > y->nbytes;
+}
+
+/* The reference library's layout rule: sorted by offsets, the tensors tile
+ * the data area exactly, from byte 0 to the end of the file, without
+ * overlaps or gaps. So no byte is read twice and none is left unexplained. */
+static int check_layout(const st_file *f, const uint8_t *data, size_t data_size, const char *path) {
+    if (f->n_tensors == 0) {
+        if (data_size) return gf_fail("%s: %zu bytes of tensor data but no tensors in the header", path, data_size);
+        return 0;
+    }
+    const st_tensor **order = gf_malloc(f->n_tensors * sizeof *order);
+    for (size_t i = 0; i < f->n_tensors; i++) order[i] = &f->tensors[i];
+    qsort(order, f->n_tensors, sizeof *order, by_offsets);
+    int rc = 0;
+    if (order[0]->data != data)
+        rc = gf_fail("%s: tensor %s starts at byte %zu of the data, not 0: bytes 0..%zu belong to no tensor", path,
+                     order[0]->name, (size_t)(order[0]->data - data), (size_t)(order[0]->data - data));
+    for (size_t i = 1; i < f->n_tensors && rc == 0; i++) {
+        const st_tensor *a = order[i - 1], *b = order[i];
+        size_t a_end = (size_t)(a->data - data) + a->nbytes, b_begin = (size_t)(b->data - data);
+        if (b_begin < a_end)
+            rc = gf_fail("%s: tensors %s [%zu, %zu) and %s [%zu, %zu) overlap in the data", path, a->name,
+                         a_end - a->nbytes, a_end, b->name, b_begin, b_begin + b->nbytes);
+        else if (b_begin > a_end)
+            rc = gf_fail("%s: a gap of %zu bytes lies between tensors %s (ends at %zu) and %s (starts at %zu)", path,
+                         b_begin - a_end, a->name, a_end, b->name, b_begin);
+    }
+    const st_tensor *last = order[f->n_tensors - 1];
+    size_t end = (size_t)(last->data - data) + last->nbytes;
+    if (rc == 0 && end != data_size)
+        rc = gf_fail("%s: %zu bytes after the last tensor (%s, ends at %zu) belong to no tensor", path,
+                     data_size - end, last->name, end);
+    free(order);
+    return rc;
+}
+
 int st_open(st_file *f, const char *path) {
     memset(f, 0, sizeof *f);
     if (mapped_file_open(&f->mf, path) != 0) return -1;
@@ -129,15 +183,29 @@ int st_open(st_file *f, const char *path) {
         gf_fail("%s: safetensors header length %llu exceeds file size %zu", path, (unsigned long long)hlen, size);
         goto fail;
     }
+    if (hlen > ST_MAX_HEADER) {
+        gf_fail("%s: safetensors header of %llu bytes exceeds the format's limit of %u", path,
+                (unsigned long long)hlen, ST_MAX_HEADER);
+        goto fail;
+    }
     const char *hdr = (const char *)f->mf.data + 8;
     const char *end = NULL;
+    if (hdr[0] != '{') {
+        gf_fail("%s: safetensors header is not a JSON object (it must start with '{')", path);
+        goto fail;
+    }
+    if (!valid_utf8(hdr, (size_t)hlen)) {
+        gf_fail("%s: safetensors header is not valid UTF-8", path);
+        goto fail;
+    }
     root = cJSON_ParseWithLengthOpts(hdr, (size_t)hlen, &end, 0);
     if (!root || !cJSON_IsObject(root)) {
         gf_fail("%s: safetensors header is not a JSON object", path);
         goto fail;
     }
+    /* JSON whitespace may pad the header (graft pads with spaces); NULs may not */
     for (const char *p = end; p < hdr + hlen; p++)
-        if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r' && *p != 0) {
+        if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r') {
             gf_fail("%s: safetensors header has bytes after its JSON object", path);
             goto fail;
         }
@@ -163,6 +231,7 @@ int st_open(st_file *f, const char *path) {
         if (parse_tensor(t, item, data, data_size, path) != 0) goto fail;
         strmap_put(&f->by_name, t->name, nlen, (int)(f->n_tensors - 1));
     }
+    if (check_layout(f, data, data_size, path) != 0) goto fail;
     cJSON_Delete(root);
     return 0;
 fail:

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/atomic_file.h"
 #include "core/error.h"
 
 void st_writer_init(st_writer *w) { memset(w, 0, sizeof *w); }
@@ -55,38 +56,25 @@ static char *header_json(const st_writer *w, const char *const *metadata) {
     return s;
 }
 
-int st_writer_save(const st_writer *w, const char *path, const char *const *metadata) {
+int st_writer_write(const st_writer *w, FILE *f, const char *const *metadata) {
     char *hdr = header_json(w, metadata);
-    if (!hdr) return gf_fail("%s: could not build the safetensors header", path);
+    if (!hdr) return gf_fail("could not build the safetensors header");
     size_t hlen = strlen(hdr), padded = (hlen + 7) / 8 * 8;
-    size_t plen = strlen(path) + 5;
-    char *tmp = gf_malloc(plen);
-    snprintf(tmp, plen, "%s.tmp", path);
-    FILE *f = fopen(tmp, "wb");
-    int rc = -1;
-    if (!f) {
-        gf_fail("%s: cannot write", tmp);
-        goto out;
-    }
     unsigned char len8[8];
     for (int i = 0; i < 8; i++) len8[i] = (unsigned char)((uint64_t)padded >> (8 * i));
     int ok = fwrite(len8, 1, 8, f) == 8 && fwrite(hdr, 1, hlen, f) == hlen;
     for (size_t i = hlen; ok && i < padded; i++) ok = fputc(' ', f) != EOF;
     for (size_t i = 0; ok && i < w->n; i++) ok = fwrite(w->t[i].data, sizeof(float), w->t[i].n, f) == w->t[i].n;
-    if (fclose(f) != 0) ok = 0;
-    if (!ok) {
-        remove(tmp);
-        gf_fail("%s: write failed", tmp);
-        goto out;
-    }
-    if (rename(tmp, path) != 0) {
-        remove(tmp);
-        gf_fail("%s: cannot rename into place", path);
-        goto out;
-    }
-    rc = 0;
-out:
-    free(tmp);
     free(hdr);
-    return rc;
+    return ok ? 0 : gf_fail("write failed");
+}
+
+int st_writer_save(const st_writer *w, const char *path, const char *const *metadata) {
+    atomic_file a;
+    if (atomic_file_open(&a, path) != 0) return -1;
+    if (st_writer_write(w, a.f, metadata) != 0) {
+        atomic_file_discard(&a);
+        return gf_fail("%s: write failed", path);
+    }
+    return atomic_file_close(&a);
 }

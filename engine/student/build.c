@@ -67,7 +67,7 @@ int student_build_layers_observed(student *s, const bool *layers, const teacher_
                 rc = gf_fail("cancelled");
             } else {
                 progress_report(progress, "stage 1", i, n);
-                if (stage1_apply(s, l, &p, cal, &r->s1) != 0) rc = -1;
+                if (stage1_apply(s, l, &p, cal, &r->s1, progress) != 0) rc = -1;
                 else r->has_stage1 = true;
             }
         }

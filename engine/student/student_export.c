@@ -35,19 +35,14 @@ static bool ends_with(const char *s, const char *suf) {
     return n >= k && strcmp(s + n - k, suf) == 0;
 }
 
-/* Writes path.tmp and records path for the commit. */
+/* Writes path as a finished atomic_file, recorded for the commit. */
 static int write_tmp(student_export *x, const char *path, const void *data, size_t n) {
-    char tmp[PATH_MAX + 8];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) return gf_fail("%s: cannot write (%s)", tmp, strerror(errno));
-    int ok = n == 0 || fwrite(data, 1, n, f) == n;
-    if (fclose(f) != 0 || !ok) {
-        remove(tmp);
-        return gf_fail("%s: write failed", tmp);
-    }
     GF_ASSERT(x->n < STUDENT_EXPORT_MAX_FILES);
-    x->files[x->n++] = gf_strdup(path);
+    atomic_file *a = &x->files[x->n];
+    if (atomic_file_open(a, path) != 0) return -1;
+    if (n) (void)fwrite(data, 1, n, a->f); /* a short write sets the stream's error, which finish reports */
+    if (atomic_file_finish(a) != 0) return -1;
+    x->n++;
     return 0;
 }
 
@@ -154,26 +149,23 @@ void student_export_config(cJSON *cfg, const student *s, const student_export *x
     }
 }
 
-int student_export_commit(const student_export *x) {
+int student_export_commit(student_export *x) {
+    int rc = 0;
     for (int i = 0; i < x->n; i++) {
-        char tmp[PATH_MAX + 8];
-        snprintf(tmp, sizeof tmp, "%s.tmp", x->files[i]);
-        if (rename(tmp, x->files[i]) != 0)
-            return gf_fail("%s: cannot rename into place (%s)", x->files[i], strerror(errno));
+        if (rc == 0) rc = atomic_file_commit(&x->files[i]);
+        else atomic_file_discard(&x->files[i]);
     }
-    return 0;
+    x->n = 0;
+    return rc;
 }
 
-void student_export_abort(const student_export *x) {
-    for (int i = 0; i < x->n; i++) {
-        char tmp[PATH_MAX + 8];
-        snprintf(tmp, sizeof tmp, "%s.tmp", x->files[i]);
-        remove(tmp);
-    }
+void student_export_abort(student_export *x) {
+    for (int i = 0; i < x->n; i++) atomic_file_discard(&x->files[i]);
+    x->n = 0;
 }
 
 void student_export_free(student_export *x) {
-    for (int i = 0; i < x->n; i++) free(x->files[i]);
+    for (int i = 0; i < x->n; i++) atomic_file_discard(&x->files[i]);
     free(x->tokenizer_json);
     free(x->tokenizer_note);
     memset(x, 0, sizeof *x);

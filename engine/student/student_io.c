@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/mapped_file.h"
 #include "formats/safetensors.h"
@@ -281,73 +282,54 @@ static int gdn_tensor_refs(const gdn_config *c, const gdn_params *p, int l, gdn_
     return k;
 }
 
-static int write_text_tmp(const char *path, const char *text) {
-    char tmp[PATH_MAX + 8];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) return gf_fail("%s: cannot write (%s)", tmp, strerror(errno));
+/* The student folder's files, each into its own atomic_file (unfinished
+ * until every one is written). */
+enum { F_CONFIG, F_MODEL, F_REPORT, F_TOKENIZER, N_FILES };
+
+static int put_text(atomic_file *a, const char *text) {
     size_t n = strlen(text);
-    int ok = fwrite(text, 1, n, f) == n && fputc('\n', f) != EOF;
-    if (fclose(f) != 0 || !ok) {
-        remove(tmp);
-        return gf_fail("%s: write failed", tmp);
-    }
-    return 0;
+    return fwrite(text, 1, n, a->f) == n && fputc('\n', a->f) != EOF ? 0 : gf_fail("%s: write failed", a->path);
 }
 
-static int copy_file_tmp(const char *src, const char *dst) {
-    size_t len;
+static int put_copy(atomic_file *a, const char *src) {
     mapped_file mf;
     if (mapped_file_open(&mf, src) != 0) return -1;
-    char tmp[PATH_MAX + 8];
-    snprintf(tmp, sizeof tmp, "%s.tmp", dst);
-    FILE *f = fopen(tmp, "wb");
-    int rc = 0;
-    if (!f) rc = gf_fail("%s: cannot write (%s)", tmp, strerror(errno));
-    else {
-        len = mf.size;
-        int ok = len == 0 || fwrite(mf.data, 1, len, f) == len;
-        if (fclose(f) != 0 || !ok) {
-            remove(tmp);
-            rc = gf_fail("%s: write failed", tmp);
-        }
-    }
+    int ok = mf.size == 0 || fwrite(mf.data, 1, mf.size, a->f) == mf.size;
     mapped_file_close(&mf);
-    return rc;
-}
-
-static int commit_tmp(const char *path) {
-    char tmp[PATH_MAX + 8];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    if (rename(tmp, path) != 0) return gf_fail("%s: cannot rename into place (%s)", path, strerror(errno));
-    return 0;
+    return ok ? 0 : gf_fail("%s: write failed", a->path);
 }
 
 int student_save(const student *s, const char *dir, const char *tokenizer_src, const cJSON *report) {
     if (!is_dir(dir) && mkdir(dir, 0777) != 0) return gf_fail("%s: cannot create folder (%s)", dir, strerror(errno));
-    char p_cfg[PATH_MAX], p_st[PATH_MAX], p_rep[PATH_MAX], p_tok[PATH_MAX];
-    snprintf(p_cfg, sizeof p_cfg, "%s/config.json", dir);
-    snprintf(p_st, sizeof p_st, "%s/model.safetensors", dir);
-    snprintf(p_rep, sizeof p_rep, "%s/report.json", dir);
-    p_tok[0] = 0;
+    char path[N_FILES][PATH_MAX];
+    snprintf(path[F_CONFIG], PATH_MAX, "%s/config.json", dir);
+    snprintf(path[F_MODEL], PATH_MAX, "%s/model.safetensors", dir);
+    snprintf(path[F_REPORT], PATH_MAX, "%s/report.json", dir);
+    path[F_TOKENIZER][0] = 0;
     /* a copy of the teacher's tokenizer file; other sources (GGUF metadata) get
      * a tokenizer.json written by the export below */
     if (tokenizer_src && (ends_with(tokenizer_src, ".bin") || ends_with(tokenizer_src, ".json")))
-        snprintf(p_tok, sizeof p_tok, "%s/%s", dir, ends_with(tokenizer_src, ".bin") ? "tokenizer.bin" : "tokenizer.json");
-    const bool copy_tok = p_tok[0] && strcmp(tokenizer_src, p_tok) != 0;
-
-    /* 1. every file as NAME.tmp */
+        snprintf(path[F_TOKENIZER], PATH_MAX, "%s/%s", dir,
+                 ends_with(tokenizer_src, ".bin") ? "tokenizer.bin" : "tokenizer.json");
+    const bool want[N_FILES] = {true, true, report != NULL,
+                                path[F_TOKENIZER][0] && strcmp(tokenizer_src, path[F_TOKENIZER]) != 0};
+    atomic_file af[N_FILES];
+    memset(af, 0, sizeof af);
+    /* 1. every file complete beside its destination, the export's too */
     student_export x;
     int rc = student_export_write_tmp(&x, s, dir, tokenizer_src);
-    cJSON *cfg = student_config_json(s);
-    student_export_config(cfg, s, &x);
-    const char *tok_name = p_tok[0] ? strrchr(p_tok, '/') + 1 : x.tokenizer_json;
-    if (tok_name) cJSON_AddStringToObject(cJSON_GetObjectItem(cfg, "graft_student"), "tokenizer", tok_name);
-    char *cfg_text = cJSON_Print(cfg);
-    cJSON_Delete(cfg);
-    if (rc == 0) rc = write_text_tmp(p_cfg, cfg_text);
-    free(cfg_text);
-
+    for (int i = 0; i < N_FILES && rc == 0; i++)
+        if (want[i]) rc = atomic_file_open(&af[i], path[i]);
+    if (rc == 0) {
+        cJSON *cfg = student_config_json(s);
+        student_export_config(cfg, s, &x);
+        const char *tok_name = path[F_TOKENIZER][0] ? strrchr(path[F_TOKENIZER], '/') + 1 : x.tokenizer_json;
+        if (tok_name) cJSON_AddStringToObject(cJSON_GetObjectItem(cfg, "graft_student"), "tokenizer", tok_name);
+        char *cfg_text = cJSON_Print(cfg);
+        cJSON_Delete(cfg);
+        rc = put_text(&af[F_CONFIG], cfg_text);
+        free(cfg_text);
+    }
     if (rc == 0) {
         st_writer w;
         st_writer_init(&w);
@@ -367,38 +349,35 @@ int student_save(const student *s, const char *dir, const char *tokenizer_src, c
             int k = gdn_tensor_refs(&s->gcfg, &p, l, refs);
             for (int i = 0; i < k; i++) st_writer_add(&w, refs[i].name, refs[i].ptr, refs[i].ndim, refs[i].shape);
         }
-        /* st_writer_save renames itself; write to model.safetensors.tmp's own temp then keep as .tmp */
-        char st_tmp[PATH_MAX + 8];
-        snprintf(st_tmp, sizeof st_tmp, "%s.tmp", p_st);
         static const char *const md[] = {"format", "pt", "producer", "graft", NULL};
-        if (rc == 0) rc = st_writer_save(&w, st_tmp, md);
+        if (rc == 0 && st_writer_write(&w, af[F_MODEL].f, md) != 0) rc = gf_fail("%s: write failed", path[F_MODEL]);
         st_writer_free(&w);
         for (int i = 0; i < own.n; i++) free(own.v[i]);
         free(own.v);
     }
-    if (rc == 0 && report) {
+    if (rc == 0 && want[F_REPORT]) {
         char *rt = cJSON_PrintUnformatted(report);
-        rc = write_text_tmp(p_rep, rt ? rt : "{}");
+        rc = put_text(&af[F_REPORT], rt ? rt : "{}");
         free(rt);
     }
-    if (rc == 0 && copy_tok) rc = copy_file_tmp(tokenizer_src, p_tok);
+    if (rc == 0 && want[F_TOKENIZER]) rc = put_copy(&af[F_TOKENIZER], tokenizer_src);
+    for (int i = 0; i < N_FILES && rc == 0; i++)
+        if (want[i]) rc = atomic_file_finish(&af[i]);
     if (rc != 0) {
-        char tmp[PATH_MAX + 8];
-        const char *all[] = {p_cfg, p_st, p_rep, p_tok};
-        for (int i = 0; i < 4; i++)
-            if (all[i][0]) {
-                snprintf(tmp, sizeof tmp, "%s.tmp", all[i]);
-                remove(tmp);
-            }
+        for (int i = 0; i < N_FILES; i++) atomic_file_discard(&af[i]);
         student_export_abort(&x);
         student_export_free(&x);
         return -1;
     }
-    /* 2. rename into place */
-    rc = commit_tmp(p_st) || commit_tmp(p_cfg) || (report && commit_tmp(p_rep)) || (copy_tok && commit_tmp(p_tok)) ||
-                 student_export_commit(&x)
-             ? -1
-             : 0;
+    /* 2. rename into place, the weights first */
+    static const int order[N_FILES] = {F_MODEL, F_CONFIG, F_REPORT, F_TOKENIZER};
+    for (int i = 0; i < N_FILES; i++) {
+        int k = order[i];
+        if (want[k] && rc == 0) rc = atomic_file_commit(&af[k]);
+        else atomic_file_discard(&af[k]);
+    }
+    if (rc == 0) rc = student_export_commit(&x);
+    else student_export_abort(&x);
     student_export_free(&x);
     return rc;
 }
@@ -434,6 +413,14 @@ static int json_num(const cJSON *o, const char *k, double *out, const char *wher
     return 0;
 }
 
+/* A whole number in [lo, hi], so that the cast that follows is defined. */
+static int json_whole(const cJSON *o, const char *k, double lo, double hi, double *out, const char *where) {
+    if (json_num(o, k, out, where)) return -1;
+    if (!(*out >= lo && *out <= hi) || *out != floor(*out))
+        return gf_fail("%s: graft_student: '%s' = %g is not a whole number in [%.0f, %.0f]", where, k, *out, lo, hi);
+    return 0;
+}
+
 static int json_str(const cJSON *o, const char *k, const char **out, const char *where) {
     const cJSON *v = cJSON_GetObjectItem(o, k);
     if (!cJSON_IsString(v)) return gf_fail("%s: graft_student: missing string '%s'", where, k);
@@ -447,7 +434,7 @@ static int parse_settings(const cJSON *g, student_settings *st, const char *wher
     if (!cJSON_IsObject(gd) || !cJSON_IsObject(in)) return gf_fail("%s: graft_student needs 'gdn' and 'init' objects", where);
     double v;
     const char *str = NULL;
-    if (json_num(gd, "chunk_size", &v, where)) return -1;
+    if (json_whole(gd, "chunk_size", 0, 1 << 20, &v, where)) return -1;
     st->chunk = (int)v;
     if (json_num(gd, "use_short_conv", &v, where)) return -1;
     st->conv = v != 0;
@@ -460,8 +447,9 @@ static int parse_settings(const cJSON *g, student_settings *st, const char *wher
     if (json_str(in, "name", &str, where) || student_init_parse(str, &st->init)) return -1;
     if (json_str(in, "write_gate", &str, where) || write_gate_parse(str, &st->write_gate)) return -1;
     if (json_num(in, "damping", &v, where)) return -1;
+    if (!isfinite(v)) return gf_fail("%s: graft_student: damping %g is not finite", where, v);
     st->damping = v;
-    if (json_num(in, "seed", &v, where)) return -1;
+    if (json_whole(in, "seed", 0, 18446744073709549568.0 /* the largest double below 2^64 */, &v, where)) return -1;
     st->seed = (uint64_t)v;
     /* Stage 1 components, distance and half-life override (absent in folders
      * written before they existed: those applied every component) */

@@ -6,8 +6,9 @@
  *                      model.layers.{i}.linear_attn.* for GDN layers
  *   report.json        every statistic and curve (student_report_json)
  *   tokenizer.json / tokenizer.bin   a copy of the teacher's tokenizer
- * Every file is written to NAME.tmp first; the renames happen only after all
- * temporary files are complete, so a failure leaves an existing folder as it was. */
+ * Every file is written to a temporary sibling first (core/atomic_file.h);
+ * the renames happen only after all of them are complete and fsync'd, so a
+ * failure leaves an existing folder as it was. */
 #ifndef GRAFT_STUDENT_STUDENT_IO_H
 #define GRAFT_STUDENT_STUDENT_IO_H
 

@@ -78,6 +78,15 @@ void byte_buf_append(byte_buf *b, const char *s, size_t n);
 /* Applies ops to b in place (tmp is scratch). */
 void normalize_apply(const norm_op *ops, int n, byte_buf *b, byte_buf *tmp);
 
+/* NFC makes UTF-8 text at most 3 times longer (UAX #15, "Stream-Safe Text
+ * Format" and its expansion table); real tokenizers' normalizers grow text
+ * less than 10x (Llama 2: Replace " " -> U+2581 is 3x). A Sequence of
+ * Replace ops can grow it exponentially, so tokenizers whose normalizers can
+ * make a text more than NORM_MAX_GROWTH times longer are refused on load. */
+enum { NORM_NFC_GROWTH = 3, NORM_MAX_GROWTH = 64 };
+/* 0, or -1 with an error naming path when ops can grow a text too much. */
+int normalize_check_growth(const norm_op *ops, int n, const char *path);
+
 /* ---- pre-tokenizers (pretokenize.c) ---- */
 
 typedef enum { PRE_SPLIT_REGEX, PRE_BYTELEVEL, PRE_METASPACE } pre_kind;

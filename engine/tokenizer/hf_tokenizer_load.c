@@ -43,6 +43,11 @@ static int load_vocab(bpe_model *m, const cJSON *vocab, const cJSON *added, cons
         if (id->valueint > max_id) max_id = id->valueint;
     }
     if (max_id < 0) return gf_fail("%s: empty vocabulary", path);
+    /* the tables below have one slot per id: ids far beyond the number of
+     * entries the file holds would make a small file allocate gigabytes */
+    const int entries = count + cJSON_GetArraySize(added);
+    if (max_id >= 4 * entries + 1024)
+        return gf_fail("%s: token id %d is far beyond the %d tokens the file lists", path, max_id, entries);
     m->vocab_size = max_id + 1;
     m->pieces = gf_calloc((size_t)m->vocab_size, sizeof *m->pieces);
     m->piece_len = gf_calloc((size_t)m->vocab_size, sizeof *m->piece_len);
@@ -279,6 +284,7 @@ static int build(hf_tokenizer *h, const cJSON *root, const char *path) {
 
 int hf_tokenizer_finish(hf_tokenizer *h, const char *path, bool allow_missing_bytes) {
     bpe_model *m = &h->model;
+    if (normalize_check_growth(h->norm, h->n_norm, path) != 0) return -1;
     index_added(h);
     h->dec_bytelevel = m->bytelevel;
     for (int c = 0; c < 0x144; c++) h->dec_byte[c] = (short)bytelevel_byte((uint32_t)c);

@@ -13,6 +13,10 @@
 #include "tokenizer/bpe_merge.h"
 #include "tokenizer/tokenizer_impl.h"
 
+/* Ids 3..258 are the byte-fallback tokens <0x00>..<0xFF> (llama2.c's encode()
+ * emits byte + 3 for any character missing from the vocabulary). */
+enum { L2C_BYTE_BASE = 3, L2C_MIN_VOCAB = L2C_BYTE_BASE + 256 };
+
 typedef struct {
     char **pieces;   /* [V] NUL-terminated */
     int *lens;       /* [V] */
@@ -72,7 +76,7 @@ static void l2c_encode(const tokenizer *t, const char *text, size_t len, int_vec
         if (id >= 0) {
             s[n++].id = id;
         } else {
-            for (size_t j = 0; j < k; j++) s[n++].id = (unsigned char)text[i + j] + 3;
+            for (size_t j = 0; j < k; j++) s[n++].id = (unsigned char)text[i + j] + L2C_BYTE_BASE;
         }
         i += k;
     }
@@ -113,9 +117,17 @@ bool llama2c_vocab_view(const tokenizer *t, char *const **pieces, const int **le
 
 int tokenizer_load_llama2c(tokenizer **out, const char *path, int vocab_size) {
     *out = NULL;
-    if (vocab_size <= 0) return gf_fail("%s: vocabulary size %d", path, vocab_size);
+    if (vocab_size < L2C_MIN_VOCAB)
+        return gf_fail("%s: a llama2.c tokenizer of %d tokens cannot hold the byte-fallback ids %d..%d", path,
+                       vocab_size, L2C_BYTE_BASE, L2C_MIN_VOCAB - 1);
     mapped_file f;
     if (mapped_file_open(&f, path) != 0) return -1;
+    /* each token takes at least 8 bytes (score, length): check before allocating */
+    if (f.size < 4 || (size_t)vocab_size > (f.size - 4) / 8) {
+        gf_fail("%s: %zu bytes cannot hold the %d tokens of the model's vocabulary", path, f.size, vocab_size);
+        mapped_file_close(&f);
+        return -1;
+    }
     l2c_vocab *v = gf_calloc(1, sizeof *v);
     v->pieces = gf_calloc((size_t)vocab_size, sizeof *v->pieces);
     v->lens = gf_calloc((size_t)vocab_size, sizeof *v->lens);
@@ -124,10 +136,6 @@ int tokenizer_load_llama2c(tokenizer **out, const char *path, int vocab_size) {
     size_t off = 0;
     int rc = -1;
     uint32_t max_len;
-    if (f.size < 4) {
-        gf_fail("%s: truncated tokenizer (%zu bytes)", path, f.size);
-        goto done;
-    }
     memcpy(&max_len, f.data, 4);
     off = 4;
     for (int i = 0; i < vocab_size; i++) {

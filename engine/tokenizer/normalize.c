@@ -24,6 +24,22 @@ void byte_buf_set(byte_buf *b, const char *s, size_t n) {
     byte_buf_append(b, s, n);
 }
 
+int normalize_check_growth(const norm_op *ops, int n, const char *path) {
+    double factor = 1, extra = 0; /* normalized length <= factor * length + extra */
+    for (int k = 0; k < n; k++) {
+        const norm_op *op = &ops[k];
+        double f = 1;
+        if (op->kind == NORM_NFC) f = NORM_NFC_GROWTH;
+        else if (op->kind == NORM_REPLACE && op->alen > 0 && op->blen > op->alen) f = (double)op->blen / (double)op->alen;
+        factor *= f;
+        extra = extra * f + (op->kind == NORM_PREPEND ? (double)op->alen : 0);
+    }
+    if (factor > NORM_MAX_GROWTH || extra > NORM_MAX_GROWTH * 4096)
+        return gf_fail("%s: the normalizers can make a text %.3gx longer (graft allows %dx)", path, factor,
+                       NORM_MAX_GROWTH);
+    return 0;
+}
+
 static void swap(byte_buf *a, byte_buf *b) {
     byte_buf t = *a;
     *a = *b;

@@ -1,13 +1,11 @@
 #include "train/checkpoint.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "core/atomic_file.h"
 #include "core/error.h"
 
 #define MAGIC "GRAFTCK2"
@@ -52,17 +50,12 @@ static int put_block(FILE *f, const train_blocks *b, gf_buf blk, float *buf) {
 }
 
 int checkpoint_write(const char *path, const train_state *s, const train_blocks *b) {
-    size_t L = strlen(path) + 8;
-    char *tmp = gf_malloc(L);
-    snprintf(tmp, L, "%s.tmp", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        int e = errno;
-        free(tmp);
-        return gf_fail("%s: cannot write checkpoint: %s", path, strerror(e));
-    }
+    atomic_file a;
+    if (atomic_file_open(&a, path) != 0) return -1;
+    FILE *f = a.f;
     float *buf = gf_malloc(CHUNK * sizeof *buf);
     const param_layout *pl = b->pl;
+    errno = 0; /* a backend failure leaves errno alone: report it as such */
     int64_t hdr[4] = {s->step, s->tokens, s->data_cursor, (int64_t)s->seed};
     uint32_t nt = (uint32_t)pl->n;
     uint64_t total = pl->total;
@@ -75,25 +68,12 @@ int checkpoint_write(const char *path, const train_state *s, const train_blocks 
     bad = bad || put_curve(f, &s->loss) || put_curve(f, &s->eval) || put_block(f, b, b->master, buf) ||
           put_block(f, b, b->m, buf) || put_block(f, b, b->v, buf);
     free(buf);
-    bad = bad || fflush(f) != 0 || fsync(fileno(f)) != 0;
-    int e = errno;
-    if (fclose(f) != 0) bad = 1;
-    if (bad || rename(tmp, path) != 0) {
-        if (!bad) e = errno;
-        unlink(tmp);
-        free(tmp);
+    if (bad) {
+        int e = errno;
+        atomic_file_discard(&a);
         return gf_fail("%s: writing the checkpoint failed: %s", path, e ? strerror(e) : "backend error");
     }
-    free(tmp);
-    /* make the rename itself durable */
-    char *dup = gf_strdup(path);
-    int dfd = open(dirname(dup), O_RDONLY | O_DIRECTORY);
-    if (dfd >= 0) {
-        fsync(dfd);
-        close(dfd);
-    }
-    free(dup);
-    return 0;
+    return atomic_file_close(&a);
 }
 
 static int get(FILE *f, void *p, size_t n) { return fread(p, 1, n, f) == n ? 0 : -1; }

@@ -1,6 +1,7 @@
 /* Training checkpoints: everything needed to continue a run bit-exactly.
- * Written atomically (PATH.tmp, fsync, rename, fsync of the folder), so a
- * crash or SIGKILL at any moment leaves either the previous or the new file.
+ * Written atomically (core/atomic_file.h: a temporary sibling, fsync, rename,
+ * fsync of the folder), so a crash or SIGKILL at any moment leaves either the
+ * previous or the new file.
  *
  * Layout (little-endian, as the host writes it):
  *   "GRAFTCK2"  u64 options_hash  i64 step  i64 tokens  i64 data_cursor  u64 seed

@@ -1,11 +1,14 @@
 #include "cli/method_opts.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "jobs/progress_line.h"
 #include "core/error.h"
+#include "student/build.h"
 
 void method_cli_default(method_cli *o) {
     memset(o, 0, sizeof *o);
@@ -63,7 +66,11 @@ int method_cli_stage1_check(const method_cli *o, student_init init) {
 }
 
 static void report_tty(void *ud, const char *what, double done, double total) {
-    fprintf(stderr, "\r%-16s %6.0f / %-6.0f", what, done, total);
+    char amount[64], line[256];
+    snprintf(amount, sizeof amount, "%.0f/%.0f", done, total);
+    progress_line_format(line, sizeof line, terminal_columns(stderr) - 1, what, total > 0 ? done / total : 0, amount,
+                         "", NAN);
+    fprintf(stderr, "\r\033[K%s", line);
     if (done >= total) fputc('\n', stderr);
     fflush(stderr);
 }
@@ -103,4 +110,25 @@ int method_capture(const model *m, const token_split *sp, teacher_capture *cal, 
         return -1;
     }
     return 0;
+}
+
+int method_select_and_build(student *s, layer_selection *sel, const strategy_spec *ss, int k, const token_split *sp,
+                            const teacher_capture *cal, const teacher_capture *held, int ctx,
+                            const progress_sink *pr, const stage2_observer *obs) {
+    const int L = s->L;
+    const teacher_capture *h = held->L ? held : NULL;
+    bool *mask = gf_calloc((size_t)L, sizeof *mask);
+    int rc = -1;
+    if (ss->kind == STRATEGY_GA_S2) { /* selection needs every layer under this init */
+        for (int l = 0; l < L; l++) mask[l] = true;
+        if (student_build_layers_observed(s, mask, cal, h, pr, obs) != 0) goto done;
+    }
+    if (select_layers(sel, ss, k, s->m, s, sp->select.data, sp->select.len, ctx, pr) != 0) goto done;
+    for (int l = 0; l < L; l++) mask[l] = true;
+    for (int i = 0; i < sel->k; i++) mask[sel->kept[i]] = false;
+    if (ss->kind != STRATEGY_GA_S2 && student_build_layers_observed(s, mask, cal, h, pr, obs) != 0) goto done;
+    rc = student_set_gdn(s, mask);
+done:
+    free(mask);
+    return rc;
 }

@@ -5,6 +5,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "align/stage2.h"
 #include "calibrate/capture.h"
 #include "cli/args.h"
 #include "cli/mem_check.h"
@@ -75,6 +76,15 @@ typedef struct {
     bool score;            /* perplexity runs over the selection / evaluation slice */
 } method_plan;
 void method_plan_fill(mem_job *j, void *ud);
+/* Chooses the layers that keep attention as graft convert does (strategy ss,
+ * k of them unless manual; ar / ga-s2 score on sp's selection slice with
+ * windows of ctx), then builds the other layers of s (an empty student) as
+ * GDN layers from cal / held (held may have L = 0) and runs them; obs (may
+ * be NULL) sees every Stage 2 step. sel gets the selection. 0, or -1 with an
+ * error. */
+int method_select_and_build(student *s, layer_selection *sel, const strategy_spec *ss, int k, const token_split *sp,
+                            const teacher_capture *cal, const teacher_capture *held, int ctx,
+                            const progress_sink *pr, const stage2_observer *obs);
 
 /* JSON of a data split and of a layer selection (cmd_convert.c). */
 cJSON *split_json(const token_split *sp, const char *calib, const char *text);

@@ -15,11 +15,56 @@
 
 void train_cli_default(train_cli *c) {
     memset(c, 0, sizeof *c);
+    c->keep = NAN;
     train_opts_default(&c->to, PHASE_KL);
     c->to.lr_mixer = NAN; /* NaN: take the phase default */
     c->to.lr_rest = NAN;
     c->eval_frac = 0.05;
     c->log_every = 10;
+}
+
+bool train_cli_converts(const train_cli *c) { return c->strategy || !isnan(c->keep); }
+
+int train_cli_convert_mask(const train_cli *c, int L, bool *conv) {
+    strategy_spec ss;
+    const char *strategy = c->strategy ? c->strategy : "uniform";
+    if (strategy_parse(strategy, L, &ss) != 0) return -1;
+    for (int l = 0; l < L; l++) conv[l] = true;
+    if (ss.kind == STRATEGY_MANUAL) {
+        for (int i = 0; i < ss.n_manual; i++) conv[ss.manual[i]] = false;
+    } else if (ss.kind == STRATEGY_UNIFORM) {
+        int k;
+        if (isnan(c->keep)) return gf_fail("--strategy uniform needs --keep R (a ratio in (0, 1))");
+        if (keep_count(c->keep, L, &k) != 0) return -1;
+        int *kept = gf_calloc((size_t)(k ? k : 1), sizeof *kept);
+        select_uniform(L, k, kept);
+        for (int i = 0; i < k; i++) conv[kept[i]] = false;
+        free(kept);
+    } else {
+        return gf_fail("--strategy %s scores layers on calibration text: build the student with graft convert "
+                       "--strategy %s (graft race: with --calib or --data)", strategy, strategy);
+    }
+    for (int l = 0; l < L; l++)
+        if (conv[l]) return 0;
+    return gf_fail("--keep / --strategy keep attention in every one of the %d layers: nothing to convert", L);
+}
+
+void layer_list_text(const bool *conv, int L, char *buf, size_t n) {
+    size_t len = 0;
+    buf[0] = 0;
+    for (int l = 0; l < L && len < n; l++)
+        if (conv[l]) len += (size_t)snprintf(buf + len, n - len, "%s%d", len ? "," : "", l);
+}
+
+cJSON *curve_json(const curve *c) {
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; i < c->n; i++) {
+        cJSON *pt = cJSON_CreateArray();
+        cJSON_AddItemToArray(pt, cJSON_CreateNumber(c->xy[2 * i]));
+        cJSON_AddItemToArray(pt, cJSON_CreateNumber(c->xy[2 * i + 1]));
+        cJSON_AddItemToArray(a, pt);
+    }
+    return a;
 }
 
 void train_plan_fill(mem_job *j, void *ud) {
@@ -35,9 +80,14 @@ void train_plan_fill(mem_job *j, void *ud) {
         student_settings si;
         if (student_folder_peek(p->folders[i], &ni, &si) == 0 && ni >= n) n = ni, set = si;
     }
-    if (p->n_folders == 0 && !tc->convert && p->keep >= 0) { /* race's uniform selection */
-        int k = 0;
-        if (keep_count(p->keep, L, &k) == 0) n = L - k;
+    if (p->n_folders == 0 && train_cli_converts(tc)) { /* built from the teacher by --keep / --strategy */
+        bool *conv = gf_calloc((size_t)(L > 0 ? L : 1), sizeof *conv);
+        int k;
+        if (train_cli_convert_mask(tc, L, conv) == 0)
+            for (int l = 0; l < L; l++) n += conv[l];
+        else if (!isnan(tc->keep) && keep_count(tc->keep, L, &k) == 0) /* ar / ga-s2: k layers keep attention */
+            n = L - k;
+        free(conv);
     }
     if (p->builder) {
         const method_cli *mo = p->method;
@@ -47,9 +97,6 @@ void train_plan_fill(mem_job *j, void *ud) {
             cli_mem_capture(j, 0, &mo->split);
             cli_mem_build(j, &mo->split, true, n);
         }
-    } else if (p->n_folders == 0 && tc->convert) {
-        n = 1;
-        for (const char *c = tc->convert; *c; c++) n += *c == ',';
     }
     gf_clear_error(); /* options are reported by the command itself */
     if (n > L) n = L;
@@ -90,23 +137,6 @@ bad:
     return 2;
 }
 
-/* "0,4,8" -> convert[] of L entries. -1 with an error on bad input. */
-static int parse_layer_list(const char *s, int L, bool *convert) {
-    for (int l = 0; l < L; l++) convert[l] = false;
-    const char *p = s;
-    while (*p) {
-        char *end;
-        long v = strtol(p, &end, 10);
-        if (end == p || v < 0 || v >= L)
-            return gf_fail("layer list '%s': expected numbers 0..%d separated by commas", s, L - 1);
-        convert[v] = true;
-        p = end;
-        if (*p == ',') p++;
-        else if (*p) return gf_fail("layer list '%s': expected numbers 0..%d separated by commas", s, L - 1);
-    }
-    return 0;
-}
-
 /* a += N(0, (rel * rms(a))^2) on the host copy of one tensor. */
 static void perturb(float *a, size_t n, double rel, rng64 *r) {
     double ss = 0;
@@ -117,8 +147,9 @@ static void perturb(float *a, size_t n, double rel, rng64 *r) {
 
 int cli_student_init_check(const char *init) {
     if (strcmp(init, "copy") && strcmp(init, "random") && strcmp(init, "zero-gate") && strcmp(init, "small-gate"))
-        return gf_fail("init '%s' is not available with --convert (copy, random, zero-gate, small-gate; "
-                       "for the others make student folders with graft convert)", init);
+        return gf_fail("init '%s' needs calibration, which a student built in memory does not have (copy, "
+                       "random, zero-gate, small-gate; for the others make student folders with graft convert)",
+                       init);
     return 0;
 }
 
@@ -128,7 +159,8 @@ int cli_student_build(cli_student *s, const model *src, const train_cli *c, cons
     const int L = cfg->n_layers;
     const bool is_copy = strcmp(init, "copy") == 0;
     if (cli_student_init_check(init) != 0) return -1;
-    if (!is_copy && !c->convert) return gf_fail("init '%s' needs --convert LAYERS", init);
+    if (!is_copy && !train_cli_converts(c))
+        return gf_fail("init '%s' needs the layers to convert (--keep R, or --strategy manual:KEPT)", init);
     int rc = 0;
     if (is_copy) {
         rc = tf_trainable(&s->tm, src, NULL, NULL, NULL);
@@ -139,7 +171,7 @@ int cli_student_build(cli_student *s, const model *src, const train_cli *c, cons
         student_settings set;
         student_settings_default(&set);
         set.seed = seed;
-        rc = parse_layer_list(c->convert, L, conv);
+        rc = train_cli_convert_mask(c, L, conv);
         if (rc == 0) rc = student_init_parse(init, &set.init);
         if (rc == 0 && (rc = student_init_empty(&st, (model *)src, &set)) == 0) {
             rc = student_build_layers(&st, conv, NULL, NULL, NULL);
@@ -182,17 +214,4 @@ int cli_train_data(train_data *d, const model *teacher, const train_cli *c) {
         return train_data_open(d, c->data, teacher->tok, c->to.ctx, c->eval_frac, c->to.seed);
     }
     return train_data_sampled(d, teacher, c->to.ctx, c->to.eval_seqs > 0 ? c->to.eval_seqs : 16, c->to.seed);
-}
-
-static atomic_int stop_flag; /* lock-free, so a signal handler may set it */
-static void on_signal(int sig) { atomic_store(&stop_flag, sig); }
-atomic_int *cli_stop_flag(void) { return &stop_flag; }
-
-void cli_catch_stop_signals(void) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
 }

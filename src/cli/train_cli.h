@@ -3,12 +3,11 @@
 #ifndef GRAFT_CLI_TRAIN_CLI_H
 #define GRAFT_CLI_TRAIN_CLI_H
 
-#include <signal.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 
 #include "cli/common.h"
 #include "cli/mem_check.h"
+#include "cli/signals.h"
 #include "data/train_data.h"
 #include "model/model.h"
 #include "model/transformer.h"
@@ -17,7 +16,9 @@
 
 typedef struct {
     train_opts to;
-    const char *teacher, *data, *phase, *schedule, *convert;
+    const char *teacher, *data, *phase, *schedule;
+    const char *strategy; /* which layers keep attention (as graft convert); NULL: not given */
+    double keep;          /* retention ratio; NaN: not given */
     double eval_frac, noise;
     int log_every;
 } train_cli;
@@ -43,7 +44,8 @@ void train_cli_default(train_cli *c);
     {"eval-frac", OPT_DOUBLE, &(o).eval_frac, "held-out fraction of the corpus windows (default 0.05)"},       \
     {"eval-every", OPT_LONG, &(o).to.eval_every, "held-out perplexity every N steps (default: at the end)"},   \
     {"eval-seqs", OPT_INT, &(o).to.eval_seqs, "held-out sequences per evaluation (default 16; 0 all)"},        \
-    {"convert", OPT_STR, &(o).convert, "layers to turn into randomly initialized GDN layers, e.g. 0,2"},       \
+    {"keep", OPT_DOUBLE, &(o).keep, "retention ratio in (0, 1): fraction of layers keeping attention"},       \
+    {"strategy", OPT_STR, &(o).strategy, "layers keeping attention: uniform | ar | ga-s2 | manual:0,3"},       \
     {"noise", OPT_DOUBLE, &(o).noise, "perturb the student: add N(0, (x * rms)^2) to every tensor"},           \
     {"log-every", OPT_INT, &(o).log_every, "print a progress line every N steps (default 10)"}
 
@@ -58,10 +60,21 @@ typedef struct {
     const char *const *folders; /* student folders (their GDN layers and settings are read), n_folders */
     int n_folders;
     bool builder;                /* race: students built by the method */
-    double keep;                 /* race: retention (without folders or --convert); < 0: none */
     const void *method;          /* race's builder: its method_cli (Stage 1 options, split) */
 } train_plan;
 void train_plan_fill(mem_job *j, void *ud);
+/* True when --keep or --strategy was given (a student built from the teacher). */
+bool train_cli_converts(const train_cli *c);
+/* conv[0..L) = the layers that --keep / --strategy turn into GDN layers, for
+ * the strategies that need no data (uniform, the default, and manual; ar and
+ * ga-s2 score layers with text: the student builder does those). -1 with an
+ * error otherwise, or when no layer would be converted. */
+int train_cli_convert_mask(const train_cli *c, int L, bool *conv);
+/* "1,3": the converted layers as text. */
+void layer_list_text(const bool *conv, int L, char *buf, size_t n);
+
+/* [[tokens, value], ...]: a training curve in the --json outputs. */
+cJSON *curve_json(const curve *c);
 
 /* Applies --phase defaults the user did not override; checks the options.
  * Call after parsing, with a copy made by train_cli_default before parsing. */
@@ -73,11 +86,11 @@ typedef struct {
 } cli_student;
 
 /* Builds a trainable student from a model (copied): init `init` ("copy":
- * nothing more; "random": the layers of --convert become GDN layers with the
- * section 3 defaults of engine/student (student_default_init, the same seed
- * gives the same parameters as graft convert --init random); "zero-gate":
- * random with Wg = 0; "small-gate": random with Wg x 0.02), then --noise on
- * the teacher-format tensors. */
+ * nothing more; "random": the layers of train_cli_convert_mask become GDN
+ * layers with the section 3 defaults of engine/student (student_default_init,
+ * the same seed gives the same parameters as graft convert --init random);
+ * "zero-gate": random with Wg = 0; "small-gate": random with Wg x 0.02), then
+ * --noise on the teacher-format tensors. */
 int cli_student_init_check(const char *init); /* -1 with an error for an unknown init */
 int cli_student_build(cli_student *s, const model *src, const train_cli *c, const char *init, uint64_t seed);
 void cli_student_free(cli_student *s);
@@ -85,8 +98,5 @@ void cli_student_free(cli_student *s);
 /* Teacher model loaded + its forward-only train_model; the data. */
 int cli_train_data(train_data *d, const model *teacher, const train_cli *c);
 
-/* SIGINT / SIGTERM set *cli_stop_flag() to the signal number. */
-void cli_catch_stop_signals(void);
-atomic_int *cli_stop_flag(void);
 
 #endif

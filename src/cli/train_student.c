@@ -55,17 +55,12 @@ int train_student_init_check(const char *init) {
     return student_init_parse(init, &i);
 }
 
-int train_student_build(cli_student *cs, train_student **handle, model *m, const char *init_s, double keep,
-                        const char *calib, long seed, int ctx, char *layers, size_t layers_size) {
-    return train_student_build_with(cs, handle, m, init_s, keep, calib, seed, ctx, layers, layers_size, NULL, NULL,
-                                    NULL);
-}
-
 const student_settings *train_student_settings(const train_student *h) { return &h->s.set; }
 
-int train_student_build_with(cli_student *cs, train_student **handle, model *m, const char *init_s, double keep,
-                             const char *calib, long seed, int ctx, char *layers, size_t layers_size,
-                             const method_cli *base, const progress_sink *progress, const stage2_observer *obs) {
+int train_student_build_as(cli_student *cs, train_student **handle, model *m, const char *init_s,
+                           const char *strategy, double keep, const char *calib, const char *text, long seed, int ctx,
+                           char *layers, size_t layers_size, const method_cli *base, const progress_sink *progress,
+                           const stage2_observer *obs) {
     memset(cs, 0, sizeof *cs);
     const int L = m->cfg.n_layers;
     student_init init;
@@ -73,36 +68,36 @@ int train_student_build_with(cli_student *cs, train_student **handle, model *m, 
     method_cli_default(&mo);
     if (base) mo = *base;
     student_settings set;
-    if (student_init_parse(init_s, &init) != 0 || method_cli_settings(&mo, seed, init, &set) != 0) return -1;
+    strategy_spec ss;
+    if (student_init_parse(init_s, &init) != 0 || method_cli_settings(&mo, seed, init, &set) != 0 ||
+        strategy_parse(strategy, L, &ss) != 0)
+        return -1;
     if (!m->tok) return gf_fail("%s has no tokenizer (pass --tokenizer PATH)", m->path);
-    int k;
-    if (keep_count(keep, L, &k) != 0) return -1;
+    int k = 0;
+    if (ss.kind != STRATEGY_MANUAL && keep_count(keep, L, &k) != 0) return -1;
+    const bool scores = ss.kind == STRATEGY_AR || ss.kind == STRATEGY_GA_S2;
     token_split sp = {0};
     teacher_capture cal = {0}, held = {0};
+    layer_selection sel = {0};
     train_student *h = gf_calloc(1, sizeof *h);
-    bool *mask = gf_calloc((size_t)L, sizeof *mask);
-    int *kept = gf_calloc((size_t)(k > 0 ? k : 1), sizeof *kept);
     int rc = -1, have_s = 0;
-    if (token_split_make(&sp, m->tok, calib, NULL, &mo.split) != 0) goto done;
+    if (token_split_make(&sp, m->tok, calib, scores ? (text ? text : calib) : NULL, &mo.split) != 0) goto done;
     if (method_capture(m, &sp, &cal, &held, progress) != 0) goto done;
     if (student_init_empty(&h->s, m, &set) != 0) goto done;
     have_s = 1;
-    select_uniform(L, k, kept);
-    for (int l = 0; l < L; l++) mask[l] = true;
-    for (int i = 0; i < k; i++) mask[kept[i]] = false;
-    if (student_build_layers_observed(&h->s, mask, &cal, held.L ? &held : NULL, progress, obs) != 0) goto done;
-    if (student_set_gdn(&h->s, mask) != 0) goto done;
+    if (method_select_and_build(&h->s, &sel, &ss, k, &sp, &cal, &held, mo.split.ctx, progress, obs) != 0) goto done;
+    if (student_n_gdn(&h->s) == 0) {
+        gf_fail("%s keeps attention in every layer: nothing to convert", strategy);
+        goto done;
+    }
     if (wrap_student(cs, &h->s, ctx) != 0) goto done;
-    layers[0] = '\0';
-    for (int l = 0; l < L; l++)
-        if (mask[l]) snprintf(layers + strlen(layers), layers_size - strlen(layers), "%s%d", layers[0] ? "," : "", l);
+    layer_list_text(h->s.is_gdn, L, layers, layers_size);
     rc = 0;
 done:
+    layer_selection_free(&sel);
     teacher_capture_free(&cal);
     teacher_capture_free(&held);
     token_split_free(&sp);
-    free(mask);
-    free(kept);
     if (rc != 0) {
         if (have_s) student_free(&h->s);
         free(h);
@@ -110,6 +105,19 @@ done:
         *handle = h;
     }
     return rc;
+}
+
+int train_student_build(cli_student *cs, train_student **handle, model *m, const char *init_s, double keep,
+                        const char *calib, long seed, int ctx, char *layers, size_t layers_size) {
+    return train_student_build_with(cs, handle, m, init_s, keep, calib, seed, ctx, layers, layers_size, NULL, NULL,
+                                    NULL);
+}
+
+int train_student_build_with(cli_student *cs, train_student **handle, model *m, const char *init_s, double keep,
+                             const char *calib, long seed, int ctx, char *layers, size_t layers_size,
+                             const method_cli *mo, const progress_sink *progress, const stage2_observer *obs) {
+    return train_student_build_as(cs, handle, m, init_s, "uniform", keep, calib, NULL, seed, ctx, layers,
+                                  layers_size, mo, progress, obs);
 }
 
 int train_student_save(const cli_student *cs, train_student *h, const char *out_dir) {

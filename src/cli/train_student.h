@@ -23,14 +23,22 @@ int train_student_load(cli_student *s, train_student **handle, const char *dir, 
 /* -1 with an error when the builder does not know `init`. */
 int train_student_init_check(const char *init);
 /* Builds a student of teacher m (borrowed; must outlive it) under `init`,
- * uniform selection keeping round(keep * L) attention layers, calibrated on
- * the file calib, as `graft convert --strategy uniform` would. *layers gets
- * the converted layers as text ("2,4"). */
+ * calibrated on the file calib, the layers keeping attention chosen by
+ * strategy (uniform | ar | ga-s2 | manual:0,3) and keep (ignored by manual)
+ * exactly as `graft convert` chooses them; ar / ga-s2 score on text (NULL:
+ * the calibration file after its calibration part). *layers gets the
+ * converted layers as text ("2,4"). mo: the method options (Stage 1
+ * components, ...; NULL: defaults); progress and obs (may be NULL) get the
+ * capture and build reports and every Stage 2 step, and progress's cancel
+ * flag stops the build. */
+int train_student_build_as(cli_student *s, train_student **handle, model *m, const char *init, const char *strategy,
+                           double keep, const char *calib, const char *text, long seed, int ctx, char *layers,
+                           size_t layers_size, const method_cli *mo, const progress_sink *progress,
+                           const stage2_observer *obs);
+/* The same with uniform selection keeping round(keep * L) layers. */
 int train_student_build(cli_student *s, train_student **handle, model *m, const char *init, double keep,
                         const char *calib, long seed, int ctx, char *layers, size_t layers_size);
-/* The same with the method options mo (Stage 1 components, ...; NULL: defaults); progress and obs
- * (may be NULL) get the capture and build reports and every Stage 2 step, and progress's cancel
- * flag stops the build. */
+/* The same with the method options, progress and observer of train_student_build_as. */
 int train_student_build_with(cli_student *s, train_student **handle, model *m, const char *init, double keep,
                              const char *calib, long seed, int ctx, char *layers, size_t layers_size,
                              const method_cli *mo, const progress_sink *progress, const stage2_observer *obs);

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "hub/repo_ref.h"
 
@@ -113,53 +114,18 @@ int hub_mkdirs_parent(const char *path) {
     return rc;
 }
 
-/* A sibling name unique to this process and call: "<path>.<pid>.<n>.tmp". */
-static char *temp_beside(const char *path) {
-    static _Atomic unsigned counter;
-    char suffix[64];
-    snprintf(suffix, sizeof suffix, ".%ld.%u.tmp", (long)getpid(), counter++);
-    return fmt_path(path, suffix, "", "");
-}
-
 int hub_cache_write_ref(const hub_cache *c, const char *rev, const char *commit) {
     if (hub_is_commit_hash(rev)) return 0;
     char *ref = fmt_path(c->storage, "/refs/", rev, "");
-    char *tmp = temp_beside(ref);
-    int rc = -1;
-    if (hub_mkdirs_parent(ref) != 0) goto out;
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        gf_fail("cannot write %s: %s", tmp, strerror(errno));
-        goto out;
-    }
-    size_t n = strlen(commit);
-    ssize_t w = write(fd, commit, n);
-    int e = errno;
-    if (close(fd) != 0 && w == (ssize_t)n) {
-        w = -1;
-        e = errno;
-    }
-    if (w != (ssize_t)n) {
-        gf_fail("cannot write %s: %s", tmp, strerror(e));
-        unlink(tmp);
-        goto out;
-    }
-    if (rename(tmp, ref) != 0) {
-        gf_fail("cannot rename %s: %s", tmp, strerror(errno));
-        unlink(tmp);
-        goto out;
-    }
-    rc = 0;
-out:
+    int rc = hub_mkdirs_parent(ref) == 0 ? atomic_write(ref, commit, strlen(commit)) : -1;
     free(ref);
-    free(tmp);
     return rc;
 }
 
 int hub_cache_link(const hub_cache *c, const char *commit, const char *file, const char *etag) {
     char *ptr = hub_cache_snapshot(c, commit, file);
     char *target = hub_pointer_target(file, etag);
-    char *tmp = temp_beside(ptr);
+    char *tmp = atomic_temp_path(ptr); /* a symlink, renamed over the pointer like a file */
     int rc = -1;
     if (hub_mkdirs_parent(ptr) != 0) goto out;
     unlink(tmp);

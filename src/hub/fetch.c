@@ -16,7 +16,7 @@
 #include "hub/errors.h"
 #include "hub/http.h"
 #include "hub/repo_ref.h"
-#include "hub/sha256.h"
+#include "hub/digest.h"
 #include "hub/verify.h"
 
 static char *str3(const char *a, const char *b, const char *c) {
@@ -358,6 +358,7 @@ int hub_fetch_file(const hub_fetch_ctx *ctx, const hub_sibling *f, hub_file_resu
         rc = hub_cache_link(ctx->cache, ctx->commit, f->name, etag);
     }
 out:
+    hub_hasher_free(&t.hash);
     if (lock_fd >= 0) close(lock_fd);
     if (rc == 0) {
         hub_progress_update(ctx->progress, &t.fp, t.fp.done, HUB_EV_DONE, NULL);

@@ -9,6 +9,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "hub/env.h"
 
@@ -38,12 +39,6 @@ typedef struct {
     long long last_now;    /* bytes at the last change */
     double last_change;    /* monotonic seconds */
 } xfer;
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static void copy_value(char *dst, size_t cap, const char *v, size_t n) {
     while (n > 0 && isspace((unsigned char)*v)) v++, n--;
@@ -142,7 +137,7 @@ static int on_progress(void *user, curl_off_t dltotal, curl_off_t dlnow, curl_of
     if (x->rq->cancel && *x->rq->cancel) return 1;
     /* curl's own low-speed check averages over several seconds; a stall is
      * simpler to see here: no new byte for stall_s seconds */
-    double t = now_s();
+    double t = clock_now_s();
     if ((long long)dlnow != x->last_now || x->last_change == 0) {
         x->last_now = (long long)dlnow;
         x->last_change = t;

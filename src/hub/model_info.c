@@ -10,9 +10,10 @@
 #include "hub/http.h"
 #include "hub/repo_ref.h"
 
+/* A byte count: a number in [0, 2^63); anything else (negative, 1e30, NaN) is unknown. */
 static long long json_size(const cJSON *o, const char *key) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsNumber(v) && v->valuedouble >= 0 ? (long long)v->valuedouble : -1;
+    return cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble < 0x1p63 ? (long long)v->valuedouble : -1;
 }
 
 static void json_str(const cJSON *o, const char *key, char *dst, size_t cap) {

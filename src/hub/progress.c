@@ -3,11 +3,7 @@
 #include <string.h>
 #include <time.h>
 
-double hub_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+#include "core/clock.h"
 
 void hub_progress_init(hub_progress *p, const hub_callbacks *cb, long long total_bytes, int n_files) {
     memset(p, 0, sizeof *p);
@@ -15,14 +11,14 @@ void hub_progress_init(hub_progress *p, const hub_callbacks *cb, long long total
     p->cb = cb;
     p->total_total = total_bytes;
     p->files_total = n_files;
-    p->win_t = hub_now();
+    p->win_t = clock_now_s();
     p->last_emit = 0;
 }
 
 void hub_progress_destroy(hub_progress *p) { pthread_mutex_destroy(&p->mu); }
 
 static void emit(hub_progress *p, hub_state state, const hub_file_progress *f, const char *message) {
-    double now = hub_now();
+    double now = clock_now_s();
     double dt = now - p->win_t;
     if (dt >= 0.5) { /* speed over windows of at least half a second, smoothed */
         double inst = (double)(p->total_done - p->win_bytes) / dt;
@@ -54,7 +50,7 @@ void hub_progress_update(hub_progress *p, hub_file_progress *f, long long done, 
     p->total_done += done - f->done;
     f->done = done;
     if (state == HUB_EV_DONE) p->files_done++;
-    if (state != HUB_EV_PROGRESS || hub_now() - p->last_emit >= 0.1) emit(p, state, f, message);
+    if (state != HUB_EV_PROGRESS || clock_now_s() - p->last_emit >= 0.1) emit(p, state, f, message);
     pthread_mutex_unlock(&p->mu);
 }
 

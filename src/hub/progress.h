@@ -30,6 +30,5 @@ void hub_progress_destroy(hub_progress *p);
 void hub_progress_update(hub_progress *p, hub_file_progress *f, long long done, hub_state state, const char *message);
 /* A whole-download event (file NULL). */
 void hub_progress_final(hub_progress *p, hub_state state, const char *message);
-double hub_now(void);
 
 #endif

@@ -8,18 +8,18 @@
 
 #include <stdbool.h>
 
-#include "hub/sha1.h"
-#include "hub/sha256.h"
+#include "hub/digest.h"
 
 typedef struct {
-    sha256_ctx s256;
-    sha1_ctx s1;
+    digest s256;
+    digest s1;
     bool git;           /* compute the git blob id too */
     long long git_size; /* the size announced in its "blob <size>\0" prefix */
     long long hashed;   /* bytes of the file fed so far */
 } hub_hasher;
 
-/* Starts over at byte 0. git_size < 0: no git blob id. */
+/* Starts over at byte 0 (h zeroed before the first reset). git_size < 0: no
+ * git blob id. */
 void hub_hasher_reset(hub_hasher *h, long long git_size);
 void hub_hasher_update(hub_hasher *h, const void *data, size_t n);
 /* Feeds bytes [hashed, upto) of fd (pread: the file offset is untouched). */
@@ -28,5 +28,7 @@ int hub_hasher_catch_up(hub_hasher *h, int fd, long long upto, const char *path)
  * sha256 goes to sha256_out. 0, or -1 with "NAME: checksum mismatch ...". */
 int hub_hasher_check(hub_hasher *h, const char *name, const char *want_sha256, const char *want_git,
                      char sha256_out[65]);
+/* Releases the digests (h may be reset again afterwards). */
+void hub_hasher_free(hub_hasher *h);
 
 #endif

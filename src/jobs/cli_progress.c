@@ -6,12 +6,12 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "core/error.h"
 #include "jobs/eta.h"
+#include "jobs/progress_line.h"
 
 static atomic_int interrupted; /* lock-free: the SIGINT handler sets it */
 static void on_sigint(int sig) {
@@ -19,34 +19,11 @@ static void on_sigint(int sig) {
     atomic_store(&interrupted, 1);
 }
 
-static void fmt_duration(char *b, size_t n, double s) {
-    if (s < 0) snprintf(b, n, "?");
-    else if (s < 60) snprintf(b, n, "%.0fs", s);
-    else if (s < 3600) snprintf(b, n, "%dm%02ds", (int)s / 60, (int)s % 60);
-    else snprintf(b, n, "%dh%02dm", (int)s / 3600, (int)s / 60 % 60);
-}
-
 void cli_progress_format(char *buf, size_t n, const event *ev, int width) {
-    char eta[16], tail[128];
-    fmt_duration(eta, sizeof eta, ev->eta_s);
-    snprintf(tail, sizeof tail, " %3.0f%%  %.0f/%.0f  %.1f/s  eta %s", 100 * ev->fraction,
-             ev->done, ev->total, ev->rate, eta);
-    int label_w = (int)strlen(ev->label);
-    if (label_w > 24) label_w = 24;
-    int bar_w = width - label_w - (int)strlen(tail) - 4;
-    if (bar_w < 5) bar_w = 5;
-    if (bar_w > 60) bar_w = 60;
-    char bar[64];
-    int fill = (int)lround(ev->fraction * bar_w);
-    for (int i = 0; i < bar_w; i++) bar[i] = i < fill ? '#' : '.';
-    bar[bar_w] = 0;
-    snprintf(buf, n, "%.*s [%s]%s", label_w, ev->label, bar, tail);
-}
-
-static int term_width(void) {
-    struct winsize ws;
-    if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20) return ws.ws_col;
-    return 80;
+    char amount[64], rate[32];
+    snprintf(amount, sizeof amount, "%.0f/%.0f", ev->done, ev->total);
+    snprintf(rate, sizeof rate, "%.1f/s", ev->rate);
+    progress_line_format(buf, n, width, ev->label, ev->fraction, amount, rate, ev->eta_s);
 }
 
 int job_run_cli(const char *name, job_fn fn, void *arg, void **result,
@@ -84,7 +61,7 @@ int job_run_cli(const char *name, job_fn fn, void *arg, void **result,
                 if (!tty || (t - last_bar < 0.1 && ev.fraction < 1)) continue;
                 last_bar = t;
                 char line[256];
-                cli_progress_format(line, sizeof line, &ev, term_width() - 1);
+                cli_progress_format(line, sizeof line, &ev, terminal_columns(stderr) - 1);
                 fprintf(stderr, "\r\033[K%s", line);
                 bar_shown = true;
                 continue;

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/clock.h"
 #include "core/error.h"
 
 struct job_ctx {
@@ -26,17 +27,9 @@ struct job_ctx {
     double fraction;      /* the highest whole-job fraction reported */
 };
 
-double job_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+double job_now(void) { return clock_now_s(); }
 
-static long long now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
+static long long now_ns(void) { return (long long)(clock_now_s() * 1e9); } /* exact below 2^53 ns: 104 days of uptime */
 
 static void copy_str(char *dst, size_t n, const char *src) { snprintf(dst, n, "%s", src ? src : ""); }
 

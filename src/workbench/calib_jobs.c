@@ -14,6 +14,7 @@
 #include "student/calib_split.h"
 #include "workbench/build_progress.h"
 #include "workbench/job_cost.h"
+#include "workbench/plan_jobs.h"
 #include "workbench/wb_event.h"
 #include "workbench/workbench.h"
 
@@ -27,6 +28,7 @@ struct calib_cache {
     teacher_capture cal, held;
     bool have_student;
     student s1; /* taylor-only: the layers calibrated so far */
+    stage1_choice s1_choice; /* the Stage 1 options s1 was made with */
 };
 
 void calib_cache_free(calib_cache *c) {
@@ -83,10 +85,11 @@ static void publish_random_half_lives(job_ctx *ctx, const student *s, int l) {
     gdn_params_free(&p);
 }
 
+/* beta* and sigma* of the components that ran (the others have none) */
 static void publish_stage1(job_ctx *ctx, const char *init, const layer_report *r, int H) {
     for (int h = 0; h < H; h++) {
-        emit_head(ctx, init, MET_BETA, r->layer, h, r->s1.beta_star[h]);
-        emit_head(ctx, init, MET_SIGMA, r->layer, h, r->s1.sigma_star[h]);
+        if (r->s1.parts & STAGE1_BETA) emit_head(ctx, init, MET_BETA, r->layer, h, r->s1.beta_star[h]);
+        if (r->s1.parts & STAGE1_SIGMA) emit_head(ctx, init, MET_SIGMA, r->layer, h, r->s1.sigma_star[h]);
     }
 }
 
@@ -95,6 +98,8 @@ static void publish_stage1(job_ctx *ctx, const char *init, const layer_report *r
 typedef struct {
     calib_cache *c;
     bool *layers; /* [L] */
+    stage1_choice s1;
+    long seed; /* graft tui --seed */
 } calib_arg;
 
 static void capture_phases(job_ctx *ctx, const calib_cache *c, job_phase *ph, int *n) {
@@ -120,12 +125,16 @@ static int calib_job(job_ctx *ctx, void *argp) {
     ph[np++] = (job_phase){"stage 1", n * cost_stage1_layer(c->m)};
     job_set_phases(ctx, ph, np);
     if (ensure_capture(c, ctx, &pr) != 0) goto out;
+    if (c->have_student && !stage1_choice_same(&c->s1_choice, &a->s1)) { /* other options: another student */
+        student_free(&c->s1);
+        c->have_student = false;
+    }
     if (!c->have_student) {
         student_settings set;
-        student_settings_default(&set);
-        set.init = INIT_TAYLOR_ONLY;
+        if (plan_student_settings(INIT_TAYLOR_ONLY, 0, 0, &a->s1, a->seed, &set) != 0) goto out;
         if (student_init_empty(&c->s1, (model *)c->m, &set) != 0) goto out;
         c->have_student = true;
+        c->s1_choice = a->s1;
     }
     const int H = c->s1.gcfg.H;
     progress_sink cancel_only = {.report = NULL, .ud = NULL, .cancel = job_cancel_flag(ctx)};
@@ -141,28 +150,37 @@ static int calib_job(job_ctx *ctx, void *argp) {
         if (student_build_layers(&c->s1, one, &c->cal, c->held.L ? &c->held : NULL, &cancel_only) != 0) goto out;
         const layer_report *r = &c->s1.rep[l];
         const stage1_result *s = &r->s1;
+        const attn_stats *ts = &c->cal.stats;
         for (int h = 0; h < H; h++) {
-            const double b = s->beta_star[h];
             wb_event e = {.kind = WB_CALIB_HEAD};
             e.u.calib_head.layer = l;
             e.u.calib_head.head = h;
-            const double v[CAL_COUNT] = {
-                [CAL_DIST] = s->dist[h], [CAL_ENTROPY] = s->entropy[h], [CAL_CONC] = s->conc[h],
-                [CAL_BETA] = b, [CAL_LOGIT] = log(b / (1 - b)), [CAL_WB_LOGIT] = s->wb_logit[h],
-                [CAL_SIGMA_RAW] = s->sigma_raw[h], [CAL_SIGMA] = s->sigma_star[h],
-                [CAL_TARGET_G] = s->target_g[h], [CAL_DT_BIAS] = s->dt_bias[h], [CAL_HALFLIFE] = r->half_life[h],
-            };
-            memcpy(e.u.calib_head.v, v, sizeof v);
+            double *v = e.u.calib_head.v;
+            for (int f = 0; f < CAL_COUNT; f++) v[f] = NAN;
+            v[CAL_HALFLIFE] = r->half_life[h];
+            /* the teacher statistics; with no component Stage 1 did not run and they come from the capture */
+            v[CAL_DIST] = attn_stats_mean_distance(ts, l, h);
+            v[CAL_DIST_NOSINK] = attn_stats_mean_distance_nosink(ts, l, h);
+            v[CAL_SINK] = attn_stats_sink_share(ts, l, h);
+            v[CAL_ENTROPY] = attn_stats_entropy(ts, l, h);
+            v[CAL_CONC] = attn_stats_concentration(ts, l, h);
+            if (r->has_stage1) { /* a component that did not run left NaN */
+                const double b = s->beta_star[h];
+                v[CAL_BETA] = b, v[CAL_LOGIT] = log(b / (1 - b)), v[CAL_WB_LOGIT] = s->wb_logit[h];
+                v[CAL_SIGMA_RAW] = s->sigma_raw[h], v[CAL_SIGMA] = s->sigma_star[h];
+                v[CAL_TARGET_G] = s->target_g[h], v[CAL_DT_BIAS] = s->dt_bias[h], v[CAL_DECAY_DIST] = s->decay_dist[h];
+            }
             wb_emit(ctx, &e);
         }
-        publish_stage1(ctx, "taylor-only", r, H);
+        if (r->has_stage1) publish_stage1(ctx, "taylor-only", r, H);
         publish_half_lives(ctx, "taylor-only", l, r->half_life, H);
         publish_random_half_lives(ctx, &c->s1, l);
         wb_event e = {.kind = WB_CALIB_LAYER};
         e.u.calib_layer.layer = l;
-        e.u.calib_layer.alpha = s->alpha_star;
+        e.u.calib_layer.alpha = r->has_stage1 ? s->alpha_star : NAN;
+        e.u.calib_layer.parts = r->has_stage1 ? s->parts : STAGE1_NONE;
         wb_emit(ctx, &e);
-        job_log(ctx, "layer %d calibrated: alpha* %.4g", l, s->alpha_star);
+        job_log(ctx, "layer %d calibrated: alpha* %.4g", l, e.u.calib_layer.alpha);
         job_progress(ctx, ++done, n, "stage 1");
     }
     rc = 0;
@@ -180,6 +198,8 @@ typedef struct {
     bool *layers;
     student_init init;
     int steps, keep_best_heldout;
+    stage1_choice s1;
+    long seed; /* graft tui --seed */
 } align_arg;
 
 /* Every step's losses, on the OpenMP thread training `layer` (the event queue is mutex-guarded). */
@@ -217,18 +237,18 @@ static int align_job(job_ctx *ctx, void *argp) {
     ph[np++] = (job_phase){"align", n * cost_stage2_layer(c->m, a->steps, spec.n_calib + spec.n_heldout, spec.ctx)};
     job_set_phases(ctx, ph, np);
     if (ensure_capture(c, ctx, &pr) != 0) goto out;
-    method_cli mo;
-    method_cli_default(&mo);
-    mo.steps = a->steps;
-    mo.keep_best = a->keep_best_heldout ? "heldout" : "train";
-    common_opts co;
-    common_opts_default(&co);
     student_settings set;
-    if (method_cli_settings(&mo, co.seed, a->init, &set) != 0) goto out;
+    if (plan_student_settings(a->init, a->steps, a->keep_best_heldout, &a->s1, a->seed, &set) != 0) goto out;
     if (student_init_empty(&s, (model *)c->m, &set) != 0) goto out;
     have = true;
     const char *name = student_init_name(a->init);
-    job_log(ctx, "stage 2 (%s): %d layers, %d steps each", name, n, a->steps);
+    char s1[64] = "";
+    if (init_uses_stage1(a->init)) {
+        char label[40];
+        stage1_choice_label(&a->s1, label, sizeof label);
+        snprintf(s1, sizeof s1, ", stage1 %s", label);
+    }
+    job_log(ctx, "stage 2 (%s%s): %d layers, %d steps each", name, s1, n, a->steps);
     for (int l = 0; l < L; l++) {
         if (!a->layers[l]) continue;
         wb_event e = {.kind = WB_ALIGN_BEGIN};
@@ -296,11 +316,13 @@ int calib_start(workbench *wb, app_state *st, job_runner *jr, bool one_layer) {
     teacher_state *t = wb_ready(wb, st);
     if (!t || prepare(wb) != 0) return -1;
     const int L = t->n_layers;
+    /* other Stage 1 options than the numbers shown: every converted layer again */
+    const bool rerun = !stage1_choice_same(&t->stage1, &t->method.calib_s1);
     bool *todo = gf_calloc((size_t)L, sizeof *todo);
     teacher_converted(t, todo);
     int n = 0;
     for (int l = 0; l < L; l++) {
-        calib_layer *cl = t->method.calib ? &t->method.calib[l] : NULL;
+        calib_layer *cl = t->method.calib && !rerun ? &t->method.calib[l] : NULL;
         if (cl && cl->done) todo[l] = false;
         if (todo[l] && one_layer && n > 0) todo[l] = false;
         n += todo[l];
@@ -312,10 +334,17 @@ int calib_start(workbench *wb, app_state *st, job_runner *jr, bool one_layer) {
     calib_arg *a = gf_calloc(1, sizeof *a);
     a->c = wb->calib;
     a->layers = todo;
+    a->s1 = t->stage1;
+    a->seed = wb->seed;
     if (wb_start(st, jr, "calibrate", calib_job, a, t) != 0) {
         free(todo);
         free(a);
         return -1;
+    }
+    if (rerun) { /* the numbers of the other options go: none is shown under the new ones */
+        method_calib_reset(&t->method, L, t->n_heads);
+        teacher_drop_init_metrics(t, "taylor-only");
+        t->method.calib_s1 = t->stage1;
     }
     snprintf(t->method.calib_outcome, sizeof t->method.calib_outcome, "running");
     return 0;
@@ -333,14 +362,18 @@ int align_start(workbench *wb, app_state *st, job_runner *jr) {
     a->layers = gf_calloc((size_t)L, sizeof *a->layers);
     teacher_converted(t, a->layers);
     a->init = init;
+    a->seed = wb->seed;
     a->steps = st->settings.stage2_steps;
     a->keep_best_heldout = st->settings.keep_best_heldout;
+    a->s1 = t->stage1;
     if (wb_start(st, jr, "align", align_job, a, t) != 0) {
         free(a->layers);
         free(a);
         return -1;
     }
     method_align_reset(&t->method, L);
+    teacher_drop_init_metrics(t, t->method.align_init); /* this run's numbers replace the last run's */
+    t->method.align_s1 = t->stage1;
     snprintf(t->method.align_ran, sizeof t->method.align_ran, "%s", t->method.align_init);
     snprintf(t->method.align_outcome, sizeof t->method.align_outcome, "running");
     return 0;

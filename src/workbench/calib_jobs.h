@@ -1,7 +1,9 @@
 /* The Calibrate and Align jobs of the workbench, for the current teacher:
  * Stage 1 layer by layer (taylor-only) and Stage 2 on the converted layers
  * (taylor-calibrate or align-only, the teacher's method.align_init), with the
- * settings' Stage 2 steps, publishing what the Calibrate, Align and Stats
+ * settings' Stage 2 steps and the teacher's Stage 1 options (components,
+ * distance, half-life override; a change of options calibrates every
+ * converted layer again), publishing what the Calibrate, Align and Stats
  * screens show (wb_event.h). The teacher capture of the corpus's calibration
  * slice is made once and kept in the workbench's calib_cache between jobs
  * (until the teacher or corpus changes). */

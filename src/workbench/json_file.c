@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/mapped_file.h"
 #include "workbench/json_file.h"
@@ -41,42 +42,12 @@ int json_write_atomic(const char *path, const cJSON *root) {
     if (make_parent(path)) return -1;
     char *text = cJSON_Print(root);
     if (!text) return gf_fail("%s: could not serialise JSON", path);
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmpXXXXXX", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        free(text);
-        return gf_fail("%s: cannot create a temporary file: %s", path, strerror(errno));
-    }
-    size_t len = strlen(text), off = 0;
-    int rc = 0;
-    while (off < len) {
-        ssize_t w = write(fd, text + off, len - off);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) {
-            rc = gf_fail("%s: write failed: %s", tmp, strerror(errno));
-            break;
-        }
-        off += (size_t)w;
-    }
-    if (!rc && (write(fd, "\n", 1) != 1 || fsync(fd) != 0)) rc = gf_fail("%s: fsync failed: %s", tmp, strerror(errno));
-    fchmod(fd, 0644);
-    close(fd);
+    size_t len = strlen(text);
+    text = gf_realloc(text, len + 2);
+    memcpy(text + len, "\n", 2);
+    int rc = atomic_write(path, text, len + 1);
     free(text);
-    if (!rc && rename(tmp, path) != 0) rc = gf_fail("%s: rename failed: %s", path, strerror(errno));
-    if (rc) {
-        unlink(tmp);
-        return -1;
-    }
-    /* make the rename itself durable */
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", path);
-    int dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY);
-    if (dfd >= 0) {
-        fsync(dfd);
-        close(dfd);
-    }
-    return 0;
+    return rc;
 }
 
 cJSON *json_read_file(const char *path, bool *missing) {

@@ -9,6 +9,7 @@
 
 static const char *const calib_keys[CAL_COUNT] = {
     "dist", "entropy", "conc", "beta", "logit", "wb_logit", "sigma_raw", "sigma", "target_g", "dt_bias", "halflife",
+    "dist_nosink", "sink", "decay_dist",
 };
 static const char *const align_keys[AL_COUNT] = {
     "steps", "best_step", "best_loss", "best_heldout", "wb_before", "wb_after", "wg_before", "wg_after",
@@ -21,6 +22,8 @@ const char *align_field_key(align_field f) { return (unsigned)f < AL_COUNT ? ali
 void method_state_init(method_state *ms) {
     memset(ms, 0, sizeof *ms);
     snprintf(ms->align_init, sizeof ms->align_init, "taylor-calibrate");
+    stage1_choice_default(&ms->calib_s1);
+    stage1_choice_default(&ms->align_s1);
 }
 
 static void free_calib(method_state *ms, int n_layers) {

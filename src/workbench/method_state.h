@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "workbench/stage1_choice.h"
+
 typedef enum {
     CAL_DIST,      /* d_h mean attention distance */
     CAL_ENTROPY,   /* H_h */
@@ -19,6 +21,9 @@ typedef enum {
     CAL_TARGET_G,  /* target decay clamp(ln 2 / d_h, 1e-3, 5) */
     CAL_DT_BIAS,   /* softplus^-1(target) */
     CAL_HALFLIFE,  /* idle half-life after Stage 1, tokens */
+    CAL_DIST_NOSINK, /* mean distance without the first key (the attention sink) */
+    CAL_SINK,      /* mean attention share on the first key */
+    CAL_DECAY_DIST, /* the distance the decay used: d_h, the no-sink one, or the half-life override */
     CAL_COUNT
 } calib_field;
 
@@ -26,6 +31,7 @@ const char *calib_field_key(calib_field f); /* "beta", "sigma_raw", ... */
 
 typedef struct {
     bool done;
+    unsigned parts;       /* the Stage 1 components applied (STAGE1_* bits) */
     double alpha_star;
     double *v[CAL_COUNT]; /* [n_heads] NaN until known */
 } calib_layer;
@@ -52,6 +58,8 @@ typedef struct {
     char align_init[32];    /* what Enter on Align runs: "taylor-calibrate" or "align-only" */
     char align_ran[32];     /* the init of the curves shown */
     char calib_outcome[48], align_outcome[48]; /* "running", "done", "cancelled", "error: ..." */
+    stage1_choice calib_s1;  /* the Stage 1 options the calibrated layers were computed with */
+    stage1_choice align_s1;  /* ... and those of the Stage 2 run shown (taylor-calibrate) */
     int n_layers;           /* the arrays' length */
 } method_state;
 

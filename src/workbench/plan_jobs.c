@@ -18,6 +18,7 @@
 #include "workbench/build_progress.h"
 #include "workbench/job_cost.h"
 #include "workbench/json_file.h"
+#include "workbench/stage1_choice.h"
 #include "workbench/wb_event.h"
 
 void plan_split_spec(split_spec *sp, int eval_windows) {
@@ -39,6 +40,9 @@ typedef struct {
     bool *kept; /* [L] */
     student_init init;
     int steps, ablate_steps, keep_best_heldout, eval_windows;
+    stage1_choice s1;           /* the teacher's Stage 1 options (inits with Stage 1) */
+    bool ablate_components;     /* ablate: Stage 1 component subsets instead of the six inits */
+    long seed; /* graft tui --seed */
 } plan_arg;
 
 static void plan_arg_free(plan_arg *a) {
@@ -48,16 +52,15 @@ static void plan_arg_free(plan_arg *a) {
     free(a);
 }
 
-/* The command line's defaults (seed 1), so a workbench student equals
- * `graft convert ... --steps N --keep-best K`'s. */
-static int settings_for(student_init init, int steps, int keep_best_heldout, student_settings *set) {
+int plan_student_settings(student_init init, int steps, int keep_best_heldout, const stage1_choice *s1, long seed,
+                          student_settings *set) {
     method_cli mo;
     method_cli_default(&mo);
     mo.steps = steps;
     mo.keep_best = keep_best_heldout ? "heldout" : "train";
-    common_opts co;
-    common_opts_default(&co);
-    return method_cli_settings(&mo, co.seed, init, set);
+    stage1_cli_text text;
+    if (init_uses_stage1(init)) stage1_choice_to_cli(s1, &mo, &text);
+    return method_cli_settings(&mo, seed, init, set);
 }
 
 /* k layers ranked by score: the highest (ar) or the lowest (ga-s2); ties to the lower layer. */
@@ -118,7 +121,7 @@ static int select_job(job_ctx *ctx, void *argp) {
     if (token_split_make(&sp, a->m->tok, a->corpus, a->corpus, &spec) != 0 || check_cancel(ctx)) goto done;
     if (ga) {
         job_log(ctx, "ga-s2: building every layer under taylor-calibrate (%d Stage 2 steps)", a->steps);
-        if (settings_for(INIT_TAYLOR_CALIBRATE, a->steps, a->keep_best_heldout, &set) != 0 ||
+        if (plan_student_settings(INIT_TAYLOR_CALIBRATE, a->steps, a->keep_best_heldout, &a->s1, a->seed, &set) != 0 ||
             method_capture(a->m, &sp, &cal, &held, &sink) != 0 || student_init_empty(&s, a->m, &set) != 0)
             goto done;
         bool *all = gf_malloc((size_t)a->L * sizeof *all);
@@ -141,9 +144,15 @@ static int select_job(job_ctx *ctx, void *argp) {
         snprintf(e.u.layer_score.corpus, sizeof e.u.layer_score.corpus, "%s", a->corpus);
         wb_emit(ctx, &e);
     }
+    char extra[200] = "";
+    if (ga) {
+        char s1[128];
+        stage1_choice_flags(&a->s1, s1, sizeof s1);
+        snprintf(extra, sizeof extra, " --init taylor-calibrate --steps %d%s%s", a->steps,
+                 a->keep_best_heldout ? " --keep-best heldout" : "", s1);
+    }
     job_log(ctx, "%s: keep %d of %d layers; headless: graft select '%s' --strategy %s --keep %g --text '%s'%s",
-            strategy_name(ss.kind), sel.k, a->L, a->teacher_path, strategy_name(ss.kind), a->keep, a->corpus,
-            ga ? " --steps N" : "");
+            strategy_name(ss.kind), sel.k, a->L, a->teacher_path, strategy_name(ss.kind), a->keep, a->corpus, extra);
     rc = 0;
 done:
     layer_selection_free(&sel);
@@ -171,6 +180,7 @@ static plan_arg *make_arg(workbench *wb, app_state *st) {
     a->m = wb->m;
     a->corpus = gf_strdup(wb->corpus);
     a->teacher_path = gf_strdup(t->model_arg[0] ? t->model_arg : wb->m->path);
+    a->seed = wb->seed;
     snprintf(a->teacher_name, sizeof a->teacher_name, "%s", t->name);
     a->L = wb->m->cfg.n_layers;
     a->strategy = strategy_index(t->strategy);
@@ -182,6 +192,8 @@ static plan_arg *make_arg(workbench *wb, app_state *st) {
     a->ablate_steps = st->settings.ablate_steps;
     a->keep_best_heldout = st->settings.keep_best_heldout;
     a->eval_windows = st->settings.eval_windows;
+    a->s1 = t->stage1;
+    a->ablate_components = st->settings.ablate_stage1;
     return a;
 }
 
@@ -242,7 +254,7 @@ static void kept_text(const bool *kept, int L, char *buf, size_t n) {
 }
 
 static void fill_row(result_row *r, run_kind kind, const plan_arg *a, const split_spec *spec, const char *strategy,
-                     double keep, student_init init, int steps) {
+                     double keep, student_init init, const stage1_choice *s1, int steps) {
     result_row_init(r);
     r->kind = kind;
     snprintf(r->teacher, sizeof r->teacher, "%s", a->teacher_name);
@@ -255,6 +267,7 @@ static void fill_row(result_row *r, run_kind kind, const plan_arg *a, const spli
     snprintf(r->corpus, sizeof r->corpus, "%s", a->corpus);
     r->eval_windows = spec->eval_windows;
     r->ctx = spec->ctx;
+    if (init_uses_stage1(init)) result_set_stage1(r, s1);
 }
 
 static int evaluate_job(job_ctx *ctx, void *argp) {
@@ -280,10 +293,16 @@ static int evaluate_job(job_ctx *ctx, void *argp) {
         {"student ppl", cost_eval(a->m, eval_tokens(&spec), spec.ctx)},
     };
     job_set_phases(ctx, phases, 6);
-    if (settings_for(a->init, a->steps, a->keep_best_heldout, &set) != 0) goto done;
+    if (plan_student_settings(a->init, a->steps, a->keep_best_heldout, &a->s1, a->seed, &set) != 0) goto done;
     if (token_split_make(&sp, a->m->tok, a->corpus, a->corpus, &spec) != 0 || check_cancel(ctx)) goto done;
-    job_log(ctx, "building %d GDN layers under %s (%d Stage 2 steps)", n_gdn, student_init_name(a->init),
-            init_uses_stage2(a->init) ? a->steps : 0);
+    char s1[64] = "";
+    if (init_uses_stage1(a->init)) {
+        char label[40];
+        stage1_choice_label(&a->s1, label, sizeof label);
+        snprintf(s1, sizeof s1, ", stage1 %s", label);
+    }
+    job_log(ctx, "building %d GDN layers under %s (%d Stage 2 steps%s)", n_gdn, student_init_name(a->init),
+            init_uses_stage2(a->init) ? a->steps : 0, s1);
     if (method_capture(a->m, &sp, &cal, &held, &sink) != 0 || check_cancel(ctx)) goto done;
     if (student_init_empty(&s, a->m, &set) != 0) goto done;
     build_progress bp;
@@ -334,7 +353,7 @@ static int evaluate_job(job_ctx *ctx, void *argp) {
     wb_event e = {.kind = WB_RESULT};
     result_row *r = &e.u.result;
     fill_row(r, RUN_EVALUATE, a, &spec, strategy_label(a->strategy),
-             a->strategy == STRATEGY_MANUAL ? (double)k / a->L : a->keep, a->init, a->steps);
+             a->strategy == STRATEGY_MANUAL ? (double)k / a->L : a->keep, a->init, &a->s1, a->steps);
     r->ppl = ppl;
     r->hl_mean = hl.mean, r->hl_med = hl.median, r->hl_max = hl.max;
     kept_text(a->kept, a->L, r->kept, sizeof r->kept);
@@ -360,33 +379,85 @@ int results_start_evaluate(workbench *wb, app_state *st, job_runner *jr) {
     return start(st, jr, "evaluate", evaluate_job, a);
 }
 
-/* ---- ablate: strategies x ratios x inits ---- */
+/* ---- ablate: strategies x ratios x variants (the six inits, or Stage 1 component sets) ---- */
+
+typedef struct {
+    student_init init;
+    stage1_choice s1; /* counts for an init with Stage 1 */
+} ablate_variant;
+
+#define ABLATE_MAX_VARIANTS 11
+
+/* The table's variants: the six inits (those with Stage 1 under the teacher's
+ * options), or, as `graft ablate --stage1-subsets`, one init with Stage 1 (the
+ * Results init when it has Stage 1, else taylor-calibrate) under all, none,
+ * each component alone and each left out, with the teacher's distance, and
+ * the override row when the teacher has a half-life override. */
+static int ablate_variants(const plan_arg *a, ablate_variant *v) {
+    int n = 0;
+    if (!a->ablate_components) {
+        for (int j = 0; j < INIT_COUNT; j++) v[n++] = (ablate_variant){(student_init)j, a->s1};
+        return n;
+    }
+    const student_init init = init_uses_stage1(a->init) ? a->init : INIT_TAYLOR_CALIBRATE;
+    unsigned sets[10];
+    int k = 0;
+    sets[k++] = STAGE1_ALL;
+    sets[k++] = STAGE1_NONE;
+    for (int i = 0; i < 4; i++) sets[k++] = 1u << i;
+    for (int i = 0; i < 4; i++) sets[k++] = STAGE1_ALL & ~(1u << i);
+    for (int i = 0; i < k; i++) v[n++] = (ablate_variant){init, {sets[i], a->s1.no_sink, 0}};
+    if (a->s1.half_life > 0) v[n++] = (ablate_variant){init, {STAGE1_ALL, a->s1.no_sink, a->s1.half_life}};
+    return n;
+}
+
+static bool variant_stage1(const ablate_variant *v) { return init_uses_stage1(v->init) && (v->s1.parts & STAGE1_ALL); }
+
+/* The whole table headless (the same rows; with a half-life override the
+ * command line also lists each init's rows without it). */
+static void ablate_command(const plan_arg *a, const ablate_variant *v, int steps, int windows, char *buf, size_t n) {
+    char s1[128] = "", mode[200];
+    if (a->ablate_components) {
+        stage1_choice d = {STAGE1_ALL, a->s1.no_sink, a->s1.half_life};
+        stage1_choice_flags(&d, s1, sizeof s1);
+        snprintf(mode, sizeof mode, " --init %s --stage1-subsets%s", student_init_name(v[0].init), s1);
+    } else {
+        stage1_choice_flags(&a->s1, s1, sizeof s1);
+        snprintf(mode, sizeof mode, "%s", s1);
+    }
+    snprintf(buf, n, "graft ablate '%s' --calib '%s' --eval '%s'%s --steps %d --eval-windows %d%s --json", a->teacher_path,
+             a->corpus, a->corpus, mode, steps, windows, a->keep_best_heldout ? " --keep-best heldout" : "");
+}
 
 static int ablate_job(job_ctx *ctx, void *argp) {
     plan_arg *a = argp;
     progress_sink sink = job_sink(ctx);
     static const double keeps[] = {0.25, 0.5, 0.75};
     static const select_strategy strats[] = {STRATEGY_UNIFORM, STRATEGY_AR, STRATEGY_GA_S2};
-    const int L = a->L, n_keep = 3, n_strat = 3, n_init = INIT_COUNT;
+    ablate_variant var[ABLATE_MAX_VARIANTS];
+    const int L = a->L, n_keep = 3, n_strat = 3, n_var = ablate_variants(a, var);
     token_split sp = {0};
     teacher_capture cal = {0}, held = {0};
-    student studs[INIT_COUNT] = {0};
-    layer_selection ar = {0}, ga[INIT_COUNT] = {0};
+    student studs[ABLATE_MAX_VARIANTS] = {0};
+    layer_selection ar = {0}, ga[ABLATE_MAX_VARIANTS] = {0};
     bool *all = gf_malloc((size_t)L * sizeof *all), *kept = gf_malloc((size_t)L * sizeof *kept),
          *gdn = gf_malloc((size_t)L * sizeof *gdn);
     int rc = -1, steps = a->ablate_steps;
     split_spec spec;
     plan_split_spec(&spec, a->eval_windows);
-    int n_s1 = 0, n_s2 = 0;
-    for (int j = 0; j < n_init; j++) n_s1 += init_uses_stage1((student_init)j), n_s2 += init_uses_stage2((student_init)j);
+    /* each variant's build: its Stage 1 and Stage 2 costs */
+    const double s1 = L * cost_stage1_layer(a->m), s2 = stage2_cost(a->m, &spec, steps, L);
+    double vcost[ABLATE_MAX_VARIANTS], total = 0;
+    for (int j = 0; j < n_var; j++)
+        total += vcost[j] = (variant_stage1(&var[j]) ? s1 : 0) + (init_uses_stage2(var[j].init) ? s2 : 0);
     const double sel_eval = L * cost_eval(a->m, select_tokens(&spec), spec.ctx);
     const job_phase phases[] = {
         {"tokenize", cost_tokenize(a->m, a->corpus)},
         {"teacher pass", cost_forward(a->m, calib_tokens(&spec), spec.ctx)},
         {"teacher ppl", cost_eval(a->m, eval_tokens(&spec), spec.ctx)},
-        {"students", n_s1 * L * cost_stage1_layer(a->m) + stage2_cost(a->m, &spec, steps, L) * n_s2},
-        /* ar scores once, ga-s2 once per init, then every row's evaluation */
-        {"rows", sel_eval * (1 + n_init) + n_strat * n_keep * n_init * cost_eval(a->m, eval_tokens(&spec), spec.ctx)},
+        {"students", total},
+        /* ar scores once, ga-s2 once per variant, then every row's evaluation */
+        {"rows", sel_eval * (1 + n_var) + n_strat * n_keep * n_var * cost_eval(a->m, eval_tokens(&spec), spec.ctx)},
     };
     job_set_phases(ctx, phases, 5);
     for (int l = 0; l < L; l++) all[l] = true;
@@ -397,43 +468,44 @@ static int ablate_job(job_ctx *ctx, void *argp) {
     job_begin_phase(ctx, "teacher ppl");
     if (eval_nll(a->m, sp.eval.data, sp.eval.len, spec.ctx, &nll, &cnt, &sink) != 0) goto done;
     emit_ppl(ctx, a, &spec, ppl_of(nll, cnt));
-    job_log(ctx, "ablation: %d strategies x %d ratios x %d inits, Stage 2 %d steps", n_strat, n_keep, n_init, steps);
+    if (a->ablate_components)
+        job_log(ctx, "Stage 1 component ablation (%s): %d strategies x %d ratios x %d component sets, Stage 2 %d steps",
+                student_init_name(var[0].init), n_strat, n_keep, n_var, steps);
+    else
+        job_log(ctx, "ablation: %d strategies x %d ratios x %d inits, Stage 2 %d steps", n_strat, n_keep, n_var, steps);
     job_begin_phase(ctx, "students");
     /* engine reports inside the rows are not the job's phases: only the cancel flag goes in */
     progress_sink quiet = {.report = NULL, .ud = NULL, .cancel = job_cancel_flag(ctx)};
-    /* each init's build is its share of the phase (Stage 1 and Stage 2 costs) */
-    double s1 = L * cost_stage1_layer(a->m), s2 = stage2_cost(a->m, &spec, steps, L), total = 0, base = 0;
-    for (int j = 0; j < n_init; j++)
-        total += (init_uses_stage1((student_init)j) ? s1 : 0) + (init_uses_stage2((student_init)j) ? s2 : 0);
-    for (int j = 0; j < n_init; j++) {
+    double base = 0;
+    for (int j = 0; j < n_var; j++) {
         student_settings set;
         build_progress bp;
         build_progress_init(&bp, ctx, L, steps);
         bp.phase = "students";
         bp.base = base;
-        bp.s1 = init_uses_stage1((student_init)j) ? s1 : 0;
-        bp.s2 = init_uses_stage2((student_init)j) ? s2 : 0;
+        bp.s1 = variant_stage1(&var[j]) ? s1 : 0;
+        bp.s2 = init_uses_stage2(var[j].init) ? s2 : 0;
         bp.total = total > 0 ? total : 1;
         progress_sink bs = build_progress_sink(&bp);
         stage2_observer obs = build_progress_observer(&bp);
         job_progress(ctx, base, bp.total, "students");
-        if (settings_for((student_init)j, steps, a->keep_best_heldout, &set) != 0 ||
+        if (plan_student_settings(var[j].init, steps, a->keep_best_heldout, &var[j].s1, a->seed, &set) != 0 ||
             student_init_empty(&studs[j], a->m, &set) != 0 ||
             student_build_layers_observed(&studs[j], all, &cal, held.L ? &held : NULL, &bs, &obs) != 0 ||
             check_cancel(ctx))
             goto done;
-        base += bp.s1 + bp.s2;
+        base += vcost[j];
     }
     job_begin_phase(ctx, "rows");
     strategy_spec ar_spec = {.kind = STRATEGY_AR}, ga_spec = {.kind = STRATEGY_GA_S2};
-    const int n_rows = n_strat * n_keep * n_init;
+    const int n_rows = n_strat * n_keep * n_var;
     for (int si = 0; si < n_strat; si++)
         for (int ki = 0; ki < n_keep; ki++) {
             int k;
             if (keep_count(keeps[ki], L, &k) != 0) goto done;
-            for (int j = 0; j < n_init; j++) {
+            for (int j = 0; j < n_var; j++) {
                 if (check_cancel(ctx)) goto done;
-                const int row = (si * n_keep + ki) * n_init + j;
+                const int row = (si * n_keep + ki) * n_var + j;
                 job_progress(ctx, row, n_rows, "rows");
                 if (strats[si] == STRATEGY_UNIFORM) {
                     int *ids = gf_malloc((size_t)(k ? k : 1) * sizeof *ids);
@@ -458,7 +530,7 @@ static int ablate_job(job_ctx *ctx, void *argp) {
                 half_life_summary hl = student_half_life_summary(&studs[j], gdn);
                 wb_event e = {.kind = WB_RESULT};
                 result_row *r = &e.u.result;
-                fill_row(r, RUN_ABLATE, a, &spec, strategy_name(strats[si]), keeps[ki], (student_init)j, steps);
+                fill_row(r, RUN_ABLATE, a, &spec, strategy_name(strats[si]), keeps[ki], var[j].init, &var[j].s1, steps);
                 r->ppl = ppl_of(nll, cnt);
                 r->hl_mean = hl.mean, r->hl_med = hl.median, r->hl_max = hl.max;
                 kept_text(kept, L, r->kept, sizeof r->kept);
@@ -466,11 +538,14 @@ static int ablate_job(job_ctx *ctx, void *argp) {
                 job_progress(ctx, row + 1, n_rows, "rows");
             }
         }
-    job_log(ctx, "same table headless: graft ablate '%s' --calib '%s' --eval '%s' --steps %d --eval-windows %d --json",
-            a->teacher_path, a->corpus, a->corpus, steps, spec.eval_windows);
+    char cmd[800];
+    ablate_command(a, var, steps, spec.eval_windows, cmd, sizeof cmd);
+    wb_event e = {.kind = WB_LOG_LONG}; /* longer than a job_log line */
+    snprintf(e.u.log_long.text, sizeof e.u.log_long.text, "same table headless: %s", cmd);
+    wb_emit(ctx, &e);
     rc = 0;
 done:
-    for (int j = 0; j < n_init; j++) {
+    for (int j = 0; j < n_var; j++) {
         student_free(&studs[j]);
         layer_selection_free(&ga[j]);
     }

@@ -14,6 +14,7 @@
 #include "workbench/build_progress.h"
 #include "workbench/job_cost.h"
 #include "workbench/json_file.h"
+#include "workbench/stage1_choice.h"
 #include "workbench/wb_event.h"
 
 static const char *const race_inits[2] = {"random", "taylor-calibrate"};
@@ -24,6 +25,8 @@ typedef struct {
     char teacher_name[160];
     double keep, lr_mixer, lr_rest;
     long tokens;
+    stage1_choice s1; /* the teacher's Stage 1 options (taylor-calibrate's build) */
+    long seed; /* graft tui --seed (graft race's default 1) */
 } race_arg;
 
 /* what the end of the job gets */
@@ -33,6 +36,7 @@ typedef struct {
     int window, steps[2];
     long tokens;
     char converted[256], kept[128], corpus[200], teacher[160], device[16];
+    stage1_choice s1;
 } race_result;
 
 typedef struct {
@@ -58,7 +62,9 @@ static int make_student(void *ud, int i, cli_student *s, train_student **handle,
     if (job_cancelled(lv->ctx)) return gf_fail("cancelled");
     char ph[48];
     job_begin_phase(lv->ctx, phase_name(ph, sizeof ph, "build", i));
-    job_log(lv->ctx, "building the %s student (keep %.2f, uniform)", race_inits[i], lv->a->keep);
+    char s1[48] = "";
+    if (i) stage1_choice_label(&lv->a->s1, s1, sizeof s1);
+    job_log(lv->ctx, "building the %s student (keep %.2f, uniform%s%s)", race_inits[i], lv->a->keep, i ? ", stage1 " : "", s1);
     build_progress bp;
     build_progress_init(&bp, lv->ctx, lv->n_conv, 300 /* graft race's --steps default */);
     bp.phase = phase_name(ph, sizeof ph, "build", i);
@@ -67,8 +73,12 @@ static int make_student(void *ud, int i, cli_student *s, train_student **handle,
     bp.total = 1;
     progress_sink sink = build_progress_sink(&bp);
     stage2_observer obs = build_progress_observer(&bp);
+    method_cli mo; /* graft race's builder: convert's defaults and the teacher's Stage 1 options (as --stage1 ...) */
+    method_cli_default(&mo);
+    stage1_cli_text text;
+    if (i) stage1_choice_to_cli(&lv->a->s1, &mo, &text);
     return train_student_build_with(s, handle, lv->a->m, race_inits[i], lv->a->keep, lv->a->corpus,
-                                    (long)lv->tc->to.seed, lv->tc->to.ctx, lv->conv_buf, lv->conv_size, NULL, &sink, &obs);
+                                    (long)lv->tc->to.seed, lv->tc->to.ctx, lv->conv_buf, lv->conv_size, &mo, &sink, &obs);
 }
 
 static void run_started(void *ud, int i, const char *label, const char *ckpt) {
@@ -114,7 +124,7 @@ static int race_job(job_ctx *ctx, void *argp) {
     tc.to.lr_mixer = a->lr_mixer;
     tc.to.lr_rest = a->lr_rest;
     tc.to.ckpt_every = RECOVER_CKPT_EVERY;
-    tc.to.seed = 1; /* graft race's default --seed */
+    tc.to.seed = (uint64_t)a->seed;
     transformer tt = {0};
     train_data data = {0};
     race_outcome ro = {0};
@@ -135,7 +145,10 @@ static int race_job(job_ctx *ctx, void *argp) {
     {   /* what the race needs on its device (graft race's estimate), refused at once when it does not fit */
         method_cli mo;
         method_cli_default(&mo);
-        train_plan plan = {&tc, 1, NULL, 0, true, a->keep, &mo};
+        train_cli uniform = tc; /* the builder keeps attention in a->keep of the layers, uniformly */
+        uniform.keep = a->keep;
+        uniform.strategy = "uniform";
+        train_plan plan = {&uniform, 1, NULL, 0, true, &mo};
         mem_job j;
         mem_estimate e;
         gf_backend *be = a->m->be;
@@ -192,6 +205,7 @@ static int race_job(job_ctx *ctx, void *argp) {
     snprintf(r->corpus, sizeof r->corpus, "%s", a->corpus);
     snprintf(r->teacher, sizeof r->teacher, "%s", a->teacher_name);
     wb_device_of(a->m->be, r->device, sizeof r->device);
+    r->s1 = a->s1;
     job_set_result(ctx, r);
     rc = 0;
 done:
@@ -211,11 +225,13 @@ int recover_start_race(workbench *wb, app_state *st, job_runner *jr) {
     race_arg *a = gf_calloc(1, sizeof *a);
     a->m = wb->m;
     a->corpus = gf_strdup(wb->corpus);
+    a->seed = wb->seed;
     snprintf(a->teacher_name, sizeof a->teacher_name, "%s", t->name);
     a->keep = t->keep_ratio > 0 && t->keep_ratio < 1 ? t->keep_ratio : 0.5;
     a->tokens = st->settings.race_tokens;
     a->lr_mixer = st->settings.race_lr_mixer;
     a->lr_rest = st->settings.race_lr_rest;
+    a->s1 = t->stage1;
     a->ckpt_dir = persist_path("XDG_STATE_HOME", ".local/state", "race"); /* NULL: no checkpoints (no HOME) */
     if (wb_start(st, jr, "race", race_job, a, t) != 0) {
         free(a->corpus);
@@ -271,6 +287,9 @@ void recover_race_done(app_state *st, teacher_state *owner, void *result) {
             row.race_lr_rest = r->lr_rest;
             row.tokens_to_target = r->ttt[i] >= 0 ? r->ttt[i] : -1;
             row.ratio = i ? r->ratio : NAN;
+            /* the race's Stage 1 options: taylor-calibrate's init detail, and in both rows' command */
+            if (i) result_set_stage1(&row, &r->s1);
+            row.has_stage1 = true, row.stage1 = r->s1;
             teacher_add_result(owner, &row);
         }
     }

@@ -1,7 +1,7 @@
 /* The Recover screen's job: a race between initializations (random vs
  * taylor-calibrate) on the current teacher and the corpus, the same code and
  * numbers as `graft race MODEL --data CORPUS --ctx 128 --batch 4
- * --tokens N --lr-mixer A --lr-rest B --retention KEEP` (tokens and learning
+ * --tokens N --lr-mixer A --lr-rest B --keep KEEP` (tokens and learning
  * rates from the settings, KEEP the teacher's Plan ratio). Losses stream as
  * race points (x = tokens), progress covers both builds and both runs, each
  * run checkpoints under $XDG_STATE_HOME/graft/race/, and both runs become

@@ -17,10 +17,18 @@ void result_row_init(result_row *r) {
     r->race_lr_mixer = r->race_lr_rest = NAN;
 }
 
+void result_set_stage1(result_row *r, const stage1_choice *c) {
+    char label[40];
+    r->has_stage1 = true;
+    r->stage1 = *c;
+    stage1_choice_label(c, label, sizeof label);
+    snprintf(r->init_detail, sizeof r->init_detail, "stage1 %s", label);
+}
+
 static const result_col_info cols[RC_COUNT] = {
     [RC_TEACHER] = {"teacher", 1, false, true},   [RC_RUN] = {"run", 3, false, false},
     [RC_STRATEGY] = {"strategy", 9, false, false}, [RC_KEEP] = {"keep", 9, true, false},
-    [RC_INIT] = {"init", 9, false, false},         [RC_DETAIL] = {"init detail", 2, false, false},
+    [RC_INIT] = {"init", 9, false, false},         [RC_DETAIL] = {"init detail", 7, false, false},
     [RC_STEPS] = {"S2 steps", 8, true, false},     [RC_EVAL] = {"eval slice", 7, false, false},
     [RC_PPL] = {"ppl", 10, true, false},           [RC_HL_MEAN] = {"hl mean", 5, true, false},
     [RC_HL_MED] = {"hl med", 4, true, false},      [RC_HL_MAX] = {"hl max", 3, true, false},
@@ -66,7 +74,10 @@ void result_cell(const result_row *r, result_col c, bool abbreviate, char *buf, 
     case RC_STRATEGY: snprintf(buf, n, "%s", r->strategy); break;
     case RC_KEEP: fmt_num(buf, n, r->keep * 100, "%.0f%%"); break;
     case RC_INIT: snprintf(buf, n, "%s", short_init(r->init, abbreviate)); break;
-    case RC_DETAIL: snprintf(buf, n, "%s", r->init_detail[0] ? r->init_detail : "-"); break;
+    case RC_DETAIL:
+        if (abbreviate && !strncmp(r->init_detail, "stage1 ", 7)) snprintf(buf, n, "S1 %s", r->init_detail + 7);
+        else snprintf(buf, n, "%s", r->init_detail[0] ? r->init_detail : "-");
+        break;
     case RC_STEPS: snprintf(buf, n, "%d%s", r->stage2_steps, r->stage2_steps && r->keep_best_heldout ? " (h)" : ""); break;
     case RC_EVAL:
         if (r->kind == RUN_RACE) {
@@ -122,13 +133,15 @@ int result_compare(const result_row *a, const result_row *b, result_col c) {
 }
 
 void result_command(const result_row *r, const char *model_arg, char *buf, size_t n) {
-    char dev[40] = ""; /* the device it ran on, unless the default */
+    char s1[128] = "", dev[40] = ""; /* dev: the device it ran on, unless the default */
+    if (r->has_stage1) stage1_choice_flags(&r->stage1, s1, sizeof s1);
     if (r->device[0] && strcmp(r->device, "cpu")) snprintf(dev, sizeof dev, " --device %s", r->device);
     switch (r->kind) {
     case RUN_EVALUATE:
         if (r->student[0]) {
-            snprintf(buf, n, "graft eval '%s' --text '%s' --split --eval-windows %d%s --json", r->student, r->corpus,
-                     r->eval_windows, dev);
+            /* the student folder records how it was built; a comment says it where the Stage 1 options differ */
+            snprintf(buf, n, "graft eval '%s' --text '%s' --split --eval-windows %d%s --json%s%s", r->student, r->corpus,
+                     r->eval_windows, dev, s1[0] ? "   # built with" : "", s1);
             return;
         }
         snprintf(buf, n, "(no student folder was written)");
@@ -136,15 +149,15 @@ void result_command(const result_row *r, const char *model_arg, char *buf, size_
     case RUN_ABLATE:
         snprintf(buf, n,
                  "graft ablate '%s' --calib '%s' --eval '%s' --strategy %s --keep %g --init %s --steps %d "
-                 "--eval-windows %d%s%s --json",
+                 "--eval-windows %d%s%s%s --json",
                  model_arg, r->corpus, r->corpus, r->strategy, r->keep, r->init, r->stage2_steps, r->eval_windows,
-                 r->keep_best_heldout ? " --keep-best heldout" : "", dev);
+                 r->keep_best_heldout ? " --keep-best heldout" : "", s1, dev);
         return;
     case RUN_RACE:
         snprintf(buf, n,
                  "graft race '%s' --data '%s' --ctx %d --batch 4 --tokens %ld --lr-mixer %g --lr-rest %g "
-                 "--retention %g%s --json",
-                 model_arg, r->corpus, r->ctx, r->race_tokens, r->race_lr_mixer, r->race_lr_rest, r->keep, dev);
+                 "--keep %g%s%s --json",
+                 model_arg, r->corpus, r->ctx, r->race_tokens, r->race_lr_mixer, r->race_lr_rest, r->keep, s1, dev);
         return;
     case RUN_KIND_COUNT: break;
     }
@@ -166,6 +179,7 @@ cJSON *result_row_json(const result_row *r) {
     add_num(o, "keep", r->keep);
     cJSON_AddStringToObject(o, "init", r->init);
     cJSON_AddStringToObject(o, "init_detail", r->init_detail);
+    if (r->has_stage1) cJSON_AddItemToObject(o, "stage1", stage1_choice_json(&r->stage1));
     cJSON_AddNumberToObject(o, "stage2_steps", r->stage2_steps);
     if (r->keep_best_heldout) cJSON_AddBoolToObject(o, "keep_best_heldout", 1);
     cJSON_AddStringToObject(o, "corpus", r->corpus);
@@ -229,5 +243,10 @@ int result_row_from_json(const cJSON *o, result_row *r) {
     r->race_lr_rest = get_num(o, "lr_rest", NAN);
     r->tokens_to_target = get_num(o, "tokens_to_target", NAN);
     r->ratio = get_num(o, "ratio", NAN);
+    const cJSON *s1 = cJSON_GetObjectItemCaseSensitive(o, "stage1");
+    if (s1 && !cJSON_IsNull(s1)) {
+        if (stage1_choice_from_json(&r->stage1, s1, "a results row") != 0) return -1;
+        r->has_stage1 = true;
+    }
     return 0;
 }

@@ -10,6 +10,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "workbench/stage1_choice.h"
+
 typedef enum { RUN_EVALUATE, RUN_ABLATE, RUN_RACE, RUN_KIND_COUNT } run_kind;
 
 typedef struct {
@@ -19,7 +21,9 @@ typedef struct {
     char strategy[16];       /* uniform, ar, ga-s2, manual */
     double keep;             /* fraction of layers keeping attention */
     char init[24];           /* one of the six initializations */
-    char init_detail[48];    /* how the init was configured beyond its name ("" = the defaults) */
+    char init_detail[48];    /* how the init was configured beyond its name: "stage1 -beta" ("" = nothing to say) */
+    bool has_stage1;         /* the row's run had these Stage 1 options (an init with Stage 1; both rows of a race): */
+    stage1_choice stage1;    /* they go into the row's command */
     int stage2_steps;        /* Stage 2 steps per layer; 0 when the init has no Stage 2 */
     int keep_best_heldout;   /* Stage 2 kept the lowest held-out loss (not the training loss) */
     char corpus[200];        /* the text the row was measured on */
@@ -36,6 +40,8 @@ typedef struct {
 } result_row;
 
 void result_row_init(result_row *r); /* zeros, NaN for the unknown numbers */
+/* Records the Stage 1 options of a row whose init runs Stage 1 (and its init detail: "stage1 <label>"). */
+void result_set_stage1(result_row *r, const stage1_choice *c);
 const char *run_kind_name(run_kind k); /* "evaluate", "ablate", "race" */
 
 typedef enum {

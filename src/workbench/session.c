@@ -83,6 +83,8 @@ static int read_teacher(app_state *st, const cJSON *o, const char *path) {
     int rc = 0;
     const cJSON *plan = cJSON_GetObjectItemCaseSensitive(o, "plan");
     if (plan && read_plan(t, plan, path)) rc = -1;
+    const cJSON *s1 = cJSON_GetObjectItemCaseSensitive(o, "stage1");
+    if (s1 && stage1_choice_from_json(&t->stage1, s1, path) != 0) rc = -1;
     const cJSON *ppl = cJSON_GetObjectItemCaseSensitive(o, "teacher_ppl");
     if (cJSON_IsObject(ppl)) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(ppl, "ppl");
@@ -189,6 +191,7 @@ static cJSON *teacher_json(const teacher_state *t) {
         }
         cJSON_AddStringToObject(plan, "score_corpus", t->score_corpus);
     }
+    cJSON_AddItemToObject(o, "stage1", stage1_choice_json(&t->stage1));
     if (isfinite(t->teacher_ppl)) {
         cJSON *p = cJSON_AddObjectToObject(o, "teacher_ppl");
         cJSON_AddNumberToObject(p, "ppl", t->teacher_ppl);

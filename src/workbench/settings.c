@@ -12,6 +12,8 @@ static const settings_info infos[SET_COUNT] = {
     [SET_STAGE2_STEPS] = {"stage2_steps", "Stage 2 steps",
                           "per converted layer: Results Enter, ga-s2 selection, 5 Align (graft convert --steps)"},
     [SET_ABLATE_STEPS] = {"ablate_steps", "ablation Stage 2 steps", "per layer in the ablation table (a on 7 Results)"},
+    [SET_ABLATE_MODE] = {"ablation", "ablation compares",
+                         "the six inits, or Stage 1 components: all, none, each alone, each left out (--stage1-subsets)"},
     [SET_KEEP_BEST] = {"keep_best", "Stage 2 keeps", "the state with the lowest training or held-out loss (--keep-best)"},
     [SET_EVAL_WINDOWS] = {"eval_windows", "evaluation windows",
                           "windows of 256 tokens in the evaluation slice (--eval-windows)"},
@@ -75,6 +77,7 @@ void settings_format(const wb_settings *s, settings_field f, char *buf, size_t n
     switch (f) {
     case SET_STAGE2_STEPS: snprintf(buf, n, "%d", s->stage2_steps); break;
     case SET_ABLATE_STEPS: snprintf(buf, n, "%d", s->ablate_steps); break;
+    case SET_ABLATE_MODE: snprintf(buf, n, "%s", s->ablate_stage1 ? "Stage 1 components" : "inits"); break;
     case SET_KEEP_BEST: snprintf(buf, n, "%s", s->keep_best_heldout ? "held-out loss" : "training loss"); break;
     case SET_EVAL_WINDOWS: snprintf(buf, n, "%d", s->eval_windows); break;
     case SET_RACE_TOKENS: snprintf(buf, n, "%ld", s->race_tokens); break;
@@ -122,6 +125,12 @@ int settings_parse(wb_settings *s, settings_field f, const char *text) {
     case SET_ABLATE_STEPS:
         if (parse_long(text, 0, 100000, &v, label)) return -1;
         s->ablate_steps = (int)v;
+        return 0;
+    case SET_ABLATE_MODE:
+        if (!strcmp(text, "inits")) s->ablate_stage1 = 0;
+        else if (!strncmp(text, "stage1", 6) || !strncmp(text, "Stage 1", 7) || !strcmp(text, "components"))
+            s->ablate_stage1 = 1;
+        else return gf_fail("%s: 'inits' or 'components', got '%s'", label, text);
         return 0;
     case SET_KEEP_BEST:
         if (!strncmp(text, "train", 5)) s->keep_best_heldout = 0;
@@ -187,6 +196,7 @@ int settings_step(wb_settings *s, settings_field f, int dir) {
         return settings_parse(s, f, buf);
     }
     case SET_KEEP_BEST: s->keep_best_heldout = !s->keep_best_heldout; return 0;
+    case SET_ABLATE_MODE: s->ablate_stage1 = !s->ablate_stage1; return 0;
     case SET_THREADS: {
         int v = s->threads + (dir > 0 ? 1 : -1);
         snprintf(buf, sizeof buf, "%d", v < 0 ? 0 : v);
@@ -210,6 +220,7 @@ cJSON *settings_json(const wb_settings *s) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "stage2_steps", s->stage2_steps);
     cJSON_AddNumberToObject(o, "ablate_steps", s->ablate_steps);
+    cJSON_AddStringToObject(o, "ablation", s->ablate_stage1 ? "components" : "inits");
     cJSON_AddStringToObject(o, "keep_best", s->keep_best_heldout ? "heldout" : "train");
     cJSON_AddNumberToObject(o, "eval_windows", s->eval_windows);
     cJSON_AddNumberToObject(o, "race_tokens", (double)s->race_tokens);

@@ -14,6 +14,7 @@
 typedef struct {
     int stage2_steps;     /* Stage 2 steps per layer: Results' Enter, ga-s2 selection, 5 Align (300) */
     int ablate_steps;     /* Stage 2 steps per layer of the ablation table's students (50) */
+    int ablate_stage1;    /* 0: the ablation compares the six inits; 1: Stage 1's component sets (--stage1-subsets) */
     int keep_best_heldout; /* 0: keep the lowest training loss (the CLI's default), 1: the lowest held-out loss */
     int eval_windows;     /* evaluation slice: windows of 256 tokens (32) */
     long race_tokens;     /* recovery race budget per init (51200) */
@@ -24,7 +25,7 @@ typedef struct {
 } wb_settings;
 
 typedef enum {
-    SET_STAGE2_STEPS, SET_ABLATE_STEPS, SET_KEEP_BEST, SET_EVAL_WINDOWS, SET_RACE_TOKENS,
+    SET_STAGE2_STEPS, SET_ABLATE_STEPS, SET_ABLATE_MODE, SET_KEEP_BEST, SET_EVAL_WINDOWS, SET_RACE_TOKENS,
     SET_RACE_LR_MIXER, SET_RACE_LR_REST, SET_THREADS, SET_DEVICE, SET_COUNT
 } settings_field;
 

@@ -195,6 +195,7 @@ static bool apply_data(app_state *st, teacher_state *t, const wb_event *e) {
         calib_layer *c = method_calib(&t->method, L, H, e->u.calib_layer.layer);
         if (!c) return false;
         c->alpha_star = e->u.calib_layer.alpha;
+        c->parts = e->u.calib_layer.parts;
         c->done = true;
         return true;
     }
@@ -235,6 +236,7 @@ static bool apply_data(app_state *st, teacher_state *t, const wb_event *e) {
         teacher_add_point(t, name, e->u.race_point.tokens, e->u.race_point.loss);
         return true;
     }
+    case WB_LOG_LONG: return false; /* app_apply_event logs it */
     case WB_RACE_CHECKPOINT:
         snprintf(t->race.checkpoint, sizeof t->race.checkpoint, "%s step %ld: %s", e->u.race_checkpoint.init,
                  e->u.race_checkpoint.step, e->u.race_checkpoint.path);
@@ -328,6 +330,10 @@ bool app_apply_event(app_state *st, const event *ev) {
         wb_event e;
         if (ev->data_len != sizeof e) return false;
         memcpy(&e, ev->data, sizeof e);
+        if (e.kind == WB_LOG_LONG) {
+            app_log(st, LOG_INFO, "%s: %.*s", ev->job_name, (int)sizeof e.u.log_long.text, e.u.log_long.text);
+            return true;
+        }
         return apply_data(st, r ? r->owner : NULL, &e);
     }
     case EV_FILE: apply_file(st, ev); return true;

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,7 @@ typedef struct {
     int n_events;                  /* hub events with a file: none means nothing was transferred */
     char *started[MAX_STARTED];    /* files whose transfer began (the rest were already cached) */
     int n_started;
+    char *tokenizer;               /* --tokenizer, or NULL */
 } load_arg;
 
 typedef struct {
@@ -133,6 +135,7 @@ static void report_on_disk(job_ctx *ctx, const char *local) {
 static void free_load_arg(load_arg *a) {
     for (int i = 0; i < a->n_started; i++) free(a->started[i]);
     free(a->arg);
+    free(a->tokenizer);
     free(a);
 }
 
@@ -183,7 +186,7 @@ static int load_job(job_ctx *ctx, void *argp) {
     }
     job_log(ctx, "loading onto %s", be_name(be));
     model *m = gf_calloc(1, sizeof *m);
-    const model_load_opts lo = {.be = be};
+    const model_load_opts lo = {a->tokenizer, be};
     const model_load_hooks hk = {.on_config = check_fits, .ud = ctx};
     if (model_load_hooked(m, local, &lo, &hk) != 0) {
         free(m);
@@ -211,6 +214,7 @@ int teacher_start_load(workbench *wb, app_state *st, job_runner *jr, const char 
     a->arg = gf_strdup(arg);
     snprintf(a->device, sizeof a->device, "%s", settings_device_name(&st->settings));
     a->threads = st->settings.threads;
+    if (wb->tokenizer && !strcmp(arg, wb->tokenizer_for)) a->tokenizer = gf_strdup(wb->tokenizer);
     if (wb_start(st, jr, "load", load_job, a, NULL) != 0) {
         free_load_arg(a);
         return -1;
@@ -316,6 +320,13 @@ void teacher_loaded(workbench *wb, app_state *st, void *result) {
     display_name(lt, t->name, sizeof t->name);
     t->loaded = true;
     show_teacher(t, wb->m);
+    if (wb->plan_for && !strcmp(lt->arg, wb->plan_for)) { /* graft tui --keep / --strategy, once */
+        if (!isnan(wb->plan_keep)) t->keep_ratio = wb->plan_keep;
+        if (wb->plan_strategy[0]) snprintf(t->strategy, sizeof t->strategy, "%s", wb->plan_strategy);
+        teacher_plan_recompute(t);
+        free(wb->plan_for);
+        wb->plan_for = NULL;
+    }
     /* its files: what the load reported */
     t->n_files = st->download.n_files;
     memcpy(t->files, st->download.files, sizeof t->files);

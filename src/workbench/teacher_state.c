@@ -13,6 +13,10 @@ static const metric_info metrics[MET_COUNT] = {
     [MET_ENTROPY] = {"entropy", "attention entropy", "nats", "H", false, "the teacher statistics (Enter on 3 Stats)"},
     [MET_CONCENTRATION] = {"concentration", "attention concentration", "", "c", false, "the teacher statistics (Enter on 3 Stats)"},
     [MET_OUT_RMS] = {"out_rms", "head output RMS", "", "rms", false, "the teacher statistics (Enter on 3 Stats)"},
+    [MET_DIST_NOSINK] = {"mean_dist_nosink", "mean distance without the first key", "tokens", "d no-sink", true,
+                         "the teacher statistics (Enter on 3 Stats)"},
+    [MET_SINK] = {"sink_share", "attention on the first key (sink share)", "", "sink", false,
+                  "the teacher statistics (Enter on 3 Stats)"},
     [MET_HALFLIFE_IDLE] = {"halflife_idle", "idle half-life", "tokens", "t1/2 idle", true, "Stage 1 (4 Calibrate) or Stage 2 (5 Align)"},
     [MET_HALFLIFE_DATA] = {"halflife_data", "data half-life", "tokens", "t1/2 data", true, "no workbench job yet (graft convert --json has it)"},
     [MET_BETA] = {"beta", "beta*", "", "beta*", false, "Stage 1 (4 Calibrate)"},
@@ -45,6 +49,7 @@ teacher_state *teacher_state_new(const char *key) {
     t->keep_ratio = 0.5;
     t->teacher_ppl = NAN;
     method_state_init(&t->method);
+    stage1_choice_default(&t->stage1);
     return t;
 }
 

@@ -18,6 +18,8 @@ typedef enum {
     MET_ENTROPY,       /* attention entropy, nats */
     MET_CONCENTRATION, /* attention concentration */
     MET_OUT_RMS,       /* head output RMS */
+    MET_DIST_NOSINK,   /* mean attention distance without the first key, tokens */
+    MET_SINK,          /* share of attention on the first key (the attention sink) */
     MET_HALFLIFE_IDLE, /* GDN idle half-life, tokens */
     MET_HALFLIFE_DATA, /* GDN data-dependent half-life, tokens */
     MET_BETA,          /* beta* */
@@ -97,6 +99,7 @@ typedef struct {
     char stats_corpus[256];  /* the corpus of the teacher statistics, "" none */
 
     method_state method;     /* Calibrate and Align */
+    stage1_choice stage1;    /* the Stage 1 options its jobs build with (4 Calibrate; saved) */
 
     loss_series series[APP_MAX_SERIES]; /* race curves ("race/<init>") */
     int n_series;

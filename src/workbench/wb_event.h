@@ -22,6 +22,7 @@ typedef enum {
     WB_RESULT,       /* result: a Results row */
     WB_RACE_POINT,   /* race_point: a loss point of one init's race run */
     WB_RACE_CHECKPOINT, /* race_checkpoint: where the running init was last checkpointed */
+    WB_LOG_LONG,     /* log_long: a log line longer than an EV_LOG's text (a headless command, whole) */
 } wb_event_kind;
 
 typedef struct {
@@ -49,6 +50,7 @@ typedef struct {
         struct {
             int layer;
             double alpha;
+            unsigned parts; /* the Stage 1 components applied */
         } calib_layer;
         struct {
             int layer, steps;
@@ -76,6 +78,9 @@ typedef struct {
             long step;
             char path[400];
         } race_checkpoint;
+        struct {
+            char text[900];
+        } log_long;
     } u;
 } wb_event;
 

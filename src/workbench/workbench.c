@@ -140,6 +140,8 @@ static int stats_job(job_ctx *ctx, void *argp) {
             emit_head(ctx, MET_ENTROPY, l, h, attn_stats_entropy(&st, l, h));
             emit_head(ctx, MET_CONCENTRATION, l, h, attn_stats_concentration(&st, l, h));
             emit_head(ctx, MET_OUT_RMS, l, h, attn_stats_output_rms(&st, l, h));
+            emit_head(ctx, MET_DIST_NOSINK, l, h, attn_stats_mean_distance_nosink(&st, l, h));
+            emit_head(ctx, MET_SINK, l, h, attn_stats_sink_share(&st, l, h));
         }
     wb_event e = {.kind = WB_STATS_DONE};
     snprintf(e.u.stats_done.corpus, sizeof e.u.stats_done.corpus, "%s", a->corpus);
@@ -247,10 +249,18 @@ static void on_end(app_state *st, const job_record *job, const event *ev) {
     if (ev->kind == EV_DONE) free(ev->result);
 }
 
-int workbench_attach(workbench *wb, app_state *st, job_runner *jr, const char *model_arg, const char *corpus) {
+int workbench_attach(workbench *wb, app_state *st, job_runner *jr, const char *model_arg, const char *corpus,
+                     const workbench_opts *opts) {
     memset(wb, 0, sizeof *wb);
     wb->stats_ctx = 256;
     wb->stats_seqs = 4;
+    wb->seed = opts ? opts->seed : 1;
+    wb->plan_keep = opts ? opts->keep : NAN;
+    if (opts && opts->strategy) snprintf(wb->plan_strategy, sizeof wb->plan_strategy, "%s", opts->strategy);
+    if (opts && opts->tokenizer && model_arg) {
+        wb->tokenizer = gf_strdup(opts->tokenizer);
+        wb->tokenizer_for = gf_strdup(model_arg);
+    }
     wb->default_arg = default_teacher_path();
     if (!wb->default_arg) return -1;
     const char *env = getenv("GRAFT_TEACHER");
@@ -259,6 +269,7 @@ int workbench_attach(workbench *wb, app_state *st, job_runner *jr, const char *m
     else if (!(env && *env) && cur && cur->arg[0]) wb->model_arg = gf_strdup(cur->arg); /* the session's teacher */
     else if (!(env && *env) && st->n_recent > 0) wb->model_arg = gf_strdup(st->recent[0].arg);
     else wb->model_arg = gf_strdup(wb->default_arg);
+    if (!isnan(wb->plan_keep) || wb->plan_strategy[0]) wb->plan_for = gf_strdup(wb->model_arg);
     /* what the session showed belongs to another teacher: show nothing until this one loads */
     if (cur && strcmp(cur->arg, wb->model_arg)) app_switch(st, NULL);
     wb->corpus = corpus ? gf_strdup(corpus) : default_text_path();
@@ -286,6 +297,9 @@ void workbench_free(workbench *wb) {
     be_close(wb->be);
     free(wb->m_key);
     free(wb->model_arg);
+    free(wb->tokenizer);
+    free(wb->tokenizer_for);
+    free(wb->plan_for);
     free(wb->corpus);
     free(wb->default_arg);
     memset(wb, 0, sizeof *wb);

@@ -16,8 +16,22 @@
 typedef struct calib_cache calib_cache;
 void calib_cache_free(calib_cache *c); /* NULL is fine */
 
+/* Command-line choices (graft tui's shared options). */
+typedef struct {
+    const char *tokenizer; /* --tokenizer for the teacher named on the command line; NULL: beside it */
+    long seed;             /* --seed of the students the jobs build (graft's default is 1) */
+    double keep;           /* --keep: the Plan's ratio for the first teacher loaded; NaN: its own */
+    const char *strategy;  /* --strategy: likewise (uniform, ar, ga-s2); NULL: its own */
+} workbench_opts;
+
 typedef struct {
     char *model_arg;    /* what the user named last */
+    char *tokenizer;    /* --tokenizer, used for tokenizer_for only (NULL: none) */
+    char *tokenizer_for; /* the teacher named on the command line */
+    long seed;          /* --seed (1 by default) */
+    double plan_keep;   /* --keep / --strategy for plan_for's first load (NaN / "": none) */
+    char plan_strategy[16];
+    char *plan_for;
     char *corpus;       /* calibration / evaluation text, or NULL */
     model *m;           /* loaded teacher, or NULL */
     gf_backend *be;     /* where it lives and every job runs: opened by its load job from
@@ -30,8 +44,10 @@ typedef struct {
 } workbench;
 
 /* Sets st's ops and starts loading model_arg (NULL: the session's last
- * teacher, else the default one). Returns 0 or -1 with a one-line error. */
-int workbench_attach(workbench *wb, app_state *st, job_runner *jr, const char *model_arg, const char *corpus);
+ * teacher, else the default one). opts may be NULL (defaults). Returns 0 or
+ * -1 with a one-line error. */
+int workbench_attach(workbench *wb, app_state *st, job_runner *jr, const char *model_arg, const char *corpus,
+                     const workbench_opts *opts);
 void workbench_free(workbench *wb);
 
 /* The current teacher when its weights are the loaded ones, on the device the

@@ -3,6 +3,7 @@
 # (scripts/fetch-teachers.sh smollm2): each job is started, left to run a few
 # seconds, cancelled, and the workbench's own measurement (job_cancel to the
 # job's end, logged as "stopped X s after c") is collected. Goal: < 1 s each.
+# GRAFT_BENCH_ONLY=stage1: only cancels during Stage 1 (4 Calibrate), six of them.
 # Skips (exit 0, says so) when SmolLM2 is not cached.
 set -u
 cd "$(dirname "$0")/../.."
@@ -43,6 +44,20 @@ one() {
         printf '%-16s stopped %5s s after c   (cancelled during: %s)\n' "$name" "$lat" "$phase"
     fi
 }
+if [ "${GRAFT_BENCH_ONLY:-}" = stage1 ]; then
+    # only cancels inside Stage 1 (4 Calibrate), at several points of a layer
+    tui_keys c 8
+    tui_wait c "stats: done" 600 >/dev/null || { echo "bench_cancel: the statistics did not finish"; exit 1; }
+    tui_keys c 4 " "               # the teacher pass and one layer: the capture is kept from now on
+    tui_wait c "1 of 15 converted layers calibrated" 600 >/dev/null || { echo "bench_cancel: Stage 1 did not run"; exit 1; }
+    idle
+    for run in 0.3 0.55 0.8 1.05 1.3 1.55; do one calibrate $run 4 Enter; done
+    tui_keys c q
+    sleep 0.3
+    tui_keys c y
+    echo "(machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg))"
+    exit 0
+fi
 one stats 4 3 Enter
 one select 4 2 s Enter         # ar
 one select 20 2 s Enter        # ga-s2, in Stage 2 of its 30 layers

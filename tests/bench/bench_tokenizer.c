@@ -6,27 +6,22 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "core/mapped_file.h"
 #include "core/vec.h"
 #include "tokenizer/tokenizer.h"
 
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static void bench(const char *label, tokenizer *t, const char *text, size_t len, double load_s) {
     int_vec ids = {0};
-    double t0 = now();
+    double t0 = clock_now_s();
     tokenizer_encode(t, text, len, false, &ids);
-    double cold = now() - t0;
+    double cold = clock_now_s() - t0;
     size_t n = ids.len;
     ids.len = 0;
-    t0 = now();
+    t0 = clock_now_s();
     tokenizer_encode(t, text, len, false, &ids); /* word cache warm */
-    double warm = now() - t0;
+    double warm = clock_now_s() - t0;
     double mb = (double)len / 1e6;
     printf("bench_tokenizer %-8s %6.2f MB  %8zu ids  load %.2f s  encode %6.1f MB/s (cold cache)  %6.1f MB/s (warm)\n",
            label, mb, n, load_s, mb / cold, mb / warm);
@@ -45,12 +40,12 @@ int main(void) {
         for (int k = 0; k < 2; k++) {
             snprintf(path, sizeof path, "%s/tokenizers/%s/tokenizer.json", shared, names[k]);
             tokenizer *t;
-            double t0 = now();
+            double t0 = clock_now_s();
             if (tokenizer_load_hf(&t, path) != 0) {
                 printf("bench_tokenizer %s: skipped (%s)\n", names[k], gf_last_error());
                 continue;
             }
-            bench(names[k], t, (const char *)f.data, len, now() - t0);
+            bench(names[k], t, (const char *)f.data, len, clock_now_s() - t0);
             tokenizer_free(t);
         }
         mapped_file_close(&f);
@@ -61,9 +56,9 @@ int main(void) {
     snprintf(path, sizeof path, "%s/models/tinyllamas/stories260K/tok512.bin", shared);
     if (mapped_file_open(&f, text_path) == 0) {
         tokenizer *t;
-        double t0 = now();
+        double t0 = clock_now_s();
         if (tokenizer_load_llama2c(&t, path, 512) == 0) {
-            bench("tok512", t, (const char *)f.data, f.size, now() - t0);
+            bench("tok512", t, (const char *)f.data, f.size, clock_now_s() - t0);
             tokenizer_free(t);
         } else {
             printf("bench_tokenizer tok512: skipped (%s)\n", gf_last_error());

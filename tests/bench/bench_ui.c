@@ -6,25 +6,20 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "core/clock.h"
 #include "grid.h"
 #include "theme.h"
 #include "ui.h"
 #include "widgets/charts.h"
 #include "widgets/heatmap.h"
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static double bench(const char *what, int iters, void (*fn)(void *), void *arg) {
     fn(arg); /* warm up */
     double best = 1e9, total = 0;
     for (int i = 0; i < iters; i++) {
-        double t0 = now_s();
+        double t0 = clock_now_s();
         fn(arg);
-        double dt = now_s() - t0;
+        double dt = clock_now_s() - t0;
         total += dt;
         if (dt < best) best = dt;
     }

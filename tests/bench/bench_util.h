@@ -7,11 +7,9 @@
 #include <stdlib.h>
 #include <time.h>
 
-static inline double bench_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+#include "core/clock.h"
+
+static inline double bench_now(void) { return clock_now_s(); }
 
 /* CPU seconds used by every thread of the process: under a loaded machine,
  * FLOPs per CPU-second stay comparable where wall-clock rates do not. */

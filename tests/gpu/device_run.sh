@@ -5,14 +5,26 @@
 #   $OUT/summary.txt     what ran, pass/fail lines, the benchmark table
 #   $OUT/logs.tar.gz     every log and bench.jsonl
 #   $OUT/bench.jsonl     the figures (bench runs)
-# Usage (repository root, after ../shared/tools/gpu-carry.sh here; carry .carry):
+# Usage (repository root, after `sh tests/gpu/carry.sh` here; carry .carry):
 #   . .carry/env.sh && sh tests/gpu/device_run.sh test          every check (make test-gpu: tests/gpu/run.sh)
-#   . .carry/env.sh && sh tests/gpu/device_run.sh bench         C benchmarks, no peers
+#   . .carry/env.sh && sh tests/gpu/device_run.sh build         only the build (a fresh machine takes minutes;
+#                                                                a warm one keeps build/ for the next call)
+#   . .carry/env.sh && sh tests/gpu/device_run.sh bench         kernels: GEMM roofline, attention, GDN layer,
+#                                                                with their peers (torch matmul; naive torch
+#                                                                and FLA GDN, FLA from .peers/fla)
+#   . .carry/env.sh && sh tests/gpu/device_run.sh bench-model   graft's teacher forward, training steps,
+#                                                                Stage 2 (no peers)
 #   . .carry/env.sh && sh tests/gpu/device_run.sh peers-forward transformers forward peers
 #   . .carry/env.sh && sh tests/gpu/device_run.sh peers-train   PyTorch training peers (torch.compile: minutes)
 #   . .carry/env.sh && sh tests/gpu/device_run.sh all           everything (longer than one call allows)
+# The tables of several calls make one: python3 tests/gpu/bench/table.py a/bench.jsonl b/bench.jsonl
 set -u
 WHAT=${1:-test}
+case $WHAT in
+test|build|bench|bench-model|peers-forward|peers-train|all) ;;
+*) echo "usage: sh tests/gpu/device_run.sh test|build|bench|bench-model|peers-forward|peers-train|all" >&2; exit 2 ;;
+esac
+start=$(date +%s)
 OUT=${OUT:-$(pwd)/build/gpu/out}
 mkdir -p "$OUT"
 LOGS=$(mktemp -d)
@@ -27,7 +39,6 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,
 python3 -c 'import torch, transformers; print("torch", torch.__version__, "transformers", transformers.__version__)' 2>&1 | tail -n 1 | tee -a "$SUM"
 
 jobs=$(nproc 2>/dev/null || echo 8)
-start=$(date +%s)
 if ! command -v nvcc >/dev/null 2>&1 && [ ! -x /usr/local/cuda/bin/nvcc ]; then
     say "NO nvcc in PATH or /usr/local/cuda/bin: graft would build without CUDA and every check would skip"
     exit 1
@@ -62,13 +73,20 @@ test|all)
     ;;
 esac
 case $WHAT in
-bench|all|peers-forward|peers-train)
-    peers=0 only=
-    [ "$WHAT" = all ] && peers=1
-    [ "$WHAT" = peers-forward ] && peers=1 only=peer_forward
-    [ "$WHAT" = peers-train ] && peers=1 only=peer_train
-    GRAFT_GPU_LOGS="$LOGS" GRAFT_BENCH_PEERS=$peers GRAFT_BENCH_ONLY=$only sh tests/gpu/bench/run.sh build \
-        >"$LOGS/bench_run.txt" 2>&1 || status=1
+bench|bench-model|all|peers-forward|peers-train)
+    peers=1 only=
+    case $WHAT in
+    bench) only="bench_gemm bench_attention bench_gdn peer_gemm peer_gdn" ;;
+    bench-model) only="bench_cuda_model" peers=0 ;;
+    peers-forward) only="peer_forward" ;;
+    peers-train) only="peer_train" ;;
+    esac
+    export GRAFT_FLA_PATH="${GRAFT_FLA_PATH:-$PWD/.peers/fla}"
+    left=$(( ${GRAFT_GPU_CALL_S:-580} - ($(date +%s) - start) ))
+    [ $left -lt 60 ] && left=60
+    GRAFT_GPU_LOGS="$LOGS" GRAFT_BENCH_PEERS=$peers GRAFT_BENCH_ONLY=$only timeout -k 10 $left \
+        sh tests/gpu/bench/run.sh build >"$LOGS/bench_run.txt" 2>&1 || status=1
+    [ $status -ne 0 ] && echo "(exit status 1: a benchmark failed, or the call's $left s ran out)" >>"$LOGS/bench_run.txt"
     cat "$LOGS/bench_run.txt" >>"$SUM"
     cp "$LOGS/bench.jsonl" "$OUT/bench.jsonl" 2>/dev/null
     tail -n 60 "$LOGS/bench_run.txt"

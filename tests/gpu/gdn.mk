@@ -6,7 +6,7 @@
 #                        of engine/backend/cuda/cuda_gdn*.cu (small shapes)
 #   make gdn-gpu-build   builds the two GPU programs
 #   make test-gpu-gdn    on a GPU machine: the GDN check alone
-#   make bench-gpu-gdn   on a GPU machine: the GDN benchmark with its PyTorch / FLA peers
+#   make bench-gpu-gdn   on a GPU machine: bench_gdn with its PyTorch / FLA peers (peer_gdn.py)
 #
 # The emulated program links test_cuda_gdn.o with the GDN files compiled as host
 # C++ (-DGDN_EMULATE), tests/gpu/emu/gdn_emu_backend.cpp (which defines
@@ -53,7 +53,7 @@ test-gdn-emu: $(BUILD)/emu/test_cuda_gdn
 	GDN_EMU_ORDER=shuffle $(BUILD)/emu/test_cuda_gdn
 
 bench-gpu-gdn: $(BUILD)/gpu/bench_gdn
-	sh tests/gpu/bench/run_gdn.sh $(BUILD)
+	GRAFT_BENCH_ONLY=gdn sh tests/gpu/bench/run.sh $(BUILD)
 
 # `make tests` (and so `make test`, `make sanitize`) builds the emulated test
 # where the CUDA headers exist; tests/integration/cuda_gdn_emu.sh runs it.

@@ -76,7 +76,9 @@ static void t_embedding(int N, int D, int V) {
     be_embedding_backward(G.cpu, dE.c, dx.c, tok.c, N, D);
     be_embedding_backward(G.gpu, dE.g, dx.g, tok.g, N, D);
     snprintf(name, sizeof name, "embedding_backward N %d D %d (+=)", N, D);
-    cmp(name, &dE, 1e-6);
+    /* float32 sums of the repeats in another order: ~1e-7 relative for a few repeats; 1e-5 where each
+     * row adds hundreds (N / (V / 2) of them: worst case ~ repeats x 2^-24) */
+    cmp(name, &dE, 2.0 * N / V > 50 ? 1e-5 : 1e-6);
     free(t);
     drop(&E), drop(&tok), drop(&x), drop(&dE), drop(&dx);
 }
@@ -442,7 +444,21 @@ static void t_determinism(void) {
     be_rmsnorm_backward(G.gpu, gf_none(), dw1.g, dy.g, x.g, w.g, r.g, rows, n, 1e-6f, false);
     be_rmsnorm_backward(G.gpu, gf_none(), dw2.g, dy.g, x.g, w.g, r.g, rows, n, 1e-6f, false);
     ok = ok && same_bits(dw1.g, dw2.g, n, GF_F32);
-    printf("%s  %-5s %-44s\n", ok ? "PASS" : "FAIL", G.mode, "same bits twice: attention+stats, CE, dw");
+
+    /* embedding_backward: 4096 tokens from 7 (every token repeated ~600 times) */
+    const int NE = 4096, DE = 96, VE = 7;
+    pair ex = mk_rand((size_t)NE * DE, ACT, 1.0f), et = mk(NE, GF_I32), e1 = mk((size_t)VE * DE, GF_F32),
+         e2 = mk((size_t)VE * DE, GF_F32);
+    int *et_h = malloc(NE * sizeof *et_h);
+    for (int i = 0; i < NE; i++) et_h[i] = (int)(rng_next() % (uint64_t)VE);
+    put_i32(&et, et_h);
+    free(et_h);
+    be_zero(G.gpu, e1.g, e1.n), be_zero(G.gpu, e2.g, e2.n);
+    be_embedding_backward(G.gpu, e1.g, ex.g, et.g, NE, DE);
+    be_embedding_backward(G.gpu, e2.g, ex.g, et.g, NE, DE);
+    ok = ok && same_bits(e1.g, e2.g, e1.n, GF_F32);
+    drop(&ex), drop(&et), drop(&e1), drop(&e2);
+    printf("%s  %-5s %-44s\n", ok ? "PASS" : "FAIL", G.mode, "same bits twice: attention+stats, CE, dw, dE");
     ok ? G.passed++ : G.failed++;
     drop(&q), drop(&k), drop(&v), drop(&o1), drop(&o2), drop(&s1), drop(&s2), drop(&z), drop(&tg), drop(&l1),
         drop(&l2), drop(&x), drop(&w), drop(&dy), drop(&r), drop(&y), drop(&dw1), drop(&dw2);
@@ -465,6 +481,7 @@ static void run_all(void) {
     t_memory();
     t_embedding(37, 96, 50);
     t_embedding(19, 90, 40);
+    t_embedding(5000, 256, 17); /* ~300 repeats of each token: the sorted, fixed-order sums */
     t_linear(33, 72, 40, false, false);
     t_linear(33, 72, 40, true, false);
     t_linear(65, 136, 24, true, true);

@@ -39,13 +39,13 @@ done || exit 1
 
 # a job larger than GRAFT_MEM_LIMIT is refused before anything is allocated
 expect_error "allowed by GRAFT_MEM_LIMIT; lower --batch or --ctx" env GRAFT_MEM_LIMIT=20M "$G" train "$STORIES" \
-    --teacher "$STORIES" --convert 2,4 --ctx 512 --batch 32 --tokens 32768 --ckpt "$TMP/never.ckpt"
+    --teacher "$STORIES" --strategy manual:0,1,3 --ctx 512 --batch 32 --tokens 32768 --ckpt "$TMP/never.ckpt"
 grep -qE "^graft train: needs [0-9.]+ MB on cpu, 20.0 MB allowed" "$TMP/err" || fail "the refusal: $(cat "$TMP/err")"
 [ -e "$TMP/never.ckpt" ] && fail "a refused train wrote a checkpoint"
 expect_error "lower --ctx or --seqs" env GRAFT_MEM_LIMIT=2M "$G" stats "$STORIES" --text "$TEXT" --ctx 512 --seqs 64
 expect_error "GRAFT_MEM_LIMIT='lots'" env GRAFT_MEM_LIMIT=lots "$G" inspect "$STORIES"
 # the same train under a limit it fits in runs
-GRAFT_MEM_LIMIT=2G "$G" train "$STORIES" --teacher "$STORIES" --convert 2,4 --ctx 64 --batch 2 --tokens 256 \
+GRAFT_MEM_LIMIT=2G "$G" train "$STORIES" --teacher "$STORIES" --strategy manual:0,1,3 --ctx 64 --batch 2 --tokens 256 \
     --eval-seqs 1 --log-every 0 --json >"$TMP/train.json" 2>"$TMP/err" || fail "a train within the limit: $(cat "$TMP/err")"
 
 # --json: the estimate, its parts adding up (what stays + the largest phase + scratch)

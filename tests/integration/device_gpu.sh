@@ -23,10 +23,10 @@ on_gpu convert "$G" convert "$STORIES" --keep 0.5 --strategy uniform --init tayl
 on_gpu eval "$G" eval "$TMP/student" --text "$TEXT" --split --eval-windows 4
 on_gpu select "$G" select "$STORIES" --strategy ar --keep 0.5 --text "$TEXT"
 on_gpu train "$G" train "$TMP/student" --teacher "$STORIES" --data "$TEXT" --ctx 64 --batch 4 --tokens 2560 --log-every 0
-on_gpu race "$G" race "$STORIES" --inits random,zero-gate --convert 2,4 --data "$TEXT" --ctx 64 --batch 4 --tokens 2560 --log-every 0
+on_gpu race "$G" race "$STORIES" --inits random,zero-gate --strategy manual:0,1,3 --data "$TEXT" --ctx 64 --batch 4 --tokens 2560 --log-every 0
 
 # far beyond any GPU: refused before anything is allocated, one line
-expect_error "on cuda:0" "$G" train "$STORIES" --teacher "$STORIES" --convert 2,4 --ctx 65536 --batch 4096 --tokens 1000000000 --device cuda
+expect_error "on cuda:0" "$G" train "$STORIES" --teacher "$STORIES" --strategy manual:0,1,3 --ctx 65536 --batch 4096 --tokens 1000000000 --device cuda
 grep -qE "^graft train: needs [0-9.]+ (GB|TB) on cuda:0, [0-9.]+ GB free; lower --batch or --ctx$" "$TMP/err" || fail "refusal: $(cat "$TMP/err")"
 
 # the estimate against what the GPU gave a training run: the lowest free memory
@@ -50,7 +50,7 @@ if command -v nvidia-smi >/dev/null 2>&1; then
     BOOKS=$SHARED/data/gutenberg-60.txt
     free0=$(nvidia-smi --query-gpu=memory.free --format=csv,noheader,nounits -i 0)
     base=$((free0 - $(lowest_free /dev/null "$G" generate "$STORIES" -n 256 --ignore-eos --device cuda)))
-    used=$((free0 - $(lowest_free "$TMP/big.json" "$G" train "$STORIES" --teacher "$STORIES" --convert 2,4 \
+    used=$((free0 - $(lowest_free "$TMP/big.json" "$G" train "$STORIES" --teacher "$STORIES" --strategy manual:0,1,3 \
         --data "$BOOKS" --ctx 512 --batch 256 --tokens 655360 --log-every 0 --device cuda --json)))
     python3 -c "
 import json, sys

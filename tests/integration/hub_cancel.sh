@@ -29,6 +29,7 @@ done
 wait $GPID
 RC=$?
 expect_fail "cancelled" "download cancelled"
+[ "$RC" -eq 143 ] || fail "a download stopped by SIGTERM should end by that signal (143), got $RC"
 [ ! -e "$(snapshot_file $TL $F)" ] || fail "a cancelled file was linked"
 partial=$(cat "$BLOBS/$SHA".*.incomplete | wc -c)
 [ "$partial" -gt 0 ] || fail "the partial file was not kept"

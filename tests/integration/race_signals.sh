@@ -8,7 +8,10 @@
 need_stories
 DATA=$SHARED/data/tinystories.txt
 [ -f "$DATA" ] || skip "tinystories.txt not found under \$GRAFT_SHARED"
-ARGS="$STORIES --inits random,zero-gate --convert 2,4 --ctx 32 --batch 2 --tokens 3840 --data $DATA --threads 1 --json --log-every 1"
+ARGS="$STORIES --inits random,zero-gate --keep 0.5 --ctx 32 --batch 2 --tokens 12800 --data $DATA --threads 1 --json --log-every 1"
+# a background job starts with SIGINT ignored (and graft keeps it so, as shells expect): give it back
+# (exec: the background pid is graft itself)
+with_sigint() { exec python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execvp(sys.argv[1], sys.argv[1:])' "$@"; }
 ckpt_step() { python3 -c "import struct,sys; print(struct.unpack('<8sQq', open(sys.argv[1],'rb').read(24))[2])" "$1" 2>/dev/null || echo 0; }
 
 $G race $ARGS >"$TMP/full.json" 2>/dev/null || fail "uninterrupted race failed"
@@ -16,7 +19,7 @@ $G race $ARGS >"$TMP/full.json" 2>/dev/null || fail "uninterrupted race failed"
 for sig in INT TERM; do
     case $sig in INT) want=130 ;; *) want=143 ;; esac
     dir="$TMP/ck-$sig"
-    $G race $ARGS --ckpt-dir "$dir" --ckpt-every 4 >/dev/null 2>"$TMP/$sig.err" &
+    with_sigint $G race $ARGS --ckpt-dir "$dir" --ckpt-every 4 >/dev/null 2>"$TMP/$sig.err" &
     pid=$!
     i=0 # the second run (zero-gate) past its step 4
     while [ "$(ckpt_step "$dir/zero-gate.ckpt")" -lt 4 ] && [ $i -lt 2400 ]; do sleep 0.05; i=$((i + 1)); done
@@ -25,11 +28,11 @@ for sig in INT TERM; do
     rc=$?
     [ $rc -eq 0 ] && { echo "(the race ended before SIG$sig)"; continue; }
     [ $rc -eq $want ] || fail "SIG$sig: exit $rc, expected $want: $(tail -n 3 "$TMP/$sig.err")"
-    grep -q "^graft race: stopped by SIG$sig in run 2/2 (zero-gate) at step [0-9]* of 60; checkpoints in" "$TMP/$sig.err" ||
+    grep -q "^graft race: stopped by SIG$sig in run 2/2 (zero-gate) at step [0-9]* of 200; checkpoints in" "$TMP/$sig.err" ||
         fail "SIG$sig message: $(grep 'graft race' "$TMP/$sig.err")"
-    [ "$(ckpt_step "$dir/random.ckpt")" -eq 60 ] || fail "the finished run's checkpoint is not at its last step"
+    [ "$(ckpt_step "$dir/random.ckpt")" -eq 200 ] || fail "the finished run's checkpoint is not at its last step"
     at=$(ckpt_step "$dir/zero-gate.ckpt")
-    [ "$at" -ge 4 ] && [ "$at" -lt 60 ] || fail "SIG$sig: the stopped run's checkpoint is at step $at"
+    [ "$at" -ge 4 ] && [ "$at" -lt 200 ] || fail "SIG$sig: the stopped run's checkpoint is at step $at"
     $G race $ARGS --ckpt-dir "$dir" --resume >"$TMP/$sig.json" 2>/dev/null || fail "resume after SIG$sig failed"
     python3 - "$TMP/full.json" "$TMP/$sig.json" <<'PY' || fail "SIG$sig + resume differs from the uninterrupted race"
 import json, sys

@@ -32,7 +32,7 @@ if ! $G convert --help >/dev/null 2>&1; then # without the student builder, cali
 fi
 expect_error "unknown-init" $G race "$STORIES" --inits random,unknown-init --tokens 64 --ctx 32 --data "$DATA"
 
-$G train "$STORIES" --teacher "$STORIES" --phase align --convert 1,3 --data "$DATA" --ctx 32 --batch 2 --tokens 3200 \
+$G train "$STORIES" --teacher "$STORIES" --phase align --strategy manual:0,2,4 --data "$DATA" --ctx 32 --batch 2 --tokens 3200 \
     --threads 1 --json --log-every 0 >"$TMP/align.json" 2>"$TMP/align.err" || fail "align failed: $(cat "$TMP/align.err")"
 python3 - "$TMP/align.json" <<'PY' || fail "phase align did not lower the alignment loss"
 import json, sys

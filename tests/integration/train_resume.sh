@@ -5,8 +5,9 @@
 # - SIGTERM writes a checkpoint and exits 143; resuming from it also matches;
 # - a NaN loss stops with a clear one-line message and keeps the last good checkpoint;
 # - the KL loss goes down;
-# - with GDN layers (--convert) on two threads, SIGKILL + resume is bit-identical
-#   too (every reduction runs in a fixed order).
+# - with GDN layers (--strategy manual:0,1,3: layers 2 and 4 converted) on two
+#   threads, SIGKILL + resume is bit-identical too (every reduction runs in a
+#   fixed order).
 . "$(dirname "$0")/../lib.sh"
 need_stories
 DATA=$SHARED/data/tinystories.txt
@@ -68,7 +69,7 @@ expect_error "non-finite" $G train $ARGS --lr-mixer 1e30 --lr-rest 1e30 --warmup
 expect_error "other options" $G train $ARGS --ctx 32 --batch 1 --ckpt "$TMP/k.ckpt" --resume
 
 # GDN layers 2 and 4 (random init), two threads: kill -9 + resume is bit-identical
-GARGS="$STORIES --teacher $STORIES --convert 2,4 --ctx 32 --batch 2 --tokens 7680 --data $DATA --threads 2 --json --lr-rest 1e-3 --log-every 0"
+GARGS="$STORIES --teacher $STORIES --strategy manual:0,1,3 --ctx 32 --batch 2 --tokens 7680 --data $DATA --threads 2 --json --lr-rest 1e-3 --log-every 0"
 $G train $GARGS >"$TMP/gfull.json" || fail "uninterrupted GDN run failed"
 $G train $GARGS --ckpt "$TMP/g.ckpt" --ckpt-every 5 >/dev/null 2>&1 &
 pid=$!

@@ -41,5 +41,5 @@ assert t["init"] == "random"
 # the trainer's held-out half and eval's whole text differ; both must be far below the untrained student's
 assert abs(e["ppl"] / t["final_eval_ppl"] - 1) < 0.3, (e["ppl"], t["final_eval_ppl"])
 PY
-expect_error "already a student" $G train "$TMP/stu-random" --teacher "$STORIES" --convert 1 --tokens 64 --ctx 32 --data "$DATA"
+expect_error "already a student" $G train "$TMP/stu-random" --teacher "$STORIES" --keep 0.5 --tokens 64 --ctx 32 --data "$DATA"
 exit 0

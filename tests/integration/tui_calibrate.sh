@@ -36,13 +36,18 @@ import json, re, sys
 lines = open(sys.argv[1], encoding="utf-8").read().splitlines()
 rep = json.load(open(sys.argv[2]))
 layer = next(int(m.group(1)) for l in lines if (m := re.match(r"\s*layer (\d+)\s+head 0", l)))
-row = lambda name: [float(x) for x in next(l for l in lines if l.strip().startswith(name + " ")).strip()[len(name):].split()]
+# a row: its group (stats, decay, beta, sigma; "off" under a component that did not run), its name, a number per head
+def row(name):
+    pat = re.compile(r"^\s*(?:stats|decay|beta|sigma|off)?\s+" + re.escape(name) + r"\s+(-?[0-9].*)$")
+    found = [pat.match(l) for l in lines]
+    return [float(x) for x in next(m.group(1) for m in found if m).split()]
 lr = next(l for l in rep["layers"] if l["layer"] == layer)
 s1 = lr["stage1"]
 pairs = {"beta*": s1["beta_star"], "sigma*": s1["sigma_star"], "sigma raw": s1["sigma_unclamped"],
          "d_h": s1["mean_distance"], "c_h": s1["concentration"], "logit b*": s1["beta_logit"],
          "Wb logit": s1["write_logit_mean"], "target g": s1["target_g"], "dt_bias": s1["dt_bias"],
-         "t1/2 idle": lr["half_life"]}
+         "t1/2 idle": lr["half_life"], "d no-sink": s1["mean_distance_no_sink"], "sink": s1["sink_share"],
+         "d used": s1["decay_distance"], "H_h": s1["entropy"]}
 checked = 0
 for name, want in pairs.items():
     shown = row(name)
@@ -50,7 +55,7 @@ for name, want in pairs.items():
     for h in range(8):
         assert abs(shown[h] - want[h]) <= 1e-3 * max(1.0, abs(want[h])), (name, layer, h, shown[h], want[h])
         checked += 1
-alpha = float(next(l for l in lines if l.strip().startswith("alpha*")).split()[1])
+alpha = float(next(l for l in lines if re.match(r"\s*gate\s+alpha\*", l)).split()[2])
 assert abs(alpha - s1["alpha_star"]) <= 1e-3 * abs(s1["alpha_star"]), (alpha, s1["alpha_star"])
 print(f"layer {layer}: {checked} per-head Stage 1 values and alpha* match graft convert --json")
 PY

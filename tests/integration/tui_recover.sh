@@ -15,7 +15,7 @@ TOK=2048
 
 # headless reference, in the background while the workbench races
 "$GRAFT_BIN" race "$STORIES" --data "$DATA" --ctx 128 --batch 4 --tokens $TOK --lr-mixer 1e-3 --lr-rest 1e-4 \
-    --retention 0.5 --json --log-every 0 >"$TMP/race.json" 2>"$TMP/race.err" &
+    --keep 0.5 --json --log-every 0 >"$TMP/race.json" 2>"$TMP/race.err" &
 CLI=$!
 
 tui_settings "{\"race_tokens\": $TOK}"

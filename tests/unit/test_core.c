@@ -7,8 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <unistd.h>
 
 #include "cli/args.h"
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/strmap.h"
 #include "core/vec.h"
@@ -93,6 +96,66 @@ static void args_errors(void **state) {
     assert_int_equal(args_parse(2, missing, specs, 3, pos, 2, &np), -1);
 }
 
+static int entries_in(const char *dir) {
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));) n += e->d_name[0] != '.';
+    if (d) closedir(d);
+    return n;
+}
+
+static void read_back(const char *path, char *buf, size_t cap) {
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    size_t n = fread(buf, 1, cap - 1, f);
+    buf[n] = 0;
+    fclose(f);
+}
+
+/* A file is replaced whole or not at all, and no temporary file stays. */
+static void atomic_file_whole_or_nothing(void **state) {
+    (void)state;
+    char dir[] = "/tmp/graft_test_atomic_XXXXXX", path[64], buf[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/f.txt", dir);
+    assert_int_equal(atomic_write(path, "first", 5), 0);
+    read_back(path, buf, sizeof buf);
+    assert_string_equal(buf, "first");
+    atomic_file a;
+    assert_int_equal(atomic_file_open(&a, path), 0);
+    fputs("half of a second vers", a.f);
+    assert_int_equal(entries_in(dir), 2); /* the file and its temporary sibling */
+    atomic_file_discard(&a);              /* given up: the old content stays */
+    read_back(path, buf, sizeof buf);
+    assert_string_equal(buf, "first");
+    assert_int_equal(entries_in(dir), 1);
+    assert_int_equal(atomic_file_open(&a, path), 0);
+    fputs("second", a.f);
+    assert_int_equal(atomic_file_finish(&a), 0);
+    read_back(path, buf, sizeof buf);
+    assert_string_equal(buf, "first"); /* finished, not yet committed */
+    assert_int_equal(atomic_file_commit(&a), 0);
+    read_back(path, buf, sizeof buf);
+    assert_string_equal(buf, "second");
+    assert_int_equal(entries_in(dir), 1);
+    /* a folder that does not exist: one line naming the file */
+    char bad[96];
+    snprintf(bad, sizeof bad, "%s/missing/f.txt", dir);
+    assert_int_equal(atomic_write(bad, "x", 1), -1);
+    assert_non_null(strstr(gf_last_error(), bad));
+    /* a full device: the write fails at finish, the temporary file is gone */
+    if (access("/dev/full", W_OK) == 0) {
+        FILE *full = fopen("/dev/full", "wb");
+        assert_non_null(full);
+        atomic_file f = {.f = full, .path = strdup("/dev/full"), .tmp = strdup("/nonexistent/tmp")};
+        fputs("data", full);
+        assert_int_equal(atomic_file_finish(&f), -1);
+        assert_non_null(strstr(gf_last_error(), "No space left"));
+    }
+    unlink(path);
+    rmdir(dir);
+}
+
 static void vec_grows(void **state) {
     (void)state;
     int_vec v = {0};
@@ -108,6 +171,7 @@ int main(void) {
         cmocka_unit_test(bpe_leftmost_and_priority),
         cmocka_unit_test(args_errors),
         cmocka_unit_test(vec_grows),
+        cmocka_unit_test(atomic_file_whole_or_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

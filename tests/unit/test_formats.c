@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <cjson/cJSON.h>
 #include <ftw.h>
 #include <glob.h>
 #include <limits.h>
@@ -19,6 +20,7 @@
 
 #include "host_weights.h"
 #include "core/error.h"
+#include "core/mapped_file.h"
 #include "formats/hf_config.h"
 #include "formats/safetensors.h"
 #include "model/model.h"
@@ -257,6 +259,23 @@ static void st_rejects_malformed(void **state) {
         {"{\"w\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
          "\"w\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}",
          -1, 8, "appears twice"},
+        /* the layout rules of the reference library (tests/ref/safetensors_rules.py) */
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+         "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]}}",
+         -1, 16, "tensors a [0, 8) and b [4, 12) overlap"},
+        {"{\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+         "\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}",
+         -1, 8, "tensors b [0, 8) and a [0, 8) overlap"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+         "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[12,20]}}",
+         -1, 20, "gap of 4 bytes lies between tensors a (ends at 8) and b (starts at 12)"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]}}", -1, 12,
+         "tensor a starts at byte 4 of the data"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", -1, 12,
+         "4 bytes after the last tensor (a, ends at 8) belong to no tensor"},
+        {"{}", -1, 3, "3 bytes of tensor data but no tensors"},
+        {" {}", -1, 0, "must start with '{'"},
+        {"{\"\xff\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", -1, 8, "not valid UTF-8"},
     };
     char d[PATH_MAX], path[PATH_MAX];
     new_dir(d, sizeof d);
@@ -281,6 +300,39 @@ static void st_rejects_malformed(void **state) {
     expect_error(st_open(&f, path), "exceeds file size");
     snprintf(path, sizeof path, "%s/absent.safetensors", d);
     expect_error(st_open(&f, path), "absent.safetensors");
+}
+
+/* tests/fixtures/safetensors/: files at the edges of the layout rules and
+ * what the reference library said of each (tests/ref/safetensors_rules.py);
+ * graft must accept exactly the files the library accepts. */
+static void st_agrees_with_reference_library(void **state) {
+    (void)state;
+    const char *root = getenv("GRAFT_ROOT");
+    char dir[PATH_MAX], path[PATH_MAX + 64];
+    snprintf(dir, sizeof dir, "%s/tests/fixtures/safetensors", root ? root : ".");
+    snprintf(path, sizeof path, "%s/verdicts.json", dir);
+    size_t len;
+    char *text = read_text_file(path, &len);
+    if (!text) fail_msg("%s", gf_last_error());
+    cJSON *j = cJSON_ParseWithLength(text, len);
+    free(text);
+    const cJSON *verdicts = cJSON_GetObjectItemCaseSensitive(j, "verdicts"), *v;
+    assert_true(cJSON_IsObject(verdicts));
+    int n = 0, refused = 0;
+    cJSON_ArrayForEach(v, verdicts) {
+        snprintf(path, sizeof path, "%s/%s.safetensors", dir, v->string);
+        bool lib_ok = cJSON_IsString(v) && strcmp(v->valuestring, "ok") == 0;
+        st_file f;
+        int rc = st_open(&f, path);
+        if (rc == 0) st_close(&f);
+        if ((rc == 0) != lib_ok)
+            fail_msg("%s: graft %s, the safetensors library said \"%s\"", v->string,
+                     rc == 0 ? "accepts it" : gf_last_error(), cJSON_IsString(v) ? v->valuestring : "?");
+        n++;
+        refused += !lib_ok;
+    }
+    assert_true(n >= 10 && refused >= 5); /* the fixture holds both kinds */
+    cJSON_Delete(j);
 }
 
 /* ---- config.json -------------------------------------------------------- */
@@ -1550,6 +1602,7 @@ int main(void) {
         cmocka_unit_test(f16_known_bits),
         cmocka_unit_test(st_reads_each_dtype),
         cmocka_unit_test(st_rejects_malformed),
+        cmocka_unit_test(st_agrees_with_reference_library),
         cmocka_unit_test(config_shared_shapes),
         cmocka_unit_test(config_defaults_and_variants),
         cmocka_unit_test(config_errors),

@@ -63,7 +63,7 @@ static void teardown_teacher(app_state *st) {
 /* Synthetic Stage 1 numbers for layer l: field f of head h = (f + 1) + h / 100. */
 static double synth(int f, int h) { return (f + 1) + h / 100.0; }
 
-static void feed_calibrated(app_state *st, int l) {
+static void feed_calibrated_parts(app_state *st, int l, unsigned parts) {
     const teacher_state *t = app_cur(st);
     for (int h = 0; h < t->n_heads; h++) {
         wb_event e = {.kind = WB_CALIB_HEAD};
@@ -82,8 +82,11 @@ static void feed_calibrated(app_state *st, int l) {
     wb_event d = {.kind = WB_CALIB_LAYER};
     d.u.calib_layer.layer = l;
     d.u.calib_layer.alpha = 0.001727;
+    d.u.calib_layer.parts = parts;
     assert_true(wbt_apply(st, job_id, &d));
 }
+
+static void feed_calibrated(app_state *st, int l) { feed_calibrated_parts(st, l, STAGE1_ALL); }
 
 static void calibrate_screen_shows_stage1_per_head(void **state) {
     (void)state;
@@ -119,7 +122,16 @@ static void calibrate_screen_shows_stage1_per_head(void **state) {
     snprintf(want, sizeof want, "%.4g", synth(CAL_SIGMA_RAW, 7));
     assert_non_null(strstr(row(&g, y), want));
     assert_true(has(&g, "t1/2 idle"));
-    assert_true(has(&g, "alpha* 0.001727"));
+    assert_true(has(&g, "gate  alpha*    0.001727   (one per layer: Wg = alpha* Wv)"));
+    /* every group of numbers under its component, the teacher statistics first */
+    assert_true(has(&g, " stats d_h "));
+    assert_true(has(&g, "       d no-sink "));
+    assert_true(has(&g, " decay d used "));
+    assert_true(has(&g, " beta  beta* "));
+    assert_true(has(&g, " sigma sigma raw "));
+    assert_false(has(&g, " off "));
+    assert_true(has(&g, "Stage 1 components:  d [x] decay  b [x] beta  s [x] sigma  g [x] gate"));
+    assert_true(has(&g, "decay from d_h (all keys)"));
     assert_true(has(&g, "head 7"));
     /* the Stats X-ray got the prefixed stat */
     int ti = teacher_init_index(t, "taylor-only");
@@ -129,12 +141,13 @@ static void calibrate_screen_shows_stage1_per_head(void **state) {
     grid_free(&g);
     grid_init(&g, 80, 24);
     ui_render(&u, &g);
-    assert_true(has(&g, "heads 0-6 of 8"));
+    assert_true(has(&g, "heads 0-5 of 8"));
     assert_false(has(&g, "head 7"));
     for (int i = 0; i < 7; i++) ui_key(&u, UK_RIGHT);
     ui_render(&u, &g);
     assert_true(has(&g, "head 7"));
-    assert_true(has(&g, "heads 1-7 of 8"));
+    assert_true(has(&g, "heads 2-7 of 8"));
+    assert_true(has(&g, "gate  alpha*")); /* rows of lower priority gave way to the last one */
     assert_true(find_row(&g, "q quit") == 23);
 
     /* a second layer; up/down switch which one is shown */
@@ -151,6 +164,77 @@ static void calibrate_screen_shows_stage1_per_head(void **state) {
     ui_render(&u, &g);
     assert_true(has(&g, "of 1 converted layers"));
     assert_true(has(&g, "1 pending"));
+    grid_free(&g);
+    teardown_teacher(&st);
+}
+
+static void type_text(ui *u, const char *text) {
+    for (const char *p = text; *p; p++) ui_key(u, (unsigned char)*p);
+}
+
+/* The Stage 1 options on Calibrate: d b s g n h change the teacher's choice,
+ * the screen says which numbers are stale, and a layer computed without a
+ * component shows it as off. */
+static void calibrate_screen_stage1_options(void **state) {
+    (void)state;
+    app_state st;
+    teacher_state *t = setup_teacher(&st, "calibrate");
+    ui u;
+    ui_init(&u, &st, NULL, &prefs, utf8_256);
+    ui_select_screen(&u, "calibrate");
+    grid g;
+    grid_init(&g, 100, 30);
+    feed_calibrated(&st, 2);
+    assert_true(stage1_choice_is_default(&t->stage1));
+    ui_key(&u, 'b');
+    assert_int_equal(t->stage1.parts, STAGE1_DECAY | STAGE1_SIGMA | STAGE1_GATE);
+    assert_non_null(strstr(u.status, "beta off; Stage 1 is now -beta"));
+    ui_render(&u, &g);
+    assert_true(has(&g, "d [x] decay  b [ ] beta  s [x] sigma  g [x] gate"));
+    assert_true(has(&g, "numbers below: Stage 1 all; space / Enter re-run with -beta"));
+    ui_key(&u, 'b');
+    ui_render(&u, &g);
+    assert_false(has(&g, "numbers below:")); /* back to the options the numbers were made with */
+    /* n: the no-sink distance */
+    ui_key(&u, 'n');
+    assert_true(t->stage1.no_sink);
+    ui_render(&u, &g);
+    assert_true(has(&g, "decay from d no-sink (without the first key)"));
+    assert_true(has(&g, "re-run with all (no-sink)"));
+    /* h: a half-life override typed in; the decay then reads no distance */
+    ui_key(&u, 'h');
+    assert_true(u.typing);
+    type_text(&u, "32");
+    ui_key(&u, UK_ENTER);
+    assert_false(u.typing);
+    assert_true(t->stage1.half_life == 32);
+    ui_render(&u, &g);
+    assert_true(has(&g, "decay: every head's idle half-life 32 tokens"));
+    assert_true(has(&g, "re-run with all (half-life 32)"));
+    /* a bad number is refused with the reason, the override kept */
+    ui_key(&u, 'h');
+    type_text(&u, "-4");
+    ui_key(&u, UK_ENTER);
+    assert_non_null(strstr(u.status, "--half-life must be a number of tokens"));
+    assert_true(t->stage1.half_life == 32);
+    /* decay off takes the override with it; h then says why not */
+    ui_key(&u, 'd');
+    assert_true(t->stage1.half_life == 0);
+    assert_non_null(strstr(u.status, "the half-life override went with it"));
+    ui_key(&u, 'h');
+    assert_false(u.typing);
+    assert_non_null(strstr(u.status, "switch decay on first"));
+    ui_render(&u, &g);
+    assert_true(has(&g, "decay off: A_log and dt_bias stay random"));
+    /* a layer calibrated with decay and sigma only: beta and gate show as off, their numbers dim "-" */
+    t->method.calib_s1 = t->stage1;
+    feed_calibrated_parts(&st, 4, STAGE1_DECAY | STAGE1_SIGMA);
+    ui_render(&u, &g);
+    int y = find_row(&g, " beta  beta* ");
+    assert_true(y > 0);
+    assert_non_null(strstr(row(&g, y + 1), " off   logit b* "));
+    assert_true(has(&g, "(off: Wg stays at the random init)"));
+    assert_false(has(&g, "numbers below:"));
     grid_free(&g);
     teardown_teacher(&st);
 }
@@ -359,6 +443,7 @@ static void stage2_observer_sees_every_step(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(calibrate_screen_shows_stage1_per_head),
+        cmocka_unit_test(calibrate_screen_stage1_options),
         cmocka_unit_test(align_screen_curves_and_summaries),
         cmocka_unit_test(method_state_routes_and_ignores),
         cmocka_unit_test(stage2_observer_sees_every_step),

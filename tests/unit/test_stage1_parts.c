@@ -10,7 +10,9 @@
  *     relative: dt_bias is stored as float32, ~6e-8 relative, and softplus
  *     keeps that order; a wrong formula is off by far more);
  *   - --distance no-sink feeds the decay the no-sink statistic;
- *   - the component-set parser. */
+ *   - the component-set parser;
+ *   - a set cancel flag stops Stage 1 inside a layer with "cancelled"
+ *     (every component set, so the checks between components are reached). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -88,7 +90,7 @@ static void one_call_at_a_time_equals_all(void **state) {
             gdn_params p; /* the layer's host copy, back into the student after the call */
             gdn_params_alloc(&p, &step.gcfg);
             assert_int_equal(student_get_layer(&step, l, &p), 0);
-            assert_int_equal(stage1_apply(&step, l, &p, &CAL, &step.rep[l].s1), 0);
+            assert_int_equal(stage1_apply(&step, l, &p, &CAL, &step.rep[l].s1, NULL), 0);
             assert_int_equal(student_put_layer(&step, l, &p), 0);
             gdn_params_free(&p);
             assert_int_equal(step.rep[l].s1.parts, 1u << i);
@@ -222,6 +224,38 @@ static void no_sink_distance_sets_the_decay(void **state) {
     student_free(&s);
 }
 
+static void cancel_inside_stage1(void **state) {
+    (void)state;
+    student s;
+    build(&s, INIT_RANDOM, STAGE1_ALL, 0, DECAY_DISTANCE_ALL);
+    atomic_int flag = 1;
+    progress_sink pr = {.cancel = &flag};
+    gdn_params p; /* layer 0's host copy */
+    gdn_params_alloc(&p, &s.gcfg);
+    assert_int_equal(student_get_layer(&s, 0, &p), 0);
+    for (unsigned parts = 1; parts <= STAGE1_ALL; parts++) {
+        s.set.stage1 = parts;
+        assert_int_equal(stage1_apply(&s, 0, &p, &CAL, &s.rep[0].s1, &pr), -1);
+        assert_string_equal(gf_last_error(), "cancelled");
+    }
+    /* through the builder too: no layer gets a Stage 1 result */
+    student t;
+    student_settings set;
+    student_settings_default(&set);
+    set.init = INIT_TAYLOR_ONLY;
+    assert_int_equal(student_init_empty(&t, &M, &set), 0);
+    bool all[2] = {true, true};
+    assert_int_equal(student_build_layers(&t, all, &CAL, NULL, &pr), -1);
+    assert_string_equal(gf_last_error(), "cancelled");
+    assert_false(t.rep[0].has_stage1);
+    flag = 0; /* and without a cancel it runs */
+    s.set.stage1 = STAGE1_ALL;
+    assert_int_equal(stage1_apply(&s, 0, &p, &CAL, &s.rep[0].s1, &pr), 0);
+    gdn_params_free(&p);
+    student_free(&t);
+    student_free(&s);
+}
+
 static void parse_component_sets(void **state) {
     (void)state;
     unsigned p;
@@ -250,6 +284,7 @@ int main(void) {
         cmocka_unit_test(half_life_override),
         cmocka_unit_test(no_sink_distance_sets_the_decay),
         cmocka_unit_test(parse_component_sets),
+        cmocka_unit_test(cancel_inside_stage1),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -330,7 +330,10 @@ static void expect_nfc(const char *in, const char *want) {
         assert_null(out); /* already NFC, found by the quick check */
         return;
     }
-    if (!out) out = strdup(in); /* unchanged */
+    if (!out) { /* unchanged */
+        out = strdup(in);
+        n = strlen(in);
+    }
     assert_non_null(out);
     assert_int_equal(n, strlen(want));
     assert_string_equal(out, want);

@@ -3,7 +3,7 @@
  *   attention layers, recurrent state + conv history for GDN layers) gives
  *   the logits of one full chunked forward;
  * - a decode run refuses positions that do not continue its state;
- * - `graft train --convert` and `graft convert --init random` build the same
+ * - `graft train --strategy manual:..` and `graft convert --init random` build the same
  *   GDN parameters from the same seed (one random-init path);
  * - training with GDN layers on two threads is bit-reproducible;
  * - out of memory is an error with one line, not an abort;
@@ -102,7 +102,7 @@ static void hybrid_decode_matches_full_forward(void **state) {
 }
 
 /* The same seed builds bit-identical GDN parameters through graft train
- * --convert (cli_student_build) and graft convert --init random
+ * --strategy manual:1 (cli_student_build) and graft convert --init random
  * (student_build_layers): one random-init path. */
 static void random_init_is_one_path(void **state) {
     (void)state;
@@ -110,7 +110,7 @@ static void random_init_is_one_path(void **state) {
     load(&m, "llama");
     train_cli tc;
     train_cli_default(&tc);
-    tc.convert = "0,2";
+    tc.strategy = "manual:1"; /* layer 1 keeps attention: 0 and 2 convert */
     cli_student cs;
     assert_int_equal(cli_student_build(&cs, &m, &tc, "random", 7), 0);
     student s;

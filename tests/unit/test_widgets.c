@@ -51,6 +51,30 @@ static void grid_text_and_clip(void **state) {
     grid_free(&g);
 }
 
+/* Widths are terminal columns (utf8proc_charwidth), not code points: CJK and
+ * emoji take two cells, combining marks none. */
+static void grid_text_columns(void **state) {
+    (void)state;
+    assert_int_equal(utf8_width("\u4f60\u597d"), 4);           /* two CJK ideographs */
+    assert_int_equal(utf8_width("e\u0301"), 1);                /* e + combining acute */
+    assert_int_equal(utf8_width("\U0001F600 ok"), 5);          /* an emoji is wide */
+    assert_int_equal(utf8_width("\xff"), 1);                     /* an invalid byte shows as one '?' */
+    grid g;
+    grid_init(&g, 6, 1);
+    assert_int_equal(grid_text(&g, 0, 0, 99, "a\u4f60b\u597dc", STYLE_PLAIN), 6);
+    /* 'c' would be column 7 of 6: cut short, the ellipsis replaces the wide glyph whole */
+    assert_string_equal(row(&g, 0), "a\u4f60b\u2026");
+    assert_string_equal(grid_at(&g, 2, 0)->ch, ""); /* the continuation cell of U+4F60 */
+    grid_clear(&g);
+    assert_int_equal(grid_text(&g, 0, 0, 99, "a\u4f60b\u597d", STYLE_PLAIN), 6); /* fits exactly */
+    assert_string_equal(row(&g, 0), "a\u4f60b\u597d");
+    grid_clear(&g);
+    /* a wide glyph that does not fit whole is not drawn */
+    assert_int_equal(grid_text(&g, 0, 0, 4, "abc\u4f60", STYLE_PLAIN), 3);
+    assert_string_equal(row(&g, 0), "ab\u2026");
+    grid_free(&g);
+}
+
 /* 4 layers x 3 heads: two character rows of half blocks. */
 static void heatmap_half_blocks(void **state) {
     (void)state;
@@ -611,7 +635,8 @@ static void events_fill_state(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(grid_text_and_clip),       cmocka_unit_test(heatmap_half_blocks),
+        cmocka_unit_test(grid_text_and_clip),       cmocka_unit_test(grid_text_columns),
+        cmocka_unit_test(heatmap_half_blocks),
         cmocka_unit_test(heatmap_nan_cursor_marker), cmocka_unit_test(heatmap_ascii_mono_shades),
         cmocka_unit_test(heatmap_scrolls_to_cursor), cmocka_unit_test(colorbar_legend),
         cmocka_unit_test(histogram_bins_and_stats), cmocka_unit_test(linechart_braille_dots),

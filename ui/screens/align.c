@@ -79,10 +79,19 @@ static void draw(ui *u, grid *g, rect r) {
     int ids[1024], n = 0;
     for (int l = 0; l < L && l < 1024; l++)
         if (layer_of(t, l)) ids[n++] = l;
-    char title[200];
-    snprintf(title, sizeof title, "Stage 2%s%s%s%s   Enter runs %s, %d steps (a switches)",
-             ms->align_ran[0] ? " " : "", ms->align_ran, ms->align_outcome[0] ? "   last run: " : "", ms->align_outcome,
-             ms->align_init, u->st->settings.stage2_steps);
+    /* taylor-calibrate with other Stage 1 options than all four says which (4 Calibrate sets them) */
+    char ran[96], next[96], label[48];
+    stage1_choice_label(&ms->align_s1, label, sizeof label);
+    snprintf(ran, sizeof ran, "%s", ms->align_ran);
+    if (!strcmp(ms->align_ran, "taylor-calibrate") && !stage1_choice_is_default(&ms->align_s1))
+        snprintf(ran, sizeof ran, "%s[%s]", ms->align_ran, label);
+    stage1_choice_label(&t->stage1, label, sizeof label);
+    snprintf(next, sizeof next, "%s", ms->align_init);
+    if (!strcmp(ms->align_init, "taylor-calibrate") && !stage1_choice_is_default(&t->stage1))
+        snprintf(next, sizeof next, "%s[%s]", ms->align_init, label);
+    char title[300];
+    snprintf(title, sizeof title, "Stage 2%s%s%s%s   Enter runs %s, %d steps (a switches)", ran[0] ? " " : "", ran,
+             ms->align_outcome[0] ? "   last run: " : "", ms->align_outcome, next, u->st->settings.stage2_steps);
     grid_text(g, r.x + 1, r.y, r.w - 2, title, STYLE_PLAIN);
     if (n == 0) {
         draw_unavailable(u, g, (rect){r.x, r.y + 1, r.w, r.h - 1}, "alignment losses (Stage 2)",

@@ -151,10 +151,16 @@ static void draw(ui *u, grid *g, rect r) {
     slice_line(st, t, line, sizeof line);
     grid_text(g, x0, y++, w, line, acc);
     if (t->n_layers) {
-        char slice[96];
+        char slice[96], s1[64] = "";
         result_slice_label(st->corpus, st->settings.eval_windows, 256, slice, sizeof slice);
-        grid_printf(g, x0, y, w, dim, "Enter evaluates: %s %d of %d attention, %s, %d Stage 2 steps, %s", t->strategy,
-                    teacher_kept_count(t), t->n_layers, st->eval_init, st->settings.stage2_steps, slice);
+        student_init init;
+        if (student_init_parse(st->eval_init, &init) == 0 && init_uses_stage1(init) && !stage1_choice_is_default(&t->stage1)) {
+            char label[40];
+            stage1_choice_label(&t->stage1, label, sizeof label);
+            snprintf(s1, sizeof s1, " (stage1 %s)", label);
+        }
+        grid_printf(g, x0, y, w, dim, "Enter evaluates: %s %d of %d attention, %s%s, %d Stage 2 steps, %s", t->strategy,
+                    teacher_kept_count(t), t->n_layers, st->eval_init, s1, st->settings.stage2_steps, slice);
     }
     y++;
     if (t->n_results == 0) {
@@ -229,8 +235,15 @@ static bool key(ui *u, int k) {
     }
     case 'a':
         ui_run_action(u, ACT_ABLATE);
-        if (u->status_job) ui_say(u, "started ablate (%d Stage 2 steps per layer; rows appear as they finish; c cancels)",
-                                  st->settings.ablate_steps), u->status_job = st->job.id;
+        if (u->status_job) {
+            if (st->settings.ablate_stage1)
+                ui_say(u, "started the Stage 1 component ablation (all, none, each alone, each left out; %d Stage 2 "
+                          "steps; 9 Settings: ablation); c cancels", st->settings.ablate_steps);
+            else
+                ui_say(u, "started ablate: six inits (%d Stage 2 steps per layer; rows appear as they finish; c cancels)",
+                       st->settings.ablate_steps);
+            u->status_job = st->job.id;
+        }
         return true;
     case 'o': { /* next sort column: run order, then each column shown */
         int c = v->sort_col;

@@ -16,7 +16,7 @@ static void draw(ui *u, grid *g, rect r) {
     int x = r.x + 2, w = r.w - 4, y = r.y + 1;
     grid_text(g, x, y++, w, "Run settings (saved with the session; each Results row records its own)", acc);
     y++;
-    const int label_w = 24, value_w = 16;
+    const int label_w = 26, value_w = 20;
     for (int f = 0; f < SET_COUNT && y < r.y + r.h - 2; f++, y++) {
         const settings_info *in = settings_get_info((settings_field)f);
         char val[64];

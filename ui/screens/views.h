@@ -33,6 +33,8 @@ typedef struct {
 
 typedef struct {
     int layer, head;             /* the layer shown (-1: the latest done), head under the cursor */
+    bool editing;                /* typing the half-life override */
+    entry entry;
 } calibrate_view;
 
 typedef struct {

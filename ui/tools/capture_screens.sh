@@ -100,7 +100,16 @@ idle s
 tui_keys s Enter
 tui_wait s "2 of 2 converted layers calibrated" 600 >/dev/null || fail "Stage 1"
 idle s
-shot s "4 Calibrate (stories260K)" 'Stage 1 (taylor-only) stepped layer by layer: space calibrates the next converted layer, Enter all remaining ones (the teacher capture of the calibration slice is made once and kept). The layer list marks kept attention (`attn`), `pending` and `done` layers (`<` the one shown, Up/Down to change); the table holds every number Stage 1 computed per head: d_h, H_h, c_h, beta*, logit(beta*) and the mean write logit after the Wb rescale, sigma* before and after clamping, the target decay, dt_bias and the idle half-life; then alpha*. The same numbers are in `graft convert ... --init taylor-only --json` (layers[].stage1).'
+shot s "4 Calibrate (stories260K)" 'Stage 1 (taylor-only) stepped layer by layer: space calibrates the next converted layer, Enter all remaining ones (the teacher capture of the calibration slice is made once and kept). The layer list marks kept attention (`attn`), `pending` and `done` layers (`<` the one shown, Up/Down to change). Under it the teacher'"'"'s Stage 1 options: which of the four components run (`d` decay, `b` beta, `s` sigma, `g` gate switch them), what the decay reads (`n`: the mean distance over all keys or without the first key, the attention sink; `h` types a half-life override that gives every head the same idle half-life). The table groups every number Stage 1 computed per head: the teacher statistics (d_h, the no-sink distance, the share of attention on the first key, H_h, c_h), then per component: the decay (the distance it used, target decay, dt_bias, the idle half-life), the write gate (beta*, logit(beta*), the mean write logit after the Wb rescale), the value scale (sigma* before and after clamping) and the output gate (alpha*). The same numbers are in `graft convert ... --init taylor-only --json` (layers[].stage1).'
+
+tui_keys s b n Enter
+tui_wait s "numbers below" 50 >/dev/null # the old numbers, marked, until the re-run replaces them
+tui_wait s "last run: done" 600 >/dev/null
+idle s
+shot s "4 Calibrate, beta off and the no-sink distance (stories260K)" 'The options belong to the teacher (saved with the session) and every job that builds a student with Stage 1 uses them: Calibrate, Align, Results'"'"' Enter, the ga-s2 selection, the ablation, the race (`graft convert --stage1 decay,sigma,gate --distance no-sink` is this run). After a change the numbers shown are marked as made with the old options until space or Enter runs Stage 1 again on every converted layer. A component that did not run says `off` under its name and shows `-`: its tensors stay at the random init (Wb here; the mean write logit is the random one). The decay now reads d no-sink.'
+tui_keys s b n Enter
+tui_wait s "last run: done" 600 >/dev/null
+idle s
 tui_keys s 5 Enter
 tui_wait s "● align" 100 >/dev/null || fail "align did not start"
 sleep 2
@@ -118,7 +127,7 @@ idle s
 tui_keys s 6 Enter
 tui_wait s "target reached: random" 3000 >/dev/null || fail "the race"
 idle s
-shot s "6 Recover (stories260K, 8,192 tokens per init)" 'The race between initializations, as `graft race MODEL --data CORPUS --ctx 128 --batch 4 --tokens N --lr-mixer A --lr-rest B --retention KEEP` (the same code, the same numbers; budget and learning rates in 9 Settings, `+` / `-` double / halve the budget): Enter builds a random and a taylor-calibrate student of the teacher (uniform selection keeping the Plan'"'"'s fraction of attention layers, calibrated on the corpus) and trains each in turn on the same data order. The chart shows both KL-per-token curves against training tokens, with the target loss (the random run'"'"'s smoothed final loss) as a flat line; above it the budget, the last checkpoint (every 8 steps, at the end and on cancel, under $XDG_STATE_HOME/graft/race/INIT.ckpt) and the tokens each init needs to reach the target and their ratio. Both runs become Results rows.'
+shot s "6 Recover (stories260K, 8,192 tokens per init)" 'The race between initializations, as `graft race MODEL --data CORPUS --ctx 128 --batch 4 --tokens N --lr-mixer A --lr-rest B --keep KEEP` (the same code, the same numbers; budget and learning rates in 9 Settings, `+` / `-` double / halve the budget): Enter builds a random and a taylor-calibrate student of the teacher (uniform selection keeping the Plan'"'"'s fraction of attention layers, calibrated on the corpus) and trains each in turn on the same data order. The chart shows both KL-per-token curves against training tokens, with the target loss (the random run'"'"'s smoothed final loss) as a flat line; above it the budget, the last checkpoint (every 8 steps, at the end and on cancel, under $XDG_STATE_HOME/graft/race/INIT.ckpt) and the tokens each init needs to reach the target and their ratio. Both runs become Results rows.'
 tui_keys s 7
 shot s "7 Results (stories260K, 100x30)" 'The teacher'"'"'s runs, one row each: Enter evaluates the plan (builds its student under the init shown, `i` cycles the six; measures zero-shot perplexity on the evaluation slice next to the teacher'"'"'s on the first line; writes the student to `$XDG_DATA_HOME/graft/students/<teacher>-<strategy>-<keep>-<init>/`), `a` runs the ablation table, race runs come from 6 Recover. Columns say how each row was made: run, strategy, keep, init, Stage 2 steps (`(h)`: the state with the lowest held-out loss was kept, 9 Settings), the evaluation slice (race rows: the race'"'"'s own held-out text, named apart so that its perplexity is never read against the teacher'"'"'s), then perplexity, half-lives, kept layers, tokens to target and the student folder. `o` sorts by the next column, `O` reverses; Up/Down select a row, whose headless command is under the table, whole. Columns that do not fit are dropped by priority and named; cut cells end in an ellipsis.'
 size s 200 30
@@ -129,10 +138,22 @@ tui_wait s "● ablate" 100 >/dev/null || fail "ablate did not start"
 sleep 3
 shot s "7 Results while the ablation runs" 'Rows stream in as the ablation table (uniform, ar, ga-s2 x 25/50/75 % x six inits) is built; its Stage 2 steps (here 5) are a setting of their own and show in the S2 steps column.'
 idle s
-tui_keys s o o o o o o o o
+i=0
+while ! tui_screen s | grep -qF "sorted by ppl ascending" && [ $i -lt 20 ]; do tui_keys s o; sleep 0.1; i=$((i + 1)); done
 size s 200 60
 shot s "7 Results after the ablation, sorted by perplexity (200x60)" ''
 size s 100 30
+i=0
+while ! tui_screen s | grep -qF "in run order" && [ $i -lt 20 ]; do tui_keys s o; sleep 0.1; i=$((i + 1)); done
+tui_keys s O # newest first
+tui_keys s 9 Down Down Right 7 a
+tui_wait s "● ablate" 100 >/dev/null || fail "the component ablation did not start"
+sleep 12
+size s 200 30
+shot s "7 Results while the Stage 1 component ablation runs (200x30)" 'With 9 Settings `ablation compares: Stage 1 components`, `a` runs `graft ablate --stage1-subsets`'"'"'s table instead: one init with Stage 1 (taylor-calibrate, or taylor-only when that is the Results init) under all four components, none, each alone and each left out (and the override row when the teacher has a half-life override), with the teacher'"'"'s distance choice. The init detail column says each row'"'"'s components (`S1 -beta`: all but beta); its command carries `--stage1 ...`.'
+size s 100 30
+idle s
+tui_keys s 9 Left 7
 tui_keys s 8
 shot s "8 Log" 'Every line with its time; errors stand out. Left / Right scroll long lines sideways, `/` filters (case-insensitive, time stamps included; Esc clears), `h` shows the job history, End the newest lines. Every Results row that is not an ablation row logs its headless command in full.'
 tui_keys s h
@@ -153,6 +174,10 @@ sleep 3
 shot m "SmolLM2-135M: statistics running" 'Opening a teacher starts its statistics at once (unless it has them for this corpus already). The job line: the whole job, its phase (tokenizing, then the teacher over 4 x 256 tokens), elapsed time, ETA.'
 idle m
 shot m "3 Stats (SmolLM2-135M, 100x30)" '30 layers x 9 heads: fifteen rows of half blocks.'
+i=0
+while ! tui_screen m | grep -qF "metric: attention on the first key" && [ $i -lt 12 ]; do tui_keys m m; sleep 0.2; i=$((i + 1)); done
+shot m "3 Stats: the sink share (SmolLM2-135M)" 'The share of attention on the first key (the attention sink) per head, with the mean distance without that key (`m` before it): SmolLM2'"'"'s heads put a third of their attention on the first token on average, some nearly all of it, which makes their plain mean distance, and the decay Stage 1 sets from it, long. `n` on 4 Calibrate makes the decay read the no-sink distance.'
+tui_keys m M M M M M
 tui_keys m 1
 shot m "1 Teacher (SmolLM2-135M)" 'A GGUF file carries its tokenizer: only the file itself is listed.'
 tui_keys m 2

@@ -1,4 +1,4 @@
-/* Element-wise ops: embedding (+ backward), SwiGLU (+ backward), add, scale.
+/* Element-wise ops: embedding, SwiGLU (+ backward), add, scale.
  * Memory-bound: 16-byte packs where every pointer allows (CUDA_EW_LAUNCH),
  * fp32 arithmetic, ACT storage (bf16, or f32 in checking mode). */
 #include "backend/cuda/cuda_ops.cuh"
@@ -39,30 +39,7 @@ extern "C" void cuda_embedding(gf_backend *be, gf_buf x, gf_buf E, gf_buf tokens
     cuda_after(be, op);
 }
 
-/* dE[V, D] (F32) += dx[N, D] at rows tokens[n]; atomics (repeated tokens add up). */
-template <typename T> __global__ void embedding_backward_kernel(float *dE, const T *dx, const int *tokens, int N, int D) {
-    const size_t n = (size_t)N * D;
-    for (size_t e = FIRST; e < n; e += STRIDE) {
-        const size_t r = e / D, d = e % D;
-        atomicAdd(dE + (size_t)tokens[r] * D + d, to_f(dx[e]));
-    }
-}
-
-extern "C" void cuda_embedding_backward(gf_backend *be, gf_buf dE, gf_buf dx, gf_buf tokens, int N, int D) {
-    const char *op = "embedding_backward";
-    if (!cuda_need(be, op, "dE", dE) || !cuda_need(be, op, "dx", dx) || !cuda_need(be, op, "tokens", tokens) ||
-        !cuda_want(be, op, "dE", dE, GF_F32) || !cuda_want(be, op, "dx", dx, be->act) ||
-        !cuda_want(be, op, "tokens", tokens, GF_I32))
-        return;
-    const size_t n = (size_t)N * D;
-    if (!n) return;
-    const unsigned cap = 16u * (unsigned)cuda_of(be)->prop.multiProcessorCount;
-    if (be->act == GF_BF16)
-        cuda_launch(cuda_grid(n, 256, cap), 256, 0, cuda_stream(be), embedding_backward_kernel<bf16>, (float *)dE.ptr, (const bf16 *)dx.ptr, (const int *)tokens.ptr, N, D);
-    else
-        cuda_launch(cuda_grid(n, 256, cap), 256, 0, cuda_stream(be), embedding_backward_kernel<float>, (float *)dE.ptr, (const float *)dx.ptr, (const int *)tokens.ptr, N, D);
-    cuda_after(be, op);
-}
+/* embedding_backward: cuda_embedding_bwd.cu (a fixed order, with CUB). */
 
 /* ------------------------------------------------------------- SwiGLU */
 

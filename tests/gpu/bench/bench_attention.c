@@ -34,8 +34,8 @@ static void run(gf_backend *be, const bench_ceilings *c, const char *model, int 
     u.be = be;
     u.s = (gf_attn_shape){B, T, H, KV, hd, pos0, pos0 + T};
     const size_t nq = (size_t)B * T * H * hd, nkv = (size_t)B * (pos0 + T) * KV * hd;
-    if (be_alloc(be, &u.q, nq, GF_BF16) < 0 || be_alloc(be, &u.k, nkv, GF_BF16) < 0 ||
-        be_alloc(be, &u.v, nkv, GF_BF16) < 0 || be_alloc(be, &u.out, nq, GF_BF16) < 0 ||
+    if (be_alloc(be, &u.q, nq, be_act(be)) < 0 || be_alloc(be, &u.k, nkv, be_act(be)) < 0 ||
+        be_alloc(be, &u.v, nkv, be_act(be)) < 0 || be_alloc(be, &u.out, nq, be_act(be)) < 0 ||
         be_alloc(be, &u.lse, (size_t)B * H * T, GF_F32) < 0 || be_alloc(be, &u.stats, (size_t)H * GF_STAT_COUNT, GF_F64) < 0)
         bench_die(be, "alloc");
     bench_fill(be, u.q, nq, 2.0f, 11);
@@ -50,8 +50,8 @@ static void run(gf_backend *be, const bench_ceilings *c, const char *model, int 
     static const char *mode_name[4] = {"fwd+stats+lse", "fwd+lse", "fwd", "bwd"};
     for (u.mode = 0; u.mode < (backward ? 4 : 3); u.mode++) {
         if (u.mode == 3) {
-            if (be_alloc(be, &u.dout, nq, GF_BF16) < 0 || be_alloc(be, &u.dq, nq, GF_BF16) < 0 ||
-                be_alloc(be, &u.dk, nkv, GF_BF16) < 0 || be_alloc(be, &u.dv, nkv, GF_BF16) < 0)
+            if (be_alloc(be, &u.dout, nq, be_act(be)) < 0 || be_alloc(be, &u.dq, nq, be_act(be)) < 0 ||
+                be_alloc(be, &u.dk, nkv, be_act(be)) < 0 || be_alloc(be, &u.dv, nkv, be_act(be)) < 0)
                 bench_die(be, "alloc");
             bench_fill(be, u.dout, nq, 1.0f, 14);
             be_attention(be, u.out, u.lse, gf_none(), u.q, u.k, u.v, &u.s); /* the backward's inputs */
@@ -75,12 +75,16 @@ int main(void) {
     gf_backend *be = bench_open_or_skip();
     fprintf(stderr, "bench_attention on %s\n", be_name(be));
     const bench_ceilings c = bench_measure_ceilings(be);
-    run(be, &c, "qwen2.5-1.5b", 4, 2048, 12, 2, 128, 0, true);
-    run(be, &c, "qwen2.5-1.5b", 1, 8192, 12, 2, 128, 0, true);
-    run(be, &c, "qwen3-8b", 4, 2048, 32, 8, 128, 0, true);
-    run(be, &c, "qwen2.5-1.5b decode", 1, 1, 12, 2, 128, 8191, false);
-    run(be, &c, "qwen2.5-1.5b decode", 16, 1, 12, 2, 128, 2047, false);
+    /* smoke: the same cases with T / 32 and a head dim of 64 */
+    const int sT = bench_smoke_mode ? 32 : 1, hd = bench_smoke_mode ? 64 : 128;
+    run(be, &c, "qwen2.5-1.5b", 4, 2048 / sT, 12, 2, hd, 0, true);
+    run(be, &c, "qwen2.5-1.5b", 1, 8192 / sT, 12, 2, hd, 0, true);
+    run(be, &c, "qwen3-8b", 1, 2048 / sT, 32, 8, hd, 0, true);
+    run(be, &c, "qwen3-8b", 4, 2048 / sT, 32, 8, hd, 0, true);
+    run(be, &c, "qwen2.5-1.5b decode", 1, 1, 12, 2, hd, 8192 / sT - 1, false);
+    run(be, &c, "qwen2.5-1.5b decode", 16, 1, 12, 2, hd, 2048 / sT - 1, false);
     be_close(be);
+    if (bench_smoke_mode) return 0; /* the variants below are CUDA kernel settings */
     /* the variants the forward can be built as: two m16 slabs per warp; no key-range split */
     setenv("GRAFT_ATTN_SLABS", "2", 1);
     be = bench_open_or_skip();

@@ -74,15 +74,16 @@ static void layer_fwd_only(void *u) { layer_fwd(u); }
 static void run(const bench_ceilings *c, int B, int T, bool conv) {
     L l;
     memset(&l, 0, sizeof l);
-    l.B = B, l.T = T, l.D = 1536, l.H = 12, l.d = 128, l.C = 64;
+    l.B = B, l.T = T, l.C = 64;
+    l.D = bench_smoke_mode ? 64 : 1536, l.H = bench_smoke_mode ? 4 : 12, l.d = bench_smoke_mode ? 16 : 128;
     int N = B * T, H = l.H, d = l.d, hv = H * d, D = l.D, NC = (T + l.C - 1) / l.C;
     l.W = 4 * hv + 2 * H;
     l.Q = 3 * hv;
-    gf_gdn_shape s = {B, T, H, d, d, l.C, 0.08838834764831845f, false};
+    gf_gdn_shape s = {B, T, H, d, d, l.C, (float)(1 / sqrt((double)d)), false};
     gf_gdn_dims dims = {B, T, D, H, d, d, conv, 1e-5f};
     l.s = s;
     l.dims = dims;
-    gf_dtype A = GF_BF16;
+    gf_dtype A = be_act(be);
     size_t n = (size_t)N;
     unsigned sd = 1;
     l.x = buf(n * D, A, sd++, -1, 1);
@@ -139,21 +140,29 @@ static void run(const bench_ceilings *c, int B, int T, bool conv) {
     char what[160], extra[160];
     snprintf(extra, sizeof extra, ",\"B\":%d,\"T\":%d,\"H\":%d,\"d\":%d,\"conv\":%s,\"tok_s\":%%.0f", B, T, H, d,
              conv ? "true" : "false");
-    char ex[200];
+    char ex[600];
     double sec;
-#define REPORT(name, fn, flops, bytes)                                                                   \
+    /* the peers (tests/gpu/peers/peer_gdn.py) time the same layer without conv */
+    char peers[300] = "";
+    if (!conv)
+        snprintf(peers, sizeof peers,
+                 ",\"peer\":\"fla chunk GDN layer fwd+bwd D %d (%dx%d) T %d\","
+                 "\"peer2\":\"torch naive GDN layer fwd+bwd D %d (%dx%d) T %d\"", D, H, d, T, D, H, d, T);
+#define REPORT(name, fn, flops, bytes, peer)                                                             \
     do {                                                                                                 \
         sec = bench_time(be, fn, &l, 7);                                                                 \
-        snprintf(what, sizeof what, "gdn %s D %d (%dx%d) B %d T %d%s", name, D, H, d, B, T, conv ? " conv" : ""); \
+        snprintf(what, sizeof what, "graft GDN %s D %d (%dx%d) B %d T %d%s", name, D, H, d, B, T,          \
+                 conv ? " conv" : "");                                                                   \
         snprintf(ex, sizeof ex, extra, N / sec);                                                         \
+        if (peer) strncat(ex, peers, sizeof ex - strlen(ex) - 1);                                        \
         bench_report("gdn", what, sec, (flops), (bytes), c, ex);                                         \
     } while (0)
     if (!conv) {
-        REPORT("core fwd", core_fwd, N * core_f, core_fb);
-        REPORT("core bwd", core_bwd, N * core_b, core_bb);
-        REPORT("layer fwd", layer_fwd_only, N * (core_f + gemm_f), layer_fb);
+        REPORT("core fwd", core_fwd, N * core_f, core_fb, false);
+        REPORT("core bwd", core_bwd, N * core_b, core_bb, false);
+        REPORT("layer fwd", layer_fwd_only, N * (core_f + gemm_f), layer_fb, false);
     }
-    REPORT("layer fwd+bwd", layer_fwd_bwd, N * (core_f + core_b + gemm_f + gemm_b), layer_bb);
+    REPORT("layer fwd+bwd", layer_fwd_bwd, N * (core_f + core_b + gemm_f + gemm_b), layer_bb, true);
 #undef REPORT
     fflush(stdout);
     gf_buf *all = &l.x;
@@ -167,10 +176,12 @@ int main(void) {
     const char *e = getenv("GRAFT_BENCH_GDN_TOKENS");
     int tokens = e ? atoi(e) : 32768;
     if (tokens < 8192) tokens = 8192;
+    if (bench_smoke_mode) tokens = 8192;
     const bench_ceilings c = bench_measure_ceilings(be);
-    run(&c, tokens / 2048, 2048, false);
-    run(&c, tokens / 8192, 8192, false);
-    run(&c, tokens / 2048, 2048, true);
+    const int s = bench_smoke_mode ? 32 : 1; /* smoke: T / 32, D 64 (4 x 16) */
+    run(&c, tokens / 2048, 2048 / s, false);
+    run(&c, tokens / 8192, 8192 / s, false);
+    run(&c, tokens / 2048, 2048 / s, true);
     be_close(be);
     return 0;
 }

@@ -23,14 +23,15 @@ static void lin_fn(void *p) {
 
 static void shape(gf_backend *be, const bench_ceilings *c, const char *model, const char *name, int N, int in,
                   int out, bool bias) {
+    if (bench_smoke_mode) in /= 8, out /= 8; /* smoke: the shapes / 8 */
     lin_ud u = {be, gf_none(), gf_none(), gf_none(), gf_none(), gf_none(), gf_none(), gf_none(), N, in, out, 0};
     const size_t nx = (size_t)N * in, nw = (size_t)out * in, ny = (size_t)N * out;
-    if (be_alloc(be, &u.x, nx, GF_BF16) < 0 || be_alloc(be, &u.w, nw, GF_BF16) < 0 ||
-        be_alloc(be, &u.y, ny, GF_BF16) < 0 || be_alloc(be, &u.dy, ny, GF_BF16) < 0 ||
-        be_alloc(be, &u.dx, nx, GF_BF16) < 0 || be_alloc(be, &u.dW, nw, GF_F32) < 0)
+    if (be_alloc(be, &u.x, nx, be_act(be)) < 0 || be_alloc(be, &u.w, nw, be_act(be)) < 0 ||
+        be_alloc(be, &u.y, ny, be_act(be)) < 0 || be_alloc(be, &u.dy, ny, be_act(be)) < 0 ||
+        be_alloc(be, &u.dx, nx, be_act(be)) < 0 || be_alloc(be, &u.dW, nw, GF_F32) < 0)
         bench_die(be, "alloc");
     if (bias) {
-        if (be_alloc(be, &u.b, out, GF_BF16) < 0) bench_die(be, "alloc");
+        if (be_alloc(be, &u.b, out, be_act(be)) < 0) bench_die(be, "alloc");
         bench_fill(be, u.b, out, 1.0f, 7);
     }
     bench_fill(be, u.x, nx, 1.0f, 4);
@@ -59,7 +60,7 @@ int main(void) {
     gf_backend *be = bench_open_or_skip();
     fprintf(stderr, "bench_gemm on %s\n", be_name(be));
     const bench_ceilings c = bench_measure_ceilings(be);
-    const int N = 8192;
+    const int N = bench_smoke_mode ? 64 : 8192; /* smoke: 64 tokens, the same weight shapes */
     /* qwen2.5-1.5b: D 1536, F 8960, 12 heads x 128, 2 KV heads, V 151936 */
     shape(be, &c, "qwen2.5-1.5b", "qkv", N, 1536, 1536 + 2 * 256, true);
     shape(be, &c, "qwen2.5-1.5b", "o", N, 1536, 1536, false);

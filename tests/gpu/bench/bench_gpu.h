@@ -5,7 +5,12 @@
  * line per figure for tests/gpu/bench/table.py.
  *
  * Every figure is printed next to its floor: max(FLOPs / measured bf16 GEMM
- * rate, bytes / measured copy bandwidth); docs/cuda.md explains the counts. */
+ * rate, bytes / measured copy bandwidth); docs/cuda.md explains the counts.
+ *
+ * Smoke mode (GRAFT_BENCH_SMOKE=1, or GRAFT_GPU_TEST_DEVICE=cpu): the same
+ * program at toy shapes on GRAFT_BENCH_DEVICE / GRAFT_GPU_TEST_DEVICE (default
+ * cuda; cpu works): a check that it runs where there is no GPU, its figures
+ * mean nothing. Without smoke and without a GPU: "SKIP: ..." and exit 77. */
 #ifndef GRAFT_TESTS_GPU_BENCH_H
 #define GRAFT_TESTS_GPU_BENCH_H
 
@@ -31,13 +36,22 @@ static void bench_die(gf_backend *be, const char *what) {
     exit(1);
 }
 
+static bool bench_smoke_mode;
+
+/* The device of this run: CUDA (bf16), or in smoke mode the one the
+ * environment names; exits 77 when there is none. */
 static gf_backend *bench_open_or_skip(void) {
-    gf_backend_opts o = {"cuda", 0, false};
+    const char *sm = getenv("GRAFT_BENCH_SMOKE"), *bd = getenv("GRAFT_BENCH_DEVICE");
+    const char *td = getenv("GRAFT_GPU_TEST_DEVICE");
+    const char *dev = bd && *bd ? bd : td && *td ? td : "cuda";
+    bench_smoke_mode = (sm && strcmp(sm, "1") == 0) || strncmp(dev, "cpu", 3) == 0;
+    gf_backend_opts o = {dev, 0, false};
     gf_backend *be = NULL;
     if (be_open(&be, &o) < 0) {
         printf("SKIP: no CUDA backend here: %s\n", gf_last_error());
         exit(77);
     }
+    if (bench_smoke_mode) fprintf(stderr, "SMOKE mode on %s: toy shapes, the figures mean nothing\n", be_name(be));
     return be;
 }
 
@@ -116,10 +130,11 @@ static void copy_fn(void *p) {
 
 static bench_ceilings bench_measure_ceilings(gf_backend *be) {
     bench_ceilings c;
-    gemm_ud g = {be, gf_none(), gf_none(), gf_none(), 8192};
+    const gf_dtype A = be_act(be); /* bf16 on CUDA; the CPU's float32 in smoke mode */
+    gemm_ud g = {be, gf_none(), gf_none(), gf_none(), bench_smoke_mode ? 256 : 8192};
     const size_t nn = (size_t)g.n * g.n;
-    if (be_alloc(be, &g.x, nn, GF_BF16) < 0 || be_alloc(be, &g.w, nn, GF_BF16) < 0 ||
-        be_alloc(be, &g.y, nn, GF_BF16) < 0)
+    if (be_alloc(be, &g.x, nn, A) < 0 || be_alloc(be, &g.w, nn, A) < 0 ||
+        be_alloc(be, &g.y, nn, A) < 0)
         bench_die(be, "alloc");
     bench_fill(be, g.x, nn, 1.0f, 1);
     bench_fill(be, g.w, nn, 1.0f, 2);
@@ -127,16 +142,16 @@ static bench_ceilings bench_measure_ceilings(gf_backend *be) {
     c.gemm_tflops = 2.0 * g.n * (double)g.n * g.n / tg / 1e12;
     be_free(be, &g.x), be_free(be, &g.w), be_free(be, &g.y);
 
-    copy_ud cp = {be, gf_none(), gf_none(), (size_t)1 << 30}; /* 2 GiB of bf16 each way */
-    if (be_alloc(be, &cp.a, cp.n, GF_BF16) < 0 || be_alloc(be, &cp.b, cp.n, GF_BF16) < 0) bench_die(be, "alloc");
+    copy_ud cp = {be, gf_none(), gf_none(), bench_smoke_mode ? (size_t)1 << 20 : (size_t)1 << 30}; /* 2 GiB of bf16 each way */
+    if (be_alloc(be, &cp.a, cp.n, A) < 0 || be_alloc(be, &cp.b, cp.n, A) < 0) bench_die(be, "alloc");
     bench_fill(be, cp.a, cp.n, 1.0f, 3);
     const double tc = bench_time(be, copy_fn, &cp, 9);
-    c.copy_gbps = 2.0 * 2.0 * (double)cp.n / tc / 1e9;
+    c.copy_gbps = 2.0 * (double)gf_dtype_size(A) * (double)cp.n / tc / 1e9;
     be_free(be, &cp.a), be_free(be, &cp.b);
-    printf("{\"bench\":\"ceiling\",\"what\":\"bf16 GEMM 8192^3 (cublasLt)\",\"ms\":%.4f,\"tflops\":%.1f}\n", tg * 1e3,
-           c.gemm_tflops);
-    printf("{\"bench\":\"ceiling\",\"what\":\"device copy 2 GiB\",\"ms\":%.4f,\"gbps\":%.0f}\n", tc * 1e3,
-           c.copy_gbps);
+    printf("{\"bench\":\"ceiling\",\"what\":\"%s GEMM %d^3 (%s)\",\"ms\":%.4f,\"tflops\":%.1f}\n", gf_dtype_name(A), g.n,
+           be_is_host(be) ? "cpu smoke" : "cublasLt", tg * 1e3, c.gemm_tflops);
+    printf("{\"bench\":\"ceiling\",\"what\":\"device copy %.0f MiB\",\"ms\":%.4f,\"gbps\":%.0f}\n",
+           (double)cp.n * gf_dtype_size(A) / (1 << 20), tc * 1e3, c.copy_gbps);
     return c;
 }
 

@@ -3,8 +3,12 @@
 # (tests/gpu/peers/peer_*.py, where python3 has torch), then one table.
 # Each prints one JSON line per figure; all lines go to LOGDIR/bench.jsonl,
 # everything else to LOGDIR/NAME.log (LOGDIR: GRAFT_GPU_LOGS, default
-# BUILD/gpu/logs). GRAFT_BENCH_PEERS=0 skips the peers; GRAFT_BENCH_ONLY=name
-# runs the programs and peers whose name contains it.
+# BUILD/gpu/logs). GRAFT_BENCH_PEERS=0 skips the peers; GRAFT_BENCH_ONLY="a b"
+# runs the programs and peers whose name contains one of the words;
+# GRAFT_BENCH_MODEL_ARGS (forward, train or stage2) is bench_cuda_model's argument.
+# GRAFT_BENCH_SMOKE=1 or GRAFT_GPU_TEST_DEVICE=cpu: every program at toy shapes
+# (bench_gpu.h) and the peers with GRAFT_PEER_SMOKE=1 (the CPU): a check of the
+# benchmarks where there is no GPU, the figures mean nothing.
 set -u
 BUILD=${1:-build}
 cd "$(dirname "$0")/../../.."
@@ -16,14 +20,21 @@ jsonl="$logs/bench.jsonl"
 : >"$jsonl"
 only=${GRAFT_BENCH_ONLY:-}
 status=0
-want() { [ -z "$only" ] || case $1 in *"$only"*) return 0 ;; *) return 1 ;; esac; }
+want() {
+    [ -z "$only" ] && return 0
+    for w in $only; do case $1 in *"$w"*) return 0 ;; esac; done
+    return 1
+}
+case ${GRAFT_GPU_TEST_DEVICE:-}${GRAFT_BENCH_SMOKE:-} in cpu*|*1) export GRAFT_PEER_SMOKE=1 ;; esac
 
 for b in "$BUILD"/gpu/bench_*; do
     [ -x "$b" ] || continue
     name=$(basename "$b")
     want "$name" || continue
     printf '== %s\n' "$name"
-    "$b" >"$logs/$name.out" 2>"$logs/$name.log"
+    args=
+    [ "$name" = bench_cuda_model ] && args=${GRAFT_BENCH_MODEL_ARGS:-}
+    "$b" $args >"$logs/$name.out" 2>"$logs/$name.log"
     rc=$?
     grep '^{' "$logs/$name.out" >>"$jsonl"
     [ $rc -eq 77 ] && { printf '   skipped: %s\n' "$(tail -n 1 "$logs/$name.out")"; continue; }
@@ -33,9 +44,10 @@ done
 if [ "${GRAFT_BENCH_PEERS:-1}" != 0 ] && python3 -c 'import torch' 2>/dev/null; then
     for p in tests/gpu/peers/peer_*.py; do
         name=$(basename "$p" .py)
+        [ "$name" = peer_common ] && continue
         want "$name" || continue
         printf '== %s\n' "$name"
-        python3 "$p" >"$logs/$name.out" 2>"$logs/$name.log"
+        (cd tests/gpu/peers && python3 "$(basename "$p")") >"$logs/$name.out" 2>"$logs/$name.log"
         rc=$?
         grep '^{' "$logs/$name.out" >>"$jsonl"
         [ $rc -ne 0 ] && { status=1; printf '   FAILED (exit %d):\n' $rc; tail -n 5 "$logs/$name.log" | sed 's/^/   | /'; }

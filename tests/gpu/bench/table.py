@@ -2,21 +2,29 @@
 """Prints the GPU benchmark figures (JSON lines from tests/gpu/bench/run.sh) as
 one table: each figure with its floor (max of FLOPs over the measured bf16 GEMM
 rate and bytes over the measured copy bandwidth) and, where a peer measured
-the same thing in the run, the ratio to it."""
+the same thing, the ratio to it. Several files (the bench.jsonl of several
+device calls on one machine) make one table; lines without a figure (notes,
+sanity checks) are printed first.
+  python3 tests/gpu/bench/table.py A.jsonl [B.jsonl ...]"""
 import json
 import sys
 
 
-def main(path):
+def main(paths):
     rows = []
-    with open(path) as f:
-        for line in f:
-            line = line.strip()
-            if line.startswith("{"):
-                try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError:
-                    print("unreadable line:", line[:120])
+    for path in paths:
+        with open(path) as f:
+            for line in f:
+                line = line.strip()
+                if line.startswith("{"):
+                    try:
+                        rows.append(json.loads(line))
+                    except json.JSONDecodeError:
+                        print("unreadable line:", line[:120])
+    for r in rows:
+        if "what" not in r:
+            print("note:", json.dumps(r))
+    rows = [r for r in rows if "what" in r]
     if not rows:
         print("no figures")
         return
@@ -54,4 +62,4 @@ def main(path):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "build/gpu/logs/bench.jsonl")
+    main(sys.argv[1:] or ["build/gpu/logs/bench.jsonl"])

@@ -7,12 +7,16 @@
  *   - a training step like the peers' (next-token cross-entropy, backward,
  *     global norm, AdamW on f32 masters) of qwen2.5-1.5b, plain and with every
  *     other layer Gated DeltaNet, 4 x 2048;
- *   - one recovery step (phase kl: teacher forward + student step, train_run).
+ *     and again at a batch that fills the GPU (GRAFT_BENCH_TRAIN_BIG_B, default 16);
+ *   - one recovery step (phase kl: teacher forward + student step, train_run);
+ *   - Stage 2 of every converted layer of qwen2.5-1.5b at 50 % (the odd
+ *     layers: 14), 300 steps on a capture of 4 x 256 tokens and 1 x 256
+ *     held out (graft convert's defaults), after the teacher capture.
  * FLOPs as docs/cuda.md counts them (peer_common.py the same). GRAFT_BENCH_TEACHER=PATH
  * also times loading that teacher onto the GPU (warm page cache: load it twice).
- *   build/gpu/bench_cuda_model [forward|train]      (make bench-gpu)
- * GRAFT_BENCH_SMOKE=1: toy shapes on GRAFT_BENCH_DEVICE (default cuda; cpu
- * works): a check of this program, its figures mean nothing. */
+ *   build/gpu/bench_cuda_model [forward|train|stage2]     (make bench-gpu)
+ * GRAFT_BENCH_SMOKE=1 or GRAFT_GPU_TEST_DEVICE=cpu: toy shapes (bench_gpu.h),
+ * a check of this program, its figures mean nothing. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +27,7 @@
 #include "formats/hf_config.h"
 #include "model/model.h"
 #include "model/transformer.h"
+#include "calibrate/capture.h"
 #include "student/build.h"
 #include "train/trainer.h"
 
@@ -220,7 +225,7 @@ static void step_fn(void *p) {
 
 static void train_case(gf_backend *be, const bench_ceilings *ce, bool hybrid, int B, int T) {
     const char *name = "qwen2.5-1.5b";
-    char what[200], peer[200], extra[512];
+    char what[200], peer[200], peer2[200], extra[700];
     snprintf(what, sizeof what, "graft %s%s B %d T %d train step (CE, AdamW, f32 masters)", name,
              hybrid ? " hybrid 50% GDN" : "", B, T);
     model_config c;
@@ -256,8 +261,10 @@ static void train_case(gf_backend *be, const bench_ceilings *ce, bool hybrid, in
         const double flops = train_per_token(&c, T, n_gdn) * N;
         snprintf(peer, sizeof peer, "torch %s%s B %d T %d torch.compile, fused AdamW, bf16 autocast + f32 master", name,
                  hybrid ? " hybrid 50% GDN (fla chunk)" : "", B, T);
-        snprintf(extra, sizeof extra, ",\"tok_s\":%.0f,\"of_roofline\":%.3f,\"peer\":\"%s\"", N / t,
-                 flops / t / 1e12 / ce->gemm_tflops, peer);
+        snprintf(peer2, sizeof peer2, "torch %s%s B %d T %d eager, fused AdamW, bf16 autocast + f32 master", name,
+                 hybrid ? (smoke ? " hybrid 50% GDN (torch recurrent, smoke)" : " hybrid 50% GDN (fla chunk)") : "", B, T);
+        snprintf(extra, sizeof extra, ",\"tok_s\":%.0f,\"of_roofline\":%.3f,\"peer\":\"%s\",\"peer2\":\"%s\"", N / t,
+                 flops / t / 1e12 / ce->gemm_tflops, peer, peer2);
         /* bytes: params, grads, masters and moments read and written once */
         bench_report("model", what, t, flops, 2.0 * n + 4.0 * 6 * n, ce, extra);
     }
@@ -320,34 +327,86 @@ static void recovery_case(gf_backend *be, const bench_ceilings *ce, int B, int T
     model_free(&m);
 }
 
+/* Stage 2 of every converted layer (align-only: Stage 2 from the default
+ * init, so the time is Stage 2's), after a teacher capture that is timed on
+ * its own. FLOPs per step and layer: the GDN layer's projections and core,
+ * forward and backward (3x forward), over the calibration tokens, plus the
+ * held-out forward; docs/cuda.md. */
+static void stage2_case(gf_backend *be, const bench_ceilings *ce, int seqs, int T, int steps) {
+    char what[200], extra[256];
+    snprintf(what, sizeof what, "graft qwen2.5-1.5b 50%% Stage 2, every converted layer, %d steps, %d x %d tokens",
+             steps, seqs, T);
+    model_config c;
+    model m;
+    if (load_config(&c, "qwen2.5-1.5b") != 0 || random_model(&m, &c, be) != 0) {
+        skip_line(what, gf_last_error());
+        return;
+    }
+    const int L = c.n_layers;
+    bool conv[256] = {0};
+    int n_conv = 0;
+    for (int l = 0; l < L && l < 256; l++) conv[l] = l % 2 == 1, n_conv += conv[l];
+    int *ids = malloc((size_t)(seqs + 1) * T * sizeof *ids);
+    for (int i = 0; i < (seqs + 1) * T; i++) ids[i] = (int)(((unsigned)i * 2654435761u + 17u) % (unsigned)c.vocab_size);
+    teacher_capture cal, held;
+    memset(&cal, 0, sizeof cal), memset(&held, 0, sizeof held);
+    double t0 = bench_now();
+    int rc = teacher_capture_run(&cal, &m, ids, seqs, T, 0, NULL);
+    if (rc == 0) rc = teacher_capture_run(&held, &m, ids + (size_t)seqs * T, 1, T, 0, NULL);
+    const double t_cap = bench_now() - t0;
+    student s;
+    student_settings set;
+    student_settings_default(&set);
+    set.init = INIT_ALIGN_ONLY;
+    set.steps = steps;
+    bool have = false;
+    if (rc == 0) rc = student_init_empty(&s, &m, &set), have = rc == 0;
+    t0 = bench_now();
+    if (rc == 0) rc = student_build_layers(&s, conv, &cal, &held, NULL);
+    if (rc == 0) rc = be_sync(be);
+    const double t = bench_now() - t0;
+    if (rc != 0) {
+        skip_line(what, gf_last_error());
+    } else {
+        const double gdn_fwd = layer_mm(&c, true) - 6.0 * c.dim * c.hidden_dim + gdn_core(&c); /* no MLP in Stage 2 */
+        const double flops = (double)n_conv * steps * (3.0 * seqs * T + T) * gdn_fwd;
+        snprintf(extra, sizeof extra, ",\"layers\":%d,\"s_per_layer\":%.3f,\"capture_s\":%.3f", n_conv, t / n_conv,
+                 t_cap);
+        bench_report("model", what, t, flops, 0, ce, extra);
+    }
+    if (have) student_free(&s);
+    teacher_capture_free(&cal);
+    teacher_capture_free(&held);
+    free(ids);
+    model_free(&m);
+}
+
 int main(int argc, char **argv) {
     const char *which = argc > 1 ? argv[1] : "all";
-    smoke = getenv("GRAFT_BENCH_SMOKE") && strcmp(getenv("GRAFT_BENCH_SMOKE"), "1") == 0;
-    const char *dev = getenv("GRAFT_BENCH_DEVICE");
-    gf_backend *be = NULL;
-    if (smoke && dev && *dev) {
-        gf_backend_opts o = {dev, 0, false};
-        if (be_open(&be, &o) != 0) bench_die(NULL, "open");
-    } else {
-        be = bench_open_or_skip();
-    }
+    gf_backend *be = bench_open_or_skip();
+    smoke = bench_smoke_mode;
     be_set_default(be);
     fprintf(stderr, "bench_cuda_model on %s\n", be_name(be));
-    bench_ceilings ce = {1.0, 1.0};
-    if (!smoke) ce = bench_measure_ceilings(be);
+    const bench_ceilings ce = bench_measure_ceilings(be);
     const int Bl = smoke ? 2 : 4, Tl = smoke ? 64 : 2048;
+    const char *bb = getenv("GRAFT_BENCH_TRAIN_BIG_B");
+    const int Bbig = smoke ? 3 : bb && atoi(bb) > 0 ? atoi(bb) : 16;
     const char *teacher = getenv("GRAFT_BENCH_TEACHER");
     if (teacher && *teacher) load_case(be, teacher);
-    if (strcmp(which, "train") != 0) {
+    const bool all = strcmp(which, "all") == 0;
+    if (all || strcmp(which, "forward") == 0) {
         forward_case(be, &ce, "qwen2.5-1.5b", Bl, Tl);
         forward_case(be, &ce, "qwen2.5-1.5b", 1, 4 * Tl);
-        forward_case(be, &ce, "qwen3-8b", Bl, Tl);
+        forward_case(be, &ce, "qwen3-8b", 1, Tl);
     }
-    if (strcmp(which, "forward") != 0) {
+    if (all || strcmp(which, "train") == 0) {
         train_case(be, &ce, false, Bl, Tl);
         train_case(be, &ce, true, Bl, Tl);
+        train_case(be, &ce, false, Bbig, Tl);
+        train_case(be, &ce, true, Bbig, Tl);
         recovery_case(be, &ce, Bl, Tl);
     }
+    if (all || strcmp(which, "stage2") == 0) stage2_case(be, &ce, 4, smoke ? 64 : 256, smoke ? 20 : 300);
     be_set_default(NULL);
     be_close(be);
     return 0;

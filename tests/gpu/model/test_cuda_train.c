@@ -14,9 +14,12 @@
  * against its own norm (the backward chains ~10 ops per layer through the
  * softmax, KL and GDN state, each 1e-6..1e-5 relative in float32; measured
  * CPU 1 thread vs 2 threads: below 1e-5). bf16: weights and activations
- * rounded to 8 significant bits in every op, so the check is coarse: loss 2e-2
- * relative, the whole gradient vector 1e-1 relative L2 and cosine >= 0.99 with
- * the CPU's (per-tensor errors are printed as INFO).
+ * rounded to 8 significant bits in every op, and the logits then carry ~3e-2
+ * relative error (test_cuda_model's bf16 bound) which the KL gradient, a
+ * difference of probabilities, passes on undamped; so the check is coarse, a
+ * net for wrong kernels (which give cosines near 0): loss 5e-2 relative, the
+ * whole gradient vector 3e-1 relative L2 and cosine >= 0.95 with the CPU's
+ * (per-tensor errors are printed as INFO).
  *   build/gpu/test_cuda_train                 (make test-gpu)
  *   GRAFT_GPU_TEST_DEVICE=cpu build/gpu/test_cuda_train   the program itself
  *     checked without a GPU: a 2-thread CPU backend in the GPU's place
@@ -190,7 +193,7 @@ static void one_case(gf_backend *gpu, gf_backend *cpu, const char *mode, const c
     } else {
         const bool f32 = be_act(gpu) == GF_F32;
         const double el = fabs(g.loss - c.loss) / fabs(c.loss);
-        const double tl = f32 ? 1e-5 : 2e-2;
+        const double tl = f32 ? 1e-5 : 5e-2;
         result(isfinite(g.loss) && el <= tl, "%-5s %-12s loss %.6f vs CPU %.6f: rel %.2e (%.0e)", mode, name, g.loss,
                c.loss, el, tl);
         double worst = 0;
@@ -204,7 +207,7 @@ static void one_case(gf_backend *gpu, gf_backend *cpu, const char *mode, const c
         }
         if (!f32) {
             const double e = rel_l2(g.grads, c.grads, c.layout.total), cs = cosine(g.grads, c.grads, c.layout.total);
-            result(e <= 1e-1 && cs >= 0.99, "%-5s %-12s whole gradient rel L2 %.2e (1e-1), cosine %.5f (>= 0.99); worst "
+            result(e <= 3e-1 && cs >= 0.95, "%-5s %-12s whole gradient rel L2 %.2e (3e-1), cosine %.5f (>= 0.95); worst "
                    "tensor %s %.2e", mode, name, e, cs, worst_name, worst);
         }
     }

@@ -154,6 +154,35 @@ def skip(bench, what, why):
     print(json.dumps({"bench": bench, "what": what, "skipped": why}), flush=True)
 
 
+def import_fla():
+    """flash-linear-attention from GRAFT_FLA_PATH, else <repo>/.peers/fla (where the lead carries it): a
+    checkout (holding fla/) or the package folder itself. Sets fla.ops.common.chunk_o.TRITON_ABOVE_3_7_1 = True
+    (Triton below 3.7.1 on Hopper: FLA refuses its gated backward otherwise; for the speed comparison) and says
+    so on stderr and as a JSON note. Raises ImportError with the reason when it is not there."""
+    import importlib
+
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..")
+    path = os.environ.get("GRAFT_FLA_PATH") or os.path.join(root, ".peers", "fla")
+    path = os.path.abspath(path)
+    if os.path.isfile(os.path.join(path, "__init__.py")) and os.path.basename(path) == "fla":
+        path = os.path.dirname(path)  # the package folder itself
+    if not os.path.isdir(os.path.join(path, "fla")):
+        raise ImportError(f"flash-linear-attention not found at {path} (GRAFT_FLA_PATH)")
+    if path not in sys.path:
+        sys.path.insert(0, path)
+    fla = importlib.import_module("fla")
+    importlib.import_module("fla.ops.gated_delta_rule")
+    chunk_o = importlib.import_module("fla.ops.common.chunk_o")
+    chunk_o.TRITON_ABOVE_3_7_1 = True
+    import triton
+
+    msg = ("set fla.ops.common.chunk_o.TRITON_ABOVE_3_7_1 = True (Triton " + triton.__version__ +
+           "): FLA's gated backward runs on Hopper for the speed comparison")
+    log(msg)
+    print(json.dumps({"note": msg, "fla_path": path}), flush=True)
+    return fla
+
+
 def log(*a):
     print(*a, file=sys.stderr, flush=True)
 

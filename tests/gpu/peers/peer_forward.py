@@ -10,7 +10,7 @@ import torch
 
 from peer_common import DEVICE, SMOKE, dims, emit, forward_flops_per_token, free, load_config, log, random_model, skip, time_ms
 
-CASES = [("qwen2.5-1.5b", 4, 2048), ("qwen2.5-1.5b", 1, 8192), ("qwen3-8b", 4, 2048)]
+CASES = [("qwen2.5-1.5b", 4, 2048), ("qwen2.5-1.5b", 1, 8192), ("qwen3-8b", 1, 2048)]
 
 
 def cases():
@@ -18,7 +18,7 @@ def cases():
     if env:
         return [(m, int(b), int(t)) for m, b, t in (c.split(":") for c in env.split(","))]
     if SMOKE:
-        return [("qwen2.5-1.5b", 2, 64), ("qwen3-8b", 1, 32)]
+        return [("qwen2.5-1.5b", 2, 64), ("qwen2.5-1.5b", 1, 256), ("qwen3-8b", 1, 64)]  # bench_cuda_model's smoke
     return CASES
 
 

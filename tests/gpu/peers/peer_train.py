@@ -13,7 +13,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from peer_common import (DEVICE, SMOKE, dims, emit, free, load_config, log, random_model, skip, time_ms,
+from peer_common import (DEVICE, SMOKE, import_fla, dims, emit, free, load_config, log, random_model, skip, time_ms,
                          train_flops_per_token)
 
 MODEL = "qwen2.5-1.5b"
@@ -21,13 +21,8 @@ B, T = (2, 64) if SMOKE else (4, 2048)
 
 
 def load_fla():
-    """chunk_gated_delta_rule, with TRITON_ABOVE_3_7_1 forced on (the lead's instruction for triton 3.6)."""
-    from fla.ops.gated_delta_rule import chunk_gated_delta_rule
-    import fla.ops.common.chunk_o as chunk_o
-
-    chunk_o.TRITON_ABOVE_3_7_1 = True
-    log("peer_train: set fla.ops.common.chunk_o.TRITON_ABOVE_3_7_1 = True")
-    return chunk_gated_delta_rule
+    """chunk_gated_delta_rule, with TRITON_ABOVE_3_7_1 forced on (peer_common.import_fla says so)."""
+    return import_fla().ops.gated_delta_rule.chunk_gated_delta_rule
 
 
 class GDNMixer(nn.Module):

@@ -1,0 +1,22 @@
+#!/bin/sh
+# Prepares .carry/ for a run on the GPU machine: ../shared/tools/gpu-carry.sh
+# (headers and the libraries that machine lacks, copies of ../shared), plus what
+# graft needs beyond that script's list: OpenSSL's headers (libcrypto itself is
+# there) and utf8proc (headers and library). Run from the repository root; then
+# every device command starts with `. .carry/env.sh &&` and carries .carry.
+set -eu
+[ -f Makefile ] && [ -d engine ] || { echo "tests/gpu/carry.sh: run it from the repository root" >&2; exit 2; }
+sh ../shared/tools/gpu-carry.sh
+dest=$(pwd)/.carry
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+(cd "$tmp" && apt-get download -qq libssl-dev libutf8proc-dev libutf8proc2 2>/dev/null) ||
+    { echo "tests/gpu/carry.sh: apt-get download failed (libssl-dev libutf8proc-dev libutf8proc2)" >&2; exit 1; }
+for f in "$tmp"/*.deb; do dpkg -x "$f" "$tmp/x"; done
+cp -r "$tmp"/x/usr/include/. "$dest/sysroot/include/"
+cp -P "$tmp"/x/usr/lib/x86_64-linux-gnu/libutf8proc.so* "$dest/sysroot/lib/"
+# libcrypto: link to the GPU machine's own libcrypto.so.3 at run time (env.sh)
+cat >> "$dest/env.sh" <<'ENV'
+[ -e "$_s/lib/libcrypto.so" ] || ln -sf "$_sys/libcrypto.so.3" "$_s/lib/libcrypto.so"
+ENV
+du -sh "$dest" | sed 's/^/.carry: /'
