@@ -148,10 +148,10 @@ int cmd_inspect(int argc, char **argv) {
         print_human(&m);
         char f[32], t[32], a[32], b[32], c[32];
         printf("device      %s", be_name(m.be));
-        if (info) {
+        if (info && !be_is_host(m.be)) { /* a device's free memory (the host's varies run to run: --json has it) */
             mem_format(f, sizeof f, free_b);
             mem_format(t, sizeof t, total_b);
-            printf(": %s %s of %s", f, be_is_host(m.be) ? "available" : "free", t);
+            printf(": %s free of %s", f, t);
         }
         mem_format(a, sizeof a, jobs[0].e.total);
         mem_format(b, sizeof b, jobs[1].e.total);
