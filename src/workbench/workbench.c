@@ -55,15 +55,16 @@ void wb_device_of(const gf_backend *be, char *buf, size_t n) {
 
 int wb_start(app_state *st, job_runner *jr, const char *name, job_fn fn, void *arg, teacher_state *owner) {
     workbench *wb = st->user;
+    gf_backend *be = strcmp(name, "load") && wb ? wb->be : NULL;
     wb_job *j = gf_calloc(1, sizeof *j);
-    *j = (wb_job){fn, arg, st->settings.threads, strcmp(name, "load") && wb ? wb->be : NULL};
+    *j = (wb_job){fn, arg, st->settings.threads, be};
     if (app_start_job(st, jr, name, wb_job_main, j, owner) != 0) {
         free(j);
         return -1;
     }
-    /* every job's log line names where it runs */
+    /* every job's log line names where it runs (j is the worker's now: it may be freed already) */
     char dev[32];
-    if (j->be) wb_device_of(j->be, dev, sizeof dev);
+    if (be) wb_device_of(be, dev, sizeof dev);
     else snprintf(dev, sizeof dev, "%s", settings_device_name(&st->settings));
     app_log(st, LOG_INFO, "%s: runs on %s", name, dev);
     return 0;
