@@ -98,6 +98,9 @@ int cmd_convert(int argc, char **argv) {
         snprintf(default_out, sizeof default_out, "student-%s", student_init_name(init));
         out = default_out;
     }
+    const bool scored = ss.kind == STRATEGY_AR || ss.kind == STRATEGY_GA_S2;
+    method_plan plan = {&mo.split, set, strategy, keep, ss.kind == STRATEGY_GA_S2, 1, scored};
+    cli_mem_plan(method_plan_fill, &plan, "lower --calib-seqs or --ctx");
     model *m = gf_calloc(1, sizeof *m);
     if (cli_load_model("convert", pos[0], &co, m) != 0) {
         free(m);
@@ -141,6 +144,7 @@ int cmd_convert(int argc, char **argv) {
     }
     if (co.json) {
         cJSON_AddStringToObject(rep, "out", out);
+        cJSON_AddItemToObject(rep, "memory", cli_mem_json());
         cli_print_json(rep);
     } else {
         cJSON_Delete(rep);

@@ -13,6 +13,9 @@
 #include "select/select.h"
 #include "student/build.h"
 
+/* ar: the teacher with one layer's attention removed, scored in windows of ctx */
+static void ar_fill(mem_job *j, void *ud) { cli_mem_eval(j, 0, *(const int *)ud, 0); }
+
 int cmd_select(int argc, char **argv) {
     common_opts co;
     common_opts_default(&co);
@@ -58,6 +61,10 @@ int cmd_select(int argc, char **argv) {
         fprintf(stderr, "graft select: --text FILE is required for %s\n", strategy_name(ss.kind));
         return 2;
     }
+    const bool scored = ss.kind == STRATEGY_AR || ss.kind == STRATEGY_GA_S2;
+    method_plan plan = {&mo.split, set, strategy, keep, ss.kind == STRATEGY_GA_S2, ss.kind == STRATEGY_GA_S2, scored};
+    if (ss.kind == STRATEGY_AR) cli_mem_plan(ar_fill, &mo.split.ctx, "lower --ctx");
+    else cli_mem_plan(ss.kind == STRATEGY_GA_S2 ? method_plan_fill : NULL, &plan, "lower --calib-seqs or --ctx");
     model m;
     if (cli_load_model("select", pos[0], &co, &m) != 0) return 1;
     const int L = m.cfg.n_layers;
@@ -107,6 +114,7 @@ int cmd_select(int argc, char **argv) {
             cJSON_AddStringToObject(o, "query_scale", gdn_scale_name(set.scale));
             cJSON_AddStringToObject(o, "write_gate", write_gate_name(set.write_gate));
         }
+        cJSON_AddItemToObject(o, "memory", cli_mem_json());
         cli_print_json(o);
     } else {
         printf("strategy %s: keep %d of %d layers:", strategy_name(ss.kind), sel.k, L);

@@ -4,6 +4,7 @@
 
 #include "cli/common.h"
 #include "cli/ranks.h"
+#include "cli/mem_check.h"
 #include "commands.h"
 #include "data/text_tokens.h"
 #include "cli/stats_report.h"
@@ -59,6 +60,19 @@ void attn_stats_print(const attn_stats *s) {
     }
 }
 
+/* collect_attn_stats: sequences in batches of up to 4096 rows */
+typedef struct {
+    int ctx, seqs;
+} stats_plan;
+
+static void stats_fill(mem_job *j, void *ud) {
+    const stats_plan *p = ud;
+    int B = 4096 / p->ctx;
+    if (B < 1) B = 1;
+    if (p->seqs > 0 && B > p->seqs) B = p->seqs;
+    j->run[0] = (tf_run_opts){.B = B, .T = p->ctx, .stats = true, .logit_rows = 1};
+}
+
 int cmd_stats(int argc, char **argv) {
     common_opts co;
     common_opts_default(&co);
@@ -86,6 +100,8 @@ int cmd_stats(int argc, char **argv) {
         fprintf(stderr, "graft stats: --ctx must be >= 2 and --seqs >= 0\n");
         return 2;
     }
+    stats_plan plan = {ctx, seqs};
+    cli_mem_plan(stats_fill, &plan, "lower --ctx or --seqs");
     model m;
     if (cli_load_model("stats", pos[0], &co, &m) != 0) return 1;
     if (!m.tok) {
@@ -106,6 +122,7 @@ int cmd_stats(int argc, char **argv) {
         cJSON_AddNumberToObject(o, "sequences", n_seqs);
         cJSON_AddNumberToObject(o, "ctx", ctx);
         cJSON_AddItemToObject(o, "layers", attn_stats_json(&st));
+        cJSON_AddItemToObject(o, "memory", cli_mem_json());
         cli_print_json(o);
     } else {
         printf("%s: %d sequences x %d tokens\n\n", m.name, n_seqs, ctx);

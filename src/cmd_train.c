@@ -6,6 +6,7 @@
 
 #include "cli/common.h"
 #include "cli/ranks.h"
+#include "cli/mem_check.h"
 #include "cli/train_cli.h"
 #include "cli/train_student.h"
 #include "commands.h"
@@ -65,6 +66,9 @@ int cmd_train(int argc, char **argv) {
         fprintf(stderr, "graft train: --out writes student folders; %s is not one (make it with graft convert)\n", pos[0]);
         return 2;
     }
+    const char *folder_list[1] = {pos[0]};
+    train_plan plan = {&tc, folder || strcmp(pos[0], tc.teacher) != 0 ? 2 : 1, folder_list, folder ? 1 : 0, false, NULL};
+    cli_mem_plan(train_plan_fill, &plan, "lower --batch or --ctx");
     model teacher, src;
     if (cli_load_model("train", tc.teacher, &co, &teacher) != 0) return 1;
     const bool same = folder || strcmp(pos[0], tc.teacher) == 0;
@@ -137,6 +141,7 @@ int cmd_train(int argc, char **argv) {
         cJSON_AddNumberToObject(o, "final_eval_ppl", res.final_eval_ppl);
         cJSON_AddNumberToObject(o, "teacher_eval_ppl", exp(teacher_nll));
         cJSON_AddStringToObject(o, "data", data.sampled ? "teacher-sampled" : tc.data);
+        cJSON_AddItemToObject(o, "memory", cli_mem_json());
         cli_print_json(o);
     } else {
         printf("done: %ld steps, %ld tokens, final loss %.6f, held-out ppl %.4f (teacher %.4f)%s\n", res.st.step,

@@ -74,6 +74,7 @@ void be_set_error(gf_backend *be, const char *fmt, ...)
 int gf_backend_cpu_open(gf_backend *be, const gf_backend_opts *o);
 #ifdef GRAFT_WITH_CUDA
 int gf_backend_cuda_open(gf_backend *be, const gf_backend_opts *o); /* "cuda" / "cuda:N" */
+int gf_backend_cuda_count(int *count); /* GPUs found; 0 with no driver or no GPU */
 #endif
 
 #ifdef __cplusplus

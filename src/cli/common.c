@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cli/ranks.h"
+#include "cli/mem_check.h"
 #include "core/error.h"
 #include "hub/progress_bar.h"
 #include "hub/resolve.h"
@@ -84,8 +85,9 @@ int cli_load_model(const char *cmd, const char *arg, const common_opts *o, model
         free(path);
         return -1;
     }
-    model_load_opts lo = {o->tokenizer, cli_backend()};
-    int rc = model_load(m, path, &lo);
+    const model_load_opts lo = {o->tokenizer, cli_backend()};
+    const model_load_hooks hk = {cli_mem_on_config, NULL, 0};
+    int rc = model_load_hooked(m, path, &lo, &hk);
     free(path);
     if (rc != 0) {
         cli_fail(cmd);
@@ -100,7 +102,9 @@ int cli_load_student(const char *cmd, const char *arg, const common_opts *o, stu
         cli_fail(cmd);
         return -1;
     }
-    int rc = student_load(s, path, o->tokenizer);
+    const model_load_opts lo = {o->tokenizer, cli_backend()};
+    const model_load_hooks hk = {cli_mem_on_config, NULL, 0};
+    int rc = student_load_with(s, path, &lo, &hk);
     free(path);
     if (rc != 0) {
         cli_fail(cmd);

@@ -16,6 +16,7 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
         fail "--device cuda without a GPU: $(cat "$TMP/err")"
 fi
 expect_error "unknown device" "$G" inspect "$STORIES" --device tpu
+# every command's --device errors and the memory refusals: device_cli.sh
 
 printf 'x' >"$TMP/one.txt"
 "$G" ppl "$STORIES" --text "$TMP/one.txt" --json >/dev/null || fail "a one-character text has BOS + 2 tokens and must work"

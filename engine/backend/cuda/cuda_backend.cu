@@ -181,6 +181,17 @@ static int parse_ordinal(const char *dev) {
     return (*end || n < 0 || n > 1023) ? -1 : (int)n;
 }
 
+extern "C" int gf_backend_cuda_count(int *count) {
+    *count = 0;
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) { /* no driver, no GPU: none to list */
+        cudaGetLastError();
+        return 0;
+    }
+    *count = n;
+    return 0;
+}
+
 extern "C" int gf_backend_cuda_open(gf_backend *be, const gf_backend_opts *o) {
     const int dev = parse_ordinal(o ? o->device : "cuda");
     if (dev < 0) return gf_fail("unknown device '%s' (cuda, cuda:N)", o && o->device ? o->device : "");

@@ -123,6 +123,12 @@ static gf_backend_ops emu_table(void) {
 }
 static const gf_backend_ops table = emu_table();
 
+/* backend.c's be_cuda_device_count: the one emulated device */
+extern "C" int gf_backend_cuda_count(int *count) {
+    *count = 1;
+    return 0;
+}
+
 extern "C" int gf_backend_cuda_open(gf_backend *be, const gf_backend_opts *o) {
     cuda_impl *im = (cuda_impl *)calloc(1, sizeof *im);
     if (!im) return gf_fail("out of host memory");
