@@ -248,12 +248,6 @@ static void rows_say_their_seed(void **state) {
 
 /* ---- the box, headless ---- */
 
-static char *row_of(grid *g, int y) {
-    static char buf[4096];
-    grid_row_text(g, y, buf, sizeof buf);
-    return buf;
-}
-
 static bool shows(ui *u, grid *g, const char *text) {
     ui_render(u, g);
     char *t = grid_to_text(g, NULL);
@@ -396,7 +390,6 @@ static void box_keys_and_job(void **state) {
     ui_render(&u, &g);
     assert_false(u.v.results.box);
     assert_false(u.typing);
-    (void)row_of;
     grid_free(&g);
     job_runner_free(&jr);
     app_state_free(&st);
