@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/error.h"
 #include "keys.h"
@@ -272,6 +273,60 @@ static int fake_run(app_state *st, job_runner *jr, wb_action a) {
     return 0;
 }
 
+#define LONG_ERROR "/a/long/path/to/a/student/folder/that/is/long/enough/to/need/more/than/one/line/of/the/box/tokenizer.json: byte-level vocabulary lacks the character for byte 0x04"
+
+static int failing_job(job_ctx *ctx, void *p) {
+    (void)ctx;
+    (void)p;
+    return gf_fail(LONG_ERROR);
+}
+
+static int failing_run(app_state *st, job_runner *jr, wb_action a) {
+    (void)a;
+    teacher_state *t = app_cur(st);
+    if (app_start_job(st, jr, "generate", failing_job, NULL, t) != 0) return -1;
+    gen_begin(&t->gen, st->job.id, t->model_arg);
+    return 0;
+}
+
+/* A run that fails before it begins shows its whole error, wrapped, in the box. */
+static void box_shows_a_failure_whole(void **state) {
+    (void)state;
+    app_state st;
+    app_state_init(&st);
+    st.run = failing_run;
+    job_runner jr;
+    assert_int_equal(job_runner_init(&jr), 0);
+    ui_prefs prefs;
+    ui_prefs_default(&prefs);
+    ui u;
+    ui_init(&u, &st, &jr, &prefs, utf8_256);
+    grid g;
+    grid_init(&g, 100, 30);
+    teacher_state *t = app_teacher(&st, "/m/t.bin");
+    snprintf(t->name, sizeof t->name, "t.bin");
+    app_switch(&st, t);
+    ui_key(&u, '7');
+    ui_key(&u, 'g');
+    ui_key(&u, UK_ENTER);
+    event *ev = gf_malloc(sizeof *ev);
+    for (int i = 0; i < 10000 && st.job.active; i++) { /* its end, within 10 s */
+        while (job_pop_event(&jr, ev)) app_apply_event(&st, ev);
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    free(ev);
+    job_wait(&jr);
+    assert_false(st.job.active);
+    assert_true(shows(&u, &g, "│ failed:"));
+    assert_true(shows(&u, &g, "│ /a/long/path/to/a/student"));
+    assert_true(shows(&u, &g, "lacks the character for byte 0x04")); /* its end too, on the next line */
+    assert_true(u.typing);
+    grid_free(&g);
+    job_runner_free(&jr);
+    app_state_free(&st);
+}
+
 static void box_keys_and_job(void **state) {
     (void)state;
     app_state st;
@@ -404,6 +459,7 @@ int main(void) {
         cmocka_unit_test(events_go_to_their_generation),
         cmocka_unit_test(rows_say_their_seed),
         cmocka_unit_test(box_keys_and_job),
+        cmocka_unit_test(box_shows_a_failure_whole),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
