@@ -5,7 +5,12 @@
 #   make sanitize   the same tests under ASan + UBSan, float-to-int casts included (build-san/)
 #   make fuzz       every libFuzzer harness for FUZZ_SECONDS (build-fuzz/, clang)
 #   make bench      CPU benchmarks (timings live here, never in tests)
+#   make test-gpu   GPU checks (tests/gpu; each skips itself without a GPU)
+#   make bench-gpu  GPU benchmarks and their PyTorch peers (tests/gpu/bench)
+#   make bench-gpu-dp  several GPUs under mpirun: scaling, all-reduce bandwidth
 #   make install    PREFIX=/usr/local
+# The CUDA backend is built when nvcc is found (PATH or /usr/local/cuda/bin);
+# `make GRAFT_CUDA=0` builds without it.
 
 PREFIX   ?= /usr/local
 BUILD    ?= build
@@ -34,11 +39,23 @@ PKG_CFLAGS := -D_DEFAULT_SOURCE -D_XOPEN_SOURCE=600
 PKG_LIBS   := -lncursesw -ltinfo -lcurl -lcjson -lpcre2-8 -lcmocka -lcrypto -lutf8proc
 endif
 
+# OpenMPI (Debian's libopenmpi-dev) for data-parallel jobs over several
+# ranks (engine/backend/comm.h); `make GRAFT_MPI=0` builds without it (then a
+# process that mpirun started as one of several ranks says so and stops).
+MPI_PC   ?= ompi-c
+GRAFT_MPI ?= $(shell pkg-config --exists $(MPI_PC) 2>/dev/null && echo 1 || echo 0)
+ifeq ($(GRAFT_MPI),1)
+MPI_CFLAGS = $(shell pkg-config --cflags $(MPI_PC)) -DGRAFT_WITH_MPI
+MPI_LIBS   = $(shell pkg-config --libs $(MPI_PC)) \
+             $(patsubst -L%,-Wl$(comma)-rpath$(comma)%,$(filter -L%,$(shell pkg-config --libs $(MPI_PC))))
+endif
+comma := ,
+
 CFLAGS   ?= $(OPT) -g
 CFLAGS   += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-unused-parameter \
-            -fopenmp -MMD -MP $(SAN) -I. -Iengine -Isrc -Iui $(PKG_CFLAGS) $(BLAS_CFLAGS)
+            -fopenmp -MMD -MP $(SAN) -I. -Iengine -Isrc -Iui $(PKG_CFLAGS) $(BLAS_CFLAGS) $(MPI_CFLAGS)
 LDFLAGS  += -fopenmp $(SAN)
-LDLIBS   += $(PKG_LIBS) $(BLAS_LIBS) -lpthread -lm
+LDLIBS   += $(PKG_LIBS) $(BLAS_LIBS) $(MPI_LIBS) -lpthread -lm
 
 rwildcard = $(foreach d,$(wildcard $(1:=/*)),$(call rwildcard,$d,$2) $(filter $(subst *,%,$2),$d))
 
@@ -48,18 +65,87 @@ TEST_SRC   := $(wildcard tests/unit/test_*.c)
 BENCH_SRC  := $(wildcard tests/bench/bench_*.c)
 TOOL_SRC   := $(wildcard tests/tools/*.c)
 
+# ---------------------------------------------------------------- CUDA
+# engine/backend/cuda/*.cu (every file there, the GDN kernels' included) for
+# Hopper (sm_90 machine code) plus compute_90 PTX for newer GPUs.
+NVCC ?= $(firstword $(shell command -v nvcc 2>/dev/null) $(wildcard /usr/local/cuda/bin/nvcc))
+ifeq ($(strip $(NVCC)),)
+GRAFT_CUDA ?= 0
+else
+GRAFT_CUDA ?= 1
+endif
+ifeq ($(GRAFT_CUDA),1)
+CUDA_HOME  ?= $(patsubst %/bin/nvcc,%,$(NVCC))
+CUDA_ARCH  ?= -gencode=arch=compute_90,code=sm_90 -gencode=arch=compute_90,code=compute_90
+NVCC_OPT   ?= -O3 -lineinfo
+# CUDA_WERROR=0 keeps warnings warnings (tests/gpu/device_run.sh retries so,
+# loudly, when another host compiler warns where this one does not)
+CUDA_WERROR ?= 1
+NVCC_WERR   = $(if $(filter 1,$(CUDA_WERROR)),-Werror all-warnings,)
+HOST_WERR   = $(if $(filter 1,$(CUDA_WERROR)),-Werror,-Wno-error)
+NVCCFLAGS  += -std=c++17 $(NVCC_OPT) $(CUDA_ARCH) $(NVCC_WERR) \
+              -Xcompiler -Wall,-Wextra,$(HOST_WERR),-Wno-unused-parameter,-fno-strict-aliasing \
+              -DGRAFT_WITH_CUDA -I. -Iengine -MMD -MP
+CUDA_SRC   := $(wildcard engine/backend/cuda/*.cu)
+CUDA_OBJ   := $(CUDA_SRC:%.cu=$(BUILD)/%.o)
+CFLAGS     += -DGRAFT_WITH_CUDA
+CUDA_LIBS   = -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublasLt -lcublas -lcudart -lstdc++
+# NCCL (the CUDA backend's collectives, engine/backend/cuda/cuda_comm.cu) when
+# its header is beside CUDA's or the system's; `make GRAFT_NCCL=0` leaves it out.
+NCCL_HOME  ?= $(patsubst %/include/nccl.h,%,$(firstword $(wildcard $(CUDA_HOME)/include/nccl.h /usr/include/nccl.h)))
+GRAFT_NCCL ?= $(if $(NCCL_HOME),1,0)
+ifeq ($(GRAFT_NCCL),1)
+NVCCFLAGS  += -DGRAFT_WITH_NCCL -I$(NCCL_HOME)/include
+CFLAGS     += -DGRAFT_WITH_NCCL
+# (pip's nvidia-nccl wheels ship only libnccl.so.2: NCCL_HOME=.../site-packages/nvidia/nccl works too)
+NCCL_LIB   ?= $(firstword $(foreach d,lib64 lib/x86_64-linux-gnu lib,$(wildcard $(NCCL_HOME)/$(d)/libnccl.so $(NCCL_HOME)/$(d)/libnccl.so.2)) \
+                $(wildcard /usr/lib/x86_64-linux-gnu/libnccl.so /usr/lib/x86_64-linux-gnu/libnccl.so.2))
+CUDA_LIBS  += $(if $(NCCL_LIB),-L$(dir $(NCCL_LIB)) -Wl$(comma)-rpath$(comma)$(dir $(NCCL_LIB)) -l:$(notdir $(NCCL_LIB)),-lnccl)
+endif
+LDLIBS     += $(CUDA_LIBS)
+
+# tests/gpu/core_emu: the kernels of the backend's core (these very .cu files:
+# attention, element-wise, norms, RoPE, losses, optimizer) built by the host
+# C++ compiler against a CPU emulation of CUDA (a fiber per thread), so their
+# indexing, fragment layouts and barriers are checked where there is no GPU;
+# make test runs it (tests/integration/cuda_core_emu.sh).
+EMU_CXX    ?= g++
+EMU_FLAGS   = -std=c++17 -O2 -g -DGRAFT_CUDA_EMU -include tests/gpu/core_emu/core_emu.h -I. -Iengine \
+              -I$(CUDA_HOME)/include -Wall -Wextra $(HOST_WERR) -Wno-unused-parameter -Wno-unknown-pragmas \
+              -fno-strict-aliasing -ffp-contract=off -MMD -MP
+EMU_CU      = cuda_attention cuda_attention_fwd cuda_attention_bwd cuda_attention_simt cuda_reduce \
+              cuda_elementwise cuda_norm_rope cuda_losses cuda_optim
+EMU_OBJ     = $(EMU_CU:%=$(BUILD)/core_emu/engine/backend/cuda/%.o) \
+              $(patsubst tests/gpu/core_emu/%.cpp,$(BUILD)/core_emu/%.o,$(wildcard tests/gpu/core_emu/*.cpp))
+EMU_BIN     = $(BUILD)/core_emu/test_core_emu
+else
+CUDA_OBJ   :=
+EMU_BIN    :=
+endif
+
 # Export artifacts (the transformers modeling file) compiled into the program as byte arrays.
 EXPORT_ASSETS := $(wildcard assets/export/*.py)
 ASSET_OBJ  := $(BUILD)/gen/export_assets.o
-ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o) $(ASSET_OBJ)
+ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o) $(ASSET_OBJ) $(CUDA_OBJ)
 APP_OBJ    := $(APP_SRC:%.c=$(BUILD)/%.o)
 TEST_BIN   := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_BIN  := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
 TOOL_BIN   := $(TOOL_SRC:tests/tools/%.c=$(BUILD)/tests/tools/%)
+# GPU programs use backend.h, whose be_* functions live in engine/backend/backend.c
+ifneq ($(wildcard engine/backend/backend.c),)
+GPU_TEST_BIN  := $(patsubst tests/gpu/%.c,$(BUILD)/gpu/%,$(wildcard tests/gpu/test_*.c))
+GPU_BENCH_BIN := $(patsubst tests/gpu/bench/%.c,$(BUILD)/gpu/%,$(wildcard tests/gpu/bench/bench_*.c))
+endif
+# the whole teacher and training on the GPU: they need the one transformer (engine/model/transformer.h)
+ifneq ($(wildcard engine/model/transformer.h),)
+GPU_TEST_BIN  += $(patsubst tests/gpu/model/%.c,$(BUILD)/gpu/%,$(wildcard tests/gpu/model/test_*.c))
+GPU_BENCH_BIN += $(patsubst tests/gpu/model/%.c,$(BUILD)/gpu/%,$(wildcard tests/gpu/model/bench_*.c))
+endif
 LIB        := $(BUILD)/libgraft.a
 
 .SECONDARY:
-.PHONY: all graft run test sanitize bench install clean deps tests fuzz fuzzers fuzz-replay
+.PHONY: all graft run test sanitize bench install clean deps tests fuzz fuzzers fuzz-replay \
+        test-gpu bench-gpu bench-gpu-dp gpu-tests test-core-emu
 all: graft
 
 deps:
@@ -78,6 +164,11 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(MSG) CC $<
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/%.o: %.cu
+	@mkdir -p $(dir $@)
+	$(MSG) NVCC $<
+	$(Q)$(NVCC) $(NVCCFLAGS) -c $< -o $@
 
 $(BUILD)/gen/export_assets.c: $(EXPORT_ASSETS) scripts/embed-assets.sh
 	@mkdir -p $(dir $@)
@@ -114,7 +205,47 @@ $(BUILD)/bench/%: $(BUILD)/tests/bench/%.o $(LIB)
 	$(MSG) LD $@
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-tests: $(BUILD)/graft $(TEST_BIN) $(TOOL_BIN) fuzz-replay
+$(BUILD)/gpu/%: $(BUILD)/tests/gpu/%.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(MSG) LD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/gpu/%: $(BUILD)/tests/gpu/bench/%.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(MSG) LD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/gpu/%: $(BUILD)/tests/gpu/model/%.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(MSG) LD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+tests: $(BUILD)/graft $(TEST_BIN) $(TOOL_BIN) $(EMU_BIN) fuzz-replay
+
+ifeq ($(GRAFT_CUDA),1)
+$(BUILD)/core_emu/engine/backend/cuda/%.o: engine/backend/cuda/%.cu
+	@mkdir -p $(dir $@)
+	$(MSG) EMU $<
+	$(Q)$(EMU_CXX) $(EMU_FLAGS) -x c++ -c $< -o $@
+
+$(BUILD)/core_emu/%.o: tests/gpu/core_emu/%.cpp
+	@mkdir -p $(dir $@)
+	$(MSG) EMU $<
+	$(Q)$(EMU_CXX) $(EMU_FLAGS) -c $< -o $@
+
+$(EMU_BIN): $(EMU_OBJ)
+	$(MSG) LD $@
+	$(Q)$(EMU_CXX) -o $@ $^
+
+test-core-emu: $(EMU_BIN)
+	$(EMU_BIN)
+	GRAFT_EMU_ORDER=reverse $(EMU_BIN)
+endif
+
+# what tests/gpu/run.sh runs besides the GPU programs: graft (tests/gpu/cli)
+# and the unit tests it runs on the device
+GPU_UNIT_BIN := $(addprefix $(BUILD)/tests/,test_transformer test_train_ref test_train_grad test_calibrate)
+gpu-tests: $(BUILD)/graft $(GPU_UNIT_BIN) $(GPU_TEST_BIN) $(GPU_BENCH_BIN)
 
 run: deps
 	@$(MAKE) --no-print-directory graft
@@ -135,6 +266,22 @@ sanitize: deps
 bench: deps
 	@$(MAKE) --no-print-directory graft $(BENCH_BIN)
 	@sh tests/bench/run.sh $(BUILD)
+
+# GPU checks and benchmarks: only the programs under tests/gpu (they skip
+# themselves, exit 77, where there is no GPU or no CUDA in the build).
+test-gpu:
+	@$(MAKE) --no-print-directory $(BUILD)/graft $(GPU_UNIT_BIN) $(GPU_TEST_BIN)
+	@sh tests/gpu/run.sh $(BUILD)
+
+bench-gpu:
+	@$(MAKE) --no-print-directory $(GPU_BENCH_BIN)
+	@sh tests/gpu/bench/run.sh $(BUILD)
+
+# several GPUs of one machine (docs/distributed.md): scaling efficiency at 1/2/4/8
+# GPUs for the 1.5B-shaped hybrid, the 8B teacher's statistics, all-reduce bus bandwidth
+bench-gpu-dp:
+	@$(MAKE) --no-print-directory $(BUILD)/gpu/bench_dp
+	@sh tests/gpu/bench/dp_scaling.sh $(BUILD)
 
 install: graft
 	install -Dm755 graft $(DESTDIR)$(PREFIX)/bin/graft
@@ -177,5 +324,7 @@ fuzz: deps
 
 clean:
 	rm -rf build build-san build-fuzz graft
+
+include tests/gpu/gdn.mk
 
 -include $(call rwildcard,$(BUILD),*.d)

@@ -6,7 +6,7 @@ set -eu
 # (clang's OpenMP) build `make fuzz`; the rest builds and tests graft.
 pkgs="build-essential pkg-config libncurses-dev libcurl4-openssl-dev libcjson-dev
       libopenblas-dev libopenblas-openmp-dev libpcre2-dev libcmocka-dev libssl-dev libutf8proc-dev
-      clang libclang-rt-14-dev libomp-dev tmux python3 python3-venv ca-certificates"
+      libopenmpi-dev openmpi-bin clang libclang-rt-14-dev libomp-dev tmux python3 python3-venv ca-certificates"
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -231,6 +231,14 @@ int cmd_ablate(int argc, char **argv) {
             if (same_student(&variants[q], &variants[j])) variants[j].student = variants[q].student;
         if (variants[j].student < 0) variants[j].student = n_studs++;
     }
+    /* every distinct student keeps every layer converted; the heaviest build any variant does */
+    method_plan plan = {&mo.split, set0, NULL, NAN, true, n_studs, true};
+    plan.set.init = INIT_RANDOM;
+    for (int j = 0; j < n_var; j++) {
+        if (init_uses_stage2(variants[j].init)) plan.set.init = INIT_TAYLOR_CALIBRATE;
+        else if (init_uses_stage1(variants[j].init) && plan.set.init == INIT_RANDOM) plan.set.init = INIT_TAYLOR_ONLY;
+    }
+    cli_mem_plan(method_plan_fill, &plan, "lower --calib-seqs or --ctx, or ablate fewer initializations at once");
     const double t0 = clock_now_s();
     model m;
     if (cli_load_model("ablate", pos[0], &co, &m) != 0) return 1;
@@ -417,6 +425,7 @@ int cmd_ablate(int argc, char **argv) {
         cJSON_AddBoolToObject(meta, "qkv_bias", set0.qkv_bias && m.cfg.qkv_bias);
         cJSON_AddNumberToObject(meta, "damping", set0.damping);
         cJSON_AddNumberToObject(meta, "seed", (double)set0.seed);
+        cJSON_AddItemToObject(o, "memory", cli_mem_json());
         cli_print_json(o);
     } else {
         printf("teacher perplexity %.4f  (%s, eval tokens %zu..%zu of %s, windows of %d)\n\n", teacher_ppl, pos[0],

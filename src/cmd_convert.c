@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/common.h"
+#include "cli/ranks.h"
 #include "cli/method_opts.h"
 #include "cli/stats_report.h"
 #include "commands.h"
@@ -49,6 +50,7 @@ cJSON *selection_json(const layer_selection *sel) {
 int cmd_convert(int argc, char **argv) {
     common_opts co;
     common_opts_default(&co);
+    int n_ranks = 1, n_gpus = 0;
     method_cli mo;
     method_cli_default(&mo);
     const char *strategy = NULL, *init_name = NULL, *calib = NULL, *out = NULL, *text = NULL;
@@ -62,12 +64,14 @@ int cmd_convert(int argc, char **argv) {
         {"out", OPT_STR, &out, "student folder to write (default: student-<init>)"},
         METHOD_OPTS(mo),
         STAGE1_OPTS(mo),
+        RANKS_OPTS(n_ranks, n_gpus),
         COMMON_OPTS(co),
     };
     const char *pos[1];
     int np, rc = cli_parse(argc, argv, specs, sizeof specs / sizeof *specs, pos, 1, 1, &np,
                            "graft convert MODEL --keep R --strategy S --init I --calib FILE [--out DIR] [--json]", &co);
     if (rc) return rc < 0 ? 0 : rc;
+    if (cli_ranks_launch("convert", argc, argv, n_ranks, n_gpus, &co, &rc)) return rc;
     if ((rc = cli_setup("convert", &co))) return rc;
     if (!strategy || !init_name || !calib) {
         fprintf(stderr, "graft convert: --strategy, --init and --calib are required\n");
@@ -94,6 +98,9 @@ int cmd_convert(int argc, char **argv) {
         snprintf(default_out, sizeof default_out, "student-%s", student_init_name(init));
         out = default_out;
     }
+    const bool scored = ss.kind == STRATEGY_AR || ss.kind == STRATEGY_GA_S2;
+    method_plan plan = {&mo.split, set, strategy, keep, ss.kind == STRATEGY_GA_S2, 1, scored};
+    cli_mem_plan(method_plan_fill, &plan, "lower --calib-seqs or --ctx");
     model *m = gf_calloc(1, sizeof *m);
     if (cli_load_model("convert", pos[0], &co, m) != 0) {
         free(m);
@@ -131,12 +138,13 @@ int cmd_convert(int argc, char **argv) {
     cJSON_AddItemToObject(rep, "teacher_attention_stats", attn_stats_json(&cal.stats));
     if (!isnan(keep)) cJSON_AddNumberToObject(rep, "keep", keep);
     tok_path = teacher_tokenizer_path(pos[0], m->cfg.vocab_size, co.tokenizer);
-    if (student_save(&s, out, tok_path, rep) != 0) {
+    if (cli_rank0() && student_save(&s, out, tok_path, rep) != 0) { /* one writer in a job of several ranks */
         cJSON_Delete(rep);
         goto fail;
     }
     if (co.json) {
         cJSON_AddStringToObject(rep, "out", out);
+        cJSON_AddItemToObject(rep, "memory", cli_mem_json());
         cli_print_json(rep);
     } else {
         cJSON_Delete(rep);

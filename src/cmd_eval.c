@@ -4,7 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <sys/stat.h>
+
 #include "cli/common.h"
+#include "cli/mem_check.h"
 #include "commands.h"
 #include "core/error.h"
 #include "data/text_tokens.h"
@@ -23,11 +26,34 @@ int eval_path_ppl(const char *cmd, const char *path, const char *text, int ctx, 
     return eval_path_ppl_split(cmd, path, text, ctx, 0, co);
 }
 
+/* eval_nll: one sequence of up to ctx tokens at a time (ctx 0: the model's
+ * context), never more than the text has (tokens <= bytes + BOS) */
+typedef struct {
+    int ctx;
+    long long text_bytes;
+    int n_gdn;            /* a student folder's GDN layers */
+    student_settings set;
+} eval_plan;
+
+static void eval_fill(mem_job *j, void *ud) {
+    const eval_plan *p = ud;
+    long long T = p->ctx > 0 ? p->ctx : j->cfg->max_seq > 0 ? j->cfg->max_seq : 2048;
+    if (p->text_bytes >= 0 && T > p->text_bytes + 1) T = p->text_bytes + 1;
+    if (T < 2) T = 2;
+    if (p->n_gdn > 0) cli_mem_gdn(j, &p->set);
+    j->gdn_blocks = p->n_gdn;
+    cli_mem_eval(j, 0, (int)T, p->n_gdn);
+}
+
 static int eval_path_ppl_split(const char *cmd, const char *path, const char *text, int ctx, int split_windows,
                                const common_opts *co) {
     student s = {0};
     model teacher = {0};
     const bool is_student = student_folder_detect(path);
+    struct stat tb;
+    eval_plan plan = {split_windows > 0 && ctx == 0 ? 256 : ctx, stat(text, &tb) == 0 ? (long long)tb.st_size : -1, 0, {0}};
+    if (is_student && student_folder_peek(path, &plan.n_gdn, &plan.set) != 0) return cli_fail(cmd);
+    cli_mem_plan(eval_fill, &plan, "lower --ctx");
     model *m;
     if (is_student) {
         if (cli_load_student(cmd, path, co, &s) != 0) return 1;
@@ -83,6 +109,7 @@ static int eval_path_ppl_split(const char *cmd, const char *path, const char *te
             cJSON_AddStringToObject(o, "query_scale", gdn_scale_name(s.gcfg.scale_mode));
             cJSON_AddStringToObject(o, "init", student_init_name(s.set.init));
         }
+        cJSON_AddItemToObject(o, "memory", cli_mem_json());
         cli_print_json(o);
     } else {
         printf("tokens %ld  nll %.4f nats  (%.4f per token)  perplexity %.4f  [ctx %d]", count, nll, nll / count,

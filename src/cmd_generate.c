@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/common.h"
+#include "cli/mem_check.h"
 #include "commands.h"
 #include "eval/generate.h"
 #include "student/student_io.h"
@@ -16,6 +17,25 @@ static void print_text(void *ud, const char *text, int context, int generated) {
     (void)generated;
     fputs(text, stdout);
     fflush(stdout);
+}
+
+/* generate_tf: a decode run holding prompt + n positions (at most the
+ * model's context); the prompt has at most its bytes + BOS tokens */
+typedef struct {
+    long long prompt_bytes;
+    int n, n_gdn;
+    student_settings set;
+} gen_plan;
+
+static void gen_fill(mem_job *j, void *ud) {
+    const gen_plan *p = ud;
+    long long T = p->prompt_bytes + 1, S = T + p->n;
+    if (j->cfg->max_seq > 0 && S > j->cfg->max_seq) S = j->cfg->max_seq;
+    if (T > S) T = S;
+    if (p->n_gdn > 0) cli_mem_gdn(j, &p->set);
+    j->gdn_blocks = p->n_gdn;
+    j->run[0] = (tf_run_opts){.B = 1, .T = (int)T, .S = (int)S, .decode = true, .logit_rows = 1};
+    j->run_gdn[0] = p->n_gdn;
 }
 
 int cmd_generate(int argc, char **argv) {
@@ -47,6 +67,9 @@ int cmd_generate(int argc, char **argv) {
     student st = {0};
     transformer tf = {0}, full = {0};
     const bool is_student = student_folder_detect(pos[0]);
+    gen_plan plan = {(long long)strlen(prompt), n, 0, {0}};
+    if (is_student && student_folder_peek(pos[0], &plan.n_gdn, &plan.set) != 0) return cli_fail("generate");
+    cli_mem_plan(gen_fill, &plan, "lower -n or shorten the prompt");
     if (is_student) {
         if (cli_load_student("generate", pos[0], &co, &st) != 0) return 1;
         mp = st.m;
@@ -91,6 +114,7 @@ int cmd_generate(int argc, char **argv) {
         cJSON_AddNumberToObject(kv, "teacher", (double)kv_teacher);
         cJSON_AddNumberToObject(kv, "student", (double)kv_model);
         cJSON_AddNumberToObject(o, "gdn_state_bytes", (double)tf_state_bytes(run_tf));
+        cJSON_AddItemToObject(o, "memory", cli_mem_json());
         cli_print_json(o);
         free(text);
         int_vec_free(&dec);

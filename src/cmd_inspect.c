@@ -3,7 +3,9 @@
 #include <stdlib.h>
 
 #include "cli/common.h"
+#include "cli/mem_check.h"
 #include "commands.h"
+#include "core/error.h"
 
 static void print_human(const model *m) {
     const model_config *c = &m->cfg;
@@ -79,21 +81,84 @@ cJSON *model_summary_json(const model *m) {
 
 void model_summary_print(const model *m) { print_human(m); }
 
+/* What the device would need for the model's usual jobs: the parameters
+ * alone, perplexity at ctx, training a student with half its layers GDN at
+ * batch x ctx (graft train's defaults otherwise). */
+typedef struct {
+    const char *name;
+    mem_estimate e;
+} inspect_job;
+
+static int inspect_jobs(const model *m, int ctx, int batch, inspect_job out[3]) {
+    gf_backend *be = m->be;
+    mem_job j;
+    out[0].name = "load";
+    mem_job_init(&j, &m->cfg, be_act(be), !be_is_host(be));
+    if (mem_estimate_job(&out[0].e, &j) != 0) return -1;
+    out[1].name = "eval";
+    cli_mem_eval(&j, 0, ctx, 0);
+    if (mem_estimate_job(&out[1].e, &j) != 0) return -1;
+    out[2].name = "train";
+    mem_job_init(&j, &m->cfg, be_act(be), !be_is_host(be));
+    j.train_B = batch, j.train_T = ctx, j.train_gdn = m->cfg.n_layers / 2, j.eval_B = batch;
+    return mem_estimate_job(&out[2].e, &j);
+}
+
 int cmd_inspect(int argc, char **argv) {
     common_opts co;
     common_opts_default(&co);
-    opt_spec specs[] = {COMMON_OPTS(co)};
+    int ctx = 0, batch = 4;
+    opt_spec specs[] = {
+        {"ctx", OPT_INT, &ctx, "sequence length of the memory estimates (default: 2048, at most the model's context)"},
+        {"batch", OPT_INT, &batch, "training batch of the memory estimate (default 4)"},
+        COMMON_OPTS(co),
+    };
     const char *pos[1];
     int np, rc = cli_parse(argc, argv, specs, sizeof specs / sizeof *specs, pos, 1, 1, &np,
-                           "graft inspect MODEL [--json]", &co);
+                           "graft inspect MODEL [--ctx N] [--batch B] [--json]", &co);
     if (rc) return rc < 0 ? 0 : rc;
     if ((rc = cli_setup("inspect", &co))) return rc;
+    if (ctx < 0 || batch < 1) {
+        fprintf(stderr, "graft inspect: --ctx must be >= 2 and --batch >= 1\n");
+        return 2;
+    }
     model m;
     if (cli_load_model("inspect", pos[0], &co, &m) != 0) return 1;
-    if (co.json)
-        cli_print_json(model_summary_json(&m));
-    else
+    if (ctx == 0) ctx = m.cfg.max_seq > 0 && m.cfg.max_seq < 2048 ? m.cfg.max_seq : 2048;
+    if (ctx < 2) ctx = 2;
+    inspect_job jobs[3];
+    size_t free_b = 0, total_b = 0;
+    const bool info = be_mem_info(m.be, &free_b, &total_b) == 0;
+    if (inspect_jobs(&m, ctx, batch, jobs) != 0) {
+        model_free(&m);
+        return cli_fail("inspect");
+    }
+    if (co.json) {
+        cJSON *o = model_summary_json(&m);
+        cJSON *mem = cli_mem_json();
+        if (mem) {
+            cJSON *est = cJSON_AddObjectToObject(mem, "estimates");
+            for (int i = 0; i < 3; i++) cJSON_AddItemToObject(est, jobs[i].name, cli_mem_estimate_json(&jobs[i].e));
+            cJSON_AddNumberToObject(mem, "ctx", ctx);
+            cJSON_AddNumberToObject(mem, "batch", batch);
+            cJSON_AddItemToObject(o, "memory", mem);
+        }
+        cli_print_json(o);
+    } else {
         print_human(&m);
+        char f[32], t[32], a[32], b[32], c[32];
+        printf("device      %s", be_name(m.be));
+        if (info && !be_is_host(m.be)) { /* a device's free memory (the host's varies run to run: --json has it) */
+            mem_format(f, sizeof f, free_b);
+            mem_format(t, sizeof t, total_b);
+            printf(": %s free of %s", f, t);
+        }
+        mem_format(a, sizeof a, jobs[0].e.total);
+        mem_format(b, sizeof b, jobs[1].e.total);
+        mem_format(c, sizeof c, jobs[2].e.total);
+        printf("\nmemory      load %s; eval at ctx %d: %s; train %d x %d, %d of %d layers GDN: %s\n", a, ctx, b, batch,
+               ctx, m.cfg.n_layers / 2, m.cfg.n_layers, c);
+    }
     model_free(&m);
     return 0;
 }

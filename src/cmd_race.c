@@ -6,12 +6,17 @@
  * (--calib, else --data) by graft convert's builder, layers chosen by
  * --keep / --strategy as there; without it, in memory for the inits that need
  * no calibration (random, zero-gate, small-gate; uniform or manual layers). */
+#include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/common.h"
+#include "cli/ranks.h"
+#include "cli/mem_check.h"
 #include "cli/race_run.h"
 #include "cli/train_cli.h"
 #include "cli/train_student.h"
@@ -92,12 +97,14 @@ static void run_started(void *ud, int i, const char *label, const char *ckpt) {
 int cmd_race(int argc, char **argv) {
     common_opts co;
     common_opts_default(&co);
+    int n_ranks = 1, n_gpus = 0;
     train_cli tc;
     train_cli_default(&tc);
     method_cli mo;
     method_cli_default(&mo);
     const char *inits_s = NULL;
-    const char *calib = NULL, *text = NULL;
+    const char *calib = NULL, *text = NULL, *ckpt_dir = NULL;
+    bool resume = false;
     opt_spec specs[] = {
         TRAIN_CLI_OPTS(tc),
         {"inits", OPT_STR, &inits_s, "comma-separated initializations, the first is the baseline "
@@ -105,7 +112,11 @@ int cmd_race(int argc, char **argv) {
         {"calib", OPT_STR, &calib, "calibration text for building students (default: --data)"},
         {"text", OPT_STR, &text, "held-out text scoring ar / ga-s2 (default: the calibration file after its "
                                  "calibration part)"},
+        {"ckpt-dir", OPT_STR, &ckpt_dir, "checkpoint each run to DIR/INIT.ckpt (at the end, every --ckpt-every steps, on SIGINT/SIGTERM)"},
+        {"ckpt-every", OPT_LONG, &tc.to.ckpt_every, "with --ckpt-dir: checkpoint every N steps (default: at the end)"},
+        {"resume", OPT_FLAG, &resume, "with --ckpt-dir: each run continues from its checkpoint (same options and seed)"},
         STAGE1_OPTS(mo),
+        RANKS_OPTS(n_ranks, n_gpus),
         COMMON_OPTS(co),
     };
     const char *pos[MAX_INITS + 1];
@@ -113,6 +124,7 @@ int cmd_race(int argc, char **argv) {
                            "graft race MODEL [STUDENT_DIR ...] [--inits A,B] [--keep R] [--strategy S] "
                            "[--calib FILE] [--tokens N] [--json]", &co);
     if (rc) return rc < 0 ? 0 : rc;
+    if (cli_ranks_launch("race", argc, argv, n_ranks, n_gpus, &co, &rc)) return rc;
     if (!tc.teacher) tc.teacher = pos[0];
     if ((rc = cli_setup("race", &co)) || (rc = train_cli_finish(&tc, "race"))) return rc;
     tc.to.seed = (uint64_t)co.seed;
@@ -139,6 +151,14 @@ int cmd_race(int argc, char **argv) {
             fprintf(stderr, "graft race: --inits needs at least two initializations\n");
             return 2;
         }
+    }
+    if (resume && !ckpt_dir) {
+        fprintf(stderr, "graft race: --resume needs --ckpt-dir DIR\n");
+        return 2;
+    }
+    if (ckpt_dir && mkdir(ckpt_dir, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "graft race: --ckpt-dir %s: %s\n", ckpt_dir, strerror(errno));
+        return 1;
     }
     /* with calibration text at hand: graft convert's builder (every init and
      * strategy); without: the in-memory stand-ins */
@@ -182,6 +202,8 @@ int cmd_race(int argc, char **argv) {
             gf_fail("%s is not a student folder (graft convert makes them)", inits[i]);
             return cli_fail("race");
         }
+    train_plan plan = {&tc, folders ? 2 : 1, folders ? inits : NULL, folders ? n_inits : 0, builder, &mo};
+    cli_mem_plan(train_plan_fill, &plan, "lower --batch or --ctx");
     model teacher;
     if (cli_load_model("race", tc.teacher, &co, &teacher) != 0) return 1;
     const int L = teacher.cfg.n_layers;
@@ -203,9 +225,21 @@ int cmd_race(int argc, char **argv) {
     if (cli_train_data(&data, &teacher, &tc) != 0) goto out;
     tc.to.on_step = print_step;
     tc.to.ud = &tc.log_every;
-    race_spec spec = {.n = n_inits, .make = make_student, .make_ud = &mk, .base = tc.to, .on_run = run_started,
-                      .run_ud = &mk};
+    race_spec spec = {.n = n_inits, .make = make_student, .make_ud = &mk, .base = tc.to, .ckpt_dir = ckpt_dir,
+                      .resume = resume, .on_run = run_started, .run_ud = &mk, .stop = cli_stop_flag()};
+    cli_catch_stop_signals(); /* a stopped run writes its checkpoint (with --ckpt-dir) */
     if (race_run(&spec, &tt, &data, &ro) != 0) goto out;
+    if (ro.stopped) {
+        const int i = ro.n_done - 1;
+        const train_result *r = &ro.res[i];
+        const int sig = r->stopped_by;
+        fprintf(stderr, "graft race: stopped by %s in run %d/%d (%s) at step %ld of %ld; ", sig == SIGINT ? "SIGINT" : "SIGTERM",
+                i + 1, n_inits, ro.labels[i], r->st.step, r->total_steps);
+        if (ckpt_dir) fprintf(stderr, "checkpoints in %s (run again with --resume)\n", ckpt_dir);
+        else fprintf(stderr, "no checkpoint (no --ckpt-dir)\n");
+        rc = 128 + sig;
+        goto cleanup;
+    }
     const char *const *labels = ro.labels;
     const train_result *res = ro.res;
     const double target = ro.target, *ttt = ro.ttt;
@@ -240,6 +274,7 @@ int cmd_race(int argc, char **argv) {
         if (!folders) cJSON_AddNumberToObject(o, "keep", tc.keep);
         cJSON_AddNumberToObject(o, "tokens_budget", (double)res[0].st.tokens);
         cJSON_AddStringToObject(o, "data", data.sampled ? "teacher-sampled" : tc.data);
+        cJSON_AddItemToObject(o, "memory", cli_mem_json());
         cli_print_json(o);
     } else {
         printf("target loss %.6f (baseline %s at the end, trailing mean of %d steps)\n", target, labels[0], window);

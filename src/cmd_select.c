@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "cli/common.h"
+#include "cli/ranks.h"
 #include "cli/method_opts.h"
 #include "commands.h"
 #include "core/error.h"
@@ -12,9 +13,13 @@
 #include "select/select.h"
 #include "student/build.h"
 
+/* ar: the teacher with one layer's attention removed, scored in windows of ctx */
+static void ar_fill(mem_job *j, void *ud) { cli_mem_eval(j, 0, *(const int *)ud, 0); }
+
 int cmd_select(int argc, char **argv) {
     common_opts co;
     common_opts_default(&co);
+    int n_ranks = 1, n_gpus = 0;
     method_cli mo;
     method_cli_default(&mo);
     const char *strategy = NULL, *init_name = "taylor-calibrate", *text = NULL, *calib = NULL;
@@ -27,12 +32,14 @@ int cmd_select(int argc, char **argv) {
         {"calib", OPT_STR, &calib, "ga-s2: calibration text (default: the first part of --text; scores use a later part)"},
         METHOD_OPTS(mo),
         STAGE1_OPTS(mo),
+        RANKS_OPTS(n_ranks, n_gpus),
         COMMON_OPTS(co),
     };
     const char *pos[1];
     int np, rc = cli_parse(argc, argv, specs, sizeof specs / sizeof *specs, pos, 1, 1, &np,
                            "graft select MODEL --strategy S --keep R --text FILE [--json]", &co);
     if (rc) return rc < 0 ? 0 : rc;
+    if (cli_ranks_launch("select", argc, argv, n_ranks, n_gpus, &co, &rc)) return rc;
     if ((rc = cli_setup("select", &co))) return rc;
     strategy_spec ss;
     student_init init;
@@ -54,6 +61,10 @@ int cmd_select(int argc, char **argv) {
         fprintf(stderr, "graft select: --text FILE is required for %s\n", strategy_name(ss.kind));
         return 2;
     }
+    const bool scored = ss.kind == STRATEGY_AR || ss.kind == STRATEGY_GA_S2;
+    method_plan plan = {&mo.split, set, strategy, keep, ss.kind == STRATEGY_GA_S2, ss.kind == STRATEGY_GA_S2, scored};
+    if (ss.kind == STRATEGY_AR) cli_mem_plan(ar_fill, &mo.split.ctx, "lower --ctx");
+    else cli_mem_plan(ss.kind == STRATEGY_GA_S2 ? method_plan_fill : NULL, &plan, "lower --calib-seqs or --ctx");
     model m;
     if (cli_load_model("select", pos[0], &co, &m) != 0) return 1;
     const int L = m.cfg.n_layers;
@@ -103,6 +114,7 @@ int cmd_select(int argc, char **argv) {
             cJSON_AddStringToObject(o, "query_scale", gdn_scale_name(set.scale));
             cJSON_AddStringToObject(o, "write_gate", write_gate_name(set.write_gate));
         }
+        cJSON_AddItemToObject(o, "memory", cli_mem_json());
         cli_print_json(o);
     } else {
         printf("strategy %s: keep %d of %d layers:", strategy_name(ss.kind), sel.k, L);

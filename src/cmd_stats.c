@@ -3,6 +3,8 @@
 #include <stdio.h>
 
 #include "cli/common.h"
+#include "cli/ranks.h"
+#include "cli/mem_check.h"
 #include "commands.h"
 #include "data/text_tokens.h"
 #include "cli/stats_report.h"
@@ -58,21 +60,37 @@ void attn_stats_print(const attn_stats *s) {
     }
 }
 
+/* collect_attn_stats: sequences in batches of up to 4096 rows */
+typedef struct {
+    int ctx, seqs;
+} stats_plan;
+
+static void stats_fill(mem_job *j, void *ud) {
+    const stats_plan *p = ud;
+    int B = 4096 / p->ctx;
+    if (B < 1) B = 1;
+    if (p->seqs > 0 && B > p->seqs) B = p->seqs;
+    j->run[0] = (tf_run_opts){.B = B, .T = p->ctx, .stats = true, .logit_rows = 1};
+}
+
 int cmd_stats(int argc, char **argv) {
     common_opts co;
     common_opts_default(&co);
+    int n_ranks = 1, n_gpus = 0;
     const char *text = NULL;
     int ctx = 256, seqs = 4;
     opt_spec specs[] = {
         {"text", OPT_STR, &text, "calibration text file"},
         {"ctx", OPT_INT, &ctx, "tokens per sequence, BOS included (default 256)"},
         {"seqs", OPT_INT, &seqs, "sequences (default 4; 0 = every complete one)"},
+        RANKS_OPTS(n_ranks, n_gpus),
         COMMON_OPTS(co),
     };
     const char *pos[1];
     int np, rc = cli_parse(argc, argv, specs, sizeof specs / sizeof *specs, pos, 1, 1, &np,
                            "graft stats MODEL --text FILE [--ctx N] [--seqs N] [--json]", &co);
     if (rc) return rc < 0 ? 0 : rc;
+    if (cli_ranks_launch("stats", argc, argv, n_ranks, n_gpus, &co, &rc)) return rc;
     if ((rc = cli_setup("stats", &co))) return rc;
     if (!text) {
         fprintf(stderr, "graft stats: --text FILE is required\n");
@@ -82,6 +100,8 @@ int cmd_stats(int argc, char **argv) {
         fprintf(stderr, "graft stats: --ctx must be >= 2 and --seqs >= 0\n");
         return 2;
     }
+    stats_plan plan = {ctx, seqs};
+    cli_mem_plan(stats_fill, &plan, "lower --ctx or --seqs");
     model m;
     if (cli_load_model("stats", pos[0], &co, &m) != 0) return 1;
     if (!m.tok) {
@@ -102,6 +122,7 @@ int cmd_stats(int argc, char **argv) {
         cJSON_AddNumberToObject(o, "sequences", n_seqs);
         cJSON_AddNumberToObject(o, "ctx", ctx);
         cJSON_AddItemToObject(o, "layers", attn_stats_json(&st));
+        cJSON_AddItemToObject(o, "memory", cli_mem_json());
         cli_print_json(o);
     } else {
         printf("%s: %d sequences x %d tokens\n\n", m.name, n_seqs, ctx);

@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "cli/common.h"
+#include "cli/ranks.h"
+#include "cli/mem_check.h"
 #include "cli/train_cli.h"
 #include "cli/train_student.h"
 #include "commands.h"
@@ -30,6 +32,7 @@ static void print_eval(void *ud, long step, long tokens, double ppl) {
 int cmd_train(int argc, char **argv) {
     common_opts co;
     common_opts_default(&co);
+    int n_ranks = 1, n_gpus = 0;
     train_cli tc;
     train_cli_default(&tc);
     const char *ckpt = NULL, *out_dir = NULL;
@@ -40,12 +43,15 @@ int cmd_train(int argc, char **argv) {
         {"ckpt-every", OPT_LONG, &tc.to.ckpt_every, "checkpoint every N steps (default: at the end)"},
         {"resume", OPT_FLAG, &resume, "continue from --ckpt when it exists (same options and seed)"},
         {"out", OPT_STR, &out_dir, "write the trained student folder here (STUDENT must be a student folder)"},
+        {"log-windows", OPT_STR, &tc.to.window_log, "write the corpus windows of every step's global batch here"},
+        RANKS_OPTS(n_ranks, n_gpus),
         COMMON_OPTS(co),
     };
     const char *pos[1];
     int np, rc = cli_parse(argc, argv, specs, sizeof specs / sizeof *specs, pos, 1, 1, &np,
                            "graft train STUDENT --teacher MODEL [--data PATH] [--tokens N] [--ckpt FILE] [--json]", &co);
     if (rc) return rc < 0 ? 0 : rc;
+    if (cli_ranks_launch("train", argc, argv, n_ranks, n_gpus, &co, &rc)) return rc;
     if ((rc = cli_setup("train", &co)) || (rc = train_cli_finish(&tc, "train"))) return rc;
     if (resume && !ckpt) {
         fprintf(stderr, "graft train: --resume needs --ckpt FILE\n");
@@ -60,6 +66,9 @@ int cmd_train(int argc, char **argv) {
         fprintf(stderr, "graft train: --out writes student folders; %s is not one (make it with graft convert)\n", pos[0]);
         return 2;
     }
+    const char *folder_list[1] = {pos[0]};
+    train_plan plan = {&tc, folder || strcmp(pos[0], tc.teacher) != 0 ? 2 : 1, folder_list, folder ? 1 : 0, false, NULL};
+    cli_mem_plan(train_plan_fill, &plan, "lower --batch or --ctx");
     model teacher, src;
     if (cli_load_model("train", tc.teacher, &co, &teacher) != 0) return 1;
     const bool same = folder || strcmp(pos[0], tc.teacher) == 0;
@@ -114,7 +123,7 @@ int cmd_train(int argc, char **argv) {
         rc = 128 + res.stopped_by; /* main then ends by the signal itself */
         goto done;
     }
-    if (out_dir && train_student_save(&st, handle, out_dir) != 0) goto out;
+    if (out_dir && cli_rank0() && train_student_save(&st, handle, out_dir) != 0) goto out; /* one writer */
     double teacher_nll = NAN;
     if (train_eval_nll(&tt, &data, tc.to.eval_seqs, tc.to.batch, &teacher_nll) != 0) goto out;
     const double final_loss = res.st.loss.n ? res.st.loss.xy[2 * res.st.loss.n - 1] : NAN;
@@ -132,6 +141,7 @@ int cmd_train(int argc, char **argv) {
         cJSON_AddNumberToObject(o, "final_eval_ppl", res.final_eval_ppl);
         cJSON_AddNumberToObject(o, "teacher_eval_ppl", exp(teacher_nll));
         cJSON_AddStringToObject(o, "data", data.sampled ? "teacher-sampled" : tc.data);
+        cJSON_AddItemToObject(o, "memory", cli_mem_json());
         cli_print_json(o);
     } else {
         printf("done: %ld steps, %ld tokens, final loss %.6f, held-out ppl %.4f (teacher %.4f)%s\n", res.st.step,

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/ranks.h"
 #include "cli/signals.h"
 #include "commands.h"
 
@@ -36,8 +37,10 @@ static void ensure_passive_omp(char **argv) {
 
 int main(int argc, char **argv) {
     ensure_passive_omp(argv);
-    if (argc < 2) {
-        int rc = cmd_default(argc, argv);
+    if (argc < 2) { /* the workbench: one process */
+        int rc = cli_ranks_prepare("tui");
+        if (rc) return rc;
+        rc = cmd_default(argc, argv);
         cli_die_if_stopped();
         return rc;
     }
@@ -52,7 +55,10 @@ int main(int argc, char **argv) {
     }
     for (int i = 0; i < graft_n_commands; i++)
         if (!strcmp(name, graft_commands[i].name)) {
-            int rc = graft_commands[i].fn(argc - 1, argv + 1);
+            /* one of several ranks (mpirun): rank 0 speaks for the job */
+            int rc = cli_ranks_prepare(name);
+            if (rc) return rc;
+            rc = cli_ranks_exit(graft_commands[i].fn(argc - 1, argv + 1));
             cli_die_if_stopped(); /* Ctrl-C after a command's cleanup: end by SIGINT (130) */
             return rc;
         }

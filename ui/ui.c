@@ -88,8 +88,10 @@ static void draw_top_line(ui *u, grid *g) {
     } else {
         snprintf(name, sizeof name, "no teacher loaded");
     }
-    /* where jobs run: the settings' device and threads */
-    if (st->settings.threads > 0)
+    /* where jobs run: the settings' device (and threads on the cpu) */
+    if (strcmp(settings_device_name(&st->settings), "cpu"))
+        snprintf(parts[n_parts++], sizeof parts[0], "%s", settings_device_name(&st->settings));
+    else if (st->settings.threads > 0)
         snprintf(parts[n_parts++], sizeof parts[0], "%s %d threads", settings_device_name(&st->settings), st->settings.threads);
     else
         snprintf(parts[n_parts++], sizeof parts[0], "%s %d threads", settings_device_name(&st->settings), u->meter.cores);

@@ -83,6 +83,14 @@ static int open_bufs(stage2_bufs *b, gf_backend *be, const gdn_config *c, const 
     return 0;
 }
 
+size_t stage2_device_bytes(const gdn_config *c, int B, int T, int held_B, int held_T, gf_dtype act) {
+    stage2_bufs b;
+    arena ar = {gf_none(), 0};
+    const align_set cal = {NULL, NULL, B, T}, held = {NULL, NULL, held_B, held_T};
+    carve(&b, &ar, c, &cal, held_B > 0 ? &held : NULL, act, act != GF_F32);
+    return ar.off;
+}
+
 /* Mean squared error of the layer's output y against target over n entries;
  * writes dy (gf_none: no gradient). */
 static int mse(gf_backend *be, gf_buf loss, gf_buf dy, gf_buf y, gf_buf target, size_t n, double *out) {

@@ -2,6 +2,7 @@
  * the implementation table, dtype helpers, sticky errors, the process default. */
 #include "backend/backend_impl.h"
 
+#include <omp.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -39,6 +40,25 @@ void be_set_error(gf_backend *be, const char *fmt, ...) {
     if (!be->error[0]) snprintf(be->error, sizeof be->error, "backend error");
 }
 
+/* "cuda" or "cuda:N" with N digits (at most 1023). */
+static bool cuda_name(const char *dev) {
+    if (strncmp(dev, "cuda", 4) != 0) return false;
+    if (!dev[4]) return true;
+    if (dev[4] != ':' || !dev[5] || strlen(dev + 5) > 4) return false;
+    for (const char *p = dev + 5; *p; p++)
+        if (*p < '0' || *p > '9') return false;
+    return atoi(dev + 5) <= 1023;
+}
+
+int be_cuda_device_count(int *count) {
+    *count = 0;
+#ifdef GRAFT_WITH_CUDA
+    return gf_backend_cuda_count(count);
+#else
+    return gf_fail("graft was built without the CUDA backend");
+#endif
+}
+
 int be_open(gf_backend **out, const gf_backend_opts *o) {
     *out = NULL;
     static const gf_backend_opts cpu = {"cpu", 0, false};
@@ -50,7 +70,7 @@ int be_open(gf_backend **out, const gf_backend_opts *o) {
     int rc;
     if (strcmp(dev, "cpu") == 0) {
         rc = gf_backend_cpu_open(be, o);
-    } else if (strcmp(dev, "cuda") == 0 || (strncmp(dev, "cuda:", 5) == 0 && dev[5])) {
+    } else if (cuda_name(dev)) {
 #ifdef GRAFT_WITH_CUDA
         rc = gf_backend_cuda_open(be, o);
 #else
@@ -77,6 +97,11 @@ const char *be_name(const gf_backend *be) { return be->name; }
 gf_dtype be_act(const gf_backend *be) { return be->act; }
 bool be_is_host(const gf_backend *be) { return be->host; }
 int be_threads(const gf_backend *be) { return be->threads > 0 ? be->threads : 1; }
+void be_set_threads(gf_backend *be, int threads) {
+    if (!be->host) return;
+    be->threads = threads > 0 ? threads : omp_get_num_procs();
+    snprintf(be->name, sizeof be->name, "cpu (%d thread%s)", be->threads, be->threads == 1 ? "" : "s");
+}
 int be_mem_info(gf_backend *be, size_t *free_bytes, size_t *total_bytes) {
     return be->ops->mem_info(be, free_bytes, total_bytes);
 }
@@ -97,6 +122,9 @@ gf_backend *be_default(void) {
 }
 
 void be_set_default(gf_backend *be) { __atomic_store_n(&installed, be, __ATOMIC_RELEASE); }
+
+gf_comm *be_comm(const gf_backend *be) { return be ? be->comm : NULL; }
+void be_set_comm(gf_backend *be, gf_comm *c) { be->comm = c; }
 
 /* ------------------------------------------------------------- memory */
 

@@ -26,6 +26,12 @@
  *     absolute positions for the distances (decode statistics).
  *  7. be_cross_entropy / be_kl_div / be_mse / be_row_l2 add to `loss` in a
  *     fixed order (bit-reproducible for a fixed thread count).
+ *  8. be_comm / be_set_comm: the communicator of a data-parallel job
+ *     (backend/comm.h) rides with the backend its ranks compute on; NULL
+ *     (world size 1) unless a front end installs one.
+ *  9. be_cuda_device_count (the workbench's device list); be_open checks a
+ *     "cuda:N" ordinal (digits, at most 1023) in every build; be_set_threads
+ *     (the workbench's thread setting, applied between jobs).
  *
  * Rules
  * - Only code under engine/backend/ dereferences a gf_buf. Everything else
@@ -96,11 +102,18 @@ typedef struct {
 /* -1 with one line: unknown device, "graft was built without the CUDA
  * backend", no such GPU, driver too old. */
 int be_open(gf_backend **out, const gf_backend_opts *o);
+/* GPUs the CUDA backend could open (cuda:0 .. cuda:count-1): 0 and *count,
+ * which is 0 when there is no driver or no GPU; -1 with "graft was built
+ * without the CUDA backend". Opens nothing. */
+int be_cuda_device_count(int *count);
 void be_close(gf_backend *be);
 const char *be_name(const gf_backend *be);   /* "cpu (2 threads)", "cuda:0 NVIDIA H200 (bf16)" */
 gf_dtype be_act(const gf_backend *be);       /* the compute type */
 bool be_is_host(const gf_backend *be);       /* buffers are host memory (CPU backend) */
 int be_threads(const gf_backend *be);        /* CPU worker threads; 1 on devices */
+/* CPU: the worker threads of later ops (0: every core); devices: nothing.
+ * Never while ops of this backend run (the workbench sets it between jobs). */
+void be_set_threads(gf_backend *be, int threads);
 /* Device memory free / total in bytes (host: available / physical memory). */
 int be_mem_info(gf_backend *be, size_t *free_bytes, size_t *total_bytes);
 
@@ -110,6 +123,15 @@ int be_mem_info(gf_backend *be, size_t *free_bytes, size_t *total_bytes);
 gf_backend *be_default(void);
 /* Installs be as the process default (not owned; NULL restores the CPU one). */
 void be_set_default(gf_backend *be);
+
+/* The communicator between the ranks of a data-parallel job (backend/comm.h)
+ * that be's ranks use; NULL at world size 1 (the default). Not owned.
+ * Engine code that can share work between ranks (training, statistics,
+ * Stage 2) asks the backend it computes on. Tasks of be_run_tasks must not
+ * use it. */
+typedef struct gf_comm gf_comm;
+gf_comm *be_comm(const gf_backend *be);
+void be_set_comm(gf_backend *be, gf_comm *c);
 
 /* ------------------------------------------------------------- memory */
 

@@ -58,6 +58,7 @@ struct gf_backend {
     bool host;         /* buffers are host memory */
     int threads;       /* CPU worker threads (be_threads; 0 reads as 1) */
     void *impl;        /* the backend's own state */
+    gf_comm *comm;     /* be_comm: the data-parallel job's communicator, NULL at world size 1 */
     char error[256];   /* the first sticky error since the last be_sync/be_check; "" when none */
 };
 
@@ -73,6 +74,7 @@ void be_set_error(gf_backend *be, const char *fmt, ...)
 int gf_backend_cpu_open(gf_backend *be, const gf_backend_opts *o);
 #ifdef GRAFT_WITH_CUDA
 int gf_backend_cuda_open(gf_backend *be, const gf_backend_opts *o); /* "cuda" / "cuda:N" */
+int gf_backend_cuda_count(int *count); /* GPUs found; 0 with no driver or no GPU */
 #endif
 
 #ifdef __cplusplus

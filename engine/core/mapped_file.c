@@ -46,6 +46,13 @@ void mapped_file_close(mapped_file *f) {
     memset(f, 0, sizeof *f);
 }
 
+void mapped_release(const void *p, size_t n) {
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    const uintptr_t a = (uintptr_t)p / page * page, b = ((uintptr_t)p + n + page - 1) / page * page;
+    /* read-only private file mapping: MADV_DONTNEED only unmaps; never fails in a way that matters */
+    if (n && b > a) (void)madvise((void *)a, b - a, MADV_DONTNEED);
+}
+
 char *read_text_file(const char *path, size_t *len_out) {
     FILE *fp = fopen(path, "rb");
     if (!fp) {

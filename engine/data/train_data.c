@@ -149,8 +149,7 @@ void train_data_free(train_data *d) {
     memset(d, 0, sizeof *d);
 }
 
-int train_data_get(train_data *d, long g, int *out) {
-    if (d->sampled) return sample_seq(d->teacher, d->bos, d->ctx, mix64(d->seed) + (uint64_t)g * 2 + 1, out);
+static void shuffle_for(train_data *d, long g) {
     const long epoch = g / d->n_train;
     if (epoch != d->perm_epoch) { /* Fisher-Yates from a seed of (seed, epoch) */
         uint64_t s = mix64(d->seed * 0x100000001B3ull + (uint64_t)epoch);
@@ -163,6 +162,17 @@ int train_data_get(train_data *d, long g, int *out) {
         }
         d->perm_epoch = epoch;
     }
+}
+
+long train_data_window(train_data *d, long g) {
+    if (d->sampled) return g;
+    shuffle_for(d, g);
+    return d->perm[g % d->n_train];
+}
+
+int train_data_get(train_data *d, long g, int *out) {
+    if (d->sampled) return sample_seq(d->teacher, d->bos, d->ctx, mix64(d->seed) + (uint64_t)g * 2 + 1, out);
+    shuffle_for(d, g);
     memcpy(out, d->train + (size_t)d->perm[g % d->n_train] * d->ctx, (size_t)d->ctx * sizeof(int));
     return 0;
 }

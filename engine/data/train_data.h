@@ -42,6 +42,10 @@ void train_data_free(train_data *d);
 
 /* The g-th training sequence (g = 0, 1, ... over the whole run) into out[ctx]. */
 int train_data_get(train_data *d, long g, int *out);
+/* Which sequence train_data_get(d, g) gives: the corpus window's index
+ * (0 .. n_train-1, the g-th of the shuffled order), or g itself for
+ * teacher-sampled data (its seed). For logs that compare data orders. */
+long train_data_window(train_data *d, long g);
 /* Held-out sequence i < n_eval. */
 const int *train_data_eval(const train_data *d, int i);
 

@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 
+#include "backend/comm.h"
 #include "core/error.h"
 
 int eval_nll(const model *m, const int *ids, size_t n, int ctx, double *nll, long *count,
@@ -35,7 +36,14 @@ int eval_nll_tf(transformer *tf, const int *ids, size_t n, int ctx, double *nll,
         goto done;
     }
     be_zero(be, loss, 1);
-    for (size_t s = 0; s + 1 < n;) {
+    /* windows start every ctx - 1 tokens; in a job of several ranks each rank
+     * scores its contiguous share of them and the sums are added over ranks */
+    gf_comm *comm = be_comm(be);
+    const long n_windows = (long)((n - 2) / (size_t)(ctx - 1)) + 1;
+    long w_lo = 0, w_hi = n_windows;
+    comm_share(comm, n_windows, &w_lo, &w_hi);
+    const size_t s_end = w_hi < n_windows ? (size_t)w_hi * (size_t)(ctx - 1) : n;
+    for (size_t s = (size_t)w_lo * (size_t)(ctx - 1); s + 1 < n && s < s_end;) {
         if (progress_cancelled(progress)) {
             rc = gf_fail("cancelled");
             break;
@@ -62,6 +70,10 @@ int eval_nll_tf(transformer *tf, const int *ids, size_t n, int ctx, double *nll,
     }
     if (rc == 0 && be_download(be, nll, GF_F64, loss, 1) != 0) rc = -1;
     if (rc == 0) rc = be_sync(be);
+    if (rc == 0 && comm) {
+        double sums[2] = {*nll, (double)*count};
+        if ((rc = comm_allreduce_host(comm, sums, 2, GF_REDUCE_SUM)) == 0) *nll = sums[0], *count = (long)sums[1];
+    }
     if (rc == 0) progress_report(progress, "ppl", (double)n, (double)n);
 done:
     be_free(be, &targets);

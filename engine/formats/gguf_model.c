@@ -217,25 +217,60 @@ static int check_tensor(const gguf_tensor *t, const spec *s, const char *path) {
     return 0;
 }
 
-/* Dequantizes rows in parallel (each row is a whole number of blocks). */
-static void dequant_rows(const gguf_tensor *t, float *dst) {
-    const size_t row = (size_t)t->ne[0], rows = (size_t)(t->n_elems / t->ne[0]);
-    const size_t row_bytes = row / ggml_block_elems(t->type) * ggml_block_bytes(t->type);
-    const size_t chunk = 64;
-#pragma omp parallel for schedule(dynamic, 1) if (rows >= 4 * chunk)
-    for (size_t r0 = 0; r0 < rows; r0 += chunk) {
-        size_t n = rows - r0 < chunk ? rows - r0 : chunk;
-        gguf_dequantize(t->type, t->data + r0 * row_bytes, dst + r0 * row, n * row); /* checked beforehand */
-    }
+/* Bytes of one row of t (each row is a whole number of blocks). */
+static size_t row_bytes(const gguf_tensor *t) {
+    return (size_t)t->ne[0] / ggml_block_elems(t->type) * ggml_block_bytes(t->type);
 }
 
-/* GGUF row h*hd + 2i + p holds HF row h*hd + p*hd/2 + i. */
-static void unpermute_rows(const float *src, float *dst, int heads, int64_t rows, int64_t cols) {
-    const int64_t hd = rows / heads, half = hd / 2, w = cols ? cols : 1;
+/* Dequantizes rows [r0, r0 + n) of t into dst, in parallel; their pages of
+ * the mapping are dropped afterwards (mapped_release). */
+static void dequant_rows(const gguf_tensor *t, size_t r0, size_t n, float *dst) {
+    const size_t row = (size_t)t->ne[0], rb = row_bytes(t);
+    const size_t chunk = 64;
+#pragma omp parallel for schedule(dynamic, 1) if (n >= 4 * chunk)
+    for (size_t i = 0; i < n; i += chunk) {
+        size_t k = n - i < chunk ? n - i : chunk;
+        gguf_dequantize(t->type, t->data + (r0 + i) * rb, dst + i * row, k * row); /* checked beforehand */
+    }
+    mapped_release(t->data + r0 * rb, n * rb);
+}
+
+/* GGUF row h*hd + 2i + p holds HF row h*hd + p*hd/2 + i (heads' rows of one chunk). */
+static void unpermute_rows(const float *src, float *dst, int heads, int64_t hd, int64_t cols) {
+    const int64_t half = hd / 2, w = cols ? cols : 1;
     for (int h = 0; h < heads; h++)
         for (int64_t i = 0; i < half; i++)
             for (int p = 0; p < 2; p++)
                 memcpy(dst + (h * hd + p * half + i) * w, src + (h * hd + 2 * i + p) * w, (size_t)w * sizeof *dst);
+}
+
+/* model_put_chunked's reader of one tensor: whole rows, or whole heads' rows
+ * when they are un-permuted (tmp: a chunk's worth of host memory). */
+typedef struct {
+    const gguf_tensor *t;
+    const spec *s;
+    float *tmp;
+    size_t tmp_n;
+} chunk_reader;
+
+static int read_chunk(void *ud, size_t off, void *dstv, size_t n) {
+    chunk_reader *c = ud;
+    const size_t row = (size_t)c->t->ne[0];
+    float *dst = dstv;
+    if (!c->s->permute_heads) {
+        dequant_rows(c->t, off / row, n / row, dst);
+        return 0;
+    }
+    if (n > c->tmp_n) {
+        free(c->tmp);
+        c->tmp_n = 0;
+        if (!(c->tmp = gf_try_malloc(n * sizeof *c->tmp, "un-permuting q/k rows"))) return -1;
+        c->tmp_n = n;
+    }
+    const int64_t hd = c->s->rows / c->s->permute_heads, w = c->s->cols ? c->s->cols : 1;
+    dequant_rows(c->t, off / row, n / row, c->tmp);
+    unpermute_rows(c->tmp, dst, (int)((int64_t)n / (hd * w)), hd, c->s->cols);
+    return 0;
 }
 
 static void describe_types(char *out, size_t cap, unsigned types) {
@@ -266,7 +301,7 @@ int load_gguf(model *m, const char *path, const model_load_opts *opts) {
     gguf_file g;
     if (gguf_open(&g, path) != 0) return -1;
     spec_list specs = {0};
-    float *tmp = NULL;
+    chunk_reader rd = {0};
     int rc = -1;
     gguf_str arch;
     int r = gguf_get_str(&g, "general.architecture", &arch);
@@ -283,7 +318,6 @@ int load_gguf(model *m, const char *path, const model_load_opts *opts) {
      * allocated: a header cannot make graft allocate what the file lacks */
     expected(&specs, &m->cfg);
     unsigned types = 0;
-    size_t max_permuted = 0;
     for (size_t i = 0; i < specs.n; i++) {
         const gguf_tensor *t = gguf_find_tensor(&g, specs.v[i].name);
         if (!t) {
@@ -292,26 +326,21 @@ int load_gguf(model *m, const char *path, const model_load_opts *opts) {
         }
         if (check_tensor(t, &specs.v[i], path) != 0) goto done;
         if (t->n_dims == 2) types |= 1u << t->type;
-        if (specs.v[i].permute_heads && t->n_elems > max_permuted) max_permuted = (size_t)t->n_elems;
         if (specs.v[i].permute_heads && (specs.v[i].rows / specs.v[i].permute_heads) % 2 != 0) {
             gf_fail("%s: %s: odd head size", path, specs.v[i].name);
             goto done;
         }
     }
     if (model_alloc_params(m) != 0) goto done;
-    if (max_permuted) tmp = gf_malloc(max_permuted * sizeof *tmp);
-    for (size_t i = 0; i < specs.n; i++) { /* one tensor of host scratch at a time */
+    for (size_t i = 0; i < specs.n; i++) { /* a few rows of host memory at a time */
         const spec *s = &specs.v[i];
-        const gguf_tensor *t = gguf_find_tensor(&g, s->name);
-        float *buf = model_scratch(m, (size_t)t->n_elems);
-        if (!buf) goto done;
-        if (s->permute_heads) {
-            dequant_rows(t, tmp);
-            unpermute_rows(tmp, buf, s->permute_heads, s->rows, s->cols);
-        } else {
-            dequant_rows(t, buf);
-        }
-        if (model_put(m, s->layer, s->kind, buf) != 0) goto done;
+        rd.t = gguf_find_tensor(&g, s->name);
+        rd.s = s;
+        const size_t row = (size_t)rd.t->ne[0];
+        /* whole rows (a vector is one row); for un-permuted q / k matrices whole heads (hd rows) */
+        const size_t granule = s->permute_heads && s->cols ? (size_t)(s->rows / s->permute_heads) * row : row;
+        if (model_put_chunked(m, s->layer, s->kind, (size_t)rd.t->n_elems, granule, GF_F32, read_chunk, &rd) != 0)
+            goto done;
     }
     describe_types(m->weights_dtype, sizeof m->weights_dtype, types);
 
@@ -328,7 +357,7 @@ int load_gguf(model *m, const char *path, const model_load_opts *opts) {
     }
     rc = 0;
 done:
-    free(tmp);
+    free(rd.tmp);
     free(specs.v);
     gguf_close(&g);
     return rc;

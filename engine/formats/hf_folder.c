@@ -125,6 +125,21 @@ static int reject_unsupported(const st_set *set, const model_config *c, const ch
     return 0;
 }
 
+/* model_put_chunked's readers: a range of one tensor, converted / copied out of the mapping. */
+static int read_f32_chunk(void *ud, size_t off, void *dst, size_t n) {
+    const st_tensor *t = ud;
+    int rc = st_read_f32_range(t, off, dst, n);
+    mapped_release(t->data + off * st_dtype_size(t->dtype), n * st_dtype_size(t->dtype));
+    return rc;
+}
+
+static int read_bf16_chunk(void *ud, size_t off, void *dst, size_t n) {
+    const st_tensor *t = ud;
+    memcpy(dst, t->data + 2 * off, 2 * n); /* the mapping is not aligned in general */
+    mapped_release(t->data + 2 * off, 2 * n);
+    return 0;
+}
+
 static int load_tokenizer(model *m, const char *dir, const model_load_opts *opts) {
     char path[PATH_MAX];
     const char *tp = opts->tokenizer_path;
@@ -165,10 +180,13 @@ int load_hf_folder(model *m, const char *dir, const model_load_opts *opts) {
     if (reject_unsupported(&set, &m->cfg, dir) != 0) goto done;
 
     if (model_alloc_params(m) != 0) goto done;
-    for (size_t i = 0; i < specs.n; i++) { /* one tensor of host scratch at a time */
+    /* bf16 weights go to a bf16 block as they are; anything else as float32 */
+    const bool raw_bf16 = be_act(m->be) == GF_BF16;
+    for (size_t i = 0; i < specs.n; i++) {
         const tensor_spec *s = &specs.v[i];
-        float *buf = model_scratch(m, s->t->n_elems);
-        if (!buf || st_read_f32(s->t, buf, s->t->n_elems) != 0 || model_put(m, s->layer, tensor_of(s->kind), buf) != 0)
+        const bool raw = raw_bf16 && s->t->dtype == ST_BF16;
+        if (model_put_chunked(m, s->layer, tensor_of(s->kind), s->t->n_elems, 1, raw ? GF_BF16 : GF_F32,
+                              raw ? read_bf16_chunk : read_f32_chunk, (void *)s->t) != 0)
             goto done;
     }
     const char *dt = "mixed";

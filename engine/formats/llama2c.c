@@ -52,32 +52,40 @@ typedef struct {
     const uint8_t *end;
 } byte_reader;
 
-static void read_f32(byte_reader *r, float *dst, size_t n) {
-    /* sizes were checked against the file before any read */
-    memcpy(dst, r->p, n * sizeof(float));
-    r->p += n * sizeof(float);
-}
+/* One tensor of n values at r->p: float32, or Q8_0 (n int8 values, then
+ * n / gs float32 scales: value = q * scale of its group) when gs > 0. */
+typedef struct {
+    const uint8_t *p;
+    size_t n, gs;
+} tensor_at;
 
-/* n int8 values then n/gs float scales. */
-static void read_q8(byte_reader *r, float *dst, size_t n, size_t gs) {
-    const int8_t *q = (const int8_t *)r->p;
-    const uint8_t *scales = r->p + n;
-    for (size_t g = 0; g < n / gs; g++) {
+/* model_put_chunked's reader: values [off, off + k) (whole groups for Q8_0). */
+static int read_chunk(void *ud, size_t off, void *dstv, size_t k) {
+    const tensor_at *t = ud;
+    float *dst = dstv;
+    if (!t->gs) {
+        memcpy(dst, t->p + off * sizeof(float), k * sizeof(float));
+        mapped_release(t->p + off * sizeof(float), k * sizeof(float));
+        return 0;
+    }
+    const int8_t *q = (const int8_t *)t->p + off;
+    const uint8_t *scales = t->p + t->n + off / t->gs * sizeof(float);
+    for (size_t g = 0; g < k / t->gs; g++) {
         float s;
         memcpy(&s, scales + g * sizeof(float), sizeof s);
-        for (size_t i = g * gs; i < (g + 1) * gs; i++) dst[i] = (float)q[i] * s;
+        for (size_t i = g * t->gs; i < (g + 1) * t->gs; i++) dst[i] = (float)q[i] * s;
     }
-    r->p += n + (n / gs) * sizeof(float);
+    mapped_release(q, k);
+    mapped_release(scales, k / t->gs * sizeof(float));
+    return 0;
 }
 
-/* One tensor of n values (float32, or Q8_0 with group size q8 > 0) read into
- * host scratch and uploaded into the model's block. */
+/* One tensor of n values (float32, or Q8_0 with group size q8 > 0) converted
+ * chunk by chunk into the model's block. */
 static int put_f32(model *m, byte_reader *r, int layer, tensor_kind k, size_t n, size_t q8) {
-    float *buf = model_scratch(m, n);
-    if (!buf) return -1;
-    if (q8) read_q8(r, buf, n, q8);
-    else read_f32(r, buf, n);
-    return model_put(m, layer, k, buf);
+    tensor_at t = {r->p, n, q8};
+    r->p += q8 ? n + (n / q8) * sizeof(float) : n * sizeof(float); /* sizes were checked against the file */
+    return model_put_chunked(m, layer, k, n, q8 ? q8 : 1, GF_F32, read_chunk, &t);
 }
 
 /* tokenizer.bin beside the checkpoint, else tok<vocab>.bin, else any tok*.bin. */

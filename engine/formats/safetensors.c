@@ -257,7 +257,14 @@ const st_tensor *st_find(const st_file *f, const char *name) {
 int st_read_f32(const st_tensor *t, float *dst, size_t n) {
     if (n != t->n_elems)
         return gf_fail("%s: tensor %s holds %zu values, %zu were asked for", t->file, t->name, t->n_elems, n);
-    const uint8_t *src = t->data;
+    return st_read_f32_range(t, 0, dst, n);
+}
+
+int st_read_f32_range(const st_tensor *t, size_t off, float *dst, size_t n) {
+    if (off > t->n_elems || n > t->n_elems - off)
+        return gf_fail("%s: tensor %s holds %zu values, [%zu, %zu) were asked for", t->file, t->name, t->n_elems,
+                       off, off + n);
+    const uint8_t *src = t->data + off * st_dtype_size(t->dtype);
     switch (t->dtype) {
     case ST_F32:
         if (n) memcpy(dst, src, n * sizeof(float));

@@ -57,6 +57,7 @@ static int folder_gguf(const char *dir, char **out) {
 
 int model_alloc_params(model *m) {
     if (!m->be) m->be = be_default();
+    if (m->loading && m->loading->on_config && m->loading->on_config(m->loading->ud, &m->cfg, m->be) != 0) return -1;
     if (param_layout_build(&m->layout, &m->cfg, NULL, NULL) != 0) return -1;
     if (be_alloc(m->be, &m->params, m->layout.total, be_act(m->be)) != 0)
         return gf_fail_prefix("the model's parameters");
@@ -65,18 +66,38 @@ int model_alloc_params(model *m) {
     return 0;
 }
 
-float *model_scratch(model *m, size_t n) {
-    if (n > m->scratch_n) {
-        free(m->scratch);
-        m->scratch_n = 0;
-        if (!(m->scratch = gf_try_malloc((n ? n : 1) * sizeof *m->scratch, "one tensor while loading"))) return NULL;
-        m->scratch_n = n;
+static void *stage_of(model *m, size_t bytes) {
+    if (bytes > m->stage_bytes) {
+        free(m->stage);
+        m->stage_bytes = 0;
+        if (!(m->stage = gf_try_malloc(bytes, "the loader's staging buffer"))) return NULL;
+        m->stage_bytes = bytes;
     }
-    return m->scratch;
+    return m->stage;
+}
+
+int model_put_chunked(model *m, int layer, tensor_kind k, size_t total, size_t granule, gf_dtype host_t,
+                      model_chunk_fn fn, void *ud) {
+    const param_entry *e = param_layout_find(&m->layout, layer, k);
+    GF_ASSERT(e != NULL && e->n == total && granule > 0 && total % granule == 0);
+    GF_ASSERT(host_t == GF_F32 || host_t == GF_BF16);
+    const size_t es = gf_dtype_size(host_t);
+    const size_t stage = m->loading && m->loading->stage_bytes ? m->loading->stage_bytes : MODEL_STAGE_BYTES;
+    size_t chunk = stage / es / granule * granule;
+    if (chunk == 0) chunk = granule;
+    if (chunk > total) chunk = total;
+    void *buf = stage_of(m, (chunk ? chunk : 1) * es);
+    if (!buf) return -1;
+    for (size_t off = 0; off < total; off += chunk) {
+        const size_t n = total - off < chunk ? total - off : chunk;
+        /* an upload returns once buf may be reused (a device copies out of pageable memory first) */
+        if (fn(ud, off, buf, n) != 0 || be_upload(m->be, gf_at(m->params, e->off + off), buf, host_t, n) != 0)
+            return -1;
+    }
+    return 0;
 }
 
 int model_put(model *m, int layer, tensor_kind k, const float *src) {
-    if (!src) return -1; /* model_scratch failed: its message stands */
     const param_entry *e = param_layout_find(&m->layout, layer, k);
     GF_ASSERT(e != NULL);
     return be_upload(m->be, gf_at(m->params, e->off), src, GF_F32, e->n);
@@ -95,10 +116,15 @@ size_t model_tensor_elems(const model *m, int layer, tensor_kind k) {
 }
 
 int model_load(model *m, const char *path, const model_load_opts *opts) {
+    return model_load_hooked(m, path, opts, NULL);
+}
+
+int model_load_hooked(model *m, const char *path, const model_load_opts *opts, const model_load_hooks *hooks) {
     static const model_load_opts none = {0};
     if (!opts) opts = &none;
     memset(m, 0, sizeof *m);
     m->be = opts->be ? opts->be : be_default();
+    m->loading = hooks;
     struct stat st;
     if (stat(path, &st) != 0) return gf_fail("%s: no such file or folder", path);
     int rc;
@@ -113,9 +139,10 @@ int model_load(model *m, const char *path, const model_load_opts *opts) {
     else
         rc = load_llama2c(m, path, opts);
     free(gguf_in_dir);
-    free(m->scratch);
-    m->scratch = NULL;
-    m->scratch_n = 0;
+    free(m->stage);
+    m->stage = NULL;
+    m->stage_bytes = 0;
+    m->loading = NULL;
     if (rc != 0) {
         model_free(m);
         return -1;
@@ -129,7 +156,7 @@ void model_free(model *m) {
     if (m->be) be_free(m->be, &m->params);
     model_views_free(&m->w);
     param_layout_free(&m->layout);
-    free(m->scratch);
+    free(m->stage);
     if (m->tok) tokenizer_free(m->tok);
     free(m->path);
     free(m->name);

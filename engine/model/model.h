@@ -18,8 +18,9 @@ typedef struct {
     char *path;             /* what the user named */
     char *name;             /* short display name */
     char weights_dtype[16]; /* dtype on disk: "f32", "bf16", "f16", "q8_0", ... */
-    float *scratch;         /* loaders: one tensor of host memory at a time */
-    size_t scratch_n;
+    void *stage;            /* loaders: the host staging buffer (model_put_chunked) */
+    size_t stage_bytes;
+    const struct model_load_hooks *loading; /* while model_load_hooked runs */
 } model;
 
 typedef struct {
@@ -27,19 +28,45 @@ typedef struct {
     gf_backend *be;             /* NULL: be_default() */
 } model_load_opts;
 
+/* What a caller may add to a load (model_load_hooked). */
+typedef struct model_load_hooks {
+    /* Called once the config is known and checked, before the parameters are
+     * allocated (the memory check of a command); -1 stops the load with its
+     * message. NULL: none. */
+    int (*on_config)(void *ud, const model_config *cfg, gf_backend *be);
+    void *ud;
+    size_t stage_bytes;         /* host staging per chunk (0: MODEL_STAGE_BYTES; tests use small ones) */
+} model_load_hooks;
+
 /* Loads a teacher from a Hugging Face folder (config.json + safetensors), a
  * llama2.c .bin checkpoint, or a .gguf file (or a folder holding one .gguf
- * file and no config.json). Each tensor is converted on the host and
- * uploaded into the model's block, one tensor of host scratch at a time. On
- * error returns -1 with a one-line message in gf_last_error() ("out of
- * memory: ..." when the block does not fit). */
+ * file and no config.json). Weights go from the file's mapping to the model's
+ * block in chunks of at most MODEL_STAGE_BYTES converted on the host
+ * (model_put_chunked): host memory never holds a whole tensor, so a teacher
+ * larger than host RAM loads onto a device. On error returns -1 with a
+ * one-line message in gf_last_error() ("out of memory: ..." when the block
+ * does not fit). */
 int model_load(model *m, const char *path, const model_load_opts *opts);
+/* The same with hooks (NULL: none). */
+int model_load_hooked(model *m, const char *path, const model_load_opts *opts, const model_load_hooks *hooks);
 void model_free(model *m);
 
-/* For loaders, once m->cfg is final: the zeroed block on m->be (-1: out of memory). */
+/* The loaders' host staging: values are converted and uploaded per chunk of this size. */
+#define MODEL_STAGE_BYTES ((size_t)32 << 20)
+
+/* For loaders, once m->cfg is final: runs the load's on_config hook, then
+ * the zeroed block on m->be (-1: the hook's message, or out of memory). */
 int model_alloc_params(model *m);
-/* Host scratch of n floats (reused; freed when loading ends). */
-float *model_scratch(model *m, size_t n);
+/* Fills dst[n] (of the host type given to model_put_chunked) with elements
+ * [off, off + n) of one tensor. */
+typedef int (*model_chunk_fn)(void *ud, size_t off, void *dst, size_t n);
+/* Tensor (layer, kind) of `total` elements, written by fn chunk after chunk
+ * into the host staging buffer as host_t (GF_F32, or GF_BF16 for bf16 weights
+ * going to a bf16 block: no conversion at all) and uploaded at its offset.
+ * Chunks hold whole granules (a quantization block, a row, a head's rows:
+ * what fn cannot split) and at most MODEL_STAGE_BYTES unless one granule is larger. */
+int model_put_chunked(model *m, int layer, tensor_kind k, size_t total, size_t granule, gf_dtype host_t,
+                      model_chunk_fn fn, void *ud);
 /* Uploads tensor (layer, kind) from host float32 src (its full size). */
 int model_put(model *m, int layer, tensor_kind k, const float *src);
 /* Downloads tensor (layer, kind) into host float32 dst; -1 when absent. */

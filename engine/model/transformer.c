@@ -133,11 +133,10 @@ void tf_zero_grads(transformer *tf) {
 
 /* ------------------------------------------------------------- runs */
 
-/* Carves every buffer of a run (measuring when ar->base is none). */
-static void carve(tf_run *r, arena *ar) {
+/* Carves every buffer of a run of compute type act (measuring when ar->base is none). */
+static void carve(tf_run *r, arena *ar, gf_dtype act) {
     const transformer *tf = r->tf;
     const model_config *c = &tf->cfg;
-    const gf_dtype act = be_act(tf->be);
     const int L = c->n_layers, B = r->o.B, T = r->o.T, S = r->o.S;
     const size_t N = (size_t)B * T, D = c->dim, F = c->hidden_dim, V = c->vocab_size;
     const size_t qd = (size_t)c->n_heads * c->head_dim, kvd = (size_t)c->n_kv_heads * c->head_dim;
@@ -214,6 +213,38 @@ static void carve(tf_run *r, arena *ar) {
     if (n_gdn) gdn_scratch_take(&r->gs, ar, &tf->gcfg, B, T, act);
 }
 
+/* The options a run really has: S at least T (T when training), logit rows
+ * up to 32M logits when not given. */
+static tf_run_opts run_opts(const model_config *c, const tf_run_opts *o) {
+    tf_run_opts r = *o;
+    if (r.S < r.T || r.train) r.S = r.T;
+    if (r.logit_rows <= 0) {
+        const size_t cap = ((size_t)32 << 20) / (size_t)c->vocab_size;
+        const size_t N = (size_t)r.B * r.T;
+        r.logit_rows = (int)(N < cap ? N : cap > 0 ? cap : 1);
+    }
+    return r;
+}
+
+size_t tf_run_measure(const model_config *c, const gdn_config *g, const mixer_kind *kinds, const tf_run_opts *o,
+                      gf_dtype act) {
+    transformer tf;
+    memset(&tf, 0, sizeof tf);
+    tf.cfg = *c;
+    if (g) tf.gcfg = *g;
+    set_kinds(&tf, kinds);
+    tf_run r;
+    memset(&r, 0, sizeof r);
+    r.tf = &tf;
+    r.o = run_opts(c, o);
+    r.la = gf_calloc((size_t)(c->n_layers ? c->n_layers : 1), sizeof *r.la);
+    arena ar = {gf_none(), 0};
+    carve(&r, &ar, act);
+    free(r.la);
+    free(tf.kind);
+    return ar.off;
+}
+
 int tf_run_open(tf_run **out, transformer *tf, const tf_run_opts *o) {
     *out = NULL;
     const model_config *c = &tf->cfg;
@@ -222,16 +253,11 @@ int tf_run_open(tf_run **out, transformer *tf, const tf_run_opts *o) {
     if (o->train && o->decode) return gf_fail("a training run carries no decode state");
     tf_run *r = gf_calloc(1, sizeof *r);
     r->tf = tf;
-    r->o = *o;
-    if (r->o.S < r->o.T || r->o.train) r->o.S = r->o.T;
-    if (r->o.logit_rows <= 0) {
-        const size_t cap = ((size_t)32 << 20) / (size_t)c->vocab_size;
-        const size_t N = (size_t)r->o.B * r->o.T;
-        r->o.logit_rows = (int)(N < cap ? N : cap > 0 ? cap : 1);
-    }
+    r->o = run_opts(c, o);
     r->la = gf_calloc((size_t)(c->n_layers ? c->n_layers : 1), sizeof *r->la);
     arena ar = {gf_none(), 0};
-    carve(r, &ar);
+    const gf_dtype act = be_act(tf->be);
+    carve(r, &ar, act);
     r->bytes = ar.off;
     if (be_alloc(tf->be, &r->arena, (r->bytes + 3) / 4, GF_F32) != 0) {
         gf_fail_prefix(o->train ? "training activations" : "activations");
@@ -240,7 +266,7 @@ int tf_run_open(tf_run **out, transformer *tf, const tf_run_opts *o) {
         return -1;
     }
     ar = (arena){r->arena, 0};
-    carve(r, &ar);
+    carve(r, &ar, act);
     float *tab = malloc((size_t)r->o.S * c->head_dim * sizeof *tab);
     if (!tab) {
         gf_fail("out of memory: the RoPE table for %d positions", r->o.S);

@@ -87,6 +87,10 @@ typedef struct {
 typedef struct tf_run tf_run;
 
 int tf_run_open(tf_run **out, transformer *tf, const tf_run_opts *o);
+/* The bytes tf_run_open allocates on a backend of compute type act for a
+ * model of config c, GDN config g and kinds (NULL: every layer attention). */
+size_t tf_run_measure(const model_config *c, const gdn_config *g, const mixer_kind *kinds, const tf_run_opts *o,
+                      gf_dtype act);
 void tf_run_close(tf_run *r);
 void tf_run_set_cancel(tf_run *r, const atomic_int *cancel);
 

@@ -1,10 +1,12 @@
 #include "student/build.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "align/stage2.h"
+#include "backend/comm.h"
 #include "calibrate/stage1.h"
 #include "core/error.h"
 
@@ -34,6 +36,51 @@ static int stage2_task(void *ud, int i, gf_backend *sub) {
         return -1;
     r->has_stage2 = true;
     return 0;
+}
+
+/* The rank whose comm_share of n items holds item i. */
+static int owner_of(long i, long n, int size) {
+    const long q = n / size, extra = n % size;
+    return (int)(i < extra * (q + 1) ? i / (q + 1) : extra + (i - extra * (q + 1)) / q);
+}
+
+/* After each rank aligned its share of the layers: every layer's parameters
+ * and Stage 2 report go from the rank that trained it to every rank, so each
+ * holds the whole student (rank 0 writes it; training continues from it). */
+static int share_stage2(student *s, const int *todo, int n, gf_comm *comm) {
+    const size_t np = gdn_param_count(&s->gcfg);
+    const int steps = s->set.steps, size = comm_size(comm);
+    const size_t nd = 5 + 2 * ((size_t)steps + 1);
+    double *pack = gf_malloc(nd * sizeof *pack);
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        const int l = todo[i], from = owner_of(i, n, size);
+        stage2_result *r = &s->rep[l].s2;
+        const bool mine = from == comm_rank(comm);
+        if ((rc = comm_broadcast(comm, s->gdn[l], np, from)) != 0) break;
+        if (mine) {
+            pack[0] = r->heldout != NULL, pack[1] = r->best_step, pack[2] = r->best_loss;
+            pack[3] = r->best_heldout, pack[4] = r->seconds;
+            for (int k = 0; k <= steps; k++) {
+                pack[5 + k] = r->loss[k];
+                pack[6 + steps + k] = r->heldout ? r->heldout[k] : NAN;
+            }
+        }
+        if ((rc = comm_broadcast_host(comm, pack, nd * sizeof *pack, from)) != 0) break;
+        if (!mine) {
+            r->steps = steps;
+            r->loss = gf_calloc((size_t)steps + 1, sizeof(float));
+            r->heldout = pack[0] != 0 ? gf_calloc((size_t)steps + 1, sizeof(float)) : NULL;
+            r->best_step = (int)pack[1], r->best_loss = pack[2], r->best_heldout = pack[3], r->seconds = pack[4];
+            for (int k = 0; k <= steps; k++) {
+                r->loss[k] = (float)pack[5 + k];
+                if (r->heldout) r->heldout[k] = (float)pack[6 + steps + k];
+            }
+            s->rep[l].has_stage2 = true;
+        }
+    }
+    free(pack);
+    return rc;
 }
 
 int student_build_layers_observed(student *s, const bool *layers, const teacher_capture *cal,
@@ -79,15 +126,22 @@ int student_build_layers_observed(student *s, const bool *layers, const teacher_
         if (rc != 0 && !s->have[l]) layer_report_free(r);
     }
     if (rc == 0 && init_uses_stage2(init) && n > 0) {
-        stage2_tasks t = {s, todo, gf_calloc((size_t)n * 2, sizeof(align_set)), held != NULL, progress, obs};
-        for (int i = 0; i < n; i++) {
-            const int l = todo[i];
+        /* a job of several ranks (be_comm) spreads the layers: each rank its contiguous share */
+        gf_comm *comm = be_comm(s->m->be);
+        long lo = 0, hi = n;
+        comm_share(comm, n, &lo, &hi);
+        const int mine = (int)(hi - lo);
+        stage2_tasks t = {s, todo + lo, gf_calloc((size_t)(mine > 0 ? mine : 1) * 2, sizeof(align_set)), held != NULL,
+                          progress, obs};
+        for (int i = 0; i < mine; i++) {
+            const int l = t.todo[i];
             t.sets[2 * i] = (align_set){capture_xn(cal, l), capture_attn_out(cal, l), cal->n_seqs, cal->T};
             if (held) t.sets[2 * i + 1] = (align_set){capture_xn(held, l), capture_attn_out(held, l), held->n_seqs, held->T};
         }
         /* layers are independent tasks: on CPU threads over layers, each single-threaded */
-        rc = be_run_tasks(s->m->be, n, stage2_task, &t);
+        rc = be_run_tasks(s->m->be, mine, stage2_task, &t);
         free(t.sets);
+        if (rc == 0 && comm) rc = share_stage2(s, todo, n, comm);
     }
     for (int i = 0; i < n && rc == 0; i++) { /* the final parameters' summaries */
         const int l = todo[i];

@@ -105,18 +105,22 @@ int decay_distance_parse(const char *name, decay_distance_mode *out) {
     return 0;
 }
 
+int student_gdn_config(gdn_config *g, const model_config *k, const student_settings *set) {
+    gdn_config_default(g, k->dim, k->n_heads, k->head_dim);
+    g->chunk = set->chunk;
+    g->conv = set->conv;
+    g->qkv_bias = set->qkv_bias && k->qkv_bias;
+    g->scale_mode = set->scale;
+    return gdn_config_check(g);
+}
+
 int student_init_empty(student *s, model *m, const student_settings *set) {
     memset(s, 0, sizeof *s);
     const model_config *k = &m->cfg;
     s->m = m;
     s->set = *set;
     s->L = k->n_layers;
-    gdn_config_default(&s->gcfg, k->dim, k->n_heads, k->head_dim);
-    s->gcfg.chunk = set->chunk;
-    s->gcfg.conv = set->conv;
-    s->gcfg.qkv_bias = set->qkv_bias && k->qkv_bias;
-    s->gcfg.scale_mode = set->scale;
-    if (gdn_config_check(&s->gcfg) != 0) return -1;
+    if (student_gdn_config(&s->gcfg, k, set) != 0) return -1;
     s->have = gf_calloc((size_t)s->L, sizeof *s->have);
     s->is_gdn = gf_calloc((size_t)s->L, sizeof *s->is_gdn);
     s->gdn = gf_calloc((size_t)s->L, sizeof *s->gdn);

@@ -160,6 +160,9 @@ typedef struct {
 
 /* Empty student over teacher m (nothing converted yet). */
 int student_init_empty(student *s, model *m, const student_settings *set);
+/* The GDN layers' config of a student of teacher config k with settings set
+ * (what student_init_empty uses); -1 with a message when it does not check. */
+int student_gdn_config(gdn_config *g, const model_config *k, const student_settings *set);
 void student_free(student *s);
 /* Chooses which layers run as GDN (each must be in `have`). */
 int student_set_gdn(student *s, const bool *is_gdn);

@@ -497,7 +497,30 @@ static int apply_rope_freq_factors(model_config *c, const cJSON *f, const char *
     return 0;
 }
 
+int student_folder_peek(const char *dir, int *n_gdn, student_settings *set) {
+    char p_cfg[PATH_MAX];
+    snprintf(p_cfg, sizeof p_cfg, "%s/config.json", dir);
+    cJSON *cfg = read_json(p_cfg);
+    if (!cfg) return -1;
+    const cJSON *g = cJSON_GetObjectItem(cfg, "graft_student");
+    int rc = -1;
+    if (!cJSON_IsObject(g)) gf_fail("%s: config.json has no graft_student section (not a student folder)", dir);
+    else if (parse_settings(g, set, p_cfg) == 0) {
+        const cJSON *gl = cJSON_GetObjectItem(g, "gdn_layers");
+        if (!cJSON_IsArray(gl)) gf_fail("%s: graft_student.gdn_layers is missing", p_cfg);
+        else *n_gdn = cJSON_GetArraySize(gl), rc = 0;
+    }
+    cJSON_Delete(cfg);
+    return rc;
+}
+
 int student_load(student *s, const char *dir, const char *tokenizer_override) {
+    const model_load_opts o = {.tokenizer_path = tokenizer_override};
+    return student_load_with(s, dir, &o, NULL);
+}
+
+int student_load_with(student *s, const char *dir, const model_load_opts *o, const model_load_hooks *hooks) {
+    const char *tokenizer_override = o->tokenizer_path;
     memset(s, 0, sizeof *s);
     char p_cfg[PATH_MAX], p_tok[PATH_MAX];
     snprintf(p_cfg, sizeof p_cfg, "%s/config.json", dir);
@@ -524,8 +547,9 @@ int student_load(student *s, const char *dir, const char *tokenizer_override) {
         }
     }
     m = gf_calloc(1, sizeof *m);
-    model_load_opts lo = {tok, NULL};
-    if (model_load(m, dir, &lo) != 0) {
+    model_load_opts lo = *o;
+    lo.tokenizer_path = tok;
+    if (model_load_hooked(m, dir, &lo, hooks) != 0) {
         free(m);
         m = NULL;
         goto out;

@@ -27,6 +27,12 @@ bool student_folder_detect(const char *path);
 /* Loads a student folder (teacher part through the HF folder loader). The
  * student owns its model. tokenizer_override may be NULL. */
 int student_load(student *s, const char *dir, const char *tokenizer_override);
+/* The same with the teacher part's load options (its backend; o->tokenizer_path
+ * is the override) and hooks (NULL: none). */
+int student_load_with(student *s, const char *dir, const model_load_opts *o, const model_load_hooks *hooks);
+/* What a student folder's config.json says, nothing else read: how many
+ * layers are GDN and the settings (for estimates before loading). */
+int student_folder_peek(const char *dir, int *n_gdn, student_settings *set);
 
 /* The teacher's tokenizer file: override, else DIR/tokenizer.json for a folder,
  * else tokenizer.bin / tok<V>.bin beside a llama2.c checkpoint. NULL if none. */

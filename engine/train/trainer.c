@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backend/comm.h"
 #include "core/error.h"
 
 void train_opts_default(train_opts *o, train_phase phase) {
@@ -39,12 +40,16 @@ int train_phase_parse(const char *name, train_phase *out) {
 
 void train_result_free(train_result *r) { train_state_free(&r->st); }
 
-/* FNV-1a over the options that must match for a resume to be exact. */
-static uint64_t options_hash(const train_opts *o, const train_data *d, const param_layout *pl) {
+/* FNV-1a over the options that must match for a resume to continue the same
+ * run. The batch enters as the global one (sequences per step over every
+ * rank, written where batch and accum were with accum 1, so checkpoints of
+ * one-process runs without accumulation keep their hash): a checkpoint
+ * resumes under any world size, batch and accum of the same product. */
+static uint64_t options_hash(const train_opts *o, const train_data *d, const param_layout *pl, int world) {
     char s[512];
     int n = snprintf(s, sizeof s, "%d %d %d %d %ld %.17g %.17g %d %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g "
                      "%llu %d %d %d %zu",
-                     o->phase, o->ctx, o->batch, o->accum, o->tokens, o->lr_mixer, o->lr_rest, o->schedule,
+                     o->phase, o->ctx, o->batch * o->accum * world, 1, o->tokens, o->lr_mixer, o->lr_rest, o->schedule,
                      o->warmup_frac, o->min_lr_ratio, o->beta1, o->beta2, o->eps, o->weight_decay, o->clip,
                      o->temperature, (unsigned long long)o->seed, d->sampled, d->n_train, pl->n, pl->total);
     uint64_t h = 1469598103934665603ull;
@@ -81,6 +86,10 @@ int train_eval_nll(transformer *tf, const train_data *data, int n, int batch, do
     if (batch <= 0) batch = 4;
     if (batch > n) batch = n > 0 ? n : 1;
     gf_backend *be = tf->be;
+    /* several ranks: each its contiguous share of the sequences, the sums added */
+    gf_comm *comm = be_comm(be);
+    long s_lo = 0, s_hi = n;
+    comm_share(comm, n, &s_lo, &s_hi);
     tf_run *r;
     const tf_run_opts ro = {.B = batch, .T = T};
     if (tf_run_open(&r, tf, &ro) != 0) return -1;
@@ -90,8 +99,8 @@ int train_eval_nll(transformer *tf, const train_data *data, int n, int batch, do
     int *tok = gf_malloc((size_t)batch * T * sizeof *tok), *tg = gf_malloc((size_t)rows * sizeof *tg);
     int rc = be_alloc(be, &targets, (size_t)rows, GF_I32) != 0 || be_alloc(be, &loss, 1, GF_F64) != 0 ? -1 : 0;
     if (rc == 0) be_zero(be, loss, 1);
-    for (int s = 0; s < n && rc == 0; s += batch) {
-        const int b = n - s < batch ? n - s : batch;
+    for (int s = (int)s_lo; s < (int)s_hi && rc == 0; s += batch) {
+        const int b = (int)s_hi - s < batch ? (int)s_hi - s : batch;
         for (int i = 0; i < b; i++) memcpy(tok + (size_t)i * T, train_data_eval(data, s + i), (size_t)T * sizeof *tok);
         if ((rc = tf_forward(r, tok, b, T, 0, NULL)) != 0) break;
         for (int r0 = 0; r0 < b * T; r0 += rows) { /* row b*T + t predicts token t + 1; the last row predicts nothing */
@@ -108,6 +117,7 @@ int train_eval_nll(transformer *tf, const train_data *data, int n, int batch, do
     double total = NAN;
     if (rc == 0) rc = be_download(be, &total, GF_F64, loss, 1);
     if (rc == 0) rc = be_sync(be);
+    if (rc == 0) rc = comm_allreduce_host(comm, &total, 1, GF_REDUCE_SUM);
     *nll = total / ((double)n * (T - 1));
     be_free(be, &targets);
     be_free(be, &loss);
@@ -122,7 +132,8 @@ static int evaluate(const train_opts *o, transformer *student, train_data *data,
     if (train_eval_nll(student, data, o->eval_seqs, o->batch, &nll) != 0) return -1;
     res->final_eval_ppl = exp(nll);
     curve_push(&res->st.eval, (double)res->st.tokens, res->final_eval_ppl);
-    if (o->on_eval) o->on_eval(o->ud, res->st.step, res->st.tokens, res->final_eval_ppl);
+    if (o->on_eval && comm_rank(be_comm(student->be)) == 0)
+        o->on_eval(o->ud, res->st.step, res->st.tokens, res->final_eval_ppl);
     return 0;
 }
 
@@ -156,7 +167,10 @@ static int bufs_open(train_bufs *b, const train_opts *o, transformer *student, t
     const int L = c->n_layers, N = o->batch * o->ctx;
     const size_t V = (size_t)c->vocab_size, cap = ((size_t)32 << 20) / V;
     const int rows = (int)((size_t)N < cap ? (size_t)N : cap > 0 ? cap : 1);
-    /* both runs stop between layers when *stop is set */
+    /* both runs stop between layers when *stop is set; ranks of a job stop
+     * together after a step instead (a rank leaving a step half-way would
+     * leave the others waiting in the gradient all-reduce) */
+    if (comm_size(be_comm(be)) > 1) stop = NULL;
     const tf_run_opts so = {.B = o->batch, .T = o->ctx, .train = true, .logit_rows = rows, .cancel = stop};
     const tf_run_opts to = {.B = o->batch, .T = o->ctx, .logit_rows = rows, .cancel = stop};
     if (tf_run_open(&b->sr, student, &so) != 0 || tf_run_open(&b->tr, teacher, &to) != 0) return -1;
@@ -210,6 +224,62 @@ static int micro_batch(const train_opts *o, transformer *student, train_bufs *b,
     return tf_backward(b->sr, b->d_after);
 }
 
+/* st's scalars and curves from rank 0 to every rank (got: rank 0's, filled elsewhere). */
+static int broadcast_state(gf_comm *comm, train_state *got) {
+    if (!comm) return 0;
+    struct {
+        uint64_t hash, seed;
+        int64_t step, tokens, cursor;
+        int32_t n_loss, n_eval;
+    } h = {got->options_hash, got->seed, got->step, got->tokens, got->data_cursor, got->loss.n, got->eval.n};
+    if (comm_broadcast_host(comm, &h, sizeof h, 0) != 0) return -1;
+    if (comm_rank(comm) != 0) {
+        memset(got, 0, sizeof *got);
+        got->options_hash = h.hash, got->seed = h.seed;
+        got->step = (long)h.step, got->tokens = (long)h.tokens, got->data_cursor = (long)h.cursor;
+        got->loss.n = got->loss.cap = h.n_loss;
+        got->eval.n = got->eval.cap = h.n_eval;
+        got->loss.xy = gf_calloc((size_t)h.n_loss * 2 + 1, sizeof(double));
+        got->eval.xy = gf_calloc((size_t)h.n_eval * 2 + 1, sizeof(double));
+    }
+    if (comm_broadcast_host(comm, got->loss.xy, (size_t)h.n_loss * 2 * sizeof(double), 0) != 0 ||
+        comm_broadcast_host(comm, got->eval.xy, (size_t)h.n_eval * 2 * sizeof(double), 0) != 0)
+        return -1;
+    return 0;
+}
+
+/* The state every rank starts from: a resumed checkpoint (read by rank 0 and
+ * broadcast, so only rank 0 needs the file), and rank 0's parameters (ranks
+ * that built their students on different hardware start identical). */
+static int start_state(const train_opts *o, train_state *st, const train_blocks *ck, transformer *student,
+                       gf_comm *comm, train_result *res) {
+    gf_backend *be = student->be;
+    const bool lead = comm_rank(comm) == 0;
+    int32_t have = lead && o->resume && o->ckpt_path && access(o->ckpt_path, F_OK) == 0;
+    if (comm_broadcast_host(comm, &have, sizeof have, 0) != 0) return -1;
+    if (have) {
+        train_state got = {0};
+        if (lead && checkpoint_read(o->ckpt_path, &got, ck) != 0) return -1;
+        if (broadcast_state(comm, &got) != 0) {
+            train_state_free(&got);
+            return -1;
+        }
+        if (got.options_hash != st->options_hash) {
+            train_state_free(&got);
+            return gf_fail("%s was written by a run with other options or data; resume with the same ones (any "
+                           "number of ranks, with the same global batch: ranks x batch x accum)", o->ckpt_path);
+        }
+        *st = got;
+        res->resumed_from = st->step;
+    }
+    const size_t n = student->layout.total;
+    if (comm && (comm_broadcast(comm, ck->master, n, 0) != 0 ||
+                 (have && (comm_broadcast(comm, ck->m, n, 0) != 0 || comm_broadcast(comm, ck->v, n, 0) != 0))))
+        return -1;
+    if ((have || comm) && !gf_same(student->master, student->params)) be_copy(be, student->params, student->master, n);
+    return 0;
+}
+
 int train_run(const train_opts *o, transformer *student, transformer *teacher, train_data *data,
               atomic_int *stop, train_result *res) {
     memset(res, 0, sizeof *res);
@@ -238,6 +308,8 @@ int train_run(const train_opts *o, transformer *student, transformer *teacher, t
     span *spans = gf_malloc((size_t)(student->layout.n + 1) * sizeof *spans);
     const int nspan = trained_spans(student, o, spans);
     int *tok = gf_malloc((size_t)o->batch * T * sizeof *tok);
+    FILE *wlog = NULL;      /* the window log (rank 0) */
+    double *win_ids = NULL; /* the step's window ids, each rank filling its slots */
     int rc = 0;
     train_state *st = &res->st;
     if (bufs_open(&b, o, student, teacher, stop) != 0) {
@@ -245,27 +317,29 @@ int train_run(const train_opts *o, transformer *student, transformer *teacher, t
         goto done;
     }
     const train_blocks ck = {be, &student->layout, student->master, b.m, b.v};
-    const long per_step = (long)o->batch * o->accum;
+    /* data parallel (backend/comm.h): rank r takes the global step's windows
+     * [r * per_rank, (r + 1) * per_rank), so a step sees the same windows in
+     * the same order as one process with accum x world micro-batches */
+    gf_comm *comm = be_comm(be);
+    const int world = comm_size(comm), rank = comm_rank(comm);
+    const long per_rank = (long)o->batch * o->accum, per_step = per_rank * world;
     res->total_steps = o->tokens / ((long)T * per_step);
     if (res->total_steps < 1) res->total_steps = 1;
-    st->options_hash = options_hash(o, data, &student->layout);
+    st->options_hash = options_hash(o, data, &student->layout, world);
     st->seed = o->seed;
-    if (o->resume && o->ckpt_path && access(o->ckpt_path, F_OK) == 0) {
-        train_state got;
-        if (checkpoint_read(o->ckpt_path, &got, &ck) != 0) {
-            rc = -1;
-            goto done;
-        }
-        if (got.options_hash != st->options_hash) {
-            train_state_free(&got);
-            rc = gf_fail("%s was written by a run with other options or data; resume with the same ones",
-                         o->ckpt_path);
-            goto done;
-        }
-        *st = got;
-        res->resumed_from = st->step;
-        if (!gf_same(student->master, student->params))
-            be_copy(be, student->params, student->master, student->layout.total);
+    if (start_state(o, st, &ck, student, comm, res) != 0) {
+        rc = -1;
+        goto done;
+    }
+    size_t g_lo = student->layout.total, g_hi = 0; /* the gradients the all-reduce covers: every trained span */
+    for (int i = 0; i < nspan; i++) {
+        if (spans[i].off < g_lo) g_lo = spans[i].off;
+        if (spans[i].off + spans[i].n > g_hi) g_hi = spans[i].off + spans[i].n;
+    }
+    if (o->window_log) win_ids = gf_calloc((size_t)per_step, sizeof *win_ids);
+    if (o->window_log && rank == 0 && !(wlog = fopen(o->window_log, res->resumed_from >= 0 ? "a" : "w"))) {
+        rc = gf_fail("cannot write the window log %s", o->window_log);
+        goto done;
     }
     const lr_schedule sched = {o->schedule, (long)(o->warmup_frac * res->total_steps + 0.5), res->total_steps,
                                o->min_lr_ratio};
@@ -276,18 +350,40 @@ int train_run(const train_opts *o, transformer *student, transformer *teacher, t
         tf_zero_grads(student);
         be_zero(be, b.acc, 2);
         for (int mb = 0; mb < o->accum && rc == 0; mb++) {
-            for (int i = 0; i < o->batch && rc == 0; i++)
-                rc = train_data_get(data, st->data_cursor + (long)mb * o->batch + i, tok + (size_t)i * T);
+            for (int i = 0; i < o->batch && rc == 0; i++) {
+                const long g = st->data_cursor + rank * per_rank + (long)mb * o->batch + i;
+                rc = train_data_get(data, g, tok + (size_t)i * T);
+                if (win_ids) win_ids[rank * per_rank + (long)mb * o->batch + i] = (double)train_data_window(data, g);
+            }
             if (rc == 0) rc = micro_batch(o, student, &b, tok, scale, n_conv);
         }
         if (rc != 0) {
-            if (stop && atomic_load(stop)) { /* stopped inside the step: keep the last completed one */
+            if (world == 1 && stop && atomic_load(stop)) { /* stopped inside the step: keep the last completed one */
                 gf_clear_error();
                 rc = 0;
                 if (o->ckpt_path && checkpoint_write(o->ckpt_path, st, &ck) != 0) rc = -1;
                 res->stopped_by = atomic_load(stop);
             }
             goto done;
+        }
+        /* the gradient of the global batch (and its summed loss): every rank the same values */
+        if (comm && (comm_allreduce(comm, gf_at(student->grads, g_lo), g_hi - g_lo, GF_REDUCE_SUM) != 0 ||
+                     comm_allreduce(comm, b.acc, 1, GF_REDUCE_SUM) != 0)) {
+            rc = -1;
+            goto done;
+        }
+        if (win_ids) { /* every rank filled its slots: the sum is the global batch's list */
+            if (comm_allreduce_host(comm, win_ids, (size_t)per_step, GF_REDUCE_SUM) != 0) {
+                rc = -1;
+                goto done;
+            }
+            if (wlog) {
+                fprintf(wlog, "step %ld:", step);
+                for (long i = 0; i < per_step; i++) fprintf(wlog, " %.0f", win_ids[i]);
+                fprintf(wlog, "\n");
+                fflush(wlog);
+            }
+            memset(win_ids, 0, (size_t)per_step * sizeof *win_ids);
         }
         for (int i = 0; i < nspan; i++) be_sumsq(be, gf_at(b.acc, 1), gf_at(student->grads, spans[i].off), spans[i].n);
         double acc[2] = {NAN, NAN};
@@ -316,26 +412,32 @@ int train_run(const train_opts *o, transformer *student, transformer *teacher, t
         st->data_cursor += per_step;
         st->tokens += per_step * T;
         curve_push(&st->loss, (double)st->tokens, loss);
-        if (o->on_step) o->on_step(o->ud, step, res->total_steps, st->tokens, loss, o->lr_mixer * lrf, gnorm);
+        if (o->on_step && rank == 0) o->on_step(o->ud, step, res->total_steps, st->tokens, loss, o->lr_mixer * lrf, gnorm);
         const bool last = step == res->total_steps;
         if (!last && o->eval_every > 0 && step % o->eval_every == 0 && evaluate(o, student, data, res) != 0) {
             rc = -1;
             goto done;
         }
-        const bool stopping = stop && atomic_load(stop);
+        /* ranks stop together: after the step in which any of them saw the signal */
+        double stop_sig = stop ? atomic_load(stop) : 0;
+        if (comm_allreduce_host(comm, &stop_sig, 1, GF_REDUCE_MAX) != 0) {
+            rc = -1;
+            goto done;
+        }
+        const bool stopping = stop_sig > 0;
         if (o->ckpt_path && (stopping || (o->ckpt_every > 0 && step % o->ckpt_every == 0) || last)) {
             if (last && evaluate(o, student, data, res) != 0) {
                 rc = -1;
                 goto done;
             }
-            if (checkpoint_write(o->ckpt_path, st, &ck) != 0) {
+            if (rank == 0 && checkpoint_write(o->ckpt_path, st, &ck) != 0) { /* written once */
                 rc = -1;
                 goto done;
             }
             last_good = step;
         }
         if (stopping) {
-            res->stopped_by = atomic_load(stop);
+            res->stopped_by = (int)stop_sig;
             goto done;
         }
     }
@@ -346,6 +448,8 @@ int train_run(const train_opts *o, transformer *student, transformer *teacher, t
         res->final_eval_ppl = st->eval.xy[2 * (st->eval.n - 1) + 1];
     }
 done:
+    if (wlog) fclose(wlog);
+    free(win_ids);
     bufs_free(be, &b, L);
     free(tok);
     free(spans);

@@ -14,7 +14,17 @@
  * micro-batch is `batch` sequences x ctx tokens through the batched forward and
  * backward, `accum` micro-batches per step; the gradient is that of the mean
  * over all their tokens. With a fixed thread count every reduction has a fixed
- * order, so a resumed run repeats an uninterrupted one bit for bit. */
+ * order, so a resumed run repeats an uninterrupted one bit for bit.
+ *
+ * Data parallel: when the student's backend carries a communicator of W
+ * ranks (be_comm), each rank runs `accum` micro-batches of `batch` sequences
+ * per step, the global batch is W x batch x accum sequences (the same
+ * windows in the same order as one process with accum x W micro-batches),
+ * the gradient block and the loss are summed over ranks between backward and
+ * AdamW (clipping sees the reduced gradient), held-out evaluation is shared,
+ * rank 0 alone writes checkpoints and calls on_step / on_eval, and a
+ * checkpoint resumes under any W with the same global batch (rank 0 reads it
+ * and broadcasts it). Ranks stop together after a step when any saw *stop. */
 #ifndef GRAFT_TRAIN_TRAINER_H
 #define GRAFT_TRAIN_TRAINER_H
 
@@ -43,6 +53,8 @@ typedef struct {
     long ckpt_every;           /* steps; 0: only at the end and on a signal */
     const char *ckpt_path;     /* NULL: no checkpoints */
     bool resume;               /* continue from ckpt_path when it exists */
+    const char *window_log;    /* NULL: none; else rank 0 writes one line per step, "step N: ID ...": the
+                                  windows (train_data_window) of the step's global batch in rank order */
     uint64_t seed;
     /* progress, may be NULL */
     void (*on_step)(void *ud, long step, long total, long tokens, double loss, double lr, double grad_norm);

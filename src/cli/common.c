@@ -5,6 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/ranks.h"
+#include "cli/mem_check.h"
 #include "core/error.h"
 #include "hub/progress_bar.h"
 #include "hub/resolve.h"
@@ -38,6 +40,7 @@ static gf_backend *cli_be;
 
 static void close_backend(void) {
     be_set_default(NULL);
+    cli_ranks_leave(cli_be); /* MPI_Finalize in a job of several ranks */
     be_close(cli_be);
     cli_be = NULL;
 }
@@ -47,8 +50,10 @@ int cli_setup(const char *cmd, const common_opts *o) {
         fprintf(stderr, "graft %s: --threads must be >= 0\n", cmd);
         return 2;
     }
-    /* --device and --threads, parsed once: the backend every model of this command lives on */
-    const gf_backend_opts bo = {o->device, o->threads, false};
+    /* --device and --threads, parsed once: the backend every model of this command lives on;
+     * one of several ranks takes its own GPU (cli/ranks.h) */
+    char dev[32];
+    const gf_backend_opts bo = {cli_ranks_device(o->device, dev, sizeof dev), o->threads, false};
     gf_backend *be;
     if (be_open(&be, &bo) != 0) {
         fprintf(stderr, "graft %s: %s\n", cmd, gf_last_error());
@@ -58,7 +63,7 @@ int cli_setup(const char *cmd, const common_opts *o) {
     else atexit(close_backend);
     cli_be = be;
     be_set_default(be);
-    return 0;
+    return cli_ranks_join(cmd, be);
 }
 
 gf_backend *cli_backend(void) { return be_default(); }
@@ -80,8 +85,9 @@ int cli_load_model(const char *cmd, const char *arg, const common_opts *o, model
         free(path);
         return -1;
     }
-    model_load_opts lo = {o->tokenizer, cli_backend()};
-    int rc = model_load(m, path, &lo);
+    const model_load_opts lo = {o->tokenizer, cli_backend()};
+    const model_load_hooks hk = {cli_mem_on_config, NULL, 0};
+    int rc = model_load_hooked(m, path, &lo, &hk);
     free(path);
     if (rc != 0) {
         cli_fail(cmd);
@@ -96,7 +102,9 @@ int cli_load_student(const char *cmd, const char *arg, const common_opts *o, stu
         cli_fail(cmd);
         return -1;
     }
-    int rc = student_load(s, path, o->tokenizer);
+    const model_load_opts lo = {o->tokenizer, cli_backend()};
+    const model_load_hooks hk = {cli_mem_on_config, NULL, 0};
+    int rc = student_load_with(s, path, &lo, &hk);
     free(path);
     if (rc != 0) {
         cli_fail(cmd);

@@ -81,6 +81,24 @@ progress_sink cli_progress(void) {
     return p;
 }
 
+void method_plan_fill(mem_job *j, void *ud) {
+    const method_plan *p = ud;
+    const int L = j->cfg->n_layers;
+    int n = L, k = 0;
+    strategy_spec ss;
+    if (!p->all_layers && p->strategy && strategy_parse(p->strategy, L, &ss) == 0 && ss.kind == STRATEGY_MANUAL)
+        n = L - ss.n_manual;
+    else if (!p->all_layers && keep_count(p->keep, L, &k) == 0)
+        n = L - k;
+    gf_clear_error(); /* the command reports bad options itself */
+    cli_mem_gdn(j, &p->set);
+    j->gdn_blocks = (p->students > 0 ? p->students : 1) * n;
+    cli_mem_capture(j, 0, p->sp);
+    if (p->score) cli_mem_eval(j, 1, p->sp->ctx, n);
+    if (init_uses_stage1(p->set.init) || init_uses_stage2(p->set.init))
+        cli_mem_build(j, p->sp, init_uses_stage2(p->set.init), n);
+}
+
 int method_capture(const model *m, const token_split *sp, teacher_capture *cal, teacher_capture *held,
                    const progress_sink *pr) {
     memset(held, 0, sizeof *held);

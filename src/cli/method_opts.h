@@ -8,6 +8,7 @@
 #include "align/stage2.h"
 #include "calibrate/capture.h"
 #include "cli/args.h"
+#include "cli/mem_check.h"
 #include "core/progress.h"
 #include "select/select.h"
 #include "student/calib_split.h"
@@ -62,6 +63,19 @@ progress_sink cli_progress(void);
 int method_capture(const model *m, const token_split *sp, teacher_capture *cal, teacher_capture *held,
                    const progress_sink *pr);
 
+/* The device memory of a method command (src/cli/mem_check.h): the teacher
+ * capture, building GDN layers (Stage 1 / 2), scoring runs, and the GDN
+ * blocks of `students` students held at once. */
+typedef struct {
+    const split_spec *sp;
+    student_settings set;  /* the GDN layers' settings and init */
+    const char *strategy;  /* a manual layer list is counted from it; else keep */
+    double keep;
+    bool all_layers;       /* every layer built (ga-s2 selection, ablate) */
+    int students;          /* students held at once (0 counts as 1) */
+    bool score;            /* perplexity runs over the selection / evaluation slice */
+} method_plan;
+void method_plan_fill(mem_job *j, void *ud);
 /* Chooses the layers that keep attention as graft convert does (strategy ss,
  * k of them unless manual; ar / ga-s2 score on sp's selection slice with
  * windows of ctx), then builds the other layers of s (an empty student) as

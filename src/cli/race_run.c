@@ -19,9 +19,17 @@ int race_run(const race_spec *spec, transformer *teacher_tm, train_data *data, r
         train_opts to = spec->base;
         char ckpt[1024];
         if (spec->ckpt_dir) {
-            snprintf(ckpt, sizeof ckpt, "%s/%s.ckpt", spec->ckpt_dir, out->labels[i]);
+            /* DIR/LABEL.ckpt; a label an earlier run has too gets -<run> (two folders of one init) */
+            char name[256];
+            snprintf(name, sizeof name, "%s", out->labels[i]);
+            for (char *c = name; *c; c++)
+                if (*c == '/') *c = '_';
+            int dup = 0;
+            for (int q = 0; q < i; q++) dup |= !strcmp(out->labels[q], out->labels[i]);
+            if (dup) snprintf(ckpt, sizeof ckpt, "%s/%s-%d.ckpt", spec->ckpt_dir, name, i + 1);
+            else snprintf(ckpt, sizeof ckpt, "%s/%s.ckpt", spec->ckpt_dir, name);
             to.ckpt_path = ckpt;
-            to.resume = false; /* every race starts fresh */
+            to.resume = spec->resume; /* else every race starts fresh */
         }
         if (spec->on_run) spec->on_run(spec->run_ud, i, out->labels[i], to.ckpt_path);
         int r = train_run(&to, &st.tm, teacher_tm, data, spec->stop, &out->res[i]);

@@ -23,6 +23,8 @@ typedef struct {
      * ckpt_dir non-NULL: run i checkpoints to ckpt_dir/<label>.ckpt */
     train_opts base;
     const char *ckpt_dir;
+    bool resume;                         /* with ckpt_dir: each run continues from its checkpoint (a
+                                            finished run's curve is read back, not retrained) */
     /* optional: called before run i trains (label known), on the caller's thread */
     void (*on_run)(void *ud, int i, const char *label, const char *ckpt_path);
     void *run_ud;

@@ -12,7 +12,8 @@
 #include <stdatomic.h>
 
 /* Installs the recording handler for SIGINT and SIGTERM (a SIGINT the shell
- * ignores, as for background jobs, stays ignored). */
+ * ignores, as for background jobs, stays ignored), and for SIGUSR1 / SIGUSR2,
+ * recorded as SIGINT / SIGTERM (what mpirun forwards to the ranks of a job). */
 void cli_catch_stop_signals(void);
 /* The signal caught so far, 0 when none (lock-free: handlers store into it). */
 atomic_int *cli_stop_flag(void);

@@ -5,10 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/mem_check.h"
+#include "cli/method_opts.h"
 #include "core/error.h"
 #include "core/rng.h"
 #include "select/select.h"
 #include "student/build.h"
+#include "student/student_io.h"
 
 void train_cli_default(train_cli *c) {
     memset(c, 0, sizeof *c);
@@ -62,6 +65,49 @@ cJSON *curve_json(const curve *c) {
         cJSON_AddItemToArray(a, pt);
     }
     return a;
+}
+
+void train_plan_fill(mem_job *j, void *ud) {
+    const train_plan *p = ud;
+    const train_cli *tc = p->tc;
+    const int L = j->cfg->n_layers;
+    int n = 0;
+    student_settings set;
+    student_settings_default(&set);
+    j->teachers = p->teachers > 0 ? p->teachers : 1;
+    for (int i = 0; i < p->n_folders; i++) { /* the largest student among the folders */
+        int ni;
+        student_settings si;
+        if (student_folder_peek(p->folders[i], &ni, &si) == 0 && ni >= n) n = ni, set = si;
+    }
+    if (p->n_folders == 0 && train_cli_converts(tc)) { /* built from the teacher by --keep / --strategy */
+        bool *conv = gf_calloc((size_t)(L > 0 ? L : 1), sizeof *conv);
+        int k;
+        if (train_cli_convert_mask(tc, L, conv) == 0)
+            for (int l = 0; l < L; l++) n += conv[l];
+        else if (!isnan(tc->keep) && keep_count(tc->keep, L, &k) == 0) /* ar / ga-s2: k layers keep attention */
+            n = L - k;
+        free(conv);
+    }
+    if (p->builder) {
+        const method_cli *mo = p->method;
+        if (mo && method_cli_settings(mo, (long)tc->to.seed, INIT_TAYLOR_CALIBRATE, &set) != 0) student_settings_default(&set);
+        set.init = INIT_TAYLOR_CALIBRATE; /* the heaviest build of any init */
+        if (mo) {
+            cli_mem_capture(j, 0, &mo->split);
+            cli_mem_build(j, &mo->split, true, n);
+        }
+    }
+    gf_clear_error(); /* options are reported by the command itself */
+    if (n > L) n = L;
+    cli_mem_gdn(j, &set);
+    j->gdn_blocks = p->n_folders > 0 || p->builder ? n : 0; /* the student's own blocks beside its trainable copy */
+    j->train_B = tc->to.batch;
+    j->train_T = tc->to.ctx;
+    j->train_gdn = n;
+    /* train_eval_nll: batches of min(batch, evaluation sequences) */
+    j->eval_B = tc->to.eval_seqs > 0 && tc->to.eval_seqs < tc->to.batch ? tc->to.eval_seqs : tc->to.batch;
+    j->align = tc->to.phase == PHASE_ALIGN;
 }
 
 int train_cli_finish(train_cli *c, const char *cmd) {

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 
 #include "cli/common.h"
+#include "cli/mem_check.h"
 #include "cli/signals.h"
 #include "data/train_data.h"
 #include "model/model.h"
@@ -48,6 +49,20 @@ void train_cli_default(train_cli *c);
     {"noise", OPT_DOUBLE, &(o).noise, "perturb the student: add N(0, (x * rms)^2) to every tensor"},           \
     {"log-every", OPT_INT, &(o).log_every, "print a progress line every N steps (default 10)"}
 
+/* The device memory of train / race (src/cli/mem_check.h): the teacher,
+ * `teachers - 1` more teacher-format models (a student folder's own, a
+ * separate source), the student's GDN blocks, the trainable copy, AdamW's
+ * moments, the training runs; for race's builder also the teacher capture
+ * and Stage 1 / 2. */
+typedef struct {
+    const train_cli *tc;
+    int teachers;
+    const char *const *folders; /* student folders (their GDN layers and settings are read), n_folders */
+    int n_folders;
+    bool builder;                /* race: students built by the method */
+    const void *method;          /* race's builder: its method_cli (Stage 1 options, split) */
+} train_plan;
+void train_plan_fill(mem_job *j, void *ud);
 /* True when --keep or --strategy was given (a student built from the teacher). */
 bool train_cli_converts(const train_cli *c);
 /* conv[0..L) = the layers that --keep / --strategy turn into GDN layers, for

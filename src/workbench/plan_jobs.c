@@ -258,6 +258,7 @@ static void fill_row(result_row *r, run_kind kind, const plan_arg *a, const spli
     result_row_init(r);
     r->kind = kind;
     snprintf(r->teacher, sizeof r->teacher, "%s", a->teacher_name);
+    wb_device_of(a->m->be, r->device, sizeof r->device);
     snprintf(r->strategy, sizeof r->strategy, "%s", strategy);
     r->keep = keep;
     snprintf(r->init, sizeof r->init, "%s", student_init_name(init));

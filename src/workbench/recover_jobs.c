@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/method_opts.h"
 #include "cli/race_run.h"
 #include "core/error.h"
 #include "hub/cache.h"
@@ -34,7 +35,7 @@ typedef struct {
     double target, ttt[2], ppl[2], ratio, keep, lr_mixer, lr_rest;
     int window, steps[2];
     long tokens;
-    char converted[256], kept[128], corpus[200], teacher[160];
+    char converted[256], kept[128], corpus[200], teacher[160], device[16];
     stage1_choice s1;
     long seed;
 } race_result;
@@ -142,6 +143,27 @@ static int race_job(job_ctx *ctx, void *argp) {
     };
     job_set_phases(ctx, phases, 4);
     if (train_cli_finish(&tc, "race") != 0) goto done;
+    {   /* what the race needs on its device (graft race's estimate), refused at once when it does not fit */
+        method_cli mo;
+        method_cli_default(&mo);
+        train_cli uniform = tc; /* the builder keeps attention in a->keep of the layers, uniformly */
+        uniform.keep = a->keep;
+        uniform.strategy = "uniform";
+        train_plan plan = {&uniform, 1, NULL, 0, true, &mo};
+        mem_job j;
+        mem_estimate e;
+        gf_backend *be = a->m->be;
+        mem_job_init(&j, &a->m->cfg, be_act(be), !be_is_host(be));
+        j.tasks = be_threads(be);
+        train_plan_fill(&j, &plan);
+        if (mem_estimate_job(&e, &j) != 0) goto done;
+        char need[32], dev[32];
+        mem_format(need, sizeof need, e.total);
+        wb_device_of(be, dev, sizeof dev);
+        job_log(ctx, "race: needs %s on %s (estimate, peak in %s)", need, dev, e.peak_phase);
+        size_t f, t;
+        if (!be_is_host(be) && (be_mem_info(be, &f, &t) != 0 || mem_check(e.total, f, dev, false) != 0)) goto done;
+    }
     if (a->ckpt_dir && hub_mkdirs(a->ckpt_dir) != 0) goto done;
     job_log(ctx, "race on %s: %ld tokens per init, ctx %d, batch %d, lr %g / %g, checkpoints in %s", a->corpus,
             a->tokens, RECOVER_CTX, RECOVER_BATCH, a->lr_mixer, a->lr_rest, a->ckpt_dir ? a->ckpt_dir : "-");
@@ -183,6 +205,7 @@ static int race_job(job_ctx *ctx, void *argp) {
     free(ids);
     snprintf(r->corpus, sizeof r->corpus, "%s", a->corpus);
     snprintf(r->teacher, sizeof r->teacher, "%s", a->teacher_name);
+    wb_device_of(a->m->be, r->device, sizeof r->device);
     r->s1 = a->s1;
     r->seed = a->seed;
     job_set_result(ctx, r);
@@ -252,6 +275,7 @@ void recover_race_done(app_state *st, teacher_state *owner, void *result) {
             result_row_init(&row);
             row.kind = RUN_RACE;
             snprintf(row.teacher, sizeof row.teacher, "%s", r->teacher);
+            snprintf(row.device, sizeof row.device, "%s", r->device);
             snprintf(row.strategy, sizeof row.strategy, "uniform");
             row.keep = r->keep;
             snprintf(row.init, sizeof row.init, "%s", r->labels[i]);

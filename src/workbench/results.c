@@ -33,7 +33,7 @@ static const result_col_info cols[RC_COUNT] = {
     [RC_PPL] = {"ppl", 10, true, false},           [RC_HL_MEAN] = {"hl mean", 5, true, false},
     [RC_HL_MED] = {"hl med", 4, true, false},      [RC_HL_MAX] = {"hl max", 3, true, false},
     [RC_KEPT] = {"kept", 6, false, false},         [RC_TTT] = {"to target", 5, true, false},
-    [RC_STUDENT] = {"student", 2, false, true},
+    [RC_STUDENT] = {"student", 2, false, true},    [RC_DEVICE] = {"device", 2, false, false},
 };
 
 const result_col_info *result_col_get(result_col c) { return &cols[(unsigned)c < RC_COUNT ? c : 0]; }
@@ -99,6 +99,7 @@ void result_cell(const result_row *r, result_col c, bool abbreviate, char *buf, 
         else snprintf(buf, n, "%.0f", r->tokens_to_target);
         break;
     case RC_STUDENT: snprintf(buf, n, "%s", r->student[0] ? r->student : "-"); break;
+    case RC_DEVICE: snprintf(buf, n, "%s", r->device[0] ? r->device : "-"); break;
     case RC_COUNT: break;
     }
 }
@@ -132,15 +133,16 @@ int result_compare(const result_row *a, const result_row *b, result_col c) {
 }
 
 void result_command(const result_row *r, const char *model_arg, char *buf, size_t n) {
-    char s1[128] = "", seed[32] = "";
+    char s1[128] = "", seed[32] = "", dev[40] = ""; /* dev: the device it ran on, unless the default */
     if (r->has_stage1) stage1_choice_flags(&r->stage1, s1, sizeof s1);
     if (r->seed > 0) snprintf(seed, sizeof seed, " --seed %ld", r->seed); /* 0: a row saved before rows kept it */
+    if (r->device[0] && strcmp(r->device, "cpu")) snprintf(dev, sizeof dev, " --device %s", r->device);
     switch (r->kind) {
     case RUN_EVALUATE:
         if (r->student[0]) {
             /* the student folder records how it was built; a comment says it where the Stage 1 options differ */
-            snprintf(buf, n, "graft eval '%s' --text '%s' --split --eval-windows %d --json%s%s", r->student, r->corpus,
-                     r->eval_windows, s1[0] ? "   # built with" : "", s1);
+            snprintf(buf, n, "graft eval '%s' --text '%s' --split --eval-windows %d%s --json%s%s", r->student, r->corpus,
+                     r->eval_windows, dev, s1[0] ? "   # built with" : "", s1);
             return;
         }
         snprintf(buf, n, "(no student folder was written)");
@@ -148,15 +150,15 @@ void result_command(const result_row *r, const char *model_arg, char *buf, size_
     case RUN_ABLATE:
         snprintf(buf, n,
                  "graft ablate '%s' --calib '%s' --eval '%s' --strategy %s --keep %g --init %s --steps %d "
-                 "--eval-windows %d%s%s%s --json",
+                 "--eval-windows %d%s%s%s%s --json",
                  model_arg, r->corpus, r->corpus, r->strategy, r->keep, r->init, r->stage2_steps, r->eval_windows,
-                 r->keep_best_heldout ? " --keep-best heldout" : "", s1, seed);
+                 r->keep_best_heldout ? " --keep-best heldout" : "", s1, seed, dev);
         return;
     case RUN_RACE:
         snprintf(buf, n,
                  "graft race '%s' --data '%s' --ctx %d --batch 4 --tokens %ld --lr-mixer %g --lr-rest %g "
-                 "--keep %g%s%s --json",
-                 model_arg, r->corpus, r->ctx, r->race_tokens, r->race_lr_mixer, r->race_lr_rest, r->keep, s1, seed);
+                 "--keep %g%s%s%s --json",
+                 model_arg, r->corpus, r->ctx, r->race_tokens, r->race_lr_mixer, r->race_lr_rest, r->keep, s1, seed, dev);
         return;
     case RUN_KIND_COUNT: break;
     }
@@ -191,6 +193,7 @@ cJSON *result_row_json(const result_row *r) {
     cJSON_AddStringToObject(o, "kept", r->kept);
     cJSON_AddStringToObject(o, "student", r->student);
     if (r->seed > 0) cJSON_AddNumberToObject(o, "seed", (double)r->seed);
+    if (r->device[0]) cJSON_AddStringToObject(o, "device", r->device);
     if (r->kind == RUN_RACE) {
         cJSON_AddNumberToObject(o, "race_tokens", (double)r->race_tokens);
         add_num(o, "lr_mixer", r->race_lr_mixer);
@@ -227,6 +230,7 @@ int result_row_from_json(const cJSON *o, result_row *r) {
     get_str(o, "corpus", r->corpus, sizeof r->corpus);
     get_str(o, "kept", r->kept, sizeof r->kept);
     get_str(o, "student", r->student, sizeof r->student);
+    get_str(o, "device", r->device, sizeof r->device);
     r->keep = get_num(o, "keep", NAN);
     r->stage2_steps = (int)get_num(o, "stage2_steps", 0);
     r->keep_best_heldout = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "keep_best_heldout"));

@@ -37,6 +37,7 @@ typedef struct {
     double race_lr_mixer, race_lr_rest;
     double tokens_to_target; /* race: tokens to reach the target loss, <0 never, NaN n/a */
     double ratio;            /* race: random / taylor-calibrate tokens-to-target, NaN n/a */
+    char device[16];         /* where it ran: "cpu", "cuda:0" ("" in rows saved before devices) */
 } result_row;
 
 void result_row_init(result_row *r); /* zeros, NaN for the unknown numbers */
@@ -46,7 +47,7 @@ const char *run_kind_name(run_kind k); /* "evaluate", "ablate", "race" */
 
 typedef enum {
     RC_TEACHER, RC_RUN, RC_STRATEGY, RC_KEEP, RC_INIT, RC_DETAIL, RC_STEPS, RC_EVAL, RC_PPL,
-    RC_HL_MEAN, RC_HL_MED, RC_HL_MAX, RC_KEPT, RC_TTT, RC_STUDENT, RC_COUNT
+    RC_HL_MEAN, RC_HL_MED, RC_HL_MAX, RC_KEPT, RC_TTT, RC_STUDENT, RC_DEVICE, RC_COUNT
 } result_col;
 
 typedef struct {

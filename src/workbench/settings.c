@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/backend.h"
 #include "core/error.h"
 
 static const settings_info infos[SET_COUNT] = {
@@ -20,22 +21,57 @@ static const settings_info infos[SET_COUNT] = {
     [SET_RACE_LR_MIXER] = {"race_lr_mixer", "race lr (mixers)", "learning rate of attention and GDN parameters (--lr-mixer)"},
     [SET_RACE_LR_REST] = {"race_lr_rest", "race lr (rest)", "learning rate of the other parameters (--lr-rest)"},
     [SET_THREADS] = {"threads", "CPU threads", "threads a job uses, 0 = every core (--threads)"},
-    [SET_DEVICE] = {"device", "device", "where jobs run (--device); this build has the CPU only"},
+    [SET_DEVICE] = {"device", "device", "where every job runs (--device); a change reloads the teacher there"},
 };
 
-static const char *const devices[] = {"cpu"};
-#define N_DEVICES (int)(sizeof devices / sizeof devices[0])
+/* ---- the devices of this machine, found once ---- */
+
+#define MAX_DEVICES 17
+static char dev_names[MAX_DEVICES][16];
+static const char *dev_list[MAX_DEVICES];
+static int n_devs = -1, dev_override = -1;
+static char no_gpu[96];
+
+static void find_devices(void) {
+    if (n_devs >= 0) return;
+    int gpus = 0;
+    no_gpu[0] = 0;
+    if (dev_override >= 0) gpus = dev_override;
+    else if (be_cuda_device_count(&gpus) != 0) snprintf(no_gpu, sizeof no_gpu, "built without the CUDA backend");
+    if (gpus > MAX_DEVICES - 1) gpus = MAX_DEVICES - 1;
+    if (gpus == 0 && !no_gpu[0]) snprintf(no_gpu, sizeof no_gpu, "no GPU");
+    gf_clear_error();
+    snprintf(dev_names[0], sizeof dev_names[0], "cpu");
+    for (int i = 0; i < gpus; i++) /* i < MAX_DEVICES: the cast only tells the compiler so */
+        snprintf(dev_names[i + 1], sizeof dev_names[0], "cuda:%u", (unsigned)(unsigned char)i);
+    for (int i = 0; i <= gpus; i++) dev_list[i] = dev_names[i];
+    n_devs = gpus + 1;
+}
+
+int settings_devices(const char *const **names) {
+    find_devices();
+    *names = dev_list;
+    return n_devs;
+}
+
+const char *settings_no_gpu_reason(void) {
+    find_devices();
+    return no_gpu;
+}
+
+void settings_devices_override(int n_gpus) {
+    dev_override = n_gpus;
+    n_devs = -1;
+}
 
 void settings_default(wb_settings *s) {
     *s = (wb_settings){.stage2_steps = 300, .ablate_steps = 50, .keep_best_heldout = 0, .eval_windows = 32,
-                       .race_tokens = 51200, .race_lr_mixer = 1e-3, .race_lr_rest = 1e-4, .threads = 0, .device = 0};
+                       .race_tokens = 51200, .race_lr_mixer = 1e-3, .race_lr_rest = 1e-4, .threads = 0, .device = "cpu"};
 }
 
 const settings_info *settings_get_info(settings_field f) { return &infos[(unsigned)f < SET_COUNT ? f : 0]; }
 
-const char *settings_device_name(const wb_settings *s) {
-    return s->device >= 0 && s->device < N_DEVICES ? devices[s->device] : devices[0];
-}
+const char *settings_device_name(const wb_settings *s) { return s->device[0] ? s->device : "cpu"; }
 
 void settings_format(const wb_settings *s, settings_field f, char *buf, size_t n) {
     switch (f) {
@@ -119,14 +155,21 @@ int settings_parse(wb_settings *s, settings_field f, const char *text) {
         if (parse_long(text, 0, 1024, &v, label)) return -1;
         s->threads = (int)v;
         return 0;
-    case SET_DEVICE:
-        for (int i = 0; i < N_DEVICES; i++)
-            if (!strcmp(text, devices[i])) {
-                s->device = i;
+    case SET_DEVICE: {
+        const char *const *names;
+        const int n = settings_devices(&names);
+        const char *want = strcmp(text, "cuda") ? text : "cuda:0";
+        for (int i = 0; i < n; i++)
+            if (!strcmp(want, names[i])) {
+                snprintf(s->device, sizeof s->device, "%s", names[i]);
                 return 0;
             }
-        if (!strncmp(text, "cuda", 4)) return gf_fail("device %s: this build has no CUDA backend yet; jobs run on the cpu", text);
-        return gf_fail("unknown device '%s' (cpu)", text);
+        if (!strncmp(text, "cuda", 4)) {
+            if (n == 1) return gf_fail("device %s: %s here; jobs run on the cpu", text, settings_no_gpu_reason());
+            return gf_fail("device %s: no such GPU (%s .. %s found)", text, names[1], names[n - 1]);
+        }
+        return gf_fail("unknown device '%s' (cpu%s)", text, n > 1 ? " or cuda:N" : "");
+    }
     case SET_COUNT: break;
     }
     return gf_fail("unknown setting");
@@ -159,7 +202,15 @@ int settings_step(wb_settings *s, settings_field f, int dir) {
         snprintf(buf, sizeof buf, "%d", v < 0 ? 0 : v);
         return settings_parse(s, f, buf);
     }
-    case SET_DEVICE: return settings_parse(s, f, dir > 0 ? "cuda" : "cpu");
+    case SET_DEVICE: { /* cycles through the devices found */
+        const char *const *names;
+        const int n = settings_devices(&names);
+        if (n == 1) return gf_fail("device: only the cpu (%s)", settings_no_gpu_reason());
+        int i = 0;
+        while (i < n && strcmp(names[i], settings_device_name(s))) i++;
+        i = ((i < n ? i : 0) + (dir > 0 ? 1 : n - 1)) % n;
+        return settings_parse(s, f, names[i]);
+    }
     case SET_COUNT: break;
     }
     return gf_fail("unknown setting");

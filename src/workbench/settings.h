@@ -21,7 +21,7 @@ typedef struct {
     double race_lr_mixer; /* race learning rate of attention / GDN parameters (1e-3) */
     double race_lr_rest;  /* race learning rate of the other parameters (1e-4) */
     int threads;          /* CPU threads for jobs, 0 = every core */
-    int device;           /* index into settings_devices(): 0 = cpu */
+    char device[16];      /* where jobs run: "cpu" or "cuda:N", one of settings_devices() */
 } wb_settings;
 
 typedef enum {
@@ -43,8 +43,15 @@ void settings_format(const wb_settings *s, settings_field f, char *buf, size_t n
 int settings_parse(wb_settings *s, settings_field f, const char *text);
 /* Left / right on the Settings screen: halves / doubles numbers, cycles choices. 0 or -1 with why not. */
 int settings_step(wb_settings *s, settings_field f, int dir);
-/* The only device this build has: "cpu" (the CUDA backend is not built yet). */
+/* Where jobs run: "cpu" or "cuda:N". */
 const char *settings_device_name(const wb_settings *s);
+/* The devices found when first asked: "cpu", then "cuda:0" .. "cuda:N-1" for
+ * every GPU the CUDA backend sees (be_cuda_device_count). Returns how many. */
+int settings_devices(const char *const **names);
+/* Why no GPU is listed ("no GPU", "built without the CUDA backend"); "" when one is. */
+const char *settings_no_gpu_reason(void);
+/* Tests: lists n_gpus GPUs as if the CUDA backend had found them (-1: ask it again). */
+void settings_devices_override(int n_gpus);
 
 cJSON *settings_json(const wb_settings *s);
 /* Reads the known keys; a bad value keeps the default and returns -1 with an error naming it. */

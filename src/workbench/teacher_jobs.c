@@ -10,6 +10,8 @@
 
 #include "core/error.h"
 #include "hub/resolve.h"
+#include "memory/estimate.h"
+#include "workbench/meter.h"
 #include "select/kv_cost.h"
 #include "tokenizer/tokenizer.h"
 #include "workbench/plan_jobs.h"
@@ -20,6 +22,8 @@
 
 typedef struct {
     char *arg;
+    char device[16];               /* the Settings' device and threads when the load started */
+    int threads;
     job_ctx *ctx;
     int n_events;                  /* hub events with a file: none means nothing was transferred */
     char *started[MAX_STARTED];    /* files whose transfer began (the rest were already cached) */
@@ -29,6 +33,7 @@ typedef struct {
 
 typedef struct {
     model *m;
+    gf_backend *be;                /* the model's, opened by the load */
     char *arg, *local;
 } loaded_teacher;
 
@@ -134,6 +139,23 @@ static void free_load_arg(load_arg *a) {
     free(a);
 }
 
+/* Before the parameters are allocated: on a device, refuse a teacher that does not fit. */
+static int check_fits(void *ud, const model_config *cfg, gf_backend *be) {
+    mem_job j;
+    mem_estimate e;
+    mem_job_init(&j, cfg, be_act(be), !be_is_host(be));
+    if (mem_estimate_job(&e, &j) != 0) return -1;
+    char need[32];
+    mem_format(need, sizeof need, e.total);
+    job_log(ud, "the parameters need %s on %s", need, be_name(be));
+    size_t f, t;
+    if (be_is_host(be)) return 0;
+    if (be_mem_info(be, &f, &t) != 0) return -1;
+    char dev[32];
+    wb_device_of(be, dev, sizeof dev);
+    return mem_check(e.total, f, dev, false);
+}
+
 static int load_job(job_ctx *ctx, void *argp) {
     load_arg *a = argp;
     a->ctx = ctx;
@@ -154,10 +176,21 @@ static int load_job(job_ctx *ctx, void *argp) {
         return gf_fail("cancelled before loading");
     }
     job_progress(ctx, 0, 1, "loading");
+    /* the teacher goes where the Settings say every job runs */
+    gf_backend *be;
+    const gf_backend_opts bo = {a->device, a->threads, false};
+    if (be_open(&be, &bo) != 0) {
+        free(local);
+        free_load_arg(a);
+        return -1;
+    }
+    job_log(ctx, "loading onto %s", be_name(be));
     model *m = gf_calloc(1, sizeof *m);
-    model_load_opts lo = {a->tokenizer, NULL}; /* NULL: the default backend */
-    if (model_load(m, local, &lo) != 0) {
+    const model_load_opts lo = {a->tokenizer, be};
+    const model_load_hooks hk = {.on_config = check_fits, .ud = ctx};
+    if (model_load_hooked(m, local, &lo, &hk) != 0) {
         free(m);
+        be_close(be);
         free(local);
         free_load_arg(a);
         return -1;
@@ -165,6 +198,7 @@ static int load_job(job_ctx *ctx, void *argp) {
     job_progress(ctx, 1, 1, "loading");
     loaded_teacher *t = gf_calloc(1, sizeof *t);
     t->m = m;
+    t->be = be;
     t->arg = a->arg;
     t->local = local;
     a->arg = NULL;
@@ -178,6 +212,8 @@ static int load_job(job_ctx *ctx, void *argp) {
 int teacher_start_load(workbench *wb, app_state *st, job_runner *jr, const char *arg) {
     load_arg *a = gf_calloc(1, sizeof *a);
     a->arg = gf_strdup(arg);
+    snprintf(a->device, sizeof a->device, "%s", settings_device_name(&st->settings));
+    a->threads = st->settings.threads;
     if (wb->tokenizer && !strcmp(arg, wb->tokenizer_for)) a->tokenizer = gf_strdup(wb->tokenizer);
     if (wb_start(st, jr, "load", load_job, a, NULL) != 0) {
         free_load_arg(a);
@@ -238,6 +274,21 @@ static void display_name(const loaded_teacher *lt, char *buf, size_t n) {
     snprintf(buf, n, "%s", slash && slash[1] ? slash + 1 : lt->local);
 }
 
+/* The header's GPU slot: the teacher's device, when it is one (the UI thread
+ * samples it; the backend changes only on the UI thread, in teacher_loaded). */
+static gf_backend *meter_be;
+static int gpu_query(gpu_sample *out) {
+    gf_backend *be = meter_be;
+    size_t f, t;
+    if (!be || be_is_host(be) || be_mem_info(be, &f, &t) != 0) return -1;
+    snprintf(out->name, sizeof out->name, "%s", be_name(be));
+    out->present = true;
+    out->mem_used = (double)(t - f);
+    out->mem_total = (double)t;
+    out->util = -1;
+    return 0;
+}
+
 void teacher_loaded(workbench *wb, app_state *st, void *result) {
     loaded_teacher *lt = result;
     if (!lt) return;
@@ -245,6 +296,10 @@ void teacher_loaded(workbench *wb, app_state *st, void *result) {
         model_free(wb->m);
         free(wb->m);
     }
+    be_close(wb->be); /* after its model: nothing else holds its memory */
+    wb->be = lt->be;
+    meter_be = wb->be;
+    meter_set_gpu_query(be_is_host(wb->be) ? NULL : gpu_query);
     wb->m = lt->m;
     /* a teacher is its file: a relative path is remembered absolute (the next session may start
      * elsewhere); a Hub snapshot path stays as it is (its files are links into the blob store) */

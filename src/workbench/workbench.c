@@ -16,17 +16,19 @@
 #include "workbench/calib_jobs.h"
 #include "workbench/generate_jobs.h"
 #include "workbench/job_cost.h"
+#include "workbench/meter.h"
 #include "workbench/plan_jobs.h"
 #include "workbench/recover_jobs.h"
 #include "workbench/teacher_jobs.h"
 #include "workbench/wb_event.h"
 
-/* ---- every job: the thread count of the settings, applied on the worker ---- */
+/* ---- every job: the settings' thread count, applied on the worker, on the teacher's backend ---- */
 
 typedef struct {
     job_fn fn;
     void *arg;
     int threads;
+    gf_backend *be; /* the loaded teacher's (NULL for a load: it opens its own) */
 } wb_job;
 
 static int wb_job_main(job_ctx *ctx, void *p) {
@@ -36,16 +38,36 @@ static int wb_job_main(job_ctx *ctx, void *p) {
     int n = j.threads > 0 ? j.threads : omp_get_num_procs();
     omp_set_num_threads(n);
     openblas_set_num_threads(n);
+    if (j.be) {
+        be_set_threads(j.be, n); /* no other job runs: the backend is this one's */
+        size_t f, t;
+        /* the device's memory in the log; on CUDA this also makes the GPU current on this thread */
+        if (!be_is_host(j.be) && be_mem_info(j.be, &f, &t) == 0)
+            job_log(ctx, "on %s: %.1f of %.1f GB in use", be_name(j.be), (double)(t - f) / 1e9, (double)t / 1e9);
+        else gf_clear_error();
+    }
     return j.fn(ctx, j.arg);
 }
 
+void wb_device_of(const gf_backend *be, char *buf, size_t n) {
+    snprintf(buf, n, "%s", be ? be_name(be) : "cpu");
+    buf[strcspn(buf, " ")] = 0;
+}
+
 int wb_start(app_state *st, job_runner *jr, const char *name, job_fn fn, void *arg, teacher_state *owner) {
+    workbench *wb = st->user;
+    gf_backend *be = strcmp(name, "load") && wb ? wb->be : NULL;
     wb_job *j = gf_calloc(1, sizeof *j);
-    *j = (wb_job){fn, arg, st->settings.threads};
+    *j = (wb_job){fn, arg, st->settings.threads, be};
     if (app_start_job(st, jr, name, wb_job_main, j, owner) != 0) {
         free(j);
         return -1;
     }
+    /* every job's log line names where it runs (j is the worker's now: it may be freed already) */
+    char dev[32];
+    if (be) wb_device_of(be, dev, sizeof dev);
+    else snprintf(dev, sizeof dev, "%s", settings_device_name(&st->settings));
+    app_log(st, LOG_INFO, "%s: runs on %s", name, dev);
     return 0;
 }
 
@@ -57,6 +79,13 @@ teacher_state *wb_ready(workbench *wb, app_state *st) {
     }
     if (!t || !wb->m_key || strcmp(t->key, wb->m_key)) {
         gf_fail("the teacher shown (%s) is not the one loaded: open it on 1 Teacher", t ? t->name : "none");
+        return NULL;
+    }
+    char dev[32];
+    wb_device_of(wb->be, dev, sizeof dev);
+    if (strcmp(dev, settings_device_name(&st->settings))) { /* never silently on another device */
+        gf_fail("%s is loaded on %s but Settings say %s: reload it there (Enter on 1 Teacher)", t->name, dev,
+                settings_device_name(&st->settings));
         return NULL;
     }
     return t;
@@ -264,10 +293,12 @@ int workbench_attach(workbench *wb, app_state *st, job_runner *jr, const char *m
 
 void workbench_free(workbench *wb) {
     calib_cache_free(wb->calib);
+    meter_set_gpu_query(NULL);
     if (wb->m) {
         model_free(wb->m);
         free(wb->m);
     }
+    be_close(wb->be);
     free(wb->m_key);
     free(wb->model_arg);
     free(wb->tokenizer);

@@ -34,6 +34,8 @@ typedef struct {
     char *plan_for;
     char *corpus;       /* calibration / evaluation text, or NULL */
     model *m;           /* loaded teacher, or NULL */
+    gf_backend *be;     /* where it lives and every job runs: opened by its load job from
+                           the Settings' device and threads (owned) */
     char *m_key;        /* its teacher_state key */
     int stats_ctx, stats_seqs;
     calib_cache *calib; /* Calibrate / Align: the teacher capture kept between jobs */
@@ -48,9 +50,11 @@ int workbench_attach(workbench *wb, app_state *st, job_runner *jr, const char *m
                      const workbench_opts *opts);
 void workbench_free(workbench *wb);
 
-/* The current teacher when its weights are the loaded ones; else NULL with a
- * one-line error saying what is missing. */
+/* The current teacher when its weights are the loaded ones, on the device the
+ * Settings name; else NULL with a one-line error saying what is missing. */
 teacher_state *wb_ready(workbench *wb, app_state *st);
+/* "cpu" or "cuda:N": the device part of a backend's name. */
+void wb_device_of(const gf_backend *be, char *buf, size_t n);
 /* Starts fn(arg) as a job of owner with the settings' thread count applied on the worker. */
 int wb_start(app_state *st, job_runner *jr, const char *name, job_fn fn, void *arg, teacher_state *owner);
 

@@ -3,9 +3,34 @@
 #ifndef GRAFT_TESTS_BE_UTIL_H
 #define GRAFT_TESTS_BE_UTIL_H
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "backend/backend.h"
+#include "core/error.h"
+
+/* GRAFT_TEST_DEVICE=cuda[:N] (tests/gpu/run.sh): this program's tests that use
+ * the default backend run on that device instead of the CPU reference (with
+ * GRAFT_CUDA_FP32=1 in float32). Unset: nothing changes. Exits 77 (skipped)
+ * when the device does not open. Call first in main. */
+static inline void tb_device_close(void) {
+    gf_backend *be = be_default();
+    be_set_default(NULL);
+    be_close(be);
+}
+static inline void tb_device_from_env(void) {
+    const char *dev = getenv("GRAFT_TEST_DEVICE");
+    if (!dev || !*dev) return;
+    const gf_backend_opts o = {dev, 0, false};
+    gf_backend *be;
+    if (be_open(&be, &o) != 0) {
+        printf("SKIP: GRAFT_TEST_DEVICE=%s: %s\n", dev, gf_last_error());
+        exit(77);
+    }
+    be_set_default(be);
+    atexit(tb_device_close);
+    printf("tests on %s\n", be_name(be));
+}
 
 /* A buffer of n elements of type t holding host x (NULL: zeroed). */
 static inline gf_buf tb_new(gf_dtype t, const void *x, gf_dtype host_t, size_t n) {

@@ -30,6 +30,7 @@
 #include "core/error.h"
 #include "core/mapped_file.h"
 #include "student/build.h"
+#include "be_util.h"
 #include "check.h"
 
 typedef struct {
@@ -184,6 +185,7 @@ static void random_init_layer_output(void **state) {
 }
 
 int main(void) {
+    tb_device_from_env();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(stage1_reference_mode),
         cmocka_unit_test(stage1_mean_logit_mode),

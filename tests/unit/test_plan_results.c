@@ -326,6 +326,7 @@ static result_row make_row(run_kind kind, const char *strategy, double keep, con
     result_row_init(&r);
     r.kind = kind;
     snprintf(r.teacher, sizeof r.teacher, "test-teacher");
+    snprintf(r.device, sizeof r.device, "cpu");
     snprintf(r.strategy, sizeof r.strategy, "%s", strategy);
     r.keep = keep;
     snprintf(r.init, sizeof r.init, "%s", init);
@@ -375,8 +376,8 @@ static void results_rows_fit(void **state) {
     assert_non_null(strstr(row(&g, y), "300"));
     assert_non_null(strstr(row(&g, y), "tinystories w32"));
     assert_non_null(strstr(row(&g, y), "8.4320"));
-    /* the student path, cut from the left when the row is full: its end stays */
-    assert_non_null(strstr(row(&g, y), "\u202650-taylor-calibrate"));
+    /* the student path, cut from the left when the row is full: its end stays; then the device */
+    assert_non_null(strstr(row(&g, y), "\u2026aylor-calibrate  cpu"));
     /* the race row stays, its slice named apart from the evaluation slice */
     y = find_row(&g, "race tinystories held-out");
     assert_true(y >= 0);

@@ -520,6 +520,7 @@ static void test_nan_is_caught(void **state) {
 }
 
 int main(void) {
+    tb_device_from_env();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_nan_is_caught),
         cmocka_unit_test(test_linear_backward),    cmocka_unit_test(test_rmsnorm_backward),

@@ -193,6 +193,7 @@ static void test_adamw_hand(void **s) {
 }
 
 int main(void) {
+    tb_device_from_env();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_llama),
         cmocka_unit_test(test_qwen2),

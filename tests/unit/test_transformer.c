@@ -229,6 +229,7 @@ static void out_of_memory_is_an_error(void **state) {
 }
 
 int main(void) {
+    tb_device_from_env();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(hybrid_decode_matches_full_forward),
         cmocka_unit_test(random_init_is_one_path),

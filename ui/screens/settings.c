@@ -26,7 +26,18 @@ static void draw(ui *u, grid *g, rect r) {
                     in->label);
         if (cur && v->editing) entry_draw(g, x + label_w, y, value_w, "", &v->edit, true, STYLE_PLAIN);
         else grid_text(g, x + label_w, y, value_w, val, cur ? acc : STYLE_PLAIN);
-        if (w > label_w + value_w + 10) grid_text(g, x + label_w + value_w + 2, y, w - label_w - value_w - 2, in->help, dim);
+        char help[256];
+        snprintf(help, sizeof help, "%s", in->help);
+        if (f == SET_DEVICE) { /* the devices found on this machine */
+            const char *const *names;
+            const int n = settings_devices(&names);
+            int k = snprintf(help, sizeof help, "%s", n > 1 ? "found:" : "");
+            for (int i = 0; i < n && n > 1 && k < (int)sizeof help; i++)
+                k += snprintf(help + k, sizeof help - (size_t)k, " %s", names[i]);
+            if (n == 1) snprintf(help, sizeof help, "cpu only here (%s)", settings_no_gpu_reason());
+            else if (k < (int)sizeof help) snprintf(help + k, sizeof help - (size_t)k, "; a change reloads the teacher there");
+        }
+        if (w > label_w + value_w + 10) grid_text(g, x + label_w + value_w + 2, y, w - label_w - value_w - 2, help, dim);
         if (cur) grid_add_attr(g, (rect){x, y, label_w + value_w, 1}, ATTR_REVERSE);
     }
     y++;
@@ -35,9 +46,18 @@ static void draw(ui *u, grid *g, rect r) {
                   dim);
 }
 
+/* A new device: the loaded teacher moves there (every job runs where it lives). */
+static void device_changed(ui *u, const char *before) {
+    const teacher_state *t = app_cur(u->st);
+    if (!strcmp(before, settings_device_name(&u->st->settings)) || !t || !t->loaded) return;
+    ui_run_action(u, ACT_LOAD);
+}
+
 static bool key(ui *u, int k) {
     settings_view *v = &u->v.settings;
     wb_settings *s = &u->st->settings;
+    char before[sizeof s->device];
+    snprintf(before, sizeof before, "%s", settings_device_name(s));
     const settings_info *in = settings_get_info((settings_field)v->cursor);
     if (v->editing) {
         entry_result res = entry_key(&v->edit, k);
@@ -49,6 +69,7 @@ static bool key(ui *u, int k) {
                 char val[64];
                 settings_format(s, (settings_field)v->cursor, val, sizeof val);
                 ui_say(u, "%s: %s", in->label, val);
+                device_changed(u, before);
             }
         }
         return true;
@@ -67,6 +88,7 @@ static bool key(ui *u, int k) {
             char val[64];
             settings_format(s, (settings_field)v->cursor, val, sizeof val);
             ui_say(u, "%s: %s", in->label, val);
+            device_changed(u, before);
         }
         return true;
     }
@@ -88,6 +110,7 @@ static bool key(ui *u, int k) {
         if (v->cursor == SET_THREADS) snprintf(val, sizeof val, "%d", def.threads);
         settings_parse(s, (settings_field)v->cursor, val);
         ui_say(u, "%s: back to the default", in->label);
+        device_changed(u, before);
         return true;
     }
     }

@@ -1,0 +1,215 @@
+/* Causal attention, backward, on the tensor cores (flash-attention-2 style):
+ * probabilities recomputed from q, k and the forward's log-sum-exp, no T x T
+ * matrix; bf16 operands, fp32 accumulation.
+ *
+ * A block owns BC = 64 keys of one (sequence, query head) and walks the
+ * query tiles (BR = 64 rows) at and after its keys. Its four warps own 16 keys
+ * each and compute, transposed so that keys are the mma's rows:
+ *   S^T = K Q^T,  P^T = 2^(S^T scale log2 e - lse log2 e) (causal mask),
+ *   dP^T = V dO^T,  dS^T = P^T (dP^T - D),  D_t = rowsum(dO_t * O_t),
+ *   dV += P^T dO,  dK += dS^T Q       (accumulated in registers over the walk)
+ * then dS^T goes through shared memory (bf16) so that each warp can take 16
+ * query rows of dQ = dS K, added to an fp32 dq buffer with atomics.
+ * dK and dV of a query head are written per head (fp32) and summed over the
+ * query group afterwards, so the blocks need no atomics for them and the
+ * query heads of a group spread over the machine. */
+#include "backend/cuda/cuda_attention.cuh"
+#include "backend/cuda/cuda_mma.cuh"
+
+#define BR 64
+#define BC 64
+#define NWARPS 4
+
+template <int HD> struct bwd_smem {
+    static constexpr int LDS = HD + 8, LDSS = BR + 8;
+    static constexpr int KV = BC * LDS, Q = BR * LDS, DS = BC * LDSS;
+    static constexpr size_t bytes = (size_t)(2 * KV + 2 * Q + DS) * sizeof(bf16) + 2 * BR * sizeof(float);
+};
+
+template <int HD> __global__ void __launch_bounds__(NWARPS * 32) attn_bwd_mma_kernel(const attn_bwd_params p) {
+    constexpr int LDS = bwd_smem<HD>::LDS, LDSS = bwd_smem<HD>::LDSS, CPR = HD / 8;
+    CUDA_DYNAMIC_SMEM(smem_raw);
+    bf16 *Ks = (bf16 *)smem_raw;
+    bf16 *Vs = Ks + bwd_smem<HD>::KV;
+    bf16 *Qs = Vs + bwd_smem<HD>::KV;
+    bf16 *Gs = Qs + bwd_smem<HD>::Q; /* dO */
+    bf16 *Ss = Gs + bwd_smem<HD>::Q; /* dS^T [key][row] */
+    float *lse2 = (float *)(Ss + bwd_smem<HD>::DS);
+    float *Dsm = lse2 + BR;
+
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
+    const int h = blockIdx.x, b = blockIdx.y, jt = blockIdx.z; /* the first key tiles have the most rows: first */
+    const int T = p.T, j0 = jt * BC, kvh = h / p.G;
+    const bf16 *q = (const bf16 *)p.q, *k = (const bf16 *)p.k, *v = (const bf16 *)p.v, *dout = (const bf16 *)p.dout;
+
+    for (int c = tid; c < BC * CPR; c += NWARPS * 32) {
+        const int row = c / CPR, col = (c % CPR) * 8, j = j0 + row;
+        const bool ok = j < T;
+        const size_t off = (((size_t)b * T + (ok ? j : 0)) * p.KV + kvh) * HD + col;
+        cp_async16(Ks + row * LDS + col, k + off, ok);
+        cp_async16(Vs + row * LDS + col, v + off, ok);
+    }
+    cp_async_commit();
+
+    float dka[HD / 8][4], dva[HD / 8][4];
+#pragma unroll
+    for (int i = 0; i < HD / 8; i++) dka[i][0] = dka[i][1] = dka[i][2] = dka[i][3] = dva[i][0] = dva[i][1] =
+        dva[i][2] = dva[i][3] = 0.0f;
+    const int jw = j0 + warp * 16, ja = jw + gid, jb = ja + 8; /* this thread's keys (mma rows) */
+    const int n_rt = (T + BR - 1) / BR;
+
+    for (int rt = j0 / BR; rt < n_rt; rt++) {
+        const int r0 = rt * BR;
+        for (int c = tid; c < BR * CPR; c += NWARPS * 32) {
+            const int row = c / CPR, col = (c % CPR) * 8, t = r0 + row;
+            const bool ok = t < T;
+            const size_t off = (((size_t)b * T + (ok ? t : 0)) * p.H + h) * HD + col;
+            cp_async16(Qs + row * LDS + col, q + off, ok);
+            cp_async16(Gs + row * LDS + col, dout + off, ok);
+        }
+        cp_async_commit();
+        if (tid < BR) {
+            const int t = r0 + tid;
+            const bool ok = t < T;
+            lse2[tid] = ok ? p.lse[((size_t)b * p.H + h) * T + t] * LOG2E_F : INFINITY; /* P = 0 past the end */
+            Dsm[tid] = ok ? p.Dr[((size_t)b * T + t) * p.H + h] : 0.0f;
+        }
+        cp_async_wait<0>();
+        __syncthreads();
+
+        const int t_max = min(r0 + BR, T) - 1;
+        if (t_max >= jw) { /* some row of the tile sees one of this warp's keys */
+            float sa[BR / 8][4], ga[BR / 8][4];
+#pragma unroll
+            for (int i = 0; i < BR / 8; i++) sa[i][0] = sa[i][1] = sa[i][2] = sa[i][3] = ga[i][0] = ga[i][1] =
+                ga[i][2] = ga[i][3] = 0.0f;
+#pragma unroll
+            for (int kk = 0; kk < HD / 16; kk++) {
+                uint32_t ak[4], av[4];
+                ldsm_x4(ak, Ks + (warp * 16 + (lane & 15)) * LDS + kk * 16 + (lane >> 4) * 8);
+                ldsm_x4(av, Vs + (warp * 16 + (lane & 15)) * LDS + kk * 16 + (lane >> 4) * 8);
+#pragma unroll
+                for (int np = 0; np < BR / 16; np++) {
+                    uint32_t bq[4], bg[4];
+                    const int ro = (np * 16 + (lane >> 4) * 8 + (lane & 7)) * LDS + kk * 16 + ((lane >> 3) & 1) * 8;
+                    ldsm_x4(bq, Qs + ro);
+                    ldsm_x4(bg, Gs + ro);
+                    mma_bf16(sa[2 * np], ak, bq[0], bq[1]);
+                    mma_bf16(sa[2 * np + 1], ak, bq[2], bq[3]);
+                    mma_bf16(ga[2 * np], av, bg[0], bg[1]);
+                    mma_bf16(ga[2 * np + 1], av, bg[2], bg[3]);
+                }
+            }
+            /* P^T and dS^T in place: element (key ja | jb, row r0 + nt 8 + 2 tig + e) */
+#pragma unroll
+            for (int nt = 0; nt < BR / 8; nt++)
+#pragma unroll
+                for (int e = 0; e < 2; e++) {
+                    const int rr = nt * 8 + tig * 2 + e, t = r0 + rr;
+                    const float l2 = lse2[rr], Dt = Dsm[rr];
+                    const float pa = ja <= t ? exp2f(sa[nt][e] * p.scale_log2 - l2) : 0.0f;
+                    const float pb = jb <= t ? exp2f(sa[nt][2 + e] * p.scale_log2 - l2) : 0.0f;
+                    sa[nt][e] = pa;
+                    sa[nt][2 + e] = pb;
+                    ga[nt][e] = pa * (ga[nt][e] - Dt);
+                    ga[nt][2 + e] = pb * (ga[nt][2 + e] - Dt);
+                }
+            /* dV += P^T dO, dK += dS^T Q: A from the accumulators, B = dO, Q by ldmatrix.trans */
+#pragma unroll
+            for (int kr = 0; kr < BR / 16; kr++) {
+                const uint32_t ap[4] = {pack_bf16(sa[2 * kr][0], sa[2 * kr][1]), pack_bf16(sa[2 * kr][2], sa[2 * kr][3]),
+                                        pack_bf16(sa[2 * kr + 1][0], sa[2 * kr + 1][1]),
+                                        pack_bf16(sa[2 * kr + 1][2], sa[2 * kr + 1][3])};
+                const uint32_t as[4] = {pack_bf16(ga[2 * kr][0], ga[2 * kr][1]), pack_bf16(ga[2 * kr][2], ga[2 * kr][3]),
+                                        pack_bf16(ga[2 * kr + 1][0], ga[2 * kr + 1][1]),
+                                        pack_bf16(ga[2 * kr + 1][2], ga[2 * kr + 1][3])};
+#pragma unroll
+                for (int dp = 0; dp < HD / 16; dp++) {
+                    uint32_t bg[4], bq[4];
+                    const int ro = (kr * 16 + ((lane >> 3) & 1) * 8 + (lane & 7)) * LDS + dp * 16 + (lane >> 4) * 8;
+                    ldsm_x4_t(bg, Gs + ro);
+                    ldsm_x4_t(bq, Qs + ro);
+                    mma_bf16(dva[2 * dp], ap, bg[0], bg[1]);
+                    mma_bf16(dva[2 * dp + 1], ap, bg[2], bg[3]);
+                    mma_bf16(dka[2 * dp], as, bq[0], bq[1]);
+                    mma_bf16(dka[2 * dp + 1], as, bq[2], bq[3]);
+                }
+            }
+#pragma unroll
+            for (int nt = 0; nt < BR / 8; nt++) {
+                *(uint32_t *)(Ss + (warp * 16 + gid) * LDSS + nt * 8 + tig * 2) = pack_bf16(ga[nt][0], ga[nt][1]);
+                *(uint32_t *)(Ss + (warp * 16 + gid + 8) * LDSS + nt * 8 + tig * 2) = pack_bf16(ga[nt][2], ga[nt][3]);
+            }
+        } else {
+#pragma unroll
+            for (int nt = 0; nt < BR / 8; nt++) {
+                *(uint32_t *)(Ss + (warp * 16 + gid) * LDSS + nt * 8 + tig * 2) = 0u;
+                *(uint32_t *)(Ss + (warp * 16 + gid + 8) * LDSS + nt * 8 + tig * 2) = 0u;
+            }
+        }
+        __syncthreads();
+
+        /* dQ rows r0 + warp 16 .. : dS (ldmatrix.trans of dS^T) times K (ldmatrix.trans) */
+        if (r0 + warp * 16 < T) {
+            float dq[HD / 8][4];
+#pragma unroll
+            for (int i = 0; i < HD / 8; i++) dq[i][0] = dq[i][1] = dq[i][2] = dq[i][3] = 0.0f;
+#pragma unroll
+            for (int kk = 0; kk < BC / 16; kk++) {
+                uint32_t a[4];
+                ldsm_x4_t(a, Ss + (kk * 16 + (lane >> 4) * 8 + (lane & 7)) * LDSS + warp * 16 + ((lane >> 3) & 1) * 8);
+#pragma unroll
+                for (int dp = 0; dp < HD / 16; dp++) {
+                    uint32_t bk[4];
+                    ldsm_x4_t(bk, Ks + (kk * 16 + ((lane >> 3) & 1) * 8 + (lane & 7)) * LDS + dp * 16 + (lane >> 4) * 8);
+                    mma_bf16(dq[2 * dp], a, bk[0], bk[1]);
+                    mma_bf16(dq[2 * dp + 1], a, bk[2], bk[3]);
+                }
+            }
+            const int ta = r0 + warp * 16 + gid, tb = ta + 8;
+#pragma unroll
+            for (int half = 0; half < 2; half++) {
+                const int t = half ? tb : ta;
+                if (t >= T) continue;
+                float *dst = p.dq_acc + (((size_t)b * T + t) * p.H + h) * HD + tig * 2;
+#pragma unroll
+                for (int dt = 0; dt < HD / 8; dt++)
+                    atomicAdd((float2 *)(dst + dt * 8), half ? make_float2(dq[dt][2], dq[dt][3])
+                                                             : make_float2(dq[dt][0], dq[dt][1]));
+            }
+        }
+        __syncthreads(); /* Q, dO and dS^T are rewritten by the next row tile */
+    }
+
+#pragma unroll
+    for (int half = 0; half < 2; half++) {
+        const int j = half ? jb : ja;
+        if (j >= T) continue;
+        const size_t off = (((size_t)b * T + j) * p.H + h) * HD + tig * 2;
+#pragma unroll
+        for (int dt = 0; dt < HD / 8; dt++) {
+            *(float2 *)(p.dk_part + off + dt * 8) = half ? make_float2(dka[dt][2], dka[dt][3])
+                                                         : make_float2(dka[dt][0], dka[dt][1]);
+            *(float2 *)(p.dv_part + off + dt * 8) = half ? make_float2(dva[dt][2], dva[dt][3])
+                                                         : make_float2(dva[dt][0], dva[dt][1]);
+        }
+    }
+}
+
+bool attn_bwd_mma_launch(gf_backend *be, const attn_bwd_params &p) {
+    if (p.hd != 64 && p.hd != 128) return false;
+    if (!cuda_aligned16(p.q) || !cuda_aligned16(p.k) || !cuda_aligned16(p.v) || !cuda_aligned16(p.dout)) return false;
+    const int n_kt = (p.T + BC - 1) / BC;
+    if (n_kt > 65535 || p.B > 65535) return false;
+    dim3 grid((unsigned)p.H, (unsigned)p.B, (unsigned)n_kt);
+    if (p.hd == 64) {
+        const size_t bytes = bwd_smem<64>::bytes;
+        cuda_allow_smem((const void *)attn_bwd_mma_kernel<64>, bytes);
+        cuda_launch(grid, NWARPS * 32, bytes, cuda_stream(be), attn_bwd_mma_kernel<64>, p);
+    } else {
+        const size_t bytes = bwd_smem<128>::bytes;
+        cuda_allow_smem((const void *)attn_bwd_mma_kernel<128>, bytes);
+        cuda_launch(grid, NWARPS * 32, bytes, cuda_stream(be), attn_bwd_mma_kernel<128>, p);
+    }
+    return true;
+}

@@ -1,0 +1,436 @@
+/* Causal GQA attention, forward, on the tensor cores (flash-attention-2
+ * style): bf16 q, k, v; fp32 scores, online softmax and output accumulation;
+ * the per-head statistics of METHOD.md section 4 in the same pass, never a
+ * T x T matrix.
+ *
+ * Blocking. A block owns BR = 64 SL query rows of one (sequence, KV head):
+ * the rows of the whole query group packed as (t, head of the group), row
+ * r -> t = r / G, head = kvh G + r % G, so each key/value tile read into
+ * shared memory serves every head that reads it (and a decode step, T = 1,
+ * fills G rows instead of 1). Four warps own 16 SL rows each: SL m16 slabs
+ * (SL = 2 halves the shared-memory reads of K and V per product, the limit of
+ * mma.sync on Hopper, at the price of registers; Q is then re-read from shared
+ * memory instead of kept in registers). Key/value tiles of BC = 64 rows stream
+ * through a double buffer filled by cp.async while the previous tile is
+ * computed. Per tile and warp: S = Q K^T (mma m16n8k16, K fragments by
+ * ldmatrix), mask (key j > query position i), online softmax in log2 units,
+ * O += P V (P from the S accumulators repacked as bf16 A fragments, V
+ * fragments by ldmatrix.trans).
+ *
+ * Statistics (STATS): each thread keeps, for each of its rows, partial sums
+ * over its columns of e = 2^(x - m), e (x - m) and e (i - j), key 0 excluded
+ * and its score kept apart, plus the diagonal's score; all rescale with the
+ * running max (cuda_attention.cuh, attn_finish_row, says how they become the
+ * five statistics). The (i - j) sum is formed per tile as
+ * (i - jb) sum e - sum e c with c = j - jb a compile-time column offset.
+ *
+ * Split (SPLIT): when the grid would not fill the GPU (a decode step, a short
+ * chunk after a long cache), each row tile's key tiles are cut into ranges,
+ * one block each; blocks leave unnormalized partial results (O, max, sums)
+ * and attn_fwd_combine_kernel merges them per row. */
+#include "backend/cuda/cuda_attention.cuh"
+#include "backend/cuda/cuda_mma.cuh"
+
+#define BC 64
+#define NWARPS 4
+#define PART_SCALARS 6 /* m, l, w, d, xd, x0 */
+
+template <int HD, int SL> struct fwd_smem {
+    static constexpr int BR = 64 * SL;
+    static constexpr int LDS = HD + 8; /* row stride in bf16: 16 bytes of padding, conflict-free ldmatrix */
+    static constexpr int Q = BR * LDS, KV = BC * LDS;
+    static constexpr size_t bytes = (size_t)(Q + 4 * KV) * sizeof(bf16); /* Q, K[2], V[2] */
+};
+
+template <int HD, int SL, bool STATS, bool SPLIT>
+__global__ void __launch_bounds__(NWARPS * 32) attn_fwd_mma_kernel(const attn_fwd_params p) {
+    constexpr int BR = fwd_smem<HD, SL>::BR, LDS = fwd_smem<HD, SL>::LDS, CPR = HD / 8; /* 16-byte chunks per row */
+    constexpr int R = 2 * SL; /* rows per thread: (slab, half) -> index 2 slab + half */
+    CUDA_DYNAMIC_SMEM(smem_raw);
+    bf16 *Qs = (bf16 *)smem_raw;
+    bf16 *Ks = Qs + fwd_smem<HD, SL>::Q;
+    bf16 *Vs = Ks + 2 * fwd_smem<HD, SL>::KV;
+
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
+    const int n_split = SPLIT ? p.n_split : 1;
+    const int kvh = blockIdx.x, b = blockIdx.y;
+    const int tile = p.n_tiles - 1 - (int)blockIdx.z / n_split; /* heaviest first */
+    const int split = SPLIT ? (int)blockIdx.z % n_split : 0;
+    const int G = p.G, r0 = tile * BR, n_keys = p.pos0 + p.T;
+    const bf16 *q = (const bf16 *)p.q, *k = (const bf16 *)p.k, *v = (const bf16 *)p.v;
+
+    const int r_last = min(r0 + BR, p.rows) - 1;
+    const int n_kt = (p.pos0 + r_last / G) / BC + 1; /* key tiles up to the block's last query position */
+    const int kt_begin = SPLIT ? min(n_kt, split * p.kt_per_split) : 0;
+    const int kt_end = SPLIT ? min(n_kt, kt_begin + p.kt_per_split) : n_kt;
+
+    /* Q tile: rows (t, head) -> q[b, t, head, :]; rows past the end are zero */
+    for (int c = tid; c < BR * CPR; c += NWARPS * 32) {
+        const int row = c / CPR, col = (c % CPR) * 8, r = r0 + row;
+        const bool ok = r < p.rows;
+        const int t = ok ? r / G : 0, h = kvh * G + (ok ? r % G : 0);
+        cp_async16(Qs + row * LDS + col, q + (((size_t)b * p.T + t) * p.H + h) * HD + col, ok);
+    }
+    auto load_kv = [&](int kt, int buf) {
+        bf16 *kd = Ks + buf * fwd_smem<HD, SL>::KV, *vd = Vs + buf * fwd_smem<HD, SL>::KV;
+        for (int c = tid; c < BC * CPR; c += NWARPS * 32) {
+            const int row = c / CPR, col = (c % CPR) * 8, j = kt * BC + row;
+            const bool ok = j < n_keys;
+            const size_t off = (((size_t)b * p.S + (ok ? j : 0)) * p.KV + kvh) * HD + col;
+            cp_async16(kd + row * LDS + col, k + off, ok);
+            cp_async16(vd + row * LDS + col, v + off, ok);
+        }
+    };
+    if (kt_begin < kt_end) load_kv(kt_begin, 0);
+    cp_async_commit();
+
+    /* this thread's rows: slab s, half h -> rw0 + 16 s + 8 h + gid */
+    const int rw0 = r0 + warp * 16 * SL;
+    const bool warp_live = rw0 < p.rows;
+    int ri[R], pos[R];
+#pragma unroll
+    for (int x = 0; x < R; x++) {
+        ri[x] = rw0 + 16 * (x >> 1) + 8 * (x & 1) + gid;
+        pos[x] = p.pos0 + ri[x] / G;
+    }
+    const int iw_min = p.pos0 + rw0 / G, iw_max = p.pos0 + min(rw0 + 16 * SL - 1, p.rows - 1) / G;
+
+    uint32_t qf[SL == 1 ? HD / 16 : 1][4]; /* SL = 1: Q fragments stay in registers */
+    float o[SL][HD / 8][4];
+#pragma unroll
+    for (int sl = 0; sl < SL; sl++)
+#pragma unroll
+        for (int i = 0; i < HD / 8; i++) o[sl][i][0] = o[sl][i][1] = o[sl][i][2] = o[sl][i][3] = 0.0f;
+    float m[R], l[R], w[R], d[R], xd[R], x0[R]; /* STATS: l excludes key 0 */
+#pragma unroll
+    for (int x = 0; x < R; x++) {
+        m[x] = -INFINITY;
+        l[x] = w[x] = d[x] = 0.0f;
+        xd[x] = x0[x] = MASKED_SCORE;
+    }
+
+    for (int kt = kt_begin; kt < kt_end; kt++) {
+        const int buf = (kt - kt_begin) & 1;
+        if (kt + 1 < kt_end) load_kv(kt + 1, buf ^ 1);
+        cp_async_commit();
+        cp_async_wait<1>(); /* tile kt (and Q) landed; kt + 1 may still be in flight */
+        __syncthreads();
+        if (SL == 1 && kt == kt_begin && warp_live) {
+#pragma unroll
+            for (int kk = 0; kk < (SL == 1 ? HD / 16 : 1); kk++)
+                ldsm_x4(qf[kk], Qs + (warp * 16 + (lane & 15)) * LDS + kk * 16 + (lane >> 4) * 8);
+        }
+        if (warp_live && kt * BC <= iw_max) {
+            const bf16 *Kb = Ks + buf * fwd_smem<HD, SL>::KV, *Vb = Vs + buf * fwd_smem<HD, SL>::KV;
+            float s[SL][BC / 8][4];
+#pragma unroll
+            for (int sl = 0; sl < SL; sl++)
+#pragma unroll
+                for (int i = 0; i < BC / 8; i++) s[sl][i][0] = s[sl][i][1] = s[sl][i][2] = s[sl][i][3] = 0.0f;
+#pragma unroll
+            for (int kk = 0; kk < HD / 16; kk++) {
+                uint32_t qa[SL][4];
+#pragma unroll
+                for (int sl = 0; sl < SL; sl++) {
+                    if (SL == 1) {
+#pragma unroll
+                        for (int i = 0; i < 4; i++) qa[sl][i] = qf[SL == 1 ? kk : 0][i];
+                    } else {
+                        ldsm_x4(qa[sl], Qs + (warp * 16 * SL + sl * 16 + (lane & 15)) * LDS + kk * 16 + (lane >> 4) * 8);
+                    }
+                }
+#pragma unroll
+                for (int np = 0; np < BC / 16; np++) {
+                    uint32_t bk[4];
+                    ldsm_x4(bk, Kb + (np * 16 + (lane >> 4) * 8 + (lane & 7)) * LDS + kk * 16 + ((lane >> 3) & 1) * 8);
+#pragma unroll
+                    for (int sl = 0; sl < SL; sl++) {
+                        mma_bf16(s[sl][2 * np], qa[sl], bk[0], bk[1]);
+                        mma_bf16(s[sl][2 * np + 1], qa[sl], bk[2], bk[3]);
+                    }
+                }
+            }
+            /* scale to log2 units; mask keys past each row's position (only tiles
+             * reaching the warp's first position need it; they hold every diagonal) */
+            const int jb = kt * BC + tig * 2;
+            const bool masked = kt * BC + BC - 1 >= iw_min;
+            const bool has_key0 = STATS && kt == 0 && tig == 0;
+#pragma unroll
+            for (int x = 0; x < R; x++) {
+                const int sl = x >> 1, c2 = 2 * (x & 1); /* accumulator entries c2, c2 + 1 are this row's */
+                float mx = MASKED_SCORE;
+#pragma unroll
+                for (int nt = 0; nt < BC / 8; nt++)
+#pragma unroll
+                    for (int e = 0; e < 2; e++) {
+                        const int j = jb + nt * 8 + e;
+                        float xv = s[sl][nt][c2 + e] * p.scale_log2;
+                        if (masked) {
+                            if (STATS && j == pos[x]) xd[x] = xv;
+                            if (j > pos[x]) xv = MASKED_SCORE;
+                        }
+                        s[sl][nt][c2 + e] = xv;
+                        mx = fmaxf(mx, xv);
+                    }
+                if (has_key0) x0[x] = s[sl][0][c2];
+                const float mn = fmaxf(m[x], quad_max(mx));
+                const float al = exp2f(m[x] - mn); /* 0 on the first tile */
+                float rs = 0, ws = 0, cs = 0;
+#pragma unroll
+                for (int nt = 0; nt < BC / 8; nt++)
+#pragma unroll
+                    for (int e = 0; e < 2; e++) {
+                        const float y = s[sl][nt][c2 + e] - mn;
+                        /* a masked key is exactly 0 even where a row saw no key yet (mn = MASKED) */
+                        float pv = exp2f(y);
+                        if (masked && jb + nt * 8 + e > pos[x]) pv = 0.0f;
+                        s[sl][nt][c2 + e] = pv;
+                        if (STATS) {
+                            const float ev = (nt == 0 && e == 0 && has_key0) ? 0.0f : pv;
+                            rs += ev;
+                            ws += ev * y;
+                            cs += ev * (float)(nt * 8 + e);
+                        } else {
+                            rs += pv;
+                        }
+                    }
+                if (STATS) {
+                    /* w is relative to the max: moving it from m to mn shifts every term by (m - mn) */
+                    w[x] = kt == kt_begin ? ws : al * (w[x] + (m[x] - mn) * l[x]) + ws;
+                    d[x] = d[x] * al + (float)(pos[x] - jb) * rs - cs;
+                }
+                l[x] = l[x] * al + rs;
+                m[x] = mn;
+#pragma unroll
+                for (int dt = 0; dt < HD / 8; dt++) {
+                    o[sl][dt][c2] *= al;
+                    o[sl][dt][c2 + 1] *= al;
+                }
+            }
+#pragma unroll
+            for (int kk = 0; kk < BC / 16; kk++) {
+                uint32_t a[SL][4];
+#pragma unroll
+                for (int sl = 0; sl < SL; sl++) {
+                    a[sl][0] = pack_bf16(s[sl][2 * kk][0], s[sl][2 * kk][1]);
+                    a[sl][1] = pack_bf16(s[sl][2 * kk][2], s[sl][2 * kk][3]);
+                    a[sl][2] = pack_bf16(s[sl][2 * kk + 1][0], s[sl][2 * kk + 1][1]);
+                    a[sl][3] = pack_bf16(s[sl][2 * kk + 1][2], s[sl][2 * kk + 1][3]);
+                }
+#pragma unroll
+                for (int dp = 0; dp < HD / 16; dp++) {
+                    uint32_t bv[4];
+                    ldsm_x4_t(bv, Vb + (kk * 16 + ((lane >> 3) & 1) * 8 + (lane & 7)) * LDS + dp * 16 + (lane >> 4) * 8);
+#pragma unroll
+                    for (int sl = 0; sl < SL; sl++) {
+                        mma_bf16(o[sl][2 * dp], a[sl], bv[0], bv[1]);
+                        mma_bf16(o[sl][2 * dp + 1], a[sl], bv[2], bv[3]);
+                    }
+                }
+            }
+        }
+        __syncthreads(); /* everyone is done with this buffer before the tile after next is loaded into it */
+    }
+    cp_async_wait<0>();
+
+    /* ---- finish: the quad's partial sums, then either the split's partials or the rows */
+    float *rowstat = (float *)smem_raw; /* [BR][GF_STAT_COUNT], over Q (no longer read) */
+    if (warp_live) {
+#pragma unroll
+        for (int x = 0; x < R; x++) {
+            l[x] = quad_sum(l[x]);
+            if (STATS) {
+                w[x] = quad_sum(w[x]);
+                d[x] = quad_sum(d[x]);
+                xd[x] = quad_max(xd[x]);
+                x0[x] = __shfl_sync(0xffffffffu, x0[x], lane & ~3);
+            }
+        }
+        if (SPLIT) {
+#pragma unroll
+            for (int x = 0; x < R; x++) {
+                const int sl = x >> 1, c2 = 2 * (x & 1), r = ri[x];
+                if (r >= p.rows) continue;
+                const size_t idx = (((size_t)b * p.KV + kvh) * p.rows + r) * n_split + split;
+                float *po = p.part_o + idx * HD + tig * 2;
+#pragma unroll
+                for (int dt = 0; dt < HD / 8; dt++) *(float2 *)(po + dt * 8) = make_float2(o[sl][dt][c2], o[sl][dt][c2 + 1]);
+                if (tig == 0) {
+                    float *ps = p.part_s + idx * PART_SCALARS;
+                    ps[0] = m[x], ps[1] = l[x], ps[2] = w[x], ps[3] = d[x], ps[4] = xd[x], ps[5] = x0[x];
+                }
+            }
+        } else {
+            bf16 *out = (bf16 *)p.out;
+#pragma unroll
+            for (int x = 0; x < R; x++) {
+                const int sl = x >> 1, c2 = 2 * (x & 1), r = ri[x];
+                float L = l[x];
+                attn_row_stats st;
+                if (STATS) {
+                    st = attn_finish_row(m[x], l[x], w[x], d[x], x0[x], xd[x], pos[x]);
+                    L = st.L;
+                }
+                const float inv = 1.0f / L;
+                float ss = 0;
+#pragma unroll
+                for (int dt = 0; dt < HD / 8; dt++) {
+                    o[sl][dt][c2] *= inv;
+                    o[sl][dt][c2 + 1] *= inv;
+                    ss += o[sl][dt][c2] * o[sl][dt][c2] + o[sl][dt][c2 + 1] * o[sl][dt][c2 + 1];
+                }
+                if (STATS) ss = quad_sum(ss);
+                if (r >= p.rows) continue;
+                const int t = r / G, h = kvh * G + r % G;
+                bf16 *dst = out + (((size_t)b * p.T + t) * p.H + h) * HD + tig * 2;
+#pragma unroll
+                for (int dt = 0; dt < HD / 8; dt++)
+                    *(uint32_t *)(dst + dt * 8) = pack_bf16(o[sl][dt][c2], o[sl][dt][c2 + 1]);
+                if (p.lse && tig == 0) p.lse[((size_t)b * p.H + h) * p.T + t] = (m[x] + log2f(L)) * LN2_F;
+                if (STATS && tig == 0) {
+                    float *rs = rowstat + (r - r0) * GF_STAT_COUNT;
+                    rs[GF_STAT_DISTANCE] = st.dist;
+                    rs[GF_STAT_ENTROPY] = st.ent;
+                    rs[GF_STAT_OUT_RMS] = sqrtf(ss / HD);
+                    rs[GF_STAT_DIST_NOSINK] = st.nosink;
+                    rs[GF_STAT_SINK] = st.sink;
+                }
+            }
+        }
+    }
+    if (STATS && !SPLIT) {
+        __syncthreads();
+        /* per head of the group: the block's rows of that head, summed in double
+         * into its row of stat_parts (every column written, zeros included) */
+        double *part = p.stat_parts + ((size_t)b * p.n_tiles + tile) * p.H * GF_STAT_COUNT;
+        for (int idx = tid; idx < G * GF_STAT_COUNT; idx += NWARPS * 32) {
+            const int gl = idx / GF_STAT_COUNT, st = idx % GF_STAT_COUNT;
+            double sum = 0;
+            for (int row = ((gl - r0 % G) % G + G) % G; row < BR && r0 + row < p.rows; row += G)
+                sum += rowstat[row * GF_STAT_COUNT + st];
+            part[(kvh * G + gl) * GF_STAT_COUNT + st] = sum;
+        }
+    }
+}
+
+/* Merges the splits of one row: one warp per (sequence, KV head, packed row),
+ * lanes over the head dims. Writes the output, the log-sum-exp and the row's
+ * statistics into stat_parts [B T, H GF_STAT_COUNT] (the SIMT layout). */
+template <bool STATS> __global__ void attn_fwd_combine_kernel(const attn_fwd_params p) {
+    const size_t wid = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const int lane = threadIdx.x & 31, hd = p.hd, ns = p.n_split;
+    if (wid >= (size_t)p.B * p.KV * p.rows) return;
+    const int r = (int)(wid % p.rows), kvh = (int)((wid / p.rows) % p.KV), b = (int)(wid / ((size_t)p.rows * p.KV));
+    const int t = r / p.G, h = kvh * p.G + r % p.G, i = p.pos0 + t;
+    const float *ps = p.part_s + wid * ns * PART_SCALARS, *po = p.part_o + wid * ns * hd;
+    float M = -INFINITY;
+    for (int s = 0; s < ns; s++) M = fmaxf(M, ps[s * PART_SCALARS]);
+    float l = 0, w = 0, d = 0, xd = MASKED_SCORE, o[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    const float x0 = ps[5]; /* key 0 is in the first split */
+    for (int s = 0; s < ns; s++) {
+        const float *q = ps + s * PART_SCALARS;
+        if (!(q[0] > -1e29f)) continue; /* this split saw no key of this row */
+        const float a = exp2f(q[0] - M);
+        l += a * q[1];
+        w += a * (q[2] + (q[0] - M) * q[1]);
+        d += a * q[3];
+        xd = fmaxf(xd, q[4]);
+        for (int u = 0; u < 8 && lane + 32 * u < hd; u++) o[u] += a * po[(size_t)s * hd + lane + 32 * u];
+    }
+    float L = l;
+    attn_row_stats st;
+    if (STATS) {
+        st = attn_finish_row(M, l, w, d, x0, xd, i);
+        L = st.L;
+    }
+    const float inv = 1.0f / L;
+    float ss = 0;
+    bf16 *dst = (bf16 *)p.out + (((size_t)b * p.T + t) * p.H + h) * hd;
+    for (int u = 0; u < 8 && lane + 32 * u < hd; u++) {
+        const float y = o[u] * inv;
+        dst[lane + 32 * u] = __float2bfloat16(y);
+        ss += y * y;
+    }
+    if (p.lse && lane == 0) p.lse[((size_t)b * p.H + h) * p.T + t] = (M + log2f(L)) * LN2_F;
+    if (STATS) {
+        ss = warp_sum(ss);
+        if (lane == 0) {
+            double *sp = p.stat_parts + (((size_t)b * p.T + t) * p.H + h) * GF_STAT_COUNT;
+            sp[GF_STAT_DISTANCE] = st.dist;
+            sp[GF_STAT_ENTROPY] = st.ent;
+            sp[GF_STAT_OUT_RMS] = sqrtf(ss / hd);
+            sp[GF_STAT_DIST_NOSINK] = st.nosink;
+            sp[GF_STAT_SINK] = st.sink;
+        }
+    }
+}
+
+/* ------------------------------------------------------------- launch */
+
+template <int HD, int SL, bool STATS, bool SPLIT> static void launch(gf_backend *be, const attn_fwd_params &p) {
+    const size_t bytes = fwd_smem<HD, SL>::bytes;
+    cuda_allow_smem((const void *)attn_fwd_mma_kernel<HD, SL, STATS, SPLIT>, bytes);
+    dim3 grid((unsigned)p.KV, (unsigned)p.B, (unsigned)(p.n_tiles * (SPLIT ? p.n_split : 1)));
+    cuda_launch(grid, NWARPS * 32, bytes, cuda_stream(be), attn_fwd_mma_kernel<HD, SL, STATS, SPLIT>, p);
+}
+
+template <int HD, int SL> static void launch_hd(gf_backend *be, const attn_fwd_params &p) {
+    const bool stats = p.stats != NULL, split = p.n_split > 1;
+    if (split) stats ? launch<HD, SL, true, true>(be, p) : launch<HD, SL, false, true>(be, p);
+    else stats ? launch<HD, SL, true, false>(be, p) : launch<HD, SL, false, false>(be, p);
+}
+
+/* Rows per block: 64 x slabs (GRAFT_ATTN_SLABS=2, read at open, asks for two:
+ * half the shared-memory traffic per product, but at head dim 128 ptxas
+ * spills ~200 bytes a thread at the 255-register cap; until an H200 run says
+ * which is faster, one). */
+static int slabs_for(gf_backend *be, const attn_fwd_params &p) {
+    (void)p;
+    return cuda_st(be)->attn_slabs == 2 ? 2 : 1;
+}
+
+void attn_fwd_mma_plan(gf_backend *be, attn_fwd_params &p) {
+    const int sl = slabs_for(be, p), br = 64 * sl;
+    p.slabs = sl;
+    p.rows = p.T * p.G;
+    p.n_tiles = (p.rows + br - 1) / br;
+    /* split the key range when the blocks would not fill the GPU twice over */
+    const int max_kt = (p.pos0 + p.T - 1) / BC + 1, blocks = p.B * p.KV * p.n_tiles;
+    const int sms = cuda_of(be)->prop.multiProcessorCount;
+    int n_split = cuda_st(be)->attn_split;
+    if (n_split <= 0) n_split = blocks >= sms || max_kt < 4 ? 1 : min(max_kt / 2, (2 * sms + blocks - 1) / blocks);
+    if (n_split < 1) n_split = 1;
+    if (n_split > max_kt) n_split = max_kt;
+    p.kt_per_split = (max_kt + n_split - 1) / n_split;
+    p.n_split = (max_kt + p.kt_per_split - 1) / p.kt_per_split;
+    if ((size_t)p.n_tiles * p.n_split > 65535) { /* gridDim.z */
+        p.n_split = 1;
+        p.kt_per_split = max_kt;
+    }
+}
+
+bool attn_fwd_mma_takes(gf_backend *be, const attn_fwd_params &p) {
+    return be->act == GF_BF16 && (p.hd == 64 || p.hd == 128) && cuda_aligned16(p.q) && cuda_aligned16(p.k) &&
+           cuda_aligned16(p.v) && cuda_aligned16(p.out) && (size_t)p.T * p.G < ((size_t)1 << 31) &&
+           ((size_t)p.T * p.G + 63) / 64 <= 65535 && p.B <= 65535;
+}
+
+size_t attn_fwd_mma_parts(const attn_fwd_params &p) {
+    return p.n_split > 1 ? (size_t)p.B * p.T : (size_t)p.B * p.n_tiles;
+}
+
+size_t attn_fwd_split_bytes(const attn_fwd_params &p) {
+    if (p.n_split <= 1) return 0;
+    return (size_t)p.B * p.KV * p.rows * p.n_split * (p.hd + PART_SCALARS) * sizeof(float);
+}
+
+void attn_fwd_mma_launch(gf_backend *be, const attn_fwd_params &p) {
+    if (p.hd == 64) p.slabs == 2 ? launch_hd<64, 2>(be, p) : launch_hd<64, 1>(be, p);
+    else p.slabs == 2 ? launch_hd<128, 2>(be, p) : launch_hd<128, 1>(be, p);
+    if (p.n_split > 1) {
+        const size_t warps = (size_t)p.B * p.KV * p.rows;
+        const unsigned grid = (unsigned)((warps * 32 + 255) / 256);
+        if (p.stats) cuda_launch(grid, 256, 0, cuda_stream(be), attn_fwd_combine_kernel<true>, p);
+        else cuda_launch(grid, 256, 0, cuda_stream(be), attn_fwd_combine_kernel<false>, p);
+    }
+}

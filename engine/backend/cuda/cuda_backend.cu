@@ -1,0 +1,365 @@
+/* The CUDA backend: open/close, the op table, errors, independent tasks.
+ * One stream per backend; cuBLAS and cublasLt run on it with one workspace.
+ * Memory ops live in cuda_memory.cu, GEMMs in cuda_gemm.cu, the kernels in
+ * the other cuda_*.cu files (Gated DeltaNet: cuda_gdn*.cu, from cuda_gdn.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cuda/cuda_gdn.h"
+#include "backend/cuda/cuda_ops.cuh"
+extern "C" {
+#include "core/error.h" /* a C header without C++ guards */
+}
+
+#define WORKSPACE_BYTES ((size_t)32 << 20) /* cuBLAS's advice for Hopper */
+#define MAX_SUBS 4                        /* streams for be_run_tasks */
+
+static void cuda_close(gf_backend *be);
+
+static const gf_backend_ops cuda_table = {
+    cuda_close,
+    cuda_mem_info,
+    cuda_alloc,
+    cuda_free,
+    cuda_zero,
+    cuda_copy,
+    cuda_upload,
+    cuda_download,
+    cuda_sync,
+    cuda_check,
+    cuda_run_tasks,
+    cuda_embedding,
+    cuda_embedding_backward,
+    cuda_linear,
+    cuda_linear_backward,
+    cuda_rmsnorm,
+    cuda_rmsnorm_backward,
+    cuda_rope,
+    cuda_swiglu,
+    cuda_swiglu_backward,
+    cuda_add,
+    cuda_scale,
+    cuda_attention,
+    cuda_attention_backward,
+    cuda_gdn_core,
+    cuda_gdn_core_backward,
+    cuda_gdn_prep,
+    cuda_gdn_prep_backward,
+    cuda_gdn_gated_norm,
+    cuda_gdn_gated_norm_backward,
+    cuda_cross_entropy,
+    cuda_kl_div,
+    cuda_mse,
+    cuda_row_l2,
+    cuda_sumsq,
+    cuda_adamw,
+};
+
+/* ------------------------------------------------------------- errors */
+
+void cuda_after(gf_backend *be, const char *op) {
+    cuda_state *st = cuda_st(be);
+    st->last_op = op;
+    cudaError_t e = cudaGetLastError();
+    if (e == cudaSuccess && st->debug_sync) e = cudaStreamSynchronize(st->base.stream);
+    if (e != cudaSuccess) be_set_error(be, "cuda:%d: %s (in %s)", st->base.device, cudaGetErrorString(e), op);
+}
+
+bool cuda_want(gf_backend *be, const char *op, const char *what, gf_buf b, gf_dtype t) {
+    if (gf_is_none(b) || b.dtype == t) return true;
+    be_set_error(be, "%s: %s is %s, expected %s", op, what, gf_dtype_name(b.dtype), gf_dtype_name(t));
+    return false;
+}
+
+bool cuda_want_float(gf_backend *be, const char *op, const char *what, gf_buf b) {
+    if (gf_is_none(b) || b.dtype == GF_F32 || b.dtype == GF_BF16) return true;
+    be_set_error(be, "%s: %s is %s, expected f32 or bf16", op, what, gf_dtype_name(b.dtype));
+    return false;
+}
+
+bool cuda_need(gf_backend *be, const char *op, const char *what, gf_buf b) {
+    if (!gf_is_none(b)) return true;
+    be_set_error(be, "%s: %s is required", op, what);
+    return false;
+}
+
+/* Reports (and clears) the sticky error the way be_sync / be_check promise. */
+static int report(gf_backend *be) {
+    if (!be->error[0]) return 0;
+    gf_fail("%s", be->error);
+    be->error[0] = 0;
+    return -1;
+}
+
+static void record_async(gf_backend *be, cudaError_t e) {
+    cuda_state *st = cuda_st(be);
+    if (st->last_op)
+        be_set_error(be, "cuda:%d: %s (in %s or an op queued before it; GRAFT_CUDA_SYNC=1 names the op)",
+                     st->base.device, cudaGetErrorString(e), st->last_op);
+    else
+        be_set_error(be, "cuda:%d: %s", st->base.device, cudaGetErrorString(e));
+}
+
+int cuda_sync(gf_backend *be) {
+    cudaError_t e = cudaStreamSynchronize(cuda_stream(be));
+    if (e != cudaSuccess) record_async(be, e);
+    return report(be);
+}
+
+int cuda_check(gf_backend *be) {
+    cudaError_t e = cudaStreamQuery(cuda_stream(be));
+    if (e != cudaSuccess && e != cudaErrorNotReady) record_async(be, e);
+    return report(be);
+}
+
+/* ------------------------------------------------------------- open / close */
+
+/* Makes the per-stream part of a backend: stream, cuBLAS handle bound to it, workspace. */
+static int open_stream_part(cuda_state *st) {
+    cudaError_t e = cudaStreamCreateWithFlags(&st->base.stream, cudaStreamNonBlocking);
+    if (e != cudaSuccess) return gf_fail("cuda:%d: cannot create a stream: %s", st->base.device, cudaGetErrorString(e));
+    st->base.workspace_bytes = WORKSPACE_BYTES;
+    e = cudaMalloc(&st->base.workspace, st->base.workspace_bytes);
+    if (e != cudaSuccess) {
+        st->base.workspace = NULL;
+        return gf_fail("cuda:%d: cannot allocate the cuBLAS workspace: %s", st->base.device, cudaGetErrorString(e));
+    }
+    cublasStatus_t s = cublasCreate(&st->base.blas);
+    if (s != CUBLAS_STATUS_SUCCESS) {
+        st->base.blas = NULL;
+        return gf_fail("cuda:%d: cuBLAS did not start: %s", st->base.device, cublasGetStatusString(s));
+    }
+    if (cublasSetStream(st->base.blas, st->base.stream) != CUBLAS_STATUS_SUCCESS ||
+        cublasSetWorkspace(st->base.blas, st->base.workspace, st->base.workspace_bytes) != CUBLAS_STATUS_SUCCESS)
+        return gf_fail("cuda:%d: cannot bind cuBLAS to the stream", st->base.device);
+    return 0;
+}
+
+static void close_stream_part(cuda_state *st) {
+    if (st->base.blas) cublasDestroy(st->base.blas);
+    if (st->base.workspace) cudaFree(st->base.workspace);
+    if (st->base.stream) cudaStreamDestroy(st->base.stream);
+    st->base.blas = NULL;
+    st->base.workspace = NULL;
+    st->base.stream = NULL;
+}
+
+static void free_state(cuda_state *st) {
+    if (!st) return;
+    cudaSetDevice(st->base.device);
+    for (int i = 0; i < st->n_subs; i++) {
+        gf_backend *sub = st->subs[i];
+        close_stream_part(cuda_st(sub));
+        free(sub->impl);
+        free(sub);
+    }
+    for (int i = 0; i < MAX_SUBS + 1; i++)
+        if (st->join[i]) cudaEventDestroy(st->join[i]);
+    close_stream_part(st);
+    if (st->owns_handles) {
+        if (st->base.lt) cublasLtDestroy(st->base.lt);
+        cuda_gemm_cache_free(st->gemm);
+    }
+    free(st);
+}
+
+static void cuda_close(gf_backend *be) {
+    if (!be || !be->impl) return;
+    cudaStreamSynchronize(cuda_stream(be));
+    free_state(cuda_st(be));
+    be->impl = NULL;
+}
+
+/* "cuda" -> 0, "cuda:N" -> N; -1 for anything else. */
+static int parse_ordinal(const char *dev) {
+    if (!dev || strncmp(dev, "cuda", 4) != 0) return -1;
+    if (dev[4] == 0) return 0;
+    if (dev[4] != ':' || !dev[5]) return -1;
+    char *end;
+    long n = strtol(dev + 5, &end, 10);
+    return (*end || n < 0 || n > 1023) ? -1 : (int)n;
+}
+
+extern "C" int gf_backend_cuda_count(int *count) {
+    *count = 0;
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) { /* no driver, no GPU: none to list */
+        cudaGetLastError();
+        return 0;
+    }
+    *count = n;
+    return 0;
+}
+
+extern "C" int gf_backend_cuda_open(gf_backend *be, const gf_backend_opts *o) {
+    const int dev = parse_ordinal(o ? o->device : "cuda");
+    if (dev < 0) return gf_fail("unknown device '%s' (cuda, cuda:N)", o && o->device ? o->device : "");
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        int drv = 0, rt = 0;
+        cudaDriverGetVersion(&drv);
+        cudaRuntimeGetVersion(&rt);
+        if (e == cudaErrorInsufficientDriver && drv == 0) return gf_fail("cuda: no NVIDIA driver on this machine");
+        if (e == cudaErrorInsufficientDriver)
+            return gf_fail("cuda: the NVIDIA driver supports CUDA %d.%d, graft was built with CUDA %d.%d (update the driver)",
+                           drv / 1000, drv % 1000 / 10, rt / 1000, rt % 1000 / 10);
+        if (e == cudaErrorNoDevice) return gf_fail("cuda: no GPU found");
+        return gf_fail("cuda: no usable GPU (%s)", cudaGetErrorString(e));
+    }
+    if (dev >= count) return gf_fail("cuda:%d: no such GPU (%d found)", dev, count);
+    if ((e = cudaSetDevice(dev)) != cudaSuccess)
+        return gf_fail("cuda:%d: %s", dev, cudaGetErrorString(e));
+
+    cuda_state *st = (cuda_state *)calloc(1, sizeof *st);
+    if (!st) return gf_fail("cuda:%d: out of host memory", dev);
+    st->base.device = dev;
+    /* GRAFT_CUDA_FP32=1: float32 storage for every backend this process opens
+     * (the GPU checks compare whole commands with the CPU this way); the
+     * backend's name says "(fp32)" */
+    const char *f32 = getenv("GRAFT_CUDA_FP32");
+    st->base.fp32 = (o && o->fp32) || (f32 && *f32 && strcmp(f32, "0") != 0);
+    st->owns_handles = true;
+    const char *dbg = getenv("GRAFT_CUDA_SYNC");
+    st->debug_sync = dbg && *dbg && strcmp(dbg, "0") != 0;
+    /* kernel variants, for the checks and benchmarks that compare them */
+    const char *slabs = getenv("GRAFT_ATTN_SLABS"), *split = getenv("GRAFT_ATTN_SPLIT");
+    st->attn_slabs = slabs ? atoi(slabs) : 0;
+    st->attn_split = split ? atoi(split) : 0;
+    if ((e = cudaGetDeviceProperties(&st->base.prop, dev)) != cudaSuccess) {
+        free(st);
+        return gf_fail("cuda:%d: %s", dev, cudaGetErrorString(e));
+    }
+    const cudaDeviceProp *p = &st->base.prop;
+    if (p->major < 9) {
+        gf_fail("cuda:%d: %s has compute capability %d.%d; graft's CUDA code is built for 9.0 (Hopper) and newer", dev,
+                p->name, p->major, p->minor);
+        free(st);
+        return -1;
+    }
+    if (cublasLtCreate(&st->base.lt) != CUBLAS_STATUS_SUCCESS) {
+        st->base.lt = NULL;
+        free_state(st);
+        return gf_fail("cuda:%d: cublasLt did not start", dev);
+    }
+    if (open_stream_part(st) < 0) {
+        free_state(st);
+        return -1;
+    }
+    /* Keep freed scratch (cudaFreeAsync) in the pool instead of returning it
+     * to the driver at every sync; be_alloc trims the pool when it runs short. */
+    cudaMemPool_t pool;
+    if (cudaDeviceGetDefaultMemPool(&pool, dev) == cudaSuccess) {
+        uint64_t keep = UINT64_MAX;
+        cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);
+    }
+    cudaGetLastError();
+
+    be->ops = &cuda_table;
+    be->act = st->base.fp32 ? GF_F32 : GF_BF16;
+    be->host = false;
+    be->impl = st;
+    be->error[0] = 0;
+    snprintf(be->name, sizeof be->name, "cuda:%d %s (%s)", dev, p->name, st->base.fp32 ? "fp32" : "bf16");
+    return 0;
+}
+
+/* ------------------------------------------------------------- memory info */
+
+int cuda_mem_info(gf_backend *be, size_t *free_bytes, size_t *total_bytes) {
+    cudaSetDevice(cuda_of(be)->device);
+    size_t f = 0, t = 0;
+    cudaError_t e = cudaMemGetInfo(&f, &t);
+    if (e != cudaSuccess) return gf_fail("cuda:%d: %s", cuda_of(be)->device, cudaGetErrorString(e));
+    if (free_bytes) *free_bytes = f;
+    if (total_bytes) *total_bytes = t;
+    return 0;
+}
+
+/* ------------------------------------------------------------- tasks */
+
+/* Tasks are issued one after another from this thread, each onto one of up
+ * to MAX_SUBS sub-backends (own stream, cuBLAS handle and workspace, same
+ * device), so their kernels overlap on the GPU while the host only queues.
+ * Threads would buy nothing for ops that only queue work, and a task that
+ * waits (be_download) only serializes the tasks after it. Events order the
+ * subs' streams after everything queued before on the root and the root
+ * after all of them. */
+static gf_backend *make_sub(gf_backend *root) {
+    cuda_state *rs = cuda_st(root);
+    gf_backend *sub = (gf_backend *)calloc(1, sizeof *sub);
+    cuda_state *st = (cuda_state *)calloc(1, sizeof *st);
+    if (!sub || !st) {
+        free(sub);
+        free(st);
+        gf_fail("cuda:%d: out of host memory", rs->base.device);
+        return NULL;
+    }
+    st->base.device = rs->base.device;
+    st->base.prop = rs->base.prop;
+    st->base.fp32 = rs->base.fp32;
+    st->base.lt = rs->base.lt;
+    st->gemm = rs->gemm;
+    st->owns_handles = false;
+    st->debug_sync = rs->debug_sync;
+    st->attn_slabs = rs->attn_slabs;
+    st->attn_split = rs->attn_split;
+    if (open_stream_part(st) < 0) {
+        close_stream_part(st);
+        free(st);
+        free(sub);
+        return NULL;
+    }
+    sub->ops = root->ops;
+    sub->act = root->act;
+    sub->host = false;
+    sub->impl = st;
+    snprintf(sub->name, sizeof sub->name, "%s", root->name);
+    return sub;
+}
+
+int cuda_run_tasks(gf_backend *be, int n, int (*fn)(void *ud, int i, gf_backend *sub), void *ud) {
+    cuda_state *st = cuda_st(be);
+    if (n <= 0) return 0;
+    const int want = n < MAX_SUBS ? n : MAX_SUBS;
+    cudaSetDevice(st->base.device);
+    while (st->n_subs < want) {
+        gf_backend *sub = make_sub(be);
+        if (!sub) return -1;
+        st->subs[st->n_subs++] = sub;
+    }
+    for (int i = 0; i < want + 1; i++)
+        if (!st->join[i] && cudaEventCreateWithFlags(&st->join[i], cudaEventDisableTiming) != cudaSuccess) {
+            st->join[i] = NULL;
+            return gf_fail("cuda:%d: cannot create an event", st->base.device);
+        }
+    /* fork: every sub starts after what the root has queued */
+    if (cudaEventRecord(st->join[0], st->base.stream) != cudaSuccess)
+        return gf_fail("cuda:%d: cannot record an event", st->base.device);
+    for (int s = 0; s < want; s++) cudaStreamWaitEvent(cuda_stream(st->subs[s]), st->join[0], 0);
+
+    int rc = 0;
+    char first[256] = "";
+    for (int i = 0; i < n; i++) {
+        gf_backend *sub = st->subs[i % want];
+        if (fn(ud, i, sub) < 0 && rc == 0) {
+            rc = -1;
+            snprintf(first, sizeof first, "%s", gf_last_error());
+        }
+    }
+    /* join: the root continues after every sub; sub errors become the root's */
+    for (int s = 0; s < want; s++) {
+        gf_backend *sub = st->subs[s];
+        cudaEventRecord(st->join[s + 1], cuda_stream(sub));
+        cudaStreamWaitEvent(st->base.stream, st->join[s + 1], 0);
+        if (sub->error[0]) {
+            be_set_error(be, "%s", sub->error);
+            sub->error[0] = 0;
+        }
+    }
+    cuda_after(be, "run_tasks");
+    if (rc < 0) return gf_fail("%s", first);
+    return 0;
+}

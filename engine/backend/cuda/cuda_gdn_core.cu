@@ -1,0 +1,336 @@
+/* Gated DeltaNet core forward on CUDA (be_gdn_core): the chunked WY form in
+ * three launches (chunk-local WY in parallel, the sequential state pass split
+ * over slabs of state rows, outputs in parallel) and a recurrent kernel for
+ * decode (small T). docs/cuda-gdn.md has the design and the FLOP counts. */
+#include "backend/cuda/cuda_gdn.h"
+#include "backend/cuda/cuda_gdn_chunk.cuh"
+#include "backend/cuda/cuda_gdn_host.cuh"
+#include "backend/cuda/cuda_gdn_pad.cuh"
+
+/* Below this many tokens a call runs token by token (decode, short prefill pieces);
+ * gf_gdn_shape.recurrent asks for that form at any length. */
+#define GDN_RECURRENT_MAX_T 15
+
+/* ------------------------------------------------------------------ state pass */
+
+template <typename T> struct StateSmem {
+    T *W, *K0, *K1, *Us, *hs, *VpT;
+    float *gam0, *gam1;
+    /* chunk c's buffers (selects, not an indexed array: that would live in local memory) */
+    __device__ T *K(int c) const { return (c & 1) ? K1 : K0; }
+    __device__ float *gam(int c) const { return (c & 1) ? gam1 : gam0; }
+    __host__ __device__ static StateSmem carve(char *base, const GdnShape &s, size_t *bytes) {
+        SmemCarve c(base);
+        StateSmem m;
+        int BV = gdn_slab(s.dv);
+        m.W = c.take<T>((size_t)s.C * sm_ld<T>(s.dk));
+        m.K0 = c.take<T>((size_t)s.C * sm_ld<T>(s.dk)); /* k of chunks c, c + 1 (double buffer) */
+        m.K1 = c.take<T>((size_t)s.C * sm_ld<T>(s.dk));
+        m.Us = c.take<T>((size_t)s.C * sm_ld<T>(BV));    /* the slab's columns of U */
+        m.hs = c.take<T>((size_t)BV * sm_ld<T>(s.dk));   /* the slab of the state entering the chunk */
+        m.VpT = c.take<T>((size_t)BV * sm_ld<T>(s.C));   /* exp(gam_L - gam_i) V'_i of the slab, transposed [BV][C] */
+        m.gam0 = c.take<float>(s.C);
+        m.gam1 = c.take<float>(s.C);
+        if (bytes) *bytes = c.used;
+        return m;
+    }
+};
+
+/* Starts copying chunk c's W, U slab, k and gam into shared memory (k and gam into buffer c & 1). */
+template <typename T>
+__device__ __forceinline__ void state_prefetch(const StateSmem<T> &sm, const GdnShape &s, const T *k, const T *W, const T *U,
+                                               const float *gam_g, int b, int h, int c, int r0) {
+    const size_t bhc = s.bhc(b, h, c);
+    const int C = s.C, dk = s.dk, BV = gdn_slab(s.dv);
+    stage_rows(sm.W, sm_ld<T>(dk), W + bhc * C * dk, (size_t)dk, C, C, dk);
+    stage_rows(sm.Us, sm_ld<T>(BV), U + bhc * C * s.dv + r0, (size_t)s.dv, C, C, BV);
+    stage_rows(sm.K(c), sm_ld<T>(dk), k + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, s.rows(c), C, dk);
+    stage_rows(sm.gam(c), C, gam_g + bhc * C, (size_t)C, 1, 1, C);
+    gdn_cp_commit();
+}
+
+/* grid (dv / BV, H, B), GDN_THREADS: rows [r0, r0 + BV) of the state of one (b, h),
+ * chunk after chunk: store it (states), V' = U - W h^T (written over U),
+ * h <- e^gam_L h + (diag(e^(gam_L - gam)) V')^T K. The slab stays in fp32
+ * registers; its bf16 copy in shared memory is the operand of W h^T. The next
+ * chunk's W, U, k, gam are copied (cp.async) while this chunk's update runs.
+ * state_io [B, H, dv, dk]: initial state in, final state out (NULL: zero, dropped). */
+template <typename T>
+__global__ void __launch_bounds__(GDN_THREADS) gdn_state_kernel(GdnShape s, const T *__restrict__ k, const T *__restrict__ W,
+                                                                T *__restrict__ U, const float *__restrict__ gam_g,
+                                                                float *__restrict__ states, float *__restrict__ state_io) {
+    constexpr bool kTC = sizeof(T) == 2;
+    int h = blockIdx.y, b = blockIdx.z, C = s.C, dk = s.dk, dv = s.dv;
+    int BV = gdn_slab(dv), r0 = blockIdx.x * BV;
+    const int ldk = sm_ld<T>(dk), ldc = sm_ld<T>(C), ldb = sm_ld<T>(BV);
+    StateSmem<T> sm = StateSmem<T>::carve(gdn_smem(), s, nullptr);
+    int warp = threadIdx.x >> 5, nw = blockDim.x >> 5, tn = dk >> 3, nt = (BV >> 4) * tn;
+    float acc[GDN_SLAB_TILES][4];
+    float *io = state_io ? state_io + (((size_t)b * s.H + h) * dv + r0) * dk : nullptr;
+    state_prefetch(sm, s, k, W, U, gam_g, b, h, 0, r0);
+#pragma unroll
+    for (int u = 0; u < GDN_SLAB_TILES; u++) {
+        int i = warp + u * nw;
+        if (i < nt)
+            for (int e = 0; e < 4; e++)
+                acc[u][e] = io ? io[(size_t)acc_row((i / tn) << 4, e) * dk + acc_col((i % tn) << 3, e)] : 0.f;
+    }
+    for (int c = 0; c < s.NC; c++) {
+        size_t bhc = s.bhc(b, h, c);
+        const float *gam = sm.gam(c);
+        slab_store(acc, sm.hs, ldk, states + bhc * dv * dk + (size_t)r0 * dk, BV, dk);
+        gdn_cp_wait_all();
+        block_sync(); /* chunk c's W, U, k, gam and the slab copy are in place */
+        const float gl = gam[C - 1];
+        T *Uc = U + bhc * C * dv + r0;
+        for_tiles(C, BV, [&](int m0, int n0) {
+            float p[4] = {0, 0, 0, 0};
+            tile_mma<kTC>(p, view<T>(sm.W, ldk, 1), view<T>(sm.hs, 1, ldk), m0, n0, dk);
+            int r = acc_row(m0, 0), cc = acc_col(n0, 0);
+            for (int half = 0; half < 2; half++) {
+                int rr = r + 8 * half;
+                float u0, u1;
+                load_pair(sm.Us + rr * ldb + cc, &u0, &u1);
+                T v0 = from_f<T>(u0 - p[2 * half]), v1 = from_f<T>(u1 - p[2 * half + 1]);
+                store_pair(Uc + (size_t)rr * dv + cc, to_f(v0), to_f(v1));
+                float kd = expf(gl - gam[rr]);
+                sm.VpT[cc * ldc + rr] = from_f<T>(to_f(v0) * kd);
+                sm.VpT[(cc + 1) * ldc + rr] = from_f<T>(to_f(v1) * kd);
+            }
+        });
+        block_sync(); /* W, U and the slab copy are free: the next chunk's copies start */
+        if (c + 1 < s.NC) state_prefetch(sm, s, k, W, U, gam_g, b, h, c + 1, r0);
+        float eL = expf(gl);
+#pragma unroll
+        for (int u = 0; u < GDN_SLAB_TILES; u++) {
+            int i = warp + u * nw;
+            if (i < nt) {
+                for (int e = 0; e < 4; e++) acc[u][e] *= eL;
+                tile_mma<kTC>(acc[u], view<T>(sm.VpT, ldc, 1), view<T>(sm.K(c), ldk, 1), (i / tn) << 4, (i % tn) << 3, C);
+            }
+        }
+        /* no barrier: the next writes of VpT and of this K buffer come after the next chunk's one */
+    }
+    if (io) {
+#pragma unroll
+        for (int u = 0; u < GDN_SLAB_TILES; u++) {
+            int i = warp + u * nw;
+            if (i < nt) store_acc(io, dk, (i / tn) << 4, (i % tn) << 3, acc[u]);
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ outputs */
+
+template <typename T> struct OutSmem {
+    T *Q, *K, *Vp, *P, *hs;
+    float *gam;
+    __host__ __device__ static OutSmem carve(char *base, const GdnShape &s, size_t *bytes) {
+        SmemCarve c(base);
+        OutSmem m;
+        m.Q = c.take<T>((size_t)s.C * sm_ld<T>(s.dk));
+        m.K = c.take<T>((size_t)s.C * sm_ld<T>(s.dk));
+        m.Vp = c.take<T>((size_t)s.C * sm_ld<T>(s.dv));
+        m.P = c.take<T>((size_t)s.C * sm_ld<T>(s.C));
+        m.hs = c.take<T>((size_t)s.dv * sm_ld<T>(s.dk)); /* the chunk's checkpoint, as the mma operand */
+        m.gam = c.take<float>(s.C);
+        if (bytes) *bytes = c.used;
+        return m;
+    }
+};
+
+/* grid (NC, H, B), GDN_THREADS_WIDE: O = scale [diag(e^gam) Q h^T + Lower(e^(gam_i -
+ * gam_j) Q K^T) V']. Every operand (the fp32 checkpoint included) is read from
+ * global memory once into shared memory. */
+template <typename T>
+__global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_out_kernel(GdnShape s, const T *__restrict__ q, const T *__restrict__ k,
+                                                                   const T *__restrict__ Vp, const float *__restrict__ gam_g,
+                                                                   const float *__restrict__ states, T *__restrict__ o) {
+    constexpr bool kTC = sizeof(T) == 2;
+    int c = blockIdx.x, h = blockIdx.y, b = blockIdx.z, C = s.C, dk = s.dk, dv = s.dv;
+    int L = s.rows(c);
+    const int ldk = sm_ld<T>(dk), ldv = sm_ld<T>(dv), ldc = sm_ld<T>(C);
+    size_t bhc = s.bhc(b, h, c);
+    OutSmem<T> sm = OutSmem<T>::carve(gdn_smem(), s, nullptr);
+    load_rows(sm.Q, ldk, q + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk, (const float *)nullptr);
+    load_rows(sm.K, ldk, k + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk, (const float *)nullptr);
+    load_rows(sm.Vp, ldv, Vp + bhc * C * dv, (size_t)dv, C, C, dv, (const float *)nullptr);
+    load_rows(sm.hs, ldk, states + bhc * dv * dk, (size_t)dk, dv, dv, dk, (const float *)nullptr);
+    for (int i = threadIdx.x; i < C; i += blockDim.x) sm.gam[i] = gam_g[bhc * C + i];
+    block_sync();
+    float scale = s.scale;
+    for_tiles_n<2>(C, C, [&](int m0, int n1) {
+        float acc2[2][4] = {};
+        tile_mma_n<kTC, 2>(acc2, view<T>(sm.Q, ldk, 1), view<T>(sm.K, 1, ldk), m0, n1, dk);
+        for (int sb = 0; sb < 2; sb++) {
+            int n0 = n1 + 8 * sb;
+            float *acc = acc2[sb];
+            for (int e = 0; e < 4; e++) {
+                int i = acc_row(m0, e), j = acc_col(n0, e);
+                sm.P[i * ldc + j] = from_f<T>(j <= i ? scale * expf(sm.gam[i] - sm.gam[j]) * acc[e] : 0.f);
+            }
+        }
+    });
+    block_sync();
+    T *oc = o + s.tok(b, c * C, h) * dv;
+    for_tiles_n<2>(C, dv, [&](int m0, int n1) {
+        float acc2[2][4] = {};
+        tile_mma_n<kTC, 2>(acc2, view<T>(sm.Q, ldk, 1), view<T>(sm.hs, 1, ldk), m0, n1, dk);
+        for (int sb = 0; sb < 2; sb++)
+            for (int e = 0; e < 4; e++) acc2[sb][e] *= scale * expf(sm.gam[acc_row(m0, e)]);
+        tile_mma_n<kTC, 2>(acc2, view<T>(sm.P, ldc, 1), view<T>(sm.Vp, ldv, 1), m0, n1, C);
+        for (int sb = 0; sb < 2; sb++) store_acc_rows(oc, (size_t)s.H * dv, m0, n1 + 8 * sb, acc2[sb], L);
+    });
+}
+
+/* ------------------------------------------------------------------ recurrent */
+
+/* grid (H, B): token by token, the state [dv, dk] in shared memory; a warp per
+ * state row at a time. ckpt (optional) gets the state entering each chunk. */
+template <typename T>
+__global__ void __launch_bounds__(GDN_THREADS) gdn_recurrent_kernel(GdnShape s, const T *__restrict__ q, const T *__restrict__ k,
+                                                                    const T *__restrict__ v, const float *__restrict__ g,
+                                                                    const float *__restrict__ beta, T *__restrict__ o,
+                                                                    float *__restrict__ ckpt, float *__restrict__ state_io) {
+    int h = blockIdx.x, b = blockIdx.y, dk = s.dk, dv = s.dv;
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    SmemCarve cv(gdn_smem());
+    float *S = cv.take<float>((size_t)dv * dk), *qs = cv.take<float>(dk), *ks = cv.take<float>(dk);
+    float *vs = cv.take<float>(dv);
+    float *io = state_io ? state_io + ((size_t)b * s.H + h) * dv * dk : nullptr;
+    for (int i = threadIdx.x; i < dv * dk; i += blockDim.x) S[i] = io ? io[i] : 0.f;
+    block_sync();
+    for (int t = 0; t < s.T; t++) {
+        if (ckpt && t % s.C == 0) {
+            float *dst = ckpt + s.bhc(b, h, t / s.C) * dv * dk;
+            for (int i = threadIdx.x; i < dv * dk; i += blockDim.x) dst[i] = S[i];
+        }
+        size_t it = s.tok(b, t, h);
+        for (int j = threadIdx.x; j < dk; j += blockDim.x) {
+            qs[j] = to_f(q[it * dk + j]);
+            ks[j] = to_f(k[it * dk + j]);
+        }
+        for (int j = threadIdx.x; j < dv; j += blockDim.x) vs[j] = to_f(v[it * dv + j]);
+        float a = expf(g[it]), bt = beta[it];
+        block_sync();
+        for (int r = warp; r < dv; r += nw) {
+            float *Sr = S + (size_t)r * dk, u = 0;
+            for (int j = lane; j < dk; j += 32) u += Sr[j] * ks[j];
+            u = warp_sum(u);
+            float cc = bt * (vs[r] - a * u), acc = 0;
+            for (int j = lane; j < dk; j += 32) {
+                float n = a * Sr[j] + cc * ks[j];
+                Sr[j] = n;
+                acc += n * qs[j];
+            }
+            acc = warp_sum(acc);
+            if (lane == 0) o[it * dv + r] = from_f<T>(s.scale * acc);
+        }
+        block_sync();
+    }
+    if (io)
+        for (int i = threadIdx.x; i < dv * dk; i += blockDim.x) io[i] = S[i];
+}
+
+/* ------------------------------------------------------------------ host */
+
+/* Checks a core call's shape and buffers; fills the kernels' shape. */
+bool gdn_core_args(gf_backend *be, GdnShape *gs, const gf_gdn_shape *s, const char *op) {
+    if (s->B <= 0 || s->T <= 0 || s->H <= 0) {
+        be_set_error(be, "%s: sizes must be positive (B %d, T %d, H %d)", op, s->B, s->T, s->H);
+        return false;
+    }
+    if (s->dk <= 0 || s->dv <= 0 || s->dk > GDN_MAX_D || s->dv > GDN_MAX_D) {
+        be_set_error(be, "%s: head dims must be 1 to %d (dk %d, dv %d)", op, GDN_MAX_D, s->dk, s->dv);
+        return false;
+    }
+    if (s->dk % 16 || s->dv % 16) { /* the callers pad (cuda_gdn_pad.cu) before they get here */
+        be_set_error(be, "%s: internal: head dims %d, %d reached the kernels unpadded", op, s->dk, s->dv);
+        return false;
+    }
+    if (s->chunk != 16 && s->chunk != 32 && s->chunk != 64) {
+        be_set_error(be, "%s: chunk must be 16, 32 or 64 (got %d)", op, s->chunk);
+        return false;
+    }
+    gs->B = s->B;
+    gs->T = s->T;
+    gs->H = s->H;
+    gs->dk = s->dk;
+    gs->dv = s->dv;
+    gs->C = s->chunk;
+    gs->NC = (s->T + s->chunk - 1) / s->chunk;
+    gs->scale = s->scale;
+    return true;
+}
+
+template <typename T>
+static void core_forward(gf_backend *be, const GdnShape &s, bool recurrent, gf_buf o, gf_buf ckpt, gf_buf state, gf_buf q, gf_buf k,
+                         gf_buf v, gf_buf g, gf_buf beta) {
+    const char *op = "gdn_core";
+    cudaStream_t st = cuda_stream(be);
+    const T *qp = (const T *)q.ptr, *kp = (const T *)k.ptr, *vp = (const T *)v.ptr;
+    const float *gp = (const float *)g.ptr, *bp = (const float *)beta.ptr;
+    float *io = (float *)state.ptr, *ck = (float *)ckpt.ptr;
+    (void)st;
+    if (recurrent || s.T <= GDN_RECURRENT_MAX_T) {
+        size_t smem = ((size_t)s.dv * s.dk + 2 * s.dk + s.dv) * sizeof(float) + 64;
+        if (!gdn_smem_limit(be, gdn_recurrent_kernel<T>, smem, op)) return;
+        GDN_LAUNCH(gdn_recurrent_kernel<T>, dim3(s.H, s.B), dim3(GDN_THREADS), smem, st, s, qp, kp, vp, gp, bp,
+                   (T *)o.ptr, ck, io);
+        CUDA_CHECK_LAUNCH(be, "gdn_core (recurrent)");
+        return;
+    }
+    size_t nbhc = (size_t)s.B * s.H * s.NC;
+    void *gam = nullptr, *W = nullptr, *U = nullptr, *states = nullptr;
+    bool ok = gdn_scratch(be, &gam, nbhc * s.C * sizeof(float), op) &&
+              gdn_scratch(be, &W, nbhc * s.C * s.dk * sizeof(T), op) &&
+              gdn_scratch(be, &U, nbhc * s.C * s.dv * sizeof(T), op) &&
+              (ck || gdn_scratch(be, &states, nbhc * s.dv * s.dk * sizeof(float), op));
+    float *hs = ck ? ck : (float *)states;
+    size_t smw, sms, smo;
+    WySmem<T>::carve(nullptr, s, &smw);
+    StateSmem<T>::carve(nullptr, s, &sms);
+    OutSmem<T>::carve(nullptr, s, &smo);
+    ok = ok && gdn_smem_limit(be, gdn_wy_kernel<T>, smw, op) && gdn_smem_limit(be, gdn_state_kernel<T>, sms, op) &&
+         gdn_smem_limit(be, gdn_out_kernel<T>, smo, op);
+    if (ok) {
+        GDN_LAUNCH(gdn_wy_kernel<T>, dim3(s.NC, s.H, s.B), dim3(GDN_THREADS_WIDE), smw, st, s, kp, vp, gp, bp, (T *)W,
+                   (T *)U, (float *)gam, (float *)nullptr);
+        CUDA_CHECK_LAUNCH(be, "gdn_core (wy)");
+        GDN_LAUNCH(gdn_state_kernel<T>, dim3(s.dv / gdn_slab(s.dv), s.H, s.B), dim3(GDN_THREADS), sms, st, s, kp,
+                   (const T *)W, (T *)U, (const float *)gam, hs, io);
+        CUDA_CHECK_LAUNCH(be, "gdn_core (state pass)");
+        GDN_LAUNCH(gdn_out_kernel<T>, dim3(s.NC, s.H, s.B), dim3(GDN_THREADS_WIDE), smo, st, s, qp, kp, (const T *)U,
+                   (const float *)gam, (const float *)hs, (T *)o.ptr);
+        CUDA_CHECK_LAUNCH(be, "gdn_core (outputs)");
+    }
+    gdn_scratch_free(be, gam);
+    gdn_scratch_free(be, W);
+    gdn_scratch_free(be, U);
+    gdn_scratch_free(be, states);
+}
+
+extern "C" void cuda_gdn_core(gf_backend *be, gf_buf o, gf_buf ckpt, gf_buf state, gf_buf q, gf_buf k, gf_buf v,
+                              gf_buf g, gf_buf beta, const gf_gdn_shape *s) {
+    const char *op = "gdn_core";
+    GdnShape gs;
+    const bool pad = gdn_needs_pad(s);
+    gf_gdn_shape sp = *s; /* the shape the kernels will see */
+    sp.dk = (s->dk + 15) & ~15;
+    sp.dv = (s->dv + 15) & ~15;
+    if (!gdn_core_args(be, &gs, pad ? &sp : s, op)) return;
+    gf_dtype act = be->act;
+    if (!(gdn_present(be, o, op, "o") && gdn_present(be, q, op, "q") && gdn_present(be, k, op, "k") &&
+          gdn_present(be, v, op, "v") && gdn_present(be, g, op, "g") && gdn_present(be, beta, op, "beta") &&
+          gdn_dtype_is(be, o, act, op, "o") && gdn_dtype_is(be, q, act, op, "q") && gdn_dtype_is(be, k, act, op, "k") &&
+          gdn_dtype_is(be, v, act, op, "v") && gdn_dtype_is(be, g, GF_F32, op, "g") &&
+          gdn_dtype_is(be, beta, GF_F32, op, "beta") && gdn_dtype_is(be, ckpt, GF_F32, op, "ckpt") &&
+          gdn_dtype_is(be, state, GF_F32, op, "state")))
+        return;
+    if (pad)
+        gdn_core_padded(be, o, ckpt, state, q, k, v, g, beta, s);
+    else if (act == GF_BF16)
+        core_forward<bf16>(be, gs, s->recurrent, o, ckpt, state, q, k, v, g, beta);
+    else
+        core_forward<float>(be, gs, s->recurrent, o, ckpt, state, q, k, v, g, beta);
+}

@@ -1,0 +1,639 @@
+/* Gated DeltaNet core backward on CUDA (be_gdn_core_backward), chunked:
+ *   1. WY per chunk again (W, U, A = (I + M)^-1, gam), all chunks in parallel;
+ *   2. per chunk in parallel: V' = U - W h^T from the checkpointed state h, and the
+ *      local part of dV' = scale Lower(e^(gam_i - gam_j) Q K^T)^T dO;
+ *   3. the sequential pass, last chunk first, over slabs of state rows: dh (the
+ *      gradient of the state leaving the chunk) -> dV' += Kd dh^T,
+ *      dh <- e^gam_L dh + dO^T (scale e^gam Q) - dV'^T W;
+ *   4. per chunk in parallel: dq, dk, dv, dbeta, dg from everything above.
+ * docs/cuda-gdn.md derives every term. */
+#include "backend/cuda/cuda_gdn.h"
+#include "backend/cuda/cuda_gdn_chunk.cuh"
+#include "backend/cuda/cuda_gdn_host.cuh"
+#include "backend/cuda/cuda_gdn_pad.cuh"
+
+/* ------------------------------------------------------------------ 2. V' and local dV' */
+
+template <typename T> struct BwdVSmem {
+    T *Q, *K, *hs, *W, *dO, *PT;
+    float *gam;
+    __host__ __device__ static BwdVSmem carve(char *base, const GdnShape &s, size_t *bytes) {
+        SmemCarve c(base);
+        BwdVSmem m;
+        size_t tile_k = (size_t)s.C * sm_ld<T>(s.dk), state = (size_t)s.dv * sm_ld<T>(s.dk);
+        /* Q and K are dead once P is formed: the checkpoint's bf16 copy takes their place */
+        SmemCarve qk(base), hs(base);
+        m.Q = qk.take<T>(tile_k);
+        m.K = qk.take<T>(tile_k);
+        m.hs = hs.take<T>(state);
+        c.take<char>(qk.used > hs.used ? qk.used : hs.used);
+        m.W = c.take<T>(tile_k);
+        m.dO = c.take<T>((size_t)s.C * sm_ld<T>(s.dv));
+        m.PT = c.take<T>((size_t)s.C * sm_ld<T>(s.C)); /* P^T: the dV' product's A operand */
+        m.gam = c.take<float>(s.C);
+        if (bytes) *bytes = c.used;
+        return m;
+    }
+};
+
+/* grid (NC, H, B), GDN_THREADS_WIDE: U becomes V' in place; dVl [B, H, NC, C, dv] F32 = P^T dO. */
+template <typename T>
+__global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_bwd_v_kernel(GdnShape s, const T *__restrict__ q, const T *__restrict__ k,
+                                                                     const T *__restrict__ d_o, const T *__restrict__ W,
+                                                                     T *__restrict__ U, const float *__restrict__ gam_g,
+                                                                     const float *__restrict__ states, float *__restrict__ dVl) {
+    constexpr bool kTC = sizeof(T) == 2;
+    int c = blockIdx.x, h = blockIdx.y, b = blockIdx.z, C = s.C, dk = s.dk, dv = s.dv;
+    int L = s.rows(c);
+    const int ldk = sm_ld<T>(dk), ldv = sm_ld<T>(dv), ldc = sm_ld<T>(C);
+    size_t bhc = s.bhc(b, h, c);
+    BwdVSmem<T> sm = BwdVSmem<T>::carve(gdn_smem(), s, nullptr);
+    load_rows(sm.Q, ldk, q + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk, (const float *)nullptr);
+    load_rows(sm.K, ldk, k + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk, (const float *)nullptr);
+    load_rows(sm.W, ldk, W + bhc * C * dk, (size_t)dk, C, C, dk, (const float *)nullptr);
+    load_rows(sm.dO, ldv, d_o + s.tok(b, c * C, h) * dv, (size_t)s.H * dv, L, C, dv, (const float *)nullptr);
+    for (int i = threadIdx.x; i < C; i += blockDim.x) sm.gam[i] = gam_g[bhc * C + i];
+    block_sync();
+    float scale = s.scale;
+    for_tiles_n<2>(C, C, [&](int m0, int n1) {
+        float acc2[2][4] = {};
+        tile_mma_n<kTC, 2>(acc2, view<T>(sm.Q, ldk, 1), view<T>(sm.K, 1, ldk), m0, n1, dk);
+        for (int sb = 0; sb < 2; sb++) {
+            int n0 = n1 + 8 * sb;
+            float *acc = acc2[sb];
+            for (int e = 0; e < 4; e++) {
+                int i = acc_row(m0, e), j = acc_col(n0, e);
+                sm.PT[j * ldc + i] = from_f<T>(j <= i ? scale * expf(sm.gam[i] - sm.gam[j]) * acc[e] : 0.f);
+            }
+        }
+    });
+    block_sync(); /* Q, K dead */
+    load_rows(sm.hs, ldk, states + bhc * dv * dk, (size_t)dk, dv, dv, dk, (const float *)nullptr);
+    block_sync();
+    T *Uc = U + bhc * C * dv;
+    float *dvl = dVl + bhc * C * dv;
+    for_tiles_n<2>(C, dv, [&](int m0, int n1) {
+        float acc2[2][4] = {};
+        tile_mma_n<kTC, 2>(acc2, view<T>(sm.W, ldk, 1), view<T>(sm.hs, 1, ldk), m0, n1, dk);
+        for (int sb = 0; sb < 2; sb++) {
+            int n0 = n1 + 8 * sb;
+            float *acc = acc2[sb];
+            int r = acc_row(m0, 0), cc = acc_col(n0, 0);
+            for (int half = 0; half < 2; half++) {
+                T *u = Uc + (size_t)(r + 8 * half) * dv + cc;
+                float u0, u1;
+                load_pair(u, &u0, &u1);
+                store_pair(u, u0 - acc[2 * half], u1 - acc[2 * half + 1]);
+            }
+        }
+        float d[2][4] = {};
+        tile_mma_n<kTC, 2>(d, view<T>(sm.PT, ldc, 1), view<T>(sm.dO, ldv, 1), m0, n1, C);
+        for (int sb = 0; sb < 2; sb++) store_acc(dvl, dv, m0, n1 + 8 * sb, d[sb]);
+    });
+}
+
+/* ------------------------------------------------------------------ 3. sequential dh pass */
+
+template <typename T> struct BwdStateSmem {
+    T *K, *Q, *W, *dO, *dOT, *dVT, *dh;
+    float *dV, *gam, *red;
+    __host__ __device__ static BwdStateSmem carve(char *base, const GdnShape &s, size_t *bytes) {
+        SmemCarve c(base);
+        BwdStateSmem m;
+        int BV = gdn_slab(s.dv);
+        size_t tile_k = (size_t)s.C * sm_ld<T>(s.dk);
+        m.K = c.take<T>(tile_k);
+        m.Q = c.take<T>(tile_k);
+        m.W = c.take<T>(tile_k);
+        m.dO = c.take<T>((size_t)s.C * sm_ld<T>(BV));   /* the slab's columns of dO [C][BV] */
+        m.dOT = c.take<T>((size_t)BV * sm_ld<T>(s.C));  /* scale e^gam_i dO_i of the slab, transposed [BV][C] */
+        m.dVT = c.take<T>((size_t)BV * sm_ld<T>(s.C));  /* dV' of the slab (the mma operand copy), [BV][C] */
+        m.dh = c.take<T>((size_t)BV * sm_ld<T>(s.dk));  /* the slab of dh (the mma operand copy) */
+        m.dV = c.take<float>((size_t)s.C * sm_ld<float>(BV)); /* the slab's columns of dV' [C][BV] */
+        m.gam = c.take<float>(s.C);
+        m.red = c.take<float>(32);
+        if (bytes) *bytes = c.used;
+        return m;
+    }
+};
+
+/* The dh pass's copies of chunk c, in two cp.async groups: what its first phase
+ * reads (k, the dV' and dO slabs, gam), then what its second reads (q, W). */
+template <typename T>
+__device__ __forceinline__ void bwd_state_prefetch1(const BwdStateSmem<T> &sm, const GdnShape &s, const T *k, const T *d_o,
+                                                    const float *dV, const float *gam_g, int b, int h, int c, int r0) {
+    const size_t bhc = s.bhc(b, h, c);
+    const int C = s.C, dk = s.dk, dv = s.dv, BV = gdn_slab(dv), L = s.rows(c);
+    stage_rows(sm.K, sm_ld<T>(dk), k + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk);
+    stage_rows(sm.dO, sm_ld<T>(BV), d_o + s.tok(b, c * C, h) * dv + r0, (size_t)s.H * dv, L, C, BV);
+    stage_rows(sm.dV, sm_ld<float>(BV), dV + bhc * C * dv + r0, (size_t)dv, C, C, BV);
+    stage_rows(sm.gam, C, gam_g + bhc * C, (size_t)C, 1, 1, C);
+    gdn_cp_commit();
+}
+template <typename T>
+__device__ __forceinline__ void bwd_state_prefetch2(const BwdStateSmem<T> &sm, const GdnShape &s, const T *q, const T *W,
+                                                    int b, int h, int c) {
+    const size_t bhc = s.bhc(b, h, c);
+    const int C = s.C, dk = s.dk;
+    stage_rows(sm.Q, sm_ld<T>(dk), q + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, s.rows(c), C, dk);
+    stage_rows(sm.W, sm_ld<T>(dk), W + bhc * C * dk, (size_t)dk, C, C, dk);
+    gdn_cp_commit();
+}
+
+/* grid (dv / BV, H, B), GDN_THREADS. dV [B, H, NC, C, dv] F32: local dV' in, full dV' out.
+ * dhs [B, H, NC, dv, dk] F32: the gradient of the state leaving each chunk.
+ * hsum [B, H, NC, dv / BV]: e^gam_L sum(dh o h) over the slab (h: the state entering).
+ * Per chunk, last first: dV' += Kd dh^T with Kd = diag(e^(gam_L - gam)) K (the
+ * scale applied to the product), dh <- e^gam_L dh + (diag(scale e^gam) dO)^T Q -
+ * dV'^T W. The previous chunk's copies run during each phase (two groups). */
+template <typename T>
+__global__ void __launch_bounds__(GDN_THREADS) gdn_bwd_state_kernel(GdnShape s, const T *__restrict__ q, const T *__restrict__ k,
+                                                                    const T *__restrict__ d_o, const T *__restrict__ W,
+                                                                    const float *__restrict__ gam_g,
+                                                                    const float *__restrict__ states, float *__restrict__ dV,
+                                                                    float *__restrict__ dhs, float *__restrict__ hsum) {
+    constexpr bool kTC = sizeof(T) == 2;
+    int h = blockIdx.y, b = blockIdx.z, C = s.C, dk = s.dk, dv = s.dv, nslab = gridDim.x;
+    int BV = gdn_slab(dv), r0 = blockIdx.x * BV;
+    const int ldk = sm_ld<T>(dk), ldc = sm_ld<T>(C), ldb = sm_ld<T>(BV), ldf = sm_ld<float>(BV);
+    BwdStateSmem<T> sm = BwdStateSmem<T>::carve(gdn_smem(), s, nullptr);
+    int warp = threadIdx.x >> 5, nw = blockDim.x >> 5, tn = dk >> 3, nt = (BV >> 4) * tn;
+    float acc[GDN_SLAB_TILES][4];
+#pragma unroll
+    for (int u = 0; u < GDN_SLAB_TILES; u++)
+        for (int e = 0; e < 4; e++) acc[u][e] = 0.f;
+    bwd_state_prefetch1(sm, s, k, d_o, dV, gam_g, b, h, s.NC - 1, r0);
+    bwd_state_prefetch2(sm, s, q, W, b, h, s.NC - 1);
+    for (int c = s.NC - 1; c >= 0; c--) {
+        size_t bhc = s.bhc(b, h, c);
+        slab_store(acc, sm.dh, ldk, dhs + bhc * dv * dk + (size_t)r0 * dk, BV, dk);
+        /* e^gam_L sum(dh o h) over this slab: the state-decay term of dgam_L */
+        const float *hc = states + bhc * dv * dk + (size_t)r0 * dk;
+        float part = 0;
+#pragma unroll
+        for (int u = 0; u < GDN_SLAB_TILES; u++) {
+            int i = warp + u * nw;
+            if (i < nt)
+                for (int e = 0; e < 4; e++)
+                    part += acc[u][e] * hc[(size_t)acc_row((i / tn) << 4, e) * dk + acc_col((i % tn) << 3, e)];
+        }
+        part = warp_sum(part);
+        if ((threadIdx.x & 31) == 0) sm.red[warp] = part;
+        gdn_cp_wait<1>(); /* the first group (k, dV', dO, gam) of chunk c */
+        block_sync();
+        const float gl = sm.gam[C - 1];
+        if (threadIdx.x == 0) {
+            float t = 0;
+            for (int w = 0; w < nw; w++) t += sm.red[w];
+            hsum[bhc * nslab + blockIdx.x] = expf(gl) * t;
+        }
+        for (int i = threadIdx.x; i < C * BV; i += blockDim.x) {
+            int r = i / BV, j = i - r * BV;
+            sm.dOT[j * ldc + r] = from_f<T>(s.scale * expf(sm.gam[r]) * to_f(sm.dO[r * ldb + j]));
+        }
+        float *dvc = dV + bhc * C * dv + r0;
+        for_tiles(C, BV, [&](int m0, int n0) {
+            float p[4] = {0, 0, 0, 0};
+            tile_mma<kTC>(p, view<T>(sm.K, ldk, 1), view<T>(sm.dh, 1, ldk), m0, n0, dk);
+            for (int e = 0; e < 4; e++) {
+                int r = acc_row(m0, e), cc = acc_col(n0, e);
+                float x = sm.dV[r * ldf + cc] + expf(gl - sm.gam[r]) * p[e];
+                p[e] = x;
+                sm.dVT[cc * ldc + r] = from_f<T>(x);
+            }
+            store_acc(dvc, dv, m0, n0, p);
+        });
+        gdn_cp_wait<0>(); /* the second group (q, W) of chunk c */
+        block_sync();
+        if (c > 0) bwd_state_prefetch1(sm, s, k, d_o, dV, gam_g, b, h, c - 1, r0);
+        float eL = expf(gl);
+#pragma unroll
+        for (int u = 0; u < GDN_SLAB_TILES; u++) {
+            int i = warp + u * nw;
+            if (i < nt) {
+                int m0 = (i / tn) << 4, n0 = (i % tn) << 3;
+                float m[4] = {0, 0, 0, 0};
+                for (int e = 0; e < 4; e++) acc[u][e] *= eL;
+                tile_mma<kTC>(acc[u], view<T>(sm.dOT, ldc, 1), view<T>(sm.Q, ldk, 1), m0, n0, C);
+                tile_mma<kTC>(m, view<T>(sm.dVT, ldc, 1), view<T>(sm.W, ldk, 1), m0, n0, C);
+                for (int e = 0; e < 4; e++) acc[u][e] -= m[e];
+            }
+        }
+        block_sync(); /* Q and W are free */
+        if (c > 0) bwd_state_prefetch2(sm, s, q, W, b, h, c - 1);
+    }
+}
+
+/* ------------------------------------------------------------------ 4. local gradients */
+
+#define GDN_PART_LD (GDN_MAX_D / 8) /* row partials: one per 8-column tile */
+
+/* Row strides of the local kernel's shared tiles: bf16 (or fp32-mode) operand
+ * tiles padded by 16 bytes (sm_ld), fp32 C x C tiles by one float (their row and
+ * column sums run a thread per row or column: conflict-free with an odd stride). */
+template <typename T> struct LocalLd {
+    int k, v, c, fk, fv;
+    __host__ __device__ explicit LocalLd(const GdnShape &s) {
+        const bool pad = sizeof(T) == 2; /* fp32 mode (a check, not for speed) keeps dense rows: they fill 227 KB at d 128 */
+        k = pad ? sm_ld<T>(s.dk) : s.dk;
+        v = pad ? sm_ld<T>(s.dv) : s.dv;
+        c = s.C + 1;
+        fk = pad ? sm_ld<float>(s.dk) : s.dk;
+        fv = pad ? sm_ld<float>(s.dv) : s.dv;
+    }
+};
+
+/* acc += A (rows of a C-row operand) times a state [dv, dk] (B(k, n) = state[k][n]):
+ * in bf16 mode from its bf16 copy in shared memory (staged once per block), in
+ * fp32 mode straight from the fp32 state in global memory. */
+template <bool kTC, int NT, typename TA, typename T>
+__device__ __forceinline__ void mma_state(float (*acc)[4], View<TA> A, const T *staged, int ld, const float *state,
+                                          int dk, int m0, int n0, int K) {
+    if constexpr (kTC)
+        tile_mma_n<kTC, NT>(acc, A, view<T>(staged, ld, 1), m0, n0, K);
+    else
+        tile_mma_n<kTC, NT>(acc, A, view<float>(state, dk, 1), m0, n0, K);
+}
+
+template <typename T> struct BwdLocalSmem {
+    /* whole kernel */
+    T *K, *HS; /* HS: bf16 copy of the state h, then dh, then h again (bf16 mode only) */
+    float *dK, *gam, *bet, *dgam, *dbet, *e1, *e2, *part, *part2;
+    /* phases a, b */
+    T *Q, *dO, *Vp;
+    float *S1, *S2;
+    /* phases c .. f (same memory as a, b) */
+    T *dW, *V;
+    float *dVp, *A, *S3, *S4;
+    __host__ __device__ static BwdLocalSmem carve(char *base, const GdnShape &s, size_t *bytes) {
+        SmemCarve c(base);
+        BwdLocalSmem m;
+        LocalLd<T> ld(s);
+        size_t Cd = (size_t)s.C * ld.k, Cv = (size_t)s.C * ld.v, CC = (size_t)s.C * ld.c;
+        m.K = c.take<T>(Cd);
+        m.HS = c.take<T>(sizeof(T) == 2 ? (size_t)s.dv * ld.k : 0);
+        m.dK = c.take<float>((size_t)s.C * ld.fk);
+        m.gam = c.take<float>(s.C);
+        m.bet = c.take<float>(s.C);
+        m.dgam = c.take<float>(s.C);
+        m.dbet = c.take<float>(s.C);
+        m.e1 = c.take<float>(s.C);
+        m.e2 = c.take<float>(s.C);
+        m.part = c.take<float>((size_t)s.C * GDN_PART_LD);
+        m.part2 = c.take<float>((size_t)s.C * GDN_PART_LD);
+        SmemCarve x(base ? base + c.used : nullptr), y(base ? base + c.used : nullptr);
+        m.Q = x.take<T>(Cd);
+        m.dO = x.take<T>(Cv);
+        m.Vp = x.take<T>(Cv);
+        m.S1 = x.take<float>(CC);
+        m.S2 = x.take<float>(CC);
+        m.dVp = y.take<float>((size_t)s.C * ld.fv);
+        m.A = y.take<float>(CC);
+        m.dW = y.take<T>(Cd);
+        m.V = y.take<T>(Cv);
+        m.S3 = y.take<float>(CC);
+        m.S4 = y.take<float>(CC);
+        if (bytes) *bytes = c.used + (x.used > y.used ? x.used : y.used);
+        return m;
+    }
+};
+
+/* Sum of the first n entries of row r of a partials array. */
+__device__ __forceinline__ float part_sum(const float *part, int r, int n) {
+    float t = 0;
+    for (int i = 0; i < n; i++) t += part[r * GDN_PART_LD + i];
+    return t;
+}
+
+/* grid (NC, H, B), GDN_THREADS_BWD threads (>= 2 C). */
+template <typename T>
+__global__ void __launch_bounds__(GDN_THREADS_BWD)
+    gdn_bwd_local_kernel(GdnShape s, const T *__restrict__ q, const T *__restrict__ k, const T *__restrict__ v,
+                         const float *__restrict__ beta, const T *__restrict__ d_o, const float *__restrict__ gam_g,
+                         const float *__restrict__ A_g, const T *__restrict__ Vp_g, const float *__restrict__ dV_g,
+                         const float *__restrict__ states, const float *__restrict__ dhs, const float *__restrict__ hsum,
+                         T *__restrict__ dq, T *__restrict__ dk_out, T *__restrict__ dv_out, float *__restrict__ dg,
+                         float *__restrict__ dbeta) {
+    constexpr bool kTC = sizeof(T) == 2;
+    int c = blockIdx.x, h = blockIdx.y, b = blockIdx.z, C = s.C, dk = s.dk, dv = s.dv;
+    int L = s.rows(c), tid = threadIdx.x, nslab = dv / gdn_slab(dv);
+    size_t bhc = s.bhc(b, h, c);
+    float scale = s.scale;
+    BwdLocalSmem<T> sm = BwdLocalSmem<T>::carve(gdn_smem(), s, nullptr);
+    const LocalLd<T> ld(s);
+    const float *hc = states + bhc * dv * dk, *dhc = dhs + bhc * dv * dk;
+    size_t ldk = (size_t)s.H * dk, ldv = (size_t)s.H * dv;
+    load_rows(sm.K, ld.k, k + s.tok(b, c * C, h) * dk, ldk, L, C, dk, (const float *)nullptr);
+    load_rows(sm.Q, ld.k, q + s.tok(b, c * C, h) * dk, ldk, L, C, dk, (const float *)nullptr);
+    load_rows(sm.dO, ld.v, d_o + s.tok(b, c * C, h) * dv, ldv, L, C, dv, (const float *)nullptr);
+    load_rows(sm.Vp, ld.v, Vp_g + bhc * C * dv, (size_t)dv, C, C, dv, (const float *)nullptr);
+    if (kTC) load_rows(sm.HS, ld.k, hc, (size_t)dk, dv, dv, dk, (const float *)nullptr);
+    for (int i = tid; i < C; i += blockDim.x) {
+        sm.gam[i] = gam_g[bhc * C + i];
+        sm.bet[i] = i < L ? beta[s.tok(b, c * C + i, h)] : 0.f;
+        sm.dgam[i] = 0.f;
+        sm.dbet[i] = 0.f;
+    }
+    block_sync();
+
+    /* a. S1 = Q K^T; S2 = dS = scale (dO V'^T) o e^(gam_i - gam_j), i >= j */
+    for_tiles_n<2>(C, C, [&](int m0, int n1) {
+        float a1[2][4] = {}, a2[2][4] = {};
+        tile_mma_n<kTC, 2>(a1, view<T>(sm.Q, ld.k, 1), view<T>(sm.K, 1, ld.k), m0, n1, dk);
+        tile_mma_n<kTC, 2>(a2, view<T>(sm.dO, ld.v, 1), view<T>(sm.Vp, 1, ld.v), m0, n1, dv);
+        for (int sb = 0; sb < 2; sb++)
+            for (int e = 0; e < 4; e++) {
+                int i = acc_row(m0, e), j = acc_col(n1 + 8 * sb, e);
+                sm.S1[i * ld.c + j] = a1[sb][e];
+                sm.S2[i * ld.c + j] = j <= i ? scale * a2[sb][e] * expf(sm.gam[i] - sm.gam[j]) : 0.f;
+            }
+    });
+    block_sync();
+    /* dgam from P: + row sums, - column sums of dS o QK^T */
+    if (tid < C) {
+        float t = 0;
+        for (int j = 0; j < C; j++) t += sm.S2[tid * ld.c + j] * sm.S1[tid * ld.c + j];
+        sm.e1[tid] = t;
+    } else if (tid < 2 * C) {
+        int j = tid - C;
+        float t = 0;
+        for (int i = 0; i < C; i++) t += sm.S2[i * ld.c + j] * sm.S1[i * ld.c + j];
+        sm.e2[j] = t;
+    }
+    /* dq = scale e^gam dO h + dS K (the first term's row dot with q feeds dgam) */
+    T *dqc = dq + s.tok(b, c * C, h) * dk;
+    for_tiles_n<2>(C, dk, [&](int m0, int n1) {
+        float acc[2][4] = {};
+        mma_state<kTC, 2>(acc, view<T>(sm.dO, ld.v, 1), sm.HS, ld.k, hc, dk, m0, n1, dv);
+        for (int sb = 0; sb < 2; sb++) {
+            float pv[4];
+            for (int e = 0; e < 4; e++) {
+                int r = acc_row(m0, e);
+                acc[sb][e] *= scale * expf(sm.gam[r]);
+                pv[e] = acc[sb][e] * to_f(sm.Q[r * ld.k + acc_col(n1 + 8 * sb, e)]);
+            }
+            tile_row_partials(sm.part, GDN_PART_LD, m0, n1 + 8 * sb, pv);
+        }
+        tile_mma_n<kTC, 2>(acc, view<float>(sm.S2, ld.c, 1), view<T>(sm.K, ld.k, 1), m0, n1, C);
+        for (int sb = 0; sb < 2; sb++) store_acc_rows(dqc, ldk, m0, n1 + 8 * sb, acc[sb], L);
+    });
+    /* dk = dS^T Q (first term) */
+    for_tiles_n<2>(C, dk, [&](int m0, int n1) {
+        float acc2[2][4] = {};
+        tile_mma_n<kTC, 2>(acc2, view<float>(sm.S2, 1, ld.c), view<T>(sm.Q, ld.k, 1), m0, n1, C);
+        for (int sb = 0; sb < 2; sb++) {
+            int n0 = n1 + 8 * sb;
+            float *acc = acc2[sb];
+            for (int e = 0; e < 4; e++) sm.dK[acc_row(m0, e) * ld.fk + acc_col(n0, e)] = acc[e];
+        }
+    });
+    block_sync();
+    if (tid < C) sm.dgam[tid] += sm.e1[tid] - sm.e2[tid] + part_sum(sm.part, tid, dk / 8);
+    if (kTC) { /* h's readers are done: dh takes its place */
+        load_rows(sm.HS, ld.k, dhc, (size_t)dk, dv, dv, dk, (const float *)nullptr);
+        block_sync();
+    }
+    /* b. the state leaving the chunk: X = V' dh_next; dk_i += e^(gam_L - gam_i) X_i */
+    float gl = sm.gam[C - 1];
+    for_tiles_n<2>(C, dk, [&](int m0, int n1) {
+        float acc[2][4] = {};
+        mma_state<kTC, 2>(acc, view<T>(sm.Vp, ld.v, 1), sm.HS, ld.k, dhc, dk, m0, n1, dv);
+        for (int sb = 0; sb < 2; sb++) {
+            float pv[4];
+            for (int e = 0; e < 4; e++) {
+                int r = acc_row(m0, e), cc = acc_col(n1 + 8 * sb, e);
+                float x = expf(gl - sm.gam[r]) * acc[sb][e];
+                sm.dK[r * ld.fk + cc] += x;
+                pv[e] = x * to_f(sm.K[r * ld.k + cc]);
+            }
+            tile_row_partials(sm.part2, GDN_PART_LD, m0, n1 + 8 * sb, pv);
+        }
+    });
+    block_sync();
+    if (tid < C) {
+        float x = part_sum(sm.part2, tid, dk / 8);
+        sm.dgam[tid] -= x;
+        sm.e1[tid] = x;
+    }
+    block_sync(); /* phases a, b done: their memory is reused below */
+
+    /* c. dW = -dV' h; dK~ = A^T dW; dB~ = A^T dV'; dA = dW K~^T + dV' B~^T */
+    if (tid == 0) {
+        float t = 0;
+        for (int i = 0; i < C; i++) t += sm.e1[i];
+        for (int j = 0; j < nslab; j++) t += hsum[bhc * nslab + j];
+        sm.dgam[L - 1] += t;
+    }
+    if (kTC) load_rows(sm.HS, ld.k, hc, (size_t)dk, dv, dv, dk, (const float *)nullptr); /* h again */
+    load_rows(sm.dVp, ld.fv, dV_g + bhc * C * dv, (size_t)dv, C, C, dv, (const float *)nullptr);
+    load_rows(sm.V, ld.v, v + s.tok(b, c * C, h) * dv, ldv, L, C, dv, (const float *)nullptr);
+    for (int i = tid; i < C * C; i += blockDim.x) sm.A[(i / C) * ld.c + i % C] = A_g[bhc * C * C + i];
+    block_sync();
+    for_tiles_n<2>(C, dk, [&](int m0, int n1) {
+        float acc[2][4] = {};
+        mma_state<kTC, 2>(acc, view<float>(sm.dVp, ld.fv, 1), sm.HS, ld.k, hc, dk, m0, n1, dv);
+        for (int sb = 0; sb < 2; sb++)
+            for (int e = 0; e < 4; e++) sm.dW[acc_row(m0, e) * ld.k + acc_col(n1 + 8 * sb, e)] = from_f<T>(-acc[sb][e]);
+    });
+    block_sync();
+    for_tiles_n<2>(C, dk, [&](int m0, int n1) {
+        float acc2[2][4] = {};
+        tile_mma_n<kTC, 2>(acc2, view<float>(sm.A, 1, ld.c), view<T>(sm.dW, ld.k, 1), m0, n1, C);
+        for (int sb = 0; sb < 2; sb++) {
+            int n0 = n1 + 8 * sb;
+            float *acc = acc2[sb];
+            float pv[4];
+            for (int e = 0; e < 4; e++) {
+                int r = acc_row(m0, e), cc = acc_col(n0, e);
+                sm.dK[r * ld.fk + cc] += sm.bet[r] * expf(sm.gam[r]) * acc[e];
+                pv[e] = acc[e] * to_f(sm.K[r * ld.k + cc]);
+            }
+            tile_row_partials(sm.part, GDN_PART_LD, m0, n0, pv);
+        }
+    });
+    T *dvc = dv_out + s.tok(b, c * C, h) * dv;
+    for_tiles_n<2>(C, dv, [&](int m0, int n1) {
+        float acc2[2][4] = {};
+        tile_mma_n<kTC, 2>(acc2, view<float>(sm.A, 1, ld.c), view<float>(sm.dVp, ld.fv, 1), m0, n1, C);
+        for (int sb = 0; sb < 2; sb++) {
+            int n0 = n1 + 8 * sb;
+            float *acc = acc2[sb];
+            float pv[4];
+            for (int e = 0; e < 4; e++) {
+                int r = acc_row(m0, e), cc = acc_col(n0, e);
+                if (r < L) dvc[(size_t)r * ldv + cc] = from_f<T>(sm.bet[r] * acc[e]);
+                pv[e] = acc[e] * to_f(sm.V[r * ld.v + cc]);
+            }
+            tile_row_partials(sm.part2, GDN_PART_LD, m0, n0, pv);
+        }
+    });
+    for_tiles_n<2>(C, C, [&](int m0, int n1) {
+        float a1[2][4] = {}, a2[2][4] = {};
+        tile_mma_n<kTC, 2>(a1, view<T>(sm.dW, ld.k, 1), view<T>(sm.K, 1, ld.k), m0, n1, dk);
+        tile_mma_n<kTC, 2>(a2, view<float>(sm.dVp, ld.fv, 1), view<T>(sm.V, 1, ld.v), m0, n1, dv);
+        for (int sb = 0; sb < 2; sb++)
+            for (int e = 0; e < 4; e++) {
+                int i = acc_row(m0, e), j = acc_col(n1 + 8 * sb, e);
+                sm.S3[i * ld.c + j] = j <= i ? sm.bet[j] * (expf(sm.gam[j]) * a1[sb][e] + a2[sb][e]) : 0.f;
+            }
+    });
+    block_sync();
+    if (tid < C) {
+        float p = part_sum(sm.part, tid, dk / 8), p2 = part_sum(sm.part2, tid, dv / 8), eg = expf(sm.gam[tid]);
+        sm.dbet[tid] += eg * p + p2;
+        sm.dgam[tid] += sm.bet[tid] * eg * p;
+    }
+    /* e. dM = -A^T dA A^T on the strict lower part (fp32 on the CUDA cores) */
+    for_tiles(C, C, [&](int m0, int n0) {
+        float acc[4] = {0, 0, 0, 0};
+        tile_mma<false>(acc, view<float>(sm.A, 1, ld.c), view<float>(sm.S3, ld.c, 1), m0, n0, C);
+        for (int e = 0; e < 4; e++) sm.S4[acc_row(m0, e) * ld.c + acc_col(n0, e)] = acc[e];
+    });
+    block_sync();
+    for_tiles(C, C, [&](int m0, int n0) {
+        float acc[4] = {0, 0, 0, 0};
+        tile_mma<false>(acc, view<float>(sm.S4, ld.c, 1), view<float>(sm.A, 1, ld.c), m0, n0, C);
+        for (int e = 0; e < 4; e++) {
+            int i = acc_row(m0, e), j = acc_col(n0, e);
+            sm.S3[i * ld.c + j] = i > j ? -acc[e] : 0.f;
+        }
+    });
+    block_sync();
+    /* f. M = beta_i e^(gam_i - gam_j) K K^T: G = dM o (beta_i e^..) -> S3, F = dM o e^.. o KK^T -> S4 */
+    for_tiles_n<2>(C, C, [&](int m0, int n1) {
+        float acc2[2][4] = {};
+        tile_mma_n<kTC, 2>(acc2, view<T>(sm.K, ld.k, 1), view<T>(sm.K, 1, ld.k), m0, n1, dk);
+        for (int sb = 0; sb < 2; sb++) {
+            int n0 = n1 + 8 * sb;
+            float *acc = acc2[sb];
+            for (int e = 0; e < 4; e++) {
+                int i = acc_row(m0, e), j = acc_col(n0, e);
+                float f = 0, gg = 0;
+                if (i > j) {
+                    float dm = sm.S3[i * ld.c + j], mc = expf(sm.gam[i] - sm.gam[j]);
+                    f = dm * mc * acc[e];
+                    gg = dm * sm.bet[i] * mc;
+                }
+                sm.S4[i * ld.c + j] = f;
+                sm.S3[i * ld.c + j] = gg;
+            }
+        }
+    });
+    block_sync();
+    if (tid < C) {
+        float t = 0;
+        for (int j = 0; j < C; j++) t += sm.S4[tid * ld.c + j];
+        sm.dbet[tid] += t;
+        sm.dgam[tid] += sm.bet[tid] * t;
+    } else if (tid < 2 * C) {
+        int j = tid - C;
+        float t = 0;
+        for (int i = 0; i < C; i++) t += sm.bet[i] * sm.S4[i * ld.c + j];
+        sm.e2[j] = t;
+    }
+    for_tiles_n<2>(C, dk, [&](int m0, int n1) {
+        float acc2[2][4] = {};
+        tile_mma_n<kTC, 2>(acc2, view<float>(sm.S3, ld.c, 1), view<T>(sm.K, ld.k, 1), m0, n1, C);
+        tile_mma_n<kTC, 2>(acc2, view<float>(sm.S3, 1, ld.c), view<T>(sm.K, ld.k, 1), m0, n1, C);
+        for (int sb = 0; sb < 2; sb++)
+            for (int e = 0; e < 4; e++) sm.dK[acc_row(m0, e) * ld.fk + acc_col(n1 + 8 * sb, e)] += acc2[sb][e];
+    });
+    block_sync();
+    if (tid < C) sm.dgam[tid] -= sm.e2[tid];
+    block_sync();
+    /* g. outputs; dg_j = sum_{i >= j} dgam_i inside the chunk */
+    T *dkc = dk_out + s.tok(b, c * C, h) * dk;
+    for (int i = tid; i < L * dk; i += blockDim.x) {
+        int r = i / dk, j = i - r * dk;
+        dkc[(size_t)r * ldk + j] = from_f<T>(sm.dK[r * ld.fk + j]);
+    }
+    if (tid == 0) {
+        float run = 0;
+        for (int i = L - 1; i >= 0; i--) {
+            size_t it = s.tok(b, c * C + i, h);
+            run += sm.dgam[i];
+            dg[it] = run;
+            dbeta[it] = sm.dbet[i];
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ host */
+
+template <typename T>
+static void core_backward(gf_backend *be, const GdnShape &s, gf_buf dq, gf_buf dk, gf_buf dv, gf_buf dg,
+                          gf_buf dbeta, gf_buf d_o, gf_buf q, gf_buf k, gf_buf v, gf_buf g, gf_buf beta, gf_buf ckpt) {
+    const char *op = "gdn_core_backward";
+    cudaStream_t st = cuda_stream(be);
+    (void)st;
+    size_t nbhc = (size_t)s.B * s.H * s.NC;
+    int nslab = s.dv / gdn_slab(s.dv);
+    void *gam = nullptr, *W = nullptr, *U = nullptr, *A = nullptr, *dV = nullptr, *dhs = nullptr, *hsum = nullptr;
+    bool ok = gdn_scratch(be, &gam, nbhc * s.C * sizeof(float), op) &&
+              gdn_scratch(be, &W, nbhc * s.C * s.dk * sizeof(T), op) &&
+              gdn_scratch(be, &U, nbhc * s.C * s.dv * sizeof(T), op) &&
+              gdn_scratch(be, &A, nbhc * s.C * s.C * sizeof(float), op) &&
+              gdn_scratch(be, &dV, nbhc * s.C * s.dv * sizeof(float), op) &&
+              gdn_scratch(be, &dhs, nbhc * s.dv * s.dk * sizeof(float), op) &&
+              gdn_scratch(be, &hsum, nbhc * nslab * sizeof(float), op);
+    size_t smw, smv, sms, sml;
+    WySmem<T>::carve(nullptr, s, &smw);
+    BwdVSmem<T>::carve(nullptr, s, &smv);
+    BwdStateSmem<T>::carve(nullptr, s, &sms);
+    BwdLocalSmem<T>::carve(nullptr, s, &sml);
+    ok = ok && gdn_smem_limit(be, gdn_wy_kernel<T>, smw, op) && gdn_smem_limit(be, gdn_bwd_v_kernel<T>, smv, op) &&
+         gdn_smem_limit(be, gdn_bwd_state_kernel<T>, sms, op) && gdn_smem_limit(be, gdn_bwd_local_kernel<T>, sml, op);
+    if (ok) {
+        const T *qp = (const T *)q.ptr, *kp = (const T *)k.ptr, *vp = (const T *)v.ptr, *op_ = (const T *)d_o.ptr;
+        const float *ck = (const float *)ckpt.ptr;
+        dim3 chunks(s.NC, s.H, s.B), slabs(nslab, s.H, s.B);
+        GDN_LAUNCH(gdn_wy_kernel<T>, chunks, dim3(GDN_THREADS_WIDE), smw, st, s, kp, vp, (const float *)g.ptr,
+                   (const float *)beta.ptr, (T *)W, (T *)U, (float *)gam, (float *)A);
+        CUDA_CHECK_LAUNCH(be, "gdn_core_backward (wy)");
+        GDN_LAUNCH(gdn_bwd_v_kernel<T>, chunks, dim3(GDN_THREADS_WIDE), smv, st, s, qp, kp, op_, (const T *)W, (T *)U,
+                   (const float *)gam, ck, (float *)dV);
+        CUDA_CHECK_LAUNCH(be, "gdn_core_backward (V')");
+        GDN_LAUNCH(gdn_bwd_state_kernel<T>, slabs, dim3(GDN_THREADS), sms, st, s, qp, kp, op_, (const T *)W,
+                   (const float *)gam, ck, (float *)dV, (float *)dhs, (float *)hsum);
+        CUDA_CHECK_LAUNCH(be, "gdn_core_backward (state pass)");
+        GDN_LAUNCH(gdn_bwd_local_kernel<T>, chunks, dim3(GDN_THREADS_BWD), sml, st, s, qp, kp, vp,
+                   (const float *)beta.ptr, op_, (const float *)gam, (const float *)A, (const T *)U, (const float *)dV,
+                   ck, (const float *)dhs, (const float *)hsum, (T *)dq.ptr, (T *)dk.ptr, (T *)dv.ptr,
+                   (float *)dg.ptr, (float *)dbeta.ptr);
+        CUDA_CHECK_LAUNCH(be, "gdn_core_backward (local)");
+    }
+    gdn_scratch_free(be, gam);
+    gdn_scratch_free(be, W);
+    gdn_scratch_free(be, U);
+    gdn_scratch_free(be, A);
+    gdn_scratch_free(be, dV);
+    gdn_scratch_free(be, dhs);
+    gdn_scratch_free(be, hsum);
+}
+
+extern "C" void cuda_gdn_core_backward(gf_backend *be, gf_buf dq, gf_buf dk, gf_buf dv, gf_buf dg, gf_buf dbeta,
+                                       gf_buf d_o, gf_buf q, gf_buf k, gf_buf v, gf_buf g, gf_buf beta, gf_buf ckpt,
+                                       const gf_gdn_shape *s) {
+    const char *op = "gdn_core_backward";
+    GdnShape gs;
+    const bool pad = gdn_needs_pad(s);
+    gf_gdn_shape sp = *s; /* the shape the kernels will see */
+    sp.dk = (s->dk + 15) & ~15;
+    sp.dv = (s->dv + 15) & ~15;
+    if (!gdn_core_args(be, &gs, pad ? &sp : s, op)) return;
+    gf_dtype act = be->act;
+    gf_buf acts[] = {dq, dk, dv, d_o, q, k, v};
+    const char *an[] = {"dq", "dk", "dv", "d_o", "q", "k", "v"};
+    for (int i = 0; i < 7; i++)
+        if (!gdn_present(be, acts[i], op, an[i]) || !gdn_dtype_is(be, acts[i], act, op, an[i])) return;
+    gf_buf f32s[] = {dg, dbeta, g, beta, ckpt};
+    const char *fn[] = {"dg", "dbeta", "g", "beta", "ckpt"};
+    for (int i = 0; i < 5; i++)
+        if (!gdn_present(be, f32s[i], op, fn[i]) || !gdn_dtype_is(be, f32s[i], GF_F32, op, fn[i])) return;
+    if (pad)
+        gdn_core_backward_padded(be, dq, dk, dv, dg, dbeta, d_o, q, k, v, g, beta, ckpt, s);
+    else if (act == GF_BF16)
+        core_backward<bf16>(be, gs, dq, dk, dv, dg, dbeta, d_o, q, k, v, g, beta, ckpt);
+    else
+        core_backward<float>(be, gs, dq, dk, dv, dg, dbeta, d_o, q, k, v, g, beta, ckpt);
+}

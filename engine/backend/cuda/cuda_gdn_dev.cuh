@@ -1,0 +1,377 @@
+/* Device-side building blocks of the Gated DeltaNet kernels (cuda_gdn*.cu):
+ * strided tile views, one warp-level 16x8 tile product (bf16 tensor cores or
+ * exact fp32), quad reductions, the launch macro and the stream-ordered scratch.
+ *
+ * Tile product: acc[4] += A[m0:m0+16, 0:K] B[0:K, n0:n0+8] for one warp, in the
+ * accumulator layout of mma.sync m16n8 (lane = 4 g + t): acc[0], acc[1] at row
+ * m0 + g, columns n0 + 2t, n0 + 2t + 1; acc[2], acc[3] at row m0 + g + 8.
+ * With kTC the operands are rounded to bf16 and multiplied on the tensor cores
+ * (mma.sync.m16n8k16, fp32 accumulation); without, each lane computes its four
+ * outputs in fp32 on the CUDA cores, in the same layout. Views are strided so a
+ * transpose is just swapped strides; they may point to shared or global memory.
+ *
+ * GDN_EMULATE: the same source compiled as host C++ by tests/gpu/emu (a CPU
+ * emulation of blocks, warps and mma used to test the kernels' logic where no
+ * GPU exists). The only hooks are the mma, the shuffle, the launch and memory. */
+#ifndef GRAFT_BACKEND_CUDA_GDN_DEV_CUH
+#define GRAFT_BACKEND_CUDA_GDN_DEV_CUH
+
+#include <stdint.h>
+#include <string.h>
+
+#include "backend/cuda/cuda_common.cuh"
+
+#ifdef GDN_EMULATE
+#include "tests/gpu/emu/gdn_emu.h"
+#define GDN_LAUNCH(kern, grid, block, smem, stream, ...) \
+    gdn_emu_launch((grid), (block), (smem), [&]() { kern(__VA_ARGS__); })
+#else
+#define GDN_LAUNCH(kern, grid, block, smem, stream, ...) kern<<<(grid), (block), (smem), (stream)>>>(__VA_ARGS__)
+#endif
+
+#define GDN_THREADS 128      /* threads of the chunk kernels: 4 warps */
+#define GDN_THREADS_BWD 256  /* the local backward kernel: 8 warps */
+#define GDN_THREADS_WIDE 256 /* the chunk-parallel WY, output and V' kernels: 8 warps */
+#define GDN_MAX_D 128        /* largest dk, dv (multiples of 16) */
+#define GDN_MAX_SLAB 32      /* rows of the state a sequential-pass block owns */
+
+/* Dynamic shared memory of the running block. */
+__device__ __forceinline__ char *gdn_smem() {
+#ifdef GDN_EMULATE
+    return gdn_emu_smem();
+#else
+    extern __shared__ __align__(16) char gdn_smem_[];
+    return gdn_smem_;
+#endif
+}
+
+/* Carves consecutive 16-byte-aligned arrays out of shared memory (the host
+ * computes the same total with a null base). */
+struct SmemCarve {
+    char *p;
+    size_t used;
+    __host__ __device__ explicit SmemCarve(char *base) : p(base), used(0) {}
+    template <typename T> __host__ __device__ T *take(size_t n) {
+        T *r = (T *)(p ? p + used : nullptr);
+        used += (n * sizeof(T) + 15) & ~(size_t)15;
+        return r;
+    }
+};
+
+/* Element (r, c) = p[r * rs + c * cs]. */
+template <typename T> struct View {
+    const T *p;
+    int rs, cs;
+    __device__ __forceinline__ float at(int r, int c) const { return to_f(p[(ptrdiff_t)r * rs + (ptrdiff_t)c * cs]); }
+};
+template <typename T> __device__ __forceinline__ View<T> view(const T *p, int rs, int cs) {
+    View<T> v;
+    v.p = p;
+    v.rs = rs;
+    v.cs = cs;
+    return v;
+}
+
+__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
+    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    uint32_t u;
+    memcpy(&u, &v, sizeof u);
+    return u;
+}
+
+/* d += a b for one m16n8k16 bf16 tile (fragments in PTX ISA order). */
+__device__ __forceinline__ void mma_bf16_16816(float d[4], const uint32_t a[4], const uint32_t b[2]) {
+#ifdef GDN_EMULATE
+    gdn_emu_mma_bf16_16816(d, a, b);
+#else
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                 "{%0,%1,%2,%3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#endif
+}
+
+__device__ __forceinline__ float shfl_xor(float v, int m) {
+#ifdef GDN_EMULATE
+    return gdn_emu_shfl_xor(v, m);
+#else
+    return __shfl_xor_sync(0xffffffffu, v, m);
+#endif
+}
+
+/* Sum over the 4 lanes of a quad (lanes 4g .. 4g+3: one accumulator row). */
+__device__ __forceinline__ float quad_sum(float v) {
+    v += shfl_xor(v, 1);
+    return v + shfl_xor(v, 2);
+}
+
+__device__ __forceinline__ float warp_sum(float v) {
+    for (int m = 16; m >= 1; m >>= 1) v += shfl_xor(v, m);
+    return v;
+}
+
+/* Raw loads and stores of 2, 4, 8 or 16 bytes (the caller guarantees alignment). */
+template <typename V> __device__ __forceinline__ V ld_raw(const void *p) {
+#ifdef GDN_EMULATE
+    V v;
+    memcpy(&v, p, sizeof v);
+    return v;
+#else
+    return *reinterpret_cast<const V *>(p);
+#endif
+}
+template <typename V> __device__ __forceinline__ void st_raw(void *p, V v) {
+#ifdef GDN_EMULATE
+    memcpy(p, &v, sizeof v);
+#else
+    *reinterpret_cast<V *>(p) = v;
+#endif
+}
+
+/* Row stride (elements) of a shared-memory tile with n columns: 16 bytes of
+ * padding, so rows stay 16-byte aligned and the 8 rows a fragment load touches
+ * (stride = 4 mod 32 banks for n = 64, 128; conflict-free for 16, 32 too) fall
+ * in different banks. */
+template <typename T> __host__ __device__ inline int sm_ld(int n) { return n + 16 / (int)sizeof(T); }
+
+/* One mma operand register: elements (r, c) and (r, c + 1) of a view as a bf16
+ * pair (low half = column c). A bf16 view with unit column stride is one 32-bit
+ * load; otherwise two loads (bf16: the raw halves; fp32: rounded to nearest). */
+__device__ __forceinline__ uint32_t frag_pair(View<float> v, int r, int c) {
+    return pack_bf16(v.at(r, c), v.at(r, c + 1));
+}
+__device__ __forceinline__ uint32_t frag_pair(View<bf16> v, int r, int c) {
+    const bf16 *p = v.p + (ptrdiff_t)r * v.rs + (ptrdiff_t)c * v.cs;
+    if (v.cs == 1) return ld_raw<uint32_t>(p);
+    return (uint32_t)ld_raw<uint16_t>(p) | (uint32_t)ld_raw<uint16_t>(p + v.cs) << 16;
+}
+/* The same along a column: elements (r, c) and (r + 1, c) (a B operand's k pair). */
+template <typename T> __device__ __forceinline__ uint32_t frag_pair_t(View<T> v, int r, int c) {
+    View<T> t;
+    t.p = v.p;
+    t.rs = v.cs;
+    t.cs = v.rs;
+    return frag_pair(t, c, r);
+}
+
+/* acc += A[m0.., 0:K] B[0:K, n0..] for this warp's 16x8 tile; K % 16 == 0. */
+template <bool kTC, typename TA, typename TB>
+__device__ __forceinline__ void tile_mma(float acc[4], View<TA> A, View<TB> B, int m0, int n0, int K) {
+    int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    if (kTC) {
+        for (int k0 = 0; k0 < K; k0 += 16) {
+            int ka = k0 + 2 * t;
+            uint32_t a[4], b[2];
+            a[0] = frag_pair(A, m0 + g, ka);
+            a[1] = frag_pair(A, m0 + g + 8, ka);
+            a[2] = frag_pair(A, m0 + g, ka + 8);
+            a[3] = frag_pair(A, m0 + g + 8, ka + 8);
+            b[0] = frag_pair_t(B, ka, n0 + g);
+            b[1] = frag_pair_t(B, ka + 8, n0 + g);
+            mma_bf16_16816(acc, a, b);
+        }
+    } else {
+        float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+        for (int k = 0; k < K; k++) {
+            float a0 = A.at(m0 + g, k), a1 = A.at(m0 + g + 8, k);
+            float b0 = B.at(k, n0 + 2 * t), b1 = B.at(k, n0 + 2 * t + 1);
+            s0 = fmaf(a0, b0, s0);
+            s1 = fmaf(a0, b1, s1);
+            s2 = fmaf(a1, b0, s2);
+            s3 = fmaf(a1, b1, s3);
+        }
+        acc[0] += s0;
+        acc[1] += s1;
+        acc[2] += s2;
+        acc[3] += s3;
+    }
+}
+
+/* acc[s] += A[m0.., 0:K] B[0:K, n0 + 8 s ..] for s < NT: one warp's 16 x 8NT tile,
+ * each A fragment loaded once for NT mma (bitwise the same sums as NT calls of
+ * tile_mma: the same k order per output). */
+template <bool kTC, int NT, typename TA, typename TB>
+__device__ __forceinline__ void tile_mma_n(float (*acc)[4], View<TA> A, View<TB> B, int m0, int n0, int K) {
+    if (kTC) {
+        int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+        for (int k0 = 0; k0 < K; k0 += 16) {
+            int ka = k0 + 2 * t;
+            uint32_t a[4];
+            a[0] = frag_pair(A, m0 + g, ka);
+            a[1] = frag_pair(A, m0 + g + 8, ka);
+            a[2] = frag_pair(A, m0 + g, ka + 8);
+            a[3] = frag_pair(A, m0 + g + 8, ka + 8);
+#pragma unroll
+            for (int s = 0; s < NT; s++) {
+                uint32_t b[2];
+                b[0] = frag_pair_t(B, ka, n0 + 8 * s + g);
+                b[1] = frag_pair_t(B, ka + 8, n0 + 8 * s + g);
+                mma_bf16_16816(acc[s], a, b);
+            }
+        }
+    } else {
+#pragma unroll
+        for (int s = 0; s < NT; s++) tile_mma<false>(acc[s], A, B, m0, n0 + 8 * s, K);
+    }
+}
+
+/* Stores two adjacent values (an accumulator pair: columns 2t, 2t + 1); bf16 as
+ * one 32-bit store (p is at an even element of an even-strided array). */
+__device__ __forceinline__ void store_pair(float *p, float a, float b) {
+    if (((uintptr_t)p & 7) == 0) {
+        st_raw<float2>(p, make_float2(a, b));
+    } else {
+        p[0] = a;
+        p[1] = b;
+    }
+}
+__device__ __forceinline__ void store_pair(bf16 *p, float a, float b) { st_raw<uint32_t>(p, pack_bf16(a, b)); }
+
+/* Stores this lane's accumulator of the tile at (m0, n0) into p[row * ld + col]
+ * (pairs of adjacent columns; ld even). */
+template <typename T> __device__ __forceinline__ void store_acc(T *p, size_t ld, int m0, int n0, const float acc[4]) {
+    int r = m0 + ((threadIdx.x & 31) >> 2), c = n0 + 2 * (threadIdx.x & 3);
+    store_pair(p + (size_t)r * ld + c, acc[0], acc[1]);
+    store_pair(p + (size_t)(r + 8) * ld + c, acc[2], acc[3]);
+}
+
+/* The same for rows below L only (a chunk's rows past the sequence end are not stored). */
+template <typename T>
+__device__ __forceinline__ void store_acc_rows(T *p, size_t ld, int m0, int n0, const float acc[4], int L) {
+    int r = m0 + ((threadIdx.x & 31) >> 2), c = n0 + 2 * (threadIdx.x & 3);
+    if (r < L) store_pair(p + (size_t)r * ld + c, acc[0], acc[1]);
+    if (r + 8 < L) store_pair(p + (size_t)(r + 8) * ld + c, acc[2], acc[3]);
+}
+
+/* Loads two adjacent elements (p at an even element of an even-strided array). */
+__device__ __forceinline__ void load_pair(const float *p, float *a, float *b) {
+    *a = p[0];
+    *b = p[1];
+}
+__device__ __forceinline__ void load_pair(const bf16 *p, float *a, float *b) {
+    uint32_t u = ld_raw<uint32_t>(p), lo = u << 16, hi = u & 0xffff0000u; /* bf16 = the top half of a float */
+    memcpy(a, &lo, sizeof lo);
+    memcpy(b, &hi, sizeof hi);
+}
+
+/* Row and column of accumulator element e (0..3) of this lane in a tile at (m0, n0). */
+__device__ __forceinline__ int acc_row(int m0, int e) { return m0 + ((threadIdx.x & 31) >> 2) + (e >> 1) * 8; }
+__device__ __forceinline__ int acc_col(int n0, int e) { return n0 + 2 * (threadIdx.x & 3) + (e & 1); }
+
+/* Calls f(m0, n0) for each 16x8 tile of an M x N output this warp owns (tiles are
+ * dealt round-robin over the block's warps; the same M, N give the same owner). */
+template <typename F> __device__ __forceinline__ void for_tiles(int M, int N, F f) {
+    int warp = threadIdx.x >> 5, nw = blockDim.x >> 5, tn = N >> 3, nt = (M >> 4) * tn;
+    for (int i = warp; i < nt; i += nw) f((i / tn) << 4, (i % tn) << 3);
+}
+
+/* for_tiles with 16 x 8NT tiles (N % (8 NT) == 0): f(m0, n0) for each this warp owns. */
+template <int NT, typename F> __device__ __forceinline__ void for_tiles_n(int M, int N, F f) {
+    int warp = threadIdx.x >> 5, nw = blockDim.x >> 5, tn = N / (8 * NT), nt = (M >> 4) * tn;
+    for (int i = warp; i < nt; i += nw) f((i / tn) << 4, (i % tn) * 8 * NT);
+}
+
+/* Per-row partial sums of a tile: each quad adds its two values of row r and
+ * r + 8; the lane with t == 0 stores part[row * ldp + n0 / 8]. All lanes of the
+ * warp must call it together. */
+__device__ __forceinline__ void tile_row_partials(float *part, int ldp, int m0, int n0, const float v[4]) {
+    float lo = quad_sum(v[0] + v[1]), hi = quad_sum(v[2] + v[3]);
+    if ((threadIdx.x & 3) == 0) {
+        int r = m0 + ((threadIdx.x & 31) >> 2);
+        part[r * ldp + (n0 >> 3)] = lo;
+        part[(r + 8) * ldp + (n0 >> 3)] = hi;
+    }
+}
+
+__device__ __forceinline__ void block_sync() { __syncthreads(); }
+
+/* 16 bytes global -> shared without a register round trip (cp.async), zero-filled
+ * when !valid (src is then not read). Complete after gdn_cp_wait_all() and a
+ * barrier. The emulation copies at once (it has no timing). */
+__device__ __forceinline__ void gdn_cp_async16(void *dst, const void *src, bool valid) {
+#ifdef GDN_EMULATE
+    if (valid)
+        memcpy(dst, src, 16);
+    else
+        memset(dst, 0, 16);
+#else
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(valid ? 16 : 0) : "memory");
+#endif
+}
+__device__ __forceinline__ void gdn_cp_commit() {
+#ifndef GDN_EMULATE
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+/* Waits until at most N of this thread's committed groups are still in flight. */
+template <int N> __device__ __forceinline__ void gdn_cp_wait() {
+#ifndef GDN_EMULATE
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+#endif
+}
+__device__ __forceinline__ void gdn_cp_wait_all() { gdn_cp_wait<0>(); }
+
+/* Starts copying L rows of `cols` elements (global, row stride lds) into a shared
+ * tile of `rows` rows (row stride ldd), zeros beyond L, without conversion; with
+ * cp.async when src and the strides allow 16-byte pieces, else with ordinary
+ * loads (done at once). The caller commits the group (gdn_cp_commit); either
+ * way: gdn_cp_wait and a barrier before use. */
+template <typename T>
+__device__ __forceinline__ void stage_rows(T *dst, int ldd, const T *src, size_t lds, int L, int rows, int cols) {
+    constexpr int V = 16 / (int)sizeof(T);
+    const bool vec = ((uintptr_t)src & 15) == 0 && (lds * sizeof(T)) % 16 == 0 && cols % V == 0 && ldd % V == 0;
+    if (vec) {
+        const int per_row = cols / V;
+        for (int i = threadIdx.x; i < rows * per_row; i += blockDim.x) {
+            int r = i / per_row, c = (i - r * per_row) * V;
+            gdn_cp_async16(dst + (size_t)r * ldd + c, r < L ? src + (size_t)r * lds + c : src, r < L);
+        }
+        return;
+    }
+    for (int i = threadIdx.x; i < rows * cols; i += blockDim.x) {
+        int r = i / cols, c = i - r * cols;
+        dst[(size_t)r * ldd + c] = r < L ? src[(size_t)r * lds + c] : from_f<T>(0.f);
+    }
+}
+
+/* Copies L rows of `cols` elements (global, row stride lds) into a shared tile of
+ * `rows` rows with row stride ldd, optionally scaled per row, zero beyond L.
+ * Global reads are 16 bytes a thread when src and lds allow (coalesced rows);
+ * shared writes are 16 bytes when the converted group is (bf16 from bf16). */
+template <typename TS, typename TG>
+__device__ __forceinline__ void load_rows(TS *dst, int ldd, const TG *src, size_t lds, int L, int rows, int cols,
+                                          const float *row_scale) {
+    constexpr int VG = 16 / (int)sizeof(TG); /* elements of one 16-byte global load */
+    const bool vec = ((uintptr_t)src & 15) == 0 && (lds * sizeof(TG)) % 16 == 0 && cols % VG == 0 &&
+                     ((size_t)ldd * sizeof(TS)) % (VG * sizeof(TS)) == 0;
+    if (vec) {
+        const int per_row = cols / VG;
+        for (int i = threadIdx.x; i < rows * per_row; i += blockDim.x) {
+            int r = i / per_row, c = (i - r * per_row) * VG;
+            uint4 u = make_uint4(0, 0, 0, 0); /* zero bits: 0 in bf16 and fp32 */
+            if (r < L) u = ld_raw<uint4>(src + (size_t)r * lds + c);
+            TG x[VG];
+            memcpy((void *)x, &u, sizeof u); /* raw bits: bf16 and float are trivially copyable */
+            TS y[VG];
+            float sc = row_scale ? row_scale[r] : 1.f;
+            for (int j = 0; j < VG; j++) y[j] = from_f<TS>(row_scale ? to_f(x[j]) * sc : to_f(x[j]));
+            TS *d = dst + (size_t)r * ldd + c;
+            if constexpr (sizeof y == 16)
+                st_raw<uint4>(d, ld_raw<uint4>(y));
+            else if constexpr (sizeof y == 8)
+                st_raw<uint2>(d, ld_raw<uint2>(y));
+            else
+                for (int j = 0; j < VG; j++) d[j] = y[j];
+        }
+        return;
+    }
+    for (int i = threadIdx.x; i < rows * cols; i += blockDim.x) {
+        int r = i / cols, c = i - r * cols;
+        float x = r < L ? to_f(src[(size_t)r * lds + c]) : 0.f;
+        if (row_scale) x *= row_scale[r];
+        dst[(size_t)r * ldd + c] = from_f<TS>(x);
+    }
+}
+
+#endif

@@ -1,0 +1,239 @@
+/* Matrix products through cublasLt: bf16 (or f32 in checking mode) operands,
+ * fp32 accumulation (CUBLAS_COMPUTE_32F; never TF32), bf16 or f32 results,
+ * bias through the BIAS epilogue. One plan per shape, alignment and type mix
+ * is made on first use (the heuristic costs tens of microseconds) and kept.
+ *
+ * Row-major [out, in] weights, y = x W^T: cuBLAS is column-major, so a
+ * row-major y[N, out] is a column-major y^T[out, N] = W x^T with W read
+ * transposed: m = out, n = N, k = in. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cuda/cuda_ops.cuh"
+extern "C" {
+#include "core/error.h" /* a C header without C++ guards */
+}
+
+typedef struct {
+    bool ta, tb;
+    int m, n, k, lda, ldb, ldc;
+    gf_dtype at, bt, ct, biast;
+    bool bias;
+    unsigned align_a, align_b, align_c, align_bias;
+} gemm_key;
+
+typedef struct {
+    gemm_key key;
+    cublasLtMatmulDesc_t desc;
+    cublasLtMatrixLayout_t la, lb, lc;
+    cublasLtMatmulAlgo_t algo;
+} gemm_plan;
+
+struct cuda_gemm_cache {
+    gemm_plan *plans;
+    int n, cap;
+};
+
+static void plan_free(gemm_plan *p) {
+    if (p->desc) cublasLtMatmulDescDestroy(p->desc);
+    if (p->la) cublasLtMatrixLayoutDestroy(p->la);
+    if (p->lb) cublasLtMatrixLayoutDestroy(p->lb);
+    if (p->lc) cublasLtMatrixLayoutDestroy(p->lc);
+}
+
+void cuda_gemm_cache_free(struct cuda_gemm_cache *c) {
+    if (!c) return;
+    for (int i = 0; i < c->n; i++) plan_free(&c->plans[i]);
+    free(c->plans);
+    free(c);
+}
+
+static cudaDataType_t cuda_type(gf_dtype t) { return t == GF_BF16 ? CUDA_R_16BF : CUDA_R_32F; }
+
+/* The largest power of two (at most 256) that divides the address: what
+ * cublasLt may assume about the pointer. */
+static unsigned align_of(const void *p) {
+    uintptr_t a = (uintptr_t)p;
+    unsigned al = 256;
+    while (al > 1 && (a & (al - 1))) al >>= 1;
+    return al;
+}
+
+static bool key_eq(const gemm_key *a, const gemm_key *b) { return memcmp(a, b, sizeof *a) == 0; }
+
+/* Builds a plan; false with a message in *why. */
+static bool plan_make(gemm_plan *p, const gemm_key *k, cublasLtHandle_t lt, size_t ws, const char **why) {
+    memset(p, 0, sizeof *p);
+    p->key = *k;
+    cublasOperation_t ta = k->ta ? CUBLAS_OP_T : CUBLAS_OP_N, tb = k->tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+    *why = "cannot describe the product";
+    if (cublasLtMatmulDescCreate(&p->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F) != CUBLAS_STATUS_SUCCESS) return false;
+    if (cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta) ||
+        cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb))
+        return false;
+    if (k->bias) {
+        cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;
+        cudaDataType_t bt = cuda_type(k->biast);
+        if (cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi) ||
+            cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt, sizeof bt))
+            return false;
+    }
+    /* stored shapes (before op): A is m x k, or k x m when transposed */
+    if (cublasLtMatrixLayoutCreate(&p->la, cuda_type(k->at), k->ta ? k->k : k->m, k->ta ? k->m : k->k, k->lda) ||
+        cublasLtMatrixLayoutCreate(&p->lb, cuda_type(k->bt), k->tb ? k->n : k->k, k->tb ? k->k : k->n, k->ldb) ||
+        cublasLtMatrixLayoutCreate(&p->lc, cuda_type(k->ct), k->m, k->n, k->ldc))
+        return false;
+    cublasLtMatmulPreference_t pref;
+    if (cublasLtMatmulPreferenceCreate(&pref) != CUBLAS_STATUS_SUCCESS) return false;
+    uint64_t wsb = ws;
+    uint32_t aa = k->align_a, ab = k->align_b, ac = k->align_c;
+    cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsb, sizeof wsb);
+    cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &aa, sizeof aa);
+    cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &ab, sizeof ab);
+    cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &ac, sizeof ac);
+    cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &ac, sizeof ac);
+    cublasLtMatmulHeuristicResult_t res;
+    int found = 0;
+    cublasStatus_t s = cublasLtMatmulAlgoGetHeuristic(lt, p->desc, p->la, p->lb, p->lc, p->lc, pref, 1, &res, &found);
+    cublasLtMatmulPreferenceDestroy(pref);
+    if (s != CUBLAS_STATUS_SUCCESS || found < 1) {
+        *why = "cublasLt has no algorithm for this shape, type and alignment";
+        return false;
+    }
+    p->algo = res.algo;
+    return true;
+}
+
+/* The plan for a key, made on first use; NULL with a sticky error. */
+static gemm_plan *plan_for(gf_backend *be, const char *op, const gemm_key *k) {
+    cuda_state *st = cuda_st(be);
+    if (!st->gemm) {
+        st->gemm = (struct cuda_gemm_cache *)calloc(1, sizeof *st->gemm);
+        if (!st->gemm) {
+            be_set_error(be, "%s: out of host memory", op);
+            return NULL;
+        }
+    }
+    struct cuda_gemm_cache *c = st->gemm;
+    for (int i = 0; i < c->n; i++)
+        if (key_eq(&c->plans[i].key, k)) return &c->plans[i];
+    if (c->n == c->cap) {
+        int cap = c->cap ? 2 * c->cap : 16;
+        gemm_plan *np = (gemm_plan *)realloc(c->plans, (size_t)cap * sizeof *np);
+        if (!np) {
+            be_set_error(be, "%s: out of host memory", op);
+            return NULL;
+        }
+        c->plans = np;
+        c->cap = cap;
+    }
+    const char *why = "";
+    gemm_plan *p = &c->plans[c->n];
+    if (!plan_make(p, k, st->base.lt, st->base.workspace_bytes, &why)) {
+        plan_free(p);
+        be_set_error(be, "%s: %s (m %d, n %d, k %d, %s x %s -> %s)", op, why, k->m, k->n, k->k, gf_dtype_name(k->at),
+                     gf_dtype_name(k->bt), gf_dtype_name(k->ct));
+        return NULL;
+    }
+    c->n++;
+    return p;
+}
+
+void cuda_gemm(gf_backend *be, const char *op, bool transa, bool transb, int m, int n, int k, float alpha, gf_buf A,
+               int lda, gf_buf B, int ldb, float beta, gf_buf C, int ldc, gf_buf bias) {
+    if (m <= 0 || n <= 0) return;
+    if (k <= 0) { /* an empty sum: C = beta C (+ bias) is not worth a plan; callers never ask */
+        be_set_error(be, "%s: empty inner dimension", op);
+        return;
+    }
+    gemm_key key;
+    memset(&key, 0, sizeof key); /* padding takes part in the comparison */
+    key.ta = transa;
+    key.tb = transb;
+    key.m = m;
+    key.n = n;
+    key.k = k;
+    key.lda = lda;
+    key.ldb = ldb;
+    key.ldc = ldc;
+    key.at = A.dtype;
+    key.bt = B.dtype;
+    key.ct = C.dtype;
+    key.bias = !gf_is_none(bias);
+    key.biast = key.bias ? bias.dtype : GF_F32;
+    key.align_a = align_of(A.ptr);
+    key.align_b = align_of(B.ptr);
+    key.align_c = align_of(C.ptr);
+    key.align_bias = key.bias ? align_of(bias.ptr) : 0;
+    gemm_plan *p = plan_for(be, op, &key);
+    if (!p) return;
+    if (key.bias &&
+        cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias.ptr, sizeof bias.ptr)) {
+        be_set_error(be, "%s: cannot set the bias", op);
+        return;
+    }
+    cuda_impl *c = cuda_of(be);
+    cublasStatus_t s = cublasLtMatmul(c->lt, p->desc, &alpha, A.ptr, p->la, B.ptr, p->lb, &beta, C.ptr, p->lc, C.ptr,
+                                      p->lc, &p->algo, c->workspace, c->workspace_bytes, c->stream);
+    if (s != CUBLAS_STATUS_SUCCESS) {
+        be_set_error(be, "cuda:%d: %s: cublasLt: %s", c->device, op, cublasGetStatusString(s));
+        return;
+    }
+    cuda_after(be, op);
+}
+
+/* ------------------------------------------------------------- linear */
+
+void cuda_linear(gf_backend *be, gf_buf y, gf_buf x, gf_buf W, gf_buf b, int N, int in, int out, bool accumulate) {
+    const char *op = "linear";
+    if (!cuda_need(be, op, "y", y) || !cuda_need(be, op, "x", x) || !cuda_need(be, op, "W", W) ||
+        !cuda_want(be, op, "y", y, be->act) || !cuda_want(be, op, "x", x, be->act) ||
+        !cuda_want(be, op, "W", W, be->act) || !cuda_want(be, op, "b", b, be->act))
+        return;
+    /* y^T[out, N] = W[out, in] x^T[in, N]  (column-major view) */
+    cuda_gemm(be, op, true, false, out, N, in, 1.0f, W, in, x, in, accumulate ? 1.0f : 0.0f, y, out, b);
+}
+
+/* part[chunk, out] = sum over the chunk's rows of dy[N, out]: threads over
+ * columns, blocks over chunks of rows; cuda_sum_parts_f adds the chunks to db. */
+template <typename T> __global__ void bias_grad_kernel(float *part, const T *dy, int N, int out, int rows_per) {
+    const int col = blockIdx.x * blockDim.x + threadIdx.x;
+    const int r0 = blockIdx.y * rows_per, r1 = min(N, r0 + rows_per);
+    if (col >= out) return;
+    float s = 0;
+    for (int r = r0; r < r1; r++) s += to_f(dy[(size_t)r * out + col]);
+    part[(size_t)blockIdx.y * out + col] = s;
+}
+
+void cuda_linear_backward(gf_backend *be, gf_buf dx, gf_buf dW, gf_buf db, gf_buf dy, gf_buf x, gf_buf W, int N,
+                          int in, int out, bool accumulate_dx) {
+    const char *op = "linear_backward";
+    if (!cuda_need(be, op, "dy", dy) || !cuda_want(be, op, "dy", dy, be->act) ||
+        !cuda_want(be, op, "dx", dx, be->act) || !cuda_want(be, op, "dW", dW, GF_F32) ||
+        !cuda_want(be, op, "db", db, GF_F32) || !cuda_want(be, op, "x", x, be->act) ||
+        !cuda_want(be, op, "W", W, be->act))
+        return;
+    if (N <= 0) return;
+    if (!gf_is_none(dx)) { /* dx^T[in, N] = W^T[in, out] dy^T[out, N] */
+        if (!cuda_need(be, op, "W", W)) return;
+        cuda_gemm(be, op, false, false, in, N, out, 1.0f, W, in, dy, out, accumulate_dx ? 1.0f : 0.0f, dx, in,
+                  gf_none());
+    }
+    if (!gf_is_none(dW)) { /* dW^T[in, out] += x^T[in, N] dy[N, out] */
+        if (!cuda_need(be, op, "x", x)) return;
+        cuda_gemm(be, op, false, true, in, out, N, 1.0f, x, in, dy, out, 1.0f, dW, in, gf_none());
+    }
+    if (!gf_is_none(db)) {
+        const int th = 256, rows_per = 256, chunks = (N + rows_per - 1) / rows_per;
+        float *part = (float *)cuda_scratch(be, (size_t)chunks * out * sizeof(float), op);
+        if (!part) return;
+        dim3 grid((unsigned)((out + th - 1) / th), (unsigned)chunks);
+        if (be->act == GF_BF16)
+            cuda_launch(grid, th, 0, cuda_stream(be), bias_grad_kernel<bf16>, part, (const bf16 *)dy.ptr, N, out, rows_per);
+        else
+            cuda_launch(grid, th, 0, cuda_stream(be), bias_grad_kernel<float>, part, (const float *)dy.ptr, N, out, rows_per);
+        cuda_sum_parts_f(be, (float *)db.ptr, part, (size_t)chunks, (size_t)out);
+        cuda_scratch_free(be, part);
+        cuda_after(be, op);
+    }
+}

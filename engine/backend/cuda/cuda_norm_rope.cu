@@ -1,0 +1,240 @@
+/* RMSNorm (+ backward) and RoPE. RMSNorm: one warp per row, the row read
+ * twice (the second time from cache), 16-byte packs when n and the pointers
+ * allow. RoPE: one thread per rotated pair, cos/sin from the host's table. */
+#include "backend/cuda/cuda_ops.cuh"
+
+#define ROWS_PER_BLOCK 8 /* warps of 32 */
+
+/* ------------------------------------------------------------- RMSNorm */
+
+/* y[rows, n] = x r w, r = 1/sqrt(mean(x^2) + eps); y may alias x (each element
+ * is read and written by the same lane). rstd[rows] optional. */
+template <int W, typename T>
+__global__ void rmsnorm_kernel(T *y, float *rstd, const T *x, const T *w, int rows, int n, float eps) {
+    const int row = blockIdx.x * ROWS_PER_BLOCK + (threadIdx.x >> 5), lane = threadIdx.x & 31;
+    if (row >= rows) return;
+    const T *xr = x + (size_t)row * n;
+    T *yr = y + (size_t)row * n;
+    float ss = 0;
+    for (int c = lane * W; c < n; c += 32 * W) {
+        float f[W];
+        ld_pack<W>(f, xr + c);
+#pragma unroll
+        for (int i = 0; i < W; i++) ss += f[i] * f[i];
+    }
+    ss = warp_sum(ss);
+    const float r = 1.0f / sqrtf(ss / (float)n + eps);
+    if (rstd && lane == 0) rstd[row] = r;
+    for (int c = lane * W; c < n; c += 32 * W) {
+        float f[W], g[W];
+        ld_pack<W>(f, xr + c);
+        ld_pack<W>(g, w + c);
+#pragma unroll
+        for (int i = 0; i < W; i++) f[i] = f[i] * r * g[i];
+        st_pack<W>(yr + c, f);
+    }
+}
+
+template <typename T>
+static void rmsnorm_launch(gf_backend *be, gf_buf y, gf_buf rstd, gf_buf x, gf_buf w, int rows, int n, float eps) {
+    constexpr int VN = 16 / sizeof(T);
+    const bool vec = n % VN == 0 && cuda_aligned16(y.ptr) && cuda_aligned16(x.ptr) && cuda_aligned16(w.ptr);
+    const unsigned grid = (unsigned)((rows + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK);
+    if (vec)
+        cuda_launch(grid, 32 * ROWS_PER_BLOCK, 0, cuda_stream(be), rmsnorm_kernel<VN, T>, (T *)y.ptr, (float *)rstd.ptr, (const T *)x.ptr, (const T *)w.ptr, rows, n, eps);
+    else
+        cuda_launch(grid, 32 * ROWS_PER_BLOCK, 0, cuda_stream(be), rmsnorm_kernel<1, T>, (T *)y.ptr, (float *)rstd.ptr, (const T *)x.ptr, (const T *)w.ptr, rows, n, eps);
+}
+
+extern "C" void cuda_rmsnorm(gf_backend *be, gf_buf y, gf_buf rstd, gf_buf x, gf_buf w, int rows, int n, float eps) {
+    const char *op = "rmsnorm";
+    if (!cuda_need(be, op, "y", y) || !cuda_need(be, op, "x", x) || !cuda_need(be, op, "w", w) ||
+        !cuda_want(be, op, "y", y, be->act) || !cuda_want(be, op, "x", x, be->act) ||
+        !cuda_want(be, op, "w", w, be->act) || !cuda_want(be, op, "rstd", rstd, GF_F32))
+        return;
+    if (rows <= 0 || n <= 0) return;
+    if (be->act == GF_BF16) rmsnorm_launch<bf16>(be, y, rstd, x, w, rows, n, eps);
+    else rmsnorm_launch<float>(be, y, rstd, x, w, rows, n, eps);
+    cuda_after(be, op);
+}
+
+/* dx = r dy w - (r^3 / n) (sum dy w x) x  (+= into dx when accumulate). */
+template <int W, typename T>
+__global__ void rmsnorm_dx_kernel(T *dx, const T *dy, const T *x, const T *w, const float *rstd, int rows, int n,
+                                  bool accumulate) {
+    const int row = blockIdx.x * ROWS_PER_BLOCK + (threadIdx.x >> 5), lane = threadIdx.x & 31;
+    if (row >= rows) return;
+    const size_t off = (size_t)row * n;
+    float dot = 0;
+    for (int c = lane * W; c < n; c += 32 * W) {
+        float a[W], b[W], g[W];
+        ld_pack<W>(a, dy + off + c);
+        ld_pack<W>(b, x + off + c);
+        ld_pack<W>(g, w + c);
+#pragma unroll
+        for (int i = 0; i < W; i++) dot += a[i] * g[i] * b[i];
+    }
+    dot = warp_sum(dot);
+    const float r = rstd[row], k = r * r * r * dot / (float)n;
+    for (int c = lane * W; c < n; c += 32 * W) {
+        float a[W], b[W], g[W], o[W];
+        ld_pack<W>(a, dy + off + c);
+        ld_pack<W>(b, x + off + c);
+        ld_pack<W>(g, w + c);
+        if (accumulate) ld_pack<W>(o, dx + off + c);
+#pragma unroll
+        for (int i = 0; i < W; i++) {
+            const float v = r * a[i] * g[i] - k * b[i];
+            o[i] = accumulate ? o[i] + v : v;
+        }
+        st_pack<W>(dx + off + c, o);
+    }
+}
+
+/* part[chunk, n] = sum over the chunk's rows of dy x r: threads over columns,
+ * blocks over row chunks; cuda_sum_parts_f adds the chunks to dw. */
+template <typename T>
+__global__ void rmsnorm_dw_kernel(float *part, const T *dy, const T *x, const float *rstd, int rows, int n,
+                                  int rows_per) {
+    const int col = blockIdx.x * blockDim.x + threadIdx.x;
+    const int r0 = blockIdx.y * rows_per, r1 = min(rows, r0 + rows_per);
+    if (col >= n) return;
+    float s = 0;
+    for (int r = r0; r < r1; r++) {
+        const size_t e = (size_t)r * n + col;
+        s += to_f(dy[e]) * to_f(x[e]) * rstd[r];
+    }
+    part[(size_t)blockIdx.y * n + col] = s;
+}
+
+template <typename T>
+static void rmsnorm_backward_launch(gf_backend *be, gf_buf dx, gf_buf dw, gf_buf dy, gf_buf x, gf_buf w, gf_buf rstd,
+                                    int rows, int n, bool accumulate) {
+    cudaStream_t s = cuda_stream(be);
+    /* dw first: dx may overwrite dy (it may alias it when not accumulating) */
+    if (!gf_is_none(dw)) {
+        const int th = 256, rows_per = 64, chunks = (rows + rows_per - 1) / rows_per;
+        float *part = (float *)cuda_scratch(be, (size_t)chunks * n * sizeof(float), "rmsnorm_backward");
+        if (!part) return;
+        dim3 grid((unsigned)((n + th - 1) / th), (unsigned)chunks);
+        cuda_launch(grid, th, 0, s, rmsnorm_dw_kernel<T>, part, (const T *)dy.ptr, (const T *)x.ptr, (const float *)rstd.ptr,
+                                                 rows, n, rows_per);
+        cuda_sum_parts_f(be, (float *)dw.ptr, part, (size_t)chunks, (size_t)n);
+        cuda_scratch_free(be, part);
+    }
+    if (!gf_is_none(dx)) {
+        constexpr int VN = 16 / sizeof(T);
+        const bool vec = n % VN == 0 && cuda_aligned16(dx.ptr) && cuda_aligned16(dy.ptr) && cuda_aligned16(x.ptr) &&
+                         cuda_aligned16(w.ptr);
+        const unsigned grid = (unsigned)((rows + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK);
+        if (vec)
+            cuda_launch(grid, 32 * ROWS_PER_BLOCK, 0, s, rmsnorm_dx_kernel<VN, T>, (T *)dx.ptr, (const T *)dy.ptr, (const T *)x.ptr, (const T *)w.ptr, (const float *)rstd.ptr, rows, n,
+                accumulate);
+        else
+            cuda_launch(grid, 32 * ROWS_PER_BLOCK, 0, s, rmsnorm_dx_kernel<1, T>, (T *)dx.ptr, (const T *)dy.ptr, (const T *)x.ptr, (const T *)w.ptr, (const float *)rstd.ptr, rows, n,
+                accumulate);
+    }
+}
+
+/* rstd[rows] = 1/sqrt(mean(x^2) + eps): one warp per row (when the forward kept none). */
+template <typename T> __global__ void rstd_kernel(float *rstd, const T *x, int rows, int n, float eps) {
+    const int row = blockIdx.x * ROWS_PER_BLOCK + (threadIdx.x >> 5), lane = threadIdx.x & 31;
+    if (row >= rows) return;
+    float ss = 0;
+    for (int c = lane; c < n; c += 32) {
+        const float f = to_f(x[(size_t)row * n + c]);
+        ss += f * f;
+    }
+    ss = warp_sum(ss);
+    if (lane == 0) rstd[row] = 1.0f / sqrtf(ss / (float)n + eps);
+}
+
+/* The backward with rstd given, or recomputed from x with eps when rstd is none. */
+static void rmsnorm_backward_impl(gf_backend *be, gf_buf dx, gf_buf dw, gf_buf dy, gf_buf x, gf_buf w, gf_buf rstd,
+                                  int rows, int n, float eps, bool accumulate_dx) {
+    const char *op = "rmsnorm_backward";
+    if (!cuda_need(be, op, "dy", dy) || !cuda_need(be, op, "x", x) ||
+        !cuda_want(be, op, "dx", dx, be->act) || !cuda_want(be, op, "dw", dw, GF_F32) ||
+        !cuda_want(be, op, "dy", dy, be->act) || !cuda_want(be, op, "x", x, be->act) ||
+        !cuda_want(be, op, "w", w, be->act) || !cuda_want(be, op, "rstd", rstd, GF_F32))
+        return;
+    if (!gf_is_none(dx) && !cuda_need(be, op, "w", w)) return;
+    if (rows <= 0 || n <= 0) return;
+    /* row chunks of the dw reduction live on grid.y (at most 65535) */
+    if ((rows + 63) / 64 > 65535) {
+        be_set_error(be, "%s: %d rows is more than this kernel takes", op, rows);
+        return;
+    }
+    float *own = NULL;
+    if (gf_is_none(rstd)) {
+        if (!(eps >= 0)) {
+            be_set_error(be, "%s: rstd is required", op);
+            return;
+        }
+        if (!(own = (float *)cuda_scratch(be, (size_t)rows * sizeof(float), op))) return;
+        rstd.ptr = own;
+        rstd.dtype = GF_F32;
+        const unsigned grid = (unsigned)((rows + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK);
+        if (be->act == GF_BF16)
+            cuda_launch(grid, 32 * ROWS_PER_BLOCK, 0, cuda_stream(be), rstd_kernel<bf16>, own, (const bf16 *)x.ptr, rows, n, eps);
+        else
+            cuda_launch(grid, 32 * ROWS_PER_BLOCK, 0, cuda_stream(be), rstd_kernel<float>, own, (const float *)x.ptr, rows, n, eps);
+    }
+    if (be->act == GF_BF16) rmsnorm_backward_launch<bf16>(be, dx, dw, dy, x, w, rstd, rows, n, accumulate_dx);
+    else rmsnorm_backward_launch<float>(be, dx, dw, dy, x, w, rstd, rows, n, accumulate_dx);
+    cuda_scratch_free(be, own);
+    cuda_after(be, op);
+}
+
+/* Contract v1: rstd may be none, then it is recomputed from x with eps. */
+extern "C" void cuda_rmsnorm_backward(gf_backend *be, gf_buf dx, gf_buf dw, gf_buf dy, gf_buf x, gf_buf w,
+                                      gf_buf rstd, int rows, int n, float eps, bool accumulate_dx) {
+    rmsnorm_backward_impl(be, dx, dw, dy, x, w, rstd, rows, n, eps, accumulate_dx);
+}
+
+/* ------------------------------------------------------------- RoPE */
+
+/* x[B, T, nh, hd] rotated in place at positions pos0 + t; table [n_pos, hd/2, (cos, sin)].
+ * inverse rotates by the opposite angle (the transpose), for the backward. */
+template <typename T>
+__global__ void rope_kernel(T *x, const float *table, int T_, int nh, int hd, int pos0, bool adjacent, bool inverse,
+                            size_t pairs) {
+    const int half = hd / 2;
+    for (size_t it = (size_t)blockIdx.x * blockDim.x + threadIdx.x; it < pairs; it += (size_t)gridDim.x * blockDim.x) {
+        const int i = (int)(it % half);
+        const size_t head = it / half; /* (b, t, h) */
+        const int t = (int)((head / nh) % T_);
+        const float2 cs = ((const float2 *)table)[(size_t)(pos0 + t) * half + i];
+        const float c = cs.x, s = inverse ? -cs.y : cs.y;
+        T *v = x + head * hd;
+        const int i0 = adjacent ? 2 * i : i, i1 = adjacent ? 2 * i + 1 : i + half;
+        const float x0 = to_f(v[i0]), x1 = to_f(v[i1]);
+        v[i0] = from_f<T>(x0 * c - x1 * s);
+        v[i1] = from_f<T>(x0 * s + x1 * c);
+    }
+}
+
+extern "C" void cuda_rope(gf_backend *be, gf_buf x, gf_buf table, int B, int T, int nh, int hd, int pos0,
+                          rope_pairing pairing, bool inverse) {
+    const char *op = "rope";
+    if (!cuda_need(be, op, "x", x) || !cuda_need(be, op, "table", table) || !cuda_want(be, op, "x", x, be->act) ||
+        !cuda_want(be, op, "table", table, GF_F32))
+        return;
+    if (hd % 2) {
+        be_set_error(be, "%s: head dim %d is odd", op, hd);
+        return;
+    }
+    if (!((uintptr_t)table.ptr % 8 == 0)) {
+        be_set_error(be, "%s: the table is not 8-byte aligned", op);
+        return;
+    }
+    const size_t pairs = (size_t)B * T * nh * (hd / 2);
+    if (!pairs) return;
+    const unsigned cap = 16u * (unsigned)cuda_of(be)->prop.multiProcessorCount;
+    const bool adj = pairing == ROPE_ADJACENT;
+    if (be->act == GF_BF16)
+        cuda_launch(cuda_grid(pairs, 256, cap), 256, 0, cuda_stream(be), rope_kernel<bf16>, (bf16 *)x.ptr, (const float *)table.ptr, T, nh, hd, pos0, adj, inverse, pairs);
+    else
+        cuda_launch(cuda_grid(pairs, 256, cap), 256, 0, cuda_stream(be), rope_kernel<float>, (float *)x.ptr, (const float *)table.ptr, T, nh, hd, pos0, adj, inverse, pairs);
+    cuda_after(be, op);
+}

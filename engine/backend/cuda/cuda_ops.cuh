@@ -1,0 +1,237 @@
+/* The CUDA backend's core, internal to engine/backend/cuda (not shared with
+ * the GDN kernels' files beyond what cuda_common.cuh holds): every op of the
+ * table that is not a Gated DeltaNet op, and the helpers they share. */
+#ifndef GRAFT_BACKEND_CUDA_OPS_CUH
+#define GRAFT_BACKEND_CUDA_OPS_CUH
+
+#include <stdint.h>
+
+#include "backend/cuda/cuda_common.cuh"
+
+/* ------------------------------------------------------------- state */
+
+/* cublasLt plans, shared by a backend and its task sub-backends (one host thread). */
+struct cuda_gemm_cache;
+
+/* What cuda_impl (cuda_common.cuh) does not hold: kept behind it in one
+ * allocation so cuda_of(be) stays valid for the GDN files. */
+typedef struct {
+    cuda_impl base;              /* first: cuda_of(be) casts be->impl to this */
+    struct cuda_gemm_cache *gemm; /* owned by the root backend */
+    bool owns_handles;           /* root: owns lt, blas, gemm cache; sub: borrows them */
+    bool debug_sync;             /* GRAFT_CUDA_SYNC=1: sync after every op, errors name it */
+    int attn_slabs;              /* GRAFT_ATTN_SLABS: 1 or 2 m16 slabs per warp in attention (0: chosen) */
+    int attn_split;              /* GRAFT_ATTN_SPLIT: key-range splits in attention (0: chosen) */
+    const char *last_op;         /* the last op queued (for async error reports) */
+    struct gf_backend *subs[4];  /* be_run_tasks' sub-backends, made on first use */
+    cudaEvent_t join[5];         /* fork/join events: [0] the root's, [1..4] the subs' */
+    int n_subs;
+} cuda_state;
+
+static inline cuda_state *cuda_st(gf_backend *be) { return (cuda_state *)be->impl; }
+
+/* ------------------------------------------------------------- errors */
+
+/* After queuing an op's kernels: records a launch error (sticky) with the op's
+ * name; under GRAFT_CUDA_SYNC=1 also waits and records a device fault with it. */
+void cuda_after(gf_backend *be, const char *op);
+
+/* Records "op: what is f32, expected bf16" (sticky) and returns false when b
+ * is not none and its type is not t. */
+bool cuda_want(gf_backend *be, const char *op, const char *what, gf_buf b, gf_dtype t);
+/* Same, for buffers that may be F32 or BF16 (losses). */
+bool cuda_want_float(gf_backend *be, const char *op, const char *what, gf_buf b);
+/* Records "op: what is required" when b is none. */
+bool cuda_need(gf_backend *be, const char *op, const char *what, gf_buf b);
+
+/* Stream-ordered scratch (cudaMallocAsync on the backend's stream); NULL with a
+ * sticky error when the device is out of memory. */
+void *cuda_scratch(gf_backend *be, size_t bytes, const char *op);
+void cuda_scratch_free(gf_backend *be, void *p);
+
+static inline bool cuda_aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
+
+/* ------------------------------------------------------------- ops (the table) */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+int cuda_mem_info(gf_backend *be, size_t *free_bytes, size_t *total_bytes);
+int cuda_alloc(gf_backend *be, gf_buf *out, size_t n, gf_dtype t);
+void cuda_free(gf_backend *be, gf_buf *b);
+void cuda_zero(gf_backend *be, gf_buf b, size_t n);
+void cuda_copy(gf_backend *be, gf_buf dst, gf_buf src, size_t n);
+int cuda_upload(gf_backend *be, gf_buf dst, const void *src, gf_dtype src_t, size_t n);
+int cuda_download(gf_backend *be, void *dst, gf_dtype dst_t, gf_buf src, size_t n);
+int cuda_sync(gf_backend *be);
+int cuda_check(gf_backend *be);
+int cuda_run_tasks(gf_backend *be, int n, int (*fn)(void *ud, int i, gf_backend *sub), void *ud);
+
+void cuda_embedding(gf_backend *be, gf_buf x, gf_buf E, gf_buf tokens, int N, int D);
+void cuda_embedding_backward(gf_backend *be, gf_buf dE, gf_buf dx, gf_buf tokens, int N, int D);
+void cuda_linear(gf_backend *be, gf_buf y, gf_buf x, gf_buf W, gf_buf b, int N, int in, int out, bool accumulate);
+void cuda_linear_backward(gf_backend *be, gf_buf dx, gf_buf dW, gf_buf db, gf_buf dy, gf_buf x, gf_buf W, int N,
+                          int in, int out, bool accumulate_dx);
+void cuda_rmsnorm(gf_backend *be, gf_buf y, gf_buf rstd, gf_buf x, gf_buf w, int rows, int n, float eps);
+void cuda_rmsnorm_backward(gf_backend *be, gf_buf dx, gf_buf dw, gf_buf dy, gf_buf x, gf_buf w, gf_buf rstd,
+                           int rows, int n, float eps, bool accumulate_dx);
+void cuda_rope(gf_backend *be, gf_buf x, gf_buf table, int B, int T, int nh, int hd, int pos0,
+               rope_pairing pairing, bool inverse);
+void cuda_swiglu(gf_backend *be, gf_buf out, gf_buf gate, gf_buf up, size_t n);
+void cuda_swiglu_backward(gf_backend *be, gf_buf dgate, gf_buf dup, gf_buf dout, gf_buf gate, gf_buf up, size_t n);
+void cuda_add(gf_backend *be, gf_buf y, gf_buf x, size_t n);
+void cuda_scale(gf_backend *be, gf_buf x, size_t n, float s);
+void cuda_attention(gf_backend *be, gf_buf out, gf_buf lse, gf_buf stats, gf_buf q, gf_buf k, gf_buf v,
+                    const gf_attn_shape *s);
+void cuda_attention_backward(gf_backend *be, gf_buf dq, gf_buf dk, gf_buf dv, gf_buf dout, gf_buf out,
+                             gf_buf lse, gf_buf q, gf_buf k, gf_buf v, const gf_attn_shape *s);
+void cuda_cross_entropy(gf_backend *be, gf_buf loss, gf_buf dlogits, gf_buf logits, gf_buf targets, int N, int V,
+                        float grad_scale);
+void cuda_kl_div(gf_backend *be, gf_buf loss, gf_buf dstudent, gf_buf student, gf_buf teacher, int N, int V,
+                 float tau, float grad_scale);
+void cuda_mse(gf_backend *be, gf_buf loss, gf_buf dy, gf_buf y, gf_buf target, size_t n, float grad_scale);
+void cuda_row_l2(gf_backend *be, gf_buf loss, gf_buf ds, gf_buf s, gf_buf t, int N, int D, float grad_scale);
+void cuda_sumsq(gf_backend *be, gf_buf acc, gf_buf x, size_t n);
+void cuda_adamw(gf_backend *be, gf_buf p, gf_buf p_act, gf_buf g, gf_buf m, gf_buf v, size_t n, const gf_adamw *h);
+#ifdef __cplusplus
+}
+#endif
+
+/* ------------------------------------------------------------- GEMM */
+
+/* Column-major C[m, n] = alpha op(A)[m, k] op(B)[k, n] + beta C (+ bias[m] per
+ * row of C when bias is given) through cublasLt with fp32 compute; types
+ * from the buffers (A, B: F32 or BF16; C: F32 or BF16; bias: C's type).
+ * Row-major callers swap operands (see cuda_gemm.cu). */
+void cuda_gemm(gf_backend *be, const char *op, bool transa, bool transb, int m, int n, int k, float alpha,
+               gf_buf A, int lda, gf_buf B, int ldb, float beta, gf_buf C, int ldc, gf_buf bias);
+void cuda_gemm_cache_free(struct cuda_gemm_cache *c);
+
+/* ------------------------------------------------------------- fixed-order sums */
+
+/* dst[j] += sum over p of parts[p * n_out + j], p = 0, 1, ... in an order that
+ * does not depend on timing (one block per j, a fixed tree): what the ops use
+ * instead of atomics so that a run repeats bit for bit. */
+void cuda_sum_parts(gf_backend *be, double *dst, const double *parts, size_t n_parts, size_t n_out);
+void cuda_sum_parts_f(gf_backend *be, float *dst, const float *parts, size_t n_parts, size_t n_out);
+
+/* ------------------------------------------------------------- launching */
+
+/* kernel<<<grid, block, smem, stream>>>(args...) written as a call,
+ * cuda_launch(grid, block, smem, stream, kernel, args...), so that the
+ * kernels also build for tests/gpu/core_emu (GRAFT_CUDA_EMU: the same code
+ * on CPU fibers, to check indexing, fragment layouts and barriers where there
+ * is no GPU). */
+#ifdef GRAFT_CUDA_EMU
+#define CUDA_DYNAMIC_SMEM(name) unsigned char *name = (unsigned char *)emu_dynamic_smem()
+template <typename... KA, typename... A>
+static inline void cuda_launch(dim3 grid, dim3 block, size_t smem, cudaStream_t, void (*k)(KA...), A... a) {
+    emu_launch(grid, block, smem, [&]() { k(a...); });
+}
+static inline void cuda_allow_smem(const void *, size_t) {}
+static inline void cuda_memset_async(void *p, int v, size_t n, cudaStream_t) { memset(p, v, n); }
+#else
+#define CUDA_DYNAMIC_SMEM(name) extern __shared__ __align__(16) unsigned char name[]
+template <typename... KA, typename... A>
+static inline void cuda_launch(dim3 grid, dim3 block, size_t smem, cudaStream_t s, void (*k)(KA...), A... a) {
+    k<<<grid, block, smem, s>>>(a...);
+}
+/* More than 48 KiB of dynamic shared memory needs the kernel's consent. */
+static inline void cuda_allow_smem(const void *k, size_t bytes) {
+    cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+}
+static inline void cuda_memset_async(void *p, int v, size_t n, cudaStream_t s) { cudaMemsetAsync(p, v, n, s); }
+#endif
+
+/* ------------------------------------------------------------- small device helpers */
+
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+__device__ __forceinline__ double warp_sum_d(double v) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+__device__ __forceinline__ float warp_max(float v) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
+
+/* Sum over a block of up to 1024 threads; every thread gets the total.
+ * `red` is shared scratch of 32 elements; the block must reach this call whole. */
+template <typename F> __device__ __forceinline__ F block_sum(F v, F *red) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    __syncthreads(); /* red may still be read by a previous call */
+    if (lane == 0) red[warp] = v;
+    __syncthreads();
+    v = lane < nw ? red[lane] : F(0);
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+/* Loads and stores of F32 or BF16 chosen at run time (the branch is uniform). */
+__device__ __forceinline__ float ld_any(const void *p, bool bf, size_t i) {
+    return bf ? __bfloat162float(((const bf16 *)p)[i]) : ((const float *)p)[i];
+}
+__device__ __forceinline__ void st_any(void *p, bool bf, size_t i, float x) {
+    if (bf) ((bf16 *)p)[i] = __float2bfloat16(x);
+    else ((float *)p)[i] = x;
+}
+
+/* W consecutive elements as floats: one 16-byte access when W * sizeof(T) is
+ * 16 (the caller checked alignment), else W scalar accesses. */
+template <int W, typename T> __device__ __forceinline__ void ld_pack(float (&f)[W], const T *p) {
+    if constexpr (W * sizeof(T) == 16) {
+        const uint4 u = *(const uint4 *)p;
+        const T *t = (const T *)&u;
+#pragma unroll
+        for (int i = 0; i < W; i++) f[i] = to_f(t[i]);
+    } else {
+#pragma unroll
+        for (int i = 0; i < W; i++) f[i] = to_f(p[i]);
+    }
+}
+template <int W, typename T> __device__ __forceinline__ void st_pack(T *p, const float (&f)[W]) {
+    if constexpr (W * sizeof(T) == 16) {
+        uint4 u;
+        T *t = (T *)&u;
+#pragma unroll
+        for (int i = 0; i < W; i++) t[i] = from_f<T>(f[i]);
+        *(uint4 *)p = u;
+    } else {
+#pragma unroll
+        for (int i = 0; i < W; i++) p[i] = from_f<T>(f[i]);
+    }
+}
+
+/* Launches KERNEL<W, T>(base, items, ...) over n elements: 16-byte packs of
+ * 16/sizeof(T) elements while `vec` (every pointer aligned), then the tail one
+ * element at a time. Kernels handle elements base + it * W for it < items. */
+#define CUDA_EW_LAUNCH(be, KERNEL, T, n, vec, ...)                                                         \
+    do {                                                                                                   \
+        constexpr int VN_ = 16 / (int)sizeof(T);                                                           \
+        const unsigned cap_ = 16u * (unsigned)cuda_of(be)->prop.multiProcessorCount;                       \
+        const size_t nv_ = (vec) ? (size_t)(n) / VN_ : 0, done_ = nv_ * VN_;                               \
+        if (nv_)                                                                                           \
+            cuda_launch(cuda_grid(nv_, 256, cap_), 256, 0, cuda_stream(be), KERNEL<VN_, T>, (size_t)0, nv_,  \
+                        __VA_ARGS__);                                                                      \
+        if ((size_t)(n) > done_)                                                                           \
+            cuda_launch(cuda_grid((size_t)(n) - done_, 256, cap_), 256, 0, cuda_stream(be), KERNEL<1, T>,    \
+                        done_, (size_t)(n) - done_, __VA_ARGS__);                                          \
+    } while (0)
+
+/* A grid for n elements with `threads` per block, capped for grid-stride loops. */
+static inline unsigned cuda_grid(size_t n, unsigned threads, unsigned cap) {
+    size_t b = (n + threads - 1) / threads;
+    if (b > cap) b = cap;
+    return (unsigned)(b ? b : 1);
+}
+
+#endif

@@ -1,0 +1,187 @@
+/* Benchmark of the CUDA GDN ops in bf16 at the qwen2.5-1.5b width (D 1536 =
+ * 12 heads x 128), through backend.h on the CUDA backend: the core forward
+ * (with checkpoints), the core backward, and the whole layer forward +
+ * backward (be_linear projections, prep, core, gated norm and their
+ * backward). T = 2048 and 8192 with B x T = 32768 tokens (GRAFT_BENCH_GDN_TOKENS
+ * changes it). Random data (never zeros), timed by bench_time (bench_gpu.h:
+ * warm-up, the median of 7 batches). One JSON line per figure; FLOP counts as
+ * in docs/cuda-gdn.md. Exit 77 without a GPU. */
+#include "bench_gpu.h"
+
+static gf_backend *be;
+
+/* Uniform values in [lo, hi) (bench_fill draws in [-a, a]; shifted on the host side here). */
+static gf_buf buf(size_t n, gf_dtype t, unsigned seed, float lo, float hi) {
+    gf_buf b;
+    if (be_alloc(be, &b, n, t) < 0) bench_die(be, "alloc");
+    const size_t chunk = (size_t)1 << 22;
+    float *h = malloc((n < chunk ? n : chunk) * sizeof *h);
+    uint64_t s = seed * 2654435761u + 1;
+    for (size_t off = 0; off < n; off += chunk) {
+        const size_t m = n - off < chunk ? n - off : chunk;
+        for (size_t i = 0; i < m; i++) {
+            s ^= s >> 12, s ^= s << 25, s ^= s >> 27;
+            const float u = (float)(((s * 2685821657736338717ull) >> 11) * (1.0 / 9007199254740992.0));
+            h[i] = lo + (hi - lo) * u;
+        }
+        if (be_upload(be, gf_at(b, off), h, GF_F32, m) < 0) bench_die(be, "upload");
+    }
+    free(h);
+    return b;
+}
+
+typedef struct {
+    int B, T, D, H, d, C, W, Q;
+    gf_gdn_shape s;
+    gf_gdn_dims dims;
+    gf_buf x, Win, Wo, proj, pre, q, k, v, g, beta, o, ck, z, rstd, y;
+    gf_buf convw, alog, dtb, wn;
+    gf_buf dy, dz, d_o, dproj, dq, dk, dv, dg, db, dx, dWin, dWo, dwn, dal, ddt, dconv;
+} L;
+
+static void core_fwd(void *u) {
+    L *l = u;
+    be_gdn_core(be, l->o, l->ck, gf_none(), l->q, l->k, l->v, l->g, l->beta, &l->s);
+}
+static void core_bwd(void *u) {
+    L *l = u;
+    be_gdn_core_backward(be, l->dq, l->dk, l->dv, l->dg, l->db, l->d_o, l->q, l->k, l->v, l->g, l->beta, l->ck, &l->s);
+}
+static void layer_fwd(L *l) {
+    int N = l->B * l->T, hv = l->H * l->d;
+    be_linear(be, l->proj, l->x, l->Win, gf_none(), N, l->D, l->W, false);
+    be_gdn_prep(be, l->pre, l->q, l->k, l->v, l->g, l->beta, gf_none(), l->proj, gf_none(), l->convw, l->alog, l->dtb,
+                &l->dims);
+    be_gdn_core(be, l->o, l->ck, gf_none(), l->q, l->k, l->v, l->g, l->beta, &l->s);
+    be_gdn_gated_norm(be, l->z, l->rstd, l->o, l->proj, l->wn, &l->dims);
+    be_linear(be, l->y, l->z, l->Wo, gf_none(), N, hv, l->D, false);
+}
+static void layer_fwd_bwd(void *u) {
+    L *l = u;
+    int N = l->B * l->T, hv = l->H * l->d;
+    layer_fwd(l);
+    /* dz = dy Wo, dWo += dy^T z */
+    be_linear_backward(be, l->dz, l->dWo, gf_none(), l->dy, l->z, l->Wo, N, hv, l->D, false);
+    be_gdn_gated_norm_backward(be, l->d_o, l->dproj, l->dwn, l->dz, l->o, l->rstd, l->proj, l->wn, &l->dims);
+    be_gdn_core_backward(be, l->dq, l->dk, l->dv, l->dg, l->db, l->d_o, l->q, l->k, l->v, l->g, l->beta, l->ck, &l->s);
+    be_gdn_prep_backward(be, l->dproj, gf_none(), l->dconv, l->dal, l->ddt, l->dq, l->dk, l->dv, l->dg, l->db, l->proj,
+                         l->pre, l->q, l->k, l->g, l->beta, l->convw, l->alog, l->dtb, &l->dims);
+    /* dx = dproj W_in, dW_in += dproj^T x */
+    be_linear_backward(be, l->dx, l->dWin, gf_none(), l->dproj, l->x, l->Win, N, l->D, l->W, false);
+}
+static void layer_fwd_only(void *u) { layer_fwd(u); }
+
+static void run(const bench_ceilings *c, int B, int T, bool conv) {
+    L l;
+    memset(&l, 0, sizeof l);
+    l.B = B, l.T = T, l.C = 64;
+    l.D = bench_smoke_mode ? 64 : 1536, l.H = bench_smoke_mode ? 4 : 12, l.d = bench_smoke_mode ? 16 : 128;
+    int N = B * T, H = l.H, d = l.d, hv = H * d, D = l.D, NC = (T + l.C - 1) / l.C;
+    l.W = 4 * hv + 2 * H;
+    l.Q = 3 * hv;
+    gf_gdn_shape s = {B, T, H, d, d, l.C, (float)(1 / sqrt((double)d)), false};
+    gf_gdn_dims dims = {B, T, D, H, d, d, conv, 1e-5f};
+    l.s = s;
+    l.dims = dims;
+    gf_dtype A = be_act(be);
+    size_t n = (size_t)N;
+    unsigned sd = 1;
+    l.x = buf(n * D, A, sd++, -1, 1);
+    l.Win = buf((size_t)l.W * D, A, sd++, -0.025f, 0.025f);
+    l.Wo = buf((size_t)D * hv, A, sd++, -0.025f, 0.025f);
+    l.proj = buf(n * l.W, A, sd++, -2, 2);
+    l.pre = buf(n * l.Q, A, sd++, -2, 2);
+    l.q = buf(n * hv, A, sd++, -0.15f, 0.15f);
+    l.k = buf(n * hv, A, sd++, -0.15f, 0.15f);
+    l.v = buf(n * hv, A, sd++, -1, 1);
+    l.g = buf(n * H, GF_F32, sd++, -0.5f, -0.01f);
+    l.beta = buf(n * H, GF_F32, sd++, 0.05f, 0.95f);
+    l.o = buf(n * hv, A, sd++, -1, 1);
+    l.ck = buf((size_t)B * H * NC * d * d, GF_F32, sd++, -1, 1);
+    l.z = buf(n * hv, A, sd++, -1, 1);
+    l.rstd = buf(n * H, GF_F32, sd++, 0.5f, 2);
+    l.y = buf(n * D, A, sd++, -1, 1);
+    l.convw = conv ? buf((size_t)l.Q * 4, A, sd++, -0.5f, 0.5f) : gf_none();
+    l.alog = buf(H, A, sd++, 0, 2);
+    l.dtb = buf(H, A, sd++, -4, -1);
+    l.wn = buf(d, A, sd++, 0.9f, 1.1f);
+    l.dy = buf(n * D, A, sd++, -1, 1);
+    l.dz = buf(n * hv, A, sd++, -1, 1);
+    l.d_o = buf(n * hv, A, sd++, -1, 1);
+    l.dproj = buf(n * l.W, A, sd++, -1, 1);
+    l.dq = buf(n * hv, A, sd++, -1, 1);
+    l.dk = buf(n * hv, A, sd++, -1, 1);
+    l.dv = buf(n * hv, A, sd++, -1, 1);
+    l.dg = buf(n * H, GF_F32, sd++, -1, 1);
+    l.db = buf(n * H, GF_F32, sd++, -1, 1);
+    l.dx = buf(n * D, A, sd++, -1, 1);
+    l.dWin = buf((size_t)l.W * D, GF_F32, sd++, -1, 1);
+    l.dWo = buf((size_t)D * hv, GF_F32, sd++, -1, 1);
+    l.dwn = buf(d, GF_F32, sd++, -1, 1);
+    l.dal = buf(H, GF_F32, sd++, -1, 1);
+    l.ddt = buf(H, GF_F32, sd++, -1, 1);
+    l.dconv = conv ? buf((size_t)l.Q * 4, GF_F32, sd++, -1, 1) : gf_none();
+
+    /* FLOPs per token (docs/cuda-gdn.md): core as implemented, per head
+     * fwd 2 (5 C d + 3 d^2), bwd 2 (16 C d + 7 d^2 + 2 C^2); layer GEMMs
+     * fwd 2 D (W + hv), bwd twice that. */
+    double C = l.C, dd = d;
+    double core_f = 2 * (5 * C * dd + 3 * dd * dd) * H, core_b = 2 * (16 * C * dd + 7 * dd * dd + 2 * C * C) * H;
+    double gemm_f = 2.0 * D * (l.W + hv), gemm_b = 2 * gemm_f;
+    /* Bytes each figure must at least move (its floor's other half): the
+     * core reads q, k, v (bf16), g, beta (f32) and writes o and the chunk
+     * states (f32); its backward reads those and d_o and writes dq, dk, dv,
+     * dg, dbeta; the layer reads x and the weights and writes y (backward:
+     * reads dy, writes dx, reads and writes the f32 weight gradients). */
+    double nh = (double)N * H, ck_bytes = 4.0 * B * H * NC * dd * dd, wts = (double)l.W * D + (double)D * hv;
+    double core_fb = nh * (2 * (3 * dd) + 8 + 2 * dd) + ck_bytes;
+    double core_bb = nh * (2 * (3 * dd) + 8 + 2 * dd + 2 * (3 * dd) + 8) + ck_bytes;
+    double layer_fb = 4.0 * N * D + 2 * wts, layer_bb = layer_fb + 4.0 * N * D + 8 * wts;
+    char what[160], extra[160];
+    snprintf(extra, sizeof extra, ",\"B\":%d,\"T\":%d,\"H\":%d,\"d\":%d,\"conv\":%s,\"tok_s\":%%.0f", B, T, H, d,
+             conv ? "true" : "false");
+    char ex[600];
+    double sec;
+    /* the peers (tests/gpu/peers/peer_gdn.py) time the same layer without conv */
+    char peers[300] = "";
+    if (!conv)
+        snprintf(peers, sizeof peers,
+                 ",\"peer\":\"fla chunk GDN layer fwd+bwd D %d (%dx%d) T %d\","
+                 "\"peer2\":\"torch naive GDN layer fwd+bwd D %d (%dx%d) T %d\"", D, H, d, T, D, H, d, T);
+#define REPORT(name, fn, flops, bytes, peer)                                                             \
+    do {                                                                                                 \
+        sec = bench_time(be, fn, &l, 7);                                                                 \
+        snprintf(what, sizeof what, "graft GDN %s D %d (%dx%d) B %d T %d%s", name, D, H, d, B, T,          \
+                 conv ? " conv" : "");                                                                   \
+        snprintf(ex, sizeof ex, extra, N / sec);                                                         \
+        if (peer) strncat(ex, peers, sizeof ex - strlen(ex) - 1);                                        \
+        bench_report("gdn", what, sec, (flops), (bytes), c, ex);                                         \
+    } while (0)
+    if (!conv) {
+        REPORT("core fwd", core_fwd, N * core_f, core_fb, false);
+        REPORT("core bwd", core_bwd, N * core_b, core_bb, false);
+        REPORT("layer fwd", layer_fwd_only, N * (core_f + gemm_f), layer_fb, false);
+    }
+    REPORT("layer fwd+bwd", layer_fwd_bwd, N * (core_f + core_b + gemm_f + gemm_b), layer_bb, true);
+#undef REPORT
+    fflush(stdout);
+    gf_buf *all = &l.x;
+    for (gf_buf *p = all; p <= &l.dconv; p++)
+        if (!gf_is_none(*p)) be_free(be, p);
+}
+
+int main(void) {
+    be = bench_open_or_skip();
+    fprintf(stderr, "bench_gdn on %s\n", be_name(be));
+    const char *e = getenv("GRAFT_BENCH_GDN_TOKENS");
+    int tokens = e ? atoi(e) : 32768;
+    if (tokens < 8192) tokens = 8192;
+    if (bench_smoke_mode) tokens = 8192;
+    const bench_ceilings c = bench_measure_ceilings(be);
+    const int s = bench_smoke_mode ? 32 : 1; /* smoke: T / 32, D 64 (4 x 16) */
+    run(&c, tokens / 2048, 2048 / s, false);
+    run(&c, tokens / 8192, 8192 / s, false);
+    run(&c, tokens / 2048, 2048 / s, true);
+    be_close(be);
+    return 0;
+}

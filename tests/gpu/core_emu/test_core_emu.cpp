@@ -1,0 +1,564 @@
+/* The CUDA backend's attention kernels, the product's code, run on the CPU
+ * emulation (core_emu.h) against a float64 reference: the tensor-core forward
+ * (one and two slabs per warp, the key range split over blocks with the
+ * combine kernel, statistics and log-sum-exp), the tensor-core backward, and
+ * the exact SIMT kernels in f32 and bf16. Small shapes (the emulation runs a
+ * fiber per thread). Fresh random inputs each run (GRAFT_TEST_SEED repeats);
+ * outputs poisoned with NaN first; relative L2 error per output with its
+ * tolerance; NaN fails.
+ *   make test-core-emu       (tests/integration/cuda_core_emu.sh runs it in make test)
+ * Exit 0 all passed, 1 a check failed. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <vector>
+
+#include "backend/cuda/cuda_ops.cuh"
+
+static uint64_t rng_state;
+static double urand() {
+    rng_state ^= rng_state >> 12, rng_state ^= rng_state << 25, rng_state ^= rng_state >> 27;
+    return ((rng_state * 2685821657736338717ull) >> 11) * (1.0 / 9007199254740992.0);
+}
+static float bf16r(float x) { return __bfloat162float(__float2bfloat16(x)); }
+
+static int passed, failed;
+
+static void check(const char *what, const std::vector<double> &got, const std::vector<double> &ref, double tol) {
+    double num = 0, den = 0;
+    size_t bad = 0;
+    for (size_t i = 0; i < ref.size(); i++) {
+        if (!std::isfinite(got[i])) {
+            bad++;
+            continue;
+        }
+        num += (got[i] - ref[i]) * (got[i] - ref[i]);
+        den += ref[i] * ref[i];
+    }
+    const double rel = den > 0 ? sqrt(num / den) : sqrt(num);
+    const bool ok = !bad && rel <= tol;
+    if (bad) printf("%s  %-64s %zu of %zu not finite\n", ok ? "PASS" : "FAIL", what, bad, ref.size());
+    else printf("%s  %-64s rel %.2e  tol %.0e\n", ok ? "PASS" : "FAIL", what, rel, tol);
+    ok ? passed++ : failed++;
+}
+
+/* ------------------------------------------------------------- a fake backend over host memory */
+
+struct fake_be {
+    gf_backend be;
+    cuda_state st;
+    fake_be(bool fp32, int slabs, int split) {
+        memset(&be, 0, sizeof be);
+        memset(&st, 0, sizeof st);
+        st.base.prop.multiProcessorCount = 132;
+        st.base.fp32 = fp32;
+        st.attn_slabs = slabs;
+        st.attn_split = split;
+        be.act = fp32 ? GF_F32 : GF_BF16;
+        be.impl = &st;
+    }
+};
+
+/* A tensor in the backend's storage (host memory), from / to doubles. */
+struct tensor {
+    std::vector<unsigned char> mem;
+    gf_dtype t;
+    size_t n;
+    tensor(size_t n_, gf_dtype t_) : mem(n_ * gf_dtype_size(t_) + 16), t(t_), n(n_) { poison(); }
+    void *ptr() { return mem.data(); }
+    gf_buf buf() { return gf_buf{ptr(), t}; }
+    void poison() { memset(mem.data(), 0xff, mem.size()); }
+    void put(const std::vector<double> &x) {
+        for (size_t i = 0; i < n; i++) {
+            if (t == GF_BF16) ((bf16 *)ptr())[i] = __float2bfloat16((float)x[i]);
+            else if (t == GF_F32) ((float *)ptr())[i] = (float)x[i];
+            else ((double *)ptr())[i] = x[i];
+        }
+    }
+    std::vector<double> get() {
+        std::vector<double> x(n);
+        for (size_t i = 0; i < n; i++)
+            x[i] = t == GF_BF16 ? __bfloat162float(((bf16 *)ptr())[i]) : t == GF_F32 ? ((float *)ptr())[i] : ((double *)ptr())[i];
+        return x;
+    }
+};
+
+/* ------------------------------------------------------------- float64 reference */
+
+struct ref_out {
+    std::vector<double> out, lse, stats;
+};
+
+static ref_out reference(const std::vector<double> &q, const std::vector<double> &k, const std::vector<double> &v,
+                         int B, int T, int H, int KV, int hd, int pos0, int S) {
+    ref_out r;
+    r.out.assign((size_t)B * T * H * hd, 0);
+    r.lse.assign((size_t)B * H * T, 0);
+    r.stats.assign((size_t)H * GF_STAT_COUNT, 0);
+    const int G = H / KV;
+    std::vector<double> s(pos0 + T);
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < T; t++)
+            for (int h = 0; h < H; h++) {
+                const int i = pos0 + t, kvh = h / G;
+                const double *qr = &q[(((size_t)b * T + t) * H + h) * hd];
+                double m = -INFINITY;
+                for (int j = 0; j <= i; j++) {
+                    const double *kr = &k[(((size_t)b * S + j) * KV + kvh) * hd];
+                    double a = 0;
+                    for (int d = 0; d < hd; d++) a += qr[d] * kr[d];
+                    s[j] = a / sqrt((double)hd);
+                    m = fmax(m, s[j]);
+                }
+                double z = 0;
+                for (int j = 0; j <= i; j++) z += exp(s[j] - m);
+                double *o = &r.out[(((size_t)b * T + t) * H + h) * hd];
+                double dist = 0, ent = 0, rest = 0, rest_dist = 0;
+                for (int j = 0; j <= i; j++) {
+                    const double a = exp(s[j] - m) / z, dj = i - j > 0 ? (double)(i - j) : 0.5;
+                    const double *vr = &v[(((size_t)b * S + j) * KV + kvh) * hd];
+                    for (int d = 0; d < hd; d++) o[d] += a * vr[d];
+                    dist += a * dj;
+                    ent -= a * log(fmax(a, 1e-10));
+                    if (j >= 1) rest += a, rest_dist += a * dj;
+                }
+                double ss = 0;
+                for (int d = 0; d < hd; d++) ss += o[d] * o[d];
+                r.lse[((size_t)b * H + h) * T + t] = m + log(z);
+                double *st = &r.stats[(size_t)h * GF_STAT_COUNT];
+                st[GF_STAT_DISTANCE] += dist;
+                st[GF_STAT_ENTROPY] += ent;
+                st[GF_STAT_OUT_RMS] += sqrt(ss / hd);
+                st[GF_STAT_DIST_NOSINK] += i > 0 && rest > 0 ? rest_dist / rest : 0.5;
+                st[GF_STAT_SINK] += exp(s[0] - m) / z;
+            }
+    return r;
+}
+
+/* dq, dk, dv of sum(out * dout) (pos0 = 0, S = T). */
+static void reference_backward(std::vector<double> &dq, std::vector<double> &dk, std::vector<double> &dv,
+                               const std::vector<double> &q, const std::vector<double> &k, const std::vector<double> &v,
+                               const std::vector<double> &g, int B, int T, int H, int KV, int hd) {
+    const int G = H / KV;
+    dq.assign((size_t)B * T * H * hd, 0);
+    dk.assign((size_t)B * T * KV * hd, 0);
+    dv.assign(dk.size(), 0);
+    std::vector<double> p(T), dp(T);
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++)
+            for (int t = 0; t < T; t++) {
+                const int kvh = h / G;
+                const double *qr = &q[(((size_t)b * T + t) * H + h) * hd], *gr = &g[(((size_t)b * T + t) * H + h) * hd];
+                double m = -INFINITY;
+                for (int j = 0; j <= t; j++) {
+                    const double *kr = &k[(((size_t)b * T + j) * KV + kvh) * hd];
+                    double a = 0;
+                    for (int d = 0; d < hd; d++) a += qr[d] * kr[d];
+                    p[j] = a / sqrt((double)hd);
+                    m = fmax(m, p[j]);
+                }
+                double z = 0;
+                for (int j = 0; j <= t; j++) z += (p[j] = exp(p[j] - m));
+                double pdp = 0;
+                for (int j = 0; j <= t; j++) {
+                    p[j] /= z;
+                    const double *vr = &v[(((size_t)b * T + j) * KV + kvh) * hd];
+                    double a = 0;
+                    for (int d = 0; d < hd; d++) a += gr[d] * vr[d];
+                    dp[j] = a;
+                    pdp += p[j] * a;
+                }
+                for (int j = 0; j <= t; j++) {
+                    const double ds = p[j] * (dp[j] - pdp) / sqrt((double)hd);
+                    const size_t kj = (((size_t)b * T + j) * KV + kvh) * hd;
+                    for (int d = 0; d < hd; d++) {
+                        dq[(((size_t)b * T + t) * H + h) * hd + d] += ds * k[kj + d];
+                        dk[kj + d] += ds * qr[d];
+                        dv[kj + d] += p[j] * gr[d];
+                    }
+                }
+            }
+}
+
+static std::vector<double> rand_vec(size_t n, double a, bool round_bf16) {
+    std::vector<double> x(n);
+    for (auto &e : x) {
+        e = (float)((2 * urand() - 1) * a); /* what the device stores: float, or bf16 below */
+        if (round_bf16) e = bf16r((float)e);
+    }
+    return x;
+}
+
+/* ------------------------------------------------------------- cases */
+
+static void forward_case(const char *variant, bool fp32, int slabs, int split, int B, int T, int H, int KV, int hd,
+                         int pos0) {
+    fake_be f(fp32, slabs, split);
+    const gf_dtype act = fp32 ? GF_F32 : GF_BF16;
+    const int S = pos0 + T + 2;
+    auto q = rand_vec((size_t)B * T * H * hd, 2.0, !fp32);
+    auto k = rand_vec((size_t)B * S * KV * hd, 2.0, !fp32);
+    auto v = rand_vec((size_t)B * S * KV * hd, 1.0, !fp32);
+    for (int b = 0; b < B; b++) /* a strong first key: sinks */
+        for (int c = 0; c < KV * hd; c++) k[(size_t)b * S * KV * hd + c] = !fp32 ? bf16r((float)(3 * k[(size_t)b * S * KV * hd + c])) : 3 * k[(size_t)b * S * KV * hd + c];
+    tensor tq(q.size(), act), tk(k.size(), act), tv(v.size(), act), to(q.size(), act);
+    tensor tl((size_t)B * H * T, GF_F32), ts((size_t)H * GF_STAT_COUNT, GF_F64);
+    tq.put(q), tk.put(k), tv.put(v);
+    /* key rows past pos0 + T stay NaN (poisoned): reading them would show */
+    for (int b = 0; b < B; b++)
+        for (int j = pos0 + T; j < S; j++)
+            for (int c = 0; c < KV * hd; c++) {
+                const size_t e = ((size_t)b * S + j) * KV * hd + c;
+                if (act == GF_BF16) ((bf16 *)tk.ptr())[e] = ((bf16 *)tv.ptr())[e] = __float2bfloat16(NAN);
+                else ((float *)tk.ptr())[e] = ((float *)tv.ptr())[e] = NAN;
+            }
+    ts.put(std::vector<double>(ts.n, 0.0));
+    gf_attn_shape sh = {B, T, H, KV, hd, pos0, S};
+    cuda_attention(&f.be, to.buf(), tl.buf(), ts.buf(), tq.buf(), tk.buf(), tv.buf(), &sh);
+    char name[160];
+    if (f.be.error[0]) {
+        printf("FAIL  %s: error: %s\n", variant, f.be.error);
+        failed++;
+        return;
+    }
+    ref_out r = reference(q, k, v, B, T, H, KV, hd, pos0, S);
+    const double tol_out = fp32 ? 1e-5 : 1e-2;
+    snprintf(name, sizeof name, "%s B%d T%d H%d/%d hd%d pos0 %d out", variant, B, T, H, KV, hd, pos0);
+    check(name, to.get(), r.out, tol_out);
+    snprintf(name, sizeof name, "%s B%d T%d H%d/%d hd%d pos0 %d lse", variant, B, T, H, KV, hd, pos0);
+    check(name, tl.get(), r.lse, 1e-5);
+    static const char *sn[GF_STAT_COUNT] = {"distance", "entropy", "out_rms", "dist_nosink", "sink"};
+    auto got = ts.get();
+    for (int c = 0; c < GF_STAT_COUNT; c++) {
+        std::vector<double> g1(H), r1(H);
+        for (int h = 0; h < H; h++) g1[h] = got[h * GF_STAT_COUNT + c], r1[h] = r.stats[h * GF_STAT_COUNT + c];
+        snprintf(name, sizeof name, "%s B%d T%d H%d/%d hd%d pos0 %d %s", variant, B, T, H, KV, hd, pos0, sn[c]);
+        check(name, g1, r1, c == GF_STAT_OUT_RMS ? tol_out : 2e-5);
+    }
+}
+
+static void backward_case(const char *variant, bool fp32, int B, int T, int H, int KV, int hd) {
+    fake_be f(fp32, 0, 0);
+    const gf_dtype act = fp32 ? GF_F32 : GF_BF16;
+    auto q = rand_vec((size_t)B * T * H * hd, 2.0, !fp32);
+    auto k = rand_vec((size_t)B * T * KV * hd, 2.0, !fp32);
+    auto v = rand_vec((size_t)B * T * KV * hd, 1.0, !fp32);
+    auto g = rand_vec(q.size(), 1.0, !fp32);
+    tensor tq(q.size(), act), tk(k.size(), act), tv(v.size(), act), to(q.size(), act), tg(q.size(), act);
+    tensor tl((size_t)B * H * T, GF_F32), dq(q.size(), act), dk(k.size(), act), dv(v.size(), act);
+    tq.put(q), tk.put(k), tv.put(v), tg.put(g);
+    gf_attn_shape sh = {B, T, H, KV, hd, 0, T};
+    cuda_attention(&f.be, to.buf(), tl.buf(), gf_none(), tq.buf(), tk.buf(), tv.buf(), &sh);
+    cuda_attention_backward(&f.be, dq.buf(), dk.buf(), dv.buf(), tg.buf(), to.buf(), tl.buf(), tq.buf(), tk.buf(),
+                            tv.buf(), &sh);
+    if (f.be.error[0]) {
+        printf("FAIL  %s: error: %s\n", variant, f.be.error);
+        failed++;
+        return;
+    }
+    std::vector<double> rq, rk, rv;
+    reference_backward(rq, rk, rv, q, k, v, g, B, T, H, KV, hd);
+    const double tol = fp32 ? 1e-4 : 2e-2;
+    char name[160];
+    snprintf(name, sizeof name, "%s backward B%d T%d H%d/%d hd%d dq", variant, B, T, H, KV, hd);
+    check(name, dq.get(), rq, tol);
+    snprintf(name, sizeof name, "%s backward B%d T%d H%d/%d hd%d dk", variant, B, T, H, KV, hd);
+    check(name, dk.get(), rk, tol);
+    snprintf(name, sizeof name, "%s backward B%d T%d H%d/%d hd%d dv", variant, B, T, H, KV, hd);
+    check(name, dv.get(), rv, tol);
+}
+
+/* ------------------------------------------------------------- dense ops, losses, optimizer */
+
+static const char *mode_name(bool fp32) { return fp32 ? "f32 " : "bf16"; }
+static double tol_of(bool fp32) { return fp32 ? 2e-6 : 1e-2; }
+
+static void ops_cases(bool fp32) {
+    fake_be f(fp32, 0, 0);
+    gf_backend *be = &f.be;
+    const gf_dtype act = fp32 ? GF_F32 : GF_BF16;
+    const bool rb = !fp32;
+    const double tol = tol_of(fp32);
+    char name[128];
+    for (int D : {48, 44}) { /* 48: 16-byte packs; 44: one element at a time (bf16) */
+        const int N = 9, V = 13;
+        /* embedding */
+        auto E = rand_vec((size_t)V * D, 1.0, rb);
+        std::vector<int> tok(N);
+        for (int i = 0; i < N; i++) tok[i] = (int)(urand() * 6); /* repeats */
+        tensor tE(E.size(), act), tx((size_t)N * D, act);
+        tensor tt(N, GF_I32);
+        memcpy(tt.ptr(), tok.data(), N * sizeof(int));
+        tE.put(E);
+        cuda_embedding(be, tx.buf(), tE.buf(), tt.buf(), N, D);
+        std::vector<double> rx((size_t)N * D);
+        for (int n = 0; n < N; n++)
+            for (int d = 0; d < D; d++) rx[(size_t)n * D + d] = E[(size_t)tok[n] * D + d];
+        snprintf(name, sizeof name, "%s embedding N %d D %d", mode_name(fp32), N, D);
+        check(name, tx.get(), rx, 0);
+        /* embedding_backward sorts with CUB (cuda_embedding_bwd.cu): GPU only (test_cuda_ops) */
+
+        /* RMSNorm (+ backward), rows of D */
+        const float eps = 1e-5f;
+        auto x = rand_vec((size_t)N * D, 2.0, rb), w = rand_vec(D, 1.5, rb), gy = rand_vec((size_t)N * D, 1.0, rb);
+        tensor ttx(x.size(), act), tw(D, act), ty(x.size(), act), tr(N, GF_F32), tgy(x.size(), act), tdx2(x.size(), act),
+            tdw(D, GF_F32);
+        ttx.put(x), tw.put(w), tgy.put(gy);
+        cuda_rmsnorm(be, ty.buf(), tr.buf(), ttx.buf(), tw.buf(), N, D, eps);
+        std::vector<double> ry(x.size()), rr(N), rdx(x.size()), rdw(D, 0.0);
+        for (int n = 0; n < N; n++) {
+            double ss = 0, dot = 0;
+            for (int d = 0; d < D; d++) ss += x[(size_t)n * D + d] * x[(size_t)n * D + d];
+            const double r = 1.0 / sqrt(ss / D + eps);
+            rr[n] = r;
+            for (int d = 0; d < D; d++) {
+                const size_t e = (size_t)n * D + d;
+                ry[e] = x[e] * r * w[d];
+                dot += gy[e] * w[d] * x[e];
+                rdw[d] += gy[e] * x[e] * r;
+            }
+            for (int d = 0; d < D; d++) {
+                const size_t e = (size_t)n * D + d;
+                rdx[e] = r * gy[e] * w[d] - r * r * r * dot / D * x[e];
+            }
+        }
+        snprintf(name, sizeof name, "%s rmsnorm %dx%d", mode_name(fp32), N, D);
+        check(name, ty.get(), ry, tol);
+        snprintf(name, sizeof name, "%s rmsnorm rstd", mode_name(fp32));
+        check(name, tr.get(), rr, 1e-6);
+        tdw.put(std::vector<double>(D, 0.0));
+        cuda_rmsnorm_backward(be, tdx2.buf(), tdw.buf(), tgy.buf(), ttx.buf(), tw.buf(), tr.buf(), N, D, 1e-5f, false);
+        snprintf(name, sizeof name, "%s rmsnorm_backward dx %dx%d", mode_name(fp32), N, D);
+        check(name, tdx2.get(), rdx, tol);
+        snprintf(name, sizeof name, "%s rmsnorm_backward dw %d", mode_name(fp32), D);
+        check(name, tdw.get(), rdw, 1e-5);
+        /* dx += (accumulating onto what is there) */
+        auto d0 = tdx2.get();
+        cuda_rmsnorm_backward(be, tdx2.buf(), gf_none(), tgy.buf(), ttx.buf(), tw.buf(), tr.buf(), N, D, 1e-5f, true);
+        for (size_t e = 0; e < rdx.size(); e++) rdx[e] += d0[e];
+        snprintf(name, sizeof name, "%s rmsnorm_backward dx %dx%d (+=)", mode_name(fp32), N, D);
+        check(name, tdx2.get(), rdx, tol);
+        /* in place: y aliases x */
+        cuda_rmsnorm(be, ttx.buf(), gf_none(), ttx.buf(), tw.buf(), N, D, eps);
+        snprintf(name, sizeof name, "%s rmsnorm in place", mode_name(fp32));
+        check(name, ttx.get(), ry, tol);
+
+        /* SwiGLU (+ backward), add, scale over N D elements */
+        const size_t n = (size_t)N * D;
+        auto g = rand_vec(n, 4.0, rb), u = rand_vec(n, 2.0, rb), go = rand_vec(n, 1.0, rb);
+        tensor tg(n, act), tu(n, act), to(n, act), tgo(n, act), tdg(n, act), tdu(n, act);
+        tg.put(g), tu.put(u), tgo.put(go);
+        cuda_swiglu(be, to.buf(), tg.buf(), tu.buf(), n);
+        cuda_swiglu_backward(be, tdg.buf(), tdu.buf(), tgo.buf(), tg.buf(), tu.buf(), n);
+        std::vector<double> ro(n), rdg(n), rdu(n);
+        for (size_t e = 0; e < n; e++) {
+            const double sg = 1 / (1 + exp(-g[e]));
+            ro[e] = g[e] * sg * u[e];
+            rdu[e] = go[e] * g[e] * sg;
+            rdg[e] = go[e] * u[e] * sg * (1 + g[e] * (1 - sg));
+        }
+        snprintf(name, sizeof name, "%s swiglu %zu", mode_name(fp32), n);
+        check(name, to.get(), ro, tol);
+        snprintf(name, sizeof name, "%s swiglu_backward dgate", mode_name(fp32));
+        check(name, tdg.get(), rdg, tol);
+        snprintf(name, sizeof name, "%s swiglu_backward dup", mode_name(fp32));
+        check(name, tdu.get(), rdu, tol);
+        cuda_add(be, tg.buf(), tu.buf(), n);
+        cuda_scale(be, tg.buf(), n, -0.5f);
+        for (size_t e = 0; e < n; e++) ro[e] = (g[e] + u[e]) * -0.5;
+        snprintf(name, sizeof name, "%s add, scale %zu", mode_name(fp32), n);
+        check(name, tg.get(), ro, tol);
+    }
+
+    /* RoPE, both pairings, forward then inverse */
+    for (int adj = 0; adj < 2; adj++) {
+        const int B = 2, T = 5, nh = 3, hd = 16, pos0 = 4, half = hd / 2, n_pos = pos0 + T;
+        std::vector<double> tab((size_t)n_pos * half * 2);
+        for (int p = 0; p < n_pos; p++)
+            for (int i = 0; i < half; i++) {
+                const double a = p * pow(10000.0, -2.0 * i / hd);
+                tab[((size_t)p * half + i) * 2] = (float)cos(a);
+                tab[((size_t)p * half + i) * 2 + 1] = (float)sin(a);
+            }
+        auto x = rand_vec((size_t)B * T * nh * hd, 1.0, rb);
+        tensor tt(tab.size(), GF_F32), tx(x.size(), act);
+        tt.put(tab), tx.put(x);
+        cuda_rope(be, tx.buf(), tt.buf(), B, T, nh, hd, pos0, adj ? ROPE_ADJACENT : ROPE_HALF, false);
+        std::vector<double> ry(x);
+        for (int b = 0; b < B; b++)
+            for (int t = 0; t < T; t++)
+                for (int h = 0; h < nh; h++)
+                    for (int i = 0; i < half; i++) {
+                        const size_t base = (((size_t)b * T + t) * nh + h) * hd;
+                        const int i0 = adj ? 2 * i : i, i1 = adj ? 2 * i + 1 : i + half;
+                        const double c = tab[((size_t)(pos0 + t) * half + i) * 2], sn = tab[((size_t)(pos0 + t) * half + i) * 2 + 1];
+                        ry[base + i0] = x[base + i0] * c - x[base + i1] * sn;
+                        ry[base + i1] = x[base + i0] * sn + x[base + i1] * c;
+                    }
+        snprintf(name, sizeof name, "%s rope %s", mode_name(fp32), adj ? "adjacent" : "half");
+        check(name, tx.get(), ry, tol);
+        cuda_rope(be, tx.buf(), tt.buf(), B, T, nh, hd, pos0, adj ? ROPE_ADJACENT : ROPE_HALF, true);
+        snprintf(name, sizeof name, "%s rope %s, then inverse", mode_name(fp32), adj ? "adjacent" : "half");
+        check(name, tx.get(), x, fp32 ? 1e-6 : 2e-2);
+    }
+
+    /* cross-entropy (a skipped row; the gradient replacing the logits), KL, MSE, row L2 */
+    {
+        const int N = 5, V = 300;
+        auto z = rand_vec((size_t)N * V, 6.0, rb), zt = rand_vec((size_t)N * V, 6.0, rb);
+        std::vector<int> tg(N);
+        for (int i = 0; i < N; i++) tg[i] = i == 2 ? -1 : (int)(urand() * V);
+        tensor tz(z.size(), act), ttz(z.size(), act), ttg(N, GF_I32), tl(1, GF_F64), td(z.size(), act);
+        memcpy(ttg.ptr(), tg.data(), N * sizeof(int));
+        tz.put(z), ttz.put(zt), tl.put({1.5});
+        double rl = 1.5;
+        std::vector<double> rd(z.size(), 0.0);
+        for (int r = 0; r < N; r++) {
+            if (tg[r] < 0) continue;
+            double m = -INFINITY, sum = 0;
+            for (int i = 0; i < V; i++) m = fmax(m, z[(size_t)r * V + i]);
+            for (int i = 0; i < V; i++) sum += exp(z[(size_t)r * V + i] - m);
+            rl += m + log(sum) - z[(size_t)r * V + tg[r]];
+            for (int i = 0; i < V; i++) rd[(size_t)r * V + i] = 0.25 * (exp(z[(size_t)r * V + i] - m) / sum - (i == tg[r]));
+        }
+        cuda_cross_entropy(be, tl.buf(), tz.buf(), tz.buf(), ttg.buf(), N, V, 0.25f);
+        snprintf(name, sizeof name, "%s cross_entropy loss (+=)", mode_name(fp32));
+        check(name, tl.get(), {rl}, 1e-6);
+        snprintf(name, sizeof name, "%s cross_entropy grad (in place)", mode_name(fp32));
+        check(name, tz.get(), rd, tol);
+
+        tz.put(z), tl.put({0.0});
+        const double tau = 2.0;
+        double kl = 0;
+        for (int r = 0; r < N; r++) {
+            double ms = -INFINITY, mt = -INFINITY, ss = 0, st = 0;
+            for (int i = 0; i < V; i++) ms = fmax(ms, z[(size_t)r * V + i] / tau), mt = fmax(mt, zt[(size_t)r * V + i] / tau);
+            for (int i = 0; i < V; i++) ss += exp(z[(size_t)r * V + i] / tau - ms), st += exp(zt[(size_t)r * V + i] / tau - mt);
+            for (int i = 0; i < V; i++) {
+                const double ls = z[(size_t)r * V + i] / tau - ms - log(ss), lt = zt[(size_t)r * V + i] / tau - mt - log(st);
+                kl += tau * tau * exp(lt) * (lt - ls);
+                rd[(size_t)r * V + i] = 0.5 * tau * (exp(ls) - exp(lt));
+            }
+        }
+        cuda_kl_div(be, tl.buf(), td.buf(), tz.buf(), ttz.buf(), N, V, (float)tau, 0.5f);
+        snprintf(name, sizeof name, "%s kl_div loss", mode_name(fp32));
+        check(name, tl.get(), {kl}, 1e-5);
+        snprintf(name, sizeof name, "%s kl_div grad", mode_name(fp32));
+        check(name, td.get(), rd, tol);
+
+        const size_t n = (size_t)N * V;
+        tl.put({0.0});
+        double mse = 0;
+        std::vector<double> rm(n);
+        for (size_t e = 0; e < n; e++) {
+            mse += (z[e] - zt[e]) * (z[e] - zt[e]);
+            rm[e] = 0.1 * 2 * (z[e] - zt[e]);
+        }
+        cuda_mse(be, tl.buf(), td.buf(), tz.buf(), ttz.buf(), n, 0.1f);
+        snprintf(name, sizeof name, "%s mse loss", mode_name(fp32));
+        check(name, tl.get(), {mse}, 1e-6);
+        snprintf(name, sizeof name, "%s mse grad", mode_name(fp32));
+        check(name, td.get(), rm, tol);
+
+        tl.put({0.0});
+        auto ds0 = rand_vec(n, 1.0, rb);
+        td.put(ds0);
+        double l2 = 0;
+        for (int r = 0; r < N; r++) {
+            double ss = 0;
+            for (int i = 0; i < V; i++) ss += (z[(size_t)r * V + i] - zt[(size_t)r * V + i]) * (z[(size_t)r * V + i] - zt[(size_t)r * V + i]);
+            const double nr = sqrt(ss);
+            l2 += nr / sqrt((double)V);
+            for (int i = 0; i < V; i++)
+                ds0[(size_t)r * V + i] += 0.5 * (z[(size_t)r * V + i] - zt[(size_t)r * V + i]) / (nr * sqrt((double)V));
+        }
+        cuda_row_l2(be, tl.buf(), td.buf(), tz.buf(), ttz.buf(), N, V, 0.5f);
+        snprintf(name, sizeof name, "%s row_l2 loss", mode_name(fp32));
+        check(name, tl.get(), {l2}, 1e-6);
+        snprintf(name, sizeof name, "%s row_l2 grad (+=)", mode_name(fp32));
+        check(name, td.get(), ds0, tol);
+    }
+
+    /* sumsq and AdamW (the same float operations as the CPU's: compared bit for bit) */
+    {
+        const size_t n = 1003;
+        std::vector<double> g(n), p(n), m(n), v(n);
+        for (size_t i = 0; i < n; i++) {
+            g[i] = (float)(2 * urand() - 1), p[i] = (float)(2 * urand() - 1);
+            m[i] = (float)(0.1 * (2 * urand() - 1)), v[i] = (float)(0.01 * urand() + 1e-6);
+        }
+        tensor tg(n, GF_F32), tp(n, GF_F32), tm(n, GF_F32), tv(n, GF_F32), tpa(n, act), tacc(1, GF_F64);
+        tg.put(g), tp.put(p), tm.put(m), tv.put(v), tacc.put({2.0});
+        double ss = 2.0;
+        for (size_t i = 0; i < n; i++) ss += g[i] * g[i];
+        cuda_sumsq(be, tacc.buf(), tg.buf(), n);
+        snprintf(name, sizeof name, "%s sumsq (+=)", mode_name(fp32));
+        check(name, tacc.get(), {ss}, 1e-14);
+        std::vector<float> P(n), M(n), Vv(n), Gf(n);
+        for (size_t i = 0; i < n; i++) P[i] = (float)p[i], M[i] = (float)m[i], Vv[i] = (float)v[i], Gf[i] = (float)g[i];
+        for (int step = 1; step <= 3; step++) {
+            gf_adamw h = {1e-3f, 0.9f, 0.95f, 1e-8f, 0.1f, step, step == 2 ? 0.5f : 1.0f};
+            cuda_adamw(be, tp.buf(), tpa.buf(), tg.buf(), tm.buf(), tv.buf(), n, &h);
+            /* engine/optim/adamw.c, with the gradient scaled first */
+            const double bc1 = 1.0 - pow(h.beta1, step), bc2 = 1.0 - pow(h.beta2, step);
+            const float decay = 1.0f - h.lr * h.weight_decay, step_size = (float)(h.lr / bc1),
+                        inv = (float)(1.0 / sqrt(bc2));
+            for (size_t i = 0; i < n; i++) {
+                const float gi = Gf[i] * h.grad_scale;
+                P[i] *= decay;
+                M[i] = h.beta1 * M[i] + (1.0f - h.beta1) * gi;
+                Vv[i] = h.beta2 * Vv[i] + (1.0f - h.beta2) * gi * gi;
+                P[i] -= step_size * M[i] / (sqrtf(Vv[i]) * inv + h.eps);
+            }
+        }
+        std::vector<double> rp(P.begin(), P.end()), rm(M.begin(), M.end()), rv(Vv.begin(), Vv.end());
+        snprintf(name, sizeof name, "%s adamw x3 p (bit for bit)", mode_name(fp32));
+        check(name, tp.get(), rp, 0);
+        snprintf(name, sizeof name, "%s adamw x3 m, v (bit for bit)", mode_name(fp32));
+        auto gm = tm.get(), gv = tv.get();
+        gm.insert(gm.end(), gv.begin(), gv.end());
+        rm.insert(rm.end(), rv.begin(), rv.end());
+        check(name, gm, rm, 0);
+        snprintf(name, sizeof name, "%s adamw p_act", mode_name(fp32));
+        check(name, tpa.get(), rp, fp32 ? 0 : 1e-2);
+    }
+    if (be->error[0]) {
+        printf("FAIL  %s ops: error: %s\n", mode_name(fp32), be->error);
+        failed++;
+    }
+}
+
+int main() {
+    const char *s = getenv("GRAFT_TEST_SEED");
+    rng_state = s && *s ? strtoull(s, NULL, 10) : (uint64_t)time(NULL);
+    if (!rng_state) rng_state = 1;
+    printf("seed %llu (GRAFT_TEST_SEED repeats it)\n", (unsigned long long)rng_state);
+    setvbuf(stdout, NULL, _IOLBF, 0);
+
+    forward_case("mma sl1", false, 1, 1, 1, 70, 4, 2, 64, 0);
+    forward_case("mma sl1", false, 1, 1, 2, 33, 6, 1, 128, 40);
+    forward_case("mma sl2", false, 2, 1, 1, 70, 4, 2, 64, 0);
+    forward_case("mma sl2", false, 2, 1, 1, 40, 4, 2, 128, 9);
+    forward_case("mma split3", false, 1, 3, 1, 1, 12, 2, 128, 200);
+    forward_case("mma split3", false, 1, 3, 2, 5, 4, 2, 64, 150);
+    forward_case("mma sl2 split2", false, 2, 2, 1, 20, 4, 2, 64, 140);
+    forward_case("mma auto", false, 0, 0, 1, 5, 4, 2, 64, 700); /* splits on its own: small grid, 11 key tiles */
+    forward_case("simt bf16", false, 0, 0, 2, 20, 8, 4, 8, 3);
+    forward_case("simt bf16", false, 0, 0, 1, 24, 4, 2, 80, 0);
+    forward_case("simt f32", true, 0, 0, 1, 50, 4, 2, 64, 0);
+    forward_case("simt f32", true, 0, 0, 1, 1, 4, 1, 128, 37);
+
+    backward_case("mma", false, 1, 70, 4, 2, 64);
+    backward_case("mma", false, 1, 65, 6, 2, 128);
+    backward_case("simt f32", true, 1, 40, 4, 2, 64);
+    backward_case("simt bf16", false, 1, 30, 4, 2, 80);
+
+    ops_cases(true);
+    ops_cases(false);
+
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}

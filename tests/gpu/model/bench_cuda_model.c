@@ -1,0 +1,413 @@
+/* graft's teacher and training steps on the CUDA backend (bf16) at real
+ * shapes with synthetic weights (../shared/configs), each figure next to its
+ * floor and naming the PyTorch peer that measures the same work
+ * (tests/gpu/peers; table.py prints the ratios):
+ *   - teacher forward with the section 4 statistics and logits for every row:
+ *     qwen2.5-1.5b at 4 x 2048 and 1 x 8192, qwen3-8b at 4 x 2048;
+ *   - a training step like the peers' (next-token cross-entropy, backward,
+ *     global norm, AdamW on f32 masters) of qwen2.5-1.5b, plain and with every
+ *     other layer Gated DeltaNet, 4 x 2048;
+ *     and again at a batch that fills the GPU (GRAFT_BENCH_TRAIN_BIG_B, default 16);
+ *   - one recovery step (phase kl: teacher forward + student step, train_run);
+ *   - Stage 2 of every converted layer of qwen2.5-1.5b at 50 % (the odd
+ *     layers: 14), 300 steps on a capture of 4 x 256 tokens and 1 x 256
+ *     held out (graft convert's defaults), after the teacher capture.
+ * FLOPs as docs/cuda.md counts them (peer_common.py the same). GRAFT_BENCH_TEACHER=PATH
+ * also times loading that teacher onto the GPU (warm page cache: load it twice).
+ *   build/gpu/bench_cuda_model [forward|train|stage2]     (make bench-gpu)
+ * GRAFT_BENCH_SMOKE=1 or GRAFT_GPU_TEST_DEVICE=cpu: toy shapes (bench_gpu.h),
+ * a check of this program, its figures mean nothing. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../bench/bench_gpu.h"
+#include "data/train_data.h"
+#include "formats/hf_config.h"
+#include "model/model.h"
+#include "model/transformer.h"
+#include "calibrate/capture.h"
+#include "student/build.h"
+#include "train/trainer.h"
+
+/* ------------------------------------------------------------- FLOPs (docs/cuda.md) */
+
+static double layer_mm(const model_config *c, bool gdn) {
+    const double D = c->dim, F = c->hidden_dim, H = c->n_heads, KV = c->n_kv_heads, hd = c->head_dim;
+    if (gdn) return 2 * (4 * D * H * hd + H * hd * D + 2 * D * H) + 6 * D * F;
+    return 2 * (D * (H + 2 * KV) * hd + H * hd * D) + 6 * D * F;
+}
+static double attn_fwd(const model_config *c, int T) { return 4.0 * c->head_dim * c->n_heads * (T + 1) / 2.0; }
+static double gdn_core(const model_config *c) {
+    const double d = c->head_dim, C = 64;
+    return 2 * c->n_heads * (3 * d * d + C * (3 * d + 2 * d) + C * C / 3);
+}
+static double fwd_per_token(const model_config *c, int T, int n_gdn) {
+    const int a = c->n_layers - n_gdn;
+    return a * (layer_mm(c, false) + attn_fwd(c, T)) + n_gdn * (layer_mm(c, true) + gdn_core(c)) +
+           2.0 * c->dim * c->vocab_size;
+}
+static double train_per_token(const model_config *c, int T, int n_gdn) {
+    const int a = c->n_layers - n_gdn;
+    return 3 * (a * layer_mm(c, false) + n_gdn * (layer_mm(c, true) + gdn_core(c)) + 2.0 * c->dim * c->vocab_size) +
+           3.5 * a * attn_fwd(c, T);
+}
+
+/* ------------------------------------------------------------- a model with random weights on the GPU */
+
+static int random_model(model *m, const model_config *c, gf_backend *be) {
+    memset(m, 0, sizeof *m);
+    m->cfg = *c;
+    m->be = be;
+    if (model_alloc_params(m) != 0) return -1;
+    uint64_t s = 88172645463325252ULL;
+    for (int i = 0; i < m->layout.n; i++) {
+        const param_entry *e = &m->layout.t[i];
+        float *x = malloc(e->n * sizeof *x);
+        if (!x) return gf_fail("out of host memory");
+        const bool norm = e->kind == TK_ATTN_NORM || e->kind == TK_FFN_NORM || e->kind == TK_FINAL_NORM;
+        for (size_t j = 0; j < e->n; j++) {
+            s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+            x[j] = norm ? 1.0f : ((float)(s >> 40) / 16777216.0f - 0.5f) * 0.04f;
+        }
+        const int rc = model_put(m, e->layer, e->kind, x);
+        free(x);
+        if (rc != 0) return -1;
+    }
+    return be_sync(be);
+}
+
+static bool smoke;
+
+static int load_config(model_config *c, const char *name) {
+    const char *shared = getenv("GRAFT_SHARED");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/configs/%s.json", shared ? shared : "../shared", name);
+    const int rc = hf_config_load(c, path);
+    if (rc == 0 && smoke) { /* a toy of the same family */
+        c->dim = 64, c->hidden_dim = 96, c->n_layers = 4, c->n_heads = 4, c->n_kv_heads = 2, c->head_dim = 16;
+        c->vocab_size = 512;
+    }
+    return rc;
+}
+
+static void skip_line(const char *what, const char *why) {
+    printf("{\"bench\":\"model\",\"what\":\"%s\",\"skipped\":\"%s\"}\n", what, why);
+    fflush(stdout);
+}
+
+/* ------------------------------------------------------------- teacher forward + statistics */
+
+typedef struct {
+    tf_run *r;
+    const int *tok;
+    int B, T;
+} fwd_ud;
+
+static void fwd_fn(void *p) {
+    fwd_ud *u = p;
+    if (tf_forward(u->r, u->tok, u->B, u->T, 0, NULL) != 0) return;
+    tf_logits(u->r, 0, u->B * u->T, tf_run_logits(u->r, NULL));
+}
+
+static void forward_case(gf_backend *be, const bench_ceilings *ce, const char *name, int B, int T) {
+    char what[160], peer[160], peer2[160], extra[512];
+    snprintf(what, sizeof what, "graft %s B %d T %d fwd+stats, logits", name, B, T);
+    model_config c;
+    model m;
+    if (load_config(&c, name) != 0 || random_model(&m, &c, be) != 0) {
+        skip_line(what, gf_last_error());
+        return;
+    }
+    transformer tf;
+    tf_run *r = NULL;
+    const tf_run_opts ro = {.B = B, .T = T, .stats = true, .logit_rows = B * T};
+    if (tf_view(&tf, &m, NULL, NULL, NULL) != 0 || tf_run_open(&r, &tf, &ro) != 0) {
+        skip_line(what, gf_last_error());
+        model_free(&m);
+        return;
+    }
+    int *tok = malloc((size_t)B * T * sizeof *tok);
+    for (int i = 0; i < B * T; i++) tok[i] = (int)(((unsigned)i * 2654435761u) % (unsigned)c.vocab_size);
+    fwd_ud u = {r, tok, B, T};
+    const double t = bench_time(be, fwd_fn, &u, 5);
+    const double flops = fwd_per_token(&c, T, 0) * B * T;
+    snprintf(peer, sizeof peer, "transformers sdpa %s B %d T %d logits, no stats", name, B, T);
+    snprintf(peer2, sizeof peer2, "transformers eager+output_attentions+stats %s B %d T %d", name, B, T);
+    snprintf(extra, sizeof extra, ",\"tok_s\":%.0f,\"of_roofline\":%.3f,\"peer\":\"%s\",\"peer2\":\"%s\"",
+             (double)B * T / t, flops / t / 1e12 / ce->gemm_tflops, peer, peer2);
+    /* bytes: the weights once (bf16), the logits once */
+    bench_report("model", what, t, flops, 2.0 * m.layout.total + 2.0 * B * T * c.vocab_size, ce, extra);
+    free(tok);
+    tf_run_close(r);
+    tf_free(&tf);
+    model_free(&m);
+}
+
+/* Times loading a real teacher onto the GPU (the second load: warm page cache). */
+static void load_case(gf_backend *be, const char *path) {
+    model m;
+    model_load_opts lo = {NULL, be};
+    for (int i = 0; i < 2; i++) {
+        const double t0 = bench_now();
+        if (model_load(&m, path, &lo) != 0 || be_sync(be) != 0) {
+            skip_line("graft teacher load", gf_last_error());
+            return;
+        }
+        const double t = bench_now() - t0;
+        if (i == 1)
+            printf("{\"bench\":\"model\",\"what\":\"graft load %s to the GPU (warm cache)\",\"ms\":%.1f,\"params\":%zu}\n",
+                   m.name ? m.name : path, t * 1e3, m.layout.total);
+        model_free(&m);
+    }
+}
+
+/* ------------------------------------------------------------- training */
+
+/* The hybrid student: odd layers Gated DeltaNet with METHOD.md section 3's random init. */
+static int hybrid_student(transformer *st, model *m, int *n_gdn) {
+    const int L = m->cfg.n_layers;
+    bool conv[256] = {0};
+    mixer_kind kinds[256];
+    *n_gdn = 0;
+    for (int l = 0; l < L && l < 256; l++) {
+        conv[l] = l % 2 == 1;
+        kinds[l] = conv[l] ? MIX_GDN : MIX_ATTN;
+        *n_gdn += conv[l];
+    }
+    student s;
+    student_settings set;
+    student_settings_default(&set);
+    set.init = INIT_RANDOM;
+    int rc = student_init_empty(&s, m, &set);
+    if (rc == 0) rc = student_build_layers(&s, conv, NULL, NULL, NULL);
+    if (rc == 0) rc = tf_trainable(st, m, &s.gcfg, kinds, s.gdn);
+    student_free(&s);
+    return rc;
+}
+
+/* A step as the PyTorch peers take it: next-token cross-entropy, backward,
+ * global norm, AdamW over every parameter (f32 masters, bf16 copies). */
+typedef struct {
+    transformer *tf;
+    tf_run *r;
+    gf_buf targets, acc, m, v;
+    const int *tok;
+    int B, T, step;
+} step_ud;
+
+static void step_fn(void *p) {
+    step_ud *u = p;
+    gf_backend *be = u->tf->be;
+    const int N = u->B * u->T, V = u->tf->cfg.vocab_size;
+    tf_zero_grads(u->tf);
+    be_zero(be, u->acc, 2);
+    if (tf_forward(u->r, u->tok, u->B, u->T, 0, NULL) != 0) return;
+    int rows;
+    const gf_buf lg = tf_run_logits(u->r, &rows);
+    for (int r0 = 0; r0 < N; r0 += rows) {
+        const int nr = N - r0 < rows ? N - r0 : rows;
+        tf_logits(u->r, r0, nr, lg);
+        be_cross_entropy(be, u->acc, lg, lg, gf_at(u->targets, r0), nr, V, 1.0f / (float)N);
+        tf_lm_head_backward(u->r, r0, nr, lg);
+    }
+    if (tf_backward(u->r, NULL) != 0) return;
+    const size_t n = u->tf->layout.total;
+    be_sumsq(be, gf_at(u->acc, 1), u->tf->grads, n);
+    double acc[2];
+    if (be_download(be, acc, GF_F64, u->acc, 2) != 0) return; /* the clip factor needs the norm on the host */
+    const double gn = sqrt(acc[1]);
+    const gf_adamw h = {1e-5f, 0.9f, 0.95f, 1e-8f, 0.01f, ++u->step, (float)(gn > 1.0 ? 1.0 / gn : 1.0)};
+    be_adamw(be, u->tf->master, u->tf->master.ptr != u->tf->params.ptr ? u->tf->params : gf_none(), u->tf->grads, u->m,
+             u->v, n, &h);
+}
+
+static void train_case(gf_backend *be, const bench_ceilings *ce, bool hybrid, int B, int T) {
+    const char *name = "qwen2.5-1.5b";
+    char what[200], peer[200], peer2[200], extra[700];
+    snprintf(what, sizeof what, "graft %s%s B %d T %d train step (CE, AdamW, f32 masters)", name,
+             hybrid ? " hybrid 50% GDN" : "", B, T);
+    model_config c;
+    model m;
+    if (load_config(&c, name) != 0 || random_model(&m, &c, be) != 0) {
+        skip_line(what, gf_last_error());
+        return;
+    }
+    transformer tf;
+    int n_gdn = 0;
+    if ((hybrid ? hybrid_student(&tf, &m, &n_gdn) : tf_trainable(&tf, &m, NULL, NULL, NULL)) != 0) {
+        skip_line(what, gf_last_error());
+        model_free(&m);
+        return;
+    }
+    const int N = B * T;
+    const size_t V = (size_t)c.vocab_size, rows = ((size_t)32 << 20) / V; /* logits in row chunks, as the trainer */
+    const tf_run_opts ro = {.B = B, .T = T, .train = true, .logit_rows = (int)(rows < (size_t)N ? rows : (size_t)N)};
+    step_ud u = {&tf, NULL, gf_none(), gf_none(), gf_none(), gf_none(), NULL, B, T, 0};
+    int *tok = malloc((size_t)N * sizeof *tok), *tgt = malloc((size_t)N * sizeof *tgt);
+    for (int i = 0; i < N; i++) tok[i] = (int)(((unsigned)i * 2654435761u) % (unsigned)V);
+    for (int i = 0; i < N; i++) tgt[i] = (i + 1) % T == 0 ? -1 : tok[i + 1];
+    u.tok = tok;
+    const size_t n = tf.layout.total;
+    if (tf_run_open(&u.r, &tf, &ro) != 0 || be_alloc(be, &u.targets, N, GF_I32) != 0 ||
+        be_alloc(be, &u.acc, 2, GF_F64) != 0 || be_alloc(be, &u.m, n, GF_F32) != 0 || be_alloc(be, &u.v, n, GF_F32) != 0 ||
+        be_upload(be, u.targets, tgt, GF_I32, N) != 0) {
+        skip_line(what, gf_last_error());
+    } else {
+        be_zero(be, u.m, n);
+        be_zero(be, u.v, n);
+        const double t = bench_time(be, step_fn, &u, 3);
+        const double flops = train_per_token(&c, T, n_gdn) * N;
+        snprintf(peer, sizeof peer, "torch %s%s B %d T %d torch.compile, fused AdamW, bf16 autocast + f32 master", name,
+                 hybrid ? " hybrid 50% GDN (fla chunk)" : "", B, T);
+        snprintf(peer2, sizeof peer2, "torch %s%s B %d T %d eager, fused AdamW, bf16 autocast + f32 master", name,
+                 hybrid ? (smoke ? " hybrid 50% GDN (torch recurrent, smoke)" : " hybrid 50% GDN (fla chunk)") : "", B, T);
+        snprintf(extra, sizeof extra, ",\"tok_s\":%.0f,\"of_roofline\":%.3f,\"peer\":\"%s\",\"peer2\":\"%s\"", N / t,
+                 flops / t / 1e12 / ce->gemm_tflops, peer, peer2);
+        /* bytes: params, grads, masters and moments read and written once */
+        bench_report("model", what, t, flops, 2.0 * n + 4.0 * 6 * n, ce, extra);
+    }
+    free(tok);
+    free(tgt);
+    if (u.r) tf_run_close(u.r);
+    be_free(be, &u.targets), be_free(be, &u.acc), be_free(be, &u.m), be_free(be, &u.v);
+    tf_free(&tf);
+    model_free(&m);
+}
+
+/* One recovery step as graft trains (phase kl: teacher forward, student forward and backward, AdamW). */
+static void recovery_case(gf_backend *be, const bench_ceilings *ce, int B, int T) {
+    char what[200], extra[256];
+    snprintf(what, sizeof what, "graft qwen2.5-1.5b hybrid 50%% GDN B %d T %d recovery step (kl vs teacher)", B, T);
+    model_config c;
+    model m;
+    transformer teacher, st;
+    int n_gdn = 0;
+    if (load_config(&c, "qwen2.5-1.5b") != 0 || random_model(&m, &c, be) != 0) {
+        skip_line(what, gf_last_error());
+        return;
+    }
+    if (tf_view(&teacher, &m, NULL, NULL, NULL) != 0 || hybrid_student(&st, &m, &n_gdn) != 0) {
+        skip_line(what, gf_last_error());
+        model_free(&m);
+        return;
+    }
+    const int steps = 3;
+    train_data d;
+    memset(&d, 0, sizeof d);
+    d.ctx = T, d.n_train = B * (steps + 2), d.n_eval = 1, d.perm_epoch = -1, d.seed = 1;
+    d.train = malloc((size_t)d.n_train * T * sizeof(int));
+    d.eval = malloc((size_t)T * sizeof(int));
+    d.perm = malloc((size_t)d.n_train * sizeof(int));
+    for (size_t i = 0; i < (size_t)d.n_train * T; i++) d.train[i] = (int)((i * 131 + 7) % (size_t)c.vocab_size);
+    for (int i = 0; i < T; i++) d.eval[i] = (i * 17 + 3) % c.vocab_size;
+    train_opts o;
+    train_opts_default(&o, PHASE_KL);
+    o.ctx = T, o.batch = B, o.eval_seqs = 1, o.tokens = (long)T * B; /* warm-up: one step */
+    train_result res;
+    int rc = train_run(&o, &st, &teacher, &d, NULL, &res);
+    train_result_free(&res);
+    o.tokens = (long)T * B * steps;
+    const double t0 = bench_now();
+    if (rc == 0) rc = train_run(&o, &st, &teacher, &d, NULL, &res);
+    const double t = (bench_now() - t0) / steps; /* includes one held-out evaluation of one sequence */
+    if (rc != 0) {
+        skip_line(what, gf_last_error());
+    } else {
+        const double flops = (fwd_per_token(&c, T, 0) + train_per_token(&c, T, n_gdn)) * B * T;
+        snprintf(extra, sizeof extra, ",\"tok_s\":%.0f,\"of_roofline\":%.3f", (double)B * T / t,
+                 flops / t / 1e12 / ce->gemm_tflops);
+        bench_report("model", what, t, flops, 0, ce, extra);
+        train_result_free(&res);
+    }
+    train_data_free(&d);
+    tf_free(&st);
+    tf_free(&teacher);
+    model_free(&m);
+}
+
+/* Stage 2 of every converted layer (align-only: Stage 2 from the default
+ * init, so the time is Stage 2's), after a teacher capture that is timed on
+ * its own. FLOPs per step and layer: the GDN layer's projections and core,
+ * forward and backward (3x forward), over the calibration tokens, plus the
+ * held-out forward; docs/cuda.md. */
+static void stage2_case(gf_backend *be, const bench_ceilings *ce, int seqs, int T, int steps) {
+    char what[200], extra[256];
+    snprintf(what, sizeof what, "graft qwen2.5-1.5b 50%% Stage 2, every converted layer, %d steps, %d x %d tokens",
+             steps, seqs, T);
+    model_config c;
+    model m;
+    if (load_config(&c, "qwen2.5-1.5b") != 0 || random_model(&m, &c, be) != 0) {
+        skip_line(what, gf_last_error());
+        return;
+    }
+    const int L = c.n_layers;
+    bool conv[256] = {0};
+    int n_conv = 0;
+    for (int l = 0; l < L && l < 256; l++) conv[l] = l % 2 == 1, n_conv += conv[l];
+    int *ids = malloc((size_t)(seqs + 1) * T * sizeof *ids);
+    for (int i = 0; i < (seqs + 1) * T; i++) ids[i] = (int)(((unsigned)i * 2654435761u + 17u) % (unsigned)c.vocab_size);
+    teacher_capture cal, held;
+    memset(&cal, 0, sizeof cal), memset(&held, 0, sizeof held);
+    double t0 = bench_now();
+    int rc = teacher_capture_run(&cal, &m, ids, seqs, T, 0, NULL);
+    if (rc == 0) rc = teacher_capture_run(&held, &m, ids + (size_t)seqs * T, 1, T, 0, NULL);
+    const double t_cap = bench_now() - t0;
+    student s;
+    student_settings set;
+    student_settings_default(&set);
+    set.init = INIT_ALIGN_ONLY;
+    set.steps = steps;
+    bool have = false;
+    if (rc == 0) rc = student_init_empty(&s, &m, &set), have = rc == 0;
+    t0 = bench_now();
+    if (rc == 0) rc = student_build_layers(&s, conv, &cal, &held, NULL);
+    if (rc == 0) rc = be_sync(be);
+    const double t = bench_now() - t0;
+    if (rc != 0) {
+        skip_line(what, gf_last_error());
+    } else {
+        const double gdn_fwd = layer_mm(&c, true) - 6.0 * c.dim * c.hidden_dim + gdn_core(&c); /* no MLP in Stage 2 */
+        const double flops = (double)n_conv * steps * (3.0 * seqs * T + T) * gdn_fwd;
+        snprintf(extra, sizeof extra, ",\"layers\":%d,\"s_per_layer\":%.3f,\"capture_s\":%.3f", n_conv, t / n_conv,
+                 t_cap);
+        bench_report("model", what, t, flops, 0, ce, extra);
+    }
+    if (have) student_free(&s);
+    teacher_capture_free(&cal);
+    teacher_capture_free(&held);
+    free(ids);
+    model_free(&m);
+}
+
+int main(int argc, char **argv) {
+    const char *which = argc > 1 ? argv[1] : "all";
+    gf_backend *be = bench_open_or_skip();
+    smoke = bench_smoke_mode;
+    be_set_default(be);
+    fprintf(stderr, "bench_cuda_model on %s\n", be_name(be));
+    const bench_ceilings ce = bench_measure_ceilings(be);
+    const int Bl = smoke ? 2 : 4, Tl = smoke ? 64 : 2048;
+    const char *bb = getenv("GRAFT_BENCH_TRAIN_BIG_B");
+    const int Bbig = smoke ? 3 : bb && atoi(bb) > 0 ? atoi(bb) : 16;
+    const char *teacher = getenv("GRAFT_BENCH_TEACHER");
+    if (teacher && *teacher) load_case(be, teacher);
+    const bool all = strcmp(which, "all") == 0;
+    if (all || strcmp(which, "forward") == 0) {
+        forward_case(be, &ce, "qwen2.5-1.5b", Bl, Tl);
+        forward_case(be, &ce, "qwen2.5-1.5b", 1, 4 * Tl);
+        forward_case(be, &ce, "qwen3-8b", 1, Tl);
+    }
+    if (all || strcmp(which, "train") == 0) {
+        train_case(be, &ce, false, Bl, Tl);
+        train_case(be, &ce, true, Bl, Tl);
+        train_case(be, &ce, false, Bbig, Tl);
+        train_case(be, &ce, true, Bbig, Tl);
+        recovery_case(be, &ce, Bl, Tl);
+    }
+    if (all || strcmp(which, "stage2") == 0) stage2_case(be, &ce, 4, smoke ? 64 : 256, smoke ? 20 : 300);
+    be_set_default(NULL);
+    be_close(be);
+    return 0;
+}

@@ -1,0 +1,602 @@
+/* The CUDA backend's GDN ops (be_gdn_*, through backend.h on the real backend:
+ * be_open("cuda"), be_alloc, be_upload, be_download) against the float64 CPU
+ * GDN (engine/gdn/gdn_ref.h, finite-difference verified): core forward /
+ * backward (chunked, and the recurrent form the shape can ask for; head
+ * dims that are not multiples of 16, which the backend pads), carried
+ * state (prefill + decode), the whole layer composition (prep with the q|k|v
+ * bias added in place -> core -> gated norm, projections on the host) forward
+ * and backward, and argument errors. Random inputs, fresh per run
+ * (GRAFT_SEED fixes them), never zeros; every output is poisoned with NaN first.
+ * In bf16 mode the inputs are rounded to bf16 before the reference sees them, so
+ * the error measured is the kernels' own.
+ *
+ * Error: ||out - ref|| / ||ref|| per tensor (NaN or Inf fails). Tolerances:
+ *   fp32 mode (all products in fp32 on the CUDA cores): 1e-4 — float32 rounding
+ *     through a chunk's triangular solve and ~10 chained products lands near 1e-6;
+ *   bf16 mode (bf16 operands on the tensor cores, fp32 accumulation and state):
+ *     3e-2 for the core forward and backward — every product rounds its operands
+ *     to 8 bits of mantissa (relative 4e-3 each), chained through W, V', the state
+ *     and back; 5e-2 for the layer, whose activations (proj, q, k, v, o, dproj) are
+ *     also stored in bf16 between the ops while the reference keeps them in double,
+ *     and whose A_log / dt_bias gradients are sums over tokens with cancellation.
+ *
+ * Prints one PASS / FAIL line per check and "N passed, N failed"; exit 0, 1
+ * (failures) or 77 (no GPU). Small shapes under the CPU emulation (a backend
+ * named "... CPU emulation ...", tests/gpu/emu: make test-gdn-emu) or with
+ * GDN_TEST_QUICK=1. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "backend/backend.h"
+#include "core/error.h"
+#include "gdn/gdn.h"
+#include "gdn/gdn_ref.h"
+
+static int n_pass, n_fail;
+static uint64_t rng_state;
+
+static double urand(void) {
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return ((rng_state >> 11) + 0.5) / 9007199254740992.0;
+}
+static double nrand(void) { return sqrt(-2 * log(urand())) * cos(6.283185307179586 * urand()); }
+static double sigm(double x) { return 1 / (1 + exp(-x)); }
+
+static double *dalloc(size_t n) {
+    double *p = calloc(n ? n : 1, sizeof(double));
+    if (!p) {
+        fprintf(stderr, "out of host memory\n");
+        exit(1);
+    }
+    return p;
+}
+
+/* bf16 rounding of host values (nearest even), as the upload does. */
+static double bf16_round(double x) {
+    float f = (float)x;
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    u &= 0xffff0000u;
+    memcpy(&f, &u, 4);
+    return f;
+}
+static void round_act(gf_backend *be, double *x, size_t n) {
+    if (be_act(be) == GF_BF16)
+        for (size_t i = 0; i < n; i++) x[i] = bf16_round(x[i]);
+}
+
+/* ||got - ref|| / scale (scale <= 0: ||ref||). */
+static void check_scaled(const char *what, const double *got, const double *ref, size_t n, double scale, double tol);
+static void check(const char *what, const double *got, const double *ref, size_t n, double tol) {
+    check_scaled(what, got, ref, n, 0, tol);
+}
+static void check_scaled(const char *what, const double *got, const double *ref, size_t n, double scale, double tol) {
+    double num = 0, den = 0, maxd = 0;
+    int bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(got[i])) bad++;
+        double d = got[i] - ref[i];
+        num += d * d;
+        den += ref[i] * ref[i];
+        if (fabs(d) > maxd) maxd = fabs(d);
+    }
+    if (scale > 0) den = scale * scale;
+    double rel = den > 0 ? sqrt(num / den) : sqrt(num);
+    bool ok = !bad && isfinite(rel) && rel <= tol;
+    printf("%-4s  %-52s rel %.2e  max|d| %.2e  tol %.0e%s\n", ok ? "PASS" : "FAIL", what, rel, maxd, tol,
+           bad ? "  (non-finite values: unwritten or NaN)" : "");
+    ok ? n_pass++ : n_fail++;
+}
+
+static void expect(bool ok, const char *what) {
+    printf("%-4s  %s\n", ok ? "PASS" : "FAIL", what);
+    ok ? n_pass++ : n_fail++;
+}
+
+static void fatal(const char *what) {
+    printf("FATAL %s: %s\n", what, gf_last_error());
+    exit(1);
+}
+
+/* Host doubles -> float32 -> the buffer's type (the backend rounds to bf16 to
+ * nearest even, as bf16_round does). x NULL: NaN (an output the op must write). */
+static void put(gf_backend *be, gf_buf b, const double *x, size_t n) {
+    float *f = malloc((n ? n : 1) * sizeof *f);
+    if (!f) fatal("host memory");
+    for (size_t i = 0; i < n; i++) f[i] = x ? (float)x[i] : NAN;
+    if (be_upload(be, b, f, GF_F32, n) < 0) fatal("upload");
+    free(f);
+}
+/* Device buffer from host doubles. */
+static gf_buf dev(gf_backend *be, const double *x, size_t n, gf_dtype t) {
+    gf_buf b;
+    if (be_alloc(be, &b, n ? n : 1, t) < 0) fatal("allocation");
+    put(be, b, x, n);
+    return b;
+}
+static void get(gf_backend *be, double *dst, gf_buf b, size_t n) {
+    float *f = malloc((n ? n : 1) * sizeof *f);
+    if (!f) fatal("host memory");
+    if (be_download(be, f, GF_F32, b, n) < 0) fatal("download");
+    for (size_t i = 0; i < n; i++) dst[i] = f[i];
+    free(f);
+}
+static bool synced(gf_backend *be, const char *what) {
+    if (be_sync(be) == 0) return true;
+    printf("FAIL  %s: %s\n", what, gf_last_error());
+    n_fail++;
+    return false;
+}
+
+/* Core inputs as the layer makes them: q, k = l2norm(silu(x)), v = silu(x),
+ * g = -exp(A_log) softplus(.) in about [-3, -1e-3], beta = sigmoid(.). */
+typedef struct {
+    int B, T, H, dk, dv;
+    double *q, *k, *v, *g, *beta;
+} core_in;
+
+static void core_in_make(core_in *c, gf_backend *be, int B, int T, int H, int dk, int dv) {
+    size_t nt = (size_t)B * T * H;
+    c->B = B, c->T = T, c->H = H, c->dk = dk, c->dv = dv;
+    c->q = dalloc(nt * dk), c->k = dalloc(nt * dk), c->v = dalloc(nt * dv);
+    c->g = dalloc(nt), c->beta = dalloc(nt);
+    for (size_t r = 0; r < nt; r++) {
+        for (int w = 0; w < 2; w++) {
+            double *x = (w ? c->k : c->q) + r * dk, ss = 0;
+            for (int j = 0; j < dk; j++) {
+                double a = nrand();
+                x[j] = a * sigm(a);
+                ss += x[j] * x[j];
+            }
+            for (int j = 0; j < dk; j++) x[j] /= sqrt(ss + 1e-6);
+        }
+        for (int j = 0; j < dv; j++) {
+            double a = nrand();
+            c->v[r * dv + j] = a * sigm(a);
+        }
+        c->g[r] = -exp(nrand() * 0.5 - 1.0) * log1p(exp(nrand()));
+        c->beta[r] = sigm(nrand());
+    }
+    round_act(be, c->q, nt * dk);
+    round_act(be, c->k, nt * dk);
+    round_act(be, c->v, nt * dv);
+}
+
+static void core_in_free(core_in *c) {
+    free(c->q), free(c->k), free(c->v), free(c->g), free(c->beta);
+}
+
+static double tol_of(gf_backend *be) { return be_act(be) == GF_BF16 ? 3e-2 : 1e-4; }
+static double tol_layer(gf_backend *be) { return be_act(be) == GF_BF16 ? 5e-2 : 1e-4; }
+
+/* Forward (with checkpoints) and backward of the core against the f64 CPU core;
+ * rec: the shape asks for the token-by-token form (same result, its checkpoints too). */
+static void core_case(gf_backend *be, int B, int T, int H, int dk, int dv, int C, bool rec) {
+    core_in in;
+    core_in_make(&in, be, B, T, H, dk, dv);
+    size_t nt = (size_t)B * T * H, nq = nt * dk, nv = nt * dv;
+    int NC = (T + C - 1) / C;
+    size_t nck = (size_t)B * H * NC * dv * dk;
+    double scale = 1 / sqrt((double)dk);
+    gdn_core_shape cs = {B, T, H, dk, dv, C, scale, GDN_FORM_CHUNKED};
+    double *o_ref = dalloc(nv), *ck_ref = dalloc(nck), *d_o = dalloc(nv);
+    for (size_t i = 0; i < nv; i++) d_o[i] = nrand();
+    round_act(be, d_o, nv);
+    gdn_core_forward_f64(&cs, in.q, in.k, in.v, in.g, in.beta, o_ref, ck_ref);
+    double *dq_r = dalloc(nq), *dk_r = dalloc(nq), *dv_r = dalloc(nv), *dg_r = dalloc(nt), *db_r = dalloc(nt);
+    gdn_core_backward_f64(&cs, in.q, in.k, in.v, in.g, in.beta, ck_ref, d_o, dq_r, dk_r, dv_r, dg_r, db_r);
+
+    gf_dtype A = be_act(be);
+    gf_buf q = dev(be, in.q, nq, A), k = dev(be, in.k, nq, A), v = dev(be, in.v, nv, A);
+    gf_buf g = dev(be, in.g, nt, GF_F32), beta = dev(be, in.beta, nt, GF_F32), dO = dev(be, d_o, nv, A);
+    gf_buf o = dev(be, NULL, nv, A), ck = dev(be, NULL, nck, GF_F32);
+    gf_buf dq = dev(be, NULL, nq, A), dk_ = dev(be, NULL, nq, A), dv_ = dev(be, NULL, nv, A);
+    gf_buf dg = dev(be, NULL, nt, GF_F32), db = dev(be, NULL, nt, GF_F32);
+    gf_gdn_shape s = {B, T, H, dk, dv, C, (float)scale, rec};
+    char name[128];
+    double tol = tol_of(be);
+    be_gdn_core(be, o, ck, gf_none(), q, k, v, g, beta, &s);
+    snprintf(name, sizeof name, "core fwd B%d T%d H%d dk%d dv%d C%d%s", B, T, H, dk, dv, C, rec ? " recurrent" : "");
+    if (synced(be, name)) {
+        double *got = dalloc(nck > nv ? (nck > nq ? nck : nq) : (nv > nq ? nv : nq));
+        get(be, got, o, nv);
+        check(name, got, o_ref, nv, tol);
+        get(be, got, ck, nck);
+        snprintf(name, sizeof name, "  checkpoints");
+        check(name, got, ck_ref, nck, tol);
+        be_gdn_core_backward(be, dq, dk_, dv_, dg, db, dO, q, k, v, g, beta, ck, &s);
+        snprintf(name, sizeof name, "core bwd B%d T%d H%d dk%d dv%d C%d", B, T, H, dk, dv, C);
+        if (synced(be, name)) {
+            const char *nm[] = {"  dq", "  dk", "  dv", "  dg", "  dbeta"};
+            gf_buf bufs[] = {dq, dk_, dv_, dg, db};
+            const double *refs[] = {dq_r, dk_r, dv_r, dg_r, db_r};
+            size_t ns[] = {nq, nq, nv, nt, nt};
+            for (int i = 0; i < 5; i++) {
+                get(be, got, bufs[i], ns[i]);
+                check(nm[i], got, refs[i], ns[i], tol);
+            }
+        }
+        free(got);
+    }
+    gf_buf all[] = {q, k, v, g, beta, dO, o, ck, dq, dk_, dv_, dg, db};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) be_free(be, &all[i]);
+    free(o_ref), free(ck_ref), free(d_o), free(dq_r), free(dk_r), free(dv_r), free(dg_r), free(db_r);
+    core_in_free(&in);
+}
+
+/* Tokens [t0, t0 + n) of each sequence of a token-major [B, T, H, d] array. */
+static double *slice(const double *x, int B, int T, int t0, int n, size_t row) {
+    double *out = dalloc((size_t)B * n * row);
+    for (int b = 0; b < B; b++)
+        memcpy(out + (size_t)b * n * row, x + ((size_t)b * T + t0) * row, (size_t)n * row * sizeof(double));
+    return out;
+}
+
+/* Carried state: a random initial state, prefill of T1 tokens, then `steps` calls
+ * of one token each == one f64 pass over T1 + steps from the same state. */
+static void state_case(gf_backend *be, int B, int T1, int steps, int H, int d, int C) {
+    int T = T1 + steps;
+    core_in in;
+    core_in_make(&in, be, B, T, H, d, d);
+    size_t nt = (size_t)B * T * H, nv = nt * d, ns = (size_t)B * H * d * d;
+    double scale = 1 / sqrt((double)d);
+    double *S0 = dalloc(ns), *S_ref = dalloc(ns), *o_ref = dalloc(nv), *o_got = dalloc(nv), *S_got = dalloc(ns);
+    for (size_t i = 0; i < ns; i++) S_ref[i] = S0[i] = 0.3 * nrand();
+    gdn_core_shape cs = {B, T, H, d, d, C, scale, GDN_FORM_RECURRENT};
+    gdn_core_forward_state_f64(&cs, in.q, in.k, in.v, in.g, in.beta, o_ref, NULL, S_ref);
+    gf_buf st = dev(be, S0, ns, GF_F32);
+    char name[128];
+    bool ok = true;
+    for (int t0 = 0; t0 < T && ok;) {
+        int n = t0 == 0 ? T1 : 1;
+        size_t hq = (size_t)H * d;
+        double *pq = slice(in.q, B, T, t0, n, hq), *pk = slice(in.k, B, T, t0, n, hq), *pv = slice(in.v, B, T, t0, n, hq);
+        double *pg = slice(in.g, B, T, t0, n, H), *pb = slice(in.beta, B, T, t0, n, H);
+        size_t m = (size_t)B * n * hq, mh = (size_t)B * n * H;
+        gf_dtype A = be_act(be);
+        gf_buf q = dev(be, pq, m, A), k = dev(be, pk, m, A), v = dev(be, pv, m, A);
+        gf_buf g = dev(be, pg, mh, GF_F32), beta = dev(be, pb, mh, GF_F32), o = dev(be, NULL, m, A);
+        gf_gdn_shape s = {B, n, H, d, d, C, (float)scale, false};
+        be_gdn_core(be, o, gf_none(), st, q, k, v, g, beta, &s);
+        snprintf(name, sizeof name, "state piece t0 %d n %d", t0, n);
+        ok = synced(be, name);
+        if (ok) {
+            double *po = dalloc(m);
+            get(be, po, o, m);
+            for (int b = 0; b < B; b++)
+                memcpy(o_got + ((size_t)b * T + t0) * hq, po + (size_t)b * n * hq, (size_t)n * hq * sizeof(double));
+            free(po);
+        }
+        gf_buf all[] = {q, k, v, g, beta, o};
+        for (int i = 0; i < 6; i++) be_free(be, &all[i]);
+        free(pq), free(pk), free(pv), free(pg), free(pb);
+        t0 += n;
+    }
+    if (ok) {
+        snprintf(name, sizeof name, "state: prefill %d + %d decode steps, outputs (B%d d%d)", T1, steps, B, d);
+        check(name, o_got, o_ref, nv, tol_of(be));
+        get(be, S_got, st, ns);
+        check("  final state", S_got, S_ref, ns, tol_of(be));
+    }
+    be_free(be, &st);
+    free(S0), free(S_ref), free(o_ref), free(o_got), free(S_got);
+    core_in_free(&in);
+}
+
+/* y[M, N] = x[M, K] W[N, K]^T (host, double). */
+static void mm_t(double *y, const double *x, const double *W, int M, int N, int K) {
+    for (int m = 0; m < M; m++)
+        for (int n = 0; n < N; n++) {
+            double s = 0;
+            for (int k = 0; k < K; k++) s += x[(size_t)m * K + k] * W[(size_t)n * K + k];
+            y[(size_t)m * N + n] = s;
+        }
+}
+/* y[M, N] = x[M, K] W[K, N]. */
+static void mm(double *y, const double *x, const double *W, int M, int N, int K) {
+    for (int m = 0; m < M; m++)
+        for (int n = 0; n < N; n++) {
+            double s = 0;
+            for (int k = 0; k < K; k++) s += x[(size_t)m * K + k] * W[(size_t)k * N + n];
+            y[(size_t)m * N + n] = s;
+        }
+}
+
+/* The layer: projections on the host (double), prep -> core -> gated norm on the
+ * device, against gdn_forward_f64 / gdn_backward_f64 (y, dx and every parameter
+ * gradient). */
+static void layer_case(gf_backend *be, int B, int T, int D, int H, int d, int C, bool conv, bool bias) {
+    gdn_config c;
+    gdn_config_default(&c, D, H, d);
+    c.chunk = C;
+    c.conv = conv;
+    c.qkv_bias = bias;
+    gdn_params_f64 p, gr;
+    gdn_params_alloc_f64(&p, &c);
+    gdn_params_alloc_f64(&gr, &c);
+    int W = gdn_in_width(&c), Q = gdn_qkv_width(&c), N = B * T, hv = H * d;
+    for (size_t i = 0; i < p.n; i++) p.block[i] = nrand() / sqrt((double)D);
+    for (int h = 0; h < H; h++) {
+        p.a_log[h] = log(1 + 15 * urand());
+        double dt = exp(log(1e-3) + urand() * (log(0.1) - log(1e-3)));
+        p.dt_bias[h] = dt + log(-expm1(-dt));
+    }
+    for (int j = 0; j < d; j++) p.w_norm[j] = 1 + 0.1 * nrand();
+    if (conv)
+        for (int i = 0; i < Q * GDN_CONV_K; i++) p.conv_q[i] = 0.5 * nrand();
+    round_act(be, p.block, p.n);
+    double *x = dalloc((size_t)N * D), *y = dalloc((size_t)N * D), *dy = dalloc((size_t)N * D), *dx = dalloc((size_t)N * D);
+    for (size_t i = 0; i < (size_t)N * D; i++) x[i] = nrand(), dy[i] = nrand();
+    round_act(be, x, (size_t)N * D);
+    gdn_cache_f64 ca;
+    gdn_cache_alloc_f64(&ca, &c, B, T);
+    gdn_forward_f64(&c, &p, &ca, x, y);
+    gdn_backward_f64(&c, &p, &ca, x, dy, dx, &gr);
+
+    gf_dtype A = be_act(be);
+    /* proj = x W_in^T without the bias: prep adds bqkv to its q|k|v columns in place */
+    double *proj = dalloc((size_t)N * W);
+    mm_t(proj, x, p.wq, N, W, D);
+    round_act(be, proj, (size_t)N * W);
+    gf_buf bproj = dev(be, proj, (size_t)N * W, A);
+    gf_buf bqkv = bias ? dev(be, p.bq, Q, A) : gf_none();
+    gf_buf convw = conv ? dev(be, p.conv_q, (size_t)Q * GDN_CONV_K, A) : gf_none();
+    gf_buf alog = dev(be, p.a_log, H, A), dtb = dev(be, p.dt_bias, H, A), wn = dev(be, p.w_norm, d, A);
+    gf_buf pre = dev(be, NULL, (size_t)N * Q, A), q = dev(be, NULL, (size_t)N * H * d, A);
+    gf_buf k = dev(be, NULL, (size_t)N * H * d, A), v = dev(be, NULL, (size_t)N * hv, A);
+    gf_buf g = dev(be, NULL, N * H, GF_F32), beta = dev(be, NULL, N * H, GF_F32);
+    int NC = (T + C - 1) / C;
+    gf_buf o = dev(be, NULL, (size_t)N * hv, A), ck = dev(be, NULL, (size_t)B * H * NC * d * d, GF_F32);
+    gf_buf z = dev(be, NULL, (size_t)N * hv, A), rstd = dev(be, NULL, N * H, GF_F32);
+    gf_gdn_dims dims = {B, T, D, H, d, d, conv, (float)c.norm_eps};
+    gf_gdn_shape s = {B, T, H, d, d, C, (float)gdn_query_scale(&c), false};
+    char name[160];
+    snprintf(name, sizeof name, "layer fwd B%d T%d D%d H%d d%d C%d%s%s", B, T, D, H, d, C, conv ? " conv" : "",
+             bias ? " bias" : "");
+    be_gdn_prep(be, pre, q, k, v, g, beta, gf_none(), bproj, bqkv, convw, alog, dtb, &dims);
+    be_gdn_core(be, o, ck, gf_none(), q, k, v, g, beta, &s);
+    be_gdn_gated_norm(be, z, rstd, o, bproj, wn, &dims);
+    double tol = tol_layer(be);
+    double *buf = dalloc((size_t)N * W), *buf2 = dalloc((size_t)N * (W > D ? W : D));
+    if (synced(be, name)) {
+        get(be, buf, z, (size_t)N * hv);
+        mm_t(buf2, buf, p.wo, N, D, hv);
+        check(name, buf2, y, (size_t)N * D, tol);
+        get(be, buf, bproj, (size_t)N * W);
+        check("  proj (q|k|v bias added in place)", buf, ca.proj, (size_t)N * W, tol);
+        get(be, buf, q, (size_t)N * H * d);
+        check("  q (after silu, l2 norm)", buf, ca.q, (size_t)N * H * d, tol);
+        get(be, buf, g, N * H);
+        check("  g", buf, ca.g, N * H, tol);
+        get(be, buf, beta, N * H);
+        check("  beta", buf, ca.beta, N * H, tol);
+        get(be, buf, o, (size_t)N * hv);
+        check("  o (core)", buf, ca.o, (size_t)N * hv, tol);
+        get(be, buf, rstd, N * H);
+        check("  rstd", buf, ca.rstd, N * H, tol);
+
+        /* backward: dz = dy Wo on the host */
+        double *dz = dalloc((size_t)N * hv);
+        mm(dz, dy, p.wo, N, hv, D);
+        round_act(be, dz, (size_t)N * hv);
+        gf_buf bdz = dev(be, dz, (size_t)N * hv, A), d_o = dev(be, NULL, (size_t)N * hv, A);
+        gf_buf dproj = dev(be, NULL, (size_t)N * W, A);
+        double *zeros = dalloc((size_t)Q * GDN_CONV_K + 2 * H + d);
+        gf_buf dwn = dev(be, zeros, d, GF_F32), dal = dev(be, zeros, H, GF_F32), ddt = dev(be, zeros, H, GF_F32);
+        gf_buf dconv = conv ? dev(be, zeros, (size_t)Q * GDN_CONV_K, GF_F32) : gf_none();
+        gf_buf dbqkv = bias ? dev(be, zeros, Q, GF_F32) : gf_none();
+        gf_buf dq = dev(be, NULL, (size_t)N * H * d, A), dk = dev(be, NULL, (size_t)N * H * d, A);
+        gf_buf dv = dev(be, NULL, (size_t)N * hv, A), dg = dev(be, NULL, N * H, GF_F32), db = dev(be, NULL, N * H, GF_F32);
+        be_gdn_gated_norm_backward(be, d_o, dproj, dwn, bdz, o, rstd, bproj, wn, &dims);
+        be_gdn_core_backward(be, dq, dk, dv, dg, db, d_o, q, k, v, g, beta, ck, &s);
+        be_gdn_prep_backward(be, dproj, dbqkv, dconv, dal, ddt, dq, dk, dv, dg, db, bproj, pre, q, k, g, beta, convw,
+                             alog, dtb, &dims);
+        snprintf(name, sizeof name, "layer bwd B%d T%d D%d H%d d%d C%d%s%s", B, T, D, H, d, C, conv ? " conv" : "",
+                 bias ? " bias" : "");
+        if (synced(be, name)) {
+            get(be, buf, dproj, (size_t)N * W);
+            /* dx = dproj W_in; dW_in = dproj^T x; db_qkv = column sums */
+            mm(buf2, buf, p.wq, N, D, W);
+            check(name, buf2, dx, (size_t)N * D, tol);
+            double *dwin = dalloc((size_t)W * D);
+            for (int r = 0; r < W; r++)
+                for (int cc = 0; cc < D; cc++) {
+                    double t = 0;
+                    for (int n = 0; n < N; n++) t += buf[(size_t)n * W + r] * x[(size_t)n * D + cc];
+                    dwin[(size_t)r * D + cc] = t;
+                }
+            check("  dW_in (from dproj)", dwin, gr.wq, (size_t)W * D, tol);
+            if (bias) {
+                get(be, dwin, dbqkv, Q);
+                check("  dbqkv (prep_backward, +=)", dwin, gr.bq, Q, tol);
+            }
+            free(dwin);
+            get(be, buf2, dwn, d);
+            check("  dw_norm", buf2, gr.w_norm, d, tol);
+            /* A_log and dt_bias gradients are sums over tokens whose terms cancel:
+             * measured against the size of the terms, sqrt(sum_h (sum_n |term|)^2),
+             * from the device's own dg, g and du (the a columns of dproj). */
+            double *hg = dalloc(N * H), *hdg = dalloc(N * H), sa = 0, sd = 0;
+            get(be, hg, g, N * H);
+            get(be, hdg, dg, N * H);
+            for (int h = 0; h < H; h++) {
+                double ta = 0, td = 0;
+                for (int n = 0; n < N; n++) {
+                    ta += fabs(hdg[(size_t)n * H + h] * hg[(size_t)n * H + h]);
+                    td += fabs(buf[(size_t)n * W + 2 * H * d + 2 * hv + h]);
+                }
+                sa += ta * ta;
+                sd += td * td;
+            }
+            free(hg), free(hdg);
+            get(be, buf2, dal, H);
+            check_scaled("  dA_log (vs sum |dg g|)", buf2, gr.a_log, H, sqrt(sa), tol);
+            get(be, buf2, ddt, H);
+            check_scaled("  ddt_bias (vs sum |du|)", buf2, gr.dt_bias, H, sqrt(sd), tol);
+            if (conv) {
+                get(be, buf2, dconv, (size_t)Q * GDN_CONV_K);
+                check("  dconv", buf2, gr.conv_q, (size_t)Q * GDN_CONV_K, tol);
+            }
+        }
+        gf_buf all[] = {bdz, d_o, dproj, dwn, dal, ddt, dconv, dbqkv, dq, dk, dv, dg, db};
+        for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+            if (!gf_is_none(all[i])) be_free(be, &all[i]);
+        free(dz), free(zeros);
+    }
+    gf_buf all[] = {bproj, bqkv, convw, alog, dtb, wn, pre, q, k, v, g, beta, o, ck, z, rstd};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        if (!gf_is_none(all[i])) be_free(be, &all[i]);
+    free(x), free(y), free(dy), free(dx), free(proj), free(buf), free(buf2);
+    gdn_cache_free_f64(&ca);
+    gdn_params_free_f64(&p);
+    gdn_params_free_f64(&gr);
+}
+
+/* The conv tail: prep over T tokens == prep over T1 then the rest with the tail. */
+static void tail_case(gf_backend *be, int B, int T1, int T2, int H, int d) {
+    int T = T1 + T2, Q = 3 * H * d, W = 4 * H * d + 2 * H, N = B * T;
+    double *proj = dalloc((size_t)N * W), *cw = dalloc((size_t)Q * GDN_CONV_K), *par = dalloc(2 * H);
+    for (size_t i = 0; i < (size_t)N * W; i++) proj[i] = nrand();
+    for (int i = 0; i < Q * GDN_CONV_K; i++) cw[i] = 0.5 * nrand();
+    for (int i = 0; i < 2 * H; i++) par[i] = 0.3 * nrand();
+    gf_dtype A = be_act(be);
+    gf_buf convw = dev(be, cw, (size_t)Q * GDN_CONV_K, A), alog = dev(be, par, H, A), dtb = dev(be, par + H, H, A);
+    double *full = dalloc((size_t)N * Q), *parts = dalloc((size_t)N * Q);
+    double *zeros = dalloc((size_t)B * (GDN_CONV_K - 1) * Q);
+    gf_buf tail = dev(be, zeros, (size_t)B * (GDN_CONV_K - 1) * Q, A);
+    bool ok = true;
+    for (int pass = 0; pass < 3 && ok; pass++) {
+        /* pass 0: all T at once (no tail); 1, 2: the first T1, then T2, with the tail */
+        int t0 = pass == 2 ? T1 : 0, n = pass == 0 ? T : pass == 1 ? T1 : T2;
+        double *pp = slice(proj, B, T, t0, n, W);
+        gf_buf bp = dev(be, pp, (size_t)B * n * W, A), pre = dev(be, NULL, (size_t)B * n * Q, A);
+        gf_buf q = dev(be, NULL, (size_t)B * n * H * d, A), k = dev(be, NULL, (size_t)B * n * H * d, A);
+        gf_buf v = dev(be, NULL, (size_t)B * n * H * d, A), g = dev(be, NULL, B * n * H, GF_F32);
+        gf_buf beta = dev(be, NULL, B * n * H, GF_F32);
+        gf_gdn_dims dims = {B, n, H * d, H, d, d, true, 1e-5f};
+        be_gdn_prep(be, pre, q, k, v, g, beta, pass ? tail : gf_none(), bp, gf_none(), convw, alog, dtb, &dims);
+        ok = synced(be, "prep with conv tail");
+        if (ok) {
+            double *got = dalloc((size_t)B * n * Q);
+            get(be, got, pre, (size_t)B * n * Q);
+            double *dst = pass ? parts : full;
+            for (int b = 0; b < B; b++)
+                memcpy(dst + ((size_t)b * T + t0) * Q, got + (size_t)b * n * Q, (size_t)n * Q * sizeof(double));
+            free(got);
+        }
+        gf_buf all[] = {bp, pre, q, k, v, g, beta};
+        for (int i = 0; i < 7; i++) be_free(be, &all[i]);
+        free(pp);
+    }
+    if (ok) {
+        char name[128];
+        snprintf(name, sizeof name, "conv tail: %d + %d tokens == %d at once (qkv_pre)", T1, T2, T);
+        check(name, parts, full, (size_t)N * Q, be_act(be) == GF_BF16 ? 1e-2 : 1e-6);
+    }
+    be_free(be, &convw), be_free(be, &alog), be_free(be, &dtb), be_free(be, &tail);
+    free(proj), free(cw), free(par), free(full), free(parts), free(zeros);
+}
+
+/* Bad arguments become the backend's error, reported by the next be_sync. */
+static bool refused(gf_backend *be, const char *needle) {
+    return be_sync(be) == -1 && strstr(gf_last_error(), needle) != NULL;
+}
+static void error_cases(gf_backend *be) {
+    gf_buf q, g;
+    if (be_alloc(be, &q, 64 * 144, be_act(be)) < 0 || be_alloc(be, &g, 64, GF_F32) < 0) fatal("allocation");
+    gf_gdn_shape s = {1, 4, 1, 144, 16, 64, 1.f, false};
+    be_gdn_core(be, q, gf_none(), gf_none(), q, q, q, g, g, &s);
+    expect(refused(be, "1 to 128"), "error: head dim 144 is refused");
+    gf_gdn_shape s2 = {1, 4, 1, 16, 16, 48, 1.f, false};
+    be_gdn_core(be, q, gf_none(), gf_none(), q, q, q, g, g, &s2);
+    expect(refused(be, "chunk"), "error: chunk 48 is refused");
+    gf_gdn_shape s3 = {1, 4, 1, 16, 16, 64, 1.f, false};
+    be_gdn_core(be, q, gf_none(), gf_none(), q, q, q, q, g, &s3);
+    expect(refused(be, "g is"), "error: g in ACT (bf16) is refused");
+    expect(be_sync(be) == 0, "the backend works after refused calls");
+    be_free(be, &q);
+    be_free(be, &g);
+}
+
+/* 0, 77 (no CUDA backend here) or 1. */
+static int run_mode(bool fp32, bool *quick) {
+    gf_backend_opts o = {"cuda", 0, fp32};
+    gf_backend *be = NULL;
+    if (be_open(&be, &o) < 0) {
+        printf("SKIP: no CUDA backend here: %s\n", gf_last_error());
+        return 77;
+    }
+    printf("== %s\n", be_name(be));
+    if (strstr(be_name(be), "CPU emulation")) *quick = true;
+    if (!fp32) error_cases(be);
+    if (*quick) {
+        core_case(be, 1, 1, 2, 16, 16, 64, false);
+        core_case(be, 2, 5, 1, 16, 16, 16, false);
+        core_case(be, 1, 37, 2, 32, 16, 16, false);
+        core_case(be, 1, 37, 1, 16, 16, 16, true);
+        core_case(be, 2, 37, 2, 8, 8, 16, false);   /* head dims padded to 16 */
+        core_case(be, 1, 20, 1, 24, 8, 16, false);
+        state_case(be, 1, 17, 2, 1, 8, 16);
+        layer_case(be, 2, 19, 16, 2, 8, 16, true, true);
+        core_case(be, 1, 65, 1, 16, 32, 64, false);
+        core_case(be, 2, 70, 1, 16, 16, 32, false);
+        state_case(be, 1, 21, 3, 1, 16, 16);
+        layer_case(be, 1, 20, 24, 2, 16, 16, false, false);
+        layer_case(be, 2, 18, 16, 1, 16, 16, true, true);
+        tail_case(be, 2, 2, 5, 1, 16);
+        /* the real head dim: the padded shared tiles at their largest (the emulation
+         * refuses more shared memory than an H200 block has), 4 state slabs */
+        core_case(be, 1, 70, 1, 128, 128, 64, false);
+        core_case(be, 1, 40, 1, 64, 128, 32, false);
+    } else {
+        int Ts[] = {1, 5, 63, 64, 65, 200, 2048};
+        int ds[] = {16, 64, 128};
+        for (int ti = 0; ti < 7; ti++)
+            for (int di = 0; di < 3; di++)
+                for (int B = 1; B <= 3; B += 2) {
+                    if (Ts[ti] == 2048 && B == 3 && ds[di] != 128) continue;
+                    core_case(be, B, Ts[ti], 2, ds[di], ds[di], 64, false);
+                }
+        core_case(be, 2, 200, 3, 64, 64, 16, false);
+        core_case(be, 2, 200, 3, 64, 64, 32, false);
+        core_case(be, 1, 130, 2, 64, 128, 64, false);
+        core_case(be, 1, 130, 2, 128, 64, 32, false);
+        core_case(be, 2, 200, 2, 64, 64, 64, true);
+        core_case(be, 2, 200, 8, 8, 8, 64, false);  /* stories260K's head dim, padded to 16 */
+        core_case(be, 1, 130, 2, 24, 40, 32, false);
+        core_case(be, 1, 70, 8, 8, 8, 64, true);
+        state_case(be, 2, 100, 4, 8, 8, 64);
+        layer_case(be, 2, 130, 64, 8, 8, 64, true, true);
+        core_case(be, 1, 1000, 2, 128, 128, 64, true);
+        state_case(be, 3, 200, 5, 2, 64, 64);
+        state_case(be, 1, 1000, 4, 4, 128, 64);
+        layer_case(be, 2, 70, 64, 2, 32, 64, false, false);
+        layer_case(be, 2, 130, 96, 3, 32, 32, true, true);
+        layer_case(be, 1, 200, 128, 2, 64, 64, true, false);
+        layer_case(be, 1, 65, 256, 2, 128, 64, false, true);
+        tail_case(be, 3, 2, 9, 2, 64);
+        tail_case(be, 2, 40, 1, 3, 32);
+    }
+    be_close(be);
+    return 0;
+}
+
+int main(void) {
+    const char *seed = getenv("GRAFT_SEED");
+    rng_state = seed ? strtoull(seed, NULL, 10) : (uint64_t)time(NULL) * 2654435761u;
+    if (!rng_state) rng_state = 88172645463325252ull;
+    printf("seed %llu (GRAFT_SEED reproduces it)\n", (unsigned long long)rng_state);
+    const char *qk = getenv("GDN_TEST_QUICK");
+    bool quick = qk && *qk == '1';
+    for (int m = 0; m < 2; m++)
+        if (run_mode(m == 0, &quick) == 77) return 77;
+    printf("%d passed, %d failed\n", n_pass, n_fail);
+    return n_fail ? 1 : 0;
+}
