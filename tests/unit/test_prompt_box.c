@@ -99,12 +99,12 @@ static void quoting_and_command(void **state) {
     assert_int_equal(g.req.seed, 1);
     assert_false(g.req.sampled);
     snprintf(g.req.prompt, sizeof g.req.prompt, "It's");
-    gen_command(&g.req, "/m/stories260K.bin", cmd, sizeof cmd);
+    gen_command(&g.req, "/m/stories260K.bin", "cpu", cmd, sizeof cmd);
     assert_string_equal(cmd, "graft generate '/m/stories260K.bin' --prompt 'It'\\''s' -n 64 --temp 0 --seed 1");
     snprintf(g.req.student, sizeof g.req.student, "/s/stu dent");
     g.req.sampled = true, g.req.temp_tenths = 8, g.req.seed = 3, g.req.max_new = 16;
-    gen_command(&g.req, "/m/stories260K.bin", cmd, sizeof cmd);
-    assert_string_equal(cmd, "graft generate '/s/stu dent' --prompt 'It'\\''s' -n 16 --temp 0.8 --seed 3");
+    gen_command(&g.req, "/m/stories260K.bin", "cuda:1", cmd, sizeof cmd); /* another device than the default: said */
+    assert_string_equal(cmd, "graft generate '/s/stu dent' --prompt 'It'\\''s' -n 16 --temp 0.8 --seed 3 --device cuda:1");
     gen_settings_line(&g.req, "\xc2\xb7", cmd, sizeof cmd);
     assert_string_equal(cmd, "sampled at temperature 0.8 \xc2\xb7 16 tokens \xc2\xb7 seed 3");
     g.req.sampled = false;
@@ -118,7 +118,8 @@ static void lines_under_the_text(void **state) {
     gen_state g;
     gen_state_init(&g);
     char b[256];
-    gen_begin(&g, 7, "/m/t.bin");
+    gen_begin(&g, 7, "/m/t.bin", "");
+    assert_string_equal(g.device, "cpu");
     gen_rate_line(&g, 200, b, sizeof b);
     assert_string_equal(b, ""); /* nothing yet */
     gen_kv_line(&g, 200, b, sizeof b);
@@ -154,7 +155,7 @@ static void lines_under_the_text(void **state) {
     gen_append(&g, " upon", 5, false);
     assert_string_equal(g.text, "Once upon");
     assert_int_equal(g.prompt_len, 4);
-    gen_begin(&g, 8, "/m/t.bin");
+    gen_begin(&g, 8, "/m/t.bin", "cpu");
     assert_int_equal(g.len, 0);
     assert_false(g.have_memory);
     assert_false(g.finished);
@@ -184,7 +185,7 @@ static void events_go_to_their_generation(void **state) {
     app_switch(&st, b);
     int id = wbt_start(&st, &jr, "generate", a);
     assert_true(id > 0);
-    gen_begin(&a->gen, id, "/m/a");
+    gen_begin(&a->gen, id, "/m/a", "cpu");
     wb_event e = text_event("Once upon a time", 0, true);
     assert_true(wbt_apply(&st, id, &e));
     e = text_event(", there", 1, false);
@@ -269,7 +270,7 @@ static int fake_run(app_state *st, job_runner *jr, wb_action a) {
     if (id < 0) return -1;
     runs++;
     asked = t->gen.req;
-    gen_begin(&t->gen, id, t->model_arg);
+    gen_begin(&t->gen, id, t->model_arg, "cpu");
     return 0;
 }
 
@@ -285,7 +286,7 @@ static int failing_run(app_state *st, job_runner *jr, wb_action a) {
     (void)a;
     teacher_state *t = app_cur(st);
     if (app_start_job(st, jr, "generate", failing_job, NULL, t) != 0) return -1;
-    gen_begin(&t->gen, st->job.id, t->model_arg);
+    gen_begin(&t->gen, st->job.id, t->model_arg, "cpu");
     return 0;
 }
 
