@@ -14,6 +14,7 @@
 /* Everything the job needs, copied on the UI thread: it never reads app_state. */
 typedef struct {
     const model *m;          /* the loaded teacher (a teacher request), else NULL */
+    gf_backend *be;          /* the workbench's (the Settings' device); NULL: the default */
     char student[256];       /* the student folder, "" for the teacher */
     char prompt[GEN_PROMPT_MAX];
     int max_new;
@@ -61,7 +62,8 @@ static int generate_job(job_ctx *ctx, void *argp) {
     job_set_phases(ctx, phases, 2);
     if (a->student[0]) {
         job_progress(ctx, 0, 1, "load");
-        if (student_load(&s, a->student, NULL) != 0) goto done;
+        const model_load_opts lo = {.tokenizer_path = NULL, .be = a->be}; /* where the teacher and every job live */
+        if (student_load_with(&s, a->student, &lo, NULL) != 0) goto done;
         m = s.m;
         run = &s.tf;
         if (job_cancelled(ctx)) {
@@ -117,6 +119,7 @@ int results_start_generate(workbench *wb, app_state *st, job_runner *jr) {
     if (r->seed < 1) return gf_fail("the seed must be >= 1");
     gen_arg *a = gf_calloc(1, sizeof *a);
     a->m = r->student[0] ? NULL : wb->m;
+    a->be = wb->be;
     snprintf(a->student, sizeof a->student, "%s", r->student);
     snprintf(a->prompt, sizeof a->prompt, "%s", r->prompt);
     a->max_new = r->max_new;
@@ -131,7 +134,9 @@ int results_start_generate(workbench *wb, app_state *st, job_runner *jr) {
         free(a);
         return -1;
     }
-    gen_begin(&t->gen, st->job.id, t->model_arg[0] ? t->model_arg : t->key);
+    char dev[32];
+    wb_device_of(wb->be, dev, sizeof dev);
+    gen_begin(&t->gen, st->job.id, t->model_arg[0] ? t->model_arg : t->key, dev);
     return 0;
 }
 
@@ -141,7 +146,7 @@ void results_generate_done(app_state *st, teacher_state *owner, const event *ev)
     if (g->job_id != ev->job_id) return;
     g->finished = ev->kind == EV_DONE;
     char cmd[4096], rate[160];
-    gen_command(&g->ran, g->model_arg, cmd, sizeof cmd);
+    gen_command(&g->ran, g->model_arg, g->device, cmd, sizeof cmd);
     gen_rate_line(g, 1000, rate, sizeof rate);
     const char *how = ev->kind == EV_DONE ? "" : ev->kind == EV_CANCELLED ? " (cancelled)" : " (failed)";
     size_t n = strlen(cmd) + strlen(rate) + sizeof g->ran.label + 64;

@@ -20,9 +20,10 @@ void gen_state_free(gen_state *g) {
     memset(g, 0, sizeof *g);
 }
 
-void gen_begin(gen_state *g, int job_id, const char *model_arg) {
+void gen_begin(gen_state *g, int job_id, const char *model_arg, const char *device) {
     g->ran = g->req;
     snprintf(g->model_arg, sizeof g->model_arg, "%s", model_arg ? model_arg : "");
+    snprintf(g->device, sizeof g->device, "%s", device && device[0] ? device : "cpu");
     g->job_id = job_id;
     g->len = g->prompt_len = 0;
     if (g->text) g->text[0] = 0;
@@ -71,12 +72,14 @@ too_long:
     if (n) buf[0] = 0;
 }
 
-void gen_command(const gen_request *r, const char *model_arg, char *buf, size_t n) {
-    char model[1200], prompt[2100], temp[16];
+void gen_command(const gen_request *r, const char *model_arg, const char *device, char *buf, size_t n) {
+    char model[1200], prompt[2100], temp[16], dev[40] = "";
     gen_shell_quote(r->student[0] ? r->student : model_arg, model, sizeof model);
     gen_shell_quote(r->prompt, prompt, sizeof prompt);
     gen_temp_text(r->sampled ? r->temp_tenths : 0, temp, sizeof temp);
-    snprintf(buf, n, "graft generate %s --prompt %s -n %d --temp %s --seed %ld", model, prompt, r->max_new, temp, r->seed);
+    if (device && device[0] && strcmp(device, "cpu")) snprintf(dev, sizeof dev, " --device %s", device);
+    snprintf(buf, n, "graft generate %s --prompt %s -n %d --temp %s --seed %ld%s", model, prompt, r->max_new, temp,
+             r->seed, dev);
 }
 
 void gen_settings_line(const gen_request *r, const char *dot, char *buf, size_t n) {

@@ -31,6 +31,7 @@ typedef struct {
     gen_request req;          /* what Enter runs next (the box edits it) */
     gen_request ran;          /* what the last job ran */
     char model_arg[1024];     /* MODEL of its command when ran.student is "" */
+    char device[16];          /* where it ran: "cpu", "cuda:0" (the workbench's backend) */
     int job_id;               /* the last generate job, 0 none */
     char *text;               /* the decoded prompt, then the continuation (owned; NUL-terminated) */
     size_t len, cap;
@@ -48,8 +49,8 @@ typedef struct {
 
 void gen_state_init(gen_state *g);
 void gen_state_free(gen_state *g);
-/* A job started: ran = req, the output cleared. */
-void gen_begin(gen_state *g, int job_id, const char *model_arg);
+/* A job started on device ("" : cpu): ran = req, the output cleared. */
+void gen_begin(gen_state *g, int job_id, const char *model_arg, const char *device);
 /* Appends n bytes of text (prompt when the continuation is still empty). */
 void gen_append(gen_state *g, const char *text, size_t n, bool is_prompt);
 
@@ -58,8 +59,8 @@ void gen_temp_text(int tenths, char *buf, size_t n);
 /* s in single quotes for a POSIX shell ('it'\''s'); "" when it does not fit n. */
 void gen_shell_quote(const char *s, char *buf, size_t n);
 /* The command that repeats r: graft generate 'DIR' --prompt 'P' -n N --temp T --seed S
- * (model_arg for a teacher request). */
-void gen_command(const gen_request *r, const char *model_arg, char *buf, size_t n);
+ * (model_arg for a teacher request), and --device D unless device is "" or cpu. */
+void gen_command(const gen_request *r, const char *model_arg, const char *device, char *buf, size_t n);
 /* "greedy · 64 tokens · seed 1" / "sampled at temperature 0.8 · 64 tokens · seed 3" (dot: the separator glyph). */
 void gen_settings_line(const gen_request *r, const char *dot, char *buf, size_t n);
 /* "48 of 64 tokens in 0.05 s, 960 tokens/s (prefill included)", and once finished short of

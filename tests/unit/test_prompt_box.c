@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/error.h"
 #include "keys.h"
@@ -98,12 +99,12 @@ static void quoting_and_command(void **state) {
     assert_int_equal(g.req.seed, 1);
     assert_false(g.req.sampled);
     snprintf(g.req.prompt, sizeof g.req.prompt, "It's");
-    gen_command(&g.req, "/m/stories260K.bin", cmd, sizeof cmd);
+    gen_command(&g.req, "/m/stories260K.bin", "cpu", cmd, sizeof cmd);
     assert_string_equal(cmd, "graft generate '/m/stories260K.bin' --prompt 'It'\\''s' -n 64 --temp 0 --seed 1");
     snprintf(g.req.student, sizeof g.req.student, "/s/stu dent");
     g.req.sampled = true, g.req.temp_tenths = 8, g.req.seed = 3, g.req.max_new = 16;
-    gen_command(&g.req, "/m/stories260K.bin", cmd, sizeof cmd);
-    assert_string_equal(cmd, "graft generate '/s/stu dent' --prompt 'It'\\''s' -n 16 --temp 0.8 --seed 3");
+    gen_command(&g.req, "/m/stories260K.bin", "cuda:1", cmd, sizeof cmd); /* another device than the default: said */
+    assert_string_equal(cmd, "graft generate '/s/stu dent' --prompt 'It'\\''s' -n 16 --temp 0.8 --seed 3 --device cuda:1");
     gen_settings_line(&g.req, "\xc2\xb7", cmd, sizeof cmd);
     assert_string_equal(cmd, "sampled at temperature 0.8 \xc2\xb7 16 tokens \xc2\xb7 seed 3");
     g.req.sampled = false;
@@ -117,7 +118,8 @@ static void lines_under_the_text(void **state) {
     gen_state g;
     gen_state_init(&g);
     char b[256];
-    gen_begin(&g, 7, "/m/t.bin");
+    gen_begin(&g, 7, "/m/t.bin", "");
+    assert_string_equal(g.device, "cpu");
     gen_rate_line(&g, 200, b, sizeof b);
     assert_string_equal(b, ""); /* nothing yet */
     gen_kv_line(&g, 200, b, sizeof b);
@@ -153,7 +155,7 @@ static void lines_under_the_text(void **state) {
     gen_append(&g, " upon", 5, false);
     assert_string_equal(g.text, "Once upon");
     assert_int_equal(g.prompt_len, 4);
-    gen_begin(&g, 8, "/m/t.bin");
+    gen_begin(&g, 8, "/m/t.bin", "cpu");
     assert_int_equal(g.len, 0);
     assert_false(g.have_memory);
     assert_false(g.finished);
@@ -183,7 +185,7 @@ static void events_go_to_their_generation(void **state) {
     app_switch(&st, b);
     int id = wbt_start(&st, &jr, "generate", a);
     assert_true(id > 0);
-    gen_begin(&a->gen, id, "/m/a");
+    gen_begin(&a->gen, id, "/m/a", "cpu");
     wb_event e = text_event("Once upon a time", 0, true);
     assert_true(wbt_apply(&st, id, &e));
     e = text_event(", there", 1, false);
@@ -248,12 +250,6 @@ static void rows_say_their_seed(void **state) {
 
 /* ---- the box, headless ---- */
 
-static char *row_of(grid *g, int y) {
-    static char buf[4096];
-    grid_row_text(g, y, buf, sizeof buf);
-    return buf;
-}
-
 static bool shows(ui *u, grid *g, const char *text) {
     ui_render(u, g);
     char *t = grid_to_text(g, NULL);
@@ -274,8 +270,62 @@ static int fake_run(app_state *st, job_runner *jr, wb_action a) {
     if (id < 0) return -1;
     runs++;
     asked = t->gen.req;
-    gen_begin(&t->gen, id, t->model_arg);
+    gen_begin(&t->gen, id, t->model_arg, "cpu");
     return 0;
+}
+
+#define LONG_ERROR "/a/long/path/to/a/student/folder/that/is/long/enough/to/need/more/than/one/line/of/the/box/tokenizer.json: byte-level vocabulary lacks the character for byte 0x04"
+
+static int failing_job(job_ctx *ctx, void *p) {
+    (void)ctx;
+    (void)p;
+    return gf_fail(LONG_ERROR);
+}
+
+static int failing_run(app_state *st, job_runner *jr, wb_action a) {
+    (void)a;
+    teacher_state *t = app_cur(st);
+    if (app_start_job(st, jr, "generate", failing_job, NULL, t) != 0) return -1;
+    gen_begin(&t->gen, st->job.id, t->model_arg, "cpu");
+    return 0;
+}
+
+/* A run that fails before it begins shows its whole error, wrapped, in the box. */
+static void box_shows_a_failure_whole(void **state) {
+    (void)state;
+    app_state st;
+    app_state_init(&st);
+    st.run = failing_run;
+    job_runner jr;
+    assert_int_equal(job_runner_init(&jr), 0);
+    ui_prefs prefs;
+    ui_prefs_default(&prefs);
+    ui u;
+    ui_init(&u, &st, &jr, &prefs, utf8_256);
+    grid g;
+    grid_init(&g, 100, 30);
+    teacher_state *t = app_teacher(&st, "/m/t.bin");
+    snprintf(t->name, sizeof t->name, "t.bin");
+    app_switch(&st, t);
+    ui_key(&u, '7');
+    ui_key(&u, 'g');
+    ui_key(&u, UK_ENTER);
+    event *ev = gf_malloc(sizeof *ev);
+    for (int i = 0; i < 10000 && st.job.active; i++) { /* its end, within 10 s */
+        while (job_pop_event(&jr, ev)) app_apply_event(&st, ev);
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    free(ev);
+    job_wait(&jr);
+    assert_false(st.job.active);
+    assert_true(shows(&u, &g, "│ failed:"));
+    assert_true(shows(&u, &g, "│ /a/long/path/to/a/student"));
+    assert_true(shows(&u, &g, "lacks the character for byte 0x04")); /* its end too, on the next line */
+    assert_true(u.typing);
+    grid_free(&g);
+    job_runner_free(&jr);
+    app_state_free(&st);
 }
 
 static void box_keys_and_job(void **state) {
@@ -396,7 +446,6 @@ static void box_keys_and_job(void **state) {
     ui_render(&u, &g);
     assert_false(u.v.results.box);
     assert_false(u.typing);
-    (void)row_of;
     grid_free(&g);
     job_runner_free(&jr);
     app_state_free(&st);
@@ -411,6 +460,7 @@ int main(void) {
         cmocka_unit_test(events_go_to_their_generation),
         cmocka_unit_test(rows_say_their_seed),
         cmocka_unit_test(box_keys_and_job),
+        cmocka_unit_test(box_shows_a_failure_whole),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

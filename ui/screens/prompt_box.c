@@ -167,6 +167,10 @@ void prompt_box_draw(ui *u, grid *g, rect r) {
     draw_text(u, g, x, w, y + 1, bottom - 4, gs);
     bool bad;
     run_line(u, t, w, line, sizeof line, &bad);
+    if (bad && !gs->have_memory) { /* failed before it began: the whole error, over the lines below too */
+        draw_wrapped(g, x, bottom - 3, w, 3, line, acc);
+        return;
+    }
     grid_text(g, x, bottom - 3, w, line, bad ? acc : dim);
     gen_kv_line(gs, w, line, sizeof line);
     grid_text(g, x, bottom - 2, w, line, STYLE_PLAIN);

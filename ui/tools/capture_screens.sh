@@ -203,13 +203,13 @@ tui_keys m 7 Enter
 tui_wait m "headless: graft eval" 6000 >/dev/null || fail "evaluate on SmolLM2"
 idle m
 shot m "7 Results (SmolLM2-135M)" 'The plan evaluated with 20 Stage 2 steps per layer (9 Settings). Only this teacher'"'"'s rows are here; stories260K'"'"'s stay with stories260K.'
-tui_keys m g
-tui_wait m "prompt box: student" 50 >/dev/null || fail "the prompt box on SmolLM2"
+tui_keys m g C-t
+tui_wait m "prompt box: teacher" 50 >/dev/null || fail "the prompt box on SmolLM2"
 tui_keys m -l "The capital of France is"
 tui_keys m Down Enter
-tui_wait m "last run: student" 600 >/dev/null || fail "generate on SmolLM2"
+tui_wait m "last run: teacher" 600 >/dev/null || fail "generate on SmolLM2"
 idle m
-shot m "7 Results: the prompt box on SmolLM2-135M's student" 'Greedy, 32 tokens from the evaluated student (15 of 30 layers GDN after 20 Stage 2 steps per layer and no recovery training: the text shows it). Its KV cache per token is half the teacher'"'"'s; the GDN layers hold a fixed state instead, whatever the length.'
+shot m "7 Results: the prompt box on SmolLM2-135M" 'The teacher itself (`^T` from the row'"'"'s student), greedy, 32 tokens: every layer keeps a KV cache (30 layers x 3 KV heads x 64 dims x K and V, float32), which the total under it multiplies by the tokens so far.'
 tui_keys m Escape
 tui_keys m q
 sleep 0.3
