@@ -279,7 +279,11 @@ static int build(hf_tokenizer *h, const cJSON *root, const char *path) {
     if (hf_load_pre_tokenizer(h, cJSON_GetObjectItemCaseSensitive(root, "pre_tokenizer"), path, &bytelevel) != 0) return -1;
     hf_load_decoder(h, cJSON_GetObjectItemCaseSensitive(root, "decoder"));
     h->model.bytelevel = bytelevel || h->dec_bytelevel;
-    return hf_tokenizer_finish(h, path, false);
+    /* A byte-level vocabulary may lack some bytes' characters (graft's own
+     * tokenizer.json for a GGUF teacher such as SmolLM2 lacks 0x04, as the GGUF
+     * does): such a byte encodes to nothing (or <unk>), as in the tokenizers
+     * library, instead of refusing the whole tokenizer. */
+    return hf_tokenizer_finish(h, path, true);
 }
 
 int hf_tokenizer_finish(hf_tokenizer *h, const char *path, bool allow_missing_bytes) {

@@ -17,7 +17,9 @@
 #include "core/error.h"
 #include "core/mapped_file.h"
 #include "core/vec.h"
+#include "tokenizer/hf_tokenizer.h"
 #include "tokenizer/nfc.h"
+#include "tokenizer/utf8.h"
 #include "tokenizer/tokenizer.h"
 
 static cJSON *goldens;
@@ -542,6 +544,50 @@ static void unknown_tokens_without_fallback(void **state) {
     rmdir(dir);
 }
 
+/* A byte-level vocabulary without the character of byte 0x04 (graft's own
+ * tokenizer.json for the SmolLM2 GGUF is one): it loads, the other bytes encode
+ * to their ids, byte 0x04 to nothing, as the tokenizers library does. */
+static void bytelevel_missing_byte_loads(void **state) {
+    (void)state;
+    cJSON *root = cJSON_CreateObject(), *model = cJSON_AddObjectToObject(root, "model");
+    cJSON_AddArrayToObject(root, "added_tokens");
+    cJSON *pre = cJSON_AddObjectToObject(root, "pre_tokenizer");
+    cJSON_AddStringToObject(pre, "type", "ByteLevel");
+    cJSON_AddBoolToObject(pre, "add_prefix_space", false);
+    cJSON_AddStringToObject(model, "type", "BPE");
+    cJSON *vocab = cJSON_AddObjectToObject(model, "vocab");
+    cJSON_AddArrayToObject(model, "merges");
+    int id = 0;
+    for (int b = 0; b < 256; b++) {
+        if (b == 0x04) continue;
+        char u[8];
+        u[utf8_encode(bytelevel_char((unsigned char)b), u)] = 0;
+        cJSON_AddNumberToObject(vocab, u, id++);
+    }
+    char dir[] = "/tmp/graft-tok-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[64];
+    snprintf(path, sizeof path, "%s/tokenizer.json", dir);
+    char *json = cJSON_PrintUnformatted(root);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fputs(json, f);
+    fclose(f);
+    free(json);
+    cJSON_Delete(root);
+    tokenizer *t;
+    assert_int_equal(tokenizer_load_hf(&t, path), 0);
+    int_vec ids = {0};
+    tokenizer_encode(t, "a\x04" "b", 3, false, &ids);
+    assert_int_equal(ids.len, 2); /* 'a' and 'b'; the 0x04 byte has no symbol */
+    assert_int_equal(ids.data[0], 'a' - 1); /* ids count the bytes in order, 0x04 left out */
+    assert_int_equal(ids.data[1], 'b' - 1);
+    int_vec_free(&ids);
+    tokenizer_free(t);
+    remove(path);
+    rmdir(dir);
+}
+
 static void load_by_path(void **state) {
     (void)state;
     char *dir = expand("$GRAFT_ROOT/tests/fixtures/tokenizers/sp-legacy");
@@ -607,6 +653,7 @@ int main(void) {
         cmocka_unit_test(malformed_files),
         cmocka_unit_test(unknown_tokens_without_fallback),
         cmocka_unit_test(mutated_files_never_crash),
+        cmocka_unit_test(bytelevel_missing_byte_loads),
         cmocka_unit_test(load_by_path),
         cmocka_unit_test(llama2c_tok512),
     };
