@@ -14,7 +14,6 @@
  * communicator, no MPI started): a check of this program where there is no GPU.
  * Exit 0 passed, 1 failed, 77 no GPU / no CUDA or NCCL in the build. */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,19 +23,7 @@
 #include "core/error.h"
 #include "tests/gpu/model/dp_util.h"
 #include "train/trainer.h"
-
-static int passed, failed;
-
-static void result(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void result(bool ok, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    printf("%s  ", ok ? "PASS" : "FAIL");
-    vprintf(fmt, ap);
-    printf("\n");
-    va_end(ap);
-    ok ? passed++ : failed++;
-}
+#include "tests/gpu/gpu_result.h"
 
 /* The collectives leave n values of type t as they were (compared as bytes). */
 static void ops_keep_values(gf_backend *be, gf_comm *c, gf_dtype t) {
@@ -168,6 +155,5 @@ int main(void) {
     comm_close(c);
     be_set_default(NULL);
     be_close(be);
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return result_summary();
 }

@@ -25,7 +25,6 @@
  *   GRAFT_GPU_TEST_DEVICE=cpu ...      the program checked without a GPU
  * Exit 0 passed, 1 failed, 77 no GPU / no CUDA in the build. */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,29 +35,8 @@
 #include "model/model.h"
 #include "student/build.h"
 #include "student/student.h"
+#include "tests/gpu/gpu_result.h"
 
-static int passed, failed;
-
-static void result(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void result(bool ok, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    printf("%s  ", ok ? "PASS" : "FAIL");
-    vprintf(fmt, ap);
-    printf("\n");
-    va_end(ap);
-    ok ? passed++ : failed++;
-}
-
-static double rel_l2(const double *a, const double *b, int n) {
-    double num = 0, den = 0;
-    for (int i = 0; i < n; i++) {
-        if (!isfinite(a[i]) || !isfinite(b[i])) return INFINITY;
-        num += (a[i] - b[i]) * (a[i] - b[i]);
-        den += b[i] * b[i];
-    }
-    return den > 0 ? sqrt(num / den) : sqrt(num);
-}
 
 enum { SEQS = 4, T = 64, EVAL_TOKENS = 1024, STEPS = 300 };
 
@@ -232,6 +210,5 @@ int main(void) {
         if (on_cpu) break; /* the CPU has no bf16 mode */
     }
     be_close(cpu);
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return result_summary();
 }

@@ -15,7 +15,6 @@
  * a check of this program where there is no GPU, nothing more.
  * Exit 0 passed, 1 failed, 77 no GPU / no CUDA in the build. */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,30 +28,8 @@
 #include "model/model.h"
 #include "model/transformer.h"
 #include "stats/attn_stats.h"
+#include "tests/gpu/gpu_result.h"
 
-static int passed, failed;
-
-static void result(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void result(bool ok, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    printf("%s  ", ok ? "PASS" : "FAIL");
-    vprintf(fmt, ap);
-    printf("\n");
-    va_end(ap);
-    ok ? passed++ : failed++;
-}
-
-/* Relative L2 error of a against b; Inf when anything is not finite. */
-static double rel_l2(const double *a, const double *b, size_t n) {
-    double num = 0, den = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (!isfinite(a[i]) || !isfinite(b[i])) return INFINITY;
-        num += (a[i] - b[i]) * (a[i] - b[i]);
-        den += b[i] * b[i];
-    }
-    return den > 0 ? sqrt(num / den) : sqrt(num);
-}
 
 /* Logits [B*T, V] (as doubles) and the per-(layer, head) statistic means
  * [L, H, 4] (distance, entropy, output RMS, concentration) of one batched
@@ -272,6 +249,5 @@ int main(void) {
         if (cpu_stand_in) break; /* GRAFT_GPU_TEST_DEVICE=cpu: no bf16 mode there */
     }
     be_close(cpu);
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return result_summary();
 }

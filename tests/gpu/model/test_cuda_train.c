@@ -25,7 +25,6 @@
  *     checked without a GPU: a 2-thread CPU backend in the GPU's place
  * Exit 0 passed, 1 failed, 77 no GPU / no CUDA in the build. */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,30 +35,8 @@
 #include "model/transformer.h"
 #include "student/build.h"
 #include "student/student.h"
+#include "tests/gpu/gpu_result.h"
 
-static int passed, failed;
-
-static void result(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void result(bool ok, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    printf("%s  ", ok ? "PASS" : "FAIL");
-    vprintf(fmt, ap);
-    printf("\n");
-    va_end(ap);
-    ok ? passed++ : failed++;
-}
-
-/* ||a - b|| / ||b|| in double; Inf when anything is not finite. */
-static double rel_l2(const float *a, const float *b, size_t n) {
-    double num = 0, den = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (!isfinite(a[i]) || !isfinite(b[i])) return INFINITY;
-        num += ((double)a[i] - b[i]) * ((double)a[i] - b[i]);
-        den += (double)b[i] * b[i];
-    }
-    return den > 0 ? sqrt(num / den) : sqrt(num);
-}
 static double cosine(const float *a, const float *b, size_t n) {
     double ab = 0, aa = 0, bb = 0;
     for (size_t i = 0; i < n; i++) ab += (double)a[i] * b[i], aa += (double)a[i] * a[i], bb += (double)b[i] * b[i];
@@ -200,13 +177,13 @@ static void one_case(gf_backend *gpu, gf_backend *cpu, const char *mode, const c
         const char *worst_name = "";
         for (int i = 0; i < c.layout.n; i++) {
             const param_entry *t = &c.layout.t[i];
-            const double e = rel_l2(g.grads + t->off, c.grads + t->off, t->n);
+            const double e = rel_l2_f(g.grads + t->off, c.grads + t->off, t->n);
             if (!(e <= worst)) worst = e, worst_name = t->name;
             if (f32) result(e <= 2e-4, "%-5s %-12s gradient %-22s rel L2 %.2e (2e-4)", mode, name, t->name, e);
             else printf("INFO  %-5s %-12s gradient %-22s rel L2 %.2e\n", mode, name, t->name, e);
         }
         if (!f32) {
-            const double e = rel_l2(g.grads, c.grads, c.layout.total), cs = cosine(g.grads, c.grads, c.layout.total);
+            const double e = rel_l2_f(g.grads, c.grads, c.layout.total), cs = cosine(g.grads, c.grads, c.layout.total);
             result(e <= 3e-1 && cs >= 0.95, "%-5s %-12s whole gradient rel L2 %.2e (3e-1), cosine %.5f (>= 0.95); worst "
                    "tensor %s %.2e", mode, name, e, cs, worst_name, worst);
         }
@@ -246,6 +223,5 @@ int main(void) {
         if (be_act(cpu) == GF_F32 && dev && strcmp(dev, "cpu") == 0) break; /* the CPU has no bf16 mode */
     }
     be_close(cpu);
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return result_summary();
 }
