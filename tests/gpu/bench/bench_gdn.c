@@ -10,23 +10,11 @@
 
 static gf_backend *be;
 
-/* Uniform values in [lo, hi) (bench_fill draws in [-a, a]; shifted on the host side here). */
+/* A new buffer of n values uniform in [lo, hi). */
 static gf_buf buf(size_t n, gf_dtype t, unsigned seed, float lo, float hi) {
     gf_buf b;
     if (be_alloc(be, &b, n, t) < 0) bench_die(be, "alloc");
-    const size_t chunk = (size_t)1 << 22;
-    float *h = malloc((n < chunk ? n : chunk) * sizeof *h);
-    uint64_t s = seed * 2654435761u + 1;
-    for (size_t off = 0; off < n; off += chunk) {
-        const size_t m = n - off < chunk ? n - off : chunk;
-        for (size_t i = 0; i < m; i++) {
-            s ^= s >> 12, s ^= s << 25, s ^= s >> 27;
-            const float u = (float)(((s * 2685821657736338717ull) >> 11) * (1.0 / 9007199254740992.0));
-            h[i] = lo + (hi - lo) * u;
-        }
-        if (be_upload(be, gf_at(b, off), h, GF_F32, m) < 0) bench_die(be, "upload");
-    }
-    free(h);
+    bench_fill_range(be, b, n, lo, hi, seed);
     return b;
 }
 

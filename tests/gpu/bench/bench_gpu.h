@@ -84,8 +84,8 @@ static double bench_time(gf_backend *be, void (*fn)(void *), void *ud, int sampl
     return med;
 }
 
-/* Random bf16-representable values in [-a, a] (never zeros: zeros run faster than data). */
-static void bench_fill(gf_backend *be, gf_buf b, size_t n, float a, uint64_t seed) {
+/* Random values uniform in [lo, hi), never exactly zero (zeros run faster than data). */
+static void bench_fill_range(gf_backend *be, gf_buf b, size_t n, float lo, float hi, uint64_t seed) {
     const size_t chunk = (size_t)1 << 24;
     float *h = malloc((n < chunk ? n : chunk) * sizeof *h);
     uint64_t s = seed * 2654435761u + 1;
@@ -93,14 +93,16 @@ static void bench_fill(gf_backend *be, gf_buf b, size_t n, float a, uint64_t see
         const size_t m = n - off < chunk ? n - off : chunk;
         for (size_t i = 0; i < m; i++) {
             s ^= s >> 12, s ^= s << 25, s ^= s >> 27;
-            float x = (float)(((s * 2685821657736338717ull) >> 11) * (1.0 / 9007199254740992.0));
-            h[i] = (2.0f * x - 1.0f) * a;
-            if (h[i] == 0.0f) h[i] = a * 0.5f;
+            const float u = (float)(((s * 2685821657736338717ull) >> 11) * (1.0 / 9007199254740992.0));
+            h[i] = lo + (hi - lo) * u;
+            if (h[i] == 0.0f) h[i] = hi * 0.5f;
         }
         if (be_upload(be, gf_at(b, off), h, GF_F32, m) < 0) bench_die(be, "upload");
     }
     free(h);
 }
+/* Random values in [-a, a], never zeros. */
+static void bench_fill(gf_backend *be, gf_buf b, size_t n, float a, uint64_t seed) { bench_fill_range(be, b, n, -a, a, seed); }
 
 /* ------------------------------------------------------------- ceilings */
 
