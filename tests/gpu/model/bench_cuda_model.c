@@ -23,12 +23,8 @@
 #include <string.h>
 
 #include "../bench/bench_gpu.h"
-#include "data/train_data.h"
-#include "formats/hf_config.h"
-#include "model/model.h"
-#include "model/transformer.h"
 #include "calibrate/capture.h"
-#include "student/build.h"
+#include "tests/gpu/model/dp_util.h"
 #include "train/trainer.h"
 
 /* ------------------------------------------------------------- FLOPs (docs/cuda.md) */
@@ -56,45 +52,29 @@ static double train_per_token(const model_config *c, int T, int n_gdn) {
 
 /* ------------------------------------------------------------- a model with random weights on the GPU */
 
-static int random_model(model *m, const model_config *c, gf_backend *be) {
-    memset(m, 0, sizeof *m);
-    m->cfg = *c;
-    m->be = be;
-    if (model_alloc_params(m) != 0) return -1;
-    uint64_t s = 88172645463325252ULL;
-    for (int i = 0; i < m->layout.n; i++) {
-        const param_entry *e = &m->layout.t[i];
-        float *x = malloc(e->n * sizeof *x);
-        if (!x) return gf_fail("out of host memory");
-        const bool norm = e->kind == TK_ATTN_NORM || e->kind == TK_FFN_NORM || e->kind == TK_FINAL_NORM;
-        for (size_t j = 0; j < e->n; j++) {
-            s ^= s << 13, s ^= s >> 7, s ^= s << 17;
-            x[j] = norm ? 1.0f : ((float)(s >> 40) / 16777216.0f - 0.5f) * 0.04f;
-        }
-        const int rc = model_put(m, e->layer, e->kind, x);
-        free(x);
-        if (rc != 0) return -1;
-    }
-    return be_sync(be);
-}
-
 static bool smoke;
-
-static int load_config(model_config *c, const char *name) {
-    const char *shared = getenv("GRAFT_SHARED");
-    char path[4096];
-    snprintf(path, sizeof path, "%s/configs/%s.json", shared ? shared : "../shared", name);
-    const int rc = hf_config_load(c, path);
-    if (rc == 0 && smoke) { /* a toy of the same family */
-        c->dim = 64, c->hidden_dim = 96, c->n_layers = 4, c->n_heads = 4, c->n_kv_heads = 2, c->head_dim = 16;
-        c->vocab_size = 512;
-    }
-    return rc;
-}
 
 static void skip_line(const char *what, const char *why) {
     printf("{\"bench\":\"model\",\"what\":\"%s\",\"skipped\":\"%s\"}\n", what, why);
     fflush(stdout);
+}
+
+/* m: random weights (dp_util.h) in the shape of ../shared/configs/NAME.json,
+ * or in smoke mode a toy of the same family; false after a skip line for `what`. */
+static bool synthetic_model(model *m, model_config *c, const char *name, gf_backend *be, const char *what) {
+    if (dp_load_config(c, name) != 0) {
+        skip_line(what, gf_last_error());
+        return false;
+    }
+    if (smoke) { /* a toy of the same family */
+        c->dim = 64, c->hidden_dim = 96, c->n_layers = 4, c->n_heads = 4, c->n_kv_heads = 2, c->head_dim = 16;
+        c->vocab_size = 512;
+    }
+    if (dp_random_model(m, c, be) != 0) {
+        skip_line(what, gf_last_error());
+        return false;
+    }
+    return true;
 }
 
 /* ------------------------------------------------------------- teacher forward + statistics */
@@ -116,10 +96,7 @@ static void forward_case(gf_backend *be, const bench_ceilings *ce, const char *n
     snprintf(what, sizeof what, "graft %s B %d T %d fwd+stats, logits", name, B, T);
     model_config c;
     model m;
-    if (load_config(&c, name) != 0 || random_model(&m, &c, be) != 0) {
-        skip_line(what, gf_last_error());
-        return;
-    }
+    if (!synthetic_model(&m, &c, name, be, what)) return;
     transformer tf;
     tf_run *r = NULL;
     const tf_run_opts ro = {.B = B, .T = T, .stats = true, .logit_rows = B * T};
@@ -165,28 +142,6 @@ static void load_case(gf_backend *be, const char *path) {
 
 /* ------------------------------------------------------------- training */
 
-/* The hybrid student: odd layers Gated DeltaNet with METHOD.md section 3's random init. */
-static int hybrid_student(transformer *st, model *m, int *n_gdn) {
-    const int L = m->cfg.n_layers;
-    bool conv[256] = {0};
-    mixer_kind kinds[256];
-    *n_gdn = 0;
-    for (int l = 0; l < L && l < 256; l++) {
-        conv[l] = l % 2 == 1;
-        kinds[l] = conv[l] ? MIX_GDN : MIX_ATTN;
-        *n_gdn += conv[l];
-    }
-    student s;
-    student_settings set;
-    student_settings_default(&set);
-    set.init = INIT_RANDOM;
-    int rc = student_init_empty(&s, m, &set);
-    if (rc == 0) rc = student_build_layers(&s, conv, NULL, NULL, NULL);
-    if (rc == 0) rc = tf_trainable(st, m, &s.gcfg, kinds, s.gdn);
-    student_free(&s);
-    return rc;
-}
-
 /* A step as the PyTorch peers take it: next-token cross-entropy, backward,
  * global norm, AdamW over every parameter (f32 masters, bf16 copies). */
 typedef struct {
@@ -230,13 +185,10 @@ static void train_case(gf_backend *be, const bench_ceilings *ce, bool hybrid, in
              hybrid ? " hybrid 50% GDN" : "", B, T);
     model_config c;
     model m;
-    if (load_config(&c, name) != 0 || random_model(&m, &c, be) != 0) {
-        skip_line(what, gf_last_error());
-        return;
-    }
+    if (!synthetic_model(&m, &c, name, be, what)) return;
     transformer tf;
     int n_gdn = 0;
-    if ((hybrid ? hybrid_student(&tf, &m, &n_gdn) : tf_trainable(&tf, &m, NULL, NULL, NULL)) != 0) {
+    if ((hybrid ? dp_hybrid_student(&tf, &m, &n_gdn) : tf_trainable(&tf, &m, NULL, NULL, NULL)) != 0) {
         skip_line(what, gf_last_error());
         model_free(&m);
         return;
@@ -284,30 +236,23 @@ static void recovery_case(gf_backend *be, const bench_ceilings *ce, int B, int T
     model m;
     transformer teacher, st;
     int n_gdn = 0;
-    if (load_config(&c, "qwen2.5-1.5b") != 0 || random_model(&m, &c, be) != 0) {
-        skip_line(what, gf_last_error());
-        return;
-    }
-    if (tf_view(&teacher, &m, NULL, NULL, NULL) != 0 || hybrid_student(&st, &m, &n_gdn) != 0) {
+    if (!synthetic_model(&m, &c, "qwen2.5-1.5b", be, what)) return;
+    if (tf_view(&teacher, &m, NULL, NULL, NULL) != 0 || dp_hybrid_student(&st, &m, &n_gdn) != 0) {
         skip_line(what, gf_last_error());
         model_free(&m);
         return;
     }
     const int steps = 3;
     train_data d;
-    memset(&d, 0, sizeof d);
-    d.ctx = T, d.n_train = B * (steps + 2), d.n_eval = 1, d.perm_epoch = -1, d.seed = 1;
-    d.train = malloc((size_t)d.n_train * T * sizeof(int));
-    d.eval = malloc((size_t)T * sizeof(int));
-    d.perm = malloc((size_t)d.n_train * sizeof(int));
-    for (size_t i = 0; i < (size_t)d.n_train * T; i++) d.train[i] = (int)((i * 131 + 7) % (size_t)c.vocab_size);
-    for (int i = 0; i < T; i++) d.eval[i] = (i * 17 + 3) % c.vocab_size;
+    int rc = dp_synthetic_data(&d, B * (steps + 2), T, c.vocab_size);
     train_opts o;
     train_opts_default(&o, PHASE_KL);
     o.ctx = T, o.batch = B, o.eval_seqs = 1, o.tokens = (long)T * B; /* warm-up: one step */
     train_result res;
-    int rc = train_run(&o, &st, &teacher, &d, NULL, &res);
-    train_result_free(&res);
+    if (rc == 0) {
+        rc = train_run(&o, &st, &teacher, &d, NULL, &res);
+        train_result_free(&res);
+    }
     o.tokens = (long)T * B * steps;
     const double t0 = bench_now();
     if (rc == 0) rc = train_run(&o, &st, &teacher, &d, NULL, &res);
@@ -338,10 +283,7 @@ static void stage2_case(gf_backend *be, const bench_ceilings *ce, int seqs, int 
              steps, seqs, T);
     model_config c;
     model m;
-    if (load_config(&c, "qwen2.5-1.5b") != 0 || random_model(&m, &c, be) != 0) {
-        skip_line(what, gf_last_error());
-        return;
-    }
+    if (!synthetic_model(&m, &c, "qwen2.5-1.5b", be, what)) return;
     const int L = c.n_layers;
     bool conv[256] = {0};
     int n_conv = 0;

@@ -1,7 +1,8 @@
-/* Shared by the data-parallel GPU programs (test_comm_nccl.c, bench_dp.c):
- * a model with deterministic random weights (the same on every rank), its
- * hybrid student (odd layers Gated DeltaNet, METHOD.md section 3's random
- * init), and synthetic training windows. */
+/* Shared by the GPU programs that need a model without a checkpoint
+ * (test_comm_nccl.c, bench_dp.c, bench_cuda_model.c): a model with
+ * deterministic random weights (the same on every rank), its hybrid student
+ * (odd layers Gated DeltaNet, METHOD.md section 3's random init), and
+ * synthetic training windows. */
 #ifndef GRAFT_TESTS_GPU_DP_UTIL_H
 #define GRAFT_TESTS_GPU_DP_UTIL_H
 
