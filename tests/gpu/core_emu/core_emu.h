@@ -18,11 +18,7 @@
 #ifndef GRAFT_TESTS_GPU_CORE_EMU_H
 #define GRAFT_TESTS_GPU_CORE_EMU_H
 
-/* engine/model/config.h names struct members after their types (valid C,
- * refused by g++; nvcc's front end accepts it): backend.h needs only
- * rope_pairing from it, so the emulated build gets that alone. */
-#define GRAFT_MODEL_CONFIG_H
-typedef enum { ROPE_HALF = 0, ROPE_ADJACENT = 1 } rope_pairing;
+#include "tests/gpu/emu/config_shim.h" /* before anything includes engine/model/config.h */
 
 #include <cuda_runtime.h>
 #include <math.h>
@@ -31,19 +27,8 @@ typedef enum { ROPE_HALF = 0, ROPE_ADJACENT = 1 } rope_pairing;
 
 #include <functional>
 
-#undef __global__
-#undef __device__
-#undef __host__
-#undef __forceinline__
-#undef __launch_bounds__
-#undef __align__
+#include "tests/gpu/emu/host_qualifiers.h"
 #undef __shared__
-#define __global__
-#define __device__
-#define __host__
-#define __forceinline__ inline
-#define __launch_bounds__(...)
-#define __align__(n)
 #define __shared__ static /* blocks run one at a time */
 
 struct emu_idx {

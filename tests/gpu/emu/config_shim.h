@@ -1,4 +1,5 @@
-/* Forced first into the emulation's host C++ build: engine/model/config.h names
+/* First in both emulations' host C++ builds (tests/gpu/gdn.mk forces it,
+ * tests/gpu/core_emu/core_emu.h includes it first): engine/model/config.h names
  * struct members after their types (`rope_pairing rope_pairing;`), valid C that
  * g++ refuses; backend.h needs only rope_pairing from it. nvcc accepts the real
  * header, so only the emulation uses this. */

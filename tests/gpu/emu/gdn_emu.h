@@ -21,19 +21,7 @@
 
 #include <functional>
 
-/* CUDA's qualifiers mean nothing to the host compiler. */
-#undef __global__
-#undef __device__
-#undef __host__
-#undef __forceinline__
-#undef __launch_bounds__
-#undef __align__
-#define __global__
-#define __device__
-#define __host__
-#define __forceinline__ inline
-#define __launch_bounds__(...)
-#define __align__(n)
+#include "tests/gpu/emu/host_qualifiers.h"
 
 struct GdnEmuIdx {
     unsigned x, y, z;
