@@ -40,9 +40,10 @@ PY
 }
 # kill_at FILE STEP ARGS...: graft ARGS on the device in the background (exec: $! is graft
 # itself, not a subshell), kill -9 once FILE's checkpoint reaches STEP; true when it
-# was killed mid-way
+# was killed mid-way (its step in $at), else a FAIL line
 kill_at() {
     file=$1 step=$2; shift 2
+    rm -f "$file"
     (GRAFT_CUDA_FP32=$FP32 exec "$G" "$@" --device "$DEV" $DEVT) >/dev/null 2>&1 &
     pid=$!
     i=0
@@ -52,7 +53,9 @@ kill_at() {
     kill -9 $pid 2>/dev/null
     wait $pid 2>/dev/null
     at=$(ckpt_step "$file")
-    [ "$at" -ge "$step" ] && [ "$at" -lt 200 ]
+    [ "$at" -ge "$step" ] && [ "$at" -lt 200 ] && return 0
+    result 0 "$mode  train on $DEV was not killed mid-way (checkpoint at step $at)"
+    return 1
 }
 
 run "cpu train" on_cpu train $ARGS || exit 1
@@ -67,28 +70,20 @@ for mode in fp32 bf16; do
     failures=$((failures + $(grep -c '^FAIL' "$TMP/cmp.txt")))
 
     # kill -9 and resume on the device
-    rm -f "$TMP/k.ckpt"
     if kill_at "$TMP/k.ckpt" 20 train $ARGS --ckpt "$TMP/k.ckpt" --ckpt-every 10; then
-        at=$(ckpt_step "$TMP/k.ckpt")
         run "$mode resume on $DEV" on_dev train $ARGS --ckpt "$TMP/k.ckpt" --resume &&
             pycheck "$mode  train killed on $DEV (checkpoint of step $at) and resumed there vs uninterrupted" \
                 "import json,sys; a,b=(json.load(open(p)) for p in sys.argv[1:3]); f32=sys.argv[3]=='fp32'; la=[l for _,l in a['curve']]; lb=[l for _,l in b['curve']]; w=max(abs(x-y)/abs(x) for x,y in zip(la,lb)) if len(la)==len(lb) else float('inf'); ep=abs(a['final_eval_ppl']-b['final_eval_ppl'])/a['final_eval_ppl']; ok=b['resumed_from']>0 and (la==lb and ep==0 if f32 else w<=1e-2 and ep<=1e-2); print(int(ok), f'worst step rel {w:.2e}, ppl {b[\"final_eval_ppl\"]:.6g} vs {a[\"final_eval_ppl\"]:.6g} (' + ('bit for bit' if f32 else '1e-2') + ')')" \
                 "$TMP/$mode.json" "$TMP/run.out" $mode
-    else
-        result 0 "$mode  train on $DEV was not killed mid-way (checkpoint at step $(ckpt_step "$TMP/k.ckpt"))"
     fi
 
     # a device checkpoint resumed on the CPU (fp32: the curves can be compared tightly)
     [ $mode = fp32 ] || continue
-    rm -f "$TMP/x.ckpt"
     if kill_at "$TMP/x.ckpt" 100 train $ARGS --ckpt "$TMP/x.ckpt" --ckpt-every 50; then
-        at=$(ckpt_step "$TMP/x.ckpt")
         run "checkpoint from $DEV resumed on cpu" on_cpu train $ARGS --ckpt "$TMP/x.ckpt" --resume &&
             pycheck "fp32  train checkpoint of step $at written on $DEV, resumed on the CPU" \
                 "import json,sys; a,b=(json.load(open(p)) for p in sys.argv[1:3]); r=b['resumed_from']; la=[l for _,l in a['curve']]; lb=[l for _,l in b['curve']]; same=la[:r]==lb[:r]; w=max(abs(x-y)/abs(x) for x,y in zip(la[r:],lb[r:])); ep=abs(a['final_eval_ppl']-b['final_eval_ppl'])/a['final_eval_ppl']; ok=b['steps']==200 and r>0 and same and w<=1e-3 and ep<=1e-3; print(int(ok), f'resumed at {r}: curve before it identical {same}, after it worst rel {w:.2e} (1e-3) vs the device run; ppl rel {ep:.2e} (1e-3)')" \
                 "$TMP/fp32.json" "$TMP/run.out"
-    else
-        result 0 "fp32  train on $DEV was not killed mid-way (checkpoint at step $(ckpt_step "$TMP/x.ckpt"))"
     fi
 done
 finish
