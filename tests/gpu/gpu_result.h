@@ -1,8 +1,8 @@
-/* PASS / FAIL lines and the relative error for the GPU programs that compare
- * whole results of the device and the CPU (tests/gpu/model/test_*.c); the
- * op-by-op checks have gpu_check.h. Each check prints one line starting with
- * PASS or FAIL (tests/gpu/run.sh counts them); main ends with
- * `return result_summary();`. */
+/* PASS / FAIL lines, the relative error and the device under test for the GPU
+ * programs that compare whole results of the device and the CPU
+ * (tests/gpu/model/test_*.c); the op-by-op checks have gpu_check.h. Each check
+ * prints one line starting with PASS or FAIL (tests/gpu/run.sh counts them);
+ * main ends with `return result_summary();`. */
 #ifndef GRAFT_TESTS_GPU_RESULT_H
 #define GRAFT_TESTS_GPU_RESULT_H
 
@@ -11,6 +11,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
+
+#include "backend/backend.h"
+#include "core/error.h"
 
 static int result_passed, result_failed;
 
@@ -50,6 +54,23 @@ static inline double rel_l2_f(const float *a, const float *b, size_t n) {
         den += (double)b[i] * b[i];
     }
     return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+/* The device under test: GRAFT_GPU_TEST_DEVICE (default cuda; cpu puts a CPU
+ * backend of `threads` threads in the GPU's place), storing float32 (fp32) or
+ * its own activation type; *mode is "fp32" or "bf16". NULL after a
+ * "SKIP: ..." line when there is none (main then exits 77). */
+static inline gf_backend *open_device_or_skip(bool fp32, int threads, const char **mode) {
+    const char *dev = getenv("GRAFT_GPU_TEST_DEVICE");
+    const gf_backend_opts o = {dev && *dev ? dev : "cuda", threads, fp32};
+    gf_backend *be = NULL;
+    if (be_open(&be, &o) != 0) {
+        printf("SKIP: no CUDA backend here: %s\n", gf_last_error());
+        return NULL;
+    }
+    *mode = be_act(be) == GF_F32 ? "fp32" : "bf16";
+    printf("== %s\n", be_name(be));
+    return be;
 }
 
 #endif

@@ -230,16 +230,12 @@ int main(void) {
         return 1;
     }
     for (int fp32 = 1; fp32 >= 0; fp32--) {
-        const char *dev = getenv("GRAFT_GPU_TEST_DEVICE");
-        gf_backend_opts o = {dev && *dev ? dev : "cuda", 0, fp32 != 0};
-        gf_backend *be = NULL;
-        if (be_open(&be, &o) != 0) {
-            printf("SKIP: no CUDA backend here: %s\n", gf_last_error());
+        const char *mode;
+        gf_backend *be = open_device_or_skip(fp32 != 0, 0, &mode);
+        if (!be) {
             be_close(cpu);
             return 77;
         }
-        const char *mode = be_act(be) == GF_F32 ? "fp32" : "bf16";
-        printf("== %s\n", be_name(be));
         fixture(be, cpu, mode, "llama");
         fixture(be, cpu, mode, "qwen2");
         fixture(be, cpu, mode, "qwen3");

@@ -206,21 +206,18 @@ int main(void) {
     snprintf(stories, sizeof stories, "%s/models/tinyllamas/stories260K/stories260K.bin", shared ? shared : "../shared");
     const bool m_qwen2[2] = {false, true}, m_qwen3[2] = {true, false}, m_stories[5] = {false, false, true, false, true};
     for (int fp32 = 1; fp32 >= 0; fp32--) {
-        const char *dev = getenv("GRAFT_GPU_TEST_DEVICE");
-        const gf_backend_opts o = {dev && *dev ? dev : "cuda", 2, fp32 != 0};
-        gf_backend *be = NULL;
-        if (be_open(&be, &o) != 0) {
-            printf("SKIP: no CUDA backend here: %s\n", gf_last_error());
+        const char *mode;
+        gf_backend *be = open_device_or_skip(fp32 != 0, 2, &mode);
+        if (!be) {
             be_close(cpu);
             return 77;
         }
-        const char *mode = be_act(be) == GF_F32 ? "fp32" : "bf16";
-        printf("== %s\n", be_name(be));
         one_case(be, cpu, mode, "qwen2", qwen2, m_qwen2);
         one_case(be, cpu, mode, "qwen3", qwen3, m_qwen3);
         one_case(be, cpu, mode, "stories260K", stories, m_stories);
+        const bool cpu_stand_in = be_is_host(be);
         be_close(be);
-        if (be_act(cpu) == GF_F32 && dev && strcmp(dev, "cpu") == 0) break; /* the CPU has no bf16 mode */
+        if (cpu_stand_in) break; /* GRAFT_GPU_TEST_DEVICE=cpu: no bf16 mode there */
     }
     be_close(cpu);
     return result_summary();
