@@ -225,7 +225,7 @@ static int build(hf_tokenizer *h, const gguf_file *g, int *bos, int *eos) {
     free(score);
     type = NULL;
     score = NULL;
-    if (hf_tokenizer_finish(h, path, true) != 0) return -1;
+    if (hf_tokenizer_finish(h, path) != 0) return -1;
 
     bool add_bos = spm;
     if (gguf_get_bool(g, "tokenizer.ggml.add_bos_token", &add_bos) < 0) return -1;

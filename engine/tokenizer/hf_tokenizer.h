@@ -191,10 +191,11 @@ typedef struct {
  * flags, unk_id, bytelevel), the added tokens, normalizers, pre-tokenizers and
  * decoder flags, then call hf_tokenizer_finish (indexes the added tokens,
  * builds the byte tables and the cache; -1 with an error naming path) and
- * hf_tokenizer_wrap, which takes ownership. allow_missing_bytes: a byte-level
- * vocabulary may lack some byte characters (SmolLM2's does); those bytes are
- * dropped, or become unk_id when there is one, as the library does. */
-int hf_tokenizer_finish(hf_tokenizer *h, const char *path, bool allow_missing_bytes);
+ * hf_tokenizer_wrap, which takes ownership. A byte-level vocabulary may lack
+ * some byte characters (SmolLM2's GGUF does, and so the tokenizer.json graft
+ * writes for it): those bytes are dropped, or become unk_id when there is one,
+ * as the tokenizers library does. */
+int hf_tokenizer_finish(hf_tokenizer *h, const char *path);
 struct tokenizer *hf_tokenizer_wrap(hf_tokenizer *h, int bos, int eos);
 
 /* tokenizer.json sections (hf_pipeline_load.c); 0 or -1 with an error */

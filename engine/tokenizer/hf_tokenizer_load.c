@@ -279,14 +279,10 @@ static int build(hf_tokenizer *h, const cJSON *root, const char *path) {
     if (hf_load_pre_tokenizer(h, cJSON_GetObjectItemCaseSensitive(root, "pre_tokenizer"), path, &bytelevel) != 0) return -1;
     hf_load_decoder(h, cJSON_GetObjectItemCaseSensitive(root, "decoder"));
     h->model.bytelevel = bytelevel || h->dec_bytelevel;
-    /* A byte-level vocabulary may lack some bytes' characters (graft's own
-     * tokenizer.json for a GGUF teacher such as SmolLM2 lacks 0x04, as the GGUF
-     * does): such a byte encodes to nothing (or <unk>), as in the tokenizers
-     * library, instead of refusing the whole tokenizer. */
-    return hf_tokenizer_finish(h, path, true);
+    return hf_tokenizer_finish(h, path);
 }
 
-int hf_tokenizer_finish(hf_tokenizer *h, const char *path, bool allow_missing_bytes) {
+int hf_tokenizer_finish(hf_tokenizer *h, const char *path) {
     bpe_model *m = &h->model;
     if (normalize_check_growth(h->norm, h->n_norm, path) != 0) return -1;
     index_added(h);
@@ -300,9 +296,7 @@ int hf_tokenizer_finish(hf_tokenizer *h, const char *path, bool allow_missing_by
         } else {
             n = snprintf(s, sizeof s, "<0x%02X>", b);
         }
-        m->byte_sym[b] = strmap_get(&m->vocab, s, (size_t)n);
-        if (m->bytelevel && m->byte_sym[b] < 0 && !allow_missing_bytes)
-            return gf_fail("%s: byte-level vocabulary lacks the character for byte 0x%02X", path, b);
+        m->byte_sym[b] = strmap_get(&m->vocab, s, (size_t)n); /* -1: a byte without a symbol (see the header) */
         if (!m->bytelevel && m->byte_sym[b] >= 0) m->byte_of_token[m->byte_sym[b]] = b;
     }
     strmap_init(&m->cache, 1024);
