@@ -74,9 +74,8 @@ static int make_student(void *ud, int i, cli_student *st, train_student **handle
         snprintf(mk->conv[i], sizeof mk->conv[i], "as in the student folder");
     } else if (mk->builder) {
         if (mk->tc->log_every > 0) fprintf(stderr, "graft race: building the %s student\n", mk->inits[i]);
-        rc = train_student_build_as(st, handle, mk->teacher, mk->inits[i], mk->strategy, mk->keep, mk->calib,
-                                    mk->text, mk->co->seed, mk->tc->to.ctx, mk->conv[i], sizeof mk->conv[i], mk->mo,
-                                    NULL, NULL);
+        rc = train_student_build(st, handle, mk->teacher, mk->inits[i], mk->strategy, mk->keep, mk->calib, mk->text,
+                                 mk->co->seed, mk->tc->to.ctx, mk->conv[i], sizeof mk->conv[i], mk->mo, NULL, NULL);
     } else {
         return cli_student_build(st, mk->teacher, mk->tc, mk->inits[i], mk->tc->to.seed);
     }

@@ -117,16 +117,6 @@ typedef struct {
 
 static demo_shape shape_arg; /* one demo job at a time: the runner refuses a second */
 
-static void emit_head(job_ctx *ctx, head_metric m, int l, int h, double v) {
-    wb_event e = {.kind = WB_HEAD_VALUE};
-    snprintf(e.u.head_value.init, sizeof e.u.head_value.init, "teacher");
-    e.u.head_value.metric = m;
-    e.u.head_value.layer = l;
-    e.u.head_value.head = h;
-    e.u.head_value.value = v;
-    wb_emit(ctx, &e);
-}
-
 static int demo_stats_job(job_ctx *ctx, void *arg) {
     demo_shape *s = arg;
     unsigned long long seed = 7;
@@ -136,8 +126,8 @@ static int demo_stats_job(job_ctx *ctx, void *arg) {
         for (int H = 0; H < s->n_heads; H++) {
             double v[MET_COUNT];
             synth_head(L, H, s->n_layers, &seed, v);
-            emit_head(ctx, MET_MEAN_DIST, L, H, v[MET_MEAN_DIST]);
-            emit_head(ctx, MET_ENTROPY, L, H, v[MET_ENTROPY]);
+            wb_emit_head(ctx, "teacher", MET_MEAN_DIST, L, H, v[MET_MEAN_DIST]);
+            wb_emit_head(ctx, "teacher", MET_ENTROPY, L, H, v[MET_ENTROPY]);
         }
         job_progress(ctx, L + 1, s->n_layers, "layers");
         nap_ms(120);

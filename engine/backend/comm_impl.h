@@ -33,7 +33,6 @@ struct gf_comm {
 /* Starts MPI once per process; rank and size of the world. */
 int comm_mpi_start(int *rank, int *size);
 void comm_mpi_finish(void);
-bool comm_mpi_started(void);
 int comm_mpi_allreduce_host(double *x, size_t n, gf_reduce op);
 int comm_mpi_broadcast_host(void *p, size_t bytes, int root);
 int comm_mpi_barrier(void);

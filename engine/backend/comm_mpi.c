@@ -53,8 +53,6 @@ void comm_mpi_finish(void) {
     if (we_init && !fin) MPI_Finalize();
 }
 
-bool comm_mpi_started(void) { return started; }
-
 static MPI_Op mpi_op(gf_reduce op) { return op == GF_REDUCE_MAX ? MPI_MAX : MPI_SUM; }
 
 /* MPI counts are int: big buffers go in chunks. */
@@ -110,12 +108,7 @@ static int host_allreduce(gf_comm *c, gf_buf buf, size_t n, gf_reduce op) {
             for (size_t i = 0; i < n; i++) ((float *)buf.ptr)[i] /= (float)c->size;
         return 0;
     }
-    case GF_F64: {
-        if (allreduce_typed(buf.ptr, n, MPI_DOUBLE, sizeof(double), op) != 0) return -1;
-        if (op == GF_REDUCE_MEAN)
-            for (size_t i = 0; i < n; i++) ((double *)buf.ptr)[i] /= c->size;
-        return 0;
-    }
+    case GF_F64: return comm_mpi_allreduce_host(buf.ptr, n, op);
     case GF_I32:
         if (op == GF_REDUCE_MEAN) return gf_fail("allreduce: the mean of i32 values is not an integer");
         return allreduce_typed(buf.ptr, n, MPI_INT32_T, sizeof(int32_t), op);
@@ -139,7 +132,6 @@ int comm_mpi_start(int *rank, int *size) {
                    "(install libopenmpi-dev and rebuild)");
 }
 void comm_mpi_finish(void) {}
-bool comm_mpi_started(void) { return false; }
 int comm_mpi_allreduce_host(double *x, size_t n, gf_reduce op) { return gf_fail("graft was built without MPI"); }
 int comm_mpi_broadcast_host(void *p, size_t bytes, int root) { return gf_fail("graft was built without MPI"); }
 int comm_mpi_barrier(void) { return gf_fail("graft was built without MPI"); }

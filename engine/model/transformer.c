@@ -288,8 +288,6 @@ void tf_run_close(tf_run *r) {
     free(r);
 }
 
-void tf_run_set_cancel(tf_run *r, const atomic_int *cancel) { r->o.cancel = cancel; }
-
 gf_buf tf_run_logits(const tf_run *r, int *rows) {
     if (rows) *rows = r->o.logit_rows;
     return r->logits;

@@ -71,7 +71,7 @@ typedef struct {
     bool decode;       /* carry GDN state between calls (pos0 > 0) */
     int logit_rows;    /* rows of the logits buffer (0: up to 32M logits) */
     const atomic_int *cancel; /* non-zero: tf_forward / tf_backward stop between layers with
-                                 "cancelled" (NULL: never); tf_run_set_cancel changes it */
+                                 "cancelled" (NULL: never) */
 } tf_run_opts;
 
 /* Hooks of a forward pass (capture for Stage 1 / Stage 2 and the alignment loss). */
@@ -92,7 +92,6 @@ int tf_run_open(tf_run **out, transformer *tf, const tf_run_opts *o);
 size_t tf_run_measure(const model_config *c, const gdn_config *g, const mixer_kind *kinds, const tf_run_opts *o,
                       gf_dtype act);
 void tf_run_close(tf_run *r);
-void tf_run_set_cancel(tf_run *r, const atomic_int *cancel);
 
 /* tokens [B*T] host ids (B <= opts.B, T <= opts.T), positions pos0 ..;
  * -1 with a message for bad tokens or positions, or a backend error. */

@@ -57,10 +57,10 @@ int train_student_init_check(const char *init) {
 
 const student_settings *train_student_settings(const train_student *h) { return &h->s.set; }
 
-int train_student_build_as(cli_student *cs, train_student **handle, model *m, const char *init_s,
-                           const char *strategy, double keep, const char *calib, const char *text, long seed, int ctx,
-                           char *layers, size_t layers_size, const method_cli *base, const progress_sink *progress,
-                           const stage2_observer *obs) {
+int train_student_build(cli_student *cs, train_student **handle, model *m, const char *init_s, const char *strategy,
+                        double keep, const char *calib, const char *text, long seed, int ctx, char *layers,
+                        size_t layers_size, const method_cli *base, const progress_sink *progress,
+                        const stage2_observer *obs) {
     memset(cs, 0, sizeof *cs);
     const int L = m->cfg.n_layers;
     student_init init;
@@ -105,19 +105,6 @@ done:
         *handle = h;
     }
     return rc;
-}
-
-int train_student_build(cli_student *cs, train_student **handle, model *m, const char *init_s, double keep,
-                        const char *calib, long seed, int ctx, char *layers, size_t layers_size) {
-    return train_student_build_with(cs, handle, m, init_s, keep, calib, seed, ctx, layers, layers_size, NULL, NULL,
-                                    NULL);
-}
-
-int train_student_build_with(cli_student *cs, train_student **handle, model *m, const char *init_s, double keep,
-                             const char *calib, long seed, int ctx, char *layers, size_t layers_size,
-                             const method_cli *mo, const progress_sink *progress, const stage2_observer *obs) {
-    return train_student_build_as(cs, handle, m, init_s, "uniform", keep, calib, NULL, seed, ctx, layers,
-                                  layers_size, mo, progress, obs);
 }
 
 int train_student_save(const cli_student *cs, train_student *h, const char *out_dir) {

@@ -31,17 +31,10 @@ int train_student_init_check(const char *init);
  * components, ...; NULL: defaults); progress and obs (may be NULL) get the
  * capture and build reports and every Stage 2 step, and progress's cancel
  * flag stops the build. */
-int train_student_build_as(cli_student *s, train_student **handle, model *m, const char *init, const char *strategy,
-                           double keep, const char *calib, const char *text, long seed, int ctx, char *layers,
-                           size_t layers_size, const method_cli *mo, const progress_sink *progress,
-                           const stage2_observer *obs);
-/* The same with uniform selection keeping round(keep * L) layers. */
-int train_student_build(cli_student *s, train_student **handle, model *m, const char *init, double keep,
-                        const char *calib, long seed, int ctx, char *layers, size_t layers_size);
-/* The same with the method options, progress and observer of train_student_build_as. */
-int train_student_build_with(cli_student *s, train_student **handle, model *m, const char *init, double keep,
-                             const char *calib, long seed, int ctx, char *layers, size_t layers_size,
-                             const method_cli *mo, const progress_sink *progress, const stage2_observer *obs);
+int train_student_build(cli_student *s, train_student **handle, model *m, const char *init, const char *strategy,
+                        double keep, const char *calib, const char *text, long seed, int ctx, char *layers,
+                        size_t layers_size, const method_cli *mo, const progress_sink *progress,
+                        const stage2_observer *obs);
 /* The settings the student was built or saved with. */
 const student_settings *train_student_settings(const train_student *handle);
 /* Writes the trained weights of s back into the student and saves it to out_dir. */

@@ -59,18 +59,8 @@ static int ensure_capture(calib_cache *c, job_ctx *ctx, const progress_sink *pr)
     return 0;
 }
 
-static void emit_head(job_ctx *ctx, const char *init, head_metric m, int l, int h, double v) {
-    wb_event e = {.kind = WB_HEAD_VALUE};
-    snprintf(e.u.head_value.init, sizeof e.u.head_value.init, "%s", init);
-    e.u.head_value.metric = m;
-    e.u.head_value.layer = l;
-    e.u.head_value.head = h;
-    e.u.head_value.value = v;
-    wb_emit(ctx, &e);
-}
-
 static void publish_half_lives(job_ctx *ctx, const char *init, int l, const double *hl, int H) {
-    for (int h = 0; h < H; h++) emit_head(ctx, init, MET_HALFLIFE_IDLE, l, h, hl[h]);
+    for (int h = 0; h < H; h++) wb_emit_head(ctx, init, MET_HALFLIFE_IDLE, l, h, hl[h]);
 }
 
 /* The random (section 3 default) init's idle half-lives of layer l. */
@@ -88,8 +78,8 @@ static void publish_random_half_lives(job_ctx *ctx, const student *s, int l) {
 /* beta* and sigma* of the components that ran (the others have none) */
 static void publish_stage1(job_ctx *ctx, const char *init, const layer_report *r, int H) {
     for (int h = 0; h < H; h++) {
-        if (r->s1.parts & STAGE1_BETA) emit_head(ctx, init, MET_BETA, r->layer, h, r->s1.beta_star[h]);
-        if (r->s1.parts & STAGE1_SIGMA) emit_head(ctx, init, MET_SIGMA, r->layer, h, r->s1.sigma_star[h]);
+        if (r->s1.parts & STAGE1_BETA) wb_emit_head(ctx, init, MET_BETA, r->layer, h, r->s1.beta_star[h]);
+        if (r->s1.parts & STAGE1_SIGMA) wb_emit_head(ctx, init, MET_SIGMA, r->layer, h, r->s1.sigma_star[h]);
     }
 }
 

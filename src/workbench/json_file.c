@@ -70,3 +70,8 @@ cJSON *json_read_file(const char *path, bool *missing) {
     free(text);
     return root;
 }
+
+void json_get_str(const cJSON *o, const char *key, char *dst, size_t n) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (cJSON_IsString(v)) snprintf(dst, n, "%s", v->valuestring);
+}

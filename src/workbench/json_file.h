@@ -4,6 +4,7 @@
 #define GRAFT_WORKBENCH_JSON_FILE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include <cjson/cJSON.h>
 
@@ -16,5 +17,7 @@ int json_write_atomic(const char *path, const cJSON *root);
 /* Parses a JSON file. NULL with *missing = true when absent; NULL with a
  * one-line error ("path: not valid JSON near byte 12") when unreadable. */
 cJSON *json_read_file(const char *path, bool *missing);
+/* Copies the string o[key] into dst (n bytes, truncated); dst stays as it is when that is not a string. */
+void json_get_str(const cJSON *o, const char *key, char *dst, size_t n);
 
 #endif

@@ -78,8 +78,8 @@ static int make_student(void *ud, int i, cli_student *s, train_student **handle,
     method_cli_default(&mo);
     stage1_cli_text text;
     if (i) stage1_choice_to_cli(&lv->a->s1, &mo, &text);
-    return train_student_build_with(s, handle, lv->a->m, race_inits[i], lv->a->keep, lv->a->corpus,
-                                    (long)lv->tc->to.seed, lv->tc->to.ctx, lv->conv_buf, lv->conv_size, &mo, &sink, &obs);
+    return train_student_build(s, handle, lv->a->m, race_inits[i], "uniform", lv->a->keep, lv->a->corpus, NULL,
+                               (long)lv->tc->to.seed, lv->tc->to.ctx, lv->conv_buf, lv->conv_size, &mo, &sink, &obs);
 }
 
 static void run_started(void *ud, int i, const char *label, const char *ckpt) {

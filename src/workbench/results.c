@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "workbench/json_file.h"
 
 static const char *const kind_names[RUN_KIND_COUNT] = {"evaluate", "ablate", "race"};
 
@@ -204,11 +205,6 @@ cJSON *result_row_json(const result_row *r) {
     return o;
 }
 
-static void get_str(const cJSON *o, const char *k, char *dst, size_t n) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    if (cJSON_IsString(v)) snprintf(dst, n, "%s", v->valuestring);
-}
-
 static double get_num(const cJSON *o, const char *k, double def) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
     return cJSON_IsNumber(v) ? v->valuedouble : def;
@@ -218,19 +214,19 @@ int result_row_from_json(const cJSON *o, result_row *r) {
     result_row_init(r);
     if (!cJSON_IsObject(o)) return gf_fail("a results row must be an object");
     char kind[16] = "";
-    get_str(o, "run", kind, sizeof kind);
+    json_get_str(o, "run", kind, sizeof kind);
     int k = 0;
     while (k < RUN_KIND_COUNT && strcmp(kind, kind_names[k])) k++;
     if (k == RUN_KIND_COUNT) return gf_fail("a results row has no known \"run\" (evaluate, ablate, race)");
     r->kind = (run_kind)k;
-    get_str(o, "teacher", r->teacher, sizeof r->teacher);
-    get_str(o, "strategy", r->strategy, sizeof r->strategy);
-    get_str(o, "init", r->init, sizeof r->init);
-    get_str(o, "init_detail", r->init_detail, sizeof r->init_detail);
-    get_str(o, "corpus", r->corpus, sizeof r->corpus);
-    get_str(o, "kept", r->kept, sizeof r->kept);
-    get_str(o, "student", r->student, sizeof r->student);
-    get_str(o, "device", r->device, sizeof r->device);
+    json_get_str(o, "teacher", r->teacher, sizeof r->teacher);
+    json_get_str(o, "strategy", r->strategy, sizeof r->strategy);
+    json_get_str(o, "init", r->init, sizeof r->init);
+    json_get_str(o, "init_detail", r->init_detail, sizeof r->init_detail);
+    json_get_str(o, "corpus", r->corpus, sizeof r->corpus);
+    json_get_str(o, "kept", r->kept, sizeof r->kept);
+    json_get_str(o, "student", r->student, sizeof r->student);
+    json_get_str(o, "device", r->device, sizeof r->device);
     r->keep = get_num(o, "keep", NAN);
     r->stage2_steps = (int)get_num(o, "stage2_steps", 0);
     r->keep_best_heldout = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "keep_best_heldout"));

@@ -8,11 +8,6 @@
 #include "core/error.h"
 #include "workbench/json_file.h"
 
-static void get_str(const cJSON *o, const char *key, char *dst, size_t n) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (cJSON_IsString(v)) snprintf(dst, n, "%s", v->valuestring);
-}
-
 static int read_int(const cJSON *o, const char *key, int lo, int hi, int *out) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     if (!v) return 0;
@@ -29,7 +24,7 @@ static int read_plan(teacher_state *t, const cJSON *plan, const char *path) {
         return gf_fail("%s: a teacher's \"plan\" needs \"layers\" (1..4096) and small non-negative sizes", path);
     teacher_state_set_shape(t, L, H);
     t->kv_heads = kvh, t->head_dim = hd, t->kv_bytes = kvb;
-    get_str(plan, "strategy", t->strategy, sizeof t->strategy);
+    json_get_str(plan, "strategy", t->strategy, sizeof t->strategy);
     if (strategy_index(t->strategy) < 0) snprintf(t->strategy, sizeof t->strategy, "uniform");
     const cJSON *keep = cJSON_GetObjectItemCaseSensitive(plan, "keep_ratio");
     if (cJSON_IsNumber(keep) && keep->valuedouble > 0 && keep->valuedouble < 1) t->keep_ratio = keep->valuedouble;
@@ -56,21 +51,21 @@ static int read_plan(teacher_state *t, const cJSON *plan, const char *path) {
         free(t->plan_score[s]);
         t->plan_score[s] = v;
     }
-    get_str(plan, "score_corpus", t->score_corpus, sizeof t->score_corpus);
+    json_get_str(plan, "score_corpus", t->score_corpus, sizeof t->score_corpus);
     if (!t->kept) teacher_plan_recompute(t);
     return 0;
 }
 
 static int read_teacher(app_state *st, const cJSON *o, const char *path) {
     char key[1024] = "";
-    get_str(o, "key", key, sizeof key);
+    json_get_str(o, "key", key, sizeof key);
     if (!key[0]) return gf_fail("%s: each teacher needs a \"key\"", path);
     teacher_state *t = app_teacher(st, key);
     if (!t) return gf_fail("%s: too many teachers", path);
-    get_str(o, "arg", t->arg, sizeof t->arg);
-    get_str(o, "name", t->name, sizeof t->name);
-    get_str(o, "model_arg", t->model_arg, sizeof t->model_arg);
-    get_str(o, "shape", t->shape, sizeof t->shape);
+    json_get_str(o, "arg", t->arg, sizeof t->arg);
+    json_get_str(o, "name", t->name, sizeof t->name);
+    json_get_str(o, "model_arg", t->model_arg, sizeof t->model_arg);
+    json_get_str(o, "shape", t->shape, sizeof t->shape);
     if (!t->name[0]) snprintf(t->name, sizeof t->name, "%.159s", key);
     if (!t->model_arg[0]) snprintf(t->model_arg, sizeof t->model_arg, "%s", key);
     const cJSON *lines = cJSON_GetObjectItemCaseSensitive(o, "lines"), *c;
@@ -89,7 +84,7 @@ static int read_teacher(app_state *st, const cJSON *o, const char *path) {
     if (cJSON_IsObject(ppl)) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(ppl, "ppl");
         if (cJSON_IsNumber(v)) t->teacher_ppl = v->valuedouble;
-        get_str(ppl, "corpus", t->ppl_corpus, sizeof t->ppl_corpus);
+        json_get_str(ppl, "corpus", t->ppl_corpus, sizeof t->ppl_corpus);
         read_int(ppl, "windows", 0, 1 << 30, &t->ppl_windows);
         read_int(ppl, "ctx", 0, 1 << 30, &t->ppl_ctx);
     }
@@ -133,8 +128,8 @@ int session_read(app_state *st, const char *path) {
         if (!err[0]) snprintf(err, sizeof err, "%s", gf_last_error());       \
         rc = -1;                                                             \
     } while (0)
-    get_str(root, "corpus", st->corpus, sizeof st->corpus);
-    get_str(root, "eval_init", st->eval_init, sizeof st->eval_init);
+    json_get_str(root, "corpus", st->corpus, sizeof st->corpus);
+    json_get_str(root, "eval_init", st->eval_init, sizeof st->eval_init);
     const cJSON *set = cJSON_GetObjectItemCaseSensitive(root, "settings");
     if (set && settings_from_json(&st->settings, set, path)) NOTE_ERR();
     const cJSON *teachers = cJSON_GetObjectItemCaseSensitive(root, "teachers"), *t;
@@ -145,7 +140,7 @@ int session_read(app_state *st, const char *path) {
     const cJSON *tlist = cJSON_IsArray(teachers) ? teachers : NULL;
     cJSON_ArrayForEach(t, tlist) if (read_teacher(st, t, path)) NOTE_ERR();
     char cur[1024] = "";
-    get_str(root, "current", cur, sizeof cur);
+    json_get_str(root, "current", cur, sizeof cur);
     if (cur[0]) app_switch(st, app_find_teacher(st, cur));
     if (!teachers && (cJSON_GetObjectItemCaseSensitive(root, "plan") || cJSON_GetObjectItemCaseSensitive(root, "results")))
         app_log(st, LOG_WARN, "session: %s is of the first format (one plan and results table, no teacher named): "

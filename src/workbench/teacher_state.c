@@ -26,12 +26,6 @@ static const metric_info metrics[MET_COUNT] = {
 
 const metric_info *metric_get(head_metric m) { return &metrics[(unsigned)m < MET_COUNT ? m : 0]; }
 
-int metric_from_key(const char *key) {
-    for (int m = 0; m < MET_COUNT; m++)
-        if (!strcmp(key, metrics[m].key)) return m;
-    return -1;
-}
-
 static const char *const strategy_names[APP_N_STRATEGIES] = {"uniform", "ar", "ga-s2", "manual"};
 
 int strategy_index(const char *name) {

@@ -40,7 +40,6 @@ typedef struct {
 } metric_info;
 
 const metric_info *metric_get(head_metric m);
-int metric_from_key(const char *key); /* -1 when unknown */
 
 #define APP_MAX_INITS 6 /* teacher and the initializations that have numbers */
 #define APP_MAX_SERIES 8

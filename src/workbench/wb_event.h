@@ -4,6 +4,8 @@
 #ifndef GRAFT_WORKBENCH_WB_EVENT_H
 #define GRAFT_WORKBENCH_WB_EVENT_H
 
+#include <stdio.h>
+
 #include "jobs/job.h"
 #include "workbench/method_state.h"
 #include "workbench/results.h"
@@ -101,5 +103,17 @@ _Static_assert(sizeof(wb_event) <= EVENT_DATA_MAX, "a wb_event must fit an EV_DA
 
 /* Publishes e from inside a job (any thread). */
 static inline void wb_emit(job_ctx *ctx, const wb_event *e) { job_data(ctx, e, sizeof *e); }
+
+/* Publishes one number of one head; init is "teacher" or an initialization name. */
+static inline void wb_emit_head(job_ctx *ctx, const char *init, head_metric metric, int layer, int head,
+                                double value) {
+    wb_event e = {.kind = WB_HEAD_VALUE};
+    snprintf(e.u.head_value.init, sizeof e.u.head_value.init, "%s", init);
+    e.u.head_value.metric = metric;
+    e.u.head_value.layer = layer;
+    e.u.head_value.head = head;
+    e.u.head_value.value = value;
+    wb_emit(ctx, &e);
+}
 
 #endif

@@ -99,16 +99,6 @@ typedef struct {
     int ctx, seqs;
 } stats_arg;
 
-static void emit_head(job_ctx *ctx, head_metric metric, int l, int h, double v) {
-    wb_event e = {.kind = WB_HEAD_VALUE};
-    snprintf(e.u.head_value.init, sizeof e.u.head_value.init, "teacher");
-    e.u.head_value.metric = metric;
-    e.u.head_value.layer = l;
-    e.u.head_value.head = h;
-    e.u.head_value.value = v;
-    wb_emit(ctx, &e);
-}
-
 static int stats_job(job_ctx *ctx, void *argp) {
     stats_arg *a = argp;
     const model *m = a->m;
@@ -138,12 +128,12 @@ static int stats_job(job_ctx *ctx, void *argp) {
     if (collect_attn_stats(m, cut.data, n_seqs, a->ctx, &st, &sink) != 0) goto done;
     for (int l = 0; l < m->cfg.n_layers; l++)
         for (int h = 0; h < m->cfg.n_heads; h++) {
-            emit_head(ctx, MET_MEAN_DIST, l, h, attn_stats_mean_distance(&st, l, h));
-            emit_head(ctx, MET_ENTROPY, l, h, attn_stats_entropy(&st, l, h));
-            emit_head(ctx, MET_CONCENTRATION, l, h, attn_stats_concentration(&st, l, h));
-            emit_head(ctx, MET_OUT_RMS, l, h, attn_stats_output_rms(&st, l, h));
-            emit_head(ctx, MET_DIST_NOSINK, l, h, attn_stats_mean_distance_nosink(&st, l, h));
-            emit_head(ctx, MET_SINK, l, h, attn_stats_sink_share(&st, l, h));
+            wb_emit_head(ctx, "teacher", MET_MEAN_DIST, l, h, attn_stats_mean_distance(&st, l, h));
+            wb_emit_head(ctx, "teacher", MET_ENTROPY, l, h, attn_stats_entropy(&st, l, h));
+            wb_emit_head(ctx, "teacher", MET_CONCENTRATION, l, h, attn_stats_concentration(&st, l, h));
+            wb_emit_head(ctx, "teacher", MET_OUT_RMS, l, h, attn_stats_output_rms(&st, l, h));
+            wb_emit_head(ctx, "teacher", MET_DIST_NOSINK, l, h, attn_stats_mean_distance_nosink(&st, l, h));
+            wb_emit_head(ctx, "teacher", MET_SINK, l, h, attn_stats_sink_share(&st, l, h));
         }
     wb_event e = {.kind = WB_STATS_DONE};
     snprintf(e.u.stats_done.corpus, sizeof e.u.stats_done.corpus, "%s", a->corpus);

@@ -21,6 +21,7 @@
 #include "ui.h"
 #include "workbench/session.h"
 #include "workbench/wb_event.h"
+#include "wb_test_util.h"
 
 static const theme utf8_256 = {true, DEPTH_256, 0};
 static const theme ascii_mono = {false, DEPTH_MONO, 0};
@@ -170,42 +171,6 @@ static void plan_keys(void **state) {
     app_state_free(&st);
 }
 
-/* A job that only waits to be cancelled: its record routes events to its teacher. */
-static int idle_job(job_ctx *ctx, void *p) {
-    (void)p;
-    while (!job_cancelled(ctx)) {
-        struct timespec ts = {0, 1000000};
-        nanosleep(&ts, NULL);
-    }
-    return gf_fail("cancelled");
-}
-
-static void end_job(app_state *st, job_runner *jr) {
-    app_cancel_job(st, jr);
-    event ev;
-    for (time_t t0 = time(NULL); time(NULL) - t0 < 10;) {
-        bool end = false;
-        while (job_pop_event(jr, &ev)) {
-            app_apply_event(st, &ev);
-            end |= event_is_final(ev.kind);
-        }
-        if (end) break;
-        struct timespec ts = {0, 1000000};
-        nanosleep(&ts, NULL);
-    }
-    job_wait(jr);
-}
-
-static event data_event(int job_id, const wb_event *w) {
-    event e;
-    memset(&e, 0, sizeof e);
-    e.kind = EV_DATA;
-    e.job_id = job_id;
-    e.data_len = sizeof *w;
-    memcpy(e.data, w, sizeof *w);
-    return e;
-}
-
 static wb_event score(int strategy, int layer, double v) {
     wb_event w = {.kind = WB_LAYER_SCORE};
     w.u.layer_score.strategy = strategy;
@@ -228,21 +193,19 @@ static void plan_scores_rank(void **state) {
     teacher_plan_recompute(t);
     job_runner jr;
     assert_int_equal(job_runner_init(&jr), 0);
-    assert_int_equal(app_start_job(&st, &jr, "select", idle_job, NULL, t), 0);
+    assert_int_equal(app_start_job(&st, &jr, "select", wbt_idle_job, NULL, t), 0);
     const int id = st.job.id;
     const double ar[6] = {9, 5, 7, 7, 3, 8};   /* highest: 0 (9), 5 (8), then 2 before 3 (tie) */
     const double ga[6] = {4, 2, 6, 2, 1, 9};   /* lowest: 4 (1), 1 (2), 3 (2) */
     for (int l = 0; l < 6; l++) {
         wb_event w = score(1, l, ar[l]);
-        event e = data_event(id, &w);
-        assert_true(app_apply_event(&st, &e));
+        assert_true(wbt_apply(&st, id, &w));
     }
     bool want_ar[6] = {1, 0, 1, 0, 0, 1};
     for (int l = 0; l < 6; l++) assert_int_equal(t->kept[l], want_ar[l]);
     for (int l = 0; l < 6; l++) {
         wb_event w = score(2, l, ga[l]);
-        event e = data_event(id, &w);
-        app_apply_event(&st, &e);
+        wbt_apply(&st, id, &w);
     }
     /* ga-s2 scores arrived while ar is chosen: the plan stays ar's */
     for (int l = 0; l < 6; l++) assert_int_equal(t->kept[l], want_ar[l]);
@@ -263,7 +226,7 @@ static void plan_scores_rank(void **state) {
     assert_non_null(strstr(row(&g, y), "9"));
     assert_non_null(strstr(row(&g, y), "#"));
     grid_free(&g);
-    end_job(&st, &jr);
+    wbt_finish(&st, &jr);
     job_runner_free(&jr);
     app_state_free(&st);
 }
@@ -279,24 +242,21 @@ static void events_go_to_their_teacher(void **state) {
     snprintf(b->name, sizeof b->name, "other");
     job_runner jr;
     assert_int_equal(job_runner_init(&jr), 0);
-    assert_int_equal(app_start_job(&st, &jr, "evaluate", idle_job, NULL, a), 0);
+    assert_int_equal(app_start_job(&st, &jr, "evaluate", wbt_idle_job, NULL, a), 0);
     const int id = st.job.id;
     app_switch(&st, b); /* the user opened another teacher meanwhile */
     wb_event w = {.kind = WB_TEACHER_PPL};
     w.u.teacher_ppl.ppl = 8.1078;
     w.u.teacher_ppl.windows = 32;
-    event e = data_event(id, &w);
-    app_apply_event(&st, &e);
+    wbt_apply(&st, id, &w);
     wb_event s = score(1, 3, 42);
-    e = data_event(id, &s);
-    app_apply_event(&st, &e);
+    wbt_apply(&st, id, &s);
     assert_true(a->teacher_ppl == 8.1078);
     assert_non_null(a->plan_score[1]);
     assert_true(isnan(b->teacher_ppl));
     assert_null(b->plan_score[1]);
     /* an event of a job nobody started goes nowhere */
-    e = data_event(id + 100, &w);
-    assert_false(app_apply_event(&st, &e));
+    assert_false(wbt_apply(&st, id + 100, &w));
     /* Results under B say nothing of A */
     ui u;
     ui_init(&u, &st, NULL, &prefs, utf8_256);
@@ -310,7 +270,7 @@ static void events_go_to_their_teacher(void **state) {
     ui_render(&u, &g);
     assert_true(find_row(&g, "teacher perplexity 8.1078") >= 0);
     grid_free(&g);
-    end_job(&st, &jr);
+    wbt_finish(&st, &jr);
     /* the history keeps the job with its teacher and outcome */
     const job_record *r = app_job_find(&st, id);
     assert_non_null(r);

@@ -310,14 +310,7 @@ static void box_shows_a_failure_whole(void **state) {
     ui_key(&u, '7');
     ui_key(&u, 'g');
     ui_key(&u, UK_ENTER);
-    event *ev = gf_malloc(sizeof *ev);
-    for (int i = 0; i < 10000 && st.job.active; i++) { /* its end, within 10 s */
-        while (job_pop_event(&jr, ev)) app_apply_event(&st, ev);
-        struct timespec ts = {0, 1000000};
-        nanosleep(&ts, NULL);
-    }
-    free(ev);
-    job_wait(&jr);
+    wbt_drain(&st, &jr); /* its end, within 10 s */
     assert_false(st.job.active);
     assert_true(shows(&u, &g, "│ failed:"));
     assert_true(shows(&u, &g, "│ /a/long/path/to/a/student"));

@@ -25,9 +25,8 @@ static inline int wbt_start(app_state *st, job_runner *jr, const char *name, tea
     return app_start_job(st, jr, name, wbt_idle_job, NULL, owner) == 0 ? st->job.id : -1;
 }
 
-/* Cancels the running job and applies its remaining events (bounded wait). */
-static inline void wbt_finish(app_state *st, job_runner *jr) {
-    app_cancel_job(st, jr);
+/* Applies the running job's events until its end (bounded wait: 10 s). */
+static inline void wbt_drain(app_state *st, job_runner *jr) {
     event *ev = gf_malloc(sizeof *ev);
     for (time_t t0 = time(NULL); time(NULL) - t0 < 10;) {
         int end = 0;
@@ -41,6 +40,12 @@ static inline void wbt_finish(app_state *st, job_runner *jr) {
     }
     free(ev);
     job_wait(jr);
+}
+
+/* Cancels the running job and applies its remaining events (bounded wait). */
+static inline void wbt_finish(app_state *st, job_runner *jr) {
+    app_cancel_job(st, jr);
+    wbt_drain(st, jr);
 }
 
 /* Applies one wb_event as if job id had published it; returns what app_apply_event returned. */
