@@ -107,7 +107,8 @@ int mem_estimate_job(mem_estimate *out, const mem_job *j) {
          * align phase's two [N, D] buffers per GDN layer */
         const size_t N = (size_t)j->train_B * j->train_T, V = (size_t)c->vocab_size, cap = ((size_t)32 << 20) / V;
         const int rows = (int)(N < cap ? N : cap > 0 ? cap : 1);
-        const tf_run_opts so = {.B = j->train_B, .T = j->train_T, .train = true, .logit_rows = rows};
+        const tf_run_opts so = {.B = j->train_B, .T = j->train_T, .train = true, .recompute = j->recompute,
+                                .logit_rows = rows};
         const tf_run_opts to = {.B = j->train_B, .T = j->train_T, .logit_rows = rows};
         const tf_run_opts eo = {.B = j->eval_B > 0 ? j->eval_B : j->train_B, .T = j->train_T};
         size_t runs = run_bytes(j, &so, j->train_gdn) + run_bytes(j, &to, 0) + run_bytes(j, &eo, j->train_gdn);

@@ -58,6 +58,7 @@ typedef struct {
      * evaluation run of eval_B sequences beside it */
     int train_B, train_T, train_gdn, eval_B;
     bool align;
+    bool recompute; /* the student's training run recomputes its layers' activations (tf_run_opts) */
 } mem_job;
 
 /* The parts, in bytes. */

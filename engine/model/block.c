@@ -129,6 +129,9 @@ int tf_backward(tf_run *r, const gf_buf *d_after) {
         if (r->o.cancel && atomic_load(r->o.cancel)) return gf_fail("cancelled");
         const layer_views *w = &tf->w.layers[l], *gw = &tf->g.layers[l];
         const layer_acts *a = &r->la[l];
+        /* recompute: the layer's activations again from its kept input (x_out is rewritten with the
+         * value it holds: the kernels are deterministic); no hooks, they ran in the forward */
+        if (r->o.recompute && block_forward(r, l, r->B, r->T, 0, NULL) != 0) return -1;
         if (d_after && !gf_is_none(d_after[l])) be_add(be, r->dx, d_after[l], (size_t)N * D);
         /* MLP: x_out = x_mid + down(silu(gate) * up); dx passes through */
         be_swiglu(be, r->act, a->gate, a->up, (size_t)N * F); /* recomputed, not kept */

@@ -134,6 +134,13 @@ void tf_zero_grads(transformer *tf) {
 /* ------------------------------------------------------------- runs */
 
 /* Carves every buffer of a run of compute type act (measuring when ar->base is none). */
+/* The first layer of l's mixer kind (recompute runs share its activations). */
+static int first_kind_of(const transformer *tf, int l) {
+    int f = 0;
+    while (tf->kind[f] != tf->kind[l]) f++;
+    return f;
+}
+
 static void carve(tf_run *r, arena *ar, gf_dtype act) {
     const transformer *tf = r->tf;
     const model_config *c = &tf->cfg;
@@ -174,20 +181,37 @@ static void carve(tf_run *r, arena *ar, gf_dtype act) {
         }
         return;
     }
-    /* training: what each layer's backward needs */
+    /* training: what each layer's backward needs; with recompute, one set that
+     * every layer's forward fills again just before its backward */
     gf_buf x = arena_take(ar, (size_t)(L + 1) * N * D, act); /* residual entering each layer, then the output */
+    const bool shared = r->o.recompute;
+    layer_acts first_gdn = {0}, first_attn = {0}; /* with recompute: the first GDN / attention layer's sets */
     for (int l = 0; l < L; l++) {
         layer_acts *a = &r->la[l];
         memset(a, 0, sizeof *a);
         a->x_in = gf_at(x, (size_t)l * N * D);
         a->x_out = a->mlp_out = gf_at(x, (size_t)(l + 1) * N * D);
-        a->x_mid = a->mix_out = arena_take(ar, N * D, act);
-        a->xn1 = arena_take(ar, N * D, act);
-        a->xn2 = arena_take(ar, N * D, act);
-        a->gate = arena_take(ar, N * F, act);
-        a->up = arena_take(ar, N * F, act);
-        if (tf->kind[l] == MIX_GDN) gdn_acts_take(&a->gdn, ar, &tf->gcfg, B, T, true, act);
+        if (shared && l > 0) {
+            a->x_mid = a->mix_out = r->la[0].x_mid;
+            a->xn1 = r->la[0].xn1, a->xn2 = r->la[0].xn2, a->gate = r->la[0].gate, a->up = r->la[0].up;
+        } else {
+            a->x_mid = a->mix_out = arena_take(ar, N * D, act);
+            a->xn1 = arena_take(ar, N * D, act);
+            a->xn2 = arena_take(ar, N * D, act);
+            a->gate = arena_take(ar, N * F, act);
+            a->up = arena_take(ar, N * F, act);
+        }
+        const bool taken = shared && l > 0 && first_kind_of(tf, l) < l;
+        if (tf->kind[l] == MIX_GDN) {
+            if (taken) a->gdn = first_gdn.gdn;
+            else gdn_acts_take(&a->gdn, ar, &tf->gcfg, B, T, true, act), first_gdn = *a;
+        }
         if (tf->kind[l] != MIX_ATTN) continue;
+        if (taken) {
+            a->q = first_attn.q, a->heads = first_attn.heads, a->k = first_attn.k, a->v = first_attn.v;
+            a->lse = first_attn.lse, a->q_pre = first_attn.q_pre, a->k_pre = first_attn.k_pre;
+            continue;
+        }
         a->q = arena_take(ar, N * qd, act);
         a->heads = arena_take(ar, N * qd, act);
         a->k = arena_take(ar, N * kvd, act);
@@ -197,6 +221,7 @@ static void carve(tf_run *r, arena *ar, gf_dtype act) {
             a->q_pre = arena_take(ar, N * qd, act);
             a->k_pre = arena_take(ar, N * kvd, act);
         }
+        first_attn = *a;
     }
     r->dhidden = arena_take(ar, N * D, act);
     r->dx = arena_take(ar, N * D, act);
@@ -251,6 +276,8 @@ int tf_run_open(tf_run **out, transformer *tf, const tf_run_opts *o) {
     if (o->B < 1 || o->T < 1) return gf_fail("a run needs at least one sequence of one token (got %d x %d)", o->B, o->T);
     if (o->train && !tf_is_trainable(tf)) return gf_fail("training needs a trainable model");
     if (o->train && o->decode) return gf_fail("a training run carries no decode state");
+    if (o->recompute && (!o->train || o->stats))
+        return gf_fail("recomputing activations is for training runs without statistics");
     tf_run *r = gf_calloc(1, sizeof *r);
     r->tf = tf;
     r->o = run_opts(c, o);

@@ -69,6 +69,9 @@ typedef struct {
     bool train;        /* keep what the backward needs */
     bool stats;        /* per-head attention statistics (METHOD.md section 4) */
     bool decode;       /* carry GDN state between calls (pos0 > 0) */
+    bool recompute;    /* training: keep only each layer's input residual; the backward runs each
+                          layer's forward again before its backward (one set of layer activations
+                          instead of L; the same gradients, bit for bit, for one more forward) */
     int logit_rows;    /* rows of the logits buffer (0: up to 32M logits) */
     const atomic_int *cancel; /* non-zero: tf_forward / tf_backward stop between layers with
                                  "cancelled" (NULL: never) */

@@ -171,7 +171,8 @@ static int bufs_open(train_bufs *b, const train_opts *o, transformer *student, t
      * together after a step instead (a rank leaving a step half-way would
      * leave the others waiting in the gradient all-reduce) */
     if (comm_size(be_comm(be)) > 1) stop = NULL;
-    const tf_run_opts so = {.B = o->batch, .T = o->ctx, .train = true, .logit_rows = rows, .cancel = stop};
+    const tf_run_opts so = {.B = o->batch, .T = o->ctx, .train = true, .recompute = o->recompute, .logit_rows = rows,
+                            .cancel = stop};
     const tf_run_opts to = {.B = o->batch, .T = o->ctx, .logit_rows = rows, .cancel = stop};
     if (tf_run_open(&b->sr, student, &so) != 0 || tf_run_open(&b->tr, teacher, &to) != 0) return -1;
     const size_t n = student->layout.total;

@@ -53,6 +53,9 @@ typedef struct {
     long ckpt_every;           /* steps; 0: only at the end and on a signal */
     const char *ckpt_path;     /* NULL: no checkpoints */
     bool resume;               /* continue from ckpt_path when it exists */
+    bool recompute;            /* the student's run keeps only each layer's input and recomputes the
+                                  rest in the backward (tf_run_opts.recompute): less memory, one more
+                                  forward per step, the same bits */
     const char *window_log;    /* NULL: none; else rank 0 writes one line per step, "step N: ID ...": the
                                   windows (train_data_window) of the step's global batch in rank order */
     uint64_t seed;

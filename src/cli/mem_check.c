@@ -14,7 +14,18 @@ static struct {
     char device[128];
     size_t free_bytes, total_bytes, limit;
     bool have_info;
+    bool *recompute;      /* cli_mem_allow_recompute's flag, or NULL */
+    bool trains, recomputing; /* the job has a training phase; its run recomputes activations */
 } S;
+
+void cli_mem_allow_recompute(bool *flag) { S.recompute = flag; }
+
+/* 0 when need fits the device's free memory and GRAFT_MEM_LIMIT; else -1 with the message */
+static int fits(size_t need, bool host, const char *dev) {
+    return (!host && mem_check(need, S.free_bytes, dev, false) != 0) || (S.limit && mem_check(need, S.limit, dev, true) != 0)
+               ? -1
+               : 0;
+}
 
 void cli_mem_plan(cli_mem_fill fill, void *ud, const char *hint) {
     S.fill = fill;
@@ -45,12 +56,29 @@ int cli_mem_on_config(void *ud, const model_config *cfg, gf_backend *be) {
         snprintf(why, sizeof why, "%s", gf_last_error());
         return gf_fail("%s: free memory unknown: %s", dev, why);
     }
-    if ((!be_is_host(be) && mem_check(S.est.total, S.free_bytes, dev, false) != 0) ||
-        (S.limit && mem_check(S.est.total, S.limit, dev, true) != 0)) {
-        snprintf(why, sizeof why, "%s", gf_last_error()); /* gf_fail writes the buffer it would read */
-        return gf_fail("%s%s%s", why, *hint ? "; " : "", hint);
+    S.trains = j.train_B > 0;
+    S.recomputing = j.recompute;
+    if (fits(S.est.total, be_is_host(be), dev) == 0) return 0;
+    snprintf(why, sizeof why, "%s", gf_last_error()); /* gf_fail writes the buffer it would read */
+    char also[96] = "";
+    if (S.recompute && S.trains && !j.recompute) { /* --recompute auto: does the job fit with it? */
+        mem_estimate with;
+        j.recompute = true;
+        if (mem_estimate_job(&with, &j) != 0) return -1;
+        mem_format(also, sizeof also, with.total);
+        snprintf(also + strlen(also), sizeof also - strlen(also), " recomputing activations");
+        if (fits(with.total, be_is_host(be), dev) == 0) {
+            char a[32], b[32];
+            mem_format(a, sizeof a, with.total);
+            mem_format(b, sizeof b, S.est.total);
+            fprintf(stderr, "graft: recomputing activations in the backward to fit: %s instead of %s on %s\n", a, b, dev);
+            S.est = with;
+            S.recomputing = *S.recompute = true;
+            gf_clear_error();
+            return 0;
+        }
     }
-    return 0;
+    return gf_fail("%s%s%s%s%s%s", why, *also ? " (" : "", also, *also ? ")" : "", *hint ? "; " : "", hint);
 }
 
 void cli_mem_gdn(mem_job *j, const student_settings *set) {
@@ -107,6 +135,7 @@ cJSON *cli_mem_json(void) {
         cJSON_AddNumberToObject(o, "total_bytes", (double)S.total_bytes);
     }
     if (S.limit) cJSON_AddNumberToObject(o, "limit_bytes", (double)S.limit);
+    if (S.trains) cJSON_AddBoolToObject(o, "recompute", S.recomputing);
     return o;
 }
 

@@ -20,6 +20,11 @@ typedef void (*cli_mem_fill)(mem_job *j, void *ud);
 /* Declares the command's job before it loads anything; hint ends the refusal
  * ("lower --batch or --ctx"). fill may be NULL (the parameters only). */
 void cli_mem_plan(cli_mem_fill fill, void *ud, const char *hint);
+/* Training commands with --recompute auto: when the job does not fit, the
+ * check estimates it again with the training run recomputing activations
+ * (mem_job.recompute) and, when that fits, sets *flag, says so on stderr and
+ * goes on. */
+void cli_mem_allow_recompute(bool *flag);
 /* model_load_hooks.on_config: estimates (once per command) and checks. */
 int cli_mem_on_config(void *ud, const model_config *cfg, gf_backend *be);
 /* The estimate and the device's memory as a JSON object (NULL before a check). */

@@ -108,6 +108,7 @@ void train_plan_fill(mem_job *j, void *ud) {
     /* train_eval_nll: batches of min(batch, evaluation sequences) */
     j->eval_B = tc->to.eval_seqs > 0 && tc->to.eval_seqs < tc->to.batch ? tc->to.eval_seqs : tc->to.batch;
     j->align = tc->to.phase == PHASE_ALIGN;
+    j->recompute = tc->to.recompute;
 }
 
 int train_cli_finish(train_cli *c, const char *cmd) {
@@ -119,6 +120,13 @@ int train_cli_finish(train_cli *c, const char *cmd) {
     if (isnan(c->to.lr_mixer)) c->to.lr_mixer = d.lr_mixer;
     if (isnan(c->to.lr_rest)) c->to.lr_rest = d.lr_rest;
     if (c->schedule && lr_shape_parse(c->schedule, &c->to.schedule) != 0) goto bad;
+    if (c->recompute && strcmp(c->recompute, "auto") && strcmp(c->recompute, "on") && strcmp(c->recompute, "off")) {
+        gf_fail("--recompute takes auto, on or off, not '%s'", c->recompute);
+        goto bad;
+    }
+    c->to.recompute = c->recompute && !strcmp(c->recompute, "on");
+    /* auto: the memory check turns it on when the job fits only with it */
+    if (!c->recompute || !strcmp(c->recompute, "auto")) cli_mem_allow_recompute(&c->to.recompute);
     if (!c->teacher) {
         gf_fail("--teacher MODEL is required");
         goto bad;

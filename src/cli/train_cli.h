@@ -17,6 +17,7 @@
 typedef struct {
     train_opts to;
     const char *teacher, *data, *phase, *schedule;
+    const char *recompute; /* "auto" (NULL), "on" or "off" */
     const char *strategy; /* which layers keep attention (as graft convert); NULL: not given */
     double keep;          /* retention ratio; NaN: not given */
     double eval_frac, noise;
@@ -47,7 +48,8 @@ void train_cli_default(train_cli *c);
     {"keep", OPT_DOUBLE, &(o).keep, "retention ratio in (0, 1): fraction of layers keeping attention"},       \
     {"strategy", OPT_STR, &(o).strategy, "layers keeping attention: uniform | ar | ga-s2 | manual:0,3"},       \
     {"noise", OPT_DOUBLE, &(o).noise, "perturb the student: add N(0, (x * rms)^2) to every tensor"},           \
-    {"log-every", OPT_INT, &(o).log_every, "print a progress line every N steps (default 10)"}
+    {"log-every", OPT_INT, &(o).log_every, "print a progress line every N steps (default 10)"},                 \
+    {"recompute", OPT_STR, &(o).recompute, "recompute activations in the backward: auto (when they would not fit), on, off"}
 
 /* The device memory of train / race (src/cli/mem_check.h): the teacher,
  * `teachers - 1` more teacher-format models (a student folder's own, a

@@ -6,6 +6,8 @@
  * - `graft train --strategy manual:..` and `graft convert --init random` build the same
  *   GDN parameters from the same seed (one random-init path);
  * - training with GDN layers on two threads is bit-reproducible;
+ * - recomputing activations in the backward (tf_run_opts.recompute) trains
+ *   the same bits in less memory, whatever layers share its one set;
  * - out of memory is an error with one line, not an abort;
  * - KV-cache bytes per token count only attention layers. */
 #include <setjmp.h>
@@ -208,6 +210,82 @@ static void training_is_bit_reproducible(void **state) {
     be_close(be);
 }
 
+/* Four steps of KL training of fixture `name` with GDN layers `mask` (NULL:
+ * every layer attention) on a two-thread backend: the master weights and the
+ * step losses. */
+static void train_four_steps(const char *name, const bool *mask, bool recompute, float **bits, size_t *n,
+                             double losses[4]) {
+    gf_backend *be;
+    const gf_backend_opts bo = {"cpu", 2, false};
+    assert_int_equal(be_open(&be, &bo), 0);
+    const char *root = getenv("GRAFT_ROOT");
+    char p[4096];
+    snprintf(p, sizeof p, "%s/tests/fixtures/hf/%s", root ? root : ".", name);
+    model m;
+    const model_load_opts lo = {NULL, be};
+    assert_int_equal(model_load(&m, p, &lo), 0);
+    const int L = m.cfg.n_layers;
+    student s;
+    mixer_kind kinds[8];
+    assert_true(L <= 8);
+    for (int l = 0; l < L; l++) kinds[l] = mask && mask[l] ? MIX_GDN : MIX_ATTN;
+    if (mask) random_student(&s, &m, mask, 3);
+    transformer teacher, st;
+    assert_int_equal(tf_view(&teacher, &m, NULL, NULL, NULL), 0);
+    assert_int_equal(tf_trainable(&st, &m, mask ? &s.gcfg : NULL, mask ? kinds : NULL, mask ? s.gdn : NULL), 0);
+    train_data d;
+    fake_data(&d, 80, 8, m.cfg.vocab_size);
+    train_opts o;
+    train_opts_default(&o, PHASE_KL);
+    o.ctx = 80, o.batch = 2, o.tokens = 80 * 2 * 4, o.lr_mixer = 1e-3, o.lr_rest = 1e-3, o.recompute = recompute;
+    train_result r;
+    assert_int_equal(train_run(&o, &st, &teacher, &d, NULL, &r), 0);
+    assert_int_equal(r.st.loss.n, 4);
+    for (int i = 0; i < 4; i++) losses[i] = r.st.loss.xy[2 * i + 1];
+    *n = st.layout.total;
+    *bits = malloc(*n * sizeof(float));
+    assert_int_equal(be_download(be, *bits, GF_F32, st.master, *n), 0);
+    /* the run's own size: one set of layer activations instead of L */
+    const tf_run_opts ro = {.B = 2, .T = 80, .train = true, .recompute = recompute};
+    const size_t with = tf_run_measure(&m.cfg, mask ? &s.gcfg : NULL, mask ? kinds : NULL, &ro, be_act(be));
+    const tf_run_opts plain = {.B = 2, .T = 80, .train = true};
+    const size_t without = tf_run_measure(&m.cfg, mask ? &s.gcfg : NULL, mask ? kinds : NULL, &plain, be_act(be));
+    assert_true(recompute ? with < without : with == without);
+    train_result_free(&r);
+    train_data_free(&d);
+    tf_free(&st);
+    tf_free(&teacher);
+    if (mask) student_free(&s);
+    model_free(&m);
+    be_close(be);
+}
+
+/* Recompute against keeping every layer's activations: the same bits after
+ * four steps (the CPU backend's kernels are deterministic, so the recomputed
+ * forward equals the first), with attention layers sharing the one set
+ * (llama: attention, GDN, attention; qwen3: both attention, q/k norms), GDN
+ * layers sharing it (llama: GDN, attention, GDN) and a GDN + attention mix
+ * with conv and biases (qwen2). */
+static void recompute_trains_the_same_bits(void **state) {
+    (void)state;
+    static const bool aga[3] = {false, true, false}, gag[3] = {true, false, true}, ag[2] = {false, true};
+    const struct {
+        const char *name;
+        const bool *mask;
+    } cases[] = {{"llama", aga}, {"llama", gag}, {"qwen3", NULL}, {"qwen2", ag}};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        float *bits[2];
+        size_t n[2];
+        double losses[2][4];
+        for (int rc = 0; rc < 2; rc++) train_four_steps(cases[c].name, cases[c].mask, rc == 1, &bits[rc], &n[rc], losses[rc]);
+        assert_int_equal(n[0], n[1]);
+        for (int i = 0; i < 4; i++) assert_true(losses[0][i] == losses[1][i] && isfinite(losses[0][i]));
+        assert_memory_equal(bits[0], bits[1], n[0] * sizeof(float));
+        free(bits[0]);
+        free(bits[1]);
+    }
+}
+
 /* Activations that cannot fit are refused with one line naming the size. */
 static void out_of_memory_is_an_error(void **state) {
     (void)state;
@@ -234,6 +312,7 @@ int main(void) {
         cmocka_unit_test(hybrid_decode_matches_full_forward),
         cmocka_unit_test(random_init_is_one_path),
         cmocka_unit_test(training_is_bit_reproducible),
+        cmocka_unit_test(recompute_trains_the_same_bits),
         cmocka_unit_test(out_of_memory_is_an_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
