@@ -37,10 +37,11 @@ cmds | while read -r line; do
 done || exit 1
 [ -e "$TMP/never" ] && fail "a refused convert wrote its folder"
 
-# a job larger than GRAFT_MEM_LIMIT is refused before anything is allocated
-expect_error "allowed by GRAFT_MEM_LIMIT; lower --batch or --ctx" env GRAFT_MEM_LIMIT=20M "$G" train "$STORIES" \
+# a job larger than GRAFT_MEM_LIMIT, with recomputed activations too, is refused before anything is allocated
+expect_error "recomputing activations); lower --batch or --ctx" env GRAFT_MEM_LIMIT=20M "$G" train "$STORIES" \
     --teacher "$STORIES" --strategy manual:0,1,3 --ctx 512 --batch 32 --tokens 32768 --ckpt "$TMP/never.ckpt"
-grep -qE "^graft train: needs [0-9.]+ MB on cpu, 20.0 MB allowed" "$TMP/err" || fail "the refusal: $(cat "$TMP/err")"
+grep -qE "^graft train: needs [0-9.]+ MB on cpu, 20.0 MB allowed by GRAFT_MEM_LIMIT \([0-9.]+ MB recomputing activations\); lower --batch or --ctx$" \
+    "$TMP/err" || fail "the refusal: $(cat "$TMP/err")"
 [ -e "$TMP/never.ckpt" ] && fail "a refused train wrote a checkpoint"
 expect_error "lower --ctx or --seqs" env GRAFT_MEM_LIMIT=2M "$G" stats "$STORIES" --text "$TEXT" --ctx 512 --seqs 64
 expect_error "GRAFT_MEM_LIMIT='lots'" env GRAFT_MEM_LIMIT=lots "$G" inspect "$STORIES"
