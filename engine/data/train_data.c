@@ -110,18 +110,18 @@ int train_data_open(train_data *d, const char *path, const tokenizer *tok, int c
     return 0;
 }
 
-static int sample_seq(const model *m, int bos, int ctx, uint64_t seed, int *out) {
-    int_vec got = {0};
-    generate_opts go = {.max_new = ctx - 1, .temperature = 1.0, .seed = seed ? seed : 1};
-    int prompt = bos;
-    if (generate(m, &prompt, 1, &go, &got) != 0) {
-        int_vec_free(&got);
-        return -1;
-    }
-    out[0] = bos;
-    for (int i = 1; i < ctx; i++) out[i] = (size_t)(i - 1) < got.len ? got.data[i - 1] : bos;
-    int_vec_free(&got);
-    return 0;
+static uint64_t seed_of(uint64_t base, uint64_t stride, long i) {
+    const uint64_t s = base + stride * (uint64_t)i;
+    return s ? s : 1;
+}
+
+uint64_t train_data_sample_seed(const train_data *d, long g) { return seed_of(mix64(d->seed) + 1, 2, g); }
+
+/* n sequences with seeds base + stride * (first .. first + n - 1) into out [n, ctx] */
+static int sample_rows(const train_data *d, int n, uint64_t base, uint64_t stride, long first, int *out) {
+    uint64_t seeds[TRAIN_DATA_SAMPLE_BLOCK];
+    for (int i = 0; i < n; i++) seeds[i] = seed_of(base, stride, first + i);
+    return generate_rows(d->teacher, d->bos, n, d->ctx, 1.0, seeds, out);
 }
 
 int train_data_sampled(train_data *d, const model *teacher, int ctx, int n_eval, uint64_t seed) {
@@ -136,9 +136,12 @@ int train_data_sampled(train_data *d, const model *teacher, int ctx, int n_eval,
     if (d->bos < 0) d->bos = 0;
     d->n_eval = n_eval < 1 ? 1 : n_eval;
     d->eval = gf_malloc((size_t)d->n_eval * ctx * sizeof(int));
-    for (int i = 0; i < d->n_eval; i++)
-        if (sample_seq(teacher, d->bos, ctx, mix64(seed ^ 0xE7A1ull) + (uint64_t)i, d->eval + (size_t)i * ctx) != 0)
-            return -1;
+    d->block = gf_malloc((size_t)TRAIN_DATA_SAMPLE_BLOCK * ctx * sizeof(int));
+    d->block_id = -1;
+    for (int i = 0; i < d->n_eval; i += TRAIN_DATA_SAMPLE_BLOCK) {
+        const int n = d->n_eval - i < TRAIN_DATA_SAMPLE_BLOCK ? d->n_eval - i : TRAIN_DATA_SAMPLE_BLOCK;
+        if (sample_rows(d, n, mix64(seed ^ 0xE7A1ull), 1, i, d->eval + (size_t)i * ctx) != 0) return -1;
+    }
     return 0;
 }
 
@@ -146,6 +149,7 @@ void train_data_free(train_data *d) {
     free(d->train);
     free(d->eval);
     free(d->perm);
+    free(d->block);
     memset(d, 0, sizeof *d);
 }
 
@@ -171,7 +175,18 @@ long train_data_window(train_data *d, long g) {
 }
 
 int train_data_get(train_data *d, long g, int *out) {
-    if (d->sampled) return sample_seq(d->teacher, d->bos, d->ctx, mix64(d->seed) + (uint64_t)g * 2 + 1, out);
+    if (d->sampled) {
+        const long blk = g / TRAIN_DATA_SAMPLE_BLOCK;
+        if (blk != d->block_id) {
+            d->block_id = -1;
+            if (sample_rows(d, TRAIN_DATA_SAMPLE_BLOCK, mix64(d->seed) + 1, 2, blk * TRAIN_DATA_SAMPLE_BLOCK,
+                            d->block) != 0)
+                return -1;
+            d->block_id = blk;
+        }
+        memcpy(out, d->block + (size_t)(g % TRAIN_DATA_SAMPLE_BLOCK) * d->ctx, (size_t)d->ctx * sizeof(int));
+        return 0;
+    }
     shuffle_for(d, g);
     memcpy(out, d->train + (size_t)d->perm[g % d->n_train] * d->ctx, (size_t)d->ctx * sizeof(int));
     return 0;

@@ -11,8 +11,11 @@
  *
  * Teacher-sampled: sequence g is BOS followed by ctx-1 tokens sampled from the
  * teacher at temperature 1 with a seed derived from (seed, g), so any sequence
- * can be regenerated exactly (resume needs no stored data). Held-out
- * sequences use a disjoint seed stream. */
+ * can be regenerated exactly (resume needs no stored data). Sequences are
+ * sampled TRAIN_DATA_SAMPLE_BLOCK at a time, g with the others of its block
+ * g / TRAIN_DATA_SAMPLE_BLOCK, so what g holds does not depend on the batch,
+ * the ranks or the order that ask for it. Held-out sequences use a disjoint
+ * seed stream, sampled in blocks of the same size. */
 #ifndef GRAFT_DATA_TRAIN_DATA_H
 #define GRAFT_DATA_TRAIN_DATA_H
 
@@ -20,6 +23,8 @@
 #include <stdint.h>
 
 #include "model/model.h"
+
+#define TRAIN_DATA_SAMPLE_BLOCK 8
 
 typedef struct {
     int ctx;
@@ -32,6 +37,8 @@ typedef struct {
     int *eval;               /* [n_eval, ctx] */
     int *perm;               /* [n_train] order of the current epoch */
     long perm_epoch;         /* epoch `perm` belongs to (-1: none) */
+    int *block;              /* sampled mode: [TRAIN_DATA_SAMPLE_BLOCK, ctx], the block block_id */
+    long block_id;           /* -1: none */
 } train_data;
 
 /* Corpus at path (file or folder). eval_frac in [0, 0.5]. */
@@ -46,6 +53,9 @@ int train_data_get(train_data *d, long g, int *out);
  * (0 .. n_train-1, the g-th of the shuffled order), or g itself for
  * teacher-sampled data (its seed). For logs that compare data orders. */
 long train_data_window(train_data *d, long g);
+/* Teacher-sampled data: the sampling seed of training sequence g (generate_rows'
+ * seeds[] for its block). */
+uint64_t train_data_sample_seed(const train_data *d, long g);
 /* Held-out sequence i < n_eval. */
 const int *train_data_eval(const train_data *d, int i);
 

@@ -13,20 +13,23 @@ static uint64_t next_u64(uint64_t *s) { /* xorshift64* */
     return *s * 2685821657736338717ULL;
 }
 
-static int pick(const float *logits, int V, double temp, uint64_t *rng) {
+/* argmax (temp <= 0), or a draw from softmax(logits / temp); w [V] scratch */
+static int pick(const float *logits, int V, double temp, uint64_t *rng, double *w) {
     int best = 0;
     for (int i = 1; i < V; i++)
         if (logits[i] > logits[best]) best = i;
     if (temp <= 0) return best;
     double z = 0;
-    for (int i = 0; i < V; i++) z += exp((logits[i] - logits[best]) / temp);
+    for (int i = 0; i < V; i++) z += w[i] = exp((logits[i] - logits[best]) / temp);
     double r = (double)(next_u64(rng) >> 11) / 9007199254740992.0 * z, acc = 0;
     for (int i = 0; i < V; i++) {
-        acc += exp((logits[i] - logits[best]) / temp);
+        acc += w[i];
         if (r < acc) return i;
     }
     return best;
 }
+
+static uint64_t rng_from(uint64_t seed) { return seed ? seed : 0x9E3779B97F4A7C15ULL; }
 
 int generate(const model *m, const int *prompt, int n, const generate_opts *o, int_vec *out) {
     transformer tf;
@@ -51,7 +54,8 @@ int generate_tf(transformer *tf, const model *m, const int *prompt, int n, const
     const int V = m->cfg.vocab_size;
     const gf_buf lbuf = tf_run_logits(r, NULL);
     float *logits = gf_malloc((size_t)V * sizeof *logits);
-    uint64_t rng = o->seed ? o->seed : 0x9E3779B97F4A7C15ULL;
+    double *w = gf_malloc((size_t)V * sizeof *w);
+    uint64_t rng = rng_from(o->seed);
     int eos = m->tok ? tokenizer_eos(m->tok) : m->cfg.eos_id;
     int bos = m->tok ? tokenizer_bos(m->tok) : m->cfg.bos_id;
     int rc = tf_forward(r, prompt, 1, n, 0, NULL);
@@ -63,7 +67,7 @@ int generate_tf(transformer *tf, const model *m, const int *prompt, int n, const
         }
         tf_logits(r, last_row, 1, lbuf);
         if ((rc = be_download(be, logits, GF_F32, lbuf, (size_t)V)) != 0) break;
-        int id = pick(logits, V, o->temperature, &rng);
+        int id = pick(logits, V, o->temperature, &rng, w);
         if (o->stop_at_eos && (id == eos || (m->cfg.source == SOURCE_LLAMA2C && id == bos))) break;
         int_vec_push(out, id);
         produced++;
@@ -74,7 +78,44 @@ int generate_tf(transformer *tf, const model *m, const int *prompt, int n, const
         last_row = 0;
     }
     free(logits);
+    free(w);
     tf_run_close(r);
+    return rc;
+}
+
+int generate_rows(const model *m, int first, int n, int len, double temperature, const uint64_t *seeds, int *out) {
+    if (n < 1 || len < 1) return gf_fail("generate_rows: %d rows of %d tokens", n, len);
+    const int ctx = m->cfg.max_seq > 0 && len > m->cfg.max_seq ? m->cfg.max_seq : len;
+    for (int i = 0; i < n * len; i++) out[i] = first;
+    if (ctx < 2) return 0;
+    transformer tf;
+    if (tf_view(&tf, m, NULL, NULL, NULL) != 0) return -1;
+    tf_run *r;
+    const tf_run_opts ro = {.B = n, .T = 1, .S = ctx, .decode = true, .logit_rows = n};
+    if (tf_run_open(&r, &tf, &ro) != 0) {
+        tf_free(&tf);
+        return -1;
+    }
+    const int V = m->cfg.vocab_size;
+    const gf_buf lbuf = tf_run_logits(r, NULL);
+    float *logits = gf_malloc((size_t)n * V * sizeof *logits);
+    double *w = gf_malloc((size_t)V * sizeof *w);
+    uint64_t *rng = gf_malloc((size_t)n * sizeof *rng);
+    int *ids = gf_malloc((size_t)n * sizeof *ids);
+    for (int i = 0; i < n; i++) rng[i] = rng_from(seeds[i]), ids[i] = first;
+    int rc = 0;
+    for (int pos = 0; pos + 1 < ctx && rc == 0; pos++) { /* the token at pos in, the one at pos + 1 out */
+        if ((rc = tf_forward(r, ids, n, 1, pos, NULL)) != 0) break;
+        tf_logits(r, 0, n, lbuf);
+        if ((rc = be_download(tf.be, logits, GF_F32, lbuf, (size_t)n * V)) != 0) break;
+        for (int i = 0; i < n; i++) out[(size_t)i * len + pos + 1] = ids[i] = pick(logits + (size_t)i * V, V, temperature, &rng[i], w);
+    }
+    free(ids);
+    free(rng);
+    free(w);
+    free(logits);
+    tf_run_close(r);
+    tf_free(&tf);
     return rc;
 }
 

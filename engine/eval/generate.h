@@ -32,6 +32,13 @@ int generate(const model *m, const int *prompt, int n, const generate_opts *o, i
 /* The same with any transformer over teacher m (its tokenizer and config). */
 int generate_tf(transformer *tf, const model *m, const int *prompt, int n, const generate_opts *o, int_vec *out);
 
+/* n sequences sampled together (one decode run of n rows over m): each is
+ * `first`, then len-1 tokens drawn at temperature t > 0, row i with the rng
+ * generate seeds from seeds[i]; no EOS stop; positions past the model's
+ * context repeat `first`. out [n, len]. A row's tokens depend on n (batched
+ * arithmetic rounds its own way), not on the other rows' seeds. */
+int generate_rows(const model *m, int first, int n, int len, double temperature, const uint64_t *seeds, int *out);
+
 /* Text as `graft generate` makes it: the prompt ("" : BOS alone) encoded with
  * BOS, decoded back and handed to on_text first (generated 0), then each new
  * token's piece as it comes (generated 1, 2, ...); context: the tokens in the

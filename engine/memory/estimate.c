@@ -112,6 +112,10 @@ int mem_estimate_job(mem_estimate *out, const mem_job *j) {
         const tf_run_opts to = {.B = j->train_B, .T = j->train_T, .logit_rows = rows};
         const tf_run_opts eo = {.B = j->eval_B > 0 ? j->eval_B : j->train_B, .T = j->train_T};
         size_t runs = run_bytes(j, &so, j->train_gdn) + run_bytes(j, &to, 0) + run_bytes(j, &eo, j->train_gdn);
+        if (j->sample_B > 0) {
+            const tf_run_opts gen = {.B = j->sample_B, .T = 1, .S = j->train_T, .decode = true, .logit_rows = j->sample_B};
+            runs += run_bytes(j, &gen, 0);
+        }
         const size_t per = (N * (size_t)c->dim + 15) / 16 * 16;
         runs += (2 * per * (size_t)(j->align ? j->train_gdn : 0) + 16) * as;
         out->part[MEM_TRAIN_RUNS] = runs;

@@ -59,6 +59,7 @@ typedef struct {
     int train_B, train_T, train_gdn, eval_B;
     bool align;
     bool recompute; /* the student's training run recomputes its layers' activations (tf_run_opts) */
+    int sample_B;   /* teacher-sampled data: a decode run of sample_B rows x train_T positions beside it */
 } mem_job;
 
 /* The parts, in bytes. */

@@ -109,6 +109,7 @@ void train_plan_fill(mem_job *j, void *ud) {
     j->eval_B = tc->to.eval_seqs > 0 && tc->to.eval_seqs < tc->to.batch ? tc->to.eval_seqs : tc->to.batch;
     j->align = tc->to.phase == PHASE_ALIGN;
     j->recompute = tc->to.recompute;
+    j->sample_B = tc->data ? 0 : TRAIN_DATA_SAMPLE_BLOCK; /* no corpus: sequences sampled from the teacher */
 }
 
 int train_cli_finish(train_cli *c, const char *cmd) {

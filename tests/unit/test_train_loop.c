@@ -1,6 +1,7 @@
 /* The training loop's parts: schedules, the tokens-to-target rule, uniform
  * selection, checkpoints (round trip, damaged files), the data loader (text,
- * JSON Lines, folders, held-out split, epoch order), and train_run end to end
+ * JSON Lines, folders, held-out split, epoch order), teacher-sampled data
+ * (blocks of sequences: the same tokens whatever order asks), and train_run end to end
  * on a tiny random model: KL distillation of a teacher into a perturbed copy
  * and hidden-state alignment of a GDN mixer both lower their losses. */
 #include <setjmp.h>
@@ -16,6 +17,7 @@
 
 #include "core/error.h"
 #include "data/train_data.h"
+#include "eval/generate.h"
 #include "optim/schedule.h"
 #include "tokenizer/tokenizer.h"
 #include "student/build.h"
@@ -218,6 +220,56 @@ static void fake_data(train_data *d, int ctx, int n_train, int n_eval, int V) {
     for (int i = 0; i < n_eval * ctx; i++) d->eval[i] = (int)(urand() * V);
 }
 
+/* Teacher-sampled data: every sequence is BOS then ids of the vocabulary;
+ * sequence g holds the same tokens whether it is asked for in order, alone or
+ * out of order (it is sampled with the others of its block), and in a second
+ * object with the same seed; held-out sequences too (10: a partial last
+ * block); another seed gives other tokens. */
+static void test_sampled_data(void **s) {
+    (void)s;
+    model_config c = tiny();
+    c.bos_id = 1;
+    model m;
+    model_random(&m, &c, fill_weights, NULL);
+    const int ctx = 12, n = 24;
+    train_data a, b, other;
+    assert_int_equal(train_data_sampled(&a, &m, ctx, 10, 7), 0);
+    assert_int_equal(train_data_sampled(&b, &m, ctx, 10, 7), 0);
+    assert_int_equal(train_data_sampled(&other, &m, ctx, 10, 8), 0);
+    int *in_order = malloc((size_t)n * ctx * sizeof(int)), seq[12];
+    for (int g = 0; g < n; g++) {
+        assert_int_equal(train_data_get(&a, g, in_order + (size_t)g * ctx), 0);
+        assert_int_equal(in_order[(size_t)g * ctx], 1);
+        for (int t = 0; t < ctx; t++) assert_in_range(in_order[(size_t)g * ctx + t], 0, c.vocab_size - 1);
+    }
+    const int asks[] = {19, 3, 17, 23, 0, 9};
+    for (size_t i = 0; i < sizeof asks / sizeof *asks; i++) {
+        assert_int_equal(train_data_get(&b, asks[i], seq), 0);
+        assert_memory_equal(seq, in_order + (size_t)asks[i] * ctx, sizeof seq);
+    }
+    /* block 1 (sequences 8..15) is generate_rows over their seeds, row for row */
+    uint64_t seeds[TRAIN_DATA_SAMPLE_BLOCK];
+    int rows[TRAIN_DATA_SAMPLE_BLOCK * 12];
+    for (int i = 0; i < TRAIN_DATA_SAMPLE_BLOCK; i++) seeds[i] = train_data_sample_seed(&a, TRAIN_DATA_SAMPLE_BLOCK + i);
+    assert_int_equal(generate_rows(&m, 1, TRAIN_DATA_SAMPLE_BLOCK, ctx, 1.0, seeds, rows), 0);
+    assert_memory_equal(rows, in_order + (size_t)TRAIN_DATA_SAMPLE_BLOCK * ctx, sizeof rows);
+    for (int i = 0; i < 10; i++) {
+        assert_memory_equal(train_data_eval(&a, i), train_data_eval(&b, i), sizeof seq);
+        assert_int_equal(train_data_eval(&a, i)[0], 1);
+    }
+    int differ = 0;
+    for (int g = 0; g < n; g++) {
+        assert_int_equal(train_data_get(&other, g, seq), 0);
+        differ += memcmp(seq, in_order + (size_t)g * ctx, sizeof seq) != 0;
+    }
+    assert_true(differ > n / 2);
+    free(in_order);
+    train_data_free(&a);
+    train_data_free(&b);
+    train_data_free(&other);
+    model_free(&m);
+}
+
 static void test_kl_distillation(void **s) {
     (void)s;
     model_config c = tiny();
@@ -330,7 +382,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_schedule),        cmocka_unit_test(test_race_rule),
         cmocka_unit_test(test_checkpoint),      cmocka_unit_test(test_data_loader),
-        cmocka_unit_test(test_kl_distillation), cmocka_unit_test(test_gdn_alignment),
+        cmocka_unit_test(test_sampled_data),    cmocka_unit_test(test_kl_distillation),
+        cmocka_unit_test(test_gdn_alignment),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
