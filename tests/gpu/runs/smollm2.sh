@@ -12,7 +12,7 @@
 #   sh tests/gpu/runs/smollm2.sh ablate             uniform 25 % / 50 %, six inits, 300 steps (+ heldout,
 #                                                   Stage 1 subsets and decay overrides, no-sink decay, ar / ga-s2)
 #   sh tests/gpu/runs/smollm2.sh race LR TOKENS     random vs taylor-calibrate at 50 %, --lr-mixer LR,
-#                                                   TOKENS per init; checkpoints in $GRAFT_RACE_DIR-LR, so
+#                                                   TOKENS per init; checkpoints in $GRAFT_RACE_DIR-LR-TOKENS, so
 #                                                   the same command resumes a race a call's end cut short
 # GRAFT_RUN_DEVICE=cpu, GRAFT_SMOLLM2=<small teacher>, GRAFT_ABLATE_STEPS=N: a dry run
 # of the commands here. GRAFT_RUN_S (default 540) bounds each step: a race still running then is
@@ -33,15 +33,18 @@ mkdir -p "$OUT"
 start=$(date +%s)
 left() { l=$((RUN_S - ($(date +%s) - start))); [ $l -lt 10 ] && l=10; echo $l; }
 
-# one graft command: stdout (--json) to $OUT/NAME.json, stderr to $OUT/NAME.err,
+# one graft command: stdout (--json) to $OUT/NAME.json, stderr appended to
+# $OUT/smollm2.log (the device tool brings back 8 files: one log for all),
 # wall seconds and exit status on stdout
 step() { # NAME, command...
     name=$1; shift
     t0=$(date +%s.%N)
+    echo "== $name: $*" >>"$OUT/smollm2.log"
     timeout -s INT -k 20 "$(left)" "$@" --device "$DEVICE" --json >"$OUT/$name.json" 2>"$OUT/$name.err"
     rc=$?
+    cat "$OUT/$name.err" >>"$OUT/smollm2.log" && rm -f "$OUT/$name.err"
     awk -v n="$name" -v rc=$rc -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%s: exit %d, %.1f s\n", n, rc, b - a }'
-    [ $rc -eq 0 ] || tail -n 3 "$OUT/$name.err"
+    [ $rc -eq 0 ] || tail -n 3 "$OUT/smollm2.log"
     return $rc
 }
 
@@ -72,7 +75,7 @@ ablate)
 race)
     [ $# -eq 3 ] || { echo "usage: smollm2.sh race LR TOKENS" >&2; exit 2; }
     lr=$2 tokens=$3
-    dir=$RACE_DIR-$lr
+    dir=$RACE_DIR-$lr-$tokens # a checkpoint resumes only the same options
     mkdir -p "$dir"
     resume=
     ls "$dir"/*.ckpt >/dev/null 2>&1 && resume=--resume
