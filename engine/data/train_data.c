@@ -110,17 +110,17 @@ int train_data_open(train_data *d, const char *path, const tokenizer *tok, int c
     return 0;
 }
 
-static uint64_t seed_of(uint64_t base, uint64_t stride, long i) {
-    const uint64_t s = base + stride * (uint64_t)i;
-    return s ? s : 1;
-}
+static uint64_t nonzero(uint64_t s) { return s ? s : 1; }
 
-uint64_t train_data_sample_seed(const train_data *d, long g) { return seed_of(mix64(d->seed) + 1, 2, g); }
+uint64_t train_data_sample_seed(const train_data *d, long g) { return nonzero(mix64(d->seed) + 2 * (uint64_t)g + 1); }
+/* held-out sequence i: a stream disjoint from the training one */
+static uint64_t eval_seed(const train_data *d, int i) { return nonzero(mix64(d->seed ^ 0xE7A1ull) + (uint64_t)i); }
 
-/* n sequences with seeds base + stride * (first .. first + n - 1) into out [n, ctx] */
-static int sample_rows(const train_data *d, int n, uint64_t base, uint64_t stride, long first, int *out) {
+/* n <= TRAIN_DATA_SAMPLE_BLOCK sequences, training (first = g) or held-out (first = i), into out [n, ctx] */
+static int sample_rows(const train_data *d, int n, bool held_out, long first, int *out) {
     uint64_t seeds[TRAIN_DATA_SAMPLE_BLOCK];
-    for (int i = 0; i < n; i++) seeds[i] = seed_of(base, stride, first + i);
+    for (int i = 0; i < n; i++)
+        seeds[i] = held_out ? eval_seed(d, (int)first + i) : train_data_sample_seed(d, first + i);
     return generate_rows(d->teacher, d->bos, n, d->ctx, 1.0, seeds, out);
 }
 
@@ -140,7 +140,7 @@ int train_data_sampled(train_data *d, const model *teacher, int ctx, int n_eval,
     d->block_id = -1;
     for (int i = 0; i < d->n_eval; i += TRAIN_DATA_SAMPLE_BLOCK) {
         const int n = d->n_eval - i < TRAIN_DATA_SAMPLE_BLOCK ? d->n_eval - i : TRAIN_DATA_SAMPLE_BLOCK;
-        if (sample_rows(d, n, mix64(seed ^ 0xE7A1ull), 1, i, d->eval + (size_t)i * ctx) != 0) return -1;
+        if (sample_rows(d, n, true, i, d->eval + (size_t)i * ctx) != 0) return -1;
     }
     return 0;
 }
@@ -179,9 +179,7 @@ int train_data_get(train_data *d, long g, int *out) {
         const long blk = g / TRAIN_DATA_SAMPLE_BLOCK;
         if (blk != d->block_id) {
             d->block_id = -1;
-            if (sample_rows(d, TRAIN_DATA_SAMPLE_BLOCK, mix64(d->seed) + 1, 2, blk * TRAIN_DATA_SAMPLE_BLOCK,
-                            d->block) != 0)
-                return -1;
+            if (sample_rows(d, TRAIN_DATA_SAMPLE_BLOCK, false, blk * TRAIN_DATA_SAMPLE_BLOCK, d->block) != 0) return -1;
             d->block_id = blk;
         }
         memcpy(out, d->block + (size_t)(g % TRAIN_DATA_SAMPLE_BLOCK) * d->ctx, (size_t)d->ctx * sizeof(int));
