@@ -40,9 +40,8 @@ step() { # NAME, command...
     name=$1; shift
     t0=$(date +%s.%N)
     echo "== $name: $*" >>"$OUT/smollm2.log"
-    timeout -s INT -k 20 "$(left)" "$@" --device "$DEVICE" --json >"$OUT/$name.json" 2>"$OUT/$name.err"
+    timeout -s INT -k 20 "$(left)" "$@" --device "$DEVICE" --json >"$OUT/$name.json" 2>>"$OUT/smollm2.log"
     rc=$?
-    cat "$OUT/$name.err" >>"$OUT/smollm2.log" && rm -f "$OUT/$name.err"
     awk -v n="$name" -v rc=$rc -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%s: exit %d, %.1f s\n", n, rc, b - a }'
     [ $rc -eq 0 ] || tail -n 3 "$OUT/smollm2.log"
     return $rc
