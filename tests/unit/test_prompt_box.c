@@ -290,22 +290,38 @@ static int failing_run(app_state *st, job_runner *jr, wb_action a) {
     return 0;
 }
 
+/* The workbench a box test drives: st running jobs with `run`, its runner, a
+ * ui on a 100 x 30 grid, teacher `path` (named by its file name; model_arg
+ * `path` when set_arg) current. */
+static teacher_state *box_bench(app_state *st, job_runner *jr, ui_prefs *prefs, ui *u, grid *g, app_run_fn run,
+                                const char *path, bool set_arg) {
+    app_state_init(st);
+    st->run = run;
+    assert_int_equal(job_runner_init(jr), 0);
+    ui_prefs_default(prefs);
+    ui_init(u, st, jr, prefs, utf8_256);
+    grid_init(g, 100, 30);
+    teacher_state *t = app_teacher(st, path);
+    snprintf(t->name, sizeof t->name, "%s", strrchr(path, '/') + 1);
+    if (set_arg) snprintf(t->model_arg, sizeof t->model_arg, "%s", path);
+    return t;
+}
+
+static void box_bench_free(app_state *st, job_runner *jr, grid *g) {
+    grid_free(g);
+    job_runner_free(jr);
+    app_state_free(st);
+}
+
 /* A run that fails before it begins shows its whole error, wrapped, in the box. */
 static void box_shows_a_failure_whole(void **state) {
     (void)state;
     app_state st;
-    app_state_init(&st);
-    st.run = failing_run;
     job_runner jr;
-    assert_int_equal(job_runner_init(&jr), 0);
     ui_prefs prefs;
-    ui_prefs_default(&prefs);
     ui u;
-    ui_init(&u, &st, &jr, &prefs, utf8_256);
     grid g;
-    grid_init(&g, 100, 30);
-    teacher_state *t = app_teacher(&st, "/m/t.bin");
-    snprintf(t->name, sizeof t->name, "t.bin");
+    teacher_state *t = box_bench(&st, &jr, &prefs, &u, &g, failing_run, "/m/t.bin", false);
     app_switch(&st, t);
     ui_key(&u, '7');
     ui_key(&u, 'g');
@@ -316,27 +332,17 @@ static void box_shows_a_failure_whole(void **state) {
     assert_true(shows(&u, &g, "│ /a/long/path/to/a/student"));
     assert_true(shows(&u, &g, "lacks the character for byte 0x04")); /* its end too, on the next line */
     assert_true(u.typing);
-    grid_free(&g);
-    job_runner_free(&jr);
-    app_state_free(&st);
+    box_bench_free(&st, &jr, &g);
 }
 
 static void box_keys_and_job(void **state) {
     (void)state;
     app_state st;
-    app_state_init(&st);
-    st.run = fake_run;
     job_runner jr;
-    assert_int_equal(job_runner_init(&jr), 0);
     ui_prefs prefs;
-    ui_prefs_default(&prefs);
     ui u;
-    ui_init(&u, &st, &jr, &prefs, utf8_256);
     grid g;
-    grid_init(&g, 100, 30);
-    teacher_state *t = app_teacher(&st, "/m/stories260K.bin");
-    snprintf(t->name, sizeof t->name, "stories260K.bin");
-    snprintf(t->model_arg, sizeof t->model_arg, "/m/stories260K.bin");
+    teacher_state *t = box_bench(&st, &jr, &prefs, &u, &g, fake_run, "/m/stories260K.bin", true);
     teacher_state_set_shape(t, 5, 8);
     app_switch(&st, t);
     result_row r;
@@ -439,9 +445,7 @@ static void box_keys_and_job(void **state) {
     ui_render(&u, &g);
     assert_false(u.v.results.box);
     assert_false(u.typing);
-    grid_free(&g);
-    job_runner_free(&jr);
-    app_state_free(&st);
+    box_bench_free(&st, &jr, &g);
 }
 
 int main(void) {
