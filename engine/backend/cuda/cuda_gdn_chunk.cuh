@@ -51,16 +51,24 @@ template <typename T> struct WySmem {
     }
 };
 
-/* Cumulative g of chunk rows (padded rows repeat the last) and beta (0 when padded). */
+/* Cumulative g of chunk rows (padded rows repeat the last) and beta (0 when
+ * padded). A thread per row loads g and beta (one memory latency, not C of
+ * them); then thread 0 adds them up in row order, as before (the sums are
+ * bitwise those of a sequential loop). Contains a barrier: every thread calls
+ * it; gam is final after the caller's next barrier. */
 __device__ __forceinline__ void chunk_gates(float *gam, float *bet, const float *g, const float *beta,
                                             const GdnShape &s, int b, int h, int c) {
+    const int L = s.rows(c);
+    for (int i = threadIdx.x; i < s.C; i += blockDim.x) {
+        gam[i] = i < L ? g[s.tok(b, c * s.C + i, h)] : 0.f;
+        if (bet) bet[i] = i < L ? beta[s.tok(b, c * s.C + i, h)] : 0.f;
+    }
+    block_sync();
     if (threadIdx.x == 0) {
-        int L = s.rows(c);
         float run = 0;
         for (int i = 0; i < s.C; i++) {
-            if (i < L) run += g[s.tok(b, c * s.C + i, h)];
+            run += gam[i];
             gam[i] = run;
-            if (bet) bet[i] = i < L ? beta[s.tok(b, c * s.C + i, h)] : 0.f;
         }
     }
 }

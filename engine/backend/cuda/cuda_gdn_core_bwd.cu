@@ -307,7 +307,7 @@ __device__ __forceinline__ float part_sum(const float *part, int r, int n) {
 
 /* grid (NC, H, B), GDN_THREADS_BWD threads (>= 2 C). */
 template <typename T>
-__global__ void __launch_bounds__(GDN_THREADS_BWD)
+__global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     gdn_bwd_local_kernel(GdnShape s, const T *__restrict__ q, const T *__restrict__ k, const T *__restrict__ v,
                          const float *__restrict__ beta, const T *__restrict__ d_o, const float *__restrict__ gam_g,
                          const float *__restrict__ A_g, const T *__restrict__ Vp_g, const float *__restrict__ dV_g,
@@ -427,7 +427,7 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD)
     if (kTC) load_rows(sm.HS, ld.k, hc, (size_t)dk, dv, dv, dk, (const float *)nullptr); /* h again */
     load_rows(sm.dVp, ld.fv, dV_g + bhc * C * dv, (size_t)dv, C, C, dv, (const float *)nullptr);
     load_rows(sm.V, ld.v, v + s.tok(b, c * C, h) * dv, ldv, L, C, dv, (const float *)nullptr);
-    for (int i = tid; i < C * C; i += blockDim.x) sm.A[(i / C) * ld.c + i % C] = A_g[bhc * C * C + i];
+    load_rows(sm.A, ld.c, A_g + bhc * C * C, (size_t)C, C, C, C, (const float *)nullptr);
     block_sync();
     for_tiles_n<2>(C, dk, [&](int m0, int n1) {
         float acc[2][4] = {};
