@@ -30,7 +30,7 @@
 #endif
 
 #define GDN_THREADS 128      /* threads of the chunk kernels: 4 warps */
-#define GDN_THREADS_BWD 256  /* the local backward kernel: 8 warps */
+#define GDN_THREADS_BWD 512  /* the local backward kernel: 16 warps (one block a multiprocessor: its shared memory) */
 #define GDN_THREADS_WIDE 256 /* the chunk-parallel WY, output and V' kernels: 8 warps */
 #define GDN_MAX_D 128        /* largest dk, dv (multiples of 16) */
 #define GDN_MAX_SLAB 32      /* rows of the state a sequential-pass block owns */
