@@ -170,9 +170,9 @@ __host__ __device__ inline int gdn_slab(int dv) { return dv % 32 == 0 ? 32 : 16;
 #define GDN_SLAB_TILES 8
 
 /* Stores the register slab into smem [BV][ld] as T (the mma operand copy) and,
- * when dst is set, to global F32 rows of length dk at dst, tile by tile. */
-template <typename T>
-__device__ __forceinline__ void slab_store(float (*acc)[4], T *sm, int ld, float *dst, int BV, int dk) {
+ * when dst is set, to global rows of length dk at dst (F32 or T), tile by tile. */
+template <typename T, typename TD>
+__device__ __forceinline__ void slab_store(float (*acc)[4], T *sm, int ld, TD *dst, int BV, int dk) {
     int warp = threadIdx.x >> 5, nw = blockDim.x >> 5, tn = dk >> 3, nt = (BV >> 4) * tn;
 #pragma unroll
     for (int u = 0; u < GDN_SLAB_TILES; u++) {

@@ -96,7 +96,7 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_bwd_v_kernel(GdnShape s,
 
 template <typename T> struct BwdStateSmem {
     T *K, *Q, *W, *dO, *dOT, *dVT, *dh;
-    float *dV, *gam, *red;
+    float *dV, *hf, *gam, *red;
     __host__ __device__ static BwdStateSmem carve(char *base, const GdnShape &s, size_t *bytes) {
         SmemCarve c(base);
         BwdStateSmem m;
@@ -110,6 +110,7 @@ template <typename T> struct BwdStateSmem {
         m.dVT = c.take<T>((size_t)BV * sm_ld<T>(s.C));  /* dV' of the slab (the mma operand copy), [BV][C] */
         m.dh = c.take<T>((size_t)BV * sm_ld<T>(s.dk));  /* the slab of dh (the mma operand copy) */
         m.dV = c.take<float>((size_t)s.C * sm_ld<float>(BV)); /* the slab's columns of dV' [C][BV] */
+        m.hf = c.take<float>((size_t)BV * sm_ld<float>(s.dk)); /* the slab of the state entering the chunk (F32) */
         m.gam = c.take<float>(s.C);
         m.red = c.take<float>(32);
         if (bytes) *bytes = c.used;
@@ -118,16 +119,19 @@ template <typename T> struct BwdStateSmem {
 };
 
 /* The dh pass's copies of chunk c, in two cp.async groups: what its first phase
- * reads (k, the dV' and dO slabs, gam), then what its second reads (q, W). */
+ * reads (k, the dV' and dO slabs, gam, the state slab h for the dgam_L term),
+ * then what its second reads (q, W). */
 template <typename T>
 __device__ __forceinline__ void bwd_state_prefetch1(const BwdStateSmem<T> &sm, const GdnShape &s, const T *k, const T *d_o,
-                                                    const float *dV, const float *gam_g, int b, int h, int c, int r0) {
+                                                    const float *dV, const float *gam_g, const float *states, int b,
+                                                    int h, int c, int r0) {
     const size_t bhc = s.bhc(b, h, c);
     const int C = s.C, dk = s.dk, dv = s.dv, BV = gdn_slab(dv), L = s.rows(c);
     stage_rows(sm.K, sm_ld<T>(dk), k + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk);
     stage_rows(sm.dO, sm_ld<T>(BV), d_o + s.tok(b, c * C, h) * dv + r0, (size_t)s.H * dv, L, C, BV);
     stage_rows(sm.dV, sm_ld<float>(BV), dV + bhc * C * dv + r0, (size_t)dv, C, C, BV);
     stage_rows(sm.gam, C, gam_g + bhc * C, (size_t)C, 1, 1, C);
+    stage_rows(sm.hf, sm_ld<float>(s.dk), states + bhc * dv * s.dk + (size_t)r0 * s.dk, (size_t)s.dk, BV, BV, s.dk);
     gdn_cp_commit();
 }
 template <typename T>
@@ -141,7 +145,8 @@ __device__ __forceinline__ void bwd_state_prefetch2(const BwdStateSmem<T> &sm, c
 }
 
 /* grid (dv / BV, H, B), GDN_THREADS. dV [B, H, NC, C, dv] F32: local dV' in, full dV' out.
- * dhs [B, H, NC, dv, dk] F32: the gradient of the state leaving each chunk.
+ * dhs [B, H, NC, dv, dk] ACT: the gradient of the state leaving each chunk (in bf16
+ * mode the local kernel only uses it as an mma operand: the same bits as rounding there).
  * hsum [B, H, NC, dv / BV]: e^gam_L sum(dh o h) over the slab (h: the state entering).
  * Per chunk, last first: dV' += Kd dh^T with Kd = diag(e^(gam_L - gam)) K (the
  * scale applied to the product), dh <- e^gam_L dh + (diag(scale e^gam) dO)^T Q -
@@ -151,42 +156,37 @@ __global__ void __launch_bounds__(GDN_THREADS) gdn_bwd_state_kernel(GdnShape s, 
                                                                     const T *__restrict__ d_o, const T *__restrict__ W,
                                                                     const float *__restrict__ gam_g,
                                                                     const float *__restrict__ states, float *__restrict__ dV,
-                                                                    float *__restrict__ dhs, float *__restrict__ hsum) {
+                                                                    T *__restrict__ dhs, float *__restrict__ hsum) {
     constexpr bool kTC = sizeof(T) == 2;
     int h = blockIdx.y, b = blockIdx.z, C = s.C, dk = s.dk, dv = s.dv, nslab = gridDim.x;
     int BV = gdn_slab(dv), r0 = blockIdx.x * BV;
-    const int ldk = sm_ld<T>(dk), ldc = sm_ld<T>(C), ldb = sm_ld<T>(BV), ldf = sm_ld<float>(BV);
+    const int ldk = sm_ld<T>(dk), ldc = sm_ld<T>(C), ldb = sm_ld<T>(BV), ldf = sm_ld<float>(BV), ldh = sm_ld<float>(dk);
     BwdStateSmem<T> sm = BwdStateSmem<T>::carve(gdn_smem(), s, nullptr);
     int warp = threadIdx.x >> 5, nw = blockDim.x >> 5, tn = dk >> 3, nt = (BV >> 4) * tn;
     float acc[GDN_SLAB_TILES][4];
 #pragma unroll
     for (int u = 0; u < GDN_SLAB_TILES; u++)
         for (int e = 0; e < 4; e++) acc[u][e] = 0.f;
-    bwd_state_prefetch1(sm, s, k, d_o, dV, gam_g, b, h, s.NC - 1, r0);
+    bwd_state_prefetch1(sm, s, k, d_o, dV, gam_g, states, b, h, s.NC - 1, r0);
     bwd_state_prefetch2(sm, s, q, W, b, h, s.NC - 1);
     for (int c = s.NC - 1; c >= 0; c--) {
         size_t bhc = s.bhc(b, h, c);
         slab_store(acc, sm.dh, ldk, dhs + bhc * dv * dk + (size_t)r0 * dk, BV, dk);
-        /* e^gam_L sum(dh o h) over this slab: the state-decay term of dgam_L */
-        const float *hc = states + bhc * dv * dk + (size_t)r0 * dk;
+        gdn_cp_wait<1>(); /* the first group (k, dV', dO, gam, h) of chunk c */
+        block_sync();
+        /* e^gam_L sum(dh o h) over this slab: the state-decay term of dgam_L
+         * (warp sums here, their fixed-order total after the next barrier) */
         float part = 0;
 #pragma unroll
         for (int u = 0; u < GDN_SLAB_TILES; u++) {
             int i = warp + u * nw;
             if (i < nt)
                 for (int e = 0; e < 4; e++)
-                    part += acc[u][e] * hc[(size_t)acc_row((i / tn) << 4, e) * dk + acc_col((i % tn) << 3, e)];
+                    part += acc[u][e] * sm.hf[acc_row((i / tn) << 4, e) * ldh + acc_col((i % tn) << 3, e)];
         }
         part = warp_sum(part);
         if ((threadIdx.x & 31) == 0) sm.red[warp] = part;
-        gdn_cp_wait<1>(); /* the first group (k, dV', dO, gam) of chunk c */
-        block_sync();
         const float gl = sm.gam[C - 1];
-        if (threadIdx.x == 0) {
-            float t = 0;
-            for (int w = 0; w < nw; w++) t += sm.red[w];
-            hsum[bhc * nslab + blockIdx.x] = expf(gl) * t;
-        }
         for (int i = threadIdx.x; i < C * BV; i += blockDim.x) {
             int r = i / BV, j = i - r * BV;
             sm.dOT[j * ldc + r] = from_f<T>(s.scale * expf(sm.gam[r]) * to_f(sm.dO[r * ldb + j]));
@@ -204,8 +204,13 @@ __global__ void __launch_bounds__(GDN_THREADS) gdn_bwd_state_kernel(GdnShape s, 
             store_acc(dvc, dv, m0, n0, p);
         });
         gdn_cp_wait<0>(); /* the second group (q, W) of chunk c */
-        block_sync();
-        if (c > 0) bwd_state_prefetch1(sm, s, k, d_o, dV, gam_g, b, h, c - 1, r0);
+        block_sync(); /* also: h (sm.hf) read, the warp sums in sm.red */
+        if (threadIdx.x == 0) {
+            float t = 0;
+            for (int w = 0; w < nw; w++) t += sm.red[w];
+            hsum[bhc * nslab + blockIdx.x] = expf(gl) * t;
+        }
+        if (c > 0) bwd_state_prefetch1(sm, s, k, d_o, dV, gam_g, states, b, h, c - 1, r0);
         float eL = expf(gl);
 #pragma unroll
         for (int u = 0; u < GDN_SLAB_TILES; u++) {
@@ -246,13 +251,13 @@ template <typename T> struct LocalLd {
 /* acc += A (rows of a C-row operand) times a state [dv, dk] (B(k, n) = state[k][n]):
  * in bf16 mode from its bf16 copy in shared memory (staged once per block), in
  * fp32 mode straight from the fp32 state in global memory. */
-template <bool kTC, int NT, typename TA, typename T>
-__device__ __forceinline__ void mma_state(float (*acc)[4], View<TA> A, const T *staged, int ld, const float *state,
+template <bool kTC, int NT, typename TA, typename T, typename TS>
+__device__ __forceinline__ void mma_state(float (*acc)[4], View<TA> A, const T *staged, int ld, const TS *state,
                                           int dk, int m0, int n0, int K) {
     if constexpr (kTC)
         tile_mma_n<kTC, NT>(acc, A, view<T>(staged, ld, 1), m0, n0, K);
     else
-        tile_mma_n<kTC, NT>(acc, A, view<float>(state, dk, 1), m0, n0, K);
+        tile_mma_n<kTC, NT>(acc, A, view<TS>(state, dk, 1), m0, n0, K);
 }
 
 template <typename T> struct BwdLocalSmem {
@@ -311,7 +316,7 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     gdn_bwd_local_kernel(GdnShape s, const T *__restrict__ q, const T *__restrict__ k, const T *__restrict__ v,
                          const float *__restrict__ beta, const T *__restrict__ d_o, const float *__restrict__ gam_g,
                          const float *__restrict__ A_g, const T *__restrict__ Vp_g, const float *__restrict__ dV_g,
-                         const float *__restrict__ states, const float *__restrict__ dhs, const float *__restrict__ hsum,
+                         const float *__restrict__ states, const T *__restrict__ dhs, const float *__restrict__ hsum,
                          T *__restrict__ dq, T *__restrict__ dk_out, T *__restrict__ dv_out, float *__restrict__ dg,
                          float *__restrict__ dbeta) {
     constexpr bool kTC = sizeof(T) == 2;
@@ -321,7 +326,8 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     float scale = s.scale;
     BwdLocalSmem<T> sm = BwdLocalSmem<T>::carve(gdn_smem(), s, nullptr);
     const LocalLd<T> ld(s);
-    const float *hc = states + bhc * dv * dk, *dhc = dhs + bhc * dv * dk;
+    const float *hc = states + bhc * dv * dk;
+    const T *dhc = dhs + bhc * dv * dk;
     size_t ldk = (size_t)s.H * dk, ldv = (size_t)s.H * dv;
     load_rows(sm.K, ld.k, k + s.tok(b, c * C, h) * dk, ldk, L, C, dk, (const float *)nullptr);
     load_rows(sm.Q, ld.k, q + s.tok(b, c * C, h) * dk, ldk, L, C, dk, (const float *)nullptr);
@@ -579,7 +585,7 @@ static void core_backward(gf_backend *be, const GdnShape &s, gf_buf dq, gf_buf d
               gdn_scratch(be, &U, nbhc * s.C * s.dv * sizeof(T), op) &&
               gdn_scratch(be, &A, nbhc * s.C * s.C * sizeof(float), op) &&
               gdn_scratch(be, &dV, nbhc * s.C * s.dv * sizeof(float), op) &&
-              gdn_scratch(be, &dhs, nbhc * s.dv * s.dk * sizeof(float), op) &&
+              gdn_scratch(be, &dhs, nbhc * s.dv * s.dk * sizeof(T), op) &&
               gdn_scratch(be, &hsum, nbhc * nslab * sizeof(float), op);
     size_t smw, smv, sms, sml;
     WySmem<T>::carve(nullptr, s, &smw);
@@ -599,11 +605,11 @@ static void core_backward(gf_backend *be, const GdnShape &s, gf_buf dq, gf_buf d
                    (const float *)gam, ck, (float *)dV);
         CUDA_CHECK_LAUNCH(be, "gdn_core_backward (V')");
         GDN_LAUNCH(gdn_bwd_state_kernel<T>, slabs, dim3(GDN_THREADS), sms, st, s, qp, kp, op_, (const T *)W,
-                   (const float *)gam, ck, (float *)dV, (float *)dhs, (float *)hsum);
+                   (const float *)gam, ck, (float *)dV, (T *)dhs, (float *)hsum);
         CUDA_CHECK_LAUNCH(be, "gdn_core_backward (state pass)");
         GDN_LAUNCH(gdn_bwd_local_kernel<T>, chunks, dim3(GDN_THREADS_BWD), sml, st, s, qp, kp, vp,
                    (const float *)beta.ptr, op_, (const float *)gam, (const float *)A, (const T *)U, (const float *)dV,
-                   ck, (const float *)dhs, (const float *)hsum, (T *)dq.ptr, (T *)dk.ptr, (T *)dv.ptr,
+                   ck, (const T *)dhs, (const float *)hsum, (T *)dq.ptr, (T *)dk.ptr, (T *)dv.ptr,
                    (float *)dg.ptr, (float *)dbeta.ptr);
         CUDA_CHECK_LAUNCH(be, "gdn_core_backward (local)");
     }
