@@ -15,7 +15,7 @@
 /* ------------------------------------------------------------------ 2. V' and local dV' */
 
 template <typename T> struct BwdVSmem {
-    T *Q, *K, *hs, *W, *dO, *PT;
+    T *Q, *K, *hs, *W, *dO, *Us, *PT;
     float *gam;
     __host__ __device__ static BwdVSmem carve(char *base, const GdnShape &s, size_t *bytes) {
         SmemCarve c(base);
@@ -29,6 +29,7 @@ template <typename T> struct BwdVSmem {
         c.take<char>(qk.used > hs.used ? qk.used : hs.used);
         m.W = c.take<T>(tile_k);
         m.dO = c.take<T>((size_t)s.C * sm_ld<T>(s.dv));
+        m.Us = c.take<T>((size_t)s.C * sm_ld<T>(s.dv)); /* U, copied with the operands (V' = U - W h^T) */
         m.PT = c.take<T>((size_t)s.C * sm_ld<T>(s.C)); /* P^T: the dV' product's A operand */
         m.gam = c.take<float>(s.C);
         if (bytes) *bytes = c.used;
@@ -48,11 +49,16 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_bwd_v_kernel(GdnShape s,
     const int ldk = sm_ld<T>(dk), ldv = sm_ld<T>(dv), ldc = sm_ld<T>(C);
     size_t bhc = s.bhc(b, h, c);
     BwdVSmem<T> sm = BwdVSmem<T>::carve(gdn_smem(), s, nullptr);
-    load_rows(sm.Q, ldk, q + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk, (const float *)nullptr);
-    load_rows(sm.K, ldk, k + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk, (const float *)nullptr);
-    load_rows(sm.W, ldk, W + bhc * C * dk, (size_t)dk, C, C, dk, (const float *)nullptr);
-    load_rows(sm.dO, ldv, d_o + s.tok(b, c * C, h) * dv, (size_t)s.H * dv, L, C, dv, (const float *)nullptr);
+    /* every operand tile in one cp.async group: their loads overlap */
+    T *Uc = U + bhc * C * dv;
+    stage_rows(sm.Q, ldk, q + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk);
+    stage_rows(sm.K, ldk, k + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk);
+    stage_rows(sm.W, ldk, W + bhc * C * dk, (size_t)dk, C, C, dk);
+    stage_rows(sm.dO, ldv, d_o + s.tok(b, c * C, h) * dv, (size_t)s.H * dv, L, C, dv);
+    stage_rows(sm.Us, ldv, (const T *)Uc, (size_t)dv, C, C, dv);
+    gdn_cp_commit();
     for (int i = threadIdx.x; i < C; i += blockDim.x) sm.gam[i] = gam_g[bhc * C + i];
+    gdn_cp_wait_all();
     block_sync();
     float scale = s.scale;
     for_tiles_n<2>(C, C, [&](int m0, int n1) {
@@ -70,7 +76,6 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_bwd_v_kernel(GdnShape s,
     block_sync(); /* Q, K dead */
     load_rows(sm.hs, ldk, states + bhc * dv * dk, (size_t)dk, dv, dv, dk, (const float *)nullptr);
     block_sync();
-    T *Uc = U + bhc * C * dv;
     float *dvl = dVl + bhc * C * dv;
     for_tiles_n<2>(C, dv, [&](int m0, int n1) {
         float acc2[2][4] = {};
@@ -80,10 +85,9 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_bwd_v_kernel(GdnShape s,
             float *acc = acc2[sb];
             int r = acc_row(m0, 0), cc = acc_col(n0, 0);
             for (int half = 0; half < 2; half++) {
-                T *u = Uc + (size_t)(r + 8 * half) * dv + cc;
                 float u0, u1;
-                load_pair(u, &u0, &u1);
-                store_pair(u, u0 - acc[2 * half], u1 - acc[2 * half + 1]);
+                load_pair(sm.Us + (size_t)(r + 8 * half) * ldv + cc, &u0, &u1);
+                store_pair(Uc + (size_t)(r + 8 * half) * dv + cc, u0 - acc[2 * half], u1 - acc[2 * half + 1]);
             }
         }
         float d[2][4] = {};
@@ -235,14 +239,16 @@ __global__ void __launch_bounds__(GDN_THREADS) gdn_bwd_state_kernel(GdnShape s, 
 
 /* Row strides of the local kernel's shared tiles: bf16 (or fp32-mode) operand
  * tiles padded by 16 bytes (sm_ld), fp32 C x C tiles by one float (their row and
- * column sums run a thread per row or column: conflict-free with an odd stride). */
+ * column sums run a thread per row or column: conflict-free with an odd stride),
+ * except A (no such sums; 16-byte rows so that cp.async can copy it). */
 template <typename T> struct LocalLd {
-    int k, v, c, fk, fv;
+    int k, v, c, a, fk, fv;
     __host__ __device__ explicit LocalLd(const GdnShape &s) {
         const bool pad = sizeof(T) == 2; /* fp32 mode (a check, not for speed) keeps dense rows: they fill 227 KB at d 128 */
         k = pad ? sm_ld<T>(s.dk) : s.dk;
         v = pad ? sm_ld<T>(s.dv) : s.dv;
         c = s.C + 1;
+        a = s.C + 4;
         fk = pad ? sm_ld<float>(s.dk) : s.dk;
         fv = pad ? sm_ld<float>(s.dv) : s.dv;
     }
@@ -293,7 +299,7 @@ template <typename T> struct BwdLocalSmem {
         m.S1 = x.take<float>(CC);
         m.S2 = x.take<float>(CC);
         m.dVp = y.take<float>((size_t)s.C * ld.fv);
-        m.A = y.take<float>(CC);
+        m.A = y.take<float>((size_t)s.C * ld.a);
         m.dW = y.take<T>(Cd);
         m.V = y.take<T>(Cv);
         m.S3 = y.take<float>(CC);
@@ -329,10 +335,12 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     const float *hc = states + bhc * dv * dk;
     const T *dhc = dhs + bhc * dv * dk;
     size_t ldk = (size_t)s.H * dk, ldv = (size_t)s.H * dv;
-    load_rows(sm.K, ld.k, k + s.tok(b, c * C, h) * dk, ldk, L, C, dk, (const float *)nullptr);
-    load_rows(sm.Q, ld.k, q + s.tok(b, c * C, h) * dk, ldk, L, C, dk, (const float *)nullptr);
-    load_rows(sm.dO, ld.v, d_o + s.tok(b, c * C, h) * dv, ldv, L, C, dv, (const float *)nullptr);
-    load_rows(sm.Vp, ld.v, Vp_g + bhc * C * dv, (size_t)dv, C, C, dv, (const float *)nullptr);
+    /* the operand tiles with cp.async while this thread converts its part of h */
+    stage_rows(sm.K, ld.k, k + s.tok(b, c * C, h) * dk, ldk, L, C, dk);
+    stage_rows(sm.Q, ld.k, q + s.tok(b, c * C, h) * dk, ldk, L, C, dk);
+    stage_rows(sm.dO, ld.v, d_o + s.tok(b, c * C, h) * dv, ldv, L, C, dv);
+    stage_rows(sm.Vp, ld.v, Vp_g + bhc * C * dv, (size_t)dv, C, C, dv);
+    gdn_cp_commit();
     if (kTC) load_rows(sm.HS, ld.k, hc, (size_t)dk, dv, dv, dk, (const float *)nullptr);
     for (int i = tid; i < C; i += blockDim.x) {
         sm.gam[i] = gam_g[bhc * C + i];
@@ -340,6 +348,7 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
         sm.dgam[i] = 0.f;
         sm.dbet[i] = 0.f;
     }
+    gdn_cp_wait_all();
     block_sync();
 
     /* a. S1 = Q K^T; S2 = dS = scale (dO V'^T) o e^(gam_i - gam_j), i >= j */
@@ -396,7 +405,9 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     block_sync();
     if (tid < C) sm.dgam[tid] += sm.e1[tid] - sm.e2[tid] + part_sum(sm.part, tid, dk / 8);
     if (kTC) { /* h's readers are done: dh takes its place */
-        load_rows(sm.HS, ld.k, dhc, (size_t)dk, dv, dv, dk, (const float *)nullptr);
+        stage_rows(sm.HS, ld.k, dhc, (size_t)dk, dv, dv, dk);
+        gdn_cp_commit();
+        gdn_cp_wait_all();
         block_sync();
     }
     /* b. the state leaving the chunk: X = V' dh_next; dk_i += e^(gam_L - gam_i) X_i */
@@ -430,10 +441,12 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
         for (int j = 0; j < nslab; j++) t += hsum[bhc * nslab + j];
         sm.dgam[L - 1] += t;
     }
+    stage_rows(sm.dVp, ld.fv, dV_g + bhc * C * dv, (size_t)dv, C, C, dv);
+    stage_rows(sm.V, ld.v, v + s.tok(b, c * C, h) * dv, ldv, L, C, dv);
+    stage_rows(sm.A, ld.a, A_g + bhc * C * C, (size_t)C, C, C, C);
+    gdn_cp_commit();
     if (kTC) load_rows(sm.HS, ld.k, hc, (size_t)dk, dv, dv, dk, (const float *)nullptr); /* h again */
-    load_rows(sm.dVp, ld.fv, dV_g + bhc * C * dv, (size_t)dv, C, C, dv, (const float *)nullptr);
-    load_rows(sm.V, ld.v, v + s.tok(b, c * C, h) * dv, ldv, L, C, dv, (const float *)nullptr);
-    load_rows(sm.A, ld.c, A_g + bhc * C * C, (size_t)C, C, C, C, (const float *)nullptr);
+    gdn_cp_wait_all();
     block_sync();
     for_tiles_n<2>(C, dk, [&](int m0, int n1) {
         float acc[2][4] = {};
@@ -444,7 +457,7 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     block_sync();
     for_tiles_n<2>(C, dk, [&](int m0, int n1) {
         float acc2[2][4] = {};
-        tile_mma_n<kTC, 2>(acc2, view<float>(sm.A, 1, ld.c), view<T>(sm.dW, ld.k, 1), m0, n1, C);
+        tile_mma_n<kTC, 2>(acc2, view<float>(sm.A, 1, ld.a), view<T>(sm.dW, ld.k, 1), m0, n1, C);
         for (int sb = 0; sb < 2; sb++) {
             int n0 = n1 + 8 * sb;
             float *acc = acc2[sb];
@@ -460,7 +473,7 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     T *dvc = dv_out + s.tok(b, c * C, h) * dv;
     for_tiles_n<2>(C, dv, [&](int m0, int n1) {
         float acc2[2][4] = {};
-        tile_mma_n<kTC, 2>(acc2, view<float>(sm.A, 1, ld.c), view<float>(sm.dVp, ld.fv, 1), m0, n1, C);
+        tile_mma_n<kTC, 2>(acc2, view<float>(sm.A, 1, ld.a), view<float>(sm.dVp, ld.fv, 1), m0, n1, C);
         for (int sb = 0; sb < 2; sb++) {
             int n0 = n1 + 8 * sb;
             float *acc = acc2[sb];
@@ -495,14 +508,14 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
      * mode's 3e-2), exact fp32 in fp32 mode */
     for_tiles_n<2>(C, C, [&](int m0, int n1) {
         float acc2[2][4] = {};
-        tile_mma_n<kTC, 2>(acc2, view<float>(sm.A, 1, ld.c), view<float>(sm.S3, ld.c, 1), m0, n1, C);
+        tile_mma_n<kTC, 2>(acc2, view<float>(sm.A, 1, ld.a), view<float>(sm.S3, ld.c, 1), m0, n1, C);
         for (int sb = 0; sb < 2; sb++)
             for (int e = 0; e < 4; e++) sm.S4[acc_row(m0, e) * ld.c + acc_col(n1 + 8 * sb, e)] = acc2[sb][e];
     });
     block_sync();
     for_tiles_n<2>(C, C, [&](int m0, int n1) {
         float acc2[2][4] = {};
-        tile_mma_n<kTC, 2>(acc2, view<float>(sm.S4, ld.c, 1), view<float>(sm.A, 1, ld.c), m0, n1, C);
+        tile_mma_n<kTC, 2>(acc2, view<float>(sm.S4, ld.c, 1), view<float>(sm.A, 1, ld.a), m0, n1, C);
         for (int sb = 0; sb < 2; sb++)
             for (int e = 0; e < 4; e++) {
                 int i = acc_row(m0, e), j = acc_col(n1 + 8 * sb, e);
