@@ -89,9 +89,11 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_wy_kernel(GdnShape s, co
     const int ldk = sm_ld<T>(dk), ldv = sm_ld<T>(dv), ldc = sm_ld<T>(C);
     WySmem<T> sm = WySmem<T>::carve(gdn_smem(), s, nullptr);
     size_t bhc = s.bhc(b, h, c);
-    load_rows(sm.K, ldk, k + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk, (const float *)nullptr);
-    load_rows(sm.V, ldv, v + s.tok(b, c * C, h) * dv, (size_t)s.H * dv, L, C, dv, (const float *)nullptr);
-    chunk_gates(sm.gam, sm.bet, g, beta, s, b, h, c);
+    stage_rows(sm.K, ldk, k + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk);
+    stage_rows(sm.V, ldv, v + s.tok(b, c * C, h) * dv, (size_t)s.H * dv, L, C, dv);
+    gdn_cp_commit();
+    chunk_gates(sm.gam, sm.bet, g, beta, s, b, h, c); /* its loads overlap the copies */
+    gdn_cp_wait_all();
     block_sync();
     /* M[i][j] = beta_i exp(gam_i - gam_j) k_i.k_j for j < i, else 0 */
     for_tiles_n<2>(C, C, [&](int m0, int n1) {
