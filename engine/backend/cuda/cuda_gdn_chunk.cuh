@@ -21,7 +21,7 @@ struct GdnShape {
  *   gam [B, H, NC, C] F32: cumulative log decay inside the chunk (padded rows repeat the last)
  *   W   [B, H, NC, C, dk] ACT: A (beta exp(gam) K)
  *   U   [B, H, NC, C, dv] ACT: A (beta V); the forward's state pass turns it into V' in place
- *   A   [B, H, NC, C, C] F32: (I + M)^-1 (backward only)
+ *   A   [B, H, NC, C, C] ACT: (I + M)^-1 (backward only; bf16 mode: the bits its mma would round it to)
  *   states [B, H, NC, dv, dk] F32: the state entering each chunk (= ckpt when the caller wants it) */
 
 /* WY kernel: grid (NC, H, B), GDN_THREADS_WIDE threads (>= C). Per chunk: gam, M = strict
@@ -82,7 +82,7 @@ template <typename T>
 __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_wy_kernel(GdnShape s, const T *__restrict__ k, const T *__restrict__ v,
                                                              const float *__restrict__ g, const float *__restrict__ beta,
                                                              T *__restrict__ W, T *__restrict__ U, float *__restrict__ gam_out,
-                                                             float *__restrict__ A_out) {
+                                                             T *__restrict__ A_out) {
     constexpr bool kTC = sizeof(T) == 2;
     int c = blockIdx.x, h = blockIdx.y, b = blockIdx.z, C = s.C, dk = s.dk, dv = s.dv;
     int L = s.rows(c);
@@ -135,7 +135,7 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_wy_kernel(GdnShape s, co
         float a = sm.A[e];
         sm.MA[i * ldc + j] = from_f<T>(a * sm.bet[j] * expf(sm.gam[j]));
         sm.A2[i * ldc + j] = from_f<T>(a * sm.bet[j]);
-        if (A_out) A_out[bhc * C * C + e] = a;
+        if (A_out) A_out[bhc * C * C + e] = from_f<T>(a); /* the backward uses A only as an mma operand */
     }
     for (int i = threadIdx.x; i < C; i += blockDim.x) gam_out[bhc * C + i] = sm.gam[i];
     block_sync();

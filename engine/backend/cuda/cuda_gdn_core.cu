@@ -298,7 +298,7 @@ static void core_forward(gf_backend *be, const GdnShape &s, bool recurrent, gf_b
          gdn_smem_limit(be, gdn_out_kernel<T>, smo, op);
     if (ok) {
         GDN_LAUNCH(gdn_wy_kernel<T>, dim3(s.NC, s.H, s.B), dim3(GDN_THREADS_WIDE), smw, st, s, kp, vp, gp, bp, (T *)W,
-                   (T *)U, (float *)gam, (float *)nullptr);
+                   (T *)U, (float *)gam, (T *)nullptr);
         CUDA_CHECK_LAUNCH(be, "gdn_core (wy)");
         GDN_LAUNCH(gdn_state_kernel<T>, dim3(s.dv / gdn_slab(s.dv), s.H, s.B), dim3(GDN_THREADS), sms, st, s, kp,
                    (const T *)W, (T *)U, (const float *)gam, hs, io);

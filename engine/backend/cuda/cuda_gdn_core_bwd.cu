@@ -148,7 +148,8 @@ __device__ __forceinline__ void bwd_state_prefetch2(const BwdStateSmem<T> &sm, c
     gdn_cp_commit();
 }
 
-/* grid (dv / BV, H, B), GDN_THREADS. dV [B, H, NC, C, dv] F32: local dV' in, full dV' out.
+/* grid (dv / BV, H, B), GDN_THREADS. dV [B, H, NC, C, dv] F32: local dV' in; dVb (the
+ * same shape, ACT): full dV' out (the local kernel uses it only as an mma operand).
  * dhs [B, H, NC, dv, dk] ACT: the gradient of the state leaving each chunk (in bf16
  * mode the local kernel only uses it as an mma operand: the same bits as rounding there).
  * hsum [B, H, NC, dv / BV]: e^gam_L sum(dh o h) over the slab (h: the state entering).
@@ -159,8 +160,8 @@ template <typename T>
 __global__ void __launch_bounds__(GDN_THREADS) gdn_bwd_state_kernel(GdnShape s, const T *__restrict__ q, const T *__restrict__ k,
                                                                     const T *__restrict__ d_o, const T *__restrict__ W,
                                                                     const float *__restrict__ gam_g,
-                                                                    const float *__restrict__ states, float *__restrict__ dV,
-                                                                    T *__restrict__ dhs, float *__restrict__ hsum) {
+                                                                    const float *__restrict__ states, const float *__restrict__ dV,
+                                                                    T *__restrict__ dVb, T *__restrict__ dhs, float *__restrict__ hsum) {
     constexpr bool kTC = sizeof(T) == 2;
     int h = blockIdx.y, b = blockIdx.z, C = s.C, dk = s.dk, dv = s.dv, nslab = gridDim.x;
     int BV = gdn_slab(dv), r0 = blockIdx.x * BV;
@@ -195,7 +196,7 @@ __global__ void __launch_bounds__(GDN_THREADS) gdn_bwd_state_kernel(GdnShape s, 
             int r = i / BV, j = i - r * BV;
             sm.dOT[j * ldc + r] = from_f<T>(s.scale * expf(sm.gam[r]) * to_f(sm.dO[r * ldb + j]));
         }
-        float *dvc = dV + bhc * C * dv + r0;
+        T *dvc = dVb + bhc * C * dv + r0;
         for_tiles(C, BV, [&](int m0, int n0) {
             float p[4] = {0, 0, 0, 0};
             tile_mma<kTC>(p, view<T>(sm.K, ldk, 1), view<T>(sm.dh, 1, ldk), m0, n0, dk);
@@ -240,17 +241,16 @@ __global__ void __launch_bounds__(GDN_THREADS) gdn_bwd_state_kernel(GdnShape s, 
 /* Row strides of the local kernel's shared tiles: bf16 (or fp32-mode) operand
  * tiles padded by 16 bytes (sm_ld), fp32 C x C tiles by one float (their row and
  * column sums run a thread per row or column: conflict-free with an odd stride),
- * except A (no such sums; 16-byte rows so that cp.async can copy it). */
+ * except A (no such sums; an operand tile like the others). */
 template <typename T> struct LocalLd {
-    int k, v, c, a, fk, fv;
+    int k, v, c, a, fk;
     __host__ __device__ explicit LocalLd(const GdnShape &s) {
         const bool pad = sizeof(T) == 2; /* fp32 mode (a check, not for speed) keeps dense rows: they fill 227 KB at d 128 */
         k = pad ? sm_ld<T>(s.dk) : s.dk;
         v = pad ? sm_ld<T>(s.dv) : s.dv;
         c = s.C + 1;
-        a = s.C + 4;
+        a = sm_ld<T>(s.C);
         fk = pad ? sm_ld<float>(s.dk) : s.dk;
-        fv = pad ? sm_ld<float>(s.dv) : s.dv;
     }
 };
 
@@ -274,8 +274,8 @@ template <typename T> struct BwdLocalSmem {
     T *Q, *dO, *Vp;
     float *S1, *S2;
     /* phases c .. f (same memory as a, b) */
-    T *dW, *V;
-    float *dVp, *A, *S3, *S4;
+    T *dW, *V, *dVp, *A;
+    float *S3, *S4;
     __host__ __device__ static BwdLocalSmem carve(char *base, const GdnShape &s, size_t *bytes) {
         SmemCarve c(base);
         BwdLocalSmem m;
@@ -298,8 +298,8 @@ template <typename T> struct BwdLocalSmem {
         m.Vp = x.take<T>(Cv);
         m.S1 = x.take<float>(CC);
         m.S2 = x.take<float>(CC);
-        m.dVp = y.take<float>((size_t)s.C * ld.fv);
-        m.A = y.take<float>((size_t)s.C * ld.a);
+        m.dVp = y.take<T>((size_t)s.C * ld.v);
+        m.A = y.take<T>((size_t)s.C * ld.a);
         m.dW = y.take<T>(Cd);
         m.V = y.take<T>(Cv);
         m.S3 = y.take<float>(CC);
@@ -321,7 +321,7 @@ template <typename T>
 __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     gdn_bwd_local_kernel(GdnShape s, const T *__restrict__ q, const T *__restrict__ k, const T *__restrict__ v,
                          const float *__restrict__ beta, const T *__restrict__ d_o, const float *__restrict__ gam_g,
-                         const float *__restrict__ A_g, const T *__restrict__ Vp_g, const float *__restrict__ dV_g,
+                         const T *__restrict__ A_g, const T *__restrict__ Vp_g, const T *__restrict__ dV_g,
                          const float *__restrict__ states, const T *__restrict__ dhs, const float *__restrict__ hsum,
                          T *__restrict__ dq, T *__restrict__ dk_out, T *__restrict__ dv_out, float *__restrict__ dg,
                          float *__restrict__ dbeta) {
@@ -441,7 +441,7 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
         for (int j = 0; j < nslab; j++) t += hsum[bhc * nslab + j];
         sm.dgam[L - 1] += t;
     }
-    stage_rows(sm.dVp, ld.fv, dV_g + bhc * C * dv, (size_t)dv, C, C, dv);
+    stage_rows(sm.dVp, ld.v, dV_g + bhc * C * dv, (size_t)dv, C, C, dv);
     stage_rows(sm.V, ld.v, v + s.tok(b, c * C, h) * dv, ldv, L, C, dv);
     stage_rows(sm.A, ld.a, A_g + bhc * C * C, (size_t)C, C, C, C);
     gdn_cp_commit();
@@ -450,14 +450,14 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     block_sync();
     for_tiles_n<2>(C, dk, [&](int m0, int n1) {
         float acc[2][4] = {};
-        mma_state<kTC, 2>(acc, view<float>(sm.dVp, ld.fv, 1), sm.HS, ld.k, hc, dk, m0, n1, dv);
+        mma_state<kTC, 2>(acc, view<T>(sm.dVp, ld.v, 1), sm.HS, ld.k, hc, dk, m0, n1, dv);
         for (int sb = 0; sb < 2; sb++)
             for (int e = 0; e < 4; e++) sm.dW[acc_row(m0, e) * ld.k + acc_col(n1 + 8 * sb, e)] = from_f<T>(-acc[sb][e]);
     });
     block_sync();
     for_tiles_n<2>(C, dk, [&](int m0, int n1) {
         float acc2[2][4] = {};
-        tile_mma_n<kTC, 2>(acc2, view<float>(sm.A, 1, ld.a), view<T>(sm.dW, ld.k, 1), m0, n1, C);
+        tile_mma_n<kTC, 2>(acc2, view<T>(sm.A, 1, ld.a), view<T>(sm.dW, ld.k, 1), m0, n1, C);
         for (int sb = 0; sb < 2; sb++) {
             int n0 = n1 + 8 * sb;
             float *acc = acc2[sb];
@@ -473,7 +473,7 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     T *dvc = dv_out + s.tok(b, c * C, h) * dv;
     for_tiles_n<2>(C, dv, [&](int m0, int n1) {
         float acc2[2][4] = {};
-        tile_mma_n<kTC, 2>(acc2, view<float>(sm.A, 1, ld.a), view<float>(sm.dVp, ld.fv, 1), m0, n1, C);
+        tile_mma_n<kTC, 2>(acc2, view<T>(sm.A, 1, ld.a), view<T>(sm.dVp, ld.v, 1), m0, n1, C);
         for (int sb = 0; sb < 2; sb++) {
             int n0 = n1 + 8 * sb;
             float *acc = acc2[sb];
@@ -489,7 +489,7 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     for_tiles_n<2>(C, C, [&](int m0, int n1) {
         float a1[2][4] = {}, a2[2][4] = {};
         tile_mma_n<kTC, 2>(a1, view<T>(sm.dW, ld.k, 1), view<T>(sm.K, 1, ld.k), m0, n1, dk);
-        tile_mma_n<kTC, 2>(a2, view<float>(sm.dVp, ld.fv, 1), view<T>(sm.V, 1, ld.v), m0, n1, dv);
+        tile_mma_n<kTC, 2>(a2, view<T>(sm.dVp, ld.v, 1), view<T>(sm.V, 1, ld.v), m0, n1, dv);
         for (int sb = 0; sb < 2; sb++)
             for (int e = 0; e < 4; e++) {
                 int i = acc_row(m0, e), j = acc_col(n1 + 8 * sb, e);
@@ -508,14 +508,14 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
      * mode's 3e-2), exact fp32 in fp32 mode */
     for_tiles_n<2>(C, C, [&](int m0, int n1) {
         float acc2[2][4] = {};
-        tile_mma_n<kTC, 2>(acc2, view<float>(sm.A, 1, ld.a), view<float>(sm.S3, ld.c, 1), m0, n1, C);
+        tile_mma_n<kTC, 2>(acc2, view<T>(sm.A, 1, ld.a), view<float>(sm.S3, ld.c, 1), m0, n1, C);
         for (int sb = 0; sb < 2; sb++)
             for (int e = 0; e < 4; e++) sm.S4[acc_row(m0, e) * ld.c + acc_col(n1 + 8 * sb, e)] = acc2[sb][e];
     });
     block_sync();
     for_tiles_n<2>(C, C, [&](int m0, int n1) {
         float acc2[2][4] = {};
-        tile_mma_n<kTC, 2>(acc2, view<float>(sm.S4, ld.c, 1), view<float>(sm.A, 1, ld.a), m0, n1, C);
+        tile_mma_n<kTC, 2>(acc2, view<float>(sm.S4, ld.c, 1), view<T>(sm.A, 1, ld.a), m0, n1, C);
         for (int sb = 0; sb < 2; sb++)
             for (int e = 0; e < 4; e++) {
                 int i = acc_row(m0, e), j = acc_col(n1 + 8 * sb, e);
@@ -592,12 +592,14 @@ static void core_backward(gf_backend *be, const GdnShape &s, gf_buf dq, gf_buf d
     (void)st;
     size_t nbhc = (size_t)s.B * s.H * s.NC;
     int nslab = s.dv / gdn_slab(s.dv);
-    void *gam = nullptr, *W = nullptr, *U = nullptr, *A = nullptr, *dV = nullptr, *dhs = nullptr, *hsum = nullptr;
+    void *gam = nullptr, *W = nullptr, *U = nullptr, *A = nullptr, *dV = nullptr, *dVb = nullptr, *dhs = nullptr,
+         *hsum = nullptr;
     bool ok = gdn_scratch(be, &gam, nbhc * s.C * sizeof(float), op) &&
               gdn_scratch(be, &W, nbhc * s.C * s.dk * sizeof(T), op) &&
               gdn_scratch(be, &U, nbhc * s.C * s.dv * sizeof(T), op) &&
-              gdn_scratch(be, &A, nbhc * s.C * s.C * sizeof(float), op) &&
+              gdn_scratch(be, &A, nbhc * s.C * s.C * sizeof(T), op) &&
               gdn_scratch(be, &dV, nbhc * s.C * s.dv * sizeof(float), op) &&
+              gdn_scratch(be, &dVb, nbhc * s.C * s.dv * sizeof(T), op) &&
               gdn_scratch(be, &dhs, nbhc * s.dv * s.dk * sizeof(T), op) &&
               gdn_scratch(be, &hsum, nbhc * nslab * sizeof(float), op);
     size_t smw, smv, sms, sml;
@@ -612,16 +614,16 @@ static void core_backward(gf_backend *be, const GdnShape &s, gf_buf dq, gf_buf d
         const float *ck = (const float *)ckpt.ptr;
         dim3 chunks(s.NC, s.H, s.B), slabs(nslab, s.H, s.B);
         GDN_LAUNCH(gdn_wy_kernel<T>, chunks, dim3(GDN_THREADS_WIDE), smw, st, s, kp, vp, (const float *)g.ptr,
-                   (const float *)beta.ptr, (T *)W, (T *)U, (float *)gam, (float *)A);
+                   (const float *)beta.ptr, (T *)W, (T *)U, (float *)gam, (T *)A);
         CUDA_CHECK_LAUNCH(be, "gdn_core_backward (wy)");
         GDN_LAUNCH(gdn_bwd_v_kernel<T>, chunks, dim3(GDN_THREADS_WIDE), smv, st, s, qp, kp, op_, (const T *)W, (T *)U,
                    (const float *)gam, ck, (float *)dV);
         CUDA_CHECK_LAUNCH(be, "gdn_core_backward (V')");
         GDN_LAUNCH(gdn_bwd_state_kernel<T>, slabs, dim3(GDN_THREADS), sms, st, s, qp, kp, op_, (const T *)W,
-                   (const float *)gam, ck, (float *)dV, (T *)dhs, (float *)hsum);
+                   (const float *)gam, ck, (const float *)dV, (T *)dVb, (T *)dhs, (float *)hsum);
         CUDA_CHECK_LAUNCH(be, "gdn_core_backward (state pass)");
         GDN_LAUNCH(gdn_bwd_local_kernel<T>, chunks, dim3(GDN_THREADS_BWD), sml, st, s, qp, kp, vp,
-                   (const float *)beta.ptr, op_, (const float *)gam, (const float *)A, (const T *)U, (const float *)dV,
+                   (const float *)beta.ptr, op_, (const float *)gam, (const T *)A, (const T *)U, (const T *)dVb,
                    ck, (const T *)dhs, (const float *)hsum, (T *)dq.ptr, (T *)dk.ptr, (T *)dv.ptr,
                    (float *)dg.ptr, (float *)dbeta.ptr);
         CUDA_CHECK_LAUNCH(be, "gdn_core_backward (local)");
@@ -631,6 +633,7 @@ static void core_backward(gf_backend *be, const GdnShape &s, gf_buf dq, gf_buf d
     gdn_scratch_free(be, U);
     gdn_scratch_free(be, A);
     gdn_scratch_free(be, dV);
+    gdn_scratch_free(be, dVb);
     gdn_scratch_free(be, dhs);
     gdn_scratch_free(be, hsum);
 }
