@@ -197,16 +197,21 @@ __global__ void __launch_bounds__(GDN_THREADS) gdn_bwd_state_kernel(GdnShape s, 
             sm.dOT[j * ldc + r] = from_f<T>(s.scale * expf(sm.gam[r]) * to_f(sm.dO[r * ldb + j]));
         }
         T *dvc = dVb + bhc * C * dv + r0;
-        for_tiles(C, BV, [&](int m0, int n0) {
-            float p[4] = {0, 0, 0, 0};
-            tile_mma<kTC>(p, view<T>(sm.K, ldk, 1), view<T>(sm.dh, 1, ldk), m0, n0, dk);
-            for (int e = 0; e < 4; e++) {
-                int r = acc_row(m0, e), cc = acc_col(n0, e);
-                float x = sm.dV[r * ldf + cc] + expf(gl - sm.gam[r]) * p[e];
-                p[e] = x;
-                sm.dVT[cc * ldc + r] = from_f<T>(x);
+        /* 16 x 16 tiles: one A fragment for two mma, two independent chains a warp */
+        for_tiles_n<2>(C, BV, [&](int m0, int n1) {
+            float p2[2][4] = {};
+            tile_mma_n<kTC, 2>(p2, view<T>(sm.K, ldk, 1), view<T>(sm.dh, 1, ldk), m0, n1, dk);
+            for (int sb = 0; sb < 2; sb++) {
+                int n0 = n1 + 8 * sb;
+                float *p = p2[sb];
+                for (int e = 0; e < 4; e++) {
+                    int r = acc_row(m0, e), cc = acc_col(n0, e);
+                    float x = sm.dV[r * ldf + cc] + expf(gl - sm.gam[r]) * p[e];
+                    p[e] = x;
+                    sm.dVT[cc * ldc + r] = from_f<T>(x);
+                }
+                store_acc(dvc, dv, m0, n0, p);
             }
-            store_acc(dvc, dv, m0, n0, p);
         });
         gdn_cp_wait<0>(); /* the second group (q, W) of chunk c */
         block_sync(); /* also: h (sm.hf) read, the warp sums in sm.red */
