@@ -37,12 +37,13 @@ template <typename T> struct BwdVSmem {
     }
 };
 
-/* grid (NC, H, B), GDN_THREADS_WIDE: U becomes V' in place; dVl [B, H, NC, C, dv] F32 = P^T dO. */
+/* grid (NC, H, B), GDN_THREADS_WIDE: U becomes V' in place; dVl [B, H, NC, C, dv] ACT = P^T dO
+ * (the dh pass adds Kd dh^T to it in fp32 and rounds the sum, an mma operand, again). */
 template <typename T>
 __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_bwd_v_kernel(GdnShape s, const T *__restrict__ q, const T *__restrict__ k,
                                                                      const T *__restrict__ d_o, const T *__restrict__ W,
                                                                      T *__restrict__ U, const float *__restrict__ gam_g,
-                                                                     const float *__restrict__ states, float *__restrict__ dVl) {
+                                                                     const float *__restrict__ states, T *__restrict__ dVl) {
     constexpr bool kTC = sizeof(T) == 2;
     int c = blockIdx.x, h = blockIdx.y, b = blockIdx.z, C = s.C, dk = s.dk, dv = s.dv;
     int L = s.rows(c);
@@ -76,7 +77,7 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_bwd_v_kernel(GdnShape s,
     block_sync(); /* Q, K dead */
     load_rows(sm.hs, ldk, states + bhc * dv * dk, (size_t)dk, dv, dv, dk, (const float *)nullptr);
     block_sync();
-    float *dvl = dVl + bhc * C * dv;
+    T *dvl = dVl + bhc * C * dv;
     for_tiles_n<2>(C, dv, [&](int m0, int n1) {
         float acc2[2][4] = {};
         tile_mma_n<kTC, 2>(acc2, view<T>(sm.W, ldk, 1), view<T>(sm.hs, 1, ldk), m0, n1, dk);
@@ -99,8 +100,8 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_bwd_v_kernel(GdnShape s,
 /* ------------------------------------------------------------------ 3. sequential dh pass */
 
 template <typename T> struct BwdStateSmem {
-    T *K, *Q, *W, *dO, *dOT, *dVT, *dh;
-    float *dV, *hf, *gam, *red;
+    T *K, *Q, *W, *dO, *dOT, *dVT, *dh, *dV;
+    float *hf, *gam, *red;
     __host__ __device__ static BwdStateSmem carve(char *base, const GdnShape &s, size_t *bytes) {
         SmemCarve c(base);
         BwdStateSmem m;
@@ -113,7 +114,7 @@ template <typename T> struct BwdStateSmem {
         m.dOT = c.take<T>((size_t)BV * sm_ld<T>(s.C));  /* scale e^gam_i dO_i of the slab, transposed [BV][C] */
         m.dVT = c.take<T>((size_t)BV * sm_ld<T>(s.C));  /* dV' of the slab (the mma operand copy), [BV][C] */
         m.dh = c.take<T>((size_t)BV * sm_ld<T>(s.dk));  /* the slab of dh (the mma operand copy) */
-        m.dV = c.take<float>((size_t)s.C * sm_ld<float>(BV)); /* the slab's columns of dV' [C][BV] */
+        m.dV = c.take<T>((size_t)s.C * sm_ld<T>(BV)); /* the slab's columns of the local dV' [C][BV] */
         m.hf = c.take<float>((size_t)BV * sm_ld<float>(s.dk)); /* the slab of the state entering the chunk (F32) */
         m.gam = c.take<float>(s.C);
         m.red = c.take<float>(32);
@@ -127,13 +128,13 @@ template <typename T> struct BwdStateSmem {
  * then what its second reads (q, W). */
 template <typename T>
 __device__ __forceinline__ void bwd_state_prefetch1(const BwdStateSmem<T> &sm, const GdnShape &s, const T *k, const T *d_o,
-                                                    const float *dV, const float *gam_g, const float *states, int b,
+                                                    const T *dV, const float *gam_g, const float *states, int b,
                                                     int h, int c, int r0) {
     const size_t bhc = s.bhc(b, h, c);
     const int C = s.C, dk = s.dk, dv = s.dv, BV = gdn_slab(dv), L = s.rows(c);
     stage_rows(sm.K, sm_ld<T>(dk), k + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk);
     stage_rows(sm.dO, sm_ld<T>(BV), d_o + s.tok(b, c * C, h) * dv + r0, (size_t)s.H * dv, L, C, BV);
-    stage_rows(sm.dV, sm_ld<float>(BV), dV + bhc * C * dv + r0, (size_t)dv, C, C, BV);
+    stage_rows(sm.dV, sm_ld<T>(BV), dV + bhc * C * dv + r0, (size_t)dv, C, C, BV);
     stage_rows(sm.gam, C, gam_g + bhc * C, (size_t)C, 1, 1, C);
     stage_rows(sm.hf, sm_ld<float>(s.dk), states + bhc * dv * s.dk + (size_t)r0 * s.dk, (size_t)s.dk, BV, BV, s.dk);
     gdn_cp_commit();
@@ -148,8 +149,9 @@ __device__ __forceinline__ void bwd_state_prefetch2(const BwdStateSmem<T> &sm, c
     gdn_cp_commit();
 }
 
-/* grid (dv / BV, H, B), GDN_THREADS. dV [B, H, NC, C, dv] F32: local dV' in; dVb (the
- * same shape, ACT): full dV' out (the local kernel uses it only as an mma operand).
+/* grid (dv / BV, H, B), GDN_THREADS. dV [B, H, NC, C, dv] ACT: local dV' in, full dV' out
+ * (in place: a block reads and writes only its slab's columns; the local kernel uses
+ * it only as an mma operand).
  * dhs [B, H, NC, dv, dk] ACT: the gradient of the state leaving each chunk (in bf16
  * mode the local kernel only uses it as an mma operand: the same bits as rounding there).
  * hsum [B, H, NC, dv / BV]: e^gam_L sum(dh o h) over the slab (h: the state entering).
@@ -160,12 +162,12 @@ template <typename T>
 __global__ void __launch_bounds__(GDN_THREADS) gdn_bwd_state_kernel(GdnShape s, const T *__restrict__ q, const T *__restrict__ k,
                                                                     const T *__restrict__ d_o, const T *__restrict__ W,
                                                                     const float *__restrict__ gam_g,
-                                                                    const float *__restrict__ states, const float *__restrict__ dV,
-                                                                    T *__restrict__ dVb, T *__restrict__ dhs, float *__restrict__ hsum) {
+                                                                    const float *__restrict__ states, T *__restrict__ dV,
+                                                                    T *__restrict__ dhs, float *__restrict__ hsum) {
     constexpr bool kTC = sizeof(T) == 2;
     int h = blockIdx.y, b = blockIdx.z, C = s.C, dk = s.dk, dv = s.dv, nslab = gridDim.x;
     int BV = gdn_slab(dv), r0 = blockIdx.x * BV;
-    const int ldk = sm_ld<T>(dk), ldc = sm_ld<T>(C), ldb = sm_ld<T>(BV), ldf = sm_ld<float>(BV), ldh = sm_ld<float>(dk);
+    const int ldk = sm_ld<T>(dk), ldc = sm_ld<T>(C), ldb = sm_ld<T>(BV), ldl = sm_ld<T>(BV), ldh = sm_ld<float>(dk);
     BwdStateSmem<T> sm = BwdStateSmem<T>::carve(gdn_smem(), s, nullptr);
     int warp = threadIdx.x >> 5, nw = blockDim.x >> 5, tn = dk >> 3, nt = (BV >> 4) * tn;
     float acc[GDN_SLAB_TILES][4];
@@ -196,7 +198,7 @@ __global__ void __launch_bounds__(GDN_THREADS) gdn_bwd_state_kernel(GdnShape s, 
             int r = i / BV, j = i - r * BV;
             sm.dOT[j * ldc + r] = from_f<T>(s.scale * expf(sm.gam[r]) * to_f(sm.dO[r * ldb + j]));
         }
-        T *dvc = dVb + bhc * C * dv + r0;
+        T *dvc = dV + bhc * C * dv + r0;
         /* 16 x 16 tiles: one A fragment for two mma, two independent chains a warp */
         for_tiles_n<2>(C, BV, [&](int m0, int n1) {
             float p2[2][4] = {};
@@ -206,7 +208,7 @@ __global__ void __launch_bounds__(GDN_THREADS) gdn_bwd_state_kernel(GdnShape s, 
                 float *p = p2[sb];
                 for (int e = 0; e < 4; e++) {
                     int r = acc_row(m0, e), cc = acc_col(n0, e);
-                    float x = sm.dV[r * ldf + cc] + expf(gl - sm.gam[r]) * p[e];
+                    float x = to_f(sm.dV[r * ldl + cc]) + expf(gl - sm.gam[r]) * p[e];
                     p[e] = x;
                     sm.dVT[cc * ldc + r] = from_f<T>(x);
                 }
@@ -597,14 +599,12 @@ static void core_backward(gf_backend *be, const GdnShape &s, gf_buf dq, gf_buf d
     (void)st;
     size_t nbhc = (size_t)s.B * s.H * s.NC;
     int nslab = s.dv / gdn_slab(s.dv);
-    void *gam = nullptr, *W = nullptr, *U = nullptr, *A = nullptr, *dV = nullptr, *dVb = nullptr, *dhs = nullptr,
-         *hsum = nullptr;
+    void *gam = nullptr, *W = nullptr, *U = nullptr, *A = nullptr, *dV = nullptr, *dhs = nullptr, *hsum = nullptr;
     bool ok = gdn_scratch(be, &gam, nbhc * s.C * sizeof(float), op) &&
               gdn_scratch(be, &W, nbhc * s.C * s.dk * sizeof(T), op) &&
               gdn_scratch(be, &U, nbhc * s.C * s.dv * sizeof(T), op) &&
               gdn_scratch(be, &A, nbhc * s.C * s.C * sizeof(T), op) &&
-              gdn_scratch(be, &dV, nbhc * s.C * s.dv * sizeof(float), op) &&
-              gdn_scratch(be, &dVb, nbhc * s.C * s.dv * sizeof(T), op) &&
+              gdn_scratch(be, &dV, nbhc * s.C * s.dv * sizeof(T), op) &&
               gdn_scratch(be, &dhs, nbhc * s.dv * s.dk * sizeof(T), op) &&
               gdn_scratch(be, &hsum, nbhc * nslab * sizeof(float), op);
     size_t smw, smv, sms, sml;
@@ -622,13 +622,13 @@ static void core_backward(gf_backend *be, const GdnShape &s, gf_buf dq, gf_buf d
                    (const float *)beta.ptr, (T *)W, (T *)U, (float *)gam, (T *)A);
         CUDA_CHECK_LAUNCH(be, "gdn_core_backward (wy)");
         GDN_LAUNCH(gdn_bwd_v_kernel<T>, chunks, dim3(GDN_THREADS_WIDE), smv, st, s, qp, kp, op_, (const T *)W, (T *)U,
-                   (const float *)gam, ck, (float *)dV);
+                   (const float *)gam, ck, (T *)dV);
         CUDA_CHECK_LAUNCH(be, "gdn_core_backward (V')");
         GDN_LAUNCH(gdn_bwd_state_kernel<T>, slabs, dim3(GDN_THREADS), sms, st, s, qp, kp, op_, (const T *)W,
-                   (const float *)gam, ck, (const float *)dV, (T *)dVb, (T *)dhs, (float *)hsum);
+                   (const float *)gam, ck, (T *)dV, (T *)dhs, (float *)hsum);
         CUDA_CHECK_LAUNCH(be, "gdn_core_backward (state pass)");
         GDN_LAUNCH(gdn_bwd_local_kernel<T>, chunks, dim3(GDN_THREADS_BWD), sml, st, s, qp, kp, vp,
-                   (const float *)beta.ptr, op_, (const float *)gam, (const T *)A, (const T *)U, (const T *)dVb,
+                   (const float *)beta.ptr, op_, (const float *)gam, (const T *)A, (const T *)U, (const T *)dV,
                    ck, (const T *)dhs, (const float *)hsum, (T *)dq.ptr, (T *)dk.ptr, (T *)dv.ptr,
                    (float *)dg.ptr, (float *)dbeta.ptr);
         CUDA_CHECK_LAUNCH(be, "gdn_core_backward (local)");
@@ -638,7 +638,6 @@ static void core_backward(gf_backend *be, const GdnShape &s, gf_buf dq, gf_buf d
     gdn_scratch_free(be, U);
     gdn_scratch_free(be, A);
     gdn_scratch_free(be, dV);
-    gdn_scratch_free(be, dVb);
     gdn_scratch_free(be, dhs);
     gdn_scratch_free(be, hsum);
 }
