@@ -21,7 +21,7 @@ struct GdnShape {
  *   gam [B, H, NC, C] F32: cumulative log decay inside the chunk (padded rows repeat the last)
  *   W   [B, H, NC, C, dk] ACT: A (beta exp(gam) K)
  *   U   [B, H, NC, C, dv] ACT: A (beta V); the forward's state pass turns it into V' in place
- *   A   [B, H, NC, C, C] F32: (I + M)^-1 (backward only)
+ *   A   [B, H, NC, C, C] ACT: (I + M)^-1 (backward only; bf16 mode: the bits its mma would round it to)
  *   states [B, H, NC, dv, dk] F32: the state entering each chunk (= ckpt when the caller wants it) */
 
 /* WY kernel: grid (NC, H, B), GDN_THREADS_WIDE threads (>= C). Per chunk: gam, M = strict
@@ -51,16 +51,24 @@ template <typename T> struct WySmem {
     }
 };
 
-/* Cumulative g of chunk rows (padded rows repeat the last) and beta (0 when padded). */
+/* Cumulative g of chunk rows (padded rows repeat the last) and beta (0 when
+ * padded). A thread per row loads g and beta (one memory latency, not C of
+ * them); then thread 0 adds them up in row order, as before (the sums are
+ * bitwise those of a sequential loop). Contains a barrier: every thread calls
+ * it; gam is final after the caller's next barrier. */
 __device__ __forceinline__ void chunk_gates(float *gam, float *bet, const float *g, const float *beta,
                                             const GdnShape &s, int b, int h, int c) {
+    const int L = s.rows(c);
+    for (int i = threadIdx.x; i < s.C; i += blockDim.x) {
+        gam[i] = i < L ? g[s.tok(b, c * s.C + i, h)] : 0.f;
+        if (bet) bet[i] = i < L ? beta[s.tok(b, c * s.C + i, h)] : 0.f;
+    }
+    block_sync();
     if (threadIdx.x == 0) {
-        int L = s.rows(c);
         float run = 0;
         for (int i = 0; i < s.C; i++) {
-            if (i < L) run += g[s.tok(b, c * s.C + i, h)];
+            run += gam[i];
             gam[i] = run;
-            if (bet) bet[i] = i < L ? beta[s.tok(b, c * s.C + i, h)] : 0.f;
         }
     }
 }
@@ -74,16 +82,18 @@ template <typename T>
 __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_wy_kernel(GdnShape s, const T *__restrict__ k, const T *__restrict__ v,
                                                              const float *__restrict__ g, const float *__restrict__ beta,
                                                              T *__restrict__ W, T *__restrict__ U, float *__restrict__ gam_out,
-                                                             float *__restrict__ A_out) {
+                                                             T *__restrict__ A_out) {
     constexpr bool kTC = sizeof(T) == 2;
     int c = blockIdx.x, h = blockIdx.y, b = blockIdx.z, C = s.C, dk = s.dk, dv = s.dv;
     int L = s.rows(c);
     const int ldk = sm_ld<T>(dk), ldv = sm_ld<T>(dv), ldc = sm_ld<T>(C);
     WySmem<T> sm = WySmem<T>::carve(gdn_smem(), s, nullptr);
     size_t bhc = s.bhc(b, h, c);
-    load_rows(sm.K, ldk, k + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk, (const float *)nullptr);
-    load_rows(sm.V, ldv, v + s.tok(b, c * C, h) * dv, (size_t)s.H * dv, L, C, dv, (const float *)nullptr);
-    chunk_gates(sm.gam, sm.bet, g, beta, s, b, h, c);
+    stage_rows(sm.K, ldk, k + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk);
+    stage_rows(sm.V, ldv, v + s.tok(b, c * C, h) * dv, (size_t)s.H * dv, L, C, dv);
+    gdn_cp_commit();
+    chunk_gates(sm.gam, sm.bet, g, beta, s, b, h, c); /* its loads overlap the copies */
+    gdn_cp_wait_all();
     block_sync();
     /* M[i][j] = beta_i exp(gam_i - gam_j) k_i.k_j for j < i, else 0 */
     for_tiles_n<2>(C, C, [&](int m0, int n1) {
@@ -125,7 +135,7 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_wy_kernel(GdnShape s, co
         float a = sm.A[e];
         sm.MA[i * ldc + j] = from_f<T>(a * sm.bet[j] * expf(sm.gam[j]));
         sm.A2[i * ldc + j] = from_f<T>(a * sm.bet[j]);
-        if (A_out) A_out[bhc * C * C + e] = a;
+        if (A_out) A_out[bhc * C * C + e] = from_f<T>(a); /* the backward uses A only as an mma operand */
     }
     for (int i = threadIdx.x; i < C; i += blockDim.x) gam_out[bhc * C + i] = sm.gam[i];
     block_sync();
@@ -162,9 +172,9 @@ __host__ __device__ inline int gdn_slab(int dv) { return dv % 32 == 0 ? 32 : 16;
 #define GDN_SLAB_TILES 8
 
 /* Stores the register slab into smem [BV][ld] as T (the mma operand copy) and,
- * when dst is set, to global F32 rows of length dk at dst, tile by tile. */
-template <typename T>
-__device__ __forceinline__ void slab_store(float (*acc)[4], T *sm, int ld, float *dst, int BV, int dk) {
+ * when dst is set, to global rows of length dk at dst (F32 or T), tile by tile. */
+template <typename T, typename TD>
+__device__ __forceinline__ void slab_store(float (*acc)[4], T *sm, int ld, TD *dst, int BV, int dk) {
     int warp = threadIdx.x >> 5, nw = blockDim.x >> 5, tn = dk >> 3, nt = (BV >> 4) * tn;
 #pragma unroll
     for (int u = 0; u < GDN_SLAB_TILES; u++) {

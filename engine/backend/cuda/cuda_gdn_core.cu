@@ -152,11 +152,14 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_out_kernel(GdnShape s, c
     const int ldk = sm_ld<T>(dk), ldv = sm_ld<T>(dv), ldc = sm_ld<T>(C);
     size_t bhc = s.bhc(b, h, c);
     OutSmem<T> sm = OutSmem<T>::carve(gdn_smem(), s, nullptr);
-    load_rows(sm.Q, ldk, q + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk, (const float *)nullptr);
-    load_rows(sm.K, ldk, k + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk, (const float *)nullptr);
-    load_rows(sm.Vp, ldv, Vp + bhc * C * dv, (size_t)dv, C, C, dv, (const float *)nullptr);
+    /* q, k, V' with cp.async while this thread converts its part of the checkpoint */
+    stage_rows(sm.Q, ldk, q + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk);
+    stage_rows(sm.K, ldk, k + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk);
+    stage_rows(sm.Vp, ldv, Vp + bhc * C * dv, (size_t)dv, C, C, dv);
+    gdn_cp_commit();
     load_rows(sm.hs, ldk, states + bhc * dv * dk, (size_t)dk, dv, dv, dk, (const float *)nullptr);
     for (int i = threadIdx.x; i < C; i += blockDim.x) sm.gam[i] = gam_g[bhc * C + i];
+    gdn_cp_wait_all();
     block_sync();
     float scale = s.scale;
     for_tiles_n<2>(C, C, [&](int m0, int n1) {
@@ -295,7 +298,7 @@ static void core_forward(gf_backend *be, const GdnShape &s, bool recurrent, gf_b
          gdn_smem_limit(be, gdn_out_kernel<T>, smo, op);
     if (ok) {
         GDN_LAUNCH(gdn_wy_kernel<T>, dim3(s.NC, s.H, s.B), dim3(GDN_THREADS_WIDE), smw, st, s, kp, vp, gp, bp, (T *)W,
-                   (T *)U, (float *)gam, (float *)nullptr);
+                   (T *)U, (float *)gam, (T *)nullptr);
         CUDA_CHECK_LAUNCH(be, "gdn_core (wy)");
         GDN_LAUNCH(gdn_state_kernel<T>, dim3(s.dv / gdn_slab(s.dv), s.H, s.B), dim3(GDN_THREADS), sms, st, s, kp,
                    (const T *)W, (T *)U, (const float *)gam, hs, io);

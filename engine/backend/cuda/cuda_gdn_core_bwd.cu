@@ -15,7 +15,7 @@
 /* ------------------------------------------------------------------ 2. V' and local dV' */
 
 template <typename T> struct BwdVSmem {
-    T *Q, *K, *hs, *W, *dO, *PT;
+    T *Q, *K, *hs, *W, *dO, *Us, *PT;
     float *gam;
     __host__ __device__ static BwdVSmem carve(char *base, const GdnShape &s, size_t *bytes) {
         SmemCarve c(base);
@@ -29,6 +29,7 @@ template <typename T> struct BwdVSmem {
         c.take<char>(qk.used > hs.used ? qk.used : hs.used);
         m.W = c.take<T>(tile_k);
         m.dO = c.take<T>((size_t)s.C * sm_ld<T>(s.dv));
+        m.Us = c.take<T>((size_t)s.C * sm_ld<T>(s.dv)); /* U, copied with the operands (V' = U - W h^T) */
         m.PT = c.take<T>((size_t)s.C * sm_ld<T>(s.C)); /* P^T: the dV' product's A operand */
         m.gam = c.take<float>(s.C);
         if (bytes) *bytes = c.used;
@@ -36,23 +37,29 @@ template <typename T> struct BwdVSmem {
     }
 };
 
-/* grid (NC, H, B), GDN_THREADS_WIDE: U becomes V' in place; dVl [B, H, NC, C, dv] F32 = P^T dO. */
+/* grid (NC, H, B), GDN_THREADS_WIDE: U becomes V' in place; dVl [B, H, NC, C, dv] ACT = P^T dO
+ * (the dh pass adds Kd dh^T to it in fp32 and rounds the sum, an mma operand, again). */
 template <typename T>
 __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_bwd_v_kernel(GdnShape s, const T *__restrict__ q, const T *__restrict__ k,
                                                                      const T *__restrict__ d_o, const T *__restrict__ W,
                                                                      T *__restrict__ U, const float *__restrict__ gam_g,
-                                                                     const float *__restrict__ states, float *__restrict__ dVl) {
+                                                                     const float *__restrict__ states, T *__restrict__ dVl) {
     constexpr bool kTC = sizeof(T) == 2;
     int c = blockIdx.x, h = blockIdx.y, b = blockIdx.z, C = s.C, dk = s.dk, dv = s.dv;
     int L = s.rows(c);
     const int ldk = sm_ld<T>(dk), ldv = sm_ld<T>(dv), ldc = sm_ld<T>(C);
     size_t bhc = s.bhc(b, h, c);
     BwdVSmem<T> sm = BwdVSmem<T>::carve(gdn_smem(), s, nullptr);
-    load_rows(sm.Q, ldk, q + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk, (const float *)nullptr);
-    load_rows(sm.K, ldk, k + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk, (const float *)nullptr);
-    load_rows(sm.W, ldk, W + bhc * C * dk, (size_t)dk, C, C, dk, (const float *)nullptr);
-    load_rows(sm.dO, ldv, d_o + s.tok(b, c * C, h) * dv, (size_t)s.H * dv, L, C, dv, (const float *)nullptr);
+    /* every operand tile in one cp.async group: their loads overlap */
+    T *Uc = U + bhc * C * dv;
+    stage_rows(sm.Q, ldk, q + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk);
+    stage_rows(sm.K, ldk, k + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk);
+    stage_rows(sm.W, ldk, W + bhc * C * dk, (size_t)dk, C, C, dk);
+    stage_rows(sm.dO, ldv, d_o + s.tok(b, c * C, h) * dv, (size_t)s.H * dv, L, C, dv);
+    stage_rows(sm.Us, ldv, (const T *)Uc, (size_t)dv, C, C, dv);
+    gdn_cp_commit();
     for (int i = threadIdx.x; i < C; i += blockDim.x) sm.gam[i] = gam_g[bhc * C + i];
+    gdn_cp_wait_all();
     block_sync();
     float scale = s.scale;
     for_tiles_n<2>(C, C, [&](int m0, int n1) {
@@ -70,8 +77,7 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_bwd_v_kernel(GdnShape s,
     block_sync(); /* Q, K dead */
     load_rows(sm.hs, ldk, states + bhc * dv * dk, (size_t)dk, dv, dv, dk, (const float *)nullptr);
     block_sync();
-    T *Uc = U + bhc * C * dv;
-    float *dvl = dVl + bhc * C * dv;
+    T *dvl = dVl + bhc * C * dv;
     for_tiles_n<2>(C, dv, [&](int m0, int n1) {
         float acc2[2][4] = {};
         tile_mma_n<kTC, 2>(acc2, view<T>(sm.W, ldk, 1), view<T>(sm.hs, 1, ldk), m0, n1, dk);
@@ -80,10 +86,9 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_bwd_v_kernel(GdnShape s,
             float *acc = acc2[sb];
             int r = acc_row(m0, 0), cc = acc_col(n0, 0);
             for (int half = 0; half < 2; half++) {
-                T *u = Uc + (size_t)(r + 8 * half) * dv + cc;
                 float u0, u1;
-                load_pair(u, &u0, &u1);
-                store_pair(u, u0 - acc[2 * half], u1 - acc[2 * half + 1]);
+                load_pair(sm.Us + (size_t)(r + 8 * half) * ldv + cc, &u0, &u1);
+                store_pair(Uc + (size_t)(r + 8 * half) * dv + cc, u0 - acc[2 * half], u1 - acc[2 * half + 1]);
             }
         }
         float d[2][4] = {};
@@ -95,8 +100,8 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_bwd_v_kernel(GdnShape s,
 /* ------------------------------------------------------------------ 3. sequential dh pass */
 
 template <typename T> struct BwdStateSmem {
-    T *K, *Q, *W, *dO, *dOT, *dVT, *dh;
-    float *dV, *gam, *red;
+    T *K, *Q, *W, *dO, *dOT, *dVT, *dh, *dV;
+    float *hf, *gam, *red;
     __host__ __device__ static BwdStateSmem carve(char *base, const GdnShape &s, size_t *bytes) {
         SmemCarve c(base);
         BwdStateSmem m;
@@ -109,7 +114,8 @@ template <typename T> struct BwdStateSmem {
         m.dOT = c.take<T>((size_t)BV * sm_ld<T>(s.C));  /* scale e^gam_i dO_i of the slab, transposed [BV][C] */
         m.dVT = c.take<T>((size_t)BV * sm_ld<T>(s.C));  /* dV' of the slab (the mma operand copy), [BV][C] */
         m.dh = c.take<T>((size_t)BV * sm_ld<T>(s.dk));  /* the slab of dh (the mma operand copy) */
-        m.dV = c.take<float>((size_t)s.C * sm_ld<float>(BV)); /* the slab's columns of dV' [C][BV] */
+        m.dV = c.take<T>((size_t)s.C * sm_ld<T>(BV)); /* the slab's columns of the local dV' [C][BV] */
+        m.hf = c.take<float>((size_t)BV * sm_ld<float>(s.dk)); /* the slab of the state entering the chunk (F32) */
         m.gam = c.take<float>(s.C);
         m.red = c.take<float>(32);
         if (bytes) *bytes = c.used;
@@ -118,16 +124,19 @@ template <typename T> struct BwdStateSmem {
 };
 
 /* The dh pass's copies of chunk c, in two cp.async groups: what its first phase
- * reads (k, the dV' and dO slabs, gam), then what its second reads (q, W). */
+ * reads (k, the dV' and dO slabs, gam, the state slab h for the dgam_L term),
+ * then what its second reads (q, W). */
 template <typename T>
 __device__ __forceinline__ void bwd_state_prefetch1(const BwdStateSmem<T> &sm, const GdnShape &s, const T *k, const T *d_o,
-                                                    const float *dV, const float *gam_g, int b, int h, int c, int r0) {
+                                                    const T *dV, const float *gam_g, const float *states, int b,
+                                                    int h, int c, int r0) {
     const size_t bhc = s.bhc(b, h, c);
     const int C = s.C, dk = s.dk, dv = s.dv, BV = gdn_slab(dv), L = s.rows(c);
     stage_rows(sm.K, sm_ld<T>(dk), k + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk);
     stage_rows(sm.dO, sm_ld<T>(BV), d_o + s.tok(b, c * C, h) * dv + r0, (size_t)s.H * dv, L, C, BV);
-    stage_rows(sm.dV, sm_ld<float>(BV), dV + bhc * C * dv + r0, (size_t)dv, C, C, BV);
+    stage_rows(sm.dV, sm_ld<T>(BV), dV + bhc * C * dv + r0, (size_t)dv, C, C, BV);
     stage_rows(sm.gam, C, gam_g + bhc * C, (size_t)C, 1, 1, C);
+    stage_rows(sm.hf, sm_ld<float>(s.dk), states + bhc * dv * s.dk + (size_t)r0 * s.dk, (size_t)s.dk, BV, BV, s.dk);
     gdn_cp_commit();
 }
 template <typename T>
@@ -140,8 +149,11 @@ __device__ __forceinline__ void bwd_state_prefetch2(const BwdStateSmem<T> &sm, c
     gdn_cp_commit();
 }
 
-/* grid (dv / BV, H, B), GDN_THREADS. dV [B, H, NC, C, dv] F32: local dV' in, full dV' out.
- * dhs [B, H, NC, dv, dk] F32: the gradient of the state leaving each chunk.
+/* grid (dv / BV, H, B), GDN_THREADS. dV [B, H, NC, C, dv] ACT: local dV' in, full dV' out
+ * (in place: a block reads and writes only its slab's columns; the local kernel uses
+ * it only as an mma operand).
+ * dhs [B, H, NC, dv, dk] ACT: the gradient of the state leaving each chunk (in bf16
+ * mode the local kernel only uses it as an mma operand: the same bits as rounding there).
  * hsum [B, H, NC, dv / BV]: e^gam_L sum(dh o h) over the slab (h: the state entering).
  * Per chunk, last first: dV' += Kd dh^T with Kd = diag(e^(gam_L - gam)) K (the
  * scale applied to the product), dh <- e^gam_L dh + (diag(scale e^gam) dO)^T Q -
@@ -150,62 +162,67 @@ template <typename T>
 __global__ void __launch_bounds__(GDN_THREADS) gdn_bwd_state_kernel(GdnShape s, const T *__restrict__ q, const T *__restrict__ k,
                                                                     const T *__restrict__ d_o, const T *__restrict__ W,
                                                                     const float *__restrict__ gam_g,
-                                                                    const float *__restrict__ states, float *__restrict__ dV,
-                                                                    float *__restrict__ dhs, float *__restrict__ hsum) {
+                                                                    const float *__restrict__ states, T *__restrict__ dV,
+                                                                    T *__restrict__ dhs, float *__restrict__ hsum) {
     constexpr bool kTC = sizeof(T) == 2;
     int h = blockIdx.y, b = blockIdx.z, C = s.C, dk = s.dk, dv = s.dv, nslab = gridDim.x;
     int BV = gdn_slab(dv), r0 = blockIdx.x * BV;
-    const int ldk = sm_ld<T>(dk), ldc = sm_ld<T>(C), ldb = sm_ld<T>(BV), ldf = sm_ld<float>(BV);
+    const int ldk = sm_ld<T>(dk), ldc = sm_ld<T>(C), ldb = sm_ld<T>(BV), ldl = sm_ld<T>(BV), ldh = sm_ld<float>(dk);
     BwdStateSmem<T> sm = BwdStateSmem<T>::carve(gdn_smem(), s, nullptr);
     int warp = threadIdx.x >> 5, nw = blockDim.x >> 5, tn = dk >> 3, nt = (BV >> 4) * tn;
     float acc[GDN_SLAB_TILES][4];
 #pragma unroll
     for (int u = 0; u < GDN_SLAB_TILES; u++)
         for (int e = 0; e < 4; e++) acc[u][e] = 0.f;
-    bwd_state_prefetch1(sm, s, k, d_o, dV, gam_g, b, h, s.NC - 1, r0);
+    bwd_state_prefetch1(sm, s, k, d_o, dV, gam_g, states, b, h, s.NC - 1, r0);
     bwd_state_prefetch2(sm, s, q, W, b, h, s.NC - 1);
     for (int c = s.NC - 1; c >= 0; c--) {
         size_t bhc = s.bhc(b, h, c);
         slab_store(acc, sm.dh, ldk, dhs + bhc * dv * dk + (size_t)r0 * dk, BV, dk);
-        /* e^gam_L sum(dh o h) over this slab: the state-decay term of dgam_L */
-        const float *hc = states + bhc * dv * dk + (size_t)r0 * dk;
+        gdn_cp_wait<1>(); /* the first group (k, dV', dO, gam, h) of chunk c */
+        block_sync();
+        /* e^gam_L sum(dh o h) over this slab: the state-decay term of dgam_L
+         * (warp sums here, their fixed-order total after the next barrier) */
         float part = 0;
 #pragma unroll
         for (int u = 0; u < GDN_SLAB_TILES; u++) {
             int i = warp + u * nw;
             if (i < nt)
                 for (int e = 0; e < 4; e++)
-                    part += acc[u][e] * hc[(size_t)acc_row((i / tn) << 4, e) * dk + acc_col((i % tn) << 3, e)];
+                    part += acc[u][e] * sm.hf[acc_row((i / tn) << 4, e) * ldh + acc_col((i % tn) << 3, e)];
         }
         part = warp_sum(part);
         if ((threadIdx.x & 31) == 0) sm.red[warp] = part;
-        gdn_cp_wait<1>(); /* the first group (k, dV', dO, gam) of chunk c */
-        block_sync();
         const float gl = sm.gam[C - 1];
+        for (int i = threadIdx.x; i < C * BV; i += blockDim.x) {
+            int r = i / BV, j = i - r * BV;
+            sm.dOT[j * ldc + r] = from_f<T>(s.scale * expf(sm.gam[r]) * to_f(sm.dO[r * ldb + j]));
+        }
+        T *dvc = dV + bhc * C * dv + r0;
+        /* 16 x 16 tiles: one A fragment for two mma, two independent chains a warp */
+        for_tiles_n<2>(C, BV, [&](int m0, int n1) {
+            float p2[2][4] = {};
+            tile_mma_n<kTC, 2>(p2, view<T>(sm.K, ldk, 1), view<T>(sm.dh, 1, ldk), m0, n1, dk);
+            for (int sb = 0; sb < 2; sb++) {
+                int n0 = n1 + 8 * sb;
+                float *p = p2[sb];
+                for (int e = 0; e < 4; e++) {
+                    int r = acc_row(m0, e), cc = acc_col(n0, e);
+                    float x = to_f(sm.dV[r * ldl + cc]) + expf(gl - sm.gam[r]) * p[e];
+                    p[e] = x;
+                    sm.dVT[cc * ldc + r] = from_f<T>(x);
+                }
+                store_acc(dvc, dv, m0, n0, p);
+            }
+        });
+        gdn_cp_wait<0>(); /* the second group (q, W) of chunk c */
+        block_sync(); /* also: h (sm.hf) read, the warp sums in sm.red */
         if (threadIdx.x == 0) {
             float t = 0;
             for (int w = 0; w < nw; w++) t += sm.red[w];
             hsum[bhc * nslab + blockIdx.x] = expf(gl) * t;
         }
-        for (int i = threadIdx.x; i < C * BV; i += blockDim.x) {
-            int r = i / BV, j = i - r * BV;
-            sm.dOT[j * ldc + r] = from_f<T>(s.scale * expf(sm.gam[r]) * to_f(sm.dO[r * ldb + j]));
-        }
-        float *dvc = dV + bhc * C * dv + r0;
-        for_tiles(C, BV, [&](int m0, int n0) {
-            float p[4] = {0, 0, 0, 0};
-            tile_mma<kTC>(p, view<T>(sm.K, ldk, 1), view<T>(sm.dh, 1, ldk), m0, n0, dk);
-            for (int e = 0; e < 4; e++) {
-                int r = acc_row(m0, e), cc = acc_col(n0, e);
-                float x = sm.dV[r * ldf + cc] + expf(gl - sm.gam[r]) * p[e];
-                p[e] = x;
-                sm.dVT[cc * ldc + r] = from_f<T>(x);
-            }
-            store_acc(dvc, dv, m0, n0, p);
-        });
-        gdn_cp_wait<0>(); /* the second group (q, W) of chunk c */
-        block_sync();
-        if (c > 0) bwd_state_prefetch1(sm, s, k, d_o, dV, gam_g, b, h, c - 1, r0);
+        if (c > 0) bwd_state_prefetch1(sm, s, k, d_o, dV, gam_g, states, b, h, c - 1, r0);
         float eL = expf(gl);
 #pragma unroll
         for (int u = 0; u < GDN_SLAB_TILES; u++) {
@@ -230,29 +247,30 @@ __global__ void __launch_bounds__(GDN_THREADS) gdn_bwd_state_kernel(GdnShape s, 
 
 /* Row strides of the local kernel's shared tiles: bf16 (or fp32-mode) operand
  * tiles padded by 16 bytes (sm_ld), fp32 C x C tiles by one float (their row and
- * column sums run a thread per row or column: conflict-free with an odd stride). */
+ * column sums run a thread per row or column: conflict-free with an odd stride),
+ * except A (no such sums; an operand tile like the others). */
 template <typename T> struct LocalLd {
-    int k, v, c, fk, fv;
+    int k, v, c, a, fk;
     __host__ __device__ explicit LocalLd(const GdnShape &s) {
         const bool pad = sizeof(T) == 2; /* fp32 mode (a check, not for speed) keeps dense rows: they fill 227 KB at d 128 */
         k = pad ? sm_ld<T>(s.dk) : s.dk;
         v = pad ? sm_ld<T>(s.dv) : s.dv;
         c = s.C + 1;
+        a = sm_ld<T>(s.C);
         fk = pad ? sm_ld<float>(s.dk) : s.dk;
-        fv = pad ? sm_ld<float>(s.dv) : s.dv;
     }
 };
 
 /* acc += A (rows of a C-row operand) times a state [dv, dk] (B(k, n) = state[k][n]):
  * in bf16 mode from its bf16 copy in shared memory (staged once per block), in
  * fp32 mode straight from the fp32 state in global memory. */
-template <bool kTC, int NT, typename TA, typename T>
-__device__ __forceinline__ void mma_state(float (*acc)[4], View<TA> A, const T *staged, int ld, const float *state,
+template <bool kTC, int NT, typename TA, typename T, typename TS>
+__device__ __forceinline__ void mma_state(float (*acc)[4], View<TA> A, const T *staged, int ld, const TS *state,
                                           int dk, int m0, int n0, int K) {
     if constexpr (kTC)
         tile_mma_n<kTC, NT>(acc, A, view<T>(staged, ld, 1), m0, n0, K);
     else
-        tile_mma_n<kTC, NT>(acc, A, view<float>(state, dk, 1), m0, n0, K);
+        tile_mma_n<kTC, NT>(acc, A, view<TS>(state, dk, 1), m0, n0, K);
 }
 
 template <typename T> struct BwdLocalSmem {
@@ -263,8 +281,8 @@ template <typename T> struct BwdLocalSmem {
     T *Q, *dO, *Vp;
     float *S1, *S2;
     /* phases c .. f (same memory as a, b) */
-    T *dW, *V;
-    float *dVp, *A, *S3, *S4;
+    T *dW, *V, *dVp, *A;
+    float *S3, *S4;
     __host__ __device__ static BwdLocalSmem carve(char *base, const GdnShape &s, size_t *bytes) {
         SmemCarve c(base);
         BwdLocalSmem m;
@@ -287,8 +305,8 @@ template <typename T> struct BwdLocalSmem {
         m.Vp = x.take<T>(Cv);
         m.S1 = x.take<float>(CC);
         m.S2 = x.take<float>(CC);
-        m.dVp = y.take<float>((size_t)s.C * ld.fv);
-        m.A = y.take<float>(CC);
+        m.dVp = y.take<T>((size_t)s.C * ld.v);
+        m.A = y.take<T>((size_t)s.C * ld.a);
         m.dW = y.take<T>(Cd);
         m.V = y.take<T>(Cv);
         m.S3 = y.take<float>(CC);
@@ -307,11 +325,11 @@ __device__ __forceinline__ float part_sum(const float *part, int r, int n) {
 
 /* grid (NC, H, B), GDN_THREADS_BWD threads (>= 2 C). */
 template <typename T>
-__global__ void __launch_bounds__(GDN_THREADS_BWD)
+__global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     gdn_bwd_local_kernel(GdnShape s, const T *__restrict__ q, const T *__restrict__ k, const T *__restrict__ v,
                          const float *__restrict__ beta, const T *__restrict__ d_o, const float *__restrict__ gam_g,
-                         const float *__restrict__ A_g, const T *__restrict__ Vp_g, const float *__restrict__ dV_g,
-                         const float *__restrict__ states, const float *__restrict__ dhs, const float *__restrict__ hsum,
+                         const T *__restrict__ A_g, const T *__restrict__ Vp_g, const T *__restrict__ dV_g,
+                         const float *__restrict__ states, const T *__restrict__ dhs, const float *__restrict__ hsum,
                          T *__restrict__ dq, T *__restrict__ dk_out, T *__restrict__ dv_out, float *__restrict__ dg,
                          float *__restrict__ dbeta) {
     constexpr bool kTC = sizeof(T) == 2;
@@ -321,12 +339,15 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD)
     float scale = s.scale;
     BwdLocalSmem<T> sm = BwdLocalSmem<T>::carve(gdn_smem(), s, nullptr);
     const LocalLd<T> ld(s);
-    const float *hc = states + bhc * dv * dk, *dhc = dhs + bhc * dv * dk;
+    const float *hc = states + bhc * dv * dk;
+    const T *dhc = dhs + bhc * dv * dk;
     size_t ldk = (size_t)s.H * dk, ldv = (size_t)s.H * dv;
-    load_rows(sm.K, ld.k, k + s.tok(b, c * C, h) * dk, ldk, L, C, dk, (const float *)nullptr);
-    load_rows(sm.Q, ld.k, q + s.tok(b, c * C, h) * dk, ldk, L, C, dk, (const float *)nullptr);
-    load_rows(sm.dO, ld.v, d_o + s.tok(b, c * C, h) * dv, ldv, L, C, dv, (const float *)nullptr);
-    load_rows(sm.Vp, ld.v, Vp_g + bhc * C * dv, (size_t)dv, C, C, dv, (const float *)nullptr);
+    /* the operand tiles with cp.async while this thread converts its part of h */
+    stage_rows(sm.K, ld.k, k + s.tok(b, c * C, h) * dk, ldk, L, C, dk);
+    stage_rows(sm.Q, ld.k, q + s.tok(b, c * C, h) * dk, ldk, L, C, dk);
+    stage_rows(sm.dO, ld.v, d_o + s.tok(b, c * C, h) * dv, ldv, L, C, dv);
+    stage_rows(sm.Vp, ld.v, Vp_g + bhc * C * dv, (size_t)dv, C, C, dv);
+    gdn_cp_commit();
     if (kTC) load_rows(sm.HS, ld.k, hc, (size_t)dk, dv, dv, dk, (const float *)nullptr);
     for (int i = tid; i < C; i += blockDim.x) {
         sm.gam[i] = gam_g[bhc * C + i];
@@ -334,6 +355,7 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD)
         sm.dgam[i] = 0.f;
         sm.dbet[i] = 0.f;
     }
+    gdn_cp_wait_all();
     block_sync();
 
     /* a. S1 = Q K^T; S2 = dS = scale (dO V'^T) o e^(gam_i - gam_j), i >= j */
@@ -390,7 +412,9 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD)
     block_sync();
     if (tid < C) sm.dgam[tid] += sm.e1[tid] - sm.e2[tid] + part_sum(sm.part, tid, dk / 8);
     if (kTC) { /* h's readers are done: dh takes its place */
-        load_rows(sm.HS, ld.k, dhc, (size_t)dk, dv, dv, dk, (const float *)nullptr);
+        stage_rows(sm.HS, ld.k, dhc, (size_t)dk, dv, dv, dk);
+        gdn_cp_commit();
+        gdn_cp_wait_all();
         block_sync();
     }
     /* b. the state leaving the chunk: X = V' dh_next; dk_i += e^(gam_L - gam_i) X_i */
@@ -424,21 +448,23 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD)
         for (int j = 0; j < nslab; j++) t += hsum[bhc * nslab + j];
         sm.dgam[L - 1] += t;
     }
+    stage_rows(sm.dVp, ld.v, dV_g + bhc * C * dv, (size_t)dv, C, C, dv);
+    stage_rows(sm.V, ld.v, v + s.tok(b, c * C, h) * dv, ldv, L, C, dv);
+    stage_rows(sm.A, ld.a, A_g + bhc * C * C, (size_t)C, C, C, C);
+    gdn_cp_commit();
     if (kTC) load_rows(sm.HS, ld.k, hc, (size_t)dk, dv, dv, dk, (const float *)nullptr); /* h again */
-    load_rows(sm.dVp, ld.fv, dV_g + bhc * C * dv, (size_t)dv, C, C, dv, (const float *)nullptr);
-    load_rows(sm.V, ld.v, v + s.tok(b, c * C, h) * dv, ldv, L, C, dv, (const float *)nullptr);
-    for (int i = tid; i < C * C; i += blockDim.x) sm.A[(i / C) * ld.c + i % C] = A_g[bhc * C * C + i];
+    gdn_cp_wait_all();
     block_sync();
     for_tiles_n<2>(C, dk, [&](int m0, int n1) {
         float acc[2][4] = {};
-        mma_state<kTC, 2>(acc, view<float>(sm.dVp, ld.fv, 1), sm.HS, ld.k, hc, dk, m0, n1, dv);
+        mma_state<kTC, 2>(acc, view<T>(sm.dVp, ld.v, 1), sm.HS, ld.k, hc, dk, m0, n1, dv);
         for (int sb = 0; sb < 2; sb++)
             for (int e = 0; e < 4; e++) sm.dW[acc_row(m0, e) * ld.k + acc_col(n1 + 8 * sb, e)] = from_f<T>(-acc[sb][e]);
     });
     block_sync();
     for_tiles_n<2>(C, dk, [&](int m0, int n1) {
         float acc2[2][4] = {};
-        tile_mma_n<kTC, 2>(acc2, view<float>(sm.A, 1, ld.c), view<T>(sm.dW, ld.k, 1), m0, n1, C);
+        tile_mma_n<kTC, 2>(acc2, view<T>(sm.A, 1, ld.a), view<T>(sm.dW, ld.k, 1), m0, n1, C);
         for (int sb = 0; sb < 2; sb++) {
             int n0 = n1 + 8 * sb;
             float *acc = acc2[sb];
@@ -454,7 +480,7 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD)
     T *dvc = dv_out + s.tok(b, c * C, h) * dv;
     for_tiles_n<2>(C, dv, [&](int m0, int n1) {
         float acc2[2][4] = {};
-        tile_mma_n<kTC, 2>(acc2, view<float>(sm.A, 1, ld.c), view<float>(sm.dVp, ld.fv, 1), m0, n1, C);
+        tile_mma_n<kTC, 2>(acc2, view<T>(sm.A, 1, ld.a), view<T>(sm.dVp, ld.v, 1), m0, n1, C);
         for (int sb = 0; sb < 2; sb++) {
             int n0 = n1 + 8 * sb;
             float *acc = acc2[sb];
@@ -470,7 +496,7 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD)
     for_tiles_n<2>(C, C, [&](int m0, int n1) {
         float a1[2][4] = {}, a2[2][4] = {};
         tile_mma_n<kTC, 2>(a1, view<T>(sm.dW, ld.k, 1), view<T>(sm.K, 1, ld.k), m0, n1, dk);
-        tile_mma_n<kTC, 2>(a2, view<float>(sm.dVp, ld.fv, 1), view<T>(sm.V, 1, ld.v), m0, n1, dv);
+        tile_mma_n<kTC, 2>(a2, view<T>(sm.dVp, ld.v, 1), view<T>(sm.V, 1, ld.v), m0, n1, dv);
         for (int sb = 0; sb < 2; sb++)
             for (int e = 0; e < 4; e++) {
                 int i = acc_row(m0, e), j = acc_col(n1 + 8 * sb, e);
@@ -483,20 +509,25 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD)
         sm.dbet[tid] += eg * p + p2;
         sm.dgam[tid] += sm.bet[tid] * eg * p;
     }
-    /* e. dM = -A^T dA A^T on the strict lower part (fp32 on the CUDA cores) */
-    for_tiles(C, C, [&](int m0, int n0) {
-        float acc[4] = {0, 0, 0, 0};
-        tile_mma<false>(acc, view<float>(sm.A, 1, ld.c), view<float>(sm.S3, ld.c, 1), m0, n0, C);
-        for (int e = 0; e < 4; e++) sm.S4[acc_row(m0, e) * ld.c + acc_col(n0, e)] = acc[e];
+    /* e. dM = -A^T dA A^T on the strict lower part, like every other product of
+     * the chunk: on the tensor cores in bf16 mode (operands rounded to bf16, fp32
+     * accumulation: relative error ~2^-8 per product, well inside the bf16
+     * mode's 3e-2), exact fp32 in fp32 mode */
+    for_tiles_n<2>(C, C, [&](int m0, int n1) {
+        float acc2[2][4] = {};
+        tile_mma_n<kTC, 2>(acc2, view<T>(sm.A, 1, ld.a), view<float>(sm.S3, ld.c, 1), m0, n1, C);
+        for (int sb = 0; sb < 2; sb++)
+            for (int e = 0; e < 4; e++) sm.S4[acc_row(m0, e) * ld.c + acc_col(n1 + 8 * sb, e)] = acc2[sb][e];
     });
     block_sync();
-    for_tiles(C, C, [&](int m0, int n0) {
-        float acc[4] = {0, 0, 0, 0};
-        tile_mma<false>(acc, view<float>(sm.S4, ld.c, 1), view<float>(sm.A, 1, ld.c), m0, n0, C);
-        for (int e = 0; e < 4; e++) {
-            int i = acc_row(m0, e), j = acc_col(n0, e);
-            sm.S3[i * ld.c + j] = i > j ? -acc[e] : 0.f;
-        }
+    for_tiles_n<2>(C, C, [&](int m0, int n1) {
+        float acc2[2][4] = {};
+        tile_mma_n<kTC, 2>(acc2, view<float>(sm.S4, ld.c, 1), view<T>(sm.A, 1, ld.a), m0, n1, C);
+        for (int sb = 0; sb < 2; sb++)
+            for (int e = 0; e < 4; e++) {
+                int i = acc_row(m0, e), j = acc_col(n1 + 8 * sb, e);
+                sm.S3[i * ld.c + j] = i > j ? -acc2[sb][e] : 0.f;
+            }
     });
     block_sync();
     /* f. M = beta_i e^(gam_i - gam_j) K K^T: G = dM o (beta_i e^..) -> S3, F = dM o e^.. o KK^T -> S4 */
@@ -572,9 +603,9 @@ static void core_backward(gf_backend *be, const GdnShape &s, gf_buf dq, gf_buf d
     bool ok = gdn_scratch(be, &gam, nbhc * s.C * sizeof(float), op) &&
               gdn_scratch(be, &W, nbhc * s.C * s.dk * sizeof(T), op) &&
               gdn_scratch(be, &U, nbhc * s.C * s.dv * sizeof(T), op) &&
-              gdn_scratch(be, &A, nbhc * s.C * s.C * sizeof(float), op) &&
-              gdn_scratch(be, &dV, nbhc * s.C * s.dv * sizeof(float), op) &&
-              gdn_scratch(be, &dhs, nbhc * s.dv * s.dk * sizeof(float), op) &&
+              gdn_scratch(be, &A, nbhc * s.C * s.C * sizeof(T), op) &&
+              gdn_scratch(be, &dV, nbhc * s.C * s.dv * sizeof(T), op) &&
+              gdn_scratch(be, &dhs, nbhc * s.dv * s.dk * sizeof(T), op) &&
               gdn_scratch(be, &hsum, nbhc * nslab * sizeof(float), op);
     size_t smw, smv, sms, sml;
     WySmem<T>::carve(nullptr, s, &smw);
@@ -588,17 +619,17 @@ static void core_backward(gf_backend *be, const GdnShape &s, gf_buf dq, gf_buf d
         const float *ck = (const float *)ckpt.ptr;
         dim3 chunks(s.NC, s.H, s.B), slabs(nslab, s.H, s.B);
         GDN_LAUNCH(gdn_wy_kernel<T>, chunks, dim3(GDN_THREADS_WIDE), smw, st, s, kp, vp, (const float *)g.ptr,
-                   (const float *)beta.ptr, (T *)W, (T *)U, (float *)gam, (float *)A);
+                   (const float *)beta.ptr, (T *)W, (T *)U, (float *)gam, (T *)A);
         CUDA_CHECK_LAUNCH(be, "gdn_core_backward (wy)");
         GDN_LAUNCH(gdn_bwd_v_kernel<T>, chunks, dim3(GDN_THREADS_WIDE), smv, st, s, qp, kp, op_, (const T *)W, (T *)U,
-                   (const float *)gam, ck, (float *)dV);
+                   (const float *)gam, ck, (T *)dV);
         CUDA_CHECK_LAUNCH(be, "gdn_core_backward (V')");
         GDN_LAUNCH(gdn_bwd_state_kernel<T>, slabs, dim3(GDN_THREADS), sms, st, s, qp, kp, op_, (const T *)W,
-                   (const float *)gam, ck, (float *)dV, (float *)dhs, (float *)hsum);
+                   (const float *)gam, ck, (T *)dV, (T *)dhs, (float *)hsum);
         CUDA_CHECK_LAUNCH(be, "gdn_core_backward (state pass)");
         GDN_LAUNCH(gdn_bwd_local_kernel<T>, chunks, dim3(GDN_THREADS_BWD), sml, st, s, qp, kp, vp,
-                   (const float *)beta.ptr, op_, (const float *)gam, (const float *)A, (const T *)U, (const float *)dV,
-                   ck, (const float *)dhs, (const float *)hsum, (T *)dq.ptr, (T *)dk.ptr, (T *)dv.ptr,
+                   (const float *)beta.ptr, op_, (const float *)gam, (const T *)A, (const T *)U, (const T *)dV,
+                   ck, (const T *)dhs, (const float *)hsum, (T *)dq.ptr, (T *)dk.ptr, (T *)dv.ptr,
                    (float *)dg.ptr, (float *)dbeta.ptr);
         CUDA_CHECK_LAUNCH(be, "gdn_core_backward (local)");
     }

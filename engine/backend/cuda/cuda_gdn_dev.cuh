@@ -30,7 +30,7 @@
 #endif
 
 #define GDN_THREADS 128      /* threads of the chunk kernels: 4 warps */
-#define GDN_THREADS_BWD 256  /* the local backward kernel: 8 warps */
+#define GDN_THREADS_BWD 512  /* the local backward kernel: 16 warps (one block a multiprocessor: its shared memory) */
 #define GDN_THREADS_WIDE 256 /* the chunk-parallel WY, output and V' kernels: 8 warps */
 #define GDN_MAX_D 128        /* largest dk, dv (multiples of 16) */
 #define GDN_MAX_SLAB 32      /* rows of the state a sequential-pass block owns */
@@ -338,31 +338,48 @@ __device__ __forceinline__ void stage_rows(T *dst, int ldd, const T *src, size_t
 /* Copies L rows of `cols` elements (global, row stride lds) into a shared tile of
  * `rows` rows with row stride ldd, optionally scaled per row, zero beyond L.
  * Global reads are 16 bytes a thread when src and lds allow (coalesced rows);
- * shared writes are 16 bytes when the converted group is (bf16 from bf16). */
+ * shared writes are 16 bytes when the converted group is (bf16 from bf16) and
+ * dst, ldd keep it aligned, else element by element (e.g. odd fp32 strides).
+ * Each thread issues up to GDN_LOAD_BATCH global loads before it stores any:
+ * the loads of one batch are in flight together (a loop of load-then-store
+ * waits one full memory latency per 16 bytes, which dominated the kernels
+ * that run one or two blocks a multiprocessor). */
+#define GDN_LOAD_BATCH 8
 template <typename TS, typename TG>
 __device__ __forceinline__ void load_rows(TS *dst, int ldd, const TG *src, size_t lds, int L, int rows, int cols,
                                           const float *row_scale) {
     constexpr int VG = 16 / (int)sizeof(TG); /* elements of one 16-byte global load */
-    const bool vec = ((uintptr_t)src & 15) == 0 && (lds * sizeof(TG)) % 16 == 0 && cols % VG == 0 &&
-                     ((size_t)ldd * sizeof(TS)) % (VG * sizeof(TS)) == 0;
+    const bool vec = ((uintptr_t)src & 15) == 0 && (lds * sizeof(TG)) % 16 == 0 && cols % VG == 0;
+    const bool wide = ((uintptr_t)dst & 15) == 0 && ldd % VG == 0; /* whole groups stored at once */
     if (vec) {
-        const int per_row = cols / VG;
-        for (int i = threadIdx.x; i < rows * per_row; i += blockDim.x) {
-            int r = i / per_row, c = (i - r * per_row) * VG;
-            uint4 u = make_uint4(0, 0, 0, 0); /* zero bits: 0 in bf16 and fp32 */
-            if (r < L) u = ld_raw<uint4>(src + (size_t)r * lds + c);
-            TG x[VG];
-            memcpy((void *)x, &u, sizeof u); /* raw bits: bf16 and float are trivially copyable */
-            TS y[VG];
-            float sc = row_scale ? row_scale[r] : 1.f;
-            for (int j = 0; j < VG; j++) y[j] = from_f<TS>(row_scale ? to_f(x[j]) * sc : to_f(x[j]));
-            TS *d = dst + (size_t)r * ldd + c;
-            if constexpr (sizeof y == 16)
-                st_raw<uint4>(d, ld_raw<uint4>(y));
-            else if constexpr (sizeof y == 8)
-                st_raw<uint2>(d, ld_raw<uint2>(y));
-            else
-                for (int j = 0; j < VG; j++) d[j] = y[j];
+        const int per_row = cols / VG, n = rows * per_row, nb = (int)blockDim.x;
+        for (int i0 = threadIdx.x; i0 < n; i0 += GDN_LOAD_BATCH * nb) {
+            uint4 u[GDN_LOAD_BATCH];
+#pragma unroll
+            for (int q = 0; q < GDN_LOAD_BATCH; q++) {
+                int i = i0 + q * nb, r = i / per_row, c = (i - r * per_row) * VG;
+                u[q] = make_uint4(0, 0, 0, 0); /* zero bits: 0 in bf16 and fp32 */
+                if (i < n && r < L) u[q] = ld_raw<uint4>(src + (size_t)r * lds + c);
+            }
+#pragma unroll
+            for (int q = 0; q < GDN_LOAD_BATCH; q++) {
+                int i = i0 + q * nb, r = i / per_row, c = (i - r * per_row) * VG;
+                if (i >= n) break;
+                TG x[VG];
+                memcpy((void *)x, &u[q], sizeof u[q]); /* raw bits: bf16 and float are trivially copyable */
+                TS y[VG];
+                float sc = row_scale ? row_scale[r] : 1.f;
+                for (int j = 0; j < VG; j++) y[j] = from_f<TS>(row_scale ? to_f(x[j]) * sc : to_f(x[j]));
+                TS *d = dst + (size_t)r * ldd + c;
+                if (!wide)
+                    for (int j = 0; j < VG; j++) d[j] = y[j];
+                else if constexpr (sizeof y == 16)
+                    st_raw<uint4>(d, ld_raw<uint4>(y));
+                else if constexpr (sizeof y == 8)
+                    st_raw<uint2>(d, ld_raw<uint2>(y));
+                else
+                    for (int j = 0; j < VG; j++) d[j] = y[j];
+            }
         }
         return;
     }
