@@ -247,7 +247,8 @@ int cmd_race(int argc, char **argv) {
         for (int i = 0; i < n_inits; i++) {
             const curve *c = &res[i].st.loss;
             printf("run %d/%d: init %s, layers %s converted\n", i + 1, n_inits, labels[i], mk.conv[i]);
-            printf("  final loss %.6f  held-out ppl %.4f\n", c->xy[2 * c->n - 1], res[i].final_eval_ppl);
+            printf("  final loss %.6f  held-out ppl %.4f  (built in %.1f s, trained in %.1f s)\n", c->xy[2 * c->n - 1],
+                   res[i].final_eval_ppl, ro.build_s[i], ro.train_s[i]);
         }
     if (co.json) {
         cJSON *o = cJSON_CreateObject(), *runs = cJSON_AddArrayToObject(o, "runs");
@@ -258,7 +259,11 @@ int cmd_race(int argc, char **argv) {
             cJSON_AddStringToObject(r, "converted_layers", mk.conv[i]);
             if (folders || builder) cJSON_AddItemToObject(r, "stage1", stage1_parts_json(mk.stage1[i]));
             cJSON_AddItemToObject(r, "curve", curve_json(&res[i].st.loss));
+            cJSON_AddItemToObject(r, "eval_curve", curve_json(&res[i].st.eval));
             cJSON_AddNumberToObject(r, "final_eval_ppl", res[i].final_eval_ppl);
+            /* wall seconds: a resumed run's train_seconds count only this process's part */
+            cJSON_AddNumberToObject(r, "build_seconds", ro.build_s[i]);
+            cJSON_AddNumberToObject(r, "train_seconds", ro.train_s[i]);
             cJSON_AddItemToArray(runs, r);
             if (ttt[i] >= 0) cJSON_AddNumberToObject(t2t, labels[i], ttt[i]);
             else cJSON_AddNullToObject(t2t, labels[i]);
@@ -272,6 +277,11 @@ int cmd_race(int argc, char **argv) {
         if (!folders) cJSON_AddStringToObject(o, "strategy", tc.strategy);
         if (!folders) cJSON_AddNumberToObject(o, "keep", tc.keep);
         cJSON_AddNumberToObject(o, "tokens_budget", (double)res[0].st.tokens);
+        cJSON_AddNumberToObject(o, "lr_mixer", tc.to.lr_mixer);
+        cJSON_AddNumberToObject(o, "lr_rest", tc.to.lr_rest);
+        cJSON_AddNumberToObject(o, "ctx", tc.to.ctx);
+        cJSON_AddNumberToObject(o, "batch", tc.to.batch);
+        cJSON_AddNumberToObject(o, "accum", tc.to.accum);
         cJSON_AddStringToObject(o, "data", data.sampled ? "teacher-sampled" : tc.data);
         cJSON_AddItemToObject(o, "memory", cli_mem_json());
         cli_print_json(o);

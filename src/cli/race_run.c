@@ -4,6 +4,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "train/race.h"
 
@@ -15,6 +16,7 @@ int race_run(const race_spec *spec, transformer *teacher_tm, train_data *data, r
         cli_student st;
         train_student *handle = NULL;
         out->labels[i] = "";
+        const double t0 = clock_now_s();
         if (spec->make(spec->make_ud, i, &st, &handle, &out->labels[i]) != 0) return -1;
         train_opts to = spec->base;
         char ckpt[1024];
@@ -32,7 +34,10 @@ int race_run(const race_spec *spec, transformer *teacher_tm, train_data *data, r
             to.resume = spec->resume; /* else every race starts fresh */
         }
         if (spec->on_run) spec->on_run(spec->run_ud, i, out->labels[i], to.ckpt_path);
+        const double t1 = clock_now_s();
         int r = train_run(&to, &st.tm, teacher_tm, data, spec->stop, &out->res[i]);
+        out->build_s[i] = t1 - t0;
+        out->train_s[i] = clock_now_s() - t1;
         out->n_done++;
         cli_student_free(&st);
         train_student_close(handle);

@@ -37,6 +37,8 @@ typedef struct {
     train_result res[RACE_MAX_RUNS];
     double target, ttt[RACE_MAX_RUNS];   /* ttt: -1 never reached */
     int window;
+    double build_s[RACE_MAX_RUNS];       /* seconds making each student (Stage 1 / 2 with the builder) */
+    double train_s[RACE_MAX_RUNS];       /* seconds training it (final evaluation included) */
     bool stopped;                        /* *stop cut a run short: no tokens-to-target */
 } race_outcome;
 

@@ -16,6 +16,9 @@ assert [r["init"] for r in runs] == ["random", "zero-gate"]
 xs = [[p[0] for p in r["curve"]] for r in runs]
 assert xs[0] == xs[1] and len(xs[0]) == 50 and xs[0][-1] == 3200, xs[0][-3:]
 assert all(r["final_eval_ppl"] > 1 for r in runs)
+# the held-out curve ends at the budget with the final perplexity; times are measured, not placeholders
+assert all(r["eval_curve"][-1] == [3200, r["final_eval_ppl"]] for r in runs), [r["eval_curve"] for r in runs]
+assert all(r["build_seconds"] >= 0 and r["train_seconds"] > 0 for r in runs)
 t = j["target_loss"]; w = j["smoothing_window"]
 tail = [p[1] for p in runs[0]["curve"][-w:]]
 assert abs(t - sum(tail) / len(tail)) < 1e-9 * max(1, abs(t))
@@ -24,6 +27,7 @@ assert 0 < n1 <= 3200
 if n2 is not None:
     assert abs(j["ratio"] - n1 / n2) < 1e-12
 assert j["converted_layers"] == "2,4"
+assert (j["lr_mixer"], j["ctx"], j["batch"], j["accum"]) == (1e-3, 32, 2, 1), j
 PY
 # the race refuses a single init and an unknown one
 expect_error "at least two" $G race "$STORIES" --inits random
