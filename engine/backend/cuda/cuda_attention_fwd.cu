@@ -37,8 +37,9 @@
 #define PART_SCALARS 6 /* m, l, w, d, xd, x0 */
 
 /* One block shape (cuda_attention_cfg.h says what each field buys). */
-template <int NW_, int SL_, int BC_, int NS_, int MINB_> struct fwd_cfg {
+template <int NW_, int SL_, int BC_, int NS_, int MINB_, int FOLD_> struct fwd_cfg {
     static constexpr int NW = NW_, SL = SL_, BC = BC_, NS = NS_, MINB = MINB_;
+    static constexpr bool FOLD = FOLD_ != 0;
     static constexpr int NT = NW * 32, BR = 16 * NW * SL;
 };
 
@@ -58,6 +59,7 @@ template <int HD, class C> struct fwd_smem {
 template <int HD, class C, bool STATS, bool SPLIT>
 __global__ void __launch_bounds__(C::NT, C::MINB) attn_fwd_mma_kernel(const attn_fwd_params p) {
     constexpr int SL = C::SL, BC = C::BC, NS = C::NS, NT = C::NT, BR = C::BR;
+    constexpr bool FOLD = C::FOLD;
     constexpr int LDS = fwd_smem<HD, C>::LDS, KVE = fwd_smem<HD, C>::KV, CPR = HD / 8; /* 16-byte chunks per row */
     constexpr int R = 2 * SL; /* rows per thread: (slab, half) -> index 2 slab + half */
     CUDA_DYNAMIC_SMEM(smem_raw);
@@ -175,7 +177,12 @@ __global__ void __launch_bounds__(C::NT, C::MINB) attn_fwd_mma_kernel(const attn
                 }
             }
             /* scale to log2 units; mask keys past each row's position (only tiles
-             * reaching the warp's first position need it; they hold every diagonal) */
+             * reaching the warp's first position need it; they hold every
+             * diagonal). FOLD leaves the scores unscaled here: the row max scales
+             * after the max (the same number, rounding being monotone) and each
+             * score inside y's FMA below (one FMA instead of a multiply and a
+             * subtraction; y changes by float rounding only). */
+            const float sc = p.scale_log2;
             const int jb = kt * BC + tig * 2;
             const bool masked = kt * BC + BC - 1 >= iw_min;
             const bool has_key0 = STATS && kt == 0 && tig == 0;
@@ -188,23 +195,25 @@ __global__ void __launch_bounds__(C::NT, C::MINB) attn_fwd_mma_kernel(const attn
 #pragma unroll
                     for (int e = 0; e < 2; e++) {
                         const int j = jb + nt * 8 + e;
-                        float xv = s[sl][nt][c2 + e] * p.scale_log2;
+                        float xv = FOLD ? s[sl][nt][c2 + e] : s[sl][nt][c2 + e] * sc;
                         if (masked) {
-                            if (STATS && j == pos[x]) xd[x] = xv;
+                            if (STATS && j == pos[x]) xd[x] = FOLD ? xv * sc : xv;
                             if (j > pos[x]) xv = MASKED_SCORE;
                         }
-                        s[sl][nt][c2 + e] = xv;
+                        if (!FOLD || masked) s[sl][nt][c2 + e] = xv;
                         mx = fmaxf(mx, xv);
                     }
-                if (has_key0) x0[x] = s[sl][0][c2];
-                const float mn = fmaxf(m[x], quad_max(mx));
+                if (has_key0) x0[x] = FOLD ? s[sl][0][c2] * sc : s[sl][0][c2]; /* key 0 is never masked */
+                mx = quad_max(mx);
+                /* MASKED_SCORE (log2 units already) while the row saw no key */
+                const float mn = fmaxf(m[x], FOLD && mx != MASKED_SCORE ? mx * sc : mx);
                 const float al = exp2f(m[x] - mn); /* 0 on the first tile */
                 float rs = 0, ws = 0, cs = 0;
 #pragma unroll
                 for (int nt = 0; nt < BC / 8; nt++)
 #pragma unroll
                     for (int e = 0; e < 2; e++) {
-                        const float y = s[sl][nt][c2 + e] - mn;
+                        const float y = FOLD ? fmaf(s[sl][nt][c2 + e], sc, -mn) : s[sl][nt][c2 + e] - mn;
                         /* a masked key is exactly 0 even where a row saw no key yet (mn = MASKED) */
                         float pv = exp2f(y);
                         if (masked && jb + nt * 8 + e > pos[x]) pv = 0.0f;
@@ -421,8 +430,8 @@ struct fwd_shape {
     int br, bc;
     void (*launch)(gf_backend *, const attn_fwd_params &);
 };
-#define ATTN_FWD_SHAPE(i, nw, sl, bc, ns, minb, text) \
-    {16 * (nw) * (sl), (bc), launch_cfg<fwd_cfg<(nw), (sl), (bc), (ns), (minb)>>},
+#define ATTN_FWD_SHAPE(i, nw, sl, bc, ns, minb, fold, text) \
+    {16 * (nw) * (sl), (bc), launch_cfg<fwd_cfg<(nw), (sl), (bc), (ns), (minb), (fold)>>},
 static const fwd_shape fwd_shapes[] = {ATTN_FWD_CONFIG_LIST(ATTN_FWD_SHAPE)};
 #undef ATTN_FWD_SHAPE
 static_assert(sizeof fwd_shapes / sizeof fwd_shapes[0] == ATTN_FWD_CONFIGS, "ATTN_FWD_CONFIGS is the list's length");

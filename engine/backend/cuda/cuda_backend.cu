@@ -227,11 +227,13 @@ extern "C" int gf_backend_cuda_open(gf_backend *be, const gf_backend_opts *o) {
     st->debug_sync = dbg && *dbg && strcmp(dbg, "0") != 0;
     /* kernel variants, for the checks and benchmarks that compare them */
     const char *cfg = getenv("GRAFT_ATTN_CFG"), *split = getenv("GRAFT_ATTN_SPLIT");
-    st->attn_cfg = cfg && *cfg ? atoi(cfg) : -1;
-    if (cfg && *cfg && (strspn(cfg, "0123456789") != strlen(cfg) || st->attn_cfg >= ATTN_FWD_CONFIGS)) {
+    char *cfg_end = NULL;
+    const long cfg_i = cfg && *cfg ? strtol(cfg, &cfg_end, 10) : -1;
+    if (cfg && *cfg && (*cfg_end || cfg_i < 0 || cfg_i >= ATTN_FWD_CONFIGS)) {
         free(st);
         return gf_fail("GRAFT_ATTN_CFG=%s: not an attention configuration (0 to %d)", cfg, ATTN_FWD_CONFIGS - 1);
     }
+    st->attn_cfg = (int)cfg_i;
     st->attn_split = split ? atoi(split) : 0;
     if ((e = cudaGetDeviceProperties(&st->base.prop, dev)) != cudaSuccess) {
         free(st);

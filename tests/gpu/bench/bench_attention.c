@@ -95,7 +95,7 @@ int main(void) {
     be_close(be);
     if (bench_smoke_mode) return 0; /* the variants below are CUDA kernel settings */
     /* every block shape, the default first (its times are the reference), at the two shapes of issue 11 */
-#define CFG_TEXT(i, nw, sl, bc, ns, minb, text) text,
+#define CFG_TEXT(i, nw, sl, bc, ns, minb, fold, text) text,
     static const char *const cfg_text[ATTN_FWD_CONFIGS] = {ATTN_FWD_CONFIG_LIST(CFG_TEXT)};
 #undef CFG_TEXT
     static const int shape_B[2] = {4, 1}, shape_T[2] = {2048, 8192};

@@ -551,6 +551,7 @@ int main() {
         snprintf(v, sizeof v, "mma cfg%d split3", c);
         forward_case(v, false, c, 3, 1, 1, 12, 2, 128, 200);
         forward_case(v, false, c, 3, 2, 5, 4, 2, 64, 150);
+        forward_case(v, false, c, 3, 1, 40, 4, 2, 64, 100); /* rows 100..127 see no key in the last range */
         snprintf(v, sizeof v, "mma cfg%d split2", c);
         forward_case(v, false, c, 2, 1, 20, 4, 2, 64, 140);
     }
