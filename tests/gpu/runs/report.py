@@ -7,7 +7,14 @@ that the numbers in docs/ are never typed by hand.
                                             races (graft race --json): summary, the loss
                                             curves at fixed fractions of the budget, the
                                             held-out perplexities; --svg draws every curve
+  report.py docs DOC.md [...] [--write]     every block between `<!-- report: ARGS -->` and
+                                            `<!-- /report -->` must equal what `report.py ARGS`
+                                            prints (paths from the repository root); --write
+                                            regenerates them (and their SVGs) instead
 """
+import io
+import os
+import re
 import json
 import math
 import sys
@@ -59,7 +66,7 @@ def smooth(curve, w):
 
 def race_tables(races):
     fr = [0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0]
-    summ = ["| lr mixer | lr rest | init | tokens | start loss | final loss | target | tokens to target | ratio | "
+    summ = ["| lr mixer | lr rest | init | tokens | first-step loss | final loss | target | tokens to target | ratio | "
             "held-out ppl | build s | train s | train tok/s |", "|---" * 13 + "|"]
     curves = ["| lr mixer | init | " + " | ".join(f"{int(f * 100)} %" for f in fr) + " |", "|---" * (2 + len(fr)) + "|"]
     evals = []
@@ -69,8 +76,8 @@ def race_tables(races):
             c = r["curve"]
             n = c[-1][0]
             ttt = j["tokens_to_target"].get(r["init"])
-            ratio = num(j["ratio"], 2) if r is j["runs"][1] and j["ratio"] is not None else ""
-            start = sum(p[1] for p in c[:w]) / min(w, len(c))
+            ratio = "" if r is j["runs"][0] else ("undefined" if j["ratio"] is None else num(j["ratio"], 2))
+            start = c[0][1]  # the loss of the first step's batch, before its update
             sm = smooth(c, w)
             summ.append(f"| {j['lr_mixer']:g} | {j['lr_rest']:g} | {r['init']} | {n:,} | {num(start, 4)} | "
                         f"{num(sm[-1], 4)} | {num(j['target_loss'], 4)} | {'never' if ttt is None else f'{int(ttt):,}'} | "
@@ -82,6 +89,22 @@ def race_tables(races):
                 cells.append(num(sm[i], 4))
             curves.append(f"| {j['lr_mixer']:g} | {r['init']} | " + " | ".join(cells) + " |")
             evals.append((j["lr_mixer"], r["init"], r.get("eval_curve", [])))
+    lead = []
+    for j in races:  # where the second run's smoothed loss stops being below the baseline's
+        w = j["smoothing_window"]
+        a, b = (smooth(r["curve"], w) for r in j["runs"][:2])
+        xs = [p[0] for p in j["runs"][0]["curve"]]
+        below = [y2 < y1 for y1, y2 in zip(a, b)]
+        name = j["runs"][1]["init"]
+        if all(below):
+            lead.append(f"- lr {j['lr_mixer']:g}: {name} stays below {j['runs'][0]['init']} over the whole budget")
+        else:
+            last = max(i for i, v in enumerate(below) if not v)
+            first_cross = below.index(False) if False in below else None
+            lead.append(f"- lr {j['lr_mixer']:g}: {name} below {j['runs'][0]['init']} until {xs[first_cross]:,} tokens "
+                        f"({100 * xs[first_cross] / xs[-1]:.0f} % of the budget)"
+                        + ("" if all(not v for v in below[first_cross:]) else
+                           f"; the curves cross again, the last time at {xs[last]:,}"))
     ev = ["| lr mixer | init | held-out perplexity at tokens (M) |", "|---|---|---|"]
     for lr, init, e in evals:
         ev.append(f"| {lr:g} | {init} | " + ", ".join(f"{t / 1e6:.1f}: {p:.2f}" for t, p in e) + " |")
@@ -90,7 +113,7 @@ def race_tables(races):
             f" {races[0].get('keep', '')}), on {races[0]['memory']['device']}; curves are trailing means over "
             f"{races[0]['smoothing_window']} steps")
     return "\n".join([head, "", *summ, "", "Loss (trailing mean) at fractions of the budget:", "", *curves, "",
-                      *ev])
+                      "Lead (trailing means):", "", *lead, "", *ev])
 
 
 def svg(races, path):
@@ -98,15 +121,16 @@ def svg(races, path):
     series = []
     for j in races:
         for r in j["runs"]:
-            sm = smooth(r["curve"], j["smoothing_window"])
+            # a window of 1/60 of the steps: the race's (1/10) averages the first tenth into a slope
+            sm = smooth(r["curve"], max(1, len(r["curve"]) // 60))
             series.append((f"lr {j['lr_mixer']:g} {r['init']}", [p[0] for p in r["curve"]], sm,
                            r["init"] != j["runs"][0]["init"]))
     xmax = max(max(xs) for _, xs, _, _ in series)
-    ys = [y for _, _, s, _ in series for y in s if math.isfinite(y)]
-    ylo, yhi = min(ys), sorted(ys)[int(0.98 * (len(ys) - 1))]  # the first steps' spike would flatten the rest
+    ys = [y for _, _, s, _ in series for y in s if math.isfinite(y) and y > 0]
+    ylo, yhi = math.log(min(ys)), math.log(max(ys))  # log scale: losses span more than a decade
     colors = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
     px = lambda x: L + (W - L - 10) * x / xmax
-    py = lambda y: 10 + (H - B - 10) * (1 - (min(y, yhi) - ylo) / (yhi - ylo or 1))
+    py = lambda y: 10 + (H - B - 10) * (1 - (math.log(max(y, 1e-12)) - ylo) / (yhi - ylo or 1))
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="11">',
            f'<rect width="{W}" height="{H}" fill="white"/>',
            f'<line x1="{L}" y1="{H - B}" x2="{W - 10}" y2="{H - B}" stroke="black"/>',
@@ -114,11 +138,13 @@ def svg(races, path):
     for k in range(6):
         x = xmax * k / 5
         out.append(f'<text x="{px(x):.0f}" y="{H - B + 15}" text-anchor="middle">{x / 1e6:.1f}M</text>')
-        y = ylo + (yhi - ylo) * k / 5
-        out.append(f'<text x="{L - 5}" y="{py(y) + 4:.0f}" text-anchor="end">{y:.3f}</text>')
+        y = math.exp(ylo + (yhi - ylo) * k / 5)
+        out.append(f'<text x="{L - 5}" y="{py(y) + 4:.0f}" text-anchor="end">{y:.3g}</text>')
     out.append(f'<text x="{(L + W) / 2:.0f}" y="{H - 5}" text-anchor="middle">training tokens</text>')
+    out.append(f'<text x="12" y="{(H - B) / 2:.0f}" transform="rotate(-90 12 {(H - B) / 2:.0f})" '
+               f'text-anchor="middle">loss (trailing mean over 1/60 of the steps, log scale)</text>')
     for i, (name, xs, sm, dashed) in enumerate(series):
-        col = colors[(i // 2) % len(colors)]
+        col = colors[i % len(colors)]
         pts = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in zip(xs, sm))
         dash = ' stroke-dasharray="5,3"' if dashed else ""
         out.append(f'<polyline fill="none" stroke="{col}" stroke-width="1.3"{dash} points="{pts}"/>')
@@ -127,7 +153,50 @@ def svg(races, path):
     open(path, "w").write("\n".join(out) + "\n")
 
 
-def main(argv):
+BLOCK = re.compile(r"(<!-- report: (.*?) -->\n)(.*?)(<!-- /report -->)", re.S)
+
+
+def docs(paths, write):
+    """0 when every report block is what its arguments print now; else 1."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    bad = 0
+    for path in paths:
+        text = open(path).read()
+
+        def regen(m):
+            nonlocal bad
+            args = [a if a.startswith("-") or a in ("ablate", "race") else os.path.join(root, a) for a in m.group(2).split()]
+            if not write and "--svg" in args:  # compare the SVG too, without touching it
+                i = args.index("--svg") + 1
+                want, args[i] = args[i], args[i] + ".check"
+            out = io.StringIO()
+            stdout, sys.stdout = sys.stdout, out
+            try:
+                run(["report.py", *args])
+            finally:
+                sys.stdout = stdout
+            if not write and "--svg" in m.group(2).split():
+                same = open(args[i]).read() == open(want).read() if os.path.exists(want) else False
+                os.remove(args[i])
+                if not same:
+                    print(f"{path}: {want} differs from what `report.py {m.group(2)}` draws", file=sys.stderr)
+                    bad = 1
+            block = out.getvalue()
+            if block != m.group(3):
+                bad = 1
+                if not write:
+                    print(f"{path}: the block of `report.py {m.group(2)}` differs from what it prints now", file=sys.stderr)
+            return m.group(1) + block + m.group(4)
+
+        new = BLOCK.sub(regen, text)
+        if write and new != text:
+            open(path, "w").write(new)
+    return 0 if write else bad
+
+
+def run(argv):
+    if len(argv) >= 3 and argv[1] == "docs":
+        return docs([a for a in argv[2:] if a != "--write"], "--write" in argv)
     if len(argv) < 3 or argv[1] not in ("ablate", "race"):
         print(__doc__, file=sys.stderr)
         return 2
@@ -146,4 +215,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(run(sys.argv))

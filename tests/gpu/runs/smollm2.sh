@@ -49,7 +49,7 @@ ABLATE="ablate $TEACHER --calib $TEXT --eval $TEXT --steps $STEPS --eval-windows
 case ${1:-} in
 probe)
     # stand-ins (no calibration text: no Stage 1/2), 20 steps each: the rate the race's budget is sized by
-    step probe "$G" race "$TEACHER" --inits random,zero-gate --keep 0.5 --ctx $CTX --batch $BATCH \
+    step probe "$G" race "$TEACHER" --inits random,zero-gate --keep 0.5 --data "$TEXT" --ctx $CTX --batch $BATCH \
         --tokens $((20 * CTX * BATCH)) --log-every 5
     python3 -c "
 import json, sys
