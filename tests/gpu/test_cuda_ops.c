@@ -8,6 +8,7 @@
  *   build/gpu/test_cuda_ops [quick]  (quick: no T >= 1000 attention)
  * Exit: 0 all passed, 1 a check failed, 77 no GPU / no CUDA in the build. */
 #include "gpu_check.h"
+#include "backend/cuda/cuda_attention_cfg.h"
 
 static bool quick;
 
@@ -466,7 +467,7 @@ static void t_determinism(void) {
 
 /* ------------------------------------------------------------- main */
 
-/* The attention checks alone (for the kernel variants GRAFT_ATTN_SLABS / GRAFT_ATTN_SPLIT pick). */
+/* The attention checks alone (for the kernel variants GRAFT_ATTN_CFG / GRAFT_ATTN_SPLIT pick). */
 static void run_attention(void) {
     t_attention(1, 1, 12, 2, 128, 300, 2.0f);
     t_attention(2, 17, 4, 2, 64, 0, 2.0f);
@@ -543,19 +544,32 @@ int main(int argc, char **argv) {
         be_close(G.gpu);
         be_close(G.cpu);
     }
-    /* the other tensor-core attention variants (bf16): two slabs per warp; key ranges split */
-    static const char *variant[][2] = {{"GRAFT_ATTN_SLABS", "2"}, {"GRAFT_ATTN_SPLIT", "3"}};
-    for (int i = 0; i < 2; i++) {
-        setenv(variant[i][0], variant[i][1], 1);
+    /* the other tensor-core attention variants (bf16): every block shape but the default
+     * (cuda_attention_cfg.h); key ranges split */
+    for (int i = 0; i < ATTN_FWD_CONFIGS; i++) {
+        if (i == ATTN_FWD_DEFAULT) continue;
+        char val[16], mode[16];
+        snprintf(val, sizeof val, "%d", i);
+        snprintf(mode, sizeof mode, "cfg%d", i);
+        setenv("GRAFT_ATTN_CFG", val, 1);
         G.gpu = open_gpu_or_skip(false);
         if (be_open(&G.cpu, &co) < 0) die("cpu backend");
-        G.mode = i == 0 ? "sl2" : "split";
-        printf("== %s with %s=%s\n", be_name(G.gpu), variant[i][0], variant[i][1]);
+        G.mode = mode;
+        printf("== %s with GRAFT_ATTN_CFG=%s\n", be_name(G.gpu), val);
         run_attention();
         be_close(G.gpu);
         be_close(G.cpu);
-        unsetenv(variant[i][0]);
+        unsetenv("GRAFT_ATTN_CFG");
     }
+    setenv("GRAFT_ATTN_SPLIT", "3", 1);
+    G.gpu = open_gpu_or_skip(false);
+    if (be_open(&G.cpu, &co) < 0) die("cpu backend");
+    G.mode = "split";
+    printf("== %s with GRAFT_ATTN_SPLIT=3\n", be_name(G.gpu));
+    run_attention();
+    be_close(G.gpu);
+    be_close(G.cpu);
+    unsetenv("GRAFT_ATTN_SPLIT");
     printf("%d passed, %d failed\n", G.passed, G.failed);
     return G.failed ? 1 : 0;
 }

@@ -23,7 +23,7 @@ struct attn_fwd_params {
     float scale_log2; /* hd^-1/2 log2(e): scores in log2 units */
     /* the tensor-core kernel's plan (attn_fwd_mma_plan) */
     int rows;       /* query rows per (sequence, KV head) in the packed order (t, head of the group): T * G */
-    int slabs;      /* m16 slabs per warp: 64 slabs rows per block */
+    int cfg;        /* block shape: an index into cuda_attention_cfg.h's list */
     int n_tiles;    /* row tiles per (sequence, KV head) */
     int n_split, kt_per_split; /* key tiles cut into n_split ranges (1: no split) */
     float *part_o, *part_s; /* split partials: [B, KV, rows, n_split] x (hd | 6 scalars) */
@@ -66,7 +66,7 @@ __device__ __forceinline__ attn_row_stats attn_finish_row(float m, float l, floa
  * kernel takes bf16 with head dim 64 or 128 and 16-byte aligned views
  * (attn_fwd_mma_takes); each says how many rows of stat_parts it writes. */
 bool attn_fwd_mma_takes(gf_backend *be, const attn_fwd_params &p);
-void attn_fwd_mma_plan(gf_backend *be, attn_fwd_params &p); /* rows, slabs, tiles, split */
+void attn_fwd_mma_plan(gf_backend *be, attn_fwd_params &p); /* rows, shape, tiles, split */
 size_t attn_fwd_mma_parts(const attn_fwd_params &p);
 size_t attn_fwd_split_bytes(const attn_fwd_params &p);     /* scratch for split partials (0: none) */
 void attn_fwd_mma_launch(gf_backend *be, const attn_fwd_params &p);

@@ -3,16 +3,18 @@
  * the per-head statistics of METHOD.md section 4 in the same pass, never a
  * T x T matrix.
  *
- * Blocking. A block owns BR = 64 SL query rows of one (sequence, KV head):
- * the rows of the whole query group packed as (t, head of the group), row
- * r -> t = r / G, head = kvh G + r % G, so each key/value tile read into
+ * Blocking. A block owns BR = 16 NW SL query rows of one (sequence, KV
+ * head): the rows of the whole query group packed as (t, head of the group),
+ * row r -> t = r / G, head = kvh G + r % G, so each key/value tile read into
  * shared memory serves every head that reads it (and a decode step, T = 1,
- * fills G rows instead of 1). Four warps own 16 SL rows each: SL m16 slabs
+ * fills G rows instead of 1). NW warps own 16 SL rows each: SL m16 slabs
  * (SL = 2 halves the shared-memory reads of K and V per product, the limit of
  * mma.sync on Hopper, at the price of registers; Q is then re-read from shared
- * memory instead of kept in registers). Key/value tiles of BC = 64 rows stream
- * through a double buffer filled by cp.async while the previous tile is
- * computed. Per tile and warp: S = Q K^T (mma m16n8k16, K fragments by
+ * memory instead of kept in registers). Key/value tiles of BC rows stream
+ * through a ring of NS buffers filled by cp.async while earlier tiles are
+ * computed (one barrier per tile). The shape is a compile-time configuration
+ * (cuda_attention_cfg.h lists them; bench_attention times each). Per tile and
+ * warp: S = Q K^T (mma m16n8k16, K fragments by
  * ldmatrix), mask (key j > query position i), online softmax in log2 units,
  * O += P V (P from the S accumulators repacked as bf16 A fragments, V
  * fragments by ldmatrix.trans).
@@ -29,27 +31,40 @@
  * one block each; blocks leave unnormalized partial results (O, max, sums)
  * and attn_fwd_combine_kernel merges them per row. */
 #include "backend/cuda/cuda_attention.cuh"
+#include "backend/cuda/cuda_attention_cfg.h"
 #include "backend/cuda/cuda_mma.cuh"
 
-#define BC 64
-#define NWARPS 4
 #define PART_SCALARS 6 /* m, l, w, d, xd, x0 */
 
-template <int HD, int SL> struct fwd_smem {
-    static constexpr int BR = 64 * SL;
-    static constexpr int LDS = HD + 8; /* row stride in bf16: 16 bytes of padding, conflict-free ldmatrix */
-    static constexpr int Q = BR * LDS, KV = BC * LDS;
-    static constexpr size_t bytes = (size_t)(Q + 4 * KV) * sizeof(bf16); /* Q, K[2], V[2] */
+/* One block shape (cuda_attention_cfg.h says what each field buys). */
+template <int NW_, int SL_, int BC_, int NS_, int MINB_, int FOLD_> struct fwd_cfg {
+    static constexpr int NW = NW_, SL = SL_, BC = BC_, NS = NS_, MINB = MINB_;
+    static constexpr bool FOLD = FOLD_ != 0;
+    static constexpr int NT = NW * 32, BR = 16 * NW * SL;
 };
 
-template <int HD, int SL, bool STATS, bool SPLIT>
-__global__ void __launch_bounds__(NWARPS * 32) attn_fwd_mma_kernel(const attn_fwd_params p) {
-    constexpr int BR = fwd_smem<HD, SL>::BR, LDS = fwd_smem<HD, SL>::LDS, CPR = HD / 8; /* 16-byte chunks per row */
+/* Shared memory, in bf16 elements: a ring of NS (K, V) tile pairs. SL = 1
+ * stages Q through the ring's last pair (the prologue fills the others) and
+ * keeps it in registers after the first tile; SL > 1 keeps Q in its own
+ * region in front of the ring. */
+template <int HD, class C> struct fwd_smem {
+    static constexpr int LDS = HD + 8; /* row stride in bf16: 16 bytes of padding, conflict-free ldmatrix */
+    static constexpr int Q = C::BR * LDS, KV = C::BC * LDS, RING = C::NS * 2 * KV;
+    static constexpr int Q_OFF = C::SL == 1 ? (C::NS - 1) * 2 * KV : 0;
+    static constexpr int RING_OFF = C::SL == 1 ? 0 : Q;
+    static constexpr int total = C::SL == 1 ? (RING > Q_OFF + Q ? RING : Q_OFF + Q) : Q + RING;
+    static constexpr size_t bytes = (size_t)total * sizeof(bf16);
+};
+
+template <int HD, class C, bool STATS, bool SPLIT>
+__global__ void __launch_bounds__(C::NT, C::MINB) attn_fwd_mma_kernel(const attn_fwd_params p) {
+    constexpr int SL = C::SL, BC = C::BC, NS = C::NS, NT = C::NT, BR = C::BR;
+    constexpr bool FOLD = C::FOLD;
+    constexpr int LDS = fwd_smem<HD, C>::LDS, KVE = fwd_smem<HD, C>::KV, CPR = HD / 8; /* 16-byte chunks per row */
     constexpr int R = 2 * SL; /* rows per thread: (slab, half) -> index 2 slab + half */
     CUDA_DYNAMIC_SMEM(smem_raw);
-    bf16 *Qs = (bf16 *)smem_raw;
-    bf16 *Ks = Qs + fwd_smem<HD, SL>::Q;
-    bf16 *Vs = Ks + 2 * fwd_smem<HD, SL>::KV;
+    bf16 *Qs = (bf16 *)smem_raw + fwd_smem<HD, C>::Q_OFF;
+    bf16 *ring = (bf16 *)smem_raw + fwd_smem<HD, C>::RING_OFF; /* stage s: K at 2 s KVE, V at (2 s + 1) KVE */
 
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
     const int n_split = SPLIT ? p.n_split : 1;
@@ -64,16 +79,17 @@ __global__ void __launch_bounds__(NWARPS * 32) attn_fwd_mma_kernel(const attn_fw
     const int kt_begin = SPLIT ? min(n_kt, split * p.kt_per_split) : 0;
     const int kt_end = SPLIT ? min(n_kt, kt_begin + p.kt_per_split) : n_kt;
 
-    /* Q tile: rows (t, head) -> q[b, t, head, :]; rows past the end are zero */
-    for (int c = tid; c < BR * CPR; c += NWARPS * 32) {
+    /* Q tile: rows (t, head) -> q[b, t, head, :]; rows past the end are zero.
+     * Committed with the first K/V tile (one group). */
+    for (int c = tid; c < BR * CPR; c += NT) {
         const int row = c / CPR, col = (c % CPR) * 8, r = r0 + row;
         const bool ok = r < p.rows;
         const int t = ok ? r / G : 0, h = kvh * G + (ok ? r % G : 0);
         cp_async16(Qs + row * LDS + col, q + (((size_t)b * p.T + t) * p.H + h) * HD + col, ok);
     }
-    auto load_kv = [&](int kt, int buf) {
-        bf16 *kd = Ks + buf * fwd_smem<HD, SL>::KV, *vd = Vs + buf * fwd_smem<HD, SL>::KV;
-        for (int c = tid; c < BC * CPR; c += NWARPS * 32) {
+    auto load_kv = [&](int kt, int stage) {
+        bf16 *kd = ring + 2 * stage * KVE, *vd = kd + KVE;
+        for (int c = tid; c < BC * CPR; c += NT) {
             const int row = c / CPR, col = (c % CPR) * 8, j = kt * BC + row;
             const bool ok = j < n_keys;
             const size_t off = (((size_t)b * p.S + (ok ? j : 0)) * p.KV + kvh) * HD + col;
@@ -81,8 +97,13 @@ __global__ void __launch_bounds__(NWARPS * 32) attn_fwd_mma_kernel(const attn_fw
             cp_async16(vd + row * LDS + col, v + off, ok);
         }
     };
-    if (kt_begin < kt_end) load_kv(kt_begin, 0);
-    cp_async_commit();
+    /* prologue: tiles kt_begin .. kt_begin + NS - 2 into stages 0 .. NS - 2, one group each (empty groups
+     * keep the count) */
+#pragma unroll
+    for (int st = 0; st < NS - 1; st++) {
+        if (kt_begin + st < kt_end) load_kv(kt_begin + st, st);
+        cp_async_commit();
+    }
 
     /* this thread's rows: slab s, half h -> rw0 + 16 s + 8 h + gid */
     const int rw0 = r0 + warp * 16 * SL;
@@ -109,19 +130,24 @@ __global__ void __launch_bounds__(NWARPS * 32) attn_fwd_mma_kernel(const attn_fw
         xd[x] = x0[x] = MASKED_SCORE;
     }
 
+    int stage = 0; /* (kt - kt_begin) % NS: the stage tile kt is in */
     for (int kt = kt_begin; kt < kt_end; kt++) {
-        const int buf = (kt - kt_begin) & 1;
-        if (kt + 1 < kt_end) load_kv(kt + 1, buf ^ 1);
-        cp_async_commit();
-        cp_async_wait<1>(); /* tile kt (and Q) landed; kt + 1 may still be in flight */
-        __syncthreads();
-        if (SL == 1 && kt == kt_begin && warp_live) {
+        cp_async_wait<NS - 2>(); /* this thread's copies of tile kt (and Q) landed; later tiles may be in flight */
+        __syncthreads();         /* everyone's landed; everyone is done with tile kt - 1 */
+        if (SL == 1 && kt == kt_begin) {
+            if (warp_live) {
 #pragma unroll
-            for (int kk = 0; kk < (SL == 1 ? HD / 16 : 1); kk++)
-                ldsm_x4(qf[kk], Qs + (warp * 16 + (lane & 15)) * LDS + kk * 16 + (lane >> 4) * 8);
+                for (int kk = 0; kk < (SL == 1 ? HD / 16 : 1); kk++)
+                    ldsm_x4(qf[kk], Qs + (warp * 16 + (lane & 15)) * LDS + kk * 16 + (lane >> 4) * 8);
+            }
+            __syncthreads(); /* Q's stage is free: the load below may overwrite it */
         }
+        /* tile kt + NS - 1 into the stage tile kt - 1 left */
+        const int ld_stage = stage == 0 ? NS - 1 : stage - 1;
+        if (kt + NS - 1 < kt_end) load_kv(kt + NS - 1, ld_stage);
+        cp_async_commit();
         if (warp_live && kt * BC <= iw_max) {
-            const bf16 *Kb = Ks + buf * fwd_smem<HD, SL>::KV, *Vb = Vs + buf * fwd_smem<HD, SL>::KV;
+            const bf16 *Kb = ring + 2 * stage * KVE, *Vb = Kb + KVE;
             float s[SL][BC / 8][4];
 #pragma unroll
             for (int sl = 0; sl < SL; sl++)
@@ -151,7 +177,12 @@ __global__ void __launch_bounds__(NWARPS * 32) attn_fwd_mma_kernel(const attn_fw
                 }
             }
             /* scale to log2 units; mask keys past each row's position (only tiles
-             * reaching the warp's first position need it; they hold every diagonal) */
+             * reaching the warp's first position need it; they hold every
+             * diagonal). FOLD leaves the scores unscaled here: the row max scales
+             * after the max (the same number, rounding being monotone) and each
+             * score inside y's FMA below (one FMA instead of a multiply and a
+             * subtraction; y changes by float rounding only). */
+            const float sc = p.scale_log2;
             const int jb = kt * BC + tig * 2;
             const bool masked = kt * BC + BC - 1 >= iw_min;
             const bool has_key0 = STATS && kt == 0 && tig == 0;
@@ -164,23 +195,25 @@ __global__ void __launch_bounds__(NWARPS * 32) attn_fwd_mma_kernel(const attn_fw
 #pragma unroll
                     for (int e = 0; e < 2; e++) {
                         const int j = jb + nt * 8 + e;
-                        float xv = s[sl][nt][c2 + e] * p.scale_log2;
+                        float xv = FOLD ? s[sl][nt][c2 + e] : s[sl][nt][c2 + e] * sc;
                         if (masked) {
-                            if (STATS && j == pos[x]) xd[x] = xv;
+                            if (STATS && j == pos[x]) xd[x] = FOLD ? xv * sc : xv;
                             if (j > pos[x]) xv = MASKED_SCORE;
                         }
-                        s[sl][nt][c2 + e] = xv;
+                        if (!FOLD || masked) s[sl][nt][c2 + e] = xv;
                         mx = fmaxf(mx, xv);
                     }
-                if (has_key0) x0[x] = s[sl][0][c2];
-                const float mn = fmaxf(m[x], quad_max(mx));
+                if (has_key0) x0[x] = FOLD ? s[sl][0][c2] * sc : s[sl][0][c2]; /* key 0 is never masked */
+                mx = quad_max(mx);
+                /* MASKED_SCORE (log2 units already) while the row saw no key */
+                const float mn = fmaxf(m[x], FOLD && mx != MASKED_SCORE ? mx * sc : mx);
                 const float al = exp2f(m[x] - mn); /* 0 on the first tile */
                 float rs = 0, ws = 0, cs = 0;
 #pragma unroll
                 for (int nt = 0; nt < BC / 8; nt++)
 #pragma unroll
                     for (int e = 0; e < 2; e++) {
-                        const float y = s[sl][nt][c2 + e] - mn;
+                        const float y = FOLD ? fmaf(s[sl][nt][c2 + e], sc, -mn) : s[sl][nt][c2 + e] - mn;
                         /* a masked key is exactly 0 even where a row saw no key yet (mn = MASKED) */
                         float pv = exp2f(y);
                         if (masked && jb + nt * 8 + e > pos[x]) pv = 0.0f;
@@ -229,12 +262,13 @@ __global__ void __launch_bounds__(NWARPS * 32) attn_fwd_mma_kernel(const attn_fw
                 }
             }
         }
-        __syncthreads(); /* everyone is done with this buffer before the tile after next is loaded into it */
+        stage = stage == NS - 1 ? 0 : stage + 1;
     }
     cp_async_wait<0>();
+    __syncthreads(); /* every warp is done with the ring before the finish reuses shared memory */
 
     /* ---- finish: the quad's partial sums, then either the split's partials or the rows */
-    float *rowstat = (float *)smem_raw; /* [BR][GF_STAT_COUNT], over Q (no longer read) */
+    float *rowstat = (float *)smem_raw; /* [BR][GF_STAT_COUNT], over the ring and Q (no longer read) */
     if (warp_live) {
 #pragma unroll
         for (int x = 0; x < R; x++) {
@@ -303,7 +337,7 @@ __global__ void __launch_bounds__(NWARPS * 32) attn_fwd_mma_kernel(const attn_fw
         /* per head of the group: the block's rows of that head, summed in double
          * into its row of stat_parts (every column written, zeros included) */
         double *part = p.stat_parts + ((size_t)b * p.n_tiles + tile) * p.H * GF_STAT_COUNT;
-        for (int idx = tid; idx < G * GF_STAT_COUNT; idx += NWARPS * 32) {
+        for (int idx = tid; idx < G * GF_STAT_COUNT; idx += NT) {
             const int gl = idx / GF_STAT_COUNT, st = idx % GF_STAT_COUNT;
             double sum = 0;
             for (int row = ((gl - r0 % G) % G + G) % G; row < BR && r0 + row < p.rows; row += G)
@@ -367,35 +401,56 @@ template <bool STATS> __global__ void attn_fwd_combine_kernel(const attn_fwd_par
 
 /* ------------------------------------------------------------- launch */
 
-template <int HD, int SL, bool STATS, bool SPLIT> static void launch(gf_backend *be, const attn_fwd_params &p) {
-    const size_t bytes = fwd_smem<HD, SL>::bytes;
-    cuda_allow_smem((const void *)attn_fwd_mma_kernel<HD, SL, STATS, SPLIT>, bytes);
+template <int HD, class C, bool STATS, bool SPLIT> static void launch(gf_backend *be, const attn_fwd_params &p) {
+    const size_t bytes = fwd_smem<HD, C>::bytes;
+    const void *kern = (const void *)attn_fwd_mma_kernel<HD, C, STATS, SPLIT>;
+    cuda_allow_smem(kern, bytes);
+#ifndef GRAFT_CUDA_EMU
+    /* min_blocks blocks of `bytes` each need the largest shared-memory carve-out */
+    if (C::MINB > 1) cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+#endif
     dim3 grid((unsigned)p.KV, (unsigned)p.B, (unsigned)(p.n_tiles * (SPLIT ? p.n_split : 1)));
-    cuda_launch(grid, NWARPS * 32, bytes, cuda_stream(be), attn_fwd_mma_kernel<HD, SL, STATS, SPLIT>, p);
+    cuda_launch(grid, C::NT, bytes, cuda_stream(be), attn_fwd_mma_kernel<HD, C, STATS, SPLIT>, p);
 }
 
-template <int HD, int SL> static void launch_hd(gf_backend *be, const attn_fwd_params &p) {
+template <int HD, class C> static void launch_hd(gf_backend *be, const attn_fwd_params &p) {
     const bool stats = p.stats != NULL, split = p.n_split > 1;
-    if (split) stats ? launch<HD, SL, true, true>(be, p) : launch<HD, SL, false, true>(be, p);
-    else stats ? launch<HD, SL, true, false>(be, p) : launch<HD, SL, false, false>(be, p);
+    if (split) stats ? launch<HD, C, true, true>(be, p) : launch<HD, C, false, true>(be, p);
+    else stats ? launch<HD, C, true, false>(be, p) : launch<HD, C, false, false>(be, p);
 }
 
-/* Rows per block: 64 x slabs (GRAFT_ATTN_SLABS=2, read at open, asks for two:
- * half the shared-memory traffic per product, but at head dim 128 ptxas
- * spills ~200 bytes a thread at the 255-register cap; until an H200 run says
- * which is faster, one). */
-static int slabs_for(gf_backend *be, const attn_fwd_params &p) {
-    (void)p;
-    return cuda_st(be)->attn_slabs == 2 ? 2 : 1;
+template <class C> static void launch_cfg(gf_backend *be, const attn_fwd_params &p) {
+    if (p.hd == 64) launch_hd<64, C>(be, p);
+    else launch_hd<128, C>(be, p);
+}
+
+/* The configurations of cuda_attention_cfg.h: rows per block and keys per tile
+ * (for the plan), and the launch of each. */
+struct fwd_shape {
+    int br, bc;
+    void (*launch)(gf_backend *, const attn_fwd_params &);
+};
+#define ATTN_FWD_SHAPE(i, nw, sl, bc, ns, minb, fold, text) \
+    {16 * (nw) * (sl), (bc), launch_cfg<fwd_cfg<(nw), (sl), (bc), (ns), (minb), (fold)>>},
+static const fwd_shape fwd_shapes[] = {ATTN_FWD_CONFIG_LIST(ATTN_FWD_SHAPE)};
+#undef ATTN_FWD_SHAPE
+static_assert(sizeof fwd_shapes / sizeof fwd_shapes[0] == ATTN_FWD_CONFIGS, "ATTN_FWD_CONFIGS is the list's length");
+static_assert(ATTN_FWD_DEFAULT >= 0 && ATTN_FWD_DEFAULT < ATTN_FWD_CONFIGS, "the default is in the list");
+
+/* The product's shape, or the one GRAFT_ATTN_CFG asked for (checked at open:
+ * the bench and the checks; -1 when unset). */
+static int cfg_for(gf_backend *be) {
+    const int c = cuda_st(be)->attn_cfg;
+    return c >= 0 ? c : ATTN_FWD_DEFAULT;
 }
 
 void attn_fwd_mma_plan(gf_backend *be, attn_fwd_params &p) {
-    const int sl = slabs_for(be, p), br = 64 * sl;
-    p.slabs = sl;
+    p.cfg = cfg_for(be);
+    const int br = fwd_shapes[p.cfg].br, bc = fwd_shapes[p.cfg].bc;
     p.rows = p.T * p.G;
     p.n_tiles = (p.rows + br - 1) / br;
     /* split the key range when the blocks would not fill the GPU twice over */
-    const int max_kt = (p.pos0 + p.T - 1) / BC + 1, blocks = p.B * p.KV * p.n_tiles;
+    const int max_kt = (p.pos0 + p.T - 1) / bc + 1, blocks = p.B * p.KV * p.n_tiles;
     const int sms = cuda_of(be)->prop.multiProcessorCount;
     int n_split = cuda_st(be)->attn_split;
     if (n_split <= 0) n_split = blocks >= sms || max_kt < 4 ? 1 : min(max_kt / 2, (2 * sms + blocks - 1) / blocks);
@@ -425,8 +480,7 @@ size_t attn_fwd_split_bytes(const attn_fwd_params &p) {
 }
 
 void attn_fwd_mma_launch(gf_backend *be, const attn_fwd_params &p) {
-    if (p.hd == 64) p.slabs == 2 ? launch_hd<64, 2>(be, p) : launch_hd<64, 1>(be, p);
-    else p.slabs == 2 ? launch_hd<128, 2>(be, p) : launch_hd<128, 1>(be, p);
+    fwd_shapes[p.cfg].launch(be, p);
     if (p.n_split > 1) {
         const size_t warps = (size_t)p.B * p.KV * p.rows;
         const unsigned grid = (unsigned)((warps * 32 + 255) / 256);

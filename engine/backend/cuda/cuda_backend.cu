@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/cuda/cuda_attention_cfg.h"
 #include "backend/cuda/cuda_gdn.h"
 #include "backend/cuda/cuda_ops.cuh"
 extern "C" {
@@ -225,8 +226,14 @@ extern "C" int gf_backend_cuda_open(gf_backend *be, const gf_backend_opts *o) {
     const char *dbg = getenv("GRAFT_CUDA_SYNC");
     st->debug_sync = dbg && *dbg && strcmp(dbg, "0") != 0;
     /* kernel variants, for the checks and benchmarks that compare them */
-    const char *slabs = getenv("GRAFT_ATTN_SLABS"), *split = getenv("GRAFT_ATTN_SPLIT");
-    st->attn_slabs = slabs ? atoi(slabs) : 0;
+    const char *cfg = getenv("GRAFT_ATTN_CFG"), *split = getenv("GRAFT_ATTN_SPLIT");
+    char *cfg_end = NULL;
+    const long cfg_i = cfg && *cfg ? strtol(cfg, &cfg_end, 10) : -1;
+    if (cfg && *cfg && (*cfg_end || cfg_i < 0 || cfg_i >= ATTN_FWD_CONFIGS)) {
+        free(st);
+        return gf_fail("GRAFT_ATTN_CFG=%s: not an attention configuration (0 to %d)", cfg, ATTN_FWD_CONFIGS - 1);
+    }
+    st->attn_cfg = (int)cfg_i;
     st->attn_split = split ? atoi(split) : 0;
     if ((e = cudaGetDeviceProperties(&st->base.prop, dev)) != cudaSuccess) {
         free(st);
@@ -304,7 +311,7 @@ static gf_backend *make_sub(gf_backend *root) {
     st->gemm = rs->gemm;
     st->owns_handles = false;
     st->debug_sync = rs->debug_sync;
-    st->attn_slabs = rs->attn_slabs;
+    st->attn_cfg = rs->attn_cfg;
     st->attn_split = rs->attn_split;
     if (open_stream_part(st) < 0) {
         close_stream_part(st);

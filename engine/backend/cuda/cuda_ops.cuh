@@ -20,7 +20,7 @@ typedef struct {
     struct cuda_gemm_cache *gemm; /* owned by the root backend */
     bool owns_handles;           /* root: owns lt, blas, gemm cache; sub: borrows them */
     bool debug_sync;             /* GRAFT_CUDA_SYNC=1: sync after every op, errors name it */
-    int attn_slabs;              /* GRAFT_ATTN_SLABS: 1 or 2 m16 slabs per warp in attention (0: chosen) */
+    int attn_cfg;                /* GRAFT_ATTN_CFG: attention forward's block shape (-1: the default) */
     int attn_split;              /* GRAFT_ATTN_SPLIT: key-range splits in attention (0: chosen) */
     const char *last_op;         /* the last op queued (for async error reports) */
     struct gf_backend *subs[4];  /* be_run_tasks' sub-backends, made on first use */

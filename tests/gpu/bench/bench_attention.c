@@ -1,13 +1,18 @@
 /* Causal GQA attention through the CUDA backend (bf16, tensor cores) at real
  * shapes on random q, k, v: forward with the METHOD.md section 4 statistics,
  * forward with only the log-sum-exp (training), forward alone, backward, and
- * one decode step over a long cache. One JSON line per figure.
+ * one decode step over a long cache. One JSON line per figure. Then every
+ * block shape the forward is built in (cuda_attention_cfg.h, GRAFT_ATTN_CFG)
+ * at qwen2.5-1.5b 4 x 2048 and 1 x 8192, each with "vs_default": its time over
+ * the default shape's in this same run (below 1: faster).
  *
  * FLOPs are the causal half only (what the work is, not what a dense kernel
  * would do): forward 4 hd per (query, visible key) pair and head (QK^T and
  * PV), backward 10 hd (S again, dP, dV, dK, dQ).
  *   build/gpu/bench_attention */
 #include "bench_gpu.h"
+
+#include "backend/cuda/cuda_attention_cfg.h"
 
 typedef struct {
     gf_backend *be;
@@ -27,8 +32,10 @@ static void attn_fn(void *p) {
     }
 }
 
+/* Times the modes (backward too when asked) at one shape; times[mode] gets each time when not null; ref[mode],
+ * when not null, is the default shape's time, reported as "vs_default". */
 static void run(gf_backend *be, const bench_ceilings *c, const char *model, int B, int T, int H, int KV, int hd,
-                int pos0, bool backward) {
+                int pos0, bool backward, const double *ref, double *times) {
     attn_ud u;
     memset(&u, 0, sizeof u);
     u.be = be;
@@ -46,7 +53,7 @@ static void run(gf_backend *be, const bench_ceilings *c, const char *model, int 
     const double pairs = (double)T * pos0 + (double)T * (T + 1) / 2.0;
     const double fwd_flops = 4.0 * hd * pairs * B * H;
     const double qkvo_bytes = 2.0 * (2.0 * nq + 2.0 * nkv);
-    char what[160];
+    char what[320];
     static const char *mode_name[4] = {"fwd+stats+lse", "fwd+lse", "fwd", "bwd"};
     for (u.mode = 0; u.mode < (backward ? 4 : 3); u.mode++) {
         if (u.mode == 3) {
@@ -61,9 +68,11 @@ static void run(gf_backend *be, const bench_ceilings *c, const char *model, int 
         const double bytes = u.mode == 3 ? 2.0 * qkvo_bytes : qkvo_bytes;
         snprintf(what, sizeof what, "%s %s B %d T %d pos0 %d H %d/%d hd %d", model, mode_name[u.mode], B, T, pos0, H,
                  KV, hd);
-        char extra[96];
-        snprintf(extra, sizeof extra, ",\"tok_s\":%.0f,\"of_roofline\":%.3f", (double)B * T / t,
-                 flops / t / 1e12 / c->gemm_tflops);
+        char extra[128];
+        int n = snprintf(extra, sizeof extra, ",\"tok_s\":%.0f,\"of_roofline\":%.3f", (double)B * T / t,
+                         flops / t / 1e12 / c->gemm_tflops);
+        if (ref) snprintf(extra + n, sizeof extra - n, ",\"vs_default\":%.3f", t / ref[u.mode]);
+        if (times) times[u.mode] = t;
         bench_report("attention", what, t, flops, bytes, c, extra);
     }
     if (be_sync(be) < 0) bench_die(be, "run");
@@ -77,24 +86,38 @@ int main(void) {
     const bench_ceilings c = bench_measure_ceilings(be);
     /* smoke: the same cases with T / 32 and a head dim of 64 */
     const int sT = bench_smoke_mode ? 32 : 1, hd = bench_smoke_mode ? 64 : 128;
-    run(be, &c, "qwen2.5-1.5b", 4, 2048 / sT, 12, 2, hd, 0, true);
-    run(be, &c, "qwen2.5-1.5b", 1, 8192 / sT, 12, 2, hd, 0, true);
-    run(be, &c, "qwen3-8b", 1, 2048 / sT, 32, 8, hd, 0, true);
-    run(be, &c, "qwen3-8b", 4, 2048 / sT, 32, 8, hd, 0, true);
-    run(be, &c, "qwen2.5-1.5b decode", 1, 1, 12, 2, hd, 8192 / sT - 1, false);
-    run(be, &c, "qwen2.5-1.5b decode", 16, 1, 12, 2, hd, 2048 / sT - 1, false);
+    run(be, &c, "qwen2.5-1.5b", 4, 2048 / sT, 12, 2, hd, 0, true, NULL, NULL);
+    run(be, &c, "qwen2.5-1.5b", 1, 8192 / sT, 12, 2, hd, 0, true, NULL, NULL);
+    run(be, &c, "qwen3-8b", 1, 2048 / sT, 32, 8, hd, 0, true, NULL, NULL);
+    run(be, &c, "qwen3-8b", 4, 2048 / sT, 32, 8, hd, 0, true, NULL, NULL);
+    run(be, &c, "qwen2.5-1.5b decode", 1, 1, 12, 2, hd, 8192 / sT - 1, false, NULL, NULL);
+    run(be, &c, "qwen2.5-1.5b decode", 16, 1, 12, 2, hd, 2048 / sT - 1, false, NULL, NULL);
     be_close(be);
     if (bench_smoke_mode) return 0; /* the variants below are CUDA kernel settings */
-    /* the variants the forward can be built as: two m16 slabs per warp; no key-range split */
-    setenv("GRAFT_ATTN_SLABS", "2", 1);
-    be = bench_open_or_skip();
-    run(be, &c, "qwen2.5-1.5b [slabs 2]", 4, 2048, 12, 2, 128, 0, false);
-    run(be, &c, "qwen2.5-1.5b [slabs 2]", 1, 8192, 12, 2, 128, 0, false);
-    be_close(be);
-    unsetenv("GRAFT_ATTN_SLABS");
+    /* every block shape, the default first (its times are the reference), at the two shapes of issue 11 */
+#define CFG_TEXT(i, nw, sl, bc, ns, minb, fold, text) text,
+    static const char *const cfg_text[ATTN_FWD_CONFIGS] = {ATTN_FWD_CONFIG_LIST(CFG_TEXT)};
+#undef CFG_TEXT
+    static const int shape_B[2] = {4, 1}, shape_T[2] = {2048, 8192};
+    double ref[2][4];
+    for (int k = 0; k < ATTN_FWD_CONFIGS; k++) {
+        const int cfg = k == 0 ? ATTN_FWD_DEFAULT : k <= ATTN_FWD_DEFAULT ? k - 1 : k;
+        char env[16], model[200];
+        snprintf(env, sizeof env, "%d", cfg);
+        setenv("GRAFT_ATTN_CFG", env, 1);
+        be = bench_open_or_skip();
+        for (int sh = 0; sh < 2; sh++) {
+            snprintf(model, sizeof model, "qwen2.5-1.5b [cfg %d%s: %s]", cfg, cfg == ATTN_FWD_DEFAULT ? ", default" : "",
+                     cfg_text[cfg]);
+            run(be, &c, model, shape_B[sh], shape_T[sh], 12, 2, 128, 0, false, k == 0 ? NULL : ref[sh],
+                k == 0 ? ref[sh] : NULL);
+        }
+        be_close(be);
+    }
+    unsetenv("GRAFT_ATTN_CFG");
     setenv("GRAFT_ATTN_SPLIT", "1", 1);
     be = bench_open_or_skip();
-    run(be, &c, "qwen2.5-1.5b decode [no split]", 1, 1, 12, 2, 128, 8191, false);
+    run(be, &c, "qwen2.5-1.5b decode [no split]", 1, 1, 12, 2, 128, 8191, false, NULL, NULL);
     be_close(be);
     return 0;
 }

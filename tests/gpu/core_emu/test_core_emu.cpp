@@ -1,7 +1,7 @@
 /* The CUDA backend's attention kernels, the product's code, run on the CPU
  * emulation (core_emu.h) against a float64 reference: the tensor-core forward
- * (one and two slabs per warp, the key range split over blocks with the
- * combine kernel, statistics and log-sum-exp), the tensor-core backward, and
+ * (every block shape of cuda_attention_cfg.h, the key range split over
+ * blocks with the combine kernel, statistics and log-sum-exp), the tensor-core backward, and
  * the exact SIMT kernels in f32 and bf16. Small shapes (the emulation runs a
  * fiber per thread). Fresh random inputs each run (GRAFT_TEST_SEED repeats);
  * outputs poisoned with NaN first; relative L2 error per output with its
@@ -16,6 +16,7 @@
 
 #include <vector>
 
+#include "backend/cuda/cuda_attention_cfg.h"
 #include "backend/cuda/cuda_ops.cuh"
 
 static uint64_t rng_state;
@@ -50,12 +51,12 @@ static void check(const char *what, const std::vector<double> &got, const std::v
 struct fake_be {
     gf_backend be;
     cuda_state st;
-    fake_be(bool fp32, int slabs, int split) {
+    fake_be(bool fp32, int cfg, int split) {
         memset(&be, 0, sizeof be);
         memset(&st, 0, sizeof st);
         st.base.prop.multiProcessorCount = 132;
         st.base.fp32 = fp32;
-        st.attn_slabs = slabs;
+        st.attn_cfg = cfg;
         st.attn_split = split;
         be.act = fp32 ? GF_F32 : GF_BF16;
         be.impl = &st;
@@ -194,9 +195,9 @@ static std::vector<double> rand_vec(size_t n, double a, bool round_bf16) {
 
 /* ------------------------------------------------------------- cases */
 
-static void forward_case(const char *variant, bool fp32, int slabs, int split, int B, int T, int H, int KV, int hd,
+static void forward_case(const char *variant, bool fp32, int cfg, int split, int B, int T, int H, int KV, int hd,
                          int pos0) {
-    fake_be f(fp32, slabs, split);
+    fake_be f(fp32, cfg, split);
     const gf_dtype act = fp32 ? GF_F32 : GF_BF16;
     const int S = pos0 + T + 2;
     auto q = rand_vec((size_t)B * T * H * hd, 2.0, !fp32);
@@ -241,7 +242,7 @@ static void forward_case(const char *variant, bool fp32, int slabs, int split, i
 }
 
 static void backward_case(const char *variant, bool fp32, int B, int T, int H, int KV, int hd) {
-    fake_be f(fp32, 0, 0);
+    fake_be f(fp32, -1, 0);
     const gf_dtype act = fp32 ? GF_F32 : GF_BF16;
     auto q = rand_vec((size_t)B * T * H * hd, 2.0, !fp32);
     auto k = rand_vec((size_t)B * T * KV * hd, 2.0, !fp32);
@@ -277,7 +278,7 @@ static const char *mode_name(bool fp32) { return fp32 ? "f32 " : "bf16"; }
 static double tol_of(bool fp32) { return fp32 ? 2e-6 : 1e-2; }
 
 static void ops_cases(bool fp32) {
-    fake_be f(fp32, 0, 0);
+    fake_be f(fp32, -1, 0);
     gf_backend *be = &f.be;
     const gf_dtype act = fp32 ? GF_F32 : GF_BF16;
     const bool rb = !fp32;
@@ -538,18 +539,27 @@ int main() {
     printf("seed %llu (GRAFT_TEST_SEED repeats it)\n", (unsigned long long)rng_state);
     setvbuf(stdout, NULL, _IOLBF, 0);
 
-    forward_case("mma sl1", false, 1, 1, 1, 70, 4, 2, 64, 0);
-    forward_case("mma sl1", false, 1, 1, 2, 33, 6, 1, 128, 40);
-    forward_case("mma sl2", false, 2, 1, 1, 70, 4, 2, 64, 0);
-    forward_case("mma sl2", false, 2, 1, 1, 40, 4, 2, 128, 9);
-    forward_case("mma split3", false, 1, 3, 1, 1, 12, 2, 128, 200);
-    forward_case("mma split3", false, 1, 3, 2, 5, 4, 2, 64, 150);
-    forward_case("mma sl2 split2", false, 2, 2, 1, 20, 4, 2, 64, 140);
-    forward_case("mma auto", false, 0, 0, 1, 5, 4, 2, 64, 700); /* splits on its own: small grid, 11 key tiles */
-    forward_case("simt bf16", false, 0, 0, 2, 20, 8, 4, 8, 3);
-    forward_case("simt bf16", false, 0, 0, 1, 24, 4, 2, 80, 0);
-    forward_case("simt f32", true, 0, 0, 1, 50, 4, 2, 64, 0);
-    forward_case("simt f32", true, 0, 0, 1, 1, 4, 1, 128, 37);
+    /* every block shape: T not a multiple of the tile, groups 1 and 2, head dims 64 and 128, pos0 > 0, and
+     * the key range split (with the combine kernel) */
+    for (int c = 0; c < ATTN_FWD_CONFIGS; c++) {
+        char v[32];
+        snprintf(v, sizeof v, "mma cfg%d", c);
+        forward_case(v, false, c, 1, 1, 70, 4, 2, 64, 0);
+        forward_case(v, false, c, 1, 2, 33, 6, 1, 128, 40);
+        forward_case(v, false, c, 1, 1, 40, 4, 2, 128, 9);
+        forward_case(v, false, c, 1, 1, 150, 4, 2, 128, 0); /* more row tiles than one, many key tiles */
+        snprintf(v, sizeof v, "mma cfg%d split3", c);
+        forward_case(v, false, c, 3, 1, 1, 12, 2, 128, 200);
+        forward_case(v, false, c, 3, 2, 5, 4, 2, 64, 150);
+        forward_case(v, false, c, 3, 1, 40, 4, 2, 64, 100); /* rows 100..127 see no key in the last range */
+        snprintf(v, sizeof v, "mma cfg%d split2", c);
+        forward_case(v, false, c, 2, 1, 20, 4, 2, 64, 140);
+    }
+    forward_case("mma auto", false, -1, 0, 1, 5, 4, 2, 64, 700); /* splits on its own: small grid, 11 key tiles */
+    forward_case("simt bf16", false, -1, 0, 2, 20, 8, 4, 8, 3);
+    forward_case("simt bf16", false, -1, 0, 1, 24, 4, 2, 80, 0);
+    forward_case("simt f32", true, -1, 0, 1, 50, 4, 2, 64, 0);
+    forward_case("simt f32", true, -1, 0, 1, 1, 4, 1, 128, 37);
 
     backward_case("mma", false, 1, 70, 4, 2, 64);
     backward_case("mma", false, 1, 65, 6, 2, 128);

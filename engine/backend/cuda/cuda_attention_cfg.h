@@ -1,0 +1,39 @@
+/* The block shapes the tensor-core attention forward (cuda_attention_fwd.cu)
+ * is built in. Plain C: tests/gpu/bench/bench_attention.c times every one in
+ * the same run (GRAFT_ATTN_CFG=i picks one at be_open) and prints each one's
+ * ratio to the default; the product uses ATTN_FWD_DEFAULT alone.
+ *
+ * X(index, warps, slabs, bc, stages, min_blocks, fold, text):
+ *   warps       warps per block; a warp owns 16 slabs query rows (BR = 16 warps slabs)
+ *   slabs       m16 row slabs per warp: 1 keeps Q's fragments in registers for
+ *               the whole key loop (Q is staged through the last pipeline
+ *               buffer), 2 reads them from shared memory per tile
+ *   bc          keys per K/V tile
+ *   stages      K/V tiles in flight (cp.async ring)
+ *   min_blocks  __launch_bounds__ minimum blocks per SM: caps registers per
+ *               thread at 64K / (32 warps min_blocks)
+ *   fold        1: scores scale inside the exponent's FMA (x - m = fma(s, c, -m))
+ *               instead of a multiply per score first; fewer instructions,
+ *               sometimes more registers
+ * docs/cuda.md ("Attention forward: what limits it") has the counts. */
+#ifndef GRAFT_BACKEND_CUDA_ATTENTION_CFG_H
+#define GRAFT_BACKEND_CUDA_ATTENTION_CFG_H
+
+#define ATTN_FWD_CONFIG_LIST(X)                                                                         \
+    X(0, 4, 1, 64, 2, 2, 0, "4 warps x 16 rows, BC 64, 2 stages, 2 blocks/SM (issue 11's shape)")      \
+    X(1, 4, 1, 64, 2, 3, 0, "4 warps x 16 rows, BC 64, 2 stages, 3 blocks/SM (168 registers)")         \
+    X(2, 4, 1, 32, 3, 3, 1, "4 warps x 16 rows, BC 32, 3 stages, 3 blocks/SM (168 registers), fold")   \
+    X(3, 6, 1, 32, 3, 2, 0, "6 warps x 16 rows, BC 32, 3 stages, 2 blocks/SM (168 registers)")         \
+    X(4, 8, 1, 64, 2, 1, 0, "8 warps x 16 rows, BC 64, 2 stages, 1 block/SM")                          \
+    X(5, 8, 1, 64, 3, 1, 0, "8 warps x 16 rows, BC 64, 3 stages, 1 block/SM")                          \
+    X(6, 12, 1, 64, 2, 1, 0, "12 warps x 16 rows, BC 64, 2 stages, 1 block/SM (168 registers)")        \
+    X(7, 12, 1, 32, 3, 1, 0, "12 warps x 16 rows, BC 32, 3 stages, 1 block/SM (168 registers)")        \
+    X(8, 4, 2, 64, 2, 1, 0, "4 warps x 32 rows, BC 64, 2 stages, 2 blocks/SM (was GRAFT_ATTN_SLABS=2)") \
+    X(9, 4, 1, 64, 2, 2, 1, "cfg 0 with the scale folded into the exponent's FMA")                    \
+    X(10, 4, 1, 32, 3, 3, 0, "cfg 2 without the fold")
+
+#define ATTN_FWD_CONFIGS 11
+/* The product's shape: the one line a GPU run of bench_attention flips. */
+#define ATTN_FWD_DEFAULT 0
+
+#endif
