@@ -173,6 +173,36 @@ static void core_in_free(core_in *c) {
     free(c->q), free(c->k), free(c->v), free(c->g), free(c->beta);
 }
 
+/* dbeta cancels: dbeta_t = <dv_t, w_t> / beta_t with w_t = v_t - exp(g_t) S_{t-1} k_t
+ * (the delta rule's residual, METHOD.md section 3), so a bf16 dv error shows
+ * in a small dbeta at full size (T = 1: two values). Its check is measured
+ * against the size of the terms, sqrt(sum_t (sum_j |dv_tj w_tj| / beta_t)^2),
+ * w from a token-by-token f64 pass over the same inputs, dv the reference's. */
+static double dbeta_term_scale(const core_in *c, const double *dv_ref) {
+    int dk = c->dk, dv = c->dv;
+    double *S = dalloc((size_t)dv * dk), *w = dalloc(dv), sum = 0;
+    for (int b = 0; b < c->B; b++)
+        for (int h = 0; h < c->H; h++) {
+            memset(S, 0, (size_t)dv * dk * sizeof *S);
+            for (int t = 0; t < c->T; t++) {
+                size_t r = ((size_t)b * c->T + t) * c->H + h;
+                const double *k = c->k + r * dk, *v = c->v + r * dv;
+                double a = exp(c->g[r]), bt = c->beta[r], terms = 0;
+                for (int i = 0; i < dv; i++) {
+                    double sk = 0;
+                    for (int j = 0; j < dk; j++) sk += S[(size_t)i * dk + j] * k[j];
+                    w[i] = v[i] - a * sk;
+                    terms += fabs(dv_ref[r * dv + i] * w[i]) / bt;
+                }
+                for (int i = 0; i < dv; i++)
+                    for (int j = 0; j < dk; j++) S[(size_t)i * dk + j] = a * S[(size_t)i * dk + j] + bt * w[i] * k[j];
+                sum += terms * terms;
+            }
+        }
+    free(S), free(w);
+    return sqrt(sum);
+}
+
 static double tol_of(gf_backend *be) { return be_act(be) == GF_BF16 ? 3e-2 : 1e-4; }
 static double tol_layer(gf_backend *be) { return be_act(be) == GF_BF16 ? 5e-2 : 1e-4; }
 
@@ -214,14 +244,16 @@ static void core_case(gf_backend *be, int B, int T, int H, int dk, int dv, int C
         be_gdn_core_backward(be, dq, dk_, dv_, dg, db, dO, q, k, v, g, beta, ck, &s);
         snprintf(name, sizeof name, "core bwd B%d T%d H%d dk%d dv%d C%d", B, T, H, dk, dv, C);
         if (synced(be, name)) {
-            const char *nm[] = {"  dq", "  dk", "  dv", "  dg", "  dbeta"};
-            gf_buf bufs[] = {dq, dk_, dv_, dg, db};
-            const double *refs[] = {dq_r, dk_r, dv_r, dg_r, db_r};
-            size_t ns[] = {nq, nq, nv, nt, nt};
-            for (int i = 0; i < 5; i++) {
+            const char *nm[] = {"  dq", "  dk", "  dv", "  dg"};
+            gf_buf bufs[] = {dq, dk_, dv_, dg};
+            const double *refs[] = {dq_r, dk_r, dv_r, dg_r};
+            size_t ns[] = {nq, nq, nv, nt};
+            for (int i = 0; i < 4; i++) {
                 get(be, got, bufs[i], ns[i]);
                 check(nm[i], got, refs[i], ns[i], tol);
             }
+            get(be, got, db, nt);
+            check_scaled("  dbeta (vs sum |dv w| / beta)", got, db_r, nt, dbeta_term_scale(&in, dv_r), tol);
         }
         free(got);
     }
