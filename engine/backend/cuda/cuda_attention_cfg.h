@@ -1,7 +1,7 @@
 /* The block shapes the tensor-core attention forward (cuda_attention_fwd.cu)
  * is built in. Plain C: tests/gpu/bench/bench_attention.c times every one in
  * the same run (GRAFT_ATTN_CFG=i picks one at be_open) and prints each one's
- * ratio to the default; the product uses ATTN_FWD_DEFAULT alone.
+ * ratio to cfg 0; the product uses the ATTN_FWD_DEFAULT_* below alone.
  *
  * X(index, warps, slabs, bc, stages, min_blocks, fold, text):
  *   warps       warps per block; a warp owns 16 slabs query rows (BR = 16 warps slabs)
@@ -33,7 +33,12 @@
     X(10, 4, 1, 32, 3, 3, 0, "cfg 2 without the fold")
 
 #define ATTN_FWD_CONFIGS 11
-/* The product's shape: the one line a GPU run of bench_attention flips. */
-#define ATTN_FWD_DEFAULT 0
+/* The product's shapes, from bench_attention on the H200 (docs/cuda.md,
+ * "Attention forward: what limits it"): with statistics (the teacher forward),
+ * without them (training, prefill), and for fewer query rows than one block of
+ * the latter holds (decode, where the key range is split; not timed per shape). */
+#define ATTN_FWD_DEFAULT_STATS 2
+#define ATTN_FWD_DEFAULT_PLAIN 3
+#define ATTN_FWD_DEFAULT_FEW_ROWS 0
 
 #endif

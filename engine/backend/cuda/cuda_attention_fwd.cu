@@ -435,17 +435,24 @@ struct fwd_shape {
 static const fwd_shape fwd_shapes[] = {ATTN_FWD_CONFIG_LIST(ATTN_FWD_SHAPE)};
 #undef ATTN_FWD_SHAPE
 static_assert(sizeof fwd_shapes / sizeof fwd_shapes[0] == ATTN_FWD_CONFIGS, "ATTN_FWD_CONFIGS is the list's length");
-static_assert(ATTN_FWD_DEFAULT >= 0 && ATTN_FWD_DEFAULT < ATTN_FWD_CONFIGS, "the default is in the list");
+#define ATTN_FWD_IN_LIST(c) ((c) >= 0 && (c) < ATTN_FWD_CONFIGS)
+static_assert(ATTN_FWD_IN_LIST(ATTN_FWD_DEFAULT_STATS) && ATTN_FWD_IN_LIST(ATTN_FWD_DEFAULT_PLAIN) &&
+                  ATTN_FWD_IN_LIST(ATTN_FWD_DEFAULT_FEW_ROWS),
+              "the defaults are in the list");
+#undef ATTN_FWD_IN_LIST
 
-/* The product's shape, or the one GRAFT_ATTN_CFG asked for (checked at open:
- * the bench and the checks; -1 when unset). */
-static int cfg_for(gf_backend *be) {
+/* The one GRAFT_ATTN_CFG asked for (checked at open: the bench and the checks;
+ * -1 when unset), or the product's shape for this call. */
+static int cfg_for(gf_backend *be, const attn_fwd_params &p) {
     const int c = cuda_st(be)->attn_cfg;
-    return c >= 0 ? c : ATTN_FWD_DEFAULT;
+    if (c >= 0) return c;
+    if (p.stats) return ATTN_FWD_DEFAULT_STATS;
+    const int plain_rows = fwd_shapes[ATTN_FWD_DEFAULT_PLAIN].br;
+    return (size_t)p.T * p.G >= (size_t)plain_rows ? ATTN_FWD_DEFAULT_PLAIN : ATTN_FWD_DEFAULT_FEW_ROWS;
 }
 
 void attn_fwd_mma_plan(gf_backend *be, attn_fwd_params &p) {
-    p.cfg = cfg_for(be);
+    p.cfg = cfg_for(be, p);
     const int br = fwd_shapes[p.cfg].br, bc = fwd_shapes[p.cfg].bc;
     p.rows = p.T * p.G;
     p.n_tiles = (p.rows + br - 1) / br;

@@ -15,6 +15,7 @@
  * FLOPs as docs/cuda.md counts them (peer_common.py the same). GRAFT_BENCH_TEACHER=PATH
  * also times loading that teacher onto the GPU (warm page cache: load it twice).
  *   build/gpu/bench_cuda_model [forward|train|stage2]     (make bench-gpu)
+ *   build/gpu/bench_cuda_model train-plain|train-hybrid   (one B 4 step kind; profile_train.sh)
  * GRAFT_BENCH_SMOKE=1 or GRAFT_GPU_TEST_DEVICE=cpu: toy shapes (bench_gpu.h),
  * a check of this program, its figures mean nothing. */
 #include <math.h>
@@ -341,6 +342,9 @@ int main(int argc, char **argv) {
         forward_case(be, &ce, "qwen2.5-1.5b", 1, 4 * Tl);
         forward_case(be, &ce, "qwen3-8b", 1, Tl);
     }
+    /* one kind of step alone (tests/gpu/bench/profile_train.sh profiles them) */
+    if (strcmp(which, "train-plain") == 0) train_case(be, &ce, false, Bl, Tl);
+    if (strcmp(which, "train-hybrid") == 0) train_case(be, &ce, true, Bl, Tl);
     if (all || strcmp(which, "train") == 0) {
         train_case(be, &ce, false, Bl, Tl);
         train_case(be, &ce, true, Bl, Tl);
