@@ -40,10 +40,12 @@ done || exit 1
 # graft checks every tensor's shape and type against the config it reads from
 # the metadata; here that config, the parameter count, the type mix and the
 # tokenizer must be the ones the manifest lists
-echo "$cases" | python3 - "$TMP" <<'EOF' || fail "graft's view differs from the manifest"
+echo "$cases" >"$TMP/cases"
+python3 - "$TMP" <<'EOF' || fail "graft's view differs from the manifest"
 import json, sys
-bad = []
-for line in sys.stdin:
+bad, n = [], 0
+for line in open(sys.argv[1] + "/cases"):
+    n += 1
     name, cfg = line.split()[:2]
     man, got, c = (json.load(open(p)) for p in (f"{sys.argv[1]}/{name}.man", f"{sys.argv[1]}/{name}.json", cfg))
     ids = {"f32": 0, "f16": 1, "q8_0": 8, "q4_k": 12, "q6_k": 14, "bf16": 30}
@@ -62,6 +64,8 @@ for line in sys.stdin:
     n2 = sum(len(t["shape"]) == 2 for t in man["tensors"])
     if n2 != 2 + 7 * c["num_hidden_layers"] - man["tied"]:
         bad.append(f"{name}: {n2} matrices in the manifest")
+if n != 7:
+    bad.append(f"{n} cases read, not 7")
 if bad:
     print("\n".join(bad))
 sys.exit(1 if bad else 0)
@@ -91,13 +95,14 @@ expect_error "rows of 96 values are not whole q6_k blocks of 256" python3 "$W" "
 GGUF_PY=${GRAFT_GGUF_PY:-$(ls /tmp/whl/gguf-*.whl 2>/dev/null | head -n 1)}
 [ -n "$GGUF_PY" ] && [ -e "$GGUF_PY" ] ||
     skip "SKIP (graft's checks passed): the gguf package for the reader check is missing (set GRAFT_GGUF_PY to its wheel or folder)"
-echo "$cases" | python3 - "$GGUF_PY" "$TMP" <<'EOF' || fail "the gguf package's reading differs"
+python3 - "$GGUF_PY" "$TMP" <<'EOF' || fail "the gguf package's reading differs"
 import json, sys
 sys.path.insert(0, sys.argv[1])
 import numpy as np
 import gguf
-bad = []
-for line in sys.stdin:
+bad, n = [], 0
+for line in open(sys.argv[2] + "/cases"):
+    n += 1
     name = line.split()[0]
     r = gguf.GGUFReader(f"{sys.argv[2]}/{name}.gguf")
     man = json.load(open(f"{sys.argv[2]}/{name}.man"))
@@ -118,6 +123,8 @@ for line in sys.stdin:
             s = float(x.std())
             if not np.isfinite(x).all() or not 0.01 < s < 0.04:
                 bad.append(f"{name} {t.name} ({t.tensor_type.name}): std {s}, finite {bool(np.isfinite(x).all())}")
+if n != 7:
+    bad.append(f"{n} cases read, not 7")
 if bad:
     print("\n".join(bad))
 sys.exit(1 if bad else 0)
