@@ -6,11 +6,12 @@ Usage: python3 tests/bench/synthetic_gguf.py CONFIG.json OUT.gguf
            [--type q4_k_m|q4_k|q6_k|q8_0|bf16|f16] [--untied] [--seed N]
            [--manifest OUT.json]
 
-CONFIG.json is a Hugging Face config (e.g. ../shared/configs/qwen2.5-1.5b.json);
+CONFIG.json is a Hugging Face config (e.g. ../shared/configs/qwen2.5-1.5b.json):
 llama, qwen2 and qwen3 shapes (llama's q/k rows are not permuted as the
-converter does: the weights are random); vocab_size at least 300. Needs numpy only: GGUF v3 is written here by
-hand (the layout of ggml's docs/gguf.md, the one engine/formats/gguf_reader.h
-reads), so nothing has to be carried to a machine without the gguf package.
+converter does: the weights are random), vocab_size at least 300. Needs numpy
+only: GGUF v3 is written here by hand (the layout of ggml's docs/gguf.md, the
+one engine/formats/gguf_reader.h reads), so nothing has to be carried to a
+machine without the gguf package.
 
 What a converted Hugging Face model holds, as llama.cpp's converter names it:
 token_embd, blk.N.{attn_norm, attn_q, attn_k, attn_v, attn_output,
@@ -26,17 +27,18 @@ the counts of the real Qwen2.5-Coder-1.5B-Instruct Q4_K_M download (169 q4_k,
 29 q6_k, 141 f32; docs/gguf.md). K-quants need rows of a multiple of 256
 values, q8_0 of 32.
 
-Values (seed fixed, default 0): quantized blocks are random bytes (every 4/6/8-bit
-code and sub-scale is valid) with finite float16 scales chosen so that the
-weights have a standard deviation of roughly 0.02; f16/bf16 matrices are
+Values (seed fixed, default 0): quantized blocks are random bytes (every
+4/6/8-bit code and sub-scale is valid) with finite float16 scales chosen so
+that the weights have a standard deviation of roughly 0.02; f16/bf16 matrices are
 N(0, 0.02); norm weights 1 + N(0, 0.02); biases N(0, 0.02). Written tensor
-by tensor in chunks of at most 64 MiB (never the whole model in memory), to
-OUT.gguf.tmp, renamed when complete.
+by tensor in chunks of at most 64 MiB (never the whole model in memory; 0.3 GB
+peak at 1.5B), to OUT.gguf.tmp, renamed when complete.
 
 Tokenizer (synthetic, byte-level BPE "gpt2" with pre-tokenizer "qwen2", the
 kind Qwen2 GGUF files carry): the 256 byte symbols, then tokens each made by
-a merge of an existing token with a byte symbol or a short token (so every
-merge "a b" names tokens of the vocabulary, and a merged string is new), up to
+a merge of an existing token with a byte symbol (7 in 10) or one of the first
+4096 tokens, at most 16 characters (so every merge "a b" names tokens of the
+vocabulary, and a merged string is new), up to
 the config's bos_token_id (default vocab - 293, Qwen2's 151643); there
 <|endoftext|>, <|im_start|>, <|im_end|> and further control tokens (22 as
 Qwen2.5 has), then [PADn] tokens (type unused) up to vocab_size: the same
@@ -351,4 +353,7 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except KeyError as e:  # a config without a key the shape needs
+        fail(f"the config has no {e}")
