@@ -13,6 +13,7 @@
  * - qwen2 and qwen3 use NEOX RoPE (half-split): not permuted.
  * - llama3 RoPE scaling is stored as rope_freqs.weight, one divisor per
  *   frequency; linear scaling as {arch}.rope.scaling.type/factor. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -223,16 +224,22 @@ static size_t row_bytes(const gguf_tensor *t) {
 }
 
 /* Dequantizes rows [r0, r0 + n) of t into dst, in parallel; their pages of
- * the mapping are dropped afterwards (mapped_release). */
-static void dequant_rows(const gguf_tensor *t, size_t r0, size_t n, float *dst) {
+ * the mapping are dropped afterwards (mapped_release). Returns how many of the
+ * values are not finite (a damaged file: e.g. a block scale that decodes to
+ * NaN), counted while the chunk is still in cache. */
+static size_t dequant_rows(const gguf_tensor *t, size_t r0, size_t n, float *dst) {
     const size_t row = (size_t)t->ne[0], rb = row_bytes(t);
     const size_t chunk = 64;
-#pragma omp parallel for schedule(dynamic, 1) if (n >= 4 * chunk)
+    size_t bad = 0;
+#pragma omp parallel for schedule(dynamic, 1) if (n >= 4 * chunk) reduction(+ : bad)
     for (size_t i = 0; i < n; i += chunk) {
         size_t k = n - i < chunk ? n - i : chunk;
-        gguf_dequantize(t->type, t->data + (r0 + i) * rb, dst + i * row, k * row); /* checked beforehand */
+        float *out = dst + i * row;
+        gguf_dequantize(t->type, t->data + (r0 + i) * rb, out, k * row); /* checked beforehand */
+        for (size_t j = 0; j < k * row; j++) bad += !isfinite(out[j]);
     }
     mapped_release(t->data + r0 * rb, n * rb);
+    return bad;
 }
 
 /* GGUF row h*hd + 2i + p holds HF row h*hd + p*hd/2 + i (heads' rows of one chunk). */
@@ -249,17 +256,23 @@ static void unpermute_rows(const float *src, float *dst, int heads, int64_t hd, 
 typedef struct {
     const gguf_tensor *t;
     const spec *s;
+    const char *path;
     float *tmp;
     size_t tmp_n;
 } chunk_reader;
+
+static int non_finite(const chunk_reader *c, size_t bad) {
+    return gf_fail("%s: tensor %s: %zu value%s not finite (NaN or Inf) after dequantization; the file is damaged",
+                   c->path, c->s->name, bad, bad == 1 ? " is" : "s are");
+}
 
 static int read_chunk(void *ud, size_t off, void *dstv, size_t n) {
     chunk_reader *c = ud;
     const size_t row = (size_t)c->t->ne[0];
     float *dst = dstv;
     if (!c->s->permute_heads) {
-        dequant_rows(c->t, off / row, n / row, dst);
-        return 0;
+        const size_t bad = dequant_rows(c->t, off / row, n / row, dst);
+        return bad ? non_finite(c, bad) : 0;
     }
     if (n > c->tmp_n) {
         free(c->tmp);
@@ -268,7 +281,8 @@ static int read_chunk(void *ud, size_t off, void *dstv, size_t n) {
         c->tmp_n = n;
     }
     const int64_t hd = c->s->rows / c->s->permute_heads, w = c->s->cols ? c->s->cols : 1;
-    dequant_rows(c->t, off / row, n / row, c->tmp);
+    const size_t bad = dequant_rows(c->t, off / row, n / row, c->tmp);
+    if (bad) return non_finite(c, bad);
     unpermute_rows(c->tmp, dst, (int)((int64_t)n / (hd * w)), hd, c->s->cols);
     return 0;
 }
@@ -336,6 +350,7 @@ int load_gguf(model *m, const char *path, const model_load_opts *opts) {
         const spec *s = &specs.v[i];
         rd.t = gguf_find_tensor(&g, s->name);
         rd.s = s;
+        rd.path = path;
         const size_t row = (size_t)rd.t->ne[0];
         /* whole rows (a vector is one row); for un-permuted q / k matrices whole heads (hd rows) */
         const size_t granule = s->permute_heads && s->cols ? (size_t)(s->rows / s->permute_heads) * row : row;

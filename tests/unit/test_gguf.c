@@ -248,6 +248,7 @@ typedef struct {
     const char *typed_tensor;  /* written as type `type` */
     uint32_t type;
     const char *scaling;       /* {arch}.rope.scaling.type, with factor 4 */
+    const char *nan_tensor;    /* one of its f32 values NaN (a damaged file) */
 } tiny_opts;
 
 enum { TD = 32, TF = 64, TH = 2, TKV = 1, THD = 16, TV = 8 };
@@ -327,6 +328,10 @@ static void build_tiny(buf *b, const tiny_opts *o) {
         if (ts[i].type == GGML_F32) {
             float v = 0.01f;
             for (size_t j = 0; j < ts[i].ne0 * ts[i].ne1; j++) memcpy(b->p + start + o2 + 4 * j, &v, 4);
+            if (o->nan_tensor && !strcmp(ts[i].name, o->nan_tensor)) {
+                v = NAN;
+                memcpy(b->p + start + o2 + 4 * 5, &v, 4);
+            }
         }
         o2 += (int)((tensor_bytes(&ts[i]) + 31) / 32 * 32);
     }
@@ -369,7 +374,7 @@ static void expect_load_error(const tiny_opts *o, const char *want) {
 
 static void model_level_errors(void **state) {
     (void)state;
-    tiny_opts o = {"llama", NULL, NULL, NULL, 0, NULL};
+    tiny_opts o = {"llama", NULL, NULL, NULL, 0, NULL, NULL};
     { /* the valid one loads */
         buf b = {0};
         build_tiny(&b, &o);
@@ -410,6 +415,11 @@ static void model_level_errors(void **state) {
     assert_true(fabs(inv[1] - pow(10000.0, -2.0 / THD) / 4) < 1e-12);
     model_free(&m);
     o.scaling = NULL;
+    o.nan_tensor = "blk.0.ffn_down.weight";
+    expect_load_error(&o, "tensor blk.0.ffn_down.weight: 1 value is not finite (NaN or Inf) after dequantization");
+    o.nan_tensor = "blk.0.attn_q.weight"; /* the un-permuted path */
+    expect_load_error(&o, "tensor blk.0.attn_q.weight: 1 value is not finite");
+    o.nan_tensor = NULL;
     o.arch = "gpt2";
     expect_load_error(&o, "architecture gpt2 is not supported");
 }
