@@ -2,8 +2,9 @@
 # what it writes at small shapes loads in graft with the shapes, types and
 # tokenizer the script says it wrote (its --manifest), generates, is the same
 # for the same seed, and refuses shapes its types cannot hold. With the gguf
-# package (GRAFT_GGUF_PY: its wheel or an unpacked folder; else
-# /tmp/whl/gguf-*.whl), llama.cpp's own reader reads the same tensor list and
+# package (GRAFT_GGUF_PY: its wheel or an unpacked folder; else gguf 0.19.0's
+# wheel, fetched once with `pip download --no-deps` into the user's cache,
+# nothing installed), llama.cpp's own reader reads the same tensor list and
 # its dequantizer finds every quantized weight finite, with a standard
 # deviation near the 0.02 the script aims for.
 . "$(dirname "$0")/../lib.sh"
@@ -92,9 +93,19 @@ cmp -s "$TMP/qwen2_q4km.gguf" "$TMP/other.gguf" && fail "--seed 1 wrote the same
 expect_error "rows of 96 values are not whole q6_k blocks of 256" python3 "$W" "$TMP/narrow.json" "$TMP/narrow.gguf" --type q4_k_m
 [ -e "$TMP/narrow.gguf" ] || [ -e "$TMP/narrow.gguf.tmp" ] && fail "a refused write left a file behind"
 
-GGUF_PY=${GRAFT_GGUF_PY:-$(ls /tmp/whl/gguf-*.whl 2>/dev/null | head -n 1)}
+GGUF_PY=${GRAFT_GGUF_PY:-}
+if [ -z "$GGUF_PY" ]; then
+    wheels=${XDG_CACHE_HOME:-$HOME/.cache}/graft/wheels
+    GGUF_PY=$(ls "$wheels"/gguf-0.19.0-*.whl 2>/dev/null | head -n 1)
+    if [ -z "$GGUF_PY" ]; then
+        mkdir -p "$wheels"
+        python3 -m pip download --disable-pip-version-check --no-deps -q -d "$wheels" gguf==0.19.0 \
+            >"$TMP/pip.log" 2>&1 || true
+        GGUF_PY=$(ls "$wheels"/gguf-0.19.0-*.whl 2>/dev/null | head -n 1)
+    fi
+fi
 [ -n "$GGUF_PY" ] && [ -e "$GGUF_PY" ] ||
-    skip "SKIP (graft's checks passed): the gguf package for the reader check is missing (set GRAFT_GGUF_PY to its wheel or folder)"
+    skip "SKIP (graft's checks passed): no gguf package for the reader check (pip download gguf==0.19.0: $(tail -n 1 "$TMP/pip.log" 2>/dev/null); or set GRAFT_GGUF_PY to its wheel or folder)"
 python3 - "$GGUF_PY" "$TMP" <<'EOF' || fail "the gguf package's reading differs"
 import json, sys
 sys.path.insert(0, sys.argv[1])
