@@ -319,7 +319,11 @@ int cli_launch_ranks(const char *cmd, int argc, char **argv, int ranks, bool gpu
     sigaction(SIGTERM, &old_term, NULL);
     launched_pid = 0;
     int rc = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
-    if (forwarded) cli_record_stop(forwarded); /* main ends this process by the same signal (exit status 130 / 143) */
+    /* main ends this process by the same signal (exit status 130 / 143) when the
+     * job stopped for it; a job that finished its work before the signal took
+     * effect (it came during the last step) exits 0 like the ranks did, instead
+     * of 130 without a word */
+    if (forwarded && rc != 0) cli_record_stop(forwarded);
     if (rc != 0 && !w.graft_said) {
         if (forwarded)
             fprintf(stderr, "graft %s: stopped by %s\n", cmd, forwarded == SIGINT ? "SIGINT" : "SIGTERM");
