@@ -106,10 +106,8 @@ int mem_estimate_job(mem_estimate *out, const mem_job *j) {
          * logits in row chunks (tf_logit_rows); the evaluation run; the
          * align phase's two [N, D] buffers per GDN layer */
         const size_t N = (size_t)j->train_B * j->train_T;
-        const int rows = tf_logit_rows(N, c->vocab_size);
-        const tf_run_opts so = {.B = j->train_B, .T = j->train_T, .train = true, .recompute = j->recompute,
-                                .logit_rows = rows};
-        const tf_run_opts to = {.B = j->train_B, .T = j->train_T, .logit_rows = rows};
+        const tf_run_opts so = {.B = j->train_B, .T = j->train_T, .train = true, .recompute = j->recompute};
+        const tf_run_opts to = {.B = j->train_B, .T = j->train_T};
         const tf_run_opts eo = {.B = j->eval_B > 0 ? j->eval_B : j->train_B, .T = j->train_T};
         size_t runs = run_bytes(j, &so, j->train_gdn) + run_bytes(j, &to, 0) + run_bytes(j, &eo, j->train_gdn);
         if (j->sample_B > 0) {

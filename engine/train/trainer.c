@@ -165,14 +165,13 @@ static int bufs_open(train_bufs *b, const train_opts *o, transformer *student, t
     gf_backend *be = student->be;
     const model_config *c = &student->cfg;
     const int L = c->n_layers, N = o->batch * o->ctx;
-    const int rows = tf_logit_rows((size_t)N, c->vocab_size);
     /* both runs stop between layers when *stop is set; ranks of a job stop
      * together after a step instead (a rank leaving a step half-way would
      * leave the others waiting in the gradient all-reduce) */
     if (comm_size(be_comm(be)) > 1) stop = NULL;
-    const tf_run_opts so = {.B = o->batch, .T = o->ctx, .train = true, .recompute = o->recompute, .logit_rows = rows,
-                            .cancel = stop};
-    const tf_run_opts to = {.B = o->batch, .T = o->ctx, .logit_rows = rows, .cancel = stop};
+    /* logit rows: tf_logit_rows for both (the KL loop walks their chunks together) */
+    const tf_run_opts so = {.B = o->batch, .T = o->ctx, .train = true, .recompute = o->recompute, .cancel = stop};
+    const tf_run_opts to = {.B = o->batch, .T = o->ctx, .cancel = stop};
     if (tf_run_open(&b->sr, student, &so) != 0 || tf_run_open(&b->tr, teacher, &to) != 0) return -1;
     const size_t n = student->layout.total;
     if (be_alloc(be, &b->m, n, GF_F32) != 0 || be_alloc(be, &b->v, n, GF_F32) != 0)
