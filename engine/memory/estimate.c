@@ -103,10 +103,10 @@ int mem_estimate_job(mem_estimate *out, const mem_job *j) {
         out->part[MEM_TRAIN_BLOCKS] = n * (as + (j->act == GF_F32 ? 0 : 4) + 4);
         out->part[MEM_MOMENTS] = 2 * n * 4;
         /* the trainer's runs: the student's (training) and the teacher's, with the
-         * logits in row chunks of at most 32M values; the evaluation run; the
+         * logits in row chunks (tf_logit_rows); the evaluation run; the
          * align phase's two [N, D] buffers per GDN layer */
-        const size_t N = (size_t)j->train_B * j->train_T, V = (size_t)c->vocab_size, cap = ((size_t)32 << 20) / V;
-        const int rows = (int)(N < cap ? N : cap > 0 ? cap : 1);
+        const size_t N = (size_t)j->train_B * j->train_T;
+        const int rows = tf_logit_rows(N, c->vocab_size);
         const tf_run_opts so = {.B = j->train_B, .T = j->train_T, .train = true, .recompute = j->recompute,
                                 .logit_rows = rows};
         const tf_run_opts to = {.B = j->train_B, .T = j->train_T, .logit_rows = rows};

@@ -238,16 +238,17 @@ static void carve(tf_run *r, arena *ar, gf_dtype act) {
     if (n_gdn) gdn_scratch_take(&r->gs, ar, &tf->gcfg, B, T, act);
 }
 
+int tf_logit_rows(size_t N, int vocab_size) {
+    const size_t cap = TF_LOGIT_CHUNK / (size_t)(vocab_size > 0 ? vocab_size : 1);
+    return (int)(N < cap ? N : cap > 0 ? cap : 1);
+}
+
 /* The options a run really has: S at least T (T when training), logit rows
- * up to 32M logits when not given. */
+ * tf_logit_rows when not given. */
 static tf_run_opts run_opts(const model_config *c, const tf_run_opts *o) {
     tf_run_opts r = *o;
     if (r.S < r.T || r.train) r.S = r.T;
-    if (r.logit_rows <= 0) {
-        const size_t cap = ((size_t)32 << 20) / (size_t)c->vocab_size;
-        const size_t N = (size_t)r.B * r.T;
-        r.logit_rows = (int)(N < cap ? N : cap > 0 ? cap : 1);
-    }
+    if (r.logit_rows <= 0) r.logit_rows = tf_logit_rows((size_t)r.B * r.T, c->vocab_size);
     return r;
 }
 

@@ -165,8 +165,7 @@ static int bufs_open(train_bufs *b, const train_opts *o, transformer *student, t
     gf_backend *be = student->be;
     const model_config *c = &student->cfg;
     const int L = c->n_layers, N = o->batch * o->ctx;
-    const size_t V = (size_t)c->vocab_size, cap = ((size_t)32 << 20) / V;
-    const int rows = (int)((size_t)N < cap ? (size_t)N : cap > 0 ? cap : 1);
+    const int rows = tf_logit_rows((size_t)N, c->vocab_size);
     /* both runs stop between layers when *stop is set; ranks of a job stop
      * together after a step instead (a rank leaving a step half-way would
      * leave the others waiting in the gradient all-reduce) */

@@ -35,8 +35,8 @@
 #define ATTN_FWD_CONFIGS 11
 /* The product's shapes, from bench_attention on the H200 (docs/cuda.md,
  * "Attention forward: what limits it"): with statistics (the teacher forward),
- * without them (training, prefill), and for fewer query rows than one block of
- * the latter holds (decode, where the key range is split; not timed per shape). */
+ * without them (training, prefill), and, with or without, for fewer query rows
+ * than one block of the PLAIN shape holds (decode, where the key range is split). */
 #define ATTN_FWD_DEFAULT_STATS 2
 #define ATTN_FWD_DEFAULT_PLAIN 3
 #define ATTN_FWD_DEFAULT_FEW_ROWS 0

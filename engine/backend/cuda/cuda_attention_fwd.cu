@@ -446,9 +446,9 @@ static_assert(ATTN_FWD_IN_LIST(ATTN_FWD_DEFAULT_STATS) && ATTN_FWD_IN_LIST(ATTN_
 static int cfg_for(gf_backend *be, const attn_fwd_params &p) {
     const int c = cuda_st(be)->attn_cfg;
     if (c >= 0) return c;
-    if (p.stats) return ATTN_FWD_DEFAULT_STATS;
-    const int plain_rows = fwd_shapes[ATTN_FWD_DEFAULT_PLAIN].br;
-    return (size_t)p.T * p.G >= (size_t)plain_rows ? ATTN_FWD_DEFAULT_PLAIN : ATTN_FWD_DEFAULT_FEW_ROWS;
+    /* decode first: with statistics cfg 2 took 0.122 ms for a step over 8191 keys, cfg 0 0.069 */
+    if ((size_t)p.T * p.G < (size_t)fwd_shapes[ATTN_FWD_DEFAULT_PLAIN].br) return ATTN_FWD_DEFAULT_FEW_ROWS;
+    return p.stats ? ATTN_FWD_DEFAULT_STATS : ATTN_FWD_DEFAULT_PLAIN;
 }
 
 void attn_fwd_mma_plan(gf_backend *be, attn_fwd_params &p) {

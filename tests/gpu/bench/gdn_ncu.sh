@@ -26,7 +26,7 @@ col["Kernel Name"] && /gdn_/ {
     name = $col["Kernel Name"]; sub(/^void /, "", name); sub(/[<(].*/, "", name)
     metric = $col["Metric Name"]; unit = $col["Metric Unit"]; val = $col["Metric Value"]; gsub(/[",]/, "", val)
     if (metric == "gpu__time_duration.sum") {
-        t = val; if (unit == "nsecond") t /= 1000; if (unit == "msecond") t *= 1000
+        t = val; if (unit == "nsecond" || unit == "ns") t /= 1000; if (unit == "msecond" || unit == "ms") t *= 1000
         printf "%-24s %10.1f us\n", name, t; sum[name] += t; n[name]++
     } else printf "%-24s %10s %s\n", name, val, metric
 }

@@ -1,43 +1,47 @@
 #!/bin/sh
-# Where a training step's time goes on the GPU: Nsight Systems over
-# bench_cuda_model's plain and hybrid qwen2.5-1.5b steps (B 4 x T 2048; five
-# steps each: two warm-up, three timed), then the kernel summary of each run
-# (total GPU time per kernel name) and the top rows per step.
+# Where a training step's GPU time goes: Nsight Compute (ncu; the GPU machine
+# has it, not Nsight Systems) times every kernel of bench_cuda_model's plain
+# and hybrid qwen2.5-1.5b steps (B 4 x T 2048, bf16), the clocks left alone,
+# one replay pass each; then one whole step (from the embedding kernel to the
+# AdamW kernel) is summed per kernel name, cuBLAS's GEMMs as one row.
 #   sh tests/gpu/bench/profile_train.sh [BUILD] [OUTDIR]
-#     -> OUTDIR/{plain,hybrid}_kern.csv and a table on stdout
-# Needs nsys (Nsight Systems; looked for on PATH, under /usr/local/cuda and
-# /opt/nvidia) and build/gpu/bench_cuda_model (make gpu-tests).
+#     -> OUTDIR/{plain,hybrid}_kernels.csv (ncu's CSV) and a table on stdout
+# The sum is kernel time only: the step's wall time (bench_cuda_model's figure)
+# also holds the gaps between launches.
 set -eu
 BUILD=${1:-build}
 OUTDIR=${2:-$BUILD/gpu/profile}
 cd "$(dirname "$0")/../../.."
 bin="$BUILD/gpu/bench_cuda_model"
 [ -x "$bin" ] || { echo "profile_train: $bin is missing (make gpu-tests)" >&2; exit 1; }
-nsys=$(command -v nsys || ls /usr/local/cuda/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys \
-    /usr/local/cuda/nsight-systems*/bin/nsys 2>/dev/null | head -n 1 || true)
-[ -n "$nsys" ] || { echo "profile_train: no nsys (Nsight Systems) on this machine" >&2; exit 1; }
+command -v ncu >/dev/null 2>&1 || { echo "profile_train: ncu is not on PATH" >&2; exit 1; }
 mkdir -p "$OUTDIR"
-STEPS=5
 for kind in plain hybrid; do
-    rep="$OUTDIR/$kind"
-    "$nsys" profile -t cuda -s none --cpuctxsw none -o "$rep" --force-overwrite true "$bin" "train-$kind" \
-        >"$OUTDIR/$kind.log" 2>&1 || { echo "profile_train: nsys profile failed ($kind):" >&2; tail -n 5 "$OUTDIR/$kind.log" >&2; exit 1; }
-    "$nsys" stats -q -r cuda_gpu_kern_sum -f csv -o "$rep" --force-export true "$rep.nsys-rep" >/dev/null 2>&1 ||
-        { echo "profile_train: nsys stats failed ($kind)" >&2; exit 1; }
-    csv="$rep"_cuda_gpu_kern_sum.csv
-    mv "$csv" "$OUTDIR/${kind}_kern.csv"
-    rm -f "$rep.nsys-rep" "$rep.sqlite"
-    echo "== $kind step (B 4 x T 2048): kernel time per step (of $STEPS steps), top 30"
-    python3 - "$OUTDIR/${kind}_kern.csv" "$STEPS" <<'PY'
-import csv, sys
+    csv="$OUTDIR/${kind}_kernels.csv"
+    # skip the GEMM and copy ceilings measured first; a step is < 2000 launches
+    ncu --clock-control none --metrics gpu__time_duration.sum --csv --launch-skip 400 --launch-count 4500 \
+        "$bin" "train-$kind" 2>/dev/null | grep '^"' >"$csv" || { echo "profile_train: ncu failed ($kind)" >&2; exit 1; }
+    python3 - "$csv" "$kind" <<'PY'
+import csv, re, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
-steps = int(sys.argv[2])
-col = next(k for k in rows[0] if k.startswith("Total Time"))
-scale = 1e-6 if "ns" in col else 1e-3  # to ms
-tot = sum(float(r[col]) for r in rows) * scale / steps
-print(f"all kernels {tot:9.2f} ms a step ({len(rows)} names)")
-for r in sorted(rows, key=lambda r: -float(r[col]))[:30]:
-    ms = float(r[col]) * scale / steps
-    print(f"{ms:9.3f} ms {100 * ms / tot:5.1f}%  x{int(r['Instances']) // steps:<5d} {r['Name'][:90]}")
+unit = {"nsecond": 1e-6, "ns": 1e-6, "usecond": 1e-3, "us": 1e-3, "msecond": 1.0, "ms": 1.0}
+def name(r):
+    return re.sub(r"[<(].*", "", re.sub(r"^void ", "", r["Kernel Name"]))
+seq = [(name(r), float(r["Metric Value"].replace(",", "")) * unit[r["Metric Unit"]]) for r in rows]
+start = next((i for i, (n, _) in enumerate(seq) if n.startswith("embedding")), None)
+end = next((i for i, (n, _) in enumerate(seq) if start is not None and i > start and n.startswith("adamw")), None)
+if end is None:
+    sys.exit(f"profile_train: no whole step (embedding ... adamw) among the {len(seq)} launches timed")
+step = seq[start:end + 1]
+total = sum(t for _, t in step)
+sums = {}
+for n, t in step:
+    key = "GEMM (cuBLAS)" if n.startswith(("nvjet", "cutlass", "sm90_xmma")) or "splitKreduce" in n else n
+    s = sums.setdefault(key, [0.0, 0])
+    s[0] += t
+    s[1] += 1
+print(f"== {sys.argv[2]} step, B 4 x T 2048: {len(step)} kernels, {total:.2f} ms of kernel time")
+for k, (t, c) in sorted(sums.items(), key=lambda kv: -kv[1][0])[:30]:
+    print(f"{t:9.3f} ms {100 * t / total:5.1f}%  x{c:<5d} {k[:80]}")
 PY
 done

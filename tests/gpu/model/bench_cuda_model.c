@@ -195,8 +195,8 @@ static void train_case(gf_backend *be, const bench_ceilings *ce, bool hybrid, in
         return;
     }
     const int N = B * T;
-    const size_t V = (size_t)c.vocab_size, rows = ((size_t)32 << 20) / V; /* logits in row chunks, as the trainer */
-    const tf_run_opts ro = {.B = B, .T = T, .train = true, .logit_rows = (int)(rows < (size_t)N ? rows : (size_t)N)};
+    const int V = c.vocab_size;
+    const tf_run_opts ro = {.B = B, .T = T, .train = true, .logit_rows = tf_logit_rows((size_t)N, V)}; /* as the trainer */
     step_ud u = {&tf, NULL, gf_none(), gf_none(), gf_none(), gf_none(), NULL, B, T, 0};
     int *tok = malloc((size_t)N * sizeof *tok), *tgt = malloc((size_t)N * sizeof *tgt);
     for (int i = 0; i < N; i++) tok[i] = (int)(((unsigned)i * 2654435761u) % (unsigned)V);
