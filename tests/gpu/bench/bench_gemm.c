@@ -4,11 +4,13 @@
  * (4 x 2048): forward y = x W^T, and the backward's dx = dy W and
  * dW += dy^T x (F32 accumulation, beta = 1). Then the two memory-bound ops
  * around them in a training step: cross-entropy over one lm_head chunk of the
- * trainer (220 rows of V 151936, bf16 logits, with and without the gradient)
+ * trainer (tf_logit_rows: 1766 rows of V 151936 at 4 x 2048, bf16 logits,
+ * with and without the gradient)
  * and the global norm's sum of squares over qwen2.5-1.5b's 1.54 G f32
  * gradients, each next to its byte floor. One JSON line per figure.
  *   build/gpu/bench_gemm */
 #include "bench_gpu.h"
+#include "model/transformer.h"
 
 typedef struct {
     gf_backend *be;
@@ -75,12 +77,12 @@ static void sumsq_fn(void *p) {
     be_sumsq(u->be, u->loss, u->g, u->n);
 }
 
-/* Cross-entropy over N rows of V (the trainer's chunk: 32 Mi / V rows) and
+/* Cross-entropy over N rows of V (the trainer's chunk) and
  * sumsq over n f32 gradients. Bytes: the logits read twice (statistics, then
  * the gradient pass) and the gradient written once; without the gradient,
  * read once; sumsq reads every gradient once. */
 static void memory_bound(gf_backend *be, const bench_ceilings *c, int V, size_t n) {
-    const int rows = bench_smoke_mode ? 64 : (32 << 20) / V; /* as engine/train/trainer.c: 220 at V 151936 */
+    const int rows = bench_smoke_mode ? 64 : tf_logit_rows(8192, V); /* as the trainer: 1766 at V 151936 */
     mem_ud u = {be, gf_none(), gf_none(), gf_none(), gf_none(), gf_none(), rows, V, n};
     const gf_dtype A = be_act(be);
     const size_t nz = (size_t)u.N * V, es = gf_dtype_size(A);
