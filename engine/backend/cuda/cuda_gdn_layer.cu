@@ -204,10 +204,10 @@ __global__ void gdn_qkv_bias_kernel(int N, GdnCols pc, T *__restrict__ proj, con
  * thread keeps the last 3 inputs. silu and the norms read qkv_pre as stored
  * (rounded to ACT), as the backward does. */
 template <typename T, int V>
-__global__ void __launch_bounds__(GDN_UNITS_X * GDN_RUNS_Y, 3) gdn_prep_kernel(PrepShape s, const T *__restrict__ proj, const T *__restrict__ w,
-                                const T *__restrict__ tail, const T *__restrict__ a_log, const T *__restrict__ dt_bias,
-                                T *__restrict__ pre, T *__restrict__ q, T *__restrict__ k, T *__restrict__ v,
-                                float *__restrict__ g, float *__restrict__ beta) {
+__global__ void __launch_bounds__(GDN_UNITS_X * GDN_RUNS_Y, 3)
+    gdn_prep_kernel(PrepShape s, const T *__restrict__ proj, const T *__restrict__ w, const T *__restrict__ tail,
+                    const T *__restrict__ a_log, const T *__restrict__ dt_bias, T *__restrict__ pre, T *__restrict__ q,
+                    T *__restrict__ k, T *__restrict__ v, float *__restrict__ g, float *__restrict__ beta) {
     constexpr int NV = GDN_LANE_VECS(V);
     const GdnCols &pc = s.pc;
     BlockPlace bp = block_place();
@@ -218,9 +218,7 @@ __global__ void __launch_bounds__(GDN_UNITS_X * GDN_RUNS_Y, 3) gdn_prep_kernel(P
     if (n0 >= s.N) return; /* the same for the whole warp (one ty) */
     int n1 = n0 + GDN_RUN_FWD < s.N ? n0 + GDN_RUN_FWD : s.N;
     T *out = pu.kind == 0 ? q : pu.kind == 1 ? k : v;
-    /* taps (w [qkv, K]: the V channels' taps are 4V consecutive values, channel
-     * e's tap c at e K + c); inputs of tokens t-3, t-2, t-1 */
-    Packed<T, V> win[NV][GDN_K - 1];
+    Packed<T, V> win[NV][GDN_K - 1]; /* the conv's inputs of tokens t-3, t-2, t-1 */
 #pragma unroll
     for (int i = 0; i < NV; i++)
 #pragma unroll
@@ -429,13 +427,13 @@ extern "C" void cuda_gdn_prep(gf_backend *be, gf_buf qkv_pre, gf_buf q, gf_buf k
  *   (of dproj as stored), part_h [2, gridDim.x, H]: dg g (A_log), du (dt_bias).
  * Shared memory: GDN_UNITS_X GDN_RUNS_Y V floats. */
 template <typename T, int V>
-__global__ void __launch_bounds__(GDN_UNITS_X * GDN_RUNS_Y, 2) gdn_prep_bwd_kernel(PrepShape s, const T *__restrict__ pre, const T *__restrict__ proj,
-                                    const T *__restrict__ w, const T *__restrict__ a_log, const T *__restrict__ dt_bias,
-                                    const T *__restrict__ dq, const T *__restrict__ dk_, const T *__restrict__ dv_,
-                                    const float *__restrict__ dg, const float *__restrict__ dbeta,
-                                    const float *__restrict__ g, const float *__restrict__ beta, T *__restrict__ dproj,
-                                    float *__restrict__ part_w, float *__restrict__ part_b,
-                                    float *__restrict__ part_h) {
+__global__ void __launch_bounds__(GDN_UNITS_X * GDN_RUNS_Y, 2)
+    gdn_prep_bwd_kernel(PrepShape s, const T *__restrict__ pre, const T *__restrict__ proj, const T *__restrict__ w,
+                        const T *__restrict__ a_log, const T *__restrict__ dt_bias, const T *__restrict__ dq,
+                        const T *__restrict__ dk_, const T *__restrict__ dv_, const float *__restrict__ dg,
+                        const float *__restrict__ dbeta, const float *__restrict__ g, const float *__restrict__ beta,
+                        T *__restrict__ dproj, float *__restrict__ part_w, float *__restrict__ part_b,
+                        float *__restrict__ part_h) {
     constexpr int NV = GDN_LANE_VECS(V), KM = GDN_K - 1;
     const GdnCols &pc = s.pc;
     BlockPlace bp = block_place();
@@ -640,8 +638,9 @@ extern "C" void cuda_gdn_prep_backward(gf_backend *be, gf_buf dproj, gf_buf dbqk
         return;
     if (d->conv && !gdn_present(be, conv_w, op, "conv_w")) return;
     gf_buf cw = d->conv ? conv_w : gf_none();
-#define GDN_PREP_BWD_ARGS be, d, dproj, dbqkv, dconv_w, da_log, ddt_bias, dq, dk, dv, dg, dbeta, proj, qkv_pre, g, beta, \
-                          conv_w, a_log, dt_bias
+#define GDN_PREP_BWD_ARGS \
+    be, d, dproj, dbqkv, dconv_w, da_log, ddt_bias, dq, dk, dv, dg, dbeta, proj, qkv_pre, g, beta, conv_w, a_log, \
+        dt_bias
     if (be->act == GF_BF16) {
         if (vec_path<bf16>(d, {dproj, dq, dk, dv, proj, qkv_pre, cw}))
             prep_backward<bf16, 8>(GDN_PREP_BWD_ARGS);
@@ -688,14 +687,20 @@ __global__ void gdn_gated_norm_kernel(int NH, int H, int dv, int shift, float ep
     bool valid = row < NH; /* rows past the end still join the shuffles */
     int n = row / H, h = row - n * H;
     const T *orow = o + (size_t)row * dv, *gp = proj + (size_t)n * pc.width + pc.g + h * dv;
-    float x[NV][V], ss = 0;
+    float x[NV][V], gs[NV][V], ss = 0; /* o; silu(g) w (its loads issued with o's) */
 #pragma unroll
     for (int i = 0; i < NV; i++) {
         int j = norm_j<V>(u, i, dv);
         if (!valid || j < 0) continue;
+        float wj[V];
         load_vec<T, V>(x[i], orow + j);
+        load_vec<T, V>(gs[i], gp + j);
+        load_vec<T, V>(wj, w + j);
 #pragma unroll
-        for (int e = 0; e < V; e++) ss += x[i][e] * x[i][e];
+        for (int e = 0; e < V; e++) {
+            ss += x[i][e] * x[i][e];
+            gs[i][e] = wj[e] * siluf_(gs[i][e]);
+        }
     }
     float r = rsqrtf(group_sum(ss, u.lanes) / (float)dv + eps);
     if (!valid) return; /* after the warp's last shuffle */
@@ -704,11 +709,9 @@ __global__ void gdn_gated_norm_kernel(int NH, int H, int dv, int shift, float ep
     for (int i = 0; i < NV; i++) {
         int j = norm_j<V>(u, i, dv);
         if (j < 0) continue;
-        float wj[V], gj[V], y[V];
-        load_vec<T, V>(wj, w + j);
-        load_vec<T, V>(gj, gp + j);
+        float y[V];
 #pragma unroll
-        for (int e = 0; e < V; e++) y[e] = x[i][e] * r * wj[e] * siluf_(gj[e]);
+        for (int e = 0; e < V; e++) y[e] = x[i][e] * r * gs[i][e];
         store_vec<T, V>(z + (size_t)row * dv + j, y);
     }
 }

@@ -73,7 +73,8 @@ template <typename T, int V> struct Packed {
     __device__ __forceinline__ void store(T *p) const { /* the raw bits back; p as for load */
         if constexpr (V * sizeof(T) % 16 == 0) {
 #pragma unroll
-            for (int i = 0; i < W; i += 4) st_raw<uint4>(p + i * 4 / (int)sizeof(T), make_uint4(u[i], u[i + 1], u[i + 2], u[i + 3]));
+            for (int i = 0; i < W; i += 4)
+                st_raw<uint4>(p + i * 4 / (int)sizeof(T), make_uint4(u[i], u[i + 1], u[i + 2], u[i + 3]));
         } else {
 #pragma unroll
             for (int e = 0; e < V; e++) p[e] = raw(e);
