@@ -600,6 +600,10 @@ static void error_cases(gf_backend *be) {
     gf_gdn_shape s3 = {1, 4, 1, 16, 16, 64, 1.f, false};
     be_gdn_core(be, q, gf_none(), gf_none(), q, q, q, q, g, &s3);
     expect(refused(be, "g is"), "error: g in ACT (bf16) is refused");
+    /* the layer kernels count (token, head) rows in int: 2^32 of them are refused before any buffer is touched */
+    gf_gdn_dims big = {65536, 65536, 16, 1, 16, 16, true, 1e-5f};
+    be_gdn_gated_norm(be, q, g, q, q, q, &big);
+    expect(refused(be, "int counts"), "error: 2^32 (token, head) rows are refused");
     expect(be_sync(be) == 0, "the backend works after refused calls");
     be_free(be, &q);
     be_free(be, &g);
