@@ -294,37 +294,58 @@ static void t_attention_backward(int B, int T, int H, int KV, int hd) {
 
 /* ------------------------------------------------------------- losses, optimizer */
 
-static void t_cross_entropy(int N, int V, bool in_place) {
+/* Rows of V logits starting `off` elements into their buffer (odd offsets and V:
+ * rows whose starts are not 16-byte aligned, the kernels' element-wise path);
+ * the gradient in place, or apart as ACT or F32 (bf16 logits, f32 gradient). */
+static void t_cross_entropy(int N, int V, size_t off, bool in_place, bool d_f32) {
     char name[96];
-    pair z = mk_rand((size_t)N * V, ACT, 6.0f), tg = mk(N, GF_I32), loss = mk_rand(1, GF_F64, 3.0f);
+    const size_t n = (size_t)N * V;
+    pair z = mk_rand(n + off, ACT, 6.0f), tg = mk(N, GF_I32), loss = mk_rand(1, GF_F64, 3.0f);
     int *t = malloc(N * sizeof *t);
     for (int i = 0; i < N; i++) t[i] = i == 1 ? -1 : (int)(rng_next() % (uint64_t)V);
+    if (N > 2) t[2] = V - 1; /* in the row's last elements */
     put_i32(&tg, t);
-    pair d = in_place ? z : mk((size_t)N * V, ACT);
+    pair d = in_place ? z : mk(n + off, d_f32 ? GF_F32 : ACT);
     if (!in_place) poison(&d);
-    be_cross_entropy(G.cpu, loss.c, d.c, z.c, tg.c, N, V, 0.25f);
-    be_cross_entropy(G.gpu, loss.g, d.g, z.g, tg.g, N, V, 0.25f);
-    snprintf(name, sizeof name, "cross_entropy N %d V %d loss (+=)%s", N, V, in_place ? " in place" : "");
+    be_cross_entropy(G.cpu, loss.c, gf_at(d.c, off), gf_at(z.c, off), tg.c, N, V, 0.25f);
+    be_cross_entropy(G.gpu, loss.g, gf_at(d.g, off), gf_at(z.g, off), tg.g, N, V, 0.25f);
+    const char *how = in_place ? " in place" : d_f32 ? " f32 grad" : "";
+    snprintf(name, sizeof name, "cross_entropy N %d V %d off %zu loss (+=)%s", N, V, off, how);
     cmp(name, &loss, 1e-5);
-    snprintf(name, sizeof name, "cross_entropy N %d V %d grad", N, V);
-    cmp(name, &d, tol_ew());
+    snprintf(name, sizeof name, "cross_entropy N %d V %d off %zu grad%s", N, V, off, how);
+    cmp_range(name, &d, off, n, d_f32 ? 1e-5 : tol_ew()); /* f32 gradient: float arithmetic, 1e-5 */
     free(t);
     if (!in_place) drop(&d);
     drop(&z), drop(&tg), drop(&loss);
 }
 
-static void t_kl(int N, int V, float tau) {
+static void t_kl(int N, int V, float tau, size_t off, bool in_place) {
     char name[96];
-    pair s = mk_rand((size_t)N * V, ACT, 5.0f), t = mk_rand((size_t)N * V, ACT, 5.0f), loss = mk_rand(1, GF_F64, 1.0f);
-    pair d = mk(s.n, ACT);
-    poison(&d);
-    be_kl_div(G.cpu, loss.c, d.c, s.c, t.c, N, V, tau, 0.5f);
-    be_kl_div(G.gpu, loss.g, d.g, s.g, t.g, N, V, tau, 0.5f);
-    snprintf(name, sizeof name, "kl_div N %d V %d tau %.1f loss (+=)", N, V, tau);
+    const size_t n = (size_t)N * V;
+    pair s = mk_rand(n + off, ACT, 5.0f), t = mk_rand(n, ACT, 5.0f), loss = mk_rand(1, GF_F64, 1.0f);
+    pair d = in_place ? s : mk(n + off, ACT);
+    if (!in_place) poison(&d);
+    be_kl_div(G.cpu, loss.c, gf_at(d.c, off), gf_at(s.c, off), t.c, N, V, tau, 0.5f);
+    be_kl_div(G.gpu, loss.g, gf_at(d.g, off), gf_at(s.g, off), t.g, N, V, tau, 0.5f);
+    snprintf(name, sizeof name, "kl_div N %d V %d tau %.1f off %zu loss (+=)%s", N, V, tau, off,
+             in_place ? " in place" : "");
     cmp(name, &loss, 1e-5);
-    snprintf(name, sizeof name, "kl_div N %d V %d tau %.1f grad", N, V, tau);
-    cmp(name, &d, tol_ew());
-    drop(&s), drop(&t), drop(&loss), drop(&d);
+    snprintf(name, sizeof name, "kl_div N %d V %d tau %.1f off %zu grad", N, V, tau, off);
+    cmp_range(name, &d, off, n, tol_ew());
+    if (!in_place) drop(&d);
+    drop(&s), drop(&t), drop(&loss);
+}
+
+/* sumsq of n floats starting `off` floats into the buffer (a head before the
+ * first 16-byte boundary, float4s, a tail) */
+static void t_sumsq(size_t n, size_t off) {
+    char name[96];
+    pair g = mk_rand(n + off, GF_F32, 1.0f), acc = mk_rand(1, GF_F64, 10.0f);
+    be_sumsq(G.cpu, acc.c, gf_at(g.c, off), n);
+    be_sumsq(G.gpu, acc.g, gf_at(g.g, off), n);
+    snprintf(name, sizeof name, "sumsq %zu off %zu (+=)", n, off);
+    cmp(name, &acc, 1e-12); /* double sums of the same float squares, another order */
+    drop(&g), drop(&acc);
 }
 
 static void t_mse_l2(int N, int D) {
@@ -520,10 +541,27 @@ static void run_all(void) {
     t_attention_backward(1, 70, 4, 2, 80);
     if (!quick) t_attention_backward(1, 1000, 12, 2, 128);
 
-    t_cross_entropy(7, 1000, false);
-    t_cross_entropy(3, 151936, true);
-    t_kl(5, 1000, 2.0f);
-    t_kl(2, 151936, 1.0f);
+    t_cross_entropy(7, 1000, 0, false, false);
+    t_cross_entropy(3, 151936, 0, true, false);
+    /* the emulation's shapes: rows split over 3 blocks (8192 logits each), V not a multiple of 8, rows
+     * starting unaligned, the gradient in place or f32 */
+    t_cross_entropy(5, 2 * 8192 + 13, 0, false, false);
+    t_cross_entropy(5, 2 * 8192 + 13, 0, false, true);
+    t_cross_entropy(5, 2 * 8192 + 16, 1, true, false);
+    t_cross_entropy(4, 2 * 8192 + 13, 3, false, true);
+    t_cross_entropy(4, 7, 0, false, false);
+    t_cross_entropy(220, 151936, 0, true, false); /* the trainer's chunk at qwen2.5's vocabulary */
+    t_kl(5, 1000, 2.0f, 0, false);
+    t_kl(2, 151936, 1.0f, 0, false);
+    t_kl(3, 2 * 8192 + 13, 2.0f, 0, true);
+    t_kl(3, 8192 + 8, 2.0f, 1, true);
+    t_kl(2, 8192 + 3, 1.0f, 2, false);
+    for (size_t off = 0; off < 4; off++) {
+        t_sumsq(1003, off);
+        t_sumsq(2 * 132 * 8 * 256 * 4 * 4 + 7, off); /* every block, two batches of float4s per thread */
+    }
+    t_sumsq(2, 1);
+    t_sumsq(5, 3);
     t_mse_l2(9, 96);
     t_optim(100003);
     t_tasks();

@@ -5,13 +5,41 @@
 
 #include "backend/cuda/cuda_ops.cuh"
 
+#define SUMSQ_THREADS 256
+#define SUMSQ_BATCH 4 /* float4 loads a thread has in flight */
+
 /* parts[block] = sum of x[i]^2 over the block's elements (double per thread);
- * cuda_sum_parts adds the blocks to acc in a fixed order. */
-__global__ void sumsq_kernel(double *parts, const float *x, size_t n) {
+ * cuda_sum_parts adds the blocks to acc in a fixed order. The body x[head,
+ * head + 4 n4) is read as float4 (x + head is 16-byte aligned), float4 j by
+ * thread j mod (grid threads), SUMSQ_BATCH loads before their squares are
+ * added; the head (up to 3 elements before it) and the tail (up to 3 after)
+ * one element per thread. Which thread adds which element depends only on n,
+ * the alignment and the grid: the same bits every run. */
+__global__ void sumsq_kernel(double *parts, const float *x, size_t head, size_t n4, size_t n) {
     __shared__ double red[32];
+    const size_t tid = (size_t)blockIdx.x * blockDim.x + threadIdx.x, nt = (size_t)gridDim.x * blockDim.x;
+    const float4 *body = (const float4 *)(x + head);
     double s = 0;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        const double v = x[i];
+    for (size_t b = tid; b < n4; b += SUMSQ_BATCH * nt) {
+        float4 v[SUMSQ_BATCH];
+#pragma unroll
+        for (int u = 0; u < SUMSQ_BATCH; u++) {
+            const size_t j = b + u * nt;
+            v[u] = j < n4 ? body[j] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        }
+#pragma unroll
+        for (int u = 0; u < SUMSQ_BATCH; u++) {
+            const double a = v[u].x, c = v[u].y, d = v[u].z, e = v[u].w;
+            s += a * a;
+            s += c * c;
+            s += d * d;
+            s += e * e;
+        }
+    }
+    /* the head and the tail: at most 6 elements */
+    const size_t rest = n - 4 * n4;
+    if (tid < rest) {
+        const double v = x[tid < head ? tid : tid + 4 * n4];
         s += v * v;
     }
     s = block_sum(s, red);
@@ -24,11 +52,17 @@ extern "C" void cuda_sumsq(gf_backend *be, gf_buf acc, gf_buf x, size_t n) {
         !cuda_want(be, op, "x", x, GF_F32))
         return;
     if (!n) return;
-    const unsigned cap = 4u * (unsigned)cuda_of(be)->prop.multiProcessorCount;
-    const unsigned grid = cuda_grid(n, 256, cap);
+    /* floats before the first 16-byte boundary (a float pointer is 4-byte aligned) */
+    const uintptr_t mis = ((uintptr_t)x.ptr & 15u) / 4u;
+    size_t head = mis ? 4 - mis : 0;
+    if (head > n) head = n;
+    const size_t n4 = (n - head) / 4;
+    /* enough threads for full occupancy (2048 per SM), each with SUMSQ_BATCH float4s to go */
+    const unsigned cap = 8u * (unsigned)cuda_of(be)->prop.multiProcessorCount;
+    const unsigned grid = cuda_grid(n4 ? (n4 + SUMSQ_BATCH - 1) / SUMSQ_BATCH : 1, SUMSQ_THREADS, cap);
     double *parts = (double *)cuda_scratch(be, grid * sizeof(double), op);
     if (!parts) return;
-    cuda_launch(grid, 256, 0, cuda_stream(be), sumsq_kernel, parts, (const float *)x.ptr, n);
+    cuda_launch(grid, SUMSQ_THREADS, 0, cuda_stream(be), sumsq_kernel, parts, (const float *)x.ptr, head, n4, n);
     cuda_sum_parts(be, (double *)acc.ptr, parts, grid, 1);
     cuda_scratch_free(be, parts);
     cuda_after(be, op);

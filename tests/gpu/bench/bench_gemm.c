@@ -2,9 +2,15 @@
  * be_linear_backward: cublasLt, fp32 accumulation) at 8192^3 and at the
  * projection shapes of the teachers in ../shared/configs, N = 8192 tokens
  * (4 x 2048): forward y = x W^T, and the backward's dx = dy W and
- * dW += dy^T x (F32 accumulation, beta = 1). One JSON line per figure.
+ * dW += dy^T x (F32 accumulation, beta = 1). Then the two memory-bound ops
+ * around them in a training step: cross-entropy over one lm_head chunk of the
+ * trainer (tf_logit_rows: 1766 rows of V 151936 at 4 x 2048, bf16 logits,
+ * with and without the gradient)
+ * and the global norm's sum of squares over qwen2.5-1.5b's 1.54 G f32
+ * gradients, each next to its byte floor. One JSON line per figure.
  *   build/gpu/bench_gemm */
 #include "bench_gpu.h"
+#include "model/transformer.h"
 
 typedef struct {
     gf_backend *be;
@@ -56,6 +62,56 @@ static void shape(gf_backend *be, const bench_ceilings *c, const char *model, co
         be_free(be, &u.dx), be_free(be, &u.dW);
 }
 
+typedef struct {
+    gf_backend *be;
+    gf_buf loss, logits, dlogits, targets, g;
+    int N, V;
+    size_t n;
+} mem_ud;
+static void ce_fn(void *p) {
+    mem_ud *u = p;
+    be_cross_entropy(u->be, u->loss, u->dlogits, u->logits, u->targets, u->N, u->V, 1.0f / (float)u->N);
+}
+static void sumsq_fn(void *p) {
+    mem_ud *u = p;
+    be_sumsq(u->be, u->loss, u->g, u->n);
+}
+
+/* Cross-entropy over N rows of V (the trainer's chunk) and
+ * sumsq over n f32 gradients. Bytes: the logits read twice (statistics, then
+ * the gradient pass) and the gradient written once; without the gradient,
+ * read once; sumsq reads every gradient once. */
+static void memory_bound(gf_backend *be, const bench_ceilings *c, int V, size_t n) {
+    const int rows = bench_smoke_mode ? 64 : tf_logit_rows(8192, V); /* as the trainer: 1766 at V 151936 */
+    mem_ud u = {be, gf_none(), gf_none(), gf_none(), gf_none(), gf_none(), rows, V, n};
+    const gf_dtype A = be_act(be);
+    const size_t nz = (size_t)u.N * V, es = gf_dtype_size(A);
+    if (be_alloc(be, &u.loss, 1, GF_F64) < 0 || be_alloc(be, &u.logits, nz, A) < 0 ||
+        be_alloc(be, &u.dlogits, nz, A) < 0 || be_alloc(be, &u.targets, (size_t)u.N, GF_I32) < 0)
+        bench_die(be, "alloc");
+    bench_fill(be, u.logits, nz, 8.0f, 8);
+    be_zero(be, u.loss, 1);
+    int *t = malloc((size_t)u.N * sizeof *t);
+    if (!t) bench_die(be, "host alloc");
+    for (int i = 0; i < u.N; i++) t[i] = (int)(((uint64_t)i * 2654435761u) % (uint64_t)V);
+    if (be_upload(be, u.targets, t, GF_I32, (size_t)u.N) < 0) bench_die(be, "upload");
+    free(t);
+    char what[128];
+    snprintf(what, sizeof what, "cross_entropy %s %d x %d + grad", gf_dtype_name(A), u.N, V);
+    bench_report("loss", what, bench_time(be, ce_fn, &u, 9), 0, 3.0 * (double)nz * es, c, "");
+    const gf_buf d = u.dlogits;
+    u.dlogits = gf_none();
+    snprintf(what, sizeof what, "cross_entropy %s %d x %d loss only", gf_dtype_name(A), u.N, V);
+    bench_report("loss", what, bench_time(be, ce_fn, &u, 9), 0, (double)nz * es, c, "");
+    u.dlogits = d;
+    be_free(be, &u.logits), be_free(be, &u.dlogits), be_free(be, &u.targets);
+    if (be_alloc(be, &u.g, n, GF_F32) < 0) bench_die(be, "alloc");
+    bench_fill(be, u.g, n, 1.0f, 9);
+    snprintf(what, sizeof what, "sumsq f32 %zu", n);
+    bench_report("optim", what, bench_time(be, sumsq_fn, &u, 9), 0, 4.0 * (double)n, c, "");
+    be_free(be, &u.g), be_free(be, &u.loss);
+}
+
 int main(void) {
     gf_backend *be = bench_open_or_skip();
     fprintf(stderr, "bench_gemm on %s\n", be_name(be));
@@ -71,6 +127,8 @@ int main(void) {
     shape(be, &c, "qwen3-8b", "qkv", N, 4096, 4096 + 2 * 1024, false);
     shape(be, &c, "qwen3-8b", "gate|up", N, 4096, 2 * 12288, false);
     shape(be, &c, "qwen3-8b", "down", N, 12288, 4096, false);
+    /* qwen2.5-1.5b: V 151936, 1,543,714,304 parameters (tied embeddings) */
+    memory_bound(be, &c, bench_smoke_mode ? 1000 : 151936, bench_smoke_mode ? (size_t)100003 : (size_t)1543714304);
     if (be_sync(be) < 0) bench_die(be, "end");
     be_close(be);
     return 0;

@@ -532,6 +532,189 @@ static void ops_cases(bool fp32) {
     }
 }
 
+/* ------------------------------------------------------------- split-row losses, sumsq */
+
+/* n elements of type t at element offset `off` into their allocation (off 0 is
+ * 16-byte aligned: the kernels' packed path; other offsets: single elements). */
+struct view {
+    tensor mem;
+    size_t off;
+    view(size_t n, gf_dtype t, size_t off_) : mem(n + off_, t), off(off_) {}
+    gf_buf buf() { return gf_at(mem.buf(), off); }
+    void put(const std::vector<double> &x) {
+        std::vector<double> all(off, 0.0);
+        all.insert(all.end(), x.begin(), x.end());
+        mem.put(all);
+    }
+    std::vector<double> get() {
+        auto all = mem.get();
+        return std::vector<double>(all.begin() + (long)off, all.end());
+    }
+};
+
+static const char *ty(gf_dtype t) { return t == GF_BF16 ? "bf16" : "f32"; }
+/* Tolerance of a gradient stored as t: bf16 rounding (RMS ~2.3e-3 relative), or
+ * float exp / log against double (~1e-7 per element). */
+static double grad_tol(gf_dtype t) { return t == GF_BF16 ? 1e-2 : 2e-6; }
+
+static bool same_bits(const std::vector<double> &a, const std::vector<double> &b) {
+    return a.size() == b.size() && memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
+}
+static void check_same(const char *what, bool same) {
+    printf("%s  %-64s\n", same ? "PASS" : "FAIL", what);
+    same ? passed++ : failed++;
+}
+
+/* Cross-entropy over N rows of V (rows 1 and N - 1 skipped) with logits of
+ * type lt at element offset off, the gradient of type dt (in place: replacing
+ * the logits), against float64; then the loss alone, and the same inputs at
+ * offset 0 when off > 0, give the same bits. */
+static void ce_case(gf_dtype lt, gf_dtype dt, int N, int V, size_t off, bool in_place) {
+    fake_be f(false, -1, 0);
+    gf_backend *be = &f.be;
+    char name[160];
+    const size_t n = (size_t)N * V;
+    auto z = rand_vec(n, 6.0, lt == GF_BF16);
+    std::vector<int> tg(N);
+    for (int i = 0; i < N; i++) tg[i] = i == 1 || i == N - 1 ? -1 : (int)(urand() * V);
+    if (N > 2) tg[2] = V - 1; /* the target in the row's tail (V % 8 elements) */
+    if (N > 3) tg[3] = 0;
+    tensor ttg(N, GF_I32), tl(1, GF_F64), tl2(1, GF_F64);
+    memcpy(ttg.ptr(), tg.data(), N * sizeof(int));
+    view tz(n, lt, off), td(n, dt, off);
+    tz.put(z), tl.put({1.5}), tl2.put({1.5});
+    double rl = 1.5;
+    std::vector<double> rd(n, 0.0);
+    for (int r = 0; r < N; r++) {
+        if (tg[r] < 0) continue;
+        const double *zr = &z[(size_t)r * V];
+        double m = -INFINITY, sum = 0;
+        for (int i = 0; i < V; i++) m = fmax(m, zr[i]);
+        for (int i = 0; i < V; i++) sum += exp(zr[i] - m);
+        rl += m + log(sum) - zr[tg[r]];
+        for (int i = 0; i < V; i++) rd[(size_t)r * V + i] = 0.25 * (exp(zr[i] - m) / sum - (i == tg[r]));
+    }
+    const char *how = in_place ? "in place" : "";
+    cuda_cross_entropy(be, tl2.buf(), gf_none(), tz.buf(), ttg.buf(), N, V, 0.25f); /* loss alone first */
+    cuda_cross_entropy(be, tl.buf(), in_place ? tz.buf() : td.buf(), tz.buf(), ttg.buf(), N, V, 0.25f);
+    const auto grad = in_place ? tz.get() : td.get();
+    /* lse in float: ~1e-7 of |lse| (about 10) per row, against a sum of N such rows and 1.5 */
+    snprintf(name, sizeof name, "ce %s->%s %dx%d off %zu %s loss (+=)", ty(lt), ty(dt), N, V, off, how);
+    check(name, tl.get(), {rl}, 1e-6);
+    snprintf(name, sizeof name, "ce %s->%s %dx%d off %zu %s grad", ty(lt), ty(dt), N, V, off, how);
+    check(name, grad, rd, grad_tol(dt));
+    snprintf(name, sizeof name, "ce %s %dx%d off %zu loss alone: the same bits", ty(lt), N, V, off);
+    check_same(name, same_bits(tl.get(), tl2.get()));
+    if (be->error[0]) {
+        printf("FAIL  ce: error: %s\n", be->error);
+        failed++;
+    }
+    if (!off) return;
+    fake_be f0(false, -1, 0);
+    view az(n, lt, 0), ad(n, dt, 0);
+    tensor al(1, GF_F64);
+    az.put(z), al.put({1.5});
+    if (((uintptr_t)az.buf().ptr & 15u) != 0) {
+        printf("FAIL  ce: the aligned allocation is not 16-byte aligned\n");
+        failed++;
+    }
+    cuda_cross_entropy(&f0.be, al.buf(), in_place ? az.buf() : ad.buf(), az.buf(), ttg.buf(), N, V, 0.25f);
+    snprintf(name, sizeof name, "ce %s->%s %dx%d packed (off 0) and off %zu: the same bits", ty(lt), ty(dt), N, V, off);
+    check_same(name, same_bits(al.get(), tl.get()) && same_bits(in_place ? az.get() : ad.get(), grad));
+}
+
+/* KL with temperature 2 over N rows of V: student st at offset off, teacher
+ * tt at offset 0, the gradient dt (in place: replacing the student). */
+static void kl_case(gf_dtype st, gf_dtype tt, gf_dtype dt, int N, int V, size_t off, bool in_place) {
+    fake_be f(false, -1, 0);
+    gf_backend *be = &f.be;
+    char name[160];
+    const size_t n = (size_t)N * V;
+    const double tau = 2.0;
+    auto zs = rand_vec(n, 6.0, st == GF_BF16), zt = rand_vec(n, 6.0, tt == GF_BF16);
+    view ts(n, st, off), tt_(n, tt, 0), td(n, dt, off);
+    tensor tl(1, GF_F64);
+    ts.put(zs), tt_.put(zt), tl.put({0.25});
+    double kl = 0.25;
+    std::vector<double> rd(n);
+    for (int r = 0; r < N; r++) {
+        const double *a = &zs[(size_t)r * V], *b = &zt[(size_t)r * V];
+        double ms = -INFINITY, mt = -INFINITY, ss = 0, sst = 0;
+        for (int i = 0; i < V; i++) ms = fmax(ms, a[i] / tau), mt = fmax(mt, b[i] / tau);
+        for (int i = 0; i < V; i++) ss += exp(a[i] / tau - ms), sst += exp(b[i] / tau - mt);
+        for (int i = 0; i < V; i++) {
+            const double ls = a[i] / tau - ms - log(ss), lt = b[i] / tau - mt - log(sst);
+            kl += tau * tau * exp(lt) * (lt - ls);
+            rd[(size_t)r * V + i] = 0.5 * tau * (exp(ls) - exp(lt));
+        }
+    }
+    cuda_kl_div(be, tl.buf(), in_place ? ts.buf() : td.buf(), ts.buf(), tt_.buf(), N, V, (float)tau, 0.5f);
+    /* y = z / tau - lse in float (~1e-6 absolute) weighted by p_t: ~1e-6 of a KL of order 1 per row */
+    snprintf(name, sizeof name, "kl %s,%s->%s %dx%d off %zu %s loss (+=)", ty(st), ty(tt), ty(dt), N, V, off,
+             in_place ? "in place" : "");
+    check(name, tl.get(), {kl}, 1e-5);
+    snprintf(name, sizeof name, "kl %s,%s->%s %dx%d off %zu %s grad", ty(st), ty(tt), ty(dt), N, V, off,
+             in_place ? "in place" : "");
+    check(name, in_place ? ts.get() : td.get(), rd, grad_tol(dt));
+    if (be->error[0]) {
+        printf("FAIL  kl: error: %s\n", be->error);
+        failed++;
+    }
+}
+
+/* sumsq of n floats at offset off (head, float4 body, tail) on a GPU of `sms`
+ * multiprocessors (few: several blocks, each thread several batches). */
+static void sumsq_case(size_t n, size_t off, int sms) {
+    fake_be f(true, -1, 0);
+    f.st.base.prop.multiProcessorCount = sms;
+    char name[160];
+    std::vector<double> g(n);
+    for (auto &e : g) e = (float)(2 * urand() - 1);
+    view tg(n, GF_F32, off);
+    tensor tacc(1, GF_F64);
+    tg.put(g), tacc.put({2.0});
+    double ss = 2.0;
+    for (double e : g) ss += e * e;
+    cuda_sumsq(&f.be, tacc.buf(), tg.buf(), n);
+    /* double sums of the same positive float squares in another order: the reference's one-by-one sum is
+     * within (n + 1) 2^-53 relative of the exact sum at worst, the kernel's tree much closer */
+    snprintf(name, sizeof name, "sumsq n %zu off %zu, %d SMs (+=)", n, off, sms);
+    check(name, tacc.get(), {ss}, fmax(1e-15, (double)(n + 1) * 0x1p-53));
+    if (f.be.error[0]) {
+        printf("FAIL  sumsq: error: %s\n", f.be.error);
+        failed++;
+    }
+}
+
+static void loss_cases() {
+    /* V = 2 spans + 13: three splits, the last one's tail 13 % 8 = 5 (bf16) or 1 (f32) elements; rows of an
+     * odd V start unaligned every other row */
+    const int V3 = 2 * 8192 + 13;
+    for (gf_dtype lt : {GF_F32, GF_BF16})
+        for (gf_dtype dt : {GF_F32, GF_BF16}) ce_case(lt, dt, 5, V3, 0, false);
+    ce_case(GF_BF16, GF_BF16, 5, V3, 0, true);
+    ce_case(GF_F32, GF_F32, 4, V3, 0, true);
+    ce_case(GF_BF16, GF_BF16, 5, 2 * 8192 + 16, 1, true); /* every row unaligned */
+    ce_case(GF_BF16, GF_F32, 4, V3, 3, false);
+    ce_case(GF_F32, GF_BF16, 4, 8192 + 4, 2, false);
+    ce_case(GF_F32, GF_F32, 4, 8192, 1, true); /* exactly one span */
+    ce_case(GF_BF16, GF_BF16, 4, 7, 0, false); /* shorter than a pack */
+    for (gf_dtype st : {GF_F32, GF_BF16})
+        for (gf_dtype tt : {GF_F32, GF_BF16})
+            for (gf_dtype dt : {GF_F32, GF_BF16}) kl_case(st, tt, dt, 3, V3, 0, false);
+    kl_case(GF_BF16, GF_BF16, GF_BF16, 3, V3, 0, true);
+    kl_case(GF_BF16, GF_F32, GF_BF16, 3, 8192 + 8, 1, true);
+    kl_case(GF_F32, GF_BF16, GF_F32, 2, 8192 + 3, 2, false);
+    for (size_t off : {0, 1, 2, 3}) {
+        sumsq_case(2 * 8 * 256 * 4 * 4 + 7, off, 1); /* 8 blocks, two batches per thread, a tail */
+        sumsq_case(1003, off, 132);
+    }
+    sumsq_case(2, 1, 132); /* all head */
+    sumsq_case(3, 2, 132);
+    sumsq_case(4, 0, 132);
+    sumsq_case(5, 3, 132);
+}
+
 int main() {
     const char *s = getenv("GRAFT_TEST_SEED");
     rng_state = s && *s ? strtoull(s, NULL, 10) : (uint64_t)time(NULL);
@@ -568,6 +751,7 @@ int main() {
 
     ops_cases(true);
     ops_cases(false);
+    loss_cases();
 
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
