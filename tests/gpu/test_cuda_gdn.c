@@ -482,6 +482,29 @@ static void layer_case(gf_backend *be, int B, int T, int D, int H, int d, int C,
                 get(be, buf2, dconv, (size_t)Q * GDN_CONV_K);
                 check("  dconv", buf2, gr.conv_q, (size_t)Q * GDN_CONV_K, tol);
             }
+            /* parameter gradients are sums in a fixed order (no atomics): the two
+             * backward ops again, into fresh buffers, give the same bits */
+            gf_buf dwn2 = dev(be, zeros, d, GF_F32), dal2 = dev(be, zeros, H, GF_F32), ddt2 = dev(be, zeros, H, GF_F32);
+            gf_buf dconv2 = conv ? dev(be, zeros, (size_t)Q * GDN_CONV_K, GF_F32) : gf_none();
+            gf_buf dbqkv2 = bias ? dev(be, zeros, Q, GF_F32) : gf_none(), d_o2 = dev(be, NULL, (size_t)N * hv, A);
+            be_gdn_gated_norm_backward(be, d_o2, dproj, dwn2, bdz, o, rstd, bproj, wn, &dims);
+            be_gdn_prep_backward(be, dproj, dbqkv2, dconv2, dal2, ddt2, dq, dk, dv, dg, db, bproj, pre, q, k, g, beta,
+                                 convw, alog, dtb, &dims);
+            if (synced(be, "second backward")) {
+                gf_buf firsts[] = {dwn, dal, ddt, dconv, dbqkv}, seconds[] = {dwn2, dal2, ddt2, dconv2, dbqkv2};
+                size_t ns[] = {(size_t)d, (size_t)H, (size_t)H, (size_t)Q * GDN_CONV_K, (size_t)Q};
+                bool same = true;
+                for (int i = 0; i < 5; i++) {
+                    if (gf_is_none(firsts[i])) continue;
+                    get(be, buf, firsts[i], ns[i]);
+                    get(be, buf2, seconds[i], ns[i]);
+                    for (size_t j = 0; j < ns[i]; j++) same = same && buf[j] == buf2[j]; /* NaN != NaN: fails */
+                }
+                expect(same, "  parameter gradients: the same bits on a second run");
+            }
+            gf_buf again[] = {dwn2, dal2, ddt2, dconv2, dbqkv2, d_o2};
+            for (size_t i = 0; i < sizeof again / sizeof *again; i++)
+                if (!gf_is_none(again[i])) be_free(be, &again[i]);
         }
         gf_buf all[] = {bdz, d_o, dproj, dwn, dal, ddt, dconv, dbqkv, dq, dk, dv, dg, db};
         for (size_t i = 0; i < sizeof all / sizeof *all; i++)
@@ -542,6 +565,25 @@ static void tail_case(gf_backend *be, int B, int T1, int T2, int H, int d) {
     free(proj), free(cw), free(par), free(full), free(parts), free(zeros);
 }
 
+/* Shapes at the edges of the layer kernels' two paths (cuda_gdn_layer.cu): the
+ * 16-byte one needs dk, dv and proj's width 4 H d + 2 H to be multiples of 8
+ * (bf16) or 4 (fp32): H 4 takes it in both modes, H 1 and 2 the scalar one in
+ * bf16. A (token, head) row takes next_pow2(d / V) lanes (d 8: one lane in bf16,
+ * d 24: 3 of 4 lanes busy, d 128: 16); prep threads walk runs of 16 (forward) or
+ * 32 (backward) tokens, 4 runs a block, so N = 150 leaves a partial block, runs
+ * cross sequence ends (T 50, 45) and the backward recomputes 3 tokens past a run;
+ * the gated-norm backward's slots take several rows each; the conv tail with
+ * calls of fewer than 3 tokens, vector path and not. */
+static void layer_edges(gf_backend *be) {
+    layer_case(be, 3, 50, 32, 4, 8, 16, true, true);
+    layer_case(be, 2, 45, 48, 4, 24, 16, true, false);
+    layer_case(be, 3, 50, 32, 2, 8, 16, false, true);
+    layer_case(be, 2, 40, 64, 4, 128, 64, true, true);
+    tail_case(be, 2, 1, 2, 4, 8);
+    tail_case(be, 3, 2, 1, 4, 16);
+    tail_case(be, 2, 1, 2, 1, 16);
+}
+
 /* Bad arguments become the backend's error, reported by the next be_sync. */
 static bool refused(gf_backend *be, const char *needle) {
     return be_sync(be) == -1 && strstr(gf_last_error(), needle) != NULL;
@@ -558,6 +600,10 @@ static void error_cases(gf_backend *be) {
     gf_gdn_shape s3 = {1, 4, 1, 16, 16, 64, 1.f, false};
     be_gdn_core(be, q, gf_none(), gf_none(), q, q, q, q, g, &s3);
     expect(refused(be, "g is"), "error: g in ACT (bf16) is refused");
+    /* the layer kernels count (token, head) rows in int: 2^32 of them are refused before any buffer is touched */
+    gf_gdn_dims big = {65536, 65536, 16, 1, 16, 16, true, 1e-5f};
+    be_gdn_gated_norm(be, q, g, q, q, q, &big);
+    expect(refused(be, "int counts"), "error: 2^32 (token, head) rows are refused");
     expect(be_sync(be) == 0, "the backend works after refused calls");
     be_free(be, &q);
     be_free(be, &g);
@@ -589,6 +635,7 @@ static int run_mode(bool fp32, bool *quick) {
         layer_case(be, 1, 20, 24, 2, 16, 16, false, false);
         layer_case(be, 2, 18, 16, 1, 16, 16, true, true);
         tail_case(be, 2, 2, 5, 1, 16);
+        layer_edges(be);
         /* the real head dim: the padded shared tiles at their largest (the emulation
          * refuses more shared memory than an H200 block has), 4 state slabs */
         core_case(be, 1, 70, 1, 128, 128, 64, false);
@@ -621,6 +668,9 @@ static int run_mode(bool fp32, bool *quick) {
         layer_case(be, 1, 65, 256, 2, 128, 64, false, true);
         tail_case(be, 3, 2, 9, 2, 64);
         tail_case(be, 2, 40, 1, 3, 32);
+        layer_edges(be);
+        layer_case(be, 2, 300, 256, 4, 128, 64, true, true); /* 16-byte path at the real head dim, 600 tokens */
+        layer_case(be, 3, 333, 128, 8, 16, 64, true, false);
     }
     be_close(be);
     return 0;

@@ -2,18 +2,40 @@
  * be_gdn_gated_norm, be_gdn_gated_norm_backward): the optional short causal
  * conv with its carried tail, silu, per-head L2 norms, decay and write gates,
  * gated RMSNorm, and their gradients. Column layout of proj (engine/gdn/gdn.h):
- * [q | k | v | g | a | b] = [H dk | H dk | H dv | H dv | H | H]. Parameter
- * gradients are summed in a fixed order (two passes, no atomics), so repeated
- * runs give identical bits. */
+ * [q | k | v | g | a | b] = [H dk | H dk | H dv | H dv | H | H].
+ *
+ * Memory-bound work, written to move each byte once at full width
+ * (docs/cuda-gdn.md, "Layer element-wise ops", has the byte floors):
+ * - a thread owns V consecutive channels (V = 8 bf16 or 4 fp32: one 16-byte
+ *   load or store; V = 1 when rows or pointers are not aligned so) and walks a
+ *   run of tokens, keeping the conv's last inputs (forward) or the next tokens'
+ *   gradients (backward) in registers: no per-element division, proj read once;
+ * - a (token, head) row of a q, k, v or gated-norm section is shared by a group
+ *   of `lanes` lanes (16 for 128 values in bf16), so a warp takes 32 / lanes
+ *   rows; its L2 / RMS norms are sums over the group (shuffles);
+ * - the conv, silu and L2 norms run in one kernel (forward) and their gradients
+ *   with the conv's in another (backward): qkv_pre is written once and not read
+ *   back; the pre-conv gradient never goes through memory;
+ * - parameter gradients are summed per thread over its tokens, then over the
+ *   block's threads in a fixed order, then over blocks in a fixed order (no
+ *   atomics): repeated runs give identical bits.
+ * Element offsets are 64-bit (one wide multiply per row); counts are int. */
 #include "backend/cuda/cuda_gdn.h"
 #include "backend/cuda/cuda_gdn_host.cuh"
+#include "backend/cuda/cuda_gdn_layer.cuh"
+
+#include <limits.h>
 
 #include <initializer_list>
 #include <utility>
 
-#define GDN_K 4         /* GDN_CONV_K (engine/gdn/gdn.h) */
-#define GDN_L2_EPS 1e-6f /* GDN_QK_L2_EPS */
-#define GDN_ROWS_PER_PART 256
+#define GDN_UNITS_X 64   /* threads of a block along channels (two warps) */
+#define GDN_RUNS_Y 4     /* ... along token runs: 256 threads */
+#define GDN_RUN_FWD 16   /* tokens a thread walks in the forward and the bias add */
+#define GDN_RUN_BWD 32   /* ... in the backward (3 more recomputed past its end for the conv) */
+#define GDN_NORM_THREADS 256
+#define GDN_NORM_BWD_BLOCKS 1024 /* most blocks of the gated-norm backward (its grid depends on NH only) */
+#define GDN_NORM_BWD_MIN_ROWS 4   /* fewest rows a slot of it takes where NH allows */
 
 struct GdnCols {
     int q, k, v, g, a, b, width, qkv;
@@ -33,6 +55,13 @@ static GdnCols gdn_cols(const gf_gdn_dims *d) {
     return c;
 }
 
+/* What a prep kernel needs of the shape. */
+struct PrepShape {
+    int N, Tn, H, dk, dv;
+    int shift; /* log2 of the lanes of one head row (gdn_lane_shift of max(dk, dv)) */
+    GdnCols pc;
+};
+
 __device__ __forceinline__ float sigmoidf_(float x) { return 1.f / (1.f + expf(-x)); }
 __device__ __forceinline__ float siluf_(float x) { return x * sigmoidf_(x); }
 __device__ __forceinline__ float silu_grad_(float x) {
@@ -43,81 +72,230 @@ __device__ __forceinline__ float softplusf_(float x) { return x > 20.f ? x : log
 
 /* ------------------------------------------------------------------ reductions */
 
-/* part[ceil(R / GDN_ROWS_PER_PART), M] = sums of consecutive row blocks of
- * in[R, M] whose rows are `stride` elements apart (the first M columns of a
- * wider matrix when stride > M). */
-template <typename T>
-__global__ void gdn_colsum_part_kernel(float *__restrict__ part, const T *__restrict__ in, int R, int M, int stride) {
-    int m = blockIdx.x * blockDim.x + threadIdx.x, r0 = blockIdx.y * GDN_ROWS_PER_PART;
-    if (m >= M) return;
-    int r1 = r0 + GDN_ROWS_PER_PART < R ? r0 + GDN_ROWS_PER_PART : R;
+/* out[M] += sum_r part[r, M] in a fixed order: thread (x, y) of a 32 x 8 block
+ * adds rows y, y + 8, ... of column 32 blockIdx.x + x; the 8 sums are added in
+ * y order. */
+#define GDN_COLSUM_Y 8
+__global__ void gdn_colsum_kernel(float *__restrict__ out, const float *__restrict__ part, int R, int M) {
+    float *red = (float *)gdn_smem();
+    int x = threadIdx.x & 31, y = threadIdx.x >> 5, m = blockIdx.x * 32 + x;
     float t = 0;
-    for (int r = r0; r < r1; r++) t += to_f(in[(size_t)r * stride + m]);
-    part[(size_t)blockIdx.y * M + m] = t;
+    if (m < M)
+        for (int r = y; r < R; r += GDN_COLSUM_Y) t += part[(size_t)r * M + m];
+    red[y * 32 + x] = t;
+    block_sync();
+    if (y == 0 && m < M) {
+        float s = 0;
+        for (int i = 0; i < GDN_COLSUM_Y; i++) s += red[i * 32 + x];
+        out[m] += s;
+    }
 }
 
-/* out[m] += sum_r part[r, m], rows in order. */
-__global__ void gdn_colsum_add_kernel(float *__restrict__ out, const float *__restrict__ part, int R, int M) {
-    int m = blockIdx.x * blockDim.x + threadIdx.x;
-    if (m >= M) return;
-    float t = 0;
-    for (int r = 0; r < R; r++) t += part[(size_t)r * M + m];
-    out[m] += t;
-}
-
-/* out[M] (F32) += column sums of in[R, M] (rows `stride` apart) in a fixed order. */
-template <typename T>
-static void colsum_add_strided(gf_backend *be, float *out, const T *in, int R, int M, int stride, const char *op) {
+/* out[M] (F32) += column sums of part[R, M] in a fixed order. */
+static void colsum_add(gf_backend *be, float *out, const float *part, int R, int M, const char *op) {
     cudaStream_t st = cuda_stream(be);
     (void)st;
-    int nb = (R + GDN_ROWS_PER_PART - 1) / GDN_ROWS_PER_PART;
-    void *part = nullptr;
-    if (!gdn_scratch(be, &part, (size_t)nb * M * sizeof(float), op)) return;
-    GDN_LAUNCH(gdn_colsum_part_kernel<T>, dim3((M + 127) / 128, nb), dim3(128), 0, st, (float *)part, in, R, M, stride);
+    GDN_LAUNCH(gdn_colsum_kernel, dim3((M + 31) / 32), dim3(32 * GDN_COLSUM_Y), 32 * GDN_COLSUM_Y * sizeof(float), st,
+               out, part, R, M);
     CUDA_CHECK_LAUNCH(be, op);
-    GDN_LAUNCH(gdn_colsum_add_kernel, dim3((M + 127) / 128), dim3(128), 0, st, out, (const float *)part, nb, M);
-    CUDA_CHECK_LAUNCH(be, op);
-    gdn_scratch_free(be, part);
 }
 
-static void colsum_add(gf_backend *be, float *out, const float *in, int R, int M, const char *op) {
-    colsum_add_strided<float>(be, out, in, R, M, M, op);
+/* ------------------------------------------------------------------ a thread's channels */
+
+/* The channels of a prep thread: unit u (along x) is lane `lane` of section
+ * `sec` (q heads, then k heads, then v heads); its values of a row are V-groups
+ * j = (lane + lanes i) V, i < GDN_LANE_VECS(V), those with j < d. */
+struct PrepUnit {
+    bool valid;  /* a section exists (units past 3H only join the shuffles) */
+    int kind, h; /* 0 q, 1 k, 2 v; head */
+    int lane, lanes, d;
+    int col; /* the section's first column in qkv_pre (and in proj) */
+};
+
+__device__ __forceinline__ PrepUnit prep_unit(const PrepShape &s, int u) {
+    PrepUnit p;
+    p.lanes = 1 << s.shift;
+    p.lane = u & (p.lanes - 1);
+    int sec = u >> s.shift;
+    p.valid = sec < 3 * s.H;
+    p.kind = sec < s.H ? 0 : sec < 2 * s.H ? 1 : 2;
+    p.h = p.valid ? sec - p.kind * s.H : 0;
+    p.d = p.kind == 2 ? s.dv : s.dk;
+    p.col = p.kind == 0 ? p.h * s.dk : p.kind == 1 ? s.pc.k + p.h * s.dk : s.pc.v + p.h * s.dv;
+    return p;
+}
+/* Offset in the row of V-group i, or -1 when it is not this thread's. */
+template <int V> __device__ __forceinline__ int unit_j(const PrepUnit &p, int i) {
+    int j = (p.lane + p.lanes * i) * V;
+    return p.valid && j < p.d ? j : -1;
+}
+
+/* The block's place: tx along channels, ty along runs (1-D blocks of
+ * GDN_UNITS_X x GDN_RUNS_Y threads; a warp lies in one ty). */
+struct BlockPlace {
+    int tx, ty, unit, run;
+};
+__device__ __forceinline__ BlockPlace block_place() {
+    BlockPlace b;
+    b.tx = threadIdx.x % GDN_UNITS_X;
+    b.ty = threadIdx.x / GDN_UNITS_X;
+    b.unit = blockIdx.y * GDN_UNITS_X + b.tx;
+    b.run = blockIdx.x * GDN_RUNS_Y + b.ty;
+    return b;
+}
+
+/* The block's conv taps in shared memory (raw ACT values, read per token: they
+ * would take 16 registers a thread held for the run): unit tx's V-group i at
+ * taps + (tx NV + i) K V, channel e's tap c at e K + c (w [qkv, K] holds the V
+ * channels' taps as 4V consecutive values). The ty == 0 threads copy; every
+ * thread of the block calls it (a barrier). */
+template <typename T, int V>
+__device__ __forceinline__ void stage_taps(T *taps, const T *__restrict__ w, const PrepUnit &pu, const BlockPlace &bp) {
+    constexpr int NV = GDN_LANE_VECS(V);
+    if (bp.ty == 0)
+#pragma unroll
+        for (int i = 0; i < NV; i++) {
+            int j = unit_j<V>(pu, i);
+            Packed<T, V * GDN_K> r;
+            r.zero();
+            if (j >= 0) r.load(w + (size_t)(pu.col + j) * GDN_K);
+            r.store(taps + ((size_t)bp.tx * NV + i) * GDN_K * V);
+        }
+    block_sync();
+}
+template <typename T, int V> __device__ __forceinline__ const T *taps_of(const T *taps, int tx, int i) {
+    return taps + ((size_t)tx * GDN_LANE_VECS(V) + i) * GDN_K * V;
+}
+/* Shared memory of a block's taps (16-byte multiple). */
+template <typename T, int V> static size_t taps_bytes() {
+    return ((size_t)GDN_UNITS_X * GDN_LANE_VECS(V) * GDN_K * V * sizeof(T) + 15) & ~(size_t)15;
+}
+
+static dim3 prep_grid(int N, int units, int run) {
+    int per_block = run * GDN_RUNS_Y;
+    return dim3((unsigned)((N + per_block - 1) / per_block), (unsigned)((units + GDN_UNITS_X - 1) / GDN_UNITS_X));
 }
 
 /* ------------------------------------------------------------------ prep forward */
 
-/* qkv_pre[n, ch] = sum_i w[ch, i] proj[t - 3 + i, ch] (earlier calls' tokens from
- * tail, zero before the sequence start), or a copy when there is no conv. */
-template <typename T>
-__global__ void gdn_conv_kernel(int N, int Tn, GdnCols pc, const T *__restrict__ proj, const T *__restrict__ w,
-                                const T *__restrict__ tail, T *__restrict__ out) {
-    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= (size_t)N * pc.qkv) return;
-    int n = (int)(i / pc.qkv), ch = (int)(i % pc.qkv), t = n % Tn, b = n / Tn;
-    if (!w) {
-        out[i] = proj[(size_t)n * pc.width + ch];
-        return;
+/* proj[n, 0:qkv] += bqkv[0:qkv] (contract v1: the q|k|v bias goes into proj in
+ * place, before the conv). A thread: V channels over GDN_RUN_FWD tokens. */
+template <typename T, int V>
+__global__ void gdn_qkv_bias_kernel(int N, GdnCols pc, T *__restrict__ proj, const T *__restrict__ bqkv) {
+    BlockPlace bp = block_place();
+    int ch = bp.unit * V, n0 = bp.run * GDN_RUN_FWD;
+    if (ch >= pc.qkv || n0 >= N) return; /* no shuffles here */
+    int n1 = n0 + GDN_RUN_FWD < N ? n0 + GDN_RUN_FWD : N;
+    float bias[V], x[V];
+    load_vec<T, V>(bias, bqkv + ch);
+    for (int n = n0; n < n1; n++) {
+        T *p = proj + (size_t)n * pc.width + ch;
+        load_vec<T, V>(x, p);
+#pragma unroll
+        for (int e = 0; e < V; e++) x[e] += bias[e];
+        store_vec<T, V>(p, x);
     }
-    float acc = 0;
-    for (int j = 0; j < GDN_K; j++) {
-        int tau = t - (GDN_K - 1 - j);
-        float x = 0;
-        if (tau >= 0)
-            x = to_f(proj[((size_t)b * Tn + tau) * pc.width + ch]);
-        else if (tail)
-            x = to_f(tail[((size_t)b * (GDN_K - 1) + (GDN_K - 1 + tau)) * pc.qkv + ch]);
-        acc += to_f(w[(size_t)ch * GDN_K + j]) * x;
+}
+
+/* The conv (or a copy) into qkv_pre, then q, k = l2norm(silu(.)), v = silu(.),
+ * g and beta, for a run of GDN_RUN_FWD tokens. The conv:
+ *   qkv_pre[n, ch] = sum_i w[ch, i] proj[t - 3 + i, ch]
+ * with earlier calls' tokens from tail and zeros before the sequence start; the
+ * thread keeps the last 3 inputs. silu and the norms read qkv_pre as stored
+ * (rounded to ACT), as the backward does. */
+template <typename T, int V>
+__global__ void __launch_bounds__(GDN_UNITS_X * GDN_RUNS_Y, 3)
+    gdn_prep_kernel(PrepShape s, const T *__restrict__ proj, const T *__restrict__ w, const T *__restrict__ tail,
+                    const T *__restrict__ a_log, const T *__restrict__ dt_bias, T *__restrict__ pre, T *__restrict__ q,
+                    T *__restrict__ k, T *__restrict__ v, float *__restrict__ g, float *__restrict__ beta) {
+    constexpr int NV = GDN_LANE_VECS(V);
+    const GdnCols &pc = s.pc;
+    BlockPlace bp = block_place();
+    PrepUnit pu = prep_unit(s, bp.unit);
+    T *taps = (T *)gdn_smem();
+    if (w) stage_taps<T, V>(taps, w, pu, bp);
+    int n0 = bp.run * GDN_RUN_FWD;
+    if (n0 >= s.N) return; /* the same for the whole warp (one ty) */
+    int n1 = n0 + GDN_RUN_FWD < s.N ? n0 + GDN_RUN_FWD : s.N;
+    T *out = pu.kind == 0 ? q : pu.kind == 1 ? k : v;
+    Packed<T, V> win[NV][GDN_K - 1]; /* the conv's inputs of tokens t-3, t-2, t-1 */
+#pragma unroll
+    for (int i = 0; i < NV; i++)
+#pragma unroll
+        for (int c = 0; c < GDN_K - 1; c++) win[i][c].zero();
+    int b = n0 / s.Tn, t = n0 - b * s.Tn;
+    for (int n = n0; n < n1; n++) {
+        float x[NV][V], ss = 0;
+#pragma unroll
+        for (int i = 0; i < NV; i++) {
+            int j = unit_j<V>(pu, i), ch = pu.col + j;
+            if (j < 0) continue;
+            if (w && (n == n0 || t == 0)) /* (re)fill the inputs before t */
+#pragma unroll
+                for (int c = 0; c < GDN_K - 1; c++) {
+                    int tau = t - (GDN_K - 1) + c;
+                    if (tau >= 0)
+                        win[i][c].load(proj + ((size_t)b * s.Tn + tau) * pc.width + ch);
+                    else if (tail)
+                        win[i][c].load(tail + ((size_t)b * (GDN_K - 1) + (GDN_K - 1 + tau)) * pc.qkv + ch);
+                    else
+                        win[i][c].zero();
+                }
+            Packed<T, V> in;
+            Packed<T, V * GDN_K> wt;
+            in.load(proj + (size_t)n * pc.width + ch);
+            if (w) wt.load(taps_of<T, V>(taps, bp.tx, i));
+#pragma unroll
+            for (int e = 0; e < V; e++) {
+                float y = in.get(e);
+                if (w) {
+                    float acc = 0;
+#pragma unroll
+                    for (int c = 0; c < GDN_K - 1; c++) acc += wt.get(e * GDN_K + c) * win[i][c].get(e);
+                    y = act_round<T>(acc + wt.get(e * GDN_K + GDN_K - 1) * y);
+                }
+                x[i][e] = y;
+            }
+            if (w) {
+#pragma unroll
+                for (int c = 0; c < GDN_K - 2; c++) win[i][c] = win[i][c + 1];
+                win[i][GDN_K - 2] = in;
+            }
+            store_vec<T, V>(pre + (size_t)n * pc.qkv + ch, x[i]);
+#pragma unroll
+            for (int e = 0; e < V; e++) {
+                x[i][e] = siluf_(x[i][e]);
+                ss += x[i][e] * x[i][e];
+            }
+        }
+        float tot = group_sum(ss, pu.lanes); /* every lane, v sections too: one call site */
+        float inv = pu.kind < 2 ? rsqrtf(tot + GDN_L2_EPS) : 1.f;
+        size_t row = (size_t)n * s.H + pu.h;
+#pragma unroll
+        for (int i = 0; i < NV; i++) {
+            int j = unit_j<V>(pu, i);
+            if (j < 0) continue;
+#pragma unroll
+            for (int e = 0; e < V; e++) x[i][e] *= inv;
+            store_vec<T, V>(out + row * pu.d + j, x[i]);
+        }
+        if (pu.valid && pu.kind == 0 && pu.lane == 0) {
+            const T *pj = proj + (size_t)n * pc.width;
+            g[row] = -expf(to_f(a_log[pu.h])) * softplusf_(to_f(pj[pc.a + pu.h]) + to_f(dt_bias[pu.h]));
+            beta[row] = sigmoidf_(to_f(pj[pc.b + pu.h]));
+        }
+        if (++t == s.Tn) t = 0, b++;
     }
-    out[i] = from_f<T>(acc);
 }
 
 /* tail[b] <- the q|k|v projections of the last K-1 tokens (from this call and,
- * when T < K-1, from the old tail). One thread per (b, channel): reads all, then writes. */
+ * when T < K-1, from the old tail). One thread per (b, channel): reads all, then
+ * writes. B x qkv threads: a few KB, left scalar. */
 template <typename T>
 __global__ void gdn_tail_kernel(int B, int Tn, GdnCols pc, const T *__restrict__ proj, T *__restrict__ tail) {
-    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= (size_t)B * pc.qkv) return;
-    int b = (int)(i / pc.qkv), ch = (int)(i % pc.qkv);
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= B * pc.qkv) return;
+    int b = i / pc.qkv, ch = i - b * pc.qkv;
     T vals[GDN_K - 1];
     T *tb = tail + (size_t)b * (GDN_K - 1) * pc.qkv;
     for (int j = 0; j < GDN_K - 1; j++) {
@@ -127,45 +305,17 @@ __global__ void gdn_tail_kernel(int B, int Tn, GdnCols pc, const T *__restrict__
     for (int j = 0; j < GDN_K - 1; j++) tb[(size_t)j * pc.qkv + ch] = vals[j];
 }
 
-/* One warp per (token, head): q, k = l2norm(silu(.)), v = silu(.), g, beta. */
-template <typename T>
-__global__ void gdn_gates_kernel(int N, int H, int dk, int dv, GdnCols pc, const T *__restrict__ pre,
-                                 const T *__restrict__ proj, const T *__restrict__ a_log, const T *__restrict__ dt_bias,
-                                 T *__restrict__ q, T *__restrict__ k, T *__restrict__ v, float *__restrict__ g,
-                                 float *__restrict__ beta) {
-    int row = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5), lane = threadIdx.x & 31;
-    if (row >= N * H) return; /* whole warps leave together */
-    int n = row / H, h = row % H;
-    const T *pr = pre + (size_t)n * pc.qkv;
-    for (int which = 0; which < 2; which++) {
-        const T *in = pr + (which ? pc.k : pc.q) + h * dk;
-        T *out = (which ? k : q) + (size_t)row * dk;
-        float x[GDN_MAX_D / 32], ss = 0;
-#pragma unroll
-        for (int u = 0; u < GDN_MAX_D / 32; u++) {
-            int j = lane + 32 * u;
-            x[u] = j < dk ? siluf_(to_f(in[j])) : 0.f;
-            ss += x[u] * x[u];
-        }
-        float inv = rsqrtf(warp_sum(ss) + GDN_L2_EPS);
-#pragma unroll
-        for (int u = 0; u < GDN_MAX_D / 32; u++) {
-            int j = lane + 32 * u;
-            if (j < dk) out[j] = from_f<T>(x[u] * inv);
-        }
-    }
-    for (int j = lane; j < dv; j += 32) v[(size_t)row * dv + j] = from_f<T>(siluf_(to_f(pr[pc.v + h * dv + j])));
-    if (lane == 0) {
-        const T *pj = proj + (size_t)n * pc.width;
-        g[row] = -expf(to_f(a_log[h])) * softplusf_(to_f(pj[pc.a + h]) + to_f(dt_bias[h]));
-        beta[row] = sigmoidf_(to_f(pj[pc.b + h]));
-    }
-}
-
 static bool dims_ok(gf_backend *be, const gf_gdn_dims *d, const char *op) {
     if (d->B <= 0 || d->T <= 0 || d->H <= 0 || d->dk <= 0 || d->dv <= 0 || d->dk > GDN_MAX_D || d->dv > GDN_MAX_D) {
         be_set_error(be, "%s: bad sizes (B %d, T %d, H %d, dk %d, dv %d; head dims up to %d)", op, d->B, d->T, d->H,
                      d->dk, d->dv, GDN_MAX_D);
+        return false;
+    }
+    /* token, row and column counts are int in the kernels (offsets are 64-bit) */
+    int64_t rows = (int64_t)d->B * d->T * d->H, width = 2 * (int64_t)d->H * (d->dk + d->dv) + 2 * d->H;
+    if (rows > INT_MAX || width * GDN_K > INT_MAX) {
+        be_set_error(be, "%s: %lld (token, head) rows of width %lld: over the kernels' int counts", op,
+                     (long long)rows, (long long)width);
         return false;
     }
     if (!(d->norm_eps > 0)) {
@@ -184,43 +334,53 @@ static bool all_act(gf_backend *be, const char *op, std::initializer_list<std::p
     return true;
 }
 
-/* proj[n, 0:qkv] += bqkv[0:qkv] (contract v1: the q|k|v bias goes into proj in place, before the conv). */
+/* The 16-byte path applies when every row and section starts 16 bytes in:
+ * dk, dv and proj's width multiples of V (then so are the q|k|v|g offsets and
+ * qkv), and every ACT buffer it touches 16-byte aligned. Otherwise V = 1 (e.g.
+ * bf16 with H not a multiple of 4: width = 4 H d + 2 H). */
 template <typename T>
-__global__ void gdn_qkv_bias_kernel(int N, GdnCols pc, T *__restrict__ proj, const T *__restrict__ bqkv) {
-    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= (size_t)N * pc.qkv) return;
-    int n = (int)(i / pc.qkv), ch = (int)(i % pc.qkv);
-    T *p = proj + (size_t)n * pc.width + ch;
-    *p = from_f<T>(to_f(*p) + to_f(bqkv[ch]));
+static bool vec_path(const gf_gdn_dims *d, std::initializer_list<gf_buf> bufs) {
+    constexpr int V = 16 / (int)sizeof(T);
+    GdnCols pc = gdn_cols(d);
+    if (d->dk % V || d->dv % V || pc.width % V) return false;
+    for (const gf_buf &b : bufs)
+        if (!gf_is_none(b) && !gdn_aligned16(b.ptr)) return false;
+    return true;
 }
 
-template <typename T>
+static PrepShape prep_shape(const gf_gdn_dims *d, int V) {
+    PrepShape s;
+    s.N = d->B * d->T, s.Tn = d->T, s.H = d->H, s.dk = d->dk, s.dv = d->dv;
+    s.shift = gdn_lane_shift(d->dk > d->dv ? d->dk : d->dv, V);
+    s.pc = gdn_cols(d);
+    return s;
+}
+
+template <typename T, int V>
 static void prep_forward(gf_backend *be, const gf_gdn_dims *d, gf_buf qkv_pre, gf_buf q, gf_buf k, gf_buf v, gf_buf g,
                          gf_buf beta, gf_buf conv_tail, gf_buf proj, gf_buf bqkv, gf_buf conv_w, gf_buf a_log,
                          gf_buf dt_bias) {
     cudaStream_t st = cuda_stream(be);
     (void)st;
-    GdnCols pc = gdn_cols(d);
-    int N = d->B * d->T;
-    size_t n = (size_t)N * pc.qkv;
+    PrepShape s = prep_shape(d, V);
+    const GdnCols &pc = s.pc;
     if (!gf_is_none(bqkv)) {
-        GDN_LAUNCH(gdn_qkv_bias_kernel<T>, dim3(cuda_blocks(n, 256)), dim3(256), 0, st, N, pc, (T *)proj.ptr,
-                   (const T *)bqkv.ptr);
+        GDN_LAUNCH((gdn_qkv_bias_kernel<T, V>), prep_grid(s.N, pc.qkv / V, GDN_RUN_FWD), dim3(GDN_UNITS_X * GDN_RUNS_Y),
+                   0, st, s.N, pc, (T *)proj.ptr, (const T *)bqkv.ptr);
         CUDA_CHECK_LAUNCH(be, "gdn_prep (qkv bias)");
     }
     const T *w = d->conv ? (const T *)conv_w.ptr : nullptr;
-    GDN_LAUNCH(gdn_conv_kernel<T>, dim3(cuda_blocks(n, 256)), dim3(256), 0, st, N, d->T, pc, (const T *)proj.ptr, w,
-               (const T *)conv_tail.ptr, (T *)qkv_pre.ptr);
-    CUDA_CHECK_LAUNCH(be, "gdn_prep (conv)");
-    if (d->conv && !gf_is_none(conv_tail)) {
+    size_t smem = w ? taps_bytes<T, V>() : 0;
+    GDN_LAUNCH((gdn_prep_kernel<T, V>), prep_grid(s.N, 3 * d->H << s.shift, GDN_RUN_FWD),
+               dim3(GDN_UNITS_X * GDN_RUNS_Y), smem, st, s, (const T *)proj.ptr, w, (const T *)conv_tail.ptr,
+               (const T *)a_log.ptr, (const T *)dt_bias.ptr, (T *)qkv_pre.ptr, (T *)q.ptr, (T *)k.ptr, (T *)v.ptr,
+               (float *)g.ptr, (float *)beta.ptr);
+    CUDA_CHECK_LAUNCH(be, "gdn_prep (conv, gates)");
+    if (d->conv && !gf_is_none(conv_tail)) { /* after the conv read the old tail */
         GDN_LAUNCH(gdn_tail_kernel<T>, dim3(cuda_blocks((size_t)d->B * pc.qkv, 256)), dim3(256), 0, st, d->B, d->T, pc,
                    (const T *)proj.ptr, (T *)conv_tail.ptr);
         CUDA_CHECK_LAUNCH(be, "gdn_prep (conv tail)");
     }
-    GDN_LAUNCH(gdn_gates_kernel<T>, dim3(cuda_blocks((size_t)N * d->H, 4)), dim3(128), 0, st, N, d->H, d->dk, d->dv,
-               pc, (const T *)qkv_pre.ptr, (const T *)proj.ptr, (const T *)a_log.ptr, (const T *)dt_bias.ptr,
-               (T *)q.ptr, (T *)k.ptr, (T *)v.ptr, (float *)g.ptr, (float *)beta.ptr);
-    CUDA_CHECK_LAUNCH(be, "gdn_prep (gates)");
 }
 
 extern "C" void cuda_gdn_prep(gf_backend *be, gf_buf qkv_pre, gf_buf q, gf_buf k, gf_buf v, gf_buf g, gf_buf beta,
@@ -236,137 +396,225 @@ extern "C" void cuda_gdn_prep(gf_backend *be, gf_buf qkv_pre, gf_buf q, gf_buf k
         !gdn_dtype_is(be, beta, GF_F32, op, "beta"))
         return;
     if (d->conv && !gdn_present(be, conv_w, op, "conv_w")) return;
-    if (be->act == GF_BF16)
-        prep_forward<bf16>(be, d, qkv_pre, q, k, v, g, beta, conv_tail, proj, bqkv, conv_w, a_log, dt_bias);
-    else
-        prep_forward<float>(be, d, qkv_pre, q, k, v, g, beta, conv_tail, proj, bqkv, conv_w, a_log, dt_bias);
+    gf_buf cw = d->conv ? conv_w : gf_none();
+#define GDN_PREP_ARGS be, d, qkv_pre, q, k, v, g, beta, conv_tail, proj, bqkv, conv_w, a_log, dt_bias
+    if (be->act == GF_BF16) {
+        if (vec_path<bf16>(d, {qkv_pre, q, k, v, conv_tail, proj, bqkv, cw}))
+            prep_forward<bf16, 8>(GDN_PREP_ARGS);
+        else
+            prep_forward<bf16, 1>(GDN_PREP_ARGS);
+    } else {
+        if (vec_path<float>(d, {qkv_pre, q, k, v, conv_tail, proj, bqkv, cw}))
+            prep_forward<float, 4>(GDN_PREP_ARGS);
+        else
+            prep_forward<float, 1>(GDN_PREP_ARGS);
+    }
+#undef GDN_PREP_ARGS
 }
 
 /* ------------------------------------------------------------------ prep backward */
 
-/* One warp per (token, head): pre-activation gradients of q, k, v into dC [N, qkv]
- * (F32), the a and b columns of dproj, and per-row terms of the A_log / dt_bias
- * gradients: dal [N, H] = dg g, ddt [N, H] = du. */
-template <typename T>
-__global__ void gdn_gates_bwd_kernel(int N, int H, int dk, int dv, GdnCols pc, const T *__restrict__ pre,
-                                     const T *__restrict__ proj, const T *__restrict__ a_log,
-                                     const T *__restrict__ dt_bias, const T *__restrict__ dq, const T *__restrict__ dk_,
-                                     const T *__restrict__ dv_, const float *__restrict__ dg,
-                                     const float *__restrict__ dbeta, const float *__restrict__ g,
-                                     const float *__restrict__ beta, float *__restrict__ dC, T *__restrict__ dproj,
-                                     float *__restrict__ dal, float *__restrict__ ddt) {
-    int row = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5), lane = threadIdx.x & 31;
-    if (row >= N * H) return;
-    int n = row / H, h = row % H;
-    const T *pr = pre + (size_t)n * pc.qkv;
-    float *dc = dC + (size_t)n * pc.qkv;
-    for (int which = 0; which < 2; which++) {
-        int off = (which ? pc.k : pc.q) + h * dk;
-        const T *dxn = (which ? dk_ : dq) + (size_t)row * dk;
-        float x[GDN_MAX_D / 32], dx[GDN_MAX_D / 32], ss = 0;
+/* Gradients of the gates, norms and conv for a run of GDN_RUN_BWD tokens,
+ * walked backwards. Per token the gradient at the conv's output (before silu
+ * and the L2 norm), dc = inv (dx - x inv pj) silu'(pre) for q, k (pj = the
+ * row's <x inv, dx>, a group sum) and dv silu'(pre) for v, stays in registers
+ * with the next 3 tokens' (the conv reads proj[t] into qkv_pre[t .. t + 3]):
+ *   dproj[t] = sum_i w[3 - i] dc[t + i],  dw[j] += sum_t proj[t] dc[t + 3 - j]
+ * within the sequence (zero initial history: training). The 3 tokens past the
+ * run are recomputed, not stored. Also the a, b columns of dproj, and sums over
+ * the run, then over the block's runs (fixed order), one row per block of:
+ *   part_w [gridDim.x, qkv K] conv weight, part_b [gridDim.x, qkv] q|k|v bias
+ *   (of dproj as stored), part_h [2, gridDim.x, H]: dg g (A_log), du (dt_bias).
+ * Shared memory: GDN_UNITS_X GDN_RUNS_Y V floats. */
+template <typename T, int V>
+__global__ void __launch_bounds__(GDN_UNITS_X * GDN_RUNS_Y, 2)
+    gdn_prep_bwd_kernel(PrepShape s, const T *__restrict__ pre, const T *__restrict__ proj, const T *__restrict__ w,
+                        const T *__restrict__ a_log, const T *__restrict__ dt_bias, const T *__restrict__ dq,
+                        const T *__restrict__ dk_, const T *__restrict__ dv_, const float *__restrict__ dg,
+                        const float *__restrict__ dbeta, const float *__restrict__ g, const float *__restrict__ beta,
+                        T *__restrict__ dproj, float *__restrict__ part_w, float *__restrict__ part_b,
+                        float *__restrict__ part_h) {
+    constexpr int NV = GDN_LANE_VECS(V), KM = GDN_K - 1;
+    const GdnCols &pc = s.pc;
+    BlockPlace bp = block_place();
+    PrepUnit pu = prep_unit(s, bp.unit);
+    const T *dx_in = pu.kind == 0 ? dq : pu.kind == 1 ? dk_ : dv_;
+    float dcn[NV][KM][V]; /* dc of tokens t+1, t+2, t+3 */
+    float acc_w[NV][GDN_K][V], acc_b[NV][V], acc_al = 0, acc_dt = 0;
 #pragma unroll
-        for (int u = 0; u < GDN_MAX_D / 32; u++) {
-            int j = lane + 32 * u;
-            x[u] = j < dk ? siluf_(to_f(pr[off + j])) : 0.f;
-            dx[u] = j < dk ? to_f(dxn[j]) : 0.f;
-            ss += x[u] * x[u];
-        }
-        float inv = rsqrtf(warp_sum(ss) + GDN_L2_EPS), pj = 0;
+    for (int i = 0; i < NV; i++) {
 #pragma unroll
-        for (int u = 0; u < GDN_MAX_D / 32; u++) pj += x[u] * inv * dx[u];
-        pj = warp_sum(pj);
+        for (int e = 0; e < V; e++) {
+            acc_b[i][e] = 0;
 #pragma unroll
-        for (int u = 0; u < GDN_MAX_D / 32; u++) {
-            int j = lane + 32 * u;
-            if (j < dk) dc[off + j] = inv * (dx[u] - x[u] * inv * pj) * silu_grad_(to_f(pr[off + j]));
+            for (int c = 0; c < GDN_K; c++) acc_w[i][c][e] = 0;
+#pragma unroll
+            for (int c = 0; c < KM; c++) dcn[i][c][e] = 0;
         }
     }
-    for (int j = lane; j < dv; j += 32) {
-        int ch = pc.v + h * dv + j;
-        dc[ch] = to_f(dv_[(size_t)row * dv + j]) * silu_grad_(to_f(pr[ch]));
+    /* shared memory: the block sums' GDN_UNITS_X GDN_RUNS_Y max(V, 2) floats, then the taps */
+    float *red = (float *)gdn_smem();
+    T *taps = (T *)(gdn_smem() + (size_t)GDN_UNITS_X * GDN_RUNS_Y * (V > 2 ? V : 2) * sizeof(float));
+    if (w) stage_taps<T, V>(taps, w, pu, bp);
+    int n0 = bp.run * GDN_RUN_BWD, n1 = n0 + GDN_RUN_BWD < s.N ? n0 + GDN_RUN_BWD : s.N, n_hi = n1;
+    if (w && n0 < n1) { /* the next 3 tokens of the same sequence */
+        int seq_end = ((n1 - 1) / s.Tn + 1) * s.Tn;
+        n_hi = n1 + KM < seq_end ? n1 + KM : seq_end;
     }
-    if (lane == 0) {
-        const T *pj = proj + (size_t)n * pc.width;
-        float u = to_f(pj[pc.a + h]) + to_f(dt_bias[h]);
-        float du = dg[row] * -expf(to_f(a_log[h])) * sigmoidf_(u);
-        T *dp = dproj + (size_t)n * pc.width;
-        dp[pc.a + h] = from_f<T>(du);
-        dp[pc.b + h] = from_f<T>(dbeta[row] * beta[row] * (1.f - beta[row]));
-        dal[row] = dg[row] * g[row];
-        ddt[row] = du;
+    int t = n_hi > n0 ? (n_hi - 1) % s.Tn : 0; /* whole warps share the run: the loop is warp-uniform */
+    for (int n = n_hi - 1; n >= n0; n--) {
+        /* every load of the token first (one memory latency a token); held as
+         * raw bits with sigmoid(pre) in fp32 through the two group sums */
+        bool mine = n < n1; /* else one of the 3 recomputed tokens past the run */
+        Packed<T, V> pre_r[NV], dx_r[NV], xp_r[NV];
+        float sig[NV][V], ss = 0, pj = 0;
+#pragma unroll
+        for (int i = 0; i < NV; i++) {
+            int j = unit_j<V>(pu, i);
+            xp_r[i].zero();
+            if (j < 0) continue;
+            pre_r[i].load(pre + (size_t)n * pc.qkv + pu.col + j);
+            dx_r[i].load(dx_in + ((size_t)n * s.H + pu.h) * pu.d + j);
+            if (w && mine) xp_r[i].load(proj + (size_t)n * pc.width + pu.col + j);
+#pragma unroll
+            for (int e = 0; e < V; e++) {
+                float p = pre_r[i].get(e), x;
+                sig[i][e] = sigmoidf_(p);
+                x = p * sig[i][e];
+                ss += x * x;
+            }
+        }
+        float inv = rsqrtf(group_sum(ss, pu.lanes) + GDN_L2_EPS); /* every lane: one call site */
+#pragma unroll
+        for (int i = 0; i < NV; i++)
+            if (unit_j<V>(pu, i) >= 0)
+#pragma unroll
+                for (int e = 0; e < V; e++) pj += pre_r[i].get(e) * sig[i][e] * inv * dx_r[i].get(e);
+        pj = group_sum(pj, pu.lanes);
+#pragma unroll
+        for (int i = 0; i < NV; i++) {
+            int j = unit_j<V>(pu, i), ch = pu.col + j;
+            if (j < 0) continue;
+            float dc[V], out[V];
+#pragma unroll
+            for (int e = 0; e < V; e++) {
+                float p = pre_r[i].get(e), sg = sig[i][e], x = p * sg, dx = dx_r[i].get(e);
+                float grad = sg * (1.f + p * (1.f - sg)); /* silu'(p) */
+                dc[e] = pu.kind < 2 ? inv * (dx - x * inv * pj) * grad : dx * grad;
+            }
+            if (mine) {
+                Packed<T, V * GDN_K> wt;
+                if (w) wt.load(taps_of<T, V>(taps, bp.tx, i));
+#pragma unroll
+                for (int e = 0; e < V; e++) {
+                    float o = dc[e];
+                    if (w) {
+                        float xp = xp_r[i].get(e);
+                        o = 0;
+                        o += wt.get(e * GDN_K + GDN_K - 1) * dc[e];
+#pragma unroll
+                        for (int c = 0; c < KM; c++) o += wt.get(e * GDN_K + GDN_K - 2 - c) * dcn[i][c][e];
+                        acc_w[i][GDN_K - 1][e] += dc[e] * xp;
+#pragma unroll
+                        for (int c = 0; c < KM; c++) acc_w[i][GDN_K - 2 - c][e] += dcn[i][c][e] * xp;
+                    }
+                    out[e] = o;
+                    acc_b[i][e] += act_round<T>(o);
+                }
+                store_vec<T, V>(dproj + (size_t)n * pc.width + ch, out);
+            }
+            if (w) {
+#pragma unroll
+                for (int e = 0; e < V; e++) {
+#pragma unroll
+                    for (int c = KM - 1; c > 0; c--) dcn[i][c][e] = dcn[i][c - 1][e];
+                    dcn[i][0][e] = dc[e];
+                }
+            }
+        }
+        if (mine && pu.valid && pu.kind == 0 && pu.lane == 0) {
+            int h = pu.h;
+            size_t row = (size_t)n * s.H + h;
+            const T *pr = proj + (size_t)n * pc.width;
+            float u = to_f(pr[pc.a + h]) + to_f(dt_bias[h]);
+            float du = dg[row] * -expf(to_f(a_log[h])) * sigmoidf_(u);
+            T *dp = dproj + (size_t)n * pc.width;
+            dp[pc.a + h] = from_f<T>(du);
+            dp[pc.b + h] = from_f<T>(dbeta[row] * beta[row] * (1.f - beta[row]));
+            acc_al += dg[row] * g[row];
+            acc_dt += du;
+        }
+        if (--t < 0) { /* into the previous sequence: nothing of this one follows its last token */
+            t = s.Tn - 1;
+#pragma unroll
+            for (int i = 0; i < NV; i++)
+#pragma unroll
+                for (int c = 0; c < KM; c++)
+#pragma unroll
+                    for (int e = 0; e < V; e++) dcn[i][c][e] = 0;
+        }
+    }
+    /* block sums in ty order; the ty == 0 threads write the block's row */
+    size_t pr = blockIdx.x;
+#pragma unroll
+    for (int i = 0; i < NV; i++) {
+        int j = unit_j<V>(pu, i), ch = pu.col + j;
+        bool store = bp.ty == 0 && j >= 0;
+        if (part_w)
+#pragma unroll
+            for (int c = 0; c < GDN_K; c++) {
+                block_sum_over_y<V>(acc_w[i][c], red, bp.tx, bp.ty, GDN_UNITS_X, GDN_RUNS_Y);
+                if (store)
+#pragma unroll
+                    for (int e = 0; e < V; e++) part_w[(pr * pc.qkv + ch + e) * GDN_K + c] = acc_w[i][c][e];
+            }
+        if (part_b) {
+            block_sum_over_y<V>(acc_b[i], red, bp.tx, bp.ty, GDN_UNITS_X, GDN_RUNS_Y);
+            if (store) store_vec<float, V>(part_b + pr * pc.qkv + ch, acc_b[i]);
+        }
+    }
+    float hv[2] = {acc_al, acc_dt};
+    block_sum_over_y<2>(hv, red, bp.tx, bp.ty, GDN_UNITS_X, GDN_RUNS_Y);
+    if (bp.ty == 0 && pu.valid && pu.kind == 0 && pu.lane == 0) {
+        part_h[pr * s.H + pu.h] = hv[0];
+        part_h[((size_t)gridDim.x + pr) * s.H + pu.h] = hv[1];
     }
 }
 
-/* q, k, v columns of dproj from dC through the conv (or a copy), and the conv
- * weight gradient's partial sums over GDN_ROWS_PER_PART-token blocks:
- * part [nblocks, qkv, K]. grid (qkv / 128, nblocks). */
-template <typename T>
-__global__ void gdn_conv_bwd_kernel(int N, int Tn, GdnCols pc, const float *__restrict__ dC, const T *__restrict__ proj,
-                                    const T *__restrict__ w, T *__restrict__ dproj, float *__restrict__ part) {
-    int ch = blockIdx.x * blockDim.x + threadIdx.x, n0 = blockIdx.y * GDN_ROWS_PER_PART;
-    if (ch >= pc.qkv) return;
-    int n1 = n0 + GDN_ROWS_PER_PART < N ? n0 + GDN_ROWS_PER_PART : N;
-    float wt[GDN_K], acc[GDN_K];
-    for (int j = 0; j < GDN_K; j++) {
-        wt[j] = w ? to_f(w[(size_t)ch * GDN_K + j]) : 0.f;
-        acc[j] = 0;
-    }
-    for (int n = n0; n < n1; n++) {
-        int t = n % Tn;
-        float x;
-        if (!w) {
-            x = dC[(size_t)n * pc.qkv + ch];
-        } else {
-            /* proj[t] feeds qkv_pre[t + back] through tap K-1-back */
-            x = 0;
-            for (int back = 0; back < GDN_K && t + back < Tn; back++)
-                x += wt[GDN_K - 1 - back] * dC[(size_t)(n + back) * pc.qkv + ch];
-            float dc = dC[(size_t)n * pc.qkv + ch];
-            for (int back = 0; back < GDN_K && back <= t; back++)
-                acc[GDN_K - 1 - back] += dc * to_f(proj[(size_t)(n - back) * pc.width + ch]);
-        }
-        dproj[(size_t)n * pc.width + ch] = from_f<T>(x);
-    }
-    if (w)
-        for (int j = 0; j < GDN_K; j++) part[((size_t)blockIdx.y * pc.qkv + ch) * GDN_K + j] = acc[j];
-}
-
-template <typename T>
-static void prep_backward(gf_backend *be, const gf_gdn_dims *d, gf_buf dproj, gf_buf dbqkv, gf_buf dconv_w, gf_buf da_log,
-                          gf_buf ddt_bias, gf_buf dq, gf_buf dk, gf_buf dv, gf_buf dg, gf_buf dbeta, gf_buf proj,
-                          gf_buf qkv_pre, gf_buf g, gf_buf beta, gf_buf conv_w, gf_buf a_log, gf_buf dt_bias) {
+template <typename T, int V>
+static void prep_backward(gf_backend *be, const gf_gdn_dims *d, gf_buf dproj, gf_buf dbqkv, gf_buf dconv_w,
+                          gf_buf da_log, gf_buf ddt_bias, gf_buf dq, gf_buf dk, gf_buf dv, gf_buf dg, gf_buf dbeta,
+                          gf_buf proj, gf_buf qkv_pre, gf_buf g, gf_buf beta, gf_buf conv_w, gf_buf a_log,
+                          gf_buf dt_bias) {
     const char *op = "gdn_prep_backward";
     cudaStream_t st = cuda_stream(be);
     (void)st;
-    GdnCols pc = gdn_cols(d);
-    int N = d->B * d->T, NH = N * d->H, nblk = (N + GDN_ROWS_PER_PART - 1) / GDN_ROWS_PER_PART;
-    bool conv = d->conv;
-    void *dC = nullptr, *dal = nullptr, *ddt = nullptr, *part = nullptr;
-    bool ok = gdn_scratch(be, &dC, (size_t)N * pc.qkv * sizeof(float), op) &&
-              gdn_scratch(be, &dal, (size_t)NH * sizeof(float), op) &&
-              gdn_scratch(be, &ddt, (size_t)NH * sizeof(float), op) &&
-              (!conv || gdn_scratch(be, &part, (size_t)nblk * pc.qkv * GDN_K * sizeof(float), op));
+    PrepShape s = prep_shape(d, V);
+    const GdnCols &pc = s.pc;
+    dim3 grid = prep_grid(s.N, 3 * d->H << s.shift, GDN_RUN_BWD);
+    size_t R = grid.x;
+    bool conv = d->conv, want_w = conv && !gf_is_none(dconv_w), want_b = !gf_is_none(dbqkv);
+    void *pw = nullptr, *pb = nullptr, *ph = nullptr;
+    bool ok = (!want_w || gdn_scratch(be, &pw, R * pc.qkv * GDN_K * sizeof(float), op)) &&
+              (!want_b || gdn_scratch(be, &pb, R * pc.qkv * sizeof(float), op)) &&
+              gdn_scratch(be, &ph, 2 * R * d->H * sizeof(float), op);
     if (ok) {
-        GDN_LAUNCH(gdn_gates_bwd_kernel<T>, dim3(cuda_blocks((size_t)NH, 4)), dim3(128), 0, st, N, d->H, d->dk, d->dv,
-                   pc, (const T *)qkv_pre.ptr, (const T *)proj.ptr, (const T *)a_log.ptr, (const T *)dt_bias.ptr,
-                   (const T *)dq.ptr, (const T *)dk.ptr, (const T *)dv.ptr, (const float *)dg.ptr,
-                   (const float *)dbeta.ptr, (const float *)g.ptr, (const float *)beta.ptr, (float *)dC,
-                   (T *)dproj.ptr, (float *)dal, (float *)ddt);
-        CUDA_CHECK_LAUNCH(be, "gdn_prep_backward (gates)");
-        GDN_LAUNCH(gdn_conv_bwd_kernel<T>, dim3((pc.qkv + 127) / 128, nblk), dim3(128), 0, st, N, d->T, pc,
-                   (const float *)dC, (const T *)proj.ptr, conv ? (const T *)conv_w.ptr : (const T *)nullptr,
-                   (T *)dproj.ptr, (float *)part);
-        CUDA_CHECK_LAUNCH(be, "gdn_prep_backward (conv)");
-        if (conv && !gf_is_none(dconv_w)) colsum_add(be, (float *)dconv_w.ptr, (const float *)part, nblk, pc.qkv * GDN_K, op);
-        /* the bias was added to proj's q|k|v columns: its gradient is their column sum */
-        if (!gf_is_none(dbqkv)) colsum_add_strided<T>(be, (float *)dbqkv.ptr, (const T *)dproj.ptr, N, pc.qkv, pc.width, op);
-        if (!gf_is_none(da_log)) colsum_add(be, (float *)da_log.ptr, (const float *)dal, N, d->H, op);
-        if (!gf_is_none(ddt_bias)) colsum_add(be, (float *)ddt_bias.ptr, (const float *)ddt, N, d->H, op);
+        size_t smem = (size_t)GDN_UNITS_X * GDN_RUNS_Y * (V > 2 ? V : 2) * sizeof(float) + taps_bytes<T, V>();
+        GDN_LAUNCH((gdn_prep_bwd_kernel<T, V>), grid, dim3(GDN_UNITS_X * GDN_RUNS_Y), smem, st, s,
+                   (const T *)qkv_pre.ptr, (const T *)proj.ptr, conv ? (const T *)conv_w.ptr : (const T *)nullptr,
+                   (const T *)a_log.ptr, (const T *)dt_bias.ptr, (const T *)dq.ptr, (const T *)dk.ptr,
+                   (const T *)dv.ptr, (const float *)dg.ptr, (const float *)dbeta.ptr, (const float *)g.ptr,
+                   (const float *)beta.ptr, (T *)dproj.ptr, (float *)pw, (float *)pb, (float *)ph);
+        CUDA_CHECK_LAUNCH(be, "gdn_prep_backward (gates, conv)");
+        if (want_w) colsum_add(be, (float *)dconv_w.ptr, (const float *)pw, (int)R, pc.qkv * GDN_K, op);
+        if (want_b) colsum_add(be, (float *)dbqkv.ptr, (const float *)pb, (int)R, pc.qkv, op);
+        if (!gf_is_none(da_log)) colsum_add(be, (float *)da_log.ptr, (const float *)ph, (int)R, d->H, op);
+        if (!gf_is_none(ddt_bias))
+            colsum_add(be, (float *)ddt_bias.ptr, (const float *)ph + R * d->H, (int)R, d->H, op);
     }
-    gdn_scratch_free(be, dC);
-    gdn_scratch_free(be, dal);
-    gdn_scratch_free(be, ddt);
-    gdn_scratch_free(be, part);
+    gdn_scratch_free(be, pw);
+    gdn_scratch_free(be, pb);
+    gdn_scratch_free(be, ph);
 }
 
 extern "C" void cuda_gdn_prep_backward(gf_backend *be, gf_buf dproj, gf_buf dbqkv, gf_buf dconv_w, gf_buf da_log,
@@ -385,43 +633,99 @@ extern "C" void cuda_gdn_prep_backward(gf_backend *be, gf_buf dproj, gf_buf dbqk
     const char *fn[] = {"dg", "dbeta", "g", "beta"};
     for (int i = 0; i < 4; i++)
         if (!gdn_present(be, f32s[i], op, fn[i]) || !gdn_dtype_is(be, f32s[i], GF_F32, op, fn[i])) return;
-    if (!gdn_dtype_is(be, dconv_w, GF_F32, op, "dconv_w") || !gdn_dtype_is(be, dbqkv, GF_F32, op, "dbqkv") || !gdn_dtype_is(be, da_log, GF_F32, op, "da_log") ||
-        !gdn_dtype_is(be, ddt_bias, GF_F32, op, "ddt_bias"))
+    if (!gdn_dtype_is(be, dconv_w, GF_F32, op, "dconv_w") || !gdn_dtype_is(be, dbqkv, GF_F32, op, "dbqkv") ||
+        !gdn_dtype_is(be, da_log, GF_F32, op, "da_log") || !gdn_dtype_is(be, ddt_bias, GF_F32, op, "ddt_bias"))
         return;
     if (d->conv && !gdn_present(be, conv_w, op, "conv_w")) return;
-    if (be->act == GF_BF16)
-        prep_backward<bf16>(be, d, dproj, dbqkv, dconv_w, da_log, ddt_bias, dq, dk, dv, dg, dbeta, proj, qkv_pre, g, beta,
-                            conv_w, a_log, dt_bias);
-    else
-        prep_backward<float>(be, d, dproj, dbqkv, dconv_w, da_log, ddt_bias, dq, dk, dv, dg, dbeta, proj, qkv_pre, g, beta,
-                             conv_w, a_log, dt_bias);
+    gf_buf cw = d->conv ? conv_w : gf_none();
+#define GDN_PREP_BWD_ARGS \
+    be, d, dproj, dbqkv, dconv_w, da_log, ddt_bias, dq, dk, dv, dg, dbeta, proj, qkv_pre, g, beta, conv_w, a_log, \
+        dt_bias
+    if (be->act == GF_BF16) {
+        if (vec_path<bf16>(d, {dproj, dq, dk, dv, proj, qkv_pre, cw}))
+            prep_backward<bf16, 8>(GDN_PREP_BWD_ARGS);
+        else
+            prep_backward<bf16, 1>(GDN_PREP_BWD_ARGS);
+    } else {
+        if (vec_path<float>(d, {dproj, dq, dk, dv, proj, qkv_pre, cw}))
+            prep_backward<float, 4>(GDN_PREP_BWD_ARGS);
+        else
+            prep_backward<float, 1>(GDN_PREP_BWD_ARGS);
+    }
+#undef GDN_PREP_BWD_ARGS
 }
 
 /* ------------------------------------------------------------------ gated norm */
 
-/* One warp per (token, head): z = o / sqrt(mean(o^2) + eps) * w * silu(g columns). */
-template <typename T>
-__global__ void gdn_gated_norm_kernel(int NH, int H, int dv, float eps, GdnCols pc, const T *__restrict__ o,
+/* A gated-norm thread: lane `lane` of a group of `lanes` that owns row `row`
+ * (a (token, head) pair); V-groups j = (lane + lanes i) V < dv. Slots (row
+ * groups) are numbered across the grid; a warp holds 32 / lanes of them. */
+struct NormUnit {
+    int lane, lanes, slot, slots_per_block;
+};
+__device__ __forceinline__ NormUnit norm_unit(int shift) {
+    NormUnit u;
+    u.lanes = 1 << shift;
+    u.lane = threadIdx.x & (u.lanes - 1);
+    u.slots_per_block = blockDim.x >> shift;
+    u.slot = blockIdx.x * u.slots_per_block + (threadIdx.x >> shift);
+    return u;
+}
+template <int V> __device__ __forceinline__ int norm_j(const NormUnit &u, int i, int dv) {
+    int j = (u.lane + u.lanes * i) * V;
+    return j < dv ? j : -1;
+}
+
+/* z = o / sqrt(mean(o^2) + eps) * w * silu(g columns), rstd [NH]. A slot per row. */
+template <typename T, int V>
+__global__ void gdn_gated_norm_kernel(int NH, int H, int dv, int shift, float eps, GdnCols pc, const T *__restrict__ o,
                                       const T *__restrict__ proj, const T *__restrict__ w, T *__restrict__ z,
                                       float *__restrict__ rstd) {
-    int row = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5), lane = threadIdx.x & 31;
-    if (row >= NH) return;
-    int n = row / H, h = row % H;
+    constexpr int NV = GDN_LANE_VECS(V);
+    NormUnit u = norm_unit(shift);
+    int row = u.slot;
+    bool valid = row < NH; /* rows past the end still join the shuffles */
+    int n = row / H, h = row - n * H;
     const T *orow = o + (size_t)row * dv, *gp = proj + (size_t)n * pc.width + pc.g + h * dv;
-    float x[GDN_MAX_D / 32], ss = 0;
+    float x[NV][V], gs[NV][V], ss = 0; /* o; silu(g) w (its loads issued with o's) */
 #pragma unroll
-    for (int u = 0; u < GDN_MAX_D / 32; u++) {
-        int j = lane + 32 * u;
-        x[u] = j < dv ? to_f(orow[j]) : 0.f;
-        ss += x[u] * x[u];
-    }
-    float r = rsqrtf(warp_sum(ss) / (float)dv + eps);
-    if (lane == 0 && rstd) rstd[row] = r;
+    for (int i = 0; i < NV; i++) {
+        int j = norm_j<V>(u, i, dv);
+        if (!valid || j < 0) continue;
+        float wj[V];
+        load_vec<T, V>(x[i], orow + j);
+        load_vec<T, V>(gs[i], gp + j);
+        load_vec<T, V>(wj, w + j);
 #pragma unroll
-    for (int u = 0; u < GDN_MAX_D / 32; u++) {
-        int j = lane + 32 * u;
-        if (j < dv) z[(size_t)row * dv + j] = from_f<T>(x[u] * r * to_f(w[j]) * siluf_(to_f(gp[j])));
+        for (int e = 0; e < V; e++) {
+            ss += x[i][e] * x[i][e];
+            gs[i][e] = wj[e] * siluf_(gs[i][e]);
+        }
     }
+    float r = rsqrtf(group_sum(ss, u.lanes) / (float)dv + eps);
+    if (!valid) return; /* after the warp's last shuffle */
+    if (u.lane == 0 && rstd) rstd[row] = r;
+#pragma unroll
+    for (int i = 0; i < NV; i++) {
+        int j = norm_j<V>(u, i, dv);
+        if (j < 0) continue;
+        float y[V];
+#pragma unroll
+        for (int e = 0; e < V; e++) y[e] = x[i][e] * r * gs[i][e];
+        store_vec<T, V>(z + (size_t)row * dv + j, y);
+    }
+}
+
+template <typename T, int V>
+static void gated_norm_launch(gf_backend *be, const gf_gdn_dims *d, gf_buf z, gf_buf rstd, gf_buf o, gf_buf proj,
+                              gf_buf w_norm) {
+    cudaStream_t st = cuda_stream(be);
+    (void)st;
+    int NH = d->B * d->T * d->H, shift = gdn_lane_shift(d->dv, V);
+    size_t slots_per_block = GDN_NORM_THREADS >> shift;
+    GDN_LAUNCH((gdn_gated_norm_kernel<T, V>), dim3(cuda_blocks((size_t)NH, (unsigned)slots_per_block)),
+               dim3(GDN_NORM_THREADS), 0, st, NH, d->H, d->dv, shift, d->norm_eps, gdn_cols(d), (const T *)o.ptr,
+               (const T *)proj.ptr, (const T *)w_norm.ptr, (T *)z.ptr, (float *)rstd.ptr);
 }
 
 extern "C" void cuda_gdn_gated_norm(gf_backend *be, gf_buf z, gf_buf rstd, gf_buf o, gf_buf proj, gf_buf w_norm,
@@ -430,67 +734,115 @@ extern "C" void cuda_gdn_gated_norm(gf_backend *be, gf_buf z, gf_buf rstd, gf_bu
     if (!dims_ok(be, d, op) || !all_act(be, op, {{z, "z"}, {o, "o"}, {proj, "proj"}, {w_norm, "w_norm"}}, true) ||
         !gdn_dtype_is(be, rstd, GF_F32, op, "rstd"))
         return;
-    GdnCols pc = gdn_cols(d);
-    int NH = d->B * d->T * d->H;
-    cudaStream_t st = cuda_stream(be);
-    (void)st;
-    if (be->act == GF_BF16)
-        GDN_LAUNCH(gdn_gated_norm_kernel<bf16>, dim3(cuda_blocks((size_t)NH, 4)), dim3(128), 0, st, NH, d->H, d->dv,
-                   d->norm_eps, pc, (const bf16 *)o.ptr, (const bf16 *)proj.ptr, (const bf16 *)w_norm.ptr,
-                   (bf16 *)z.ptr, (float *)rstd.ptr);
-    else
-        GDN_LAUNCH(gdn_gated_norm_kernel<float>, dim3(cuda_blocks((size_t)NH, 4)), dim3(128), 0, st, NH, d->H, d->dv,
-                   d->norm_eps, pc, (const float *)o.ptr, (const float *)proj.ptr, (const float *)w_norm.ptr,
-                   (float *)z.ptr, (float *)rstd.ptr);
+    if (be->act == GF_BF16) {
+        if (vec_path<bf16>(d, {z, o, proj, w_norm}))
+            gated_norm_launch<bf16, 8>(be, d, z, rstd, o, proj, w_norm);
+        else
+            gated_norm_launch<bf16, 1>(be, d, z, rstd, o, proj, w_norm);
+    } else {
+        if (vec_path<float>(d, {z, o, proj, w_norm}))
+            gated_norm_launch<float, 4>(be, d, z, rstd, o, proj, w_norm);
+        else
+            gated_norm_launch<float, 1>(be, d, z, rstd, o, proj, w_norm);
+    }
     CUDA_CHECK_LAUNCH(be, op);
 }
 
-#define GDN_NORM_BWD_BLOCKS 512 /* fixed grid: the dw_norm partials do not depend on timing */
-
-/* Warps stride over the (token, head) rows: d_o (may alias dz: a row is read
- * before it is written), the g columns of dproj, and per-warp partial sums of
- * dw_norm: part [GDN_NORM_BWD_BLOCKS * 4, dv]. */
-template <typename T>
-__global__ void gdn_gated_norm_bwd_kernel(int NH, int H, int dv, GdnCols pc, const T *dz, const T *__restrict__ o,
-                                          const float *__restrict__ rstd, const T *__restrict__ proj,
-                                          const T *__restrict__ w, T *d_o, T *__restrict__ dproj,
-                                          float *__restrict__ part) {
-    int gw = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5), nwarps = gridDim.x * (blockDim.x >> 5);
-    int lane = threadIdx.x & 31;
-    float dwn[GDN_MAX_D / 32];
+/* Slots stride over the (token, head) rows (warp-uniform trip counts): d_o (may
+ * alias dz: each value is read before the same thread writes it), the g columns
+ * of dproj, and the block's sums of dw_norm over its slots in slot order:
+ * part [gridDim.x, dv]. Shared memory: slots_per_block dv floats. */
+template <typename T, int V>
+__global__ void gdn_gated_norm_bwd_kernel(int NH, int H, int dv, int shift, GdnCols pc, const T *dz,
+                                          const T *__restrict__ o, const float *__restrict__ rstd,
+                                          const T *__restrict__ proj, const T *__restrict__ w, T *d_o,
+                                          T *__restrict__ dproj, float *__restrict__ part) {
+    constexpr int NV = GDN_LANE_VECS(V);
+    NormUnit u = norm_unit(shift);
+    int nslots = gridDim.x * u.slots_per_block, warp_slots = 32 >> shift;
+    int first = u.slot - (u.slot & (warp_slots - 1)); /* the warp's first slot: its trip count */
+    float wj[NV][V], dwn[NV][V];
 #pragma unroll
-    for (int u = 0; u < GDN_MAX_D / 32; u++) dwn[u] = 0;
-    for (int row = gw; row < NH; row += nwarps) {
-        int n = row / H, h = row % H;
-        const T *gp = proj + (size_t)n * pc.width + pc.g + h * dv;
-        T *dgp = dproj + (size_t)n * pc.width + pc.g + h * dv;
-        float r = rstd[row], m[GDN_MAX_D / 32], x[GDN_MAX_D / 32], mo = 0;
+    for (int i = 0; i < NV; i++) {
+        int j = norm_j<V>(u, i, dv);
 #pragma unroll
-        for (int u = 0; u < GDN_MAX_D / 32; u++) {
-            int j = lane + 32 * u;
-            m[u] = x[u] = 0;
-            if (j < dv) {
-                float dzj = to_f(dz[(size_t)row * dv + j]), gj = to_f(gp[j]), sg = siluf_(gj), wj = to_f(w[j]);
-                x[u] = to_f(o[(size_t)row * dv + j]);
-                float nj = x[u] * r;
-                m[u] = dzj * wj * sg;
-                dwn[u] += dzj * nj * sg;
-                dgp[j] = from_f<T>(dzj * nj * wj * silu_grad_(gj));
-                mo += m[u] * x[u];
+        for (int e = 0; e < V; e++) dwn[i][e] = 0;
+        if (j >= 0) load_vec<T, V>(wj[i], w + j);
+    }
+    for (int base = first; base < NH; base += nslots) {
+        int row = base + (u.slot - first);
+        bool valid = row < NH;
+        int n = row / H, h = row - n * H;
+        size_t gcol = (size_t)n * pc.width + pc.g + h * dv;
+        float r = valid ? rstd[row] : 0.f, m[NV][V], x[NV][V], mo = 0;
+#pragma unroll
+        for (int i = 0; i < NV; i++) {
+            int j = norm_j<V>(u, i, dv);
+            if (!valid || j < 0) continue;
+            float dzj[V], gj[V], dgo[V];
+            load_vec<T, V>(dzj, dz + (size_t)row * dv + j);
+            load_vec<T, V>(x[i], o + (size_t)row * dv + j);
+            load_vec<T, V>(gj, proj + gcol + j);
+#pragma unroll
+            for (int e = 0; e < V; e++) {
+                float sg = siluf_(gj[e]), nj = x[i][e] * r;
+                m[i][e] = dzj[e] * wj[i][e] * sg;
+                dwn[i][e] += dzj[e] * nj * sg;
+                dgo[e] = dzj[e] * nj * wj[i][e] * silu_grad_(gj[e]);
+                mo += m[i][e] * x[i][e];
             }
+            store_vec<T, V>(dproj + gcol + j, dgo);
         }
-        float k3 = r * r * r * warp_sum(mo) / (float)dv;
+        float k3 = r * r * r * group_sum(mo, u.lanes) / (float)dv;
+        if (!valid) continue;
 #pragma unroll
-        for (int u = 0; u < GDN_MAX_D / 32; u++) {
-            int j = lane + 32 * u;
-            if (j < dv) d_o[(size_t)row * dv + j] = from_f<T>(r * m[u] - k3 * x[u]);
+        for (int i = 0; i < NV; i++) {
+            int j = norm_j<V>(u, i, dv);
+            if (j < 0) continue;
+            float y[V];
+#pragma unroll
+            for (int e = 0; e < V; e++) y[e] = r * m[i][e] - k3 * x[i][e];
+            store_vec<T, V>(d_o + (size_t)row * dv + j, y);
         }
     }
+    /* the block's slots in order: red [slots_per_block, dv] */
+    float *red = (float *)gdn_smem();
+    int ls = threadIdx.x >> shift;
 #pragma unroll
-    for (int u = 0; u < GDN_MAX_D / 32; u++) {
-        int j = lane + 32 * u;
-        if (j < dv) part[(size_t)gw * dv + j] = dwn[u];
+    for (int i = 0; i < NV; i++) {
+        int j = norm_j<V>(u, i, dv);
+        if (j >= 0)
+#pragma unroll
+            for (int e = 0; e < V; e++) red[(size_t)ls * dv + j + e] = dwn[i][e];
     }
+    block_sync();
+    for (int j = threadIdx.x; j < dv; j += blockDim.x) {
+        float t = 0;
+        for (int sl = 0; sl < u.slots_per_block; sl++) t += red[(size_t)sl * dv + j];
+        part[(size_t)blockIdx.x * dv + j] = t;
+    }
+}
+
+template <typename T, int V>
+static void gated_norm_bwd_launch(gf_backend *be, const gf_gdn_dims *d, gf_buf d_o, gf_buf dproj, gf_buf dw_norm,
+                                  gf_buf dz, gf_buf o, gf_buf rstd, gf_buf proj, gf_buf w_norm, const char *op) {
+    cudaStream_t st = cuda_stream(be);
+    (void)st;
+    int NH = d->B * d->T * d->H, shift = gdn_lane_shift(d->dv, V);
+    int slots_per_block = GDN_NORM_THREADS >> shift;
+    /* at least GDN_NORM_BWD_MIN_ROWS rows a slot (w and the partial sums amortized),
+     * at most GDN_NORM_BWD_BLOCKS blocks (then more rows a slot) */
+    int nb = (NH + slots_per_block * GDN_NORM_BWD_MIN_ROWS - 1) / (slots_per_block * GDN_NORM_BWD_MIN_ROWS);
+    if (nb > GDN_NORM_BWD_BLOCKS) nb = GDN_NORM_BWD_BLOCKS;
+    void *part = nullptr;
+    if (!gdn_scratch(be, &part, (size_t)nb * d->dv * sizeof(float), op)) return;
+    GDN_LAUNCH((gdn_gated_norm_bwd_kernel<T, V>), dim3(nb), dim3(GDN_NORM_THREADS),
+               (size_t)slots_per_block * d->dv * sizeof(float), st, NH, d->H, d->dv, shift, gdn_cols(d),
+               (const T *)dz.ptr, (const T *)o.ptr, (const float *)rstd.ptr, (const T *)proj.ptr,
+               (const T *)w_norm.ptr, (T *)d_o.ptr, (T *)dproj.ptr, (float *)part);
+    CUDA_CHECK_LAUNCH(be, op);
+    if (!gf_is_none(dw_norm)) colsum_add(be, (float *)dw_norm.ptr, (const float *)part, nb, d->dv, op);
+    gdn_scratch_free(be, part);
 }
 
 extern "C" void cuda_gdn_gated_norm_backward(gf_backend *be, gf_buf d_o, gf_buf dproj, gf_buf dw_norm, gf_buf dz,
@@ -502,21 +854,17 @@ extern "C" void cuda_gdn_gated_norm_backward(gf_backend *be, gf_buf d_o, gf_buf 
         !gdn_present(be, rstd, op, "rstd") || !gdn_dtype_is(be, rstd, GF_F32, op, "rstd") ||
         !gdn_dtype_is(be, dw_norm, GF_F32, op, "dw_norm"))
         return;
-    GdnCols pc = gdn_cols(d);
-    int NH = d->B * d->T * d->H, nwarps = GDN_NORM_BWD_BLOCKS * 4;
-    cudaStream_t st = cuda_stream(be);
-    (void)st;
-    void *part = nullptr;
-    if (!gdn_scratch(be, &part, (size_t)nwarps * d->dv * sizeof(float), op)) return;
-    if (be->act == GF_BF16)
-        GDN_LAUNCH(gdn_gated_norm_bwd_kernel<bf16>, dim3(GDN_NORM_BWD_BLOCKS), dim3(128), 0, st, NH, d->H, d->dv, pc,
-                   (const bf16 *)dz.ptr, (const bf16 *)o.ptr, (const float *)rstd.ptr, (const bf16 *)proj.ptr,
-                   (const bf16 *)w_norm.ptr, (bf16 *)d_o.ptr, (bf16 *)dproj.ptr, (float *)part);
-    else
-        GDN_LAUNCH(gdn_gated_norm_bwd_kernel<float>, dim3(GDN_NORM_BWD_BLOCKS), dim3(128), 0, st, NH, d->H, d->dv, pc,
-                   (const float *)dz.ptr, (const float *)o.ptr, (const float *)rstd.ptr, (const float *)proj.ptr,
-                   (const float *)w_norm.ptr, (float *)d_o.ptr, (float *)dproj.ptr, (float *)part);
-    CUDA_CHECK_LAUNCH(be, op);
-    if (!gf_is_none(dw_norm)) colsum_add(be, (float *)dw_norm.ptr, (const float *)part, nwarps, d->dv, op);
-    gdn_scratch_free(be, part);
+#define GDN_NORM_BWD_ARGS be, d, d_o, dproj, dw_norm, dz, o, rstd, proj, w_norm, op
+    if (be->act == GF_BF16) {
+        if (vec_path<bf16>(d, {d_o, dproj, dz, o, proj, w_norm}))
+            gated_norm_bwd_launch<bf16, 8>(GDN_NORM_BWD_ARGS);
+        else
+            gated_norm_bwd_launch<bf16, 1>(GDN_NORM_BWD_ARGS);
+    } else {
+        if (vec_path<float>(d, {d_o, dproj, dz, o, proj, w_norm}))
+            gated_norm_bwd_launch<float, 4>(GDN_NORM_BWD_ARGS);
+        else
+            gated_norm_bwd_launch<float, 1>(GDN_NORM_BWD_ARGS);
+    }
+#undef GDN_NORM_BWD_ARGS
 }

@@ -2,7 +2,9 @@
  * 12 heads x 128), through backend.h on the CUDA backend: the core forward
  * (with checkpoints), the core backward, and the whole layer forward +
  * backward (be_linear projections, prep, core, gated norm and their
- * backward). T = 2048 and 8192 with B x T = 32768 tokens (GRAFT_BENCH_GDN_TOKENS
+ * backward); at T 2048 also the element-wise ops alone (prep, gated norm,
+ * forward and backward, each next to its byte floor). T = 2048 and 8192
+ * with B x T = 32768 tokens (GRAFT_BENCH_GDN_TOKENS
  * changes it). Random data (never zeros), timed by bench_time (bench_gpu.h:
  * warm-up, the median of 7 batches). One JSON line per figure; FLOP counts as
  * in docs/cuda-gdn.md. Exit 77 without a GPU. */
@@ -34,6 +36,26 @@ static void core_fwd(void *u) {
 static void core_bwd(void *u) {
     L *l = u;
     be_gdn_core_backward(be, l->dq, l->dk, l->dv, l->dg, l->db, l->d_o, l->q, l->k, l->v, l->g, l->beta, l->ck, &l->s);
+}
+/* The layer's element-wise ops alone (cuda_gdn_layer.cu), each timed next to
+ * its byte floor (docs/cuda-gdn.md, "Layer element-wise ops"). */
+static void prep_fwd(void *u) {
+    L *l = u;
+    be_gdn_prep(be, l->pre, l->q, l->k, l->v, l->g, l->beta, gf_none(), l->proj, gf_none(), l->convw, l->alog, l->dtb,
+                &l->dims);
+}
+static void prep_bwd(void *u) {
+    L *l = u;
+    be_gdn_prep_backward(be, l->dproj, gf_none(), l->dconv, l->dal, l->ddt, l->dq, l->dk, l->dv, l->dg, l->db, l->proj,
+                         l->pre, l->q, l->k, l->g, l->beta, l->convw, l->alog, l->dtb, &l->dims);
+}
+static void norm_fwd(void *u) {
+    L *l = u;
+    be_gdn_gated_norm(be, l->z, l->rstd, l->o, l->proj, l->wn, &l->dims);
+}
+static void norm_bwd(void *u) {
+    L *l = u;
+    be_gdn_gated_norm_backward(be, l->d_o, l->dproj, l->dwn, l->dz, l->o, l->rstd, l->proj, l->wn, &l->dims);
 }
 static void layer_fwd(L *l) {
     int N = l->B * l->T, hv = l->H * l->d;
@@ -151,6 +173,22 @@ static void run(const bench_ceilings *c, int B, int T, bool conv) {
         REPORT("layer fwd", layer_fwd_only, N * (core_f + gemm_f), layer_fb, false);
     }
     REPORT("layer fwd+bwd", layer_fwd_bwd, N * (core_f + core_b + gemm_f + gemm_b), layer_bb, true);
+    if (T == 2048 / (bench_smoke_mode ? 32 : 1)) {
+        /* element-wise byte floors per token (ACT a bytes, qkv = 3 H d, hv = H d):
+         * prep fwd reads proj's q|k|v and a, b, writes qkv_pre, q|k|v, g, beta (f32);
+         * prep bwd reads qkv_pre, dq|dk|dv, proj's q|k|v (conv only) and a, dg, dbeta,
+         * g, beta, writes dproj's q|k|v, a, b; the gated norm reads o and proj's g
+         * (+ dz, rstd backward) and writes z, rstd (d_o and dproj's g backward) */
+        double a = gf_dtype_size(A), qkv = 3.0 * hv;
+        double prep_fb = n * (3 * a * qkv + 2 * a * H + 8 * H);
+        double prep_bb = n * ((conv ? 4 : 3) * a * qkv + 3 * a * H + 16 * H);
+        REPORT("prep fwd", prep_fwd, 0, prep_fb, false);
+        REPORT("prep bwd", prep_bwd, 0, prep_bb, false);
+        if (!conv) {
+            REPORT("gated norm fwd", norm_fwd, 0, n * (3 * a * hv + 4 * H), false);
+            REPORT("gated norm bwd", norm_bwd, 0, n * (5 * a * hv + 4 * H), false);
+        }
+    }
 #undef REPORT
     fflush(stdout);
     gf_buf *all = &l.x;
