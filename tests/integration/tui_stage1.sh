@@ -139,7 +139,9 @@ tui_wait s "taylor-calibrate (stage1 -beta (half-life 24))" || fail "Results doe
 tui_keys s Enter
 tui_wait s "hl mean" 600 || fail "no results row"
 tui_wait s "S1 -beta (half-life 24)" 50 || tui_wait s "stage1 -beta (half-life 24)" 10 || fail "the row lacks its components"
-cmd=$(tui_screen s | sed -n '/headless: /,/^ *$/p' | grep -v -e "hidden at this width" -e "last job:" -e "q quit" | sed 's/.*headless: //; s/^ *//' \
+# (the finished job's status line, "● evaluate ... elapsed", may still be drawn under it for a moment)
+cmd=$(tui_screen s | sed -n '/headless: /,/^ *$/p' | grep -v -e "hidden at this width" -e "last job:" -e "q quit" -e "elapsed" \
+      | sed 's/.*headless: //; s/^ *//' \
       | tr '\n' ' ' | sed 's/ *$//')
 case "$cmd" in *"--json   # built with --stage1 decay,sigma,gate --half-life 24") ;;
     *) tui_screen s; fail "the row's command does not say its Stage 1 options: '$cmd'";; esac

@@ -27,6 +27,7 @@ template <int HD> struct bwd_smem {
 };
 
 template <int HD> __global__ void __launch_bounds__(NWARPS * 32) attn_bwd_mma_kernel(const attn_bwd_params p) {
+    static_assert(BR % (NWARPS * 32 / (HD / 8)) == 0, "the block's chunk passes cover the row tile");
     constexpr int LDS = bwd_smem<HD>::LDS, LDSS = bwd_smem<HD>::LDSS, CPR = HD / 8;
     CUDA_DYNAMIC_SMEM(smem_raw);
     bf16 *Ks = (bf16 *)smem_raw;
@@ -58,14 +59,20 @@ template <int HD> __global__ void __launch_bounds__(NWARPS * 32) attn_bwd_mma_ke
     const int jw = j0 + warp * 16, ja = jw + gid, jb = ja + 8; /* this thread's keys (mma rows) */
     const int n_rt = (T + BR - 1) / BR;
 
+    /* Q and dO tiles: each thread copies the 16-byte chunks (row ld_row + rr, columns ld_col ..+7) for
+     * rr = 0, LROWS, ...; the addresses are formed once here and a tile adds r0 rows */
+    constexpr int LROWS = NWARPS * 32 / CPR;
+    const int ld_row = tid / CPR, ld_smem = ld_row * LDS + (tid % CPR) * 8;
+    const size_t ld_off = ((size_t)b * T * p.H + h) * HD + (tid % CPR) * 8; /* row 0's chunk */
     for (int rt = j0 / BR; rt < n_rt; rt++) {
         const int r0 = rt * BR;
-        for (int c = tid; c < BR * CPR; c += NWARPS * 32) {
-            const int row = c / CPR, col = (c % CPR) * 8, t = r0 + row;
+#pragma unroll
+        for (int rr = 0; rr < BR; rr += LROWS) {
+            const int t = r0 + ld_row + rr;
             const bool ok = t < T;
-            const size_t off = (((size_t)b * T + (ok ? t : 0)) * p.H + h) * HD + col;
-            cp_async16(Qs + row * LDS + col, q + off, ok);
-            cp_async16(Gs + row * LDS + col, dout + off, ok);
+            const size_t off = ld_off + (size_t)(unsigned)(ok ? t : 0) * (unsigned)(p.H * HD);
+            cp_async16(Qs + ld_smem + rr * LDS, q + off, ok);
+            cp_async16(Gs + ld_smem + rr * LDS, dout + off, ok);
         }
         cp_async_commit();
         if (tid < BR) {
@@ -107,8 +114,8 @@ template <int HD> __global__ void __launch_bounds__(NWARPS * 32) attn_bwd_mma_ke
                 for (int e = 0; e < 2; e++) {
                     const int rr = nt * 8 + tig * 2 + e, t = r0 + rr;
                     const float l2 = lse2[rr], Dt = Dsm[rr];
-                    const float pa = ja <= t ? exp2f(sa[nt][e] * p.scale_log2 - l2) : 0.0f;
-                    const float pb = jb <= t ? exp2f(sa[nt][2 + e] * p.scale_log2 - l2) : 0.0f;
+                    const float pa = ja <= t ? exp2_approx(sa[nt][e] * p.scale_log2 - l2) : 0.0f;
+                    const float pb = jb <= t ? exp2_approx(sa[nt][2 + e] * p.scale_log2 - l2) : 0.0f;
                     sa[nt][e] = pa;
                     sa[nt][2 + e] = pb;
                     ga[nt][e] = pa * (ga[nt][e] - Dt);

@@ -87,14 +87,25 @@ __global__ void __launch_bounds__(C::NT, C::MINB) attn_fwd_mma_kernel(const attn
         const int t = ok ? r / G : 0, h = kvh * G + (ok ? r % G : 0);
         cp_async16(Qs + row * LDS + col, q + (((size_t)b * p.T + t) * p.H + h) * HD + col, ok);
     }
+    /* K/V tiles: each thread copies the 16-byte chunks (row ld_row + rr, columns ld_col ..+7) for
+     * rr = 0, LROWS, 2 LROWS, ...; the addresses are formed once here and a tile adds kt BC key rows
+     * (forming them per chunk in 64-bit arithmetic took a quarter of the loop's instructions). */
+    constexpr int LROWS = NT / CPR; /* rows one pass of the block's threads covers */
+    static_assert(NT % CPR == 0, "a pass of the block's threads covers whole rows");
+    const int ld_row = tid / CPR, ld_smem = ld_row * LDS + (tid % CPR) * 8;
+    const size_t ld_off = ((size_t)b * p.S * p.KV + kvh) * HD + (tid % CPR) * 8; /* key 0's chunk */
     auto load_kv = [&](int kt, int stage) {
-        bf16 *kd = ring + 2 * stage * KVE, *vd = kd + KVE;
-        for (int c = tid; c < BC * CPR; c += NT) {
-            const int row = c / CPR, col = (c % CPR) * 8, j = kt * BC + row;
-            const bool ok = j < n_keys;
-            const size_t off = (((size_t)b * p.S + (ok ? j : 0)) * p.KV + kvh) * HD + col;
-            cp_async16(kd + row * LDS + col, k + off, ok);
-            cp_async16(vd + row * LDS + col, v + off, ok);
+        bf16 *kd = ring + 2 * stage * KVE + ld_smem, *vd = kd + KVE;
+        const int j0 = kt * BC + ld_row;
+#pragma unroll
+        for (int rr = 0; rr < BC; rr += LROWS) {
+            if (BC % LROWS == 0 || ld_row + rr < BC) {
+                const int j = j0 + rr;
+                const bool ok = j < n_keys;
+                const size_t off = ld_off + (size_t)(unsigned)(ok ? j : 0) * (unsigned)(p.KV * HD);
+                cp_async16(kd + rr * LDS, k + off, ok);
+                cp_async16(vd + rr * LDS, v + off, ok);
+            }
         }
     };
     /* prologue: tiles kt_begin .. kt_begin + NS - 2 into stages 0 .. NS - 2, one group each (empty groups
@@ -178,68 +189,78 @@ __global__ void __launch_bounds__(C::NT, C::MINB) attn_fwd_mma_kernel(const attn
             }
             /* scale to log2 units; mask keys past each row's position (only tiles
              * reaching the warp's first position need it; they hold every
-             * diagonal). FOLD leaves the scores unscaled here: the row max scales
+             * diagonal: MASKED below, a compile-time branch so that the other
+             * tiles carry no mask arithmetic). FOLD leaves the scores unscaled here: the row max scales
              * after the max (the same number, rounding being monotone) and each
              * score inside y's FMA below (one FMA instead of a multiply and a
              * subtraction; y changes by float rounding only). */
             const float sc = p.scale_log2;
             const int jb = kt * BC + tig * 2;
-            const bool masked = kt * BC + BC - 1 >= iw_min;
             const bool has_key0 = STATS && kt == 0 && tig == 0;
+            auto softmax = [&](auto masked_tag) {
+                constexpr bool MASKED = decltype(masked_tag)::value;
 #pragma unroll
-            for (int x = 0; x < R; x++) {
-                const int sl = x >> 1, c2 = 2 * (x & 1); /* accumulator entries c2, c2 + 1 are this row's */
-                float mx = MASKED_SCORE;
+                for (int x = 0; x < R; x++) {
+                    const int sl = x >> 1, c2 = 2 * (x & 1); /* accumulator entries c2, c2 + 1 are this row's */
+                    float mx = MASKED_SCORE;
 #pragma unroll
-                for (int nt = 0; nt < BC / 8; nt++)
+                    for (int nt = 0; nt < BC / 8; nt++)
 #pragma unroll
-                    for (int e = 0; e < 2; e++) {
-                        const int j = jb + nt * 8 + e;
-                        float xv = FOLD ? s[sl][nt][c2 + e] : s[sl][nt][c2 + e] * sc;
-                        if (masked) {
-                            if (STATS && j == pos[x]) xd[x] = FOLD ? xv * sc : xv;
-                            if (j > pos[x]) xv = MASKED_SCORE;
+                        for (int e = 0; e < 2; e++) {
+                            const int j = jb + nt * 8 + e;
+                            float xv = FOLD ? s[sl][nt][c2 + e] : s[sl][nt][c2 + e] * sc;
+                            if (MASKED) {
+                                if (STATS && j == pos[x]) xd[x] = FOLD ? xv * sc : xv;
+                                if (j > pos[x]) xv = MASKED_SCORE;
+                            }
+                            if (!FOLD || MASKED) s[sl][nt][c2 + e] = xv;
+                            mx = fmaxf(mx, xv);
                         }
-                        if (!FOLD || masked) s[sl][nt][c2 + e] = xv;
-                        mx = fmaxf(mx, xv);
+                    if (has_key0) x0[x] = FOLD ? s[sl][0][c2] * sc : s[sl][0][c2]; /* key 0 is never masked */
+                    mx = quad_max(mx);
+                    /* MASKED_SCORE (log2 units already) while the row saw no key */
+                    const float mn = fmaxf(m[x], FOLD && mx != MASKED_SCORE ? mx * sc : mx);
+                    /* 2^(old max - new max): 1 exactly where the max stayed, 0 on the row's first keys */
+                    const float al = mn == m[x] ? 1.0f : exp2_approx(m[x] - mn);
+                    float rs = 0, ws = 0, cs = 0;
+#pragma unroll
+                    for (int nt = 0; nt < BC / 8; nt++)
+#pragma unroll
+                        for (int e = 0; e < 2; e++) {
+                            const float y = FOLD ? fmaf(s[sl][nt][c2 + e], sc, -mn) : s[sl][nt][c2 + e] - mn;
+                            /* a masked key is exactly 0 even where a row saw no key yet (mn = MASKED) */
+                            float pv = exp2_approx(y);
+                            if (MASKED && jb + nt * 8 + e > pos[x]) pv = 0.0f;
+                            s[sl][nt][c2 + e] = pv;
+                            if (STATS) {
+                                const float ev = (nt == 0 && e == 0 && has_key0) ? 0.0f : pv;
+                                rs += ev;
+                                ws += ev * y;
+                                cs += ev * (float)(nt * 8 + e);
+                            } else {
+                                rs += pv;
+                            }
+                        }
+                    if (STATS) {
+                        /* w is relative to the max: moving it from m to mn shifts every term by (m - mn) */
+                        w[x] = kt == kt_begin ? ws : al * (w[x] + (m[x] - mn) * l[x]) + ws;
+                        d[x] = d[x] * al + (float)(pos[x] - jb) * rs - cs;
                     }
-                if (has_key0) x0[x] = FOLD ? s[sl][0][c2] * sc : s[sl][0][c2]; /* key 0 is never masked */
-                mx = quad_max(mx);
-                /* MASKED_SCORE (log2 units already) while the row saw no key */
-                const float mn = fmaxf(m[x], FOLD && mx != MASKED_SCORE ? mx * sc : mx);
-                const float al = exp2f(m[x] - mn); /* 0 on the first tile */
-                float rs = 0, ws = 0, cs = 0;
+                    l[x] = l[x] * al + rs;
+                    m[x] = mn;
+                    /* O follows the row's max only where it moved in some row of the warp;
+                     * past a row's first tiles it seldom does (HD / 4 multiplies a row saved) */
+                    if (__any_sync(0xffffffffu, al != 1.0f)) {
 #pragma unroll
-                for (int nt = 0; nt < BC / 8; nt++)
-#pragma unroll
-                    for (int e = 0; e < 2; e++) {
-                        const float y = FOLD ? fmaf(s[sl][nt][c2 + e], sc, -mn) : s[sl][nt][c2 + e] - mn;
-                        /* a masked key is exactly 0 even where a row saw no key yet (mn = MASKED) */
-                        float pv = exp2f(y);
-                        if (masked && jb + nt * 8 + e > pos[x]) pv = 0.0f;
-                        s[sl][nt][c2 + e] = pv;
-                        if (STATS) {
-                            const float ev = (nt == 0 && e == 0 && has_key0) ? 0.0f : pv;
-                            rs += ev;
-                            ws += ev * y;
-                            cs += ev * (float)(nt * 8 + e);
-                        } else {
-                            rs += pv;
+                        for (int dt = 0; dt < HD / 8; dt++) {
+                            o[sl][dt][c2] *= al;
+                            o[sl][dt][c2 + 1] *= al;
                         }
                     }
-                if (STATS) {
-                    /* w is relative to the max: moving it from m to mn shifts every term by (m - mn) */
-                    w[x] = kt == kt_begin ? ws : al * (w[x] + (m[x] - mn) * l[x]) + ws;
-                    d[x] = d[x] * al + (float)(pos[x] - jb) * rs - cs;
                 }
-                l[x] = l[x] * al + rs;
-                m[x] = mn;
-#pragma unroll
-                for (int dt = 0; dt < HD / 8; dt++) {
-                    o[sl][dt][c2] *= al;
-                    o[sl][dt][c2 + 1] *= al;
-                }
-            }
+            };
+            if (kt * BC + BC - 1 >= iw_min) softmax(bool_tag<true>{});
+            else softmax(bool_tag<false>{});
 #pragma unroll
             for (int kk = 0; kk < BC / 16; kk++) {
                 uint32_t a[SL][4];

@@ -104,7 +104,7 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_wy_kernel(GdnShape s, co
             float *acc = acc2[sb];
             for (int e = 0; e < 4; e++) {
                 int i = acc_row(m0, e), j = acc_col(n0, e);
-                sm.M[i * C + j] = j < i ? sm.bet[i] * expf(sm.gam[i] - sm.gam[j]) * acc[e] : 0.f;
+                sm.M[i * C + j] = j < i ? sm.bet[i] * gdn_exp(sm.gam[i] - sm.gam[j]) * acc[e] : 0.f;
             }
         }
     });
@@ -133,7 +133,7 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_wy_kernel(GdnShape s, co
     for (int e = threadIdx.x; e < C * C; e += blockDim.x) {
         int i = e / C, j = e - i * C;
         float a = sm.A[e];
-        sm.MA[i * ldc + j] = from_f<T>(a * sm.bet[j] * expf(sm.gam[j]));
+        sm.MA[i * ldc + j] = from_f<T>(a * sm.bet[j] * gdn_exp(sm.gam[j]));
         sm.A2[i * ldc + j] = from_f<T>(a * sm.bet[j]);
         if (A_out) A_out[bhc * C * C + e] = from_f<T>(a); /* the backward uses A only as an mma operand */
     }

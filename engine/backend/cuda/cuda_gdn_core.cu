@@ -93,14 +93,14 @@ __global__ void __launch_bounds__(GDN_THREADS) gdn_state_kernel(GdnShape s, cons
                 load_pair(sm.Us + rr * ldb + cc, &u0, &u1);
                 T v0 = from_f<T>(u0 - p[2 * half]), v1 = from_f<T>(u1 - p[2 * half + 1]);
                 store_pair(Uc + (size_t)rr * dv + cc, to_f(v0), to_f(v1));
-                float kd = expf(gl - gam[rr]);
+                float kd = gdn_exp(gl - gam[rr]);
                 sm.VpT[cc * ldc + rr] = from_f<T>(to_f(v0) * kd);
                 sm.VpT[(cc + 1) * ldc + rr] = from_f<T>(to_f(v1) * kd);
             }
         });
         block_sync(); /* W, U and the slab copy are free: the next chunk's copies start */
         if (c + 1 < s.NC) state_prefetch(sm, s, k, W, U, gam_g, b, h, c + 1, r0);
-        float eL = expf(gl);
+        float eL = gdn_exp(gl);
 #pragma unroll
         for (int u = 0; u < GDN_SLAB_TILES; u++) {
             int i = warp + u * nw;
@@ -170,7 +170,7 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_out_kernel(GdnShape s, c
             float *acc = acc2[sb];
             for (int e = 0; e < 4; e++) {
                 int i = acc_row(m0, e), j = acc_col(n0, e);
-                sm.P[i * ldc + j] = from_f<T>(j <= i ? scale * expf(sm.gam[i] - sm.gam[j]) * acc[e] : 0.f);
+                sm.P[i * ldc + j] = from_f<T>(j <= i ? scale * gdn_exp(sm.gam[i] - sm.gam[j]) * acc[e] : 0.f);
             }
         }
     });
@@ -180,7 +180,7 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_out_kernel(GdnShape s, c
         float acc2[2][4] = {};
         tile_mma_n<kTC, 2>(acc2, view<T>(sm.Q, ldk, 1), view<T>(sm.hs, 1, ldk), m0, n1, dk);
         for (int sb = 0; sb < 2; sb++)
-            for (int e = 0; e < 4; e++) acc2[sb][e] *= scale * expf(sm.gam[acc_row(m0, e)]);
+            for (int e = 0; e < 4; e++) acc2[sb][e] *= scale * gdn_exp(sm.gam[acc_row(m0, e)]);
         tile_mma_n<kTC, 2>(acc2, view<T>(sm.P, ldc, 1), view<T>(sm.Vp, ldv, 1), m0, n1, C);
         for (int sb = 0; sb < 2; sb++) store_acc_rows(oc, (size_t)s.H * dv, m0, n1 + 8 * sb, acc2[sb], L);
     });
@@ -214,7 +214,7 @@ __global__ void __launch_bounds__(GDN_THREADS) gdn_recurrent_kernel(GdnShape s, 
             ks[j] = to_f(k[it * dk + j]);
         }
         for (int j = threadIdx.x; j < dv; j += blockDim.x) vs[j] = to_f(v[it * dv + j]);
-        float a = expf(g[it]), bt = beta[it];
+        float a = gdn_exp(g[it]), bt = beta[it];
         block_sync();
         for (int r = warp; r < dv; r += nw) {
             float *Sr = S + (size_t)r * dk, u = 0;

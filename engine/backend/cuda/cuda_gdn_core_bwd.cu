@@ -70,7 +70,7 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_bwd_v_kernel(GdnShape s,
             float *acc = acc2[sb];
             for (int e = 0; e < 4; e++) {
                 int i = acc_row(m0, e), j = acc_col(n0, e);
-                sm.PT[j * ldc + i] = from_f<T>(j <= i ? scale * expf(sm.gam[i] - sm.gam[j]) * acc[e] : 0.f);
+                sm.PT[j * ldc + i] = from_f<T>(j <= i ? scale * gdn_exp(sm.gam[i] - sm.gam[j]) * acc[e] : 0.f);
             }
         }
     });
@@ -196,7 +196,7 @@ __global__ void __launch_bounds__(GDN_THREADS) gdn_bwd_state_kernel(GdnShape s, 
         const float gl = sm.gam[C - 1];
         for (int i = threadIdx.x; i < C * BV; i += blockDim.x) {
             int r = i / BV, j = i - r * BV;
-            sm.dOT[j * ldc + r] = from_f<T>(s.scale * expf(sm.gam[r]) * to_f(sm.dO[r * ldb + j]));
+            sm.dOT[j * ldc + r] = from_f<T>(s.scale * gdn_exp(sm.gam[r]) * to_f(sm.dO[r * ldb + j]));
         }
         T *dvc = dV + bhc * C * dv + r0;
         /* 16 x 16 tiles: one A fragment for two mma, two independent chains a warp */
@@ -208,7 +208,7 @@ __global__ void __launch_bounds__(GDN_THREADS) gdn_bwd_state_kernel(GdnShape s, 
                 float *p = p2[sb];
                 for (int e = 0; e < 4; e++) {
                     int r = acc_row(m0, e), cc = acc_col(n0, e);
-                    float x = to_f(sm.dV[r * ldl + cc]) + expf(gl - sm.gam[r]) * p[e];
+                    float x = to_f(sm.dV[r * ldl + cc]) + gdn_exp(gl - sm.gam[r]) * p[e];
                     p[e] = x;
                     sm.dVT[cc * ldc + r] = from_f<T>(x);
                 }
@@ -220,10 +220,10 @@ __global__ void __launch_bounds__(GDN_THREADS) gdn_bwd_state_kernel(GdnShape s, 
         if (threadIdx.x == 0) {
             float t = 0;
             for (int w = 0; w < nw; w++) t += sm.red[w];
-            hsum[bhc * nslab + blockIdx.x] = expf(gl) * t;
+            hsum[bhc * nslab + blockIdx.x] = gdn_exp(gl) * t;
         }
         if (c > 0) bwd_state_prefetch1(sm, s, k, d_o, dV, gam_g, states, b, h, c - 1, r0);
-        float eL = expf(gl);
+        float eL = gdn_exp(gl);
 #pragma unroll
         for (int u = 0; u < GDN_SLAB_TILES; u++) {
             int i = warp + u * nw;
@@ -367,7 +367,7 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
             for (int e = 0; e < 4; e++) {
                 int i = acc_row(m0, e), j = acc_col(n1 + 8 * sb, e);
                 sm.S1[i * ld.c + j] = a1[sb][e];
-                sm.S2[i * ld.c + j] = j <= i ? scale * a2[sb][e] * expf(sm.gam[i] - sm.gam[j]) : 0.f;
+                sm.S2[i * ld.c + j] = j <= i ? scale * a2[sb][e] * gdn_exp(sm.gam[i] - sm.gam[j]) : 0.f;
             }
     });
     block_sync();
@@ -391,7 +391,7 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
             float pv[4];
             for (int e = 0; e < 4; e++) {
                 int r = acc_row(m0, e);
-                acc[sb][e] *= scale * expf(sm.gam[r]);
+                acc[sb][e] *= scale * gdn_exp(sm.gam[r]);
                 pv[e] = acc[sb][e] * to_f(sm.Q[r * ld.k + acc_col(n1 + 8 * sb, e)]);
             }
             tile_row_partials(sm.part, GDN_PART_LD, m0, n1 + 8 * sb, pv);
@@ -426,7 +426,7 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
             float pv[4];
             for (int e = 0; e < 4; e++) {
                 int r = acc_row(m0, e), cc = acc_col(n1 + 8 * sb, e);
-                float x = expf(gl - sm.gam[r]) * acc[sb][e];
+                float x = gdn_exp(gl - sm.gam[r]) * acc[sb][e];
                 sm.dK[r * ld.fk + cc] += x;
                 pv[e] = x * to_f(sm.K[r * ld.k + cc]);
             }
@@ -471,7 +471,7 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
             float pv[4];
             for (int e = 0; e < 4; e++) {
                 int r = acc_row(m0, e), cc = acc_col(n0, e);
-                sm.dK[r * ld.fk + cc] += sm.bet[r] * expf(sm.gam[r]) * acc[e];
+                sm.dK[r * ld.fk + cc] += sm.bet[r] * gdn_exp(sm.gam[r]) * acc[e];
                 pv[e] = acc[e] * to_f(sm.K[r * ld.k + cc]);
             }
             tile_row_partials(sm.part, GDN_PART_LD, m0, n0, pv);
@@ -500,12 +500,12 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
         for (int sb = 0; sb < 2; sb++)
             for (int e = 0; e < 4; e++) {
                 int i = acc_row(m0, e), j = acc_col(n1 + 8 * sb, e);
-                sm.S3[i * ld.c + j] = j <= i ? sm.bet[j] * (expf(sm.gam[j]) * a1[sb][e] + a2[sb][e]) : 0.f;
+                sm.S3[i * ld.c + j] = j <= i ? sm.bet[j] * (gdn_exp(sm.gam[j]) * a1[sb][e] + a2[sb][e]) : 0.f;
             }
     });
     block_sync();
     if (tid < C) {
-        float p = part_sum(sm.part, tid, dk / 8), p2 = part_sum(sm.part2, tid, dv / 8), eg = expf(sm.gam[tid]);
+        float p = part_sum(sm.part, tid, dk / 8), p2 = part_sum(sm.part2, tid, dv / 8), eg = gdn_exp(sm.gam[tid]);
         sm.dbet[tid] += eg * p + p2;
         sm.dgam[tid] += sm.bet[tid] * eg * p;
     }
@@ -541,7 +541,7 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
                 int i = acc_row(m0, e), j = acc_col(n0, e);
                 float f = 0, gg = 0;
                 if (i > j) {
-                    float dm = sm.S3[i * ld.c + j], mc = expf(sm.gam[i] - sm.gam[j]);
+                    float dm = sm.S3[i * ld.c + j], mc = gdn_exp(sm.gam[i] - sm.gam[j]);
                     f = dm * mc * acc[e];
                     gg = dm * sm.bet[i] * mc;
                 }

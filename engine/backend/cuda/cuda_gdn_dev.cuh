@@ -29,6 +29,21 @@
 #define GDN_LAUNCH(kern, grid, block, smem, stream, ...) kern<<<(grid), (block), (smem), (stream)>>>(__VA_ARGS__)
 #endif
 
+/* e^x for the decay masks and scales (arguments <= 0 there): one multiply and
+ * one MUFU.EX2 (ex2.approx.ftz, relative error about 2^-22 plus the rounding
+ * of x log2 e) instead of expf's ten-odd instructions without fast math;
+ * results below 2^-126 are 0. The emulation keeps expf. */
+__device__ __forceinline__ float gdn_exp(float x) {
+#ifdef GDN_EMULATE
+    return expf(x);
+#else
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x * 1.4426950408889634f));
+    return y;
+#endif
+}
+
+
 #define GDN_THREADS 128      /* threads of the chunk kernels: 4 warps */
 #define GDN_THREADS_BWD 512  /* the local backward kernel: 16 warps (one block a multiprocessor: its shared memory) */
 #define GDN_THREADS_WIDE 256 /* the chunk-parallel WY, output and V' kernels: 8 warps */

@@ -192,6 +192,16 @@ double emu_shfl_xor_d(double v, int mask) {
     return r;
 }
 
+bool emu_any(bool v) {
+    warp_buf &b = S.buf[me().warp];
+    b.f[me().lane] = v ? 1.0f : 0.0f;
+    warp_arrive("any");
+    bool r = false;
+    for (int l = 0; l < 32; l++) r |= b.f[l] != 0.0f;
+    warp_arrive("any");
+    return r;
+}
+
 float emu_shfl_idx(float v, int src) {
     warp_buf &b = S.buf[me().warp];
     b.f[me().lane] = v;

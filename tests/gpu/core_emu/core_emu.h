@@ -54,6 +54,8 @@ float emu_shfl_idx(float v, int src);
 static inline float __shfl_xor_sync(unsigned, float v, int mask) { return emu_shfl_xor(v, mask); }
 static inline double __shfl_xor_sync(unsigned, double v, int mask) { return emu_shfl_xor_d(v, mask); }
 static inline float __shfl_sync(unsigned, float v, int src) { return emu_shfl_idx(v, src); }
+bool emu_any(bool v);
+static inline int __any_sync(unsigned, int v) { return emu_any(v != 0); }
 
 /* CUDA's integer min / max */
 static inline int min(int a, int b) { return a < b ? a : b; }

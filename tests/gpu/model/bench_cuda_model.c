@@ -3,7 +3,8 @@
  * floor and naming the PyTorch peer that measures the same work
  * (tests/gpu/peers; table.py prints the ratios):
  *   - teacher forward with the section 4 statistics and logits for every row:
- *     qwen2.5-1.5b at 4 x 2048 and 1 x 8192, qwen3-8b at 4 x 2048;
+ *     qwen2.5-1.5b at 4 x 2048 and 1 x 8192, qwen3-8b at 1 x 2048; and the
+ *     qwen2.5-1.5b ones without logits, as graft stats and the capture run it;
  *   - a training step like the peers' (next-token cross-entropy, backward,
  *     global norm, AdamW on f32 masters) of qwen2.5-1.5b, plain and with every
  *     other layer Gated DeltaNet, 4 x 2048;
@@ -91,16 +92,22 @@ static void fwd_fn(void *p) {
     if (tf_forward(u->r, u->tok, u->B, u->T, 0, NULL) != 0) return;
     tf_logits(u->r, 0, u->B * u->T, tf_run_logits(u->r, NULL));
 }
+static void fwd_stats_fn(void *p) { /* as graft stats and the calibration capture run it: no logits */
+    fwd_ud *u = p;
+    tf_forward(u->r, u->tok, u->B, u->T, 0, NULL);
+}
 
-static void forward_case(gf_backend *be, const bench_ceilings *ce, const char *name, int B, int T) {
+/* logits: every row's logits as the sdpa peer computes them; without, the
+ * forward graft stats runs (the peer then stops at the last hidden state). */
+static void forward_case(gf_backend *be, const bench_ceilings *ce, const char *name, int B, int T, bool logits) {
     char what[160], peer[160], peer2[160], extra[512];
-    snprintf(what, sizeof what, "graft %s B %d T %d fwd+stats, logits", name, B, T);
+    snprintf(what, sizeof what, "graft %s B %d T %d fwd+stats, %s", name, B, T, logits ? "logits" : "no logits");
     model_config c;
     model m;
     if (!synthetic_model(&m, &c, name, be, what)) return;
     transformer tf;
     tf_run *r = NULL;
-    const tf_run_opts ro = {.B = B, .T = T, .stats = true, .logit_rows = B * T};
+    const tf_run_opts ro = {.B = B, .T = T, .stats = true, .logit_rows = logits ? B * T : 1};
     if (tf_view(&tf, &m, NULL, NULL, NULL) != 0 || tf_run_open(&r, &tf, &ro) != 0) {
         skip_line(what, gf_last_error());
         model_free(&m);
@@ -109,14 +116,15 @@ static void forward_case(gf_backend *be, const bench_ceilings *ce, const char *n
     int *tok = malloc((size_t)B * T * sizeof *tok);
     for (int i = 0; i < B * T; i++) tok[i] = (int)(((unsigned)i * 2654435761u) % (unsigned)c.vocab_size);
     fwd_ud u = {r, tok, B, T};
-    const double t = bench_time(be, fwd_fn, &u, 5);
-    const double flops = fwd_per_token(&c, T, 0) * B * T;
-    snprintf(peer, sizeof peer, "transformers sdpa %s B %d T %d logits, no stats", name, B, T);
+    const double t = bench_time(be, logits ? fwd_fn : fwd_stats_fn, &u, 5);
+    const double flops = (fwd_per_token(&c, T, 0) - (logits ? 0 : 2.0 * c.dim * c.vocab_size)) * B * T;
+    snprintf(peer, sizeof peer, "transformers sdpa %s B %d T %d %s, no stats", name, B, T,
+             logits ? "logits" : "hidden states");
     snprintf(peer2, sizeof peer2, "transformers eager+output_attentions+stats %s B %d T %d", name, B, T);
     snprintf(extra, sizeof extra, ",\"tok_s\":%.0f,\"of_roofline\":%.3f,\"peer\":\"%s\",\"peer2\":\"%s\"",
              (double)B * T / t, flops / t / 1e12 / ce->gemm_tflops, peer, peer2);
     /* bytes: the weights once (bf16), the logits once */
-    bench_report("model", what, t, flops, 2.0 * m.layout.total + 2.0 * B * T * c.vocab_size, ce, extra);
+    bench_report("model", what, t, flops, 2.0 * m.layout.total + (logits ? 2.0 * B * T * c.vocab_size : 0), ce, extra);
     free(tok);
     tf_run_close(r);
     tf_free(&tf);
@@ -338,9 +346,11 @@ int main(int argc, char **argv) {
     if (teacher && *teacher) load_case(be, teacher);
     const bool all = strcmp(which, "all") == 0;
     if (all || strcmp(which, "forward") == 0) {
-        forward_case(be, &ce, "qwen2.5-1.5b", Bl, Tl);
-        forward_case(be, &ce, "qwen2.5-1.5b", 1, 4 * Tl);
-        forward_case(be, &ce, "qwen3-8b", 1, Tl);
+        forward_case(be, &ce, "qwen2.5-1.5b", Bl, Tl, true);
+        forward_case(be, &ce, "qwen2.5-1.5b", 1, 4 * Tl, true);
+        forward_case(be, &ce, "qwen3-8b", 1, Tl, true);
+        forward_case(be, &ce, "qwen2.5-1.5b", Bl, Tl, false);
+        forward_case(be, &ce, "qwen2.5-1.5b", 1, 4 * Tl, false);
     }
     /* one kind of step alone (tests/gpu/bench/profile_train.sh profiles them) */
     if (strcmp(which, "train-plain") == 0) train_case(be, &ce, false, Bl, Tl);

@@ -1,9 +1,11 @@
 """Teacher forward through transformers at real shapes, random bf16 weights on the GPU:
-  - with sdpa attention, logits for every position, no statistics (the speed to beat);
+  - with sdpa attention, logits for every position, no statistics (the speed to beat); and for
+    qwen2.5-1.5b the base model alone (last hidden state, no logits: graft stats computes none);
   - the way the reference code reads the METHOD.md section 4 statistics: eager attention with
     output_attentions=True, then per-head mean distance and entropy reduced in torch from the
     [B, H, T, T] probability matrices.
-One JSON line per figure (tests/gpu/bench/table.py). GRAFT_PEER_CASES=qwen2.5-1.5b:4:2048,... picks cases."""
+One JSON line per figure (tests/gpu/bench/table.py). GRAFT_PEER_CASES=qwen2.5-1.5b:4:2048,... picks cases;
+GRAFT_PEER_EAGER=0 leaves out the eager reference (minutes at T = 8192)."""
 import os
 
 import torch
@@ -50,10 +52,20 @@ def main():
                 ms = time_ms(lambda: m(input_ids=ids).logits)
             emit("peer_forward", f"transformers sdpa {tag} logits, no stats", ms=ms, tok_s=B * T / (ms * 1e-3), flops=flops)
             log(f"sdpa {tag}: {ms:.1f} ms")
+            if name == "qwen2.5-1.5b":
+                with torch.no_grad():
+                    ms = time_ms(lambda: m.model(input_ids=ids).last_hidden_state)
+                emit("peer_forward", f"transformers sdpa {tag} hidden states, no stats", ms=ms,
+                     tok_s=B * T / (ms * 1e-3), flops=flops - 2 * d["D"] * d["V"] * B * T)
+                log(f"sdpa {tag} hidden states: {ms:.1f} ms")
         except torch.cuda.OutOfMemoryError as e:
             skip("peer_forward", f"transformers sdpa {tag}", f"out of memory: {e}")
             m = None
         free()
+        if os.environ.get("GRAFT_PEER_EAGER", "1") == "0":
+            del m
+            free()
+            continue
         try:
             if m is None:
                 m = random_model(cfg, "eager").eval()
