@@ -59,7 +59,7 @@ template <int HD> __global__ void __launch_bounds__(NWARPS * 32) attn_bwd_mma_ke
     const int jw = j0 + warp * 16, ja = jw + gid, jb = ja + 8; /* this thread's keys (mma rows) */
     const int n_rt = (T + BR - 1) / BR;
 
-    /* Q and dO tiles: each thread copies the 16-byte chunks (row ld_row + rr, columns ld_col ..+7) for
+    /* Q and dO tiles: each thread copies the 16-byte chunks (row ld_row + rr, columns (tid % CPR) 8 ..+7) for
      * rr = 0, LROWS, ...; the addresses are formed once here and a tile adds r0 rows */
     constexpr int LROWS = NWARPS * 32 / CPR;
     const int ld_row = tid / CPR, ld_smem = ld_row * LDS + (tid % CPR) * 8;

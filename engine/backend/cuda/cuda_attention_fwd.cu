@@ -87,7 +87,7 @@ __global__ void __launch_bounds__(C::NT, C::MINB) attn_fwd_mma_kernel(const attn
         const int t = ok ? r / G : 0, h = kvh * G + (ok ? r % G : 0);
         cp_async16(Qs + row * LDS + col, q + (((size_t)b * p.T + t) * p.H + h) * HD + col, ok);
     }
-    /* K/V tiles: each thread copies the 16-byte chunks (row ld_row + rr, columns ld_col ..+7) for
+    /* K/V tiles: each thread copies the 16-byte chunks (row ld_row + rr, columns (tid % CPR) 8 ..+7) for
      * rr = 0, LROWS, 2 LROWS, ...; the addresses are formed once here and a tile adds kt BC key rows
      * (forming them per chunk in 64-bit arithmetic took a quarter of the loop's instructions). */
     constexpr int LROWS = NT / CPR; /* rows one pass of the block's threads covers */

@@ -53,6 +53,21 @@ template <typename T> __device__ __forceinline__ T from_f(float x);
 template <> __device__ __forceinline__ float from_f<float>(float x) { return x; }
 template <> __device__ __forceinline__ bf16 from_f<bf16>(float x) { return __float2bfloat16(x); }
 
+/* 2^x in one MUFU.EX2 (ex2.approx.ftz: relative error about 2^-22, results
+ * below 2^-126 flushed to 0, 2^-inf = 0). exp2f / expf compile to five and
+ * ten-odd instructions here (no fast math: they keep denormal results, which
+ * the softmax and decay loops never need). The CPU emulations (tests/gpu)
+ * keep exp2f. */
+__device__ __forceinline__ float exp2_approx(float x) {
+#if defined(GRAFT_CUDA_EMU) || defined(GDN_EMULATE)
+    return exp2f(x);
+#else
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+#endif
+}
+
 static inline unsigned cuda_blocks(size_t n, unsigned threads) {
     size_t b = (n + threads - 1) / threads;
     return (unsigned)(b > 0x7fffffffu ? 0x7fffffffu : (b ? b : 1));

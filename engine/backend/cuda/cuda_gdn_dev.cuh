@@ -30,18 +30,8 @@
 #endif
 
 /* e^x for the decay masks and scales (arguments <= 0 there): one multiply and
- * one MUFU.EX2 (ex2.approx.ftz, relative error about 2^-22 plus the rounding
- * of x log2 e) instead of expf's ten-odd instructions without fast math;
- * results below 2^-126 are 0. The emulation keeps expf. */
-__device__ __forceinline__ float gdn_exp(float x) {
-#ifdef GDN_EMULATE
-    return expf(x);
-#else
-    float y;
-    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x * 1.4426950408889634f));
-    return y;
-#endif
-}
+ * exp2_approx (cuda_common.cuh) instead of expf's ten-odd instructions. */
+__device__ __forceinline__ float gdn_exp(float x) { return exp2_approx(x * 1.4426950408889634f); }
 
 
 #define GDN_THREADS 128      /* threads of the chunk kernels: 4 warps */

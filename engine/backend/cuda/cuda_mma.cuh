@@ -27,7 +27,6 @@ __device__ __forceinline__ void ldsm_x4_t(uint32_t (&r)[4], const void *p) { emu
 __device__ __forceinline__ void mma_bf16(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
     emu_mma_bf16_16816(d, a, b0, b1);
 }
-__device__ __forceinline__ float exp2_approx(float x) { return exp2f(x); }
 #else
 __device__ __forceinline__ uint32_t smem_addr(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
 
@@ -63,19 +62,6 @@ __device__ __forceinline__ void mma_bf16(float (&d)[4], const uint32_t (&a)[4], 
         "{%0, %1, %2, %3};\n"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-#endif
-
-#ifndef GRAFT_CUDA_EMU
-/* 2^x in one MUFU.EX2 (ex2.approx.ftz: max relative error 2^-22, results below
- * 2^-126 flushed to 0, 2^-inf = 0). exp2f() compiles to five instructions here
- * (no fast math): it rescales arguments below -126 to keep denormal results,
- * which the softmax loops never need (they sum to a row maximum's 1), and
- * per score that made up a fifth of the attention kernels' instructions. */
-__device__ __forceinline__ float exp2_approx(float x) {
-    float y;
-    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-    return y;
 }
 #endif
 
