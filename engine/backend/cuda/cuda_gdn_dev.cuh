@@ -159,65 +159,166 @@ template <typename T> __device__ __forceinline__ uint32_t frag_pair_t(View<T> v,
     return frag_pair(t, c, r);
 }
 
-/* acc += A[m0.., 0:K] B[0:K, n0..] for this warp's 16x8 tile; K % 16 == 0. */
-template <bool kTC, typename TA, typename TB>
-__device__ __forceinline__ void tile_mma(float acc[4], View<TA> A, View<TB> B, int m0, int n0, int K) {
-    int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-    if (kTC) {
-        for (int k0 = 0; k0 < K; k0 += 16) {
-            int ka = k0 + 2 * t;
-            uint32_t a[4], b[2];
-            a[0] = frag_pair(A, m0 + g, ka);
-            a[1] = frag_pair(A, m0 + g + 8, ka);
-            a[2] = frag_pair(A, m0 + g, ka + 8);
-            a[3] = frag_pair(A, m0 + g + 8, ka + 8);
-            b[0] = frag_pair_t(B, ka, n0 + g);
-            b[1] = frag_pair_t(B, ka + 8, n0 + g);
-            mma_bf16_16816(acc, a, b);
+/* ldmatrix: a warp loads 8 x 8 bf16 matrices from shared memory, each lane
+ * giving the address of one 16-byte matrix row (lanes 8 i .. 8 i + 7: matrix i).
+ * Register i of lane 4 g + t holds matrix i's elements (g, 2t), (g, 2t + 1);
+ * with trans, (2t, g), (2t + 1, g) (low half first): exactly the mma fragment
+ * of the matrix or of its transpose. N = 2 or 4 matrices. */
+template <int N, bool kTrans> __device__ __forceinline__ void ldsm(uint32_t *r, const bf16 *row) {
+#ifdef GDN_EMULATE
+    gdn_emu_ldmatrix(r, N, row, kTrans);
+#else
+    const unsigned a = (unsigned)__cvta_generic_to_shared(row);
+    if constexpr (N == 4 && kTrans)
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
+    else if constexpr (N == 4)
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
+    else if constexpr (kTrans)
+        asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];\n" : "=r"(r[0]), "=r"(r[1]) : "r"(a));
+    else
+        asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];\n" : "=r"(r[0]), "=r"(r[1]) : "r"(a));
+#endif
+}
+
+__device__ __forceinline__ bool gdn_is_shared(const void *p) {
+#ifdef GDN_EMULATE
+    return gdn_emu_is_shared(p);
+#else
+    return __isShared(p) != 0;
+#endif
+}
+
+/* How a tile product fetches a view's fragments: FRAG_ROW, by ldmatrix, when
+ * the view is bf16 in shared memory with contiguous columns (unit column
+ * stride); FRAG_COL the same with contiguous rows; FRAG_PAIR, element pairs
+ * (frag_pair: fp32 views, global memory, odd strides). ldmatrix needs every
+ * 8-element row piece 16-byte aligned: base 16-aligned, the other stride a
+ * multiple of 8, and the tile offsets multiples of 8 (m0, n0, k0 always are). */
+enum { FRAG_PAIR = 0, FRAG_ROW = 1, FRAG_COL = 2 };
+__device__ __forceinline__ int frag_mode(View<bf16> v) {
+    if (((uintptr_t)v.p & 15) != 0 || !gdn_is_shared(v.p)) return FRAG_PAIR;
+    if (v.cs == 1 && v.rs % 8 == 0) return FRAG_ROW;
+    if (v.rs == 1 && v.cs % 8 == 0) return FRAG_COL;
+    return FRAG_PAIR;
+}
+
+/* The A fragment (mma m16n8k16 layout) of A[m0:m0+16, k0:k0+16]. ldmatrix x4:
+ * lane l gives row l % 8 of matrix l / 8; matrices (m0, k0), (m0 + 8, k0),
+ * (m0, k0 + 8), (m0 + 8, k0 + 8) are the fragment's registers 0..3. */
+template <int MODE, typename T> __device__ __forceinline__ void frag_a(uint32_t a[4], View<T> A, int m0, int k0) {
+    if constexpr (MODE == FRAG_PAIR) {
+        int lane = threadIdx.x & 31, g = lane >> 2, ka = k0 + 2 * (lane & 3);
+        a[0] = frag_pair(A, m0 + g, ka);
+        a[1] = frag_pair(A, m0 + g + 8, ka);
+        a[2] = frag_pair(A, m0 + g, ka + 8);
+        a[3] = frag_pair(A, m0 + g + 8, ka + 8);
+    } else {
+        int lane = threadIdx.x & 31, r = lane & 7, dm = 8 * ((lane >> 3) & 1), dk = 8 * (lane >> 4);
+        const bf16 *p = (const bf16 *)A.p;
+        if constexpr (MODE == FRAG_ROW) /* memory rows are A's rows */
+            ldsm<4, false>(a, p + (ptrdiff_t)(m0 + dm + r) * A.rs + (k0 + dk));
+        else /* memory rows are A's columns: transposed */
+            ldsm<4, true>(a, p + (ptrdiff_t)(k0 + dk + r) * A.cs + (m0 + dm));
+    }
+}
+
+/* The B fragments of NB (1 or 2) adjacent 8-column tiles B[k0:k0+16, n0 + 8 s ..]:
+ * b[2 s], b[2 s + 1]. ldmatrix x2 (x4 for two tiles): lane l gives row l % 8 of
+ * matrix l / 8 = (k half, then tile). */
+template <int MODE, int NB, typename T> __device__ __forceinline__ void frag_b(uint32_t *b, View<T> B, int k0, int n0) {
+    if constexpr (MODE == FRAG_PAIR) {
+        int lane = threadIdx.x & 31, g = lane >> 2, ka = k0 + 2 * (lane & 3);
+#pragma unroll
+        for (int s = 0; s < NB; s++) {
+            b[2 * s] = frag_pair_t(B, ka, n0 + 8 * s + g);
+            b[2 * s + 1] = frag_pair_t(B, ka + 8, n0 + 8 * s + g);
         }
     } else {
+        int lane = threadIdx.x & 31, r = lane & 7, dk = 8 * ((lane >> 3) & 1), dn = NB == 2 ? 8 * (lane >> 4) : 0;
+        const bf16 *p = (const bf16 *)B.p;
+        if constexpr (MODE == FRAG_COL) /* memory rows are B's columns (k contiguous) */
+            ldsm<2 * NB, false>(b, p + (ptrdiff_t)(n0 + dn + r) * B.cs + (k0 + dk));
+        else /* memory rows are B's rows: transposed */
+            ldsm<2 * NB, true>(b, p + (ptrdiff_t)(k0 + dk + r) * B.rs + (n0 + dn));
+    }
+}
+
+/* acc[s] += A[m0.., 0:K] B[0:K, n0 + 8 s ..] for s < NT with the fragment modes
+ * fixed at compile time; K % 16 == 0. */
+template <int MA, int MB, int NT, typename TA, typename TB>
+__device__ __forceinline__ void mma_kloop(float (*acc)[4], View<TA> A, View<TB> B, int m0, int n0, int K) {
+    for (int k0 = 0; k0 < K; k0 += 16) {
+        uint32_t a[4];
+        frag_a<MA>(a, A, m0, k0);
+#pragma unroll
+        for (int s = 0; s < NT; s += 2) {
+            constexpr int NB = NT % 2 == 0 ? 2 : 1; /* NT is 1 or even */
+            uint32_t b[4];
+            frag_b<MB, NB>(b, B, k0, n0 + 8 * s);
+            mma_bf16_16816(acc[s], a, b);
+            if constexpr (NB == 2) mma_bf16_16816(acc[s + 1], a, b + 2);
+        }
+    }
+}
+
+/* The k loop for B's fragment mode (only fp32 views' pair mode is compiled for them). */
+template <int MA, int NT, typename TA, typename TB>
+__device__ __forceinline__ void mma_kloop_b(float (*acc)[4], View<TA> A, View<TB> B, int m0, int n0, int K) {
+    if constexpr (sizeof(TB) == 2) {
+        switch (frag_mode(B)) {
+        case FRAG_ROW: mma_kloop<MA, FRAG_ROW, NT>(acc, A, B, m0, n0, K); return;
+        case FRAG_COL: mma_kloop<MA, FRAG_COL, NT>(acc, A, B, m0, n0, K); return;
+        default: break;
+        }
+    }
+    mma_kloop<MA, FRAG_PAIR, NT>(acc, A, B, m0, n0, K);
+}
+
+/* acc[s] += A[m0.., 0:K] B[0:K, n0 + 8 s ..] for s < NT: one warp's 16 x 8NT tile,
+ * each A fragment loaded once for NT mma. Fragment modes are chosen per call
+ * from the views (frag_mode); every mode gives the same fragment bits, so the
+ * same sums in the same k order. Without kTC, each lane computes its outputs in
+ * fp32 on the CUDA cores, in the same layout. */
+template <bool kTC, int NT, typename TA, typename TB>
+__device__ __forceinline__ void tile_mma_n(float (*acc)[4], View<TA> A, View<TB> B, int m0, int n0, int K) {
+    static_assert(NT == 1 || NT % 2 == 0, "tile_mma_n: NT is 1 or even");
+    if constexpr (kTC) {
+        if constexpr (sizeof(TA) == 2) {
+            switch (frag_mode(A)) {
+            case FRAG_ROW: mma_kloop_b<FRAG_ROW, NT>(acc, A, B, m0, n0, K); return;
+            case FRAG_COL: mma_kloop_b<FRAG_COL, NT>(acc, A, B, m0, n0, K); return;
+            default: break;
+            }
+        }
+        mma_kloop_b<FRAG_PAIR, NT>(acc, A, B, m0, n0, K);
+        return;
+    }
+    int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int s = 0; s < NT; s++) {
+        int n = n0 + 8 * s + 2 * t;
         float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
         for (int k = 0; k < K; k++) {
             float a0 = A.at(m0 + g, k), a1 = A.at(m0 + g + 8, k);
-            float b0 = B.at(k, n0 + 2 * t), b1 = B.at(k, n0 + 2 * t + 1);
+            float b0 = B.at(k, n), b1 = B.at(k, n + 1);
             s0 = fmaf(a0, b0, s0);
             s1 = fmaf(a0, b1, s1);
             s2 = fmaf(a1, b0, s2);
             s3 = fmaf(a1, b1, s3);
         }
-        acc[0] += s0;
-        acc[1] += s1;
-        acc[2] += s2;
-        acc[3] += s3;
+        acc[s][0] += s0;
+        acc[s][1] += s1;
+        acc[s][2] += s2;
+        acc[s][3] += s3;
     }
 }
 
-/* acc[s] += A[m0.., 0:K] B[0:K, n0 + 8 s ..] for s < NT: one warp's 16 x 8NT tile,
- * each A fragment loaded once for NT mma (bitwise the same sums as NT calls of
- * tile_mma: the same k order per output). */
-template <bool kTC, int NT, typename TA, typename TB>
-__device__ __forceinline__ void tile_mma_n(float (*acc)[4], View<TA> A, View<TB> B, int m0, int n0, int K) {
-    if (kTC) {
-        int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-        for (int k0 = 0; k0 < K; k0 += 16) {
-            int ka = k0 + 2 * t;
-            uint32_t a[4];
-            a[0] = frag_pair(A, m0 + g, ka);
-            a[1] = frag_pair(A, m0 + g + 8, ka);
-            a[2] = frag_pair(A, m0 + g, ka + 8);
-            a[3] = frag_pair(A, m0 + g + 8, ka + 8);
-#pragma unroll
-            for (int s = 0; s < NT; s++) {
-                uint32_t b[2];
-                b[0] = frag_pair_t(B, ka, n0 + 8 * s + g);
-                b[1] = frag_pair_t(B, ka + 8, n0 + 8 * s + g);
-                mma_bf16_16816(acc[s], a, b);
-            }
-        }
-    } else {
-#pragma unroll
-        for (int s = 0; s < NT; s++) tile_mma<false>(acc[s], A, B, m0, n0 + 8 * s, K);
-    }
+/* acc += A[m0.., 0:K] B[0:K, n0..] for this warp's 16x8 tile; K % 16 == 0. */
+template <bool kTC, typename TA, typename TB>
+__device__ __forceinline__ void tile_mma(float acc[4], View<TA> A, View<TB> B, int m0, int n0, int K) {
+    tile_mma_n<kTC, 1>((float(*)[4])acc, A, B, m0, n0, K);
 }
 
 /* Stores two adjacent values (an accumulator pair: columns 2t, 2t + 1); bf16 as

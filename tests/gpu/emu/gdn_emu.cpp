@@ -171,6 +171,53 @@ void gdn_emu_mma_bf16_16816(float d[4], const uint32_t a[4], const uint32_t b[2]
     for (int e = 0; e < 4; e++) d[e] += out[e];
 }
 
+/* ldmatrix.sync.aligned.m8n8.x{2,4}[.trans].shared.b16, as the PTX ISA defines it:
+ * lane 8 i + j gives the address of row j of matrix i (16 bytes, 16-aligned, in
+ * shared memory); register i of lane 4 g + t receives matrix i's elements
+ * (g, 2t) and (g, 2t + 1), or with trans (2t, g) and (2t + 1, g), the first in
+ * the low half. Addresses go through the exchange area (two words a lane). */
+void gdn_emu_ldmatrix(uint32_t *r, int n, const void *row, bool trans) {
+    int w = E.cur / 32, lane = E.cur % 32;
+    if (warp_size_of(w) != 32) {
+        fprintf(stderr, "gdn_emu: ldmatrix in a partial warp\n");
+        abort();
+    }
+    if (lane < 8 * n && (((uintptr_t)row & 15) != 0 || !gdn_emu_is_shared(row) ||
+                         !gdn_emu_is_shared((const char *)row + 15))) {
+        fprintf(stderr, "gdn_emu: ldmatrix row address %p of lane %d is not a 16-byte aligned shared row\n", row, lane);
+        abort();
+    }
+    uint64_t u = (uint64_t)(uintptr_t)row;
+    uint32_t *x = &E.xchg[(size_t)(w * 32 + lane) * 6];
+    x[0] = (uint32_t)u;
+    x[1] = (uint32_t)(u >> 32);
+    warp_barrier();
+    auto row_of = [&](int i, int j) {
+        const uint32_t *y = &E.xchg[(size_t)(w * 32 + 8 * i + j) * 6];
+        return (const uint16_t *)(uintptr_t)((uint64_t)y[0] | (uint64_t)y[1] << 32);
+    };
+    int g = lane / 4, t = lane % 4;
+    uint32_t out[4];
+    for (int i = 0; i < n; i++) {
+        uint16_t lo, hi;
+        if (trans) {
+            lo = row_of(i, 2 * t)[g];
+            hi = row_of(i, 2 * t + 1)[g];
+        } else {
+            lo = row_of(i, g)[2 * t];
+            hi = row_of(i, g)[2 * t + 1];
+        }
+        out[i] = (uint32_t)lo | (uint32_t)hi << 16;
+    }
+    warp_barrier();
+    for (int i = 0; i < n; i++) r[i] = out[i];
+}
+
+bool gdn_emu_is_shared(const void *p) {
+    const char *c = (const char *)p;
+    return c >= E.smem.data() && c < E.smem.data() + E.smem.size();
+}
+
 void gdn_emu_run(dim3 grid, dim3 block, size_t smem, const std::function<void()> &body) {
     if (block.y != 1 || block.z != 1 || block.x == 0 || block.x > 1024) {
         fprintf(stderr, "gdn_emu: only 1-D blocks of 1..1024 threads\n");
