@@ -10,6 +10,7 @@
  * h in sequence b starts at ((b T + t) H + h) d. */
 struct GdnShape {
     int B, T, H, dk, dv, C, NC;
+    int BV; /* rows of the state a sequential-pass block owns (gdn_slab) */
     float scale;
     __host__ __device__ size_t bhc(int b, int h, int c) const { return ((size_t)b * H + h) * NC + c; }
     __host__ __device__ size_t tok(int b, int t, int h) const { return ((size_t)b * T + t) * H + h; }
@@ -164,8 +165,10 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_wy_kernel(GdnShape s, co
  * false with the sticky error set. */
 bool gdn_core_args(gf_backend *be, GdnShape *gs, const gf_gdn_shape *s, const char *op);
 
-/* Rows of the state one sequential-pass block owns: 32 when dv allows, else 16. */
-__host__ __device__ inline int gdn_slab(int dv) { return dv % 32 == 0 ? 32 : 16; }
+/* Rows of the state one sequential-pass block owns: 32 when dv allows, else 16;
+ * GRAFT_GDN_SLAB=16 asks for 16 (more blocks in the sequential passes, each with
+ * fewer tiles: for the benchmarks that compare the two). */
+int gdn_slab(int dv);
 
 /* The state slab [BV, dk] a sequential-pass block keeps in registers, as the
  * accumulators of its warps' tiles: at most (32/16) (128/8) / 4 = 8 tiles a warp. */

@@ -22,7 +22,7 @@ template <typename T> struct StateSmem {
     __host__ __device__ static StateSmem carve(char *base, const GdnShape &s, size_t *bytes) {
         SmemCarve c(base);
         StateSmem m;
-        int BV = gdn_slab(s.dv);
+        int BV = s.BV;
         m.W = c.take<T>((size_t)s.C * sm_ld<T>(s.dk));
         m.K0 = c.take<T>((size_t)s.C * sm_ld<T>(s.dk)); /* k of chunks c, c + 1 (double buffer) */
         m.K1 = c.take<T>((size_t)s.C * sm_ld<T>(s.dk));
@@ -41,7 +41,7 @@ template <typename T>
 __device__ __forceinline__ void state_prefetch(const StateSmem<T> &sm, const GdnShape &s, const T *k, const T *W, const T *U,
                                                const float *gam_g, int b, int h, int c, int r0) {
     const size_t bhc = s.bhc(b, h, c);
-    const int C = s.C, dk = s.dk, BV = gdn_slab(s.dv);
+    const int C = s.C, dk = s.dk, BV = s.BV;
     stage_rows(sm.W, sm_ld<T>(dk), W + bhc * C * dk, (size_t)dk, C, C, dk);
     stage_rows(sm.Us, sm_ld<T>(BV), U + bhc * C * s.dv + r0, (size_t)s.dv, C, C, BV);
     stage_rows(sm.K(c), sm_ld<T>(dk), k + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, s.rows(c), C, dk);
@@ -61,7 +61,7 @@ __global__ void __launch_bounds__(GDN_THREADS) gdn_state_kernel(GdnShape s, cons
                                                                 float *__restrict__ states, float *__restrict__ state_io) {
     constexpr bool kTC = sizeof(T) == 2;
     int h = blockIdx.y, b = blockIdx.z, C = s.C, dk = s.dk, dv = s.dv;
-    int BV = gdn_slab(dv), r0 = blockIdx.x * BV;
+    int BV = s.BV, r0 = blockIdx.x * BV;
     const int ldk = sm_ld<T>(dk), ldc = sm_ld<T>(C), ldb = sm_ld<T>(BV);
     StateSmem<T> sm = StateSmem<T>::carve(gdn_smem(), s, nullptr);
     int warp = threadIdx.x >> 5, nw = blockDim.x >> 5, tn = dk >> 3, nt = (BV >> 4) * tn;
@@ -263,7 +263,16 @@ bool gdn_core_args(gf_backend *be, GdnShape *gs, const gf_gdn_shape *s, const ch
     gs->C = s->chunk;
     gs->NC = (s->T + s->chunk - 1) / s->chunk;
     gs->scale = s->scale;
+    gs->BV = gdn_slab(s->dv);
     return true;
+}
+
+int gdn_slab(int dv) {
+    static const int asked = [] {
+        const char *e = getenv("GRAFT_GDN_SLAB");
+        return e && atoi(e) == 16 ? 16 : 32;
+    }();
+    return dv % 32 == 0 ? asked : 16;
 }
 
 template <typename T>
@@ -300,7 +309,7 @@ static void core_forward(gf_backend *be, const GdnShape &s, bool recurrent, gf_b
         GDN_LAUNCH(gdn_wy_kernel<T>, dim3(s.NC, s.H, s.B), dim3(GDN_THREADS_WIDE), smw, st, s, kp, vp, gp, bp, (T *)W,
                    (T *)U, (float *)gam, (T *)nullptr);
         CUDA_CHECK_LAUNCH(be, "gdn_core (wy)");
-        GDN_LAUNCH(gdn_state_kernel<T>, dim3(s.dv / gdn_slab(s.dv), s.H, s.B), dim3(GDN_THREADS), sms, st, s, kp,
+        GDN_LAUNCH(gdn_state_kernel<T>, dim3(s.dv / s.BV, s.H, s.B), dim3(GDN_THREADS), sms, st, s, kp,
                    (const T *)W, (T *)U, (const float *)gam, hs, io);
         CUDA_CHECK_LAUNCH(be, "gdn_core (state pass)");
         GDN_LAUNCH(gdn_out_kernel<T>, dim3(s.NC, s.H, s.B), dim3(GDN_THREADS_WIDE), smo, st, s, qp, kp, (const T *)U,

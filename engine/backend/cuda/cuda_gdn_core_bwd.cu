@@ -105,7 +105,7 @@ template <typename T> struct BwdStateSmem {
     __host__ __device__ static BwdStateSmem carve(char *base, const GdnShape &s, size_t *bytes) {
         SmemCarve c(base);
         BwdStateSmem m;
-        int BV = gdn_slab(s.dv);
+        int BV = s.BV;
         size_t tile_k = (size_t)s.C * sm_ld<T>(s.dk);
         m.K = c.take<T>(tile_k);
         m.Q = c.take<T>(tile_k);
@@ -131,7 +131,7 @@ __device__ __forceinline__ void bwd_state_prefetch1(const BwdStateSmem<T> &sm, c
                                                     const T *dV, const float *gam_g, const float *states, int b,
                                                     int h, int c, int r0) {
     const size_t bhc = s.bhc(b, h, c);
-    const int C = s.C, dk = s.dk, dv = s.dv, BV = gdn_slab(dv), L = s.rows(c);
+    const int C = s.C, dk = s.dk, dv = s.dv, BV = s.BV, L = s.rows(c);
     stage_rows(sm.K, sm_ld<T>(dk), k + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk);
     stage_rows(sm.dO, sm_ld<T>(BV), d_o + s.tok(b, c * C, h) * dv + r0, (size_t)s.H * dv, L, C, BV);
     stage_rows(sm.dV, sm_ld<T>(BV), dV + bhc * C * dv + r0, (size_t)dv, C, C, BV);
@@ -166,7 +166,7 @@ __global__ void __launch_bounds__(GDN_THREADS) gdn_bwd_state_kernel(GdnShape s, 
                                                                     T *__restrict__ dhs, float *__restrict__ hsum) {
     constexpr bool kTC = sizeof(T) == 2;
     int h = blockIdx.y, b = blockIdx.z, C = s.C, dk = s.dk, dv = s.dv, nslab = gridDim.x;
-    int BV = gdn_slab(dv), r0 = blockIdx.x * BV;
+    int BV = s.BV, r0 = blockIdx.x * BV;
     const int ldk = sm_ld<T>(dk), ldc = sm_ld<T>(C), ldb = sm_ld<T>(BV), ldl = sm_ld<T>(BV), ldh = sm_ld<float>(dk);
     BwdStateSmem<T> sm = BwdStateSmem<T>::carve(gdn_smem(), s, nullptr);
     int warp = threadIdx.x >> 5, nw = blockDim.x >> 5, tn = dk >> 3, nt = (BV >> 4) * tn;
@@ -334,7 +334,7 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
                          float *__restrict__ dbeta) {
     constexpr bool kTC = sizeof(T) == 2;
     int c = blockIdx.x, h = blockIdx.y, b = blockIdx.z, C = s.C, dk = s.dk, dv = s.dv;
-    int L = s.rows(c), tid = threadIdx.x, nslab = dv / gdn_slab(dv);
+    int L = s.rows(c), tid = threadIdx.x, nslab = dv / s.BV;
     size_t bhc = s.bhc(b, h, c);
     float scale = s.scale;
     BwdLocalSmem<T> sm = BwdLocalSmem<T>::carve(gdn_smem(), s, nullptr);
@@ -598,7 +598,7 @@ static void core_backward(gf_backend *be, const GdnShape &s, gf_buf dq, gf_buf d
     cudaStream_t st = cuda_stream(be);
     (void)st;
     size_t nbhc = (size_t)s.B * s.H * s.NC;
-    int nslab = s.dv / gdn_slab(s.dv);
+    int nslab = s.dv / s.BV;
     void *gam = nullptr, *W = nullptr, *U = nullptr, *A = nullptr, *dV = nullptr, *dhs = nullptr, *hsum = nullptr;
     bool ok = gdn_scratch(be, &gam, nbhc * s.C * sizeof(float), op) &&
               gdn_scratch(be, &W, nbhc * s.C * s.dk * sizeof(T), op) &&
