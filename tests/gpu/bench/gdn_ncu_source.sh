@@ -5,9 +5,10 @@
 #   sh tests/gpu/bench/gdn_ncu_source.sh KERNEL [BUILD] [OUTDIR]
 # KERNEL: wy, state, out, bwd_v, bwd_state or bwd_local (gdn_<KERNEL>_kernel).
 # Writes OUTDIR/ncu_<KERNEL>.txt (the details page: speed of light, occupancy,
-# stall reasons) and OUTDIR/ncu_<KERNEL>_src.csv (per CUDA source line: stall
-# samples, instructions executed; the build has -lineinfo); prints the source
-# lines with the most stall samples. GRAFT_NCU_SKIP (default 2) launches of the
+# stall reasons), OUTDIR/ncu_<KERNEL>_sass.csv.gz (per SASS instruction: stall
+# samples, instructions executed), ncu_<KERNEL>_src.csv.gz (the same beside the
+# CUDA lines; the build has -lineinfo) and the report ncu_<KERNEL>.ncu-rep;
+# prints the instructions with the most stall samples. GRAFT_NCU_SKIP (default 2) launches of the
 # kernel are skipped first (warm-up).
 set -eu
 K=${1:?usage: gdn_ncu_source.sh wy|state|out|bwd_v|bwd_state|bwd_local [BUILD] [OUTDIR]}
@@ -26,13 +27,16 @@ GRAFT_BENCH_GDN_TOKENS=32768 ncu --clock-control none -k "regex:gdn_${K}_kernel"
     --section SchedulerStats --section MemoryWorkloadAnalysis --section InstructionStats --section SourceCounters \
     -o "$rep" "$bin" >/dev/null 2>&1 || { echo "gdn_ncu_source: ncu failed for $K" >&2; exit 1; }
 ncu -i "$rep.ncu-rep" --page details >"$OUTDIR/ncu_$K.txt" 2>&1
-ncu -i "$rep.ncu-rep" --page source --print-source cuda --csv >"$OUTDIR/ncu_${K}_src.csv" 2>&1 || true
+ncu -i "$rep.ncu-rep" --page source --print-source sass --csv >"$OUTDIR/ncu_${K}_sass.csv" 2>&1 || true
+ncu -i "$rep.ncu-rep" --page source --print-source cuda,sass --csv >"$OUTDIR/ncu_${K}_src.csv" 2>&1 || true
+gzip -f "$OUTDIR/ncu_${K}_sass.csv" "$OUTDIR/ncu_${K}_src.csv"
+cp "$rep.ncu-rep" "$OUTDIR/ncu_$K.ncu-rep"
 grep -E 'Duration|Achieved Occupancy|Registers Per|Shared Memory Configuration Size|Warp Cycles Per Issued|Issued Ipc|No Eligible|Compute \(SM\) Throughput|Memory Throughput' \
     "$OUTDIR/ncu_$K.txt" | head -n 20
-# the 25 source lines with the most stall samples (column names from the CSV header)
-python3 - "$OUTDIR/ncu_${K}_src.csv" <<'EOF'
-import csv, sys
-rows = list(csv.reader(open(sys.argv[1], errors="replace")))
+# the 25 instructions with the most stall samples (column names from the CSV header)
+python3 - "$OUTDIR/ncu_${K}_sass.csv.gz" <<'EOF'
+import csv, gzip, sys
+rows = list(csv.reader(gzip.open(sys.argv[1], "rt", errors="replace")))
 hdr = next((i for i, r in enumerate(rows) if any("Source" == c for c in r)), None)
 if hdr is None:
     print("no source table"); sys.exit(0)
