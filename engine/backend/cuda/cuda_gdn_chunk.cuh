@@ -99,7 +99,7 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_wy_kernel(GdnShape s, co
     /* M[i][j] = beta_i exp(gam_i - gam_j) k_i.k_j for j < i, else 0 */
     for_tiles_n<2>(C, C, [&](int m0, int n1) {
         float acc2[2][4] = {};
-        tile_mma_n<kTC, 2>(acc2, view<T>(sm.K, ldk, 1), view<T>(sm.K, 1, ldk), m0, n1, dk);
+        tile_mma_n<kTC, 2>(acc2, sm_view<T>(sm.K, ldk), sm_view_t<T>(sm.K, ldk), m0, n1, dk);
         for (int sb = 0; sb < 2; sb++) {
             int n0 = n1 + 8 * sb;
             float *acc = acc2[sb];
@@ -143,7 +143,7 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_wy_kernel(GdnShape s, co
     T *Wc = W + bhc * C * dk, *Uc = U + bhc * C * dv;
     for_tiles_n<2>(C, dk, [&](int m0, int n1) {
         float acc2[2][4] = {};
-        tile_mma_n<kTC, 2>(acc2, view<T>(sm.MA, ldc, 1), view<T>(sm.K, ldk, 1), m0, n1, C);
+        tile_mma_n<kTC, 2>(acc2, sm_view<T>(sm.MA, ldc), sm_view<T>(sm.K, ldk), m0, n1, C);
         for (int sb = 0; sb < 2; sb++) {
             int n0 = n1 + 8 * sb;
             float *acc = acc2[sb];
@@ -152,7 +152,7 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_wy_kernel(GdnShape s, co
     });
     for_tiles_n<2>(C, dv, [&](int m0, int n1) {
         float acc2[2][4] = {};
-        tile_mma_n<kTC, 2>(acc2, view<T>(sm.A2, ldc, 1), view<T>(sm.V, ldv, 1), m0, n1, C);
+        tile_mma_n<kTC, 2>(acc2, sm_view<T>(sm.A2, ldc), sm_view<T>(sm.V, ldv), m0, n1, C);
         for (int sb = 0; sb < 2; sb++) {
             int n0 = n1 + 8 * sb;
             float *acc = acc2[sb];
@@ -179,11 +179,12 @@ int gdn_slab(int dv);
 template <typename T, typename TD>
 __device__ __forceinline__ void slab_store(float (*acc)[4], T *sm, int ld, TD *dst, int BV, int dk) {
     int warp = threadIdx.x >> 5, nw = blockDim.x >> 5, tn = dk >> 3, nt = (BV >> 4) * tn;
+    GridStep ts(warp, nw, tn); /* tile i = warp + u nw is (ts.q, ts.r) */
 #pragma unroll
-    for (int u = 0; u < GDN_SLAB_TILES; u++) {
+    for (int u = 0; u < GDN_SLAB_TILES; u++, ts.next()) {
         int i = warp + u * nw;
         if (i < nt) {
-            int m0 = (i / tn) << 4, n0 = (i % tn) << 3;
+            int m0 = ts.q << 4, n0 = ts.r << 3;
             store_acc(sm, ld, m0, n0, acc[u]);
             if (dst) store_acc(dst, dk, m0, n0, acc[u]);
         }

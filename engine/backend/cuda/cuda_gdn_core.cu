@@ -68,12 +68,13 @@ __global__ void __launch_bounds__(GDN_THREADS) gdn_state_kernel(GdnShape s, cons
     float acc[GDN_SLAB_TILES][4];
     float *io = state_io ? state_io + (((size_t)b * s.H + h) * dv + r0) * dk : nullptr;
     state_prefetch(sm, s, k, W, U, gam_g, b, h, 0, r0);
+    GridStep ts(warp, nw, tn); /* tile i = warp + u nw is (ts.q, ts.r) */
 #pragma unroll
-    for (int u = 0; u < GDN_SLAB_TILES; u++) {
+    for (int u = 0; u < GDN_SLAB_TILES; u++, ts.next()) {
         int i = warp + u * nw;
         if (i < nt)
             for (int e = 0; e < 4; e++)
-                acc[u][e] = io ? io[(size_t)acc_row((i / tn) << 4, e) * dk + acc_col((i % tn) << 3, e)] : 0.f;
+                acc[u][e] = io ? io[(size_t)acc_row(ts.q << 4, e) * dk + acc_col(ts.r << 3, e)] : 0.f;
     }
     for (int c = 0; c < s.NC; c++) {
         size_t bhc = s.bhc(b, h, c);
@@ -85,7 +86,7 @@ __global__ void __launch_bounds__(GDN_THREADS) gdn_state_kernel(GdnShape s, cons
         T *Uc = U + bhc * C * dv + r0;
         for_tiles(C, BV, [&](int m0, int n0) {
             float p[4] = {0, 0, 0, 0};
-            tile_mma<kTC>(p, view<T>(sm.W, ldk, 1), view<T>(sm.hs, 1, ldk), m0, n0, dk);
+            tile_mma<kTC>(p, sm_view<T>(sm.W, ldk), sm_view_t<T>(sm.hs, ldk), m0, n0, dk);
             int r = acc_row(m0, 0), cc = acc_col(n0, 0);
             for (int half = 0; half < 2; half++) {
                 int rr = r + 8 * half;
@@ -101,21 +102,23 @@ __global__ void __launch_bounds__(GDN_THREADS) gdn_state_kernel(GdnShape s, cons
         block_sync(); /* W, U and the slab copy are free: the next chunk's copies start */
         if (c + 1 < s.NC) state_prefetch(sm, s, k, W, U, gam_g, b, h, c + 1, r0);
         float eL = gdn_exp(gl);
+        GridStep ts(warp, nw, tn); /* tile i = warp + u nw is (ts.q, ts.r) */
 #pragma unroll
-        for (int u = 0; u < GDN_SLAB_TILES; u++) {
+        for (int u = 0; u < GDN_SLAB_TILES; u++, ts.next()) {
             int i = warp + u * nw;
             if (i < nt) {
                 for (int e = 0; e < 4; e++) acc[u][e] *= eL;
-                tile_mma<kTC>(acc[u], view<T>(sm.VpT, ldc, 1), view<T>(sm.K(c), ldk, 1), (i / tn) << 4, (i % tn) << 3, C);
+                tile_mma<kTC>(acc[u], sm_view<T>(sm.VpT, ldc), sm_view<T>(sm.K(c), ldk), ts.q << 4, ts.r << 3, C);
             }
         }
         /* no barrier: the next writes of VpT and of this K buffer come after the next chunk's one */
     }
     if (io) {
+        GridStep ts(warp, nw, tn); /* tile i = warp + u nw is (ts.q, ts.r) */
 #pragma unroll
-        for (int u = 0; u < GDN_SLAB_TILES; u++) {
+        for (int u = 0; u < GDN_SLAB_TILES; u++, ts.next()) {
             int i = warp + u * nw;
-            if (i < nt) store_acc(io, dk, (i / tn) << 4, (i % tn) << 3, acc[u]);
+            if (i < nt) store_acc(io, dk, ts.q << 4, ts.r << 3, acc[u]);
         }
     }
 }
@@ -164,7 +167,7 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_out_kernel(GdnShape s, c
     float scale = s.scale;
     for_tiles_n<2>(C, C, [&](int m0, int n1) {
         float acc2[2][4] = {};
-        tile_mma_n<kTC, 2>(acc2, view<T>(sm.Q, ldk, 1), view<T>(sm.K, 1, ldk), m0, n1, dk);
+        tile_mma_n<kTC, 2>(acc2, sm_view<T>(sm.Q, ldk), sm_view_t<T>(sm.K, ldk), m0, n1, dk);
         for (int sb = 0; sb < 2; sb++) {
             int n0 = n1 + 8 * sb;
             float *acc = acc2[sb];
@@ -178,10 +181,10 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_out_kernel(GdnShape s, c
     T *oc = o + s.tok(b, c * C, h) * dv;
     for_tiles_n<2>(C, dv, [&](int m0, int n1) {
         float acc2[2][4] = {};
-        tile_mma_n<kTC, 2>(acc2, view<T>(sm.Q, ldk, 1), view<T>(sm.hs, 1, ldk), m0, n1, dk);
+        tile_mma_n<kTC, 2>(acc2, sm_view<T>(sm.Q, ldk), sm_view_t<T>(sm.hs, ldk), m0, n1, dk);
         for (int sb = 0; sb < 2; sb++)
             for (int e = 0; e < 4; e++) acc2[sb][e] *= scale * gdn_exp(sm.gam[acc_row(m0, e)]);
-        tile_mma_n<kTC, 2>(acc2, view<T>(sm.P, ldc, 1), view<T>(sm.Vp, ldv, 1), m0, n1, C);
+        tile_mma_n<kTC, 2>(acc2, sm_view<T>(sm.P, ldc), sm_view<T>(sm.Vp, ldv), m0, n1, C);
         for (int sb = 0; sb < 2; sb++) store_acc_rows(oc, (size_t)s.H * dv, m0, n1 + 8 * sb, acc2[sb], L);
     });
 }

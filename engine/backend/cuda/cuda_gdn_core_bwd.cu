@@ -64,7 +64,7 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_bwd_v_kernel(GdnShape s,
     float scale = s.scale;
     for_tiles_n<2>(C, C, [&](int m0, int n1) {
         float acc2[2][4] = {};
-        tile_mma_n<kTC, 2>(acc2, view<T>(sm.Q, ldk, 1), view<T>(sm.K, 1, ldk), m0, n1, dk);
+        tile_mma_n<kTC, 2>(acc2, sm_view<T>(sm.Q, ldk), sm_view_t<T>(sm.K, ldk), m0, n1, dk);
         for (int sb = 0; sb < 2; sb++) {
             int n0 = n1 + 8 * sb;
             float *acc = acc2[sb];
@@ -80,7 +80,7 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_bwd_v_kernel(GdnShape s,
     T *dvl = dVl + bhc * C * dv;
     for_tiles_n<2>(C, dv, [&](int m0, int n1) {
         float acc2[2][4] = {};
-        tile_mma_n<kTC, 2>(acc2, view<T>(sm.W, ldk, 1), view<T>(sm.hs, 1, ldk), m0, n1, dk);
+        tile_mma_n<kTC, 2>(acc2, sm_view<T>(sm.W, ldk), sm_view_t<T>(sm.hs, ldk), m0, n1, dk);
         for (int sb = 0; sb < 2; sb++) {
             int n0 = n1 + 8 * sb;
             float *acc = acc2[sb];
@@ -92,7 +92,7 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_bwd_v_kernel(GdnShape s,
             }
         }
         float d[2][4] = {};
-        tile_mma_n<kTC, 2>(d, view<T>(sm.PT, ldc, 1), view<T>(sm.dO, ldv, 1), m0, n1, C);
+        tile_mma_n<kTC, 2>(d, sm_view<T>(sm.PT, ldc), sm_view<T>(sm.dO, ldv), m0, n1, C);
         for (int sb = 0; sb < 2; sb++) store_acc(dvl, dv, m0, n1 + 8 * sb, d[sb]);
     });
 }
@@ -184,25 +184,25 @@ __global__ void __launch_bounds__(GDN_THREADS) gdn_bwd_state_kernel(GdnShape s, 
         /* e^gam_L sum(dh o h) over this slab: the state-decay term of dgam_L
          * (warp sums here, their fixed-order total after the next barrier) */
         float part = 0;
+        GridStep ts(warp, nw, tn); /* tile i = warp + u nw is (ts.q, ts.r) */
 #pragma unroll
-        for (int u = 0; u < GDN_SLAB_TILES; u++) {
+        for (int u = 0; u < GDN_SLAB_TILES; u++, ts.next()) {
             int i = warp + u * nw;
             if (i < nt)
                 for (int e = 0; e < 4; e++)
-                    part += acc[u][e] * sm.hf[acc_row((i / tn) << 4, e) * ldh + acc_col((i % tn) << 3, e)];
+                    part += acc[u][e] * sm.hf[acc_row(ts.q << 4, e) * ldh + acc_col(ts.r << 3, e)];
         }
         part = warp_sum(part);
         if ((threadIdx.x & 31) == 0) sm.red[warp] = part;
         const float gl = sm.gam[C - 1];
-        for (int i = threadIdx.x; i < C * BV; i += blockDim.x) {
-            int r = i / BV, j = i - r * BV;
+        for_elems(C, BV, [&](int r, int j) {
             sm.dOT[j * ldc + r] = from_f<T>(s.scale * gdn_exp(sm.gam[r]) * to_f(sm.dO[r * ldb + j]));
-        }
+        });
         T *dvc = dV + bhc * C * dv + r0;
         /* 16 x 16 tiles: one A fragment for two mma, two independent chains a warp */
         for_tiles_n<2>(C, BV, [&](int m0, int n1) {
             float p2[2][4] = {};
-            tile_mma_n<kTC, 2>(p2, view<T>(sm.K, ldk, 1), view<T>(sm.dh, 1, ldk), m0, n1, dk);
+            tile_mma_n<kTC, 2>(p2, sm_view<T>(sm.K, ldk), sm_view_t<T>(sm.dh, ldk), m0, n1, dk);
             for (int sb = 0; sb < 2; sb++) {
                 int n0 = n1 + 8 * sb;
                 float *p = p2[sb];
@@ -224,15 +224,16 @@ __global__ void __launch_bounds__(GDN_THREADS) gdn_bwd_state_kernel(GdnShape s, 
         }
         if (c > 0) bwd_state_prefetch1(sm, s, k, d_o, dV, gam_g, states, b, h, c - 1, r0);
         float eL = gdn_exp(gl);
+        GridStep tu(warp, nw, tn); /* tile i = warp + u nw is (tu.q, tu.r) */
 #pragma unroll
-        for (int u = 0; u < GDN_SLAB_TILES; u++) {
+        for (int u = 0; u < GDN_SLAB_TILES; u++, tu.next()) {
             int i = warp + u * nw;
             if (i < nt) {
-                int m0 = (i / tn) << 4, n0 = (i % tn) << 3;
+                int m0 = tu.q << 4, n0 = tu.r << 3;
                 float m[4] = {0, 0, 0, 0};
                 for (int e = 0; e < 4; e++) acc[u][e] *= eL;
-                tile_mma<kTC>(acc[u], view<T>(sm.dOT, ldc, 1), view<T>(sm.Q, ldk, 1), m0, n0, C);
-                tile_mma<kTC>(m, view<T>(sm.dVT, ldc, 1), view<T>(sm.W, ldk, 1), m0, n0, C);
+                tile_mma<kTC>(acc[u], sm_view<T>(sm.dOT, ldc), sm_view<T>(sm.Q, ldk), m0, n0, C);
+                tile_mma<kTC>(m, sm_view<T>(sm.dVT, ldc), sm_view<T>(sm.W, ldk), m0, n0, C);
                 for (int e = 0; e < 4; e++) acc[u][e] -= m[e];
             }
         }
@@ -264,11 +265,11 @@ template <typename T> struct LocalLd {
 /* acc += A (rows of a C-row operand) times a state [dv, dk] (B(k, n) = state[k][n]):
  * in bf16 mode from its bf16 copy in shared memory (staged once per block), in
  * fp32 mode straight from the fp32 state in global memory. */
-template <bool kTC, int NT, typename TA, typename T, typename TS>
-__device__ __forceinline__ void mma_state(float (*acc)[4], View<TA> A, const T *staged, int ld, const TS *state,
+template <bool kTC, int NT, typename TA, int LA, typename T, typename TS>
+__device__ __forceinline__ void mma_state(float (*acc)[4], View<TA, LA> A, const T *staged, int ld, const TS *state,
                                           int dk, int m0, int n0, int K) {
     if constexpr (kTC)
-        tile_mma_n<kTC, NT>(acc, A, view<T>(staged, ld, 1), m0, n0, K);
+        tile_mma_n<kTC, NT>(acc, A, sm_view<T>(staged, ld), m0, n0, K);
     else
         tile_mma_n<kTC, NT>(acc, A, view<TS>(state, dk, 1), m0, n0, K);
 }
@@ -361,8 +362,8 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     /* a. S1 = Q K^T; S2 = dS = scale (dO V'^T) o e^(gam_i - gam_j), i >= j */
     for_tiles_n<2>(C, C, [&](int m0, int n1) {
         float a1[2][4] = {}, a2[2][4] = {};
-        tile_mma_n<kTC, 2>(a1, view<T>(sm.Q, ld.k, 1), view<T>(sm.K, 1, ld.k), m0, n1, dk);
-        tile_mma_n<kTC, 2>(a2, view<T>(sm.dO, ld.v, 1), view<T>(sm.Vp, 1, ld.v), m0, n1, dv);
+        tile_mma_n<kTC, 2>(a1, sm_view<T>(sm.Q, ld.k), sm_view_t<T>(sm.K, ld.k), m0, n1, dk);
+        tile_mma_n<kTC, 2>(a2, sm_view<T>(sm.dO, ld.v), sm_view_t<T>(sm.Vp, ld.v), m0, n1, dv);
         for (int sb = 0; sb < 2; sb++)
             for (int e = 0; e < 4; e++) {
                 int i = acc_row(m0, e), j = acc_col(n1 + 8 * sb, e);
@@ -386,7 +387,7 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     T *dqc = dq + s.tok(b, c * C, h) * dk;
     for_tiles_n<2>(C, dk, [&](int m0, int n1) {
         float acc[2][4] = {};
-        mma_state<kTC, 2>(acc, view<T>(sm.dO, ld.v, 1), sm.HS, ld.k, hc, dk, m0, n1, dv);
+        mma_state<kTC, 2>(acc, sm_view<T>(sm.dO, ld.v), sm.HS, ld.k, hc, dk, m0, n1, dv);
         for (int sb = 0; sb < 2; sb++) {
             float pv[4];
             for (int e = 0; e < 4; e++) {
@@ -396,13 +397,13 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
             }
             tile_row_partials(sm.part, GDN_PART_LD, m0, n1 + 8 * sb, pv);
         }
-        tile_mma_n<kTC, 2>(acc, view<float>(sm.S2, ld.c, 1), view<T>(sm.K, ld.k, 1), m0, n1, C);
+        tile_mma_n<kTC, 2>(acc, sm_view<float>(sm.S2, ld.c), sm_view<T>(sm.K, ld.k), m0, n1, C);
         for (int sb = 0; sb < 2; sb++) store_acc_rows(dqc, ldk, m0, n1 + 8 * sb, acc[sb], L);
     });
     /* dk = dS^T Q (first term) */
     for_tiles_n<2>(C, dk, [&](int m0, int n1) {
         float acc2[2][4] = {};
-        tile_mma_n<kTC, 2>(acc2, view<float>(sm.S2, 1, ld.c), view<T>(sm.Q, ld.k, 1), m0, n1, C);
+        tile_mma_n<kTC, 2>(acc2, sm_view_t<float>(sm.S2, ld.c), sm_view<T>(sm.Q, ld.k), m0, n1, C);
         for (int sb = 0; sb < 2; sb++) {
             int n0 = n1 + 8 * sb;
             float *acc = acc2[sb];
@@ -421,7 +422,7 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     float gl = sm.gam[C - 1];
     for_tiles_n<2>(C, dk, [&](int m0, int n1) {
         float acc[2][4] = {};
-        mma_state<kTC, 2>(acc, view<T>(sm.Vp, ld.v, 1), sm.HS, ld.k, dhc, dk, m0, n1, dv);
+        mma_state<kTC, 2>(acc, sm_view<T>(sm.Vp, ld.v), sm.HS, ld.k, dhc, dk, m0, n1, dv);
         for (int sb = 0; sb < 2; sb++) {
             float pv[4];
             for (int e = 0; e < 4; e++) {
@@ -457,14 +458,14 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     block_sync();
     for_tiles_n<2>(C, dk, [&](int m0, int n1) {
         float acc[2][4] = {};
-        mma_state<kTC, 2>(acc, view<T>(sm.dVp, ld.v, 1), sm.HS, ld.k, hc, dk, m0, n1, dv);
+        mma_state<kTC, 2>(acc, sm_view<T>(sm.dVp, ld.v), sm.HS, ld.k, hc, dk, m0, n1, dv);
         for (int sb = 0; sb < 2; sb++)
             for (int e = 0; e < 4; e++) sm.dW[acc_row(m0, e) * ld.k + acc_col(n1 + 8 * sb, e)] = from_f<T>(-acc[sb][e]);
     });
     block_sync();
     for_tiles_n<2>(C, dk, [&](int m0, int n1) {
         float acc2[2][4] = {};
-        tile_mma_n<kTC, 2>(acc2, view<T>(sm.A, 1, ld.a), view<T>(sm.dW, ld.k, 1), m0, n1, C);
+        tile_mma_n<kTC, 2>(acc2, sm_view_t<T>(sm.A, ld.a), sm_view<T>(sm.dW, ld.k), m0, n1, C);
         for (int sb = 0; sb < 2; sb++) {
             int n0 = n1 + 8 * sb;
             float *acc = acc2[sb];
@@ -480,7 +481,7 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     T *dvc = dv_out + s.tok(b, c * C, h) * dv;
     for_tiles_n<2>(C, dv, [&](int m0, int n1) {
         float acc2[2][4] = {};
-        tile_mma_n<kTC, 2>(acc2, view<T>(sm.A, 1, ld.a), view<T>(sm.dVp, ld.v, 1), m0, n1, C);
+        tile_mma_n<kTC, 2>(acc2, sm_view_t<T>(sm.A, ld.a), sm_view<T>(sm.dVp, ld.v), m0, n1, C);
         for (int sb = 0; sb < 2; sb++) {
             int n0 = n1 + 8 * sb;
             float *acc = acc2[sb];
@@ -495,8 +496,8 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     });
     for_tiles_n<2>(C, C, [&](int m0, int n1) {
         float a1[2][4] = {}, a2[2][4] = {};
-        tile_mma_n<kTC, 2>(a1, view<T>(sm.dW, ld.k, 1), view<T>(sm.K, 1, ld.k), m0, n1, dk);
-        tile_mma_n<kTC, 2>(a2, view<T>(sm.dVp, ld.v, 1), view<T>(sm.V, 1, ld.v), m0, n1, dv);
+        tile_mma_n<kTC, 2>(a1, sm_view<T>(sm.dW, ld.k), sm_view_t<T>(sm.K, ld.k), m0, n1, dk);
+        tile_mma_n<kTC, 2>(a2, sm_view<T>(sm.dVp, ld.v), sm_view_t<T>(sm.V, ld.v), m0, n1, dv);
         for (int sb = 0; sb < 2; sb++)
             for (int e = 0; e < 4; e++) {
                 int i = acc_row(m0, e), j = acc_col(n1 + 8 * sb, e);
@@ -515,14 +516,14 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
      * mode's 3e-2), exact fp32 in fp32 mode */
     for_tiles_n<2>(C, C, [&](int m0, int n1) {
         float acc2[2][4] = {};
-        tile_mma_n<kTC, 2>(acc2, view<T>(sm.A, 1, ld.a), view<float>(sm.S3, ld.c, 1), m0, n1, C);
+        tile_mma_n<kTC, 2>(acc2, sm_view_t<T>(sm.A, ld.a), sm_view<float>(sm.S3, ld.c), m0, n1, C);
         for (int sb = 0; sb < 2; sb++)
             for (int e = 0; e < 4; e++) sm.S4[acc_row(m0, e) * ld.c + acc_col(n1 + 8 * sb, e)] = acc2[sb][e];
     });
     block_sync();
     for_tiles_n<2>(C, C, [&](int m0, int n1) {
         float acc2[2][4] = {};
-        tile_mma_n<kTC, 2>(acc2, view<float>(sm.S4, ld.c, 1), view<T>(sm.A, 1, ld.a), m0, n1, C);
+        tile_mma_n<kTC, 2>(acc2, sm_view<float>(sm.S4, ld.c), sm_view_t<T>(sm.A, ld.a), m0, n1, C);
         for (int sb = 0; sb < 2; sb++)
             for (int e = 0; e < 4; e++) {
                 int i = acc_row(m0, e), j = acc_col(n1 + 8 * sb, e);
@@ -533,7 +534,7 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     /* f. M = beta_i e^(gam_i - gam_j) K K^T: G = dM o (beta_i e^..) -> S3, F = dM o e^.. o KK^T -> S4 */
     for_tiles_n<2>(C, C, [&](int m0, int n1) {
         float acc2[2][4] = {};
-        tile_mma_n<kTC, 2>(acc2, view<T>(sm.K, ld.k, 1), view<T>(sm.K, 1, ld.k), m0, n1, dk);
+        tile_mma_n<kTC, 2>(acc2, sm_view<T>(sm.K, ld.k), sm_view_t<T>(sm.K, ld.k), m0, n1, dk);
         for (int sb = 0; sb < 2; sb++) {
             int n0 = n1 + 8 * sb;
             float *acc = acc2[sb];
@@ -564,8 +565,8 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     }
     for_tiles_n<2>(C, dk, [&](int m0, int n1) {
         float acc2[2][4] = {};
-        tile_mma_n<kTC, 2>(acc2, view<float>(sm.S3, ld.c, 1), view<T>(sm.K, ld.k, 1), m0, n1, C);
-        tile_mma_n<kTC, 2>(acc2, view<float>(sm.S3, 1, ld.c), view<T>(sm.K, ld.k, 1), m0, n1, C);
+        tile_mma_n<kTC, 2>(acc2, sm_view<float>(sm.S3, ld.c), sm_view<T>(sm.K, ld.k), m0, n1, C);
+        tile_mma_n<kTC, 2>(acc2, sm_view_t<float>(sm.S3, ld.c), sm_view<T>(sm.K, ld.k), m0, n1, C);
         for (int sb = 0; sb < 2; sb++)
             for (int e = 0; e < 4; e++) sm.dK[acc_row(m0, e) * ld.fk + acc_col(n1 + 8 * sb, e)] += acc2[sb][e];
     });
@@ -574,10 +575,7 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     block_sync();
     /* g. outputs; dg_j = sum_{i >= j} dgam_i inside the chunk */
     T *dkc = dk_out + s.tok(b, c * C, h) * dk;
-    for (int i = tid; i < L * dk; i += blockDim.x) {
-        int r = i / dk, j = i - r * dk;
-        dkc[(size_t)r * ldk + j] = from_f<T>(sm.dK[r * ld.fk + j]);
-    }
+    for_elems(L, dk, [&](int r, int j) { dkc[(size_t)r * ldk + j] = from_f<T>(sm.dK[r * ld.fk + j]); });
     if (tid == 0) {
         float run = 0;
         for (int i = L - 1; i >= 0; i--) {

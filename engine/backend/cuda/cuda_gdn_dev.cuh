@@ -63,8 +63,18 @@ struct SmemCarve {
     }
 };
 
-/* Element (r, c) = p[r * rs + c * cs]. */
-template <typename T> struct View {
+/* How a tile product fetches a view's mma fragments. FRAG_ROW: the view is a
+ * row-major tile in shared memory (unit column stride), FRAG_COL: its transpose
+ * (unit row stride); bf16 such views go by ldmatrix, which needs each 8-element
+ * row piece 16-byte aligned (base 16-aligned, stride a multiple of 8 elements;
+ * the tile offsets m0, n0, k0 always are multiples of 8). FRAG_PAIR: element
+ * pairs (frag_pair), for any view (fp32, global memory, odd strides). The
+ * layout is a compile-time property of the view, so each call's k loop is the
+ * one for its operands (no runtime dispatch, one copy of the code). */
+enum { FRAG_PAIR = 0, FRAG_ROW = 1, FRAG_COL = 2 };
+
+/* Element (r, c) = p[r * rs + c * cs]; L as above. */
+template <typename T, int L = FRAG_PAIR> struct View {
     const T *p;
     int rs, cs;
     __device__ __forceinline__ float at(int r, int c) const { return to_f(p[(ptrdiff_t)r * rs + (ptrdiff_t)c * cs]); }
@@ -74,6 +84,22 @@ template <typename T> __device__ __forceinline__ View<T> view(const T *p, int rs
     v.p = p;
     v.rs = rs;
     v.cs = cs;
+    return v;
+}
+/* A row-major shared-memory tile with row stride ld: (r, c) = p[r ld + c]. */
+template <typename T> __device__ __forceinline__ View<T, FRAG_ROW> sm_view(const T *p, int ld) {
+    View<T, FRAG_ROW> v;
+    v.p = p;
+    v.rs = ld;
+    v.cs = 1;
+    return v;
+}
+/* The transpose of such a tile: (r, c) = p[c ld + r]. */
+template <typename T> __device__ __forceinline__ View<T, FRAG_COL> sm_view_t(const T *p, int ld) {
+    View<T, FRAG_COL> v;
+    v.p = p;
+    v.rs = 1;
+    v.cs = ld;
     return v;
 }
 
@@ -142,16 +168,16 @@ template <typename T> __host__ __device__ inline int sm_ld(int n) { return n + 1
 /* One mma operand register: elements (r, c) and (r, c + 1) of a view as a bf16
  * pair (low half = column c). A bf16 view with unit column stride is one 32-bit
  * load; otherwise two loads (bf16: the raw halves; fp32: rounded to nearest). */
-__device__ __forceinline__ uint32_t frag_pair(View<float> v, int r, int c) {
+template <int L> __device__ __forceinline__ uint32_t frag_pair(View<float, L> v, int r, int c) {
     return pack_bf16(v.at(r, c), v.at(r, c + 1));
 }
-__device__ __forceinline__ uint32_t frag_pair(View<bf16> v, int r, int c) {
+template <int L> __device__ __forceinline__ uint32_t frag_pair(View<bf16, L> v, int r, int c) {
     const bf16 *p = v.p + (ptrdiff_t)r * v.rs + (ptrdiff_t)c * v.cs;
     if (v.cs == 1) return ld_raw<uint32_t>(p);
     return (uint32_t)ld_raw<uint16_t>(p) | (uint32_t)ld_raw<uint16_t>(p + v.cs) << 16;
 }
 /* The same along a column: elements (r, c) and (r + 1, c) (a B operand's k pair). */
-template <typename T> __device__ __forceinline__ uint32_t frag_pair_t(View<T> v, int r, int c) {
+template <typename T, int L> __device__ __forceinline__ uint32_t frag_pair_t(View<T, L> v, int r, int c) {
     View<T> t;
     t.p = v.p;
     t.rs = v.cs;
@@ -182,32 +208,10 @@ template <int N, bool kTrans> __device__ __forceinline__ void ldsm(uint32_t *r, 
 #endif
 }
 
-__device__ __forceinline__ bool gdn_is_shared(const void *p) {
-#ifdef GDN_EMULATE
-    return gdn_emu_is_shared(p);
-#else
-    return __isShared(p) != 0;
-#endif
-}
-
-/* How a tile product fetches a view's fragments: FRAG_ROW, by ldmatrix, when
- * the view is bf16 in shared memory with contiguous columns (unit column
- * stride); FRAG_COL the same with contiguous rows; FRAG_PAIR, element pairs
- * (frag_pair: fp32 views, global memory, odd strides). ldmatrix needs every
- * 8-element row piece 16-byte aligned: base 16-aligned, the other stride a
- * multiple of 8, and the tile offsets multiples of 8 (m0, n0, k0 always are). */
-enum { FRAG_PAIR = 0, FRAG_ROW = 1, FRAG_COL = 2 };
-__device__ __forceinline__ int frag_mode(View<bf16> v) {
-    if (((uintptr_t)v.p & 15) != 0 || !gdn_is_shared(v.p)) return FRAG_PAIR;
-    if (v.cs == 1 && v.rs % 8 == 0) return FRAG_ROW;
-    if (v.rs == 1 && v.cs % 8 == 0) return FRAG_COL;
-    return FRAG_PAIR;
-}
-
 /* The A fragment (mma m16n8k16 layout) of A[m0:m0+16, k0:k0+16]. ldmatrix x4:
  * lane l gives row l % 8 of matrix l / 8; matrices (m0, k0), (m0 + 8, k0),
  * (m0, k0 + 8), (m0 + 8, k0 + 8) are the fragment's registers 0..3. */
-template <int MODE, typename T> __device__ __forceinline__ void frag_a(uint32_t a[4], View<T> A, int m0, int k0) {
+template <int MODE, typename T, int L> __device__ __forceinline__ void frag_a(uint32_t a[4], View<T, L> A, int m0, int k0) {
     if constexpr (MODE == FRAG_PAIR) {
         int lane = threadIdx.x & 31, g = lane >> 2, ka = k0 + 2 * (lane & 3);
         a[0] = frag_pair(A, m0 + g, ka);
@@ -227,7 +231,7 @@ template <int MODE, typename T> __device__ __forceinline__ void frag_a(uint32_t 
 /* The B fragments of NB (1 or 2) adjacent 8-column tiles B[k0:k0+16, n0 + 8 s ..]:
  * b[2 s], b[2 s + 1]. ldmatrix x2 (x4 for two tiles): lane l gives row l % 8 of
  * matrix l / 8 = (k half, then tile). */
-template <int MODE, int NB, typename T> __device__ __forceinline__ void frag_b(uint32_t *b, View<T> B, int k0, int n0) {
+template <int MODE, int NB, typename T, int L> __device__ __forceinline__ void frag_b(uint32_t *b, View<T, L> B, int k0, int n0) {
     if constexpr (MODE == FRAG_PAIR) {
         int lane = threadIdx.x & 31, g = lane >> 2, ka = k0 + 2 * (lane & 3);
 #pragma unroll
@@ -245,10 +249,10 @@ template <int MODE, int NB, typename T> __device__ __forceinline__ void frag_b(u
     }
 }
 
-/* acc[s] += A[m0.., 0:K] B[0:K, n0 + 8 s ..] for s < NT with the fragment modes
- * fixed at compile time; K % 16 == 0. */
-template <int MA, int MB, int NT, typename TA, typename TB>
-__device__ __forceinline__ void mma_kloop(float (*acc)[4], View<TA> A, View<TB> B, int m0, int n0, int K) {
+/* acc[s] += A[m0.., 0:K] B[0:K, n0 + 8 s ..] for s < NT, fragments fetched per
+ * MA, MB; K % 16 == 0. */
+template <int MA, int MB, int NT, typename TA, int LA, typename TB, int LB>
+__device__ __forceinline__ void mma_kloop(float (*acc)[4], View<TA, LA> A, View<TB, LB> B, int m0, int n0, int K) {
     for (int k0 = 0; k0 < K; k0 += 16) {
         uint32_t a[4];
         frag_a<MA>(a, A, m0, k0);
@@ -263,61 +267,43 @@ __device__ __forceinline__ void mma_kloop(float (*acc)[4], View<TA> A, View<TB> 
     }
 }
 
-/* The k loop for B's fragment mode (only fp32 views' pair mode is compiled for them). */
-template <int MA, int NT, typename TA, typename TB>
-__device__ __forceinline__ void mma_kloop_b(float (*acc)[4], View<TA> A, View<TB> B, int m0, int n0, int K) {
-    if constexpr (sizeof(TB) == 2) {
-        switch (frag_mode(B)) {
-        case FRAG_ROW: mma_kloop<MA, FRAG_ROW, NT>(acc, A, B, m0, n0, K); return;
-        case FRAG_COL: mma_kloop<MA, FRAG_COL, NT>(acc, A, B, m0, n0, K); return;
-        default: break;
-        }
-    }
-    mma_kloop<MA, FRAG_PAIR, NT>(acc, A, B, m0, n0, K);
-}
+/* A view's fragment mode: its layout when it is bf16, else element pairs. */
+template <typename T, int L> constexpr int kFragMode = sizeof(T) == 2 ? L : FRAG_PAIR;
 
 /* acc[s] += A[m0.., 0:K] B[0:K, n0 + 8 s ..] for s < NT: one warp's 16 x 8NT tile,
- * each A fragment loaded once for NT mma. Fragment modes are chosen per call
- * from the views (frag_mode); every mode gives the same fragment bits, so the
- * same sums in the same k order. Without kTC, each lane computes its outputs in
- * fp32 on the CUDA cores, in the same layout. */
-template <bool kTC, int NT, typename TA, typename TB>
-__device__ __forceinline__ void tile_mma_n(float (*acc)[4], View<TA> A, View<TB> B, int m0, int n0, int K) {
+ * each A fragment loaded once for NT mma. Every fragment mode gives the same
+ * fragment bits, so the same sums in the same k order. Without kTC, each lane
+ * computes its outputs in fp32 on the CUDA cores, in the same layout. */
+template <bool kTC, int NT, typename TA, int LA, typename TB, int LB>
+__device__ __forceinline__ void tile_mma_n(float (*acc)[4], View<TA, LA> A, View<TB, LB> B, int m0, int n0, int K) {
     static_assert(NT == 1 || NT % 2 == 0, "tile_mma_n: NT is 1 or even");
     if constexpr (kTC) {
-        if constexpr (sizeof(TA) == 2) {
-            switch (frag_mode(A)) {
-            case FRAG_ROW: mma_kloop_b<FRAG_ROW, NT>(acc, A, B, m0, n0, K); return;
-            case FRAG_COL: mma_kloop_b<FRAG_COL, NT>(acc, A, B, m0, n0, K); return;
-            default: break;
-            }
-        }
-        mma_kloop_b<FRAG_PAIR, NT>(acc, A, B, m0, n0, K);
-        return;
-    }
-    int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+        mma_kloop<kFragMode<TA, LA>, kFragMode<TB, LB>, NT>(acc, A, B, m0, n0, K);
+    } else {
+        int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
 #pragma unroll
-    for (int s = 0; s < NT; s++) {
-        int n = n0 + 8 * s + 2 * t;
-        float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-        for (int k = 0; k < K; k++) {
-            float a0 = A.at(m0 + g, k), a1 = A.at(m0 + g + 8, k);
-            float b0 = B.at(k, n), b1 = B.at(k, n + 1);
-            s0 = fmaf(a0, b0, s0);
-            s1 = fmaf(a0, b1, s1);
-            s2 = fmaf(a1, b0, s2);
-            s3 = fmaf(a1, b1, s3);
+        for (int s = 0; s < NT; s++) {
+            int n = n0 + 8 * s + 2 * t;
+            float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+            for (int k = 0; k < K; k++) {
+                float a0 = A.at(m0 + g, k), a1 = A.at(m0 + g + 8, k);
+                float b0 = B.at(k, n), b1 = B.at(k, n + 1);
+                s0 = fmaf(a0, b0, s0);
+                s1 = fmaf(a0, b1, s1);
+                s2 = fmaf(a1, b0, s2);
+                s3 = fmaf(a1, b1, s3);
+            }
+            acc[s][0] += s0;
+            acc[s][1] += s1;
+            acc[s][2] += s2;
+            acc[s][3] += s3;
         }
-        acc[s][0] += s0;
-        acc[s][1] += s1;
-        acc[s][2] += s2;
-        acc[s][3] += s3;
     }
 }
 
 /* acc += A[m0.., 0:K] B[0:K, n0..] for this warp's 16x8 tile; K % 16 == 0. */
-template <bool kTC, typename TA, typename TB>
-__device__ __forceinline__ void tile_mma(float acc[4], View<TA> A, View<TB> B, int m0, int n0, int K) {
+template <bool kTC, typename TA, int LA, typename TB, int LB>
+__device__ __forceinline__ void tile_mma(float acc[4], View<TA, LA> A, View<TB, LB> B, int m0, int n0, int K) {
     tile_mma_n<kTC, 1>((float(*)[4])acc, A, B, m0, n0, K);
 }
 
@@ -364,17 +350,52 @@ __device__ __forceinline__ void load_pair(const bf16 *p, float *a, float *b) {
 __device__ __forceinline__ int acc_row(int m0, int e) { return m0 + ((threadIdx.x & 31) >> 2) + (e >> 1) * 8; }
 __device__ __forceinline__ int acc_col(int n0, int e) { return n0 + 2 * (threadIdx.x & 3) + (e & 1); }
 
+/* Walks the indices first, first + step, ... of a grid with tn columns as
+ * (row q, column r) without a division per step (the kernels' loops over
+ * tiles and elements ran an integer division each, a sizeable share of their
+ * instructions). */
+struct GridStep {
+    int q, r, dq, dr, tn;
+    __device__ __forceinline__ GridStep(int first, int step, int tn_)
+        : q(first / tn_), r(first % tn_), dq(step / tn_), dr(step % tn_), tn(tn_) {}
+    __device__ __forceinline__ void next() {
+        q += dq;
+        r += dr;
+        if (r >= tn) {
+            r -= tn;
+            q++;
+        }
+    }
+};
+
 /* Calls f(m0, n0) for each 16x8 tile of an M x N output this warp owns (tiles are
  * dealt round-robin over the block's warps; the same M, N give the same owner). */
 template <typename F> __device__ __forceinline__ void for_tiles(int M, int N, F f) {
     int warp = threadIdx.x >> 5, nw = blockDim.x >> 5, tn = N >> 3, nt = (M >> 4) * tn;
-    for (int i = warp; i < nt; i += nw) f((i / tn) << 4, (i % tn) << 3);
+    GridStep at(warp, nw, tn);
+    for (int i = warp; i < nt; i += nw, at.next()) f(at.q << 4, at.r << 3);
 }
 
 /* for_tiles with 16 x 8NT tiles (N % (8 NT) == 0): f(m0, n0) for each this warp owns. */
 template <int NT, typename F> __device__ __forceinline__ void for_tiles_n(int M, int N, F f) {
     int warp = threadIdx.x >> 5, nw = blockDim.x >> 5, tn = N / (8 * NT), nt = (M >> 4) * tn;
-    for (int i = warp; i < nt; i += nw) f((i / tn) << 4, (i % tn) * 8 * NT);
+    GridStep at(warp, nw, tn);
+    for (int i = warp; i < nt; i += nw, at.next()) f(at.q << 4, at.r * 8 * NT);
+}
+
+/* Calls f(r, c) for every element of a rows x cols range, dealt over the block's
+ * threads in row-major order: f(i / cols, i % cols) for i = threadIdx.x,
+ * + blockDim.x, ... (when blockDim.x is a multiple of cols a thread keeps its
+ * column: no division per element). */
+template <typename F> __device__ __forceinline__ void for_elems(int rows, int cols, F f) {
+    const int nb = (int)blockDim.x;
+    if (nb % cols == 0) {
+        const int c = (int)threadIdx.x % cols, dr = nb / cols;
+        for (int r = (int)threadIdx.x / cols; r < rows; r += dr) f(r, c);
+        return;
+    }
+    GridStep at((int)threadIdx.x, nb, cols);
+    for (int i = threadIdx.x; i < rows * cols; i += nb, at.next()) f(at.q, at.r);
 }
 
 /* Per-row partial sums of a tile: each quad adds its two values of row r and
@@ -428,17 +449,13 @@ __device__ __forceinline__ void stage_rows(T *dst, int ldd, const T *src, size_t
     constexpr int V = 16 / (int)sizeof(T);
     const bool vec = ((uintptr_t)src & 15) == 0 && (lds * sizeof(T)) % 16 == 0 && cols % V == 0 && ldd % V == 0;
     if (vec) {
-        const int per_row = cols / V;
-        for (int i = threadIdx.x; i < rows * per_row; i += blockDim.x) {
-            int r = i / per_row, c = (i - r * per_row) * V;
+        for_elems(rows, cols / V, [&](int r, int p) {
+            const int c = p * V;
             gdn_cp_async16(dst + (size_t)r * ldd + c, r < L ? src + (size_t)r * lds + c : src, r < L);
-        }
+        });
         return;
     }
-    for (int i = threadIdx.x; i < rows * cols; i += blockDim.x) {
-        int r = i / cols, c = i - r * cols;
-        dst[(size_t)r * ldd + c] = r < L ? src[(size_t)r * lds + c] : from_f<T>(0.f);
-    }
+    for_elems(rows, cols, [&](int r, int c) { dst[(size_t)r * ldd + c] = r < L ? src[(size_t)r * lds + c] : from_f<T>(0.f); });
 }
 
 /* Copies L rows of `cols` elements (global, row stride lds) into a shared tile of
@@ -459,17 +476,19 @@ __device__ __forceinline__ void load_rows(TS *dst, int ldd, const TG *src, size_
     const bool wide = ((uintptr_t)dst & 15) == 0 && ldd % VG == 0; /* whole groups stored at once */
     if (vec) {
         const int per_row = cols / VG, n = rows * per_row, nb = (int)blockDim.x;
+        GridStep at((int)threadIdx.x, nb, per_row); /* (row, 16-byte piece) of element i0 */
         for (int i0 = threadIdx.x; i0 < n; i0 += GDN_LOAD_BATCH * nb) {
             uint4 u[GDN_LOAD_BATCH];
+            GridStep ld = at;
 #pragma unroll
-            for (int q = 0; q < GDN_LOAD_BATCH; q++) {
-                int i = i0 + q * nb, r = i / per_row, c = (i - r * per_row) * VG;
+            for (int q = 0; q < GDN_LOAD_BATCH; q++, ld.next()) {
+                int i = i0 + q * nb, r = ld.q, c = ld.r * VG;
                 u[q] = make_uint4(0, 0, 0, 0); /* zero bits: 0 in bf16 and fp32 */
                 if (i < n && r < L) u[q] = ld_raw<uint4>(src + (size_t)r * lds + c);
             }
 #pragma unroll
-            for (int q = 0; q < GDN_LOAD_BATCH; q++) {
-                int i = i0 + q * nb, r = i / per_row, c = (i - r * per_row) * VG;
+            for (int q = 0; q < GDN_LOAD_BATCH; q++, at.next()) {
+                int i = i0 + q * nb, r = at.q, c = at.r * VG;
                 if (i >= n) break;
                 TG x[VG];
                 memcpy((void *)x, &u[q], sizeof u[q]); /* raw bits: bf16 and float are trivially copyable */
@@ -489,12 +508,11 @@ __device__ __forceinline__ void load_rows(TS *dst, int ldd, const TG *src, size_
         }
         return;
     }
-    for (int i = threadIdx.x; i < rows * cols; i += blockDim.x) {
-        int r = i / cols, c = i - r * cols;
+    for_elems(rows, cols, [&](int r, int c) {
         float x = r < L ? to_f(src[(size_t)r * lds + c]) : 0.f;
         if (row_scale) x *= row_scale[r];
         dst[(size_t)r * ldd + c] = from_f<TS>(x);
-    }
+    });
 }
 
 #endif

@@ -171,6 +171,11 @@ void gdn_emu_mma_bf16_16816(float d[4], const uint32_t a[4], const uint32_t b[2]
     for (int e = 0; e < 4; e++) d[e] += out[e];
 }
 
+static bool in_smem(const void *p) {
+    const char *c = (const char *)p;
+    return c >= E.smem.data() && c < E.smem.data() + E.smem.size();
+}
+
 /* ldmatrix.sync.aligned.m8n8.x{2,4}[.trans].shared.b16, as the PTX ISA defines it:
  * lane 8 i + j gives the address of row j of matrix i (16 bytes, 16-aligned, in
  * shared memory); register i of lane 4 g + t receives matrix i's elements
@@ -182,8 +187,7 @@ void gdn_emu_ldmatrix(uint32_t *r, int n, const void *row, bool trans) {
         fprintf(stderr, "gdn_emu: ldmatrix in a partial warp\n");
         abort();
     }
-    if (lane < 8 * n && (((uintptr_t)row & 15) != 0 || !gdn_emu_is_shared(row) ||
-                         !gdn_emu_is_shared((const char *)row + 15))) {
+    if (lane < 8 * n && (((uintptr_t)row & 15) != 0 || !in_smem(row) || !in_smem((const char *)row + 15))) {
         fprintf(stderr, "gdn_emu: ldmatrix row address %p of lane %d is not a 16-byte aligned shared row\n", row, lane);
         abort();
     }
@@ -211,11 +215,6 @@ void gdn_emu_ldmatrix(uint32_t *r, int n, const void *row, bool trans) {
     }
     warp_barrier();
     for (int i = 0; i < n; i++) r[i] = out[i];
-}
-
-bool gdn_emu_is_shared(const void *p) {
-    const char *c = (const char *)p;
-    return c >= E.smem.data() && c < E.smem.data() + E.smem.size();
 }
 
 void gdn_emu_run(dim3 grid, dim3 block, size_t smem, const std::function<void()> &body) {

@@ -41,7 +41,6 @@ void gdn_emu_sync_block();
 float gdn_emu_shfl_xor(float v, int mask);
 void gdn_emu_mma_bf16_16816(float d[4], const uint32_t a[4], const uint32_t b[2]);
 void gdn_emu_ldmatrix(uint32_t *r, int n, const void *row, bool trans);
-bool gdn_emu_is_shared(const void *p);
 char *gdn_emu_smem();
 void gdn_emu_run(dim3 grid, dim3 block, size_t smem, const std::function<void()> &body);
 
