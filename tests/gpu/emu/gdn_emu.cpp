@@ -116,6 +116,8 @@ void gdn_emu_sync_block() {
     yield_to_sched();
 }
 
+void gdn_emu_sync_warp() { warp_barrier(); }
+
 float gdn_emu_shfl_xor(float v, int mask) {
     int w = E.cur / 32, lane = E.cur % 32;
     uint32_t u;

@@ -38,6 +38,7 @@ GdnEmuIdx gdn_emu_grid_dim();
 
 void gdn_emu_sync_block();
 #define __syncthreads() gdn_emu_sync_block()
+void gdn_emu_sync_warp();
 float gdn_emu_shfl_xor(float v, int mask);
 void gdn_emu_mma_bf16_16816(float d[4], const uint32_t a[4], const uint32_t b[2]);
 char *gdn_emu_smem();
