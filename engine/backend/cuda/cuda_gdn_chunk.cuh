@@ -128,8 +128,10 @@ __device__ __forceinline__ void wy_inverse_diagonal(float *A, int lda, const flo
                 if (l0 + u < r) acc = fmaf(-m[u], x[l0 + u], acc);
         }
         x[r] = r == j ? 1.f : (r < j ? 0.f : acc);
-        Ad[(size_t)r * lda + j] = x[r];
     }
+    /* stored after the loop: no store between the loads lets them all be issued early */
+#pragma unroll
+    for (int r = 0; r < 16; r++) Ad[(size_t)r * lda + j] = x[r];
 }
 
 /* out[0..3] (rows g, g + 8; columns 2t, 2t + 1 of a 16 x 8 tile, the mma accumulator layout)
@@ -165,14 +167,14 @@ __device__ __forceinline__ void wy_inverse_subdiagonal(float *A, int lda, const 
         float sum[4] = {0.f, 0.f, 0.f, 0.f};
         /* S = M[ri.., k] A[k, c0..] over k = 16 j .. 16 i - 1 */
         wy_tile_fma(sum, M + (size_t)ri * ldm + cj, ldm, A + (size_t)cj * lda + c0, lda, 16 * s);
-        store_pair(Aij + (size_t)g * lda + 2 * t, sum[0], sum[1]);
-        store_pair(Aij + (size_t)(g + 8) * lda + 2 * t, sum[2], sum[3]);
+        st_raw<float2>(Aij + (size_t)g * lda + 2 * t, make_float2(sum[0], sum[1])); /* 8-byte aligned */
+        st_raw<float2>(Aij + (size_t)(g + 8) * lda + 2 * t, make_float2(sum[2], sum[3]));
         warp_sync(); /* S complete in shared memory */
         float prod[4] = {0.f, 0.f, 0.f, 0.f};
         wy_tile_fma(prod, A + (size_t)ri * lda + ri, lda, Aij, lda, 16); /* A_ii S */
         warp_sync(); /* every lane done reading S before it is overwritten */
-        store_pair(Aij + (size_t)g * lda + 2 * t, -prod[0], -prod[1]);
-        store_pair(Aij + (size_t)(g + 8) * lda + 2 * t, -prod[2], -prod[3]);
+        st_raw<float2>(Aij + (size_t)g * lda + 2 * t, make_float2(-prod[0], -prod[1]));
+        st_raw<float2>(Aij + (size_t)(g + 8) * lda + 2 * t, make_float2(-prod[2], -prod[3]));
     }
 }
 
@@ -211,7 +213,7 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_wy_kernel(GdnShape s, co
                 float ri = sm.bet[i], gi = sm.gam[i];
                 float m0v = j < i ? ri * gdn_exp(gi - sm.gam[j]) * acc[e] : 0.f;
                 float m1v = j + 1 < i ? ri * gdn_exp(gi - sm.gam[j + 1]) * acc[e + 1] : 0.f;
-                store_pair(sm.M + (size_t)i * ldm + j, m0v, m1v);
+                st_raw<float2>(sm.M + (size_t)i * ldm + j, make_float2(m0v, m1v)); /* j, ldm even */
             }
         }
     });
