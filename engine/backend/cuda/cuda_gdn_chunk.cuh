@@ -182,9 +182,11 @@ __device__ __forceinline__ void wy_inverse_subdiagonal(float *A, int lda, const 
  * operand is read from global memory once, 16 bytes a thread, and fragments
  * are 32-bit conflict-free shared loads. Operands that exist only to feed an
  * mma (MA, A2) are stored already rounded: the same bits as rounding at the
- * fragment load. */
+ * fragment load. Launch bounds: three blocks a multiprocessor (the shared-memory
+ * limit too) caps registers at 80; without it ptxas took 77 (bf16) and spilled
+ * 4 bytes at 64 (fp32). */
 template <typename T>
-__global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_wy_kernel(GdnShape s, const T *__restrict__ k, const T *__restrict__ v,
+__global__ void __launch_bounds__(GDN_THREADS_WIDE, 3) gdn_wy_kernel(GdnShape s, const T *__restrict__ k, const T *__restrict__ v,
                                                              const float *__restrict__ g, const float *__restrict__ beta,
                                                              T *__restrict__ W, T *__restrict__ U, float *__restrict__ gam_out,
                                                              T *__restrict__ A_out) {
@@ -226,12 +228,21 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_wy_kernel(GdnShape s, co
         wy_inverse_subdiagonal(sm.A, C, sm.M, ldm, C, st);
         block_sync();
     }
-    for (int e = threadIdx.x; e < C * C; e += blockDim.x) {
-        int i = e / C, j = e - i * C;
-        float a = (j >> 4) > (i >> 4) ? 0.f : sm.A[e]; /* blocks above the diagonal: never written */
-        sm.MA[i * ldc + j] = from_f<T>(a * sm.bet[j] * gdn_exp(sm.gam[j]));
-        sm.A2[i * ldc + j] = from_f<T>(a * sm.bet[j]);
-        if (A_out) A_out[bhc * C * C + e] = from_f<T>(a); /* the backward uses A only as an mma operand */
+    /* MA = A diag(beta e^gam), A2 = A diag(beta) (and A out): a thread per column
+     * pair, its factors read once, rows strided (the products in the same order as
+     * a per-element (a beta) e^gam, pair loads and stores) */
+    {
+        const int pairs = C / 2, jp = 2 * ((int)threadIdx.x % pairs);
+        const float b0 = sm.bet[jp], b1 = sm.bet[jp + 1];
+        const float e0 = gdn_exp(sm.gam[jp]), e1 = gdn_exp(sm.gam[jp + 1]);
+        T *Ac = A_out ? A_out + bhc * C * C : nullptr;
+        for (int i = (int)threadIdx.x / pairs; i < C; i += (int)blockDim.x / pairs) {
+            /* blocks above the diagonal were never written: zero */
+            const float2 a = (jp >> 4) > (i >> 4) ? make_float2(0.f, 0.f) : ld_raw<float2>(sm.A + (size_t)i * C + jp);
+            store_pair(sm.MA + (size_t)i * ldc + jp, a.x * b0 * e0, a.y * b1 * e1);
+            store_pair(sm.A2 + (size_t)i * ldc + jp, a.x * b0, a.y * b1);
+            if (Ac) store_pair(Ac + (size_t)i * C + jp, a.x, a.y); /* the backward uses A only as an mma operand */
+        }
     }
     for (int i = threadIdx.x; i < C; i += blockDim.x) gam_out[bhc * C + i] = sm.gam[i];
     block_sync();
