@@ -51,7 +51,10 @@ template <typename T> struct WySmem {
         m.MA = ops.take<T>((size_t)s.C * sm_ld<T>(s.C));
         m.A2 = ops.take<T>((size_t)s.C * sm_ld<T>(s.C));
         c.take<char>(mm.used > ops.used ? mm.used : ops.used);
-        m.A = c.take<float>((size_t)s.C * s.C); /* row stride C: padding would cost the third block */
+        /* A: row stride C, the carve stays at 68.5 KB (C + 4 would cost 1 KB to
+         * remove a 2-way conflict on the diagonal blocks' row loads and the
+         * 4-to-8-way one on the inverse's few S stores: a dozen wavefronts a stage) */
+        m.A = c.take<float>((size_t)s.C * s.C);
         m.gam = c.take<float>(s.C);
         m.bet = c.take<float>(s.C);
         if (bytes) *bytes = c.used;
@@ -65,8 +68,9 @@ template <typename T> struct WySmem {
  * 16-byte loads, 16 dependent adds, four stores) instead of C dependent
  * shared-memory round trips. The sums stay bitwise those of a sequential loop:
  * a parallel scan (tried: a shuffle butterfly) rounds differently and, in the
- * emulated fp32 checks, made the gradients' errors 1.2-2.5x larger, since the
- * decays e^(gam_i - gam_j) lose the sequential sums' shared rounding history.
+ * emulated fp32 checks (seeds 7, 42), left the core's errors typically 1.2-1.5x
+ * and at most 4x larger (still ~1e-6), likely because the decays e^(gam_i - gam_j)
+ * lose the sequential sums' shared rounding history.
  * No block barrier inside; gam and bet are final after the caller's next barrier. */
 __device__ __forceinline__ void chunk_gates(float *gam, float *bet, const float *g, const float *beta,
                                             const GdnShape &s, int b, int h, int c) {
