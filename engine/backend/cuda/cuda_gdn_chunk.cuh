@@ -25,9 +25,17 @@ struct GdnShape {
  *   A   [B, H, NC, C, C] ACT: (I + M)^-1 (backward only; bf16 mode: the bits its mma would round it to)
  *   states [B, H, NC, dv, dk] F32: the state entering each chunk (= ckpt when the caller wants it) */
 
-/* WY kernel: grid (NC, H, B), GDN_THREADS_WIDE threads (>= C). Per chunk: gam, M = strict
- * lower beta_i exp(gam_i - gam_j) k_i.k_j, A = (I + M)^-1 by forward substitution
- * (fp32, one column per thread), W = A diag(beta e^gam) K, U = A diag(beta) V. */
+/* WY kernel: grid (NC, H, B), GDN_THREADS_WIDE threads (8 warps, >= C). Per chunk: gam, M =
+ * strict lower beta_i exp(gam_i - gam_j) k_i.k_j, A = (I + M)^-1 in fp32 by 16x16 blocks (the
+ * diagonal blocks by substitution, then the block subdiagonals one stage each, every warp a
+ * share), W = A diag(beta e^gam) K, U = A diag(beta) V. */
+
+/* Row stride (floats) of M: = 8 mod 32 banks, so the M fill's pair stores (rows g, columns
+ * 2t of an mma accumulator) and the inverse's 16-byte row loads are conflict-free; the
+ * rows stay 16-byte aligned. M shares its space with the MA, A2 operands (bf16 rows of
+ * sm_ld(C) = C + 8: the same bytes), so the padding costs no shared memory. */
+__host__ __device__ inline int wy_ldm(int C) { return C + 8; }
+
 template <typename T> struct WySmem {
     T *K, *V, *MA, *A2;
     float *M, *A, *gam, *bet;
@@ -36,14 +44,17 @@ template <typename T> struct WySmem {
         WySmem m;
         m.K = c.take<T>((size_t)s.C * sm_ld<T>(s.dk));
         m.V = c.take<T>((size_t)s.C * sm_ld<T>(s.dv));
-        /* M (fp32, the substitution's input) is dead once A is known: A diag(beta
+        /* M (fp32, the inverse's input) is dead once A is known: A diag(beta
          * e^gam) and A diag(beta), the W and U products' operands, take its place
-         * (69 KB at C 64, d 128 in bf16: three blocks a multiprocessor) */
+         * (68.5 KB at C 64, d 128 in bf16: three blocks a multiprocessor) */
         SmemCarve mm(c.p ? c.p + c.used : nullptr), ops(c.p ? c.p + c.used : nullptr);
-        m.M = mm.take<float>((size_t)s.C * s.C);
+        m.M = mm.take<float>((size_t)s.C * wy_ldm(s.C));
         m.MA = ops.take<T>((size_t)s.C * sm_ld<T>(s.C));
         m.A2 = ops.take<T>((size_t)s.C * sm_ld<T>(s.C));
         c.take<char>(mm.used > ops.used ? mm.used : ops.used);
+        /* A: row stride C, the carve stays at 68.5 KB (C + 4 would cost 1 KB to
+         * remove a 2-way conflict on the diagonal blocks' row loads and the
+         * 4-to-8-way one on the inverse's few S stores: a dozen wavefronts a stage) */
         m.A = c.take<float>((size_t)s.C * s.C);
         m.gam = c.take<float>(s.C);
         m.bet = c.take<float>(s.C);
@@ -52,25 +63,123 @@ template <typename T> struct WySmem {
     }
 };
 
-/* Cumulative g of chunk rows (padded rows repeat the last) and beta (0 when
- * padded). A thread per row loads g and beta (one memory latency, not C of
- * them); then thread 0 adds them up in row order, as before (the sums are
- * bitwise those of a sequential loop). Contains a barrier: every thread calls
- * it; gam is final after the caller's next barrier. */
+/* Cumulative g of chunk rows (padded rows repeat the last: g = 0 there) and
+ * beta (0 when padded). Warp 0 stages g (a lane per row: one memory latency);
+ * then lane 0 adds it up in row order in registers, 16 rows a round (four
+ * 16-byte loads, 16 dependent adds, four stores) instead of C dependent
+ * shared-memory round trips. The sums stay bitwise those of a sequential loop:
+ * a parallel scan (tried: a shuffle butterfly) rounds differently and, in the
+ * emulated fp32 checks (seeds 7, 42), left the core's errors typically 1.2-1.5x
+ * and at most 4x larger (still ~1e-6), likely because the decays e^(gam_i - gam_j)
+ * lose the sequential sums' shared rounding history.
+ * No block barrier inside; gam and bet are final after the caller's next barrier. */
 __device__ __forceinline__ void chunk_gates(float *gam, float *bet, const float *g, const float *beta,
                                             const GdnShape &s, int b, int h, int c) {
     const int L = s.rows(c);
-    for (int i = threadIdx.x; i < s.C; i += blockDim.x) {
-        gam[i] = i < L ? g[s.tok(b, c * s.C + i, h)] : 0.f;
-        if (bet) bet[i] = i < L ? beta[s.tok(b, c * s.C + i, h)] : 0.f;
-    }
-    block_sync();
-    if (threadIdx.x == 0) {
-        float run = 0;
-        for (int i = 0; i < s.C; i++) {
-            run += gam[i];
-            gam[i] = run;
+    if (bet)
+        for (int i = threadIdx.x; i < s.C; i += blockDim.x) bet[i] = i < L ? beta[s.tok(b, c * s.C + i, h)] : 0.f;
+    if (threadIdx.x >= 32) return;
+    for (int i = threadIdx.x; i < s.C; i += 32) gam[i] = i < L ? g[s.tok(b, c * s.C + i, h)] : 0.f;
+    warp_sync();
+    if (threadIdx.x != 0) return;
+    float run = 0.f;
+    for (int i0 = 0; i0 < s.C; i0 += 16) { /* C is a multiple of 16 */
+        float4 v[4];
+#pragma unroll
+        for (int q = 0; q < 4; q++) v[q] = ld_raw<float4>(gam + i0 + 4 * q);
+#pragma unroll
+        for (int q = 0; q < 4; q++) {
+            v[q].x = run += v[q].x;
+            v[q].y = run += v[q].y;
+            v[q].z = run += v[q].z;
+            v[q].w = run += v[q].w;
         }
+#pragma unroll
+        for (int q = 0; q < 4; q++) st_raw<float4>(gam + i0 + 4 * q, v[q]);
+    }
+}
+
+/* A = (I + M)^-1 for the C x C strict lower M (row stride ldm), into A (row stride lda), by
+ * 16 x 16 blocks: A_ii = (I + M_ii)^-1 and, for i > j, A_ij = -A_ii sum_{k=j}^{i-1} M_ik A_kj.
+ * Everything in fp32 FMAs, every sum in ascending k (fixed order, no atomics).
+ *
+ * Stage 0 (wy_inverse_diagonal): the C / 16 diagonal blocks, a thread per column (threads
+ * below C: 2 warps at C 64), forward substitution in registers, 16 rows, M rows read as
+ * 16-byte broadcasts. Stage s = 1 .. C/16 - 1 (wy_inverse_subdiagonal): the blocks A_{j+s,j}
+ * of the s-th block subdiagonal, which need only M and the blocks of lower stages; a warp per
+ * 16 x 8 half-block (2 (C/16 - s) of them: 6, 4, 2 at C 64), first S = sum_k M_ik A_kj
+ * (16 s deep), staged in A_ij's place, then A_ij = -A_ii S (16 deep). The caller puts a
+ * barrier after each stage. Blocks above the diagonal are never written (read them as zero). */
+
+/* Stage 0: thread t < C inverts column t % 16 of diagonal block t / 16. Column j of a unit
+ * lower block: x_r = 0 (r < j), 1 (r = j), -sum_{l<r} M_rl x_l (r > j); the sum runs over
+ * every l < r (the terms below j are exact zeros) so all lanes of a block share each load. */
+__device__ __forceinline__ void wy_inverse_diagonal(float *A, int lda, const float *M, int ldm, int C) {
+    const int t = threadIdx.x;
+    if (t >= C) return;
+    const int d = t & ~15, j = t & 15; /* the block's first row and column; the column in it */
+    const float *Md = M + (size_t)d * ldm + d;
+    float *Ad = A + (size_t)d * lda + d;
+    float x[16];
+#pragma unroll
+    for (int r = 0; r < 16; r++) {
+        float acc = 0.f; /* -(sum) as a chain of FMAs with -M: negation is exact */
+#pragma unroll
+        for (int l0 = 0; l0 < r; l0 += 4) {
+            const float4 m4 = ld_raw<float4>(Md + (size_t)r * ldm + l0);
+            const float m[4] = {m4.x, m4.y, m4.z, m4.w};
+#pragma unroll
+            for (int u = 0; u < 4; u++)
+                if (l0 + u < r) acc = fmaf(-m[u], x[l0 + u], acc);
+        }
+        x[r] = r == j ? 1.f : (r < j ? 0.f : acc);
+    }
+    /* stored after the loop: no store between the loads lets them all be issued early */
+#pragma unroll
+    for (int r = 0; r < 16; r++) Ad[(size_t)r * lda + j] = x[r];
+}
+
+/* out[0..3] (rows g, g + 8; columns 2t, 2t + 1 of a 16 x 8 tile, the mma accumulator layout)
+ * += P[rows, 0:K] Q[0:K, 2t..2t+1]; P rows read 4 k at a time (16-byte loads: P, its stride
+ * and K multiples of 4 floats), Q rows as pairs (broadcast over g). Ascending k, one chain
+ * per output. */
+__device__ __forceinline__ void wy_tile_fma(float out[4], const float *P, int ldp, const float *Q, int ldq, int K) {
+    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    const float *p0 = P + (size_t)g * ldp, *p1 = P + (size_t)(g + 8) * ldp;
+    const float *q = Q + 2 * t;
+    for (int k0 = 0; k0 < K; k0 += 4) {
+        const float4 a4 = ld_raw<float4>(p0 + k0), b4 = ld_raw<float4>(p1 + k0);
+        const float a[4] = {a4.x, a4.y, a4.z, a4.w}, b[4] = {b4.x, b4.y, b4.z, b4.w};
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            const float2 qv = ld_raw<float2>(q + (size_t)(k0 + u) * ldq);
+            out[0] = fmaf(a[u], qv.x, out[0]);
+            out[1] = fmaf(a[u], qv.y, out[1]);
+            out[2] = fmaf(b[u], qv.x, out[2]);
+            out[3] = fmaf(b[u], qv.y, out[3]);
+        }
+    }
+}
+
+/* Stage s >= 1: every A_{j+s,j}, a warp per 16 x 8 half (warps beyond 2 (C/16 - s) idle). */
+__device__ __forceinline__ void wy_inverse_subdiagonal(float *A, int lda, const float *M, int ldm, int C, int s) {
+    const int warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5, halves = 2 * (C / 16 - s);
+    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    for (int hb = warp; hb < halves; hb += nwarps) {
+        const int cj = 16 * (hb >> 1), c0 = cj + 8 * (hb & 1); /* block j's first column; the half's */
+        const int ri = cj + 16 * s;                             /* block i = j + s: its first row */
+        float *Aij = A + (size_t)ri * lda + c0;
+        float sum[4] = {0.f, 0.f, 0.f, 0.f};
+        /* S = M[ri.., k] A[k, c0..] over k = 16 j .. 16 i - 1 */
+        wy_tile_fma(sum, M + (size_t)ri * ldm + cj, ldm, A + (size_t)cj * lda + c0, lda, 16 * s);
+        st_raw<float2>(Aij + (size_t)g * lda + 2 * t, make_float2(sum[0], sum[1])); /* 8-byte aligned */
+        st_raw<float2>(Aij + (size_t)(g + 8) * lda + 2 * t, make_float2(sum[2], sum[3]));
+        warp_sync(); /* S complete in shared memory */
+        float prod[4] = {0.f, 0.f, 0.f, 0.f};
+        wy_tile_fma(prod, A + (size_t)ri * lda + ri, lda, Aij, lda, 16); /* A_ii S */
+        warp_sync(); /* every lane done reading S before it is overwritten */
+        st_raw<float2>(Aij + (size_t)g * lda + 2 * t, make_float2(-prod[0], -prod[1]));
+        st_raw<float2>(Aij + (size_t)(g + 8) * lda + 2 * t, make_float2(-prod[2], -prod[3]));
     }
 }
 
@@ -78,9 +187,11 @@ __device__ __forceinline__ void chunk_gates(float *gam, float *bet, const float 
  * operand is read from global memory once, 16 bytes a thread, and fragments
  * are 32-bit conflict-free shared loads. Operands that exist only to feed an
  * mma (MA, A2) are stored already rounded: the same bits as rounding at the
- * fragment load. */
+ * fragment load. Launch bounds: three blocks a multiprocessor (the shared-memory
+ * limit too) caps registers at 80; without it ptxas took 77 (bf16) and spilled
+ * 4 bytes at 64 (fp32). */
 template <typename T>
-__global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_wy_kernel(GdnShape s, const T *__restrict__ k, const T *__restrict__ v,
+__global__ void __launch_bounds__(GDN_THREADS_WIDE, 3) gdn_wy_kernel(GdnShape s, const T *__restrict__ k, const T *__restrict__ v,
                                                              const float *__restrict__ g, const float *__restrict__ beta,
                                                              T *__restrict__ W, T *__restrict__ U, float *__restrict__ gam_out,
                                                              T *__restrict__ A_out) {
@@ -96,47 +207,47 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_wy_kernel(GdnShape s, co
     chunk_gates(sm.gam, sm.bet, g, beta, s, b, h, c); /* its loads overlap the copies */
     gdn_cp_wait_all();
     block_sync();
-    /* M[i][j] = beta_i exp(gam_i - gam_j) k_i.k_j for j < i, else 0 */
+    /* M[i][j] = beta_i exp(gam_i - gam_j) k_i.k_j for j < i, else 0 (pair stores, padded rows) */
+    const int ldm = wy_ldm(C);
     for_tiles_n<2>(C, C, [&](int m0, int n1) {
         float acc2[2][4] = {};
         tile_mma_n<kTC, 2>(acc2, sm_view<T>(sm.K, ldk), sm_view_t<T>(sm.K, ldk), m0, n1, dk);
         for (int sb = 0; sb < 2; sb++) {
             int n0 = n1 + 8 * sb;
             float *acc = acc2[sb];
-            for (int e = 0; e < 4; e++) {
+            for (int e = 0; e < 4; e += 2) {
                 int i = acc_row(m0, e), j = acc_col(n0, e);
-                sm.M[i * C + j] = j < i ? sm.bet[i] * gdn_exp(sm.gam[i] - sm.gam[j]) * acc[e] : 0.f;
+                float ri = sm.bet[i], gi = sm.gam[i];
+                float m0v = j < i ? ri * gdn_exp(gi - sm.gam[j]) * acc[e] : 0.f;
+                float m1v = j + 1 < i ? ri * gdn_exp(gi - sm.gam[j + 1]) * acc[e + 1] : 0.f;
+                st_raw<float2>(sm.M + (size_t)i * ldm + j, make_float2(m0v, m1v)); /* j, ldm even */
             }
         }
     });
     block_sync();
-    /* A = (I + M)^-1: column j solves (I + M) x = e_j; rows in order, the same
-     * M element read by every thread at each step (a broadcast). Four partial
-     * sums (fixed order) so the dot product is not one chain of dependent FMAs. */
-    if ((int)threadIdx.x < C) {
-        int j = threadIdx.x;
-        for (int i = 0; i < C; i++) {
-            const float *Mi = sm.M + i * C;
-            float a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-            int l = j;
-            for (; l + 3 < i; l += 4) {
-                a0 = fmaf(Mi[l], sm.A[l * C + j], a0);
-                a1 = fmaf(Mi[l + 1], sm.A[(l + 1) * C + j], a1);
-                a2 = fmaf(Mi[l + 2], sm.A[(l + 2) * C + j], a2);
-                a3 = fmaf(Mi[l + 3], sm.A[(l + 3) * C + j], a3);
-            }
-            for (; l < i; l++) a0 = fmaf(Mi[l], sm.A[l * C + j], a0);
-            float acc = (a0 + a1) + (a2 + a3);
-            sm.A[i * C + j] = i > j ? -acc : (i == j ? 1.f : 0.f);
-        }
-    }
+    /* A = (I + M)^-1 by 16 x 16 blocks (wy_inverse_diagonal above): the diagonal
+     * blocks, then one block subdiagonal a stage, a barrier after each */
+    wy_inverse_diagonal(sm.A, C, sm.M, ldm, C);
     block_sync();
-    for (int e = threadIdx.x; e < C * C; e += blockDim.x) {
-        int i = e / C, j = e - i * C;
-        float a = sm.A[e];
-        sm.MA[i * ldc + j] = from_f<T>(a * sm.bet[j] * gdn_exp(sm.gam[j]));
-        sm.A2[i * ldc + j] = from_f<T>(a * sm.bet[j]);
-        if (A_out) A_out[bhc * C * C + e] = from_f<T>(a); /* the backward uses A only as an mma operand */
+    for (int st = 1; st < C / 16; st++) {
+        wy_inverse_subdiagonal(sm.A, C, sm.M, ldm, C, st);
+        block_sync();
+    }
+    /* MA = A diag(beta e^gam), A2 = A diag(beta) (and A out): a thread per column
+     * pair, its factors read once, rows strided (the products in the same order as
+     * a per-element (a beta) e^gam, pair loads and stores) */
+    {
+        const int pairs = C / 2, jp = 2 * ((int)threadIdx.x % pairs);
+        const float b0 = sm.bet[jp], b1 = sm.bet[jp + 1];
+        const float e0 = gdn_exp(sm.gam[jp]), e1 = gdn_exp(sm.gam[jp + 1]);
+        T *Ac = A_out ? A_out + bhc * C * C : nullptr;
+        for (int i = (int)threadIdx.x / pairs; i < C; i += (int)blockDim.x / pairs) {
+            /* blocks above the diagonal were never written: zero */
+            const float2 a = (jp >> 4) > (i >> 4) ? make_float2(0.f, 0.f) : ld_raw<float2>(sm.A + (size_t)i * C + jp);
+            store_pair(sm.MA + (size_t)i * ldc + jp, a.x * b0 * e0, a.y * b1 * e1);
+            store_pair(sm.A2 + (size_t)i * ldc + jp, a.x * b0, a.y * b1);
+            if (Ac) store_pair(Ac + (size_t)i * C + jp, a.x, a.y); /* the backward uses A only as an mma operand */
+        }
     }
     for (int i = threadIdx.x; i < C; i += blockDim.x) gam_out[bhc * C + i] = sm.gam[i];
     block_sync();

@@ -412,6 +412,16 @@ __device__ __forceinline__ void tile_row_partials(float *part, int ldp, int m0, 
 
 __device__ __forceinline__ void block_sync() { __syncthreads(); }
 
+/* Barrier of the calling warp (all 32 lanes call it): their shared-memory
+ * writes before it are visible to each other after it. */
+__device__ __forceinline__ void warp_sync() {
+#ifdef GDN_EMULATE
+    gdn_emu_sync_warp();
+#else
+    __syncwarp();
+#endif
+}
+
 /* 16 bytes global -> shared without a register round trip (cp.async), zero-filled
  * when !valid (src is then not read). Complete after gdn_cp_wait_all() and a
  * barrier. The emulation copies at once (it has no timing). */

@@ -116,6 +116,8 @@ void gdn_emu_sync_block() {
     yield_to_sched();
 }
 
+void gdn_emu_sync_warp() { warp_barrier(); }
+
 float gdn_emu_shfl_xor(float v, int mask) {
     int w = E.cur / 32, lane = E.cur % 32;
     uint32_t u;
@@ -245,7 +247,7 @@ void gdn_emu_run(dim3 grid, dim3 block, size_t smem, const std::function<void()>
         for (unsigned by = 0; by < grid.y; by++)
             for (unsigned bx = 0; bx < grid.x; bx++) {
                 E.bid = dim3(bx, by, bz);
-                E.smem.assign(smem + 16, (char)0xA5); /* garbage, as on a GPU */
+                E.smem.assign(smem + 16, (char)0xFF); /* garbage, as on a GPU: NaN in fp32 and bf16, so reading what was never written shows */
                 E.block_gen = 0;
                 E.block_count = 0;
                 std::fill(E.warp_gen.begin(), E.warp_gen.end(), 0u);

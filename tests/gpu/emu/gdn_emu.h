@@ -1,14 +1,15 @@
 /* A CPU emulation of what the GDN kernels use of CUDA, so that their logic runs
  * (slowly) on a machine without a GPU: every thread of a block is a fiber
- * (ucontext), __syncthreads and the warp-synchronous operations (shuffle, mma)
- * are barriers between fibers, blocks run one after another, device memory is
+ * (ucontext), __syncthreads and the warp-synchronous operations (__syncwarp,
+ * shuffle, mma) are barriers between fibers, blocks run one after another, device memory is
  * host memory. Test code only (tests/gpu/emu); the product never includes it
  * unless compiled with -DGDN_EMULATE.
  *
  * What it checks: indexing, tiling, the mma fragment layouts (as the PTX ISA
  * defines them for m16n8k16), barriers (GDN_EMU_ORDER=reverse|shuffle runs the
  * fibers of a block in another order between barriers, which exposes a missing
- * barrier), shared-memory sizes (GDN_EMU_SMEM_CHECK poisons shared memory).
+ * barrier), shared-memory sizes and reads of unwritten shared memory (each
+ * block's starts as all-ones bytes: NaN as fp32 and as bf16).
  * What it cannot: timing, bank conflicts, memory-model subtleties. */
 #ifndef GRAFT_TESTS_GPU_EMU_GDN_EMU_H
 #define GRAFT_TESTS_GPU_EMU_GDN_EMU_H
@@ -38,6 +39,7 @@ GdnEmuIdx gdn_emu_grid_dim();
 
 void gdn_emu_sync_block();
 #define __syncthreads() gdn_emu_sync_block()
+void gdn_emu_sync_warp();
 float gdn_emu_shfl_xor(float v, int mask);
 void gdn_emu_mma_bf16_16816(float d[4], const uint32_t a[4], const uint32_t b[2]);
 void gdn_emu_ldmatrix(uint32_t *r, int n, const void *row, bool trans);
