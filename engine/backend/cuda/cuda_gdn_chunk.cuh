@@ -276,10 +276,13 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE, 3) gdn_wy_kernel(GdnShape s,
  * false with the sticky error set. */
 bool gdn_core_args(gf_backend *be, GdnShape *gs, const gf_gdn_shape *s, const char *op);
 
-/* Rows of the state one sequential-pass block owns: 32 when dv allows, else 16;
- * GRAFT_GDN_SLAB=16 asks for 16 (more blocks in the sequential passes, each with
- * fewer tiles: for the benchmarks that compare the two). */
-int gdn_slab(int dv);
+/* Rows of the state one sequential-pass block owns (grid dv / BV x heads, heads =
+ * B H): 32 when dv allows and the grid still gives each of the sms
+ * multiprocessors two blocks; else 16 (twice the blocks, each with half the
+ * tiles: on the H200 the layer at B 4 x T 8192, 12 heads of 128, went 12.41 ->
+ * 11.72 ms; at B 16 x T 2048, 768 blocks of 32 rows were the faster, 11.45 ms
+ * against 11.69). GRAFT_GDN_SLAB=16 or 32 forces one (benchmarks, checks). */
+int gdn_slab(int dv, long heads, int sms);
 
 /* The state slab [BV, dk] a sequential-pass block keeps in registers, as the
  * accumulators of its warps' tiles: at most (32/16) (128/8) / 4 = 8 tiles a warp. */

@@ -266,16 +266,18 @@ bool gdn_core_args(gf_backend *be, GdnShape *gs, const gf_gdn_shape *s, const ch
     gs->C = s->chunk;
     gs->NC = (s->T + s->chunk - 1) / s->chunk;
     gs->scale = s->scale;
-    gs->BV = gdn_slab(s->dv);
+    gs->BV = gdn_slab(s->dv, (long)s->B * s->H, cuda_of(be)->prop.multiProcessorCount);
     return true;
 }
 
-int gdn_slab(int dv) {
-    static const int asked = [] {
+int gdn_slab(int dv, long heads, int sms) {
+    static const int asked = [] { /* 0: chosen here */
         const char *e = getenv("GRAFT_GDN_SLAB");
-        return e && atoi(e) == 16 ? 16 : 32;
+        return e && (atoi(e) == 16 || atoi(e) == 32) ? atoi(e) : 0;
     }();
-    return dv % 32 == 0 ? asked : 16;
+    if (dv % 32) return 16;
+    if (asked) return asked;
+    return heads * (dv / 32) < 2L * sms ? 16 : 32;
 }
 
 template <typename T>

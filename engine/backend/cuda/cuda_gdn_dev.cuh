@@ -77,7 +77,13 @@ enum { FRAG_PAIR = 0, FRAG_ROW = 1, FRAG_COL = 2 };
 template <typename T, int L = FRAG_PAIR> struct View {
     const T *p;
     int rs, cs;
-    __device__ __forceinline__ float at(int r, int c) const { return to_f(p[(ptrdiff_t)r * rs + (ptrdiff_t)c * cs]); }
+    /* shared-memory tiles (L set) index in 32 bits: fewer instructions than 64-bit offsets */
+    __device__ __forceinline__ float at(int r, int c) const {
+        if constexpr (L == FRAG_PAIR)
+            return to_f(p[(ptrdiff_t)r * rs + (ptrdiff_t)c * cs]);
+        else
+            return to_f(p[r * rs + c * cs]);
+    }
 };
 template <typename T> __device__ __forceinline__ View<T> view(const T *p, int rs, int cs) {
     View<T> v;
@@ -172,7 +178,7 @@ template <int L> __device__ __forceinline__ uint32_t frag_pair(View<float, L> v,
     return pack_bf16(v.at(r, c), v.at(r, c + 1));
 }
 template <int L> __device__ __forceinline__ uint32_t frag_pair(View<bf16, L> v, int r, int c) {
-    const bf16 *p = v.p + (ptrdiff_t)r * v.rs + (ptrdiff_t)c * v.cs;
+    const bf16 *p = L == FRAG_PAIR ? v.p + (ptrdiff_t)r * v.rs + (ptrdiff_t)c * v.cs : v.p + (r * v.rs + c * v.cs);
     if (v.cs == 1) return ld_raw<uint32_t>(p);
     return (uint32_t)ld_raw<uint16_t>(p) | (uint32_t)ld_raw<uint16_t>(p + v.cs) << 16;
 }
@@ -222,9 +228,9 @@ template <int MODE, typename T, int L> __device__ __forceinline__ void frag_a(ui
         int lane = threadIdx.x & 31, r = lane & 7, dm = 8 * ((lane >> 3) & 1), dk = 8 * (lane >> 4);
         const bf16 *p = (const bf16 *)A.p;
         if constexpr (MODE == FRAG_ROW) /* memory rows are A's rows */
-            ldsm<4, false>(a, p + (ptrdiff_t)(m0 + dm + r) * A.rs + (k0 + dk));
+            ldsm<4, false>(a, p + (m0 + dm + r) * A.rs + (k0 + dk));
         else /* memory rows are A's columns: transposed */
-            ldsm<4, true>(a, p + (ptrdiff_t)(k0 + dk + r) * A.cs + (m0 + dm));
+            ldsm<4, true>(a, p + (k0 + dk + r) * A.cs + (m0 + dm));
     }
 }
 
@@ -243,9 +249,9 @@ template <int MODE, int NB, typename T, int L> __device__ __forceinline__ void f
         int lane = threadIdx.x & 31, r = lane & 7, dk = 8 * ((lane >> 3) & 1), dn = NB == 2 ? 8 * (lane >> 4) : 0;
         const bf16 *p = (const bf16 *)B.p;
         if constexpr (MODE == FRAG_COL) /* memory rows are B's columns (k contiguous) */
-            ldsm<2 * NB, false>(b, p + (ptrdiff_t)(n0 + dn + r) * B.cs + (k0 + dk));
+            ldsm<2 * NB, false>(b, p + (n0 + dn + r) * B.cs + (k0 + dk));
         else /* memory rows are B's rows: transposed */
-            ldsm<2 * NB, true>(b, p + (ptrdiff_t)(k0 + dk + r) * B.rs + (n0 + dn));
+            ldsm<2 * NB, true>(b, p + (k0 + dk + r) * B.rs + (n0 + dn));
     }
 }
 
@@ -388,10 +394,15 @@ template <int NT, typename F> __device__ __forceinline__ void for_tiles_n(int M,
  * + blockDim.x, ... (when blockDim.x is a multiple of cols a thread keeps its
  * column: no division per element). */
 template <typename F> __device__ __forceinline__ void for_elems(int rows, int cols, F f) {
-    const int nb = (int)blockDim.x;
+    const int nb = (int)blockDim.x, tid = (int)threadIdx.x;
+    if ((cols & (cols - 1)) == 0 && (nb & (cols - 1)) == 0) { /* cols a power of two dividing nb: shifts */
+        const int sh = __ffs(cols) - 1, c = tid & (cols - 1), dr = nb >> sh;
+        for (int r = tid >> sh; r < rows; r += dr) f(r, c);
+        return;
+    }
     if (nb % cols == 0) {
-        const int c = (int)threadIdx.x % cols, dr = nb / cols;
-        for (int r = (int)threadIdx.x / cols; r < rows; r += dr) f(r, c);
+        const int c = tid % cols, dr = nb / cols;
+        for (int r = tid / cols; r < rows; r += dr) f(r, c);
         return;
     }
     GridStep at((int)threadIdx.x, nb, cols);

@@ -58,6 +58,7 @@ template <typename T> inline T gdn_emu_atomic_add(T *p, T v) {
 #define atomicAdd gdn_emu_atomic_add
 
 static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
+static inline int __ffs(int x) { return __builtin_ffs(x); }
 
 /* Device memory is host memory; these are the runtime calls the GDN code makes. */
 static inline cudaError_t gdn_emu_malloc(void **p, size_t n) {
