@@ -251,7 +251,7 @@ __global__ void __launch_bounds__(GDN_THREADS) gdn_bwd_state_kernel(GdnShape s, 
  * column sums run a thread per row or column: conflict-free with an odd stride),
  * except A (no such sums; an operand tile like the others). */
 template <typename T> struct LocalLd {
-    int k, v, c, a, fk;
+    int k, v, c, a, fk, b;
     __host__ __device__ explicit LocalLd(const GdnShape &s) {
         const bool pad = sizeof(T) == 2; /* fp32 mode (a check, not for speed) keeps dense rows: they fill 227 KB at d 128 */
         k = pad ? sm_ld<T>(s.dk) : s.dk;
@@ -259,6 +259,7 @@ template <typename T> struct LocalLd {
         c = s.C + 1;
         a = sm_ld<T>(s.C);
         fk = pad ? sm_ld<float>(s.dk) : s.dk;
+        b = pad ? a : c; /* the C x C operand copies (S2b, Xb, Yb): in fp32 mode the fp32 tiles themselves */
     }
 };
 
@@ -281,9 +282,11 @@ template <typename T> struct BwdLocalSmem {
     /* phases a, b */
     T *Q, *dO, *Vp;
     float *S1, *S2;
+    T *S2b; /* S2 rounded to T: the mma operand copy (the same bits as rounding at the fragment) */
     /* phases c .. f (same memory as a, b) */
     T *dW, *V, *dVp, *A;
     float *S3, *S4;
+    T *Xb, *Yb; /* C x C mma operands in T: dA, then G; A^T dA (stored rounded, as S2b) */
     __host__ __device__ static BwdLocalSmem carve(char *base, const GdnShape &s, size_t *bytes) {
         SmemCarve c(base);
         BwdLocalSmem m;
@@ -306,12 +309,19 @@ template <typename T> struct BwdLocalSmem {
         m.Vp = x.take<T>(Cv);
         m.S1 = x.take<float>(CC);
         m.S2 = x.take<float>(CC);
+        /* the operand copies cost 28 KB in bf16 mode (209 KB in all at d 128); fp32
+         * mode (checks; its tiles fill 220 KB) uses the fp32 tiles as they are, which
+         * holds the same values: the writes below then repeat the same value or
+         * overwrite one that is dead (dA by dM, dM by G, element by element) */
+        m.S2b = sizeof(T) == 2 ? x.take<T>((size_t)s.C * ld.b) : (T *)m.S2;
         m.dVp = y.take<T>((size_t)s.C * ld.v);
         m.A = y.take<T>((size_t)s.C * ld.a);
         m.dW = y.take<T>(Cd);
         m.V = y.take<T>(Cv);
         m.S3 = y.take<float>(CC);
         m.S4 = y.take<float>(CC);
+        m.Xb = sizeof(T) == 2 ? y.take<T>((size_t)s.C * ld.b) : (T *)m.S3;
+        m.Yb = sizeof(T) == 2 ? y.take<T>((size_t)s.C * ld.b) : (T *)m.S4;
         if (bytes) *bytes = c.used + (x.used > y.used ? x.used : y.used);
         return m;
     }
@@ -367,8 +377,10 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
         for (int sb = 0; sb < 2; sb++)
             for (int e = 0; e < 4; e++) {
                 int i = acc_row(m0, e), j = acc_col(n1 + 8 * sb, e);
+                const float d = j <= i ? scale * a2[sb][e] * gdn_exp(sm.gam[i] - sm.gam[j]) : 0.f;
                 sm.S1[i * ld.c + j] = a1[sb][e];
-                sm.S2[i * ld.c + j] = j <= i ? scale * a2[sb][e] * gdn_exp(sm.gam[i] - sm.gam[j]) : 0.f;
+                sm.S2[i * ld.c + j] = d;
+                sm.S2b[i * ld.b + j] = from_f<T>(d);
             }
     });
     block_sync();
@@ -397,13 +409,13 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
             }
             tile_row_partials(sm.part, GDN_PART_LD, m0, n1 + 8 * sb, pv);
         }
-        tile_mma_n<kTC, 2>(acc, sm_view<float>(sm.S2, ld.c), sm_view<T>(sm.K, ld.k), m0, n1, C);
+        tile_mma_n<kTC, 2>(acc, sm_view<T>(sm.S2b, ld.b), sm_view<T>(sm.K, ld.k), m0, n1, C);
         for (int sb = 0; sb < 2; sb++) store_acc_rows(dqc, ldk, m0, n1 + 8 * sb, acc[sb], L);
     });
     /* dk = dS^T Q (first term) */
     for_tiles_n<2>(C, dk, [&](int m0, int n1) {
         float acc2[2][4] = {};
-        tile_mma_n<kTC, 2>(acc2, sm_view_t<float>(sm.S2, ld.c), sm_view<T>(sm.Q, ld.k), m0, n1, C);
+        tile_mma_n<kTC, 2>(acc2, sm_view_t<T>(sm.S2b, ld.b), sm_view<T>(sm.Q, ld.k), m0, n1, C);
         for (int sb = 0; sb < 2; sb++) {
             int n0 = n1 + 8 * sb;
             float *acc = acc2[sb];
@@ -501,7 +513,7 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
         for (int sb = 0; sb < 2; sb++)
             for (int e = 0; e < 4; e++) {
                 int i = acc_row(m0, e), j = acc_col(n1 + 8 * sb, e);
-                sm.S3[i * ld.c + j] = j <= i ? sm.bet[j] * (gdn_exp(sm.gam[j]) * a1[sb][e] + a2[sb][e]) : 0.f;
+                sm.Xb[i * ld.b + j] = from_f<T>(j <= i ? sm.bet[j] * (gdn_exp(sm.gam[j]) * a1[sb][e] + a2[sb][e]) : 0.f);
             }
     });
     block_sync();
@@ -516,14 +528,14 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
      * mode's 3e-2), exact fp32 in fp32 mode */
     for_tiles_n<2>(C, C, [&](int m0, int n1) {
         float acc2[2][4] = {};
-        tile_mma_n<kTC, 2>(acc2, sm_view_t<T>(sm.A, ld.a), sm_view<float>(sm.S3, ld.c), m0, n1, C);
+        tile_mma_n<kTC, 2>(acc2, sm_view_t<T>(sm.A, ld.a), sm_view<T>(sm.Xb, ld.b), m0, n1, C);
         for (int sb = 0; sb < 2; sb++)
-            for (int e = 0; e < 4; e++) sm.S4[acc_row(m0, e) * ld.c + acc_col(n1 + 8 * sb, e)] = acc2[sb][e];
+            for (int e = 0; e < 4; e++) sm.Yb[acc_row(m0, e) * ld.b + acc_col(n1 + 8 * sb, e)] = from_f<T>(acc2[sb][e]);
     });
     block_sync();
     for_tiles_n<2>(C, C, [&](int m0, int n1) {
         float acc2[2][4] = {};
-        tile_mma_n<kTC, 2>(acc2, sm_view<float>(sm.S4, ld.c), sm_view_t<T>(sm.A, ld.a), m0, n1, C);
+        tile_mma_n<kTC, 2>(acc2, sm_view<T>(sm.Yb, ld.b), sm_view_t<T>(sm.A, ld.a), m0, n1, C);
         for (int sb = 0; sb < 2; sb++)
             for (int e = 0; e < 4; e++) {
                 int i = acc_row(m0, e), j = acc_col(n1 + 8 * sb, e);
@@ -531,7 +543,7 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
             }
     });
     block_sync();
-    /* f. M = beta_i e^(gam_i - gam_j) K K^T: G = dM o (beta_i e^..) -> S3, F = dM o e^.. o KK^T -> S4 */
+    /* f. M = beta_i e^(gam_i - gam_j) K K^T: G = dM o (beta_i e^..) -> Xb, F = dM o e^.. o KK^T -> S4 */
     for_tiles_n<2>(C, C, [&](int m0, int n1) {
         float acc2[2][4] = {};
         tile_mma_n<kTC, 2>(acc2, sm_view<T>(sm.K, ld.k), sm_view_t<T>(sm.K, ld.k), m0, n1, dk);
@@ -547,7 +559,7 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
                     gg = dm * sm.bet[i] * mc;
                 }
                 sm.S4[i * ld.c + j] = f;
-                sm.S3[i * ld.c + j] = gg;
+                sm.Xb[i * ld.b + j] = from_f<T>(gg); /* G: only an mma operand */
             }
         }
     });
@@ -565,8 +577,8 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     }
     for_tiles_n<2>(C, dk, [&](int m0, int n1) {
         float acc2[2][4] = {};
-        tile_mma_n<kTC, 2>(acc2, sm_view<float>(sm.S3, ld.c), sm_view<T>(sm.K, ld.k), m0, n1, C);
-        tile_mma_n<kTC, 2>(acc2, sm_view_t<float>(sm.S3, ld.c), sm_view<T>(sm.K, ld.k), m0, n1, C);
+        tile_mma_n<kTC, 2>(acc2, sm_view<T>(sm.Xb, ld.b), sm_view<T>(sm.K, ld.k), m0, n1, C);
+        tile_mma_n<kTC, 2>(acc2, sm_view_t<T>(sm.Xb, ld.b), sm_view<T>(sm.K, ld.k), m0, n1, C);
         for (int sb = 0; sb < 2; sb++)
             for (int e = 0; e < 4; e++) sm.dK[acc_row(m0, e) * ld.fk + acc_col(n1 + 8 * sb, e)] += acc2[sb][e];
     });
