@@ -185,7 +185,7 @@ __device__ __forceinline__ void wy_inverse_subdiagonal(float *A, int lda, const 
 
 /* Shared tiles are bf16 (fp32 in fp32 mode) with padded rows (sm_ld): each
  * operand is read from global memory once, 16 bytes a thread, and fragments
- * are 32-bit conflict-free shared loads. Operands that exist only to feed an
+ * come by conflict-free ldmatrix (sm_view). Operands that exist only to feed an
  * mma (MA, A2) are stored already rounded: the same bits as rounding at the
  * fragment load. Launch bounds: three blocks a multiprocessor (the shared-memory
  * limit too) caps registers at 80; without it ptxas took 77 (bf16) and spilled

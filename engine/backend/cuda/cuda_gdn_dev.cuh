@@ -12,7 +12,8 @@
  *
  * GDN_EMULATE: the same source compiled as host C++ by tests/gpu/emu (a CPU
  * emulation of blocks, warps and mma used to test the kernels' logic where no
- * GPU exists). The only hooks are the mma, the shuffle, the launch and memory. */
+ * GPU exists). The only hooks are the mma, ldmatrix, the shuffle, the warp
+ * barrier, the launch and memory. */
 #ifndef GRAFT_BACKEND_CUDA_GDN_DEV_CUH
 #define GRAFT_BACKEND_CUDA_GDN_DEV_CUH
 
