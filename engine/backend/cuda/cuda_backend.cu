@@ -233,6 +233,11 @@ extern "C" int gf_backend_cuda_open(gf_backend *be, const gf_backend_opts *o) {
         free(st);
         return gf_fail("GRAFT_ATTN_CFG=%s: not an attention configuration (0 to %d)", cfg, ATTN_FWD_CONFIGS - 1);
     }
+    const char *slab = getenv("GRAFT_GDN_SLAB"); /* read by gdn_slab (cuda_gdn_core.cu) */
+    if (slab && *slab && strcmp(slab, "16") != 0 && strcmp(slab, "32") != 0) {
+        free(st);
+        return gf_fail("GRAFT_GDN_SLAB=%s: the GDN state passes' slab is 16 or 32 rows", slab);
+    }
     st->attn_cfg = (int)cfg_i;
     st->attn_split = split ? atoi(split) : 0;
     if ((e = cudaGetDeviceProperties(&st->base.prop, dev)) != cudaSuccess) {

@@ -271,7 +271,7 @@ bool gdn_core_args(gf_backend *be, GdnShape *gs, const gf_gdn_shape *s, const ch
 }
 
 int gdn_slab(int dv, long heads, int sms) {
-    static const int asked = [] { /* 0: chosen here */
+    static const int asked = [] { /* 0: chosen here; other values are refused when the backend opens */
         const char *e = getenv("GRAFT_GDN_SLAB");
         return e && (atoi(e) == 16 || atoi(e) == 32) ? atoi(e) : 0;
     }();
