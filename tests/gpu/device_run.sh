@@ -12,6 +12,8 @@
 #   . .carry/env.sh && sh tests/gpu/device_run.sh bench         kernels: GEMM roofline, attention, GDN layer,
 #                                                                with their peers (torch matmul; naive torch
 #                                                                and FLA GDN, FLA from .peers/fla)
+#   . .carry/env.sh && sh tests/gpu/device_run.sh bench-gdn     the GDN layer beside FLA and the naive peer
+#                                                                (carry .peers: FLA's Triton autotuning takes minutes)
 #   . .carry/env.sh && sh tests/gpu/device_run.sh bench-model   graft's teacher forward, training steps,
 #                                                                Stage 2 (no peers)
 #   . .carry/env.sh && sh tests/gpu/device_run.sh peers-forward transformers forward peers
@@ -21,8 +23,8 @@
 set -u
 WHAT=${1:-test}
 case $WHAT in
-test|build|bench|bench-model|peers-forward|peers-train|all) ;;
-*) echo "usage: sh tests/gpu/device_run.sh test|build|bench|bench-model|peers-forward|peers-train|all" >&2; exit 2 ;;
+test|build|bench|bench-gdn|bench-model|peers-forward|peers-train|all) ;;
+*) echo "usage: sh tests/gpu/device_run.sh test|build|bench|bench-gdn|bench-model|peers-forward|peers-train|all" >&2; exit 2 ;;
 esac
 start=$(date +%s)
 OUT=${OUT:-$(pwd)/build/gpu/out}
@@ -73,10 +75,11 @@ test|all)
     ;;
 esac
 case $WHAT in
-bench|bench-model|all|peers-forward|peers-train)
+bench|bench-gdn|bench-model|all|peers-forward|peers-train)
     peers=1 only=
     case $WHAT in
     bench) only="bench_gemm bench_attention bench_gdn peer_gemm peer_gdn" ;;
+    bench-gdn) only="bench_gdn peer_gdn" ;;
     bench-model) only="bench_cuda_model" peers=0 ;;
     peers-forward) only="peer_forward" ;;
     peers-train) only="peer_train" ;;
