@@ -238,6 +238,11 @@ extern "C" int gf_backend_cuda_open(gf_backend *be, const gf_backend_opts *o) {
         free(st);
         return gf_fail("GRAFT_GDN_SLAB=%s: the GDN state passes' slab is 16 or 32 rows", slab);
     }
+    const char *sw = getenv("GRAFT_GDN_STATE_WARPS"); /* read by gdn_state_warps (cuda_gdn_core.cu) */
+    if (sw && *sw && strcmp(sw, "4") != 0 && strcmp(sw, "8") != 0) {
+        free(st);
+        return gf_fail("GRAFT_GDN_STATE_WARPS=%s: the GDN state passes run 4 or 8 warps a block", sw);
+    }
     st->attn_cfg = (int)cfg_i;
     st->attn_split = split ? atoi(split) : 0;
     if ((e = cudaGetDeviceProperties(&st->base.prop, dev)) != cudaSuccess) {

@@ -285,17 +285,24 @@ bool gdn_core_args(gf_backend *be, GdnShape *gs, const gf_gdn_shape *s, const ch
 int gdn_slab(int dv, long heads, int sms);
 
 /* The state slab [BV, dk] a sequential-pass block keeps in registers, as the
- * accumulators of its warps' tiles: at most (32/16) (128/8) / 4 = 8 tiles a warp. */
-#define GDN_SLAB_TILES 8
+ * accumulators of its warps' tiles: at most (32/16) (128/8) = 32 tiles, 32 / kWarps
+ * a warp (kSlabTiles). */
+#define GDN_SLAB_MAX_TILES 32
+template <int kWarps> constexpr int kSlabTiles = GDN_SLAB_MAX_TILES / kWarps;
+
+/* Warps of a sequential-pass block: 4, or 8 with GRAFT_GDN_STATE_WARPS=8 (half the
+ * tiles a warp, so each chunk's chain of products per warp is half as long; a
+ * variant for the benchmarks until the H200 has measured it). */
+int gdn_state_warps();
 
 /* Stores the register slab into smem [BV][ld] as T (the mma operand copy) and,
  * when dst is set, to global rows of length dk at dst (F32 or T), tile by tile. */
-template <typename T, typename TD>
+template <int kTiles, typename T, typename TD>
 __device__ __forceinline__ void slab_store(float (*acc)[4], T *sm, int ld, TD *dst, int BV, int dk) {
     int warp = threadIdx.x >> 5, nw = blockDim.x >> 5, tn = dk >> 3, nt = (BV >> 4) * tn;
     GridStep ts(warp, nw, tn); /* tile i = warp + u nw is (ts.q, ts.r) */
 #pragma unroll
-    for (int u = 0; u < GDN_SLAB_TILES; u++, ts.next()) {
+    for (int u = 0; u < kTiles; u++, ts.next()) {
         int i = warp + u * nw;
         if (i < nt) {
             int m0 = ts.q << 4, n0 = ts.r << 3;

@@ -49,14 +49,16 @@ __device__ __forceinline__ void state_prefetch(const StateSmem<T> &sm, const Gdn
     gdn_cp_commit();
 }
 
-/* grid (dv / BV, H, B), GDN_THREADS: rows [r0, r0 + BV) of the state of one (b, h),
+/* grid (dv / BV, H, B), kWarps warps (4, or 8 with launch bounds for two blocks a
+ * multiprocessor: the GRAFT_GDN_STATE_WARPS variant; 0 leaves the 4-warp kernel's
+ * code as it was measured): rows [r0, r0 + BV) of the state of one (b, h),
  * chunk after chunk: store it (states), V' = U - W h^T (written over U),
  * h <- e^gam_L h + (diag(e^(gam_L - gam)) V')^T K. The slab stays in fp32
  * registers; its bf16 copy in shared memory is the operand of W h^T. The next
  * chunk's W, U, k, gam are copied (cp.async) while this chunk's update runs.
  * state_io [B, H, dv, dk]: initial state in, final state out (NULL: zero, dropped). */
-template <typename T>
-__global__ void __launch_bounds__(GDN_THREADS) gdn_state_kernel(GdnShape s, const T *__restrict__ k, const T *__restrict__ W,
+template <typename T, int kWarps>
+__global__ void __launch_bounds__(kWarps * 32, kWarps == 8 ? 2 : 0) gdn_state_kernel(GdnShape s, const T *__restrict__ k, const T *__restrict__ W,
                                                                 T *__restrict__ U, const float *__restrict__ gam_g,
                                                                 float *__restrict__ states, float *__restrict__ state_io) {
     constexpr bool kTC = sizeof(T) == 2;
@@ -65,12 +67,13 @@ __global__ void __launch_bounds__(GDN_THREADS) gdn_state_kernel(GdnShape s, cons
     const int ldk = sm_ld<T>(dk), ldc = sm_ld<T>(C), ldb = sm_ld<T>(BV);
     StateSmem<T> sm = StateSmem<T>::carve(gdn_smem(), s, nullptr);
     int warp = threadIdx.x >> 5, nw = blockDim.x >> 5, tn = dk >> 3, nt = (BV >> 4) * tn;
-    float acc[GDN_SLAB_TILES][4];
+    constexpr int kTiles = kSlabTiles<kWarps>;
+    float acc[kTiles][4];
     float *io = state_io ? state_io + (((size_t)b * s.H + h) * dv + r0) * dk : nullptr;
     state_prefetch(sm, s, k, W, U, gam_g, b, h, 0, r0);
     GridStep ts(warp, nw, tn); /* tile i = warp + u nw is (ts.q, ts.r) */
 #pragma unroll
-    for (int u = 0; u < GDN_SLAB_TILES; u++, ts.next()) {
+    for (int u = 0; u < kTiles; u++, ts.next()) {
         int i = warp + u * nw;
         if (i < nt)
             for (int e = 0; e < 4; e++)
@@ -79,7 +82,7 @@ __global__ void __launch_bounds__(GDN_THREADS) gdn_state_kernel(GdnShape s, cons
     for (int c = 0; c < s.NC; c++) {
         size_t bhc = s.bhc(b, h, c);
         const float *gam = sm.gam(c);
-        slab_store(acc, sm.hs, ldk, states + bhc * dv * dk + (size_t)r0 * dk, BV, dk);
+        slab_store<kTiles>(acc, sm.hs, ldk, states + bhc * dv * dk + (size_t)r0 * dk, BV, dk);
         gdn_cp_wait_all();
         block_sync(); /* chunk c's W, U, k, gam and the slab copy are in place */
         const float gl = gam[C - 1];
@@ -104,7 +107,7 @@ __global__ void __launch_bounds__(GDN_THREADS) gdn_state_kernel(GdnShape s, cons
         float eL = gdn_exp(gl);
         GridStep ts(warp, nw, tn); /* tile i = warp + u nw is (ts.q, ts.r) */
 #pragma unroll
-        for (int u = 0; u < GDN_SLAB_TILES; u++, ts.next()) {
+        for (int u = 0; u < kTiles; u++, ts.next()) {
             int i = warp + u * nw;
             if (i < nt) {
                 for (int e = 0; e < 4; e++) acc[u][e] *= eL;
@@ -116,7 +119,7 @@ __global__ void __launch_bounds__(GDN_THREADS) gdn_state_kernel(GdnShape s, cons
     if (io) {
         GridStep ts(warp, nw, tn); /* tile i = warp + u nw is (ts.q, ts.r) */
 #pragma unroll
-        for (int u = 0; u < GDN_SLAB_TILES; u++, ts.next()) {
+        for (int u = 0; u < kTiles; u++, ts.next()) {
             int i = warp + u * nw;
             if (i < nt) store_acc(io, dk, ts.q << 4, ts.r << 3, acc[u]);
         }
@@ -270,6 +273,14 @@ bool gdn_core_args(gf_backend *be, GdnShape *gs, const gf_gdn_shape *s, const ch
     return true;
 }
 
+int gdn_state_warps() {
+    static const int warps = [] { /* other values are refused when the backend opens */
+        const char *e = getenv("GRAFT_GDN_STATE_WARPS");
+        return e && atoi(e) == 8 ? 8 : 4;
+    }();
+    return warps;
+}
+
 int gdn_slab(int dv, long heads, int sms) {
     static const int asked = [] { /* 0: chosen here; other values are refused when the backend opens */
         const char *e = getenv("GRAFT_GDN_SLAB");
@@ -308,13 +319,15 @@ static void core_forward(gf_backend *be, const GdnShape &s, bool recurrent, gf_b
     WySmem<T>::carve(nullptr, s, &smw);
     StateSmem<T>::carve(nullptr, s, &sms);
     OutSmem<T>::carve(nullptr, s, &smo);
-    ok = ok && gdn_smem_limit(be, gdn_wy_kernel<T>, smw, op) && gdn_smem_limit(be, gdn_state_kernel<T>, sms, op) &&
+    const int warps = gdn_state_warps();
+    auto state_kernel = warps == 8 ? gdn_state_kernel<T, 8> : gdn_state_kernel<T, 4>;
+    ok = ok && gdn_smem_limit(be, gdn_wy_kernel<T>, smw, op) && gdn_smem_limit(be, state_kernel, sms, op) &&
          gdn_smem_limit(be, gdn_out_kernel<T>, smo, op);
     if (ok) {
         GDN_LAUNCH(gdn_wy_kernel<T>, dim3(s.NC, s.H, s.B), dim3(GDN_THREADS_WIDE), smw, st, s, kp, vp, gp, bp, (T *)W,
                    (T *)U, (float *)gam, (T *)nullptr);
         CUDA_CHECK_LAUNCH(be, "gdn_core (wy)");
-        GDN_LAUNCH(gdn_state_kernel<T>, dim3(s.dv / s.BV, s.H, s.B), dim3(GDN_THREADS), sms, st, s, kp,
+        GDN_LAUNCH(state_kernel, dim3(s.dv / s.BV, s.H, s.B), dim3(32 * warps), sms, st, s, kp,
                    (const T *)W, (T *)U, (const float *)gam, hs, io);
         CUDA_CHECK_LAUNCH(be, "gdn_core (state pass)");
         GDN_LAUNCH(gdn_out_kernel<T>, dim3(s.NC, s.H, s.B), dim3(GDN_THREADS_WIDE), smo, st, s, qp, kp, (const T *)U,

@@ -149,7 +149,7 @@ __device__ __forceinline__ void bwd_state_prefetch2(const BwdStateSmem<T> &sm, c
     gdn_cp_commit();
 }
 
-/* grid (dv / BV, H, B), GDN_THREADS. dV [B, H, NC, C, dv] ACT: local dV' in, full dV' out
+/* grid (dv / BV, H, B), kWarps warps. dV [B, H, NC, C, dv] ACT: local dV' in, full dV' out
  * (in place: a block reads and writes only its slab's columns; the local kernel uses
  * it only as an mma operand).
  * dhs [B, H, NC, dv, dk] ACT: the gradient of the state leaving each chunk (in bf16
@@ -158,8 +158,8 @@ __device__ __forceinline__ void bwd_state_prefetch2(const BwdStateSmem<T> &sm, c
  * Per chunk, last first: dV' += Kd dh^T with Kd = diag(e^(gam_L - gam)) K (the
  * scale applied to the product), dh <- e^gam_L dh + (diag(scale e^gam) dO)^T Q -
  * dV'^T W. The previous chunk's copies run during each phase (two groups). */
-template <typename T>
-__global__ void __launch_bounds__(GDN_THREADS) gdn_bwd_state_kernel(GdnShape s, const T *__restrict__ q, const T *__restrict__ k,
+template <typename T, int kWarps>
+__global__ void __launch_bounds__(kWarps * 32, kWarps == 8 ? 2 : 0) gdn_bwd_state_kernel(GdnShape s, const T *__restrict__ q, const T *__restrict__ k,
                                                                     const T *__restrict__ d_o, const T *__restrict__ W,
                                                                     const float *__restrict__ gam_g,
                                                                     const float *__restrict__ states, T *__restrict__ dV,
@@ -170,15 +170,16 @@ __global__ void __launch_bounds__(GDN_THREADS) gdn_bwd_state_kernel(GdnShape s, 
     const int ldk = sm_ld<T>(dk), ldc = sm_ld<T>(C), ldb = sm_ld<T>(BV), ldl = sm_ld<T>(BV), ldh = sm_ld<float>(dk);
     BwdStateSmem<T> sm = BwdStateSmem<T>::carve(gdn_smem(), s, nullptr);
     int warp = threadIdx.x >> 5, nw = blockDim.x >> 5, tn = dk >> 3, nt = (BV >> 4) * tn;
-    float acc[GDN_SLAB_TILES][4];
+    constexpr int kTiles = kSlabTiles<kWarps>;
+    float acc[kTiles][4];
 #pragma unroll
-    for (int u = 0; u < GDN_SLAB_TILES; u++)
+    for (int u = 0; u < kTiles; u++)
         for (int e = 0; e < 4; e++) acc[u][e] = 0.f;
     bwd_state_prefetch1(sm, s, k, d_o, dV, gam_g, states, b, h, s.NC - 1, r0);
     bwd_state_prefetch2(sm, s, q, W, b, h, s.NC - 1);
     for (int c = s.NC - 1; c >= 0; c--) {
         size_t bhc = s.bhc(b, h, c);
-        slab_store(acc, sm.dh, ldk, dhs + bhc * dv * dk + (size_t)r0 * dk, BV, dk);
+        slab_store<kTiles>(acc, sm.dh, ldk, dhs + bhc * dv * dk + (size_t)r0 * dk, BV, dk);
         gdn_cp_wait<1>(); /* the first group (k, dV', dO, gam, h) of chunk c */
         block_sync();
         /* e^gam_L sum(dh o h) over this slab: the state-decay term of dgam_L
@@ -186,7 +187,7 @@ __global__ void __launch_bounds__(GDN_THREADS) gdn_bwd_state_kernel(GdnShape s, 
         float part = 0;
         GridStep ts(warp, nw, tn); /* tile i = warp + u nw is (ts.q, ts.r) */
 #pragma unroll
-        for (int u = 0; u < GDN_SLAB_TILES; u++, ts.next()) {
+        for (int u = 0; u < kTiles; u++, ts.next()) {
             int i = warp + u * nw;
             if (i < nt)
                 for (int e = 0; e < 4; e++)
@@ -226,7 +227,7 @@ __global__ void __launch_bounds__(GDN_THREADS) gdn_bwd_state_kernel(GdnShape s, 
         float eL = gdn_exp(gl);
         GridStep tu(warp, nw, tn); /* tile i = warp + u nw is (tu.q, tu.r) */
 #pragma unroll
-        for (int u = 0; u < GDN_SLAB_TILES; u++, tu.next()) {
+        for (int u = 0; u < kTiles; u++, tu.next()) {
             int i = warp + u * nw;
             if (i < nt) {
                 int m0 = tu.q << 4, n0 = tu.r << 3;
@@ -622,8 +623,10 @@ static void core_backward(gf_backend *be, const GdnShape &s, gf_buf dq, gf_buf d
     BwdVSmem<T>::carve(nullptr, s, &smv);
     BwdStateSmem<T>::carve(nullptr, s, &sms);
     BwdLocalSmem<T>::carve(nullptr, s, &sml);
+    const int warps = gdn_state_warps();
+    auto state_kernel = warps == 8 ? gdn_bwd_state_kernel<T, 8> : gdn_bwd_state_kernel<T, 4>;
     ok = ok && gdn_smem_limit(be, gdn_wy_kernel<T>, smw, op) && gdn_smem_limit(be, gdn_bwd_v_kernel<T>, smv, op) &&
-         gdn_smem_limit(be, gdn_bwd_state_kernel<T>, sms, op) && gdn_smem_limit(be, gdn_bwd_local_kernel<T>, sml, op);
+         gdn_smem_limit(be, state_kernel, sms, op) && gdn_smem_limit(be, gdn_bwd_local_kernel<T>, sml, op);
     if (ok) {
         const T *qp = (const T *)q.ptr, *kp = (const T *)k.ptr, *vp = (const T *)v.ptr, *op_ = (const T *)d_o.ptr;
         const float *ck = (const float *)ckpt.ptr;
@@ -634,7 +637,7 @@ static void core_backward(gf_backend *be, const GdnShape &s, gf_buf dq, gf_buf d
         GDN_LAUNCH(gdn_bwd_v_kernel<T>, chunks, dim3(GDN_THREADS_WIDE), smv, st, s, qp, kp, op_, (const T *)W, (T *)U,
                    (const float *)gam, ck, (T *)dV);
         CUDA_CHECK_LAUNCH(be, "gdn_core_backward (V')");
-        GDN_LAUNCH(gdn_bwd_state_kernel<T>, slabs, dim3(GDN_THREADS), sms, st, s, qp, kp, op_, (const T *)W,
+        GDN_LAUNCH(state_kernel, slabs, dim3(32 * warps), sms, st, s, qp, kp, op_, (const T *)W,
                    (const float *)gam, ck, (T *)dV, (T *)dhs, (float *)hsum);
         CUDA_CHECK_LAUNCH(be, "gdn_core_backward (state pass)");
         GDN_LAUNCH(gdn_bwd_local_kernel<T>, chunks, dim3(GDN_THREADS_BWD), sml, st, s, qp, kp, vp,
