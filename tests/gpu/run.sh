@@ -2,7 +2,7 @@
 # The GPU checks (make test-gpu), in one run:
 #   1. every BUILD/gpu/test_* program (tests/gpu/*.c, tests/gpu/model/*.c), and
 #      test_cuda_gdn again with each GDN kernel variant (GRAFT_GDN_STATE_WARPS=8,
-#      GRAFT_GDN_SLAB=16);
+#      GRAFT_GDN_SLAB=16, GRAFT_GDN_LOCAL_COMPACT=1);
 #   2. unit tests of the engine whose tests take the default backend, run on
 #      the device in float32 (GRAFT_TEST_DEVICE, GRAFT_CUDA_FP32=1): the
 #      transformer's prefill + decode, one training step against PyTorch,
@@ -62,6 +62,7 @@ done
 if [ -x "$BUILD/gpu/test_cuda_gdn" ]; then
     one test_cuda_gdn_state_warps_8 env GRAFT_GDN_STATE_WARPS=8 "$BUILD/gpu/test_cuda_gdn"
     one test_cuda_gdn_slab_16 env GRAFT_GDN_SLAB=16 "$BUILD/gpu/test_cuda_gdn"
+    one test_cuda_gdn_local_compact env GRAFT_GDN_LOCAL_COMPACT=1 "$BUILD/gpu/test_cuda_gdn"
 fi
 for u in $UNIT_ON_DEVICE; do
     [ -x "$BUILD/tests/$u" ] || { printf 'SKIP  unit-on-device/%s: not built (make tests)\n' "$u"; skip=$((skip + 1)); continue; }

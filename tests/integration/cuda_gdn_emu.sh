@@ -13,5 +13,6 @@
 bin="$(dirname "$G")/emu/test_cuda_gdn"
 [ -x "$bin" ] || skip "SKIP: $bin not built (no CUDA headers)"
 GRAFT_SEED=${GRAFT_SEED:-1} GDN_EMU_ORDER=shuffle "$bin" || exit 1
-# the 8-warp variant of the state passes (GRAFT_GDN_STATE_WARPS; docs/cuda-gdn.md)
-GRAFT_SEED=${GRAFT_SEED:-1} GDN_EMU_ORDER=shuffle GRAFT_GDN_STATE_WARPS=8 "$bin"
+# the kernel variants (docs/cuda-gdn.md): 8-warp state passes, the compact local backward
+GRAFT_SEED=${GRAFT_SEED:-1} GDN_EMU_ORDER=shuffle GRAFT_GDN_STATE_WARPS=8 "$bin" || exit 1
+GRAFT_SEED=${GRAFT_SEED:-1} GDN_EMU_ORDER=shuffle GRAFT_GDN_LOCAL_COMPACT=1 "$bin"

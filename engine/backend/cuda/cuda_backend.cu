@@ -243,6 +243,11 @@ extern "C" int gf_backend_cuda_open(gf_backend *be, const gf_backend_opts *o) {
         free(st);
         return gf_fail("GRAFT_GDN_STATE_WARPS=%s: the GDN state passes run 4 or 8 warps a block", sw);
     }
+    const char *lc = getenv("GRAFT_GDN_LOCAL_COMPACT"); /* read by gdn_local_compact (cuda_gdn_core.cu) */
+    if (lc && *lc && strcmp(lc, "0") != 0 && strcmp(lc, "1") != 0) {
+        free(st);
+        return gf_fail("GRAFT_GDN_LOCAL_COMPACT=%s: 0 or 1", lc);
+    }
     st->attn_cfg = (int)cfg_i;
     st->attn_split = split ? atoi(split) : 0;
     if ((e = cudaGetDeviceProperties(&st->base.prop, dev)) != cudaSuccess) {

@@ -295,6 +295,10 @@ template <int kWarps> constexpr int kSlabTiles = GDN_SLAB_MAX_TILES / kWarps;
  * variant for the benchmarks until the H200 has measured it). */
 int gdn_state_warps();
 
+/* The local backward's k loops not unrolled (GRAFT_GDN_LOCAL_COMPACT=1; a variant for
+ * the benchmarks, gdn_bwd_local_kernel). */
+bool gdn_local_compact();
+
 /* Stores the register slab into smem [BV][ld] as T (the mma operand copy) and,
  * when dst is set, to global rows of length dk at dst (F32 or T), tile by tile. */
 template <int kTiles, typename T, typename TD>

@@ -281,6 +281,14 @@ int gdn_state_warps() {
     return warps;
 }
 
+bool gdn_local_compact() {
+    static const bool compact = [] { /* other values are refused when the backend opens */
+        const char *e = getenv("GRAFT_GDN_LOCAL_COMPACT");
+        return e && strcmp(e, "1") == 0;
+    }();
+    return compact;
+}
+
 int gdn_slab(int dv, long heads, int sms) {
     static const int asked = [] { /* 0: chosen here; other values are refused when the backend opens */
         const char *e = getenv("GRAFT_GDN_SLAB");

@@ -267,13 +267,13 @@ template <typename T> struct LocalLd {
 /* acc += A (rows of a C-row operand) times a state [dv, dk] (B(k, n) = state[k][n]):
  * in bf16 mode from its bf16 copy in shared memory (staged once per block), in
  * fp32 mode straight from the fp32 state in global memory. */
-template <bool kTC, int NT, typename TA, int LA, typename T, typename TS>
+template <bool kTC, int NT, int kUnroll = 0, typename TA, int LA, typename T, typename TS>
 __device__ __forceinline__ void mma_state(float (*acc)[4], View<TA, LA> A, const T *staged, int ld, const TS *state,
                                           int dk, int m0, int n0, int K) {
     if constexpr (kTC)
-        tile_mma_n<kTC, NT>(acc, A, sm_view<T>(staged, ld), m0, n0, K);
+        tile_mma_n<kTC, NT, kUnroll>(acc, A, sm_view<T>(staged, ld), m0, n0, K);
     else
-        tile_mma_n<kTC, NT>(acc, A, view<TS>(state, dk, 1), m0, n0, K);
+        tile_mma_n<kTC, NT, kUnroll>(acc, A, view<TS>(state, dk, 1), m0, n0, K);
 }
 
 template <typename T> struct BwdLocalSmem {
@@ -335,8 +335,11 @@ __device__ __forceinline__ float part_sum(const float *part, int r, int n) {
     return t;
 }
 
-/* grid (NC, H, B), GDN_THREADS_BWD threads (>= 2 C). */
-template <typename T>
+/* grid (NC, H, B), GDN_THREADS_BWD threads (>= 2 C). kCompact (GRAFT_GDN_LOCAL_COMPACT=1,
+ * a variant for the benchmarks): every k loop as written, not unrolled, so the kernel's
+ * code shrinks (its unrolled 13 k instructions miss the instruction cache: 23 % of the
+ * stall samples on the H200) at the cost of loop overhead and less overlap. */
+template <typename T, bool kCompact>
 __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     gdn_bwd_local_kernel(GdnShape s, const T *__restrict__ q, const T *__restrict__ k, const T *__restrict__ v,
                          const float *__restrict__ beta, const T *__restrict__ d_o, const float *__restrict__ gam_g,
@@ -345,6 +348,7 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
                          T *__restrict__ dq, T *__restrict__ dk_out, T *__restrict__ dv_out, float *__restrict__ dg,
                          float *__restrict__ dbeta) {
     constexpr bool kTC = sizeof(T) == 2;
+    constexpr int kU = kCompact ? 1 : 0; /* the k loops' unrolling (tile_mma_n) */
     int c = blockIdx.x, h = blockIdx.y, b = blockIdx.z, C = s.C, dk = s.dk, dv = s.dv;
     int L = s.rows(c), tid = threadIdx.x, nslab = dv / s.BV;
     size_t bhc = s.bhc(b, h, c);
@@ -373,8 +377,8 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     /* a. S1 = Q K^T; S2 = dS = scale (dO V'^T) o e^(gam_i - gam_j), i >= j */
     for_tiles_n<2>(C, C, [&](int m0, int n1) {
         float a1[2][4] = {}, a2[2][4] = {};
-        tile_mma_n<kTC, 2>(a1, sm_view<T>(sm.Q, ld.k), sm_view_t<T>(sm.K, ld.k), m0, n1, dk);
-        tile_mma_n<kTC, 2>(a2, sm_view<T>(sm.dO, ld.v), sm_view_t<T>(sm.Vp, ld.v), m0, n1, dv);
+        tile_mma_n<kTC, 2, kU>(a1, sm_view<T>(sm.Q, ld.k), sm_view_t<T>(sm.K, ld.k), m0, n1, dk);
+        tile_mma_n<kTC, 2, kU>(a2, sm_view<T>(sm.dO, ld.v), sm_view_t<T>(sm.Vp, ld.v), m0, n1, dv);
         for (int sb = 0; sb < 2; sb++)
             for (int e = 0; e < 4; e++) {
                 int i = acc_row(m0, e), j = acc_col(n1 + 8 * sb, e);
@@ -400,7 +404,7 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     T *dqc = dq + s.tok(b, c * C, h) * dk;
     for_tiles_n<2>(C, dk, [&](int m0, int n1) {
         float acc[2][4] = {};
-        mma_state<kTC, 2>(acc, sm_view<T>(sm.dO, ld.v), sm.HS, ld.k, hc, dk, m0, n1, dv);
+        mma_state<kTC, 2, kU>(acc, sm_view<T>(sm.dO, ld.v), sm.HS, ld.k, hc, dk, m0, n1, dv);
         for (int sb = 0; sb < 2; sb++) {
             float pv[4];
             for (int e = 0; e < 4; e++) {
@@ -410,13 +414,13 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
             }
             tile_row_partials(sm.part, GDN_PART_LD, m0, n1 + 8 * sb, pv);
         }
-        tile_mma_n<kTC, 2>(acc, sm_view<T>(sm.S2b, ld.b), sm_view<T>(sm.K, ld.k), m0, n1, C);
+        tile_mma_n<kTC, 2, kU>(acc, sm_view<T>(sm.S2b, ld.b), sm_view<T>(sm.K, ld.k), m0, n1, C);
         for (int sb = 0; sb < 2; sb++) store_acc_rows(dqc, ldk, m0, n1 + 8 * sb, acc[sb], L);
     });
     /* dk = dS^T Q (first term) */
     for_tiles_n<2>(C, dk, [&](int m0, int n1) {
         float acc2[2][4] = {};
-        tile_mma_n<kTC, 2>(acc2, sm_view_t<T>(sm.S2b, ld.b), sm_view<T>(sm.Q, ld.k), m0, n1, C);
+        tile_mma_n<kTC, 2, kU>(acc2, sm_view_t<T>(sm.S2b, ld.b), sm_view<T>(sm.Q, ld.k), m0, n1, C);
         for (int sb = 0; sb < 2; sb++) {
             int n0 = n1 + 8 * sb;
             float *acc = acc2[sb];
@@ -435,7 +439,7 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     float gl = sm.gam[C - 1];
     for_tiles_n<2>(C, dk, [&](int m0, int n1) {
         float acc[2][4] = {};
-        mma_state<kTC, 2>(acc, sm_view<T>(sm.Vp, ld.v), sm.HS, ld.k, dhc, dk, m0, n1, dv);
+        mma_state<kTC, 2, kU>(acc, sm_view<T>(sm.Vp, ld.v), sm.HS, ld.k, dhc, dk, m0, n1, dv);
         for (int sb = 0; sb < 2; sb++) {
             float pv[4];
             for (int e = 0; e < 4; e++) {
@@ -471,14 +475,14 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     block_sync();
     for_tiles_n<2>(C, dk, [&](int m0, int n1) {
         float acc[2][4] = {};
-        mma_state<kTC, 2>(acc, sm_view<T>(sm.dVp, ld.v), sm.HS, ld.k, hc, dk, m0, n1, dv);
+        mma_state<kTC, 2, kU>(acc, sm_view<T>(sm.dVp, ld.v), sm.HS, ld.k, hc, dk, m0, n1, dv);
         for (int sb = 0; sb < 2; sb++)
             for (int e = 0; e < 4; e++) sm.dW[acc_row(m0, e) * ld.k + acc_col(n1 + 8 * sb, e)] = from_f<T>(-acc[sb][e]);
     });
     block_sync();
     for_tiles_n<2>(C, dk, [&](int m0, int n1) {
         float acc2[2][4] = {};
-        tile_mma_n<kTC, 2>(acc2, sm_view_t<T>(sm.A, ld.a), sm_view<T>(sm.dW, ld.k), m0, n1, C);
+        tile_mma_n<kTC, 2, kU>(acc2, sm_view_t<T>(sm.A, ld.a), sm_view<T>(sm.dW, ld.k), m0, n1, C);
         for (int sb = 0; sb < 2; sb++) {
             int n0 = n1 + 8 * sb;
             float *acc = acc2[sb];
@@ -494,7 +498,7 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     T *dvc = dv_out + s.tok(b, c * C, h) * dv;
     for_tiles_n<2>(C, dv, [&](int m0, int n1) {
         float acc2[2][4] = {};
-        tile_mma_n<kTC, 2>(acc2, sm_view_t<T>(sm.A, ld.a), sm_view<T>(sm.dVp, ld.v), m0, n1, C);
+        tile_mma_n<kTC, 2, kU>(acc2, sm_view_t<T>(sm.A, ld.a), sm_view<T>(sm.dVp, ld.v), m0, n1, C);
         for (int sb = 0; sb < 2; sb++) {
             int n0 = n1 + 8 * sb;
             float *acc = acc2[sb];
@@ -509,8 +513,8 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     });
     for_tiles_n<2>(C, C, [&](int m0, int n1) {
         float a1[2][4] = {}, a2[2][4] = {};
-        tile_mma_n<kTC, 2>(a1, sm_view<T>(sm.dW, ld.k), sm_view_t<T>(sm.K, ld.k), m0, n1, dk);
-        tile_mma_n<kTC, 2>(a2, sm_view<T>(sm.dVp, ld.v), sm_view_t<T>(sm.V, ld.v), m0, n1, dv);
+        tile_mma_n<kTC, 2, kU>(a1, sm_view<T>(sm.dW, ld.k), sm_view_t<T>(sm.K, ld.k), m0, n1, dk);
+        tile_mma_n<kTC, 2, kU>(a2, sm_view<T>(sm.dVp, ld.v), sm_view_t<T>(sm.V, ld.v), m0, n1, dv);
         for (int sb = 0; sb < 2; sb++)
             for (int e = 0; e < 4; e++) {
                 int i = acc_row(m0, e), j = acc_col(n1 + 8 * sb, e);
@@ -529,14 +533,14 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
      * mode's 3e-2), exact fp32 in fp32 mode */
     for_tiles_n<2>(C, C, [&](int m0, int n1) {
         float acc2[2][4] = {};
-        tile_mma_n<kTC, 2>(acc2, sm_view_t<T>(sm.A, ld.a), sm_view<T>(sm.Xb, ld.b), m0, n1, C);
+        tile_mma_n<kTC, 2, kU>(acc2, sm_view_t<T>(sm.A, ld.a), sm_view<T>(sm.Xb, ld.b), m0, n1, C);
         for (int sb = 0; sb < 2; sb++)
             for (int e = 0; e < 4; e++) sm.Yb[acc_row(m0, e) * ld.b + acc_col(n1 + 8 * sb, e)] = from_f<T>(acc2[sb][e]);
     });
     block_sync();
     for_tiles_n<2>(C, C, [&](int m0, int n1) {
         float acc2[2][4] = {};
-        tile_mma_n<kTC, 2>(acc2, sm_view<T>(sm.Yb, ld.b), sm_view_t<T>(sm.A, ld.a), m0, n1, C);
+        tile_mma_n<kTC, 2, kU>(acc2, sm_view<T>(sm.Yb, ld.b), sm_view_t<T>(sm.A, ld.a), m0, n1, C);
         for (int sb = 0; sb < 2; sb++)
             for (int e = 0; e < 4; e++) {
                 int i = acc_row(m0, e), j = acc_col(n1 + 8 * sb, e);
@@ -547,7 +551,7 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     /* f. M = beta_i e^(gam_i - gam_j) K K^T: G = dM o (beta_i e^..) -> Xb, F = dM o e^.. o KK^T -> S4 */
     for_tiles_n<2>(C, C, [&](int m0, int n1) {
         float acc2[2][4] = {};
-        tile_mma_n<kTC, 2>(acc2, sm_view<T>(sm.K, ld.k), sm_view_t<T>(sm.K, ld.k), m0, n1, dk);
+        tile_mma_n<kTC, 2, kU>(acc2, sm_view<T>(sm.K, ld.k), sm_view_t<T>(sm.K, ld.k), m0, n1, dk);
         for (int sb = 0; sb < 2; sb++) {
             int n0 = n1 + 8 * sb;
             float *acc = acc2[sb];
@@ -578,8 +582,8 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     }
     for_tiles_n<2>(C, dk, [&](int m0, int n1) {
         float acc2[2][4] = {};
-        tile_mma_n<kTC, 2>(acc2, sm_view<T>(sm.Xb, ld.b), sm_view<T>(sm.K, ld.k), m0, n1, C);
-        tile_mma_n<kTC, 2>(acc2, sm_view_t<T>(sm.Xb, ld.b), sm_view<T>(sm.K, ld.k), m0, n1, C);
+        tile_mma_n<kTC, 2, kU>(acc2, sm_view<T>(sm.Xb, ld.b), sm_view<T>(sm.K, ld.k), m0, n1, C);
+        tile_mma_n<kTC, 2, kU>(acc2, sm_view_t<T>(sm.Xb, ld.b), sm_view<T>(sm.K, ld.k), m0, n1, C);
         for (int sb = 0; sb < 2; sb++)
             for (int e = 0; e < 4; e++) sm.dK[acc_row(m0, e) * ld.fk + acc_col(n1 + 8 * sb, e)] += acc2[sb][e];
     });
@@ -625,8 +629,9 @@ static void core_backward(gf_backend *be, const GdnShape &s, gf_buf dq, gf_buf d
     BwdLocalSmem<T>::carve(nullptr, s, &sml);
     const int warps = gdn_state_warps();
     auto state_kernel = warps == 8 ? gdn_bwd_state_kernel<T, 8> : gdn_bwd_state_kernel<T, 4>;
+    auto local_kernel = gdn_local_compact() ? gdn_bwd_local_kernel<T, true> : gdn_bwd_local_kernel<T, false>;
     ok = ok && gdn_smem_limit(be, gdn_wy_kernel<T>, smw, op) && gdn_smem_limit(be, gdn_bwd_v_kernel<T>, smv, op) &&
-         gdn_smem_limit(be, state_kernel, sms, op) && gdn_smem_limit(be, gdn_bwd_local_kernel<T>, sml, op);
+         gdn_smem_limit(be, state_kernel, sms, op) && gdn_smem_limit(be, local_kernel, sml, op);
     if (ok) {
         const T *qp = (const T *)q.ptr, *kp = (const T *)k.ptr, *vp = (const T *)v.ptr, *op_ = (const T *)d_o.ptr;
         const float *ck = (const float *)ckpt.ptr;
@@ -640,7 +645,7 @@ static void core_backward(gf_backend *be, const GdnShape &s, gf_buf dq, gf_buf d
         GDN_LAUNCH(state_kernel, slabs, dim3(32 * warps), sms, st, s, qp, kp, op_, (const T *)W,
                    (const float *)gam, ck, (T *)dV, (T *)dhs, (float *)hsum);
         CUDA_CHECK_LAUNCH(be, "gdn_core_backward (state pass)");
-        GDN_LAUNCH(gdn_bwd_local_kernel<T>, chunks, dim3(GDN_THREADS_BWD), sml, st, s, qp, kp, vp,
+        GDN_LAUNCH(local_kernel, chunks, dim3(GDN_THREADS_BWD), sml, st, s, qp, kp, vp,
                    (const float *)beta.ptr, op_, (const float *)gam, (const T *)A, (const T *)U, (const T *)dV,
                    ck, (const T *)dhs, (const float *)hsum, (T *)dq.ptr, (T *)dk.ptr, (T *)dv.ptr,
                    (float *)dg.ptr, (float *)dbeta.ptr);

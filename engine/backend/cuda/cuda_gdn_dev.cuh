@@ -256,21 +256,31 @@ template <int MODE, int NB, typename T, int L> __device__ __forceinline__ void f
     }
 }
 
-/* acc[s] += A[m0.., 0:K] B[0:K, n0 + 8 s ..] for s < NT, fragments fetched per
- * MA, MB; K % 16 == 0. */
+/* One k step of mma_kloop: acc[s] += A[m0.., k0:k0+16] B[k0:k0+16, n0 + 8 s ..]. */
 template <int MA, int MB, int NT, typename TA, int LA, typename TB, int LB>
-__device__ __forceinline__ void mma_kloop(float (*acc)[4], View<TA, LA> A, View<TB, LB> B, int m0, int n0, int K) {
-    for (int k0 = 0; k0 < K; k0 += 16) {
-        uint32_t a[4];
-        frag_a<MA>(a, A, m0, k0);
+__device__ __forceinline__ void mma_kstep(float (*acc)[4], View<TA, LA> A, View<TB, LB> B, int m0, int n0, int k0) {
+    uint32_t a[4];
+    frag_a<MA>(a, A, m0, k0);
 #pragma unroll
-        for (int s = 0; s < NT; s += 2) {
-            constexpr int NB = NT % 2 == 0 ? 2 : 1; /* NT is 1 or even */
-            uint32_t b[4];
-            frag_b<MB, NB>(b, B, k0, n0 + 8 * s);
-            mma_bf16_16816(acc[s], a, b);
-            if constexpr (NB == 2) mma_bf16_16816(acc[s + 1], a, b + 2);
-        }
+    for (int s = 0; s < NT; s += 2) {
+        constexpr int NB = NT % 2 == 0 ? 2 : 1; /* NT is 1 or even */
+        uint32_t b[4];
+        frag_b<MB, NB>(b, B, k0, n0 + 8 * s);
+        mma_bf16_16816(acc[s], a, b);
+        if constexpr (NB == 2) mma_bf16_16816(acc[s + 1], a, b + 2);
+    }
+}
+
+/* acc[s] += A[m0.., 0:K] B[0:K, n0 + 8 s ..] for s < NT, fragments fetched per
+ * MA, MB; K % 16 == 0. kUnroll 0: the compiler unrolls the k loop as it likes;
+ * else that many steps (1: the loop as written, the least code). */
+template <int MA, int MB, int NT, int kUnroll, typename TA, int LA, typename TB, int LB>
+__device__ __forceinline__ void mma_kloop(float (*acc)[4], View<TA, LA> A, View<TB, LB> B, int m0, int n0, int K) {
+    if constexpr (kUnroll == 0) {
+        for (int k0 = 0; k0 < K; k0 += 16) mma_kstep<MA, MB, NT>(acc, A, B, m0, n0, k0);
+    } else {
+#pragma unroll kUnroll
+        for (int k0 = 0; k0 < K; k0 += 16) mma_kstep<MA, MB, NT>(acc, A, B, m0, n0, k0);
     }
 }
 
@@ -278,14 +288,14 @@ __device__ __forceinline__ void mma_kloop(float (*acc)[4], View<TA, LA> A, View<
 template <typename T, int L> constexpr int kFragMode = sizeof(T) == 2 ? L : FRAG_PAIR;
 
 /* acc[s] += A[m0.., 0:K] B[0:K, n0 + 8 s ..] for s < NT: one warp's 16 x 8NT tile,
- * each A fragment loaded once for NT mma. Every fragment mode gives the same
+ * each A fragment loaded once for NT mma (kUnroll: mma_kloop). Every fragment mode gives the same
  * fragment bits, so the same sums in the same k order. Without kTC, each lane
  * computes its outputs in fp32 on the CUDA cores, in the same layout. */
-template <bool kTC, int NT, typename TA, int LA, typename TB, int LB>
+template <bool kTC, int NT, int kUnroll = 0, typename TA, int LA, typename TB, int LB>
 __device__ __forceinline__ void tile_mma_n(float (*acc)[4], View<TA, LA> A, View<TB, LB> B, int m0, int n0, int K) {
     static_assert(NT == 1 || NT % 2 == 0, "tile_mma_n: NT is 1 or even");
     if constexpr (kTC) {
-        mma_kloop<kFragMode<TA, LA>, kFragMode<TB, LB>, NT>(acc, A, B, m0, n0, K);
+        mma_kloop<kFragMode<TA, LA>, kFragMode<TB, LB>, NT, kUnroll>(acc, A, B, m0, n0, K);
     } else {
         int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
 #pragma unroll
