@@ -27,6 +27,7 @@ typedef struct {
     bool fp32;                   /* ACT is F32 (checking mode) instead of BF16 */
 } cuda_impl;
 
+
 static inline cuda_impl *cuda_of(gf_backend *be) { return (cuda_impl *)be->impl; }
 static inline cudaStream_t cuda_stream(gf_backend *be) { return cuda_of(be)->stream; }
 
@@ -67,6 +68,32 @@ __device__ __forceinline__ float exp2_approx(float x) {
     return y;
 #endif
 }
+
+#if !defined(GRAFT_CUDA_EMU) && !defined(GDN_EMULATE)
+/* ldmatrix .m8n8.b16, N = 2 or 4 matrices: lanes 8 i .. 8 i + 7 give the
+ * addresses of matrix i's 8 rows (16 bytes each, 16-byte aligned, shared
+ * memory); register i of lane 4 g + t receives that matrix's (row g, columns
+ * 2t, 2t + 1), or with kTrans (rows 2t, 2t + 1, column g), the first element in
+ * the low half. The attention and GDN kernels both fetch mma fragments with it
+ * (their CPU emulations have their own). */
+template <int N, bool kTrans> __device__ __forceinline__ void ldmatrix_sync(uint32_t *r, const void *row) {
+    const unsigned a = (unsigned)__cvta_generic_to_shared(row);
+    if constexpr (N == 4 && kTrans)
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                     : "r"(a)
+                     : "memory");
+    else if constexpr (N == 4)
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                     : "r"(a)
+                     : "memory");
+    else if constexpr (kTrans)
+        asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];\n" : "=r"(r[0]), "=r"(r[1]) : "r"(a) : "memory");
+    else
+        asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];\n" : "=r"(r[0]), "=r"(r[1]) : "r"(a) : "memory");
+}
+#endif
 
 static inline unsigned cuda_blocks(size_t n, unsigned threads) {
     size_t b = (n + threads - 1) / threads;

@@ -192,26 +192,14 @@ template <typename T, int L> __device__ __forceinline__ uint32_t frag_pair_t(Vie
     return frag_pair(t, c, r);
 }
 
-/* ldmatrix: a warp loads 8 x 8 bf16 matrices from shared memory, each lane
- * giving the address of one 16-byte matrix row (lanes 8 i .. 8 i + 7: matrix i).
- * Register i of lane 4 g + t holds matrix i's elements (g, 2t), (g, 2t + 1);
- * with trans, (2t, g), (2t + 1, g) (low half first): exactly the mma fragment
- * of the matrix or of its transpose. N = 2 or 4 matrices. */
+/* ldmatrix (cuda_common.cuh), N = 2 or 4 matrices: exactly the mma fragments
+ * of the 8 x 8 matrices whose row addresses the lanes give, or of their
+ * transposes; the emulation's in tests/gpu/emu. */
 template <int N, bool kTrans> __device__ __forceinline__ void ldsm(uint32_t *r, const bf16 *row) {
 #ifdef GDN_EMULATE
     gdn_emu_ldmatrix(r, N, row, kTrans);
 #else
-    const unsigned a = (unsigned)__cvta_generic_to_shared(row);
-    if constexpr (N == 4 && kTrans)
-        asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
-    else if constexpr (N == 4)
-        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
-    else if constexpr (kTrans)
-        asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];\n" : "=r"(r[0]), "=r"(r[1]) : "r"(a));
-    else
-        asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];\n" : "=r"(r[0]), "=r"(r[1]) : "r"(a));
+    ldmatrix_sync<N, kTrans>(r, row);
 #endif
 }
 
