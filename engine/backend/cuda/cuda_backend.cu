@@ -233,20 +233,9 @@ extern "C" int gf_backend_cuda_open(gf_backend *be, const gf_backend_opts *o) {
         free(st);
         return gf_fail("GRAFT_ATTN_CFG=%s: not an attention configuration (0 to %d)", cfg, ATTN_FWD_CONFIGS - 1);
     }
-    const char *slab = getenv("GRAFT_GDN_SLAB"); /* read by gdn_slab (cuda_gdn_core.cu) */
-    if (slab && *slab && strcmp(slab, "16") != 0 && strcmp(slab, "32") != 0) {
+    if (cuda_gdn_variants(&st->base) != 0) {
         free(st);
-        return gf_fail("GRAFT_GDN_SLAB=%s: the GDN state passes' slab is 16 or 32 rows", slab);
-    }
-    const char *sw = getenv("GRAFT_GDN_STATE_WARPS"); /* read by gdn_state_warps (cuda_gdn_core.cu) */
-    if (sw && *sw && strcmp(sw, "4") != 0 && strcmp(sw, "8") != 0) {
-        free(st);
-        return gf_fail("GRAFT_GDN_STATE_WARPS=%s: the GDN state passes run 4 or 8 warps a block", sw);
-    }
-    const char *lc = getenv("GRAFT_GDN_LOCAL_COMPACT"); /* read by gdn_local_compact (cuda_gdn_core.cu) */
-    if (lc && *lc && strcmp(lc, "0") != 0 && strcmp(lc, "1") != 0) {
-        free(st);
-        return gf_fail("GRAFT_GDN_LOCAL_COMPACT=%s: 0 or 1", lc);
+        return -1;
     }
     st->attn_cfg = (int)cfg_i;
     st->attn_split = split ? atoi(split) : 0;

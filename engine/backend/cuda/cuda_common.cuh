@@ -25,8 +25,16 @@ typedef struct {
     void *workspace;             /* cuBLAS / cublasLt workspace on this device */
     size_t workspace_bytes;
     bool fp32;                   /* ACT is F32 (checking mode) instead of BF16 */
+    struct {                     /* GDN kernel variants, from the environment at open (cuda_gdn_variants) */
+        int slab;                /* GRAFT_GDN_SLAB: 16 or 32 state rows a sequential-pass block; 0: chosen per call */
+        int state_warps;         /* GRAFT_GDN_STATE_WARPS: 4 (default) or 8 warps a sequential-pass block */
+        bool local_compact;      /* GRAFT_GDN_LOCAL_COMPACT=1: the local backward's k loops not unrolled */
+    } gdn;
 } cuda_impl;
 
+/* Reads the GDN variant variables into im->gdn: 0, or -1 with gf_fail's one line
+ * naming the variable whose value it does not know (cuda_gdn_core.cu). */
+int cuda_gdn_variants(cuda_impl *im);
 
 static inline cuda_impl *cuda_of(gf_backend *be) { return (cuda_impl *)be->impl; }
 static inline cudaStream_t cuda_stream(gf_backend *be) { return cuda_of(be)->stream; }

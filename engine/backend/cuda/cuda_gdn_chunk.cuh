@@ -281,23 +281,15 @@ bool gdn_core_args(gf_backend *be, GdnShape *gs, const gf_gdn_shape *s, const ch
  * multiprocessors two blocks; else 16 (twice the blocks, each with half the
  * tiles: on the H200 the layer at B 4 x T 8192, 12 heads of 128, went 12.41 ->
  * 11.72 ms; at B 16 x T 2048, 768 blocks of 32 rows were the faster, 11.45 ms
- * against 11.69). GRAFT_GDN_SLAB=16 or 32 forces one (benchmarks, checks). */
-int gdn_slab(int dv, long heads, int sms);
+ * against 11.69). asked (GRAFT_GDN_SLAB, cuda_impl.gdn.slab): 16 or 32 forces one
+ * (benchmarks, checks), 0 leaves the choice here. */
+int gdn_slab(int dv, long heads, int sms, int asked);
 
 /* The state slab [BV, dk] a sequential-pass block keeps in registers, as the
  * accumulators of its warps' tiles: at most (32/16) (128/8) = 32 tiles, 32 / kWarps
  * a warp (kSlabTiles). */
 #define GDN_SLAB_MAX_TILES 32
 template <int kWarps> constexpr int kSlabTiles = GDN_SLAB_MAX_TILES / kWarps;
-
-/* Warps of a sequential-pass block: 4, or 8 with GRAFT_GDN_STATE_WARPS=8 (half the
- * tiles a warp, so each chunk's chain of products per warp is half as long; a
- * variant for the benchmarks until the H200 has measured it). */
-int gdn_state_warps();
-
-/* The local backward's k loops not unrolled (GRAFT_GDN_LOCAL_COMPACT=1; a variant for
- * the benchmarks, gdn_bwd_local_kernel). */
-bool gdn_local_compact();
 
 /* Stores the register slab into smem [BV][ld] as T (the mma operand copy) and,
  * when dst is set, to global rows of length dk at dst (F32 or T), tile by tile. */

@@ -6,6 +6,9 @@
 #include "backend/cuda/cuda_gdn_chunk.cuh"
 #include "backend/cuda/cuda_gdn_host.cuh"
 #include "backend/cuda/cuda_gdn_pad.cuh"
+extern "C" {
+#include "core/error.h" /* a C header without C++ guards */
+}
 
 /* Below this many tokens a call runs token by token (decode, short prefill pieces);
  * gf_gdn_shape.recurrent asks for that form at any length. */
@@ -269,31 +272,35 @@ bool gdn_core_args(gf_backend *be, GdnShape *gs, const gf_gdn_shape *s, const ch
     gs->C = s->chunk;
     gs->NC = (s->T + s->chunk - 1) / s->chunk;
     gs->scale = s->scale;
-    gs->BV = gdn_slab(s->dv, (long)s->B * s->H, cuda_of(be)->prop.multiProcessorCount);
+    gs->BV = gdn_slab(s->dv, (long)s->B * s->H, cuda_of(be)->prop.multiProcessorCount, cuda_of(be)->gdn.slab);
     return true;
 }
 
-int gdn_state_warps() {
-    static const int warps = [] { /* other values are refused when the backend opens */
-        const char *e = getenv("GRAFT_GDN_STATE_WARPS");
-        return e && atoi(e) == 8 ? 8 : 4;
-    }();
-    return warps;
+/* Index of variable `name`'s value in allowed[0..n) (0 when unset or empty); -1,
+ * with gf_fail's line, when it is none of them. */
+static int gdn_variant(const char *name, const char *const *allowed, int n, const char *known) {
+    const char *e = getenv(name);
+    if (!e || !*e) return 0;
+    for (int i = 0; i < n; i++)
+        if (strcmp(e, allowed[i]) == 0) return i;
+    return gf_fail("%s=%s: the GDN kernels know %s", name, e, known);
 }
 
-bool gdn_local_compact() {
-    static const bool compact = [] { /* other values are refused when the backend opens */
-        const char *e = getenv("GRAFT_GDN_LOCAL_COMPACT");
-        return e && strcmp(e, "1") == 0;
-    }();
-    return compact;
+int cuda_gdn_variants(cuda_impl *im) {
+    static const char *const slab[] = {"", "16", "32"}, *const warps[] = {"4", "8"}, *const flag[] = {"0", "1"};
+    const int sl = gdn_variant("GRAFT_GDN_SLAB", slab, 3, "16 or 32");
+    if (sl < 0) return -1;
+    const int sw = gdn_variant("GRAFT_GDN_STATE_WARPS", warps, 2, "4 or 8");
+    if (sw < 0) return -1;
+    const int lc = gdn_variant("GRAFT_GDN_LOCAL_COMPACT", flag, 2, "0 or 1");
+    if (lc < 0) return -1;
+    im->gdn.slab = sl ? atoi(slab[sl]) : 0;
+    im->gdn.state_warps = sw ? 8 : 4;
+    im->gdn.local_compact = lc == 1;
+    return 0;
 }
 
-int gdn_slab(int dv, long heads, int sms) {
-    static const int asked = [] { /* 0: chosen here; other values are refused when the backend opens */
-        const char *e = getenv("GRAFT_GDN_SLAB");
-        return e && (atoi(e) == 16 || atoi(e) == 32) ? atoi(e) : 0;
-    }();
+int gdn_slab(int dv, long heads, int sms, int asked) {
     if (dv % 32) return 16;
     if (asked) return asked;
     return heads * (dv / 32) < 2L * sms ? 16 : 32;
@@ -327,7 +334,7 @@ static void core_forward(gf_backend *be, const GdnShape &s, bool recurrent, gf_b
     WySmem<T>::carve(nullptr, s, &smw);
     StateSmem<T>::carve(nullptr, s, &sms);
     OutSmem<T>::carve(nullptr, s, &smo);
-    const int warps = gdn_state_warps();
+    const int warps = cuda_of(be)->gdn.state_warps;
     auto state_kernel = warps == 8 ? gdn_state_kernel<T, 8> : gdn_state_kernel<T, 4>;
     ok = ok && gdn_smem_limit(be, gdn_wy_kernel<T>, smw, op) && gdn_smem_limit(be, state_kernel, sms, op) &&
          gdn_smem_limit(be, gdn_out_kernel<T>, smo, op);

@@ -135,6 +135,10 @@ extern "C" int gf_backend_cuda_open(gf_backend *be, const gf_backend_opts *o) {
     im->fp32 = o->fp32;
     im->prop.sharedMemPerBlockOptin = 232448; /* an H100 / H200's opt-in limit */
     im->prop.multiProcessorCount = 132;
+    if (cuda_gdn_variants(im) != 0) { /* GRAFT_GDN_*: the kernel variants, as the real backend reads them */
+        free(im);
+        return -1;
+    }
     snprintf(im->prop.name, sizeof im->prop.name, "CPU emulation");
     be->ops = &table;
     be->impl = im;
