@@ -57,7 +57,7 @@ for t in "$BUILD"/gpu/test_*; do
     [ -x "$t" ] || continue
     one "$(basename "$t")" "$t"
 done
-# the GDN core's kernel variants (read once per process, so one run each):
+# the GDN core's kernel variants (read when the backend opens: one run each):
 # the 8-warp sequential passes, and 16-row slabs at every shape
 if [ -x "$BUILD/gpu/test_cuda_gdn" ]; then
     one test_cuda_gdn_state_warps_8 env GRAFT_GDN_STATE_WARPS=8 "$BUILD/gpu/test_cuda_gdn"
