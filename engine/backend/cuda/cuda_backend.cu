@@ -308,10 +308,13 @@ static gf_backend *make_sub(gf_backend *root) {
         gf_fail("cuda:%d: out of host memory", rs->base.device);
         return NULL;
     }
-    st->base.device = rs->base.device;
-    st->base.prop = rs->base.prop;
-    st->base.fp32 = rs->base.fp32;
-    st->base.lt = rs->base.lt;
+    /* everything the root chose at open (device, properties, fp32, cublasLt, the
+     * GDN variants), then a stream part of its own */
+    st->base = rs->base;
+    st->base.stream = NULL;
+    st->base.blas = NULL;
+    st->base.workspace = NULL;
+    st->base.workspace_bytes = 0;
     st->gemm = rs->gemm;
     st->owns_handles = false;
     st->debug_sync = rs->debug_sync;
