@@ -1,8 +1,8 @@
 #!/bin/sh
 # The GPU checks (make test-gpu), in one run:
 #   1. every BUILD/gpu/test_* program (tests/gpu/*.c, tests/gpu/model/*.c), and
-#      test_cuda_gdn again with each GDN kernel variant (GRAFT_GDN_STATE_WARPS=8,
-#      GRAFT_GDN_SLAB=16, GRAFT_GDN_LOCAL_COMPACT=1);
+#      test_cuda_gdn again with each slab height and warp count of the GDN
+#      sequential passes forced (GRAFT_GDN_SLAB, GRAFT_GDN_STATE_WARPS);
 #   2. unit tests of the engine whose tests take the default backend, run on
 #      the device in float32 (GRAFT_TEST_DEVICE, GRAFT_CUDA_FP32=1): the
 #      transformer's prefill + decode, one training step against PyTorch,
@@ -57,12 +57,16 @@ for t in "$BUILD"/gpu/test_*; do
     [ -x "$t" ] || continue
     one "$(basename "$t")" "$t"
 done
-# the GDN core's kernel variants (read when the backend opens: one run each):
-# the 8-warp sequential passes, and 16-row slabs at every shape
+# the GDN sequential passes at every shape with each slab height (16, 32 rows) and
+# warp count (4, 8) forced (read when the backend opens: one run each); the default
+# pairs 16 rows with 4 warps and 32 with 8 (gdn_slab, gdn_state_warps)
 if [ -x "$BUILD/gpu/test_cuda_gdn" ]; then
-    one test_cuda_gdn_state_warps_8 env GRAFT_GDN_STATE_WARPS=8 "$BUILD/gpu/test_cuda_gdn"
-    one test_cuda_gdn_slab_16 env GRAFT_GDN_SLAB=16 "$BUILD/gpu/test_cuda_gdn"
-    one test_cuda_gdn_local_compact env GRAFT_GDN_LOCAL_COMPACT=1 "$BUILD/gpu/test_cuda_gdn"
+    for slab in 16 32; do
+        for warps in 4 8; do
+            one test_cuda_gdn_slab_${slab}_warps_$warps env GRAFT_GDN_SLAB=$slab GRAFT_GDN_STATE_WARPS=$warps \
+                "$BUILD/gpu/test_cuda_gdn"
+        done
+    done
 fi
 for u in $UNIT_ON_DEVICE; do
     [ -x "$BUILD/tests/$u" ] || { printf 'SKIP  unit-on-device/%s: not built (make tests)\n' "$u"; skip=$((skip + 1)); continue; }

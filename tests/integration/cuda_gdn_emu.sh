@@ -13,6 +13,10 @@
 bin="$(dirname "$G")/emu/test_cuda_gdn"
 [ -x "$bin" ] || skip "SKIP: $bin not built (no CUDA headers)"
 GRAFT_SEED=${GRAFT_SEED:-1} GDN_EMU_ORDER=shuffle "$bin" || exit 1
-# the kernel variants (docs/cuda-gdn.md): 8-warp state passes, the compact local backward
-GRAFT_SEED=${GRAFT_SEED:-1} GDN_EMU_ORDER=shuffle GRAFT_GDN_STATE_WARPS=8 "$bin" || exit 1
-GRAFT_SEED=${GRAFT_SEED:-1} GDN_EMU_ORDER=shuffle GRAFT_GDN_LOCAL_COMPACT=1 "$bin"
+# the sequential passes' slab height and warp count forced (docs/cuda-gdn.md): the
+# run above pairs 16 rows with 4 warps at these shapes; here 16 rows with 8 warps,
+# 32 rows with 4 and with 8
+for v in "16 8" "32 4" "32 8"; do
+    set -- $v
+    GRAFT_SEED=${GRAFT_SEED:-1} GDN_EMU_ORDER=shuffle GRAFT_GDN_SLAB=$1 GRAFT_GDN_STATE_WARPS=$2 "$bin" || exit 1
+done

@@ -27,8 +27,7 @@ typedef struct {
     bool fp32;                   /* ACT is F32 (checking mode) instead of BF16 */
     struct {                     /* GDN kernel variants, from the environment at open (cuda_gdn_variants) */
         int slab;                /* GRAFT_GDN_SLAB: 16 or 32 state rows a sequential-pass block; 0: chosen per call */
-        int state_warps;         /* GRAFT_GDN_STATE_WARPS: 4 (default) or 8 warps a sequential-pass block */
-        bool local_compact;      /* GRAFT_GDN_LOCAL_COMPACT=1: the local backward's k loops not unrolled */
+        int state_warps;         /* GRAFT_GDN_STATE_WARPS: 4 or 8 warps a sequential-pass block; 0: chosen per call */
     } gdn;
 } cuda_impl;
 

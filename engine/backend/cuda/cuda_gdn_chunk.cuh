@@ -285,6 +285,14 @@ bool gdn_core_args(gf_backend *be, GdnShape *gs, const gf_gdn_shape *s, const ch
  * (benchmarks, checks), 0 leaves the choice here. */
 int gdn_slab(int dv, long heads, int sms, int asked);
 
+/* Warps of a sequential-pass block (forward state pass, backward dh pass): 8 for
+ * slabs of 32 rows (two blocks a multiprocessor, half the tiles a warp: on the
+ * H200 the layer at B 16 x T 2048 went 10.38 -> 9.74 ms), 4 for slabs of 16 (at
+ * B 4 x T 8192, 8 warps of 16 rows were slower: 10.70 against 10.46 ms). asked
+ * (GRAFT_GDN_STATE_WARPS, cuda_impl.gdn.state_warps): 4 or 8 forces one, 0 leaves
+ * the choice here. */
+int gdn_state_warps(int BV, int asked);
+
 /* The state slab [BV, dk] a sequential-pass block keeps in registers, as the
  * accumulators of its warps' tiles: at most (32/16) (128/8) = 32 tiles, 32 / kWarps
  * a warp (kSlabTiles). */

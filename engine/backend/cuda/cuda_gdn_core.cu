@@ -52,9 +52,8 @@ __device__ __forceinline__ void state_prefetch(const StateSmem<T> &sm, const Gdn
     gdn_cp_commit();
 }
 
-/* grid (dv / BV, H, B), kWarps warps (4, or 8 with launch bounds for two blocks a
- * multiprocessor: the GRAFT_GDN_STATE_WARPS variant; 0 leaves the 4-warp kernel's
- * code as it was measured): rows [r0, r0 + BV) of the state of one (b, h),
+/* grid (dv / BV, H, B), kWarps warps (gdn_state_warps: 8, with launch bounds for two
+ * blocks a multiprocessor, for slabs of 32 rows; 4 for 16): rows [r0, r0 + BV) of the state of one (b, h),
  * chunk after chunk: store it (states), V' = U - W h^T (written over U),
  * h <- e^gam_L h + (diag(e^(gam_L - gam)) V')^T K. The slab stays in fp32
  * registers; its bf16 copy in shared memory is the operand of W h^T. The next
@@ -287,17 +286,19 @@ static int gdn_variant(const char *name, const char *const *allowed, int n, cons
 }
 
 int cuda_gdn_variants(cuda_impl *im) {
-    static const char *const slab[] = {"", "16", "32"}, *const warps[] = {"4", "8"}, *const flag[] = {"0", "1"};
-    const int sl = gdn_variant("GRAFT_GDN_SLAB", slab, 3, "16 or 32");
+    static const char *const sizes[] = {"", "16", "32"}, *const warps[] = {"", "4", "8"};
+    const int sl = gdn_variant("GRAFT_GDN_SLAB", sizes, 3, "16 or 32");
     if (sl < 0) return -1;
-    const int sw = gdn_variant("GRAFT_GDN_STATE_WARPS", warps, 2, "4 or 8");
+    const int sw = gdn_variant("GRAFT_GDN_STATE_WARPS", warps, 3, "4 or 8");
     if (sw < 0) return -1;
-    const int lc = gdn_variant("GRAFT_GDN_LOCAL_COMPACT", flag, 2, "0 or 1");
-    if (lc < 0) return -1;
-    im->gdn.slab = sl ? atoi(slab[sl]) : 0;
-    im->gdn.state_warps = sw ? 8 : 4;
-    im->gdn.local_compact = lc == 1;
+    im->gdn.slab = sl ? atoi(sizes[sl]) : 0;
+    im->gdn.state_warps = sw ? atoi(warps[sw]) : 0;
     return 0;
+}
+
+int gdn_state_warps(int BV, int asked) {
+    if (asked) return asked;
+    return BV == 32 ? 8 : 4;
 }
 
 int gdn_slab(int dv, long heads, int sms, int asked) {
@@ -334,7 +335,7 @@ static void core_forward(gf_backend *be, const GdnShape &s, bool recurrent, gf_b
     WySmem<T>::carve(nullptr, s, &smw);
     StateSmem<T>::carve(nullptr, s, &sms);
     OutSmem<T>::carve(nullptr, s, &smo);
-    const int warps = cuda_of(be)->gdn.state_warps;
+    const int warps = gdn_state_warps(s.BV, cuda_of(be)->gdn.state_warps);
     auto state_kernel = warps == 8 ? gdn_state_kernel<T, 8> : gdn_state_kernel<T, 4>;
     ok = ok && gdn_smem_limit(be, gdn_wy_kernel<T>, smw, op) && gdn_smem_limit(be, state_kernel, sms, op) &&
          gdn_smem_limit(be, gdn_out_kernel<T>, smo, op);

@@ -335,11 +335,11 @@ __device__ __forceinline__ float part_sum(const float *part, int r, int n) {
     return t;
 }
 
-/* grid (NC, H, B), GDN_THREADS_BWD threads (>= 2 C). kCompact (GRAFT_GDN_LOCAL_COMPACT=1,
- * a variant for the benchmarks): every k loop as written, not unrolled, so the kernel's
- * code shrinks (its unrolled 13 k instructions miss the instruction cache: 23 % of the
- * stall samples on the H200) at the cost of loop overhead and less overlap. */
-template <typename T, bool kCompact>
+/* grid (NC, H, B), GDN_THREADS_BWD threads (>= 2 C). Every k loop stays a loop
+ * (tile_mma_n's kUnroll 1): unrolled, the kernel's code missed the instruction
+ * cache (23 % of the stall samples on the H200) and the layer at width 1536 took
+ * 10.38 ms (B 16 x T 2048) and 10.46 (B 4 x T 8192) against 9.61 and 9.57 this way. */
+template <typename T>
 __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     gdn_bwd_local_kernel(GdnShape s, const T *__restrict__ q, const T *__restrict__ k, const T *__restrict__ v,
                          const float *__restrict__ beta, const T *__restrict__ d_o, const float *__restrict__ gam_g,
@@ -348,7 +348,7 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
                          T *__restrict__ dq, T *__restrict__ dk_out, T *__restrict__ dv_out, float *__restrict__ dg,
                          float *__restrict__ dbeta) {
     constexpr bool kTC = sizeof(T) == 2;
-    constexpr int kU = kCompact ? 1 : 0; /* the k loops' unrolling (tile_mma_n) */
+    constexpr int kU = 1; /* the k loops not unrolled (tile_mma_n) */
     int c = blockIdx.x, h = blockIdx.y, b = blockIdx.z, C = s.C, dk = s.dk, dv = s.dv;
     int L = s.rows(c), tid = threadIdx.x, nslab = dv / s.BV;
     size_t bhc = s.bhc(b, h, c);
@@ -627,9 +627,9 @@ static void core_backward(gf_backend *be, const GdnShape &s, gf_buf dq, gf_buf d
     BwdVSmem<T>::carve(nullptr, s, &smv);
     BwdStateSmem<T>::carve(nullptr, s, &sms);
     BwdLocalSmem<T>::carve(nullptr, s, &sml);
-    const int warps = cuda_of(be)->gdn.state_warps;
+    const int warps = gdn_state_warps(s.BV, cuda_of(be)->gdn.state_warps);
     auto state_kernel = warps == 8 ? gdn_bwd_state_kernel<T, 8> : gdn_bwd_state_kernel<T, 4>;
-    auto local_kernel = cuda_of(be)->gdn.local_compact ? gdn_bwd_local_kernel<T, true> : gdn_bwd_local_kernel<T, false>;
+    auto local_kernel = gdn_bwd_local_kernel<T>;
     ok = ok && gdn_smem_limit(be, gdn_wy_kernel<T>, smw, op) && gdn_smem_limit(be, gdn_bwd_v_kernel<T>, smv, op) &&
          gdn_smem_limit(be, state_kernel, sms, op) && gdn_smem_limit(be, local_kernel, sml, op);
     if (ok) {
