@@ -1,10 +1,10 @@
 #!/bin/sh
 # One call on the GPU machine: build graft and the GPU programs (make gpu-tests),
 # then run what WHAT names, and leave at most three files in $OUT (the device
-# tool brings back 8):
-#   $OUT/summary.txt     what ran, pass/fail lines, the benchmark table
-#   $OUT/logs.tar.gz     every log and bench.jsonl
-#   $OUT/bench.jsonl     the figures (bench runs)
+# tool brings back 8), named after WHAT so that two runs in one call keep both:
+#   $OUT/WHAT-summary.txt  what ran, pass/fail lines, the benchmark table
+#   $OUT/WHAT-logs.tar.gz  every log and bench.jsonl
+#   $OUT/WHAT-bench.jsonl  the figures (bench runs)
 # Usage (repository root, after `sh tests/gpu/carry.sh` here; carry .carry):
 #   . .carry/env.sh && sh tests/gpu/device_run.sh test          every check (make test-gpu: tests/gpu/run.sh)
 #   . .carry/env.sh && sh tests/gpu/device_run.sh build         only the build (a fresh machine takes minutes;
@@ -30,7 +30,7 @@ start=$(date +%s)
 OUT=${OUT:-$(pwd)/build/gpu/out}
 mkdir -p "$OUT"
 LOGS=$(mktemp -d)
-SUM="$OUT/summary.txt"
+SUM="$OUT/$WHAT-summary.txt"
 : >"$SUM"
 say() { printf '%s\n' "$*" | tee -a "$SUM"; }
 
@@ -54,7 +54,7 @@ if ! make -j"$jobs" gpu-tests >"$LOGS/build.log" 2>&1; then
     if ! make -j"$jobs" gpu-tests SAN=-Wno-error CUDA_WERROR=0 >"$LOGS/build2.log" 2>&1; then
         say "BUILD FAILED"
         tail -n 40 "$LOGS/build2.log" | tee -a "$SUM"
-        tar -C "$LOGS" -czf "$OUT/logs.tar.gz" .
+        tar -C "$LOGS" -czf "$OUT/$WHAT-logs.tar.gz" .
         exit 1
     fi
 fi
@@ -91,11 +91,11 @@ bench|bench-gdn|bench-model|all|peers-forward|peers-train)
         sh tests/gpu/bench/run.sh build >"$LOGS/bench_run.txt" 2>&1 || status=1
     [ $status -ne 0 ] && echo "(exit status 1: a benchmark failed, or the call's $left s ran out)" >>"$LOGS/bench_run.txt"
     cat "$LOGS/bench_run.txt" >>"$SUM"
-    cp "$LOGS/bench.jsonl" "$OUT/bench.jsonl" 2>/dev/null
+    cp "$LOGS/bench.jsonl" "$OUT/$WHAT-bench.jsonl" 2>/dev/null
     tail -n 60 "$LOGS/bench_run.txt"
     ;;
 esac
 say "== done in $(( $(date +%s) - start )) s, status $status"
-tar -C "$LOGS" -czf "$OUT/logs.tar.gz" .
+tar -C "$LOGS" -czf "$OUT/$WHAT-logs.tar.gz" .
 rm -rf "$LOGS"
 exit $status
