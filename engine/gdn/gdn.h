@@ -86,6 +86,41 @@ size_t gdn_param_count(const gdn_config *c);
 
 typedef struct { GDN_PARAMS_FIELDS(float) } gdn_params;
 
+/* Points the views of p (a gdn_params, or the float64 reference's
+ * gdn_params_f64) into block, in the one layout every element type shares: the
+ * fields' order above, options present only when c enables them (else NULL);
+ * p->n = gdn_param_count(c) elements (GF_ASSERT: include core/error.h). */
+#define GDN_PARAMS_CARVE(p, c, blk)                                                    \
+    do {                                                                               \
+        const size_t D_ = (size_t)(c)->D, H_ = (size_t)(c)->H;                         \
+        const size_t dk_ = (size_t)(c)->dk, dv_ = (size_t)(c)->dv;                     \
+        size_t at_ = 0;                                                                \
+        (p)->block = (blk);                                                            \
+        (p)->n = gdn_param_count(c);                                                   \
+        (p)->wq = (blk) + at_, at_ += H_ * dk_ * D_;                                   \
+        (p)->wk = (blk) + at_, at_ += H_ * dk_ * D_;                                   \
+        (p)->wv = (blk) + at_, at_ += H_ * dv_ * D_;                                   \
+        (p)->wg = (blk) + at_, at_ += H_ * dv_ * D_;                                   \
+        (p)->wa = (blk) + at_, at_ += H_ * D_;                                         \
+        (p)->wb = (blk) + at_, at_ += H_ * D_;                                         \
+        (p)->bq = (p)->bk = (p)->bv = (p)->conv_q = (p)->conv_k = (p)->conv_v = NULL;  \
+        if ((c)->qkv_bias) {                                                           \
+            (p)->bq = (blk) + at_, at_ += H_ * dk_;                                    \
+            (p)->bk = (blk) + at_, at_ += H_ * dk_;                                    \
+            (p)->bv = (blk) + at_, at_ += H_ * dv_;                                    \
+        }                                                                              \
+        if ((c)->conv) {                                                               \
+            (p)->conv_q = (blk) + at_, at_ += H_ * dk_ * GDN_CONV_K;                   \
+            (p)->conv_k = (blk) + at_, at_ += H_ * dk_ * GDN_CONV_K;                   \
+            (p)->conv_v = (blk) + at_, at_ += H_ * dv_ * GDN_CONV_K;                   \
+        }                                                                              \
+        (p)->a_log = (blk) + at_, at_ += H_;                                           \
+        (p)->dt_bias = (blk) + at_, at_ += H_;                                         \
+        (p)->w_norm = (blk) + at_, at_ += dv_;                                         \
+        (p)->wo = (blk) + at_, at_ += D_ * H_ * dv_;                                   \
+        GF_ASSERT(at_ == (p)->n);                                                      \
+    } while (0)
+
 /* Host parameters of one layer (building, Stage 1, files): zeroed block and
  * its views. The compute copy lives in a backend buffer of the same layout
  * (engine/gdn/gdn_layer.h). */
