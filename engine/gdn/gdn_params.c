@@ -6,8 +6,7 @@
 #include "gdn/gdn.h"
 
 void gdn_params_views(gdn_params *p, const gdn_config *c, float *block) {
-    memset(p, 0, sizeof *p);
-    GDN_PARAMS_CARVE(p, c, block);
+    GDN_PARAMS_CARVE(p, c, block); /* sets every field */
 }
 
 void gdn_params_alloc(gdn_params *p, const gdn_config *c) {
