@@ -4,7 +4,8 @@
  * strategy x retention ratio x variant, teacher perplexity on top. A variant
  * is an initialization, and for the inits with Stage 1 one of the Stage 1
  * component sets (--stage1 A/B/..., --stage1-subsets) or a decay override
- * (--half-life N,...).
+ * (--half-life N,...), once per value-scale fit (--sigma-fit reference,scaled)
+ * when the value scale is among its components.
  *
  * Reuse: one teacher pass gives the calibration statistics and the per-layer
  * inputs/targets; per initialization one student holds GDN parameters for
@@ -33,6 +34,7 @@ typedef struct {
     student_init init;
     unsigned stage1;   /* effective components (none without Stage 1) */
     double half_life;  /* > 0: decay override */
+    sigma_fit_mode fit; /* the value-scale fit (counts only with sigma among stage1) */
     int student;       /* index of the student that holds its parameters */
 } ablate_variant;
 
@@ -69,10 +71,10 @@ static bool same_student(const ablate_variant *a, const ablate_variant *b) {
     const int ea = a->init == INIT_ZERO_GATE ? 1 : a->init == INIT_SMALL_GATE ? 2 : 0;
     const int eb = b->init == INIT_ZERO_GATE ? 1 : b->init == INIT_SMALL_GATE ? 2 : 0;
     return ea == eb && a->stage1 == b->stage1 && a->half_life == b->half_life &&
-           init_uses_stage2(a->init) == init_uses_stage2(b->init);
+           (!(a->stage1 & STAGE1_SIGMA) || a->fit == b->fit) && init_uses_stage2(a->init) == init_uses_stage2(b->init);
 }
 
-/* "decay,beta", "decay(half-life 32),sigma", "decay(no-sink)", "none"; "-" without Stage 1 */
+/* "decay,beta", "decay(half-life 32),sigma(scaled)", "decay(no-sink)", "none"; "-" without Stage 1 */
 static const char *variant_parts_label(const ablate_variant *v, decay_distance_mode dist, char *buf, size_t size) {
     if (!init_uses_stage1(v->init)) return snprintf(buf, size, "-"), buf;
     if (v->stage1 == STAGE1_NONE) return snprintf(buf, size, "none"), buf;
@@ -85,6 +87,8 @@ static const char *variant_parts_label(const ablate_variant *v, decay_distance_m
             if (v->half_life > 0) at += (size_t)snprintf(buf + at, size - at, "(half-life %g)", v->half_life);
             else if (dist == DECAY_DISTANCE_NO_SINK) at += (size_t)snprintf(buf + at, size - at, "(no-sink)");
         }
+        if ((1u << i) == STAGE1_SIGMA && v->fit == SIGMA_FIT_SCALED && at < size)
+            at += (size_t)snprintf(buf + at, size - at, "(scaled)");
     }
     return buf;
 }
@@ -191,10 +195,22 @@ int cmd_ablate(int argc, char **argv) {
                 return 2;
             }
     }
+    sigma_fit_mode fits[2];
+    int n_fit = split_list(mo.sigma_fit, items, 3);
+    if (n_fit < 1 || n_fit > 2) {
+        fprintf(stderr, "graft ablate: --sigma-fit takes reference, scaled or reference,scaled, got '%s'\n", mo.sigma_fit);
+        return 2;
+    }
+    for (int i = 0; i < n_fit; i++)
+        if (sigma_fit_parse(items[i], &fits[i]) != 0 || (i == 1 && fits[1] == fits[0])) {
+            fprintf(stderr, "graft ablate: %s\n", i == 1 && fits[1] == fits[0] ? "--sigma-fit: a fit given twice" : gf_last_error());
+            return 2;
+        }
     student_settings set0;
     method_cli mo_one = mo;
     mo_one.stage1 = NULL; /* the lists are handled here */
     mo_one.half_life = NULL;
+    mo_one.sigma_fit = sigma_fit_name(fits[0]);
     if (method_cli_settings(&mo_one, co.seed, INIT_RANDOM, &set0) != 0) {
         fprintf(stderr, "graft ablate: %s\n", gf_last_error());
         return 2;
@@ -208,22 +224,27 @@ int cmd_ablate(int argc, char **argv) {
      * component, with the decay set to the override) */
     int has_stage1_init = 0;
     for (int i = 0; i < n_init; i++) has_stage1_init |= init_uses_stage1(init_names[i]);
-    if (!has_stage1_init && (mo.stage1 || subsets || mo.half_life || strcmp(mo.distance, "all") != 0)) {
-        fprintf(stderr, "graft ablate: --stage1, --stage1-subsets, --distance and --half-life need an init with Stage 1 "
-                        "(taylor-only, taylor-calibrate) in --init\n");
+    if (!has_stage1_init && (subsets || method_cli_stage1_given(&mo))) {
+        fprintf(stderr, "graft ablate: --stage1, --stage1-subsets, --distance, --half-life and --sigma-fit need an init with "
+                        "Stage 1 (taylor-only, taylor-calibrate) in --init\n");
         return 2;
     }
-    ablate_variant variants[INIT_COUNT * 2 * 32];
+    ablate_variant variants[INIT_COUNT * 2 * 32 * 2];
     int n_var = 0;
     for (int i = 0; i < n_init; i++) {
         if (!init_uses_stage1(init_names[i])) {
-            variants[n_var++] = (ablate_variant){init_names[i], STAGE1_NONE, 0, -1};
+            variants[n_var++] = (ablate_variant){init_names[i], STAGE1_NONE, 0, fits[0], -1};
             continue;
         }
-        for (int q = 0; q < n_sets; q++) variants[n_var++] = (ablate_variant){init_names[i], sets[q], 0, -1};
-        for (int q = 0; q < n_hl; q++)
-            variants[n_var++] = (ablate_variant){init_names[i], (n_sets == 1 && !subsets ? sets[0] : STAGE1_ALL) | STAGE1_DECAY,
-                                              hls[q], -1};
+        /* a set without the value scale is the same under every fit: one variant */
+        for (int f = 0; f < n_fit; f++) {
+            for (int q = 0; q < n_sets; q++)
+                if (f == 0 || (sets[q] & STAGE1_SIGMA)) variants[n_var++] = (ablate_variant){init_names[i], sets[q], 0, fits[f], -1};
+            for (int q = 0; q < n_hl; q++) {
+                const unsigned parts = (n_sets == 1 && !subsets ? sets[0] : STAGE1_ALL) | STAGE1_DECAY;
+                if (f == 0 || (parts & STAGE1_SIGMA)) variants[n_var++] = (ablate_variant){init_names[i], parts, hls[q], fits[f], -1};
+            }
+        }
     }
     int n_studs = 0;
     for (int j = 0; j < n_var; j++) {
@@ -277,6 +298,7 @@ int cmd_ablate(int argc, char **argv) {
         st.init = variants[j].init;
         st.stage1 = variants[j].stage1;
         st.half_life = variants[j].half_life;
+        st.sigma_fit = variants[j].fit;
         if (student_init_empty(sj, &m, &st) != 0) goto fail;
         if (student_build_layers(sj, all, &cal, held.L ? &held : NULL, &pr) != 0) goto fail;
     }
@@ -395,6 +417,9 @@ int cmd_ablate(int argc, char **argv) {
             cJSON_AddItemToObject(ro, "stage1", stage1_parts_json(v->stage1));
             if (v->half_life > 0) cJSON_AddNumberToObject(ro, "half_life_override", v->half_life);
             else cJSON_AddNullToObject(ro, "half_life_override");
+            /* the value-scale fit where the value scale was fitted; null otherwise */
+            if (v->stage1 & STAGE1_SIGMA) cJSON_AddStringToObject(ro, "sigma_fit", sigma_fit_name(v->fit));
+            else cJSON_AddNullToObject(ro, "sigma_fit");
             cJSON_AddNumberToObject(ro, "ppl", r->ppl);
             cJSON_AddItemToObject(ro, "half_life", half_life_summary_json(r->hl));
             cJSON_AddItemToArray(ra, ro);
@@ -417,6 +442,8 @@ int cmd_ablate(int argc, char **argv) {
         cJSON_AddNumberToObject(meta, "seconds_rows", t_rows);
         cJSON_AddStringToObject(meta, "write_gate", write_gate_name(set0.write_gate));
         cJSON_AddStringToObject(meta, "decay_distance", decay_distance_name(set0.distance));
+        cJSON *fa = cJSON_AddArrayToObject(meta, "sigma_fits");
+        for (int i = 0; i < n_fit; i++) cJSON_AddItemToArray(fa, cJSON_CreateString(sigma_fit_name(fits[i])));
         cJSON_AddNumberToObject(meta, "students", n_studs);
         cJSON_AddStringToObject(meta, "query_scale", gdn_scale_name(set0.scale));
         cJSON_AddNumberToObject(meta, "stage2_steps", set0.steps);
@@ -442,9 +469,10 @@ int cmd_ablate(int argc, char **argv) {
                    student_init_name(variants[r->init_i].init), variant_parts_label(&variants[r->init_i], set0.distance, lab, sizeof lab),
                    r->ppl, r->hl.mean, r->hl.median, r->hl.max);
         }
-        printf("\n%d rows, %d students, %d evaluations, %.1f s (students %.1f s, rows %.1f s); query scale %s, write gate %s, "
-               "Stage 2 %d steps (best by %s loss), seed %llu\n",
-               n_rows, n_studs, n_evals, wall, t_build, t_rows, gdn_scale_name(set0.scale), write_gate_name(set0.write_gate),
+        printf("\n%d rows, %d students, %d evaluations, %.1f s (students %.1f s, rows %.1f s); query scale %s, sigma fit %s%s%s, "
+               "write gate %s, Stage 2 %d steps (best by %s loss), seed %llu\n",
+               n_rows, n_studs, n_evals, wall, t_build, t_rows, gdn_scale_name(set0.scale), sigma_fit_name(fits[0]),
+               n_fit > 1 ? "," : "", n_fit > 1 ? sigma_fit_name(fits[1]) : "", write_gate_name(set0.write_gate),
                set0.steps, set0.keep_best == KEEP_BEST_HELDOUT ? "held-out" : "calibration",
                (unsigned long long)set0.seed);
     }

@@ -159,6 +159,7 @@ int cmd_convert(int argc, char **argv) {
             printf("Stage 1 components: %s", stage1_parts_name(sp1, parts, sizeof parts));
             if (sp1 & STAGE1_DECAY && set.half_life > 0) printf(" (decay: every head's half-life %g tokens)", set.half_life);
             else if (sp1 & STAGE1_DECAY && set.distance == DECAY_DISTANCE_NO_SINK) printf(" (decay from the distance without the first key)");
+            if (sp1 & STAGE1_SIGMA) printf(" (sigma fit %s)", sigma_fit_name(set.sigma_fit));
             printf("\n");
         }
         for (int l = 0; l < L; l++) {

@@ -108,6 +108,7 @@ static int eval_path_ppl_split(const char *cmd, const char *path, const char *te
             cJSON_AddItemToObject(o, "half_life", half_life_summary_json(student_half_life_summary(&s, NULL)));
             cJSON_AddStringToObject(o, "query_scale", gdn_scale_name(s.gcfg.scale_mode));
             cJSON_AddStringToObject(o, "init", student_init_name(s.set.init));
+            cJSON_AddStringToObject(o, "sigma_fit", sigma_fit_name(s.set.sigma_fit));
         }
         cJSON_AddItemToObject(o, "memory", cli_mem_json());
         cli_print_json(o);

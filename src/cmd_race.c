@@ -49,17 +49,21 @@ typedef struct {
     const method_cli *mo;               /* Stage 1 options for the builder */
     char labels[MAX_INITS][96];         /* init, with its Stage 1 components when not all four */
     unsigned stage1[MAX_INITS];         /* components applied by run i */
+    const char *sigma_fit[MAX_INITS];   /* run i's value-scale fit (NULL: none fitted) */
 } race_maker;
 
-/* "taylor-calibrate", or "taylor-calibrate[decay,beta]" / "[...,no-sink]" / "[...,half-life 32]"
- * when the Stage 1 settings are not the defaults */
+/* "taylor-calibrate", or "taylor-calibrate[decay,beta]" / "[...,no-sink]" / "[...,half-life 32]" /
+ * "[...,sigma scaled]" when the Stage 1 settings are not the defaults */
 static const char *stage1_label(const student_settings *st, char *buf, size_t size) {
     const unsigned parts = student_stage1_parts(st);
-    if (!init_uses_stage1(st->init) || (parts == STAGE1_ALL && st->half_life == 0 && st->distance == DECAY_DISTANCE_ALL))
+    const bool scaled = (parts & STAGE1_SIGMA) && st->sigma_fit == SIGMA_FIT_SCALED;
+    if (!init_uses_stage1(st->init) ||
+        (parts == STAGE1_ALL && st->half_life == 0 && st->distance == DECAY_DISTANCE_ALL && !scaled))
         return snprintf(buf, size, "%s", student_init_name(st->init)), buf;
     char p[64], extra[48] = "";
     if (st->half_life > 0) snprintf(extra, sizeof extra, ",half-life %g", st->half_life);
     else if (parts & STAGE1_DECAY && st->distance == DECAY_DISTANCE_NO_SINK) snprintf(extra, sizeof extra, ",no-sink");
+    if (scaled) snprintf(extra + strlen(extra), sizeof extra - strlen(extra), ",sigma scaled");
     snprintf(buf, size, "%s[%s%s]", student_init_name(st->init), stage1_parts_name(parts, p, sizeof p), extra);
     return buf;
 }
@@ -68,6 +72,7 @@ static int make_student(void *ud, int i, cli_student *st, train_student **handle
     race_maker *mk = ud;
     *label = mk->inits[i];
     mk->stage1[i] = STAGE1_NONE;
+    mk->sigma_fit[i] = NULL;
     int rc;
     if (mk->folders) {
         rc = train_student_load(st, handle, mk->inits[i], mk->co->tokenizer, mk->tc->to.ctx, label);
@@ -82,6 +87,7 @@ static int make_student(void *ud, int i, cli_student *st, train_student **handle
     if (rc == 0 && *handle) {
         const student_settings *set = train_student_settings(*handle);
         mk->stage1[i] = student_stage1_parts(set);
+        if (mk->stage1[i] & STAGE1_SIGMA) mk->sigma_fit[i] = sigma_fit_name(set->sigma_fit);
         *label = stage1_label(set, mk->labels[i], sizeof mk->labels[i]);
     }
     return rc;
@@ -167,7 +173,7 @@ int cmd_race(int argc, char **argv) {
     if (!folders && !tc.strategy) tc.strategy = "uniform";
     for (int i = 0; i < n_inits && builder; i++)
         if (train_student_init_check(inits[i]) != 0) return cli_fail("race");
-    const bool stage1_opts = mo.stage1 || mo.half_life || strcmp(mo.distance, "all") != 0;
+    const bool stage1_opts = method_cli_stage1_given(&mo);
     if (stage1_opts) {
         student_settings check;
         bool any = false;
@@ -176,12 +182,12 @@ int cmd_race(int argc, char **argv) {
             any |= student_init_parse(inits[i], &in) == 0 && init_uses_stage1(in);
         }
         if (!builder) {
-            fprintf(stderr, "graft race: --stage1, --distance and --half-life apply when race builds the students "
+            fprintf(stderr, "graft race: --stage1, --distance, --half-life and --sigma-fit apply when race builds the students "
                             "(no folders, calibration text from --calib or --data)\n");
             return 2;
         }
         if (!any) {
-            fprintf(stderr, "graft race: --stage1, --distance and --half-life need taylor-only or taylor-calibrate in --inits\n");
+            fprintf(stderr, "graft race: --stage1, --distance, --half-life and --sigma-fit need taylor-only or taylor-calibrate in --inits\n");
             return 2;
         }
         if (method_cli_settings(&mo, co.seed, INIT_TAYLOR_CALIBRATE, &check) != 0) {
@@ -257,7 +263,11 @@ int cmd_race(int argc, char **argv) {
             cJSON *r = cJSON_CreateObject();
             cJSON_AddStringToObject(r, "init", labels[i]);
             cJSON_AddStringToObject(r, "converted_layers", mk.conv[i]);
-            if (folders || builder) cJSON_AddItemToObject(r, "stage1", stage1_parts_json(mk.stage1[i]));
+            if (folders || builder) {
+                cJSON_AddItemToObject(r, "stage1", stage1_parts_json(mk.stage1[i]));
+                if (mk.sigma_fit[i]) cJSON_AddStringToObject(r, "sigma_fit", mk.sigma_fit[i]);
+                else cJSON_AddNullToObject(r, "sigma_fit");
+            }
             cJSON_AddItemToObject(r, "curve", curve_json(&res[i].st.loss));
             cJSON_AddItemToObject(r, "eval_curve", curve_json(&res[i].st.eval));
             cJSON_AddNumberToObject(r, "final_eval_ppl", res[i].final_eval_ppl);

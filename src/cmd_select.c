@@ -113,6 +113,7 @@ int cmd_select(int argc, char **argv) {
             cJSON_AddStringToObject(o, "init", student_init_name(init));
             cJSON_AddStringToObject(o, "query_scale", gdn_scale_name(set.scale));
             cJSON_AddStringToObject(o, "write_gate", write_gate_name(set.write_gate));
+            cJSON_AddStringToObject(o, "sigma_fit", sigma_fit_name(set.sigma_fit));
         }
         cJSON_AddItemToObject(o, "memory", cli_mem_json());
         cli_print_json(o);

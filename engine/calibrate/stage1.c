@@ -69,9 +69,13 @@ static void apply_write_gate(const student_settings *set, int H, int D, const fl
 
 /* 3. value scale by least squares against the teacher's head outputs tc [N, H*dv],
  * with the GDN core run on the parameters as they are now (on the student's
- * backend; its core output downloaded) */
-static int apply_value_scale(gf_backend *be, const gdn_config *c, const teacher_capture *cal, const float *x,
-                             const float *tc, gdn_params *p, stage1_result *r) {
+ * backend; its core output downloaded); the reference fit runs it with query
+ * scale 1, the scaled fit with the forward's scale */
+static int apply_value_scale(gf_backend *be, const gdn_config *layer, sigma_fit_mode fit, const teacher_capture *cal,
+                             const float *x, const float *tc, gdn_params *p, stage1_result *r) {
+    gdn_config fit_cfg = *layer;
+    if (fit == SIGMA_FIT_REFERENCE) fit_cfg.scale_mode = GDN_SCALE_NONE;
+    const gdn_config *c = &fit_cfg;
     const int D = c->D, H = c->H, dv = c->dv;
     const size_t N = capture_rows(cal);
     float *core = gf_try_malloc(N * (size_t)H * dv * sizeof *core, "stage 1");
@@ -169,7 +173,7 @@ int stage1_apply(const student *s, int l, gdn_params *p, const teacher_capture *
     if (parts & STAGE1_BETA) apply_write_gate(&s->set, H, D, x, N, p, r);
     for (int h = 0; h < H; h++) r->wb_logit[h] = mean_logit(p->wb + (size_t)h * D, x, N, D);
     if (progress_cancelled(progress)) return cancelled();
-    if ((parts & STAGE1_SIGMA) && apply_value_scale(s->m->be, c, cal, x, tc, p, r) != 0) return -1;
+    if ((parts & STAGE1_SIGMA) && apply_value_scale(s->m->be, c, s->set.sigma_fit, cal, x, tc, p, r) != 0) return -1;
     if (progress_cancelled(progress)) return cancelled();
     if ((parts & STAGE1_GATE) && apply_output_gate(&s->set, c, x, N, p, r, progress) != 0) return -1;
     return 0;

@@ -12,8 +12,9 @@
  *                               (a head whose mean logit is below 1e-8 in size
  *                               falls back to `reference`; counted in the result)
  *   3. value scale: o = the GDN core output (before o_norm) on the calibration
- *                   input with the parameters so far (same query-scale convention
- *                   as everywhere); sigma*_h = sum(tc_h . o_h) / sum(o_h . o_h),
+ *                   input with the parameters so far, query scale 1 (set.sigma_fit
+ *                   reference, the reference code) or the forward's (scaled);
+ *                   sigma*_h = sum(tc_h . o_h) / sum(o_h . o_h),
  *                   clamped to [0.1, 10]; rows of Wv (and bv when kept) for head h
  *                   multiplied by sigma*_h
  *   4. output gate: alpha* = damping * RMS(tc) / RMS(silu(Wv x + bv)), with the

@@ -21,6 +21,7 @@ void student_settings_default(student_settings *s) {
     s->seed = 1;
     s->chunk = 64;
     s->scale = GDN_SCALE_INV_SQRT_DK;
+    s->sigma_fit = SIGMA_FIT_REFERENCE;
     s->stage1 = STAGE1_ALL;
     s->distance = DECAY_DISTANCE_ALL;
     s->half_life = 0;
@@ -50,6 +51,15 @@ int write_gate_parse(const char *name, write_gate_mode *out) {
     if (strcmp(name, "reference") == 0) *out = WRITE_GATE_REFERENCE;
     else if (strcmp(name, "mean-logit") == 0) *out = WRITE_GATE_MEAN_LOGIT;
     else return gf_fail("unknown write-gate mode '%s' (reference or mean-logit)", name);
+    return 0;
+}
+
+const char *sigma_fit_name(sigma_fit_mode m) { return m == SIGMA_FIT_SCALED ? "scaled" : "reference"; }
+
+int sigma_fit_parse(const char *name, sigma_fit_mode *out) {
+    if (strcmp(name, "reference") == 0) *out = SIGMA_FIT_REFERENCE;
+    else if (strcmp(name, "scaled") == 0) *out = SIGMA_FIT_SCALED;
+    else return gf_fail("--sigma-fit: unknown fit '%s' (reference or scaled)", name);
     return 0;
 }
 

@@ -38,6 +38,12 @@ typedef enum {
 
 typedef enum { KEEP_BEST_TRAIN = 0, KEEP_BEST_HELDOUT = 1 } keep_best_mode;
 
+/* The recurrence inside Stage 1's value-scale fit (METHOD.md section 3): the
+ * reference code fits without the query scale while the layer's forward keeps
+ * dk^-1/2, so `scaled` gives every sigma sqrt(dk) times the `reference` one
+ * before the clamp. The forward's scale (gdn_scale_mode) does not change. */
+typedef enum { SIGMA_FIT_REFERENCE = 0, SIGMA_FIT_SCALED = 1 } sigma_fit_mode;
+
 /* Stage 1's four components (METHOD.md section 5), applied in this order when
  * chosen; each reads the parameters the earlier ones left, and a component not
  * chosen leaves its tensors at the default (random) init:
@@ -65,7 +71,8 @@ typedef struct {
     int conv;             /* short causal conv on q, k, v (starts as the identity) */
     int qkv_bias;         /* keep the teacher's q/k/v biases */
     int chunk;            /* 16, 32, 64 */
-    gdn_scale_mode scale; /* dk^-1/2 (default) or none; used everywhere, Stage 1 OLS included */
+    gdn_scale_mode scale; /* dk^-1/2 (default) or none: the GDN forward everywhere */
+    sigma_fit_mode sigma_fit; /* Stage 1 value scale fitted with query scale 1 (reference) or the forward's */
     /* Stage 1 (used by taylor-only and taylor-calibrate only) */
     unsigned stage1;      /* STAGE1_* components, default STAGE1_ALL */
     decay_distance_mode distance; /* which mean distance sets the decay */
@@ -97,6 +104,8 @@ const char *stage1_parts_name(unsigned parts, char *buf, size_t size);
 /* Component names in application order: names[i] is bit 1 << i. */
 extern const char *const stage1_part_names[4];
 const char *decay_distance_name(decay_distance_mode m); /* "all" / "no-sink" */
+const char *sigma_fit_name(sigma_fit_mode m);          /* "reference" / "scaled" */
+int sigma_fit_parse(const char *name, sigma_fit_mode *out);
 int decay_distance_parse(const char *name, decay_distance_mode *out);
 
 /* Stage 1 results of one layer (per head arrays [H]). The values of a

@@ -133,6 +133,7 @@ cJSON *student_config_json(const student *s) {
     for (int i = 0; i < 4; i++)
         if (student_stage1_parts(st) & (1u << i)) cJSON_AddItemToArray(s1, cJSON_CreateString(stage1_part_names[i]));
     cJSON_AddStringToObject(in, "decay_distance", decay_distance_name(st->distance));
+    cJSON_AddStringToObject(in, "sigma_fit", sigma_fit_name(st->sigma_fit));
     if (st->half_life > 0) cJSON_AddNumberToObject(in, "half_life", st->half_life);
     else cJSON_AddNullToObject(in, "half_life");
     cJSON_AddNumberToObject(in, "seed", (double)st->seed);
@@ -469,6 +470,11 @@ static int parse_settings(const cJSON *g, student_settings *st, const char *wher
     const cJSON *dd = cJSON_GetObjectItem(in, "decay_distance");
     if (dd && (!cJSON_IsString(dd) || decay_distance_parse(dd->valuestring, &st->distance) != 0))
         return gf_fail("%s: graft_student.init.decay_distance must be \"all\" or \"no-sink\"", where);
+    /* absent in folders written before the choice existed: those fitted with the scale */
+    const cJSON *sf = cJSON_GetObjectItem(in, "sigma_fit");
+    st->sigma_fit = SIGMA_FIT_SCALED;
+    if (sf && (!cJSON_IsString(sf) || sigma_fit_parse(sf->valuestring, &st->sigma_fit) != 0))
+        return gf_fail("%s: graft_student.init.sigma_fit must be \"reference\" or \"scaled\"", where);
     const cJSON *hl = cJSON_GetObjectItem(in, "half_life");
     if (hl && !cJSON_IsNull(hl)) {
         if (!cJSON_IsNumber(hl) || !(hl->valuedouble > 0) || !isfinite(hl->valuedouble))

@@ -18,6 +18,7 @@ void method_cli_default(method_cli *o) {
     o->steps = 300;
     o->keep_best = "train";
     o->distance = "all";
+    o->sigma_fit = "reference";
     split_spec_default(&o->split);
 }
 
@@ -40,6 +41,7 @@ int method_cli_settings(const method_cli *o, long seed, student_init init, stude
     s->seed = (uint64_t)seed;
     if (o->stage1 && stage1_parts_parse(o->stage1, &s->stage1) != 0) return -1;
     if (decay_distance_parse(o->distance, &s->distance) != 0) return -1;
+    if (sigma_fit_parse(o->sigma_fit, &s->sigma_fit) != 0) return -1;
     if (o->half_life && half_life_parse(o->half_life, &s->half_life) != 0) return -1;
     if (s->half_life > 0 && !(s->stage1 & STAGE1_DECAY))
         return gf_fail("--half-life sets the decay: it needs decay among the --stage1 components");
@@ -57,10 +59,14 @@ int half_life_parse(const char *text, double *out) {
     return 0;
 }
 
+bool method_cli_stage1_given(const method_cli *o) {
+    return o->stage1 || o->half_life || strcmp(o->distance, "all") != 0 || strcmp(o->sigma_fit, "reference") != 0;
+}
+
 int method_cli_stage1_check(const method_cli *o, student_init init) {
     if (init_uses_stage1(init)) return 0;
-    if (o->stage1 || o->half_life || strcmp(o->distance, "all") != 0)
-        return gf_fail("--stage1, --distance and --half-life choose Stage 1's parts: init %s has no Stage 1 "
+    if (method_cli_stage1_given(o))
+        return gf_fail("--stage1, --distance, --half-life and --sigma-fit choose Stage 1's parts: init %s has no Stage 1 "
                        "(taylor-only and taylor-calibrate do)", student_init_name(init));
     return 0;
 }

@@ -23,6 +23,7 @@ typedef struct {
     split_spec split;
     /* Stage 1 components (NULL: all), decay distance, half-life override (NULL: none) */
     const char *stage1, *distance, *half_life;
+    const char *sigma_fit; /* Stage 1 value-scale fit: reference (default) or scaled */
 } method_cli;
 
 void method_cli_default(method_cli *o);
@@ -46,13 +47,16 @@ void method_cli_default(method_cli *o);
 #define STAGE1_OPTS(o)                                                                                                \
     {"stage1", OPT_STR, &(o).stage1, "Stage 1 components: any of decay,beta,sigma,gate (default all), or none (ablate: sets A/B/...)"},     \
     {"distance", OPT_STR, &(o).distance, "distance behind the decay: all (default) or no-sink (without the first key)"}, \
-    {"half-life", OPT_STR, &(o).half_life, "decay override: every head's idle half-life N tokens, A_log = 0 (ablate: rows N,M,...)"}
+    {"half-life", OPT_STR, &(o).half_life, "decay override: every head's idle half-life N tokens, A_log = 0 (ablate: rows N,M,...)"}, \
+    {"sigma-fit", OPT_STR, &(o).sigma_fit, "Stage 1 value-scale fit: reference (default; query scale 1 in the fit) or scaled (dk^-1/2 as the forward)"}
 
 /* Fills settings from the options (seed from --seed); -1 + error on bad values.
  * --half-life needs the decay among the components. */
 int method_cli_settings(const method_cli *o, long seed, student_init init, student_settings *out);
-/* -1 + error when --stage1 or --half-life was given for an init without Stage 1. */
+/* -1 + error when --stage1, --distance, --half-life or --sigma-fit scaled was given for an init without Stage 1. */
 int method_cli_stage1_check(const method_cli *o, student_init init);
+/* Any Stage 1 option away from its default (--stage1, --distance, --half-life, --sigma-fit scaled). */
+bool method_cli_stage1_given(const method_cli *o);
 /* Parses a half-life N (> 0, finite, at most 1e9 tokens). */
 int half_life_parse(const char *text, double *out);
 

@@ -1,7 +1,9 @@
 /* Stage 1 and the GDN layer against an independent float64 PyTorch reference
  * (tests/ref/method_reference.py -> tests/fixtures/method/stage1_qwen2.json)
  * on the qwen2 fixture (GQA 5:1, q/k/v biases dropped by default), both
- * write-gate modes. graft runs in float32 with the chunked GDN (chunk 16 over
+ * write-gate modes, with the `scaled` sigma fit the reference script uses (its
+ * recurrence carries dk^-1/2); the default `reference` fit against it below.
+ * graft runs in float32 with the chunked GDN (chunk 16 over
  * 40 tokens: 3 chunks); the reference is float64 and token by token.
  *
  * Tolerances (float32 rounding observed <= ~1e-5 relative on these sizes;
@@ -11,7 +13,11 @@
  *   dt_bias, target g: 1e-4 relative; sink share (~0.1 here): 1e-5 absolute
  *   entropy, beta*, write logit mean: 1e-4 absolute; concentration 1e-3 absolute
  *   Wb after Stage 1: 1e-5 x max(1, max |Wb|) absolute (mean-logit rows reach ~5)
- *   GDN output y: max |dy| <= 1e-4 * max |y| */
+ *   GDN output y: max |dy| <= 1e-4 * max |y|
+ *   sigma fits: the pre-clamp sigma of `scaled` over the `reference` one equals
+ *   sqrt(dk) to 1e-5 relative (the core output is linear in the query scale;
+ *   float32 rounding of scale * q moves it by ~1e-7; a fit that ignored the
+ *   choice is off by a factor sqrt(dk) = 2.83 on this fixture, dk 8) */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -113,17 +119,24 @@ static gdn_params layer_of(const student *s, int l) {
     return p;
 }
 
-static void run_mode(write_gate_mode mode) {
+/* A taylor-only student of both fixture layers (chunk 16, seed 1). */
+static student stage1_student(write_gate_mode mode, sigma_fit_mode fit) {
     student s;
     student_settings set;
     student_settings_default(&set);
     set.init = INIT_TAYLOR_ONLY;
     set.write_gate = mode;
+    set.sigma_fit = fit;
     set.chunk = 16;
     set.seed = 1;
     assert_int_equal(student_init_empty(&s, &F.m, &set), 0);
     bool all[2] = {true, true};
     assert_int_equal(student_build_layers(&s, all, &F.cal, NULL, NULL), 0);
+    return s;
+}
+
+static void run_mode(write_gate_mode mode) {
+    student s = stage1_student(mode, SIGMA_FIT_SCALED); /* as the fixture's reference script fits */
     const cJSON *layers = cJSON_GetObjectItem(F.gold, "layers");
     const int H = s.gcfg.H, D = s.gcfg.D;
     for (int l = 0; l < s.L; l++) {
@@ -165,6 +178,39 @@ static void run_mode(write_gate_mode mode) {
 static void stage1_reference_mode(void **state) { (void)state; run_mode(WRITE_GATE_REFERENCE); }
 static void stage1_mean_logit_mode(void **state) { (void)state; run_mode(WRITE_GATE_MEAN_LOGIT); }
 
+/* The default fit is the reference code's (query scale 1 inside the fit); the
+ * scaled fit's sigma before the clamp is sqrt(dk) times it, per head; the
+ * forward keeps dk^-1/2 under both. */
+static void sigma_fit_reference_vs_scaled(void **state) {
+    (void)state;
+    student_settings d;
+    student_settings_default(&d);
+    assert_int_equal(d.sigma_fit, SIGMA_FIT_REFERENCE);
+    assert_string_equal(sigma_fit_name(d.sigma_fit), "reference");
+    sigma_fit_mode m;
+    assert_int_equal(sigma_fit_parse("scaled", &m), 0);
+    assert_int_equal(m, SIGMA_FIT_SCALED);
+    assert_int_equal(sigma_fit_parse("none", &m), -1);
+    student ref = stage1_student(WRITE_GATE_REFERENCE, SIGMA_FIT_REFERENCE),
+            sc = stage1_student(WRITE_GATE_REFERENCE, SIGMA_FIT_SCALED);
+    assert_int_equal(ref.gcfg.scale_mode, GDN_SCALE_INV_SQRT_DK);
+    assert_int_equal(sc.gcfg.scale_mode, GDN_SCALE_INV_SQRT_DK);
+    const double root_dk = sqrt((double)ref.gcfg.dk);
+    int differ = 0;
+    for (int l = 0; l < ref.L; l++)
+        for (int h = 0; h < ref.gcfg.H; h++) {
+            const double a = ref.rep[l].s1.sigma_raw[h], b = sc.rep[l].s1.sigma_raw[h];
+            if (!close_enough(b, root_dk * a, 0, 1e-5))
+                fail_msg("layer %d head %d: scaled sigma %.9g, sqrt(dk) x reference %.9g", l, h, b, root_dk * a);
+            const double ca = ref.rep[l].s1.sigma_star[h];
+            check_close(ca, fmin(10.0, fmax(0.1, a)), 0, 0); /* the clamp, exactly */
+            differ += ca != sc.rep[l].s1.sigma_star[h];
+        }
+    assert_true(differ > 0); /* the fits give different students on this fixture */
+    student_free(&ref);
+    student_free(&sc);
+}
+
 /* The default init (generator, transfer with GQA expansion, biases dropped) and
  * the GDN forward, with no Stage 1. */
 static void random_init_layer_output(void **state) {
@@ -190,6 +236,7 @@ int main(void) {
         cmocka_unit_test(stage1_reference_mode),
         cmocka_unit_test(stage1_mean_logit_mode),
         cmocka_unit_test(random_init_layer_output),
+        cmocka_unit_test(sigma_fit_reference_vs_scaled),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
