@@ -249,13 +249,18 @@ int cmd_race(int argc, char **argv) {
     const train_result *res = ro.res;
     const double target = ro.target, *ttt = ro.ttt;
     const int window = ro.window;
-    if (!co.json)
+    double teacher_ppl; /* on the held-out sequences every run is scored on */
+    if (train_eval_ppl(&tc.to, &tt, &data, &teacher_ppl) != 0) goto out;
+    if (!co.json) {
+        printf("teacher held-out ppl %.4f  (the %d sequences of %d tokens every run is scored on)\n", teacher_ppl,
+               tc.to.eval_seqs > 0 && tc.to.eval_seqs < data.n_eval ? tc.to.eval_seqs : data.n_eval, data.ctx);
         for (int i = 0; i < n_inits; i++) {
             const curve *c = &res[i].st.loss;
             printf("run %d/%d: init %s, layers %s converted\n", i + 1, n_inits, labels[i], mk.conv[i]);
             printf("  final loss %.6f  held-out ppl %.4f  (built in %.1f s, trained in %.1f s)\n", c->xy[2 * c->n - 1],
                    res[i].final_eval_ppl, ro.build_s[i], ro.train_s[i]);
         }
+    }
     if (co.json) {
         cJSON *o = cJSON_CreateObject(), *runs = cJSON_AddArrayToObject(o, "runs");
         cJSON *t2t = cJSON_CreateObject();
@@ -278,6 +283,8 @@ int cmd_race(int argc, char **argv) {
             if (ttt[i] >= 0) cJSON_AddNumberToObject(t2t, labels[i], ttt[i]);
             else cJSON_AddNullToObject(t2t, labels[i]);
         }
+        cJSON_AddNumberToObject(o, "teacher_eval_ppl", teacher_ppl);
+        cJSON_AddNumberToObject(o, "eval_seqs", tc.to.eval_seqs > 0 && tc.to.eval_seqs < data.n_eval ? tc.to.eval_seqs : data.n_eval);
         cJSON_AddNumberToObject(o, "target_loss", target);
         cJSON_AddItemToObject(o, "tokens_to_target", t2t);
         if (ttt[1] > 0) cJSON_AddNumberToObject(o, "ratio", ttt[0] / ttt[1]);

@@ -127,10 +127,15 @@ int train_eval_nll(transformer *tf, const train_data *data, int n, int batch, do
     return rc;
 }
 
-static int evaluate(const train_opts *o, transformer *student, train_data *data, train_result *res) {
+int train_eval_ppl(const train_opts *o, transformer *tf, const train_data *data, double *ppl) {
     double nll;
-    if (train_eval_nll(student, data, o->eval_seqs, o->batch, &nll) != 0) return -1;
-    res->final_eval_ppl = exp(nll);
+    if (train_eval_nll(tf, data, o->eval_seqs, o->batch, &nll) != 0) return -1;
+    *ppl = exp(nll);
+    return 0;
+}
+
+static int evaluate(const train_opts *o, transformer *student, train_data *data, train_result *res) {
+    if (train_eval_ppl(o, student, data, &res->final_eval_ppl) != 0) return -1;
     curve_push(&res->st.eval, (double)res->st.tokens, res->final_eval_ppl);
     if (o->on_eval && comm_rank(be_comm(student->be)) == 0)
         o->on_eval(o->ud, res->st.step, res->st.tokens, res->final_eval_ppl);

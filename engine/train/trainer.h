@@ -95,5 +95,9 @@ int train_run(const train_opts *o, transformer *student, transformer *teacher, t
 /* Mean next-token NLL of a model over held-out sequences (n = 0: all),
  * `batch` sequences per forward (0: 4). */
 int train_eval_nll(transformer *tf, const train_data *data, int n, int batch, double *nll);
+/* Perplexity of a model on exactly the held-out sequences (o->eval_seqs of
+ * data, o->batch per forward) that a run with options o scores its student on:
+ * given the teacher, the number a student's final_eval_ppl reads against. */
+int train_eval_ppl(const train_opts *o, transformer *tf, const train_data *data, double *ppl);
 
 #endif

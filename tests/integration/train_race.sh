@@ -28,6 +28,9 @@ if n2 is not None:
     assert abs(j["ratio"] - n1 / n2) < 1e-12
 assert j["converted_layers"] == "2,4"
 assert (j["lr_mixer"], j["ctx"], j["batch"], j["accum"]) == (1e-3, 32, 2, 1), j
+# the teacher on the same held-out sequences: finite, and better than both half-converted students
+tp = j["teacher_eval_ppl"]
+assert 1 < tp < min(r["final_eval_ppl"] for r in runs) and j["eval_seqs"] >= 1, (tp, j["eval_seqs"])
 PY
 # the race refuses a single init and an unknown one
 expect_error "at least two" $G race "$STORIES" --inits random
