@@ -1,6 +1,7 @@
 #include "calibrate/stage1.h"
 
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -108,20 +109,29 @@ static int apply_value_scale(gf_backend *be, const gdn_config *layer, sigma_fit_
 /* 4. output gate: Wg <- alpha* Wv (Wv as the value scale left it); the
  * longest part of Stage 1 (N x H*dv x D in double), so it looks at the cancel
  * flag every CANCEL_EVERY_ROWS rows and leaves p untouched when cancelled */
-static int apply_output_gate(const student_settings *set, const gdn_config *c, const float *x, size_t N,
-                             gdn_params *p, stage1_result *r, const progress_sink *progress) {
+static int apply_output_gate(gf_backend *be, const student_settings *set, const gdn_config *c, const float *x,
+                             size_t N, gdn_params *p, stage1_result *r, const progress_sink *progress) {
     const int D = c->D, HV = c->H * c->dv;
+    /* the CPU backend's worker threads; beside a device the host's cores (at
+     * 1.5B one layer is N x 2.4 M multiply-adds in double) */
+    const int nt = be_is_host(be) ? be_threads(be) : omp_get_max_threads();
     double ss = 0;
-    for (size_t n = 0; n < N; n++) {
-        if (n % CANCEL_EVERY_ROWS == 0 && progress_cancelled(progress)) return cancelled();
-        const float *xr = x + n * D;
-        for (int o = 0; o < HV; o++) {
-            const float *w = p->wv + (size_t)o * D;
-            double d = p->bv ? p->bv[o] : 0.0;
-            for (int i = 0; i < D; i++) d += (double)w[i] * xr[i];
-            double v = silu(d);
-            ss += v * v;
+    for (size_t n0 = 0; n0 < N; n0 += CANCEL_EVERY_ROWS) {
+        if (progress_cancelled(progress)) return cancelled();
+        const long n1 = (long)(n0 + CANCEL_EVERY_ROWS < N ? n0 + CANCEL_EVERY_ROWS : N);
+        double part = 0;
+#pragma omp parallel for schedule(static) reduction(+ : part) num_threads(nt > 0 ? nt : 1)
+        for (long n = (long)n0; n < n1; n++) {
+            const float *xr = x + (size_t)n * D;
+            for (int o = 0; o < HV; o++) {
+                const float *w = p->wv + (size_t)o * D;
+                double d = p->bv ? p->bv[o] : 0.0;
+                for (int i = 0; i < D; i++) d += (double)w[i] * xr[i];
+                const double v = silu(d);
+                part += v * v;
+            }
         }
+        ss += part;
     }
     const double rms_v = sqrt(ss / ((double)N * HV));
     r->rms_v = rms_v;
@@ -175,6 +185,6 @@ int stage1_apply(const student *s, int l, gdn_params *p, const teacher_capture *
     if (progress_cancelled(progress)) return cancelled();
     if ((parts & STAGE1_SIGMA) && apply_value_scale(s->m->be, c, s->set.sigma_fit, cal, x, tc, p, r) != 0) return -1;
     if (progress_cancelled(progress)) return cancelled();
-    if ((parts & STAGE1_GATE) && apply_output_gate(&s->set, c, x, N, p, r, progress) != 0) return -1;
+    if ((parts & STAGE1_GATE) && apply_output_gate(s->m->be, &s->set, c, x, N, p, r, progress) != 0) return -1;
     return 0;
 }
