@@ -120,6 +120,7 @@ int cmd_ablate(int argc, char **argv) {
         METHOD_OPTS(mo),
         STAGE1_OPTS(mo),
         {"stage1-subsets", OPT_FLAG, &subsets, "Stage 1 rows: all, none, each component alone, each left out"},
+        CTX_OPTS(co),
         COMMON_OPTS(co),
     };
     const char *pos[1];
@@ -128,6 +129,7 @@ int cmd_ablate(int argc, char **argv) {
                            &co);
     if (rc) return rc < 0 ? 0 : rc;
     if ((rc = cli_setup("ablate", &co))) return rc;
+    cli_ctx_plan(mo.split.ctx, &co);
     if (!calib || !eval) {
         fprintf(stderr, "graft ablate: --calib FILE and --eval FILE are required\n");
         return 2;

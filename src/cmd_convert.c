@@ -65,6 +65,7 @@ int cmd_convert(int argc, char **argv) {
         METHOD_OPTS(mo),
         STAGE1_OPTS(mo),
         RANKS_OPTS(n_ranks, n_gpus),
+        CTX_OPTS(co),
         COMMON_OPTS(co),
     };
     const char *pos[1];
@@ -73,6 +74,7 @@ int cmd_convert(int argc, char **argv) {
     if (rc) return rc < 0 ? 0 : rc;
     if (cli_ranks_launch("convert", argc, argv, n_ranks, n_gpus, &co, &rc)) return rc;
     if ((rc = cli_setup("convert", &co))) return rc;
+    cli_ctx_plan(mo.split.ctx, &co);
     if (!strategy || !init_name || !calib) {
         fprintf(stderr, "graft convert: --strategy, --init and --calib are required\n");
         return 2;

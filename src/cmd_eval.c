@@ -138,6 +138,7 @@ int cmd_eval(int argc, char **argv) {
         {"ctx", OPT_INT, &ctx, "window length (default: the model's context; 256 with --split)"},
         {"split", OPT_FLAG, &split, "only the evaluation slice of the text's calibration split (as the workbench's Results)"},
         {"eval-windows", OPT_INT, &eval_windows, "with --split: evaluation windows (default 32, the workbench's)"},
+        CTX_OPTS(co),
         COMMON_OPTS(co),
     };
     const char *pos[1];
@@ -145,6 +146,7 @@ int cmd_eval(int argc, char **argv) {
                            "graft eval MODEL|STUDENT --text FILE [--ctx N] [--json]", &co);
     if (rc) return rc < 0 ? 0 : rc;
     if ((rc = cli_setup("eval", &co))) return rc;
+    cli_ctx_plan(split && ctx == 0 ? 256 : ctx, &co);
     if (!text) {
         fprintf(stderr, "graft eval: --text FILE is required\n");
         return 2;

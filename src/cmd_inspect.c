@@ -111,6 +111,7 @@ int cmd_inspect(int argc, char **argv) {
     opt_spec specs[] = {
         {"ctx", OPT_INT, &ctx, "sequence length of the memory estimates (default: 2048, at most the model's context)"},
         {"batch", OPT_INT, &batch, "training batch of the memory estimate (default 4)"},
+        CTX_OPTS(co),
         COMMON_OPTS(co),
     };
     const char *pos[1];
@@ -118,6 +119,7 @@ int cmd_inspect(int argc, char **argv) {
                            "graft inspect MODEL [--ctx N] [--batch B] [--json]", &co);
     if (rc) return rc < 0 ? 0 : rc;
     if ((rc = cli_setup("inspect", &co))) return rc;
+    cli_ctx_plan(ctx, &co);
     if (ctx < 0 || batch < 1) {
         fprintf(stderr, "graft inspect: --ctx must be >= 2 and --batch >= 1\n");
         return 2;

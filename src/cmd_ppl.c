@@ -12,6 +12,7 @@ int cmd_ppl(int argc, char **argv) {
     opt_spec specs[] = {
         {"text", OPT_STR, &text, "text file, encoded as its bytes are, BOS first"},
         {"ctx", OPT_INT, &ctx, "window length (default: the model's context)"},
+        CTX_OPTS(co),
         COMMON_OPTS(co),
     };
     const char *pos[1];
@@ -19,6 +20,7 @@ int cmd_ppl(int argc, char **argv) {
                            "graft ppl MODEL|STUDENT --text FILE [--ctx N] [--json]", &co);
     if (rc) return rc < 0 ? 0 : rc;
     if ((rc = cli_setup("ppl", &co))) return rc;
+    cli_ctx_plan(ctx, &co);
     if (!text) {
         fprintf(stderr, "graft ppl: --text FILE is required\n");
         return 2;

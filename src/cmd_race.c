@@ -122,6 +122,7 @@ int cmd_race(int argc, char **argv) {
         {"resume", OPT_FLAG, &resume, "with --ckpt-dir: each run continues from its checkpoint (same options and seed)"},
         STAGE1_OPTS(mo),
         RANKS_OPTS(n_ranks, n_gpus),
+        CTX_OPTS(co),
         COMMON_OPTS(co),
     };
     const char *pos[MAX_INITS + 1];
@@ -132,6 +133,7 @@ int cmd_race(int argc, char **argv) {
     if (cli_ranks_launch("race", argc, argv, n_ranks, n_gpus, &co, &rc)) return rc;
     if (!tc.teacher) tc.teacher = pos[0];
     if ((rc = cli_setup("race", &co)) || (rc = train_cli_finish(&tc, "race"))) return rc;
+    cli_ctx_plan(tc.to.ctx, &co);
     tc.to.seed = (uint64_t)co.seed;
     char names_buf[512];
     const char *inits[MAX_INITS];

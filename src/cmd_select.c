@@ -33,6 +33,7 @@ int cmd_select(int argc, char **argv) {
         METHOD_OPTS(mo),
         STAGE1_OPTS(mo),
         RANKS_OPTS(n_ranks, n_gpus),
+        CTX_OPTS(co),
         COMMON_OPTS(co),
     };
     const char *pos[1];
@@ -41,6 +42,7 @@ int cmd_select(int argc, char **argv) {
     if (rc) return rc < 0 ? 0 : rc;
     if (cli_ranks_launch("select", argc, argv, n_ranks, n_gpus, &co, &rc)) return rc;
     if ((rc = cli_setup("select", &co))) return rc;
+    cli_ctx_plan(mo.split.ctx, &co);
     strategy_spec ss;
     student_init init;
     student_settings set;

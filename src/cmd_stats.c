@@ -84,6 +84,7 @@ int cmd_stats(int argc, char **argv) {
         {"ctx", OPT_INT, &ctx, "tokens per sequence, BOS included (default 256)"},
         {"seqs", OPT_INT, &seqs, "sequences (default 4; 0 = every complete one)"},
         RANKS_OPTS(n_ranks, n_gpus),
+        CTX_OPTS(co),
         COMMON_OPTS(co),
     };
     const char *pos[1];
@@ -92,6 +93,7 @@ int cmd_stats(int argc, char **argv) {
     if (rc) return rc < 0 ? 0 : rc;
     if (cli_ranks_launch("stats", argc, argv, n_ranks, n_gpus, &co, &rc)) return rc;
     if ((rc = cli_setup("stats", &co))) return rc;
+    cli_ctx_plan(ctx, &co);
     if (!text) {
         fprintf(stderr, "graft stats: --text FILE is required\n");
         return 2;

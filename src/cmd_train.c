@@ -45,6 +45,7 @@ int cmd_train(int argc, char **argv) {
         {"out", OPT_STR, &out_dir, "write the trained student folder here (STUDENT must be a student folder)"},
         {"log-windows", OPT_STR, &tc.to.window_log, "write the corpus windows of every step's global batch here"},
         RANKS_OPTS(n_ranks, n_gpus),
+        CTX_OPTS(co),
         COMMON_OPTS(co),
     };
     const char *pos[1];
@@ -53,6 +54,7 @@ int cmd_train(int argc, char **argv) {
     if (rc) return rc < 0 ? 0 : rc;
     if (cli_ranks_launch("train", argc, argv, n_ranks, n_gpus, &co, &rc)) return rc;
     if ((rc = cli_setup("train", &co)) || (rc = train_cli_finish(&tc, "train"))) return rc;
+    cli_ctx_plan(tc.to.ctx, &co);
     if (resume && !ckpt) {
         fprintf(stderr, "graft train: --resume needs --ckpt FILE\n");
         return 2;

@@ -1,10 +1,12 @@
 #include "cli/args.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/opt_limits.h"
 #include "core/error.h"
 
 static const opt_spec *find(const opt_spec *s, int n, const char *name, size_t len) {
@@ -20,19 +22,19 @@ static int set_value(const opt_spec *o, const char *v) {
     case OPT_INT:
     case OPT_LONG: {
         long long x = strtoll(v, &end, 10);
-        if (*v == 0 || *end != 0 || errno)
-            return gf_fail("--%s needs an integer, got '%s'", o->name, v);
-        if (o->kind == OPT_INT) {
-            if (x < -2147483647LL || x > 2147483647LL) return gf_fail("--%s: %s is out of range", o->name, v);
-            *(int *)o->dst = (int)x;
-        } else {
-            *(long *)o->dst = (long)x;
-        }
+        if (*v == 0 || *end != 0) return gf_fail("--%s needs an integer, got '%s'", o->name, v);
+        /* past long long: strtoll gave its limit, which every range refuses */
+        if (opt_check(o->name, (double)x) != 0) return -1;
+        if (errno || (o->kind == OPT_INT && (x < INT_MIN || x > INT_MAX)) || x < LONG_MIN || x > LONG_MAX)
+            return gf_fail("--%s: %s is out of range", o->name, v);
+        if (o->kind == OPT_INT) *(int *)o->dst = (int)x;
+        else *(long *)o->dst = (long)x;
         return 0;
     }
     case OPT_DOUBLE: {
-        double x = strtod(v, &end);
-        if (*v == 0 || *end != 0 || errno) return gf_fail("--%s needs a number, got '%s'", o->name, v);
+        double x = strtod(v, &end); /* "nan", "inf" and overflows parse: opt_check refuses them */
+        if (*v == 0 || *end != 0) return gf_fail("--%s needs a number, got '%s'", o->name, v);
+        if (opt_check(o->name, x) != 0) return -1;
         *(double *)o->dst = x;
         return 0;
     }

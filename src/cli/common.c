@@ -46,14 +46,18 @@ static void close_backend(void) {
 }
 
 int cli_setup(const char *cmd, const common_opts *o) {
-    if (o->threads < 0) {
-        fprintf(stderr, "graft %s: --threads must be >= 0\n", cmd);
+    if (opt_check("threads", o->threads) != 0) {
+        fprintf(stderr, "graft %s: %s\n", cmd, gf_last_error());
         return 2;
     }
+    bool capped;
+    const int threads = opt_threads_cap(o->threads, &capped);
+    if (capped) /* more OpenMP threads than processors only oversubscribe them */
+        fprintf(stderr, "graft %s: --threads %d capped at the %d processors there are\n", cmd, o->threads, threads);
     /* --device and --threads, parsed once: the backend every model of this command lives on;
      * one of several ranks takes its own GPU (cli/ranks.h) */
     char dev[32];
-    const gf_backend_opts bo = {cli_ranks_device(o->device, dev, sizeof dev), o->threads, false};
+    const gf_backend_opts bo = {cli_ranks_device(o->device, dev, sizeof dev), threads, false};
     gf_backend *be;
     if (be_open(&be, &bo) != 0) {
         fprintf(stderr, "graft %s: %s\n", cmd, gf_last_error());
@@ -67,6 +71,23 @@ int cli_setup(const char *cmd, const common_opts *o) {
 }
 
 gf_backend *cli_backend(void) { return be_default(); }
+
+static struct {
+    int ctx;
+    bool extrapolate;
+} ctx_plan;
+
+void cli_ctx_plan(int ctx, const common_opts *o) {
+    ctx_plan.ctx = ctx;
+    ctx_plan.extrapolate = o->extrapolate_positions;
+}
+
+/* model_load_hooks.on_config of every model a command loads: --ctx against
+ * its positions, then the memory check (which --ctx sizes) */
+static int on_config(void *ud, const model_config *cfg, gf_backend *be) {
+    if (ctx_plan.ctx > 0 && opt_check_ctx(ctx_plan.ctx, cfg->max_seq, ctx_plan.extrapolate) != 0) return -1;
+    return cli_mem_on_config(ud, cfg, be);
+}
 
 int cli_load_model(const char *cmd, const char *arg, const common_opts *o, model *m) {
     /* a local path as it is; ORG/NAME[@REV][:PATH] through the Hugging Face cache */
@@ -86,7 +107,7 @@ int cli_load_model(const char *cmd, const char *arg, const common_opts *o, model
         return -1;
     }
     const model_load_opts lo = {o->tokenizer, cli_backend()};
-    const model_load_hooks hk = {cli_mem_on_config, NULL, 0};
+    const model_load_hooks hk = {on_config, NULL, 0};
     int rc = model_load_hooked(m, path, &lo, &hk);
     free(path);
     if (rc != 0) {
@@ -103,7 +124,7 @@ int cli_load_student(const char *cmd, const char *arg, const common_opts *o, stu
         return -1;
     }
     const model_load_opts lo = {o->tokenizer, cli_backend()};
-    const model_load_hooks hk = {cli_mem_on_config, NULL, 0};
+    const model_load_hooks hk = {on_config, NULL, 0};
     int rc = student_load_with(s, path, &lo, &hk);
     free(path);
     if (rc != 0) {

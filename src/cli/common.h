@@ -7,6 +7,7 @@
 #include <cjson/cJSON.h>
 
 #include "cli/args.h"
+#include "cli/opt_limits.h"
 #include "model/model.h"
 #include "student/student.h"
 
@@ -17,6 +18,7 @@ typedef struct {
     long seed;
     const char *device; /* "cpu" (default) or "cuda[:N]" */
     const char *tokenizer;
+    bool extrapolate_positions; /* CTX_OPTS: --ctx may pass the model's positions */
 } common_opts;
 
 #define COMMON_OPTS(o)                                                                          \
@@ -27,15 +29,24 @@ typedef struct {
     {"tokenizer", OPT_STR, &(o).tokenizer, "tokenizer file (default: found beside the model)"}, \
     {"help", OPT_FLAG, &(o).help, "this help"}
 
+/* Commands with --ctx: the flag that lets it pass the model's trained positions. */
+#define CTX_OPTS(o) {OPT_EXTRAPOLATE_NAME, OPT_FLAG, &(o).extrapolate_positions, OPT_EXTRAPOLATE_HELP}
+
 void common_opts_default(common_opts *o);
+
+/* The command's --ctx (0: the model's own), checked against the positions
+ * of every model the command loads, before its weights are read
+ * (opt_check_ctx; --extrapolate-positions from o lifts the upper bound). */
+void cli_ctx_plan(int ctx, const common_opts *o);
 
 /* Parses argv, prints the error or the usage; returns 0 to go on, or the exit
  * status to return (2 on a usage error, 0 after --help). */
 int cli_parse(int argc, char **argv, const opt_spec *specs, int n_specs, const char **pos,
               int min_pos, int max_pos, int *n_pos, const char *usage_line, common_opts *common);
 
-/* Opens the backend of --device with --threads (be_open) and makes it the
- * process default. Returns 0 or prints one line and returns 2. */
+/* Opens the backend of --device with --threads (be_open; more threads than
+ * the processors there are is capped, with a line on stderr) and makes it
+ * the process default. Returns 0 or prints one line and returns 2. */
 int cli_setup(const char *cmd, const common_opts *o);
 /* The backend cli_setup opened (or the default CPU one). */
 gf_backend *cli_backend(void);

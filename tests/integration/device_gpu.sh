@@ -27,7 +27,7 @@ on_gpu train "$G" train "$TMP/student" --teacher "$STORIES" --data "$TEXT" --ctx
 on_gpu race "$G" race "$STORIES" --inits random,zero-gate --strategy manual:0,1,3 --data "$TEXT" --ctx 64 --batch 4 --tokens 2560 --log-every 0
 
 # far beyond any GPU: refused before anything is allocated, one line
-expect_error "on cuda:0" "$G" train "$STORIES" --teacher "$STORIES" --strategy manual:0,1,3 --ctx 65536 --batch 4096 --tokens 1000000000 --device cuda
+expect_error "on cuda:0" "$G" train "$STORIES" --teacher "$STORIES" --strategy manual:0,1,3 --ctx 65536 --extrapolate-positions --batch 4096 --tokens 1000000000 --device cuda
 grep -qE "^graft train: needs [0-9.]+ (GB|TB) on cuda:0, [0-9.]+ GB free \([0-9.]+ (GB|TB) recomputing activations\); lower --batch or --ctx$" \
     "$TMP/err" || fail "refusal: $(cat "$TMP/err")"
 

@@ -4,9 +4,9 @@ need_stories
 TS=$SHARED/data/tinystories.txt
 [ -f "$TS" ] || skip "tinystories.txt not found under \$GRAFT_SHARED"
 
-expect_error "retention ratio must be in (0, 1)" "$G" convert "$STORIES" --keep 1.5 --strategy uniform --init random --calib "$TS"
-expect_error "retention ratio must be in (0, 1)" "$G" convert "$STORIES" --keep 0 --strategy uniform --init random --calib "$TS"
-expect_error "retention ratio must be in (0, 1)" "$G" select "$STORIES" --keep 1 --strategy uniform
+expect_error "--keep must be in (0, 1)" "$G" convert "$STORIES" --keep 1.5 --strategy uniform --init random --calib "$TS"
+expect_error "--keep must be in (0, 1)" "$G" convert "$STORIES" --keep 0 --strategy uniform --init random --calib "$TS"
+expect_error "--keep must be in (0, 1)" "$G" select "$STORIES" --keep 1 --strategy uniform
 expect_error "retention ratio must be in (0, 1)" "$G" ablate "$STORIES" --calib "$TS" --eval "$TS" --keep 0.5,2
 expect_error "manual layer 9 is out of range" "$G" select "$STORIES" --strategy manual:0,9
 expect_error "manual layer 7 is out of range" "$G" convert "$STORIES" --strategy manual:7 --init random --calib "$TS" --out "$TMP/x"

@@ -12,7 +12,7 @@ fi
 # of training activations (about 5 GiB for stories260K) do not
 LIMIT_KB=1572864
 run_limited() { ( ulimit -v $LIMIT_KB && exec "$@" ); }
-expect_error "out of memory" run_limited "$G" train "$STORIES" --teacher "$STORIES" --strategy manual:0,1,3 --ctx 4096 \
+expect_error "out of memory" run_limited "$G" train "$STORIES" --teacher "$STORIES" --strategy manual:0,1,3 --ctx 4096 --extrapolate-positions \
     --batch 64 --tokens 262144 --eval-seqs 1 --threads 1 --ckpt "$TMP/never.ckpt"
 rc_line=$(cat "$TMP/err")
 case $rc_line in *"GiB asked"*) ;; *) fail "the message does not say how much was asked: $rc_line" ;; esac
