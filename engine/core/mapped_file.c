@@ -11,20 +11,43 @@
 
 #include "core/error.h"
 
-int mapped_file_open(mapped_file *f, const char *path) {
-    memset(f, 0, sizeof *f);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+/* What a path that is not a regular file is, for the refusal. */
+static const char *file_kind(mode_t m) {
+    return S_ISDIR(m) ? "a folder" : S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) ? "a character device" : S_ISBLK(m) ? "a block device"
+           : S_ISSOCK(m) ? "a socket" : "not a regular file";
+}
+
+/* Opens a regular file for reading: O_NONBLOCK so that a FIFO without a
+ * writer is refused at once instead of blocking the open. */
+static int open_regular(const char *path, struct stat *st) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) return gf_fail("%s: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
+    if (fstat(fd, st) != 0) {
         int e = errno;
         close(fd);
         return gf_fail("%s: %s", path, strerror(e));
     }
-    if (!S_ISREG(st.st_mode)) {
+    if (!S_ISREG(st->st_mode)) {
         close(fd);
-        return gf_fail("%s: not a regular file", path);
+        return gf_fail("%s is %s, not a regular file", path,
+                       file_kind(st->st_mode));
     }
+    return fd;
+}
+
+int regular_file_check(const char *path) {
+    struct stat st;
+    const int fd = open_regular(path, &st);
+    if (fd < 0) return -1;
+    close(fd);
+    return 0;
+}
+
+int mapped_file_open(mapped_file *f, const char *path) {
+    memset(f, 0, sizeof *f);
+    struct stat st;
+    const int fd = open_regular(path, &st);
+    if (fd < 0) return -1;
     f->size = (size_t)st.st_size;
     if (f->size > 0) {
         void *p = mmap(NULL, f->size, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -53,28 +76,37 @@ void mapped_release(const void *p, size_t n) {
     if (n && b > a) (void)madvise((void *)a, b - a, MADV_DONTNEED);
 }
 
-char *read_text_file(const char *path, size_t *len_out) {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) {
-        gf_fail("%s: %s", path, strerror(errno));
+char *read_file_bounded(const char *path, size_t max_bytes, size_t *len_out) {
+    struct stat st;
+    const int fd = open_regular(path, &st);
+    if (fd < 0) return NULL;
+    if ((uint64_t)st.st_size > max_bytes) {
+        close(fd);
+        gf_fail("%s is %lld bytes, more than the %zu a file read whole may have", path, (long long)st.st_size,
+                max_bytes);
         return NULL;
     }
-    size_t cap = 1 << 16, len = 0;
-    char *buf = gf_malloc(cap);
-    for (;;) {
-        if (len + 1 >= cap) buf = gf_realloc(buf, cap *= 2);
-        size_t n = fread(buf + len, 1, cap - len - 1, fp);
-        len += n;
-        if (n == 0) break;
+    /* at most the size fstat gave: a file that grows meanwhile is read as it was */
+    const size_t want = (size_t)st.st_size;
+    char *buf = gf_malloc(want + 1);
+    size_t len = 0;
+    while (len < want) {
+        const ssize_t n = read(fd, buf + len, want - len);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            const int e = n < 0 ? errno : 0;
+            close(fd);
+            free(buf);
+            if (e) gf_fail("%s: read error: %s", path, strerror(e));
+            else gf_fail("%s: the file shrank while it was read (%zu of %zu bytes)", path, len, want);
+            return NULL;
+        }
+        len += (size_t)n;
     }
-    int err = ferror(fp);
-    fclose(fp);
-    if (err) {
-        free(buf);
-        gf_fail("%s: read error", path);
-        return NULL;
-    }
+    close(fd);
     buf[len] = 0;
     if (len_out) *len_out = len;
     return buf;
 }
+
+char *read_text_file(const char *path, size_t *len_out) { return read_file_bounded(path, TEXT_FILE_MAX, len_out); }

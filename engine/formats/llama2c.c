@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/error.h"
 #include "core/mapped_file.h"
@@ -95,11 +96,11 @@ static char *find_tokenizer(const char *ckpt, int vocab) {
     char *slash = strrchr(dir, '/');
     if (slash) *slash = 0; else snprintf(dir, sizeof dir, ".");
     char cand[PATH_MAX + 300]; /* dir + "/" + d_name (<= 256) */
-    FILE *f;
+    struct stat st; /* present is enough: the tokenizer's loader refuses what is not a regular file */
     snprintf(cand, sizeof cand, "%s/tokenizer.bin", dir);
-    if ((f = fopen(cand, "rb"))) { fclose(f); return gf_strdup(cand); }
+    if (stat(cand, &st) == 0) return gf_strdup(cand);
     snprintf(cand, sizeof cand, "%s/tok%d.bin", dir, vocab);
-    if ((f = fopen(cand, "rb"))) { fclose(f); return gf_strdup(cand); }
+    if (stat(cand, &st) == 0) return gf_strdup(cand);
     DIR *d = opendir(dir);
     if (!d) return NULL;
     char *found = NULL;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/error.h"
 #include "core/mapped_file.h"
@@ -201,9 +202,8 @@ static void special_tokens(const hf_tokenizer *h, const char *path, int *bos, in
     char *cfg_path = gf_malloc(dir + 32);
     memcpy(cfg_path, path, dir);
     strcpy(cfg_path + dir, "tokenizer_config.json");
-    FILE *f = fopen(cfg_path, "rb");
-    if (f) {
-        fclose(f);
+    struct stat cfg_st;
+    if (stat(cfg_path, &cfg_st) == 0) { /* present: read_text_file refuses what is not a regular file */
         size_t len;
         char *text = read_text_file(cfg_path, &len);
         cJSON *cfg = text ? cJSON_ParseWithLength(text, len) : NULL;

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "core/error.h"
+#include "core/mapped_file.h"
 #include "formats/gguf_tokenizer.h"
 #include "tokenizer/tokenizer.h"
 
@@ -34,6 +35,7 @@ int tokenizer_load_path(tokenizer **out, const char *path, int vocab_size) {
         return rc;
     }
     unsigned char head[16] = {0};
+    if (regular_file_check(path) != 0) return -1; /* a FIFO would block the open below */
     FILE *f = fopen(path, "rb");
     if (!f) return gf_fail("%s: cannot open tokenizer", path);
     size_t n = fread(head, 1, sizeof head, f);
