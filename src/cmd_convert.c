@@ -8,6 +8,7 @@
 #include "cli/common.h"
 #include "cli/ranks.h"
 #include "cli/method_opts.h"
+#include "cli/out_place.h"
 #include "cli/stats_report.h"
 #include "commands.h"
 #include "core/error.h"
@@ -100,6 +101,7 @@ int cmd_convert(int argc, char **argv) {
         snprintf(default_out, sizeof default_out, "student-%s", student_init_name(init));
         out = default_out;
     }
+    if (cli_rank0() && cli_out_claim("--out", out, OUT_STUDENT, 1) != 0) return cli_fail("convert");
     const bool scored = ss.kind == STRATEGY_AR || ss.kind == STRATEGY_GA_S2;
     method_plan plan = {&mo.split, set, strategy, keep, ss.kind == STRATEGY_GA_S2, 1, scored};
     cli_mem_plan(method_plan_fill, &plan, "lower --calib-seqs or --ctx");

@@ -17,6 +17,7 @@
 #include "cli/common.h"
 #include "cli/ranks.h"
 #include "cli/mem_check.h"
+#include "cli/out_place.h"
 #include "cli/race_run.h"
 #include "cli/train_cli.h"
 #include "cli/train_student.h"
@@ -167,6 +168,8 @@ int cmd_race(int argc, char **argv) {
         fprintf(stderr, "graft race: --ckpt-dir %s: %s\n", ckpt_dir, strerror(errno));
         return 1;
     }
+    if (ckpt_dir && cli_rank0() && cli_out_claim("--ckpt-dir", ckpt_dir, OUT_CKPT_DIR, n_inits) != 0)
+        return cli_fail("race");
     /* with calibration text at hand: graft convert's builder (every init and
      * strategy); without: the in-memory stand-ins */
     if (!calib) calib = tc.data;

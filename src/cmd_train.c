@@ -7,6 +7,7 @@
 #include "cli/common.h"
 #include "cli/ranks.h"
 #include "cli/mem_check.h"
+#include "cli/out_place.h"
 #include "cli/train_cli.h"
 #include "cli/train_student.h"
 #include "commands.h"
@@ -68,6 +69,10 @@ int cmd_train(int argc, char **argv) {
         fprintf(stderr, "graft train: --out writes student folders; %s is not one (make it with graft convert)\n", pos[0]);
         return 2;
     }
+    if (cli_rank0() && ((ckpt && cli_out_claim("--ckpt", ckpt, OUT_CKPT, 1) != 0) ||
+                        (out_dir && cli_out_claim("--out", out_dir, OUT_STUDENT, 1) != 0) ||
+                        (tc.to.window_log && cli_out_claim("--log-windows", tc.to.window_log, OUT_LOG, 1) != 0)))
+        return cli_fail("train");
     const char *folder_list[1] = {pos[0]};
     train_plan plan = {&tc, folder || strcmp(pos[0], tc.teacher) != 0 ? 2 : 1, folder_list, folder ? 1 : 0, false, NULL};
     cli_mem_plan(train_plan_fill, &plan, "lower --batch or --ctx");

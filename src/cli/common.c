@@ -7,6 +7,7 @@
 
 #include "cli/ranks.h"
 #include "cli/mem_check.h"
+#include "cli/out_place.h"
 #include "core/error.h"
 #include "hub/progress_bar.h"
 #include "hub/resolve.h"
@@ -83,9 +84,11 @@ void cli_ctx_plan(int ctx, const common_opts *o) {
 }
 
 /* model_load_hooks.on_config of every model a command loads: --ctx against
- * its positions, then the memory check (which --ctx sizes) */
+ * its positions, the free space of the places it writes, then the memory
+ * check (which --ctx sizes) */
 static int on_config(void *ud, const model_config *cfg, gf_backend *be) {
     if (ctx_plan.ctx > 0 && opt_check_ctx(ctx_plan.ctx, cfg->max_seq, ctx_plan.extrapolate) != 0) return -1;
+    if (cli_out_on_config(cfg) != 0) return -1; /* the free space of --out / --ckpt */
     return cli_mem_on_config(ud, cfg, be);
 }
 

@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/out_place.h"
+
 static atomic_int stop_sig;
 
 void cli_record_stop(int sig) { atomic_store(&stop_sig, sig); }
@@ -29,6 +31,7 @@ void cli_die_if_stopped(void) {
     if (!sig) return;
     fflush(stdout);
     fflush(stderr);
+    cli_out_release_all(); /* ending by the signal skips atexit */
     signal(sig, SIG_DFL);
     raise(sig);
 }

@@ -1,0 +1,74 @@
+# The places a command writes are claimed before any work starts: an
+# unwritable --ckpt / --out / --ckpt-dir / --log-windows is refused at once
+# with one line (no training step, no conversion); a place of the wrong kind
+# is refused; a second writer of the same place is refused while the first
+# holds it, and the lock goes with the first writer (also when it ends by
+# SIGINT).
+. "$(dirname "$0")/../lib.sh"
+need_stories
+TS=$SHARED/data/tinystories.txt
+: >"$TMP/file"
+TRAIN="--teacher $STORIES --keep 0.5 --data $TS --ctx 32 --batch 2 --tokens 640 --log-every 1 --threads 1"
+
+# unwritable: /proc takes no new files (for root too); a path under a file
+expect_error "--ckpt /proc/x.ckpt: cannot write in /proc" "$G" train "$STORIES" $TRAIN --ckpt /proc/x.ckpt
+[ -s "$TMP/out" ] && fail "train wrote progress before refusing its --ckpt: $(cat "$TMP/out")"
+expect_error "--ckpt $TMP/file/x.ckpt: $TMP/file is not a folder" "$G" train "$STORIES" $TRAIN --ckpt "$TMP/file/x.ckpt"
+expect_error "--log-windows /proc/w.log: cannot write in /proc" "$G" train "$STORIES" $TRAIN --log-windows /proc/w.log
+expect_error "--out /proc/stu: cannot write in /proc" "$G" convert "$STORIES" --keep 0.5 --strategy uniform --init random \
+    --calib "$TS" --out /proc/stu
+expect_error "--out $TMP/nope/stu: folder $TMP/nope" "$G" convert "$STORIES" --keep 0.5 --strategy uniform --init random \
+    --calib "$TS" --out "$TMP/nope/stu"
+expect_error "--ckpt-dir /proc/ck" "$G" race "$STORIES" --inits random,copy --data "$TS" --ctx 32 --tokens 640 --ckpt-dir /proc/ck
+# the wrong kind of place
+expect_error "--ckpt $TMP is a folder" "$G" train "$STORIES" $TRAIN --ckpt "$TMP"
+expect_error "--out $TMP/file exists and is not a folder" "$G" convert "$STORIES" --keep 0.5 --strategy uniform \
+    --init random --calib "$TS" --out "$TMP/file"
+
+# train --out of a student folder into an unwritable place: before training
+"$G" convert "$STORIES" --keep 0.5 --strategy uniform --init random --calib "$TS" --out "$TMP/stu" --threads 1 \
+    >/dev/null 2>"$TMP/err" || fail "convert: $(cat "$TMP/err")"
+[ -e "$TMP/stu.lock" ] && fail "convert left its lock file"
+expect_error "--out /proc/trained: cannot write in /proc" "$G" train "$TMP/stu" --teacher "$STORIES" --data "$TS" \
+    --ctx 32 --tokens 640 --out /proc/trained
+
+# a second writer: refused while another process holds the place
+flock "$TMP/stu.lock" sleep 60 &
+holder=$!
+i=0
+until [ -e "$TMP/stu.lock" ]; do i=$((i + 1)); [ $i -gt 100 ] && fail "flock did not start"; sleep 0.1; done
+sleep 0.2
+expect_error "--out $TMP/stu is being written by another graft process" "$G" convert "$STORIES" --keep 0.5 \
+    --strategy uniform --init random --calib "$TS" --out "$TMP/stu"
+kill "$holder"
+wait "$holder" 2>/dev/null
+
+# two trainings on one --ckpt: the second is refused and names the first's pid;
+# the first, stopped by SIGINT, writes its checkpoint and removes its lock
+cat >"$TMP/two.py" <<'PY'
+import os, signal, subprocess, sys, time
+ckpt, g = sys.argv[1], sys.argv[2:]
+first = subprocess.Popen(g, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+t0 = time.time()
+while not (os.path.exists(ckpt + ".lock") and os.path.getsize(ckpt + ".lock") > 0):
+    if time.time() - t0 > 60 or first.poll() is not None:
+        sys.exit("the first training did not take its lock")
+    time.sleep(0.05)
+second = subprocess.run(g, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=60)
+first.send_signal(signal.SIGINT)
+first.wait(60)
+err = second.stderr.decode().strip()
+want = "--ckpt %s is being written by another graft process (pid %d)" % (ckpt, first.pid)
+if second.returncode != 1 or want not in err or len(err.splitlines()) != 1:
+    sys.exit("second writer: exit %d, %r" % (second.returncode, err))
+if first.returncode != -signal.SIGINT:
+    sys.exit("first writer: exit %d (%s)" % (first.returncode, first.stderr.read().decode()))
+if os.path.exists(ckpt + ".lock"):
+    sys.exit("the lock outlived its writer")
+if not os.path.getsize(ckpt):
+    sys.exit("no checkpoint")
+PY
+python3 "$TMP/two.py" "$TMP/run.ckpt" "$G" train "$STORIES" --teacher "$STORIES" --keep 0.5 --data "$TS" --ctx 32 \
+    --batch 2 --tokens 10000000 --log-every 1 --threads 1 --ckpt "$TMP/run.ckpt" || fail "two writers on one --ckpt"
+exit 0
