@@ -4,12 +4,19 @@
  * previous or the new file.
  *
  * Layout (little-endian, as the host writes it):
- *   "GRAFTCK2"  u64 options_hash  i64 step  i64 tokens  i64 data_cursor  u64 seed
+ *   "GRAFTCK3"  u64 options_hash  i64 step  i64 tokens  i64 data_cursor  u64 seed
  *   u32 n_tensors, u64 block elements, then u64 offset and u64 size of each tensor
  *   u32 n_curve, then n_curve x (f64 tokens, f64 loss)
  *   u32 n_eval,  then n_eval  x (f64 tokens, f64 eval ppl)
+ *   [32] SHA-256 of every byte above (the header: a flipped step counter is caught)
  *   the flat F32 blocks (engine/model/layout.h): master parameters, first
- *   moments, second moments, each one write of the whole block. */
+ *   moments, second moments, each tensor's slot after the other (a slot runs
+ *   from its offset to the next tensor's: the padding goes with it)
+ *   [3 x n_tensors x 32] SHA-256 of each slot of each block, in that order
+ *   [32] SHA-256 of that table
+ * Reading verifies all of them; a mismatch is refused with the bytes of the
+ * file it covers ("tensor layers.3.wq (first moments), bytes 4096..8191").
+ * GRAFTCK2 files (no checksums) are refused: they cannot be verified. */
 #ifndef GRAFT_TRAIN_CHECKPOINT_H
 #define GRAFT_TRAIN_CHECKPOINT_H
 
@@ -47,7 +54,8 @@ typedef struct {
 
 int checkpoint_write(const char *path, const train_state *s, const train_blocks *b);
 /* Reads into s (curves allocated) and the blocks. Fails with a clear message
- * when the file does not match the layout. */
+ * when the file does not match the layout or a checksum (the blocks may then
+ * hold part of the file: the caller gives up the run). */
 int checkpoint_read(const char *path, train_state *s, const train_blocks *b);
 
 #endif

@@ -10,6 +10,7 @@ only numpy. Student seeds are made by graft itself (GRAFT_BIN, default
 
     python3 tests/fuzz/make_seeds.py
 """
+import hashlib
 import json
 import os
 import shutil
@@ -286,14 +287,19 @@ def gguf_model(arch, tok, alias=False):
 
 
 def checkpoint(sizes=(3, 5, 2)):
-    """GRAFTCK2 (engine/train/checkpoint.h): the block's size, then each tensor's offset and size."""
+    """GRAFTCK3 (engine/train/checkpoint.h): the block's size, each tensor's offset and size, the curves,
+    the header's SHA-256, the three blocks, each tensor slot's SHA-256 per block, and that table's SHA-256."""
     n = sum(sizes)
-    b = b"GRAFTCK2" + struct.pack("<Qqqqq", 0x1234, 4, 64, 5, 7) + struct.pack("<IQ", len(sizes), n)
+    b = b"GRAFTCK3" + struct.pack("<Qqqqq", 0x1234, 4, 64, 5, 7) + struct.pack("<IQ", len(sizes), n)
     offs = [sum(sizes[:i]) for i in range(len(sizes))]
     b += b"".join(struct.pack("<QQ", o, s) for o, s in zip(offs, sizes))
     b += struct.pack("<I", 2) + struct.pack("<4d", 16, 5.5, 32, 5.1)
     b += struct.pack("<I", 1) + struct.pack("<2d", 32, 120.0)
-    return b + np.linspace(-1, 1, 3 * n).astype("<f4").tobytes()
+    b += hashlib.sha256(b).digest()
+    blocks = [struct.pack("<f", -1 + 2 * i / (3 * n - 1)) for i in range(3 * n)]  # float32, -1 .. 1
+    sums = b"".join(hashlib.sha256(b"".join(blocks[k * n + o:k * n + o + s])).digest()
+                    for k in range(3) for o, s in zip(offs, sizes))
+    return b + b"".join(blocks) + sums + hashlib.sha256(sums).digest()
 
 
 def model_info():

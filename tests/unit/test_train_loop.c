@@ -94,6 +94,83 @@ static void fill_weights(float *x, size_t n, tensor_kind k, void *ud) {
     for (size_t i = 0; noise > 0 && i < n; i++) x[i] += (float)(noise * nrand());
 }
 
+/* Flips one bit of the file at byte `at`. */
+static void flip_bit(const char *path, long at, int bit) {
+    FILE *f = fopen(path, "r+b");
+    assert_non_null(f);
+    assert_int_equal(fseek(f, at, SEEK_SET), 0);
+    int c = fgetc(f);
+    assert_true(c != EOF);
+    assert_int_equal(fseek(f, at, SEEK_SET), 0);
+    fputc(c ^ (1 << bit), f);
+    fclose(f);
+}
+
+/* Every checksum of a checkpoint: a flipped bit in the step counter, in a
+ * weight, in a moment, in the checksum table, or a byte appended, is refused
+ * with the bytes it covers; the file read back unflipped is accepted. */
+static void test_checkpoint_checksums(void **s) {
+    (void)s;
+    model_config c = tiny();
+    model m;
+    model_random(&m, &c, fill_weights, NULL);
+    transformer tm;
+    assert_int_equal(tf_trainable(&tm, &m, NULL, NULL, NULL), 0);
+    const param_layout *pl = &tm.layout;
+    gf_buf M = tb_f32(NULL, pl->total), V = tb_f32(NULL, pl->total);
+    train_blocks ck = {be_default(), pl, tm.master, M, V};
+    train_state st = {.options_hash = 42, .step = 7, .tokens = 700, .data_cursor = 14, .seed = 3};
+    curve_push(&st.loss, 100, 2.5);
+    char path[] = "/tmp/graft_ckpt_sum_XXXXXX", copy[64];
+    int fd = mkstemp(path);
+    close(fd);
+    snprintf(copy, sizeof copy, "%s.orig", path);
+    assert_int_equal(checkpoint_write(path, &st, &ck), 0);
+    assert_int_equal(rename(path, copy), 0);
+    /* the layout of checkpoint.h: header, its checksum, three blocks, the table, its checksum */
+    const long head = 8 + 8 + 32 + 4 + 8 + 16L * pl->n + 4 + 16 * 1 + 4;
+    const long blocks = head + 32, table = blocks + 3L * (long)pl->total * 4;
+    char cmd[160], want[160];
+    struct { long at; const char *what; } cases[] = {
+        {16, "the header (bytes 0..%ld"},                    /* the step counter's low byte */
+        {blocks + (long)pl->t[2].off * 4 + 1, "(parameters), bytes %ld.."}, /* a weight */
+        {blocks + ((long)pl->total + (long)pl->t[0].off) * 4 + 3, "(first moments), bytes %ld.."},
+        {blocks + (2 * (long)pl->total + (long)pl->t[pl->n - 1].off) * 4, "(second moments), bytes %ld.."},
+        {table + 5, "the table of tensor checksums (bytes %ld.."},
+    };
+    const long expect_at[] = {head - 1, blocks + (long)pl->t[2].off * 4, blocks + ((long)pl->total + (long)pl->t[0].off) * 4,
+                              blocks + (2 * (long)pl->total + (long)pl->t[pl->n - 1].off) * 4, table};
+    train_state got;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(cmd, sizeof cmd, "cp '%s' '%s'", copy, path);
+        assert_int_equal(system(cmd), 0);
+        flip_bit(path, cases[i].at, (int)i % 8);
+        assert_int_equal(checkpoint_read(path, &got, &ck), -1);
+        snprintf(want, sizeof want, cases[i].what, expect_at[i]);
+        if (!strstr(gf_last_error(), want) || !strstr(gf_last_error(), "damaged checkpoint"))
+            fail_msg("flip at %ld: '%s' lacks '%s'", cases[i].at, gf_last_error(), want);
+    }
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s' && printf x >>'%s'", copy, path, path);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(checkpoint_read(path, &got, &ck), -1);
+    assert_non_null(strstr(gf_last_error(), "bytes after the checkpoint's end"));
+    /* a file of the previous format (no checksums) is refused by name */
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s' && printf GRAFTCK2 | dd of='%s' conv=notrunc status=none", copy, path, path);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(checkpoint_read(path, &got, &ck), -1);
+    assert_non_null(strstr(gf_last_error(), "GRAFTCK2"));
+    /* untouched: accepted */
+    assert_int_equal(checkpoint_read(copy, &got, &ck), 0);
+    assert_true(got.step == 7 && got.tokens == 700);
+    train_state_free(&got);
+    unlink(path);
+    unlink(copy);
+    train_state_free(&st);
+    tb_free(&M), tb_free(&V);
+    tf_free(&tm);
+    model_free(&m);
+}
+
 static void test_checkpoint(void **s) {
     (void)s;
     model_config c = tiny();
@@ -383,7 +460,7 @@ int main(void) {
         cmocka_unit_test(test_schedule),        cmocka_unit_test(test_race_rule),
         cmocka_unit_test(test_checkpoint),      cmocka_unit_test(test_data_loader),
         cmocka_unit_test(test_sampled_data),    cmocka_unit_test(test_kl_distillation),
-        cmocka_unit_test(test_gdn_alignment),
+        cmocka_unit_test(test_gdn_alignment),   cmocka_unit_test(test_checkpoint_checksums),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
