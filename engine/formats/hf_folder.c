@@ -111,7 +111,26 @@ static bool file_exists(const char *path) {
 }
 
 /* Tensors graft cannot represent must not be dropped silently. */
+/* config.json and the weights must describe the same model: a tensor of a
+ * layer past num_hidden_layers means the config is not the weights' (its
+ * layers would be dropped without a word). */
+static int reject_extra_layers(const st_set *set, const model_config *c, const char *dir) {
+    static const char prefix[] = "model.layers.";
+    for (int f = 0; f < set->n_files; f++)
+        for (size_t i = 0; i < set->files[f].n_tensors; i++) {
+            const char *name = set->files[f].tensors[i].name;
+            if (strncmp(name, prefix, sizeof prefix - 1) != 0) continue;
+            char *end;
+            const long l = strtol(name + sizeof prefix - 1, &end, 10);
+            if (end != name + sizeof prefix - 1 && *end == '.' && (l >= c->n_layers || l < 0))
+                return gf_fail("%s: %s belongs to layer %ld, but config.json has num_hidden_layers %d: the config "
+                               "does not describe these weights", dir, name, l, c->n_layers);
+        }
+    return 0;
+}
+
 static int reject_unsupported(const st_set *set, const model_config *c, const char *dir) {
+    if (reject_extra_layers(set, c, dir) != 0) return -1;
     char name[96];
     for (int l = 0; l < c->n_layers; l++) {
         snprintf(name, sizeof name, "model.layers.%d.self_attn.o_proj.bias", l);

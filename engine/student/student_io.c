@@ -431,11 +431,16 @@ static int json_str(const cJSON *o, const char *k, const char **out, const char 
 
 static int parse_settings(const cJSON *g, student_settings *st, const char *where) {
     student_settings_default(st);
+    double v;
+    if (json_whole(g, "format_version", 1, 1e9, &v, where)) return -1;
+    if (v != STUDENT_FORMAT_VERSION)
+        return gf_fail("%s: graft_student.format_version is %g; this graft reads version %d (a folder from another "
+                       "graft version?)", where, v, STUDENT_FORMAT_VERSION);
     const cJSON *gd = cJSON_GetObjectItem(g, "gdn"), *in = cJSON_GetObjectItem(g, "init");
     if (!cJSON_IsObject(gd) || !cJSON_IsObject(in)) return gf_fail("%s: graft_student needs 'gdn' and 'init' objects", where);
-    double v;
     const char *str = NULL;
-    if (json_whole(gd, "chunk_size", 0, 1 << 20, &v, where)) return -1;
+    if (json_whole(gd, "chunk_size", 16, 64, &v, where)) return -1;
+    if (v != 16 && v != 32 && v != 64) return gf_fail("%s: graft_student.gdn.chunk_size is %g, not 16, 32 or 64", where, v);
     st->chunk = (int)v;
     if (json_num(gd, "use_short_conv", &v, where)) return -1;
     st->conv = v != 0;
@@ -448,7 +453,7 @@ static int parse_settings(const cJSON *g, student_settings *st, const char *wher
     if (json_str(in, "name", &str, where) || student_init_parse(str, &st->init)) return -1;
     if (json_str(in, "write_gate", &str, where) || write_gate_parse(str, &st->write_gate)) return -1;
     if (json_num(in, "damping", &v, where)) return -1;
-    if (!isfinite(v)) return gf_fail("%s: graft_student: damping %g is not finite", where, v);
+    if (!(isfinite(v) && v > 0)) return gf_fail("%s: graft_student.init.damping is %g, not a positive number", where, v);
     st->damping = v;
     if (json_whole(in, "seed", 0, 18446744073709549568.0 /* the largest double below 2^64 */, &v, where)) return -1;
     st->seed = (uint64_t)v;
@@ -482,6 +487,70 @@ static int parse_settings(const cJSON *g, student_settings *st, const char *wher
         st->half_life = hl->valuedouble;
     }
     return 0;
+}
+
+/* The graft_student fields that follow from the teacher and the settings:
+ * they must be what this student's GDN config is (a folder whose config was
+ * edited, or written by another graft, is refused field by field). */
+static int check_gdn_section(const cJSON *gd, const gdn_config *c, const char *where) {
+    const struct { const char *key; double want; } whole[] = {
+        {"num_heads", c->H}, {"head_k_dim", c->dk}, {"head_v_dim", c->dv}, {"expand_v", 1}, {"conv_size", GDN_CONV_K}};
+    double v;
+    for (size_t i = 0; i < sizeof whole / sizeof whole[0]; i++) {
+        if (json_num(gd, whole[i].key, &v, where)) return -1;
+        if (v != whole[i].want)
+            return gf_fail("%s: graft_student.gdn.%s is %g; the teacher and settings give %g", where, whole[i].key, v,
+                           whole[i].want);
+    }
+    for (int i = 0; i < 2; i++) {
+        const char *key = i ? "qk_l2_eps" : "norm_eps";
+        if (json_num(gd, key, &v, where)) return -1;
+        if (!(isfinite(v) && v > 0 && v < 1))
+            return gf_fail("%s: graft_student.gdn.%s is %g, not a number in (0, 1)", where, key, v);
+    }
+    const cJSON *rope = cJSON_GetObjectItem(gd, "use_rope");
+    if (rope && !cJSON_IsFalse(rope)) return gf_fail("%s: graft_student.gdn.use_rope must be false (GDN layers take no RoPE)", where);
+    return 0;
+}
+
+/* gdn_layers and attention_layers: whole layer numbers of this model, none
+ * twice, none in both, together every layer (attention_layers may be absent:
+ * the layers gdn_layers leaves). Fills is_gdn[0..L). */
+static int check_layer_lists(const cJSON *g, int L, bool *is_gdn, const char *where) {
+    const char *keys[2] = {"gdn_layers", "attention_layers"};
+    int *seen = gf_calloc((size_t)L, sizeof *seen); /* 0, or 1 + the list that named the layer */
+    int rc = 0;
+    for (int k = 0; k < 2 && rc == 0; k++) {
+        const cJSON *list = cJSON_GetObjectItem(g, keys[k]), *it;
+        if (!list && k == 1) break;
+        if (!cJSON_IsArray(list)) {
+            rc = gf_fail("%s: graft_student.%s is missing or not a list", where, keys[k]);
+            break;
+        }
+        cJSON_ArrayForEach(it, list) {
+            const double v = cJSON_IsNumber(it) ? it->valuedouble : -1;
+            if (!(v >= 0 && v < L) || v != floor(v)) {
+                rc = gf_fail("%s: graft_student.%s holds %g, not a layer of this %d-layer model", where, keys[k],
+                             cJSON_IsNumber(it) ? v : NAN, L);
+                break;
+            }
+            const int l = (int)v;
+            if (seen[l]) {
+                rc = gf_fail("%s: layer %d is listed twice (in %s and %s)", where, l, keys[seen[l] - 1], keys[k]);
+                break;
+            }
+            seen[l] = k + 1;
+            is_gdn[l] = k == 0;
+        }
+        if (rc == 0 && k == 1)
+            for (int l = 0; l < L; l++)
+                if (!seen[l]) {
+                    rc = gf_fail("%s: layer %d is in neither gdn_layers nor attention_layers", where, l);
+                    break;
+                }
+    }
+    free(seen);
+    return rc;
 }
 
 /* A GGUF teacher's per-frequency RoPE divisors (config.json's rope_scaling is null then). */
@@ -565,20 +634,9 @@ int student_load_with(student *s, const char *dir, const model_load_opts *o, con
     s->owns_model = true;
     m = NULL;
     mask = gf_calloc((size_t)s->L, sizeof *mask);
-    const cJSON *gl = cJSON_GetObjectItem(g, "gdn_layers");
-    if (!cJSON_IsArray(gl)) {
-        gf_fail("%s: graft_student.gdn_layers is missing", p_cfg);
+    if (check_gdn_section(cJSON_GetObjectItem(g, "gdn"), &s->gcfg, p_cfg) != 0 ||
+        check_layer_lists(g, s->L, mask, p_cfg) != 0)
         goto out;
-    }
-    const cJSON *it;
-    cJSON_ArrayForEach(it, gl) {
-        if (!cJSON_IsNumber(it) || it->valueint < 0 || it->valueint >= s->L || it->valuedouble != it->valueint) {
-            gf_fail("%s: gdn_layers holds %g, not a layer of this %d-layer model", p_cfg,
-                    cJSON_IsNumber(it) ? it->valuedouble : -1.0, s->L);
-            goto out;
-        }
-        mask[it->valueint] = true;
-    }
     if (st_set_open(&set, dir) != 0) goto out;
     set_open = true;
     gdn_tensor_ref refs[20];

@@ -38,8 +38,9 @@ static const opt_limit limits[] = {
     CLOSED("chunk", 16, 64, "16, 32 or 64"),
     /* ratios and rates */
     OPEN("keep", 0, 1, NULL),
-    CLOSED("lr-mixer", 0, 1, "0 freezes"),
-    CLOSED("lr-rest", 0, 1, "0 freezes"),
+    /* absurd learning rates stay allowed: the trainer stops on the non-finite loss they cause */
+    CLOSED("lr-mixer", 0, 1e30, "0 freezes"),
+    CLOSED("lr-rest", 0, 1e30, "0 freezes"),
     CLOSED("warmup-frac", 0, 1, NULL),
     CLOSED("min-lr-ratio", 0, 1, NULL),
     CLOSED("clip", 0, 1e6, "0: off"),

@@ -18,12 +18,12 @@ expect_usage() {
 # the cases of the issue, each with the range in its line
 expect_usage "--clip must be in [0, 1000000]" "$G" train "$STORIES" --teacher "$STORIES" --clip nan
 expect_usage "--clip must be in [0, 1000000] (0: off), got -1" "$G" train "$STORIES" --teacher "$STORIES" --clip -1
-expect_usage "--lr-mixer must be in [0, 1]" "$G" train "$STORIES" --teacher "$STORIES" --lr-mixer nan
+expect_usage "--lr-mixer must be in [0, 1e+30]" "$G" train "$STORIES" --teacher "$STORIES" --lr-mixer nan
 expect_usage "--temp must be in [0, 100]" "$G" generate "$STORIES" --temp nan
 expect_usage "--damping must be in (0, 1000000], got inf" "$G" convert "$STORIES" --keep 0.5 --damping inf --out "$TMP/s"
 [ -e "$TMP/s" ] && fail "a refused convert left $TMP/s"
 expect_usage "--ctx must be in [2, 1048576]" "$G" ppl "$STORIES" --text "$SHARED/data/tinystories.txt" --ctx 0
-expect_usage "--lr-rest must be in [0, 1] (0 freezes), got inf" "$G" train "$STORIES" --teacher "$STORIES" --lr-rest 1e999
+expect_usage "--lr-rest must be in [0, 1e+30] (0 freezes), got inf" "$G" train "$STORIES" --teacher "$STORIES" --lr-rest 1e999
 expect_usage "--keep must be in (0, 1), got 1" "$G" select "$STORIES" --keep 1
 expect_usage "--threads must be in [0, 65536]" "$G" inspect "$STORIES" --threads 2147483648
 expect_usage "--threads must be in [0, 65536]" "$G" inspect "$STORIES" --threads 99999999999999999999999

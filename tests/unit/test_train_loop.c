@@ -130,7 +130,7 @@ static void test_checkpoint_checksums(void **s) {
     /* the layout of checkpoint.h: header, its checksum, three blocks, the table, its checksum */
     const long head = 8 + 8 + 32 + 4 + 8 + 16L * pl->n + 4 + 16 * 1 + 4;
     const long blocks = head + 32, table = blocks + 3L * (long)pl->total * 4;
-    char cmd[160], want[160];
+    char cmd[320], want[160];
     struct { long at; const char *what; } cases[] = {
         {16, "the header (bytes 0..%ld"},                    /* the step counter's low byte */
         {blocks + (long)pl->t[2].off * 4 + 1, "(parameters), bytes %ld.."}, /* a weight */
