@@ -1,5 +1,6 @@
 /* hub_download: model info -> file selection -> free-space check -> parallel fetches. */
 #include <curl/curl.h>
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -8,7 +9,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <unistd.h>
 
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "hub/cache.h"
 #include "hub/env.h"
@@ -88,6 +91,35 @@ static void *worker(void *arg) {
     return NULL;
 }
 
+/* A snapshot this run began and could not finish: its empty folders go
+ * (bottom up); links to verified blobs stay, and the snapshot is marked
+ * incomplete (incomplete_marker) so that an offline run refuses it instead
+ * of loading half a model. Nothing is followed out of the snapshot. */
+static void remove_empty_dirs(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        size_t n = strlen(dir) + strlen(e->d_name) + 2;
+        char *p = gf_malloc(n);
+        snprintf(p, n, "%s/%s", dir, e->d_name);
+        struct stat st;
+        if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode)) remove_empty_dirs(p);
+        free(p);
+    }
+    closedir(d);
+    rmdir(dir); /* fails, as it should, when something is left inside */
+}
+
+/* $HF_HUB_CACHE/.locks/models--ORG--NAME/<commit>.incomplete: huggingface_hub
+ * skips .locks when it scans the cache, so the mark does not disturb it. */
+static char *incomplete_marker(const hub_cache *c, const char *commit) {
+    size_t n = strlen(c->locks) + strlen(commit) + sizeof "/.incomplete";
+    char *p = gf_malloc(n);
+    snprintf(p, n, "%s/%s.incomplete", c->locks, commit);
+    return p;
+}
+
 /* Offline: the snapshot a revision names, and the requested file, must be in the cache. */
 static int from_cache(const hub_request *req, const hub_cache *c, const char *rev, hub_result *out) {
     char commit[41];
@@ -101,6 +133,14 @@ static int from_cache(const hub_request *req, const hub_cache *c, const char *re
     if (what && !hub_cache_has(c, commit, what)) {
         free(dir);
         goto missing;
+    }
+    char *mark = incomplete_marker(c, commit);
+    const bool incomplete = !what && file_exists(mark);
+    free(mark);
+    if (incomplete) {
+        free(dir);
+        return gf_fail("%s@%s: the cached snapshot %s is incomplete (an interrupted download); run graft download %s "
+                       "with the network", req->repo, rev, commit, req->repo);
     }
     out->path = dir;
     memcpy(out->commit, commit, 41);
@@ -164,6 +204,8 @@ int hub_download(const hub_request *req, const hub_callbacks *cb, hub_result *ou
     if (hub_cache_write_ref(&cache, rev, mi.sha) != 0) goto done;
     if (check_free_space(&cache, mi.sha, &mi, sel, n) != 0) goto done;
 
+    char *snapshot = hub_cache_snapshot(&cache, mi.sha, NULL);
+    const bool new_snapshot = !file_exists(snapshot); /* removed again if this run fails */
     prog.total_total = total;
     prog.files_total = n;
     p.base = (hub_fetch_ctx){.cache = &cache, .endpoint = endpoint, .repo = req->repo, .commit = mi.sha,
@@ -193,6 +235,20 @@ int hub_download(const hub_request *req, const hub_callbacks *cb, hub_result *ou
         snprintf(first, sizeof first, "%s", gf_last_error());
         gf_fail("%s (and %d more files failed)", first, failed - 1);
     }
+    char *mark = incomplete_marker(&cache, mi.sha);
+    if (failed && new_snapshot) { /* no half folder that looks whole */
+        remove_empty_dirs(snapshot);
+        if (file_exists(snapshot) && hub_mkdirs(cache.locks) == 0) {
+            char first[600];
+            snprintf(first, sizeof first, "%s", gf_last_error());
+            (void)atomic_write(mark, "incomplete\n", 11); /* best effort: the error below is the news */
+            gf_fail("%s", first);
+        }
+    } else if (!failed) {
+        unlink(mark); /* whole now */
+    }
+    free(mark);
+    free(snapshot);
     if (failed) goto done;
     out->path = hub_cache_snapshot(&cache, mi.sha, NULL);
     memcpy(out->commit, mi.sha, 41);

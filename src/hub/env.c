@@ -1,6 +1,7 @@
 #include "hub/env.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,5 +99,10 @@ double hub_env_double(const char *name, double fallback) {
     if (!v) return fallback;
     char *end;
     double x = strtod(v, &end);
-    return (*end == 0 && x >= 0) ? x : fallback;
+    return (*end == 0 && x >= 0 && isfinite(x)) ? x : fallback;
+}
+
+long long hub_unannounced_max(void) {
+    const double x = hub_env_double("GRAFT_HUB_MAX_UNANNOUNCED", 68719476736.0 /* 64 GiB */);
+    return x < 9e18 ? (long long)x : (long long)9e18;
 }

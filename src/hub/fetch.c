@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -105,6 +106,8 @@ typedef struct {
     long long have;          /* bytes in the file */
     long long base;          /* bytes present when this request started */
     long long expected;      /* -1 unknown */
+    long long limit;         /* bytes the file may have: the announced size, else hub_unannounced_max() */
+    bool over_limit;         /* the server sent more than limit */
     int write_errno;         /* set when a write failed */
     bool last_416;
     hub_hasher hash;         /* of the file's bytes [0, hash.hashed) */
@@ -141,6 +144,12 @@ static int prepare(int attempt, http_request *rq, void *user) {
 
 static int on_start(void *user, const http_response *rs) {
     transfer *t = user;
+    /* a body announced larger than the file: refused before a byte is written */
+    const long long from = rs->status == 206 && rs->range_start >= 0 ? rs->range_start : 0;
+    if (rs->content_length > 0 && t->limit >= 0 && rs->content_length > t->limit - from) {
+        t->over_limit = true;
+        return -1;
+    }
     if (rs->status == 200 && t->have > 0) { /* the server ignored Range: restart from byte 0 */
         if (truncate_to_zero(t) != 0) {
             t->write_errno = errno;
@@ -157,6 +166,10 @@ static int on_start(void *user, const http_response *rs) {
 
 static size_t sink(const char *data, size_t n, void *user) {
     transfer *t = user;
+    if (t->limit >= 0 && (long long)n > t->limit - t->have) { /* more than the file has: stop the transfer */
+        t->over_limit = true;
+        return 0;
+    }
     size_t off = 0;
     while (off < n) {
         ssize_t w = write(t->fd, data + off, n - off);
@@ -192,9 +205,21 @@ static int head_file(const hub_fetch_ctx *ctx, const char *name, http_response *
     return 0;
 }
 
+/* An announced size must fit the cache's file system (a HEAD may announce
+ * 1e18 bytes when the model info gives none): refused before a byte is written. */
+static int announced_fits(const hub_fetch_ctx *ctx, const hub_sibling *f, long long expected) {
+    struct statvfs vfs;
+    if (expected <= 0 || statvfs(ctx->cache->storage, &vfs) != 0) return 0;
+    const long long avail = (long long)vfs.f_bavail * (long long)vfs.f_frsize;
+    if (expected <= avail) return 0;
+    return gf_fail("%s: the Hub announces %lld bytes, %.1f MB are free in %s; nothing was downloaded", f->name, expected,
+                   avail / 1e6, ctx->cache->root);
+}
+
 static int download_blob(const hub_fetch_ctx *ctx, const hub_sibling *f, const char *blob, const char *etag,
                          long long expected, const char *want_sha, const char *want_git, transfer *t,
                          char sha256_out[65]) {
+    if (announced_fits(ctx, f, expected) != 0) return -1;
     char *blobs_dir = str3(ctx->cache->storage, "/blobs", "");
     char *part = unique_incomplete(blob);
     adopt_stale_partials(blobs_dir, etag, part);
@@ -203,6 +228,7 @@ static int download_blob(const hub_fetch_ctx *ctx, const hub_sibling *f, const c
     bool discard = false;
     t->path = part;
     t->expected = expected;
+    t->limit = expected >= 0 ? expected : hub_unannounced_max();
     t->fd = open(part, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (t->fd < 0) {
         gf_fail("cannot write %s: %s", part, strerror(errno));
@@ -233,7 +259,15 @@ static int download_blob(const hub_fetch_ctx *ctx, const hub_sibling *f, const c
             break;
         }
         free(url);
-        if (t->write_errno) {
+        if (t->over_limit) {
+            if (expected >= 0)
+                gf_fail("%s: the server sent (or announced) more than the %lld bytes the Hub gives as its size; the "
+                        "partial download was removed", f->name, expected);
+            else
+                gf_fail("%s: no size was announced and the server sent more than %lld bytes (GRAFT_HUB_MAX_UNANNOUNCED);"
+                        " the partial download was removed", f->name, t->limit);
+            discard = true;
+        } else if (t->write_errno) {
             gf_fail("%s: cannot write %s: %s%s", f->name, part, strerror(t->write_errno),
                     t->write_errno == ENOSPC ? " (disk full; the partial download was removed)" : "");
             discard = true;

@@ -22,6 +22,11 @@ the model-info API:
   status        answer "status" (e.g. 429, 500), with Retry-After "retry_after" if given
   ignore_range  answer 200 with the whole file even when a Range was asked
   corrupt       flip one byte of the body (sha256 mismatch)
+  huge          announce Content-Length "length" (default 10**18; "announce": false sends none and
+                closes the connection at the end instead), then send the file and zeros after it
+                until the client hangs up (at most "max_bytes", default 256 MB)
+  hide_size     (not used up by GETs; "times" counts nothing) the model info gives no size for the
+                file and its HEAD no X-Linked-Size / Content-Length, or "head_size" as that size
 
 Repos served:
   karpathy/tinyllamas   stories260K/stories260K.bin, stories260K/tok512.bin (LFS) from
@@ -170,9 +175,20 @@ REPOS = {}
 CDN_URL = [""]
 
 
+def size_fault(target):
+    """The hide_size fault of a file (peeked, never used up), or None."""
+    with LOCK:
+        for f in FAULTS:
+            if f["kind"] == "hide_size" and f.get("file") == target:
+                return dict(f)
+    return None
+
+
 def take_fault(target):
     with LOCK:
         for f in FAULTS:
+            if f["kind"] == "hide_size":
+                continue
             if f.get("file", "*") in ("*", target) and f.get("times", 1) > 0:
                 if target == "@api" and f.get("file") != "@api":
                     continue
@@ -237,6 +253,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 self.reply(416, {"Content-Range": "bytes */%d" % len(data)}, b"")
                 return
         body = data[start:]
+        if kind == "huge":
+            self.send_huge(body, fault)
+            return
         if kind == "corrupt" and body:
             i = len(body) // 2
             body = body[:i] + bytes([body[i] ^ 0xFF]) + body[i + 1:]
@@ -276,6 +295,29 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.wfile.write(body)
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
+
+
+    def send_huge(self, body, fault):
+        """A body far larger than the file: the file, then zeros, until the client hangs up."""
+        self.send_response(200)
+        self.send_header("Content-Type", "application/octet-stream")
+        if fault.get("announce", True):
+            self.send_header("Content-Length", str(int(fault.get("length", 10 ** 18))))
+        else:
+            self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        limit, sent, zeros = int(fault.get("max_bytes", 256 << 20)), 0, bytes(65536)
+        try:
+            self.wfile.write(body)
+            sent = len(body)
+            while sent < limit and not STOP.is_set():
+                self.wfile.write(zeros)
+                sent += len(zeros)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        with LOCK:
+            STATS.setdefault("huge_sent", {})[fault.get("file", "*")] = sent
 
 
 class HubHandler(Handler):
@@ -357,6 +399,9 @@ class HubHandler(Handler):
             if f["lfs"]:
                 s["lfs"] = {"sha256": f["sha256"], "size": len(f["data"]),
                             "pointerSize": len(lfs_pointer(f["data"]))}
+            if size_fault(repo_id + "/" + path):
+                del s["size"]
+                s.get("lfs", {}).pop("size", None)
             siblings.append(s)
         info = {"_id": "fake", "id": repo_id, "modelId": repo_id, "sha": commit, "private": False,
                 "gated": "manual" if repo.gated else False, "siblings": siblings}
@@ -406,11 +451,16 @@ class HubHandler(Handler):
         key = repo_id + "/" + path
         if head:
             bump("heads", key)
+        hidden = size_fault(key)
         if f["lfs"]:
             loc = "%s/lfs/%s?file=%s" % (CDN_URL[0], f["sha256"], urllib.parse.quote(key))
-            self.reply(302, {"Location": loc, "X-Repo-Commit": commit, "ETag": '"%s"' % f["blob"],
-                             "X-Linked-Etag": '"%s"' % f["sha256"], "X-Linked-Size": str(len(f["data"]))},
-                       b"", head)
+            hdr = {"Location": loc, "X-Repo-Commit": commit, "ETag": '"%s"' % f["blob"],
+                   "X-Linked-Etag": '"%s"' % f["sha256"], "X-Linked-Size": str(len(f["data"]))}
+            if hidden:
+                del hdr["X-Linked-Size"]
+                if "head_size" in hidden:
+                    hdr["X-Linked-Size"] = str(int(hidden["head_size"]))
+            self.reply(302, hdr, b"", head)
             return
         hdr = {"X-Repo-Commit": commit, "ETag": '"%s"' % f["blob"], "Content-Type": "application/octet-stream"}
         if head:
