@@ -178,12 +178,16 @@ static void encode_uncached(const bpe_model *m, const char *w, size_t len, int_v
     if (l.s != l.local) free(l.s);
 }
 
-static void front_store(struct front_entry *fe, uint64_t h, const char *w, size_t len, const int *ids, int n) {
+/* n ids of src from index `from`. The pointer src->data + from is formed only
+ * when there are ids to copy: an empty vector's data is NULL, and NULL + 0
+ * (or memcpy from NULL) is undefined behaviour. */
+static void front_store(struct front_entry *fe, uint64_t h, const char *w, size_t len, const int_vec *src, size_t from,
+                        int n) {
     fe->hash = h;
     fe->len = (uint8_t)len;
     fe->n = (uint8_t)n;
     memcpy(fe->word, w, len);
-    memcpy(fe->ids, ids, (size_t)n * sizeof *ids);
+    if (n > 0) memcpy(fe->ids, src->data + from, (size_t)n * sizeof *fe->ids);
 }
 
 void bpe_model_encode_word(bpe_model *m, const char *w, size_t len, int_vec *ids) {
@@ -211,7 +215,7 @@ void bpe_model_encode_word(bpe_model *m, const char *w, size_t len, int_vec *ids
     if (k >= 0) {
         int off = m->cache_off.data[2 * k], n = m->cache_off.data[2 * k + 1];
         for (int i = 0; i < n; i++) int_vec_push(ids, m->cache_ids.data[off + i]);
-        if (fe && n <= FRONT_IDS) front_store(fe, h, w, len, m->cache_ids.data + off, n);
+        if (fe && n <= FRONT_IDS) front_store(fe, h, w, len, &m->cache_ids, (size_t)off, n);
         pthread_mutex_unlock(&m->cache_lock);
         return;
     }
@@ -231,6 +235,6 @@ void bpe_model_encode_word(bpe_model *m, const char *w, size_t len, int_vec *ids
         for (size_t i = before; i < ids->len; i++) int_vec_push(&m->cache_ids, ids->data[i]);
         strmap_put(&m->cache, w, len, entry);
     }
-    if (fe && ids->len - before <= FRONT_IDS) front_store(fe, h, w, len, ids->data + before, (int)(ids->len - before));
+    if (fe && ids->len - before <= FRONT_IDS) front_store(fe, h, w, len, ids, before, (int)(ids->len - before));
     pthread_mutex_unlock(&m->cache_lock);
 }
