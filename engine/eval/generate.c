@@ -141,7 +141,7 @@ int generate_text(transformer *tf, const model *m, const char *prompt, const gen
                   void (*on_text)(void *ud, const char *text, int context, int generated), void *ud,
                   generated_text *out) {
     memset(out, 0, sizeof *out);
-    if (!m->tok) return gf_fail("the model has no tokenizer");
+    if (!m->tok) return gf_fail("%s has no tokenizer (pass --tokenizer PATH)", m->path ? m->path : "the model");
     int_vec in = {0}, gen = {0};
     tokenizer_encode(m->tok, prompt, strlen(prompt), true, &in);
     if (in.len == 0) { /* no BOS and no prompt: nothing to condition on */

@@ -284,6 +284,24 @@ static int start_state(const train_opts *o, train_state *st, const train_blocks 
     return 0;
 }
 
+/* The numbers of the options, checked so that NaN fails (callers other than
+ * the command line reach the trainer too); each refusal names its option. */
+static int check_numbers(const train_opts *o) {
+    const struct { const char *name; double x, lo, hi; bool open_lo; } v[] = {
+        {"--lr-mixer", o->lr_mixer, 0, 1e30, false}, {"--lr-rest", o->lr_rest, 0, 1e30, false},
+        {"--warmup-frac", o->warmup_frac, 0, 1, false}, {"--min-lr-ratio", o->min_lr_ratio, 0, 1, false},
+        {"--clip", o->clip, 0, 1e6, false}, {"--wd", o->weight_decay, 0, 1, false},
+        {"--temperature", o->temperature, 0, 100, true}, {"AdamW beta1", o->beta1, 0, 1, false},
+        {"AdamW beta2", o->beta2, 0, 1, false}, {"AdamW eps", o->eps, 0, 1, true}};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        const bool above = v[i].open_lo ? v[i].x > v[i].lo : v[i].x >= v[i].lo;
+        if (!(above && v[i].x <= v[i].hi))
+            return gf_fail("%s must be in %c%g, %g], got %g", v[i].name, v[i].open_lo ? '(' : '[', v[i].lo, v[i].hi,
+                           v[i].x);
+    }
+    return 0;
+}
+
 int train_run(const train_opts *o, transformer *student, transformer *teacher, train_data *data,
               atomic_int *stop, train_result *res) {
     memset(res, 0, sizeof *res);
@@ -299,13 +317,14 @@ int train_run(const train_opts *o, transformer *student, transformer *teacher, t
     if (o->tokens < 1) return gf_fail("--tokens must be positive");
     const int n_conv = tf_n_gdn(student);
     if (o->phase == PHASE_ALIGN && n_conv == 0)
-        return gf_fail("phase align trains converted (GDN) layers, and this student has none");
-    if (o->lr_mixer < 0 || o->lr_rest < 0) return gf_fail("learning rates must be >= 0");
+        return gf_fail("--phase align trains converted (GDN) layers, and this student has none");
+    if (check_numbers(o) != 0) return -1;
     student->train[PGROUP_GDN] = o->lr_mixer > 0;
     student->train[PGROUP_ATTN] = o->phase == PHASE_KL && o->lr_mixer > 0;
     student->train[PGROUP_REST] = o->phase == PHASE_KL && o->lr_rest > 0;
     if (!student->train[PGROUP_GDN] && !student->train[PGROUP_ATTN] && !student->train[PGROUP_REST])
-        return gf_fail("every parameter group is frozen (learning rates are 0)");
+        return gf_fail("--lr-mixer is 0%s: every parameter group is frozen, nothing would train",
+                       o->phase == PHASE_KL ? " and --lr-rest is 0" : " (phase align trains only the GDN layers)");
 
     gf_backend *be = student->be;
     train_bufs b;

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/opt_limits.h"
 #include "jobs/progress_line.h"
 #include "core/error.h"
 #include "student/build.h"
@@ -45,8 +46,9 @@ int method_cli_settings(const method_cli *o, long seed, student_init init, stude
     if (o->half_life && half_life_parse(o->half_life, &s->half_life) != 0) return -1;
     if (s->half_life > 0 && !(s->stage1 & STAGE1_DECAY))
         return gf_fail("--half-life sets the decay: it needs decay among the --stage1 components");
-    if (o->split.n_heldout < 0 || o->split.sel_windows < 0 || o->split.eval_windows < 0)
-        return gf_fail("--heldout-seqs, --select-windows and --eval-windows must be >= 0");
+    if (opt_check("heldout-seqs", o->split.n_heldout) || opt_check("select-windows", o->split.sel_windows) ||
+        opt_check("eval-windows", o->split.eval_windows))
+        return -1;
     return 0;
 }
 

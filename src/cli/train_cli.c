@@ -7,6 +7,7 @@
 
 #include "cli/mem_check.h"
 #include "cli/method_opts.h"
+#include "cli/opt_limits.h"
 #include "core/error.h"
 #include "core/rng.h"
 #include "select/select.h"
@@ -132,14 +133,12 @@ int train_cli_finish(train_cli *c, const char *cmd) {
         gf_fail("--teacher MODEL is required");
         goto bad;
     }
-    if (c->to.ctx < 2 || c->to.batch < 1 || c->to.accum < 1 || c->to.tokens < 1) {
-        gf_fail("--ctx must be >= 2, --batch, --accum and --tokens >= 1");
+    /* the parser checked what was given; the phase defaults are checked here too */
+    if (opt_check("ctx", c->to.ctx) || opt_check("batch", c->to.batch) || opt_check("accum", c->to.accum) ||
+        opt_check("tokens", (double)c->to.tokens) || opt_check("lr-mixer", c->to.lr_mixer) ||
+        opt_check("lr-rest", c->to.lr_rest) || opt_check("warmup-frac", c->to.warmup_frac) ||
+        opt_check("noise", c->noise) || opt_check("log-every", c->log_every))
         goto bad;
-    }
-    if (!(c->to.warmup_frac >= 0 && c->to.warmup_frac <= 1) || !(c->noise >= 0) || c->log_every < 0) {
-        gf_fail("--warmup-frac must be in [0, 1], --noise and --log-every >= 0");
-        goto bad;
-    }
     return 0;
 bad:
     fprintf(stderr, "graft %s: %s\n", cmd, gf_last_error());

@@ -47,7 +47,9 @@ bool hub_valid_repo_path(const char *path) {
 int hub_parse_ref(const char *arg, hub_ref *out) {
     memset(out, 0, sizeof *out);
     char buf[1536];
-    if (strlen(arg) >= sizeof buf) return gf_fail("repo reference is too long");
+    if (strlen(arg) >= sizeof buf)
+        return gf_fail("the repo reference '%.40s...' has %zu characters, more than the %zu of ORG/NAME[@REV][:PATH]",
+                       arg, strlen(arg), sizeof buf - 1);
     strcpy(buf, arg);
     char *colon = strchr(buf, ':');
     if (colon) {
