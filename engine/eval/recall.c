@@ -40,14 +40,14 @@ int recall_parse_tasks(recall_request *rq, const char *list) {
     }
     int n = split("--tasks", list, buf, sizeof buf, items, RECALL_TASK_COUNT);
     if (n < 0) return -1;
-    rq->n_tasks = 0;
+    recall_task got[RECALL_TASK_COUNT];
     for (int i = 0; i < n; i++) {
-        recall_task t;
-        if (recall_task_parse(items[i], &t) != 0) return gf_fail_prefix("--tasks");
-        for (int j = 0; j < rq->n_tasks; j++)
-            if (rq->tasks[j] == t) return gf_fail("--tasks: '%s' is given twice", items[i]);
-        rq->tasks[rq->n_tasks++] = t;
+        if (recall_task_parse(items[i], &got[i]) != 0) return gf_fail_prefix("--tasks");
+        for (int j = 0; j < i; j++)
+            if (got[j] == got[i]) return gf_fail("--tasks: '%s' is given twice", items[i]);
     }
+    memcpy(rq->tasks, got, (size_t)n * sizeof *got);
+    rq->n_tasks = n;
     return 0;
 }
 
@@ -67,12 +67,14 @@ int recall_parse_lengths(recall_request *rq, const char *list) {
     char buf[512], *items[RECALL_MAX_LENGTHS];
     int n = split("--lengths", list, buf, sizeof buf, items, RECALL_MAX_LENGTHS);
     if (n < 0) return -1;
-    rq->n_lengths = 0;
+    int got[RECALL_MAX_LENGTHS];
     for (int i = 0; i < n; i++) {
         long v = 0;
         if (parse_count("--lengths", items[i], 16, 1L << 24, &v) != 0) return -1;
-        rq->lengths[rq->n_lengths++] = (int)v;
+        got[i] = (int)v;
     }
+    memcpy(rq->lengths, got, (size_t)n * sizeof *got);
+    rq->n_lengths = n;
     return 0;
 }
 
@@ -80,14 +82,15 @@ int recall_parse_depths(recall_request *rq, const char *list) {
     char buf[512], *items[RECALL_MAX_DEPTHS];
     int n = split("--depths", list, buf, sizeof buf, items, RECALL_MAX_DEPTHS);
     if (n < 0) return -1;
-    rq->n_depths = 0;
+    double got[RECALL_MAX_DEPTHS];
     for (int i = 0; i < n; i++) {
         char *end;
-        double d = strtod(items[i], &end);
-        if (end == items[i] || *end || !(d >= 0 && d <= 100))
+        got[i] = strtod(items[i], &end);
+        if (end == items[i] || *end || !(got[i] >= 0 && got[i] <= 100))
             return gf_fail("--depths: '%s' is not a percent in [0, 100]", items[i]);
-        rq->depths[rq->n_depths++] = d;
     }
+    memcpy(rq->depths, got, (size_t)n * sizeof *got);
+    rq->n_depths = n;
     return 0;
 }
 
