@@ -48,6 +48,21 @@ grep -q "recall passkey .*384 tokens" "$TMP/t.err" || fail "no per-task summary 
 [ "$(json_get "$TMP/s.json" 'len(j["cells"])')" = 1 ] || fail "student cells: $(cat "$TMP/s.json")"
 [ "$(json_get "$TMP/s.json" 'j["cells"][0]["n"]')" = 2 ] || fail "student samples: $(cat "$TMP/s.json")"
 
+# recall through recovery: train --recall-every records recall accuracy at the evaluations
+"$G" train "$TMP/st" --teacher "$STORIES" --data "$TEXT" --tokens 2048 --ctx 64 --batch 2 --eval-every 8 \
+    --recall-every 8 --recall-tasks passkey --recall-lengths 256 --recall-samples 1 --threads 1 --json \
+    >"$TMP/tr.json" 2>"$TMP/tr.err" || fail "train --recall-every: $(cat "$TMP/tr.err")"
+python3 - "$TMP/tr.json" <<'PY' || fail "train --recall-every JSON: $(cat "$TMP/tr.json")"
+import json, math, sys
+j = json.load(open(sys.argv[1]))
+rc, ev = j["recall_curve"], j["eval_curve"]
+assert len(rc) == 2, rc  # steps 8 and 16 (the last) of 16
+assert [p[0] for p in rc] == [p[0] for p in ev], (rc, ev)  # beside each evaluation
+assert all(math.isfinite(p[1]) and 0 <= p[1] <= 1 for p in rc), rc
+PY
+grep -q "recall at step 8 " "$TMP/tr.err" || fail "no recall line on stderr: $(cat "$TMP/tr.err")"
+expect_error "--recall-every" "$G" train "$TMP/st" --teacher "$STORIES" --data "$TEXT" --recall-every 4 --recall-lengths 4096
+
 expect_error "512 positions" "$G" recall "$STORIES" --lengths 1024
 expect_error "unknown recall task 'needle'" "$G" recall "$STORIES" --tasks needle
 expect_error "--depths" "$G" recall "$STORIES" --depths 150
