@@ -4,6 +4,10 @@ docs/recall.md carries no number typed by hand.
 
   recall-heatmap.py OUT.png LABEL=FILE.json [LABEL=FILE.json ...] > tables.md
 
+FILE may also be a --dump (JSON lines, one a sample): cells are then made
+from the samples it holds, so that a run cut short still shows what it
+measured.
+
 The PNG has one panel per file, side by side: rows are lengths (shortest at
 the top), columns depths (0 % at the left), each cell coloured by accuracy
 over the file's tasks (red 0 -> yellow 0.5 -> green 1) with its accuracy in
@@ -85,6 +89,23 @@ def pct(a):
     return "-" if a is None else "%.0f" % (100 * a)
 
 
+def load(path):
+    if not path.endswith(".jsonl"):
+        return json.load(open(path))
+    rows = [json.loads(l) for l in open(path) if l.strip()]
+    cells, tasks = {}, []
+    for r in rows:
+        if r["task"] not in tasks:
+            tasks.append(r["task"])
+        c = cells.setdefault((r["task"], r["length"], r["depth"]),
+                             {"task": r["task"], "length": r["length"], "depth": r["depth"], "n": 0, "correct": 0.0})
+        c["n"] += 1
+        c["correct"] += r["score"]
+    for c in cells.values():
+        c["accuracy"] = c["correct"] / c["n"]
+    return {"tasks": tasks, "cells": list(cells.values()), "samples": "%d samples in all," % len(rows), "seconds": float("nan")}
+
+
 def main():
     if len(sys.argv) < 3:
         print(__doc__, file=sys.stderr)
@@ -92,10 +113,12 @@ def main():
     panels = []
     for arg in sys.argv[2:]:
         label, path = arg.split("=", 1)
-        j = json.load(open(path))
+        j = load(path)
         lengths, depths, acc = grid(j)
         panels.append((lengths, depths, acc))
-        print("**%s** (%s; %s samples a cell, %s s)\n" % (label, ", ".join(j["tasks"]), j.get("samples", "?"), round(j["seconds"])))
+        secs = j["seconds"]
+        print("**%s** (%s; %s samples a cell%s)\n" % (label, ", ".join(j["tasks"]), j.get("samples", "?"),
+              ", %.0f s" % secs if secs == secs else ", a run cut short: the cells it finished"))
         print("| length \\ depth | " + " | ".join("%g %%" % d for d in depths) + " |")
         print("|---" * (len(depths) + 1) + "|")
         for L in lengths:
