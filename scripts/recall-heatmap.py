@@ -92,7 +92,12 @@ def pct(a):
 def load(path):
     if not path.endswith(".jsonl"):
         return json.load(open(path))
-    rows = [json.loads(l) for l in open(path) if l.strip()]
+    rows = []
+    for l in open(path):
+        try:
+            rows.append(json.loads(l))
+        except ValueError:  # the line a running (or killed) graft was writing
+            pass
     cells, tasks = {}, []
     for r in rows:
         if r["task"] not in tasks:

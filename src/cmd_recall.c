@@ -40,6 +40,7 @@ static void dump_sample(void *ud, const recall_sample *s) {
     cJSON_AddNumberToObject(o, "score", s->score);
     char *line = cJSON_PrintUnformatted(o);
     fprintf(j->dump, "%s\n", line);
+    fflush(j->dump); /* whole lines on disk: a run cut short keeps the samples it finished */
     free(line);
     cJSON_Delete(o);
 }
