@@ -8,15 +8,20 @@
 # (sh tests/gpu/device_run.sh build, or make) and with the teacher shipped:
 #   OUT=... sh tests/gpu/recall/run.sh [STUDENT_DIR ...]
 # Writes into $OUT: recall-teacher.json, recall-<student>.json (graft recall
-# --json), recall-teacher.dump.jsonl.gz (every prompt and answer),
+# --json), recall-<name>.dump.jsonl.gz (every prompt, answer and output),
 # recall-hf.json (the reference), recall.log (stderr of everything).
 # Fits one 10-minute call with the defaults (RUN_S=540 seconds in all): each
 # step gets what is left, and a step still running then is stopped by SIGINT
 # (graft recall cancels, exits non-zero; the step's JSON is then missing and
 # recall.log says so). Knobs: GRAFT_TEACHER_1B5 (the GGUF), RECALL_LENGTHS,
 # RECALL_TASKS, RECALL_DEPTHS, RECALL_SAMPLES, RECALL_HF_TASK (the reference's
-# task; "none" skips it), RUN_S, GRAFT_RUN_DEVICE (cpu: a dry run on a small
-# teacher).
+# task; "none" skips it), RECALL_TEACHER=0 (students only: a second call),
+# RUN_S, GRAFT_RUN_DEVICE (cpu: a dry run on a small teacher).
+# Expected on one H200 (teacher forward ~120-160k tok/s, docs/cuda.md): the
+# teacher's 54 cells (1.1M prompt tokens) in about 2 minutes with its load,
+# each student about as long, the reference 1-2 minutes with its GGUF load:
+# the teacher, the reference and one or two students in one call; more
+# students in a second call with RECALL_TEACHER=0 RECALL_HF_TASK=none.
 set -u
 G=${GRAFT_BIN:-./build/graft}
 TEACHER=${GRAFT_TEACHER_1B5:-/tmp/ship/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf}
@@ -50,12 +55,11 @@ step() {
 }
 
 DUMP=/tmp/recall-teacher.dump.jsonl
-step teacher "$TEACHER" --dump "$DUMP"
-for s in "$@"; do
-    step "$(basename "$s")" "$s"
-done
-[ -f "$DUMP" ] && gzip -c "$DUMP" >"$OUT/recall-teacher.dump.jsonl.gz"
-
+if [ "${RECALL_TEACHER:-1}" != 0 ]; then
+    rm -f "$DUMP"
+    step teacher "$TEACHER" --dump "$DUMP"
+    [ -f "$DUMP" ] && gzip -c "$DUMP" >"$OUT/recall-teacher.dump.jsonl.gz"
+fi
 # the reference: transformers generate on the teacher's prompts of one task
 if [ "$HF_TASK" != none ] && [ -f "$DUMP" ]; then
     echo "== hf: transformers generate, task $HF_TASK" >>"$LOG"
@@ -64,4 +68,11 @@ if [ "$HF_TASK" != none ] && [ -f "$DUMP" ]; then
         --device "$DEVICE" --graft "$OUT/recall-teacher.json" >"$OUT/recall-hf.json" 2>>"$LOG"
     echo "hf: exit $?, $(($(date +%s) - t0)) s" | tee -a "$LOG"
 fi
+for s in "$@"; do
+    n=$(basename "$s")
+    step "$n" "$s" --dump "/tmp/recall-$n.dump.jsonl"
+    # what a run cut short finished: scripts/recall-heatmap.py reads the dump
+    [ -f "/tmp/recall-$n.dump.jsonl" ] && gzip -c "/tmp/recall-$n.dump.jsonl" >"$OUT/recall-$n.dump.jsonl.gz"
+done
+
 echo "total $(($(date +%s) - start)) s" | tee -a "$LOG"
