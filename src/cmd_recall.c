@@ -9,6 +9,7 @@
 
 #include "cli/common.h"
 #include "cli/mem_check.h"
+#include "cli/signals.h"
 #include "commands.h"
 #include "core/error.h"
 #include "eval/recall.h"
@@ -145,6 +146,8 @@ int cmd_recall(int argc, char **argv) {
     }
     recall_job job = {is_student ? &st.tf : &tf, mp, &rq, df, {0}};
     if (job_run_cli("recall", recall_job_fn, &job, NULL, NULL, NULL) != 0) {
+        /* job_run_cli cancels on Ctrl-C only: end by SIGINT as the shell expects (exit 130) */
+        if (strcmp(gf_last_error(), "cancelled") == 0) cli_record_stop(SIGINT);
         rc = cli_fail("recall");
         goto done;
     }
