@@ -232,6 +232,7 @@ int cmd_race(int argc, char **argv) {
         if (mrc != 0) goto out;
     }
     if (tf_view(&tt, &teacher, NULL, NULL, NULL) != 0) goto out;
+    if (train_cli_recall(&tc, &teacher) != 0) goto out;
     if (cli_train_data(&data, &teacher, &tc) != 0) goto out;
     tc.to.on_step = print_step;
     tc.to.ud = &tc.log_every;
@@ -280,6 +281,7 @@ int cmd_race(int argc, char **argv) {
             }
             cJSON_AddItemToObject(r, "curve", curve_json(&res[i].st.loss));
             cJSON_AddItemToObject(r, "eval_curve", curve_json(&res[i].st.eval));
+            if (tc.recall_every > 0) cJSON_AddItemToObject(r, "recall_curve", curve_json(&res[i].measure));
             cJSON_AddNumberToObject(r, "final_eval_ppl", res[i].final_eval_ppl);
             /* wall seconds: a resumed run's train_seconds count only this process's part */
             cJSON_AddNumberToObject(r, "build_seconds", ro.build_s[i]);

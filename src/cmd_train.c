@@ -107,6 +107,7 @@ int cmd_train(int argc, char **argv) {
         goto out;
     }
     if (tf_view(&tt, &teacher, NULL, NULL, NULL) != 0) goto out;
+    if (train_cli_recall(&tc, &teacher) != 0) goto out;
     if (cli_train_data(&data, &teacher, &tc) != 0) goto out;
     if (!folder) {
         init_name = train_cli_converts(&tc) ? "random" : "copy";
@@ -144,6 +145,7 @@ int cmd_train(int argc, char **argv) {
         cJSON_AddNumberToObject(o, "resumed_from", (double)res.resumed_from);
         cJSON_AddItemToObject(o, "curve", curve_json(&res.st.loss));
         cJSON_AddItemToObject(o, "eval_curve", curve_json(&res.st.eval));
+        if (tc.recall_every > 0) cJSON_AddItemToObject(o, "recall_curve", curve_json(&res.measure));
         cJSON_AddNumberToObject(o, "final_loss", final_loss);
         cJSON_AddNumberToObject(o, "final_eval_ppl", res.final_eval_ppl);
         cJSON_AddNumberToObject(o, "teacher_eval_ppl", exp(teacher_nll));

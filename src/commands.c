@@ -8,6 +8,7 @@ const command graft_commands[] = {
     {"stats", cmd_stats, "per-head attention statistics (distance, entropy, output RMS)"},
     {"select", cmd_select, "choose which attention layers to keep (uniform, ar, ga-s2, manual)"},
     {"convert", cmd_convert, "convert a teacher into a hybrid GDN student folder (Taylor-Calibrate)"},
+    {"recall", cmd_recall, "long-context recall: RULER-style needle tasks over lengths and depths"},
     {"eval", cmd_eval, "perplexity of a teacher or a student folder"},
     {"ablate", cmd_ablate, "ablation table: strategies x ratios x initializations"},
     {"train", cmd_train, "recovery training: distill the teacher into a student (KL or hidden alignment)"},

@@ -26,6 +26,7 @@ int cmd_download(int argc, char **argv);
 int cmd_select(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
+int cmd_recall(int argc, char **argv);
 int cmd_ablate(int argc, char **argv);
 int cmd_tui(int argc, char **argv);     /* ui/tui_cmd.c */
 int cmd_default(int argc, char **argv); /* `graft` with no command */

@@ -38,7 +38,10 @@ int train_phase_parse(const char *name, train_phase *out) {
     return 0;
 }
 
-void train_result_free(train_result *r) { train_state_free(&r->st); }
+void train_result_free(train_result *r) {
+    train_state_free(&r->st);
+    curve_free(&r->measure);
+}
 
 /* FNV-1a over the options that must match for a resume to continue the same
  * run. The batch enters as the global one (sequences per step over every
@@ -134,11 +137,22 @@ int train_eval_ppl(const train_opts *o, transformer *tf, const train_data *data,
     return 0;
 }
 
-static int evaluate(const train_opts *o, transformer *student, train_data *data, train_result *res) {
+static int evaluate(const train_opts *o, transformer *student, train_data *data, train_result *res, atomic_int *stop) {
     if (train_eval_ppl(o, student, data, &res->final_eval_ppl) != 0) return -1;
     curve_push(&res->st.eval, (double)res->st.tokens, res->final_eval_ppl);
-    if (o->on_eval && comm_rank(be_comm(student->be)) == 0)
-        o->on_eval(o->ud, res->st.step, res->st.tokens, res->final_eval_ppl);
+    const bool rank0 = comm_rank(be_comm(student->be)) == 0;
+    if (o->on_eval && rank0) o->on_eval(o->ud, res->st.step, res->st.tokens, res->final_eval_ppl);
+    const long step = res->st.step;
+    if (rank0 && o->measure && o->measure_every > 0 && (step % o->measure_every == 0 || step == res->total_steps)) {
+        double v;
+        if (o->measure(o->mud, student, stop, &v) != 0) {
+            if (!(stop && atomic_load(stop))) return -1;
+            gf_clear_error(); /* stopped inside the measure: the loop checkpoints and stops */
+            return 0;
+        }
+        curve_push(&res->measure, (double)res->st.tokens, v);
+        if (o->on_measure) o->on_measure(o->ud, step, res->st.tokens, v);
+    }
     return 0;
 }
 
@@ -437,7 +451,7 @@ int train_run(const train_opts *o, transformer *student, transformer *teacher, t
         curve_push(&st->loss, (double)st->tokens, loss);
         if (o->on_step && rank == 0) o->on_step(o->ud, step, res->total_steps, st->tokens, loss, o->lr_mixer * lrf, gnorm);
         const bool last = step == res->total_steps;
-        if (!last && o->eval_every > 0 && step % o->eval_every == 0 && evaluate(o, student, data, res) != 0) {
+        if (!last && o->eval_every > 0 && step % o->eval_every == 0 && evaluate(o, student, data, res, stop) != 0) {
             rc = -1;
             goto done;
         }
@@ -449,7 +463,7 @@ int train_run(const train_opts *o, transformer *student, transformer *teacher, t
         }
         const bool stopping = stop_sig > 0;
         if (o->ckpt_path && (stopping || (o->ckpt_every > 0 && step % o->ckpt_every == 0) || last)) {
-            if (last && evaluate(o, student, data, res) != 0) {
+            if (last && evaluate(o, student, data, res, stop) != 0) {
                 rc = -1;
                 goto done;
             }
@@ -466,7 +480,7 @@ int train_run(const train_opts *o, transformer *student, transformer *teacher, t
     }
     /* the final evaluation (also when resuming a finished run) */
     if (st->eval.n == 0 || st->eval.xy[2 * (st->eval.n - 1)] != (double)st->tokens) {
-        if (evaluate(o, student, data, res) != 0) rc = -1;
+        if (evaluate(o, student, data, res, stop) != 0) rc = -1;
     } else {
         res->final_eval_ppl = st->eval.xy[2 * (st->eval.n - 1) + 1];
     }

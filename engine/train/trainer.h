@@ -63,6 +63,14 @@ typedef struct {
     void (*on_step)(void *ud, long step, long total, long tokens, double loss, double lr, double grad_norm);
     void (*on_eval)(void *ud, long step, long tokens, double ppl);
     void *ud;
+    /* a second measure of the student beside the held-out perplexity (recall
+       accuracy: engine/eval/recall_probe.h), at the evaluations of steps that
+       are multiples of measure_every and at the last one (0: never); rank 0
+       measures, its value goes into train_result.measure and on_measure */
+    long measure_every;
+    int (*measure)(void *mud, transformer *student, atomic_int *stop, double *value);
+    void *mud;
+    void (*on_measure)(void *ud, long step, long tokens, double value);
 } train_opts;
 
 /* METHOD.md 9 defaults for the phase: ALIGN lr 1e-3 GDN only; KL lr 1e-4 for
@@ -77,6 +85,8 @@ typedef struct {
     double final_eval_ppl;
     int stopped_by;      /* *stop when it stopped the run (a signal number, or 1; checkpoint written), 0 when complete */
     long resumed_from;   /* step of the checkpoint resumed from, -1 when fresh */
+    curve measure;       /* (tokens, value) of train_opts.measure; not in checkpoints: a resumed
+                            run's curve starts at the resume */
 } train_result;
 
 void train_result_free(train_result *r);

@@ -22,6 +22,29 @@ void train_cli_default(train_cli *c) {
     c->to.lr_rest = NAN;
     c->eval_frac = 0.05;
     c->log_every = 10;
+    c->recall_samples = 2;
+}
+
+static void print_recall(void *ud, long step, long tokens, double value) {
+    (void)ud;
+    fprintf(stderr, "recall at step %ld (%ld tokens): %.1f %%\n", step, tokens, 100 * value);
+}
+
+int train_cli_recall(train_cli *c, const model *teacher) {
+    if (c->recall_every <= 0) return 0;
+    recall_probe_default(&c->probe, teacher, 1024);
+    recall_request *rq = &c->probe.rq;
+    rq->samples = c->recall_samples;
+    rq->seed = c->to.seed;
+    if ((c->recall_tasks && recall_parse_tasks(rq, c->recall_tasks) != 0) ||
+        (c->recall_lengths && recall_parse_lengths(rq, c->recall_lengths) != 0) ||
+        recall_validate(rq, &teacher->cfg) != 0)
+        return gf_fail_prefix("--recall-every");
+    c->to.measure_every = c->recall_every;
+    c->to.measure = recall_probe_measure;
+    c->to.mud = &c->probe;
+    c->to.on_measure = print_recall;
+    return 0;
 }
 
 bool train_cli_converts(const train_cli *c) { return c->strategy || !isnan(c->keep); }
@@ -139,6 +162,10 @@ int train_cli_finish(train_cli *c, const char *cmd) {
         opt_check("lr-rest", c->to.lr_rest) || opt_check("warmup-frac", c->to.warmup_frac) ||
         opt_check("noise", c->noise) || opt_check("log-every", c->log_every))
         goto bad;
+    if (c->recall_every < 0 || c->recall_samples < 1) {
+        gf_fail("--recall-every must be >= 0 and --recall-samples >= 1");
+        goto bad;
+    }
     return 0;
 bad:
     fprintf(stderr, "graft %s: %s\n", cmd, gf_last_error());

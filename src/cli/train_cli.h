@@ -9,6 +9,7 @@
 #include "cli/mem_check.h"
 #include "cli/signals.h"
 #include "data/train_data.h"
+#include "eval/recall_probe.h"
 #include "model/model.h"
 #include "model/transformer.h"
 #include "student/student.h"
@@ -22,6 +23,11 @@ typedef struct {
     double keep;          /* retention ratio; NaN: not given */
     double eval_frac, noise;
     int log_every;
+    /* --recall-every N: recall accuracy (engine/eval/recall_probe.h) at the evaluations of every N steps */
+    long recall_every;
+    const char *recall_tasks, *recall_lengths;
+    int recall_samples;
+    recall_probe probe;
 } train_cli;
 
 void train_cli_default(train_cli *c);
@@ -49,7 +55,11 @@ void train_cli_default(train_cli *c);
     {"strategy", OPT_STR, &(o).strategy, "layers keeping attention: uniform | ar | ga-s2 | manual:0,3"},       \
     {"noise", OPT_DOUBLE, &(o).noise, "perturb the student: add N(0, (x * rms)^2) to every tensor"},           \
     {"log-every", OPT_INT, &(o).log_every, "print a progress line every N steps (default 10)"},                 \
-    {"recompute", OPT_STR, &(o).recompute, "recompute activations in the backward: auto (when they would not fit), on, off"}
+    {"recompute", OPT_STR, &(o).recompute, "recompute activations in the backward: auto (when they would not fit), on, off"}, \
+    {"recall-every", OPT_LONG, &(o).recall_every, "recall accuracy at the evaluations of every N steps and the last (graft recall's tasks)"}, \
+    {"recall-tasks", OPT_STR, &(o).recall_tasks, "tasks of --recall-every (default niah-number,multikey)"},      \
+    {"recall-lengths", OPT_STR, &(o).recall_lengths, "lengths of --recall-every (default 1024, or the model's positions)"}, \
+    {"recall-samples", OPT_INT, &(o).recall_samples, "samples per task, length and depth of --recall-every (default 2)"}
 
 /* The device memory of train / race (src/cli/mem_check.h): the teacher,
  * `teachers - 1` more teacher-format models (a student folder's own, a
@@ -81,6 +91,11 @@ cJSON *curve_json(const curve *c);
 /* Applies --phase defaults the user did not override; checks the options.
  * Call after parsing, with a copy made by train_cli_default before parsing. */
 int train_cli_finish(train_cli *c, const char *cmd);
+
+/* --recall-every: the probe of the teacher's tokenizer and config installed
+ * as c->to.measure (nothing when --recall-every is 0); -1 with an error for
+ * bad lists or lengths beyond the model's positions. */
+int train_cli_recall(train_cli *c, const model *teacher);
 
 /* A trainable student: one flat block (engine/model/layout.h). */
 typedef struct {

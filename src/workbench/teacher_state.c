@@ -45,6 +45,7 @@ teacher_state *teacher_state_new(const char *key) {
     method_state_init(&t->method);
     stage1_choice_default(&t->stage1);
     gen_state_init(&t->gen);
+    recall_view_init(&t->recall);
     return t;
 }
 
@@ -78,6 +79,7 @@ void teacher_state_free(teacher_state *t) {
     }
     free(t->results);
     gen_state_free(&t->gen);
+    recall_view_free(&t->recall);
     free(t);
 }
 

@@ -12,6 +12,7 @@
 
 #include "jobs/event.h"
 #include "workbench/generation.h"
+#include "workbench/recall_view.h"
 #include "workbench/method_state.h"
 #include "workbench/results.h"
 
@@ -115,6 +116,7 @@ typedef struct {
     long next_seq;
 
     gen_state gen;           /* the prompt box on Results: its request and the last generation */
+    recall_view recall;      /* the Recall view on Results: the teacher's and a student's recall */
 } teacher_state;
 
 teacher_state *teacher_state_new(const char *key);

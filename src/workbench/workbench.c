@@ -15,6 +15,7 @@
 #include "stats/collect.h"
 #include "workbench/calib_jobs.h"
 #include "workbench/generate_jobs.h"
+#include "workbench/recall_jobs.h"
 #include "workbench/job_cost.h"
 #include "workbench/meter.h"
 #include "workbench/plan_jobs.h"
@@ -184,6 +185,7 @@ static int run_action(app_state *st, job_runner *jr, wb_action act) {
     case ACT_ALIGN: return align_start(wb, st, jr);
     case ACT_RACE: return recover_start_race(wb, st, jr);
     case ACT_GENERATE: return results_start_generate(wb, st, jr);
+    case ACT_RECALL: return results_start_recall(wb, st, jr);
     case ACT_COUNT: break;
     }
     return gf_fail("this screen has no job");
@@ -236,6 +238,10 @@ static void on_end(app_state *st, const job_record *job, const event *ev) {
         return;
     }
     if (!strcmp(job->name, "generate")) results_generate_done(st, job->owner, ev);
+    if (!strcmp(job->name, "recall")) {
+        results_recall_done(st, job->owner, ev); /* takes the result */
+        return;
+    }
     if (!strcmp(job->name, "race") && ev->kind == EV_DONE) {
         recover_race_done(st, job->owner, ev->result);
         return;

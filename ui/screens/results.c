@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "keys.h"
 #include "screens/prompt_box.h"
+#include "screens/recall_box.h"
 #include "screens/screens.h"
 #include "student/student.h"
 
@@ -152,6 +153,10 @@ static void draw(ui *u, grid *g, rect r) {
         prompt_box_draw(u, g, r);
         if (v->box) return;
     }
+    if (v->recall) {
+        recall_box_draw(u, g, r);
+        if (v->recall) return;
+    }
     int y = r.y;
     char line[600];
     slice_line(st, t, line, sizeof line);
@@ -231,7 +236,18 @@ static bool key(ui *u, int k) {
     teacher_state *t = app_cur(st);
     results_view *v = &u->v.results;
     if (v->box) return prompt_box_key(u, k);
+    if (v->recall) return recall_box_key(u, k);
     switch (k) {
+    case 'R': { /* the Recall view: the teacher and the selected row's student (the teacher alone without rows) */
+        const result_row *row = NULL;
+        if (t && t->n_results > 0) {
+            static int order[MAX_ROWS_SHOWN];
+            int n = sorted_rows(t, v, order);
+            row = &t->results[order[v->cursor >= 0 && v->cursor < n ? v->cursor : n - 1]];
+        }
+        recall_box_open(u, row);
+        return true;
+    }
     case 'g': { /* the prompt box on the selected row (the teacher without rows) */
         const result_row *row = NULL;
         if (t && t->n_results > 0) {
@@ -291,11 +307,12 @@ static bool key(ui *u, int k) {
 }
 
 static const key_hint keys[] = {
-    {"\u23ce", "Enter", "evaluate plan"}, {"g", NULL, "prompt box"}, {"i", NULL, "init"},
+    {"\u23ce", "Enter", "evaluate plan"}, {"g", NULL, "prompt box"}, {"R", NULL, "recall view"}, {"i", NULL, "init"},
     {"a", NULL, "ablation table"}, {"\u2191\u2193", "up/down", "row"}, {"o", NULL, "sort"}, {"O", NULL, "reverse"},
 };
 
 const key_hint *results_mode_keys(ui *u, int *n, const char **title) {
+    if (u->v.results.recall) return recall_box_keys(u, n, title);
     return u->v.results.box ? prompt_box_keys(u, n, title) : NULL;
 }
 

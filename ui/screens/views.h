@@ -35,6 +35,7 @@ typedef struct {
     char box_teacher[1024];      /* the key of the teacher it opened for (another one closes it) */
     char row_student[256];       /* that row's student folder, "" when the row has none */
     char row_label[96];          /* "student uniform 60% t-calib", "" when it opened on no row */
+    bool recall;                 /* the Recall view (R) is open */
 } results_view;
 
 typedef struct {

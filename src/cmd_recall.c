@@ -1,0 +1,179 @@
+/* graft recall MODEL|STUDENT [--tasks LIST] [--lengths LIST] [--depths LIST]
+ * [--samples N] [--haystack FILE]: long-context recall (engine/eval/recall.h)
+ * of a teacher or a student folder, as a job (progress with ETA on stderr,
+ * Ctrl-C cancels); the summary per task and length on stderr, the cells as
+ * JSON with --json. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/common.h"
+#include "cli/mem_check.h"
+#include "cli/signals.h"
+#include "commands.h"
+#include "core/error.h"
+#include "eval/recall.h"
+#include "jobs/cli_progress.h"
+#include "student/student_io.h"
+
+typedef struct {
+    transformer *tf;
+    const model *m;
+    const recall_request *rq;
+    FILE *dump; /* one JSON line per sample, or NULL */
+    recall_result res;
+} recall_job;
+
+static void dump_sample(void *ud, const recall_sample *s) {
+    const recall_job *j = ud;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "task", recall_task_name(s->task));
+    cJSON_AddNumberToObject(o, "length", s->length);
+    cJSON_AddNumberToObject(o, "depth", s->depth);
+    cJSON_AddNumberToObject(o, "index", s->index);
+    cJSON_AddNumberToObject(o, "max_new", s->max_new);
+    cJSON_AddItemToObject(o, "ids", cJSON_CreateIntArray(s->ids, s->n_ids));
+    char *text = tokenizer_decode(j->m->tok, s->ids, (size_t)s->n_ids, NULL);
+    cJSON_AddStringToObject(o, "text", text);
+    free(text);
+    cJSON_AddItemToObject(o, "answers", cJSON_CreateStringArray((const char *const *)s->answers, s->n_answers));
+    cJSON_AddStringToObject(o, "pred", s->pred);
+    cJSON_AddNumberToObject(o, "score", s->score);
+    char *line = cJSON_PrintUnformatted(o);
+    fprintf(j->dump, "%s\n", line);
+    fflush(j->dump); /* whole lines on disk: a run cut short keeps the samples it finished */
+    free(line);
+    cJSON_Delete(o);
+}
+
+static int recall_job_fn(job_ctx *ctx, void *arg) {
+    recall_job *j = arg;
+    const job_phase ph[] = {{"recall", 1}};
+    job_set_phases(ctx, ph, 1);
+    progress_sink pr = job_sink(ctx);
+    return recall_run(j->tf, j->m, j->rq, &pr, j->dump ? dump_sample : NULL, j, &j->res);
+}
+
+/* the memory check: a decode run of one prompt at the longest length */
+typedef struct {
+    int longest, n_gdn;
+    student_settings set;
+} recall_plan;
+
+static void recall_fill(mem_job *j, void *ud) {
+    const recall_plan *p = ud;
+    int S = p->longest;
+    if (j->cfg->max_seq > 0 && S > j->cfg->max_seq) S = j->cfg->max_seq;
+    if (p->n_gdn > 0) cli_mem_gdn(j, &p->set);
+    j->gdn_blocks = p->n_gdn;
+    j->run[0] = (tf_run_opts){.B = 1, .T = S, .S = S, .decode = true, .logit_rows = 1};
+    j->run_gdn[0] = p->n_gdn;
+}
+
+int cmd_recall(int argc, char **argv) {
+    common_opts co;
+    common_opts_default(&co);
+    const char *tasks = NULL, *lengths = NULL, *depths = NULL, *haystack = NULL, *chat = "auto", *dump = NULL;
+    int samples = 4, batch = 0;
+    opt_spec specs[] = {
+        {"tasks", OPT_STR, &tasks, "passkey,niah-number,niah-word,multikey,multivalue,multiquery,vt or all (default all)"},
+        {"lengths", OPT_STR, &lengths, "prompt lengths in the model's tokens, 4096 or 4k (default 1k,2k,4k)"},
+        {"depths", OPT_STR, &depths, "where the asked needle goes, percent of the context (default 0,25,50,75,100)"},
+        {"samples", OPT_INT, &samples, "prompts per task, length and depth (default 4)"},
+        {"haystack", OPT_STR, &haystack, "a text file whose sentences fill the context (default: repeated filler)"},
+        {"chat", OPT_STR, &chat, "auto (the tokenizer's template), none, chatml or llama3"},
+        {"batch", OPT_INT, &batch, "prompts per forward (default 0: 1 on the CPU, what fits on a GPU)"},
+        {"dump", OPT_STR, &dump, "write every sample (prompt ids, answers, output, score) as JSON lines to FILE"},
+        COMMON_OPTS(co),
+    };
+    const char *pos[1];
+    int np, rc = cli_parse(argc, argv, specs, sizeof specs / sizeof *specs, pos, 1, 1, &np,
+                           "graft recall MODEL|STUDENT [--tasks LIST] [--lengths LIST] [--depths LIST] "
+                           "[--samples N] [--haystack FILE] [--json]",
+                           &co);
+    if (rc) return rc < 0 ? 0 : rc;
+    recall_request rq;
+    recall_request_default(&rq);
+    rq.samples = samples;
+    rq.batch = batch;
+    rq.seed = (uint64_t)co.seed;
+    rq.haystack = haystack;
+    if ((tasks && recall_parse_tasks(&rq, tasks) != 0) || (lengths && recall_parse_lengths(&rq, lengths) != 0) ||
+        (depths && recall_parse_depths(&rq, depths) != 0) || recall_chat_parse(chat, &rq.chat) != 0) {
+        fprintf(stderr, "graft recall: %s\n", gf_last_error());
+        return 2;
+    }
+    model_config any = {0}; /* counts only: positions are checked once the model is known */
+    if (recall_validate(&rq, &any) != 0) {
+        fprintf(stderr, "graft recall: %s\n", gf_last_error());
+        return 2;
+    }
+    if ((rc = cli_setup("recall", &co))) return rc;
+
+    model teacher = {0}, *mp = &teacher;
+    student st = {0};
+    transformer tf = {0};
+    FILE *df = NULL;
+    const bool is_student = student_folder_detect(pos[0]);
+    recall_plan plan = {0};
+    for (int i = 0; i < rq.n_lengths; i++) plan.longest = rq.lengths[i] > plan.longest ? rq.lengths[i] : plan.longest;
+    if (is_student && student_folder_peek(pos[0], &plan.n_gdn, &plan.set) != 0) return cli_fail("recall");
+    cli_mem_plan(recall_fill, &plan, "lower --lengths");
+    if (is_student) {
+        if (cli_load_student("recall", pos[0], &co, &st) != 0) return 1;
+        mp = st.m;
+    } else if (cli_load_model("recall", pos[0], &co, &teacher) != 0) {
+        return 1;
+    }
+    if (!mp->tok) {
+        fprintf(stderr, "graft recall: %s has no tokenizer (pass --tokenizer PATH)\n", pos[0]);
+        rc = 1;
+        goto done;
+    }
+    if (recall_validate(&rq, &mp->cfg) != 0) {
+        fprintf(stderr, "graft recall: %s\n", gf_last_error());
+        rc = 2;
+        goto done;
+    }
+    if (!is_student && tf_view(&tf, mp, NULL, NULL, NULL) != 0) {
+        rc = cli_fail("recall");
+        goto done;
+    }
+    if (dump && !(df = fopen(dump, "w"))) {
+        fprintf(stderr, "graft recall: --dump %s: cannot be written\n", dump);
+        rc = 1;
+        goto done;
+    }
+    recall_job job = {is_student ? &st.tf : &tf, mp, &rq, df, {0}};
+    if (job_run_cli("recall", recall_job_fn, &job, NULL, NULL, NULL) != 0) {
+        /* job_run_cli cancels on Ctrl-C only: end by SIGINT as the shell expects (exit 130) */
+        if (strcmp(gf_last_error(), "cancelled") == 0) cli_record_stop(SIGINT);
+        rc = cli_fail("recall");
+        goto done;
+    }
+    recall_result_summary(&job.res, stderr);
+    fprintf(stderr, "recall: %.1f %% over every cell, %.1f s (chat template: %s, batch %d)\n",
+            100 * recall_result_accuracy(&job.res), job.res.seconds, recall_chat_name(job.res.chat), job.res.batch);
+    if (co.json) {
+        cJSON *o = recall_result_json(&job.res, &rq, pos[0]);
+        cJSON_AddItemToObject(o, "memory", cli_mem_json());
+        cli_print_json(o);
+    } else {
+        printf("%-12s %7s %6s %4s %8s\n", "task", "length", "depth", "n", "accuracy");
+        for (int i = 0; i < job.res.n_cells; i++) {
+            const recall_cell *c = &job.res.cells[i];
+            printf("%-12s %7d %6g %4d %7.1f%%\n", recall_task_name(c->task), c->length, c->depth, c->n,
+                   c->n ? 100 * c->correct / c->n : 0.0);
+        }
+    }
+    recall_result_free(&job.res);
+done:
+    if (df && fclose(df) != 0 && rc == 0) {
+        fprintf(stderr, "graft recall: --dump %s: write error\n", dump);
+        rc = 1;
+    }
+    tf_free(&tf);
+    if (is_student) student_free(&st);
+    else model_free(&teacher);
+    return rc;
+}
