@@ -130,7 +130,9 @@ int checkpoint_read(const char *path, train_state *s, const train_blocks *b) {
     }
     if (get_curve(f, &s->loss) || get_curve(f, &s->eval)) goto truncated;
     buf = gf_malloc(CHUNK * sizeof *buf);
-    if (get_block(f, b, b->master, buf) || get_block(f, b, b->m, buf) || get_block(f, b, b->v, buf)) goto truncated;
+    const bool moments = !gf_is_none(b->m) && !gf_is_none(b->v);
+    if (get_block(f, b, b->master, buf) || (moments && (get_block(f, b, b->m, buf) || get_block(f, b, b->v, buf))))
+        goto truncated;
     free(buf);
     fclose(f);
     return 0;

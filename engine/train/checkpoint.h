@@ -46,8 +46,9 @@ typedef struct {
 } train_blocks;
 
 int checkpoint_write(const char *path, const train_state *s, const train_blocks *b);
-/* Reads into s (curves allocated) and the blocks. Fails with a clear message
- * when the file does not match the layout. */
+/* Reads into s (curves allocated) and the blocks (m and v may be none: only
+ * the master parameters are read, as graft halflife does). Fails with a clear
+ * message when the file does not match the layout. */
 int checkpoint_read(const char *path, train_state *s, const train_blocks *b);
 
 #endif

@@ -200,7 +200,7 @@ static int micro_batch(const train_opts *o, transformer *student, train_bufs *b,
     gf_backend *be = student->be;
     const model_config *c = &student->cfg;
     const int B = o->batch, T = o->ctx, N = B * T, L = c->n_layers, V = c->vocab_size;
-    const tf_hooks th = {NULL, NULL, o->phase == PHASE_ALIGN ? b->t_after : NULL};
+    const tf_hooks th = {NULL, NULL, o->phase == PHASE_ALIGN ? b->t_after : NULL, NULL};
     if (tf_forward(b->tr, tok, B, T, 0, &th) != 0 || tf_forward(b->sr, tok, B, T, 0, NULL) != 0) return -1;
     if (o->phase == PHASE_KL) {
         int rows;
