@@ -19,7 +19,9 @@
 #                                             most of it writing and reading the folder)
 # then, here: python3 tests/gpu/halflife/report.py DIR (DIR = the files brought back).
 # GRAFT_RUN_DEVICE=cpu GRAFT_QWEN15=<stories260K.bin> GRAFT_HL_TEXT=<tinystories.txt>:
-# a dry run of the commands on a small teacher.
+# the same commands on a small teacher (docs/half-life.md's CPU runs; also
+# GRAFT_HL_STEPS=N Stage 2 steps, GRAFT_HL_BYTES=N bytes of held-out text,
+# GRAFT_RUN_S=N seconds in all, GRAFT_HL_THREADS=N).
 set -u
 G=${GRAFT_BIN:-./build/graft}
 TEACHER=${GRAFT_QWEN15:-/tmp/ship/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf}
@@ -28,6 +30,9 @@ OUT=${OUT:-build/gpu/out}
 DEVICE=${GRAFT_RUN_DEVICE:-cuda}
 RUN_S=${GRAFT_RUN_S:-570}
 WORK=${GRAFT_HL_WORK:-/tmp/graft-halflife}
+STEPS=${GRAFT_HL_STEPS:-300}
+BYTES=${GRAFT_HL_BYTES:-200000}
+THREADS=${GRAFT_HL_THREADS:+--threads $GRAFT_HL_THREADS}
 mkdir -p "$OUT" "$WORK/json"
 [ -x "$G" ] || { echo "halflife/run.sh: no $G (sh tests/gpu/device_run.sh build first)" >&2; exit 1; }
 [ -f "$TEACHER" ] || { echo "halflife/run.sh: no teacher at $TEACHER" >&2; exit 1; }
@@ -37,13 +42,13 @@ left() { l=$((RUN_S - ($(date +%s) - start))); [ $l -lt 10 ] && l=10; echo $l; }
 # held-out text for halflife and eval: 200 KB from the middle of the file (the
 # calibration reads its start)
 size=$(wc -c <"$TEXT")
-tail -c $((size / 2)) "$TEXT" | head -c 200000 >"$WORK/heldout.txt"
+tail -c $((size / 2)) "$TEXT" | head -c "$BYTES" >"$WORK/heldout.txt"
 
 step() { # NAME, command...: stdout to json/NAME.json, stderr to $OUT/halflife.log
     name=$1; shift
     t0=$(date +%s.%N)
     echo "== $name: $*" >>"$OUT/halflife.log"
-    timeout -s INT -k 20 "$(left)" "$@" --device "$DEVICE" --json >"$WORK/json/$name.json" 2>>"$OUT/halflife.log"
+    timeout -s INT -k 20 "$(left)" "$@" --device "$DEVICE" $THREADS --json >"$WORK/json/$name.json" 2>>"$OUT/halflife.log"
     rc=$?
     awk -v n="$name" -v rc=$rc -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%s: exit %d, %.1f s\n", n, rc, b - a }' |
         tee -a "$OUT/halflife.log"
@@ -57,7 +62,7 @@ student() { # NAME, convert options...
     dir=$WORK/$who
     rm -rf "$dir"
     if step "convert-$who" "$G" convert "$TEACHER" --keep 0.5 --strategy uniform --calib "$TEXT" --ctx 256 \
-        --calib-seqs 4 --out "$dir" "$@"; then
+        --calib-seqs 4 --steps "$STEPS" --out "$dir" "$@"; then
         step "halflife-$who" "$G" halflife "$dir" --text "$WORK/heldout.txt" --ctx 256 --seqs 8 || status=1
         step "eval-$who" "$G" eval "$dir" --text "$WORK/heldout.txt" --ctx 256 || status=1
         # the JSON printed by convert carries report.json (teacher statistics included)
