@@ -65,6 +65,28 @@ assert moved > n // 2, moved
 assert all(abs(a - h["idle"]) <= 1e-9 * h["idle"] for a, h in zip(d[0]["idle"], before["heads"]))
 PY
 
+# a per-head fix: layer 2 head 0 set to 16 tokens, then 20 Stage 2 steps of layer 2 alone
+L2=$(python3 -c "import json; print(json.load(open('$TMP/stu/report.json'))['layers'][0]['layer'])")
+$G halflife "$TMP/stu" --ctx 64 --seqs 2 --threads 1 --fix "$L2:0=16" --steps 20 --eval-windows 2 --out "$TMP/fixed" \
+    --json >"$TMP/fix.json" 2>"$TMP/fix.err" || fail "halflife --fix failed: $(cat "$TMP/fix.err")"
+$G eval "$TMP/fixed" --text "$DATA" --ctx 64 --json >/dev/null 2>&1 || fail "the fixed student folder does not load"
+python3 - "$TMP/fix.json" "$L2" <<'PY' || fail "halflife --fix JSON check failed"
+import json, math, sys
+j = json.load(open(sys.argv[1])); L2 = int(sys.argv[2])
+f = j["fix"]
+assert f["changes"] == [{"layer": L2, "head": 0, "half_life": 16}] and f["stage2_steps"] == 20
+assert f["eval_tokens"] > 0 and all(math.isfinite(f[k]) and f[k] > 1 for k in ("ppl_before", "ppl_after"))
+before = {(h["layer"], h["head"]): h for h in f["before"]}
+after = {(h["layer"], h["head"]): h for h in j["heads"]}
+# 20 steps at lr 1e-3 move dt_bias little: the fixed head sits near 16 tokens, far from where it was
+assert abs(math.log(after[(L2, 0)]["idle"] / 16)) < 0.2, after[(L2, 0)]["idle"]
+assert abs(math.log(before[(L2, 0)]["idle"] / 16)) > 0.2, before[(L2, 0)]["idle"]
+# the other GDN layers' parameters are not touched (their per-token values move: their input comes through layer L2)
+for k, h in after.items():
+    if k[0] != L2:
+        assert h["idle"] == before[k]["idle"], k
+PY
+
 # bad inputs
 expect_error "not a student folder" "$G" halflife "$STORIES"
 [ "$rc" -eq 2 ] || fail "a teacher instead of a student: exit $rc, want 2"
@@ -74,6 +96,10 @@ expect_error "No such file" "$G" halflife "$TMP/stu" --text "$TMP/missing.txt"
 expect_error "were asked for" "$G" halflife "$TMP/stu" --text "$DATA" --ctx 64 --seqs 100000
 head -c 1000 "$TMP/ck.bin" >"$TMP/cut.bin"
 expect_error "truncated" "$G" halflife "$TMP/stu" --ctx 64 --seqs 1 --ckpt "$TMP/cut.bin"
+expect_error "--fix needs --out" "$G" halflife "$TMP/stu" --fix 2:0=16
+expect_error "expected LAYER:HEAD" "$G" halflife "$TMP/stu" --ctx 64 --seqs 1 --fix 2:99=16 --out "$TMP/nope"
+expect_error "not a GDN head" "$G" halflife "$TMP/stu" --ctx 64 --seqs 1 --fix 0:0=16 --out "$TMP/nope"
+[ -e "$TMP/nope" ] && fail "a refused --fix wrote its folder"
 printf '{"teacher_attention_stats": [' >"$TMP/bad.json"
 expect_error "bad.json" "$G" halflife "$TMP/stu" --ctx 64 --seqs 1 --stats "$TMP/bad.json"
 exit 0
