@@ -5,7 +5,10 @@
 # (decay,beta,gate) and taylor-calibrate with the decay from the distance
 # without the first key (the per-head fix the flags point at, applied to
 # every head), each converted on the GPU, then `graft halflife` on held-out
-# text and `graft eval` of its perplexity. Every --json output goes into
+# text and `graft eval` of its perplexity; for taylor-calibrate also
+# `graft halflife --fix` of its three worst too-short / too-long heads (set to
+# their no-sink distance, then Stage 2 of their layers alone) beside the
+# control (the same Stage 2 with no change). Every --json output goes into
 # $OUT/halflife-json.tar.gz (rewritten after each student, so a call cut short
 # still brings back the students done), stderr and timings into
 # $OUT/halflife.log; each student folder (7 GB of float32) is removed once
@@ -14,9 +17,11 @@
 # On the GPU machine, from the repository root, after `sh tests/gpu/device_run.sh
 # build` (build/graft with CUDA) and `. .carry/env.sh`, with the teacher at
 # $GRAFT_QWEN15 (default /tmp/ship/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf):
-#   sh tests/gpu/halflife/run.sh              expected ~6 min on one H200 (six students:
+#   sh tests/gpu/halflife/run.sh              expected ~7 min on one H200 (six students:
 #                                             convert ~30 s, halflife ~15 s, eval ~15 s each,
-#                                             most of it writing and reading the folder)
+#                                             most of it writing and reading the 7 GB folder;
+#                                             the fix and its control ~40 s each); it stops
+#                                             itself at 570 s (GRAFT_RUN_S), keeping what is done
 # then, here: python3 tests/gpu/halflife/report.py DIR (DIR = the files brought back).
 # GRAFT_RUN_DEVICE=cpu GRAFT_QWEN15=<stories260K.bin> GRAFT_HL_TEXT=<tinystories.txt>:
 # the same commands on a small teacher (docs/half-life.md's CPU runs; also
@@ -33,6 +38,7 @@ WORK=${GRAFT_HL_WORK:-/tmp/graft-halflife}
 STEPS=${GRAFT_HL_STEPS:-300}
 BYTES=${GRAFT_HL_BYTES:-200000}
 THREADS=${GRAFT_HL_THREADS:+--threads $GRAFT_HL_THREADS}
+FIX_STUDENT=${GRAFT_HL_FIX:-taylor-calibrate} # whose worst flagged heads get fixed (none: no fix)
 mkdir -p "$OUT" "$WORK/json"
 [ -x "$G" ] || { echo "halflife/run.sh: no $G (sh tests/gpu/device_run.sh build first)" >&2; exit 1; }
 [ -f "$TEACHER" ] || { echo "halflife/run.sh: no teacher at $TEACHER" >&2; exit 1; }
@@ -66,6 +72,26 @@ student() { # NAME, convert options...
         step "halflife-$who" "$G" halflife "$dir" --text "$WORK/heldout.txt" --ctx 256 --seqs 8 || status=1
         step "eval-$who" "$G" eval "$dir" --text "$WORK/heldout.txt" --ctx 256 || status=1
         # the JSON printed by convert carries report.json (teacher statistics included)
+        if [ "$who" = "$FIX_STUDENT" ]; then
+            # the three worst heads flagged too short / too long, each set to its no-sink
+            # distance, then Stage 2 of their layers alone; and the control (the same
+            # layers' Stage 2 with no change)
+            worst=$(python3 -c "
+import json, sys
+j = json.load(open(sys.argv[1]))
+hs = sorted((h for h in j['heads'] if set(h['flags']) & {'too_short', 'too_long'}), key=lambda h: -h['severity'])[:3]
+print(' '.join(f\"{h['layer']}:{h['head']}\" for h in hs))" "$WORK/json/halflife-$who.json" 2>/dev/null)
+            if [ -n "$worst" ]; then
+                fixargs= keepargs=
+                for w in $worst; do fixargs="$fixargs --fix $w=no-sink"; keepargs="$keepargs --fix $w=keep"; done
+                step "fix-$who" "$G" halflife "$dir" --text "$WORK/heldout.txt" --ctx 256 --seqs 8 $fixargs \
+                    --out "$WORK/fixed" || status=1
+                rm -rf "$WORK/fixed"
+                step "fixctl-$who" "$G" halflife "$dir" --text "$WORK/heldout.txt" --ctx 256 --seqs 8 $keepargs \
+                    --out "$WORK/fixed" || status=1
+                rm -rf "$WORK/fixed"
+            fi
+        fi
     else
         status=1
     fi
