@@ -2,7 +2,9 @@
 """Tables of docs/half-life.md from `graft halflife --json` and `graft eval --json`
 outputs: one row per student (halflife-NAME.json, eval-NAME.json in DIR, or in
 DIR/halflife-json.tar.gz as tests/gpu/halflife/run.sh leaves them), then the
-worst flagged heads of each. Usage: report.py DIR [NAME ...] (default: every
+worst flagged heads of each, the fix beside its control, and with
+--pictures=N each student's first N heads on a log axis (p10..p90, p50, idle,
+target). Usage: report.py [--pictures=N] DIR [NAME ...] (default: every
 halflife-*.json, in the order of run.sh)."""
 import glob
 import io
@@ -39,10 +41,45 @@ def fmt(x, nd=3):
     return f"{x:.{nd}g}"
 
 
+def strip(h, width=60, lo=-1.0, hi=5.0):
+    """One head on a log10 axis from 10^lo to 10^hi tokens: '-' p10..p90, '|' p50,
+    'i' idle, 'T' the teacher distance Stage 1 aimed at (later marks win)."""
+    row = [" "] * width
+    pos = lambda x: None if not x or not math.isfinite(x) or x <= 0 else \
+        min(width - 1, max(0, int((math.log10(x) - lo) / (hi - lo) * (width - 1) + 0.5)))
+    a, b = pos(h["p10"]), pos(h["p90"])
+    if a is not None:
+        for i in range(a, (b if b is not None else width - 1) + 1):
+            row[i] = "-"
+    for key, ch in (("p50", "|"), ("teacher_distance", "T"), ("idle", "i")):
+        p = pos(h[key])
+        if p is not None:
+            row[p] = ch
+    return "".join(row)
+
+
+def pictures(files, names, max_heads):
+    print("```")
+    print(f"{'':24}{'0.1':<10}{'1':<10}{'10':<10}{'100':<10}{'1e3':<10}{'1e4':<9}1e5 tokens")
+    for n in names:
+        h = files.get(f"halflife-{n}.json")
+        if not h:
+            continue
+        print(n)
+        for x in h["heads"][:max_heads]:
+            fl = ",".join(f.replace("write_gate_", "beta_") for f in x["flags"])
+            print(f"  layer {x['layer']:2} head {x['head']:2}  {strip(x)} {fl}")
+    print("```")
+
+
 def main():
-    d = sys.argv[1]
+    args = sys.argv[1:]
+    max_heads = 0
+    if args and args[0].startswith("--pictures="):
+        max_heads = int(args.pop(0).split("=", 1)[1])
+    d = args[0]
     files = load(d)
-    names = sys.argv[2:] or sorted((k[len("halflife-"):-5] for k in files if k.startswith("halflife-")),
+    names = args[1:] or sorted((k[len("halflife-"):-5] for k in files if k.startswith("halflife-")),
                                    key=lambda n: (ORDER.index(n) if n in ORDER else 99, n))
     print("| student | ppl | heads | idle median | p50 median | median p90/p10 | median beta | "
           "median \\|log2(p50 / target)\\| | " + " | ".join(f.replace("_", " ") for f in FLAGS) + " |")
@@ -89,6 +126,9 @@ def main():
             print(f"- {n}: no head flagged")
             continue
         print(f"- {n}: " + "; ".join(f"layer {x['layer']} head {x['head']} ({x['reasons']})" for x in ws))
+    if max_heads:
+        print()
+        pictures(files, names, max_heads)
 
 
 if __name__ == "__main__":
