@@ -1,5 +1,6 @@
 #include "train/trainer.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -279,6 +280,15 @@ static int start_state(const train_opts *o, train_state *st, const train_blocks 
     return 0;
 }
 
+/* PATH.step-N: a second name for the checkpoint just written (its rename made a new file). */
+static int keep_checkpoint(const char *path, long step) {
+    char kept[4096];
+    snprintf(kept, sizeof kept, "%s.step-%ld", path, step);
+    if ((unlink(kept) != 0 && errno != ENOENT) || link(path, kept) != 0)
+        return gf_fail("%s: cannot keep the checkpoint: %s", kept, strerror(errno));
+    return 0;
+}
+
 int train_run(const train_opts *o, transformer *student, transformer *teacher, train_data *data,
               atomic_int *stop, train_result *res) {
     memset(res, 0, sizeof *res);
@@ -430,6 +440,10 @@ int train_run(const train_opts *o, transformer *student, transformer *teacher, t
                 goto done;
             }
             if (rank == 0 && checkpoint_write(o->ckpt_path, st, &ck) != 0) { /* written once */
+                rc = -1;
+                goto done;
+            }
+            if (rank == 0 && o->ckpt_keep && keep_checkpoint(o->ckpt_path, step) != 0) {
                 rc = -1;
                 goto done;
             }

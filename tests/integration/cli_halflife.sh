@@ -44,22 +44,25 @@ PY
 $G halflife "$TMP/stu" --text "$DATA" --ctx 64 --seqs 2 --threads 1 >"$TMP/hl.txt" 2>/dev/null || fail "halflife (text) failed"
 grep -q "heads flagged" "$TMP/hl.txt" || fail "no flagged summary: $(cat "$TMP/hl.txt")"
 
-# a training checkpoint of the student: its numbers and the drift of every head's median
-$G train "$TMP/stu" --teacher "$STORIES" --data "$DATA" --ctx 64 --batch 2 --tokens 640 --lr-mixer 1e-2 \
-    --threads 1 --log-every 0 --eval-seqs 0 --ckpt "$TMP/ck.bin" >/dev/null 2>"$TMP/train.err" ||
+# training checkpoints of the student: their numbers and the drift of every head's median
+# (10 steps of 128 tokens, a checkpoint every 5 kept as ck.bin.step-5, ck.bin.step-10)
+$G train "$TMP/stu" --teacher "$STORIES" --data "$DATA" --ctx 64 --batch 2 --tokens 1280 --lr-mixer 1e-2 \
+    --threads 1 --log-every 0 --eval-seqs 0 --ckpt "$TMP/ck.bin" --ckpt-every 5 --ckpt-keep >/dev/null 2>"$TMP/train.err" ||
     fail "train failed: $(cat "$TMP/train.err")"
-$G halflife "$TMP/stu" --ctx 64 --seqs 2 --threads 1 --ckpt "$TMP/ck.bin" --json >"$TMP/ck.json" 2>"$TMP/ck.err" ||
-    fail "halflife --ckpt failed: $(cat "$TMP/ck.err")"
+[ -f "$TMP/ck.bin.step-5" ] && [ -f "$TMP/ck.bin.step-10" ] || fail "train --ckpt-keep kept $(ls "$TMP")"
+cmp -s "$TMP/ck.bin" "$TMP/ck.bin.step-10" || fail "the last kept checkpoint is not the checkpoint"
+$G halflife "$TMP/stu" --ctx 64 --seqs 2 --threads 1 --ckpt "$TMP/ck.bin.step-5" --ckpt "$TMP/ck.bin" --json \
+    >"$TMP/ck.json" 2>"$TMP/ck.err" || fail "halflife --ckpt failed: $(cat "$TMP/ck.err")"
 python3 - "$TMP/ck.json" "$TMP/hl.json" <<'PY' || fail "halflife --ckpt JSON check failed"
 import json, sys
 j = json.load(open(sys.argv[1])); before = json.load(open(sys.argv[2]))
 d = j["drift"]
-assert len(d) == 2 and d[0]["tokens"] == 0 and d[1]["tokens"] == 640 and d[1]["step"] > 0, d
+assert [x["tokens"] for x in d] == [0, 640, 1280] and [x["step"] for x in d] == [0, 5, 10], d
 assert j["source"].endswith("ck.bin")
 n = len(j["heads"])
-assert len(d[0]["p50"]) == n and len(d[1]["p50"]) == n
-assert [h["p50"] for h in j["heads"]] == d[1]["p50"]
-# a learning rate of 1e-2 on the gates for 640 tokens moves the idle half-lives
+assert all(len(x["p50"]) == n for x in d)
+assert [h["p50"] for h in j["heads"]] == d[2]["p50"]
+# a learning rate of 1e-2 on the gates for 5 steps moves the idle half-lives
 moved = sum(abs(a - b) > 1e-4 * abs(b) for a, b in zip(d[1]["idle"], d[0]["idle"]))
 assert moved > n // 2, moved
 assert all(abs(a - h["idle"]) <= 1e-9 * h["idle"] for a, h in zip(d[0]["idle"], before["heads"]))
