@@ -121,6 +121,7 @@ int cmd_race(int argc, char **argv) {
         {"ckpt-dir", OPT_STR, &ckpt_dir, "checkpoint each run to DIR/INIT.ckpt (at the end, every --ckpt-every steps, on SIGINT/SIGTERM)"},
         {"ckpt-every", OPT_LONG, &tc.to.ckpt_every, "with --ckpt-dir: checkpoint every N steps (default: at the end)"},
         {"resume", OPT_FLAG, &resume, "with --ckpt-dir: each run continues from its checkpoint (same options and seed)"},
+        {"ckpt-keep", OPT_FLAG, &tc.to.ckpt_keep, "with --ckpt-dir: also keep every checkpoint as DIR/INIT.ckpt.step-N (graft halflife --ckpt)"},
         STAGE1_OPTS(mo),
         RANKS_OPTS(n_ranks, n_gpus),
         CTX_OPTS(co),
@@ -159,6 +160,10 @@ int cmd_race(int argc, char **argv) {
             fprintf(stderr, "graft race: --inits needs at least two initializations\n");
             return 2;
         }
+    }
+    if (tc.to.ckpt_keep && !ckpt_dir) {
+        fprintf(stderr, "graft race: --ckpt-keep needs --ckpt-dir DIR\n");
+        return 2;
     }
     if (resume && !ckpt_dir) {
         fprintf(stderr, "graft race: --resume needs --ckpt-dir DIR\n");

@@ -43,6 +43,7 @@ int cmd_train(int argc, char **argv) {
         {"ckpt", OPT_STR, &ckpt, "checkpoint file (written atomically; also on SIGINT/SIGTERM)"},
         {"ckpt-every", OPT_LONG, &tc.to.ckpt_every, "checkpoint every N steps (default: at the end)"},
         {"resume", OPT_FLAG, &resume, "continue from --ckpt when it exists (same options and seed)"},
+        {"ckpt-keep", OPT_FLAG, &tc.to.ckpt_keep, "also keep every checkpoint as FILE.step-N (graft halflife --ckpt: the drift)"},
         {"out", OPT_STR, &out_dir, "write the trained student folder here (STUDENT must be a student folder)"},
         {"log-windows", OPT_STR, &tc.to.window_log, "write the corpus windows of every step's global batch here"},
         RANKS_OPTS(n_ranks, n_gpus),
@@ -56,8 +57,8 @@ int cmd_train(int argc, char **argv) {
     if (cli_ranks_launch("train", argc, argv, n_ranks, n_gpus, &co, &rc)) return rc;
     if ((rc = cli_setup("train", &co)) || (rc = train_cli_finish(&tc, "train"))) return rc;
     cli_ctx_plan(tc.to.ctx, &co);
-    if (resume && !ckpt) {
-        fprintf(stderr, "graft train: --resume needs --ckpt FILE\n");
+    if ((resume || tc.to.ckpt_keep) && !ckpt) {
+        fprintf(stderr, "graft train: --resume and --ckpt-keep need --ckpt FILE\n");
         return 2;
     }
     tc.to.seed = (uint64_t)co.seed;

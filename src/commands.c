@@ -6,6 +6,7 @@ const command graft_commands[] = {
     {"ppl", cmd_ppl, "perplexity of a text file"},
     {"download", cmd_download, "download a Hugging Face repo into the shared cache, print its folder"},
     {"stats", cmd_stats, "per-head attention statistics (distance, entropy, output RMS)"},
+    {"halflife", cmd_halflife, "every GDN head's idle and effective half-life on text, beside the teacher's distance, with flags"},
     {"select", cmd_select, "choose which attention layers to keep (uniform, ar, ga-s2, manual)"},
     {"convert", cmd_convert, "convert a teacher into a hybrid GDN student folder (Taylor-Calibrate)"},
     {"recall", cmd_recall, "long-context recall: RULER-style needle tasks over lengths and depths"},

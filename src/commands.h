@@ -20,6 +20,7 @@ int cmd_inspect(int argc, char **argv);
 int cmd_generate(int argc, char **argv);
 int cmd_ppl(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
+int cmd_halflife(int argc, char **argv);
 int cmd_train(int argc, char **argv);
 int cmd_race(int argc, char **argv);
 int cmd_download(int argc, char **argv);

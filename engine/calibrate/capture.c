@@ -59,7 +59,7 @@ int teacher_capture_run(teacher_capture *c, const model *m, const int *seqs, int
         return -1;
     }
     capture_ud ud = {c, m->be, 0};
-    tf_hooks hooks = {on_attention, &ud, NULL};
+    tf_hooks hooks = {on_attention, &ud, NULL, NULL};
     int rc = 0;
     for (int s = 0; s < n_seqs && rc == 0; s += B) {
         if (progress_cancelled(progress)) {

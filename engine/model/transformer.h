@@ -85,6 +85,10 @@ typedef struct {
     int (*on_attention)(void *ud, int layer, gf_buf xn, gf_buf heads, gf_buf out, int N);
     void *ud;
     const gf_buf *after_layer; /* [L] or NULL: copy the residual after layer l (N x D) where not none */
+    /* after GDN layer l's forward: the gates that forward computed, g [N, H]
+     * (log decay, <= 0) and beta [N, H] (write strength), both F32 on the
+     * run's backend (graft halflife reads them). GDN layers only. */
+    int (*on_gdn)(void *ud, int layer, gf_buf g, gf_buf beta, int N);
 } tf_hooks;
 
 typedef struct tf_run tf_run;

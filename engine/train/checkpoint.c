@@ -101,7 +101,9 @@ static int stream_block(stream *f, const train_blocks *b, gf_buf blk, float *buf
         if (!f->h) return -1;
         for (size_t at = off; at < end; at += CHUNK) {
             const size_t n = end - at < CHUNK ? end - at : CHUNK;
-            const int bad = read ? get(f, buf, n * sizeof(float)) || be_upload(b->be, gf_at(blk, at), buf, GF_F32, n)
+            /* a block given as none (graft halflife reads the parameters alone) is hashed, not uploaded */
+            const int bad = read ? get(f, buf, n * sizeof(float)) ||
+                                       (!gf_is_none(blk) && be_upload(b->be, gf_at(blk, at), buf, GF_F32, n))
                                  : be_download(b->be, buf, GF_F32, gf_at(blk, at), n) || put(f, buf, n * sizeof(float));
             if (bad) {
                 EVP_MD_CTX_free(f->h);

@@ -53,9 +53,11 @@ typedef struct {
 } train_blocks;
 
 int checkpoint_write(const char *path, const train_state *s, const train_blocks *b);
-/* Reads into s (curves allocated) and the blocks. Fails with a clear message
- * when the file does not match the layout or a checksum (the blocks may then
- * hold part of the file: the caller gives up the run). */
+/* Reads into s (curves allocated) and the blocks (m and v may be none: only
+ * the master parameters are uploaded, as graft halflife does; every block is
+ * still checked against its checksums). Fails with a clear message when the
+ * file does not match the layout or a checksum (the blocks may then hold part
+ * of the file: the caller gives up the run). */
 int checkpoint_read(const char *path, train_state *s, const train_blocks *b);
 
 #endif

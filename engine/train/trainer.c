@@ -1,5 +1,6 @@
 #include "train/trainer.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -219,7 +220,7 @@ static int micro_batch(const train_opts *o, transformer *student, train_bufs *b,
     gf_backend *be = student->be;
     const model_config *c = &student->cfg;
     const int B = o->batch, T = o->ctx, N = B * T, L = c->n_layers, V = c->vocab_size;
-    const tf_hooks th = {NULL, NULL, o->phase == PHASE_ALIGN ? b->t_after : NULL};
+    const tf_hooks th = {NULL, NULL, o->phase == PHASE_ALIGN ? b->t_after : NULL, NULL};
     if (tf_forward(b->tr, tok, B, T, 0, &th) != 0 || tf_forward(b->sr, tok, B, T, 0, NULL) != 0) return -1;
     if (o->phase == PHASE_KL) {
         int rows;
@@ -313,6 +314,15 @@ static int check_numbers(const train_opts *o) {
             return gf_fail("%s must be in %c%g, %g], got %g", v[i].name, v[i].open_lo ? '(' : '[', v[i].lo, v[i].hi,
                            v[i].x);
     }
+    return 0;
+}
+
+/* PATH.step-N: a second name for the checkpoint just written (its rename made a new file). */
+static int keep_checkpoint(const char *path, long step) {
+    char kept[4096];
+    snprintf(kept, sizeof kept, "%s.step-%ld", path, step);
+    if ((unlink(kept) != 0 && errno != ENOENT) || link(path, kept) != 0)
+        return gf_fail("%s: cannot keep the checkpoint: %s", kept, strerror(errno));
     return 0;
 }
 
@@ -468,6 +478,10 @@ int train_run(const train_opts *o, transformer *student, transformer *teacher, t
                 goto done;
             }
             if (rank == 0 && checkpoint_write(o->ckpt_path, st, &ck) != 0) { /* written once */
+                rc = -1;
+                goto done;
+            }
+            if (rank == 0 && o->ckpt_keep && keep_checkpoint(o->ckpt_path, step) != 0) {
                 rc = -1;
                 goto done;
             }

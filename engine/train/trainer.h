@@ -53,6 +53,8 @@ typedef struct {
     long ckpt_every;           /* steps; 0: only at the end and on a signal */
     const char *ckpt_path;     /* NULL: no checkpoints */
     bool resume;               /* continue from ckpt_path when it exists */
+    bool ckpt_keep;            /* also keep every checkpoint written as ckpt_path.step-N (a hard link
+                                  of the file just written: no extra bytes), for graft halflife --ckpt */
     bool recompute;            /* the student's run keeps only each layer's input and recomputes the
                                   rest in the backward (tf_run_opts.recompute): less memory, one more
                                   forward per step, the same bits */

@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""Tables of docs/half-life.md from `graft halflife --json` and `graft eval --json`
+outputs: one row per student (halflife-NAME.json, eval-NAME.json in DIR, or in
+DIR/halflife-json.tar.gz as tests/gpu/halflife/run.sh leaves them), then the
+worst flagged heads of each, the fix beside its control, and with
+--pictures=N each student's first N heads on a log axis (p10..p90, p50, idle,
+target). Usage: report.py [--pictures=N] DIR [NAME ...] (default: every
+halflife-*.json, in the order of run.sh)."""
+import glob
+import io
+import json
+import math
+import os
+import statistics
+import sys
+import tarfile
+
+ORDER = ["random", "align-only", "taylor-only", "taylor-calibrate", "best-subset", "no-sink"]
+FLAGS = ["too_short", "too_long", "too_spread", "write_gate_shut", "write_gate_saturated"]
+
+
+def load(d):
+    files = {}
+    tgz = os.path.join(d, "halflife-json.tar.gz")
+    if os.path.exists(tgz):
+        with tarfile.open(tgz) as t:
+            for m in t.getmembers():
+                if m.isfile() and m.name.endswith(".json"):
+                    data = t.extractfile(m).read()
+                    if data.strip():
+                        files[os.path.basename(m.name)] = json.load(io.BytesIO(data))
+    for p in glob.glob(os.path.join(d, "*.json")):
+        if os.path.getsize(p):
+            files[os.path.basename(p)] = json.load(open(p))
+    return files
+
+
+def fmt(x, nd=3):
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "-"
+    return f"{x:.{nd}g}"
+
+
+def strip(h, width=60, lo=-1.0, hi=5.0):
+    """One head on a log10 axis from 10^lo to 10^hi tokens: '-' p10..p90, '|' p50,
+    'i' idle, 'T' the teacher distance Stage 1 aimed at (later marks win)."""
+    row = [" "] * width
+    pos = lambda x: None if not x or not math.isfinite(x) or x <= 0 else \
+        min(width - 1, max(0, int((math.log10(x) - lo) / (hi - lo) * (width - 1) + 0.5)))
+    a, b = pos(h["p10"]), pos(h["p90"])
+    if a is not None:
+        for i in range(a, (b if b is not None else width - 1) + 1):
+            row[i] = "-"
+    for key, ch in (("p50", "|"), ("teacher_distance", "T"), ("idle", "i")):
+        p = pos(h[key])
+        if p is not None:
+            row[p] = ch
+    return "".join(row)
+
+
+def pictures(files, names, max_heads):
+    print("```")
+    print(f"{'':24}{'0.1':<10}{'1':<10}{'10':<10}{'100':<10}{'1e3':<10}{'1e4':<9}1e5 tokens")
+    for n in names:
+        h = files.get(f"halflife-{n}.json")
+        if not h:
+            continue
+        print(n)
+        for x in h["heads"][:max_heads]:
+            fl = ",".join(f.replace("write_gate_", "beta_") for f in x["flags"])
+            print(f"  layer {x['layer']:2} head {x['head']:2}  {strip(x)} {fl}")
+    print("```")
+
+
+def main():
+    args = sys.argv[1:]
+    max_heads = 0
+    if args and args[0].startswith("--pictures="):
+        max_heads = int(args.pop(0).split("=", 1)[1])
+    d = args[0]
+    files = load(d)
+    names = args[1:] or sorted((k[len("halflife-"):-5] for k in files if k.startswith("halflife-")),
+                                   key=lambda n: (ORDER.index(n) if n in ORDER else 99, n))
+    print("| student | ppl | heads | idle median | p50 median | median p90/p10 | median beta | "
+          "median \\|log2(p50 / target)\\| | " + " | ".join(f.replace("_", " ") for f in FLAGS) + " |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|" + "---:|" * len(FLAGS))
+    worst = {}
+    for n in names:
+        h = files.get(f"halflife-{n}.json")
+        if not h:
+            continue
+        e = files.get(f"eval-{n}.json", {})
+        heads = h["heads"]
+        med = lambda k: statistics.median(x[k] for x in heads if x[k] is not None)
+        spread = statistics.median(x["p90"] / x["p10"] for x in heads if x["p10"] and x["p90"])
+        logr = [abs(math.log2(x["p50"] / x["teacher_distance"])) for x in heads
+                if x["p50"] and x["teacher_distance"]]
+        counts = [sum(f in x["flags"] for x in heads) for f in FLAGS]
+        print(f"| {n} | {fmt(e.get('ppl'), 5)} | {len(heads)} | {fmt(med('idle'))} | {fmt(med('p50'))} | "
+              f"{fmt(spread)} | {fmt(med('beta_p50'))} | {fmt(statistics.median(logr) if logr else None)} | "
+              + " | ".join(str(c) for c in counts) + " |")
+        worst[n] = sorted((x for x in heads if x["flags"]), key=lambda x: -x["severity"])[:3]
+    for n in names:
+        f, c = files.get(f"fix-{n}.json"), files.get(f"fixctl-{n}.json")
+        if not f:
+            continue
+        fx = f["fix"]
+        before = {(h["layer"], h["head"]): h for h in fx["before"]}
+        after = {(h["layer"], h["head"]): h for h in f["heads"]}
+        ctl = {(h["layer"], h["head"]): h for h in c["heads"]} if c else {}
+        print(f"\nfix of {n}: Stage 2 of the fixed layers alone, {fx['stage2_steps']} steps; perplexity of the "
+              f"calibration text's evaluation slice ({fx['eval_tokens']} tokens): {fx['ppl_before']:.5g} before, "
+              f"{fx['ppl_after']:.5g} after the fix" + (f", {c['fix']['ppl_after']:.5g} after the control (same Stage 2, no change)" if c else ""))
+        print("\n| head | target (no-sink) | idle before | p50 before | idle after | p50 after | flags after | "
+              "control idle | control p50 | control flags |")
+        print("|---|---:|---:|---:|---:|---:|---|---:|---:|---|")
+        for ch in fx["changes"]:
+            k = (ch["layer"], ch["head"])
+            b, a, t = before[k], after[k], ctl.get(k)
+            print(f"| {k[0]}:{k[1]} | {fmt(ch['half_life'])} | {fmt(b['idle'])} | {fmt(b['p50'])} | {fmt(a['idle'])} | "
+                  f"{fmt(a['p50'])} | {', '.join(a['flags']) or '-'} | {fmt(t['idle']) if t else '-'} | "
+                  f"{fmt(t['p50']) if t else '-'} | {(', '.join(t['flags']) or '-') if t else '-'} |")
+    print()
+    for n, ws in worst.items():
+        if not ws:
+            print(f"- {n}: no head flagged")
+            continue
+        print(f"- {n}: " + "; ".join(f"layer {x['layer']} head {x['head']} ({x['reasons']})" for x in ws))
+    if max_heads:
+        print()
+        pictures(files, names, max_heads)
+
+
+if __name__ == "__main__":
+    main()
