@@ -20,8 +20,10 @@ tf_run_opts decode_bench_run_opts(const decode_bench_opts *o) {
                          .logit_rows = o->batch, .cancel = o->cancel};
 }
 
-/* Greedy ids of the B rows of logits [B, V] (lowest id on ties, as generate picks). */
+/* Greedy ids of the B rows of logits [B, V] (lowest id on ties, as generate picks); rows in
+ * parallel: 16 rows of a 151,936-token vocabulary are ~2.4M compares a step on one core. */
 static void argmax_rows(const float *logits, int B, int V, int *ids) {
+#pragma omp parallel for if (B > 1) schedule(static)
     for (int b = 0; b < B; b++) {
         const float *x = logits + (size_t)b * V;
         int best = 0;
