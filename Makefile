@@ -1,7 +1,8 @@
 # graft: build, test, bench, install.
 #   make            build ./graft
 #   make run        install missing packages, build, open graft on the default teacher
-#   make test       install missing packages, build, run every test (unit, integration)
+#   make test       install missing packages, build, run every test (unit, integration), in parallel
+#   make test-interop  the checks against torch + transformers (tests/interop; ~3 GB of Python the first time)
 #   make sanitize   the same tests under ASan + UBSan, float-to-int casts included (build-san/)
 #   make fuzz       every libFuzzer harness for FUZZ_SECONDS (build-fuzz/, clang)
 #   make bench      CPU benchmarks (timings live here, never in tests)
@@ -144,12 +145,20 @@ endif
 LIB        := $(BUILD)/libgraft.a
 
 .SECONDARY:
-.PHONY: all graft run test sanitize bench install clean deps tests fuzz fuzzers fuzz-replay \
-        test-gpu bench-gpu bench-gpu-dp gpu-tests test-core-emu
+.PHONY: all graft run test sanitize bench install clean deps deps-fuzz tests fuzz fuzzers fuzz-replay \
+        test-gpu bench-gpu bench-gpu-dp gpu-tests test-core-emu test-interop
 all: graft
+
+# The targets that build before they run (test, run, sanitize, ...) build on
+# every CPU unless make was given -j itself.
+NPROC := $(shell nproc 2>/dev/null || echo 2)
+PAR    = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(NPROC))
 
 deps:
 	@sh scripts/install-deps.sh
+
+deps-fuzz:
+	@sh scripts/install-deps.sh fuzz
 
 V ?= 0
 ifeq ($(V),0)
@@ -179,7 +188,8 @@ $(ASSET_OBJ): $(BUILD)/gen/export_assets.c
 	$(MSG) CC $<
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
-$(LIB): $(ENGINE_OBJ) $(APP_OBJ)
+# ($(CUDA_OBJ) first: the long nvcc compiles start at once and overlap the short C files)
+$(LIB): $(CUDA_OBJ) $(ENGINE_OBJ) $(APP_OBJ)
 	@rm -f $@
 	$(MSG) AR $@
 	$(Q)ar rcs $@ $^
@@ -248,23 +258,30 @@ GPU_UNIT_BIN := $(addprefix $(BUILD)/tests/,test_transformer test_train_ref test
 gpu-tests: $(BUILD)/graft $(GPU_UNIT_BIN) $(GPU_TEST_BIN) $(GPU_BENCH_BIN)
 
 run: deps
-	@$(MAKE) --no-print-directory graft
+	@$(MAKE) $(PAR) --no-print-directory graft
 	./graft
 
 test: deps
-	@$(MAKE) --no-print-directory tests
+	@$(MAKE) $(PAR) --no-print-directory tests
 	@sh tests/run.sh $(BUILD)
+
+# Students and tokenizers in Hugging Face transformers (torch): scripts/pyenv.sh
+# installs them once per machine (about 3 GB), which is why these are apart from
+# `make test`; .ci/run runs both.
+test-interop: deps
+	@$(MAKE) $(PAR) --no-print-directory $(BUILD)/graft $(BUILD)/tests/tools/student_tool
+	@sh tests/run.sh $(BUILD) tests/interop
 
 # float-cast-overflow is not part of -fsanitize=undefined (gcc and clang):
 # it catches float -> int conversions of out-of-range values (1e30 -> int).
 sanitize: deps
-	@$(MAKE) --no-print-directory BUILD=build-san OPT=-O1 \
+	@$(MAKE) $(PAR) --no-print-directory BUILD=build-san OPT=-O1 \
 	    SAN="-fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer -fno-sanitize-recover=all" tests
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	    sh tests/run.sh build-san
 
 bench: deps
-	@$(MAKE) --no-print-directory graft $(BENCH_BIN)
+	@$(MAKE) $(PAR) --no-print-directory graft $(BENCH_BIN)
 	@sh tests/bench/run.sh $(BUILD)
 
 # GPU checks and benchmarks: only the programs under tests/gpu (they skip
@@ -316,7 +333,7 @@ $(BUILD)/fuzz/replay_%: $(BUILD)/tests/fuzz/fuzz_%.o $(BUILD)/tests/fuzz/harness
 fuzzers: $(FUZZ_BIN)
 fuzz-replay: $(FUZZ_REPLAY)
 
-fuzz: deps
+fuzz: deps-fuzz
 	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) \
 	    OPT="-O1 -gline-tables-only -Wno-pass-failed" SAN="$(FUZZ_SAN)" fuzzers
 	@sh tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)

@@ -1,15 +1,22 @@
 #!/bin/sh
 # Installs the Debian packages graft needs to build, test and run.
+#   sh scripts/install-deps.sh        build, make test, make run (what `make test` installs)
+#   sh scripts/install-deps.sh fuzz   also clang, libclang-rt-14-dev (libFuzzer, sanitizer
+#                                     runtimes) and libomp-dev (clang's OpenMP): `make fuzz`
+#                                     (~340 MB installed that a first `make test` does not need)
 # Idempotent: does nothing when everything is present. Uses sudo when not root.
 set -eu
-# clang, libclang-rt-14-dev (libFuzzer, sanitizer runtimes) and libomp-dev
-# (clang's OpenMP) build `make fuzz`; python3-numpy runs the synthetic GGUF writer
-# (tests/bench/synthetic_gguf.py, checked by tests/integration/gguf_synthetic.sh);
-# the rest builds and tests graft.
+# python3-numpy runs the synthetic GGUF writer (tests/bench/synthetic_gguf.py,
+# checked by tests/integration/gguf_synthetic.sh); the rest builds and tests graft.
 pkgs="build-essential pkg-config libncurses-dev libcurl4-openssl-dev libcjson-dev
       libopenblas-dev libopenblas-openmp-dev libpcre2-dev libcmocka-dev libssl-dev libutf8proc-dev
-      libopenmpi-dev openmpi-bin clang libclang-rt-14-dev libomp-dev tmux python3 python3-venv python3-numpy
+      libopenmpi-dev openmpi-bin tmux python3 python3-venv python3-numpy
       ca-certificates"
+case ${1:-} in
+"") ;;
+fuzz) pkgs="$pkgs clang libclang-rt-14-dev libomp-dev" ;;
+*) echo "usage: sh scripts/install-deps.sh [fuzz]" >&2; exit 2 ;;
+esac
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -3,6 +3,7 @@
 const command graft_commands[] = {
     {"inspect", cmd_inspect, "print a teacher's architecture, tensors and tokenizer"},
     {"generate", cmd_generate, "generate text (greedy unless --temp)"},
+    {"bench-decode", cmd_bench_decode, "decoding tokens/s and memory per sequence at each context and batch"},
     {"ppl", cmd_ppl, "perplexity of a text file"},
     {"download", cmd_download, "download a Hugging Face repo into the shared cache, print its folder"},
     {"stats", cmd_stats, "per-head attention statistics (distance, entropy, output RMS)"},

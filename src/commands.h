@@ -18,6 +18,7 @@ extern const int graft_n_commands;
 
 int cmd_inspect(int argc, char **argv);
 int cmd_generate(int argc, char **argv);
+int cmd_bench_decode(int argc, char **argv);
 int cmd_ppl(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_halflife(int argc, char **argv);

@@ -28,6 +28,7 @@ struct tf_run {
     tf_run_opts o;               /* capacity */
     gf_buf arena;                /* the one allocation */
     size_t bytes;
+    size_t kv_bytes, state_bytes; /* of bytes: the KV cache and the GDN state (decode runs), as carved */
     gf_buf rope;                 /* F32 [S, hd/2, 2] */
     gf_buf tokens;               /* I32 [N] */
     gf_buf hidden, dhidden;      /* [N, D] */

@@ -170,13 +170,17 @@ static void carve(tf_run *r, arena *ar, gf_dtype act) {
             sh.vnew = arena_take(ar, N * kvd, act);
         }
         if (n_gdn) gdn_acts_take(&sh.gdn, ar, &tf->gcfg, B, T, false, act);
+        r->kv_bytes = r->state_bytes = 0;
         for (int l = 0; l < L; l++) {
             r->la[l] = sh;
+            const size_t at = ar->off;
             if (tf->kind[l] == MIX_ATTN) {
                 r->la[l].k = arena_take(ar, (size_t)B * S * kvd, act);
                 r->la[l].v = arena_take(ar, (size_t)B * S * kvd, act);
+                r->kv_bytes += ar->off - at;
             } else if (r->o.decode) {
                 gdn_state_take(&r->la[l].gst, ar, &tf->gcfg, B, act);
+                r->state_bytes += ar->off - at;
             }
         }
         return;
@@ -314,6 +318,12 @@ void tf_run_close(tf_run *r) {
     be_free(r->tf->be, &r->arena);
     free(r->la);
     free(r);
+}
+
+void tf_run_bytes(const tf_run *r, size_t *total, size_t *kv_cache, size_t *gdn_state) {
+    if (total) *total = r->bytes;
+    if (kv_cache) *kv_cache = r->kv_bytes;
+    if (gdn_state) *gdn_state = r->state_bytes;
 }
 
 gf_buf tf_run_logits(const tf_run *r, int *rows) {

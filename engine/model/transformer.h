@@ -109,6 +109,11 @@ int tf_run_open(tf_run **out, transformer *tf, const tf_run_opts *o);
 size_t tf_run_measure(const model_config *c, const gdn_config *g, const mixer_kind *kinds, const tf_run_opts *o,
                       gf_dtype act);
 void tf_run_close(tf_run *r);
+/* What the run's one allocation holds, in bytes as it was carved: all of it,
+ * the KV cache of its attention layers ([B, S] rows each; 0 in training runs)
+ * and the GDN layers' recurrent state and conv history (decode runs). Any
+ * pointer may be NULL. */
+void tf_run_bytes(const tf_run *r, size_t *total, size_t *kv_cache, size_t *gdn_state);
 
 /* tokens [B*T] host ids (B <= opts.B, T <= opts.T), positions pos0 ..;
  * -1 with a message for bad tokens or positions, or a backend error. */

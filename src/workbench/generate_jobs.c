@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "core/error.h"
+#include "eval/bench_decode.h"
 #include "eval/generate.h"
 #include "jobs/job.h"
 #include "student/student_io.h"
@@ -20,8 +21,10 @@ typedef struct {
     int max_new;
     double temperature;      /* 0: greedy */
     long seed;
-    double w_load, w_generate; /* phase weights */
+    double w_load, w_generate, w_measure; /* phase weights */
 } gen_arg;
+
+#define GEN_MEASURE_STEPS 16 /* decode steps timed per model after the generation */
 
 typedef struct {
     job_ctx *ctx;
@@ -50,6 +53,32 @@ static void send_text(void *ud, const char *text, int context, int generated) {
     if (generated > 0) job_progress(gs->ctx, generated, gs->max_new, "tokens");
 }
 
+/* After the generation: the model, and for a student its teacher too, decode
+ * again with a cache of the generation's context (at most the model's): a
+ * prefill, a warm-up step and GEN_MEASURE_STEPS timed greedy steps that end
+ * where the generation ended; speed and the memory per sequence the decode
+ * run allocated go to the box. */
+static int measure_decode(job_ctx *ctx, transformer *run, transformer *teacher, bool student, int max_seq,
+                          int context) {
+    job_begin_phase(ctx, "measure");
+    if (max_seq > 0 && context > max_seq) context = max_seq;
+    const int prefill = context - GEN_MEASURE_STEPS - 1;
+    if (prefill < 1) return 0; /* too short a context for the timed steps: nothing measured */
+    const decode_bench_opts o = {prefill, 1, GEN_MEASURE_STEPS, 0, 1, job_cancel_flag(ctx)};
+    decode_bench_point pm, pt = {0};
+    if (decode_bench_run(run, &o, &pm) != 0) return -1;
+    if (student && decode_bench_run(teacher, &o, &pt) != 0) return -1;
+    wb_event e = {.kind = WB_GEN_MEASURED};
+    e.u.gen_measured.context = context;
+    e.u.gen_measured.tok_s_model = pm.decode_tok_s;
+    e.u.gen_measured.mem_model = (long long)(pm.kv_bytes_per_seq + pm.state_bytes_per_seq);
+    e.u.gen_measured.has_teacher = student;
+    e.u.gen_measured.tok_s_teacher = pt.decode_tok_s;
+    e.u.gen_measured.mem_teacher = (long long)(pt.kv_bytes_per_seq + pt.state_bytes_per_seq);
+    wb_emit(ctx, &e);
+    return 0;
+}
+
 static int generate_job(job_ctx *ctx, void *argp) {
     gen_arg *a = argp;
     student s = {0};
@@ -58,8 +87,8 @@ static int generate_job(job_ctx *ctx, void *argp) {
     const model *m = a->m;
     transformer *run = &tf;
     int rc = -1;
-    const job_phase phases[] = {{"load", a->w_load}, {"generate", a->w_generate}};
-    job_set_phases(ctx, phases, 2);
+    const job_phase phases[] = {{"load", a->w_load}, {"generate", a->w_generate}, {"measure", a->w_measure}};
+    job_set_phases(ctx, phases, 3);
     if (a->student[0]) {
         job_progress(ctx, 0, 1, "load");
         const model_load_opts lo = {.tokenizer_path = NULL, .be = a->be}; /* where the teacher and every job live */
@@ -90,6 +119,9 @@ static int generate_job(job_ctx *ctx, void *argp) {
     gen_stream gs = {ctx, job_now(), a->max_new};
     const generate_opts go = {a->max_new, a->temperature, (uint64_t)a->seed, true, NULL, NULL, job_cancel_flag(ctx)};
     rc = generate_text(run, m, a->prompt, &go, send_text, &gs, &out); /* its Log line: results_generate_done */
+    if (rc == 0)
+        rc = measure_decode(ctx, run, &full, a->student[0] != 0, m->cfg.max_seq,
+                            out.prompt_tokens + (out.bos ? 1 : 0) + out.generated);
 done:
     generated_text_free(&out);
     tf_free(&tf);
@@ -130,6 +162,8 @@ int results_start_generate(workbench *wb, app_state *st, job_runner *jr) {
     const double params = r->student[0] ? bytes / 4 : (double)model_param_count(&wb->m->cfg);
     a->w_load = r->student[0] ? bytes / 5e8 + 1e-3 : 1e-9;
     a->w_generate = (double)a->max_new * 2.0 * params / 2e10 + 1e-3;
+    /* the measure: the context again and the timed steps, twice for a student (it and its teacher) */
+    a->w_measure = (r->student[0] ? 2.0 : 1.0) * (double)(a->max_new + GEN_MEASURE_STEPS) * 2.0 * params / 2e10 + 1e-3;
     if (wb_start(st, jr, "generate", generate_job, a, t) != 0) {
         free(a);
         return -1;

@@ -33,6 +33,10 @@ void gen_begin(gen_state *g, int job_id, const char *model_arg, const char *devi
     g->kv_model = g->kv_teacher = g->state_bytes = 0;
     g->n_layers = g->n_gdn = g->max_context = 0;
     g->finished = false;
+    g->have_measured = false;
+    g->measured_context = 0;
+    g->tok_s_model = g->tok_s_teacher = 0;
+    g->mem_model = g->mem_teacher = 0;
 }
 
 void gen_append(gen_state *g, const char *text, size_t n, bool is_prompt) {
@@ -142,4 +146,21 @@ void gen_total_line(const gen_state *g, int w, char *buf, size_t n) {
     snprintf(buf, n, "at %d tokens: student %s + %s GDN state (fixed), teacher %s", g->context_tokens, tm, st, tt);
     if ((int)strlen(buf) > w)
         snprintf(buf, n, "at %d tokens: student %s + %s state, teacher %s", g->context_tokens, tm, st, tt);
+}
+
+void gen_measured_line(const gen_state *g, int w, char *buf, size_t n) {
+    buf[0] = 0;
+    if (!g->have_measured) return;
+    char mm[24], mt[24];
+    kv_format_bytes(mm, sizeof mm, (double)g->mem_model);
+    kv_format_bytes(mt, sizeof mt, (double)g->mem_teacher);
+    if (!(g->tok_s_teacher > 0)) {
+        snprintf(buf, n, "measured at %d tokens: %.0f tok/s, %s", g->measured_context, g->tok_s_model, mm);
+        return;
+    }
+    snprintf(buf, n, "measured at %d tokens: student %.0f tok/s, %s; teacher %.0f tok/s, %s", g->measured_context,
+             g->tok_s_model, mm, g->tok_s_teacher, mt);
+    if ((int)strlen(buf) > w)
+        snprintf(buf, n, "at %d: student %.0f tok/s %s, teacher %.0f tok/s %s", g->measured_context, g->tok_s_model,
+                 mm, g->tok_s_teacher, mt);
 }

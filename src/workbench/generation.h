@@ -45,6 +45,11 @@ typedef struct {
     int n_layers, n_gdn;
     int max_context;          /* the model's context (tokens), 0 unknown */
     bool finished;            /* the job ended without an error or a cancel */
+    /* after the generation, both models decoded again at its context (engine/eval/bench_decode.h) */
+    bool have_measured;
+    int measured_context;     /* tokens prefilled */
+    double tok_s_model, tok_s_teacher;   /* decode tokens/s (teacher: 0 when the model is the teacher) */
+    long long mem_model, mem_teacher;    /* bytes per sequence the decode run allocated (KV cache + GDN state) */
 } gen_state;
 
 void gen_state_init(gen_state *g);
@@ -75,5 +80,9 @@ void gen_kv_line(const gen_state *g, int w, char *buf, size_t n);
  * the context now); the teacher itself: "at 70 tokens: 87.5 KB"; shorter words when that is
  * wider than w columns; "" until known. */
 void gen_total_line(const gen_state *g, int w, char *buf, size_t n);
+/* "measured at 70 tokens: student 812 tok/s, 60.0 KB; teacher 640 tok/s, 95.0 KB" (decode speed and the
+ * memory per sequence the decode runs allocated); the teacher itself: "measured at 70 tokens: 640 tok/s,
+ * 95.0 KB"; shorter words when that is wider than w columns; "" until measured. */
+void gen_measured_line(const gen_state *g, int w, char *buf, size_t n);
 
 #endif

@@ -247,6 +247,15 @@ static bool apply_data(app_state *st, teacher_state *t, int job_id, const wb_eve
         t->gen.max_context = e->u.gen_memory.max_context;
         t->gen.have_memory = true;
         return true;
+    case WB_GEN_MEASURED:
+        if (job_id != t->gen.job_id) return false;
+        t->gen.measured_context = e->u.gen_measured.context;
+        t->gen.tok_s_model = e->u.gen_measured.tok_s_model;
+        t->gen.tok_s_teacher = e->u.gen_measured.has_teacher ? e->u.gen_measured.tok_s_teacher : 0;
+        t->gen.mem_model = e->u.gen_measured.mem_model;
+        t->gen.mem_teacher = e->u.gen_measured.has_teacher ? e->u.gen_measured.mem_teacher : 0;
+        t->gen.have_measured = true;
+        return true;
     case WB_GEN_TEXT: {
         int n = e->u.gen_text.len;
         if (job_id != t->gen.job_id || n < 0 || n > (int)sizeof e->u.gen_text.text) return false;

@@ -27,6 +27,7 @@ typedef enum {
     WB_LOG_LONG,     /* log_long: a log line longer than an EV_LOG's text (a headless command, whole) */
     WB_GEN_MEMORY,   /* gen_memory: the generating model's KV-cache bytes per token, its teacher's, its GDN state */
     WB_GEN_TEXT,     /* gen_text: text of a generation (the decoded prompt, then each token's piece, in chunks) */
+    WB_GEN_MEASURED, /* gen_measured: decode speed and memory per sequence measured at the generation's context */
 } wb_event_kind;
 
 typedef struct {
@@ -89,6 +90,12 @@ typedef struct {
             long long kv_model, kv_teacher, state_bytes;
             int n_layers, n_gdn, max_context;
         } gen_memory;
+        struct {
+            int context;                     /* tokens the decode runs were prefilled with */
+            double tok_s_model, tok_s_teacher;
+            long long mem_model, mem_teacher; /* bytes per sequence: KV cache + GDN state as allocated */
+            int has_teacher;                 /* a student's generation: the teacher was measured too */
+        } gen_measured;
         struct {
             int context_tokens, generated; /* after this chunk */
             double seconds;                /* since generating began */

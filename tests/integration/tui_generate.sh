@@ -129,6 +129,31 @@ for w in want:
     print(w)
 PY
 
+# the measured line: both models decoded again at the generation's context; the memory per sequence
+# equals what graft bench-decode allocates at that context (speed is only looked at, never compared)
+ctx=$(python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); print(1 + j["prompt_tokens"] + j["generated_tokens"])' "$TMP/gen.json")
+# (a prefill of ctx - 17 positions, a warm-up step and 16 timed ones: a cache of ctx positions)
+"$GRAFT_BIN" bench-decode "$dir" --contexts $((ctx - 17)) --batch 1 --tokens 16 --json >"$TMP/bs.json" ||
+    fail "bench-decode student"
+"$GRAFT_BIN" bench-decode "$MODEL" --contexts $((ctx - 17)) --batch 1 --tokens 16 --json >"$TMP/bt.json" ||
+    fail "bench-decode teacher"
+line=$(tui_screen g | grep -F "measured at")
+python3 - "$TMP/bs.json" "$TMP/bt.json" "$line" <<'PY' || fail "the measured line differs from graft bench-decode --json"
+import json, re, sys
+s, t, shown = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3]
+def fmt(b):  # kv_format_bytes
+    u = 0; units = ["B", "KB", "MB", "GB", "TB"]
+    while b >= 1024 and u < 4: b /= 1024; u += 1
+    if u == 0: return "%.0f B" % b
+    return ("%.2f %s" if b < 10 else "%.1f %s" if b < 100 else "%.0f %s") % (b, units[u])
+ms, mt = s["points"][0]["memory_per_seq"]["total"], t["points"][0]["memory_per_seq"]["total"]
+assert ms < mt, (ms, mt)
+pat = r"measured at %d tokens: student [0-9]+ tok/s, %s; teacher [0-9]+ tok/s, %s" % (
+    s["points"][0]["context"] + 17, re.escape(fmt(ms)), re.escape(fmt(mt)))
+assert re.search(pat, shown), (pat, shown)
+print(shown.strip(" │"))
+PY
+
 # sampled at 0.8, seed 1
 tui_keys g Tab
 tui_wait g "sampled at temperature 0.8 · 64 tokens · seed 1" || fail "Tab did not switch to sampled"

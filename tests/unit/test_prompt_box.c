@@ -150,6 +150,17 @@ static void lines_under_the_text(void **state) {
     assert_string_equal(b, "KV cache per token: 1.25 KB (every layer attention)");
     gen_total_line(&g, 200, b, sizeof b);
     assert_string_equal(b, "at 70 tokens: 87.5 KB");
+    /* measured after the generation: speed and the memory the decode runs allocated */
+    gen_measured_line(&g, 200, b, sizeof b);
+    assert_string_equal(b, ""); /* not yet */
+    g.have_measured = true, g.measured_context = 70, g.tok_s_model = 812.4, g.mem_model = 93 * 1280;
+    gen_measured_line(&g, 200, b, sizeof b); /* the teacher itself */
+    assert_string_equal(b, "measured at 70 tokens: 812 tok/s, 116 KB");
+    g.tok_s_teacher = 640, g.mem_teacher = 93 * 1280, g.mem_model = 93 * 768 + 4096; /* a student */
+    gen_measured_line(&g, 200, b, sizeof b);
+    assert_string_equal(b, "measured at 70 tokens: student 812 tok/s, 73.8 KB; teacher 640 tok/s, 116 KB");
+    gen_measured_line(&g, 60, b, sizeof b);
+    assert_string_equal(b, "at 70: student 812 tok/s 73.8 KB, teacher 640 tok/s 116 KB");
     /* text: the prompt first, then the continuation; a new run clears it */
     gen_append(&g, "Once", 4, true);
     gen_append(&g, " upon", 5, false);
@@ -158,6 +169,7 @@ static void lines_under_the_text(void **state) {
     gen_begin(&g, 8, "/m/t.bin", "cpu");
     assert_int_equal(g.len, 0);
     assert_false(g.have_memory);
+    assert_false(g.have_measured);
     assert_false(g.finished);
     gen_state_free(&g);
 }
@@ -194,6 +206,15 @@ static void events_go_to_their_generation(void **state) {
     m.u.gen_memory.kv_model = 768, m.u.gen_memory.kv_teacher = 1280, m.u.gen_memory.n_layers = 5;
     m.u.gen_memory.n_gdn = 2, m.u.gen_memory.max_context = 512;
     assert_true(wbt_apply(&st, id, &m));
+    wb_event ms = {.kind = WB_GEN_MEASURED};
+    ms.u.gen_measured.context = 6, ms.u.gen_measured.tok_s_model = 900, ms.u.gen_measured.mem_model = 17664;
+    ms.u.gen_measured.tok_s_teacher = 700, ms.u.gen_measured.mem_teacher = 29440, ms.u.gen_measured.has_teacher = 1;
+    assert_false(wbt_apply(&st, id - 1, &ms)); /* an earlier generation's */
+    assert_false(a->gen.have_measured);
+    assert_true(wbt_apply(&st, id, &ms));
+    assert_true(a->gen.have_measured);
+    assert_int_equal(a->gen.mem_teacher, 29440);
+    assert_true(a->gen.tok_s_teacher == 700);
     /* a late event of an earlier generation changes nothing */
     e = text_event(" stale", 2, false);
     assert_false(wbt_apply(&st, id - 1, &e));

@@ -131,7 +131,7 @@ void prompt_box_draw(ui *u, grid *g, rect r) {
     snprintf(line, sizeof line, " prompt box: %s ", gs->req.label);
     grid_text(g, r.x + 2, r.y, r.w - 4, line, acc);
     const int x = r.x + 2, w = r.w - 4, bottom = r.y + r.h - 1;
-    if (w < 8 || r.h < 10) return;
+    if (w < 8 || r.h < 11) return;
     int y = r.y + 1;
     if (gs->req.student[0]) {
         int k = grid_text(g, x, y, w, "folder ", dim);
@@ -164,17 +164,19 @@ void prompt_box_draw(ui *u, grid *g, rect r) {
     gen_settings_line(&gs->ran, dot, set, sizeof set);
     snprintf(line, sizeof line, "last run: %s %s %s", gs->ran.label, dot, set);
     grid_text(g, x, y, w, line, dim);
-    draw_text(u, g, x, w, y + 1, bottom - 4, gs);
+    draw_text(u, g, x, w, y + 1, bottom - 5, gs);
     bool bad;
     run_line(u, t, w, line, sizeof line, &bad);
     if (bad && !gs->have_memory) { /* failed before it began: the whole error, over the lines below too */
-        draw_wrapped(g, x, bottom - 3, w, 3, line, acc);
+        draw_wrapped(g, x, bottom - 4, w, 4, line, acc);
         return;
     }
-    grid_text(g, x, bottom - 3, w, line, bad ? acc : dim);
+    grid_text(g, x, bottom - 4, w, line, bad ? acc : dim);
     gen_kv_line(gs, w, line, sizeof line);
-    grid_text(g, x, bottom - 2, w, line, STYLE_PLAIN);
+    grid_text(g, x, bottom - 3, w, line, STYLE_PLAIN);
     gen_total_line(gs, w, line, sizeof line);
+    grid_text(g, x, bottom - 2, w, line, STYLE_PLAIN);
+    gen_measured_line(gs, w, line, sizeof line);
     grid_text(g, x, bottom - 1, w, line, STYLE_PLAIN);
 }
 
