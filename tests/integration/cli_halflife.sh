@@ -93,7 +93,7 @@ PY
 # bad inputs
 expect_error "not a student folder" "$G" halflife "$STORIES"
 [ "$rc" -eq 2 ] || fail "a teacher instead of a student: exit $rc, want 2"
-expect_error "--ctx must be at least 2" "$G" halflife "$TMP/stu" --ctx 1
+expect_error "--ctx must be in [2, " "$G" halflife "$TMP/stu" --ctx 1
 [ "$rc" -eq 2 ] || fail "--ctx 1: exit $rc, want 2"
 expect_error "No such file" "$G" halflife "$TMP/stu" --text "$TMP/missing.txt"
 expect_error "were asked for" "$G" halflife "$TMP/stu" --text "$DATA" --ctx 64 --seqs 100000
