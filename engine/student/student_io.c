@@ -300,6 +300,17 @@ static int put_copy(atomic_file *a, const char *src) {
     return ok ? 0 : gf_fail("%s: write failed", a->path);
 }
 
+/* A student with a NaN or an infinity in a parameter is not written: no
+ * later load could tell it from a good one. */
+static int all_finite(const st_writer *w, const char *dir) {
+    for (size_t i = 0; i < w->n; i++)
+        for (size_t j = 0; j < w->t[i].n; j++)
+            if (!isfinite(w->t[i].data[j]))
+                return gf_fail("%s: %s holds a non-finite value (%g at index %zu); the student was not written", dir,
+                               w->t[i].name, (double)w->t[i].data[j], j);
+    return 0;
+}
+
 int student_save(const student *s, const char *dir, const char *tokenizer_src, const cJSON *report) {
     if (!is_dir(dir) && mkdir(dir, 0777) != 0) return gf_fail("%s: cannot create folder (%s)", dir, strerror(errno));
     char path[N_FILES][PATH_MAX];
@@ -351,6 +362,7 @@ int student_save(const student *s, const char *dir, const char *tokenizer_src, c
             for (int i = 0; i < k; i++) st_writer_add(&w, refs[i].name, refs[i].ptr, refs[i].ndim, refs[i].shape);
         }
         static const char *const md[] = {"format", "pt", "producer", "graft", NULL};
+        if (rc == 0) rc = all_finite(&w, dir);
         if (rc == 0 && st_writer_write(&w, af[F_MODEL].f, md) != 0) rc = gf_fail("%s: write failed", path[F_MODEL]);
         st_writer_free(&w);
         for (int i = 0; i < own.n; i++) free(own.v[i]);

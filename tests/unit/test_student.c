@@ -238,6 +238,39 @@ static void student_folder_round_trip(void **state) {
 /* llama2.c teacher (adjacent RoPE pairs): the folder stores q/k rows in HF's
  * half-split order, and the reloaded student (a HF-layout teacher part) gives
  * the same perplexity as the in-memory one. */
+/* A NaN in a GDN parameter: the folder is not written (nor its files left half). */
+static void non_finite_student_not_written(void **state) {
+    (void)state;
+    model m;
+    load(&m, "qwen2");
+    student s;
+    student_settings set;
+    student_settings_default(&set);
+    set.init = INIT_RANDOM;
+    assert_int_equal(student_init_empty(&s, &m, &set), 0);
+    bool mask[2] = {false, true};
+    assert_int_equal(student_build_layers(&s, mask, NULL, NULL, NULL), 0);
+    assert_int_equal(student_set_gdn(&s, mask), 0);
+    gdn_params p;
+    gdn_params_alloc(&p, &s.gcfg);
+    assert_int_equal(student_get_layer(&s, 1, &p), 0);
+    p.a_log[0] = NAN;
+    assert_int_equal(student_put_layer(&s, 1, &p), 0);
+    gdn_params_free(&p);
+    char dir[] = "/tmp/graft_student_nan_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(student_save(&s, dir, NULL, NULL), -1);
+    assert_non_null(strstr(gf_last_error(), "linear_attn.A_log holds a non-finite value (nan at index 0)"));
+    char cfg[96];
+    snprintf(cfg, sizeof cfg, "%s/config.json", dir);
+    assert_int_equal(access(cfg, F_OK), -1);
+    char cmd[96];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+    student_free(&s);
+    model_free(&m);
+}
+
 static void llama2c_student_round_trip(void **state) {
     (void)state;
     const char *sh = getenv("GRAFT_SHARED");
@@ -284,6 +317,7 @@ int main(void) {
         cmocka_unit_test(safetensors_writer_round_trip),
         cmocka_unit_test(student_folder_round_trip),
         cmocka_unit_test(llama2c_student_round_trip),
+        cmocka_unit_test(non_finite_student_not_written),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
