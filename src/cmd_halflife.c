@@ -11,6 +11,7 @@
 
 #include "cli/common.h"
 #include "cli/method_opts.h"
+#include "cli/out_place.h"
 #include "cli/train_student.h"
 #include "commands.h"
 #include "core/error.h"
@@ -142,6 +143,7 @@ int cmd_halflife(int argc, char **argv) {
         {"calib", OPT_STR, &calib_opt, "with --fix: calibration text for Stage 2 (default: the one in STUDENT/report.json)"},
         {"steps", OPT_INT, &fix_steps, "with --fix: Stage 2 steps (default: the student's own setting)"},
         {"eval-windows", OPT_INT, &eval_windows, "with --fix: perplexity windows of the calibration text's evaluation slice (default 16)"},
+        CTX_OPTS(co),
         COMMON_OPTS(co),
     };
     const char *pos[1];
@@ -149,6 +151,7 @@ int cmd_halflife(int argc, char **argv) {
                            "graft halflife STUDENT [--text FILE] [--ctx N] [--seqs N] [--ckpt FILE]... [--json]", &co);
     if (rc) return rc < 0 ? 0 : rc;
     if ((rc = cli_setup("halflife", &co))) return rc;
+    cli_ctx_plan(q.ctx, &co);
     if (halflife_request_check(&q) != 0) {
         fprintf(stderr, "graft halflife: %s\n", gf_last_error());
         return 2;
@@ -162,6 +165,7 @@ int cmd_halflife(int argc, char **argv) {
                 pos[0]);
         return 2;
     }
+    if (fixes.n > 0 && cli_out_claim("--out", out_dir, OUT_STUDENT, 1) != 0) return cli_fail("halflife");
     char *calib = text ? NULL : calib_text_of(pos[0]);
     if (!text && !calib) {
         fprintf(stderr, "graft halflife: --text FILE is required (%s/report.json names no calibration text)\n", pos[0]);

@@ -9,6 +9,7 @@
 
 #include "cli/common.h"
 #include "cli/mem_check.h"
+#include "cli/out_place.h"
 #include "cli/signals.h"
 #include "commands.h"
 #include "core/error.h"
@@ -109,6 +110,7 @@ int cmd_recall(int argc, char **argv) {
         return 2;
     }
     if ((rc = cli_setup("recall", &co))) return rc;
+    if (dump && cli_out_claim("--dump", dump, OUT_LOG, 1) != 0) return cli_fail("recall");
 
     model teacher = {0}, *mp = &teacher;
     student st = {0};

@@ -21,6 +21,7 @@ void common_opts_default(common_opts *o) {
 
 int cli_parse(int argc, char **argv, const opt_spec *specs, int n_specs, const char **pos,
               int min_pos, int max_pos, int *n_pos, const char *usage_line, common_opts *common) {
+    opt_limits_command(argv[0]); /* a command's own ranges (opt_limits.c) */
     if (args_parse(argc, argv, specs, n_specs, pos, max_pos, n_pos) != 0) {
         fprintf(stderr, "graft %s: %s (see graft %s --help)\n", argv[0], gf_last_error(), argv[0]);
         return 2;

@@ -10,9 +10,9 @@
  * in every command. Upper bounds are generous: they keep numbers sane (a
  * count that fits an int, a rate that is a rate), the memory check and
  * the model's positions bound the rest. */
-#define CLOSED(n, lo, hi, note) {n, lo, hi, false, false, note}
-#define OPEN_LO(n, lo, hi, note) {n, lo, hi, true, false, note}
-#define OPEN(n, lo, hi, note) {n, lo, hi, true, true, note}
+#define CLOSED(n, lo, hi, note) {NULL, n, lo, hi, false, false, note}
+#define OPEN_LO(n, lo, hi, note) {NULL, n, lo, hi, true, false, note}
+#define OPEN(n, lo, hi, note) {NULL, n, lo, hi, true, true, note}
 static const opt_limit limits[] = {
     /* shared */
     CLOSED("threads", 0, 65536, "0: every core; more than there are is capped"),
@@ -36,6 +36,11 @@ static const opt_limit limits[] = {
     CLOSED("log-every", 0, 1e12, "0: none"),
     CLOSED("steps", 0, 10000000, NULL),
     CLOSED("chunk", 16, 64, "16, 32 or 64"),
+    CLOSED("samples", 1, 1048576, NULL),
+    CLOSED("recall-samples", 1, 1048576, NULL),
+    CLOSED("recall-every", 0, 1e12, "0: none"),
+    CLOSED("prefill-chunk", 1, 1048576, NULL),
+    {"recall", "batch", 0, 65536, false, false, "0: 1 on the CPU, what fits on a GPU"},
     /* ratios and rates */
     OPEN("keep", 0, 1, NULL),
     /* absurd learning rates stay allowed: the trainer stops on the non-finite loss they cause */
@@ -57,10 +62,18 @@ const opt_limit *opt_limits_table(int *n) {
     return limits;
 }
 
+static const char *current_cmd;
+
+void opt_limits_command(const char *cmd) { current_cmd = cmd; }
+
 const opt_limit *opt_limit_find(const char *name) {
-    for (size_t i = 0; i < sizeof limits / sizeof limits[0]; i++)
-        if (strcmp(limits[i].name, name) == 0) return &limits[i];
-    return NULL;
+    const opt_limit *common = NULL;
+    for (size_t i = 0; i < sizeof limits / sizeof limits[0]; i++) {
+        if (strcmp(limits[i].name, name) != 0) continue;
+        if (!limits[i].cmd) common = &limits[i];
+        else if (current_cmd && strcmp(limits[i].cmd, current_cmd) == 0) return &limits[i];
+    }
+    return common;
 }
 
 static bool inside(const opt_limit *l, double x) {

@@ -10,15 +10,20 @@
 #include <stdbool.h>
 
 typedef struct {
+    const char *cmd;        /* the command the row is for; NULL: every command without its own row */
     const char *name;       /* option name without "--" */
     double lo, hi;          /* the bounds */
     bool lo_open, hi_open;  /* true: the bound itself is outside the range */
     const char *note;       /* what a special value means ("0: off"), or NULL */
 } opt_limit;
 
+/* The command whose rows opt_limit_find prefers (cli_parse sets it; NULL: none). */
+void opt_limits_command(const char *cmd);
+
 /* The whole table: *n rows. */
 const opt_limit *opt_limits_table(int *n);
-/* The row of an option, or NULL when it has none (then only finiteness is checked). */
+/* The row of an option for the current command (its own row, else the
+ * common one), or NULL when it has none (then only finiteness is checked). */
 const opt_limit *opt_limit_find(const char *name);
 
 /* 0 when x is finite and inside the range of option `name`; else -1 with

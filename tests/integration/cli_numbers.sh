@@ -33,7 +33,7 @@ expect_usage "--threads must be in [0, 65536]" "$G" inspect "$STORIES" --threads
 # infinities): nan for numbers, -1 for integers (every range starts at 0 or
 # above), once per option name (one parser and one table serve every command)
 seen=" "
-for cmd in inspect generate ppl stats select convert eval ablate train race; do
+for cmd in inspect generate bench-decode ppl stats halflife select convert recall eval ablate train race; do
     "$G" "$cmd" --help 2>"$TMP/help" >/dev/null || fail "graft $cmd --help failed"
     n=0
     for opt in $(sed -n 's/^  --\([a-z0-9-]*\) [XN] .*/\1/p' "$TMP/help"); do

@@ -32,6 +32,9 @@ expect_error "--out $TMP/file exists and is not a folder" "$G" convert "$STORIES
 expect_error "--out /proc/trained: cannot write in /proc" "$G" train "$TMP/stu" --teacher "$STORIES" --data "$TS" \
     --ctx 32 --tokens 640 --out /proc/trained
 
+expect_error "--out /proc/fixed: cannot write in /proc" "$G" halflife "$TMP/stu" --fix 2:0=64 --out /proc/fixed --text "$TS"
+expect_error "--dump /proc/d.jsonl: cannot write in /proc" "$G" recall "$STORIES" --dump /proc/d.jsonl
+
 # a second writer: refused while another process holds the place
 flock "$TMP/stu.lock" sleep 60 &
 holder=$!

@@ -23,6 +23,7 @@ static void every_row_refuses_non_finite_and_outside(void **state) {
     for (int i = 0; i < n; i++) {
         const opt_limit *l = &t[i];
         assert_true(l->lo < l->hi);
+        opt_limits_command(l->cmd); /* a command's own row wins there */
         assert_ptr_equal(opt_limit_find(l->name), l);
         assert_int_equal(opt_check(l->name, NAN), -1);
         assert_int_equal(opt_check(l->name, -NAN), -1);
@@ -41,6 +42,18 @@ static void every_row_refuses_non_finite_and_outside(void **state) {
         assert_non_null(strstr(gf_last_error(), want));
         assert_non_null(strstr(gf_last_error(), "got nan"));
     }
+    opt_limits_command(NULL);
+}
+
+static void command_rows_win_there_only(void **state) {
+    (void)state;
+    opt_limits_command("recall");
+    assert_int_equal(opt_check("batch", 0), 0); /* recall: 0 picks the batch */
+    opt_limits_command("train");
+    assert_int_equal(opt_check("batch", 0), -1);
+    assert_non_null(strstr(gf_last_error(), "--batch must be in [1, 65536]"));
+    opt_limits_command(NULL);
+    assert_int_equal(opt_check("batch", 0), -1);
 }
 
 static void no_row_still_needs_a_finite_number(void **state) {
@@ -120,6 +133,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_row_refuses_non_finite_and_outside),
         cmocka_unit_test(no_row_still_needs_a_finite_number),
+        cmocka_unit_test(command_rows_win_there_only),
         cmocka_unit_test(message_shows_the_range),
         cmocka_unit_test(parser_applies_the_table),
         cmocka_unit_test(ctx_against_positions),
