@@ -66,7 +66,7 @@ expect_error "--recall-every" "$G" train "$TMP/st" --teacher "$STORIES" --data "
 expect_error "512 positions" "$G" recall "$STORIES" --lengths 1024
 expect_error "unknown recall task 'needle'" "$G" recall "$STORIES" --tasks needle
 expect_error "--depths" "$G" recall "$STORIES" --depths 150
-expect_error "--samples 0" "$G" recall "$STORIES" --samples 0
+expect_error "--samples must be in [1, 1048576], got 0" "$G" recall "$STORIES" --samples 0
 expect_error "too few" "$G" recall "$STORIES" --tasks multiquery --lengths 128
 expect_error "nothing.txt" "$G" recall "$STORIES" --lengths 256 --haystack "$TMP/nothing.txt"
 exit 0
