@@ -118,18 +118,25 @@ static double col_number(const result_row *r, result_col c) {
     }
 }
 
-int result_compare(const result_row *a, const result_row *b, result_col c) {
+int result_compare_col(const result_row *a, const result_row *b, result_col c, bool desc) {
     int d = 0;
     if ((unsigned)c < RC_COUNT && cols[c].numeric) {
         double x = col_number(a, c), y = col_number(b, c);
-        if (isnan(x) != isnan(y)) return isnan(x) ? 1 : -1; /* unknown last */
+        if (isnan(x) != isnan(y)) return isnan(x) ? 1 : -1; /* unknown last, either way */
         if (!isnan(x)) d = (x > y) - (x < y);
     } else if ((unsigned)c < RC_COUNT) {
         char x[256], y[256];
         result_cell(a, c, false, x, sizeof x);
         result_cell(b, c, false, y, sizeof y);
+        if (!x[0] != !y[0]) return !x[0] ? 1 : -1; /* empty last, either way */
         d = strcmp(x, y);
+        d = (d > 0) - (d < 0);
     }
+    return desc ? -d : d;
+}
+
+int result_compare(const result_row *a, const result_row *b, result_col c) {
+    int d = result_compare_col(a, b, c, false);
     return d ? d : (a->seq > b->seq) - (a->seq < b->seq);
 }
 

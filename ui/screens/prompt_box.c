@@ -219,7 +219,7 @@ bool prompt_box_key(ui *u, int k) {
     switch (k) {
     case UK_ENTER: run(u, t); return true;
     case UK_ESC: close_box(u); return true;
-    case UK_F1: u->help = true; return true;
+    case UK_F1: u->help = true, u->help_scroll = 0; return true;
     case UK_TAB:
         r->sampled = !r->sampled;
         gen_temp_text(r->temp_tenths, temp, sizeof temp);
