@@ -104,12 +104,12 @@ static void catch_hangup(void) {
     sigaction(SIGHUP, &sa, NULL);
 }
 
-/* The session on disk: after a job ends or anything saved with it changes (at once), and
+/* The session on disk: after a job ends or anything saved with it changes (within a second), and
  * while a job runs every SAVE_RUNNING_S (where it got to, for a workbench killed outright). */
 #define SAVE_RUNNING_S 10.0
 static void autosave(app_state *st, double now, double *last_save) {
     bool running_stale = st->job.active && now - *last_save >= SAVE_RUNNING_S;
-    if (!st->session_dirty && !running_stale) return;
+    if (!(st->session_dirty && now - *last_save >= 1.0) && !running_stale) return; /* at most once a second */
     *last_save = now;
     if (persist_save_session(st) != 0) {
         app_log(st, LOG_WARN, "warning: the session was not saved: %s", gf_last_error());

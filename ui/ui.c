@@ -380,6 +380,10 @@ void ui_run_action(ui *u, int action) {
         ui_say(u, "nothing to run here: no engine is attached (graft tui MODEL)");
         return;
     }
+    if (st->read_only && (action == ACT_EVALUATE || action == ACT_ABLATE || action == ACT_RACE || action == ACT_SELECT)) {
+        ui_say(u, "read-only session: its rows would not be saved here (graft tui --session NAME opens one of your own)");
+        return;
+    }
     if (st->run(st, u->jr, (wb_action)action) != 0) {
         ui_say(u, "%s", gf_last_error());
         app_log(st, LOG_WARN, "%s", gf_last_error());
@@ -408,7 +412,12 @@ bool ui_key(ui *u, int key) {
         return true;
     }
     if (u->help) return help_key(u, key);
-    if (screens[u->screen]->key && screens[u->screen]->key(u, key)) return true;
+    if (screens[u->screen]->key && screens[u->screen]->key(u, key)) {
+        /* what these screens change (plan, Stage 1 options, budgets, settings) is saved with the session */
+        if (u->screen == SCR_PLAN || u->screen == SCR_CALIBRATE || u->screen == SCR_RECOVER || u->screen == SCR_SETTINGS)
+            u->st->session_dirty = true;
+        return true;
+    }
     switch (key) {
     case '?':
     case UK_F1:

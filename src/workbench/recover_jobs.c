@@ -27,6 +27,7 @@ typedef struct {
     long tokens;
     stage1_choice s1; /* the teacher's Stage 1 options (taylor-calibrate's build) */
     long seed; /* graft tui --seed (graft race's default 1) */
+    bool resume; /* continue each run from its checkpoint (an interrupted race; Recover's R) */
 } race_arg;
 
 /* what the end of the job gets */
@@ -48,6 +49,7 @@ typedef struct {
     size_t conv_size;
     int run;                  /* the run training now */
     const char *label, *ckpt;
+    char ckpt_buf[1024];      /* ckpt's copy: race_run's own buffer is gone once it returns */
     double t0;                /* when this run's training began */
     int n_conv;               /* converted layers */
 } race_live;
@@ -84,7 +86,8 @@ static int make_student(void *ud, int i, cli_student *s, train_student **handle,
 
 static void run_started(void *ud, int i, const char *label, const char *ckpt) {
     race_live *lv = ud;
-    lv->run = i, lv->label = label, lv->ckpt = ckpt;
+    lv->run = i, lv->label = label, lv->ckpt = NULL;
+    if (ckpt) lv->ckpt = lv->ckpt_buf, snprintf(lv->ckpt_buf, sizeof lv->ckpt_buf, "%s", ckpt);
     lv->t0 = job_now();
     char ph[48];
     job_begin_phase(lv->ctx, phase_name(ph, sizeof ph, "train", i));
@@ -172,7 +175,7 @@ static int race_job(job_ctx *ctx, void *argp) {
     tc.to.on_step = on_step;
     tc.to.ud = &lv;
     race_spec spec = {.n = 2, .make = make_student, .make_ud = &lv, .base = tc.to, .ckpt_dir = a->ckpt_dir,
-                      .on_run = run_started, .run_ud = &lv, .stop = job_cancel_flag(ctx)};
+                      .on_run = run_started, .run_ud = &lv, .stop = job_cancel_flag(ctx), .resume = a->resume};
     if (race_run(&spec, &tt, &data, &ro) != 0) goto done;
     if (ro.stopped) {
         job_log(ctx, "checkpoint %s step %ld (stopped): %s", lv.label, ro.res[ro.n_done - 1].st.step,
@@ -235,6 +238,8 @@ int recover_start_race(workbench *wb, app_state *st, job_runner *jr) {
     a->lr_rest = st->settings.race_lr_rest;
     a->s1 = t->stage1;
     a->ckpt_dir = persist_path("XDG_STATE_HOME", ".local/state", "race"); /* NULL: no checkpoints (no HOME) */
+    a->resume = st->race_resume && a->ckpt_dir;
+    st->race_resume = false;
     if (wb_start(st, jr, "race", race_job, a, t) != 0) {
         free(a->corpus);
         free(a->ckpt_dir);

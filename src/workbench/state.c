@@ -105,6 +105,21 @@ void app_clear_download(app_state *st) { memset(&st->download, 0, sizeof st->dow
 
 /* ---- jobs ---- */
 
+/* snprintf "%s" that never ends inside a UTF-8 sequence, whether this copy or an earlier
+ * one cut it (what is kept must be valid text: it goes to the session's JSON). */
+static void copy_utf8(char *dst, size_t n, const char *src) {
+    snprintf(dst, n, "%s", src);
+    size_t len = strlen(dst), i = len;
+    while (i > 0 && len - i < 3 && ((unsigned char)dst[i - 1] & 0xC0) == 0x80) i--;
+    if (i == 0 || !((unsigned char)dst[i - 1] & 0x80)) {
+        if (i < len) dst[i] = 0; /* continuation bytes with no lead */
+        return;
+    }
+    unsigned char lead = (unsigned char)dst[i - 1];
+    size_t need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
+    if (len - (i - 1) < need) dst[i - 1] = 0;
+}
+
 const job_record *app_job_at(const app_state *st, int i) {
     if (i < 0 || i >= st->n_hist) return NULL;
     return &st->history[(st->hist_start + i) % JOB_HISTORY_CAP];
@@ -182,6 +197,14 @@ void app_job_progress_text(const job_record *r, char *buf, size_t n) {
     if (k < 0 || (size_t)k >= n) return;
     if (r->phase[0]) snprintf(buf + k, n - (size_t)k, " (%s, %.0f%% of the job)", r->phase, 100 * r->fraction);
     else if (r->fraction > 0) snprintf(buf + k, n - (size_t)k, " (%.0f%% of the job)", 100 * r->fraction);
+}
+
+const job_record *app_last_job(const app_state *st, const teacher_state *t, const char *name) {
+    for (int i = st->n_hist - 1; i >= 0; i--) {
+        const job_record *r = app_job_at(st, i);
+        if (!strcmp(r->name, name) && t && !strcmp(r->teacher, t->name)) return r;
+    }
+    return NULL;
 }
 
 void app_restore_job(app_state *st, const job_record *src) {
@@ -356,7 +379,7 @@ static void end_job(app_state *st, const event *ev) {
         /* an interrupted job stays interrupted: its cancel came from the workbench ending */
         if (r->outcome != JOB_INTERRUPTED || ev->kind == EV_DONE)
             r->outcome = ev->kind == EV_DONE ? JOB_DONE : ev->kind == EV_ERROR ? JOB_FAILED : JOB_CANCELLED;
-        snprintf(r->text, sizeof r->text, "%s", ev->kind == EV_DONE ? "" : ev->text);
+        copy_utf8(r->text, sizeof r->text, ev->kind == EV_DONE ? "" : ev->text);
         r->cancel_latency_s = ev->cancel_latency_s;
     }
     st->session_dirty = true; /* every finished job is saved at once (app.c) */
@@ -396,11 +419,11 @@ bool app_apply_event(app_state *st, const event *ev) {
         j->eta = eta_update(&j->eta_state, ev->t, j->fraction);
         job_record *r = find_record(st, ev->job_id);
         if (r) { /* where it got to, kept with the session */
-            snprintf(r->phase, sizeof r->phase, "%s", j->n_phases > 1 ? j->phase : "");
-            snprintf(r->label, sizeof r->label, "%s", j->label);
+            copy_utf8(r->phase, sizeof r->phase, j->n_phases > 1 ? j->phase : "");
+            copy_utf8(r->label, sizeof r->label, j->label);
             r->done = j->done, r->total = j->total, r->fraction = j->fraction;
             if (r->owner && r->owner->race.checkpoint[0] && !strcmp(r->name, "race"))
-                snprintf(r->checkpoint, sizeof r->checkpoint, "%s", r->owner->race.checkpoint);
+                copy_utf8(r->checkpoint, sizeof r->checkpoint, r->owner->race.checkpoint);
         }
         return true;
     }

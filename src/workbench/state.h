@@ -116,6 +116,7 @@ struct app_state {
     int lock_fd;              /* the held lock, -1 none */
     char session_name[64];    /* graft tui --session NAME, "" the default session */
     bool session_dirty;       /* something saved with the session changed since the last write */
+    bool race_resume;         /* the next race continues from its checkpoints (Recover's R; read once) */
     void *user;
 };
 
@@ -147,6 +148,8 @@ void app_job_tick(app_state *st, double now);
 bool app_mark_interrupted(app_state *st);
 /* "interrupted at step 12 of 50 (train taylor-calibrate, 63 %)" for a record, into buf. */
 void app_job_progress_text(const job_record *r, char *buf, size_t n);
+/* The newest job called name run for teacher t (by its name), or NULL. */
+const job_record *app_last_job(const app_state *st, const teacher_state *t, const char *name);
 /* Appends a record restored from the session (a negative id: never a live job's). */
 void app_restore_job(app_state *st, const job_record *r);
 /* c: asks the runner and remembers it for the header. */

@@ -35,6 +35,7 @@ static void draw(ui *u, grid *g, rect r) {
                     st->settings.race_lr_mixer, st->settings.race_lr_rest, keep);
     /* the running step, or what Enter does */
     const bool running = st->job.active && !strcmp(st->job.name, "race");
+    const job_record *last = NULL;
     if (running) {
         char eta[32];
         fmt_eta(eta, sizeof eta, st->job.eta);
@@ -42,12 +43,18 @@ static void draw(ui *u, grid *g, rect r) {
         const char *what = !strncmp(st->job.phase, "train", 5) ? st->job.label : st->job.phase;
         grid_printf(g, r.x + 1, r.y + 1, r.w - 2, STYLE_PLAIN, "%s   race %.0f%%   eta %s   (c cancels)", what,
                     100 * st->job.fraction, eta);
+    } else if ((last = app_last_job(st, t, "race")) && last->outcome == JOB_INTERRUPTED) {
+        char at[200];
+        app_job_progress_text(last, at, sizeof at);
+        grid_printf(g, r.x + 1, r.y + 1, r.w - 2, acc, "the last race was interrupted %s; %s", at,
+                    last->checkpoint[0] ? "R resumes it from its checkpoints, Enter starts afresh"
+                                        : "no checkpoint yet: Enter starts afresh");
     } else {
         grid_printf(g, r.x + 1, r.y + 1, r.w - 2, dim, "Enter: race random vs taylor-calibrate (ctx 128, batch 4, "
                                                         "lr %g/%g; learning rates in 9 Settings)",
                     st->settings.race_lr_mixer, st->settings.race_lr_rest);
     }
-    const char *ck = t->race.checkpoint[0] ? t->race.checkpoint : NULL;
+    const char *ck = t->race.checkpoint[0] ? t->race.checkpoint : last && last->checkpoint[0] ? last->checkpoint : NULL;
     char ckb[512] = "none yet";
     if (ck) { /* "<init> step N: PATH", the path cut to its graft/race/ tail when it does not fit */
         snprintf(ckb, sizeof ckb, "%s", ck);
@@ -92,6 +99,17 @@ static void draw(ui *u, grid *g, rect r) {
 
 static bool key(ui *u, int k) {
     wb_settings *s = &u->st->settings;
+    if (k == 'R') { /* an interrupted race goes on from its checkpoints (same budget and seed) */
+        const job_record *last = app_last_job(u->st, app_cur(u->st), "race");
+        if (!last || last->outcome != JOB_INTERRUPTED || !last->checkpoint[0]) {
+            ui_say(u, "no interrupted race with a checkpoint to resume: Enter starts one");
+            return true;
+        }
+        u->st->race_resume = true;
+        ui_run_action(u, ACT_RACE);
+        u->st->race_resume = false;
+        return true;
+    }
     if (k != '+' && k != '=' && k != '-') return false;
     if (settings_step(s, SET_RACE_TOKENS, k == '-' ? -1 : 1) != 0) ui_say(u, "%s", gf_last_error());
     else ui_say(u, "race budget: %ld tokens per init (saved with the session)", s->race_tokens);
@@ -99,7 +117,7 @@ static bool key(ui *u, int k) {
 }
 
 static const key_hint keys[] = {
-    {"+", NULL, "double budget"}, {"-", NULL, "halve budget"},
+    {"+", NULL, "double budget"}, {"-", NULL, "halve budget"}, {"R", NULL, "resume interrupted race"},
 };
 
 const screen screen_recover = {"Recover", draw, key, NULL, keys, sizeof keys / sizeof keys[0], ACT_RACE};
