@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "student/student.h"
 #include "workbench/json_file.h"
 
 static const char *const kind_names[RUN_KIND_COUNT] = {"evaluate", "ablate", "race"};
@@ -67,6 +68,12 @@ void result_slice_label(const char *corpus, int windows, int ctx, char *buf, siz
     (void)ctx;
 }
 
+/* Whether the row's init runs Stage 2 (an unknown init name: as recorded). */
+static bool row_has_stage2(const result_row *r) {
+    student_init init;
+    return student_init_parse(r->init, &init) != 0 || init_uses_stage2(init);
+}
+
 void result_cell(const result_row *r, result_col c, bool abbreviate, char *buf, size_t n) {
     buf[0] = 0;
     switch (c) {
@@ -79,7 +86,10 @@ void result_cell(const result_row *r, result_col c, bool abbreviate, char *buf, 
         if (abbreviate && !strncmp(r->init_detail, "stage1 ", 7)) snprintf(buf, n, "S1 %s", r->init_detail + 7);
         else snprintf(buf, n, "%s", r->init_detail[0] ? r->init_detail : "-");
         break;
-    case RC_STEPS: snprintf(buf, n, "%d%s", r->stage2_steps, r->stage2_steps && r->keep_best_heldout ? " (h)" : ""); break;
+    case RC_STEPS: /* only where Stage 2 ran: random and taylor-only rows have none to show */
+        if (!row_has_stage2(r)) snprintf(buf, n, "-");
+        else snprintf(buf, n, "%d%s", r->stage2_steps, r->stage2_steps && r->keep_best_heldout ? " (h)" : "");
+        break;
     case RC_EVAL:
         if (r->kind == RUN_RACE) {
             char s[96];
@@ -108,7 +118,7 @@ void result_cell(const result_row *r, result_col c, bool abbreviate, char *buf, 
 static double col_number(const result_row *r, result_col c) {
     switch (c) {
     case RC_KEEP: return r->keep;
-    case RC_STEPS: return r->stage2_steps;
+    case RC_STEPS: return row_has_stage2(r) ? r->stage2_steps : NAN;
     case RC_PPL: return r->ppl;
     case RC_HL_MEAN: return r->hl_mean;
     case RC_HL_MED: return r->hl_med;

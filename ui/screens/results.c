@@ -181,8 +181,11 @@ static void draw(ui *u, grid *g, rect r) {
             stage1_choice_label(&t->stage1, label, sizeof label);
             snprintf(s1, sizeof s1, " (stage1 %s)", label);
         }
-        grid_printf(g, x0, y, w, dim, "Enter evaluates: %s %d of %d attention, %s%s, %d Stage 2 steps, %s", t->strategy,
-                    teacher_kept_count(t), t->n_layers, st->eval_init, s1, st->settings.stage2_steps, slice);
+        char s2[48] = ""; /* Stage 2 steps only for the inits that run Stage 2 */
+        if (student_init_parse(st->eval_init, &init) != 0 || init_uses_stage2(init))
+            snprintf(s2, sizeof s2, ", %d Stage 2 steps", st->settings.stage2_steps);
+        grid_printf(g, x0, y, w, dim, "Enter evaluates: %s %d of %d attention, %s%s%s, %s", t->strategy,
+                    teacher_kept_count(t), t->n_layers, st->eval_init, s1, s2, slice);
     }
     y++;
     if (t->n_results == 0) {
