@@ -130,6 +130,70 @@ static void entry_draws_and_scrolls(void **state) {
     grid_free(&g);
 }
 
+/* Ctrl-W deletes the word before the cursor (and the spaces after it); Ctrl-A / Ctrl-E jump. */
+static void entry_word_keys(void **state) {
+    (void)state;
+    entry e;
+    entry_clear(&e);
+    type(&e, "Once upon  a time");
+    entry_key(&e, 23);
+    assert_string_equal(e.text, "Once upon  a ");
+    entry_key(&e, 23);
+    assert_string_equal(e.text, "Once upon  ");
+    entry_key(&e, 1); /* ^A */
+    assert_int_equal(e.cursor, 0);
+    entry_key(&e, 23); /* at the start: nothing */
+    assert_string_equal(e.text, "Once upon  ");
+    entry_key(&e, 5); /* ^E */
+    entry_key(&e, 23);
+    assert_string_equal(e.text, "Once ");
+    entry_key(&e, 21); /* ^U at the end: all of it */
+    assert_string_equal(e.text, "");
+    assert_int_equal(e.cursor, 0);
+}
+
+/* Wide glyphs take two columns: the cursor cell lands after them, and scrolling keeps whole glyphs. */
+static void entry_wide_glyphs(void **state) {
+    (void)state;
+    grid g;
+    grid_init(&g, 12, 1);
+    entry e;
+    entry_clear(&e);
+    type(&e, "\xe4\xb8\xad\xe6\x96\x87x"); /* two CJK glyphs (2 columns each), then x */
+    entry_draw(&g, 0, 0, 12, "p: ", &e, true, STYLE_PLAIN);
+    assert_string_equal(row(&g, 0), "p: \xe4\xb8\xad\xe6\x96\x87x");
+    assert_true(grid_at(&g, 3 + 5, 0)->attr & ATTR_REVERSE); /* 2 + 2 + 1 columns, then the cursor */
+    grid_clear(&g);
+    for (int i = 0; i < 4; i++) type(&e, "\xe4\xb8\xad"); /* 13 columns of text in a 9-column field */
+    entry_draw(&g, 0, 0, 12, "p: ", &e, true, STYLE_PLAIN);
+    int cx = -1;
+    for (int x = 0; x < 12; x++)
+        if (grid_at(&g, x, 0)->attr & ATTR_REVERSE) cx = x;
+    assert_int_equal(cx, 11); /* the cursor at the field's last column, the start scrolled away whole */
+    assert_int_equal(utf8_width(row(&g, 0)), 11);
+    grid_free(&g);
+}
+
+/* At the limit: a character that does not fit goes whole, and `full` says so for the caller. */
+static void entry_full_is_visible(void **state) {
+    (void)state;
+    entry e;
+    entry_clear(&e);
+    for (int i = 0; i < ENTRY_MAX - 2; i++) entry_key(&e, 'x'); /* one byte of room left */
+    assert_false(e.full);
+    type(&e, "\xc3\xa9"); /* é needs two: refused whole, continuation byte included */
+    assert_int_equal(e.len, ENTRY_MAX - 2);
+    assert_true(e.full);
+    entry_key(&e, 'y'); /* one byte still fits */
+    assert_int_equal(e.len, ENTRY_MAX - 1);
+    assert_false(e.full);
+    entry_key(&e, 'z');
+    assert_true(e.full);
+    assert_int_equal((int)strlen(e.text), ENTRY_MAX - 1);
+    entry_key(&e, UK_BACKSPACE);
+    assert_false(e.full);
+}
+
 /* ---- the Teacher screen in the frame ---- */
 
 static const char *opened;
@@ -387,6 +451,9 @@ int main(void) {
         cmocka_unit_test(entry_utf8),
         cmocka_unit_test(entry_limits),
         cmocka_unit_test(entry_draws_and_scrolls),
+        cmocka_unit_test(entry_word_keys),
+        cmocka_unit_test(entry_wide_glyphs),
+        cmocka_unit_test(entry_full_is_visible),
         cmocka_unit_test(teacher_screen_typing),
         cmocka_unit_test(teacher_screen_recent),
         cmocka_unit_test(recent_order_and_cap),

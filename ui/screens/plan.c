@@ -148,7 +148,16 @@ static void set_ratio(ui *u, double r) {
         ui_say(u, "retention ratio must be in (0, 100) %%, got %.4g %%", r * 100);
         return;
     }
+    /* a hybrid keeps 1 to L-1 attention layers: none kept or all kept is no conversion */
+    const double old = t->keep_ratio;
     t->keep_ratio = r;
+    const int k = teacher_keep_count(t), L = t->n_layers;
+    if (k < 1 || k > L - 1) {
+        t->keep_ratio = old;
+        ui_say(u, "%.4g %% keeps %d of %d layers: a hybrid keeps 1 to %d (from %.3g %%, below %.3g %%)", r * 100, k,
+               L, L - 1, 100.0 * 0.5 / L, 100.0 * (L - 0.5) / L);
+        return;
+    }
     if (strategy_index(t->strategy) == STRATEGY_MANUAL) snprintf(t->strategy, sizeof t->strategy, "uniform");
     teacher_plan_recompute(t);
     ui_say(u, "keep %.4g %%: %d of %d layers", r * 100, teacher_keep_count(t), t->n_layers);
@@ -206,6 +215,12 @@ static bool key(ui *u, int k) {
         break;
     case ' ': {
         int l = u->v.plan.cursor < t->n_layers ? u->v.plan.cursor : 0;
+        const int now = count_kept(t) + (t->kept[l] ? -1 : 1);
+        if (now < 1 || now > t->n_layers - 1) {
+            ui_say(u, "a hybrid keeps 1 to %d of %d layers: layer %d stays %s", t->n_layers - 1, t->n_layers, l,
+                   t->kept[l] ? "attention" : "GDN");
+            return true;
+        }
         t->kept[l] = !t->kept[l];
         snprintf(t->strategy, sizeof t->strategy, "manual");
         ui_say(u, "layer %d %s (manual plan)", l, t->kept[l] ? "keeps attention" : "becomes GDN");
