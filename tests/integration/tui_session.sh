@@ -30,6 +30,8 @@ tui_keys a 8
 tui_wait a "stats: done" 600 || fail "teacher load + statistics did not finish"
 pid=$(cat "$SESSION.lock" 2>/dev/null)
 [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || fail "no lock file naming the running graft ($SESSION.lock: '$pid')"
+tui_keys a 1
+tui_wait a "first conversion: 7 then Enter builds and evaluates" 50 || fail "no first-start line on the Teacher screen"
 
 # a finished job is saved at once, not on quit
 tui_keys a 7 Enter
@@ -82,6 +84,9 @@ PY
 
 # the next start: the finished row, and the race interrupted where it was
 tui_start d 100 30 TERM=xterm-256color LANG=C.UTF-8 XDG_DATA_HOME="$XDG_DATA_HOME" -- "'$MODEL'" --text "'$TEXT'"
+tui_keys d 1
+tui_wait d "stories260K.bin" 300 || fail "Teacher screen"
+tui_screen d | grep -qF "first conversion:" && fail "the first-start line shows with rows in the session"
 tui_keys d 7
 tui_wait d "1 row in run order" 300 || fail "the evaluated row did not come back"
 tui_keys d 8
