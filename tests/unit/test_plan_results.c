@@ -316,7 +316,7 @@ static void results_rows_fit(void **state) {
     teacher_add_result(t, &r);
     r = make_row(RUN_EVALUATE, "uniform", 0.5, "taylor-calibrate", 8.4320);
     teacher_add_result(t, &r);
-    r = make_row(RUN_ABLATE, "ar", 0.25, "small-gate", 19.1);
+    r = make_row(RUN_ABLATE, "ar", 0.25, "align-only", 19.1);
     r.keep_best_heldout = 1;
     teacher_add_result(t, &r);
     ui u;
@@ -345,9 +345,12 @@ static void results_rows_fit(void **state) {
     y = find_row(&g, "ablate    ar");
     assert_true(y >= 0); /* the ablation row says its 50 Stage 2 steps */
     assert_non_null(strstr(row(&g, y), " 50 (h) ")); /* Stage 2 kept its best held-out state */
+    /* a race's random row ran no Stage 2: its steps cell says so, not a number */
+    y = find_row(&g, "race tinystories held-out");
+    assert_null(strstr(row(&g, y), " 300 "));
     /* the selected row (the newest) with its headless command, whole */
     assert_string_equal(command_text(&g), "graft ablate '/models/test-teacher' --calib '/data/tinystories.txt' --eval "
-                                          "'/data/tinystories.txt' --strategy ar --keep 0.25 --init small-gate --steps 50 "
+                                          "'/data/tinystories.txt' --strategy ar --keep 0.25 --init align-only --steps 50 "
                                           "--eval-windows 32 --keep-best heldout --json");
     /* up: the evaluate row's command */
     ui_key(&u, UK_UP);
