@@ -26,6 +26,24 @@ tui_screen h | grep -qF "$last" && fail "Up did not scroll the help back"
 tui_keys h x
 i=0; while tui_screen h | grep -qF "lines " && [ $i -lt 30 ]; do sleep 0.1; i=$((i+1)); done
 tui_screen h | grep -qF "help ─" && fail "the help did not close"
+# the prompt box's entry: ^W a word, ^A / ^E, ^U all before the cursor, wide characters in two columns
+tui_keys h 7 g
+tui_wait h "prompt:" || fail "prompt box"
+tui_keys h -l "Once upon a time"
+tui_wait h "prompt: Once upon a time" || fail "typing"
+tui_keys h C-w
+tui_wait h "prompt: Once upon a " || fail "^W"
+tui_screen h | grep -qF "prompt: Once upon a time" && fail "^W left the word"
+tui_keys h -l "中文"
+tui_wait h "prompt: Once upon a 中文" || fail "wide characters"
+tui_keys h C-a; tui_keys h -l ">"
+tui_wait h "prompt: >Once upon a 中文" || fail "^A"
+tui_keys h C-e; tui_keys h -l "!"
+tui_wait h "prompt: >Once upon a 中文!" || fail "^E"
+tui_keys h C-u
+tui_wait h "(empty: from BOS alone)" || fail "^U did not clear"
+tui_keys h Escape
+sleep 0.2
 tui_keys h 9
 tui_wait h "Stage 2 steps" || fail "Settings"
 tui_keys h NPage
