@@ -34,6 +34,8 @@ typedef struct {
 typedef struct {
     char labels[2][32];
     double target, ttt[2], ppl[2], ratio, keep, lr_mixer, lr_rest;
+    double teacher_ppl;       /* the teacher on the same held-out sequences as ppl[] (NaN: not measured) */
+    int eval_seqs;            /* how many held-out sequences of RECOVER_CTX tokens */
     int window, steps[2];
     long tokens;
     char converted[256], kept[128], corpus[200], teacher[160], device[16];
@@ -191,6 +193,11 @@ static int race_job(job_ctx *ctx, void *argp) {
         goto done;
     }
     race_result *r = gf_calloc(1, sizeof *r);
+    {   /* the teacher on exactly the held-out sequences each run is scored on: the number they read against */
+        double nll;
+        r->eval_seqs = tc.to.eval_seqs > 0 && tc.to.eval_seqs < data.n_eval ? tc.to.eval_seqs : data.n_eval;
+        r->teacher_ppl = train_eval_nll(&tt, &data, tc.to.eval_seqs, tc.to.batch, &nll) == 0 ? exp(nll) : NAN;
+    }
     for (int i = 0; i < 2; i++) {
         snprintf(r->labels[i], sizeof r->labels[i], "%s", ro.labels[i]);
         r->ttt[i] = ro.ttt[i];
@@ -267,12 +274,20 @@ void recover_race_done(app_state *st, teacher_state *owner, void *result) {
     else snprintf(ratio, sizeof ratio, "undefined");
     app_log(st, LOG_INFO, "race: target loss %.4f (%s at the end of %ld tokens, trailing mean of %d steps)", r->target,
             r->labels[0], r->tokens, r->window);
-    app_log(st, LOG_INFO, "race: held-out ppl %s %.3f, %s %.3f (the race's held-out windows, not the evaluation slice)",
-            r->labels[0], r->ppl[0], r->labels[1], r->ppl[1]);
+    app_log(st, LOG_INFO, "race: held-out ppl teacher %.3f, %s %.3f, %s %.3f (the race's %d held-out sequences of %d tokens, "
+                          "not the evaluation slice)", r->teacher_ppl, r->labels[0], r->ppl[0], r->labels[1], r->ppl[1],
+            r->eval_seqs, RECOVER_CTX);
     app_log(st, LOG_INFO, "race: target reached: %s %s, %s %s -> ratio %s", r->labels[0], t0, r->labels[1], t1, ratio);
     if (owner) {
         owner->race.has_target = true;
         owner->race.target = r->target;
+        owner->race.teacher_ppl = r->teacher_ppl;
+        owner->race.eval_seqs = r->eval_seqs;
+        owner->race.eval_ctx = RECOVER_CTX;
+        for (int i = 0; i < 2; i++) {
+            snprintf(owner->race.labels[i], sizeof owner->race.labels[i], "%s", r->labels[i]);
+            owner->race.ppl[i] = r->ppl[i];
+        }
         snprintf(owner->race.reached, sizeof owner->race.reached, "target reached: %s %s, %s %s -> ratio %s",
                  r->labels[0], t0, r->labels[1], t1, ratio);
         for (int i = 0; i < 2; i++) {
@@ -289,6 +304,7 @@ void recover_race_done(app_state *st, teacher_state *owner, void *result) {
             row.ctx = RECOVER_CTX;
             snprintf(row.kept, sizeof row.kept, "%s", r->kept);
             row.ppl = r->ppl[i];
+            row.teacher_ppl = r->teacher_ppl;
             row.race_tokens = r->tokens;
             row.race_lr_mixer = r->lr_mixer;
             row.race_lr_rest = r->lr_rest;

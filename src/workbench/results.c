@@ -14,7 +14,7 @@ const char *run_kind_name(run_kind k) { return (unsigned)k < RUN_KIND_COUNT ? ki
 
 void result_row_init(result_row *r) {
     memset(r, 0, sizeof *r);
-    r->ppl = r->hl_mean = r->hl_med = r->hl_max = NAN;
+    r->ppl = r->teacher_ppl = r->hl_mean = r->hl_med = r->hl_max = NAN;
     r->tokens_to_target = r->ratio = NAN;
     r->race_lr_mixer = r->race_lr_rest = NAN;
 }
@@ -205,6 +205,7 @@ cJSON *result_row_json(const result_row *r) {
     cJSON_AddNumberToObject(o, "eval_windows", r->eval_windows);
     cJSON_AddNumberToObject(o, "ctx", r->ctx);
     add_num(o, "ppl", r->ppl);
+    add_num(o, "teacher_ppl", r->teacher_ppl);
     add_num(o, "hl_mean", r->hl_mean);
     add_num(o, "hl_median", r->hl_med);
     add_num(o, "hl_max", r->hl_max);
@@ -250,6 +251,7 @@ int result_row_from_json(const cJSON *o, result_row *r) {
     r->eval_windows = (int)get_num(o, "eval_windows", 0);
     r->ctx = (int)get_num(o, "ctx", 0);
     r->ppl = get_num(o, "ppl", NAN);
+    r->teacher_ppl = get_num(o, "teacher_ppl", NAN);
     r->hl_mean = get_num(o, "hl_mean", NAN);
     r->hl_med = get_num(o, "hl_median", NAN);
     r->hl_max = get_num(o, "hl_max", NAN);

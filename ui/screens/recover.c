@@ -81,9 +81,25 @@ static void draw(ui *u, grid *g, rect r) {
         if (ls->x[0] < x0 || n == 1) x0 = ls->x[0];
         if (ls->x[ls->n - 1] > x1) x1 = ls->x[ls->n - 1];
     }
-    rect c = {r.x + 1, r.y + 5, r.w - 2, r.h - 5};
+    /* the race's held-out perplexities beside the teacher's on the same sequences, and which ones */
+    int top = 4;
+    if (t->race.eval_seqs > 0) {
+        const char *dot = theme_glyph(&u->th, G_MIDDOT);
+        char line[300], which[80];
+        snprintf(which, sizeof which, "held-out ppl, the same %d sequences of %d tokens", t->race.eval_seqs,
+                 t->race.eval_ctx);
+        for (int pass = 0; pass < 2; pass++) { /* a shorter name for the sequences when the line is short */
+            snprintf(line, sizeof line, "%s: teacher %.4g %s %s %.4g %s %s %.4g", which, t->race.teacher_ppl, dot,
+                     t->race.labels[0], t->race.ppl[0], dot, t->race.labels[1], t->race.ppl[1]);
+            if (utf8_width(line) <= r.w - 2) break;
+            snprintf(which, sizeof which, "held-out %dx%d ppl", t->race.eval_seqs, t->race.eval_ctx);
+        }
+        grid_text(g, r.x + 1, r.y + 4, r.w - 2, line, STYLE_PLAIN);
+        top = 5;
+    }
+    rect c = {r.x + 1, r.y + top + 1, r.w - 2, r.h - top - 1};
     if (n == 0) {
-        draw_unavailable(u, g, (rect){r.x, r.y + 4, r.w, r.h - 4}, "recovery curves of the race",
+        draw_unavailable(u, g, (rect){r.x, r.y + top, r.w, r.h - top}, "recovery curves of the race",
                          "Enter starts it on the open teacher and corpus");
         return;
     }
@@ -93,7 +109,7 @@ static void draw(ui *u, grid *g, rect r) {
         snprintf(tname, sizeof tname, "target %.4f", target);
         s[n++] = (chart_series){tname, tx, ty, 2};
     }
-    grid_printf(g, r.x + 1, r.y + 4, r.w - 2, dim, "y: KL per token (teacher || student)   x: training tokens");
+    grid_printf(g, r.x + 1, r.y + top, r.w - 2, dim, "y: KL per token (teacher || student)   x: training tokens");
     linechart_draw(g, c, s, n, "tokens", dots_for(&u->th), &u->th);
 }
 

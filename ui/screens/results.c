@@ -188,6 +188,17 @@ static void draw(ui *u, grid *g, rect r) {
                     teacher_kept_count(t), t->n_layers, st->eval_init, s1, s2, slice);
     }
     y++;
+    /* race rows read against the teacher on the race's own held-out sequences, not the slice above */
+    for (int i = t->n_results - 1; i >= 0; i--) {
+        const result_row *rr = &t->results[i];
+        if (rr->kind != RUN_RACE) continue;
+        if (isfinite(rr->teacher_ppl))
+            grid_printf(g, x0, y++, w, dim, "race rows: held-out ppl of the race's own sequences; the teacher's on them %.4f",
+                        rr->teacher_ppl);
+        else
+            grid_text(g, x0, y++, w, "race rows: held-out ppl of the race's own sequences (teacher not measured on them)", dim);
+        break;
+    }
     if (t->n_results == 0) {
         draw_unavailable(u, g, (rect){r.x, y + 1, r.w, r.y + r.h - y - 1}, "results of converted students of this teacher",
                          "Enter builds and evaluates the plan's student; a runs the ablation table; g prompts the teacher");
