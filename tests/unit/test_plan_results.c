@@ -446,11 +446,50 @@ static void session_keeps_plan(void **state) {
     rmdir(dir);
 }
 
+/* After a resize to a taller terminal the rows above the selection come back (no stale scroll
+ * offset); a sort keeps the selected row selected and in view. */
+static void results_resize_and_sort_keep_selection(void **state) {
+    (void)state;
+    app_state st;
+    teacher_state *t = qwen_like(&st);
+    teacher_plan_recompute(t);
+    for (int i = 0; i < 30; i++) {
+        result_row r = make_row(RUN_ABLATE, "uniform", 0.5, "random", 10.0 + (i % 3)); /* ppl ties in threes */
+        r.seed = 100 + i; /* tells the rows apart in their commands */
+        teacher_add_result(t, &r);
+    }
+    ui u;
+    ui_init(&u, &st, NULL, &prefs, utf8_256);
+    ui_select_screen(&u, "results");
+    grid small, tall;
+    grid_init(&small, 120, 16);
+    grid_init(&tall, 120, 60);
+    ui_render(&u, &small); /* the newest row selected: the table scrolled to the end */
+    assert_true(u.v.results.first > 0);
+    ui_render(&u, &tall);
+    assert_int_equal(u.v.results.first, 0); /* all 30 rows fit now: none hidden above */
+    assert_non_null(strstr(command_text(&tall), "--seed 129"));
+    ui_key(&u, UK_UP), ui_key(&u, UK_UP); /* row 28 in run order: seed 127, ppl 10 + 27 % 3 = 10 */
+    ui_render(&u, &tall);
+    assert_non_null(strstr(command_text(&tall), "--seed 127"));
+    for (int k = 0; k < RC_COUNT + 1 && u.v.results.sort_col != RC_PPL; k++) ui_key(&u, 'o');
+    assert_int_equal(u.v.results.sort_col, RC_PPL);
+    ui_render(&u, &small);
+    assert_non_null(strstr(command_text(&small), "--seed 127")); /* the same row, wherever it went */
+    /* ppl 10 rows first, in run order: seed 127 is the 10th of them */
+    assert_int_equal(u.v.results.cursor, 9);
+    assert_true(u.v.results.cursor >= u.v.results.first && u.v.results.cursor < u.v.results.first + u.v.results.rows);
+    grid_free(&small);
+    grid_free(&tall);
+    app_state_free(&st);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(plan_default_and_cost), cmocka_unit_test(plan_keys),
         cmocka_unit_test(plan_scores_rank),      cmocka_unit_test(events_go_to_their_teacher),
-        cmocka_unit_test(results_rows_fit),      cmocka_unit_test(session_keeps_plan),
+        cmocka_unit_test(results_rows_fit),
+        cmocka_unit_test(results_resize_and_sort_keep_selection),      cmocka_unit_test(session_keeps_plan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

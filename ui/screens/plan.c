@@ -72,6 +72,7 @@ static void fix_view(ui *u, int rows) {
     if (u->v.plan.cursor < 0) u->v.plan.cursor = 0;
     if (u->v.plan.cursor < u->v.plan.first) u->v.plan.first = u->v.plan.cursor;
     if (rows > 0 && u->v.plan.cursor >= u->v.plan.first + rows) u->v.plan.first = u->v.plan.cursor - rows + 1;
+    if (rows > 0 && u->v.plan.first > t->n_layers - rows) u->v.plan.first = t->n_layers - rows; /* taller after a resize */
     if (u->v.plan.first < 0) u->v.plan.first = 0;
 }
 
