@@ -445,6 +445,69 @@ static void session_recent_roundtrip(void **state) {
     rmdir(dir);
 }
 
+/* The job history in the session: outcomes and where a job had got to come back; a job saved
+ * while running (the workbench killed outright) comes back interrupted; ids never collide
+ * with a live job's. One writer: a second lock on the same session makes it read-only. */
+static void session_jobs_and_lock(void **state) {
+    (void)state;
+    char dir[] = "/tmp/graft_entry_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[128], lock[160];
+    snprintf(path, sizeof path, "%s/session.json", dir);
+    snprintf(lock, sizeof lock, "%s.lock", path);
+    app_state a, b, c;
+    app_state_init(&a);
+    job_record r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.name, sizeof r.name, "evaluate");
+    snprintf(r.teacher, sizeof r.teacher, "stories260K.bin");
+    r.outcome = JOB_DONE, r.seconds = 3.5, r.id = 7;
+    app_restore_job(&a, &r);
+    snprintf(r.name, sizeof r.name, "race");
+    snprintf(r.phase, sizeof r.phase, "train taylor-calibrate");
+    snprintf(r.label, sizeof r.label, "taylor-calibrate step 12/50, 900 tokens/s");
+    snprintf(r.checkpoint, sizeof r.checkpoint, "taylor-calibrate step 10: /x/t.ckpt");
+    r.outcome = JOB_RUNNING, r.fraction = 0.62, r.done = 1536, r.total = 6400;
+    app_restore_job(&a, &r); /* a running job read back is an interrupted one */
+    assert_int_equal(app_job_at(&a, 1)->outcome, JOB_INTERRUPTED);
+    assert_true(app_job_at(&a, 0)->id < 0 && app_job_at(&a, 1)->id < 0);
+    assert_int_equal(session_lock(&a, path), 0);
+    assert_false(a.read_only);
+    assert_true(a.lock_fd > 2);
+    assert_int_equal(session_write(&a, path), 0);
+
+    app_state_init(&b);
+    assert_int_equal(session_lock(&b, path), 0); /* held by a: b is read-only, and knows who holds it */
+    assert_true(b.read_only);
+    assert_int_equal(b.lock_holder, (long)getpid());
+    assert_int_equal(persist_save_session(&b), 0); /* writes nothing */
+    assert_int_equal(session_read(&b, path), 0);
+    assert_int_equal(b.n_hist, 2);
+    const job_record *race = app_last_job(&b, &(teacher_state){.name = "stories260K.bin"}, "race");
+    assert_non_null(race);
+    assert_int_equal(race->outcome, JOB_INTERRUPTED);
+    assert_string_equal(race->checkpoint, "taylor-calibrate step 10: /x/t.ckpt");
+    char at[200];
+    app_job_progress_text(race, at, sizeof at);
+    assert_string_equal(at, "at step 12 of 50 (train taylor-calibrate, 62% of the job)");
+    assert_int_equal(app_job_at(&b, 0)->outcome, JOB_DONE);
+    app_state_free(&b);
+
+    app_state_free(&a); /* the lock goes with a: the next one writes */
+    app_state_init(&c);
+    assert_int_equal(session_lock(&c, path), 0);
+    assert_false(c.read_only);
+    app_state_free(&c);
+    /* session names: letters, digits, . _ - and no path */
+    assert_int_equal(session_name_check("run-2.b_c"), 0);
+    assert_int_equal(session_name_check("../x"), -1);
+    assert_int_equal(session_name_check(".hidden"), -1);
+    assert_int_equal(session_name_check(""), -1);
+    unlink(path);
+    unlink(lock);
+    rmdir(dir);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(entry_edits),
@@ -459,6 +522,7 @@ int main(void) {
         cmocka_unit_test(recent_order_and_cap),
         cmocka_unit_test(file_events_fill_download),
         cmocka_unit_test(session_recent_roundtrip),
+        cmocka_unit_test(session_jobs_and_lock),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
