@@ -127,6 +127,7 @@ static void draw(ui *u, grid *g, rect r) {
     bool more = L > rows;
     if (more) rows--; /* a line saying what is cut */
     fix_view(u, rows);
+    u->v.plan.row_y0 = y, u->v.plan.rows = rows;
     for (int i = 0; i < rows && u->v.plan.first + i < L; i++) {
         int l = u->v.plan.first + i, yy = y + i;
         bool cur = l == u->v.plan.cursor;
@@ -246,4 +247,15 @@ static const key_hint keys[] = {
     {"\u2191\u2193", "up/down", "layer"}, {"S", NULL, "previous strategy"},
 };
 
-const screen screen_plan = {"Plan", draw, key, NULL, keys, sizeof keys / sizeof keys[0], ACT_SELECT};
+/* A click on a layer row puts the cursor there. */
+static bool click(ui *u, int x, int y) {
+    (void)x;
+    const teacher_state *t = app_cur(u->st);
+    plan_view *v = &u->v.plan;
+    if (!t || v->row_y0 <= 0 || y < v->row_y0 || y >= v->row_y0 + v->rows || v->first + y - v->row_y0 >= t->n_layers)
+        return false;
+    v->cursor = v->first + (y - v->row_y0);
+    return true;
+}
+
+const screen screen_plan = {"Plan", draw, key, click, keys, sizeof keys / sizeof keys[0], ACT_SELECT};

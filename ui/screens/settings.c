@@ -39,6 +39,7 @@ static void draw(ui *u, grid *g, rect r) {
     if (v->cursor >= v->first + rows) v->first = v->cursor - rows + 1;
     if (v->first > SET_COUNT - rows) v->first = SET_COUNT - rows;
     if (v->first < 0) v->first = 0;
+    v->row_y0 = y, v->rows = rows;
     for (int f = v->first; f < SET_COUNT && f < v->first + rows; f++, y++) {
         const settings_info *in = settings_get_info((settings_field)f);
         char val[64];
@@ -156,4 +157,14 @@ static const key_hint keys[] = {
     {"d", NULL, "default"}, {"Home/End", NULL, "first/last"},
 };
 
-const screen screen_settings = {"Settings", draw, key, NULL, keys, sizeof keys / sizeof keys[0], -1};
+/* A click on a setting picks it. */
+static bool click(ui *u, int x, int y) {
+    (void)x;
+    settings_view *v = &u->v.settings;
+    if (v->editing || v->row_y0 <= 0 || y < v->row_y0 || y >= v->row_y0 + v->rows) return false;
+    v->cursor = v->first + (y - v->row_y0);
+    if (v->cursor >= SET_COUNT) v->cursor = SET_COUNT - 1;
+    return true;
+}
+
+const screen screen_settings = {"Settings", draw, key, click, keys, sizeof keys / sizeof keys[0], -1};

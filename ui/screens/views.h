@@ -20,6 +20,7 @@ typedef struct {
 
 typedef struct {
     int cursor, first;           /* layer under the cursor, first layer shown */
+    int row_y0, rows;            /* where the layer rows were drawn (clicks) */
     bool edit;                   /* typing a retention ratio */
     char buf[8];                 /* what is typed so far (percent) */
 } plan_view;
@@ -75,6 +76,7 @@ typedef struct {
 typedef struct {
     int cursor;                  /* settings_field under the cursor */
     int first;                   /* first field shown (the list scrolls when short of rows) */
+    int row_y0, rows;            /* where the fields were drawn (clicks) */
     bool editing;
     entry edit;
 } settings_view;
