@@ -292,23 +292,11 @@ char *session_path(const app_state *st) {
     return persist_path("XDG_STATE_HOME", ".local/state", leaf);
 }
 
-/* mkdir -p of path's folder (json_write_atomic makes it too, but the lock comes first). */
-static int make_dirs_for(const char *path) {
-    char dir[4224];
-    snprintf(dir, sizeof dir, "%s", path);
-    for (char *p = dir + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = 0;
-        if (mkdir(dir, 0755) != 0 && errno != EEXIST) return gf_fail("%s: %s", dir, strerror(errno));
-        *p = '/';
-    }
-    return 0;
-}
 
 int session_lock(app_state *st, const char *path) {
     char lock[4200];
     snprintf(lock, sizeof lock, "%s.lock", path);
-    if (make_dirs_for(lock)) return -1;
+    if (make_parent_dirs(lock)) return -1; /* the lock comes before the first write */
     int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (fd < 0) return gf_fail("%s: %s", lock, strerror(errno));
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
