@@ -136,11 +136,16 @@ static void draw_job_line(ui *u, grid *g, int y) {
         fmt_duration(took, sizeof took, r->seconds);
         if (r->outcome == JOB_DONE) snprintf(line, sizeof line, "last job: %s done in %s", r->name, took);
         else if (r->outcome == JOB_FAILED) snprintf(line, sizeof line, "last job: %s failed after %s: %s", r->name, took, r->text);
+        else if (r->outcome == JOB_INTERRUPTED) { /* the workbench ended under it (a hang-up, a signal) */
+            char at[200];
+            app_job_progress_text(r, at, sizeof at);
+            snprintf(line, sizeof line, "last job: %s interrupted %s (8 Log, h: the history)", r->name, at);
+        }
         else if (r->cancel_latency_s >= 0)
             snprintf(line, sizeof line, "last job: %s cancelled after %s (stopped %.2f s after c)", r->name, took,
                      r->cancel_latency_s);
         else snprintf(line, sizeof line, "last job: %s cancelled after %s", r->name, took);
-        grid_text(g, 1, y, g->w - 2, line, r->outcome == JOB_FAILED ? acc : dim);
+        grid_text(g, 1, y, g->w - 2, line, r->outcome == JOB_FAILED || r->outcome == JOB_INTERRUPTED ? acc : dim);
         return;
     }
     double now = u->now > 0 ? u->now : job_now();

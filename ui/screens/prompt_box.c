@@ -108,6 +108,7 @@ static void run_line(const ui *u, const teacher_state *t, int w, char *buf, size
     *bad = false;
     if (generating(u, t)) snprintf(buf, n, "generating%s%s", rate[0] ? ": " : " ...", rate);
     else if (rec && rec->outcome == JOB_CANCELLED) snprintf(buf, n, "cancelled%s%s", rate[0] ? ": " : "", rate);
+    else if (rec && rec->outcome == JOB_INTERRUPTED) snprintf(buf, n, "interrupted (the workbench ended)");
     else if (rec && rec->outcome == JOB_FAILED) *bad = true, snprintf(buf, n, "failed: %s", rec->text);
     else if (rate[0]) gen_rate_line(gs, w, buf, n);
     else snprintf(buf, n, "no tokens (the model ended the text at once)");

@@ -188,6 +188,15 @@ static void draw(ui *u, grid *g, rect r) {
                     teacher_kept_count(t), t->n_layers, st->eval_init, s1, s2, slice);
     }
     y++;
+    /* an evaluation or ablation cut short when the workbench last ended: where it had got to */
+    const job_record *ev = app_last_job(st, t, "evaluate"), *ab = app_last_job(st, t, "ablate");
+    const job_record *cut = ev && ev->outcome == JOB_INTERRUPTED ? ev : ab && ab->outcome == JOB_INTERRUPTED ? ab : NULL;
+    if (cut) {
+        char at[200];
+        app_job_progress_text(cut, at, sizeof at);
+        grid_printf(g, x0, y++, w, acc, "%s was interrupted %s; %s runs it again", cut->name, at,
+                    cut == ev ? "Enter" : "a");
+    }
     /* race rows read against the teacher on the race's own held-out sequences, not the slice above */
     for (int i = t->n_results - 1; i >= 0; i--) {
         const result_row *rr = &t->results[i];
