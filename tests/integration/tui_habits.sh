@@ -23,6 +23,11 @@ tui_wait h "$last" || fail "the help did not scroll to its last line"
 tui_wait h "of 22 " || fail "help position"
 tui_keys h Up
 tui_screen h | grep -qF "$last" && fail "Up did not scroll the help back"
+tui_keys h PPage
+tui_wait h "lines 1-20 of" || fail "PgUp did not scroll the help to its top"
+# the mouse wheel scrolls it too (xterm SGR reports: 65 wheel down)
+for i in 1 2; do tmux -L "$SOCK" send-keys -t h -l "$(printf '\033[<65;40;10M')"; done
+tui_wait h "$last" || fail "the mouse wheel did not scroll the help"
 tui_keys h x
 i=0; while tui_screen h | grep -qF "lines " && [ $i -lt 30 ]; do sleep 0.1; i=$((i+1)); done
 tui_screen h | grep -qF "help ─" && fail "the help did not close"
@@ -44,6 +49,18 @@ tui_keys h C-u
 tui_wait h "(empty: from BOS alone)" || fail "^U did not clear"
 tui_keys h Escape
 sleep 0.2
+# the Log: / finds the newest line holding the text, n the next older one; Left does not leave the Log
+tui_keys h 8
+tui_wait h "demo: synthetic data" || fail "Log"
+tui_keys h / s y n t h e t i c Enter
+tui_wait h "'synthetic': line " || fail "Log search"
+hit=$(tui_screen h | grep -o "'synthetic': line [0-9]*")
+tui_keys h n
+tui_wait h "'synthetic': no older line holds it" || fail "n: the demo log has one line holding it"
+tui_keys h Left
+sleep 0.2
+tui_wait h "search: synthetic" || fail "Left left the Log (it scrolls sideways there)"
+echo "log search: $hit"
 tui_keys h 9
 tui_wait h "Stage 2 steps" || fail "Settings"
 tui_keys h NPage
