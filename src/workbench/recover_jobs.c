@@ -93,7 +93,8 @@ static void run_started(void *ud, int i, const char *label, const char *ckpt) {
     lv->t0 = job_now();
     char ph[48];
     job_begin_phase(lv->ctx, phase_name(ph, sizeof ph, "train", i));
-    job_log(lv->ctx, "training %s: layers %s converted, %ld tokens", label, lv->conv_buf, lv->a->tokens);
+    job_log(lv->ctx, "training %s: layers %s converted, %ld tokens%s", label, lv->conv_buf, lv->a->tokens,
+            lv->a->resume && ckpt ? " (resumed from its checkpoint where there is one)" : "");
 }
 
 static void on_step(void *ud, long step, long total, long tokens, double loss, double lr, double gnorm) {

@@ -329,10 +329,13 @@ static bool apply_data(app_state *st, teacher_state *t, int job_id, const wb_eve
         t->gen.seconds = e->u.gen_text.seconds;
         return true;
     }
-    case WB_RACE_CHECKPOINT:
+    case WB_RACE_CHECKPOINT: {
         snprintf(t->race.checkpoint, sizeof t->race.checkpoint, "%s step %ld: %s", e->u.race_checkpoint.init,
                  e->u.race_checkpoint.step, e->u.race_checkpoint.path);
+        job_record *r = find_record(st, job_id); /* its job's record too: the checkpoint an interruption resumes from */
+        if (r) copy_utf8(r->checkpoint, sizeof r->checkpoint, t->race.checkpoint);
         return true;
+    }
     }
     return false;
 }

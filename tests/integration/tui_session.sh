@@ -66,7 +66,8 @@ quit c
 # kill -HUP during the race
 tui_keys a 6 Enter
 tui_wait a "random step" 600 || fail "the race did not start training"
-sleep 1
+i=0   # a few steps in, so that a resumed run is told from a fresh one by its step
+while [ $i -lt 300 ] && ! tui_screen a | grep -qE "random step ([5-9]|[1-9][0-9])/100"; do sleep 0.1; i=$((i+1)); done
 kill -HUP "$pid"
 tui_wait a "GRAFT_EXIT=129" 300 || fail "graft did not end by SIGHUP (129)"
 [ "$(tmux -L "$SOCK" display -p -t a '#{alternate_on}')" = "0" ] || fail "the terminal was left in the alternate screen"
@@ -79,8 +80,10 @@ race = [j for j in s["jobs"] if j["name"] == "race"]
 assert race and race[-1]["outcome"] == "interrupted", s["jobs"]
 j = race[-1]
 assert j["fraction"] > 0 and j["label"], j
-print("interrupted race:", j["phase"], j["label"], round(j["fraction"], 3), j.get("checkpoint", ""))
+assert j.get("checkpoint", "").startswith("random step "), j  # the race checkpointed as it stopped
+print("interrupted race:", j["phase"], j["label"], round(j["fraction"], 3), j["checkpoint"])
 PY
+ck=$(python3 -c 'import json, sys; print([j for j in json.load(open(sys.argv[1]))["jobs"] if j["name"] == "race"][-1]["checkpoint"].split()[2].rstrip(":"))' "$SESSION")
 
 # the next start: the finished row, and the race interrupted where it was
 tui_start d 100 30 TERM=xterm-256color LANG=C.UTF-8 XDG_DATA_HOME="$XDG_DATA_HOME" -- "'$MODEL'" --text "'$TEXT'"
@@ -95,5 +98,16 @@ tui_keys d h
 tui_wait d "interrupted at step" 50 || fail "the job history does not show the interrupted race"
 tui_keys d h 6
 tui_wait d "interrupted at step" 50 || fail "Recover does not show the interrupted race"
+tui_wait d "R resumes, Enter starts afresh; race interrupted at step" 50 || fail "Recover does not offer to resume"
+# R: the race goes on from the random run's checkpoint (step $ck), not from step 1
+i=0
+while [ $i -lt 100 ] && tui_screen d | grep -qF "● stats"; do sleep 0.1; i=$((i+1)); done
+tui_keys d R
+tui_wait d "random step" 600 || fail "R did not start the race"
+first=$(tui_screen d | grep -oE "random step [0-9]+/100" | head -n 1 | sed -E 's/random step ([0-9]+).*/\1/')
+[ "$first" -gt "$ck" ] || fail "the resumed race is at step $first, not past its checkpoint (step $ck)"
+echo "resumed at step $first after the checkpoint at step $ck"
+tui_keys d c
+tui_wait d "race cancelled" 300 || tui_wait d "race interrupted" 10 || true
 quit d
 echo "tui_session: all checks passed"

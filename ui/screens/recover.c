@@ -46,9 +46,8 @@ static void draw(ui *u, grid *g, rect r) {
     } else if ((last = app_last_job(st, t, "race")) && last->outcome == JOB_INTERRUPTED) {
         char at[200];
         app_job_progress_text(last, at, sizeof at);
-        grid_printf(g, r.x + 1, r.y + 1, r.w - 2, acc, "the last race was interrupted %s; %s", at,
-                    last->checkpoint[0] ? "R resumes it from its checkpoints, Enter starts afresh"
-                                        : "no checkpoint yet: Enter starts afresh");
+        grid_printf(g, r.x + 1, r.y + 1, r.w - 2, acc, "%s; race interrupted %s",
+                    last->checkpoint[0] ? "R resumes, Enter starts afresh" : "no checkpoint: Enter starts afresh", at);
     } else {
         grid_printf(g, r.x + 1, r.y + 1, r.w - 2, dim, "Enter: race random vs taylor-calibrate (ctx 128, batch 4, "
                                                         "lr %g/%g; learning rates in 9 Settings)",
