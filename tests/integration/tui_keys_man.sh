@@ -21,7 +21,7 @@ for i, (at, name) in enumerate(heads):
 glob = keys_sec[:heads[0][0]]  # the keys of every screen and of every text entry
 words = {"\u2191": "Up", "\u2193": "Down", "\u2190": "Left", "\u2192": "Right"}
 screen_of = {"teacher": "Teacher", "plan": "Plan", "stats": "Stats", "calibrate": "Calibrate", "align": "Align",
-             "recover": "Recover", "results": "Results", "prompt_box": "Results", "log": "Log", "settings": "Settings"}
+             "recover": "Recover", "results": "Results", "prompt_box": "Results", "recall_box": "Results", "log": "Log", "settings": "Settings"}
 def named(t, hay):  # t as a key of its own: not a letter inside a word ("R", not the R of "Recover")
     return re.search(r"(?<![A-Za-z0-9])" + re.escape(t) + r"(?![A-Za-z0-9])", hay) is not None
 def tokens(key):
