@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <locale.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,7 @@ static int translate_key(int ch) {
     case KEY_HOME: return UK_HOME;
     case KEY_END: return UK_END;
     case KEY_F(1): return UK_F1;
+    case KEY_F(10): return UK_F10;
     case KEY_BACKSPACE:
     case 127: return UK_BACKSPACE;
     }
@@ -83,6 +85,38 @@ int ui_terminal_check(char *why, size_t n) {
     return 0;
 }
 
+/* Every way out restores the terminal (endwin leaves the alternate screen), an exit()
+ * from deep inside included. */
+static bool curses_on;
+static void restore_terminal(void) {
+    if (curses_on && !isendwin()) endwin();
+    curses_on = false;
+}
+
+/* A hang-up (the terminal closed, ssh dropped) ends the workbench like q would: the job's
+ * progress and the session saved, then the process ends by SIGHUP. */
+static void on_hangup(int sig) { cli_record_stop(sig); }
+static void catch_hangup(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_hangup;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGHUP, &sa, NULL);
+}
+
+/* The session on disk: after a job ends or anything saved with it changes (within a second), and
+ * while a job runs every SAVE_RUNNING_S (where it got to, for a workbench killed outright). */
+#define SAVE_RUNNING_S 10.0
+static void autosave(app_state *st, double now, double *last_save) {
+    bool running_stale = st->job.active && now - *last_save >= SAVE_RUNNING_S;
+    if (!(st->session_dirty && now - *last_save >= 1.0) && !running_stale) return; /* at most once a second */
+    *last_save = now;
+    if (persist_save_session(st) != 0) {
+        app_log(st, LOG_WARN, "warning: the session was not saved: %s", gf_last_error());
+        st->session_dirty = false; /* said once; the next change tries again */
+    }
+}
+
 /* Reads every pending key / mouse / resize; returns true when the frame changed. */
 static bool read_input(ui *u, grid *g) {
     bool changed = false;
@@ -94,7 +128,12 @@ static bool read_input(ui *u, grid *g) {
             changed = true;
         } else if (ch == KEY_MOUSE) {
             MEVENT me;
-            if (getmouse(&me) == OK && (me.bstate & (BUTTON1_PRESSED | BUTTON1_CLICKED | BUTTON1_RELEASED)))
+            if (getmouse(&me) != OK) continue;
+            if (me.bstate & BUTTON4_PRESSED) changed |= ui_wheel(u, -1, me.x, me.y);
+#ifdef BUTTON5_PRESSED
+            else if (me.bstate & BUTTON5_PRESSED) changed |= ui_wheel(u, 1, me.x, me.y);
+#endif
+            else if (me.bstate & (BUTTON1_PRESSED | BUTTON1_CLICKED | BUTTON1_RELEASED))
                 changed |= ui_click(u, me.x, me.y);
         } else {
             changed |= ui_key(u, translate_key(ch));
@@ -111,13 +150,19 @@ int ui_run(app_state *st, job_runner *jr, ui_prefs *prefs) {
     SCREEN *scr = newterm(NULL, stdout, stdin);
     if (!scr) return gf_fail("cannot start the terminal UI (TERM=%s)", getenv("TERM") ? getenv("TERM") : "unset");
     set_term(scr);
+    curses_on = true;
+    atexit(restore_terminal);
     cbreak();
     noecho();
     keypad(stdscr, TRUE);
     nodelay(stdscr, TRUE);
     set_escdelay(25);
     curs_set(0);
-    mousemask(BUTTON1_PRESSED | BUTTON1_CLICKED | BUTTON1_RELEASED, NULL);
+    mmask_t wheel = BUTTON4_PRESSED;
+#ifdef BUTTON5_PRESSED
+    wheel |= BUTTON5_PRESSED;
+#endif
+    mousemask(BUTTON1_PRESSED | BUTTON1_CLICKED | BUTTON1_RELEASED | wheel, NULL);
     mouseinterval(0);
     const char *nc = getenv("NO_COLOR");
     int n_colors = 0;
@@ -142,6 +187,8 @@ int ui_run(app_state *st, job_runner *jr, ui_prefs *prefs) {
     FILE *trace = trace_path && trace_path[0] ? fopen(trace_path, "w") : NULL;
     if (trace) setvbuf(trace, NULL, _IOLBF, 0);
     cli_catch_stop_signals(); /* Ctrl-C quits like q: terminal restored, session saved, then exit 130 */
+    catch_hangup();
+    double last_save = clock_now_s();
     while (!u.quit && !atomic_load(cli_stop_flag())) {
         int timeout_ms = 1000;
         if (dirty) {
@@ -164,6 +211,7 @@ int ui_run(app_state *st, job_runner *jr, ui_prefs *prefs) {
             dirty = true;
         }
         dirty |= read_input(&u, &g); /* also after EINTR: SIGWINCH queues KEY_RESIZE */
+        autosave(st, u.now, &last_save);
         if (st->log.total != seen_log) {
             seen_log = st->log.total;
             dirty = true;
@@ -180,15 +228,18 @@ int ui_run(app_state *st, job_runner *jr, ui_prefs *prefs) {
         }
     }
     if (trace) fclose(trace);
-    endwin();
+    /* not the user's q: a signal or the terminal gone; a running job is interrupted, not cancelled */
+    bool interrupted = !u.quit && app_mark_interrupted(st);
+    if (interrupted) persist_save_session(st); /* first, in case the job takes its time to stop */
+    restore_terminal();
     delscreen(scr);
     grid_free(&g);
     if (job_running(jr)) {
-        job_cancel(jr);
+        job_cancel(jr); /* a race checkpoints as it stops */
         job_wait(jr);
         drain_events(st, jr);
     }
     persist_save_settings(prefs);
-    persist_save_session(st);
+    if (persist_save_session(st) != 0) fprintf(stderr, "graft: warning: the session was not saved: %s\n", gf_last_error());
     return 0;
 }

@@ -19,12 +19,13 @@
 #include "workbench/workbench.h"
 
 /* Keys for --keys: characters as themselves, plus <up> <down> <left> <right> <tab> <enter>
- * <pgup> <pgdn> <esc> <backspace> <home> <end>. */
+ * <pgup> <pgdn> <esc> <backspace> <home> <end> <f1> <f10> <btab>. */
 static int next_key(const char **p) {
     static const struct { const char *name; int key; } names[] = {
         {"<up>", UK_UP}, {"<down>", UK_DOWN}, {"<left>", UK_LEFT}, {"<right>", UK_RIGHT},
         {"<tab>", UK_TAB}, {"<enter>", UK_ENTER}, {"<pgdn>", UK_PGDN}, {"<pgup>", UK_PGUP},
         {"<esc>", UK_ESC}, {"<backspace>", UK_BACKSPACE}, {"<home>", UK_HOME}, {"<end>", UK_END},
+        {"<f1>", UK_F1}, {"<f10>", UK_F10}, {"<btab>", UK_BTAB},
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         size_t n = strlen(names[i].name);
@@ -133,7 +134,7 @@ static int plan_presets(app_state *st, double keep, const char *strategy, bool s
 
 int cmd_tui(int argc, char **argv) {
     bool demo = false, help = false, json = false;
-    const char *snap = NULL, *size = NULL, *keys = NULL, *text = NULL, *strategy = NULL;
+    const char *snap = NULL, *size = NULL, *keys = NULL, *text = NULL, *strategy = NULL, *session = NULL;
     double keep = NAN;
     common_opts co;
     common_opts_default(&co);
@@ -146,6 +147,7 @@ int cmd_tui(int argc, char **argv) {
         {"text", OPT_STR, &text, "corpus for statistics and calibration (default: GRAFT_TEXT or tinystories)"},
         {"keep", OPT_DOUBLE, &keep, "the Plan's retention ratio in (0, 1) (default: the session's, else 0.5)"},
         {"strategy", OPT_STR, &strategy, "the Plan's strategy: uniform | ar | ga-s2 (default: the session's)"},
+        {"session", OPT_STR, &session, "a session of its own: $XDG_STATE_HOME/graft/sessions/NAME.json (default: session.json)"},
         {"threads", OPT_INT, &co.threads, "CPU threads (default: all cores)"},
         {"seed", OPT_LONG, &co.seed, "random seed of the students the jobs build (default 1)"},
         {"device", OPT_STR, &co.device, "cpu (default) or cuda[:N]"},
@@ -160,7 +162,7 @@ int cmd_tui(int argc, char **argv) {
         return 2;
     }
     if (help) {
-        printf("usage: graft tui [MODEL] [--demo] [--snapshot SCREEN [--size WxH] [--keys K] [--json]]\n");
+        printf("usage: graft tui [MODEL] [--demo] [--session NAME] [--snapshot SCREEN [--size WxH] [--keys K] [--json]]\n");
         args_usage(specs, n_specs);
         return 0;
     }
@@ -168,6 +170,10 @@ int cmd_tui(int argc, char **argv) {
     if (setup) return setup;
     if (co.tokenizer && n_pos == 0) {
         fprintf(stderr, "graft tui: --tokenizer goes with a MODEL named on the command line\n");
+        return 2;
+    }
+    if (session && session_name_check(session) != 0) {
+        fprintf(stderr, "graft tui: %s\n", gf_last_error());
         return 2;
     }
     const char *env = getenv("GRAFT_UI_DEMO");
@@ -186,6 +192,8 @@ int cmd_tui(int argc, char **argv) {
     ui_prefs prefs;
     ui_prefs_default(&prefs);
     persist_load_settings(&prefs, &st);
+    if (session) snprintf(st.session_name, sizeof st.session_name, "%s", session);
+    if (!demo && !snap) persist_lock_session(&st); /* one writer per session; a snapshot only reads */
     if (!demo) persist_load_session(&st);
     if ((rc = plan_presets(&st, keep, strategy, snap != NULL)) != 0) {
         app_state_free(&st);

@@ -71,6 +71,8 @@ static void draw_top_line(ui *u, grid *g) {
     style acc = theme_accent(&u->th), dim = theme_dim(&u->th);
     const char *dot = theme_glyph(&u->th, G_MIDDOT);
     int x = grid_text(g, 1, 0, g->w, "graft", acc) + 3;
+    if (st->read_only) /* another graft tui writes this session: nothing here is saved */
+        x += grid_text(g, x - 1, 0, g->w - x, "[read-only]", theme_accent(&u->th)) + 1;
     char name[200], parts[6][64];
     int n_parts = 0;
     if (t) {
@@ -134,11 +136,16 @@ static void draw_job_line(ui *u, grid *g, int y) {
         fmt_duration(took, sizeof took, r->seconds);
         if (r->outcome == JOB_DONE) snprintf(line, sizeof line, "last job: %s done in %s", r->name, took);
         else if (r->outcome == JOB_FAILED) snprintf(line, sizeof line, "last job: %s failed after %s: %s", r->name, took, r->text);
+        else if (r->outcome == JOB_INTERRUPTED) { /* the workbench ended under it (a hang-up, a signal) */
+            char at[200];
+            app_job_progress_text(r, at, sizeof at);
+            snprintf(line, sizeof line, "last job: %s interrupted %s (8 Log, h: the history)", r->name, at);
+        }
         else if (r->cancel_latency_s >= 0)
             snprintf(line, sizeof line, "last job: %s cancelled after %s (stopped %.2f s after c)", r->name, took,
                      r->cancel_latency_s);
         else snprintf(line, sizeof line, "last job: %s cancelled after %s", r->name, took);
-        grid_text(g, 1, y, g->w - 2, line, r->outcome == JOB_FAILED ? acc : dim);
+        grid_text(g, 1, y, g->w - 2, line, r->outcome == JOB_FAILED || r->outcome == JOB_INTERRUPTED ? acc : dim);
         return;
     }
     double now = u->now > 0 ? u->now : job_now();
@@ -230,51 +237,102 @@ static void draw_key_bar(ui *u, grid *g, int y) {
     keybar_draw(g, y, g->w, all, n, &u->th);
 }
 
-static void draw_help(ui *u, grid *g) {
-    static const char *global[] = {
-        "1-9, Tab, Shift-Tab  switch screens (or click a tab)",
-        "Left/Right           switch screens where arrows are not used",
-        "Enter                run this screen's job",
-        "c                    cancel the running job",
-        "p                    cycle the colour palette",
-        "?, F1                this help (any key closes it)",
-        "q                    quit (asks while a job runs)",
-    };
+/* The global keys, in the help and (the same words) in man/graft.1. */
+static const char *const global_help[] = {
+    "1-9, Tab, Shift-Tab  switch screens (or click a tab)",
+    "Left/Right           switch screens where arrows are not used",
+    "Enter                run this screen's job",
+    "c                    cancel the running job",
+    "p                    cycle the colour palette",
+    "?, F1                this help (arrows scroll it, any other key closes)",
+    "q, F10               quit (asks while a job runs)",
+    "/, n                 search, next hit (Log, Results)",
+    "mouse                click a tab, a row or a cell; the wheel scrolls",
+};
+#define N_GLOBAL_HELP ((int)(sizeof global_help / sizeof global_help[0]))
+
+/* One line of a key's help: the key padded by glyphs, not bytes (UTF-8 keys), then its label. */
+static void key_line(char *line, size_t n, const char *k, const char *label) {
+    int pad = 21 - utf8_width(k);
+    snprintf(line, n, "%s%*s%s", k, pad > 1 ? pad : 1, "", label);
+}
+
+#define HELP_MAX_LINES 64
+/* The help's lines: the global keys, then this screen's (or its mode's). Returns the count;
+ * accent[i] marks the section titles. */
+static int help_lines(ui *u, char lines[][160], bool *accent) {
     const screen *s = screens[u->screen];
-    int n_mode = 0;
+    int n_mode = 0, n = 0;
     const char *title = NULL;
     const key_hint *mode = mode_keys(u, &n_mode, &title);
     if (!mode) n_mode = 0;
-    int n = (int)(sizeof global / sizeof global[0]) + (n_mode ? n_mode : s->n_keys) + 3;
-    int w = 64 < g->w - 2 ? 64 : g->w - 2, h = n + 2 < g->h - 2 ? n + 2 : g->h - 2;
+    for (int i = 0; i < N_GLOBAL_HELP; i++) accent[n] = false, snprintf(lines[n++], 160, "%s", global_help[i]);
+    accent[n] = false, lines[n++][0] = 0;
+    const key_hint *k = n_mode ? mode : s->keys;
+    int nk = n_mode ? n_mode : s->n_keys;
+    accent[n] = true;
+    if (n_mode) snprintf(lines[n++], 160, "%s:", title ? title : "now");
+    else snprintf(lines[n++], 160, "on %s:", s->title);
+    for (int i = 0; i < nk && n < HELP_MAX_LINES; i++) {
+        char kb[2];
+        const char *name = u->th.utf8 || !k[i].ascii_key ? k[i].key : k[i].ascii_key;
+        if (!n_mode) name = keymap_show(&u->prefs->keys, name, kb); /* a mode's keys are typed, never remapped */
+        accent[n] = false;
+        key_line(lines[n++], 160, name, k[i].label);
+    }
+    return n;
+}
+
+static void draw_help(ui *u, grid *g) {
+    static char lines[HELP_MAX_LINES][160];
+    bool accent[HELP_MAX_LINES];
+    int n = help_lines(u, lines, accent);
+    int w = 76 < g->w - 2 ? 76 : g->w - 2, h = n + 2 < g->h - 2 ? n + 2 : g->h - 2;
+    int rows = h - 2;
+    if (u->help_scroll > n - rows) u->help_scroll = n - rows;
+    if (u->help_scroll < 0) u->help_scroll = 0;
     rect box = {(g->w - w) / 2, (g->h - h) / 2, w, h};
     grid_fill(g, box, " ", STYLE_PLAIN);
     draw_box(g, box, &u->th, theme_accent(&u->th));
     grid_text(g, box.x + 2, box.y, w - 4, " help ", theme_accent(&u->th));
-    int y = box.y + 1, max_y = box.y + h - 1;
-    for (int i = 0; i < (int)(sizeof global / sizeof global[0]) && y < max_y; i++)
-        grid_text(g, box.x + 2, y++, w - 4, global[i], STYLE_PLAIN);
-    if (y < max_y) y++;
-    char line[160];
-    snprintf(line, sizeof line, "on %s:", s->title);
-    if (!n_mode && y < max_y) grid_text(g, box.x + 2, y++, w - 4, line, theme_accent(&u->th));
-    for (int i = 0; i < s->n_keys && !n_mode && y < max_y; i++) { /* a mode's keys replace the screen's */
-        char kb[2];
-        const char *k = u->th.utf8 || !s->keys[i].ascii_key ? s->keys[i].key : s->keys[i].ascii_key;
-        k = keymap_show(&u->prefs->keys, k, kb);
-        int pad = 21 - utf8_width(k); /* pad by glyphs, not bytes, for UTF-8 keys */
-        snprintf(line, sizeof line, "%s%*s%s", k, pad > 1 ? pad : 1, "", s->keys[i].label);
-        grid_text(g, box.x + 2, y++, w - 4, line, STYLE_PLAIN);
+    for (int i = 0; i < rows && u->help_scroll + i < n; i++) {
+        int k = u->help_scroll + i;
+        grid_text(g, box.x + 2, box.y + 1 + i, w - 4, lines[k], accent[k] ? theme_accent(&u->th) : STYLE_PLAIN);
     }
-    if (!n_mode) return;
-    snprintf(line, sizeof line, "%s:", title ? title : "now");
-    if (y < max_y) grid_text(g, box.x + 2, y++, w - 4, line, theme_accent(&u->th));
-    for (int i = 0; i < n_mode && y < max_y; i++) { /* a mode's keys are typed, never remapped */
-        const char *k = u->th.utf8 || !mode[i].ascii_key ? mode[i].key : mode[i].ascii_key;
-        int pad = 21 - utf8_width(k);
-        snprintf(line, sizeof line, "%s%*s%s", k, pad > 1 ? pad : 1, "", mode[i].label);
-        grid_text(g, box.x + 2, y++, w - 4, line, STYLE_PLAIN);
+    if (rows < n) { /* where in the help, on the bottom border */
+        char more[64];
+        snprintf(more, sizeof more, " %s lines %d-%d of %d ", u->th.utf8 ? "\u2191\u2193" : "up/down", u->help_scroll + 1,
+                 u->help_scroll + rows, n);
+        grid_text(g, box.x + w - 2 - utf8_width(more), box.y + h - 1, utf8_width(more), more, theme_accent(&u->th));
     }
+}
+
+/* Keys while the help shows: arrows and pages scroll it, any other key closes it. */
+static bool help_key(ui *u, int key) {
+    switch (key) {
+    case UK_UP: u->help_scroll--; return true;
+    case UK_DOWN: u->help_scroll++; return true;
+    case UK_PGUP: u->help_scroll -= 10; return true;
+    case UK_PGDN: u->help_scroll += 10; return true;
+    case UK_HOME: u->help_scroll = 0; return true;
+    case UK_END: u->help_scroll = HELP_MAX_LINES; return true; /* clamped when drawn */
+    }
+    u->help = false;
+    return true;
+}
+
+bool ui_wheel(ui *u, int dir, int x, int y) {
+    (void)x, (void)y;
+    if (u->confirm_quit) return false;
+    if (u->help) {
+        u->help_scroll += 3 * dir;
+        return true;
+    }
+    const screen *s = screens[u->screen];
+    if (!s->key || u->typing) return false;
+    bool any = false;
+    for (int i = 0; i < 3; i++) any |= s->key(u, dir < 0 ? UK_UP : UK_DOWN);
+    return any;
 }
 
 void ui_render(ui *u, grid *g) {
@@ -327,6 +385,10 @@ void ui_run_action(ui *u, int action) {
         ui_say(u, "nothing to run here: no engine is attached (graft tui MODEL)");
         return;
     }
+    if (st->read_only && (action == ACT_EVALUATE || action == ACT_ABLATE || action == ACT_RACE || action == ACT_SELECT)) {
+        ui_say(u, "read-only session: its rows would not be saved here (graft tui --session NAME opens one of your own)");
+        return;
+    }
     if (st->run(st, u->jr, (wb_action)action) != 0) {
         ui_say(u, "%s", gf_last_error());
         app_log(st, LOG_WARN, "%s", gf_last_error());
@@ -354,16 +416,22 @@ bool ui_key(ui *u, int key) {
         u->confirm_quit = false;
         return true;
     }
-    if (u->help) { /* any key closes help */
-        u->help = false;
+    if (u->help) return help_key(u, key);
+    if (screens[u->screen]->key && screens[u->screen]->key(u, key)) {
+        /* what these screens change (plan, Stage 1 options, budgets, settings) is saved with the session */
+        if (u->screen == SCR_PLAN || u->screen == SCR_CALIBRATE || u->screen == SCR_RECOVER || u->screen == SCR_SETTINGS)
+            u->st->session_dirty = true;
         return true;
     }
-    if (screens[u->screen]->key && screens[u->screen]->key(u, key)) return true;
     switch (key) {
     case '?':
-    case UK_F1: u->help = true; return true;
+    case UK_F1:
+        u->help = true;
+        u->help_scroll = 0;
+        return true;
     case 'q':
     case 'Q':
+    case UK_F10:
         if (u->st->job.active) u->confirm_quit = true;
         else u->quit = true;
         return true;

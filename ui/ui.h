@@ -41,6 +41,7 @@ struct ui {
     theme th;
     int screen;
     bool help, confirm_quit, quit;
+    int help_scroll;  /* the help box's first line (it scrolls when the terminal is short) */
     bool typing;      /* a text entry has focus: every key goes to the screen, none to the frame */
     char status[512]; /* a transient one-line message above the key bar */
     int status_job;   /* the job the status speaks of ("started x"): cleared when it ends; 0 none */
@@ -59,6 +60,8 @@ void ui_render(ui *u, grid *g);
 bool ui_key(ui *u, int key);
 /* Handles a left click at (x, y); true when the frame must be redrawn. */
 bool ui_click(ui *u, int x, int y);
+/* The mouse wheel (dir -1 up, +1 down) at (x, y): scrolls the help, or the screen's list. */
+bool ui_wheel(ui *u, int dir, int x, int y);
 /* Switches screens by name or number ("stats", "3"); false when unknown. */
 bool ui_select_screen(ui *u, const char *name);
 /* Starts a workbench action (the Enter of a screen, or a screen's own key);

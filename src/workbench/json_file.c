@@ -21,8 +21,7 @@ char *persist_path(const char *xdg_var, const char *home_fallback, const char *l
     return gf_strdup(buf);
 }
 
-/* mkdir -p of the folder holding path. */
-static int make_parent(const char *path) {
+int make_parent_dirs(const char *path) {
     char dir[4096];
     snprintf(dir, sizeof dir, "%s", path);
     char *slash = strrchr(dir, '/');
@@ -39,7 +38,7 @@ static int make_parent(const char *path) {
 }
 
 int json_write_atomic(const char *path, const cJSON *root) {
-    if (make_parent(path)) return -1;
+    if (make_parent_dirs(path)) return -1;
     char *text = cJSON_Print(root);
     if (!text) return gf_fail("%s: could not serialise JSON", path);
     size_t len = strlen(text);

@@ -11,6 +11,8 @@
 /* "$XDG_VAR/graft/leaf", or "$HOME/fallback/graft/leaf"; NULL when neither is set. Caller frees. */
 char *persist_path(const char *xdg_var, const char *home_fallback, const char *leaf);
 
+/* mkdir -p of the folder holding path. 0, or -1 with a one-line error. */
+int make_parent_dirs(const char *path);
 /* Writes JSON to a temp file in the same folder, fsyncs it and renames it over
  * path (creating the folders). 0, or -1 with a one-line error. */
 int json_write_atomic(const char *path, const cJSON *root);

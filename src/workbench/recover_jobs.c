@@ -27,12 +27,15 @@ typedef struct {
     long tokens;
     stage1_choice s1; /* the teacher's Stage 1 options (taylor-calibrate's build) */
     long seed; /* graft tui --seed (graft race's default 1) */
+    bool resume; /* continue each run from its checkpoint (an interrupted race; Recover's R) */
 } race_arg;
 
 /* what the end of the job gets */
 typedef struct {
     char labels[2][32];
     double target, ttt[2], ppl[2], ratio, keep, lr_mixer, lr_rest;
+    double teacher_ppl;       /* the teacher on the same held-out sequences as ppl[] (NaN: not measured) */
+    int eval_seqs;            /* how many held-out sequences of RECOVER_CTX tokens */
     int window, steps[2];
     long tokens;
     char converted[256], kept[128], corpus[200], teacher[160], device[16];
@@ -48,6 +51,7 @@ typedef struct {
     size_t conv_size;
     int run;                  /* the run training now */
     const char *label, *ckpt;
+    char ckpt_buf[1024];      /* ckpt's copy: race_run's own buffer is gone once it returns */
     double t0;                /* when this run's training began */
     int n_conv;               /* converted layers */
 } race_live;
@@ -84,11 +88,13 @@ static int make_student(void *ud, int i, cli_student *s, train_student **handle,
 
 static void run_started(void *ud, int i, const char *label, const char *ckpt) {
     race_live *lv = ud;
-    lv->run = i, lv->label = label, lv->ckpt = ckpt;
+    lv->run = i, lv->label = label, lv->ckpt = NULL;
+    if (ckpt) lv->ckpt = lv->ckpt_buf, snprintf(lv->ckpt_buf, sizeof lv->ckpt_buf, "%s", ckpt);
     lv->t0 = job_now();
     char ph[48];
     job_begin_phase(lv->ctx, phase_name(ph, sizeof ph, "train", i));
-    job_log(lv->ctx, "training %s: layers %s converted, %ld tokens", label, lv->conv_buf, lv->a->tokens);
+    job_log(lv->ctx, "training %s: layers %s converted, %ld tokens%s", label, lv->conv_buf, lv->a->tokens,
+            lv->a->resume && ckpt ? " (resumed from its checkpoint where there is one)" : "");
 }
 
 static void on_step(void *ud, long step, long total, long tokens, double loss, double lr, double gnorm) {
@@ -172,7 +178,7 @@ static int race_job(job_ctx *ctx, void *argp) {
     tc.to.on_step = on_step;
     tc.to.ud = &lv;
     race_spec spec = {.n = 2, .make = make_student, .make_ud = &lv, .base = tc.to, .ckpt_dir = a->ckpt_dir,
-                      .on_run = run_started, .run_ud = &lv, .stop = job_cancel_flag(ctx)};
+                      .on_run = run_started, .run_ud = &lv, .stop = job_cancel_flag(ctx), .resume = a->resume};
     if (race_run(&spec, &tt, &data, &ro) != 0) goto done;
     if (ro.stopped) {
         job_log(ctx, "checkpoint %s step %ld (stopped): %s", lv.label, ro.res[ro.n_done - 1].st.step,
@@ -188,6 +194,9 @@ static int race_job(job_ctx *ctx, void *argp) {
         goto done;
     }
     race_result *r = gf_calloc(1, sizeof *r);
+    /* the teacher on exactly the held-out sequences each run is scored on (graft race's teacher_eval_ppl) */
+    r->eval_seqs = tc.to.eval_seqs > 0 && tc.to.eval_seqs < data.n_eval ? tc.to.eval_seqs : data.n_eval;
+    if (train_eval_ppl(&tc.to, &tt, &data, &r->teacher_ppl) != 0) r->teacher_ppl = NAN;
     for (int i = 0; i < 2; i++) {
         snprintf(r->labels[i], sizeof r->labels[i], "%s", ro.labels[i]);
         r->ttt[i] = ro.ttt[i];
@@ -235,6 +244,8 @@ int recover_start_race(workbench *wb, app_state *st, job_runner *jr) {
     a->lr_rest = st->settings.race_lr_rest;
     a->s1 = t->stage1;
     a->ckpt_dir = persist_path("XDG_STATE_HOME", ".local/state", "race"); /* NULL: no checkpoints (no HOME) */
+    a->resume = st->race_resume && a->ckpt_dir;
+    st->race_resume = false;
     if (wb_start(st, jr, "race", race_job, a, t) != 0) {
         free(a->corpus);
         free(a->ckpt_dir);
@@ -262,12 +273,20 @@ void recover_race_done(app_state *st, teacher_state *owner, void *result) {
     else snprintf(ratio, sizeof ratio, "undefined");
     app_log(st, LOG_INFO, "race: target loss %.4f (%s at the end of %ld tokens, trailing mean of %d steps)", r->target,
             r->labels[0], r->tokens, r->window);
-    app_log(st, LOG_INFO, "race: held-out ppl %s %.3f, %s %.3f (the race's held-out windows, not the evaluation slice)",
-            r->labels[0], r->ppl[0], r->labels[1], r->ppl[1]);
+    app_log(st, LOG_INFO, "race: held-out ppl teacher %.3f, %s %.3f, %s %.3f (the race's %d held-out sequences of %d tokens, "
+                          "not the evaluation slice)", r->teacher_ppl, r->labels[0], r->ppl[0], r->labels[1], r->ppl[1],
+            r->eval_seqs, RECOVER_CTX);
     app_log(st, LOG_INFO, "race: target reached: %s %s, %s %s -> ratio %s", r->labels[0], t0, r->labels[1], t1, ratio);
     if (owner) {
         owner->race.has_target = true;
         owner->race.target = r->target;
+        owner->race.teacher_ppl = r->teacher_ppl;
+        owner->race.eval_seqs = r->eval_seqs;
+        owner->race.eval_ctx = RECOVER_CTX;
+        for (int i = 0; i < 2; i++) {
+            snprintf(owner->race.labels[i], sizeof owner->race.labels[i], "%s", r->labels[i]);
+            owner->race.ppl[i] = r->ppl[i];
+        }
         snprintf(owner->race.reached, sizeof owner->race.reached, "target reached: %s %s, %s %s -> ratio %s",
                  r->labels[0], t0, r->labels[1], t1, ratio);
         for (int i = 0; i < 2; i++) {
@@ -284,6 +303,7 @@ void recover_race_done(app_state *st, teacher_state *owner, void *result) {
             row.ctx = RECOVER_CTX;
             snprintf(row.kept, sizeof row.kept, "%s", r->kept);
             row.ppl = r->ppl[i];
+            row.teacher_ppl = r->teacher_ppl;
             row.race_tokens = r->tokens;
             row.race_lr_mixer = r->lr_mixer;
             row.race_lr_rest = r->lr_rest;

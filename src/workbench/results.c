@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "student/student.h"
 #include "workbench/json_file.h"
 
 static const char *const kind_names[RUN_KIND_COUNT] = {"evaluate", "ablate", "race"};
@@ -13,7 +14,7 @@ const char *run_kind_name(run_kind k) { return (unsigned)k < RUN_KIND_COUNT ? ki
 
 void result_row_init(result_row *r) {
     memset(r, 0, sizeof *r);
-    r->ppl = r->hl_mean = r->hl_med = r->hl_max = NAN;
+    r->ppl = r->teacher_ppl = r->hl_mean = r->hl_med = r->hl_max = NAN;
     r->tokens_to_target = r->ratio = NAN;
     r->race_lr_mixer = r->race_lr_rest = NAN;
 }
@@ -67,6 +68,12 @@ void result_slice_label(const char *corpus, int windows, int ctx, char *buf, siz
     (void)ctx;
 }
 
+/* Whether the row's init runs Stage 2 (an unknown init name: as recorded). */
+static bool row_has_stage2(const result_row *r) {
+    student_init init;
+    return student_init_parse(r->init, &init) != 0 || init_uses_stage2(init);
+}
+
 void result_cell(const result_row *r, result_col c, bool abbreviate, char *buf, size_t n) {
     buf[0] = 0;
     switch (c) {
@@ -79,7 +86,10 @@ void result_cell(const result_row *r, result_col c, bool abbreviate, char *buf, 
         if (abbreviate && !strncmp(r->init_detail, "stage1 ", 7)) snprintf(buf, n, "S1 %s", r->init_detail + 7);
         else snprintf(buf, n, "%s", r->init_detail[0] ? r->init_detail : "-");
         break;
-    case RC_STEPS: snprintf(buf, n, "%d%s", r->stage2_steps, r->stage2_steps && r->keep_best_heldout ? " (h)" : ""); break;
+    case RC_STEPS: /* only where Stage 2 ran: random and taylor-only rows have none to show */
+        if (!row_has_stage2(r)) snprintf(buf, n, "-");
+        else snprintf(buf, n, "%d%s", r->stage2_steps, r->stage2_steps && r->keep_best_heldout ? " (h)" : "");
+        break;
     case RC_EVAL:
         if (r->kind == RUN_RACE) {
             char s[96];
@@ -108,7 +118,7 @@ void result_cell(const result_row *r, result_col c, bool abbreviate, char *buf, 
 static double col_number(const result_row *r, result_col c) {
     switch (c) {
     case RC_KEEP: return r->keep;
-    case RC_STEPS: return r->stage2_steps;
+    case RC_STEPS: return row_has_stage2(r) ? r->stage2_steps : NAN;
     case RC_PPL: return r->ppl;
     case RC_HL_MEAN: return r->hl_mean;
     case RC_HL_MED: return r->hl_med;
@@ -118,18 +128,25 @@ static double col_number(const result_row *r, result_col c) {
     }
 }
 
-int result_compare(const result_row *a, const result_row *b, result_col c) {
+int result_compare_col(const result_row *a, const result_row *b, result_col c, bool desc) {
     int d = 0;
     if ((unsigned)c < RC_COUNT && cols[c].numeric) {
         double x = col_number(a, c), y = col_number(b, c);
-        if (isnan(x) != isnan(y)) return isnan(x) ? 1 : -1; /* unknown last */
+        if (isnan(x) != isnan(y)) return isnan(x) ? 1 : -1; /* unknown last, either way */
         if (!isnan(x)) d = (x > y) - (x < y);
     } else if ((unsigned)c < RC_COUNT) {
         char x[256], y[256];
         result_cell(a, c, false, x, sizeof x);
         result_cell(b, c, false, y, sizeof y);
+        if (!x[0] != !y[0]) return !x[0] ? 1 : -1; /* empty last, either way */
         d = strcmp(x, y);
+        d = (d > 0) - (d < 0);
     }
+    return desc ? -d : d;
+}
+
+int result_compare(const result_row *a, const result_row *b, result_col c) {
+    int d = result_compare_col(a, b, c, false);
     return d ? d : (a->seq > b->seq) - (a->seq < b->seq);
 }
 
@@ -188,6 +205,7 @@ cJSON *result_row_json(const result_row *r) {
     cJSON_AddNumberToObject(o, "eval_windows", r->eval_windows);
     cJSON_AddNumberToObject(o, "ctx", r->ctx);
     add_num(o, "ppl", r->ppl);
+    add_num(o, "teacher_ppl", r->teacher_ppl);
     add_num(o, "hl_mean", r->hl_mean);
     add_num(o, "hl_median", r->hl_med);
     add_num(o, "hl_max", r->hl_max);
@@ -233,6 +251,7 @@ int result_row_from_json(const cJSON *o, result_row *r) {
     r->eval_windows = (int)get_num(o, "eval_windows", 0);
     r->ctx = (int)get_num(o, "ctx", 0);
     r->ppl = get_num(o, "ppl", NAN);
+    r->teacher_ppl = get_num(o, "teacher_ppl", NAN);
     r->hl_mean = get_num(o, "hl_mean", NAN);
     r->hl_med = get_num(o, "hl_median", NAN);
     r->hl_max = get_num(o, "hl_max", NAN);

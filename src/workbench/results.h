@@ -29,6 +29,7 @@ typedef struct {
     char corpus[200];        /* the text the row was measured on */
     int eval_windows, ctx;   /* evaluation slice: windows of ctx tokens (race: its held-out, 0 windows) */
     double ppl;              /* zero-shot perplexity (race: final held-out perplexity) */
+    double teacher_ppl;      /* race: the teacher's perplexity on the same held-out sequences; NaN unknown */
     double hl_mean, hl_med, hl_max; /* idle half-lives of the GDN heads; NaN unknown */
     char kept[128];          /* layers keeping attention, "0,1,3" */
     char student[256];       /* the student folder written, "" none */
@@ -62,6 +63,9 @@ const result_col_info *result_col_get(result_col c);
 void result_cell(const result_row *r, result_col c, bool abbreviate, char *buf, size_t n);
 /* Orders two rows by column c (then by seq); NaN / empty sort last. */
 int result_compare(const result_row *a, const result_row *b, result_col c);
+/* Column c alone (0 for a tie); NaN / empty last in either direction: desc reverses the rest.
+ * A stable sort on it keeps tied rows in run order, ascending or descending. */
+int result_compare_col(const result_row *a, const result_row *b, result_col c, bool desc);
 /* "tinystories w32": the corpus file name and the windows of the evaluation slice. */
 void result_slice_label(const char *corpus, int windows, int ctx, char *buf, size_t n);
 

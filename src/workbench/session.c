@@ -1,12 +1,18 @@
 #include "workbench/session.h"
 
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include "core/error.h"
 #include "workbench/json_file.h"
+#include <sys/stat.h>
 
 static int read_int(const cJSON *o, const char *key, int lo, int hi, int *out) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
@@ -117,6 +123,36 @@ static int read_recent(app_state *st, const cJSON *arr, const char *path) {
     return 0;
 }
 
+static const char *const outcome_names[] = {"running", "done", "failed", "cancelled", "interrupted"};
+
+static void read_jobs(app_state *st, const cJSON *arr) {
+    const cJSON *o;
+    cJSON_ArrayForEach(o, arr) {
+        job_record r;
+        memset(&r, 0, sizeof r);
+        char outcome[16] = "";
+        json_get_str(o, "name", r.name, sizeof r.name);
+        json_get_str(o, "outcome", outcome, sizeof outcome);
+        int k = 0;
+        while (k < 5 && strcmp(outcome, outcome_names[k])) k++;
+        if (!r.name[0] || k == 5) continue; /* not a job this version knows: left out */
+        r.outcome = (job_outcome)k;
+        json_get_str(o, "teacher", r.teacher, sizeof r.teacher);
+        json_get_str(o, "text", r.text, sizeof r.text);
+        json_get_str(o, "phase", r.phase, sizeof r.phase);
+        json_get_str(o, "label", r.label, sizeof r.label);
+        json_get_str(o, "checkpoint", r.checkpoint, sizeof r.checkpoint);
+        const cJSON *v;
+        if (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(o, "started"))) r.started = (time_t)v->valuedouble;
+        if (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(o, "seconds"))) r.seconds = v->valuedouble;
+        if (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(o, "done"))) r.done = v->valuedouble;
+        if (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(o, "total"))) r.total = v->valuedouble;
+        if (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(o, "fraction"))) r.fraction = v->valuedouble;
+        r.cancel_latency_s = -1;
+        app_restore_job(st, &r);
+    }
+}
+
 int session_read(app_state *st, const char *path) {
     bool missing;
     cJSON *root = json_read_file(path, &missing);
@@ -147,6 +183,8 @@ int session_read(app_state *st, const char *path) {
                               "only its recent teachers are restored", path);
     const cJSON *recent = cJSON_GetObjectItemCaseSensitive(root, "recent");
     if (recent && read_recent(st, recent, path)) NOTE_ERR();
+    const cJSON *jobs = cJSON_GetObjectItemCaseSensitive(root, "jobs");
+    if (cJSON_IsArray(jobs)) read_jobs(st, jobs);
 #undef NOTE_ERR
     cJSON_Delete(root);
     if (rc) gf_fail("%s", err);
@@ -216,20 +254,105 @@ int session_write(const app_state *st, const char *path) {
         cJSON_AddStringToObject(it, "path", st->recent[i].path);
         cJSON_AddItemToArray(recent, it);
     }
+    cJSON *jobs = cJSON_AddArrayToObject(root, "jobs");
+    for (int i = 0; i < st->n_hist; i++) {
+        const job_record *r = app_job_at(st, i);
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", r->name);
+        cJSON_AddStringToObject(o, "outcome", outcome_names[r->outcome]);
+        cJSON_AddStringToObject(o, "teacher", r->teacher);
+        cJSON_AddNumberToObject(o, "started", (double)r->started);
+        cJSON_AddNumberToObject(o, "seconds", isfinite(r->seconds) ? r->seconds : 0);
+        if (r->text[0]) cJSON_AddStringToObject(o, "text", r->text);
+        cJSON_AddStringToObject(o, "phase", r->phase);
+        cJSON_AddStringToObject(o, "label", r->label);
+        cJSON_AddNumberToObject(o, "done", isfinite(r->done) ? r->done : 0);
+        cJSON_AddNumberToObject(o, "total", isfinite(r->total) ? r->total : 0);
+        cJSON_AddNumberToObject(o, "fraction", isfinite(r->fraction) ? r->fraction : 0);
+        if (r->checkpoint[0]) cJSON_AddStringToObject(o, "checkpoint", r->checkpoint);
+        cJSON_AddItemToArray(jobs, o);
+    }
     int rc = json_write_atomic(path, root);
     cJSON_Delete(root);
     return rc;
 }
 
-void persist_load_session(app_state *st) {
-    char *path = persist_path("XDG_STATE_HOME", ".local/state", "session.json");
-    if (path && session_read(st, path)) app_log(st, LOG_WARN, "warning: %s; the rest of the session is restored", gf_last_error());
+int session_name_check(const char *name) {
+    size_t n = strlen(name);
+    bool ok = n > 0 && n < 64 && name[0] != '.' && name[0] != '-';
+    for (size_t i = 0; ok && i < n; i++) ok = isalnum((unsigned char)name[i]) || strchr("._-", name[i]);
+    if (!ok) return gf_fail("--session wants a name of 1-63 letters, digits, '.', '_' or '-' (not starting with '.' or '-'), got '%s'", name);
+    return 0;
+}
+
+char *session_path(const app_state *st) {
+    char leaf[128];
+    if (st->session_name[0]) snprintf(leaf, sizeof leaf, "sessions/%s.json", st->session_name);
+    else snprintf(leaf, sizeof leaf, "session.json");
+    return persist_path("XDG_STATE_HOME", ".local/state", leaf);
+}
+
+
+int session_lock(app_state *st, const char *path) {
+    char lock[4200];
+    snprintf(lock, sizeof lock, "%s.lock", path);
+    if (make_parent_dirs(lock)) return -1; /* the lock comes before the first write */
+    int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) return gf_fail("%s: %s", lock, strerror(errno));
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int e = errno;
+        char pid[32] = "";
+        ssize_t n = pread(fd, pid, sizeof pid - 1, 0);
+        close(fd);
+        if (e != EWOULDBLOCK) return gf_fail("%s: cannot lock: %s", lock, strerror(e));
+        st->read_only = true;
+        st->lock_holder = n > 0 ? strtol(pid, NULL, 10) : 0;
+        return 0;
+    }
+    char pid[32];
+    int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)n, 0) != n) { /* the pid only informs the next instance */
+    }
+    st->lock_fd = fd;
+    st->read_only = false;
+    return 0;
+}
+
+void persist_lock_session(app_state *st) {
+    char *path = session_path(st);
+    if (path && session_lock(st, path) != 0) { /* no lock possible (a read-only folder): say it, save nothing */
+        st->read_only = true;
+        snprintf(st->notice, sizeof st->notice, "read-only: %s", gf_last_error());
+        app_log(st, LOG_WARN, "warning: %s; this session is read-only here", gf_last_error());
+    } else if (st->read_only) {
+        char who[48] = "another graft tui";
+        if (st->lock_holder > 0) snprintf(who, sizeof who, "graft tui (pid %ld)", st->lock_holder);
+        snprintf(st->notice, sizeof st->notice,
+                 "read-only: %s writes this session; graft tui --session NAME opens one of your own", who);
+        app_log(st, LOG_WARN, "%s (%s)", st->notice, path);
+    }
     free(path);
 }
 
-void persist_save_session(app_state *st) {
-    if (st->ephemeral) return;
-    char *path = persist_path("XDG_STATE_HOME", ".local/state", "session.json");
-    if (path && session_write(st, path)) fprintf(stderr, "graft: warning: %s\n", gf_last_error());
+void persist_load_session(app_state *st) {
+    char *path = session_path(st);
+    if (path && session_read(st, path)) app_log(st, LOG_WARN, "warning: %s; the rest of the session is restored", gf_last_error());
+    for (int i = 0; i < st->n_hist; i++) { /* what the last run left unfinished */
+        const job_record *r = app_job_at(st, i);
+        if (r->outcome != JOB_INTERRUPTED || i < st->n_hist - 1) continue;
+        char at[200];
+        app_job_progress_text(r, at, sizeof at);
+        app_log(st, LOG_WARN, "%s%s%s was interrupted %s%s%s", r->name, r->teacher[0] ? " on " : "", r->teacher, at,
+                r->checkpoint[0] ? "; checkpoint " : "", r->checkpoint);
+    }
     free(path);
+}
+
+int persist_save_session(app_state *st) {
+    if (st->ephemeral || st->read_only) return 0;
+    char *path = session_path(st);
+    int rc = path ? session_write(st, path) : 0;
+    free(path);
+    if (rc == 0) st->session_dirty = false;
+    return rc;
 }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/error.h"
 #include "workbench/wb_event.h"
@@ -15,9 +16,11 @@ void app_state_init(app_state *st) {
     settings_default(&st->settings);
     snprintf(st->eval_init, sizeof st->eval_init, "taylor-calibrate");
     st->job.eta = -1;
+    st->lock_fd = -1;
 }
 
 void app_state_free(app_state *st) {
+    if (st->lock_fd > 2) close(st->lock_fd); /* the session's lock goes with it (0-2: never ours) */
     for (int i = 0; i < st->n_teachers; i++) teacher_state_free(st->teachers[i]);
     wb_log_free(&st->log);
     memset(st, 0, sizeof *st);
@@ -102,6 +105,21 @@ void app_clear_download(app_state *st) { memset(&st->download, 0, sizeof st->dow
 
 /* ---- jobs ---- */
 
+/* snprintf "%s" that never ends inside a UTF-8 sequence, whether this copy or an earlier
+ * one cut it (what is kept must be valid text: it goes to the session's JSON). */
+static void copy_utf8(char *dst, size_t n, const char *src) {
+    snprintf(dst, n, "%s", src);
+    size_t len = strlen(dst), i = len;
+    while (i > 0 && len - i < 3 && ((unsigned char)dst[i - 1] & 0xC0) == 0x80) i--;
+    if (i == 0 || !((unsigned char)dst[i - 1] & 0x80)) {
+        if (i < len) dst[i] = 0; /* continuation bytes with no lead */
+        return;
+    }
+    unsigned char lead = (unsigned char)dst[i - 1];
+    size_t need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
+    if (len - (i - 1) < need) dst[i - 1] = 0;
+}
+
 const job_record *app_job_at(const app_state *st, int i) {
     if (i < 0 || i >= st->n_hist) return NULL;
     return &st->history[(st->hist_start + i) % JOB_HISTORY_CAP];
@@ -117,13 +135,17 @@ static job_record *find_record(app_state *st, int id) {
 
 const job_record *app_job_find(const app_state *st, int id) { return find_record((app_state *)st, id); }
 
-int app_start_job(app_state *st, job_runner *jr, const char *name, job_fn fn, void *arg, teacher_state *owner) {
-    if (job_start(jr, name, fn, arg) != 0) return -1;
+static job_record *push_record(app_state *st) {
     if (st->n_hist == JOB_HISTORY_CAP) {
         st->hist_start = (st->hist_start + 1) % JOB_HISTORY_CAP;
         st->n_hist--;
     }
-    job_record *r = &st->history[(st->hist_start + st->n_hist++) % JOB_HISTORY_CAP];
+    return &st->history[(st->hist_start + st->n_hist++) % JOB_HISTORY_CAP];
+}
+
+int app_start_job(app_state *st, job_runner *jr, const char *name, job_fn fn, void *arg, teacher_state *owner) {
+    if (job_start(jr, name, fn, arg) != 0) return -1;
+    job_record *r = push_record(st);
     memset(r, 0, sizeof *r);
     r->id = job_current_id(jr);
     snprintf(r->name, sizeof r->name, "%s", name);
@@ -149,6 +171,48 @@ void app_job_tick(app_state *st, double now) {
     j->eta = eta_update(&j->eta_state, now - j->started, j->fraction);
     job_record *r = find_record(st, j->id);
     if (r && r->outcome == JOB_RUNNING) r->seconds = now - j->started;
+}
+
+bool app_mark_interrupted(app_state *st) {
+    if (!st->job.active) return false;
+    job_record *r = find_record(st, st->job.id);
+    if (!r || r->outcome != JOB_RUNNING) return false;
+    r->outcome = JOB_INTERRUPTED;
+    r->seconds = job_now() - st->job.started;
+    if (r->owner && r->owner->race.checkpoint[0] && !strcmp(r->name, "race"))
+        snprintf(r->checkpoint, sizeof r->checkpoint, "%s", r->owner->race.checkpoint);
+    st->session_dirty = true;
+    return true;
+}
+
+void app_job_progress_text(const job_record *r, char *buf, size_t n) {
+    long step = -1, steps = -1;
+    const char *s = strstr(r->label, "step ");
+    if (s) sscanf(s, "step %ld/%ld", &step, &steps); /* a race's "taylor-calibrate step 12/50, ..." */
+    int k;
+    if (step >= 0 && steps > 0) k = snprintf(buf, n, "at step %ld of %ld", step, steps);
+    else if (r->total >= 1 && r->total < 1e12 && r->total == floor(r->total))
+        k = snprintf(buf, n, "at step %.0f of %.0f", r->done, r->total);
+    else k = snprintf(buf, n, "at %.0f%%", 100 * r->fraction);
+    if (k < 0 || (size_t)k >= n) return;
+    if (r->phase[0]) snprintf(buf + k, n - (size_t)k, " (%s, %.0f%% of the job)", r->phase, 100 * r->fraction);
+    else if (r->fraction > 0) snprintf(buf + k, n - (size_t)k, " (%.0f%% of the job)", 100 * r->fraction);
+}
+
+const job_record *app_last_job(const app_state *st, const teacher_state *t, const char *name) {
+    for (int i = st->n_hist - 1; i >= 0; i--) {
+        const job_record *r = app_job_at(st, i);
+        if (!strcmp(r->name, name) && t && !strcmp(r->teacher, t->name)) return r;
+    }
+    return NULL;
+}
+
+void app_restore_job(app_state *st, const job_record *src) {
+    job_record *r = push_record(st);
+    *r = *src;
+    r->owner = NULL;
+    if (r->id >= 0) r->id = -1 - st->n_hist;
+    if (r->outcome == JOB_RUNNING) r->outcome = JOB_INTERRUPTED; /* its process ended without a word */
 }
 
 void app_cancel_job(app_state *st, job_runner *jr) {
@@ -265,10 +329,13 @@ static bool apply_data(app_state *st, teacher_state *t, int job_id, const wb_eve
         t->gen.seconds = e->u.gen_text.seconds;
         return true;
     }
-    case WB_RACE_CHECKPOINT:
+    case WB_RACE_CHECKPOINT: {
         snprintf(t->race.checkpoint, sizeof t->race.checkpoint, "%s step %ld: %s", e->u.race_checkpoint.init,
                  e->u.race_checkpoint.step, e->u.race_checkpoint.path);
+        job_record *r = find_record(st, job_id); /* its job's record too: the checkpoint an interruption resumes from */
+        if (r) copy_utf8(r->checkpoint, sizeof r->checkpoint, t->race.checkpoint);
         return true;
+    }
     }
     return false;
 }
@@ -312,10 +379,13 @@ static void end_job(app_state *st, const event *ev) {
     fmt_seconds(took, sizeof took, ev->t);
     if (r) {
         r->seconds = ev->t;
-        r->outcome = ev->kind == EV_DONE ? JOB_DONE : ev->kind == EV_ERROR ? JOB_FAILED : JOB_CANCELLED;
-        snprintf(r->text, sizeof r->text, "%s", ev->kind == EV_DONE ? "" : ev->text);
+        /* an interrupted job stays interrupted: its cancel came from the workbench ending */
+        if (r->outcome != JOB_INTERRUPTED || ev->kind == EV_DONE)
+            r->outcome = ev->kind == EV_DONE ? JOB_DONE : ev->kind == EV_ERROR ? JOB_FAILED : JOB_CANCELLED;
+        copy_utf8(r->text, sizeof r->text, ev->kind == EV_DONE ? "" : ev->text);
         r->cancel_latency_s = ev->cancel_latency_s;
     }
+    st->session_dirty = true; /* every finished job is saved at once (app.c) */
     if (st->job.id == ev->job_id) st->job.active = false;
     teacher_state *owner = r ? r->owner : NULL;
     if (ev->kind == EV_DONE) {
@@ -350,6 +420,14 @@ bool app_apply_event(app_state *st, const event *ev) {
         j->total = ev->total;
         j->rate = ev->rate;
         j->eta = eta_update(&j->eta_state, ev->t, j->fraction);
+        job_record *r = find_record(st, ev->job_id);
+        if (r) { /* where it got to, kept with the session */
+            copy_utf8(r->phase, sizeof r->phase, j->n_phases > 1 ? j->phase : "");
+            copy_utf8(r->label, sizeof r->label, j->label);
+            r->done = j->done, r->total = j->total, r->fraction = j->fraction;
+            if (r->owner && r->owner->race.checkpoint[0] && !strcmp(r->name, "race"))
+                copy_utf8(r->checkpoint, sizeof r->checkpoint, r->owner->race.checkpoint);
+        }
         return true;
     }
     case EV_LOG: app_log(st, LOG_INFO, "%s: %s", ev->job_name, ev->text); return true;

@@ -35,7 +35,9 @@ typedef struct {
     char path[1024];         /* where it resolved on disk ("" until loaded) */
 } recent_teacher;
 
-typedef enum { JOB_RUNNING, JOB_DONE, JOB_FAILED, JOB_CANCELLED } job_outcome;
+/* JOB_INTERRUPTED: the workbench ended while the job ran (hang-up, a signal, a crash; the
+ * record comes back from the session with where the job had got to). */
+typedef enum { JOB_RUNNING, JOB_DONE, JOB_FAILED, JOB_CANCELLED, JOB_INTERRUPTED } job_outcome;
 
 typedef struct {
     int id;
@@ -47,6 +49,11 @@ typedef struct {
     job_outcome outcome;
     char text[256];          /* error / cancel message */
     double cancel_latency_s; /* c to the job's end, <0 unknown */
+    /* where it had got to (the last progress event): kept with the session, so that an
+     * interrupted job says "interrupted at step N" on the next start */
+    char phase[32], label[64];
+    double done, total, fraction;
+    char checkpoint[512];    /* a race's last checkpoint ("<init> step N: PATH"), "" none */
 } job_record;
 
 /* The running job, as the header shows it. */
@@ -103,6 +110,13 @@ struct app_state {
     app_open_fn open_teacher; /* NULL: the Teacher screen cannot open models */
     app_end_fn on_end;        /* NULL: results are freed with free() */
     bool ephemeral;           /* demo data: never saved as the session */
+    /* one writer per session (session.h): another graft tui holds the lock -> read-only here */
+    bool read_only;
+    long lock_holder;         /* that process's id, 0 unknown */
+    int lock_fd;              /* the held lock, -1 none */
+    char session_name[64];    /* graft tui --session NAME, "" the default session */
+    bool session_dirty;       /* something saved with the session changed since the last write */
+    bool race_resume;         /* the next race continues from its checkpoints (Recover's R; read once) */
     void *user;
 };
 
@@ -130,6 +144,14 @@ const job_record *app_job_at(const app_state *st, int i);
 const job_record *app_job_find(const app_state *st, int id);
 /* The clock tick while a job runs: elapsed time and the smoothed ETA. */
 void app_job_tick(app_state *st, double now);
+/* The running job's record marked interrupted (the workbench is ending under it); false when none runs. */
+bool app_mark_interrupted(app_state *st);
+/* "interrupted at step 12 of 50 (train taylor-calibrate, 63 %)" for a record, into buf. */
+void app_job_progress_text(const job_record *r, char *buf, size_t n);
+/* The newest job called name run for teacher t (by its name), or NULL. */
+const job_record *app_last_job(const app_state *st, const teacher_state *t, const char *name);
+/* Appends a record restored from the session (a negative id: never a live job's). */
+void app_restore_job(app_state *st, const job_record *r);
 /* c: asks the runner and remembers it for the header. */
 void app_cancel_job(app_state *st, job_runner *jr);
 

@@ -71,6 +71,11 @@ typedef struct {
     bool has_target;
     double target;           /* KL per token */
     char reached[200];       /* "target reached: random 2560, taylor-calibrate 512 -> ratio 5.00", "" */
+    /* held-out perplexity at the end, the teacher's on the same sequences (eval_seqs of eval_ctx
+     * tokens); eval_seqs 0: no race ended yet */
+    double teacher_ppl, ppl[2];
+    char labels[2][32];
+    int eval_seqs, eval_ctx;
 } race_state;
 
 typedef struct {

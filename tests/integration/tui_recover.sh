@@ -48,6 +48,23 @@ print("target reached: random %s, taylor-calibrate %s -> ratio %s" % (f(t["rando
 PY
 )
 [ "$got" = "$want" ] || fail "workbench says '$got', graft race --json says '$want'"
+# the held-out perplexities beside the teacher's on the same sequences, which the screen names
+line=$(grep -oE "held-out (ppl, the same [0-9]+ sequences of 128 tokens|[0-9]+x128 ppl): teacher [0-9.e+]+ .*" "$TMP/screen.txt")
+[ -n "$line" ] || fail "Recover does not show the held-out perplexities with the teacher's"
+python3 - "$TMP/race.json" "$line" <<'PY' || fail "held-out perplexities on Recover: $line"
+import json, re, sys
+j, line = json.load(open(sys.argv[1])), sys.argv[2]
+teacher = float(re.search(r"teacher ([0-9.e+]+)", line).group(1))
+runs = {r["init"]: r["final_eval_ppl"] for r in j["runs"]}
+shown = {k: float(re.search(re.escape(k) + r" ([0-9.e+]+)", line).group(1)) for k in runs}
+for k, v in runs.items():  # 4 significant digits on screen
+    assert abs(shown[k] - v) <= 5e-4 * v, (k, shown[k], v)
+# the teacher scores its own held-out text better than students trained for 4 steps (finite, positive)
+assert 1 < teacher < min(runs.values()), (teacher, runs)
+if "teacher_eval_ppl" in j:  # graft race reports it on the same sequences: the same number
+    assert abs(teacher - j["teacher_eval_ppl"]) <= 5e-4 * j["teacher_eval_ppl"], (teacher, j["teacher_eval_ppl"])
+print("held-out ppl: teacher %.4g, %s" % (teacher, runs))
+PY
 # the held-out perplexities land in Results with the CLI's numbers
 ppl=$(python3 -c "import json,sys; print('%.4f' % json.load(open(sys.argv[1]))['runs'][1]['final_eval_ppl'])" "$TMP/race.json")
 tui_keys rec 7

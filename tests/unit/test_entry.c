@@ -130,6 +130,70 @@ static void entry_draws_and_scrolls(void **state) {
     grid_free(&g);
 }
 
+/* Ctrl-W deletes the word before the cursor (and the spaces after it); Ctrl-A / Ctrl-E jump. */
+static void entry_word_keys(void **state) {
+    (void)state;
+    entry e;
+    entry_clear(&e);
+    type(&e, "Once upon  a time");
+    entry_key(&e, 23);
+    assert_string_equal(e.text, "Once upon  a ");
+    entry_key(&e, 23);
+    assert_string_equal(e.text, "Once upon  ");
+    entry_key(&e, 1); /* ^A */
+    assert_int_equal(e.cursor, 0);
+    entry_key(&e, 23); /* at the start: nothing */
+    assert_string_equal(e.text, "Once upon  ");
+    entry_key(&e, 5); /* ^E */
+    entry_key(&e, 23);
+    assert_string_equal(e.text, "Once ");
+    entry_key(&e, 21); /* ^U at the end: all of it */
+    assert_string_equal(e.text, "");
+    assert_int_equal(e.cursor, 0);
+}
+
+/* Wide glyphs take two columns: the cursor cell lands after them, and scrolling keeps whole glyphs. */
+static void entry_wide_glyphs(void **state) {
+    (void)state;
+    grid g;
+    grid_init(&g, 12, 1);
+    entry e;
+    entry_clear(&e);
+    type(&e, "\xe4\xb8\xad\xe6\x96\x87x"); /* two CJK glyphs (2 columns each), then x */
+    entry_draw(&g, 0, 0, 12, "p: ", &e, true, STYLE_PLAIN);
+    assert_string_equal(row(&g, 0), "p: \xe4\xb8\xad\xe6\x96\x87x");
+    assert_true(grid_at(&g, 3 + 5, 0)->attr & ATTR_REVERSE); /* 2 + 2 + 1 columns, then the cursor */
+    grid_clear(&g);
+    for (int i = 0; i < 4; i++) type(&e, "\xe4\xb8\xad"); /* 13 columns of text in a 9-column field */
+    entry_draw(&g, 0, 0, 12, "p: ", &e, true, STYLE_PLAIN);
+    int cx = -1;
+    for (int x = 0; x < 12; x++)
+        if (grid_at(&g, x, 0)->attr & ATTR_REVERSE) cx = x;
+    assert_int_equal(cx, 11); /* the cursor at the field's last column, the start scrolled away whole */
+    assert_int_equal(utf8_width(row(&g, 0)), 11);
+    grid_free(&g);
+}
+
+/* At the limit: a character that does not fit goes whole, and `full` says so for the caller. */
+static void entry_full_is_visible(void **state) {
+    (void)state;
+    entry e;
+    entry_clear(&e);
+    for (int i = 0; i < ENTRY_MAX - 2; i++) entry_key(&e, 'x'); /* one byte of room left */
+    assert_false(e.full);
+    type(&e, "\xc3\xa9"); /* é needs two: refused whole, continuation byte included */
+    assert_int_equal(e.len, ENTRY_MAX - 2);
+    assert_true(e.full);
+    entry_key(&e, 'y'); /* one byte still fits */
+    assert_int_equal(e.len, ENTRY_MAX - 1);
+    assert_false(e.full);
+    entry_key(&e, 'z');
+    assert_true(e.full);
+    assert_int_equal((int)strlen(e.text), ENTRY_MAX - 1);
+    entry_key(&e, UK_BACKSPACE);
+    assert_false(e.full);
+}
+
 /* ---- the Teacher screen in the frame ---- */
 
 static const char *opened;
@@ -381,17 +445,84 @@ static void session_recent_roundtrip(void **state) {
     rmdir(dir);
 }
 
+/* The job history in the session: outcomes and where a job had got to come back; a job saved
+ * while running (the workbench killed outright) comes back interrupted; ids never collide
+ * with a live job's. One writer: a second lock on the same session makes it read-only. */
+static void session_jobs_and_lock(void **state) {
+    (void)state;
+    char dir[] = "/tmp/graft_entry_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[128], lock[160];
+    snprintf(path, sizeof path, "%s/session.json", dir);
+    snprintf(lock, sizeof lock, "%s.lock", path);
+    app_state a, b, c;
+    app_state_init(&a);
+    job_record r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.name, sizeof r.name, "evaluate");
+    snprintf(r.teacher, sizeof r.teacher, "stories260K.bin");
+    r.outcome = JOB_DONE, r.seconds = 3.5, r.id = 7;
+    app_restore_job(&a, &r);
+    snprintf(r.name, sizeof r.name, "race");
+    snprintf(r.phase, sizeof r.phase, "train taylor-calibrate");
+    snprintf(r.label, sizeof r.label, "taylor-calibrate step 12/50, 900 tokens/s");
+    snprintf(r.checkpoint, sizeof r.checkpoint, "taylor-calibrate step 10: /x/t.ckpt");
+    r.outcome = JOB_RUNNING, r.fraction = 0.62, r.done = 1536, r.total = 6400;
+    app_restore_job(&a, &r); /* a running job read back is an interrupted one */
+    assert_int_equal(app_job_at(&a, 1)->outcome, JOB_INTERRUPTED);
+    assert_true(app_job_at(&a, 0)->id < 0 && app_job_at(&a, 1)->id < 0);
+    assert_int_equal(session_lock(&a, path), 0);
+    assert_false(a.read_only);
+    assert_true(a.lock_fd > 2);
+    assert_int_equal(session_write(&a, path), 0);
+
+    app_state_init(&b);
+    assert_int_equal(session_lock(&b, path), 0); /* held by a: b is read-only, and knows who holds it */
+    assert_true(b.read_only);
+    assert_int_equal(b.lock_holder, (long)getpid());
+    assert_int_equal(persist_save_session(&b), 0); /* writes nothing */
+    assert_int_equal(session_read(&b, path), 0);
+    assert_int_equal(b.n_hist, 2);
+    const job_record *race = app_last_job(&b, &(teacher_state){.name = "stories260K.bin"}, "race");
+    assert_non_null(race);
+    assert_int_equal(race->outcome, JOB_INTERRUPTED);
+    assert_string_equal(race->checkpoint, "taylor-calibrate step 10: /x/t.ckpt");
+    char at[200];
+    app_job_progress_text(race, at, sizeof at);
+    assert_string_equal(at, "at step 12 of 50 (train taylor-calibrate, 62% of the job)");
+    assert_int_equal(app_job_at(&b, 0)->outcome, JOB_DONE);
+    app_state_free(&b);
+
+    app_state_free(&a); /* the lock goes with a: the next one writes */
+    app_state_init(&c);
+    assert_int_equal(session_lock(&c, path), 0);
+    assert_false(c.read_only);
+    app_state_free(&c);
+    /* session names: letters, digits, . _ - and no path */
+    assert_int_equal(session_name_check("run-2.b_c"), 0);
+    assert_int_equal(session_name_check("../x"), -1);
+    assert_int_equal(session_name_check(".hidden"), -1);
+    assert_int_equal(session_name_check(""), -1);
+    unlink(path);
+    unlink(lock);
+    rmdir(dir);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(entry_edits),
         cmocka_unit_test(entry_utf8),
         cmocka_unit_test(entry_limits),
         cmocka_unit_test(entry_draws_and_scrolls),
+        cmocka_unit_test(entry_word_keys),
+        cmocka_unit_test(entry_wide_glyphs),
+        cmocka_unit_test(entry_full_is_visible),
         cmocka_unit_test(teacher_screen_typing),
         cmocka_unit_test(teacher_screen_recent),
         cmocka_unit_test(recent_order_and_cap),
         cmocka_unit_test(file_events_fill_download),
         cmocka_unit_test(session_recent_roundtrip),
+        cmocka_unit_test(session_jobs_and_lock),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -305,31 +305,59 @@ static void job_sink_cancel(void **state) {
     job_runner_free(&jr);
 }
 
-/* The ETA: unknown at first, then counts down, never up, smoothly. */
+/* The ETA: unknown at first, then counts down smoothly while the job keeps its pace. */
 static void eta_counts_down(void **state) {
     (void)state;
     eta_smoother e;
     eta_reset(&e);
-    assert_true(eta_update(&e, 0.5, 0.01) < 0); /* before 2 %: unknown */
+    assert_true(eta_update(&e, 0.5, 0.005) < 0); /* before 2 % and 10 s: unknown */
     /* a job at a steady 1 %/s: 100 s in all */
     double prev = eta_update(&e, 10, 0.10);
-    assert_true(fabs(prev - 90) <= 1e-9); /* the first estimate: 10 s * 0.9 / 0.1 */
+    assert_true(fabs(prev - 90) <= 1e-9); /* the first estimate: 0.9 left at 1 %/s (both rates agree) */
     for (int t = 11; t <= 99; t++) {
         double v = eta_update(&e, t, t / 100.0);
         assert_false(isnan(v));
-        assert_true(v <= prev + 1e-9);       /* never up */
+        assert_true(v <= prev + 1e-9);       /* steady: never up */
         assert_true(prev - v <= 2.0 + 1e-9); /* smooth: at most 2 s less per second here */
         assert_true(fabs(v - (100 - t)) <= 1.0); /* and right: the steady job's true time left, within 1 s */
         prev = v;
     }
-    /* the job slows down (the rest takes far longer): the count slows, it does not jump back up */
-    double before = prev;
-    for (int t = 100; t < 130; t++) {
-        double v = eta_update(&e, t, 0.99);
-        assert_true(v <= before + 1e-9);
-        before = v;
-    }
     assert_true(eta_update(&e, 131, 1.0) == 0);
+}
+
+/* A job that stalls (a long phase reporting nothing) is not shown as about to end: once the
+ * quiet outlasts the estimate the ETA rises, and never sits at 0 while the job runs. */
+static void eta_not_stuck_when_stalled(void **state) {
+    (void)state;
+    eta_smoother e;
+    eta_reset(&e);
+    double v = 0;
+    for (int t = 1; t <= 50; t++) v = eta_update(&e, t, t / 100.0); /* 1 %/s: 50 s left */
+    assert_true(fabs(v - 50) <= 1.0);
+    double lowest = v;
+    for (int t = 51; t <= 200; t++) { /* then nothing moves for 150 s */
+        v = eta_update(&e, t, 0.50);
+        if (v < lowest) lowest = v;
+    }
+    /* the estimate: the whole job's average (half in 200 s: 200 s left), and at least the quiet so
+     * far (150 s); the shown time rises toward it once it is 25 % + 5 s over what is shown, so
+     * it ends between the quiet and that estimate (5 % slack for the smoothing), never near 0 */
+    assert_true(lowest >= 40);
+    assert_true(v >= 0.95 * 150 && v <= 1.05 * 200);
+}
+
+/* A second half 4x slower than the first: the recent rate takes over and the ETA rises to the
+ * true time left (within 15 %: the smoothing lags by about one time constant). */
+static void eta_follows_a_slower_phase(void **state) {
+    (void)state;
+    eta_smoother e;
+    eta_reset(&e);
+    double v = 0;
+    for (int t = 1; t <= 50; t++) v = eta_update(&e, t, t / 100.0); /* half the job at 1 %/s */
+    for (int t = 51; t <= 150; t++) v = eta_update(&e, t, 0.50 + (t - 50) / 400.0); /* then 0.25 %/s */
+    const double truth = (1 - 0.75) / 0.0025;                                         /* 100 s */
+    assert_false(isnan(v));
+    assert_true(fabs(v - truth) <= 0.15 * truth);
 }
 
 static void cli_runs_job(void **state) {
@@ -355,6 +383,8 @@ int main(void) {
         cmocka_unit_test(queue_coalesces_progress), cmocka_unit_test(cli_progress_line),
         cmocka_unit_test(cli_runs_job),        cmocka_unit_test(job_phases_weighted),
         cmocka_unit_test(job_sink_cancel),     cmocka_unit_test(eta_counts_down),
+        cmocka_unit_test(eta_not_stuck_when_stalled),
+        cmocka_unit_test(eta_follows_a_slower_phase),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -316,7 +316,7 @@ static void results_rows_fit(void **state) {
     teacher_add_result(t, &r);
     r = make_row(RUN_EVALUATE, "uniform", 0.5, "taylor-calibrate", 8.4320);
     teacher_add_result(t, &r);
-    r = make_row(RUN_ABLATE, "ar", 0.25, "small-gate", 19.1);
+    r = make_row(RUN_ABLATE, "ar", 0.25, "align-only", 19.1);
     r.keep_best_heldout = 1;
     teacher_add_result(t, &r);
     ui u;
@@ -345,9 +345,12 @@ static void results_rows_fit(void **state) {
     y = find_row(&g, "ablate    ar");
     assert_true(y >= 0); /* the ablation row says its 50 Stage 2 steps */
     assert_non_null(strstr(row(&g, y), " 50 (h) ")); /* Stage 2 kept its best held-out state */
+    /* a race's random row ran no Stage 2: its steps cell says so, not a number */
+    y = find_row(&g, "race tinystories held-out");
+    assert_null(strstr(row(&g, y), " 300 "));
     /* the selected row (the newest) with its headless command, whole */
     assert_string_equal(command_text(&g), "graft ablate '/models/test-teacher' --calib '/data/tinystories.txt' --eval "
-                                          "'/data/tinystories.txt' --strategy ar --keep 0.25 --init small-gate --steps 50 "
+                                          "'/data/tinystories.txt' --strategy ar --keep 0.25 --init align-only --steps 50 "
                                           "--eval-windows 32 --keep-best heldout --json");
     /* up: the evaluate row's command */
     ui_key(&u, UK_UP);
@@ -443,11 +446,50 @@ static void session_keeps_plan(void **state) {
     rmdir(dir);
 }
 
+/* After a resize to a taller terminal the rows above the selection come back (no stale scroll
+ * offset); a sort keeps the selected row selected and in view. */
+static void results_resize_and_sort_keep_selection(void **state) {
+    (void)state;
+    app_state st;
+    teacher_state *t = qwen_like(&st);
+    teacher_plan_recompute(t);
+    for (int i = 0; i < 30; i++) {
+        result_row r = make_row(RUN_ABLATE, "uniform", 0.5, "random", 10.0 + (i % 3)); /* ppl ties in threes */
+        r.seed = 100 + i; /* tells the rows apart in their commands */
+        teacher_add_result(t, &r);
+    }
+    ui u;
+    ui_init(&u, &st, NULL, &prefs, utf8_256);
+    ui_select_screen(&u, "results");
+    grid small, tall;
+    grid_init(&small, 120, 16);
+    grid_init(&tall, 120, 60);
+    ui_render(&u, &small); /* the newest row selected: the table scrolled to the end */
+    assert_true(u.v.results.first > 0);
+    ui_render(&u, &tall);
+    assert_int_equal(u.v.results.first, 0); /* all 30 rows fit now: none hidden above */
+    assert_non_null(strstr(command_text(&tall), "--seed 129"));
+    ui_key(&u, UK_UP), ui_key(&u, UK_UP); /* row 28 in run order: seed 127, ppl 10 + 27 % 3 = 10 */
+    ui_render(&u, &tall);
+    assert_non_null(strstr(command_text(&tall), "--seed 127"));
+    for (int k = 0; k < RC_COUNT + 1 && u.v.results.sort_col != RC_PPL; k++) ui_key(&u, 'o');
+    assert_int_equal(u.v.results.sort_col, RC_PPL);
+    ui_render(&u, &small);
+    assert_non_null(strstr(command_text(&small), "--seed 127")); /* the same row, wherever it went */
+    /* ppl 10 rows first, in run order: seed 127 is the 10th of them */
+    assert_int_equal(u.v.results.cursor, 9);
+    assert_true(u.v.results.cursor >= u.v.results.first && u.v.results.cursor < u.v.results.first + u.v.results.rows);
+    grid_free(&small);
+    grid_free(&tall);
+    app_state_free(&st);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(plan_default_and_cost), cmocka_unit_test(plan_keys),
         cmocka_unit_test(plan_scores_rank),      cmocka_unit_test(events_go_to_their_teacher),
-        cmocka_unit_test(results_rows_fit),      cmocka_unit_test(session_keeps_plan),
+        cmocka_unit_test(results_rows_fit),
+        cmocka_unit_test(results_resize_and_sort_keep_selection),      cmocka_unit_test(session_keeps_plan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,8 @@ void views_init(views *v) {
     v->align.layer = -1;
     v->results.cursor = -1;
     v->results.sort_col = -1;
+    v->results.sel_seq = -1;
+    v->log.hit = -1;
 }
 
 void draw_box(grid *g, rect r, const theme *t, style s) {

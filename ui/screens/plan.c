@@ -72,6 +72,7 @@ static void fix_view(ui *u, int rows) {
     if (u->v.plan.cursor < 0) u->v.plan.cursor = 0;
     if (u->v.plan.cursor < u->v.plan.first) u->v.plan.first = u->v.plan.cursor;
     if (rows > 0 && u->v.plan.cursor >= u->v.plan.first + rows) u->v.plan.first = u->v.plan.cursor - rows + 1;
+    if (rows > 0 && u->v.plan.first > t->n_layers - rows) u->v.plan.first = t->n_layers - rows; /* taller after a resize */
     if (u->v.plan.first < 0) u->v.plan.first = 0;
 }
 
@@ -126,6 +127,7 @@ static void draw(ui *u, grid *g, rect r) {
     bool more = L > rows;
     if (more) rows--; /* a line saying what is cut */
     fix_view(u, rows);
+    u->v.plan.row_y0 = y, u->v.plan.rows = rows;
     for (int i = 0; i < rows && u->v.plan.first + i < L; i++) {
         int l = u->v.plan.first + i, yy = y + i;
         bool cur = l == u->v.plan.cursor;
@@ -148,7 +150,16 @@ static void set_ratio(ui *u, double r) {
         ui_say(u, "retention ratio must be in (0, 100) %%, got %.4g %%", r * 100);
         return;
     }
+    /* a hybrid keeps 1 to L-1 attention layers: none kept or all kept is no conversion */
+    const double old = t->keep_ratio;
     t->keep_ratio = r;
+    const int k = teacher_keep_count(t), L = t->n_layers;
+    if (k < 1 || k > L - 1) {
+        t->keep_ratio = old;
+        ui_say(u, "%.4g %% keeps %d of %d layers: a hybrid keeps 1 to %d (from %.3g %%, below %.3g %%)", r * 100, k,
+               L, L - 1, 100.0 * 0.5 / L, 100.0 * (L - 0.5) / L);
+        return;
+    }
     if (strategy_index(t->strategy) == STRATEGY_MANUAL) snprintf(t->strategy, sizeof t->strategy, "uniform");
     teacher_plan_recompute(t);
     ui_say(u, "keep %.4g %%: %d of %d layers", r * 100, teacher_keep_count(t), t->n_layers);
@@ -206,6 +217,12 @@ static bool key(ui *u, int k) {
         break;
     case ' ': {
         int l = u->v.plan.cursor < t->n_layers ? u->v.plan.cursor : 0;
+        const int now = count_kept(t) + (t->kept[l] ? -1 : 1);
+        if (now < 1 || now > t->n_layers - 1) {
+            ui_say(u, "a hybrid keeps 1 to %d of %d layers: layer %d stays %s", t->n_layers - 1, t->n_layers, l,
+                   t->kept[l] ? "attention" : "GDN");
+            return true;
+        }
         t->kept[l] = !t->kept[l];
         snprintf(t->strategy, sizeof t->strategy, "manual");
         ui_say(u, "layer %d %s (manual plan)", l, t->kept[l] ? "keeps attention" : "becomes GDN");
@@ -230,4 +247,15 @@ static const key_hint keys[] = {
     {"\u2191\u2193", "up/down", "layer"}, {"S", NULL, "previous strategy"},
 };
 
-const screen screen_plan = {"Plan", draw, key, NULL, keys, sizeof keys / sizeof keys[0], ACT_SELECT};
+/* A click on a layer row puts the cursor there. */
+static bool click(ui *u, int x, int y) {
+    (void)x;
+    const teacher_state *t = app_cur(u->st);
+    plan_view *v = &u->v.plan;
+    if (!t || v->row_y0 <= 0 || y < v->row_y0 || y >= v->row_y0 + v->rows || v->first + y - v->row_y0 >= t->n_layers)
+        return false;
+    v->cursor = v->first + (y - v->row_y0);
+    return true;
+}
+
+const screen screen_plan = {"Plan", draw, key, click, keys, sizeof keys / sizeof keys[0], ACT_SELECT};

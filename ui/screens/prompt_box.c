@@ -108,6 +108,7 @@ static void run_line(const ui *u, const teacher_state *t, int w, char *buf, size
     *bad = false;
     if (generating(u, t)) snprintf(buf, n, "generating%s%s", rate[0] ? ": " : " ...", rate);
     else if (rec && rec->outcome == JOB_CANCELLED) snprintf(buf, n, "cancelled%s%s", rate[0] ? ": " : "", rate);
+    else if (rec && rec->outcome == JOB_INTERRUPTED) snprintf(buf, n, "interrupted (the workbench ended)");
     else if (rec && rec->outcome == JOB_FAILED) *bad = true, snprintf(buf, n, "failed: %s", rec->text);
     else if (rate[0]) gen_rate_line(gs, w, buf, n);
     else snprintf(buf, n, "no tokens (the model ended the text at once)");
@@ -150,7 +151,12 @@ void prompt_box_draw(ui *u, grid *g, rect r) {
         grid_text(g, x + k, y, w - k, hint, dim);
     }
     y++;
-    entry_draw(g, x, y, w, "prompt: ", &v->prompt, !running, STYLE_PLAIN);
+    /* the length against its limit, at the right: visible before the limit cuts anything */
+    char room[48];
+    snprintf(room, sizeof room, v->prompt.full ? " %d/%d bytes: full" : " %d/%d", v->prompt.len, ENTRY_MAX - 1);
+    const int rw = v->prompt.len > (ENTRY_MAX - 1) * 3 / 4 || v->prompt.full ? utf8_width(room) : 0;
+    entry_draw(g, x, y, w - rw, "prompt: ", &v->prompt, !running, STYLE_PLAIN);
+    if (rw) grid_text(g, x + w - rw, y, rw, room, v->prompt.full ? acc : dim);
     if (v->prompt.len == 0) grid_text(g, x + 10, y, w - 10, "(empty: from BOS alone)", dim);
     y++;
     gen_settings_line(&gs->req, dot, line, sizeof line);
@@ -219,7 +225,7 @@ bool prompt_box_key(ui *u, int k) {
     switch (k) {
     case UK_ENTER: run(u, t); return true;
     case UK_ESC: close_box(u); return true;
-    case UK_F1: u->help = true; return true;
+    case UK_F1: u->help = true, u->help_scroll = 0; return true;
     case UK_TAB:
         r->sampled = !r->sampled;
         gen_temp_text(r->temp_tenths, temp, sizeof temp);
@@ -264,7 +270,8 @@ bool prompt_box_key(ui *u, int k) {
 static const key_hint typing_keys[] = {
     {"\u23ce", "Enter", "generate"},       {"Esc", NULL, "close"},        {"Tab", NULL, "greedy/sampled"},
     {"\u2191\u2193", "up/down", "tokens"}, {"^T", NULL, "teacher/row"}, {"F1", NULL, "help"},
-    {"PgUp/Dn", NULL, "temp"},             {"^R", NULL, "next seed"},     {"^U", NULL, "clear"},
+    {"PgUp/Dn", NULL, "temp"},             {"^R", NULL, "next seed"},     {"^U", NULL, "clear to start"},
+    {"^W", NULL, "delete word"},           {"^A ^E", NULL, "start / end"}, {"^K", NULL, "clear to end"},
     {"\u2190\u2192", "left/right", "move"},
 };
 static const key_hint running_keys[] = {

@@ -35,6 +35,7 @@ static void draw(ui *u, grid *g, rect r) {
                     st->settings.race_lr_mixer, st->settings.race_lr_rest, keep);
     /* the running step, or what Enter does */
     const bool running = st->job.active && !strcmp(st->job.name, "race");
+    const job_record *last = NULL;
     if (running) {
         char eta[32];
         fmt_eta(eta, sizeof eta, st->job.eta);
@@ -42,12 +43,17 @@ static void draw(ui *u, grid *g, rect r) {
         const char *what = !strncmp(st->job.phase, "train", 5) ? st->job.label : st->job.phase;
         grid_printf(g, r.x + 1, r.y + 1, r.w - 2, STYLE_PLAIN, "%s   race %.0f%%   eta %s   (c cancels)", what,
                     100 * st->job.fraction, eta);
+    } else if ((last = app_last_job(st, t, "race")) && last->outcome == JOB_INTERRUPTED) {
+        char at[200];
+        app_job_progress_text(last, at, sizeof at);
+        grid_printf(g, r.x + 1, r.y + 1, r.w - 2, acc, "%s; race interrupted %s",
+                    last->checkpoint[0] ? "R resumes, Enter starts afresh" : "no checkpoint: Enter starts afresh", at);
     } else {
         grid_printf(g, r.x + 1, r.y + 1, r.w - 2, dim, "Enter: race random vs taylor-calibrate (ctx 128, batch 4, "
                                                         "lr %g/%g; learning rates in 9 Settings)",
                     st->settings.race_lr_mixer, st->settings.race_lr_rest);
     }
-    const char *ck = t->race.checkpoint[0] ? t->race.checkpoint : NULL;
+    const char *ck = t->race.checkpoint[0] ? t->race.checkpoint : last && last->checkpoint[0] ? last->checkpoint : NULL;
     char ckb[512] = "none yet";
     if (ck) { /* "<init> step N: PATH", the path cut to its graft/race/ tail when it does not fit */
         snprintf(ckb, sizeof ckb, "%s", ck);
@@ -74,9 +80,25 @@ static void draw(ui *u, grid *g, rect r) {
         if (ls->x[0] < x0 || n == 1) x0 = ls->x[0];
         if (ls->x[ls->n - 1] > x1) x1 = ls->x[ls->n - 1];
     }
-    rect c = {r.x + 1, r.y + 5, r.w - 2, r.h - 5};
+    /* the race's held-out perplexities beside the teacher's on the same sequences, and which ones */
+    int top = 4;
+    if (t->race.eval_seqs > 0) {
+        const char *dot = theme_glyph(&u->th, G_MIDDOT);
+        char line[300], which[80];
+        snprintf(which, sizeof which, "held-out ppl, the same %d sequences of %d tokens", t->race.eval_seqs,
+                 t->race.eval_ctx);
+        for (int pass = 0; pass < 2; pass++) { /* a shorter name for the sequences when the line is short */
+            snprintf(line, sizeof line, "%s: teacher %.4g %s %s %.4g %s %s %.4g", which, t->race.teacher_ppl, dot,
+                     t->race.labels[0], t->race.ppl[0], dot, t->race.labels[1], t->race.ppl[1]);
+            if (utf8_width(line) <= r.w - 2) break;
+            snprintf(which, sizeof which, "held-out %dx%d ppl", t->race.eval_seqs, t->race.eval_ctx);
+        }
+        grid_text(g, r.x + 1, r.y + 4, r.w - 2, line, STYLE_PLAIN);
+        top = 5;
+    }
+    rect c = {r.x + 1, r.y + top + 1, r.w - 2, r.h - top - 1};
     if (n == 0) {
-        draw_unavailable(u, g, (rect){r.x, r.y + 4, r.w, r.h - 4}, "recovery curves of the race",
+        draw_unavailable(u, g, (rect){r.x, r.y + top, r.w, r.h - top}, "recovery curves of the race",
                          "Enter starts it on the open teacher and corpus");
         return;
     }
@@ -86,12 +108,23 @@ static void draw(ui *u, grid *g, rect r) {
         snprintf(tname, sizeof tname, "target %.4f", target);
         s[n++] = (chart_series){tname, tx, ty, 2};
     }
-    grid_printf(g, r.x + 1, r.y + 4, r.w - 2, dim, "y: KL per token (teacher || student)   x: training tokens");
+    grid_printf(g, r.x + 1, r.y + top, r.w - 2, dim, "y: KL per token (teacher || student)   x: training tokens");
     linechart_draw(g, c, s, n, "tokens", dots_for(&u->th), &u->th);
 }
 
 static bool key(ui *u, int k) {
     wb_settings *s = &u->st->settings;
+    if (k == 'R') { /* an interrupted race goes on from its checkpoints (same budget and seed) */
+        const job_record *last = app_last_job(u->st, app_cur(u->st), "race");
+        if (!last || last->outcome != JOB_INTERRUPTED || !last->checkpoint[0]) {
+            ui_say(u, "no interrupted race with a checkpoint to resume: Enter starts one");
+            return true;
+        }
+        u->st->race_resume = true;
+        ui_run_action(u, ACT_RACE);
+        u->st->race_resume = false;
+        return true;
+    }
     if (k != '+' && k != '=' && k != '-') return false;
     if (settings_step(s, SET_RACE_TOKENS, k == '-' ? -1 : 1) != 0) ui_say(u, "%s", gf_last_error());
     else ui_say(u, "race budget: %ld tokens per init (saved with the session)", s->race_tokens);
@@ -99,7 +132,7 @@ static bool key(ui *u, int k) {
 }
 
 static const key_hint keys[] = {
-    {"+", NULL, "double budget"}, {"-", NULL, "halve budget"},
+    {"+", NULL, "double budget"}, {"-", NULL, "halve budget"}, {"R", NULL, "resume interrupted race"},
 };
 
 const screen screen_recover = {"Recover", draw, key, NULL, keys, sizeof keys / sizeof keys[0], ACT_RACE};

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/error.h"
 #include "keys.h"
@@ -20,7 +21,8 @@
 
 #define MAX_ROWS_SHOWN 4096
 
-/* Row indices in the shown order. */
+/* Row indices in the shown order: run order (reversed with O), or by a column, stably
+ * (tied rows stay in run order, ascending and descending alike). */
 static int sorted_rows(const teacher_state *t, const results_view *v, int *order) {
     int n = t->n_results < MAX_ROWS_SHOWN ? t->n_results : MAX_ROWS_SHOWN;
     for (int i = 0; i < n; i++) order[i] = i;
@@ -36,15 +38,24 @@ static int sorted_rows(const teacher_state *t, const results_view *v, int *order
     /* insertion sort: stable, and tables are small */
     for (int i = 1; i < n; i++) {
         int x = order[i], j = i - 1;
-        while (j >= 0) {
-            int c = result_compare(&t->results[order[j]], &t->results[x], (result_col)v->sort_col);
-            if (v->sort_desc ? c >= 0 : c <= 0) break;
+        while (j >= 0 && result_compare_col(&t->results[order[j]], &t->results[x], (result_col)v->sort_col,
+                                            v->sort_desc) > 0) {
             order[j + 1] = order[j];
             j--;
         }
         order[j + 1] = x;
     }
     return n;
+}
+
+/* The selected row's place in the shown order: the row whose seq is sel_seq, else the newest. */
+static int selected_pos(const teacher_state *t, const results_view *v, const int *order, int n) {
+    int newest = 0;
+    for (int p = 0; p < n; p++) {
+        if (t->results[order[p]].seq == v->sel_seq) return p;
+        if (t->results[order[p]].seq > t->results[order[newest]].seq) newest = p;
+    }
+    return newest;
 }
 
 typedef struct {
@@ -170,10 +181,33 @@ static void draw(ui *u, grid *g, rect r) {
             stage1_choice_label(&t->stage1, label, sizeof label);
             snprintf(s1, sizeof s1, " (stage1 %s)", label);
         }
-        grid_printf(g, x0, y, w, dim, "Enter evaluates: %s %d of %d attention, %s%s, %d Stage 2 steps, %s", t->strategy,
-                    teacher_kept_count(t), t->n_layers, st->eval_init, s1, st->settings.stage2_steps, slice);
+        char s2[48] = ""; /* Stage 2 steps only for the inits that run Stage 2 */
+        if (student_init_parse(st->eval_init, &init) != 0 || init_uses_stage2(init))
+            snprintf(s2, sizeof s2, ", %d Stage 2 steps", st->settings.stage2_steps);
+        grid_printf(g, x0, y, w, dim, "Enter evaluates: %s %d of %d attention, %s%s%s, %s", t->strategy,
+                    teacher_kept_count(t), t->n_layers, st->eval_init, s1, s2, slice);
     }
     y++;
+    /* an evaluation or ablation cut short when the workbench last ended: where it had got to */
+    const job_record *ev = app_last_job(st, t, "evaluate"), *ab = app_last_job(st, t, "ablate");
+    const job_record *cut = ev && ev->outcome == JOB_INTERRUPTED ? ev : ab && ab->outcome == JOB_INTERRUPTED ? ab : NULL;
+    if (cut) {
+        char at[200];
+        app_job_progress_text(cut, at, sizeof at);
+        grid_printf(g, x0, y++, w, acc, "%s was interrupted %s; %s runs it again", cut->name, at,
+                    cut == ev ? "Enter" : "a");
+    }
+    /* race rows read against the teacher on the race's own held-out sequences, not the slice above */
+    for (int i = t->n_results - 1; i >= 0; i--) {
+        const result_row *rr = &t->results[i];
+        if (rr->kind != RUN_RACE) continue;
+        if (isfinite(rr->teacher_ppl))
+            grid_printf(g, x0, y++, w, dim, "race rows: held-out ppl of the race's own sequences; the teacher's on them %.4f",
+                        rr->teacher_ppl);
+        else
+            grid_text(g, x0, y++, w, "race rows: held-out ppl of the race's own sequences (teacher not measured on them)", dim);
+        break;
+    }
     if (t->n_results == 0) {
         draw_unavailable(u, g, (rect){r.x, y + 1, r.w, r.y + r.h - y - 1}, "results of converted students of this teacher",
                          "Enter builds and evaluates the plan's student; a runs the ablation table; g prompts the teacher");
@@ -185,7 +219,9 @@ static void draw(ui *u, grid *g, rect r) {
     fit(t, w, &L);
     /* the sort, then the header with a mark on the sort column */
     const char *up = theme_glyph(&u->th, v->sort_desc ? G_SORT_DOWN : G_SORT_UP);
-    if (v->sort_col >= 0)
+    if (v->searching)
+        entry_draw(g, x0, y, w, "search: ", &v->search, true, STYLE_PLAIN);
+    else if (v->sort_col >= 0)
         grid_printf(g, x0, y, w, dim, "%d row%s, sorted by %s %s (o: next column, O: reverse)", n, n == 1 ? "" : "s",
                     result_col_get((result_col)v->sort_col)->header, v->sort_desc ? "descending" : "ascending");
     else
@@ -201,7 +237,7 @@ static void draw(ui *u, grid *g, rect r) {
     }
     y++;
     /* footer: the selected row's command, whole (wrapped over up to 4 lines), and what is hidden */
-    if (v->cursor < 0 || v->cursor >= n) v->cursor = n - 1; /* the newest in run order */
+    v->cursor = selected_pos(t, v, order, n);
     const result_row *cur = &t->results[order[v->cursor]];
     char cmd[1600], text[1700];
     result_command(cur, t->model_arg[0] ? t->model_arg : t->key, cmd, sizeof cmd);
@@ -211,9 +247,14 @@ static void draw(ui *u, grid *g, rect r) {
     int footer = cmd_lines + (L.hidden[0] ? 1 : 0);
     int rows = r.y + r.h - y - footer;
     if (rows < 1) rows = 1;
+    v->rows = rows;
+    /* the selection in view, and no empty rows below the last while earlier ones are hidden
+     * (a resize to a taller terminal leaves no stale offset) */
+    if (v->first > n - rows) v->first = n - rows;
     if (v->first > v->cursor) v->first = v->cursor;
     if (v->cursor >= v->first + rows) v->first = v->cursor - rows + 1;
     if (v->first < 0) v->first = 0;
+    v->row_y0 = y;
     for (int i = 0; i < rows && v->first + i < n; i++) {
         const result_row *row = &t->results[order[v->first + i]];
         bool sel = v->first + i == v->cursor;
@@ -231,39 +272,71 @@ static void draw(ui *u, grid *g, rect r) {
     if (L.hidden[0]) grid_printf(g, x0, fy + used, w, dim, "hidden at this width: %s", L.hidden);
 }
 
+/* The next row (in the shown order, wrapping) after the selected one whose cells hold the
+ * search text (any case); it becomes the selection. */
+static void find(ui *u, teacher_state *t, int dir) {
+    results_view *v = &u->v.results;
+    if (!v->search.len) {
+        ui_say(u, "nothing to search for: / types it");
+        return;
+    }
+    if (!t || t->n_results == 0) {
+        ui_say(u, "no rows to search");
+        return;
+    }
+    static int order[MAX_ROWS_SHOWN];
+    int n = sorted_rows(t, v, order), from = selected_pos(t, v, order, n);
+    for (int k = 1; k <= n; k++) {
+        int p = ((from + dir * k) % n + n) % n;
+        const result_row *row = &t->results[order[p]];
+        for (int c = 0; c < RC_COUNT; c++) {
+            char cell[512];
+            result_cell(row, (result_col)c, false, cell, sizeof cell);
+            if (!strcasestr(cell, v->search.text)) continue;
+            v->sel_seq = row->seq;
+            ui_say(u, "'%s': row %d of %d (%s)", v->search.text, p + 1, n, result_col_get((result_col)c)->header);
+            return;
+        }
+    }
+    ui_say(u, "'%s': in no row", v->search.text);
+}
+
 static bool key(ui *u, int k) {
     app_state *st = u->st;
     teacher_state *t = app_cur(st);
     results_view *v = &u->v.results;
     if (v->box) return prompt_box_key(u, k);
     if (v->recall) return recall_box_key(u, k);
+    if (v->searching) {
+        entry_result res = entry_key(&v->search, k);
+        if (res == ENTRY_CANCEL) entry_clear(&v->search);
+        if (res == ENTRY_CANCEL || res == ENTRY_SUBMIT) v->searching = u->typing = false;
+        if (res == ENTRY_SUBMIT) find(u, t, 1);
+        return true;
+    }
+    static int order[MAX_ROWS_SHOWN];
+    int n = t ? sorted_rows(t, v, order) : 0;
+    int pos = n ? selected_pos(t, v, order, n) : 0;
     switch (k) {
-    case 'R': { /* the Recall view: the teacher and the selected row's student (the teacher alone without rows) */
-        const result_row *row = NULL;
-        if (t && t->n_results > 0) {
-            static int order[MAX_ROWS_SHOWN];
-            int n = sorted_rows(t, v, order);
-            row = &t->results[order[v->cursor >= 0 && v->cursor < n ? v->cursor : n - 1]];
-        }
-        recall_box_open(u, row);
+    case '/':
+        v->searching = u->typing = true;
+        entry_clear(&v->search);
         return true;
-    }
-    case 'g': { /* the prompt box on the selected row (the teacher without rows) */
-        const result_row *row = NULL;
-        if (t && t->n_results > 0) {
-            static int order[MAX_ROWS_SHOWN];
-            int n = sorted_rows(t, v, order);
-            row = &t->results[order[v->cursor >= 0 && v->cursor < n ? v->cursor : n - 1]];
-        }
-        prompt_box_open(u, row);
+    case 'n': find(u, t, 1); return true;
+    case 'N': find(u, t, -1); return true;
+    case 'R': /* the Recall view: the teacher and the selected row's student (the teacher alone without rows) */
+        recall_box_open(u, n ? &t->results[order[pos]] : NULL);
         return true;
-    }
+    case 'g': /* the prompt box on the selected row (the teacher without rows) */
+        prompt_box_open(u, n ? &t->results[order[pos]] : NULL);
+        return true;
     case 'i': { /* the init "evaluate" builds, among the six */
         student_init cur;
         if (student_init_parse(st->eval_init, &cur) != 0) cur = INIT_TAYLOR_CALIBRATE;
         cur = (student_init)((cur + 1) % INIT_COUNT);
         snprintf(st->eval_init, sizeof st->eval_init, "%s", student_init_name(cur));
         ui_say(u, "Enter builds the student under %s", st->eval_init);
+        st->session_dirty = true;
         return true;
     }
     case 'a':
@@ -278,37 +351,54 @@ static bool key(ui *u, int k) {
             u->status_job = st->job.id;
         }
         return true;
-    case 'o': { /* next sort column: run order, then each column shown */
+    case 'o': { /* next sort column: run order, then each column shown; the selection stays on its row */
         int c = v->sort_col;
         do c = c + 1 >= RC_COUNT ? -1 : c + 1;
         while (c >= 0 && t && !column_applies(t, (result_col)c));
         v->sort_col = c;
-        v->cursor = -1;
+        if (n) v->sel_seq = t->results[order[pos]].seq;
         ui_say(u, "sorted by %s", c < 0 ? "run order" : result_col_get((result_col)c)->header);
         return true;
     }
     case 'O':
         v->sort_desc = !v->sort_desc;
-        v->cursor = -1;
+        if (n) v->sel_seq = t->results[order[pos]].seq;
         ui_say(u, "%s", v->sort_desc ? "descending" : "ascending");
         return true;
-    case UK_UP: v->cursor = v->cursor < 0 ? (t ? t->n_results - 2 : 0) : v->cursor - 1; break;
-    case UK_DOWN: v->cursor++; break;
-    case UK_PGUP: v->cursor = v->cursor < 0 ? (t ? t->n_results - 11 : 0) : v->cursor - 10; break;
-    case UK_PGDN: v->cursor += 10; break;
-    case UK_HOME: v->cursor = 0; break;
-    case UK_END: v->cursor = -1; break;
+    case UK_UP: pos--; break;
+    case UK_DOWN: pos++; break;
+    case UK_PGUP: pos -= v->rows > 1 ? v->rows - 1 : 10; break;
+    case UK_PGDN: pos += v->rows > 1 ? v->rows - 1 : 10; break;
+    case UK_HOME: pos = 0; break;
+    case UK_END:
+        v->sel_seq = -1; /* the newest, and the next rows as they come */
+        return true;
     default: return false;
     }
-    int n = t ? t->n_results : 0;
-    if (v->cursor >= n) v->cursor = n - 1;
-    if (v->cursor < 0 && k != UK_END) v->cursor = 0;
+    if (n == 0) return true;
+    if (pos >= n) pos = n - 1;
+    if (pos < 0) pos = 0;
+    v->sel_seq = t->results[order[pos]].seq;
+    return true;
+}
+
+/* A click on a row selects it. */
+static bool click(ui *u, int x, int y) {
+    (void)x;
+    teacher_state *t = app_cur(u->st);
+    results_view *v = &u->v.results;
+    if (!t || v->box || v->recall || v->row_y0 <= 0 || y < v->row_y0 || y >= v->row_y0 + v->rows) return false;
+    static int order[MAX_ROWS_SHOWN];
+    int n = sorted_rows(t, v, order), p = v->first + (y - v->row_y0);
+    if (p < 0 || p >= n) return false;
+    v->sel_seq = t->results[order[p]].seq;
     return true;
 }
 
 static const key_hint keys[] = {
     {"\u23ce", "Enter", "evaluate plan"}, {"g", NULL, "prompt box"}, {"R", NULL, "recall view"}, {"i", NULL, "init"},
     {"a", NULL, "ablation table"}, {"\u2191\u2193", "up/down", "row"}, {"o", NULL, "sort"}, {"O", NULL, "reverse"},
+    {"/", NULL, "search"}, {"n", NULL, "next hit"}, {"N", NULL, "previous hit"}, {"End", NULL, "newest row"},
 };
 
 const key_hint *results_mode_keys(ui *u, int *n, const char **title) {
@@ -316,4 +406,4 @@ const key_hint *results_mode_keys(ui *u, int *n, const char **title) {
     return u->v.results.box ? prompt_box_keys(u, n, title) : NULL;
 }
 
-const screen screen_results = {"Results", draw, key, NULL, keys, sizeof keys / sizeof keys[0], ACT_EVALUATE};
+const screen screen_results = {"Results", draw, key, click, keys, sizeof keys / sizeof keys[0], ACT_EVALUATE};

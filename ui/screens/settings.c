@@ -9,6 +9,20 @@
 #include "keys.h"
 #include "screens/screens.h"
 
+/* The help of field f (for the device: the devices found here). */
+static void field_help(settings_field f, char *help, size_t n) {
+    snprintf(help, n, "%s", settings_get_info(f)->help);
+    if (f != SET_DEVICE) return;
+    const char *const *names;
+    const int nd = settings_devices(&names);
+    int k = snprintf(help, n, "%s", nd > 1 ? "found:" : "");
+    for (int i = 0; i < nd && nd > 1 && k < (int)n; i++) k += snprintf(help + k, n - (size_t)k, " %s", names[i]);
+    if (nd == 1) snprintf(help, n, "cpu only here (%s)", settings_no_gpu_reason());
+    else if (k < (int)n) snprintf(help + k, n - (size_t)k, "; a change reloads the teacher there");
+}
+
+/* The list scrolls when the rows are short (the cursor stays in view); the selected
+ * setting's help is whole under it, wrapped, whatever the width. */
 static void draw(ui *u, grid *g, rect r) {
     const app_state *st = u->st;
     settings_view *v = &u->v.settings;
@@ -16,8 +30,17 @@ static void draw(ui *u, grid *g, rect r) {
     int x = r.x + 2, w = r.w - 4, y = r.y + 1;
     grid_text(g, x, y++, w, "Run settings (saved with the session; each Results row records its own)", acc);
     y++;
-    const int label_w = 26, value_w = 20;
-    for (int f = 0; f < SET_COUNT && y < r.y + r.h - 2; f++, y++) {
+    const int label_w = 26, value_w = 20, detail = 3;
+    const bool inline_help = w - label_w - value_w - 2 >= 40; /* else only the selected one's, below */
+    int rows = r.y + r.h - y - (detail + 1) - 2; /* the detail lines, the key hint line and their gaps */
+    if (rows < 1) rows = 1;
+    if (rows > SET_COUNT) rows = SET_COUNT;
+    if (v->first > v->cursor) v->first = v->cursor;
+    if (v->cursor >= v->first + rows) v->first = v->cursor - rows + 1;
+    if (v->first > SET_COUNT - rows) v->first = SET_COUNT - rows;
+    if (v->first < 0) v->first = 0;
+    v->row_y0 = y, v->rows = rows;
+    for (int f = v->first; f < SET_COUNT && f < v->first + rows; f++, y++) {
         const settings_info *in = settings_get_info((settings_field)f);
         char val[64];
         settings_format(&st->settings, (settings_field)f, val, sizeof val);
@@ -26,21 +49,26 @@ static void draw(ui *u, grid *g, rect r) {
                     in->label);
         if (cur && v->editing) entry_draw(g, x + label_w, y, value_w, "", &v->edit, true, STYLE_PLAIN);
         else grid_text(g, x + label_w, y, value_w, val, cur ? acc : STYLE_PLAIN);
-        char help[256];
-        snprintf(help, sizeof help, "%s", in->help);
-        if (f == SET_DEVICE) { /* the devices found on this machine */
-            const char *const *names;
-            const int n = settings_devices(&names);
-            int k = snprintf(help, sizeof help, "%s", n > 1 ? "found:" : "");
-            for (int i = 0; i < n && n > 1 && k < (int)sizeof help; i++)
-                k += snprintf(help + k, sizeof help - (size_t)k, " %s", names[i]);
-            if (n == 1) snprintf(help, sizeof help, "cpu only here (%s)", settings_no_gpu_reason());
-            else if (k < (int)sizeof help) snprintf(help + k, sizeof help - (size_t)k, "; a change reloads the teacher there");
+        if (inline_help) {
+            char help[256];
+            field_help((settings_field)f, help, sizeof help);
+            grid_text(g, x + label_w + value_w + 2, y, w - label_w - value_w - 2, help, dim);
         }
-        if (w > label_w + value_w + 10) grid_text(g, x + label_w + value_w + 2, y, w - label_w - value_w - 2, help, dim);
         if (cur) grid_add_attr(g, (rect){x, y, label_w + value_w, 1}, ATTR_REVERSE);
     }
-    y++;
+    if (rows < SET_COUNT) { /* where in the list */
+        char more[64];
+        snprintf(more, sizeof more, "%d-%d of %d%s", v->first + 1, v->first + rows, SET_COUNT,
+                 v->first + rows < SET_COUNT ? " (more below)" : "");
+        grid_text(g, x + label_w + value_w + 2, r.y + 1 + 2 + rows - 1, w - label_w - value_w - 2, more, acc);
+    }
+    y = r.y + 3 + rows + 1;
+    char help[256];
+    field_help((settings_field)v->cursor, help, sizeof help);
+    char text[320];
+    snprintf(text, sizeof text, "%s: %s", settings_get_info((settings_field)v->cursor)->label, help);
+    if (y + detail <= r.y + r.h) draw_wrapped(g, x, y, w, detail, text, dim);
+    y += detail + 1;
     if (y < r.y + r.h)
         grid_text(g, x, y, w, "\u2191\u2193 pick   \u2190\u2192 halve / double   Enter type a value   d default",
                   dim);
@@ -66,6 +94,7 @@ static bool key(ui *u, int k) {
             v->editing = u->typing = false;
             if (settings_parse(s, (settings_field)v->cursor, v->edit.text) != 0) ui_say(u, "%s", gf_last_error());
             else {
+                u->st->session_dirty = true; /* saved at once (app.c) */
                 char val[64];
                 settings_format(s, (settings_field)v->cursor, val, sizeof val);
                 ui_say(u, "%s: %s", in->label, val);
@@ -77,6 +106,10 @@ static bool key(ui *u, int k) {
     switch (k) {
     case UK_UP: v->cursor = v->cursor > 0 ? v->cursor - 1 : 0; return true;
     case UK_DOWN: v->cursor = v->cursor + 1 < SET_COUNT ? v->cursor + 1 : SET_COUNT - 1; return true;
+    case UK_PGUP:
+    case UK_HOME: v->cursor = 0; return true;
+    case UK_PGDN:
+    case UK_END: v->cursor = SET_COUNT - 1; return true;
     case UK_LEFT:
     case UK_RIGHT:
     case '-':
@@ -88,6 +121,7 @@ static bool key(ui *u, int k) {
             char val[64];
             settings_format(s, (settings_field)v->cursor, val, sizeof val);
             ui_say(u, "%s: %s", in->label, val);
+            u->st->session_dirty = true;
             device_changed(u, before);
         }
         return true;
@@ -109,6 +143,7 @@ static bool key(ui *u, int k) {
         if (v->cursor == SET_KEEP_BEST) snprintf(val, sizeof val, "%s", def.keep_best_heldout ? "heldout" : "train");
         if (v->cursor == SET_THREADS) snprintf(val, sizeof val, "%d", def.threads);
         settings_parse(s, (settings_field)v->cursor, val);
+        u->st->session_dirty = true;
         ui_say(u, "%s: back to the default", in->label);
         device_changed(u, before);
         return true;
@@ -119,7 +154,17 @@ static bool key(ui *u, int k) {
 
 static const key_hint keys[] = {
     {"\u2191\u2193", "up/down", "pick"}, {"\u2190\u2192", "left/right", "halve/double"}, {"\u23ce", "Enter", "type"},
-    {"d", NULL, "default"},
+    {"d", NULL, "default"}, {"Home/End", NULL, "first/last"},
 };
 
-const screen screen_settings = {"Settings", draw, key, NULL, keys, sizeof keys / sizeof keys[0], -1};
+/* A click on a setting picks it. */
+static bool click(ui *u, int x, int y) {
+    (void)x;
+    settings_view *v = &u->v.settings;
+    if (v->editing || v->row_y0 <= 0 || y < v->row_y0 || y >= v->row_y0 + v->rows) return false;
+    v->cursor = v->first + (y - v->row_y0);
+    if (v->cursor >= SET_COUNT) v->cursor = SET_COUNT - 1;
+    return true;
+}
+
+const screen screen_settings = {"Settings", draw, key, click, keys, sizeof keys / sizeof keys[0], -1};

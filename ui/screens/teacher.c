@@ -88,19 +88,42 @@ static int draw_files(ui *u, grid *g, int x, int y, int w, int max_y) {
     return y + 1;
 }
 
+/* The recent teachers in the rows left: a window that keeps the cursor in view when they do not all fit. */
 static int draw_recent(ui *u, grid *g, int x, int y, int w, int max_y) {
     const app_state *st = u->st;
     if (st->n_recent == 0 || y >= max_y) return y;
-    grid_text(g, x, y++, w, "Recent teachers (Enter opens one)", theme_accent(&u->th));
     int cur = u->v.teacher.recent_cur < st->n_recent ? u->v.teacher.recent_cur : st->n_recent - 1;
-    for (int i = 0; i < st->n_recent && y < max_y; i++, y++) {
+    const bool path = st->recent[cur].path[0] && strcmp(st->recent[cur].path, st->recent[cur].arg);
+    int rows = max_y - y - 1 - (path ? 1 : 0);
+    if (rows < 1) rows = 1;
+    int first = 0;
+    if (rows < st->n_recent) {
+        first = cur - rows / 2;
+        if (first > st->n_recent - rows) first = st->n_recent - rows;
+        if (first < 0) first = 0;
+        grid_printf(g, x, y++, w, theme_accent(&u->th), "Recent teachers (Enter opens one; %d-%d of %d, %s more)",
+                    first + 1, first + rows, st->n_recent, theme_glyph(&u->th, G_ARROW_UD));
+    } else {
+        grid_text(g, x, y++, w, "Recent teachers (Enter opens one)", theme_accent(&u->th));
+    }
+    for (int i = first; i < st->n_recent && i < first + rows && y < max_y; i++, y++) {
         grid_text(g, x, y, 2, i == cur ? theme_glyph(&u->th, G_RARROW) : " ", STYLE_PLAIN);
         draw_tail(g, x + 2, y, w - 2, st->recent[i].arg, STYLE_PLAIN, &u->th);
         if (i == cur && !u->typing) grid_add_attr(g, (rect){x, y, w, 1}, ATTR_REVERSE);
     }
-    if (y < max_y && st->recent[cur].path[0] && strcmp(st->recent[cur].path, st->recent[cur].arg))
-        draw_tail(g, x + 2, y++, w - 2, st->recent[cur].path, theme_dim(&u->th), &u->th);
+    if (y < max_y && path) draw_tail(g, x + 2, y++, w - 2, st->recent[cur].path, theme_dim(&u->th), &u->th);
     return y + 1;
+}
+
+/* Nothing converted yet in this session: the one line that says where a first conversion starts. */
+static bool first_start(const app_state *st) {
+    for (int i = 0; i < st->n_teachers; i++)
+        if (st->teachers[i]->n_results > 0) return false;
+    for (int i = 0; i < st->n_hist; i++) {
+        const job_record *r = app_job_at(st, i);
+        if (strcmp(r->name, "load") && strcmp(r->name, "stats")) return false;
+    }
+    return true;
 }
 
 static int draw_summary(ui *u, grid *g, int x, int y, int w, int max_y) {
@@ -140,6 +163,9 @@ static void draw(ui *u, grid *g, rect r) {
         grid_text(g, x, y, w, "o: open ORG/NAME[@REV][:PATH], a model folder, or a .bin / .gguf file",
                   theme_dim(&u->th));
     y++;
+    if (first_start(st) && app_cur(st) && app_cur(st)->loaded)
+        grid_text(g, x, y++, w, "first conversion: 7 then Enter builds and evaluates a hybrid student of this teacher "
+                                "(2 Plan picks its layers first)", theme_accent(&u->th));
     /* what happened to the last open, in full (wrapped, never cut) */
     char msg[1200];
     if (st->opening[0]) {
@@ -159,9 +185,12 @@ static void draw(ui *u, grid *g, rect r) {
         draw_summary(u, g, x, y, lw - 2, max_y);
         int rx = r.x + lw + 2, ry = draw_files(u, g, rx, y, rw, max_y);
         draw_recent(u, g, rx, ry, rw, max_y);
-    } else {
-        y = draw_summary(u, g, x, y, w, max_y);
-        y = draw_files(u, g, x, y, w, max_y);
+    } else { /* one column: the recent teachers keep a few rows of their own at the bottom */
+        int keep = st->n_recent ? (st->n_recent < 3 ? st->n_recent : 3) + 2 : 0;
+        if (keep > max_y - y) keep = max_y - y;
+        y = draw_summary(u, g, x, y, w, max_y - keep);
+        y = draw_files(u, g, x, y, w, max_y - keep);
+        if (y > max_y - keep) y = max_y - keep;
         draw_recent(u, g, x, y, w, max_y);
     }
 }

@@ -20,13 +20,20 @@ typedef struct {
 
 typedef struct {
     int cursor, first;           /* layer under the cursor, first layer shown */
+    int row_y0, rows;            /* where the layer rows were drawn (clicks) */
     bool edit;                   /* typing a retention ratio */
     char buf[8];                 /* what is typed so far (percent) */
 } plan_view;
 
 typedef struct {
-    int cursor;                  /* selected row in the shown order, -1: the newest */
+    int cursor;                  /* selected row in the shown order (set from sel_seq when drawn) */
+    long sel_seq;                /* the selected row (its seq): it stays selected when the order
+                                  * changes; -1: the newest row, whichever it is */
     int first;                   /* first row shown */
+    int rows;                    /* rows shown at the last draw */
+    int row_y0;                  /* the screen row of the first table row (clicks), 0 none */
+    bool searching;              /* typing the search (/) */
+    entry search;
     int sort_col;                /* result_col, or -1: run order */
     bool sort_desc;
     /* the prompt box (g): it generates from the row selected when it opened, or the teacher */
@@ -56,13 +63,20 @@ typedef struct {
 typedef struct {
     int scroll;                  /* lines scrolled up from the newest */
     int hscroll;                 /* columns scrolled right */
-    bool filtering;              /* typing the filter */
+    bool filtering;              /* typing the filter (\\) */
     entry filter;
+    bool searching;              /* typing the search (/) */
+    entry search;
+    long hit;                    /* the line found (its number since the start, wb_log total), -1 none */
+    int rows;                    /* lines shown at the last draw (where a hit must land) */
     bool history;                /* the job history instead of the lines */
+    int hist_scroll;             /* jobs scrolled up from the newest, in the history */
 } log_view;
 
 typedef struct {
     int cursor;                  /* settings_field under the cursor */
+    int first;                   /* first field shown (the list scrolls when short of rows) */
+    int row_y0, rows;            /* where the fields were drawn (clicks) */
     bool editing;
     entry edit;
 } settings_view;

@@ -55,15 +55,24 @@ Keys everywhere (except while a text entry has focus, when every key is text):
 1-9 / Tab / Shift-Tab switch screens (so do Left / Right where a screen does
 not use them, and clicks on tabs), Enter runs the screen's job, c cancels it
 (every job stops within about a second: the engine looks between layers),
-p cycles the palette (viridis, magma, light, gray), ? or F1 shows help, q quits
-(asking while a job runs). Everything computed belongs to the teacher it was
+p cycles the palette (viridis, magma, light, gray), ? or F1 shows help (it
+scrolls), q or F10 quits (asking while a job runs); / searches and n goes to
+the next hit on the Log and Results; the mouse wheel scrolls, a click selects
+a tab, a cell or a row. Everything computed belongs to the teacher it was
 computed for: opening another teacher shows that teacher's plan, statistics,
 numbers and results, and opening the first one again (1 Teacher, recent list)
 brings its own back. Preferences go to $XDG_CONFIG_HOME/graft/config.json; the
 session (every teacher's plan, scores, teacher perplexity and Results rows, the
-run settings, the recent teachers) to $XDG_STATE_HOME/graft/session.json.
-Statistics, Stage 1 / Stage 2 numbers and race curves last for the session
-(statistics are recomputed when a teacher loads).
+run settings, the recent teachers, the job history) to
+$XDG_STATE_HOME/graft/session.json, written atomically after every finished
+job and every change, every 10 s while a job runs, and on the way out (q, a
+hang-up, SIGTERM, Ctrl-C; the terminal is restored on each). A job that was
+running comes back on the next start as "interrupted at step N" (the Log, its
+job history h, and Recover, where R resumes a race from its checkpoints). One
+process writes a session (an flock on session.json.lock): a second graft tui
+opens it read-only and says so; graft tui --session NAME opens a session of
+its own. Statistics, Stage 1 / Stage 2 numbers and race curves last for the
+session (statistics are recomputed when a teacher loads).
 
 A terminal that cannot move the cursor is refused before anything starts:
 

@@ -32,6 +32,7 @@ typedef enum { DOTS_BRAILLE, DOTS_BLOCKS, DOTS_ASCII } dot_style;
  * (1x2) or ASCII markers (1x1; one marker per series). */
 void linechart_draw(grid *g, rect r, const chart_series *s, int n_series, const char *x_label,
                     dot_style dots, const theme *t);
+/* Braille with colour; markers (one per series) in ASCII or without colour. */
 dot_style dots_for(const theme *t);
 
 /* "label ████▌ 0.91 <mark>" per line, bars scaled to [lo, hi]. marks may be NULL. */

@@ -5,13 +5,14 @@
 
 #include "keys.h"
 
-enum { CTRL_A = 1, CTRL_E = 5, CTRL_H = 8, CTRL_K = 11, CTRL_U = 21 };
+enum { CTRL_A = 1, CTRL_E = 5, CTRL_H = 8, CTRL_K = 11, CTRL_U = 21, CTRL_W = 23 };
 
 static bool is_cont(unsigned char c) { return (c & 0xC0) == 0x80; }
 
 void entry_clear(entry *e) {
     e->text[0] = 0;
     e->len = e->cursor = 0;
+    e->full = false;
 }
 
 void entry_set(entry *e, const char *text) {
@@ -23,10 +24,14 @@ void entry_set(entry *e, const char *text) {
     memcpy(e->text, text, n);
     e->text[n] = 0;
     e->len = e->cursor = (int)n;
+    e->full = false;
 }
 
 static bool insert(entry *e, const char *bytes, int n) {
-    if (e->len + n > ENTRY_MAX - 1) return false;
+    if (e->len + n > ENTRY_MAX - 1) {
+        e->full = true;
+        return false;
+    }
     memmove(e->text + e->cursor + n, e->text + e->cursor, (size_t)(e->len - e->cursor) + 1);
     memcpy(e->text + e->cursor, bytes, (size_t)n);
     e->len += n;
@@ -71,7 +76,20 @@ static int encode(int cp, char out[4]) {
     return 3;
 }
 
+/* The start of the word before i: spaces first, then the non-spaces before them. */
+static int word_start(const entry *e, int i) {
+    while (i > 0 && e->text[i - 1] == ' ') i--;
+    while (i > 0 && e->text[i - 1] != ' ') i--;
+    return i;
+}
+
 entry_result entry_key(entry *e, int key) {
+    if (key >= 0x80 && key <= 0xBF && e->skip > 0) { /* the rest of a character that did not fit */
+        e->skip--;
+        return ENTRY_EDITED;
+    }
+    e->skip = 0;
+    if (key != UK_ENTER && key != UK_ESC) e->full = false; /* said for one key; the next insert says it again */
     switch (key) {
     case UK_ENTER: return ENTRY_SUBMIT;
     case UK_ESC: return ENTRY_CANCEL;
@@ -87,9 +105,17 @@ entry_result entry_key(entry *e, int key) {
     case CTRL_E: e->cursor = e->len; return ENTRY_EDITED;
     case CTRL_U: erase(e, 0, e->cursor); return ENTRY_EDITED;
     case CTRL_K: erase(e, e->cursor, e->len); return ENTRY_EDITED;
+    case CTRL_W: erase(e, word_start(e, e->cursor), e->cursor); return ENTRY_EDITED;
     }
     if (key >= 0x80 && key <= 0xFF) { /* one byte of a UTF-8 sequence, as getch delivers it */
         char b = (char)key;
+        /* a lead byte goes in only when its whole character fits: never half a character */
+        int need = key >= 0xF0 ? 4 : key >= 0xE0 ? 3 : key >= 0xC0 ? 2 : 1;
+        if (need > 1 && e->len + need > ENTRY_MAX - 1) {
+            e->full = true;
+            e->skip = need - 1;
+            return ENTRY_EDITED;
+        }
         insert(e, &b, 1);
         return ENTRY_EDITED;
     }
@@ -102,12 +128,13 @@ entry_result entry_key(entry *e, int key) {
     return key < 0x20 || key == 0x7F ? ENTRY_EDITED : ENTRY_IGNORED;
 }
 
-/* Characters (columns) in text[0..n). */
-static int cols(const char *text, int n) {
-    int c = 0;
-    for (int i = 0; i < n; i++)
-        if (!is_cont((unsigned char)text[i])) c++;
-    return c;
+/* Terminal columns of text[from..to) (wide glyphs 2, marks 0). */
+static int cols(const char *text, int from, int to) {
+    char buf[ENTRY_MAX];
+    int n = to - from;
+    memcpy(buf, text + from, (size_t)n);
+    buf[n] = 0;
+    return utf8_width(buf);
 }
 
 void entry_draw(grid *g, int x, int y, int w, const char *prompt, const entry *e, bool focus, style s) {
@@ -115,17 +142,17 @@ void entry_draw(grid *g, int x, int y, int w, const char *prompt, const entry *e
     x += pw;
     w -= pw;
     if (w <= 0) return;
-    /* scroll: keep the cursor on screen, one cell spare for it at the end */
-    int cur_col = cols(e->text, e->cursor), first = 0;
-    if (cur_col >= w) first = cur_col - w + 1;
+    /* scroll: keep the cursor on screen, one cell spare for it at the end; start at a whole character */
     int i = 0;
-    for (int c = 0; c < first && i < e->len; c++) i = next_char(e, i);
+    while (i < e->cursor && cols(e->text, i, e->cursor) >= w) i = next_char(e, i);
+    const int cur_col = cols(e->text, i, e->cursor), first = 0;
     const char *ell = g->ellipsis; /* an edited text shows as it is: the cursor cell must stay its character */
     g->ellipsis = NULL;
     grid_text(g, x, y, w, e->text + i, s);
     g->ellipsis = ell;
     if (focus) {
         int cx = x + cur_col - first;
+        if (cx >= x + w) cx = x + w - 1;
         cell *c = grid_at(g, cx, y);
         if (c && !c->ch[0]) grid_put(g, cx, y, " ", s);
         grid_add_attr(g, (rect){cx, y, 1, 1}, ATTR_REVERSE);

@@ -5,8 +5,10 @@
  * getch delivers them one by one; or a code point below 0x1000) insert at the
  * cursor; Backspace / Ctrl-H delete before it; Left / Right move by a
  * character; Home / Ctrl-A and End / Ctrl-E jump; Ctrl-U deletes from the
- * start to the cursor, Ctrl-K from the cursor to the end; Enter submits, Esc
- * cancels. */
+ * start to the cursor, Ctrl-K from the cursor to the end, Ctrl-W the word
+ * before the cursor; Enter submits, Esc cancels. Text past ENTRY_MAX - 1 bytes
+ * is refused whole (never half a character) and `full` says so until the next
+ * edit, for the caller to show. Drawing counts terminal columns (wide glyphs 2). */
 #ifndef GRAFT_UI_WIDGETS_ENTRY_H
 #define GRAFT_UI_WIDGETS_ENTRY_H
 
@@ -21,6 +23,8 @@ typedef struct {
     char text[ENTRY_MAX];
     int len;    /* bytes */
     int cursor; /* byte offset, on a character boundary (or inside a UTF-8 sequence still being typed) */
+    bool full;  /* the last key's text did not fit (the limit is ENTRY_MAX - 1 bytes) */
+    int skip;   /* continuation bytes still to drop of a character that did not fit */
 } entry;
 
 typedef enum {

@@ -7,7 +7,9 @@
 
 #include "core/error.h"
 
-dot_style dots_for(const theme *t) { return t->utf8 ? DOTS_BRAILLE : DOTS_ASCII; }
+/* Without colour (NO_COLOR, a mono terminal) series differ by their marker alone: braille
+ * dots would all look alike, so each series draws its own marker (the legend shows it). */
+dot_style dots_for(const theme *t) { return t->utf8 && t->depth != DEPTH_MONO ? DOTS_BRAILLE : DOTS_ASCII; }
 
 typedef struct {
     int cw, ch;        /* cells */
