@@ -108,7 +108,7 @@ def load(path):
         c["correct"] += r["score"]
     for c in cells.values():
         c["accuracy"] = c["correct"] / c["n"]
-    return {"tasks": tasks, "cells": list(cells.values()), "samples": "%d samples in all," % len(rows), "seconds": float("nan")}
+    return {"tasks": tasks, "cells": list(cells.values()), "samples": None, "n_rows": len(rows), "seconds": float("nan")}
 
 
 def main():
@@ -122,8 +122,10 @@ def main():
         lengths, depths, acc = grid(j)
         panels.append((lengths, depths, acc))
         secs = j["seconds"]
-        print("**%s** (%s; %s samples a cell%s)\n" % (label, ", ".join(j["tasks"]), j.get("samples", "?"),
-              ", %.0f s" % secs if secs == secs else ", a run cut short: the cells it finished"))
+        if j.get("samples") is None:
+            print("**%s** (%s; a run cut short: the %d samples it finished)\n" % (label, ", ".join(j["tasks"]), j["n_rows"]))
+        else:
+            print("**%s** (%s; %s sample%s a cell, %.0f s)\n" % (label, ", ".join(j["tasks"]), j["samples"], "" if j["samples"] == 1 else "s", secs))
         print("| length \\ depth | " + " | ".join("%g %%" % d for d in depths) + " |")
         print("|---" * (len(depths) + 1) + "|")
         for L in lengths:

@@ -51,45 +51,43 @@ int recall_parse_tasks(recall_request *rq, const char *list) {
     return 0;
 }
 
-/* a whole number in [lo, hi], "1k" = 1024 allowed */
-static int parse_count(const char *what, const char *s, long lo, long hi, long *out) {
+/* One list item: a length (a whole number in [16, 2^24], "4k" = 4096) or a depth (a percent in [0, 100]). */
+static int parse_item(bool length, const char *s, double *out) {
     char *end;
-    long v = strtol(s, &end, 10);
-    if (end == s) return gf_fail("%s: '%s' is not a number", what, s);
-    if (*end == 'k' || *end == 'K') v *= 1024, end++;
-    if (*end) return gf_fail("%s: '%s' is not a whole number", what, s);
-    if (v < lo || v > hi) return gf_fail("%s: %s is outside [%ld, %ld]", what, s, lo, hi);
+    double v = length ? (double)strtol(s, &end, 10) : strtod(s, &end);
+    if (length && end != s && (*end == 'k' || *end == 'K')) v *= 1024, end++;
+    if (end == s || *end || !(length ? v >= 16 && v <= (double)(1L << 24) : v >= 0 && v <= 100))
+        return length ? gf_fail("--lengths: '%s' is not a whole number of tokens in [16, 16777216] (4k = 4096)", s)
+                      : gf_fail("--depths: '%s' is not a percent in [0, 100]", s);
     *out = v;
     return 0;
 }
 
-int recall_parse_lengths(recall_request *rq, const char *list) {
-    char buf[512], *items[RECALL_MAX_LENGTHS];
-    int n = split("--lengths", list, buf, sizeof buf, items, RECALL_MAX_LENGTHS);
+/* The items of list into out[0..n) (the request keeps its old list on an error). */
+static int parse_numbers(bool length, const char *list, int max, double *out, int *n_out) {
+    char buf[512], *items[RECALL_MAX_DEPTHS > RECALL_MAX_LENGTHS ? RECALL_MAX_DEPTHS : RECALL_MAX_LENGTHS];
+    int n = split(length ? "--lengths" : "--depths", list, buf, sizeof buf, items, max);
     if (n < 0) return -1;
-    int got[RECALL_MAX_LENGTHS];
-    for (int i = 0; i < n; i++) {
-        long v = 0;
-        if (parse_count("--lengths", items[i], 16, 1L << 24, &v) != 0) return -1;
-        got[i] = (int)v;
-    }
-    memcpy(rq->lengths, got, (size_t)n * sizeof *got);
+    for (int i = 0; i < n; i++)
+        if (parse_item(length, items[i], &out[i]) != 0) return -1;
+    *n_out = n;
+    return 0;
+}
+
+int recall_parse_lengths(recall_request *rq, const char *list) {
+    double v[RECALL_MAX_LENGTHS];
+    int n;
+    if (parse_numbers(true, list, RECALL_MAX_LENGTHS, v, &n) != 0) return -1;
+    for (int i = 0; i < n; i++) rq->lengths[i] = (int)v[i];
     rq->n_lengths = n;
     return 0;
 }
 
 int recall_parse_depths(recall_request *rq, const char *list) {
-    char buf[512], *items[RECALL_MAX_DEPTHS];
-    int n = split("--depths", list, buf, sizeof buf, items, RECALL_MAX_DEPTHS);
-    if (n < 0) return -1;
-    double got[RECALL_MAX_DEPTHS];
-    for (int i = 0; i < n; i++) {
-        char *end;
-        got[i] = strtod(items[i], &end);
-        if (end == items[i] || *end || !(got[i] >= 0 && got[i] <= 100))
-            return gf_fail("--depths: '%s' is not a percent in [0, 100]", items[i]);
-    }
-    memcpy(rq->depths, got, (size_t)n * sizeof *got);
+    double v[RECALL_MAX_DEPTHS];
+    int n;
+    if (parse_numbers(false, list, RECALL_MAX_DEPTHS, v, &n) != 0) return -1;
+    memcpy(rq->depths, v, (size_t)n * sizeof *v);
     rq->n_depths = n;
     return 0;
 }

@@ -28,6 +28,7 @@ typedef struct {
     stage1_choice s1; /* the teacher's Stage 1 options (taylor-calibrate's build) */
     long seed; /* graft tui --seed (graft race's default 1) */
     bool resume; /* continue each run from its checkpoint (an interrupted race; Recover's R) */
+    bool recall; /* Settings' race recall: recall accuracy at four evaluations per run */
 } race_arg;
 
 /* what the end of the job gets */
@@ -118,6 +119,16 @@ static void on_step(void *ud, long step, long total, long tokens, double loss, d
     }
 }
 
+static void on_recall(void *ud, long step, long tokens, double acc) {
+    race_live *lv = ud;
+    wb_event e = {.kind = WB_RECALL_POINT};
+    snprintf(e.u.race_point.init, sizeof e.u.race_point.init, "%s", lv->label);
+    e.u.race_point.tokens = (double)tokens;
+    e.u.race_point.loss = acc;
+    wb_emit(lv->ctx, &e);
+    job_log(lv->ctx, "recall of %s at step %ld: %.1f %%", lv->label, step, 100 * acc);
+}
+
 static int race_job(job_ctx *ctx, void *argp) {
     race_arg *a = argp;
     int rc = -1;
@@ -175,6 +186,13 @@ static int race_job(job_ctx *ctx, void *argp) {
             a->tokens, RECOVER_CTX, RECOVER_BATCH, a->lr_mixer, a->lr_rest, a->ckpt_dir ? a->ckpt_dir : "-");
     if (tf_view(&tt, a->m, NULL, NULL, NULL) != 0) goto done;
     if (cli_train_data(&data, a->m, &tc) != 0) goto done;
+    if (a->recall) { /* graft race --recall-every: at four evaluations of each run (and its last) */
+        const long steps = a->tokens / ((long)RECOVER_CTX * RECOVER_BATCH);
+        tc.recall_every = steps >= 4 ? steps / 4 : 1;
+        tc.to.eval_every = tc.recall_every;
+        if (train_cli_recall(&tc, a->m) != 0) goto done;
+        tc.to.on_measure = on_recall;
+    }
     tc.to.on_step = on_step;
     tc.to.ud = &lv;
     race_spec spec = {.n = 2, .make = make_student, .make_ud = &lv, .base = tc.to, .ckpt_dir = a->ckpt_dir,
@@ -243,6 +261,7 @@ int recover_start_race(workbench *wb, app_state *st, job_runner *jr) {
     a->lr_mixer = st->settings.race_lr_mixer;
     a->lr_rest = st->settings.race_lr_rest;
     a->s1 = t->stage1;
+    a->recall = st->settings.race_recall != 0;
     a->ckpt_dir = persist_path("XDG_STATE_HOME", ".local/state", "race"); /* NULL: no checkpoints (no HOME) */
     a->resume = st->race_resume && a->ckpt_dir;
     st->race_resume = false;
@@ -254,6 +273,7 @@ int recover_start_race(workbench *wb, app_state *st, job_runner *jr) {
     }
     /* a fresh race: the last race's curves and outcome go */
     teacher_clear_series(t, "race/");
+    teacher_clear_series(t, "recall/");
     memset(&t->race, 0, sizeof t->race);
     t->race.tokens = a->tokens;
     return 0;

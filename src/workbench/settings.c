@@ -22,6 +22,8 @@ static const settings_info infos[SET_COUNT] = {
     [SET_RACE_LR_REST] = {"race_lr_rest", "race lr (rest)", "learning rate of the other parameters (--lr-rest)"},
     [SET_THREADS] = {"threads", "CPU threads", "threads a job uses, 0 = every core (--threads)"},
     [SET_DEVICE] = {"device", "device", "where every job runs (--device); a change reloads the teacher there"},
+    [SET_RACE_RECALL] = {"race_recall", "race recall",
+                         "recall accuracy at four evaluations of each race run, plotted on 6 Recover (--recall-every)"},
 };
 
 /* ---- the devices of this machine, found once ---- */
@@ -88,6 +90,7 @@ void settings_format(const wb_settings *s, settings_field f, char *buf, size_t n
         else snprintf(buf, n, "0 (every core)");
         break;
     case SET_DEVICE: snprintf(buf, n, "%s", settings_device_name(s)); break;
+    case SET_RACE_RECALL: snprintf(buf, n, "%s", s->race_recall ? "on" : "off"); break;
     case SET_COUNT: buf[0] = 0; break;
     }
 }
@@ -170,6 +173,11 @@ int settings_parse(wb_settings *s, settings_field f, const char *text) {
         }
         return gf_fail("unknown device '%s' (cpu%s)", text, n > 1 ? " or cuda:N" : "");
     }
+    case SET_RACE_RECALL:
+        if (!strcmp(text, "on")) s->race_recall = 1;
+        else if (!strcmp(text, "off")) s->race_recall = 0;
+        else return gf_fail("%s: 'on' or 'off', got '%s'", label, text);
+        return 0;
     case SET_COUNT: break;
     }
     return gf_fail("unknown setting");
@@ -197,6 +205,7 @@ int settings_step(wb_settings *s, settings_field f, int dir) {
     }
     case SET_KEEP_BEST: s->keep_best_heldout = !s->keep_best_heldout; return 0;
     case SET_ABLATE_MODE: s->ablate_stage1 = !s->ablate_stage1; return 0;
+    case SET_RACE_RECALL: s->race_recall = !s->race_recall; return 0;
     case SET_THREADS: {
         int v = s->threads + (dir > 0 ? 1 : -1);
         snprintf(buf, sizeof buf, "%d", v < 0 ? 0 : v);
@@ -228,6 +237,7 @@ cJSON *settings_json(const wb_settings *s) {
     cJSON_AddNumberToObject(o, "race_lr_rest", s->race_lr_rest);
     cJSON_AddNumberToObject(o, "threads", s->threads);
     cJSON_AddStringToObject(o, "device", settings_device_name(s));
+    cJSON_AddStringToObject(o, "race_recall", s->race_recall ? "on" : "off");
     return o;
 }
 

@@ -22,11 +22,12 @@ typedef struct {
     double race_lr_rest;  /* race learning rate of the other parameters (1e-4) */
     int threads;          /* CPU threads for jobs, 0 = every core */
     char device[16];      /* where jobs run: "cpu" or "cuda:N", one of settings_devices() */
+    int race_recall;      /* 1: the race measures recall at four evaluations per run (6 Recover), 0: not */
 } wb_settings;
 
 typedef enum {
     SET_STAGE2_STEPS, SET_ABLATE_STEPS, SET_ABLATE_MODE, SET_KEEP_BEST, SET_EVAL_WINDOWS, SET_RACE_TOKENS,
-    SET_RACE_LR_MIXER, SET_RACE_LR_REST, SET_THREADS, SET_DEVICE, SET_COUNT
+    SET_RACE_LR_MIXER, SET_RACE_LR_REST, SET_THREADS, SET_DEVICE, SET_RACE_RECALL, SET_COUNT
 } settings_field;
 
 typedef struct {

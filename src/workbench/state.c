@@ -294,9 +294,10 @@ static bool apply_data(app_state *st, teacher_state *t, int job_id, const wb_eve
             app_log(st, LOG_INFO, "%s row, headless: %s", run_kind_name(e->u.result.kind), cmd);
         }
         return true;
-    case WB_RACE_POINT: {
+    case WB_RACE_POINT:
+    case WB_RECALL_POINT: {
         char name[48];
-        snprintf(name, sizeof name, "race/%s", e->u.race_point.init);
+        snprintf(name, sizeof name, "%s/%s", e->kind == WB_RACE_POINT ? "race" : "recall", e->u.race_point.init);
         teacher_add_point(t, name, e->u.race_point.tokens, e->u.race_point.loss);
         return true;
     }

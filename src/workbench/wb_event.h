@@ -23,6 +23,7 @@ typedef enum {
     WB_TEACHER_PPL,  /* teacher_ppl: the teacher's perplexity on an evaluation slice */
     WB_RESULT,       /* result: a Results row */
     WB_RACE_POINT,   /* race_point: a loss point of one init's race run */
+    WB_RECALL_POINT, /* race_point: a recall accuracy (in loss) of one init's race run at an evaluation */
     WB_RACE_CHECKPOINT, /* race_checkpoint: where the running init was last checkpointed */
     WB_LOG_LONG,     /* log_long: a log line longer than an EV_LOG's text (a headless command, whole) */
     WB_GEN_MEMORY,   /* gen_memory: the generating model's KV-cache bytes per token, its teacher's, its GDN state */

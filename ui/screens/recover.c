@@ -108,8 +108,21 @@ static void draw(ui *u, grid *g, rect r) {
         snprintf(tname, sizeof tname, "target %.4f", target);
         s[n++] = (chart_series){tname, tx, ty, 2};
     }
+    /* recall through the race (9 Settings: race recall): its own chart under the loss */
+    chart_series rs[APP_MAX_SERIES];
+    int nr = 0;
+    for (int i = 0; i < t->n_series && nr < APP_MAX_SERIES; i++) {
+        const loss_series *ls = &t->series[i];
+        if (!strncmp(ls->name, "recall/", 7) && ls->n > 0) rs[nr++] = (chart_series){ls->name + 7, ls->x, ls->y, ls->n};
+    }
+    const int rh = nr > 0 && c.h >= 16 ? c.h / 3 : 0;
+    c.h -= rh;
     grid_printf(g, r.x + 1, r.y + top, r.w - 2, dim, "y: KL per token (teacher || student)   x: training tokens");
     linechart_draw(g, c, s, n, "tokens", dots_for(&u->th), &u->th);
+    if (rh > 0) {
+        grid_printf(g, r.x + 1, c.y + c.h, r.w - 2, dim, "y: recall accuracy (graft recall, niah-number + multikey)   x: training tokens");
+        linechart_draw(g, (rect){c.x, c.y + c.h + 1, c.w, rh - 1}, rs, nr, "tokens", dots_for(&u->th), &u->th);
+    }
 }
 
 static bool key(ui *u, int k) {

@@ -7,6 +7,10 @@
 # On the GPU machine, from the repository root, after a CUDA build
 # (sh tests/gpu/device_run.sh build, or make) and with the teacher shipped:
 #   OUT=... sh tests/gpu/recall/run.sh [STUDENT_DIR ...]
+#   OUT=... sh tests/gpu/recall/run.sh convert     the teacher's 50 % students (uniform; RECALL_INITS,
+#                                                  default random,align-only,taylor-calibrate) into
+#                                                  $RECALL_STUDENTS/<init> (default /tmp/recall-students),
+#                                                  calibrated on gutenberg-60.txt; folders already there are kept
 # Writes into $OUT: recall-teacher.json, recall-<student>.json (graft recall
 # --json), recall-<name>.dump.jsonl.gz (every prompt, answer and output),
 # recall-hf.json (the reference), recall.log (stderr of everything).
@@ -40,6 +44,21 @@ LOG=$OUT/recall.log
 start=$(date +%s)
 left() { l=$((RUN_S - ($(date +%s) - start))); [ $l -lt 10 ] && l=10; echo $l; }
 nvidia-smi -L >>"$LOG" 2>&1
+
+if [ "${1:-}" = convert ]; then
+    SD=${RECALL_STUDENTS:-/tmp/recall-students}
+    CALIB=${GRAFT_SHARED:?. .carry/env.sh first}/data/gutenberg-60.txt
+    mkdir -p "$SD"
+    for init in $(echo "${RECALL_INITS:-random,align-only,taylor-calibrate}" | tr , ' '); do
+        [ -f "$SD/$init/config.json" ] && { echo "$init: kept $SD/$init" | tee -a "$LOG"; continue; }
+        t0=$(date +%s)
+        echo "== convert $init" >>"$LOG"
+        timeout -s INT -k 20 "$(left)" "$G" convert "$TEACHER" --keep 0.5 --strategy uniform --init "$init" \
+            --calib "$CALIB" --out "$SD/$init" --device "$DEVICE" --json >"$OUT/convert-$init.json" 2>>"$LOG"
+        echo "convert $init: exit $?, $(($(date +%s) - t0)) s" | tee -a "$LOG"
+    done
+    exit 0
+fi
 
 # step NAME MODEL [extra options]: graft recall --json into $OUT/recall-NAME.json
 step() {
