@@ -44,8 +44,10 @@ static char *calib_text_of(const char *dir) {
 }
 
 /* "L:H=N" (N tokens), "L:H=no-sink" or "L:H=all" (the teacher's distance without the
- * first key / over every key, through Stage 1's clamp), or "L:H=keep" (no change: Stage 2
- * of the layer alone, the control a fix is compared with; half_life 0). */
+ * first key / over every key, through Stage 1's clamp), "L:H=median" (the head's decay
+ * rate scaled so that its measured median lands on the target; rate_scale -1 until
+ * measured) or "L:H=keep" (no change: Stage 2 of the layer alone, the control a fix is
+ * compared with). */
 static int parse_fix(const char *text, int H, const double *to_all, const double *to_no_sink, halflife_change *c) {
     int l, h, used = 0;
     char what[32];
@@ -54,7 +56,9 @@ static int parse_fix(const char *text, int H, const double *to_all, const double
     c->layer = l, c->head = h;
     const size_t k = (size_t)l * H + h;
     char *end;
-    if (strcmp(what, "keep") == 0) return c->half_life = 0, 0;
+    c->half_life = c->rate_scale = 0;
+    if (strcmp(what, "keep") == 0) return 0;
+    if (strcmp(what, "median") == 0) return c->rate_scale = -1, 0; /* resolved once measured */
     if (strcmp(what, "no-sink") == 0) c->half_life = to_no_sink[k];
     else if (strcmp(what, "all") == 0) c->half_life = to_all[k];
     else if ((c->half_life = strtod(what, &end)), *end != 0 || !(c->half_life > 0))
@@ -138,10 +142,10 @@ int cmd_halflife(int argc, char **argv) {
         {"seqs", OPT_INT, &q.seqs, "sequences (default 4)"},
         {"ckpt", OPT_STR_LIST, &ckpts, "a graft train checkpoint of STUDENT (repeatable: the drift over them)"},
         {"stats", OPT_STR, &stats, "teacher statistics: a report.json or graft stats --json file (default: STUDENT/report.json)"},
-        {"fix", OPT_STR_LIST, &fixes, "L:H=N|no-sink|all|keep: set head H of layer L's idle half-life (keep: no change), then Stage 2 of that layer alone (repeatable; needs --out)"},
+        {"fix", OPT_STR_LIST, &fixes, "L:H=N|no-sink|all|median|keep: set head H of layer L's idle half-life (median: scale its decay so the median meets the target; keep: no change), then Stage 2 of that layer alone (repeatable; needs --out)"},
         {"out", OPT_STR, &out_dir, "with --fix: the fixed student folder to write"},
         {"calib", OPT_STR, &calib_opt, "with --fix: calibration text for Stage 2 (default: the one in STUDENT/report.json)"},
-        {"steps", OPT_INT, &fix_steps, "with --fix: Stage 2 steps (default: the student's own setting)"},
+        {"steps", OPT_INT, &fix_steps, "with --fix: Stage 2 steps (default: the student's own setting; 0: the decay change alone)"},
         {"eval-windows", OPT_INT, &eval_windows, "with --fix: perplexity windows of the calibration text's evaluation slice (default 16)"},
         CTX_OPTS(co),
         COMMON_OPTS(co),
@@ -156,8 +160,8 @@ int cmd_halflife(int argc, char **argv) {
         fprintf(stderr, "graft halflife: %s\n", gf_last_error());
         return 2;
     }
-    if (fixes.n > 0 && (!out_dir || ckpts.n > 0 || eval_windows < 1 || fix_steps == 0 || fix_steps < -1)) {
-        fprintf(stderr, "graft halflife: --fix needs --out DIR, no --ckpt, --eval-windows >= 1 and --steps >= 1\n");
+    if (fixes.n > 0 && (!out_dir || ckpts.n > 0 || eval_windows < 1 || fix_steps < -1)) {
+        fprintf(stderr, "graft halflife: --fix needs --out DIR, no --ckpt, --eval-windows >= 1 and --steps >= 0\n");
         return 2;
     }
     if (!student_folder_detect(pos[0])) {
@@ -250,19 +254,31 @@ int cmd_halflife(int argc, char **argv) {
             gf_fail("%s/report.json names no calibration text (pass --calib FILE)", pos[0]);
             goto out;
         }
-        if (fix_steps > 0) s.set.steps = fix_steps;
+        if (fix_steps >= 0) s.set.steps = fix_steps;
+        for (int i = 0; i < fixes.n; i++) {
+            if (changes[i].rate_scale >= 0) continue;
+            const halflife_head *hd = NULL;
+            for (int k = 0; k < runs[0].r.n_heads; k++)
+                if (runs[0].r.heads[k].layer == changes[i].layer && runs[0].r.heads[k].head == changes[i].head)
+                    hd = &runs[0].r.heads[k];
+            if (!hd || !(hd->target > 0) || !(hd->p50 > 0) || !isfinite(hd->p50)) {
+                gf_fail("--fix %s: needs a GDN head with a teacher distance and a finite median", fixes.items[i]);
+                goto out;
+            }
+            changes[i].rate_scale = hd->p50 / hd->target;
+        }
         split_spec spec;
         split_spec_default(&spec);
         spec.eval_windows = eval_windows;
         long cnt = 0;
         if (token_split_make(&sp, tok, fix_calib, fix_calib, &spec) != 0 ||
             student_eval_nll(&s, sp.eval.data, sp.eval.len, spec.ctx, &nll_before, &cnt, &pr) != 0 ||
-            method_capture(s.m, &sp, &cal, &held, &pr) != 0 || halflife_apply(&s, changes, fixes.n) != 0)
+            (s.set.steps > 0 && method_capture(s.m, &sp, &cal, &held, &pr) != 0) || halflife_apply(&s, changes, fixes.n) != 0)
             goto out;
         for (int i = 0; i < fixes.n; i++) {
             bool seen = false; /* each layer once */
             for (int j = 0; j < i; j++) seen = seen || changes[j].layer == changes[i].layer;
-            if (!seen && halflife_realign(&s, changes[i].layer, &cal, &held, &pr) != 0) goto out;
+            if (!seen && s.set.steps > 0 && halflife_realign(&s, changes[i].layer, &cal, &held, &pr) != 0) goto out;
         }
         if (student_eval_nll(&s, sp.eval.data, sp.eval.len, spec.ctx, &nll_after, &n_eval, &pr) != 0) goto out;
         runs[1].path = out_dir;
@@ -307,6 +323,7 @@ int cmd_halflife(int argc, char **argv) {
                 cJSON_AddNumberToObject(e, "layer", changes[i].layer);
                 cJSON_AddNumberToObject(e, "head", changes[i].head);
                 cJSON_AddNumberToObject(e, "half_life", changes[i].half_life);
+                if (changes[i].rate_scale > 0) cJSON_AddNumberToObject(e, "rate_scale", changes[i].rate_scale);
                 cJSON_AddItemToArray(ch, e);
             }
             cJSON_AddNumberToObject(f, "stage2_steps", set->steps);

@@ -13,7 +13,7 @@ int halflife_apply(student *s, const halflife_change *c, int n) {
     const int H = s->gcfg.H;
     for (int i = 0; i < n; i++)
         if (c[i].layer < 0 || c[i].layer >= s->L || !s->is_gdn[c[i].layer] || c[i].head < 0 || c[i].head >= H ||
-            !(c[i].half_life >= 0 && isfinite(c[i].half_life)))
+            !(c[i].half_life >= 0 && isfinite(c[i].half_life)) || !(c[i].rate_scale >= 0 && isfinite(c[i].rate_scale)))
             return gf_fail("fix %d:%d=%g: not a GDN head of this student with a half-life >= 0 (GDN layers have %d heads)",
                            c[i].layer, c[i].head, c[i].half_life, H);
     gdn_params p;
@@ -21,11 +21,16 @@ int halflife_apply(student *s, const halflife_change *c, int n) {
     int rc = 0;
     for (int i = 0; i < n && rc == 0; i++) {
         const int l = c[i].layer;
-        if (c[i].half_life == 0) continue; /* keep */
+        if (c[i].half_life == 0 && c[i].rate_scale == 0) continue; /* keep */
         if ((rc = student_get_layer(s, l, &p)) != 0) break;
-        /* Stage 1's decay for one head: with Wa x = 0 the decay is exp(-ln 2 / N) */
-        p.a_log[c[i].head] = 0.0f;
-        p.dt_bias[c[i].head] = (float)softplus_inv(log(2.0) / c[i].half_life);
+        if (c[i].rate_scale > 0) {
+            /* g_t = -exp(A_log) softplus(.): the whole distribution moves by one factor */
+            p.a_log[c[i].head] = (float)(p.a_log[c[i].head] + log(c[i].rate_scale));
+        } else {
+            /* Stage 1's decay for one head: with Wa x = 0 the decay is exp(-ln 2 / N) */
+            p.a_log[c[i].head] = 0.0f;
+            p.dt_bias[c[i].head] = (float)softplus_inv(log(2.0) / c[i].half_life);
+        }
         if ((rc = student_put_layer(s, l, &p)) != 0) break;
         gdn_half_lives(&s->gcfg, &p, s->rep[l].half_life);
     }

@@ -12,7 +12,10 @@
 
 typedef struct {
     int layer, head;
-    double half_life; /* tokens, > 0; 0: keep the head as it is (Stage 2 of its layer alone, a control) */
+    double half_life;  /* tokens, > 0; 0: keep the head as it is (Stage 2 of its layer alone, a control) */
+    double rate_scale; /* > 0 instead of half_life: multiply the head's decay rate at every token by this
+                          (A_log += ln rate_scale): every per-token half-life divides by it, so
+                          rate_scale = p50 / target puts the measured median on the target */
 } halflife_change;
 
 /* Applies the changes to s's GDN layers (each must be a GDN layer of s and

@@ -90,6 +90,22 @@ for k, h in after.items():
         assert h["idle"] == before[k]["idle"], k
 PY
 
+# median: the head's decay rate scaled so that its median meets the target; no Stage 2 (--steps 0):
+# every per-token half-life of that head divides by one factor (float32 A_log: 1e-4)
+$G halflife "$TMP/stu" --ctx 64 --seqs 2 --threads 1 --fix "$L2:3=median" --steps 0 --eval-windows 2 --out "$TMP/fixed0" \
+    --json >"$TMP/fix0.json" 2>"$TMP/fix0.err" || fail "halflife --fix median failed: $(cat "$TMP/fix0.err")"
+python3 - "$TMP/fix0.json" "$L2" <<'PY' || fail "halflife --fix median JSON check failed"
+import json, sys
+j = json.load(open(sys.argv[1])); L2 = int(sys.argv[2])
+f = j["fix"]
+b = {(h["layer"], h["head"]): h for h in f["before"]}[(L2, 3)]
+a = {(h["layer"], h["head"]): h for h in j["heads"]}[(L2, 3)]
+assert f["stage2_steps"] == 0 and abs(f["changes"][0]["rate_scale"] - b["p50"] / b["teacher_distance"]) < 1e-12
+assert abs(a["p50"] - a["teacher_distance"]) <= 1e-4 * a["teacher_distance"], (a["p50"], a["teacher_distance"])
+for k in ("p10", "p90"):
+    assert abs(a[k] / b[k] - a["p50"] / b["p50"]) <= 1e-4 * a["p50"] / b["p50"], k
+PY
+
 # bad inputs
 expect_error "not a student folder" "$G" halflife "$STORIES"
 [ "$rc" -eq 2 ] || fail "a teacher instead of a student: exit $rc, want 2"

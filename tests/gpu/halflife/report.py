@@ -101,25 +101,27 @@ def main():
               + " | ".join(str(c) for c in counts) + " |")
         worst[n] = sorted((x for x in heads if x["flags"]), key=lambda x: -x["severity"])[:3]
     for n in names:
-        f, c = files.get(f"fix-{n}.json"), files.get(f"fixctl-{n}.json")
-        if not f:
+        runs = [(r, files.get(f"{r}-{n}.json")) for r in ("fix0", "fix", "fixctl")]
+        runs = [(r, j) for r, j in runs if j]
+        if not runs:
             continue
-        fx = f["fix"]
-        before = {(h["layer"], h["head"]): h for h in fx["before"]}
-        after = {(h["layer"], h["head"]): h for h in f["heads"]}
-        ctl = {(h["layer"], h["head"]): h for h in c["heads"]} if c else {}
-        print(f"\nfix of {n}: Stage 2 of the fixed layers alone, {fx['stage2_steps']} steps; perplexity of the "
-              f"calibration text's evaluation slice ({fx['eval_tokens']} tokens): {fx['ppl_before']:.5g} before, "
-              f"{fx['ppl_after']:.5g} after the fix" + (f", {c['fix']['ppl_after']:.5g} after the control (same Stage 2, no change)" if c else ""))
-        print("\n| head | target (no-sink) | idle before | p50 before | idle after | p50 after | flags after | "
-              "control idle | control p50 | control flags |")
-        print("|---|---:|---:|---:|---:|---:|---|---:|---:|---|")
-        for ch in fx["changes"]:
-            k = (ch["layer"], ch["head"])
-            b, a, t = before[k], after[k], ctl.get(k)
-            print(f"| {k[0]}:{k[1]} | {fmt(ch['half_life'])} | {fmt(b['idle'])} | {fmt(b['p50'])} | {fmt(a['idle'])} | "
-                  f"{fmt(a['p50'])} | {', '.join(a['flags']) or '-'} | {fmt(t['idle']) if t else '-'} | "
-                  f"{fmt(t['p50']) if t else '-'} | {(', '.join(t['flags']) or '-') if t else '-'} |")
+        label = {"fix0": "fix alone", "fix": "fix + Stage 2", "fixctl": "Stage 2 alone (control)"}
+        first = runs[0][1]["fix"]
+        before = {(h["layer"], h["head"]): h for h in first["before"]}
+        print(f"\nfixes of {n} (perplexity of the calibration text's evaluation slice, {first['eval_tokens']} tokens, "
+              f"{first['ppl_before']:.5g} before):\n")
+        print("| run | Stage 2 steps | ppl after | " + " | ".join(f"{c['layer']}:{c['head']} idle / p50" for c in first["changes"]) + " |")
+        print("|---|---:|---:|" + "---|" * len(first["changes"]))
+        print("| before | | | " + " | ".join(f"{fmt(before[(c['layer'], c['head'])]['idle'])} / "
+                                           f"{fmt(before[(c['layer'], c['head'])]['p50'])} (target "
+                                           f"{fmt(before[(c['layer'], c['head'])]['teacher_distance'])})"
+                                           for c in first["changes"]) + " |")
+        for r, j in runs:
+            after = {(h["layer"], h["head"]): h for h in j["heads"]}
+            fx = j["fix"]
+            print(f"| {label[r]} | {fx['stage2_steps']} | {fx['ppl_after']:.5g} | " +
+                  " | ".join(f"{fmt(after[(c['layer'], c['head'])]['idle'])} / {fmt(after[(c['layer'], c['head'])]['p50'])}"
+                             for c in fx["changes"]) + " |")
     print()
     for n, ws in worst.items():
         if not ws:

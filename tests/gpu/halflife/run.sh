@@ -6,9 +6,10 @@
 # without the first key (the per-head fix the flags point at, applied to
 # every head), each converted on the GPU, then `graft halflife` on held-out
 # text and `graft eval` of its perplexity; for taylor-calibrate also
-# `graft halflife --fix` of its three worst too-short / too-long heads (set to
-# their no-sink distance, then Stage 2 of their layers alone) beside the
-# control (the same Stage 2 with no change). Every --json output goes into
+# `graft halflife --fix` of its three worst too-short / too-long heads (their
+# decay rate scaled so that the median meets the teacher distance, alone and
+# then with Stage 2 of their layers) beside the control (the same Stage 2 with
+# no change). Every --json output goes into
 # $OUT/halflife-json.tar.gz (rewritten after each student, so a call cut short
 # still brings back the students done), stderr and timings into
 # $OUT/halflife.log; each student folder (7 GB of float32) is removed once
@@ -20,7 +21,7 @@
 #   sh tests/gpu/halflife/run.sh              expected ~7 min on one H200 (six students:
 #                                             convert ~30 s, halflife ~15 s, eval ~15 s each,
 #                                             most of it writing and reading the 7 GB folder;
-#                                             the fix and its control ~40 s each); it stops
+#                                             the fixes and the control ~40 s each); it stops
 #                                             itself at 570 s (GRAFT_RUN_S), keeping what is done
 # then, here: python3 tests/gpu/halflife/report.py DIR (DIR = the files brought back).
 # GRAFT_RUN_DEVICE=cpu GRAFT_QWEN15=<stories260K.bin> GRAFT_HL_TEXT=<tinystories.txt>:
@@ -73,9 +74,9 @@ student() { # NAME, convert options...
         step "eval-$who" "$G" eval "$dir" --text "$WORK/heldout.txt" --ctx 256 || status=1
         # the JSON printed by convert carries report.json (teacher statistics included)
         if [ "$who" = "$FIX_STUDENT" ]; then
-            # the three worst heads flagged too short / too long, each set to its no-sink
-            # distance, then Stage 2 of their layers alone; and the control (the same
-            # layers' Stage 2 with no change)
+            # the three worst heads flagged too short / too long: their decay rate scaled so
+            # that the median meets the teacher distance, alone (fix0) and followed by Stage 2
+            # of their layers (fix); the control: the same Stage 2 with no change (fixctl)
             worst=$(python3 -c "
 import json, sys
 j = json.load(open(sys.argv[1]))
@@ -83,13 +84,12 @@ hs = sorted((h for h in j['heads'] if set(h['flags']) & {'too_short', 'too_long'
 print(' '.join(f\"{h['layer']}:{h['head']}\" for h in hs))" "$WORK/json/halflife-$who.json" 2>/dev/null)
             if [ -n "$worst" ]; then
                 fixargs= keepargs=
-                for w in $worst; do fixargs="$fixargs --fix $w=no-sink"; keepargs="$keepargs --fix $w=keep"; done
-                step "fix-$who" "$G" halflife "$dir" --text "$WORK/heldout.txt" --ctx 256 --seqs 8 $fixargs \
-                    --out "$WORK/fixed" || status=1
-                rm -rf "$WORK/fixed"
-                step "fixctl-$who" "$G" halflife "$dir" --text "$WORK/heldout.txt" --ctx 256 --seqs 8 $keepargs \
-                    --out "$WORK/fixed" || status=1
-                rm -rf "$WORK/fixed"
+                for w in $worst; do fixargs="$fixargs --fix $w=median"; keepargs="$keepargs --fix $w=keep"; done
+                for run in "fix0:$fixargs --steps 0" "fix:$fixargs" "fixctl:$keepargs"; do
+                    step "${run%%:*}-$who" "$G" halflife "$dir" --text "$WORK/heldout.txt" --ctx 256 --seqs 8 ${run#*:} \
+                        --out "$WORK/fixed" || status=1
+                    rm -rf "$WORK/fixed"
+                done
             fi
         fi
     else
