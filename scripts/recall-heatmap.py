@@ -12,8 +12,9 @@ The PNG has one panel per file, side by side: rows are lengths (shortest at
 the top), columns depths (0 % at the left), each cell coloured by accuracy
 over the file's tasks (red 0 -> yellow 0.5 -> green 1) with its accuracy in
 percent written in it; grey: no samples. Written with zlib alone (no
-matplotlib). stdout: per file, a length x depth table and a task x length
-table in Markdown.
+matplotlib). stdout: per file, a length x depth table over its tasks, and
+with several tasks a length x depth table per task and a task x length table,
+in Markdown.
 """
 import json
 import struct
@@ -132,6 +133,13 @@ def main():
             print("| %d | " % L + " | ".join(pct(acc[L, d]) for d in depths) + " |")
         print()
         if len(j["tasks"]) > 1:
+            for t in j["tasks"]:
+                tl, td, ta = grid({"cells": [c for c in j["cells"] if c["task"] == t]})
+                print("| %s: length \\ depth | " % t + " | ".join("%g %%" % d for d in td) + " |")
+                print("|---" * (len(td) + 1) + "|")
+                for L in tl:
+                    print("| %d | " % L + " | ".join(pct(ta[L, d]) for d in td) + " |")
+                print()
             print("| task \\ length | " + " | ".join(str(L) for L in lengths) + " |")
             print("|---" * (len(lengths) + 1) + "|")
             for t in j["tasks"]:
