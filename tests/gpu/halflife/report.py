@@ -4,8 +4,11 @@ outputs: one row per student (halflife-NAME.json, eval-NAME.json in DIR, or in
 DIR/halflife-json.tar.gz as tests/gpu/halflife/run.sh leaves them), then the
 worst flagged heads of each, the fix beside its control, and with
 --pictures=N each student's first N heads on a log axis (p10..p90, p50, idle,
-target). Usage: report.py [--pictures=N] DIR [NAME ...] (default: every
-halflife-*.json, in the order of run.sh)."""
+target), --pictures=flagged every flagged head; --worst=N lists N flagged heads a student instead of 3; --layers adds,
+per student, the idle / data-dependent / target half-lives over every head
+(mean, median, max: the paper's X-ray statistics) and a table per GDN layer.
+Usage: report.py [--pictures=N|flagged] [--worst=N] [--layers] DIR [NAME ...] (default:
+every halflife-*.json, in the order of run.sh)."""
 import glob
 import io
 import json
@@ -66,17 +69,61 @@ def pictures(files, names, max_heads):
         if not h:
             continue
         print(n)
-        for x in h["heads"][:max_heads]:
+        for x in (h["heads"][:max_heads] if max_heads > 0 else [x for x in h["heads"] if x["flags"]]):
             fl = ",".join(f.replace("write_gate_", "beta_") for f in x["flags"])
             print(f"  layer {x['layer']:2} head {x['head']:2}  {strip(x)} {fl}")
     print("```")
 
 
+def layers(files, names):
+    """Idle vs data-dependent half-lives over every head, then per GDN layer."""
+    for n in names:
+        h = files.get(f"halflife-{n}.json")
+        if not h:
+            continue
+        heads = h["heads"]
+        print(f"\n{n}: {len(heads)} heads, {h.get('tokens', '?')} tokens ({h.get('seqs', '?')} x {h.get('ctx', '?')})\n")
+        print("| half-life (tokens) | mean | median | max | heads |")
+        print("|---|---:|---:|---:|---:|")
+        for key, label in (("idle", "idle"), ("p50", "data-dependent p50"), ("teacher_distance", "target (teacher distance)")):
+            v = [x[key] for x in heads if x[key] is not None]
+            print(f"| {label} | {fmt(statistics.mean(v)) if v else '-'} | {fmt(statistics.median(v)) if v else '-'} | "
+                  f"{fmt(max(v)) if v else '-'} | {len(v)} |")
+        ratio = [x["idle"] / x["teacher_distance"] for x in heads if x["idle"] and x["teacher_distance"]]
+        if ratio:
+            print(f"\nidle / target per head: {fmt(min(ratio))} to {fmt(max(ratio))} ({len(ratio)} heads); "
+                  f"p50 / idle over 1 in {sum(1 for x in heads if x['p50'] and x['idle'] and x['p50'] > x['idle'])} "
+                  f"of {len(heads)}; heads never halving within the context on over half the tokens: "
+                  f"{sum(1 for x in heads if x['over_ctx'] > 0.5)} (at most {fmt(max(x['over_ctx'] for x in heads))} "
+                  f"of the tokens), forgetting at once on over half: {sum(1 for x in heads if x['under_one'] > 0.5)}")
+        print("\n| layer | idle median | p50 median | target median | median p90/p10 | median beta | "
+              "median under one | median over ctx | " + " | ".join(f.replace("_", " ") for f in FLAGS) + " |")
+        print("|---:|---:|---:|---:|---:|---:|---:|---:|" + "---:|" * len(FLAGS))
+        for L in sorted({x["layer"] for x in heads}):
+            hs = [x for x in heads if x["layer"] == L]
+            med = lambda k: fmt(statistics.median(x[k] for x in hs if x[k] is not None)) \
+                if any(x[k] is not None for x in hs) else "-"
+            sp = [x["p90"] / x["p10"] for x in hs if x["p10"] and x["p90"]]
+            print(f"| {L} | {med('idle')} | {med('p50')} | {med('teacher_distance')} | "
+                  f"{fmt(statistics.median(sp)) if sp else '-'} | {med('beta_p50')} | {med('under_one')} | "
+                  f"{med('over_ctx')} | " + " | ".join(str(sum(f in x["flags"] for x in hs)) for f in FLAGS) + " |")
+
+
 def main():
     args = sys.argv[1:]
-    max_heads = 0
-    if args and args[0].startswith("--pictures="):
-        max_heads = int(args.pop(0).split("=", 1)[1])
+    max_heads, n_worst, per_layer = 0, 3, False
+    while args and args[0].startswith("--"):
+        a = args.pop(0)
+        if a.startswith("--pictures="):
+            v = a.split("=", 1)[1]
+            max_heads = -1 if v == "flagged" else int(v)
+        elif a.startswith("--worst="):
+            n_worst = int(a.split("=", 1)[1])
+        elif a == "--layers":
+            per_layer = True
+        else:
+            print(f"report.py: unknown option {a}", file=sys.stderr)
+            return 2
     d = args[0]
     files = load(d)
     names = args[1:] or sorted((k[len("halflife-"):-5] for k in files if k.startswith("halflife-")),
@@ -99,7 +146,7 @@ def main():
         print(f"| {n} | {fmt(e.get('ppl'), 5)} | {len(heads)} | {fmt(med('idle'))} | {fmt(med('p50'))} | "
               f"{fmt(spread)} | {fmt(med('beta_p50'))} | {fmt(statistics.median(logr) if logr else None)} | "
               + " | ".join(str(c) for c in counts) + " |")
-        worst[n] = sorted((x for x in heads if x["flags"]), key=lambda x: -x["severity"])[:3]
+        worst[n] = sorted((x for x in heads if x["flags"]), key=lambda x: -x["severity"])[:n_worst]
     for n in names:
         runs = [(r, files.get(f"{r}-{n}.json")) for r in ("fix0", "fix", "fixctl")]
         runs = [(r, j) for r, j in runs if j]
@@ -128,10 +175,12 @@ def main():
             print(f"- {n}: no head flagged")
             continue
         print(f"- {n}: " + "; ".join(f"layer {x['layer']} head {x['head']} ({x['reasons']})" for x in ws))
+    if per_layer:
+        layers(files, names)
     if max_heads:
         print()
         pictures(files, names, max_heads)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
