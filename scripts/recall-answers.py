@@ -8,7 +8,7 @@ RUN.json is a `graft recall --json` output; its samples are read from
 RUN.samples.jsonl beside it (the --dump lines without the prompt ids and
 text). stdout, in Markdown:
 - throughput per run from the JSON: prefill and decode tokens, seconds and
-  tokens a second, the memory estimate;
+  tokens a second, the memory estimate; and how long the outputs ran;
 - for the tasks with one numeric answer (niah-number, multikey), per length:
   samples right, samples whose first number starts with the answer's first
   digit, and the mean number of leading digits that match (a wrong answer that
@@ -47,14 +47,15 @@ def main():
         rows = [json.loads(l) for l in open(path[:-len(".json")] + ".samples.jsonl")]
         runs.append((label, j, rows))
     print("| model | prefill tokens | prefill s | prefill tok/s | generated tokens | decode s | decode tok/s | "
-          "run s | batch | memory estimate GiB |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for label, j, _ in runs:
+          "run s | batch | memory estimate GiB | longest output (characters) | outputs over 80 characters |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for label, j, rows in runs:
         t = j["throughput"]
-        print("| %s | %d | %.2f | %.0f | %d | %.2f | %.0f | %.1f | %d | %.2f |" % (
+        print("| %s | %d | %.2f | %.0f | %d | %.2f | %.0f | %.1f | %d | %.2f | %d | %d of %d |" % (
             label, t["prefill_tokens"], t["prefill_seconds"], t["prefill_tokens"] / t["prefill_seconds"],
             t["generated_tokens"], t["decode_seconds"], t["generated_tokens"] / t["decode_seconds"],
-            j["seconds"], j["batch"], j["memory"]["estimate_bytes"] / 2**30))
+            j["seconds"], j["batch"], j["memory"]["estimate_bytes"] / 2**30,
+            max(len(r["pred"]) for r in rows), sum(len(r["pred"]) > 80 for r in rows), len(rows)))
     print()
     for label, j, rows in runs:
         num = [r for r in rows if r["task"] in NUMERIC and len(r["answers"]) == 1]
