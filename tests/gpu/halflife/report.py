@@ -6,7 +6,8 @@ worst flagged heads of each, the fix beside its control, and with
 --pictures=N each student's first N heads on a log axis (p10..p90, p50, idle,
 target), --pictures=flagged every flagged head; --worst=N lists N flagged heads a student instead of 3; --layers adds,
 per student, the idle / data-dependent / target half-lives over every head
-(mean, median, max: the paper's X-ray statistics) and a table per GDN layer.
+(mean, median, max: the paper's X-ray statistics), every flagged head with its
+numbers, and a table per GDN layer.
 Usage: report.py [--pictures=N|flagged] [--worst=N] [--layers] DIR [NAME ...] (default:
 every halflife-*.json, in the order of run.sh)."""
 import glob
@@ -89,6 +90,14 @@ def layers(files, names):
             v = [x[key] for x in heads if x[key] is not None]
             print(f"| {label} | {fmt(statistics.mean(v)) if v else '-'} | {fmt(statistics.median(v)) if v else '-'} | "
                   f"{fmt(max(v)) if v else '-'} | {len(v)} |")
+        flagged = [x for x in heads if x["flags"]]
+        print(f"\nflagged heads: {len(flagged)} of {len(heads)}, worst first\n")
+        print("| layer | head | idle | target | p10 | p50 | p90 | under one | over ctx | beta p50 | reasons |")
+        print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+        for x in sorted(flagged, key=lambda x: -x["severity"]):
+            print(f"| {x['layer']} | {x['head']} | {fmt(x['idle'])} | {fmt(x['teacher_distance'])} | {fmt(x['p10'])} | "
+                  f"{fmt(x['p50'])} | {fmt(x['p90'])} | {fmt(x['under_one'], 2)} | {fmt(x['over_ctx'], 2)} | "
+                  f"{fmt(x['beta_p50'])} | {x['reasons']} |")
         ratio = [x["idle"] / x["teacher_distance"] for x in heads if x["idle"] and x["teacher_distance"]]
         if ratio:
             print(f"\nidle / target per head: {fmt(min(ratio))} to {fmt(max(ratio))} ({len(ratio)} heads); "
