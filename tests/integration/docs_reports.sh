@@ -49,8 +49,68 @@ PY
 sed 's/| taylor-calibrate | scaled | \([0-9]\)/| taylor-calibrate | scaled | 9\1/' "$TMP/paper.md" >"$TMP/paper2.md"
 cmp -s "$TMP/paper.md" "$TMP/paper2.md" && fail "the negative paper check changed nothing"
 python3 tests/gpu/runs/report.py docs "$TMP/paper2.md" 2>/dev/null && fail "a typed number in a paper block passed the check"
-# docs/paper-1.5b.md: every table still to fill names a command report.py knows
-grep -o '<!-- pending report: [a-z-]*' docs/paper-1.5b.md | awk '{print $4}' | while read -r c; do
-    case $c in ablate|race|teacher|paper-ablate|components|verdict) ;; *) fail "docs/paper-1.5b.md: unknown report command $c" ;; esac
+# docs/paper-1.5b.md (the 1.5B runs of issue 29): filled, every block a command report.py knows, its pictures
+# present, and the numbers its summary and README's line quote are the JSON's
+P=docs/paper-1.5b.md Q=docs/runs/qwen2.5-coder-1.5b-h200
+grep -q 'pending report:' $P && fail "$P: a table is still pending"
+grep -o '<!-- report: [a-z-]*' $P | awk '{print $3}' | while read -r c; do
+    case $c in ablate|race|teacher|paper-ablate|components|verdict|stats) ;; *) fail "$P: unknown report command $c" ;; esac
 done || exit 1
+for c in teacher stats paper-ablate components race verdict; do
+    grep -q "<!-- report: $c " $P || fail "$P: no $c table"
+done
+for img in $(grep -o 'img/[a-z0-9.-]*\.png' $P | sort -u); do
+    [ -s "docs/$img" ] || fail "$P: docs/$img missing"
+done
+python3 - $P $Q README.md <<'PY' || fail "$P or README.md says other numbers than $Q's JSON"
+import json, re, sys
+doc, q, readme = open(sys.argv[1]).read(), sys.argv[2], open(sys.argv[3]).read()
+lines = doc.splitlines()
+a = json.load(open(f"{q}/ablate_train.json"))
+def ppl(rows, init, keep, fit, stage1=None, strategy="uniform"):
+    v = [r["ppl"] for r in rows if r["init"] == init and r["keep"] == keep and r["strategy"] == strategy
+         and (stage1 is None or r["stage1"] == stage1) and (r.get("sigma_fit") or "-") in (fit, "-")]
+    assert len(v) >= 1, (init, keep, fit, stage1)
+    return f"{v[0]:.2f}"
+tc = {(k, f): ppl(a["rows"], "taylor-calibrate", k, f) for k in (0.25, 0.5) for f in ("reference", "scaled")}
+al = {k: ppl(a["rows"], "align-only", k, "-") for k in (0.25, 0.5)}
+# the six-init table's taylor-calibrate rows (uniform 25 %, 50 % are its first two columns)
+for f in ("reference", "scaled"):
+    row = [l for l in lines if l.startswith(f"| taylor-calibrate | {f} |")][0].split(" | ")
+    assert row[2:4] == [tc[(0.25, f)], tc[(0.5, f)]], row
+# the Stage 1 table: full, without sigma, gate alone (columns 25 % ref, 25 % scaled, 50 % ref, 50 % scaled)
+rows = json.load(open(f"{q}/stage1_components.json"))["rows"] + json.load(open(f"{q}/stage1_components_scaled.json"))["rows"]
+full = ["decay", "beta", "sigma", "gate"]
+for name, st in (("full", full), ("without sigma", ["decay", "beta", "gate"]), ("gate alone", ["gate"])):
+    row = [l for l in lines if l.startswith(f"| {name} |")][0].strip("| ").split(" | ")
+    want = [ppl(rows, "taylor-calibrate", k, f, st) for k in (0.25, 0.5) for f in ("reference", "scaled")]
+    assert row[1:] == want, (name, row, want)
+comp_v = [l for l in lines if "all four Stage 1 parts belong" in l][0]
+beaten = any(float(ppl(rows, "taylor-calibrate", k, "reference", s)) < float(ppl(rows, "taylor-calibrate", k, "reference", full))
+             for k in (0.25, 0.5) for s in (["gate"], ["decay", "beta", "gate"]))
+assert comp_v.endswith("| does not hold |") == beaten, comp_v
+# the race: each run's ratio is the baseline's tokens-to-target over its own
+r = json.load(open(f"{q}/race_lr3e-4_1000000.json"))
+t = r["tokens_to_target"]
+ratios = {x["init"]: t["random"] / t[x["init"]] for x in r["runs"][1:]}
+for init, v in ratios.items():
+    row = [l for l in lines if l.startswith(f"| 0.0003 | 7e-06 | {init} |")][0].split(" | ")
+    assert row[8] == f"{v:.2f}", (init, row[8], v)
+assert abs(ratios["taylor-calibrate"] - r["ratio"]) < 1e-12
+# the summary at the top and README's line quote the same numbers
+want = [tc[(0.25, "reference")], al[0.25], tc[(0.5, "reference")], al[0.5], tc[(0.25, "scaled")], tc[(0.5, "scaled")],
+        ppl(rows, "taylor-calibrate", 0.25, "-", ["decay", "beta", "gate"]), ppl(rows, "taylor-calibrate", 0.5, "-", ["decay", "beta", "gate"]),
+        ppl(rows, "taylor-calibrate", 0.25, "-", ["gate"]), ppl(rows, "taylor-calibrate", 0.5, "-", ["gate"]),
+        f"{ratios['taylor-calibrate']:.2f}x", f"{ratios['taylor-calibrate[decay,beta,gate]']:.2f}x"]
+summary = doc[doc.index("**In short.**"):].split("\n\n")[0]
+got = re.findall(r"\d+\.\d\dx?", summary)
+assert got[:len(want)] == want, (got, want)
+line = [l for l in readme.splitlines() if "docs/paper-1.5b.md" in l][0]
+got = re.findall(r"\d+\.\d\dx?", line)
+assert got == want, (got, want)
+PY
+# a typed digit in the 1.5B Stage 1 table fails the check
+sed 's/^| full | \([0-9]\)/| full | 9\1/' $P >"$TMP/paper15.md"
+cmp -s $P "$TMP/paper15.md" && fail "the negative 1.5B check changed nothing"
+python3 tests/gpu/runs/report.py docs "$TMP/paper15.md" 2>/dev/null && fail "a typed number in $P passed the check"
 exit 0
