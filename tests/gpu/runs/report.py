@@ -293,8 +293,8 @@ def stage1_name(s):
 def component_rows(paths):
     """The taylor-calibrate rows of one or more `ablate --stage1-subsets` runs (one per sigma fit, say),
     the align-only perplexity per keep, and the largest relative difference between two runs' rows of
-    the same student (a set without sigma is built the same under either fit)."""
-    rows, align, seen, diff = [], {}, {}, 0.0
+    the same student (a set without sigma is built the same under either fit; None when no student is in two)."""
+    rows, align, seen, diff = [], {}, {}, None
     for path in paths:
         j = json.load(open(path))
         for r in j["rows"]:
@@ -306,7 +306,7 @@ def component_rows(paths):
                 continue
             key = (tuple(r["stage1"]), r["keep"], fit_of(r) if "sigma" in r["stage1"] else "-")
             if key in seen:
-                diff = max(diff, abs(r["ppl"] - seen[key]) / seen[key])
+                diff = max(diff or 0.0, abs(r["ppl"] - seen[key]) / seen[key])
                 continue
             seen[key] = r["ppl"]
             rows.append(r)
@@ -328,7 +328,7 @@ def components(paths):
              (fit_of(r) in (f, "-") or "sigma" not in s)]
         return v[0] if v else None
     head = [f"{k * 100:.0f} % {f}" for k in keeps for f in fits]
-    same = ("" if len(paths) < 2 else
+    same = ("" if diff is None else  # None: no student in two runs
             f" ({len(paths)} runs; such a set's rows differ between them by at most {100 * diff:.2g} %)")
     out = [f"taylor-calibrate with Stage 1 parts, uniform; perplexity (Stage 2 {steps} steps); "
            f"a set without sigma is the same under both fits{same}", "",
