@@ -48,6 +48,8 @@ else
     # the ablation at graft's defaults (ctx 256, 4 calibration sequences, 64 evaluation windows)
     CTX=2048 BATCH=4 ACTX=256 AWIN="" PCTX=512 PBYTES=12000 BIG=1000000 SEQS=16
 fi
+# room the race's checkpoints need at 1.5B (graft's own check asked 64 GB); the dry run needs none
+GRAFT_RACE_CKPT_GB=${GRAFT_RACE_CKPT_GB:-$([ -n "$SMALL" ] && echo 0 || echo 70)}
 LOG=$OUT/paper.log
 mkdir -p "$OUT" "$DIR"
 start=$(date +%s)
@@ -108,7 +110,9 @@ teacher)
         t0=$(date +%s)
         echo "== hf_$t: hf_gguf_ppl.py --ctx $c --device $hf_dev" >>"$LOG"
         timeout "$(left)" python3 tests/gpu/runs/hf_gguf_ppl.py "$QWEN" "$DIR/$t.txt" --ctx $c --device $hf_dev \
-            >"$DIR/hf_$t.json" 2>>"$LOG" || echo "hf_$t: failed (see paper.log)" | tee -a "$LOG"
+            >"$DIR/hf_$t.json" 2>"$DIR/hf_$t.err" ||
+            { echo "hf_$t: failed; its last lines:"; tail -n 5 "$DIR/hf_$t.err"; } | tee -a "$LOG"
+        cat "$DIR/hf_$t.err" >>"$LOG"
         echo "hf_$t: $(($(date +%s) - t0)) s" | tee -a "$LOG"
     done
     # one file for the table: every perplexity with its text, ctx and path
@@ -169,13 +173,19 @@ race)
     done
     run=$DIR/race-$lr-$tokens-$(echo "$subset" | tr ',' '_')
     mkdir -p "$run"
-    resume=
-    ls "$run"/*.ckpt >/dev/null 2>&1 && resume=--resume
+    # checkpoints: three students' parameters and AdamW moments in float32 (~64 GB at 1.5B); graft
+    # refuses a --ckpt-dir without that room, so the race goes without them where the disk is smaller
+    ckpt="--ckpt-dir $run --ckpt-every 50" resume=
+    if [ "$(df -Pk "$run" | awk 'NR == 2 { print $4 }')" -lt $((GRAFT_RACE_CKPT_GB * 1048576)) ]; then
+        echo "race: less than ${GRAFT_RACE_CKPT_GB} GB free beside $run: no checkpoints (a cut-short race starts again)" | tee -a "$LOG"
+        ckpt=
+    fi
+    [ -n "$ckpt" ] && ls "$run"/*.ckpt >/dev/null 2>&1 && resume=--resume
     steps=$((tokens / (CTX * BATCH)))
     every=$((steps / 10 > 0 ? steps / 10 : 1))
     step "race_lr${lr}_${tokens}" "$G" race "$QWEN" "$DIR/student-random" "$DIR/student-taylor-calibrate" \
         "$DIR/student-taylor-calibrate_$(echo "$subset" | tr ',' '_')" --data "$TEXT" --ctx $CTX --batch $BATCH \
-        --tokens "$tokens" --lr-mixer "$lr" --eval-every $every --log-every 20 --ckpt-dir "$run" --ckpt-every 50 \
+        --tokens "$tokens" --lr-mixer "$lr" --eval-every $every --log-every 20 $ckpt \
         --device $DEVICE $resume
     rc=$?
     [ $rc -eq 130 ] && echo "race: stopped at the call's end; the same command resumes it"

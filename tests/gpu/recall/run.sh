@@ -82,6 +82,10 @@ fi
 # the reference: transformers generate on the teacher's prompts of one task
 if [ "$HF_TASK" != none ] && [ -f "$DUMP" ]; then
     echo "== hf: transformers generate, task $HF_TASK" >>"$LOG"
+    # transformers reads GGUF through the gguf package, which the GPU machine lacks: carry .whl
+    # (/work/.library/device/README.md, Notes) with gguf>=0.10 in it
+    [ -d .whl ] && python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+        --target /tmp/site .whl/*.whl >>"$LOG" 2>&1 && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
     t0=$(date +%s)
     timeout -k 20 "$(left)" python3 tests/gpu/recall/hf_generate.py "$TEACHER" "$DUMP" --task "$HF_TASK" \
         --device "$DEVICE" --graft "$OUT/recall-teacher.json" >"$OUT/recall-hf.json" 2>>"$LOG"
