@@ -166,6 +166,14 @@ int be_run_tasks(gf_backend *be, int n, int (*fn)(void *ud, int i, gf_backend *s
 
 /* ------------------------------------------------------------- ops */
 
+/* Every entry of the op list has the signature of its be_* function, so the
+ * table, the implementations and backend.h cannot drift apart. */
+#define BE_SAME_SIGNATURE(ret, name, params)                                                                  \
+    _Static_assert(__builtin_types_compatible_p(__typeof__(&be_##name), ret(*) params),                      \
+                   "be_" #name " and the op list's " #name " differ");
+GF_BACKEND_OPS(BE_SAME_SIGNATURE)
+#undef BE_SAME_SIGNATURE
+
 void be_embedding(gf_backend *be, gf_buf x, gf_buf E, gf_buf tokens, int N, int D) {
     be->ops->embedding(be, x, E, tokens, N, D);
 }

@@ -1,13 +1,12 @@
 /* The CUDA backend: open/close, the op table, errors, independent tasks.
  * One stream per backend; cuBLAS and cublasLt run on it with one workspace.
  * Memory ops live in cuda_memory.cu, GEMMs in cuda_gemm.cu, the kernels in
- * the other cuda_*.cu files (Gated DeltaNet: cuda_gdn*.cu, from cuda_gdn.h). */
+ * the other cuda_*.cu files (cuda_table.h declares them all). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend/cuda/cuda_attention_cfg.h"
-#include "backend/cuda/cuda_gdn.h"
 #include "backend/cuda/cuda_ops.cuh"
 extern "C" {
 #include "core/error.h" /* a C header without C++ guards */
@@ -16,46 +15,9 @@ extern "C" {
 #define WORKSPACE_BYTES ((size_t)32 << 20) /* cuBLAS's advice for Hopper */
 #define MAX_SUBS 4                        /* streams for be_run_tasks */
 
-static void cuda_close(gf_backend *be);
-
-static const gf_backend_ops cuda_table = {
-    cuda_close,
-    cuda_mem_info,
-    cuda_alloc,
-    cuda_free,
-    cuda_zero,
-    cuda_copy,
-    cuda_upload,
-    cuda_download,
-    cuda_sync,
-    cuda_check,
-    cuda_run_tasks,
-    cuda_embedding,
-    cuda_embedding_backward,
-    cuda_linear,
-    cuda_linear_backward,
-    cuda_rmsnorm,
-    cuda_rmsnorm_backward,
-    cuda_rope,
-    cuda_swiglu,
-    cuda_swiglu_backward,
-    cuda_add,
-    cuda_scale,
-    cuda_attention,
-    cuda_attention_backward,
-    cuda_gdn_core,
-    cuda_gdn_core_backward,
-    cuda_gdn_prep,
-    cuda_gdn_prep_backward,
-    cuda_gdn_gated_norm,
-    cuda_gdn_gated_norm_backward,
-    cuda_cross_entropy,
-    cuda_kl_div,
-    cuda_mse,
-    cuda_row_l2,
-    cuda_sumsq,
-    cuda_adamw,
-};
+#define CUDA_OP_INIT(ret, name, params) .name = cuda_##name,
+const gf_backend_ops cuda_ops = {GF_BACKEND_OPS(CUDA_OP_INIT)};
+#undef CUDA_OP_INIT
 
 /* ------------------------------------------------------------- errors */
 
@@ -165,7 +127,7 @@ static void free_state(cuda_state *st) {
     free(st);
 }
 
-static void cuda_close(gf_backend *be) {
+void cuda_close(gf_backend *be) {
     if (!be || !be->impl) return;
     cudaStreamSynchronize(cuda_stream(be));
     free_state(cuda_st(be));
@@ -268,7 +230,7 @@ extern "C" int gf_backend_cuda_open(gf_backend *be, const gf_backend_opts *o) {
     }
     cudaGetLastError();
 
-    be->ops = &cuda_table;
+    be->ops = &cuda_ops;
     be->act = st->base.fp32 ? GF_F32 : GF_BF16;
     be->host = false;
     be->impl = st;

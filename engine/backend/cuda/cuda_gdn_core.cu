@@ -2,7 +2,7 @@
  * three launches (chunk-local WY in parallel, the sequential state pass split
  * over slabs of state rows, outputs in parallel) and a recurrent kernel for
  * decode (small T). docs/cuda-gdn.md has the design and the FLOP counts. */
-#include "backend/cuda/cuda_gdn.h"
+#include "backend/cuda/cuda_table.h"
 #include "backend/cuda/cuda_gdn_chunk.cuh"
 #include "backend/cuda/cuda_gdn_host.cuh"
 #include "backend/cuda/cuda_gdn_pad.cuh"

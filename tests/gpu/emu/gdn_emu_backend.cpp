@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backend/cuda/cuda_gdn.h"
+#include "backend/cuda/cuda_table.h"
 #include "backend/cuda/cuda_gdn_dev.cuh"
 extern "C" {
 #include "core/error.h"
