@@ -102,6 +102,22 @@ void be_set_error(gf_backend *be, const char *fmt, ...)
 #endif
     ;
 
+/* Kernel variants forced by the checks and benchmarks that compare them; the
+ * backend chooses every one by itself (by shape) where a field is 0, and the
+ * product never sets them (it opens with be_open). CUDA only
+ * (cuda_attention_cfg.h, docs/cuda.md, docs/cuda-gdn.md); a value the kernels
+ * do not know is refused at open. */
+typedef struct {
+    int attn_cfg;        /* 1 + the attention forward's block shape (ATTN_FWD_CONFIG_LIST); 0: chosen */
+    int attn_split;      /* key-range splits of the attention forward (1: none); 0: chosen */
+    int gdn_slab;        /* state rows a GDN sequential-pass block owns: 16 or 32; 0: chosen */
+    int gdn_state_warps; /* warps of such a block: 4 or 8; 0: chosen */
+} gf_backend_variants;
+
+/* be_open with kernel variants forced (v NULL: be_open itself). The test-only
+ * hook of the checks and benchmarks that compare variants. */
+int be_open_variants(gf_backend **out, const gf_backend_opts *o, const gf_backend_variants *v);
+
 /* The tables (test_backend_ops checks that every entry is set). */
 extern const gf_backend_ops cpu_ops;
 #ifdef GRAFT_WITH_CUDA
@@ -111,7 +127,8 @@ extern const gf_backend_ops cuda_ops;
 /* Registration: backend.c's be_open calls these by device name. */
 int gf_backend_cpu_open(gf_backend *be, const gf_backend_opts *o);
 #ifdef GRAFT_WITH_CUDA
-int gf_backend_cuda_open(gf_backend *be, const gf_backend_opts *o); /* "cuda" / "cuda:N" */
+/* "cuda" / "cuda:N"; v: the variants be_open_variants forces (NULL: none) */
+int gf_backend_cuda_open(gf_backend *be, const gf_backend_opts *o, const gf_backend_variants *v);
 int gf_backend_cuda_count(int *count); /* GPUs found; 0 with no driver or no GPU */
 #endif
 

@@ -155,7 +155,7 @@ extern "C" int gf_backend_cuda_count(int *count) {
     return 0;
 }
 
-extern "C" int gf_backend_cuda_open(gf_backend *be, const gf_backend_opts *o) {
+extern "C" int gf_backend_cuda_open(gf_backend *be, const gf_backend_opts *o, const gf_backend_variants *v) {
     const int dev = parse_ordinal(o ? o->device : "cuda");
     if (dev < 0) return gf_fail("unknown device '%s' (cuda, cuda:N)", o && o->device ? o->device : "");
     int count = 0;
@@ -188,19 +188,18 @@ extern "C" int gf_backend_cuda_open(gf_backend *be, const gf_backend_opts *o) {
     const char *dbg = getenv("GRAFT_CUDA_SYNC");
     st->debug_sync = dbg && *dbg && strcmp(dbg, "0") != 0;
     /* kernel variants, for the checks and benchmarks that compare them */
-    const char *cfg = getenv("GRAFT_ATTN_CFG"), *split = getenv("GRAFT_ATTN_SPLIT");
-    char *cfg_end = NULL;
-    const long cfg_i = cfg && *cfg ? strtol(cfg, &cfg_end, 10) : -1;
-    if (cfg && *cfg && (*cfg_end || cfg_i < 0 || cfg_i >= ATTN_FWD_CONFIGS)) {
+    const int cfg = v ? v->attn_cfg : 0, split = v ? v->attn_split : 0;
+    if (cfg < 0 || cfg > ATTN_FWD_CONFIGS || split < 0) {
         free(st);
-        return gf_fail("GRAFT_ATTN_CFG=%s: not an attention configuration (0 to %d)", cfg, ATTN_FWD_CONFIGS - 1);
+        return gf_fail("attention variant cfg %d split %d: the kernels know cfg 1 to %d (0: chosen), split >= 0", cfg,
+                       split, ATTN_FWD_CONFIGS);
     }
-    if (cuda_gdn_variants(&st->base) != 0) {
+    if (cuda_gdn_variants(&st->base, v) != 0) {
         free(st);
         return -1;
     }
-    st->attn_cfg = (int)cfg_i;
-    st->attn_split = split ? atoi(split) : 0;
+    st->attn_cfg = cfg - 1;
+    st->attn_split = split;
     if ((e = cudaGetDeviceProperties(&st->base.prop, dev)) != cudaSuccess) {
         free(st);
         return gf_fail("cuda:%d: %s", dev, cudaGetErrorString(e));
