@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """The include graph between graft's modules, and whether it has a cycle.
 
-Modules: engine (the numerical library), src/jobs, src/hub, src/cli,
-src/workbench, src (the commands: main.c, commands.c, cmd_*.c) and ui. Each
-quoted #include is resolved as the compiler does (the file's own folder, then
--I. -Iengine -Isrc -Iui, in the Makefile's order). Prints one line per edge
-("ui -> src/workbench  (12 includes)"), then the cycles found, if any.
-Exits 1 on a cycle between modules, or when a layer includes one above it:
-engine includes nothing of src or ui; src/jobs nothing of src/workbench or ui;
-src/workbench nothing of ui.
+Modules: each folder of engine (engine/core, engine/backend, ...: the
+numerical library), src/jobs, src/hub, src/cli, src/workbench, src (the
+commands: main.c, commands.c, cmd_*.c) and ui. Each quoted #include of a .c,
+.h, .cu or .cuh file is resolved as the compiler does (the file's own folder,
+then -I. -Iengine -Isrc -Iui, in the Makefile's order). Prints one line per
+edge ("ui -> src/workbench  (12 includes)"), then the cycles found, if any.
+Exits 1 on a cycle between modules (engine's folders included: they form a
+directed acyclic graph, docs/architecture.md draws it), or when a layer
+includes one above it: engine includes nothing of src or ui; src/jobs nothing
+of src/workbench or ui; src/workbench nothing of ui; and no product file
+(engine, src, ui) includes anything under tests/.
 
 Usage: python3 scripts/include-graph.py [ROOT]     (ROOT: the repository, default .)
 """
@@ -24,7 +27,9 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 def module(rel):
     parts = rel.split(os.sep)
     if parts[0] == "engine":
-        return "engine"
+        return "engine/" + parts[1] if len(parts) > 2 else "engine"
+    if parts[0] == "tests":
+        return "tests"
     if parts[0] == "ui":
         return "ui"
     if parts[0] == "src":
@@ -45,7 +50,7 @@ edges = {}  # (a, b) -> [(file, include)]
 for top in ("engine", "src", "ui"):
     for dirpath, _, files in os.walk(os.path.join(ROOT, top)):
         for f in files:
-            if not f.endswith((".c", ".h")):
+            if not f.endswith((".c", ".h", ".cu", ".cuh")):
                 continue
             rel = os.path.relpath(os.path.join(dirpath, f), ROOT)
             a = module(rel)
@@ -79,10 +84,13 @@ for n in sorted(graph):
     if not state.get(n):
         visit(n, [n])
 
-forbidden = {"engine": ("src", "ui"), "src/jobs": ("src/workbench", "ui"), "src/workbench": ("ui",)}
+forbidden = {"engine": ("src", "ui", "tests"), "src": ("tests",), "ui": ("tests",),
+             "src/cli": ("tests",), "src/hub": ("tests",),
+             "src/jobs": ("src/workbench", "ui", "tests"), "src/workbench": ("ui", "tests")}
 bad = []
 for (a, b), uses in sorted(edges.items()):
-    for f in forbidden.get(a, ()):
+    layer = "engine" if a.startswith("engine/") else a
+    for f in forbidden.get(layer, ()):
         if b == f or b.startswith(f + "/"):
             bad.append(f"{a} must not include {b}: " + ", ".join(f"{u} ({n})" for u, n in uses[:3]))
 

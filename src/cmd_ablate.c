@@ -26,7 +26,7 @@
 #include "core/error.h"
 #include "eval/perplexity.h"
 #include "select/select.h"
-#include "student/build.h"
+#include "convert/build.h"
 #include "student/report_json.h"
 
 /* One column entry of the table: an init with its Stage 1 components. */
@@ -158,7 +158,7 @@ int cmd_ablate(int argc, char **argv) {
         }
     }
     if (!init_list)
-        init_list = subsets ? "taylor-calibrate" : "random,zero-gate,small-gate,taylor-only,align-only,taylor-calibrate";
+        init_list = subsets ? student_init_name(INIT_TAYLOR_CALIBRATE) : student_init_list(",");
     student_init init_names[INIT_COUNT * 2];
     int n_init = split_list(init_list, items, INIT_COUNT * 2);
     for (int i = 0; i < n_init; i++)

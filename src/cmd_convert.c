@@ -59,7 +59,7 @@ int cmd_convert(int argc, char **argv) {
     opt_spec specs[] = {
         {"keep", OPT_DOUBLE, &keep, "retention ratio in (0, 1): fraction of layers keeping attention"},
         {"strategy", OPT_STR, &strategy, "uniform | ar | ga-s2 | manual:0,3"},
-        {"init", OPT_STR, &init_name, "random | zero-gate | small-gate | taylor-only | align-only | taylor-calibrate"},
+        {"init", OPT_STR, &init_name, student_init_list(" | ")},
         {"calib", OPT_STR, &calib, "calibration text file"},
         {"text", OPT_STR, &text, "held-out text scoring ar / ga-s2 (default: the calibration file after its calibration part)"},
         {"out", OPT_STR, &out, "student folder to write (default: student-<init>)"},

@@ -17,6 +17,7 @@
 #include "core/error.h"
 #include "core/mapped_file.h"
 #include "data/text_tokens.h"
+#include "formats/tokenizer_load.h"
 #include "halflife/halflife.h"
 #include "halflife/halflife_fix.h"
 #include "student/calib_split.h"

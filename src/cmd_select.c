@@ -11,7 +11,7 @@
 #include "core/error.h"
 #include "select/kv_cost.h"
 #include "select/select.h"
-#include "student/build.h"
+#include "convert/build.h"
 
 /* ar: the teacher with one layer's attention removed, scored in windows of ctx */
 static void ar_fill(mem_job *j, void *ud) { cli_mem_eval(j, 0, *(const int *)ud, 0); }

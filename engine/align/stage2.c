@@ -7,7 +7,7 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "gdn/gdn_layer.h"
-#include "model/arena.h"
+#include "backend/arena.h"
 
 typedef struct {
     size_t off, n; /* into the parameter block */

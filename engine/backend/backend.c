@@ -59,7 +59,9 @@ int be_cuda_device_count(int *count) {
 #endif
 }
 
-int be_open(gf_backend **out, const gf_backend_opts *o) {
+int be_open(gf_backend **out, const gf_backend_opts *o) { return be_open_variants(out, o, NULL); }
+
+int be_open_variants(gf_backend **out, const gf_backend_opts *o, const gf_backend_variants *v) {
     *out = NULL;
     static const gf_backend_opts cpu = {"cpu", 0, false};
     if (!o) o = &cpu;
@@ -72,13 +74,14 @@ int be_open(gf_backend **out, const gf_backend_opts *o) {
         rc = gf_backend_cpu_open(be, o);
     } else if (cuda_name(dev)) {
 #ifdef GRAFT_WITH_CUDA
-        rc = gf_backend_cuda_open(be, o);
+        rc = gf_backend_cuda_open(be, o, v);
 #else
         rc = gf_fail("--device %s: graft was built without the CUDA backend", dev);
 #endif
     } else {
         rc = gf_fail("unknown device '%s' (cpu or cuda[:N])", dev);
     }
+    (void)v; /* the CPU backend has no variants */
     if (rc != 0) {
         free(be);
         return -1;
@@ -165,6 +168,14 @@ int be_run_tasks(gf_backend *be, int n, int (*fn)(void *ud, int i, gf_backend *s
 }
 
 /* ------------------------------------------------------------- ops */
+
+/* Every entry of the op list has the signature of its be_* function, so the
+ * table, the implementations and backend.h cannot drift apart. */
+#define BE_SAME_SIGNATURE(ret, name, params)                                                                  \
+    _Static_assert(__builtin_types_compatible_p(__typeof__(&be_##name), ret(*) params),                      \
+                   "be_" #name " and the op list's " #name " differ");
+GF_BACKEND_OPS(BE_SAME_SIGNATURE)
+#undef BE_SAME_SIGNATURE
 
 void be_embedding(gf_backend *be, gf_buf x, gf_buf E, gf_buf tokens, int N, int D) {
     be->ops->embedding(be, x, E, tokens, N, D);

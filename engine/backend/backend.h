@@ -3,35 +3,11 @@
  * (each op a free function, output first, shapes next to every tensor), not a
  * graph library.
  *
- * STATUS: contract v1. backend/cpu (OpenBLAS + OpenMP, float32: the
- * reference) and backend/cuda (cuBLAS + hand-written kernels, bf16 or float32
- * storage, float32 accumulation) implement it. Whoever changes a signature
- * updates both and lists it below and in docs/architecture.md.
- *
- * Changes since v0 (the CUDA backend was written against v0):
- *  1. be_rmsnorm_backward takes eps and accepts rstd = gf_none() (then it
- *     recomputes 1/rms from x, as the CPU reference does).
- *  2. gf_gdn_shape has `recurrent` (token-by-token form instead of chunks;
- *     same result, the check of the chunked algebra and the decode path).
- *  3. be_gdn_prep takes bqkv (optional q|k|v bias) and adds it IN PLACE to
- *     the q|k|v columns of proj before the conv; be_gdn_prep_backward takes
- *     dbqkv (F32 +=). The projection itself is one be_linear without bias
- *     (the bias covers only the first gdn_qkv_width columns).
- *  4. be_gdn_prep_backward: dproj's q, k, v, a, b columns are overwritten
- *     (as v0 said) and its g columns are left alone; scratch is the op's own.
- *  5. New helpers: gf_bytes (a typed view at a byte offset of an arena), gf_same,
- *     be_default / be_set_default (the process's backend when a caller does
- *     not name one), be_threads (CPU worker threads; 1 on devices).
- *  6. be_attention: `stats` may be given with lse; rows with pos0 > 0 use
- *     absolute positions for the distances (decode statistics).
- *  7. be_cross_entropy / be_kl_div / be_mse / be_row_l2 add to `loss` in a
- *     fixed order (bit-reproducible for a fixed thread count).
- *  8. be_comm / be_set_comm: the communicator of a data-parallel job
- *     (backend/comm.h) rides with the backend its ranks compute on; NULL
- *     (world size 1) unless a front end installs one.
- *  9. be_cuda_device_count (the workbench's device list); be_open checks a
- *     "cuda:N" ordinal (digits, at most 1023) in every build; be_set_threads
- *     (the workbench's thread setting, applied between jobs).
+ * backend/cpu (OpenBLAS + OpenMP, float32: the reference) and backend/cuda
+ * (cuBLAS + hand-written kernels, bf16 or float32 storage, float32
+ * accumulation) implement it. An op's signature is written here and in the
+ * op list of backend_impl.h, which the tables of both backends are expanded
+ * from (backend.c checks the two agree); docs/architecture.md lists the ops.
  *
  * Rules
  * - Only code under engine/backend/ dereferences a gf_buf. Everything else
@@ -57,8 +33,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-#include "model/config.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -180,6 +154,11 @@ void be_rmsnorm(gf_backend *be, gf_buf y, gf_buf rstd, gf_buf x, gf_buf w, int r
 void be_rmsnorm_backward(gf_backend *be, gf_buf dx, gf_buf dw, gf_buf dy, gf_buf x, gf_buf w, gf_buf rstd, int rows,
                          int n, float eps, bool accumulate_dx);
 
+/* Which dimensions RoPE rotates together (a model's config names it).
+ * HALF: (i, i + head_dim/2), Hugging Face weights.
+ * ADJACENT: (2i, 2i + 1), llama2.c checkpoints. */
+typedef enum { ROPE_HALF = 0, ROPE_ADJACENT = 1 } rope_pairing;
+
 /* RoPE in place on x[B, T, nh, hd] at absolute positions pos0 + t. table:
  * F32 [n_pos, hd/2, 2] (cos, sin) computed on the host in double from the
  * config (theta, llama3 / linear / per-frequency scaling). inverse: rotate
@@ -262,6 +241,9 @@ void be_gdn_core_backward(gf_backend *be, gf_buf dq, gf_buf dk, gf_buf dv, gf_bu
  *         beta = sigmoid(b). conv_tail [B, K-1, qkv] (optional): earlier
  *         tokens' q|k|v projections (bias included) in, updated out (decode).
  *   gated_norm: z [N, H*dv] = RMSNorm_h(o) * w_norm * silu(proj g columns); rstd [N, H] F32. */
+#define GDN_CONV_K 4          /* short-conv kernel size (fla's conv_size default) */
+#define GDN_QK_L2_EPS 1e-6    /* q, k L2-norm epsilon: x / sqrt(sum x^2 + eps) */
+
 typedef struct {
     int B, T, D, H, dk, dv;
     bool conv;       /* short causal conv of width GDN_CONV_K on q, k, v */

@@ -1,4 +1,4 @@
-/* The communicator between the ranks of a data-parallel job (issue 14): one
+/* The communicator between the ranks of a data-parallel job: one
  * process per rank, launched by mpirun (one per GPU on a CUDA backend), each
  * with its own backend. graft does not carry its own protocol: device
  * buffers go through NCCL on a CUDA backend and through MPI collectives on

@@ -2,6 +2,7 @@
  * refused in words when its ids do not fit the model's embedding. */
 #include "core/error.h"
 #include "formats/loaders.h"
+#include "formats/tokenizer_load.h"
 
 int load_model_tokenizer(model *m, const char *path) {
     if (tokenizer_load_path(&m->tok, path, m->cfg.vocab_size) != 0) return -1;

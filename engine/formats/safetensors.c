@@ -13,15 +13,6 @@
 
 #include "core/error.h"
 
-const char *st_dtype_name(st_dtype d) {
-    switch (d) {
-    case ST_F32: return "f32";
-    case ST_F16: return "f16";
-    case ST_BF16: return "bf16";
-    }
-    return "?";
-}
-
 size_t st_dtype_size(st_dtype d) { return d == ST_F32 ? 4 : 2; }
 
 static float bits_to_f32(uint32_t u) {

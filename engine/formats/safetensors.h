@@ -47,7 +47,6 @@ int st_read_f32(const st_tensor *t, float *dst, size_t n);
 /* Elements [off, off + n) of the tensor as float32 into dst. */
 int st_read_f32_range(const st_tensor *t, size_t off, float *dst, size_t n);
 
-const char *st_dtype_name(st_dtype d); /* "f32", "f16", "bf16" */
 size_t st_dtype_size(st_dtype d);
 
 /* Exact conversions of one value (NaN payloads, infinities, subnormals kept). */

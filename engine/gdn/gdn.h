@@ -20,8 +20,8 @@
 
 #include <stddef.h>
 
-#define GDN_CONV_K 4          /* short-conv kernel size (fla's conv_size default) */
-#define GDN_QK_L2_EPS 1e-6    /* q, k L2-norm epsilon: x / sqrt(sum x^2 + eps) */
+#include "backend/backend.h" /* GDN_CONV_K, GDN_QK_L2_EPS: what be_gdn_prep computes */
+
 #define GDN_NORM_EPS 1e-5     /* o_norm default: fla GatedDeltaNet(norm_eps=1e-5) */
 
 typedef enum {

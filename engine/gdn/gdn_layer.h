@@ -11,7 +11,7 @@
 
 #include "backend/backend.h"
 #include "gdn/gdn.h"
-#include "model/arena.h"
+#include "backend/arena.h"
 
 typedef struct {
     gf_buf win;           /* [in_width, D]  wq | wk | wv | wg | wa | wb */

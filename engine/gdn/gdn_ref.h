@@ -1,5 +1,5 @@
 /* The float64 reference GDN layer: the CPU backend's GDN templates compiled
- * for double (engine/backend/cpu/gdn_ref_f64.c), with the same algebra as the
+ * for double (engine/gdn/gdn_ref_f64.c), with the same algebra as the
  * backend ops. Tests only: finite-difference gradient checks, and the
  * float32 path (engine/gdn/gdn_layer.h on a backend) against its values. */
 #ifndef GRAFT_GDN_GDN_REF_H

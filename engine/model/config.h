@@ -4,12 +4,10 @@
 
 #include <stdbool.h>
 
+#include "backend/backend.h" /* rope_pairing */
+
 typedef enum { ARCH_LLAMA = 0, ARCH_QWEN2 = 1, ARCH_QWEN3 = 2 } model_arch;
 
-/* Which dimensions RoPE rotates together.
- * HALF: (i, i + head_dim/2), Hugging Face weights.
- * ADJACENT: (2i, 2i + 1), llama2.c checkpoints. */
-typedef enum { ROPE_HALF = 0, ROPE_ADJACENT = 1 } rope_pairing;
 
 /* FACTORS: per-frequency divisors given by the file (GGUF rope_freqs.weight,
  * which llama.cpp's converter writes for llama3 scaling). */

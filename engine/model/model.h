@@ -38,17 +38,6 @@ typedef struct model_load_hooks {
     size_t stage_bytes;         /* host staging per chunk (0: MODEL_STAGE_BYTES; tests use small ones) */
 } model_load_hooks;
 
-/* Loads a teacher from a Hugging Face folder (config.json + safetensors), a
- * llama2.c .bin checkpoint, or a .gguf file (or a folder holding one .gguf
- * file and no config.json). Weights go from the file's mapping to the model's
- * block in chunks of at most MODEL_STAGE_BYTES converted on the host
- * (model_put_chunked): host memory never holds a whole tensor, so a teacher
- * larger than host RAM loads onto a device. On error returns -1 with a
- * one-line message in gf_last_error() ("out of memory: ..." when the block
- * does not fit). */
-int model_load(model *m, const char *path, const model_load_opts *opts);
-/* The same with hooks (NULL: none). */
-int model_load_hooked(model *m, const char *path, const model_load_opts *opts, const model_load_hooks *hooks);
 void model_free(model *m);
 
 /* The loaders' host staging: values are converted and uploaded per chunk of this size. */

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "model/arena.h"
+#include "backend/arena.h"
 #include "model/rope.h"
 #include "model/tf_internal.h"
 
@@ -330,9 +330,7 @@ gf_buf tf_run_logits(const tf_run *r, int *rows) {
     if (rows) *rows = r->o.logit_rows;
     return r->logits;
 }
-gf_buf tf_run_hidden(const tf_run *r) { return r->hidden; }
 gf_buf tf_run_layer_output(const tf_run *r, int l) { return r->la[l].x_out; }
-int tf_run_rows(const tf_run *r) { return r->B * r->T; }
 
 int tf_run_stats(tf_run *r, double *out, long *rows) {
     const model_config *c = &r->tf->cfg;

@@ -122,12 +122,8 @@ int tf_forward(tf_run *r, const int *tokens, int B, int T, int pos0, const tf_ho
 void tf_logits(tf_run *r, int row0, int n, gf_buf out);
 /* The run's logits buffer ([logit_rows, V] ACT) and its row count. */
 gf_buf tf_run_logits(const tf_run *r, int *rows);
-/* Final-normed hidden states of the last forward, [N, D]. */
-gf_buf tf_run_hidden(const tf_run *r);
 /* The residual after layer l of the last forward ([N, D]; training runs only). */
 gf_buf tf_run_layer_output(const tf_run *r, int l);
-/* Rows of the last forward. */
-int tf_run_rows(const tf_run *r);
 
 /* Training: dlogits [n, V] of rows row0.. of the last forward -> the gradient
  * of the hidden states (accumulated) and of the LM head. */

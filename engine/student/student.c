@@ -1,6 +1,7 @@
 #include "student/student.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,10 +9,20 @@
 #include "core/error.h"
 #include "core/rng.h"
 #include "eval/perplexity.h"
-#include "gdn/gdn_transfer.h"
+#include "student/gdn_transfer.h"
 
-static const char *const init_names[INIT_COUNT] = {"random",      "zero-gate",  "small-gate",
-                                                   "taylor-only", "align-only", "taylor-calibrate"};
+const student_init_desc student_inits[INIT_COUNT] = {
+    [INIT_RANDOM] = {INIT_RANDOM, "random", "random", STAGE1_NONE, false,
+                     "the default draw of section 3 (transferred q, k, v, o; random gates)"},
+    [INIT_ZERO_GATE] = {INIT_ZERO_GATE, "zero-gate", "zero-g", STAGE1_NONE, false, "random, then the output gate Wg = 0"},
+    [INIT_SMALL_GATE] = {INIT_SMALL_GATE, "small-gate", "small-g", STAGE1_NONE, false, "random, then the output gate Wg x 0.02"},
+    [INIT_TAYLOR_ONLY] = {INIT_TAYLOR_ONLY, "taylor-only", "taylor", STAGE1_ALL, false,
+                          "Stage 1: decay, write gate, value scale and output gate from the teacher's statistics"},
+    [INIT_ALIGN_ONLY] = {INIT_ALIGN_ONLY, "align-only", "align", STAGE1_NONE, true,
+                         "Stage 2 from random: each layer aligned to its attention layer's outputs"},
+    [INIT_TAYLOR_CALIBRATE] = {INIT_TAYLOR_CALIBRATE, "taylor-calibrate", "t-calib", STAGE1_ALL, true,
+                               "Stage 1, then Stage 2 from there (the method)"},
+};
 
 void student_settings_default(student_settings *s) {
     memset(s, 0, sizeof *s);
@@ -33,16 +44,38 @@ void student_settings_default(student_settings *s) {
     s->keep_best = KEEP_BEST_TRAIN;
 }
 
-const char *student_init_name(student_init i) { return (unsigned)i < INIT_COUNT ? init_names[i] : "?"; }
+const char *student_init_name(student_init i) { return (unsigned)i < INIT_COUNT ? student_inits[i].name : "?"; }
 
 int student_init_parse(const char *name, student_init *out) {
     for (int i = 0; i < INIT_COUNT; i++)
-        if (strcmp(name, init_names[i]) == 0) {
+        if (strcmp(name, student_inits[i].name) == 0) {
             *out = (student_init)i;
             return 0;
         }
-    return gf_fail("unknown init '%s' (random, zero-gate, small-gate, taylor-only, align-only, taylor-calibrate)",
-                   name);
+    return gf_fail("unknown init '%s' (%s)", name, student_init_list(", "));
+}
+
+/* The lists the callers ask for, each built once: ", " (messages), " | "
+ * (option help) and "," (the ablation's default list). */
+static char init_lists[3][160];
+static const char *const init_seps[3] = {", ", " | ", ","};
+static pthread_once_t init_lists_once = PTHREAD_ONCE_INIT;
+static void build_init_lists(void) {
+    for (int j = 0; j < 3; j++) {
+        size_t at = 0;
+        for (int i = 0; i < INIT_COUNT; i++)
+            at += (size_t)snprintf(init_lists[j] + at, sizeof init_lists[j] - at, "%s%s", i ? init_seps[j] : "",
+                                   student_inits[i].name);
+        GF_ASSERT(at < sizeof init_lists[j]);
+    }
+}
+
+const char *student_init_list(const char *sep) {
+    pthread_once(&init_lists_once, build_init_lists);
+    for (int j = 0; j < 3; j++)
+        if (strcmp(sep, init_seps[j]) == 0) return init_lists[j];
+    GF_ASSERT(!"student_init_list: a separator of init_seps");
+    return init_lists[0];
 }
 
 const char *write_gate_name(write_gate_mode m) { return m == WRITE_GATE_MEAN_LOGIT ? "mean-logit" : "reference"; }

@@ -87,12 +87,30 @@ typedef struct {
 } student_settings;
 
 void student_settings_default(student_settings *s);
+/* What an initialization is (METHOD.md section 7): the one table that the
+ * command line's help and parsing, the workbench, the ablation and the docs
+ * read. student_inits[i].init == i. */
+typedef struct {
+    student_init init;
+    const char *name;        /* "taylor-calibrate": --init, report.json, folder names */
+    const char *short_name;  /* "t-calib": narrow table columns (the workbench's results) */
+    unsigned stage1;         /* the Stage 1 parts it applies by default (STAGE1_*; --stage1 narrows them) */
+    bool stage2;             /* Stage 2 (per-layer alignment) runs */
+    const char *description; /* one line: what it does to a layer's GDN parameters */
+} student_init_desc;
+extern const student_init_desc student_inits[INIT_COUNT];
+
 const char *student_init_name(student_init i);   /* "random", "zero-gate", ... */
 int student_init_parse(const char *name, student_init *out);  /* -1 + error for unknown names */
+/* Every init's name in table order, joined by sep ("random | zero-gate | ...");
+ * a static string, built once (thread-safe). */
+const char *student_init_list(const char *sep);
 const char *write_gate_name(write_gate_mode m);  /* "reference" / "mean-logit" */
 int write_gate_parse(const char *name, write_gate_mode *out);
-static inline bool init_uses_stage1(student_init i) { return i == INIT_TAYLOR_ONLY || i == INIT_TAYLOR_CALIBRATE; }
-static inline bool init_uses_stage2(student_init i) { return i == INIT_ALIGN_ONLY || i == INIT_TAYLOR_CALIBRATE; }
+static inline bool init_uses_stage1(student_init i) {
+    return (unsigned)i < INIT_COUNT && student_inits[i].stage1 != STAGE1_NONE;
+}
+static inline bool init_uses_stage2(student_init i) { return (unsigned)i < INIT_COUNT && student_inits[i].stage2; }
 /* The Stage 1 components a student with these settings applies (none without Stage 1). */
 static inline unsigned student_stage1_parts(const student_settings *s) {
     return init_uses_stage1(s->init) ? s->stage1 & STAGE1_ALL : STAGE1_NONE;

@@ -1,3 +1,4 @@
+#include "formats/model_load.h"
 #include "student/student_io.h"
 
 #include <errno.h>

@@ -27,11 +27,6 @@ int tokenizer_load_llama2c(tokenizer **out, const char *path, int vocab_size);
  * the tokenizers library fed that string. */
 int tokenizer_load_hf(tokenizer **out, const char *path);
 
-/* Any of the above, told apart by the file's content (not its name): a GGUF
- * file's metadata, a tokenizer.json (a JSON object), else a llama2.c
- * tokenizer.bin (vocab_size used only there). A directory means its
- * tokenizer.json. */
-int tokenizer_load_path(tokenizer **out, const char *path, int vocab_size);
 
 void tokenizer_free(tokenizer *t);
 

@@ -9,6 +9,7 @@
 #include "cli/mem_check.h"
 #include "cli/out_place.h"
 #include "core/error.h"
+#include "formats/model_load.h"
 #include "hub/progress_bar.h"
 #include "hub/resolve.h"
 #include "student/student_io.h"

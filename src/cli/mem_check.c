@@ -111,7 +111,6 @@ void cli_mem_build(mem_job *j, const split_spec *sp, bool stage2, int n) {
     if (j->device) j->tasks = 1;
 }
 
-const mem_estimate *cli_mem_estimate(void) { return S.done ? &S.est : NULL; }
 
 cJSON *cli_mem_estimate_json(const mem_estimate *e) {
     cJSON *o = cJSON_CreateObject();

@@ -31,8 +31,6 @@ int cli_mem_on_config(void *ud, const model_config *cfg, gf_backend *be);
 cJSON *cli_mem_json(void);
 /* One estimate as JSON: {"bytes", "peak_phase", "parts": {...}}. */
 cJSON *cli_mem_estimate_json(const mem_estimate *e);
-/* The estimate made, or NULL. */
-const mem_estimate *cli_mem_estimate(void);
 
 /* Pieces of a fill. GDN layers' config from a student's settings: */
 void cli_mem_gdn(mem_job *j, const student_settings *set);

@@ -9,7 +9,7 @@
 #include "cli/opt_limits.h"
 #include "jobs/progress_line.h"
 #include "core/error.h"
-#include "student/build.h"
+#include "convert/build.h"
 
 void method_cli_default(method_cli *o) {
     memset(o, 0, sizeof *o);

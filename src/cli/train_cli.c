@@ -11,7 +11,7 @@
 #include "core/error.h"
 #include "core/rng.h"
 #include "select/select.h"
-#include "student/build.h"
+#include "convert/build.h"
 #include "student/student_io.h"
 
 void train_cli_default(train_cli *c) {

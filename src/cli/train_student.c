@@ -9,7 +9,7 @@
 
 #include "cli/method_opts.h"
 #include "select/select.h"
-#include "student/build.h"
+#include "convert/build.h"
 #include "student/calib_split.h"
 #include "student/student.h"
 #include "student/report_json.h"

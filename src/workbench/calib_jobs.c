@@ -10,7 +10,7 @@
 #include "cli/common.h"
 #include "cli/method_opts.h"
 #include "core/error.h"
-#include "student/build.h"
+#include "convert/build.h"
 #include "student/calib_split.h"
 #include "workbench/build_progress.h"
 #include "workbench/job_cost.h"

@@ -12,7 +12,7 @@
 #include "core/error.h"
 #include "eval/perplexity.h"
 #include "select/select.h"
-#include "student/build.h"
+#include "convert/build.h"
 #include "student/report_json.h"
 #include "student/student_io.h"
 #include "workbench/build_progress.h"

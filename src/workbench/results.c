@@ -40,15 +40,10 @@ static const result_col_info cols[RC_COUNT] = {
 
 const result_col_info *result_col_get(result_col c) { return &cols[(unsigned)c < RC_COUNT ? c : 0]; }
 
-static const char *const abbrev[][2] = {
-    {"taylor-calibrate", "t-calib"}, {"taylor-only", "taylor"}, {"align-only", "align"},
-    {"small-gate", "small-g"},       {"zero-gate", "zero-g"},   {"random", "random"},
-};
-
 static const char *short_init(const char *s, bool abbreviate) {
     if (!abbreviate) return s;
-    for (size_t i = 0; i < sizeof abbrev / sizeof abbrev[0]; i++)
-        if (!strcmp(s, abbrev[i][0])) return abbrev[i][1];
+    for (int i = 0; i < INIT_COUNT; i++)
+        if (!strcmp(s, student_inits[i].name)) return student_inits[i].short_name;
     return s;
 }
 

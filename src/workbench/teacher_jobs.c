@@ -1,3 +1,4 @@
+#include "formats/model_load.h"
 #include "workbench/teacher_jobs.h"
 
 #include <dirent.h>

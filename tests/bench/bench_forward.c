@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "formats/hf_config.h"
 #include "bench_model.h"
+#include "formats/model_load.h"
 #include "model/transformer.h"
 
 static double forward_flops(const model_config *c, int T) {

@@ -12,6 +12,7 @@
 #include "core/mapped_file.h"
 #include "formats/gguf_dequant.h"
 #include "formats/gguf_reader.h"
+#include "formats/model_load.h"
 #include "model/transformer.h"
 
 static void teacher_dir(char *dir, size_t cap) {

@@ -18,6 +18,7 @@
 
 #include "bench_util.h"
 #include "core/error.h"
+#include "formats/model_load.h"
 #include "model/model.h"
 
 /* current resident set in bytes (/proc/self/statm) */

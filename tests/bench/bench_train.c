@@ -24,9 +24,10 @@
 #include "bench_util.h"
 #include "core/error.h"
 #include "data/train_data.h"
+#include "formats/model_load.h"
 #include "model/model.h"
 #include "model/transformer.h"
-#include "student/build.h"
+#include "convert/build.h"
 #include "train/trainer.h"
 
 static double proj_macs_per_token(const model_config *c) {

@@ -2,6 +2,7 @@
  * dequantization, tokenizer), then used (tokenizer round trips, a forward
  * pass); and the same file as a tokenizer alone (--tokenizer x.gguf). */
 #include "core/error.h"
+#include "formats/tokenizer_load.h"
 #include "harness.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/vec.h"
 #include "eval/perplexity.h"
+#include "formats/model_load.h"
 
 static char dir[PATH_MAX];
 

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "formats/model_load.h"
 #include "model/model.h"
 #include "tokenizer/tokenizer.h"
 

@@ -17,7 +17,7 @@ ifeq ($(GRAFT_CUDA),1)
 CXX_EMU   ?= g++
 GDN_CU    := $(wildcard engine/backend/cuda/cuda_gdn*.cu)
 GDN_EMU_FLAGS = -std=c++17 -O2 -g -DGDN_EMULATE -Wall -Wextra $(HOST_WERR) -Wno-unused-parameter -I. -Iengine \
-                -Wno-unknown-pragmas -I$(CUDA_HOME)/include -include tests/gpu/emu/config_shim.h -MMD -MP $(SAN)
+                -Wno-unknown-pragmas -I$(CUDA_HOME)/include -include tests/gpu/emu/gdn_emu.h -MMD -MP $(SAN)
 GDN_EMU_OBJ := $(GDN_CU:%.cu=$(BUILD)/emu/%.o) $(BUILD)/emu/tests/gpu/emu/gdn_emu.o \
                $(BUILD)/emu/tests/gpu/emu/gdn_emu_backend.o
 GDN_EMU_ENGINE := $(BUILD)/emu/libengine.a

@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "backend/backend.h"
+#include "backend/backend_impl.h" /* be_open_variants: the kernel variants forced */
 #include "core/error.h"
 
 typedef struct {
@@ -193,15 +194,17 @@ static double tol_ew(void) { return be_act(G.gpu) == GF_BF16 ? 1e-2 : 1e-5; }
 static double tol_mm(void) { return be_act(G.gpu) == GF_BF16 ? 1e-2 : 2e-5; }
 
 /* Opens the CUDA backend or exits 77 (skipped) with the reason. */
-static gf_backend *open_gpu_or_skip(bool fp32) {
+/* v: kernel variants to force (NULL: the backend chooses). */
+static gf_backend *open_gpu_variants_or_skip(bool fp32, const gf_backend_variants *v) {
     gf_backend_opts o = {"cuda", 0, fp32};
     gf_backend *be = NULL;
-    if (be_open(&be, &o) < 0) {
+    if (be_open_variants(&be, &o, v) < 0) {
         printf("SKIP: no CUDA backend here: %s\n", gf_last_error());
         exit(77);
     }
     return be;
 }
+static gf_backend *open_gpu_or_skip(bool fp32) { return open_gpu_variants_or_skip(fp32, NULL); }
 
 static void seed_from_env(void) {
     const char *s = getenv("GRAFT_TEST_SEED");

@@ -2,7 +2,7 @@
 # The GPU checks (make test-gpu), in one run:
 #   1. every BUILD/gpu/test_* program (tests/gpu/*.c, tests/gpu/model/*.c), and
 #      test_cuda_gdn again with each slab height and warp count of the GDN
-#      sequential passes forced (GRAFT_GDN_SLAB, GRAFT_GDN_STATE_WARPS);
+#      sequential passes forced (test_cuda_gdn --slab N --warps N);
 #   2. unit tests of the engine whose tests take the default backend, run on
 #      the device in float32 (GRAFT_TEST_DEVICE, GRAFT_CUDA_FP32=1): the
 #      transformer's prefill + decode, one training step against PyTorch,
@@ -63,8 +63,7 @@ done
 if [ -x "$BUILD/gpu/test_cuda_gdn" ]; then
     for slab in 16 32; do
         for warps in 4 8; do
-            one test_cuda_gdn_slab_${slab}_warps_$warps env GRAFT_GDN_SLAB=$slab GRAFT_GDN_STATE_WARPS=$warps \
-                "$BUILD/gpu/test_cuda_gdn"
+            one test_cuda_gdn_slab_${slab}_warps_$warps "$BUILD/gpu/test_cuda_gdn" --slab $slab --warps $warps
         done
     done
 fi

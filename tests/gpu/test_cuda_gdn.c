@@ -34,6 +34,7 @@
 #include <time.h>
 
 #include "backend/backend.h"
+#include "backend/backend_impl.h" /* be_open_variants: the kernel variants forced */
 #include "core/error.h"
 #include "gdn/gdn.h"
 #include "gdn/gdn_ref.h"
@@ -693,10 +694,10 @@ static void error_cases(gf_backend *be) {
 }
 
 /* 0, 77 (no CUDA backend here) or 1. */
-static int run_mode(bool fp32, bool *quick) {
+static int run_mode(bool fp32, bool *quick, const gf_backend_variants *v) {
     gf_backend_opts o = {"cuda", 0, fp32};
     gf_backend *be = NULL;
-    if (be_open(&be, &o) < 0) {
+    if (be_open_variants(&be, &o, v) < 0) {
         printf("SKIP: no CUDA backend here: %s\n", gf_last_error());
         return 77;
     }
@@ -759,7 +760,18 @@ static int run_mode(bool fp32, bool *quick) {
     return 0;
 }
 
-int main(void) {
+/* test_cuda_gdn [--slab 16|32] [--warps 4|8]: the GDN sequential passes' slab
+ * height and warp count forced (gf_backend_variants; default: chosen by shape). */
+int main(int argc, char **argv) {
+    gf_backend_variants v = {0};
+    for (int i = 1; i < argc; i++) {
+        if (i + 1 < argc && strcmp(argv[i], "--slab") == 0) v.gdn_slab = atoi(argv[++i]);
+        else if (i + 1 < argc && strcmp(argv[i], "--warps") == 0) v.gdn_state_warps = atoi(argv[++i]);
+        else {
+            fprintf(stderr, "usage: test_cuda_gdn [--slab 16|32] [--warps 4|8]\n");
+            return 2;
+        }
+    }
     const char *seed = getenv("GRAFT_SEED");
     rng_state = seed ? strtoull(seed, NULL, 10) : (uint64_t)time(NULL) * 2654435761u;
     if (!rng_state) rng_state = 88172645463325252ull;
@@ -767,7 +779,7 @@ int main(void) {
     const char *qk = getenv("GDN_TEST_QUICK");
     bool quick = qk && *qk == '1';
     for (int m = 0; m < 2; m++)
-        if (run_mode(m == 0, &quick) == 77) return 77;
+        if (run_mode(m == 0, &quick, &v) == 77) return 77;
     printf("%d passed, %d failed\n", n_pass, n_fail);
     return n_fail ? 1 : 0;
 }

@@ -488,7 +488,7 @@ static void t_determinism(void) {
 
 /* ------------------------------------------------------------- main */
 
-/* The attention checks alone (for the kernel variants GRAFT_ATTN_CFG / GRAFT_ATTN_SPLIT pick). */
+/* The attention checks alone (for the kernel variants gf_backend_variants forces). */
 static void run_attention(void) {
     t_attention(1, 1, 12, 2, 128, 300, 2.0f);
     t_attention(2, 17, 4, 2, 64, 0, 2.0f);
@@ -586,28 +586,25 @@ int main(int argc, char **argv) {
      * defaults too (the runs above take each only for the calls it is the default of);
      * key ranges split */
     for (int i = 0; i < ATTN_FWD_CONFIGS; i++) {
-        char val[16], mode[16];
-        snprintf(val, sizeof val, "%d", i);
+        char mode[16];
         snprintf(mode, sizeof mode, "cfg%d", i);
-        setenv("GRAFT_ATTN_CFG", val, 1);
-        G.gpu = open_gpu_or_skip(false);
+        const gf_backend_variants v = {.attn_cfg = 1 + i};
+        G.gpu = open_gpu_variants_or_skip(false, &v);
         if (be_open(&G.cpu, &co) < 0) die("cpu backend");
         G.mode = mode;
-        printf("== %s with GRAFT_ATTN_CFG=%s\n", be_name(G.gpu), val);
+        printf("== %s with attention cfg %d forced\n", be_name(G.gpu), i);
         run_attention();
         be_close(G.gpu);
         be_close(G.cpu);
-        unsetenv("GRAFT_ATTN_CFG");
     }
-    setenv("GRAFT_ATTN_SPLIT", "3", 1);
-    G.gpu = open_gpu_or_skip(false);
+    const gf_backend_variants split = {.attn_split = 3};
+    G.gpu = open_gpu_variants_or_skip(false, &split);
     if (be_open(&G.cpu, &co) < 0) die("cpu backend");
     G.mode = "split";
-    printf("== %s with GRAFT_ATTN_SPLIT=3\n", be_name(G.gpu));
+    printf("== %s with 3 key-range splits forced\n", be_name(G.gpu));
     run_attention();
     be_close(G.gpu);
     be_close(G.cpu);
-    unsetenv("GRAFT_ATTN_SPLIT");
     printf("%d passed, %d failed\n", G.passed, G.failed);
     return G.failed ? 1 : 0;
 }

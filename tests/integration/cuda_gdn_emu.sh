@@ -18,5 +18,5 @@ GRAFT_SEED=${GRAFT_SEED:-1} GDN_EMU_ORDER=shuffle "$bin" || exit 1
 # 32 rows with 4 and with 8
 for v in "16 8" "32 4" "32 8"; do
     set -- $v
-    GRAFT_SEED=${GRAFT_SEED:-1} GDN_EMU_ORDER=shuffle GRAFT_GDN_SLAB=$1 GRAFT_GDN_STATE_WARPS=$2 "$bin" || exit 1
+    GRAFT_SEED=${GRAFT_SEED:-1} GDN_EMU_ORDER=shuffle "$bin" --slab $1 --warps $2 || exit 1
 done

@@ -1,7 +1,10 @@
 #!/bin/sh
 # The include graph between modules has no cycle and keeps its layers
-# (engine < src/jobs < src/workbench < ui): scripts/include-graph.py on this
-# tree passes, and on a small tree with a workbench <-> ui cycle it fails.
+# (engine < src/jobs < src/workbench < ui; engine's folders are modules of
+# their own and form an acyclic graph; no product file includes tests/):
+# scripts/include-graph.py on this tree passes, and it fails on small trees
+# with a workbench <-> ui cycle, an engine/backend <-> engine/model cycle, and
+# an engine header that includes a test header.
 set -u
 command -v python3 >/dev/null 2>&1 || { echo "python3 is not installed"; exit 77; }
 ROOT=${GRAFT_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -15,8 +18,25 @@ mkdir -p "$T/src/workbench" "$T/ui" "$T/engine/core"
 printf '#include "view.h"\n' > "$T/src/workbench/state.h"
 printf '#include "workbench/state.h"\n' > "$T/ui/view.h"
 printf '/* nothing */\n' > "$T/engine/core/x.h"
-if python3 "$ROOT/scripts/include-graph.py" "$T" > "$T/out.txt"; then
-    cat "$T/out.txt"; echo "FAIL: a workbench <-> ui cycle was not reported"; exit 1
-fi
-grep -q "cycle: src/workbench -> ui -> src/workbench" "$T/out.txt" || { cat "$T/out.txt"; echo "FAIL: cycle not named"; exit 1; }
-echo "include_graph: no cycle here; a planted cycle is caught"
+# caught TREE LINE WHAT: the script fails on TREE and prints LINE
+caught() {
+    if python3 "$ROOT/scripts/include-graph.py" "$1" > "$1.out"; then
+        cat "$1.out"; echo "FAIL: $3 was not reported"; exit 1
+    fi
+    grep -q "$2" "$1.out" || { cat "$1.out"; echo "FAIL: $3 not named"; exit 1; }
+}
+caught "$T" "cycle: src/workbench -> ui -> src/workbench" "a workbench <-> ui cycle"
+echo "$out" | grep -q "^engine/model -> engine/backend" || { echo "FAIL: the graph lacks engine/model -> engine/backend (engine's folders not split?)"; exit 1; }
+# a cycle between two engine folders
+E=$T/e
+mkdir -p "$E/engine/backend" "$E/engine/model"
+printf '#include "model/config.h"\n' > "$E/engine/backend/backend.h"
+printf '#include "backend/backend.h"\n' > "$E/engine/model/config.h"
+caught "$E" "cycle: engine/backend -> engine/model -> engine/backend" "an engine/backend <-> engine/model cycle"
+# a product file (a .cuh, which the scan reads too) that includes a test header
+P=$T/p
+mkdir -p "$P/engine/backend/cuda" "$P/tests/gpu/emu"
+printf '#include "tests/gpu/emu/emu.h"\n' > "$P/engine/backend/cuda/dev.cuh"
+printf '/* test */\n' > "$P/tests/gpu/emu/emu.h"
+caught "$P" "engine/backend must not include tests" "engine including tests/"
+echo "include_graph: no cycle here; planted cycles (ui, engine folders) and a tests/ include are caught"

@@ -11,7 +11,8 @@
 
 #include "align/stage2.h"
 #include "calibrate/capture.h"
-#include "student/build.h"
+#include "formats/model_load.h"
+#include "convert/build.h"
 #include "be_util.h"
 #include "check.h"
 

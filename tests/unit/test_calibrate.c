@@ -31,11 +31,12 @@
 #include <cjson/cJSON.h>
 
 #include "calibrate/capture.h"
+#include "formats/model_load.h"
 #include "gdn/gdn_layer.h"
 #include "calibrate/stage1.h"
 #include "core/error.h"
 #include "core/mapped_file.h"
-#include "student/build.h"
+#include "convert/build.h"
 #include "be_util.h"
 #include "check.h"
 

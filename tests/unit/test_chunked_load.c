@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 
 #include "core/error.h"
+#include "formats/model_load.h"
 #include "model/model.h"
 
 static void path_of(char *out, size_t n, const char *rel) {

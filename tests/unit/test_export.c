@@ -18,7 +18,8 @@
 
 #include "core/error.h"
 #include "core/mapped_file.h"
-#include "student/build.h"
+#include "formats/model_load.h"
+#include "convert/build.h"
 #include "student/student_export.h"
 #include "student/student_io.h"
 #include "tokenizer/tokenizer_export.h"

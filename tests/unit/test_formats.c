@@ -22,6 +22,7 @@
 #include "core/error.h"
 #include "core/mapped_file.h"
 #include "formats/hf_config.h"
+#include "formats/model_load.h"
 #include "formats/safetensors.h"
 #include "model/model.h"
 

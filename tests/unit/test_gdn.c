@@ -21,7 +21,7 @@
 #include "gdn/gdn.h"
 #include "gdn/gdn_layer.h"
 #include "gdn/gdn_ref.h"
-#include "gdn/gdn_transfer.h"
+#include "student/gdn_transfer.h"
 #include "be_util.h"
 #include "check.h"
 

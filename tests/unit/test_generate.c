@@ -15,7 +15,8 @@
 
 #include "core/error.h"
 #include "eval/generate.h"
-#include "student/build.h"
+#include "formats/model_load.h"
+#include "convert/build.h"
 #include "student/student.h"
 
 static model teacher;

@@ -28,6 +28,7 @@
 #include "formats/gguf_dequant.h"
 #include "formats/gguf_reader.h"
 #include "formats/gguf_tokenizer.h"
+#include "formats/model_load.h"
 #include "model/rope.h"
 #include "model_util.h"
 #include "check.h"

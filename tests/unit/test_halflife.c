@@ -18,8 +18,9 @@
 
 #include "core/error.h"
 #include "core/rng.h"
+#include "formats/model_load.h"
 #include "halflife/halflife.h"
-#include "student/build.h"
+#include "convert/build.h"
 #include "host_weights.h"
 #include "check.h"
 

@@ -17,6 +17,7 @@
 
 #include "core/error.h"
 #include "eval/recall.h"
+#include "formats/model_load.h"
 
 /* ---- scorer ---- */
 

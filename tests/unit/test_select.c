@@ -11,8 +11,9 @@
 
 #include "calibrate/capture.h"
 #include "core/error.h"
+#include "formats/model_load.h"
 #include "select/select.h"
-#include "student/build.h"
+#include "convert/build.h"
 
 static void keep_count_rounds_half_up_and_checks_range(void **state) {
     (void)state;

@@ -27,7 +27,8 @@
 #include "calibrate/stage1.h"
 #include "core/error.h"
 #include "core/rng.h"
-#include "student/build.h"
+#include "formats/model_load.h"
+#include "convert/build.h"
 #include "host_weights.h"
 
 enum { SEQS = 2, SEQ_T = 40 };

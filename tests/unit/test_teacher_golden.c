@@ -21,6 +21,7 @@
 #include "core/error.h"
 #include "core/mapped_file.h"
 #include "eval/generate.h"
+#include "formats/model_load.h"
 #include "model/rope.h"
 #include "model/transformer.h"
 #include "stats/attn_stats.h"

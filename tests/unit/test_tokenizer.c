@@ -17,6 +17,7 @@
 #include "core/error.h"
 #include "core/mapped_file.h"
 #include "core/vec.h"
+#include "formats/tokenizer_load.h"
 #include "tokenizer/hf_tokenizer.h"
 #include "tokenizer/nfc.h"
 #include "tokenizer/utf8.h"

@@ -20,7 +20,7 @@
 #include "eval/generate.h"
 #include "optim/schedule.h"
 #include "tokenizer/tokenizer.h"
-#include "student/build.h"
+#include "convert/build.h"
 #include "train/checkpoint.h"
 #include "train/race.h"
 #include "train/trainer.h"

@@ -21,6 +21,7 @@
 
 #include "core/error.h"
 #include "core/mapped_file.h"
+#include "formats/model_load.h"
 #include "model/model.h"
 #include "model/transformer.h"
 #include "be_util.h"

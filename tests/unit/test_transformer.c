@@ -22,7 +22,8 @@
 
 #include "cli/train_cli.h"
 #include "core/error.h"
-#include "student/build.h"
+#include "formats/model_load.h"
+#include "convert/build.h"
 #include "train/trainer.h"
 #include "be_util.h"
 #include "check.h"

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "formats/model_load.h"
 #include "workbench/results.h"
 #include "workbench/settings.h"
 #include "workbench/state.h"

@@ -26,49 +26,11 @@ int cpu_threads(const gf_backend *be, size_t work);
 /* Scratch for an op: malloc or a sticky "out of memory" error (then NULL). */
 void *cpu_scratch(gf_backend *be, size_t bytes, const char *what);
 
-extern const gf_backend_ops cpu_ops;
-
-/* Op implementations (cpu_dense.c, cpu_attention.c, cpu_gdn.c, cpu_loss.c, cpu_optim.c). */
-void cpu_embedding(gf_backend *be, gf_buf x, gf_buf E, gf_buf tokens, int N, int D);
-void cpu_embedding_backward(gf_backend *be, gf_buf dE, gf_buf dx, gf_buf tokens, int N, int D);
-void cpu_linear(gf_backend *be, gf_buf y, gf_buf x, gf_buf W, gf_buf b, int N, int in, int out, bool accumulate);
-void cpu_linear_backward(gf_backend *be, gf_buf dx, gf_buf dW, gf_buf db, gf_buf dy, gf_buf x, gf_buf W, int N, int in,
-                         int out, bool accumulate_dx);
-void cpu_rmsnorm(gf_backend *be, gf_buf y, gf_buf rstd, gf_buf x, gf_buf w, int rows, int n, float eps);
-void cpu_rmsnorm_backward(gf_backend *be, gf_buf dx, gf_buf dw, gf_buf dy, gf_buf x, gf_buf w, gf_buf rstd, int rows,
-                          int n, float eps, bool accumulate_dx);
-void cpu_rope(gf_backend *be, gf_buf x, gf_buf table, int B, int T, int nh, int hd, int pos0, rope_pairing pairing,
-              bool inverse);
-void cpu_swiglu(gf_backend *be, gf_buf out, gf_buf gate, gf_buf up, size_t n);
-void cpu_swiglu_backward(gf_backend *be, gf_buf dgate, gf_buf dup, gf_buf dout, gf_buf gate, gf_buf up, size_t n);
-void cpu_add(gf_backend *be, gf_buf y, gf_buf x, size_t n);
-void cpu_scale(gf_backend *be, gf_buf x, size_t n, float s);
-void cpu_attention(gf_backend *be, gf_buf out, gf_buf lse, gf_buf stats, gf_buf q, gf_buf k, gf_buf v,
-                   const gf_attn_shape *s);
-void cpu_attention_backward(gf_backend *be, gf_buf dq, gf_buf dk, gf_buf dv, gf_buf dout, gf_buf out, gf_buf lse,
-                            gf_buf q, gf_buf k, gf_buf v, const gf_attn_shape *s);
-void cpu_gdn_core(gf_backend *be, gf_buf o, gf_buf ckpt, gf_buf state, gf_buf q, gf_buf k, gf_buf v, gf_buf g,
-                  gf_buf beta, const gf_gdn_shape *s);
-void cpu_gdn_core_backward(gf_backend *be, gf_buf dq, gf_buf dk, gf_buf dv, gf_buf dg, gf_buf dbeta, gf_buf d_o,
-                           gf_buf q, gf_buf k, gf_buf v, gf_buf g, gf_buf beta, gf_buf ckpt, const gf_gdn_shape *s);
-void cpu_gdn_prep(gf_backend *be, gf_buf qkv_pre, gf_buf q, gf_buf k, gf_buf v, gf_buf g, gf_buf beta,
-                  gf_buf conv_tail, gf_buf proj, gf_buf bqkv, gf_buf conv_w, gf_buf a_log, gf_buf dt_bias,
-                  const gf_gdn_dims *d);
-void cpu_gdn_prep_backward(gf_backend *be, gf_buf dproj, gf_buf dbqkv, gf_buf dconv_w, gf_buf da_log, gf_buf ddt_bias,
-                           gf_buf dq, gf_buf dk, gf_buf dv, gf_buf dg, gf_buf dbeta, gf_buf proj, gf_buf qkv_pre,
-                           gf_buf q, gf_buf k, gf_buf g, gf_buf beta, gf_buf conv_w, gf_buf a_log, gf_buf dt_bias,
-                           const gf_gdn_dims *d);
-void cpu_gdn_gated_norm(gf_backend *be, gf_buf z, gf_buf rstd, gf_buf o, gf_buf proj, gf_buf w_norm,
-                        const gf_gdn_dims *d);
-void cpu_gdn_gated_norm_backward(gf_backend *be, gf_buf d_o, gf_buf dproj, gf_buf dw_norm, gf_buf dz, gf_buf o,
-                                 gf_buf rstd, gf_buf proj, gf_buf w_norm, const gf_gdn_dims *d);
-void cpu_cross_entropy(gf_backend *be, gf_buf loss, gf_buf dlogits, gf_buf logits, gf_buf targets, int N, int V,
-                       float grad_scale);
-void cpu_kl_div(gf_backend *be, gf_buf loss, gf_buf dstudent, gf_buf student, gf_buf teacher, int N, int V,
-                float tau, float grad_scale);
-void cpu_mse(gf_backend *be, gf_buf loss, gf_buf dy, gf_buf y, gf_buf target, size_t n, float grad_scale);
-void cpu_row_l2(gf_backend *be, gf_buf loss, gf_buf ds, gf_buf s, gf_buf t, int N, int D, float grad_scale);
-void cpu_sumsq(gf_backend *be, gf_buf acc, gf_buf x, size_t n);
-void cpu_adamw(gf_backend *be, gf_buf p, gf_buf p_act, gf_buf g, gf_buf m, gf_buf v, size_t n, const gf_adamw *h);
+/* cpu_NAME for every op of the table (backend_impl.h): the memory ops and
+ * tasks in cpu_backend.c, the rest in cpu_dense.c, cpu_attention.c,
+ * cpu_gdn.c, cpu_loss.c and cpu_optim.c. */
+#define CPU_OP_DECL(ret, name, params) ret cpu_##name params;
+GF_BACKEND_OPS(CPU_OP_DECL)
+#undef CPU_OP_DECL
 
 #endif

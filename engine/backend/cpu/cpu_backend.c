@@ -25,9 +25,9 @@ void *cpu_scratch(gf_backend *be, size_t bytes, const char *what) {
     return p;
 }
 
-static void cpu_close(gf_backend *be) { (void)be; }
+void cpu_close(gf_backend *be) { (void)be; }
 
-static int cpu_mem_info(gf_backend *be, size_t *free_bytes, size_t *total_bytes) {
+int cpu_mem_info(gf_backend *be, size_t *free_bytes, size_t *total_bytes) {
     (void)be;
     const long page = sysconf(_SC_PAGESIZE), phys = sysconf(_SC_PHYS_PAGES), avail = sysconf(_SC_AVPHYS_PAGES);
     if (page <= 0 || phys <= 0) return gf_fail("cannot read the size of host memory");
@@ -36,7 +36,7 @@ static int cpu_mem_info(gf_backend *be, size_t *free_bytes, size_t *total_bytes)
     return 0;
 }
 
-static int cpu_alloc(gf_backend *be, gf_buf *out, size_t n, gf_dtype t) {
+int cpu_alloc(gf_backend *be, gf_buf *out, size_t n, gf_dtype t) {
     *out = gf_none();
     const size_t es = gf_dtype_size(t);
     if (n > SIZE_MAX / es - 64) return gf_fail("out of memory: %zu elements of %s asked", n, gf_dtype_name(t));
@@ -59,13 +59,13 @@ static int cpu_alloc(gf_backend *be, gf_buf *out, size_t n, gf_dtype t) {
     return 0;
 }
 
-static void cpu_free(gf_backend *be, gf_buf *b) {
+void cpu_free(gf_backend *be, gf_buf *b) {
     (void)be;
     free(b->ptr);
     *b = gf_none();
 }
 
-static void cpu_zero(gf_backend *be, gf_buf b, size_t n) {
+void cpu_zero(gf_backend *be, gf_buf b, size_t n) {
     (void)be;
     memset(b.ptr, 0, n * gf_dtype_size(b.dtype));
 }
@@ -108,29 +108,31 @@ static void convert(void *dst, gf_dtype dt, const void *src, gf_dtype st, size_t
     }
 }
 
-static void cpu_copy(gf_backend *be, gf_buf dst, gf_buf src, size_t n) {
+void cpu_copy(gf_backend *be, gf_buf dst, gf_buf src, size_t n) {
     (void)be;
     convert(dst.ptr, dst.dtype, src.ptr, src.dtype, n);
 }
 
-static int cpu_upload(gf_backend *be, gf_buf dst, const void *src, gf_dtype src_t, size_t n) {
+int cpu_upload(gf_backend *be, gf_buf dst, const void *src, gf_dtype src_t, size_t n) {
     (void)be;
     convert(dst.ptr, dst.dtype, src, src_t, n);
     return 0;
 }
 
-static int cpu_download(gf_backend *be, void *dst, gf_dtype dst_t, gf_buf src, size_t n) {
+int cpu_download(gf_backend *be, void *dst, gf_dtype dst_t, gf_buf src, size_t n) {
     (void)be;
     convert(dst, dst_t, src.ptr, src.dtype, n);
     return 0;
 }
 
-static int cpu_sync(gf_backend *be) { return be->error[0] ? -1 : 0; }
+int cpu_sync(gf_backend *be) { return be->error[0] ? -1 : 0; }
+/* Ops run to completion on the host: checking is syncing. */
+int cpu_check(gf_backend *be) { return cpu_sync(be); }
 
 /* Tasks in parallel threads; each task issues its ops on its own sub-backend
  * (threads = 1), whose sticky error is the task's. The first failure's
  * message (lowest task index) is the one reported. */
-static int cpu_run_tasks(gf_backend *be, int n, int (*fn)(void *ud, int i, gf_backend *sub), void *ud) {
+int cpu_run_tasks(gf_backend *be, int n, int (*fn)(void *ud, int i, gf_backend *sub), void *ud) {
     gf_backend *subs = calloc((size_t)n, sizeof *subs);
     char (*errs)[256] = calloc((size_t)n, sizeof *errs);
     int *rcs = calloc((size_t)n, sizeof *rcs);
@@ -157,44 +159,9 @@ static int cpu_run_tasks(gf_backend *be, int n, int (*fn)(void *ud, int i, gf_ba
     return rc;
 }
 
-const gf_backend_ops cpu_ops = {
-    .close = cpu_close,
-    .mem_info = cpu_mem_info,
-    .alloc = cpu_alloc,
-    .free = cpu_free,
-    .zero = cpu_zero,
-    .copy = cpu_copy,
-    .upload = cpu_upload,
-    .download = cpu_download,
-    .sync = cpu_sync,
-    .check = cpu_sync,
-    .run_tasks = cpu_run_tasks,
-    .embedding = cpu_embedding,
-    .embedding_backward = cpu_embedding_backward,
-    .linear = cpu_linear,
-    .linear_backward = cpu_linear_backward,
-    .rmsnorm = cpu_rmsnorm,
-    .rmsnorm_backward = cpu_rmsnorm_backward,
-    .rope = cpu_rope,
-    .swiglu = cpu_swiglu,
-    .swiglu_backward = cpu_swiglu_backward,
-    .add = cpu_add,
-    .scale = cpu_scale,
-    .attention = cpu_attention,
-    .attention_backward = cpu_attention_backward,
-    .gdn_core = cpu_gdn_core,
-    .gdn_core_backward = cpu_gdn_core_backward,
-    .gdn_prep = cpu_gdn_prep,
-    .gdn_prep_backward = cpu_gdn_prep_backward,
-    .gdn_gated_norm = cpu_gdn_gated_norm,
-    .gdn_gated_norm_backward = cpu_gdn_gated_norm_backward,
-    .cross_entropy = cpu_cross_entropy,
-    .kl_div = cpu_kl_div,
-    .mse = cpu_mse,
-    .row_l2 = cpu_row_l2,
-    .sumsq = cpu_sumsq,
-    .adamw = cpu_adamw,
-};
+#define CPU_OP_INIT(ret, name, params) .name = cpu_##name,
+const gf_backend_ops cpu_ops = {GF_BACKEND_OPS(CPU_OP_INIT)};
+#undef CPU_OP_INIT
 
 int gf_backend_cpu_open(gf_backend *be, const gf_backend_opts *o) {
     int threads = o && o->threads > 0 ? o->threads : omp_get_max_threads();

@@ -17,9 +17,8 @@
 #include "backend/cpu/gdn_core_tmpl.h"
 #include "backend/cpu/gdn_parts_tmpl.h"
 
-static gdn_core_shape core_shape(const gf_gdn_shape *s) {
-    gdn_core_shape c = {s->B, s->T, s->H, s->dk, s->dv, s->chunk, s->scale,
-                        s->recurrent ? GDN_FORM_RECURRENT : GDN_FORM_CHUNKED};
+static gdn_core_dims core_shape(const gf_gdn_shape *s) {
+    gdn_core_dims c = {s->B, s->T, s->H, s->dk, s->dv, s->chunk, s->scale, s->recurrent};
     return c;
 }
 
@@ -32,7 +31,7 @@ static float *opt(gf_buf b) { return gf_is_none(b) ? NULL : cpu_f(b); }
 
 void cpu_gdn_core(gf_backend *be, gf_buf o, gf_buf ckpt, gf_buf state, gf_buf q, gf_buf k, gf_buf v, gf_buf g,
                   gf_buf beta, const gf_gdn_shape *s) {
-    gdn_core_shape cs = core_shape(s);
+    gdn_core_dims cs = core_shape(s);
     const int nt = be_threads(be);
     float *work = cpu_scratch(be, (size_t)nt * core_work_f32(&cs) * sizeof(float), "gdn core");
     if (!work) return;
@@ -43,7 +42,7 @@ void cpu_gdn_core(gf_backend *be, gf_buf o, gf_buf ckpt, gf_buf state, gf_buf q,
 
 void cpu_gdn_core_backward(gf_backend *be, gf_buf dq, gf_buf dk, gf_buf dv, gf_buf dg, gf_buf dbeta, gf_buf d_o,
                            gf_buf q, gf_buf k, gf_buf v, gf_buf g, gf_buf beta, gf_buf ckpt, const gf_gdn_shape *s) {
-    gdn_core_shape cs = core_shape(s);
+    gdn_core_dims cs = core_shape(s);
     const int nt = be_threads(be);
     float *work = cpu_scratch(be, (size_t)nt * core_work_f32(&cs) * sizeof(float), "gdn core backward");
     if (!work) return;

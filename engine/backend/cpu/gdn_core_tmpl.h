@@ -1,4 +1,4 @@
-/* Template (included by cpu_gdn.c / gdn_ref_f64.c with `real`, SFX, GEMM and
+/* Template (included by cpu_gdn.c / engine/gdn/gdn_ref_f64.c with `real`, SFX, GEMM and
  * TRSM defined): the gated delta-rule recurrence, forward in two forms and backward.
  *
  * State per (sequence, head): S [dv][dk] row-major, zero at t = 0.
@@ -34,7 +34,7 @@ typedef struct {
     size_t qk0, v0, h0;                     /* token 0 of this (b, h) */
 } SFX(core_index);
 
-static SFX(core_index) SFX(core_index_of)(const gdn_core_shape *s, int b, int h) {
+static SFX(core_index) SFX(core_index_of)(const gdn_core_dims *s, int b, int h) {
     SFX(core_index) ix;
     size_t H = (size_t)s->H, tok0 = (size_t)b * (size_t)s->T;
     ix.qk_stride = H * (size_t)s->dk;
@@ -46,7 +46,7 @@ static SFX(core_index) SFX(core_index_of)(const gdn_core_shape *s, int b, int h)
     return ix;
 }
 
-static real *SFX(ckpt_at)(const gdn_core_shape *s, real *ckpt, int b, int h, int c) {
+static real *SFX(ckpt_at)(const gdn_core_dims *s, real *ckpt, int b, int h, int c) {
     int nc = (s->T + s->chunk - 1) / s->chunk;
     size_t sd = (size_t)s->dv * (size_t)s->dk;
     return ckpt + (((size_t)b * (size_t)s->H + (size_t)h) * (size_t)nc + (size_t)c) * sd;
@@ -128,7 +128,7 @@ static inline __attribute__((always_inline)) void SFX(core_step)(real *dst, cons
 }
 
 /* Carried state [B, H, dv, dk]: NULL means a zero start and nothing kept. */
-static void SFX(state_load)(const gdn_core_shape *s, real *S, const real *state, int b, int h) {
+static void SFX(state_load)(const gdn_core_dims *s, real *S, const real *state, int b, int h) {
     size_t sd = (size_t)s->dv * (size_t)s->dk;
     if (state)
         memcpy(S, state + ((size_t)b * (size_t)s->H + (size_t)h) * sd, sd * sizeof(real));
@@ -136,12 +136,12 @@ static void SFX(state_load)(const gdn_core_shape *s, real *S, const real *state,
         memset(S, 0, sd * sizeof(real));
 }
 
-static void SFX(state_store)(const gdn_core_shape *s, const real *S, real *state, int b, int h) {
+static void SFX(state_store)(const gdn_core_dims *s, const real *S, real *state, int b, int h) {
     size_t sd = (size_t)s->dv * (size_t)s->dk;
     if (state) memcpy(state + ((size_t)b * (size_t)s->H + (size_t)h) * sd, S, sd * sizeof(real));
 }
 
-GDN_HOT static void SFX(core_recurrent_bh)(const gdn_core_shape *s, int b, int h, const real *q,
+GDN_HOT static void SFX(core_recurrent_bh)(const gdn_core_dims *s, int b, int h, const real *q,
                                    const real *k, const real *v, const real *g,
                                    const real *beta, real *o, real *ckpt, real *S,
                                    real *state) {
@@ -166,7 +166,7 @@ GDN_HOT static void SFX(core_recurrent_bh)(const gdn_core_shape *s, int b, int h
  * O = scale [exp(gam) Q S^T + Lower(exp(gam_i - gam_j) Q K^T) V'] (diagonal included);
  * S <- exp(gam_L) S + sum_i exp(gam_L - gam_i) V'_i k_i^T. Every exponent is <= 0.
  * The products are small BLAS calls (single-threaded inside the OpenMP region). */
-GDN_HOT static void SFX(core_chunked_bh)(const gdn_core_shape *s, int b, int h, const real *q,
+GDN_HOT static void SFX(core_chunked_bh)(const gdn_core_dims *s, int b, int h, const real *q,
                                  const real *k, const real *v, const real *g,
                                  const real *beta, real *o, real *ckpt, real *S,
                                  real *work, real *state) {
@@ -234,21 +234,21 @@ GDN_HOT static void SFX(core_chunked_bh)(const gdn_core_shape *s, int b, int h, 
 }
 
 /* Reals of scratch per thread for the forward / backward. */
-static size_t SFX(core_work)(const gdn_core_shape *s) {
+static size_t SFX(core_work)(const gdn_core_dims *s) {
     size_t sd = (size_t)s->dv * (size_t)s->dk, C = (size_t)s->chunk;
     size_t fwd = sd + C + 2 * C * C + C * (2 * (size_t)s->dk + (size_t)s->dv);
     size_t bwd = (C + 2) * sd + 2 * (size_t)s->dv;
     return fwd > bwd ? fwd : bwd;
 }
 
-static int SFX(core_threads)(const gdn_core_shape *s, int nt) {
+static int SFX(core_threads)(const gdn_core_dims *s, int nt) {
     if ((double)s->B * s->H * s->T * s->dk * s->dv <= GDN_PAR_MIN_WORK) return 1;
     int items = s->B * s->H;
     return nt < items ? nt : items;
 }
 
 /* state [B, H, dv, dk]: NULL is a zero start with nothing kept. work: nt x core_work. */
-static void SFX(core_forward_w)(const gdn_core_shape *s, const real *q, const real *k, const real *v,
+static void SFX(core_forward_w)(const gdn_core_dims *s, const real *q, const real *k, const real *v,
                                 const real *g, const real *beta, real *o, real *ckpt, real *state, int nt,
                                 real *work) {
     GF_ASSERT(s->B > 0 && s->T > 0 && s->H > 0 && s->dk > 0 && s->dv > 0 && s->chunk > 0);
@@ -260,7 +260,7 @@ static void SFX(core_forward_w)(const gdn_core_shape *s, const real *q, const re
 #pragma omp for collapse(2) schedule(dynamic)
         for (int b = 0; b < s->B; b++)
             for (int h = 0; h < s->H; h++) {
-                if (s->form == GDN_FORM_RECURRENT)
+                if (s->recurrent)
                     SFX(core_recurrent_bh)(s, b, h, q, k, v, g, beta, o, ckpt, S, state);
                 else
                     SFX(core_chunked_bh)(s, b, h, q, k, v, g, beta, o, ckpt, S, S + sd, state);
@@ -275,7 +275,7 @@ static void SFX(core_forward_w)(const gdn_core_shape *s, const real *q, const re
  *   u = a S_{t-1} k;  delta = v - u;  e = dS k
  *   dbeta = e . delta;  dv = beta e;  dk = beta dS^T delta - beta a S_{t-1}^T e
  *   dS' = dS - beta e k^T;  dg = a sum(dS' * S_{t-1});  dS <- a dS'            */
-GDN_HOT static void SFX(core_backward_bh)(const gdn_core_shape *s, int b, int h, const real *q,
+GDN_HOT static void SFX(core_backward_bh)(const gdn_core_dims *s, int b, int h, const real *q,
                                   const real *k, const real *v, const real *g,
                                   const real *beta, const real *ckpt, const real *d_o,
                                   real *dq, real *dk_out, real *dv_out, real *dg,
@@ -404,7 +404,7 @@ GDN_HOT static void SFX(core_backward_bh)(const gdn_core_shape *s, int b, int h,
     }
 }
 
-static void SFX(core_backward_w)(const gdn_core_shape *s, const real *q, const real *k, const real *v,
+static void SFX(core_backward_w)(const gdn_core_dims *s, const real *q, const real *k, const real *v,
                                  const real *g, const real *beta, const real *ckpt, const real *d_o, real *dq,
                                  real *dk, real *dv, real *dg, real *dbeta, int nt, real *work) {
     GF_ASSERT(s->B > 0 && s->T > 0 && s->H > 0 && s->dk > 0 && s->dv > 0 && s->chunk > 0);

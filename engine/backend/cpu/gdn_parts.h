@@ -5,7 +5,20 @@
 
 #include <omp.h>
 
-#include "gdn/gdn.h"
+#include <stdbool.h>
+
+#include "backend/backend.h"
+
+/* A core recurrence call as the templates see it (gf_gdn_shape with the
+ * query scale in the template's precision: the float64 reference passes
+ * its scale in double). q, k [B, T, H, dk]; v, o [B, T, H, dv]; g, beta
+ * [B, T, H]; ckpt [B, H, ceil(T/chunk), dv, dk]. */
+typedef struct {
+    int B, T, H, dk, dv;
+    int chunk;
+    double scale;
+    bool recurrent; /* token by token instead of chunks */
+} gdn_core_dims;
 
 typedef struct {
     int B, T, D, H, dk, dv;

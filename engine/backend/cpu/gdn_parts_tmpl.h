@@ -1,4 +1,4 @@
-/* Template (included by cpu_gdn.c / gdn_ref_f64.c with `real` and SFX defined):
+/* Template (included by cpu_gdn.c / engine/gdn/gdn_ref_f64.c with `real` and SFX defined):
  * the GDN layer's element-wise work around the core recurrence, forward and
  * backward, on raw arrays (the backend ops be_gdn_prep, be_gdn_gated_norm and
  * their backwards; the float64 reference layer composes the same parts):

@@ -1,6 +1,6 @@
 /* The block shapes the tensor-core attention forward (cuda_attention_fwd.cu)
  * is built in. Plain C: tests/gpu/bench/bench_attention.c times every one in
- * the same run (GRAFT_ATTN_CFG=i picks one at be_open) and prints each one's
+ * the same run (gf_backend_variants.attn_cfg = 1 + i forces one at be_open) and prints each one's
  * ratio to cfg 0; the product uses the ATTN_FWD_DEFAULT_* below alone.
  *
  * X(index, warps, slabs, bc, stages, min_blocks, fold, text):
@@ -28,7 +28,7 @@
     X(5, 8, 1, 64, 3, 1, 0, "8 warps x 16 rows, BC 64, 3 stages, 1 block/SM")                          \
     X(6, 12, 1, 64, 2, 1, 0, "12 warps x 16 rows, BC 64, 2 stages, 1 block/SM (168 registers)")        \
     X(7, 12, 1, 32, 3, 1, 0, "12 warps x 16 rows, BC 32, 3 stages, 1 block/SM (168 registers)")        \
-    X(8, 4, 2, 64, 2, 1, 0, "4 warps x 32 rows, BC 64, 2 stages, 2 blocks/SM (was GRAFT_ATTN_SLABS=2)") \
+    X(8, 4, 2, 64, 2, 1, 0, "4 warps x 32 rows, BC 64, 2 stages, 2 blocks/SM") \
     X(9, 4, 1, 64, 2, 2, 1, "cfg 0 with the scale folded into the exponent's FMA")                    \
     X(10, 4, 1, 32, 3, 3, 0, "cfg 2 without the fold")
 

@@ -462,8 +462,8 @@ static_assert(ATTN_FWD_IN_LIST(ATTN_FWD_DEFAULT_STATS) && ATTN_FWD_IN_LIST(ATTN_
               "the defaults are in the list");
 #undef ATTN_FWD_IN_LIST
 
-/* The one GRAFT_ATTN_CFG asked for (checked at open: the bench and the checks;
- * -1 when unset), or the product's shape for this call. */
+/* The shape a check or benchmark forced (gf_backend_variants, checked at
+ * open; -1 when none), or the product's shape for this call. */
 static int cfg_for(gf_backend *be, const attn_fwd_params &p) {
     const int c = cuda_st(be)->attn_cfg;
     if (c >= 0) return c;

@@ -1,13 +1,12 @@
 /* The CUDA backend: open/close, the op table, errors, independent tasks.
  * One stream per backend; cuBLAS and cublasLt run on it with one workspace.
  * Memory ops live in cuda_memory.cu, GEMMs in cuda_gemm.cu, the kernels in
- * the other cuda_*.cu files (Gated DeltaNet: cuda_gdn*.cu, from cuda_gdn.h). */
+ * the other cuda_*.cu files (cuda_table.h declares them all). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend/cuda/cuda_attention_cfg.h"
-#include "backend/cuda/cuda_gdn.h"
 #include "backend/cuda/cuda_ops.cuh"
 extern "C" {
 #include "core/error.h" /* a C header without C++ guards */
@@ -16,46 +15,9 @@ extern "C" {
 #define WORKSPACE_BYTES ((size_t)32 << 20) /* cuBLAS's advice for Hopper */
 #define MAX_SUBS 4                        /* streams for be_run_tasks */
 
-static void cuda_close(gf_backend *be);
-
-static const gf_backend_ops cuda_table = {
-    cuda_close,
-    cuda_mem_info,
-    cuda_alloc,
-    cuda_free,
-    cuda_zero,
-    cuda_copy,
-    cuda_upload,
-    cuda_download,
-    cuda_sync,
-    cuda_check,
-    cuda_run_tasks,
-    cuda_embedding,
-    cuda_embedding_backward,
-    cuda_linear,
-    cuda_linear_backward,
-    cuda_rmsnorm,
-    cuda_rmsnorm_backward,
-    cuda_rope,
-    cuda_swiglu,
-    cuda_swiglu_backward,
-    cuda_add,
-    cuda_scale,
-    cuda_attention,
-    cuda_attention_backward,
-    cuda_gdn_core,
-    cuda_gdn_core_backward,
-    cuda_gdn_prep,
-    cuda_gdn_prep_backward,
-    cuda_gdn_gated_norm,
-    cuda_gdn_gated_norm_backward,
-    cuda_cross_entropy,
-    cuda_kl_div,
-    cuda_mse,
-    cuda_row_l2,
-    cuda_sumsq,
-    cuda_adamw,
-};
+#define CUDA_OP_INIT(ret, name, params) .name = cuda_##name,
+const gf_backend_ops cuda_ops = {GF_BACKEND_OPS(CUDA_OP_INIT)};
+#undef CUDA_OP_INIT
 
 /* ------------------------------------------------------------- errors */
 
@@ -165,7 +127,7 @@ static void free_state(cuda_state *st) {
     free(st);
 }
 
-static void cuda_close(gf_backend *be) {
+void cuda_close(gf_backend *be) {
     if (!be || !be->impl) return;
     cudaStreamSynchronize(cuda_stream(be));
     free_state(cuda_st(be));
@@ -193,7 +155,7 @@ extern "C" int gf_backend_cuda_count(int *count) {
     return 0;
 }
 
-extern "C" int gf_backend_cuda_open(gf_backend *be, const gf_backend_opts *o) {
+extern "C" int gf_backend_cuda_open(gf_backend *be, const gf_backend_opts *o, const gf_backend_variants *v) {
     const int dev = parse_ordinal(o ? o->device : "cuda");
     if (dev < 0) return gf_fail("unknown device '%s' (cuda, cuda:N)", o && o->device ? o->device : "");
     int count = 0;
@@ -226,19 +188,18 @@ extern "C" int gf_backend_cuda_open(gf_backend *be, const gf_backend_opts *o) {
     const char *dbg = getenv("GRAFT_CUDA_SYNC");
     st->debug_sync = dbg && *dbg && strcmp(dbg, "0") != 0;
     /* kernel variants, for the checks and benchmarks that compare them */
-    const char *cfg = getenv("GRAFT_ATTN_CFG"), *split = getenv("GRAFT_ATTN_SPLIT");
-    char *cfg_end = NULL;
-    const long cfg_i = cfg && *cfg ? strtol(cfg, &cfg_end, 10) : -1;
-    if (cfg && *cfg && (*cfg_end || cfg_i < 0 || cfg_i >= ATTN_FWD_CONFIGS)) {
+    const int cfg = v ? v->attn_cfg : 0, split = v ? v->attn_split : 0;
+    if (cfg < 0 || cfg > ATTN_FWD_CONFIGS || split < 0) {
         free(st);
-        return gf_fail("GRAFT_ATTN_CFG=%s: not an attention configuration (0 to %d)", cfg, ATTN_FWD_CONFIGS - 1);
+        return gf_fail("attention variant cfg %d split %d: the kernels know cfg 1 to %d (0: chosen), split >= 0", cfg,
+                       split, ATTN_FWD_CONFIGS);
     }
-    if (cuda_gdn_variants(&st->base) != 0) {
+    if (cuda_gdn_variants(&st->base, v) != 0) {
         free(st);
         return -1;
     }
-    st->attn_cfg = (int)cfg_i;
-    st->attn_split = split ? atoi(split) : 0;
+    st->attn_cfg = cfg - 1;
+    st->attn_split = split;
     if ((e = cudaGetDeviceProperties(&st->base.prop, dev)) != cudaSuccess) {
         free(st);
         return gf_fail("cuda:%d: %s", dev, cudaGetErrorString(e));
@@ -268,7 +229,7 @@ extern "C" int gf_backend_cuda_open(gf_backend *be, const gf_backend_opts *o) {
     }
     cudaGetLastError();
 
-    be->ops = &cuda_table;
+    be->ops = &cuda_ops;
     be->act = st->base.fp32 ? GF_F32 : GF_BF16;
     be->host = false;
     be->impl = st;

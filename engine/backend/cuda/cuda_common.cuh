@@ -1,5 +1,5 @@
 /* Shared by the CUDA backend's translation units (CUDA C++; only files under
- * engine/backend/cuda include it). Contract v0 between the backend's core
+ * engine/backend/cuda include it). The contract between the backend's core
  * (cuda_backend.cu: open/close, memory, cuBLAS, element-wise ops, attention,
  * losses, optimizer) and its Gated DeltaNet kernels (cuda_gdn*.cu). Grow it;
  * do not change what is here without updating both sides. */
@@ -25,15 +25,16 @@ typedef struct {
     void *workspace;             /* cuBLAS / cublasLt workspace on this device */
     size_t workspace_bytes;
     bool fp32;                   /* ACT is F32 (checking mode) instead of BF16 */
-    struct {                     /* GDN kernel variants, from the environment at open (cuda_gdn_variants) */
-        int slab;                /* GRAFT_GDN_SLAB: 16 or 32 state rows a sequential-pass block; 0: chosen per call */
-        int state_warps;         /* GRAFT_GDN_STATE_WARPS: 4 or 8 warps a sequential-pass block; 0: chosen per call */
+    struct {                     /* GDN kernel variants a test forced at open (cuda_gdn_variants) */
+        int slab;                /* 16 or 32 state rows a sequential-pass block; 0: chosen per call */
+        int state_warps;         /* 4 or 8 warps a sequential-pass block; 0: chosen per call */
     } gdn;
 } cuda_impl;
 
-/* Reads the GDN variant variables into im->gdn: 0, or -1 with gf_fail's one line
- * naming the variable whose value it does not know (cuda_gdn_core.cu). */
-int cuda_gdn_variants(cuda_impl *im);
+/* Copies the GDN variants of v (gf_backend_opts.variants; NULL: none) into
+ * im->gdn: 0, or -1 with gf_fail's one line naming the value the kernels do
+ * not know (cuda_gdn_core.cu). */
+int cuda_gdn_variants(cuda_impl *im, const gf_backend_variants *v);
 
 static inline cuda_impl *cuda_of(gf_backend *be) { return (cuda_impl *)be->impl; }
 static inline cudaStream_t cuda_stream(gf_backend *be) { return cuda_of(be)->stream; }

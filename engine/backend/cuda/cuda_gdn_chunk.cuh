@@ -281,7 +281,7 @@ bool gdn_core_args(gf_backend *be, GdnShape *gs, const gf_gdn_shape *s, const ch
  * multiprocessors two blocks; else 16 (twice the blocks, each with half the
  * tiles: on the H200 the layer at B 4 x T 8192, 12 heads of 128, went 12.41 ->
  * 11.72 ms; at B 16 x T 2048, 768 blocks of 32 rows were the faster, 11.45 ms
- * against 11.69). asked (GRAFT_GDN_SLAB, cuda_impl.gdn.slab): 16 or 32 forces one
+ * against 11.69). asked (cuda_impl.gdn.slab, a test's gf_backend_variants): 16 or 32 forces one
  * (benchmarks, checks), 0 leaves the choice here. */
 int gdn_slab(int dv, long heads, int sms, int asked);
 
@@ -289,7 +289,7 @@ int gdn_slab(int dv, long heads, int sms, int asked);
  * slabs of 32 rows (two blocks a multiprocessor, half the tiles a warp: on the
  * H200 the layer at B 16 x T 2048 went 10.38 -> 9.74 ms), 4 for slabs of 16 (at
  * B 4 x T 8192, 8 warps of 16 rows were slower: 10.70 against 10.46 ms). asked
- * (GRAFT_GDN_STATE_WARPS, cuda_impl.gdn.state_warps): 4 or 8 forces one, 0 leaves
+ * (cuda_impl.gdn.state_warps, a test's gf_backend_variants): 4 or 8 forces one, 0 leaves
  * the choice here. */
 int gdn_state_warps(int BV, int asked);
 

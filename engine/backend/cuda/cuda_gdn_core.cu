@@ -2,7 +2,7 @@
  * three launches (chunk-local WY in parallel, the sequential state pass split
  * over slabs of state rows, outputs in parallel) and a recurrent kernel for
  * decode (small T). docs/cuda-gdn.md has the design and the FLOP counts. */
-#include "backend/cuda/cuda_gdn.h"
+#include "backend/cuda/cuda_table.h"
 #include "backend/cuda/cuda_gdn_chunk.cuh"
 #include "backend/cuda/cuda_gdn_host.cuh"
 #include "backend/cuda/cuda_gdn_pad.cuh"
@@ -275,24 +275,13 @@ bool gdn_core_args(gf_backend *be, GdnShape *gs, const gf_gdn_shape *s, const ch
     return true;
 }
 
-/* Index of variable `name`'s value in allowed[0..n) (0 when unset or empty); -1,
- * with gf_fail's line, when it is none of them. */
-static int gdn_variant(const char *name, const char *const *allowed, int n, const char *known) {
-    const char *e = getenv(name);
-    if (!e || !*e) return 0;
-    for (int i = 0; i < n; i++)
-        if (strcmp(e, allowed[i]) == 0) return i;
-    return gf_fail("%s=%s: the GDN kernels know %s", name, e, known);
-}
-
-int cuda_gdn_variants(cuda_impl *im) {
-    static const char *const sizes[] = {"", "16", "32"}, *const warps[] = {"", "4", "8"};
-    const int sl = gdn_variant("GRAFT_GDN_SLAB", sizes, 3, "16 or 32");
-    if (sl < 0) return -1;
-    const int sw = gdn_variant("GRAFT_GDN_STATE_WARPS", warps, 3, "4 or 8");
-    if (sw < 0) return -1;
-    im->gdn.slab = sl ? atoi(sizes[sl]) : 0;
-    im->gdn.state_warps = sw ? atoi(warps[sw]) : 0;
+int cuda_gdn_variants(cuda_impl *im, const gf_backend_variants *v) {
+    im->gdn.slab = v ? v->gdn_slab : 0;
+    im->gdn.state_warps = v ? v->gdn_state_warps : 0;
+    if (im->gdn.slab != 0 && im->gdn.slab != 16 && im->gdn.slab != 32)
+        return gf_fail("GDN slab %d: the GDN kernels know 16 or 32", im->gdn.slab);
+    if (im->gdn.state_warps != 0 && im->gdn.state_warps != 4 && im->gdn.state_warps != 8)
+        return gf_fail("GDN state warps %d: the GDN kernels know 4 or 8", im->gdn.state_warps);
     return 0;
 }
 

@@ -7,7 +7,7 @@
  *      dh <- e^gam_L dh + dO^T (scale e^gam Q) - dV'^T W;
  *   4. per chunk in parallel: dq, dk, dv, dbeta, dg from everything above.
  * docs/cuda-gdn.md derives every term. */
-#include "backend/cuda/cuda_gdn.h"
+#include "backend/cuda/cuda_table.h"
 #include "backend/cuda/cuda_gdn_chunk.cuh"
 #include "backend/cuda/cuda_gdn_host.cuh"
 #include "backend/cuda/cuda_gdn_pad.cuh"

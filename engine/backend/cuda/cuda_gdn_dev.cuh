@@ -10,10 +10,13 @@
  * outputs in fp32 on the CUDA cores, in the same layout. Views are strided so a
  * transpose is just swapped strides; they may point to shared or global memory.
  *
- * GDN_EMULATE: the same source compiled as host C++ by tests/gpu/emu (a CPU
- * emulation of blocks, warps and mma used to test the kernels' logic where no
- * GPU exists). The only hooks are the mma, ldmatrix, the shuffle, the warp
- * barrier, the launch and memory. */
+ * GDN_EMULATE: the same source compiled as host C++ against a CPU emulation of
+ * blocks, warps and mma, to test the kernels' logic where no GPU exists. The
+ * emulation is not part of the product: its build forces its header in front
+ * of every file (g++ -include tests/gpu/emu/gdn_emu.h), which provides the
+ * hooks used below: gdn_emu_launch, gdn_emu_smem, gdn_emu_mma_bf16_16816,
+ * gdn_emu_ldmatrix, gdn_emu_shfl_xor and gdn_emu_sync_warp, and maps device
+ * memory calls onto host memory. */
 #ifndef GRAFT_BACKEND_CUDA_GDN_DEV_CUH
 #define GRAFT_BACKEND_CUDA_GDN_DEV_CUH
 
@@ -23,7 +26,9 @@
 #include "backend/cuda/cuda_common.cuh"
 
 #ifdef GDN_EMULATE
-#include "tests/gpu/emu/gdn_emu.h"
+#ifndef GRAFT_TESTS_GPU_EMU_GDN_EMU_H
+#error "GDN_EMULATE builds force the emulation's header first (-include tests/gpu/emu/gdn_emu.h)"
+#endif
 #define GDN_LAUNCH(kern, grid, block, smem, stream, ...) \
     gdn_emu_launch((grid), (block), (smem), [&]() { kern(__VA_ARGS__); })
 #else

@@ -20,7 +20,7 @@
  *   block's threads in a fixed order, then over blocks in a fixed order (no
  *   atomics): repeated runs give identical bits.
  * Element offsets are 64-bit (one wide multiply per row); counts are int. */
-#include "backend/cuda/cuda_gdn.h"
+#include "backend/cuda/cuda_table.h"
 #include "backend/cuda/cuda_gdn_host.cuh"
 #include "backend/cuda/cuda_gdn_layer.cuh"
 

@@ -9,7 +9,7 @@
  * starts at zero and stays zero, whose output is dropped. The backward of the
  * same padded problem gives dq, dk, dv whose padded parts are dropped, and dg,
  * dbeta unchanged (the padded state entries are zero). */
-#include "backend/cuda/cuda_gdn.h"
+#include "backend/cuda/cuda_table.h"
 #include "backend/cuda/cuda_gdn_host.cuh"
 #include "backend/cuda/cuda_gdn_pad.cuh"
 

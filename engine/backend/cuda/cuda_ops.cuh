@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "backend/cuda/cuda_common.cuh"
+#include "backend/cuda/cuda_table.h"
 
 /* ------------------------------------------------------------- state */
 
@@ -20,8 +21,8 @@ typedef struct {
     struct cuda_gemm_cache *gemm; /* owned by the root backend */
     bool owns_handles;           /* root: owns lt, blas, gemm cache; sub: borrows them */
     bool debug_sync;             /* GRAFT_CUDA_SYNC=1: sync after every op, errors name it */
-    int attn_cfg;                /* GRAFT_ATTN_CFG: attention forward's block shape (-1: the default) */
-    int attn_split;              /* GRAFT_ATTN_SPLIT: key-range splits in attention (0: chosen) */
+    int attn_cfg;                /* attention forward's block shape a test forced (-1: chosen by shape) */
+    int attn_split;              /* key-range splits in attention a test forced (0: chosen) */
     const char *last_op;         /* the last op queued (for async error reports) */
     struct gf_backend *subs[4];  /* be_run_tasks' sub-backends, made on first use */
     cudaEvent_t join[5];         /* fork/join events: [0] the root's, [1..4] the subs' */
@@ -50,52 +51,6 @@ void *cuda_scratch(gf_backend *be, size_t bytes, const char *op);
 void cuda_scratch_free(gf_backend *be, void *p);
 
 static inline bool cuda_aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
-
-/* ------------------------------------------------------------- ops (the table) */
-
-#ifdef __cplusplus
-extern "C" {
-#endif
-int cuda_mem_info(gf_backend *be, size_t *free_bytes, size_t *total_bytes);
-int cuda_alloc(gf_backend *be, gf_buf *out, size_t n, gf_dtype t);
-void cuda_free(gf_backend *be, gf_buf *b);
-void cuda_zero(gf_backend *be, gf_buf b, size_t n);
-void cuda_copy(gf_backend *be, gf_buf dst, gf_buf src, size_t n);
-int cuda_upload(gf_backend *be, gf_buf dst, const void *src, gf_dtype src_t, size_t n);
-int cuda_download(gf_backend *be, void *dst, gf_dtype dst_t, gf_buf src, size_t n);
-int cuda_sync(gf_backend *be);
-int cuda_check(gf_backend *be);
-int cuda_run_tasks(gf_backend *be, int n, int (*fn)(void *ud, int i, gf_backend *sub), void *ud);
-
-void cuda_embedding(gf_backend *be, gf_buf x, gf_buf E, gf_buf tokens, int N, int D);
-void cuda_embedding_backward(gf_backend *be, gf_buf dE, gf_buf dx, gf_buf tokens, int N, int D);
-void cuda_linear(gf_backend *be, gf_buf y, gf_buf x, gf_buf W, gf_buf b, int N, int in, int out, bool accumulate);
-void cuda_linear_backward(gf_backend *be, gf_buf dx, gf_buf dW, gf_buf db, gf_buf dy, gf_buf x, gf_buf W, int N,
-                          int in, int out, bool accumulate_dx);
-void cuda_rmsnorm(gf_backend *be, gf_buf y, gf_buf rstd, gf_buf x, gf_buf w, int rows, int n, float eps);
-void cuda_rmsnorm_backward(gf_backend *be, gf_buf dx, gf_buf dw, gf_buf dy, gf_buf x, gf_buf w, gf_buf rstd,
-                           int rows, int n, float eps, bool accumulate_dx);
-void cuda_rope(gf_backend *be, gf_buf x, gf_buf table, int B, int T, int nh, int hd, int pos0,
-               rope_pairing pairing, bool inverse);
-void cuda_swiglu(gf_backend *be, gf_buf out, gf_buf gate, gf_buf up, size_t n);
-void cuda_swiglu_backward(gf_backend *be, gf_buf dgate, gf_buf dup, gf_buf dout, gf_buf gate, gf_buf up, size_t n);
-void cuda_add(gf_backend *be, gf_buf y, gf_buf x, size_t n);
-void cuda_scale(gf_backend *be, gf_buf x, size_t n, float s);
-void cuda_attention(gf_backend *be, gf_buf out, gf_buf lse, gf_buf stats, gf_buf q, gf_buf k, gf_buf v,
-                    const gf_attn_shape *s);
-void cuda_attention_backward(gf_backend *be, gf_buf dq, gf_buf dk, gf_buf dv, gf_buf dout, gf_buf out,
-                             gf_buf lse, gf_buf q, gf_buf k, gf_buf v, const gf_attn_shape *s);
-void cuda_cross_entropy(gf_backend *be, gf_buf loss, gf_buf dlogits, gf_buf logits, gf_buf targets, int N, int V,
-                        float grad_scale);
-void cuda_kl_div(gf_backend *be, gf_buf loss, gf_buf dstudent, gf_buf student, gf_buf teacher, int N, int V,
-                 float tau, float grad_scale);
-void cuda_mse(gf_backend *be, gf_buf loss, gf_buf dy, gf_buf y, gf_buf target, size_t n, float grad_scale);
-void cuda_row_l2(gf_backend *be, gf_buf loss, gf_buf ds, gf_buf s, gf_buf t, int N, int D, float grad_scale);
-void cuda_sumsq(gf_backend *be, gf_buf acc, gf_buf x, size_t n);
-void cuda_adamw(gf_backend *be, gf_buf p, gf_buf p_act, gf_buf g, gf_buf m, gf_buf v, size_t n, const gf_adamw *h);
-#ifdef __cplusplus
-}
-#endif
 
 /* ------------------------------------------------------------- GEMM */
 

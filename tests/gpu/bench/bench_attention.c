@@ -2,7 +2,7 @@
  * shapes on random q, k, v: forward with the METHOD.md section 4 statistics,
  * forward with only the log-sum-exp (training), forward alone, backward, and
  * one decode step over a long cache. One JSON line per figure. Then every
- * block shape the forward is built in (cuda_attention_cfg.h, GRAFT_ATTN_CFG)
+ * block shape the forward is built in (cuda_attention_cfg.h, forced through gf_backend_variants)
  * at qwen2.5-1.5b 4 x 2048 and 1 x 8192, each with "vs_cfg0": its time over
  * cfg 0's (issue 11's shape) in this same run (below 1: faster).
  *
@@ -106,10 +106,9 @@ int main(void) {
         const char *role = cfg == ATTN_FWD_DEFAULT_STATS   ? ", default with stats"
                            : cfg == ATTN_FWD_DEFAULT_PLAIN ? ", default without stats"
                                                            : "";
-        char env[16], model[200];
-        snprintf(env, sizeof env, "%d", cfg);
-        setenv("GRAFT_ATTN_CFG", env, 1);
-        be = bench_open_or_skip();
+        char model[200];
+        const gf_backend_variants v = {.attn_cfg = 1 + cfg};
+        be = bench_open_variants_or_skip(&v);
         for (int sh = 0; sh < 2; sh++) {
             snprintf(model, sizeof model, "qwen2.5-1.5b [cfg %d%s: %s]", cfg, role, cfg_text[cfg]);
             run(be, &c, model, shape_B[sh], shape_T[sh], 12, 2, 128, 0, false, k == 0 ? NULL : ref[sh],
@@ -117,9 +116,8 @@ int main(void) {
         }
         be_close(be);
     }
-    unsetenv("GRAFT_ATTN_CFG");
-    setenv("GRAFT_ATTN_SPLIT", "1", 1);
-    be = bench_open_or_skip();
+    const gf_backend_variants no_split = {.attn_split = 1};
+    be = bench_open_variants_or_skip(&no_split);
     run(be, &c, "qwen2.5-1.5b decode [no split]", 1, 1, 12, 2, 128, 8191, false, NULL, NULL);
     be_close(be);
     return 0;

@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "backend/backend.h"
+#include "backend/backend_impl.h" /* be_open_variants: the kernel variants forced */
 #include "core/error.h"
 
 static double bench_now(void) {
@@ -40,20 +41,22 @@ static bool bench_smoke_mode;
 
 /* The device of this run: CUDA (bf16), or in smoke mode the one the
  * environment names; exits 77 when there is none. */
-static gf_backend *bench_open_or_skip(void) {
+/* v: kernel variants to force (NULL: the backend chooses). */
+static gf_backend *bench_open_variants_or_skip(const gf_backend_variants *v) {
     const char *sm = getenv("GRAFT_BENCH_SMOKE"), *bd = getenv("GRAFT_BENCH_DEVICE");
     const char *td = getenv("GRAFT_GPU_TEST_DEVICE");
     const char *dev = bd && *bd ? bd : td && *td ? td : "cuda";
     bench_smoke_mode = (sm && strcmp(sm, "1") == 0) || strncmp(dev, "cpu", 3) == 0;
     gf_backend_opts o = {dev, 0, false};
     gf_backend *be = NULL;
-    if (be_open(&be, &o) < 0) {
+    if (be_open_variants(&be, &o, v) < 0) {
         printf("SKIP: no CUDA backend here: %s\n", gf_last_error());
         exit(77);
     }
     if (bench_smoke_mode) fprintf(stderr, "SMOKE mode on %s: toy shapes, the figures mean nothing\n", be_name(be));
     return be;
 }
+static gf_backend *bench_open_or_skip(void) { return bench_open_variants_or_skip(NULL); }
 
 /* Median seconds of one fn(ud) over `samples` batches, after warm-up. */
 static double bench_time(gf_backend *be, void (*fn)(void *), void *ud, int samples) {

@@ -18,8 +18,6 @@
 #ifndef GRAFT_TESTS_GPU_CORE_EMU_H
 #define GRAFT_TESTS_GPU_CORE_EMU_H
 
-#include "tests/gpu/emu/config_shim.h" /* before anything includes engine/model/config.h */
-
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdint.h>

@@ -2,8 +2,9 @@
  * (slowly) on a machine without a GPU: every thread of a block is a fiber
  * (ucontext), __syncthreads and the warp-synchronous operations (__syncwarp,
  * shuffle, mma) are barriers between fibers, blocks run one after another, device memory is
- * host memory. Test code only (tests/gpu/emu); the product never includes it
- * unless compiled with -DGDN_EMULATE.
+ * host memory. Test code only: tests/gpu/gdn.mk forces it in front of every
+ * file of the emulated build (-include, with -DGDN_EMULATE); no product file
+ * includes it.
  *
  * What it checks: indexing, tiling, the mma fragment layouts (as the PTX ISA
  * defines them for m16n8k16), barriers (GDN_EMU_ORDER=reverse|shuffle runs the

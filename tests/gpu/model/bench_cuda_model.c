@@ -26,6 +26,7 @@
 
 #include "../bench/bench_gpu.h"
 #include "calibrate/capture.h"
+#include "formats/model_load.h"
 #include "tests/gpu/model/dp_util.h"
 #include "train/trainer.h"
 

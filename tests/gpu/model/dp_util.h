@@ -16,7 +16,7 @@
 #include "formats/hf_config.h"
 #include "model/model.h"
 #include "model/transformer.h"
-#include "student/build.h"
+#include "convert/build.h"
 
 /* Weights from one xorshift stream: norms 1, the rest uniform in [-0.02, 0.02]. */
 static inline int dp_random_model(model *m, const model_config *c, gf_backend *be) {

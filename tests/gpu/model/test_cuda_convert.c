@@ -32,8 +32,9 @@
 #include "backend/backend.h"
 #include "calibrate/capture.h"
 #include "core/error.h"
+#include "formats/model_load.h"
 #include "model/model.h"
-#include "student/build.h"
+#include "convert/build.h"
 #include "student/student.h"
 #include "tests/gpu/gpu_result.h"
 

@@ -25,6 +25,7 @@
 #include "core/error.h"
 #include "core/mapped_file.h"
 #include "eval/generate.h"
+#include "formats/model_load.h"
 #include "model/model.h"
 #include "model/transformer.h"
 #include "stats/attn_stats.h"

@@ -31,9 +31,10 @@
 
 #include "backend/backend.h"
 #include "core/error.h"
+#include "formats/model_load.h"
 #include "model/model.h"
 #include "model/transformer.h"
-#include "student/build.h"
+#include "convert/build.h"
 #include "student/student.h"
 #include "tests/gpu/gpu_result.h"
 

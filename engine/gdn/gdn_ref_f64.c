@@ -1,5 +1,5 @@
 /* The float64 reference GDN layer (engine/gdn/gdn_ref.h): the CPU backend's
- * GDN templates compiled for double, with the projections as dgemm. Tests
+ * GDN templates (engine/backend/cpu) compiled for double, with the projections as dgemm. Tests
  * check gradients against it by finite differences and the float32 path
  * (the backend ops composed by engine/gdn/gdn_layer.c) against its values. */
 #include <cblas.h>
@@ -91,6 +91,12 @@ void gdn_state_free_f64(gdn_state_f64 *st) {
 
 static int ref_threads(void) { return omp_get_max_threads(); }
 
+/* The template's view of a core call (the gdn_core_shape the API takes). */
+static gdn_core_dims core_dims_of(const gdn_core_shape *s) {
+    gdn_core_dims d = {s->B, s->T, s->H, s->dk, s->dv, s->chunk, s->scale, s->form == GDN_FORM_RECURRENT};
+    return d;
+}
+
 void gdn_core_forward_f64(const gdn_core_shape *s, const double *q, const double *k, const double *v,
                           const double *g, const double *beta, double *o, double *ckpt) {
     gdn_core_forward_state_f64(s, q, k, v, g, beta, o, ckpt, NULL);
@@ -99,8 +105,9 @@ void gdn_core_forward_f64(const gdn_core_shape *s, const double *q, const double
 void gdn_core_forward_state_f64(const gdn_core_shape *s, const double *q, const double *k, const double *v,
                                 const double *g, const double *beta, double *o, double *ckpt, double *state) {
     const int nt = ref_threads();
-    double *work = gf_malloc((size_t)nt * core_work_f64(s) * sizeof(double));
-    core_forward_w_f64(s, q, k, v, g, beta, o, ckpt, state, nt, work);
+    const gdn_core_dims cd = core_dims_of(s);
+    double *work = gf_malloc((size_t)nt * core_work_f64(&cd) * sizeof(double));
+    core_forward_w_f64(&cd, q, k, v, g, beta, o, ckpt, state, nt, work);
     free(work);
 }
 
@@ -108,8 +115,9 @@ void gdn_core_backward_f64(const gdn_core_shape *s, const double *q, const doubl
                            const double *g, const double *beta, const double *ckpt, const double *d_o, double *dq,
                            double *dk, double *dv, double *dg, double *dbeta) {
     const int nt = ref_threads();
-    double *work = gf_malloc((size_t)nt * core_work_f64(s) * sizeof(double));
-    core_backward_w_f64(s, q, k, v, g, beta, ckpt, d_o, dq, dk, dv, dg, dbeta, nt, work);
+    const gdn_core_dims cd = core_dims_of(s);
+    double *work = gf_malloc((size_t)nt * core_work_f64(&cd) * sizeof(double));
+    core_backward_w_f64(&cd, q, k, v, g, beta, ckpt, d_o, dq, dk, dv, dg, dbeta, nt, work);
     free(work);
 }
 

@@ -1,4 +1,4 @@
-#include "student/build.h"
+#include "convert/build.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -3,8 +3,8 @@
  * Stage 1 (taylor-only, taylor-calibrate) and Stage 2 (align-only,
  * taylor-calibrate). Stage 2 runs the layers as independent tasks
  * (be_run_tasks: on CPU threads over layers, each layer single-threaded). */
-#ifndef GRAFT_STUDENT_BUILD_H
-#define GRAFT_STUDENT_BUILD_H
+#ifndef GRAFT_CONVERT_BUILD_H
+#define GRAFT_CONVERT_BUILD_H
 
 #include "align/stage2.h"
 #include "calibrate/capture.h"

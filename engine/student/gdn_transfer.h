@@ -4,8 +4,8 @@
  * way when the GDN keeps them (cfg.qkv_bias); the short conv, when on, starts
  * as the identity (tap K-1 = 1). Wa, Wb, Wg, A_log, dt_bias are left untouched:
  * they belong to the chosen initialization. */
-#ifndef GRAFT_GDN_TRANSFER_H
-#define GRAFT_GDN_TRANSFER_H
+#ifndef GRAFT_STUDENT_GDN_TRANSFER_H
+#define GRAFT_STUDENT_GDN_TRANSFER_H
 
 #include "gdn/gdn.h"
 #include "model/config.h"

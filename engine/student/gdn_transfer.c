@@ -1,5 +1,5 @@
 /* Teacher attention -> GDN weight transfer (see gdn_transfer.h). */
-#include "gdn/gdn_transfer.h"
+#include "student/gdn_transfer.h"
 
 #include <string.h>
 

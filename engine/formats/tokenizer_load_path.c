@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "core/mapped_file.h"
 #include "formats/gguf_tokenizer.h"
+#include "formats/tokenizer_load.h"
 #include "tokenizer/tokenizer.h"
 
 /* A JSON object starts with '{' then whitespace or '"' (after an optional

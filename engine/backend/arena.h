@@ -2,8 +2,8 @@
  * allocation per shape, named views). Walk the same sequence of arena_take
  * calls twice: first over an arena with no base (it only counts bytes), then
  * over the allocated one. Offsets are 64-byte aligned. */
-#ifndef GRAFT_MODEL_ARENA_H
-#define GRAFT_MODEL_ARENA_H
+#ifndef GRAFT_BACKEND_ARENA_H
+#define GRAFT_BACKEND_ARENA_H
 
 #include "backend/backend.h"
 
