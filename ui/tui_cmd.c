@@ -15,6 +15,7 @@
 #include "keys.h"
 #include "persist/persist.h"
 #include "ui.h"
+#include "workbench/import_runs.h"
 #include "workbench/session.h"
 #include "workbench/workbench.h"
 
@@ -132,10 +133,32 @@ static int plan_presets(app_state *st, double keep, const char *strategy, bool s
     return 0;
 }
 
+/* --import FILE ...: each file's runs under the teacher it names (import_runs.h). A
+ * snapshot shows the last file's teacher (nothing loads there). 0, or 1 with the
+ * file's one-line error. */
+static int import_files(app_state *st, const str_list *files, bool snapshot) {
+    teacher_state *last = NULL;
+    for (int i = 0; i < files->n; i++) {
+        import_report rep;
+        if (import_run_file(st, files->items[i], &rep) != 0) {
+            fprintf(stderr, "graft tui: --import %s\n", gf_last_error());
+            return 1;
+        }
+        char line[512];
+        import_report_line(&rep, st, line, sizeof line);
+        app_log(st, LOG_INFO, "%s", line);
+        snprintf(st->notice, sizeof st->notice, "%.400s%s", line, files->n > 1 ? " (and the other --import files: 8 Log)" : "");
+        last = rep.teacher;
+    }
+    if (snapshot && last) app_switch(st, last);
+    return 0;
+}
+
 int cmd_tui(int argc, char **argv) {
     bool demo = false, help = false, json = false;
     const char *snap = NULL, *size = NULL, *keys = NULL, *text = NULL, *strategy = NULL, *session = NULL;
     double keep = NAN;
+    str_list imports = {0};
     common_opts co;
     common_opts_default(&co);
     opt_spec specs[] = {
@@ -148,6 +171,8 @@ int cmd_tui(int argc, char **argv) {
         {"keep", OPT_DOUBLE, &keep, "the Plan's retention ratio in (0, 1) (default: the session's, else 0.5)"},
         {"strategy", OPT_STR, &strategy, "the Plan's strategy: uniform | ar | ga-s2 (default: the session's)"},
         {"session", OPT_STR, &session, "a session of its own: $XDG_STATE_HOME/graft/sessions/NAME.json (default: session.json)"},
+        {"import", OPT_STR_LIST, &imports, "JSON of graft ablate / race / stats --json to show under the teacher it "
+                                           "names, marked imported (repeat for several files)"},
         {"threads", OPT_INT, &co.threads, "CPU threads (default: all cores)"},
         {"seed", OPT_LONG, &co.seed, "random seed of the students the jobs build (default 1)"},
         {"device", OPT_STR, &co.device, "cpu (default) or cuda[:N]"},
@@ -162,7 +187,7 @@ int cmd_tui(int argc, char **argv) {
         return 2;
     }
     if (help) {
-        printf("usage: graft tui [MODEL] [--demo] [--session NAME] [--snapshot SCREEN [--size WxH] [--keys K] [--json]]\n");
+        printf("usage: graft tui [MODEL] [--import RUN.json ...] [--demo] [--session NAME] [--snapshot SCREEN [--size WxH] [--keys K] [--json]]\n");
         args_usage(specs, n_specs);
         return 0;
     }
@@ -205,7 +230,8 @@ int cmd_tui(int argc, char **argv) {
         st.ephemeral = true;
     }
     if (snap) {
-        rc = snapshot(&st, &prefs, snap, size, keys, json);
+        rc = import_files(&st, &imports, true);
+        if (rc == 0) rc = snapshot(&st, &prefs, snap, size, keys, json);
     } else {
         job_runner jr;
         workbench wb = {0};
@@ -221,6 +247,15 @@ int cmd_tui(int argc, char **argv) {
             workbench_free(&wb);
             app_state_free(&st);
             return 1;
+        }
+        /* after attach: its corpus check would drop an imported teacher perplexity measured on another text */
+        if ((rc = import_files(&st, &imports, false)) != 0) {
+            job_cancel(&jr);
+            job_wait(&jr);
+            job_runner_free(&jr);
+            workbench_free(&wb);
+            app_state_free(&st);
+            return rc;
         }
         rc = ui_run(&st, &jr, &prefs) ? 1 : 0;
         if (rc) fprintf(stderr, "graft tui: %s\n", gf_last_error());

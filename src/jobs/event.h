@@ -35,7 +35,7 @@ typedef enum {
     FILE_FAILED,      /* see the job's error */
 } file_state;
 
-#define EVENT_DATA_MAX 1024
+#define EVENT_DATA_MAX 1536 /* the largest typed payload: a Results row (src/workbench/wb_event.h) */
 
 typedef struct {
     event_kind kind;

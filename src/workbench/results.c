@@ -36,6 +36,7 @@ static const result_col_info cols[RC_COUNT] = {
     [RC_HL_MED] = {"hl med", 4, true, false},      [RC_HL_MAX] = {"hl max", 3, true, false},
     [RC_KEPT] = {"kept", 6, false, false},         [RC_TTT] = {"to target", 5, true, false},
     [RC_STUDENT] = {"student", 2, false, true},    [RC_DEVICE] = {"device", 2, false, false},
+    [RC_SOURCE] = {"from", 9, false, false},
 };
 
 const result_col_info *result_col_get(result_col c) { return &cols[(unsigned)c < RC_COUNT ? c : 0]; }
@@ -106,6 +107,11 @@ void result_cell(const result_row *r, result_col c, bool abbreviate, char *buf, 
         break;
     case RC_STUDENT: snprintf(buf, n, "%s", r->student[0] ? r->student : "-"); break;
     case RC_DEVICE: snprintf(buf, n, "%s", r->device[0] ? r->device : "-"); break;
+    case RC_SOURCE: { /* "here", or the file an imported row came from (its folder is in the footer) */
+        const char *base = strrchr(r->source, '/');
+        snprintf(buf, n, "%.24s", r->source[0] ? (base ? base + 1 : r->source) : "here");
+        break;
+    }
     case RC_COUNT: break;
     }
 }
@@ -208,6 +214,10 @@ cJSON *result_row_json(const result_row *r) {
     cJSON_AddStringToObject(o, "student", r->student);
     if (r->seed > 0) cJSON_AddNumberToObject(o, "seed", (double)r->seed);
     if (r->device[0]) cJSON_AddStringToObject(o, "device", r->device);
+    if (r->source[0]) {
+        cJSON_AddStringToObject(o, "imported_from", r->source);
+        cJSON_AddNumberToObject(o, "imported_row", r->source_row);
+    }
     if (r->kind == RUN_RACE) {
         cJSON_AddNumberToObject(o, "race_tokens", (double)r->race_tokens);
         add_num(o, "lr_mixer", r->race_lr_mixer);
@@ -240,6 +250,8 @@ int result_row_from_json(const cJSON *o, result_row *r) {
     json_get_str(o, "kept", r->kept, sizeof r->kept);
     json_get_str(o, "student", r->student, sizeof r->student);
     json_get_str(o, "device", r->device, sizeof r->device);
+    json_get_str(o, "imported_from", r->source, sizeof r->source);
+    r->source_row = (int)get_num(o, "imported_row", 0);
     r->keep = get_num(o, "keep", NAN);
     r->stage2_steps = (int)get_num(o, "stage2_steps", 0);
     r->keep_best_heldout = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "keep_best_heldout"));

@@ -39,6 +39,8 @@ typedef struct {
     double tokens_to_target; /* race: tokens to reach the target loss, <0 never, NaN n/a */
     double ratio;            /* race: random / taylor-calibrate tokens-to-target, NaN n/a */
     char device[16];         /* where it ran: "cpu", "cuda:0" ("" in rows saved before devices) */
+    char source[256];        /* the JSON file it was imported from (import_runs.h), "" for a run made here */
+    int source_row;          /* its 1-based place in that file's rows / runs */
 } result_row;
 
 void result_row_init(result_row *r); /* zeros, NaN for the unknown numbers */
@@ -48,7 +50,7 @@ const char *run_kind_name(run_kind k); /* "evaluate", "ablate", "race" */
 
 typedef enum {
     RC_TEACHER, RC_RUN, RC_STRATEGY, RC_KEEP, RC_INIT, RC_DETAIL, RC_STEPS, RC_EVAL, RC_PPL,
-    RC_HL_MEAN, RC_HL_MED, RC_HL_MAX, RC_KEPT, RC_TTT, RC_STUDENT, RC_DEVICE, RC_COUNT
+    RC_HL_MEAN, RC_HL_MED, RC_HL_MAX, RC_KEPT, RC_TTT, RC_STUDENT, RC_DEVICE, RC_SOURCE, RC_COUNT
 } result_col;
 
 typedef struct {

@@ -243,7 +243,10 @@ static bool apply_data(app_state *st, teacher_state *t, int job_id, const wb_eve
         mat[e->u.head_value.layer * H + e->u.head_value.head] = e->u.head_value.value;
         return true;
     }
-    case WB_STATS_DONE: snprintf(t->stats_corpus, sizeof t->stats_corpus, "%s", e->u.stats_done.corpus); return true;
+    case WB_STATS_DONE:
+        snprintf(t->stats_corpus, sizeof t->stats_corpus, "%s", e->u.stats_done.corpus);
+        t->stats_source[0] = 0; /* computed here now, no longer the imported ones */
+        return true;
     case WB_LAYER_SCORE:
         teacher_set_score(t, e->u.layer_score.strategy, e->u.layer_score.layer, e->u.layer_score.value);
         snprintf(t->score_corpus, sizeof t->score_corpus, "%s", e->u.layer_score.corpus);

@@ -15,6 +15,7 @@
 #include "workbench/meter.h"
 #include "select/kv_cost.h"
 #include "tokenizer/tokenizer.h"
+#include "workbench/import_runs.h"
 #include "workbench/plan_jobs.h"
 
 /* ---- the load job (worker thread): it reads its argument, never app_state ---- */
@@ -235,6 +236,7 @@ int teacher_open(app_state *st, job_runner *jr, const char *arg) {
     if (!wb) return gf_fail("no workbench is attached");
     if (!arg || !arg[0]) return gf_fail("name a teacher: ORG/NAME[@REV][:PATH] or a local path");
     st->fallback_note[0] = 0;
+    if (import_show_teacher(st, arg)) return 0; /* imported runs of a teacher whose file is not here */
     return teacher_start_load(wb, st, jr, arg);
 }
 
@@ -308,6 +310,7 @@ void teacher_loaded(workbench *wb, app_state *st, void *result) {
     const char *key = abs ? abs : lt->local;
     free(wb->m_key);
     wb->m_key = gf_strdup(key);
+    import_adopt_teacher(st, key); /* runs imported for this file name before it was here */
     teacher_state *t = app_teacher(st, key);
     if (!t) { /* cannot happen: app_teacher makes room */
         app_log(st, LOG_ERROR, "load: no room for another teacher");

@@ -53,7 +53,7 @@ typedef struct {
 } head_stats;
 
 typedef struct {
-    char name[32];
+    char name[96];           /* "race/<init label>": "race/taylor-calibrate[decay,beta,gate]" */
     double *x, *y;           /* [n] */
     size_t n, cap;
 } loss_series;
@@ -76,6 +76,7 @@ typedef struct {
     double teacher_ppl, ppl[2];
     char labels[2][32];
     int eval_seqs, eval_ctx;
+    char source[256];        /* the race JSON these curves were imported from, "" for a race run here */
 } race_state;
 
 typedef struct {
@@ -104,6 +105,7 @@ typedef struct {
     head_stats inits[APP_MAX_INITS];
     int n_inits;
     char stats_corpus[256];  /* the corpus of the teacher statistics, "" none */
+    char stats_source[256];  /* the stats JSON they were imported from, "" when computed here */
 
     method_state method;     /* Calibrate and Align */
     stage1_choice stage1;    /* the Stage 1 options its jobs build with (4 Calibrate; saved) */

@@ -15,6 +15,7 @@
 #include "stats/collect.h"
 #include "workbench/calib_jobs.h"
 #include "workbench/generate_jobs.h"
+#include "workbench/import_runs.h"
 #include "workbench/recall_jobs.h"
 #include "workbench/job_cost.h"
 #include "workbench/meter.h"
@@ -197,6 +198,11 @@ static job_runner *the_runner; /* on_end has no runner argument; one workbench p
 static void after_load(workbench *wb, app_state *st) {
     teacher_state *t = app_cur(st);
     if (!t || !wb->corpus || !the_runner) return;
+    if (t->stats_source[0]) { /* imported statistics stand until Enter on 3 Stats computes them here */
+        app_log(st, LOG_INFO, "stats: %s has them from %s (Enter on 3 Stats computes them on %s)", t->name,
+                t->stats_source, wb->corpus);
+        return;
+    }
     if (!strcmp(t->stats_corpus, wb->corpus)) {
         app_log(st, LOG_INFO, "stats: %s has them already for %s (Enter on 3 Stats recomputes)", t->name, wb->corpus);
         return;

@@ -22,7 +22,7 @@ static void draw(ui *u, grid *g, rect r) {
     const app_state *st = u->st;
     const teacher_state *t = app_cur(st);
     const style dim = theme_dim(&u->th), acc = theme_accent(&u->th);
-    if (!t || !t->n_layers) {
+    if (!t || (!t->n_layers && !t->race.source[0])) { /* an imported race shows without the teacher's shape */
         draw_unavailable(u, g, r, "a teacher (the race trains students of it)",
                          "open one on 1 Teacher (the default teacher loads by itself)");
         return;
@@ -36,7 +36,11 @@ static void draw(ui *u, grid *g, rect r) {
     /* the running step, or what Enter does */
     const bool running = st->job.active && !strcmp(st->job.name, "race");
     const job_record *last = NULL;
-    if (running) {
+    if (t->race.source[0] && !running) { /* the curves below came from a race JSON, run elsewhere */
+        const char *f = strrchr(t->race.source, '/');
+        grid_printf(g, r.x + 1, r.y + 1, r.w - 2, acc, "imported from %s: %ld tokens per init (Enter races here)",
+                    f ? f + 1 : t->race.source, t->race.tokens);
+    } else if (running) {
         char eta[32];
         fmt_eta(eta, sizeof eta, st->job.eta);
         /* training: "<init> step 12/16, 812 tokens/s"; building: the phase ("build taylor-calibrate") */

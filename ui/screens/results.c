@@ -14,10 +14,12 @@
 
 #include "core/error.h"
 #include "keys.h"
+#include "screens/import_prompt.h"
 #include "screens/prompt_box.h"
 #include "screens/recall_box.h"
 #include "screens/screens.h"
 #include "student/student.h"
+#include "workbench/best_variant.h"
 
 #define MAX_ROWS_SHOWN 4096
 
@@ -72,6 +74,7 @@ static bool column_applies(const teacher_state *t, result_col c) {
         if (c == RC_DETAIL) any = r->init_detail[0] != 0;
         else if (c == RC_TTT) any = r->kind == RUN_RACE;
         else if (c == RC_STUDENT) any = r->student[0] != 0;
+        else if (c == RC_SOURCE) any = r->source[0] != 0;
         else any = true;
     }
     return any;
@@ -208,6 +211,10 @@ static void draw(ui *u, grid *g, rect r) {
             grid_text(g, x0, y++, w, "race rows: held-out ppl of the race's own sequences (teacher not measured on them)", dim);
         break;
     }
+    if (import_prompt_active(u)) import_prompt_draw(u, g, x0, y++, w);
+    char best[600];
+    best_variant_line(t, best, sizeof best);
+    if (best[0] && y + 8 <= r.y + r.h) y += draw_wrapped(g, x0, y, w, 2, best, acc); /* room left for rows */
     if (t->n_results == 0) {
         draw_unavailable(u, g, (rect){r.x, y + 1, r.w, r.y + r.h - y - 1}, "results of converted students of this teacher",
                          "Enter builds and evaluates the plan's student; a runs the ablation table; g prompts the teacher");
@@ -239,9 +246,13 @@ static void draw(ui *u, grid *g, rect r) {
     /* footer: the selected row's command, whole (wrapped over up to 4 lines), and what is hidden */
     v->cursor = selected_pos(t, v, order, n);
     const result_row *cur = &t->results[order[v->cursor]];
-    char cmd[1600], text[1700];
+    char cmd[1600], text[1900];
     result_command(cur, t->model_arg[0] ? t->model_arg : t->key, cmd, sizeof cmd);
-    snprintf(text, sizeof text, "row %d of %d, headless: %s", v->cursor + 1, n, cmd);
+    if (cur->source[0]) /* run elsewhere: its command as it ran there; nothing of it is on disk here */
+        snprintf(text, sizeof text, "row %d of %d, imported from %.255s (its row %d), as run there: %.1300s", v->cursor + 1, n,
+                 cur->source, cur->source_row, cmd);
+    else
+        snprintf(text, sizeof text, "row %d of %d, headless: %s", v->cursor + 1, n, cmd);
     int cmd_lines = (utf8_width(text) + w - 1) / (w > 20 ? w - 12 : 8) + 1; /* room for breaks at spaces */
     if (cmd_lines > 4) cmd_lines = 4;
     int footer = cmd_lines + (L.hidden[0] ? 1 : 0);
@@ -314,10 +325,13 @@ static bool key(ui *u, int k) {
         if (res == ENTRY_SUBMIT) find(u, t, 1);
         return true;
     }
+    if (import_prompt_active(u)) return import_prompt_key(u, k);
     static int order[MAX_ROWS_SHOWN];
     int n = t ? sorted_rows(t, v, order) : 0;
     int pos = n ? selected_pos(t, v, order, n) : 0;
+    const result_row *sel = n ? &t->results[order[pos]] : NULL;
     switch (k) {
+    case 'I': import_prompt_open(u); return true;
     case '/':
         v->searching = u->typing = true;
         entry_clear(&v->search);
@@ -325,10 +339,19 @@ static bool key(ui *u, int k) {
     case 'n': find(u, t, 1); return true;
     case 'N': find(u, t, -1); return true;
     case 'R': /* the Recall view: the teacher and the selected row's student (the teacher alone without rows) */
-        recall_box_open(u, n ? &t->results[order[pos]] : NULL);
+        if (sel && sel->source[0]) { /* its student is on the machine that ran it */
+            ui_say(u, "R: this row was imported from %s: its student is not on this machine", sel->source);
+            return true;
+        }
+        recall_box_open(u, sel);
         return true;
     case 'g': /* the prompt box on the selected row (the teacher without rows) */
-        prompt_box_open(u, n ? &t->results[order[pos]] : NULL);
+        if (sel && sel->source[0]) { /* its student, if any, is on the machine that ran it */
+            ui_say(u, "g: this row was imported from %s: its student is not on this machine (run its command here to "
+                      "build one)", sel->source);
+            return true;
+        }
+        prompt_box_open(u, sel);
         return true;
     case 'i': { /* the init "evaluate" builds, among the six */
         student_init cur;
@@ -399,6 +422,7 @@ static const key_hint keys[] = {
     {"\u23ce", "Enter", "evaluate plan"}, {"g", NULL, "prompt box"}, {"R", NULL, "recall view"}, {"i", NULL, "init"},
     {"a", NULL, "ablation table"}, {"\u2191\u2193", "up/down", "row"}, {"o", NULL, "sort"}, {"O", NULL, "reverse"},
     {"/", NULL, "search"}, {"n", NULL, "next hit"}, {"N", NULL, "previous hit"}, {"End", NULL, "newest row"},
+    {"I", NULL, "import JSON"},
 };
 
 const key_hint *results_mode_keys(ui *u, int *n, const char **title) {

@@ -143,10 +143,12 @@ static int draw_values(ui *u, grid *g, rect r, const teacher_state *t, int rows_
 static void draw_title(ui *u, grid *g, rect r, const teacher_state *t, bool side) {
     const stats_view *v = &u->v.stats;
     const metric_info *mi = metric_get((head_metric)v->metric);
-    char line[256];
-    snprintf(line, sizeof line, "metric: %s%s%s%s   scale: %s   init: %s", mi->name, mi->unit[0] ? " (" : "", mi->unit,
-             mi->unit[0] ? ")" : "", v->log_scale[v->metric] ? "log" : "linear",
-             side ? "side by side" : t->inits[v->init].name);
+    char line[512];
+    const char *src = strrchr(t->stats_source, '/'); /* the teacher's statistics came from a stats JSON */
+    snprintf(line, sizeof line, "metric: %s%s%s%s   scale: %s   init: %s%s%.200s", mi->name, mi->unit[0] ? " (" : "",
+             mi->unit, mi->unit[0] ? ")" : "", v->log_scale[v->metric] ? "log" : "linear",
+             side ? "side by side" : t->inits[v->init].name, t->stats_source[0] ? "   teacher: imported from " : "",
+             t->stats_source[0] ? (src ? src + 1 : t->stats_source) : "");
     grid_text(g, r.x + 1, r.y, r.w - 1, line, STYLE_PLAIN);
 }
 

@@ -43,6 +43,8 @@ typedef struct {
     char row_student[256];       /* that row's student folder, "" when the row has none */
     char row_label[96];          /* "student uniform 60% t-calib", "" when it opened on no row */
     bool recall;                 /* the Recall view (R) is open */
+    bool importing;              /* I: typing the path of a run's JSON (import_prompt.c) */
+    entry import_entry;
 } results_view;
 
 typedef struct {

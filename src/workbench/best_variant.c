@@ -1,0 +1,105 @@
+#include "workbench/best_variant.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "student/student.h"
+
+void best_variant_label(const result_row *r, char *buf, size_t n) {
+    const char *d = r->init_detail;
+    if (!strncmp(d, "stage1 ", 7)) d += 7;
+    if (!r->has_stage1 || !d[0] || !strcmp(d, "all")) snprintf(buf, n, "%s", r->init);
+    else snprintf(buf, n, "%s [%s]", r->init, d);
+}
+
+/* the paper's method: taylor-calibrate, every Stage 1 part, distances over all keys, no override;
+ * strict: with the reference sigma fit (the scaled one is an older graft's) */
+static bool is_paper(const result_row *r, bool strict) {
+    if (strcmp(r->init, "taylor-calibrate")) return false;
+    if (r->has_stage1 && !stage1_choice_is_default(&r->stage1)) return false;
+    return !strict || !strstr(r->init_detail, "sigma scaled");
+}
+
+static bool measured(const result_row *r) {
+    return (r->kind == RUN_ABLATE || r->kind == RUN_EVALUATE) && isfinite(r->ppl) && r->ppl > 0;
+}
+
+/* Measured the same way as the base row b: only the init and its Stage 1 options differ. */
+static bool comparable(const result_row *b, const result_row *r) {
+    if (!measured(r) || strcmp(b->strategy, r->strategy) || fabs(b->keep - r->keep) > 1e-9 ||
+        b->keep_best_heldout != r->keep_best_heldout || b->eval_windows != r->eval_windows)
+        return false;
+    char x[96], y[96];
+    result_slice_label(b->corpus, b->eval_windows, b->ctx, x, sizeof x);
+    result_slice_label(r->corpus, r->eval_windows, r->ctx, y, sizeof y);
+    if (strcmp(x, y)) return false;
+    student_init init;
+    bool stage2 = student_init_parse(r->init, &init) == 0 && init_uses_stage2(init);
+    return !stage2 || r->stage2_steps == b->stage2_steps; /* inits without Stage 2 join any */
+}
+
+static int pick_base(const teacher_state *t, bool strict) {
+    int any = -1, plan = -1;
+    for (int i = 0; i < t->n_results; i++) {
+        const result_row *r = &t->results[i];
+        if (!measured(r) || !is_paper(r, strict)) continue;
+        bool others = false;
+        for (int j = 0; j < t->n_results && !others; j++) others = j != i && comparable(r, &t->results[j]);
+        if (!others) continue;
+        any = i; /* the latest */
+        if (!strcmp(r->strategy, t->strategy) && fabs(r->keep - t->keep_ratio) < 1e-9) plan = i;
+    }
+    return plan >= 0 ? plan : any;
+}
+
+bool best_variant_find(const teacher_state *t, best_variant *out) {
+    int b = pick_base(t, true);
+    if (b < 0) b = pick_base(t, false);
+    if (b < 0) return false;
+    const result_row *base = &t->results[b];
+    int best = b, second = -1;
+    for (int i = 0; i < t->n_results; i++) {
+        if (i == b || !comparable(base, &t->results[i])) continue;
+        if (t->results[i].ppl < t->results[best].ppl) best = i;
+        if (second < 0 || t->results[i].ppl < t->results[second].ppl) second = i;
+    }
+    *out = (best_variant){.best = best, .base = b, .second = best == b ? second : -1};
+    const result_row *other = &t->results[best == b ? second : best];
+    out->change = (other->ppl - base->ppl) / base->ppl;
+    return true;
+}
+
+static const char *file_of(const result_row *r) {
+    const char *s = strrchr(r->source, '/');
+    return s ? s + 1 : r->source;
+}
+
+void best_variant_line(const teacher_state *t, char *buf, size_t n) {
+    best_variant bv;
+    buf[0] = 0;
+    if (!best_variant_find(t, &bv)) return;
+    const result_row *base = &t->results[bv.base];
+    const int o = bv.best == bv.base ? bv.second : bv.best;
+    const result_row *other = &t->results[o];
+    char lb[96], lo[96], slice[96], from[400];
+    best_variant_label(base, lb, sizeof lb);
+    best_variant_label(other, lo, sizeof lo);
+    result_slice_label(base->corpus, base->eval_windows, base->ctx, slice, sizeof slice);
+    /* where the two rows came from */
+    const int first = bv.best == bv.base ? bv.base : bv.best, next = bv.best == bv.base ? o : bv.base;
+    const result_row *r1 = &t->results[first], *r2 = &t->results[next];
+    if (r1->source[0] && !strcmp(r1->source, r2->source)) snprintf(from, sizeof from, "imported from %.120s", file_of(r1));
+    else if (!r1->source[0] && !r2->source[0]) snprintf(from, sizeof from, "run here");
+    else
+        snprintf(from, sizeof from, "row %d %s%.120s, row %d %s%.120s", first + 1, r1->source[0] ? "imported from " : "run here",
+                 file_of(r1), next + 1, r2->source[0] ? "imported from " : "run here", file_of(r2));
+    if (bv.best != bv.base)
+        snprintf(buf, n, "best measured here (%s %.0f%%, %s): %s ppl %.2f vs %s %.2f (%+.1f %%), rows %d and %d (%s)",
+                 base->strategy, 100 * base->keep, slice, lo, other->ppl, lb, base->ppl, 100 * bv.change, first + 1,
+                 next + 1, from);
+    else
+        snprintf(buf, n, "best measured here (%s %.0f%%, %s): %s, the paper's method, ppl %.2f; next %s %.2f (%+.1f %%), "
+                 "rows %d and %d (%s)", base->strategy, 100 * base->keep, slice, lb, base->ppl, lo, other->ppl,
+                 100 * bv.change, first + 1, next + 1, from);
+}

@@ -1,0 +1,759 @@
+#include "workbench/import_runs.h"
+
+#include <dirent.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/error.h"
+#include "student/student.h"
+#include "workbench/json_file.h"
+
+const char *import_kind_name(import_kind k) {
+    return k == IMPORT_ABLATE ? "ablate" : k == IMPORT_RACE ? "race" : "stats";
+}
+
+/* ---- reading: every field checked, errors name the file and the field ---- */
+
+static const char *base_name(const char *p) {
+    size_t n = strlen(p);
+    while (n > 1 && p[n - 1] == '/') n--; /* a model folder "…/SmolLM2/" is called SmolLM2 */
+    const char *b = p;
+    for (size_t i = 0; i + 1 < n; i++)
+        if (p[i] == '/' || p[i] == ':') b = p + i + 1;
+    return b;
+}
+
+/* base_name's text up to any trailing slash, into buf */
+static void base_copy(const char *p, char *buf, size_t n) {
+    const char *b = base_name(p);
+    size_t len = strcspn(b, "/");
+    snprintf(buf, n, "%.*s", (int)len, b);
+}
+
+typedef struct {
+    const char *file;  /* as the user named it */
+    char where[96];    /* the object being read: "rows[3]", "meta", "" (the top) */
+} reader;
+
+static int bad(const reader *rd, const char *key, const char *what) {
+    return gf_fail("%s: %s%s%s %s", rd->file, rd->where, rd->where[0] ? "." : "", key, what);
+}
+
+/* A number (required: absent or null refused unless allow_null, which gives NaN). */
+static int get_number(const reader *rd, const cJSON *o, const char *key, bool required, bool allow_null, double *out) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    *out = NAN;
+    if (!v) return required ? bad(rd, key, "is missing (a number)") : 0;
+    if (cJSON_IsNull(v)) return allow_null ? 0 : bad(rd, key, "should be a number, not null");
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble)) return bad(rd, key, "should be a number");
+    *out = v->valuedouble;
+    return 0;
+}
+
+/* A string; "" when absent and not required. */
+static int get_string(const reader *rd, const cJSON *o, const char *key, bool required, char *dst, size_t n) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    dst[0] = 0;
+    if (!v || cJSON_IsNull(v)) return required ? bad(rd, key, "is missing (a string)") : 0;
+    if (!cJSON_IsString(v)) return bad(rd, key, "should be a string");
+    snprintf(dst, n, "%s", v->valuestring);
+    return 0;
+}
+
+/* ["decay", "beta", ...] -> STAGE1_* bits */
+static int get_parts(const reader *rd, const cJSON *o, const char *key, unsigned *parts, bool *given) {
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, key), *c;
+    *given = a && !cJSON_IsNull(a);
+    *parts = STAGE1_ALL;
+    if (!*given) return 0;
+    if (!cJSON_IsArray(a)) return bad(rd, key, "should be a list of Stage 1 components (decay, beta, sigma, gate)");
+    char text[64] = "";
+    cJSON_ArrayForEach(c, a) {
+        if (!cJSON_IsString(c)) return bad(rd, key, "should hold component names (decay, beta, sigma, gate)");
+        size_t at = strlen(text);
+        snprintf(text + at, sizeof text - at, "%s%s", at ? "," : "", c->valuestring);
+    }
+    if (!text[0]) {
+        *parts = STAGE1_NONE;
+        return 0;
+    }
+    if (stage1_parts_parse(text, parts) != 0) return bad(rd, key, "names an unknown Stage 1 component (decay, beta, sigma, gate)");
+    return 0;
+}
+
+static int get_sigma_fit(const reader *rd, const cJSON *o, bool *scaled, bool *given) {
+    char s[32];
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "sigma_fit");
+    *given = v != NULL;
+    *scaled = false;
+    if (get_string(rd, o, "sigma_fit", false, s, sizeof s)) return -1;
+    if (!s[0]) return 0;
+    if (strcmp(s, "reference") && strcmp(s, "scaled")) return bad(rd, "sigma_fit", "should be \"reference\" or \"scaled\"");
+    *scaled = !strcmp(s, "scaled");
+    return 0;
+}
+
+/* The row's init and its Stage 1 options: has_stage1, stage1, init_detail ("stage1 decay,beta,gate, sigma scaled"). */
+static void set_variant(result_row *r, student_init init, unsigned parts, bool no_sink, double half_life, bool scaled) {
+    snprintf(r->init, sizeof r->init, "%s", student_init_name(init));
+    if (!init_uses_stage1(init)) return;
+    stage1_choice c;
+    stage1_choice_default(&c);
+    c.parts = parts;
+    c.no_sink = no_sink && (parts & STAGE1_DECAY);
+    c.half_life = half_life > 0 && (parts & STAGE1_DECAY) ? half_life : 0;
+    result_set_stage1(r, &c);
+    if (scaled && (parts & STAGE1_SIGMA)) {
+        size_t n = strlen(r->init_detail);
+        snprintf(r->init_detail + n, sizeof r->init_detail - n, ", sigma scaled");
+    }
+}
+
+static int parse_init(const reader *rd, const char *name, const char *key, student_init *out) {
+    if (student_init_parse(name, out) != 0) {
+        gf_clear_error();
+        return bad(rd, key, "is not one of the six initializations (random, zero-gate, small-gate, taylor-only, "
+                            "align-only, taylor-calibrate)");
+    }
+    return 0;
+}
+
+/* What a file holds, checked whole before anything of st changes. */
+typedef struct {
+    import_kind kind;
+    char model[1024];
+    result_row *rows;
+    int n_rows;
+    int max_layer;                 /* the largest layer index a row names, -1 none */
+    double teacher_ppl;            /* ablate: the teacher on the evaluation slice; race: on its held-out sequences */
+    char ppl_corpus[256];
+    int ppl_windows, ppl_ctx;
+    /* race */
+    char curve_name[8][96];
+    double *curve[8];              /* [2 * n]: tokens, loss */
+    int curve_n[8], n_curves;
+    char converted[512];           /* the baseline's converted layers ("" unknown) */
+    double target;
+    long tokens;
+    char reached[200];
+    /* stats */
+    int L, H;
+    double *metric[6];             /* [L * H]: MET_MEAN_DIST .. MET_SINK */
+} parsed;
+
+static void parsed_free(parsed *p) {
+    free(p->rows);
+    for (int i = 0; i < p->n_curves; i++) free(p->curve[i]);
+    for (int m = 0; m < 6; m++) free(p->metric[m]);
+    memset(p, 0, sizeof *p);
+}
+
+static result_row *new_row(parsed *p) {
+    p->rows = gf_realloc(p->rows, (size_t)(p->n_rows + 1) * sizeof *p->rows);
+    result_row *r = &p->rows[p->n_rows++];
+    result_row_init(r);
+    r->source_row = p->n_rows;
+    return r;
+}
+
+static void device_of(const cJSON *root, char *dst, size_t n) {
+    const cJSON *mem = cJSON_GetObjectItemCaseSensitive(root, "memory");
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(mem, "device");
+    dst[0] = 0;
+    if (cJSON_IsString(d)) snprintf(dst, n, "%.*s", (int)strcspn(d->valuestring, " "), d->valuestring);
+}
+
+static int parse_ablate(const char *file, const cJSON *root, parsed *p) {
+    reader rd = {file, ""};
+    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(root, "meta");
+    if (!cJSON_IsObject(meta)) return bad(&rd, "meta", "is missing (an object naming the teacher and the run's settings)");
+    double ppl, steps, ctx = NAN, eb = NAN, ee = NAN, seed;
+    char keep_best[32], distance[32], eval_text[256], device[16];
+    if (get_number(&rd, root, "teacher_ppl", false, true, &ppl)) return -1;
+    snprintf(rd.where, sizeof rd.where, "meta");
+    if (get_string(&rd, meta, "model", true, p->model, sizeof p->model) ||
+        get_number(&rd, meta, "stage2_steps", false, true, &steps) ||
+        get_string(&rd, meta, "keep_best", false, keep_best, sizeof keep_best) ||
+        get_string(&rd, meta, "decay_distance", false, distance, sizeof distance) ||
+        get_string(&rd, meta, "eval", false, eval_text, sizeof eval_text) || get_number(&rd, meta, "seed", false, true, &seed))
+        return -1;
+    if (!p->model[0]) return bad(&rd, "model", "is empty (it names the teacher)");
+    const bool sigma_recorded = cJSON_GetObjectItemCaseSensitive(meta, "sigma_fits") != NULL;
+    const cJSON *split = cJSON_GetObjectItemCaseSensitive(meta, "split");
+    if (split) {
+        snprintf(rd.where, sizeof rd.where, "meta.split");
+        if (!cJSON_IsObject(split)) return bad(&rd, "", "should be an object");
+        if (get_number(&rd, split, "ctx", false, true, &ctx) || get_number(&rd, split, "eval_begin", false, true, &eb) ||
+            get_number(&rd, split, "eval_end", false, true, &ee))
+            return -1;
+    }
+    if (keep_best[0] && strcmp(keep_best, "train") && strcmp(keep_best, "heldout")) {
+        snprintf(rd.where, sizeof rd.where, "meta");
+        return bad(&rd, "keep_best", "should be \"train\" or \"heldout\"");
+    }
+    /* the evaluation slice: windows of ctx tokens (each ctx or ctx - 1 long with a BOS), rounded up */
+    int windows = ctx > 1 && ee > eb ? (int)ceil((ee - eb) / ctx) : 0;
+    device_of(root, device, sizeof device);
+    const cJSON *rows = cJSON_GetObjectItemCaseSensitive(root, "rows"), *o;
+    rd.where[0] = 0;
+    if (!cJSON_IsArray(rows) || cJSON_GetArraySize(rows) == 0) return bad(&rd, "rows", "should be a non-empty list");
+    int i = 0;
+    cJSON_ArrayForEach(o, rows) {
+        snprintf(rd.where, sizeof rd.where, "rows[%d]", i++);
+        if (!cJSON_IsObject(o)) return bad(&rd, "", "should be an object");
+        result_row *r = new_row(p);
+        r->kind = RUN_ABLATE;
+        char init_name[32];
+        double keep, hl_override, rppl;
+        unsigned parts;
+        bool parts_given, scaled, fit_given;
+        if (get_string(&rd, o, "strategy", true, r->strategy, sizeof r->strategy) ||
+            get_number(&rd, o, "keep", true, false, &keep) || get_string(&rd, o, "init", true, init_name, sizeof init_name) ||
+            get_parts(&rd, o, "stage1", &parts, &parts_given) ||
+            get_number(&rd, o, "half_life_override", false, true, &hl_override) || get_sigma_fit(&rd, o, &scaled, &fit_given) ||
+            get_number(&rd, o, "ppl", true, true, &rppl))
+            return -1;
+        if (!(keep > 0 && keep <= 1)) return bad(&rd, "keep", "should be a fraction in (0, 1]");
+        student_init init;
+        if (parse_init(&rd, init_name, "init", &init)) return -1;
+        const cJSON *kl = cJSON_GetObjectItemCaseSensitive(o, "kept_layers"), *c;
+        if (!cJSON_IsArray(kl)) return bad(&rd, "kept_layers", "should be a list of layer numbers");
+        int at = 0;
+        cJSON_ArrayForEach(c, kl) {
+            if (!cJSON_IsNumber(c) || c->valuedouble < 0 || c->valuedouble > 65535 || c->valuedouble != (int)c->valuedouble)
+                return bad(&rd, "kept_layers", "should hold layer numbers (0, 1, ...)");
+            if ((int)c->valuedouble > p->max_layer) p->max_layer = (int)c->valuedouble;
+            if (at < (int)sizeof r->kept - 8) at += snprintf(r->kept + at, sizeof r->kept - (size_t)at, at ? ",%d" : "%d", (int)c->valuedouble);
+        }
+        const cJSON *hl = cJSON_GetObjectItemCaseSensitive(o, "half_life");
+        if (hl && !cJSON_IsNull(hl)) {
+            char w[96];
+            snprintf(w, sizeof w, "%s", rd.where);
+            snprintf(rd.where, sizeof rd.where, "%.80s.half_life", w);
+            if (!cJSON_IsObject(hl)) return bad(&rd, "", "should be an object (mean, median, max)");
+            if (get_number(&rd, hl, "mean", false, true, &r->hl_mean) || get_number(&rd, hl, "median", false, true, &r->hl_med) ||
+                get_number(&rd, hl, "max", false, true, &r->hl_max))
+                return -1;
+        }
+        /* before --sigma-fit, graft fitted sigma with the query scale: "scaled" (as student folders read it) */
+        set_variant(r, init, parts, !strcmp(distance, "no-sink"), hl_override, fit_given || sigma_recorded ? scaled : true);
+        r->keep = keep;
+        r->ppl = rppl;
+        r->stage2_steps = init_uses_stage2(init) && steps > 0 ? (int)steps : 0;
+        r->keep_best_heldout = !strcmp(keep_best, "heldout");
+        snprintf(r->corpus, sizeof r->corpus, "%.199s", eval_text[0] ? eval_text : "text not recorded");
+        r->eval_windows = windows;
+        r->ctx = isnan(ctx) ? 0 : (int)ctx;
+        r->seed = seed >= 1 ? (long)seed : 0;
+        snprintf(r->device, sizeof r->device, "%s", device);
+    }
+    p->teacher_ppl = ppl;
+    snprintf(p->ppl_corpus, sizeof p->ppl_corpus, "%s", eval_text[0] ? eval_text : "text not recorded");
+    p->ppl_windows = windows;
+    p->ppl_ctx = isnan(ctx) ? 0 : (int)ctx;
+    return 0;
+}
+
+/* "taylor-calibrate[decay,beta,gate,no-sink,sigma scaled]" -> its init and Stage 1 options */
+static int race_label(const reader *rd, const char *label, result_row *r, const cJSON *run, bool new_graft) {
+    char base[64];
+    snprintf(base, sizeof base, "%.*s", (int)strcspn(label, "["), label);
+    student_init init;
+    if (parse_init(rd, base, "init", &init)) return -1;
+    unsigned parts = STAGE1_ALL;
+    bool no_sink = false, scaled = false, parts_given, fit_given;
+    double hl = 0;
+    const char *br = strchr(label, '[');
+    if (br) { /* the label's own list, then its extras */
+        char in[96];
+        snprintf(in, sizeof in, "%.*s", (int)strcspn(br + 1, "]"), br + 1);
+        char part_text[64] = "";
+        for (char *tok = strtok(in, ","); tok; tok = strtok(NULL, ",")) {
+            if (!strcmp(tok, "no-sink")) no_sink = true;
+            else if (!strcmp(tok, "sigma scaled")) scaled = true;
+            else if (!strncmp(tok, "half-life ", 10)) hl = atof(tok + 10);
+            else {
+                size_t at = strlen(part_text);
+                snprintf(part_text + at, sizeof part_text - at, "%s%s", at ? "," : "", tok);
+            }
+        }
+        if (part_text[0] && stage1_parts_parse(part_text, &parts) != 0) {
+            gf_clear_error();
+            return bad(rd, "init", "names an unknown Stage 1 component in its [...] (decay, beta, sigma, gate)");
+        }
+    }
+    unsigned listed;
+    if (get_parts(rd, run, "stage1", &listed, &parts_given)) return -1;
+    if (parts_given && init_uses_stage1(init)) parts = listed;
+    bool fit_scaled;
+    if (get_sigma_fit(rd, run, &fit_scaled, &fit_given)) return -1;
+    if (fit_given) scaled = fit_scaled;
+    else if (!new_graft) scaled = true; /* before --sigma-fit: the scaled fit */
+    set_variant(r, init, parts, no_sink, hl, scaled);
+    return 0;
+}
+
+static int parse_race(const char *file, const cJSON *root, parsed *p) {
+    reader rd = {file, ""};
+    double target, budget, ratio, lr_mixer, lr_rest, ctx, keep, teacher_ppl, eval_seqs;
+    char data[256], strategy[16], device[16];
+    if (get_string(&rd, root, "model", false, p->model, sizeof p->model) ||
+        get_number(&rd, root, "target_loss", true, false, &target) ||
+        get_number(&rd, root, "tokens_budget", true, false, &budget) || get_number(&rd, root, "ratio", false, true, &ratio) ||
+        get_number(&rd, root, "lr_mixer", false, true, &lr_mixer) || get_number(&rd, root, "lr_rest", false, true, &lr_rest) ||
+        get_number(&rd, root, "ctx", false, true, &ctx) || get_number(&rd, root, "keep", false, true, &keep) ||
+        get_number(&rd, root, "teacher_eval_ppl", false, true, &teacher_ppl) ||
+        get_number(&rd, root, "eval_seqs", false, true, &eval_seqs) ||
+        get_string(&rd, root, "data", false, data, sizeof data) || get_string(&rd, root, "strategy", false, strategy, sizeof strategy) ||
+        get_string(&rd, root, "converted_layers", false, p->converted, sizeof p->converted))
+        return -1;
+    (void)ratio;
+    const cJSON *t2t = cJSON_GetObjectItemCaseSensitive(root, "tokens_to_target");
+    if (!cJSON_IsObject(t2t)) return bad(&rd, "tokens_to_target", "is missing (an object: init -> tokens or null)");
+    device_of(root, device, sizeof device);
+    const bool new_graft = cJSON_GetObjectItemCaseSensitive(root, "teacher_eval_ppl") != NULL; /* since --sigma-fit */
+    const cJSON *runs = cJSON_GetObjectItemCaseSensitive(root, "runs"), *o;
+    if (!cJSON_IsArray(runs) || cJSON_GetArraySize(runs) < 2) return bad(&rd, "runs", "should be a list of at least two runs");
+    if (cJSON_GetArraySize(runs) > 8) return bad(&rd, "runs", "holds more than 8 runs (the Recover chart's limit)");
+    double ttt0 = NAN;
+    int i = 0;
+    char reached[200] = "target reached:";
+    cJSON_ArrayForEach(o, runs) {
+        snprintf(rd.where, sizeof rd.where, "runs[%d]", i);
+        if (!cJSON_IsObject(o)) return bad(&rd, "", "should be an object");
+        result_row *r = new_row(p);
+        r->kind = RUN_RACE;
+        char label[96];
+        if (get_string(&rd, o, "init", true, label, sizeof label) || race_label(&rd, label, r, o, new_graft) ||
+            get_number(&rd, o, "final_eval_ppl", false, true, &r->ppl))
+            return -1;
+        const cJSON *curve = cJSON_GetObjectItemCaseSensitive(o, "curve"), *pt;
+        if (!cJSON_IsArray(curve)) return bad(&rd, "curve", "should be a list of [tokens, loss] pairs");
+        int n = cJSON_GetArraySize(curve), k = 0;
+        double *xy = gf_malloc((size_t)(n ? 2 * n : 2) * sizeof *xy);
+        p->curve[p->n_curves] = xy;
+        snprintf(p->curve_name[p->n_curves], sizeof p->curve_name[0], "race/%.90s", label);
+        p->curve_n[p->n_curves++] = n;
+        cJSON_ArrayForEach(pt, curve) {
+            const cJSON *x = cJSON_GetArrayItem(pt, 0), *y = cJSON_GetArrayItem(pt, 1);
+            if (!cJSON_IsArray(pt) || cJSON_GetArraySize(pt) != 2 || !cJSON_IsNumber(x) || !cJSON_IsNumber(y) ||
+                !isfinite(x->valuedouble) || !isfinite(y->valuedouble)) {
+                char key[48];
+                snprintf(key, sizeof key, "curve[%d]", k);
+                return bad(&rd, key, "should be a pair of numbers [tokens, loss]");
+            }
+            xy[2 * k] = x->valuedouble, xy[2 * k + 1] = y->valuedouble;
+            k++;
+        }
+        const cJSON *tt = cJSON_GetObjectItemCaseSensitive(t2t, label);
+        if (!tt || !(cJSON_IsNull(tt) || cJSON_IsNumber(tt))) {
+            rd.where[0] = 0;
+            char key[160];
+            snprintf(key, sizeof key, "tokens_to_target[\"%.100s\"]", label);
+            return bad(&rd, key, "should be a number of tokens or null (each run's init has one)");
+        }
+        r->tokens_to_target = cJSON_IsNumber(tt) ? tt->valuedouble : -1;
+        if (i == 0) ttt0 = r->tokens_to_target;
+        else r->ratio = ttt0 > 0 && r->tokens_to_target > 0 ? ttt0 / r->tokens_to_target : NAN;
+        snprintf(r->strategy, sizeof r->strategy, "%s", strategy[0] ? strategy : "folder");
+        r->keep = keep;
+        snprintf(r->corpus, sizeof r->corpus, "%.199s", data[0] ? data : "text not recorded");
+        r->ctx = isnan(ctx) ? 0 : (int)ctx;
+        r->race_tokens = (long)budget;
+        r->race_lr_mixer = lr_mixer;
+        r->race_lr_rest = lr_rest;
+        snprintf(r->device, sizeof r->device, "%s", device);
+        char t[40];
+        if (r->tokens_to_target >= 0) snprintf(t, sizeof t, "%.0f", r->tokens_to_target);
+        else snprintf(t, sizeof t, "never");
+        size_t at = strlen(reached);
+        snprintf(reached + at, sizeof reached - at, "%s %s %s", i ? "," : "", label, t);
+        i++;
+    }
+    if (p->rows[1].ratio > 0) {
+        size_t at = strlen(reached);
+        snprintf(reached + at, sizeof reached - at, " -> ratio %.2f", p->rows[1].ratio);
+    }
+    snprintf(p->reached, sizeof p->reached, "%s", reached);
+    p->target = target;
+    p->tokens = (long)budget;
+    p->teacher_ppl = teacher_ppl;
+    p->max_layer = -1;
+    for (const char *s = p->converted; *s;) { /* "1,3,5" */
+        char *end;
+        long l = strtol(s, &end, 10);
+        if (end == s) break;
+        if (l > p->max_layer) p->max_layer = (int)l;
+        s = *end == ',' ? end + 1 : end;
+    }
+    return 0;
+}
+
+static const char *const stat_keys[6] = {"mean_distance", "entropy", "concentration", "output_rms",
+                                         "mean_distance_no_sink", "sink_share"};
+
+static int parse_stats(const char *file, const cJSON *root, parsed *p) {
+    reader rd = {file, ""};
+    if (get_string(&rd, root, "model", false, p->model, sizeof p->model)) return -1;
+    const cJSON *layers = cJSON_GetObjectItemCaseSensitive(root, "layers"), *lo;
+    int L = cJSON_GetArraySize(layers);
+    if (!cJSON_IsArray(layers) || L == 0 || L > 4096) return bad(&rd, "layers", "should be a list of 1 to 4096 layers");
+    const cJSON *h0 = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(layers, 0), "heads");
+    int H = cJSON_GetArraySize(h0);
+    if (!cJSON_IsArray(h0) || H == 0 || H > 4096) {
+        snprintf(rd.where, sizeof rd.where, "layers[0]");
+        return bad(&rd, "heads", "should be a list of 1 to 4096 heads");
+    }
+    p->L = L, p->H = H;
+    for (int m = 0; m < 6; m++) {
+        p->metric[m] = gf_malloc((size_t)L * H * sizeof *p->metric[m]);
+        for (int k = 0; k < L * H; k++) p->metric[m][k] = NAN;
+    }
+    int l = 0;
+    cJSON_ArrayForEach(lo, layers) {
+        const cJSON *heads = cJSON_GetObjectItemCaseSensitive(lo, "heads"), *ho;
+        snprintf(rd.where, sizeof rd.where, "layers[%d]", l);
+        if (!cJSON_IsArray(heads) || cJSON_GetArraySize(heads) != H) {
+            char what[64];
+            snprintf(what, sizeof what, "should be a list of %d heads (as layers[0])", H);
+            return bad(&rd, "heads", what);
+        }
+        int h = 0;
+        cJSON_ArrayForEach(ho, heads) {
+            snprintf(rd.where, sizeof rd.where, "layers[%d].heads[%d]", l, h);
+            for (int m = 0; m < 6; m++) { /* the last two are newer: absent in older files */
+                double v;
+                if (get_number(&rd, ho, stat_keys[m], m < 4, true, &v)) return -1;
+                p->metric[m][l * H + h] = v;
+            }
+            h++;
+        }
+        l++;
+    }
+    return 0;
+}
+
+/* A race or stats file from before they named their teacher: the teacher the
+ * ablate JSON beside it names (every one there agreeing). */
+static int sibling_model(const char *path, char *model, size_t n) {
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = 0;
+    else snprintf(dir, sizeof dir, ".");
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    model[0] = 0;
+    int rc = 0;
+    while (d && (de = readdir(d))) {
+        size_t len = strlen(de->d_name);
+        if (len < 6 || strcmp(de->d_name + len - 5, ".json")) continue;
+        char p[2048];
+        snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
+        bool missing;
+        cJSON *root = json_read_file(p, &missing);
+        if (!root) {
+            gf_clear_error();
+            continue;
+        }
+        const cJSON *m = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "meta"), "model");
+        if (cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(root, "rows")) && cJSON_IsString(m) && m->valuestring[0]) {
+            if (model[0] && strcmp(model, m->valuestring)) rc = -1; /* two teachers: no telling which */
+            else snprintf(model, n, "%s", m->valuestring);
+        }
+        cJSON_Delete(root);
+    }
+    if (d) closedir(d);
+    return rc == 0 && model[0] ? 0 : -1;
+}
+
+static int parse_file(const char *path, parsed *p) {
+    memset(p, 0, sizeof *p);
+    p->max_layer = -1;
+    p->teacher_ppl = NAN;
+    bool missing;
+    cJSON *root = json_read_file(path, &missing);
+    if (!root) return missing ? gf_fail("%s: no such file", path) : -1;
+    int rc;
+    reader rd = {path, ""};
+    if (!cJSON_IsObject(root)) {
+        rc = bad(&rd, "(the top)", "should be an object");
+    } else if (cJSON_GetObjectItemCaseSensitive(root, "rows")) {
+        p->kind = IMPORT_ABLATE;
+        rc = parse_ablate(path, root, p);
+    } else if (cJSON_GetObjectItemCaseSensitive(root, "runs")) {
+        p->kind = IMPORT_RACE;
+        rc = parse_race(path, root, p);
+    } else if (cJSON_GetObjectItemCaseSensitive(root, "layers")) {
+        p->kind = IMPORT_STATS;
+        rc = parse_stats(path, root, p);
+    } else {
+        rc = gf_fail("%s: not the JSON of graft ablate, race or stats (no \"rows\", \"runs\" or \"layers\")", path);
+    }
+    cJSON_Delete(root);
+    if (rc == 0 && !p->model[0] && sibling_model(path, p->model, sizeof p->model) != 0)
+        rc = gf_fail("%s: \"model\" is missing (graft %s before it named its teacher), and no ablate JSON beside it "
+                     "names one teacher (meta.model)", path, import_kind_name(p->kind));
+    if (rc) parsed_free(p);
+    return rc;
+}
+
+/* ---- the teacher: matched by path, then by file name; else an entry is made ---- */
+
+static bool exists(const char *p) {
+    struct stat sb;
+    return p[0] && stat(p, &sb) == 0;
+}
+
+static bool same_name(const char *a, const char *b) {
+    char x[256], y[256];
+    base_copy(a, x, sizeof x);
+    base_copy(b, y, sizeof y);
+    return x[0] && !strcmp(x, y);
+}
+
+static teacher_state *match_teacher(const app_state *st, const char *model) {
+    for (int i = 0; i < st->n_teachers; i++) /* the same argument or file */
+        if (!strcmp(st->teachers[i]->arg, model) || !strcmp(st->teachers[i]->key, model)) return st->teachers[i];
+    for (int i = 0; i < st->n_teachers; i++) {
+        const teacher_state *t = st->teachers[i];
+        if (same_name(t->key, model) || same_name(t->arg, model) || !strcmp(t->name, base_name(model)))
+            return st->teachers[i];
+    }
+    return NULL;
+}
+
+/* The teacher's file on this machine: the path itself, a recent teacher of
+ * that file name, or the teachers' cache (scripts/fetch-teachers.sh). */
+static bool local_copy(const app_state *st, const char *model, char *out, size_t n) {
+    if (exists(model)) {
+        char *abs = realpath(model, NULL);
+        snprintf(out, n, "%s", abs ? abs : model);
+        free(abs);
+        return true;
+    }
+    for (int i = 0; i < st->n_recent; i++) {
+        const char *p = st->recent[i].path[0] ? st->recent[i].path : st->recent[i].arg;
+        if (same_name(p, model) && exists(p)) {
+            snprintf(out, n, "%s", p);
+            return true;
+        }
+    }
+    char name[256], dir[1024];
+    base_copy(model, name, sizeof name);
+    const char *env = getenv("GRAFT_TEACHERS"), *cache = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    if (env && env[0]) snprintf(dir, sizeof dir, "%s", env);
+    else if (cache && cache[0]) snprintf(dir, sizeof dir, "%s/graft/teachers", cache);
+    else if (home && home[0]) snprintf(dir, sizeof dir, "%s/.cache/graft/teachers", home);
+    else return false;
+    char p[1400];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    if (!exists(p)) return false;
+    snprintf(out, n, "%.1023s", p);
+    return true;
+}
+
+static teacher_state *make_teacher(app_state *st, const char *model, const char *local, const char *file) {
+    const char *key = local[0] ? local : model;
+    teacher_state *t = app_teacher(st, key);
+    if (!t) return NULL;
+    snprintf(t->arg, sizeof t->arg, "%s", key);
+    snprintf(t->model_arg, sizeof t->model_arg, "%s", key);
+    base_copy(model, t->name, sizeof t->name);
+    snprintf(t->shape, sizeof t->shape, "imported runs, not loaded");
+    char l0[1100], l1[1100], l2[300];
+    snprintf(l0, sizeof l0, "path        %s", key);
+    snprintf(l1, sizeof l1, "imported    runs of %s, first from %s", model, file);
+    snprintf(l2, sizeof l2, "%s", local[0] ? "opening it (Enter on the recent list) loads it here"
+                                           : "its file is not on this machine: the workbench shows its imported runs only");
+    const char *lines[3] = {l0, l1, l2};
+    teacher_state_set_lines(t, lines, 3);
+    app_add_recent(st, key, local);
+    return t;
+}
+
+/* ---- applying a checked file ---- */
+
+/* Race curves of another race go: a new race (run or imported) replaces the last one's. */
+static void drop_race_series(teacher_state *t) {
+    int k = 0;
+    for (int i = 0; i < t->n_series; i++) {
+        if (!strncmp(t->series[i].name, "race/", 5)) {
+            free(t->series[i].x);
+            free(t->series[i].y);
+            continue;
+        }
+        t->series[k++] = t->series[i];
+    }
+    t->n_series = k;
+}
+
+static int check_shape(const parsed *p, const teacher_state *t, const char *path) {
+    if (p->kind == IMPORT_STATS && t->n_layers && (t->n_layers != p->L || (t->n_heads && t->n_heads != p->H)))
+        return gf_fail("%s: %d layers x %d heads, but %s has %d x %d: not this teacher's statistics", path, p->L, p->H,
+                       t->name, t->n_layers, t->n_heads);
+    if (t->n_layers && p->max_layer >= t->n_layers)
+        return gf_fail("%s: names layer %d, but %s has %d layers: not this teacher's runs", path, p->max_layer, t->name,
+                       t->n_layers);
+    return 0;
+}
+
+/* A race from student folders records the converted layers only: keep and kept follow from the teacher's depth. */
+static void race_plan(result_row *r, const char *converted, int L) {
+    if (!L || !converted[0] || !isnan(r->keep) || r->kept[0]) return;
+    bool *conv = gf_calloc((size_t)L, sizeof *conv);
+    int n_conv = 0;
+    for (const char *s = converted; *s;) {
+        char *end;
+        long l = strtol(s, &end, 10);
+        if (end == s) break;
+        if (l >= 0 && l < L && !conv[l]) conv[l] = true, n_conv++;
+        s = *end == ',' ? end + 1 : end;
+    }
+    int at = 0;
+    for (int l = 0; l < L && at < (int)sizeof r->kept - 8; l++)
+        if (!conv[l]) at += snprintf(r->kept + at, sizeof r->kept - (size_t)at, at ? ",%d" : "%d", l);
+    r->keep = (double)(L - n_conv) / L;
+    free(conv);
+}
+
+/* The rows an earlier import of the same file added: importing it again replaces them. */
+static void drop_rows_of(teacher_state *t, const char *path) {
+    int k = 0;
+    for (int i = 0; i < t->n_results; i++)
+        if (strcmp(t->results[i].source, path)) t->results[k++] = t->results[i];
+    t->n_results = k;
+}
+
+static void apply(app_state *st, teacher_state *t, parsed *p, const char *path, import_report *rep) {
+    char src[256];
+    snprintf(src, sizeof src, "%.255s", path);
+    drop_rows_of(t, src);
+    for (int i = 0; i < p->n_rows; i++) {
+        result_row *r = &p->rows[i];
+        snprintf(r->teacher, sizeof r->teacher, "%s", t->name);
+        snprintf(r->source, sizeof r->source, "%.255s", path);
+        if (p->kind == IMPORT_RACE) race_plan(r, p->converted, t->n_layers);
+        teacher_add_result(t, r);
+    }
+    rep->rows = p->n_rows;
+    if (p->kind == IMPORT_ABLATE && !isfinite(t->teacher_ppl) && isfinite(p->teacher_ppl)) {
+        t->teacher_ppl = p->teacher_ppl;
+        snprintf(t->ppl_corpus, sizeof t->ppl_corpus, "%s", p->ppl_corpus);
+        t->ppl_windows = p->ppl_windows;
+        t->ppl_ctx = p->ppl_ctx;
+    }
+    if (p->kind == IMPORT_RACE) {
+        drop_race_series(t);
+        for (int c = 0; c < p->n_curves; c++)
+            for (int k = 0; k < p->curve_n[c]; k++)
+                teacher_add_point(t, p->curve_name[c], p->curve[c][2 * k], p->curve[c][2 * k + 1]);
+        memset(&t->race, 0, sizeof t->race);
+        t->race.tokens = p->tokens;
+        t->race.has_target = true;
+        t->race.target = p->target;
+        snprintf(t->race.reached, sizeof t->race.reached, "%s", p->reached);
+        snprintf(t->race.source, sizeof t->race.source, "%.255s", path);
+        rep->curves = p->n_curves;
+    }
+    if (p->kind == IMPORT_STATS) {
+        if (!t->n_layers) {
+            teacher_state_set_shape(t, p->L, p->H);
+            teacher_plan_recompute(t);
+            snprintf(t->shape, sizeof t->shape, "%d layers · %d heads (imported statistics)", p->L, p->H);
+        }
+        int init = teacher_init_index(t, "teacher");
+        for (int m = 0; init >= 0 && m < 6; m++) {
+            double *dst = teacher_metric(t, init, (head_metric)(MET_MEAN_DIST + m));
+            if (dst) memcpy(dst, p->metric[m], (size_t)p->L * p->H * sizeof *dst);
+        }
+        snprintf(t->stats_source, sizeof t->stats_source, "%.255s", path);
+        t->stats_corpus[0] = 0; /* not this session's corpus: a load here does not recompute over them */
+        rep->layers = p->L, rep->heads = p->H;
+    }
+    (void)st;
+}
+
+int import_run_file(app_state *st, const char *path, import_report *rep) {
+    memset(rep, 0, sizeof *rep);
+    char *abs = realpath(path, NULL);
+    snprintf(rep->path, sizeof rep->path, "%s", abs ? abs : path);
+    free(abs);
+    parsed p;
+    if (parse_file(path, &p) != 0) return -1;
+    rep->kind = p.kind;
+    snprintf(rep->model, sizeof rep->model, "%s", p.model);
+    teacher_state *t = match_teacher(st, p.model);
+    char local[1024] = "";
+    if (t) {
+        rep->here = t->loaded || exists(t->key);
+        if (check_shape(&p, t, path) != 0) {
+            parsed_free(&p);
+            return -1;
+        }
+    } else {
+        rep->here = local_copy(st, p.model, local, sizeof local);
+        t = make_teacher(st, p.model, local, rep->path);
+        if (!t) {
+            parsed_free(&p);
+            return gf_fail("%s: no room for another teacher in the session", path);
+        }
+        rep->created = true;
+    }
+    rep->teacher = t;
+    apply(st, t, &p, rep->path, rep);
+    st->session_dirty = true; /* the rows are saved with the session */
+    /* the kept plan is the teacher's: an entry made here has the default one once its depth is known */
+    parsed_free(&p);
+    app_log(st, LOG_INFO, "import: %s", rep->path);
+    return 0;
+}
+
+void import_report_line(const import_report *rep, const app_state *st, char *buf, size_t n) {
+    const char *file = base_name(rep->path);
+    const teacher_state *t = rep->teacher;
+    char what[96];
+    if (rep->kind == IMPORT_STATS) snprintf(what, sizeof what, "statistics (%d x %d heads)", rep->layers, rep->heads);
+    else if (rep->kind == IMPORT_RACE) snprintf(what, sizeof what, "race: %d rows and curves", rep->rows);
+    else snprintf(what, sizeof what, "%d ablate rows", rep->rows);
+    const bool open = t && app_cur(st) == t;
+    snprintf(buf, n, "imported %s from %s for %s%s", what, file, t ? t->name : "?",
+             open ? ""
+             : rep->here ? " (not open: open it on 1 Teacher to see them)"
+                         : " (not open, its file is not here: Enter on it in 1 Teacher's recent list shows them)");
+}
+
+bool import_teacher_has_imports(const teacher_state *t) {
+    if (t->stats_source[0] || t->race.source[0]) return true;
+    for (int i = 0; i < t->n_results; i++)
+        if (t->results[i].source[0]) return true;
+    return false;
+}
+
+void import_adopt_teacher(app_state *st, const char *key) {
+    if (app_find_teacher(st, key)) return;
+    for (int i = 0; i < st->n_teachers; i++) {
+        teacher_state *t = st->teachers[i];
+        if (t->loaded || exists(t->key) || !same_name(t->key, key) || !import_teacher_has_imports(t)) continue;
+        app_log(st, LOG_INFO, "import: the runs imported for %s are %s's", t->key, key);
+        snprintf(t->key, sizeof t->key, "%s", key);
+        return;
+    }
+}
+
+bool import_show_teacher(app_state *st, const char *arg) {
+    teacher_state *t = NULL;
+    for (int i = 0; i < st->n_teachers && !t; i++)
+        if (!strcmp(st->teachers[i]->arg, arg) || !strcmp(st->teachers[i]->key, arg)) t = st->teachers[i];
+    if (!t || t->loaded || exists(t->key) || !import_teacher_has_imports(t)) return false;
+    app_switch(st, t);
+    snprintf(st->notice, sizeof st->notice,
+             "showing the runs imported for %s: its file is not on this machine, so nothing loads and jobs cannot run on it",
+             t->name);
+    app_log(st, LOG_INFO, "%s", st->notice);
+    return true;
+}
