@@ -274,6 +274,7 @@ int cmd_race(int argc, char **argv) {
     }
     if (co.json) {
         cJSON *o = cJSON_CreateObject(), *runs = cJSON_AddArrayToObject(o, "runs");
+        cJSON_AddStringToObject(o, "model", tc.teacher); /* the teacher, as graft tui --import matches it */
         cJSON *t2t = cJSON_CreateObject();
         for (int i = 0; i < n_inits; i++) {
             cJSON *r = cJSON_CreateObject();

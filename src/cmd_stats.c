@@ -121,6 +121,7 @@ int cmd_stats(int argc, char **argv) {
         rc = cli_fail("stats");
     } else if (co.json) {
         cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "model", pos[0]); /* the teacher, as graft tui --import matches it */
         cJSON_AddNumberToObject(o, "sequences", n_seqs);
         cJSON_AddNumberToObject(o, "ctx", ctx);
         cJSON_AddItemToObject(o, "layers", attn_stats_json(&st));

@@ -7,10 +7,21 @@
 #include "student/student.h"
 
 void best_variant_label(const result_row *r, char *buf, size_t n) {
-    const char *d = r->init_detail;
-    if (!strncmp(d, "stage1 ", 7)) d += 7;
-    if (!r->has_stage1 || !d[0] || !strcmp(d, "all")) snprintf(buf, n, "%s", r->init);
-    else snprintf(buf, n, "%s [%s]", r->init, d);
+    if (!r->has_stage1) {
+        snprintf(buf, n, "%s", r->init);
+        return;
+    }
+    const stage1_choice *c = &r->stage1;
+    const unsigned p = c->parts & STAGE1_ALL;
+    char parts[40], extra[64] = "";
+    if (p == STAGE1_ALL) snprintf(parts, sizeof parts, "all");
+    else stage1_parts_name(p, parts, sizeof parts); /* the parts by name: "decay,beta,gate" */
+    if (c->half_life > 0 && (p & STAGE1_DECAY)) snprintf(extra, sizeof extra, ", half-life %g", c->half_life);
+    else if (c->no_sink && stage1_choice_uses_distance(c)) snprintf(extra, sizeof extra, ", no-sink");
+    if (strstr(r->init_detail, "sigma scaled")) snprintf(extra + strlen(extra), sizeof extra - strlen(extra), ", sigma scaled");
+    if (p == STAGE1_ALL && !extra[0]) snprintf(buf, n, "%s", r->init);
+    else if (p == STAGE1_ALL) snprintf(buf, n, "%s [%s]", r->init, extra + 2);
+    else snprintf(buf, n, "%s [%s%s]", r->init, parts, extra);
 }
 
 /* the paper's method: taylor-calibrate, every Stage 1 part, distances over all keys, no override;

@@ -24,7 +24,7 @@ bool best_variant_find(const teacher_state *t, best_variant *out);
 /* "best measured here (uniform 50%, gutenberg-60 w64): taylor-calibrate [decay,beta,gate] ppl 54.10 vs
  * taylor-calibrate 77.40 (-30.1 %), rows 3 and 7 (imported from ablate_train.json)"; "" without a comparison. */
 void best_variant_line(const teacher_state *t, char *buf, size_t n);
-/* "taylor-calibrate", "taylor-calibrate [decay,beta,gate]", "taylor-calibrate [all, sigma scaled]" */
+/* "taylor-calibrate", "taylor-calibrate [decay,beta,gate]", "taylor-calibrate [sigma scaled]" */
 void best_variant_label(const result_row *r, char *buf, size_t n);
 
 #endif

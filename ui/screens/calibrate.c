@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "keys.h"
 #include "screens/screens.h"
+#include "workbench/best_variant.h"
 #include "student/student.h"
 
 /* The table: a group (the teacher statistics, or the component whose numbers
@@ -159,6 +160,9 @@ static void draw(ui *u, grid *g, rect r) {
     } else {
         y += draw_options(u, g, r.x + 1, y, r.w - 2, t);
     }
+    char best[600]; /* what the Results rows say about the Stage 1 variants (the default stays the paper's) */
+    best_variant_line(t, best, sizeof best);
+    if (best[0]) y += draw_wrapped(g, r.x + 1, y, r.w - 2, 2, best, theme_dim(&u->th));
     /* numbers computed with other options than the teacher's now */
     const bool stale = n_done > 0 && !stage1_choice_same(&t->stage1, &t->method.calib_s1);
     if (stale) {

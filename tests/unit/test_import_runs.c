@@ -1,0 +1,394 @@
+/* Unit tests: graft tui --import (src/workbench/import_runs.c) on hand-made
+ * JSON of each kind that graft ablate / race / stats --json write: the rows,
+ * curves and statistics that land under the teacher the file names, marked
+ * with the file; files refused whole (one line naming the file and the field,
+ * nothing changed); a teacher's entry made, matched by file name, adopted when
+ * its file loads; the session keeping imported rows; the best-variant line;
+ * the Results screen's column, footer and g on an imported row. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/error.h"
+#include "keys.h"
+#include "persist/persist.h"
+#include "ui.h"
+#include "workbench/best_variant.h"
+#include "workbench/import_runs.h"
+#include "workbench/session.h"
+
+static char dir[64];
+
+static const char *write_file(const char *name, const char *text) {
+    static char path[8][256];
+    static int next;
+    char *p = path[next++ % 8];
+    snprintf(p, 256, "%s/%s", dir, name);
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    return p;
+}
+
+static int setup(void **state) {
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/graft_import_XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    /* no teachers' cache: every teacher named here is "not on this machine" */
+    setenv("GRAFT_TEACHERS", dir, 1);
+    return 0;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* An ablation of a 4-layer teacher at 50 %: the paper's method, a Stage 1 subset better than it, align-only. */
+#define ABLATE_JSON                                                                                                  \
+    "{\"teacher_ppl\": 12.5, \"rows\": ["                                                                           \
+    "{\"strategy\": \"uniform\", \"keep\": 0.5, \"kept_layers\": [0, 2], \"init\": \"random\", \"stage1\": [],"     \
+    " \"half_life_override\": null, \"sigma_fit\": null, \"ppl\": 90.0, \"half_life\": {\"mean\": 40, \"median\": 12, \"max\": 400}},"  \
+    "{\"strategy\": \"uniform\", \"keep\": 0.5, \"kept_layers\": [0, 2], \"init\": \"taylor-calibrate\","           \
+    " \"stage1\": [\"decay\", \"beta\", \"sigma\", \"gate\"], \"half_life_override\": null, \"sigma_fit\": \"reference\", \"ppl\": 77.4}," \
+    "{\"strategy\": \"uniform\", \"keep\": 0.5, \"kept_layers\": [0, 2], \"init\": \"taylor-calibrate\","           \
+    " \"stage1\": [\"decay\", \"beta\", \"gate\"], \"half_life_override\": null, \"sigma_fit\": null, \"ppl\": 54.1}," \
+    "{\"strategy\": \"uniform\", \"keep\": 0.5, \"kept_layers\": [0, 2], \"init\": \"align-only\", \"stage1\": [],"  \
+    " \"half_life_override\": null, \"sigma_fit\": null, \"ppl\": 60.0}],"                                          \
+    " \"meta\": {\"model\": \"/far/away/teacher-a.gguf\", \"split\": {\"ctx\": 256, \"eval_begin\": 1000, \"eval_end\": 17384},"   \
+    " \"sigma_fits\": [\"reference\"], \"stage2_steps\": 300, \"keep_best\": \"train\", \"decay_distance\": \"all\", \"seed\": 1},"  \
+    " \"memory\": {\"device\": \"cuda:0 NVIDIA H200 (bf16)\"}}"
+
+static void ablate_rows(void **state) {
+    (void)state;
+    app_state st;
+    app_state_init(&st);
+    const char *path = write_file("ablate.json", ABLATE_JSON);
+    import_report rep;
+    assert_int_equal(import_run_file(&st, path, &rep), 0);
+    assert_int_equal(rep.kind, IMPORT_ABLATE);
+    assert_int_equal(rep.rows, 4);
+    assert_true(rep.created);
+    assert_false(rep.here);
+    teacher_state *t = rep.teacher;
+    assert_non_null(t);
+    assert_string_equal(t->name, "teacher-a.gguf");
+    assert_string_equal(t->key, "/far/away/teacher-a.gguf");
+    assert_int_equal(t->n_results, 4);
+    const result_row *r = &t->results[2];
+    assert_int_equal(r->kind, RUN_ABLATE);
+    assert_string_equal(r->init, "taylor-calibrate");
+    assert_string_equal(r->init_detail, "stage1 -sigma"); /* the workbench's short form: all but sigma */
+    assert_int_equal(r->stage1.parts, STAGE1_DECAY | STAGE1_BETA | STAGE1_GATE);
+    assert_true(fabs(r->ppl - 54.1) < 1e-12);
+    assert_int_equal(r->stage2_steps, 300);
+    assert_int_equal(r->eval_windows, 64); /* (17384 - 1000) / 256 */
+    assert_string_equal(r->device, "cuda:0");
+    assert_int_equal(r->source_row, 3);
+    assert_non_null(strstr(r->source, "/ablate.json"));
+    assert_string_equal(t->results[1].init_detail, "stage1 all"); /* the reference fit: nothing to add */
+    assert_int_equal(t->results[0].stage2_steps, 0);                /* random runs no Stage 2 */
+    assert_true(fabs(t->results[0].hl_max - 400) < 1e-12);
+    assert_true(fabs(t->teacher_ppl - 12.5) < 1e-12);
+    /* the status line names the file, the teacher and that it is not open */
+    char line[512];
+    import_report_line(&rep, &st, line, sizeof line);
+    assert_non_null(strstr(line, "4 ablate rows from ablate.json for teacher-a.gguf"));
+    assert_non_null(strstr(line, "not open"));
+    /* the same file again replaces its rows */
+    assert_int_equal(import_run_file(&st, path, &rep), 0);
+    assert_int_equal(t->n_results, 4);
+    assert_int_equal(st.n_teachers, 1);
+    /* the best variant: the subset beats the paper's method by 30.1 % */
+    best_variant bv;
+    assert_true(best_variant_find(t, &bv));
+    assert_string_equal(t->results[bv.best].init_detail, "stage1 -sigma");
+    assert_string_equal(t->results[bv.base].init_detail, "stage1 all");
+    assert_true(fabs(bv.change - (54.1 - 77.4) / 77.4) < 1e-12);
+    best_variant_line(t, line, sizeof line);
+    assert_non_null(strstr(line, "taylor-calibrate [decay,beta,gate] ppl 54.10 vs taylor-calibrate 77.40 (-30.1 %)"));
+    assert_non_null(strstr(line, "(imported from ablate.json)"));
+    app_state_free(&st);
+}
+
+/* The Stage 1 component table of an older graft (no sigma_fit anywhere: the scaled fit), heldout keep-best. */
+static void component_rows_old_fit(void **state) {
+    (void)state;
+    app_state st;
+    app_state_init(&st);
+    const char *path = write_file(
+        "components.json",
+        "{\"teacher_ppl\": 30, \"rows\": ["
+        "{\"strategy\": \"uniform\", \"keep\": 0.25, \"kept_layers\": [0], \"init\": \"taylor-calibrate\", \"stage1\": [],"
+        " \"half_life_override\": null, \"ppl\": 120},"
+        "{\"strategy\": \"uniform\", \"keep\": 0.25, \"kept_layers\": [0], \"init\": \"taylor-calibrate\","
+        " \"stage1\": [\"decay\", \"beta\", \"sigma\", \"gate\"], \"half_life_override\": null, \"ppl\": 100},"
+        "{\"strategy\": \"uniform\", \"keep\": 0.25, \"kept_layers\": [0], \"init\": \"taylor-calibrate\","
+        " \"stage1\": [\"decay\"], \"half_life_override\": 32, \"ppl\": 110}],"
+        " \"meta\": {\"model\": \"org/teacher-b\", \"stage2_steps\": 20, \"keep_best\": \"heldout\", \"decay_distance\": \"all\"}}");
+    import_report rep;
+    assert_int_equal(import_run_file(&st, path, &rep), 0);
+    teacher_state *t = rep.teacher;
+    assert_string_equal(t->name, "teacher-b");
+    assert_string_equal(t->results[0].init_detail, "stage1 none");
+    assert_string_equal(t->results[1].init_detail, "stage1 all, sigma scaled");
+    assert_string_equal(t->results[2].init_detail, "stage1 decay (half-life 32)");
+    assert_true(fabs(t->results[2].stage1.half_life - 32) < 1e-12);
+    char label[96];
+    best_variant_label(&t->results[2], label, sizeof label);
+    assert_string_equal(label, "taylor-calibrate [decay, half-life 32]");
+    assert_int_equal(t->results[2].keep_best_heldout, 1);
+    /* only the scaled fit's paper method is there: it is the base, and it measured best */
+    char line[512];
+    best_variant_line(t, line, sizeof line);
+    assert_non_null(strstr(line, "taylor-calibrate [sigma scaled], the paper's method, ppl 100.00"));
+    assert_non_null(strstr(line, "(+10.0 %)"));
+    app_state_free(&st);
+}
+
+/* stats first (the teacher's shape), then a race from student folders (keep from the converted layers) */
+static void stats_then_race(void **state) {
+    (void)state;
+    app_state st;
+    app_state_init(&st);
+    char stats[4096] = "{\"model\": \"/far/away/teacher-c.gguf\", \"sequences\": 2, \"ctx\": 64, \"layers\": [";
+    for (int l = 0; l < 4; l++) {
+        size_t at = strlen(stats);
+        snprintf(stats + at, sizeof stats - at, "%s{\"layer\": %d, \"heads\": [", l ? "," : "", l);
+        for (int h = 0; h < 2; h++) {
+            at = strlen(stats);
+            snprintf(stats + at, sizeof stats - at,
+                     "%s{\"head\": %d, \"mean_distance\": %d.5, \"entropy\": 1, \"concentration\": 0.5, \"output_rms\": 0.1,"
+                     " \"mean_distance_no_sink\": %d, \"sink_share\": 0.25}",
+                     h ? "," : "", h, 10 * l + h, 10 * l + h);
+        }
+        strcat(stats, "]}");
+    }
+    strcat(stats, "]}");
+    import_report rep;
+    assert_int_equal(import_run_file(&st, write_file("stats.json", stats), &rep), 0);
+    teacher_state *t = rep.teacher;
+    assert_int_equal(rep.kind, IMPORT_STATS);
+    assert_int_equal(t->n_layers, 4);
+    assert_int_equal(t->n_heads, 2);
+    int init = teacher_init_index(t, "teacher");
+    assert_true(fabs(teacher_metric(t, init, MET_MEAN_DIST)[3 * 2 + 1] - 31.5) < 1e-12);
+    assert_true(fabs(teacher_metric(t, init, MET_SINK)[5] - 0.25) < 1e-12);
+    assert_non_null(strstr(t->stats_source, "/stats.json"));
+    assert_string_equal(t->stats_corpus, ""); /* no corpus of this session: a load does not recompute over them */
+    /* a race of three student folders, without "model": the ablate JSON beside it names the teacher */
+    char sub[128];
+    snprintf(sub, sizeof sub, "%s/runs", dir);
+    mkdir(sub, 0777);
+    write_file("runs/ablate.json", "{\"rows\": [], \"meta\": {\"model\": \"/other/place/teacher-c.gguf\"}}");
+    const char *race = write_file(
+        "runs/race.json",
+        "{\"runs\": ["
+        "{\"init\": \"random\", \"converted_layers\": \"as in the student folder\", \"stage1\": [], \"sigma_fit\": null,"
+        " \"curve\": [[100, 5.0], [200, 3.0], [300, 2.0]], \"final_eval_ppl\": 20.0},"
+        "{\"init\": \"taylor-calibrate\", \"converted_layers\": \"as in the student folder\","
+        " \"stage1\": [\"decay\", \"beta\", \"sigma\", \"gate\"], \"sigma_fit\": \"reference\","
+        " \"curve\": [[100, 3.0], [200, 2.0], [300, 1.5]], \"final_eval_ppl\": 15.0},"
+        "{\"init\": \"taylor-calibrate[decay,beta,gate]\", \"converted_layers\": \"as in the student folder\","
+        " \"stage1\": [\"decay\", \"beta\", \"gate\"], \"sigma_fit\": null,"
+        " \"curve\": [[100, 2.5], [200, 1.9]], \"final_eval_ppl\": 14.0}],"
+        " \"teacher_eval_ppl\": 10.0, \"eval_seqs\": 4, \"target_loss\": 2.0,"
+        " \"tokens_to_target\": {\"random\": 300, \"taylor-calibrate\": 200, \"taylor-calibrate[decay,beta,gate]\": 150},"
+        " \"ratio\": 1.5, \"smoothing_window\": 1, \"converted_layers\": \"1,3\", \"tokens_budget\": 300,"
+        " \"lr_mixer\": 0.001, \"lr_rest\": 0.0001, \"ctx\": 2048, \"batch\": 4, \"accum\": 1, \"data\": \"/x/gutenberg-60.txt\"}");
+    assert_int_equal(import_run_file(&st, race, &rep), 0);
+    assert_ptr_equal(rep.teacher, t); /* matched by file name */
+    assert_string_equal(rep.model, "/other/place/teacher-c.gguf");
+    assert_int_equal(rep.curves, 3);
+    assert_int_equal(t->n_results, 3);
+    const result_row *r = &t->results[2];
+    assert_int_equal(r->kind, RUN_RACE);
+    assert_string_equal(r->init_detail, "stage1 -sigma");
+    assert_true(fabs(r->tokens_to_target - 150) < 1e-12);
+    assert_true(fabs(r->ratio - 2.0) < 1e-12); /* random's 300 / its 150 */
+    assert_true(fabs(r->keep - 0.5) < 1e-12);  /* 2 of 4 layers converted */
+    assert_string_equal(r->kept, "0,2");
+    assert_true(t->race.has_target && fabs(t->race.target - 2.0) < 1e-12);
+    assert_non_null(strstr(t->race.reached, "random 300, taylor-calibrate 200, taylor-calibrate[decay,beta,gate] 150"));
+    loss_series *s = teacher_series(t, "race/taylor-calibrate[decay,beta,gate]");
+    assert_int_equal(s->n, 2);
+    assert_true(fabs(s->y[1] - 1.9) < 1e-12);
+    /* statistics of another shape are not this teacher's */
+    const char *small = write_file("stats_small.json",
+                                   "{\"model\": \"teacher-c.gguf\", \"layers\": [{\"heads\": [{\"mean_distance\": 1, "
+                                   "\"entropy\": 1, \"concentration\": 1, \"output_rms\": 1}]}]}");
+    assert_int_equal(import_run_file(&st, small, &rep), -1);
+    assert_non_null(strstr(gf_last_error(), "1 layers x 1 heads, but teacher-c.gguf has 4 x 2"));
+    app_state_free(&st);
+}
+
+/* Each refusal: one line with the file and the field, and nothing changed. */
+static void malformed_refused(void **state) {
+    (void)state;
+    static const struct {
+        const char *name, *text, *says;
+    } bad[] = {
+        {"notjson.json", "{\"rows\": [", "notjson.json: not valid JSON"},
+        {"other.json", "{\"hello\": 1}", "other.json: not the JSON of graft ablate, race or stats"},
+        {"ppl.json",
+         "{\"rows\": [{\"strategy\": \"uniform\", \"keep\": 0.5, \"kept_layers\": [0], \"init\": \"random\", \"ppl\": 3},"
+         "{\"strategy\": \"uniform\", \"keep\": 0.5, \"kept_layers\": [0], \"init\": \"random\", \"ppl\": \"high\"}],"
+         " \"meta\": {\"model\": \"m.gguf\"}}",
+         "ppl.json: rows[1].ppl should be a number"},
+        {"init.json",
+         "{\"rows\": [{\"strategy\": \"uniform\", \"keep\": 0.5, \"kept_layers\": [0], \"init\": \"magic\", \"ppl\": 3}],"
+         " \"meta\": {\"model\": \"m.gguf\"}}",
+         "init.json: rows[0].init is not one of the six initializations"},
+        {"nomodel.json", "{\"rows\": [{\"strategy\": \"uniform\"}], \"meta\": {}}", "nomodel.json: meta.model is missing"},
+        {"parts.json",
+         "{\"rows\": [{\"strategy\": \"uniform\", \"keep\": 0.5, \"kept_layers\": [0], \"init\": \"taylor-calibrate\","
+         " \"stage1\": [\"decay\", \"wings\"], \"ppl\": 3}], \"meta\": {\"model\": \"m.gguf\"}}",
+         "parts.json: rows[0].stage1 names an unknown Stage 1 component"},
+        {"curve.json",
+         "{\"model\": \"m.gguf\", \"runs\": [{\"init\": \"random\", \"curve\": [[1, 2], [3]]}, {\"init\": \"random\", \"curve\": []}],"
+         " \"target_loss\": 1, \"tokens_budget\": 10, \"tokens_to_target\": {}}",
+         "curve.json: runs[0].curve[1] should be a pair of numbers"},
+        {"ttt.json",
+         "{\"model\": \"m.gguf\", \"runs\": [{\"init\": \"random\", \"curve\": []}, {\"init\": \"taylor-calibrate\", \"curve\": []}],"
+         " \"target_loss\": 1, \"tokens_budget\": 10, \"tokens_to_target\": {\"random\": 5}}",
+         "ttt.json: tokens_to_target[\"taylor-calibrate\"] should be a number of tokens or null"},
+        {"heads.json",
+         "{\"model\": \"m.gguf\", \"layers\": [{\"heads\": [{\"mean_distance\": 1, \"entropy\": 1, \"concentration\": 1,"
+         " \"output_rms\": 1}]}, {\"heads\": []}]}",
+         "heads.json: layers[1].heads should be a list of 1 heads"},
+        {"rms.json", "{\"model\": \"m.gguf\", \"layers\": [{\"heads\": [{\"mean_distance\": 1, \"entropy\": 1, \"concentration\": 1}]}]}",
+         "rms.json: layers[0].heads[0].output_rms is missing"},
+    };
+    app_state st;
+    app_state_init(&st);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *path = write_file(bad[i].name, bad[i].text);
+        import_report rep;
+        assert_int_equal(import_run_file(&st, path, &rep), -1);
+        const char *err = gf_last_error();
+        if (!strstr(err, bad[i].says)) fail_msg("%s: got '%s', want '%s'", bad[i].name, err, bad[i].says);
+        assert_null(strchr(err, '\n')); /* one line */
+        assert_int_equal(st.n_teachers, 0);
+    }
+    /* a race that names no teacher, alone in its folder */
+    char sub[128];
+    snprintf(sub, sizeof sub, "%s/alone", dir);
+    mkdir(sub, 0777);
+    const char *path = write_file("alone/race.json", "{\"runs\": [{\"init\": \"random\", \"curve\": []}, {\"init\": \"random\","
+                                                     " \"curve\": []}], \"target_loss\": 1, \"tokens_budget\": 10,"
+                                                     " \"tokens_to_target\": {\"random\": 5}}");
+    import_report rep;
+    assert_int_equal(import_run_file(&st, path, &rep), -1);
+    assert_non_null(strstr(gf_last_error(), "race.json: \"model\" is missing"));
+    assert_int_equal(import_run_file(&st, "/nonexistent/run.json", &rep), -1);
+    assert_non_null(strstr(gf_last_error(), "/nonexistent/run.json: no such file"));
+    assert_int_equal(st.n_teachers, 0);
+    app_state_free(&st);
+}
+
+/* The session keeps imported rows with their file; opening the file's teacher later adopts the entry. */
+static void session_and_adoption(void **state) {
+    (void)state;
+    app_state st;
+    app_state_init(&st);
+    import_report rep;
+    assert_int_equal(import_run_file(&st, write_file("ablate2.json", ABLATE_JSON), &rep), 0);
+    char path[256];
+    snprintf(path, sizeof path, "%s/session.json", dir);
+    assert_int_equal(session_write(&st, path), 0);
+    app_state back;
+    app_state_init(&back);
+    assert_int_equal(session_read(&back, path), 0);
+    teacher_state *t = app_find_teacher(&back, "/far/away/teacher-a.gguf");
+    assert_non_null(t);
+    assert_int_equal(t->n_results, 4);
+    assert_non_null(strstr(t->results[3].source, "/ablate2.json"));
+    assert_int_equal(t->results[3].source_row, 4);
+    assert_true(import_teacher_has_imports(t));
+    /* its file is not here: opening it shows the entry, nothing loads */
+    assert_true(import_show_teacher(&back, "/far/away/teacher-a.gguf"));
+    assert_ptr_equal(app_cur(&back), t);
+    assert_false(import_show_teacher(&back, "/far/away/another.gguf"));
+    /* the same file name loaded here: the entry becomes that teacher's */
+    import_adopt_teacher(&back, "/home/me/models/teacher-a.gguf");
+    assert_ptr_equal(app_find_teacher(&back, "/home/me/models/teacher-a.gguf"), t);
+    app_state_free(&back);
+    app_state_free(&st);
+}
+
+static char *row_text(grid *g, int y) {
+    static char buf[4096];
+    grid_row_text(g, y, buf, sizeof buf);
+    return buf;
+}
+
+static int find_row(grid *g, const char *needle) {
+    for (int y = 0; y < g->h; y++)
+        if (strstr(row_text(g, y), needle)) return y;
+    return -1;
+}
+
+/* Results: the "from" column, the footer's file, g refused on an imported row, I imports a typed path. */
+static void results_screen(void **state) {
+    (void)state;
+    app_state st;
+    app_state_init(&st);
+    import_report rep;
+    assert_int_equal(import_run_file(&st, write_file("ablate3.json", ABLATE_JSON), &rep), 0);
+    app_switch(&st, rep.teacher);
+    ui_prefs prefs;
+    ui_prefs_default(&prefs);
+    ui u;
+    ui_init(&u, &st, NULL, &prefs, (theme){true, DEPTH_256, 0});
+    assert_true(ui_select_screen(&u, "results"));
+    grid g;
+    grid_init(&g, 200, 30);
+    ui_render(&u, &g);
+    int hy = find_row(&g, " from");
+    if (hy < 0 || find_row(&g, "cuda:0   ablate3.json") <= hy)
+        for (int y = 0; y < g.h; y++) fprintf(stderr, "%s\n", row_text(&g, y));
+    assert_true(hy > 0);
+    assert_true(find_row(&g, "cuda:0   ablate3.json") > hy);
+    assert_true(find_row(&g, "best measured here (uniform 50%") > 0);
+    assert_true(find_row(&g, "(its row 4), as run there: graft ablate") > hy);
+    ui_key(&u, 'g');
+    assert_non_null(strstr(u.status, "imported from"));
+    assert_non_null(strstr(u.status, "not on this machine"));
+    assert_false(u.v.results.box);
+    /* I, a path, Enter: the same file again (its rows replaced), said on the status line */
+    ui_key(&u, 'I');
+    assert_true(u.typing);
+    char typed[300];
+    snprintf(typed, sizeof typed, "%s/ablate3.json", dir);
+    for (const char *p = typed; *p; p++) ui_key(&u, (unsigned char)*p);
+    ui_key(&u, UK_ENTER);
+    assert_false(u.typing);
+    assert_non_null(strstr(u.status, "imported 4 ablate rows from ablate3.json for teacher-a.gguf"));
+    assert_int_equal(rep.teacher->n_results, 4);
+    /* a bad path: its one line */
+    ui_key(&u, 'I');
+    for (const char *p = "/nope.json"; *p; p++) ui_key(&u, (unsigned char)*p);
+    ui_key(&u, UK_ENTER);
+    assert_non_null(strstr(u.status, "/nope.json: no such file"));
+    grid_free(&g);
+    app_state_free(&st);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(ablate_rows),       cmocka_unit_test(component_rows_old_fit), cmocka_unit_test(stats_then_race),
+        cmocka_unit_test(malformed_refused), cmocka_unit_test(session_and_adoption),    cmocka_unit_test(results_screen),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
