@@ -224,6 +224,20 @@ tui_keys m q
 sleep 0.3
 tui_screen m | grep -qF "Quit anyway" && tui_keys m y
 
+# ---------------- runs imported from another machine (snapshots of the committed JSON) ----------------
+RUNS=docs/runs/smollm2-135m-h200
+imported() { # TITLE TEXT SCREEN FILE...
+    title=$1 text=$2 screen=$3
+    shift 3
+    args=""
+    for f in "$@"; do args="$args --import $RUNS/$f"; done
+    { echo; echo "## $title"; echo; echo "$text"; echo; echo '```'
+      XDG_STATE_HOME="$TMP/imported" LANG=C.UTF-8 "$GRAFT_BIN" tui $args --snapshot "$screen" --size 100x30 | sed 's/ *$//'
+      echo '```'; } >>"$OUT"
+}
+imported "7 Results: runs imported from an H200 (SmolLM2-135M, 100x30)" 'Runs made headless on another machine open here: `graft tui --import RUN.json` (repeat it for several files) or `I` on 7 Results and a path. The JSON of `graft ablate --json` (six inits, both sigma fits, `--stage1-subsets` rows), `graft race --json` and `graft stats --json` becomes Results rows, the race'"'"'s curves on 6 Recover and the teacher'"'"'s statistics on 3 Stats, under the teacher the file names (`meta.model`, `model`; an older race or stats file takes the teacher of the ablate JSON beside it), matched by path, else by file name. A teacher that is not in the session gets an entry: 1 Teacher'"'"'s recent list opens it (loading it when its file is here; else showing its imported runs without loading, as here, where the top line says "not loaded"; its jobs then say the teacher is not loaded). Every imported row names its file in the `from` column; the footer gives the file'"'"'s path, the row'"'"'s place in it and the command as it ran there; `g` on such a row refuses (its student is on the other machine). Importing a file again replaces its rows; the session keeps them. A malformed or unknown file is refused whole with one line naming the file and the field (`ablate.json: rows[3].ppl should be a number`). The line above the table says which variant measured best for this teacher against the paper'"'"'s method among rows measured the same way (strategy, ratio, evaluation slice, Stage 2 steps and kept state), by how much, and which rows (run order) show it; 4 Calibrate repeats it. These are the committed SmolLM2-135M runs (`graft tui --import docs/runs/smollm2-135m-h200/ablate_train.json --import .../ablate_stage1.json --import .../race_lr1e-4_20M.json --snapshot results`): made before `--sigma-fit`, their sigma is the scaled fit, which the labels say; they do not record the text file, hence `text not recorded`.' results ablate_train.json ablate_stage1.json race_lr1e-4_20M.json
+imported "6 Recover: an imported race (SmolLM2-135M, 100x30)" 'The imported race (`race_lr1e-4_20M.json`): its curves, its target and the tokens each run needed, with the file named above the chart.' recover race_lr1e-4_20M.json
+
 # ---------------- ASCII, no colour ----------------
 tui_settings '{}'
 tui_start a 80 24 TERM=xterm-256color LANG=C LC_ALL=C NO_COLOR=1 -- "'$STORIES'" --text "'$TEXT'"
