@@ -138,7 +138,19 @@ static int plan_presets(app_state *st, double keep, const char *strategy, bool s
  * file's one-line error. */
 static int import_files(app_state *st, const str_list *files, bool snapshot) {
     teacher_state *last = NULL;
-    for (int i = 0; i < files->n; i++) {
+    /* statistics first: they give a new teacher's shape, which half-lives and races from folders need */
+    int order[64], n = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < files->n; i++) {
+            import_kind k;
+            if (import_file_kind(files->items[i], &k) != 0) {
+                fprintf(stderr, "graft tui: --import %s\n", gf_last_error());
+                return 1;
+            }
+            if ((k == IMPORT_STATS) == (pass == 0)) order[n++] = i;
+        }
+    for (int j = 0; j < n; j++) {
+        const int i = order[j];
         import_report rep;
         if (import_run_file(st, files->items[i], &rep) != 0) {
             fprintf(stderr, "graft tui: --import %s\n", gf_last_error());

@@ -13,7 +13,7 @@
 #include "workbench/json_file.h"
 
 const char *import_kind_name(import_kind k) {
-    return k == IMPORT_ABLATE ? "ablate" : k == IMPORT_RACE ? "race" : "stats";
+    return k == IMPORT_ABLATE ? "ablate" : k == IMPORT_RACE ? "race" : k == IMPORT_STATS ? "stats" : "halflife";
 }
 
 /* ---- reading: every field checked, errors name the file and the field ---- */
@@ -143,12 +143,17 @@ typedef struct {
     /* stats */
     int L, H;
     double *metric[6];             /* [L * H]: MET_MEAN_DIST .. MET_SINK */
+    /* halflife: one entry per GDN head */
+    char hl_init[48];
+    int n_hl, *hl_layer, *hl_head;
+    double *hl_idle, *hl_p50;
 } parsed;
 
 static void parsed_free(parsed *p) {
     free(p->rows);
     for (int i = 0; i < p->n_curves; i++) free(p->curve[i]);
     for (int m = 0; m < 6; m++) free(p->metric[m]);
+    free(p->hl_layer), free(p->hl_head), free(p->hl_idle), free(p->hl_p50);
     memset(p, 0, sizeof *p);
 }
 
@@ -437,6 +442,47 @@ static int parse_stats(const char *file, const cJSON *root, parsed *p) {
     return 0;
 }
 
+/* graft halflife --json: each GDN head's idle half-life and its median over the text (p50) */
+static int parse_halflife(const char *file, const cJSON *root, parsed *p) {
+    reader rd = {file, ""};
+    char init_name[32], distance[32];
+    double override;
+    if (get_string(&rd, root, "model", false, p->model, sizeof p->model) ||
+        get_string(&rd, root, "init", true, init_name, sizeof init_name) ||
+        get_string(&rd, root, "decay_distance", false, distance, sizeof distance) ||
+        get_number(&rd, root, "half_life_override", false, true, &override))
+        return -1;
+    student_init init;
+    if (parse_init(&rd, init_name, "init", &init)) return -1;
+    /* the Stats init it shows under: the init, and how its decay was set when not from the distance over all keys */
+    if (override > 0) snprintf(p->hl_init, sizeof p->hl_init, "%s hl %g", init_name, override);
+    else if (!strcmp(distance, "no-sink") && init_uses_stage1(init)) snprintf(p->hl_init, sizeof p->hl_init, "%s no-sink", init_name);
+    else snprintf(p->hl_init, sizeof p->hl_init, "%s", init_name);
+    const cJSON *heads = cJSON_GetObjectItemCaseSensitive(root, "heads"), *o;
+    int n = cJSON_GetArraySize(heads);
+    if (!cJSON_IsArray(heads) || n == 0) return bad(&rd, "heads", "should be a non-empty list of GDN heads");
+    p->hl_layer = gf_malloc((size_t)n * sizeof *p->hl_layer);
+    p->hl_head = gf_malloc((size_t)n * sizeof *p->hl_head);
+    p->hl_idle = gf_malloc((size_t)n * sizeof *p->hl_idle);
+    p->hl_p50 = gf_malloc((size_t)n * sizeof *p->hl_p50);
+    cJSON_ArrayForEach(o, heads) {
+        int i = p->n_hl;
+        snprintf(rd.where, sizeof rd.where, "heads[%d]", i);
+        double l, h;
+        if (!cJSON_IsObject(o)) return bad(&rd, "", "should be an object");
+        if (get_number(&rd, o, "layer", true, false, &l) || get_number(&rd, o, "head", true, false, &h) ||
+            get_number(&rd, o, "idle", false, true, &p->hl_idle[i]) || get_number(&rd, o, "p50", false, true, &p->hl_p50[i]))
+            return -1;
+        if (l < 0 || l > 65535 || l != (int)l) return bad(&rd, "layer", "should be a layer number (0, 1, ...)");
+        if (h < 0 || h > 65535 || h != (int)h) return bad(&rd, "head", "should be a head number (0, 1, ...)");
+        p->hl_layer[i] = (int)l, p->hl_head[i] = (int)h;
+        if (p->hl_layer[i] > p->max_layer) p->max_layer = p->hl_layer[i];
+        if (p->hl_head[i] + 1 > p->H) p->H = p->hl_head[i] + 1;
+        p->n_hl++;
+    }
+    return 0;
+}
+
 /* A race or stats file from before they named their teacher: the teacher the
  * ablate JSON beside it names (every one there agreeing). */
 static int sibling_model(const char *path, char *model, size_t n) {
@@ -491,8 +537,12 @@ static int parse_file(const char *path, parsed *p) {
     } else if (cJSON_GetObjectItemCaseSensitive(root, "layers")) {
         p->kind = IMPORT_STATS;
         rc = parse_stats(path, root, p);
+    } else if (cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(root, "heads")) && cJSON_GetObjectItemCaseSensitive(root, "thresholds")) {
+        p->kind = IMPORT_HALFLIFE;
+        rc = parse_halflife(path, root, p);
     } else {
-        rc = gf_fail("%s: not the JSON of graft ablate, race or stats (no \"rows\", \"runs\" or \"layers\")", path);
+        rc = gf_fail("%s: not the JSON of graft ablate, race, stats or halflife (no \"rows\", \"runs\", \"layers\" or "
+                     "\"heads\")", path);
     }
     cJSON_Delete(root);
     if (rc == 0 && !p->model[0] && sibling_model(path, p->model, sizeof p->model) != 0)
@@ -596,6 +646,12 @@ static int check_shape(const parsed *p, const teacher_state *t, const char *path
     if (p->kind == IMPORT_STATS && t->n_layers && (t->n_layers != p->L || (t->n_heads && t->n_heads != p->H)))
         return gf_fail("%s: %d layers x %d heads, but %s has %d x %d: not this teacher's statistics", path, p->L, p->H,
                        t->name, t->n_layers, t->n_heads);
+    if (p->kind == IMPORT_HALFLIFE && (!t->n_layers || !t->n_heads))
+        return gf_fail("%s: %s's shape (layers x heads) is not known here: import its graft stats --json first, or open it",
+                       path, t->name);
+    if (p->kind == IMPORT_HALFLIFE && p->H > t->n_heads)
+        return gf_fail("%s: names head %d, but %s has %d heads per layer: not this teacher's student", path, p->H - 1,
+                       t->name, t->n_heads);
     if (t->n_layers && p->max_layer >= t->n_layers)
         return gf_fail("%s: names layer %d, but %s has %d layers: not this teacher's runs", path, p->max_layer, t->name,
                        t->n_layers);
@@ -675,6 +731,19 @@ static void apply(app_state *st, teacher_state *t, parsed *p, const char *path, 
         t->stats_corpus[0] = 0; /* not this session's corpus: a load here does not recompute over them */
         rep->layers = p->L, rep->heads = p->H;
     }
+    if (p->kind == IMPORT_HALFLIFE) {
+        int init = teacher_init_index(t, p->hl_init);
+        double *idle = teacher_metric(t, init, MET_HALFLIFE_IDLE), *med = teacher_metric(t, init, MET_HALFLIFE_DATA);
+        const size_t cells = (size_t)t->n_layers * t->n_heads;
+        for (size_t k = 0; idle && med && k < cells; k++) idle[k] = med[k] = NAN; /* kept layers have none */
+        for (int i = 0; idle && med && i < p->n_hl; i++) {
+            idle[p->hl_layer[i] * t->n_heads + p->hl_head[i]] = p->hl_idle[i];
+            med[p->hl_layer[i] * t->n_heads + p->hl_head[i]] = p->hl_p50[i];
+        }
+        if (init < 0) app_log(st, LOG_WARN, "import: %s: no room for another initialization on 3 Stats", path);
+        rep->heads = p->n_hl;
+        snprintf(rep->init, sizeof rep->init, "%s", p->hl_init);
+    }
     (void)st;
 }
 
@@ -696,6 +765,13 @@ int import_run_file(app_state *st, const char *path, import_report *rep) {
             return -1;
         }
     } else {
+        if (p.kind == IMPORT_HALFLIFE) { /* heads need the teacher's layers x heads to sit in */
+            char name[256];
+            base_copy(p.model, name, sizeof name);
+            parsed_free(&p);
+            return gf_fail("%s: %s's shape (layers x heads) is not known here: import its graft stats --json first, or "
+                           "open it", path, name);
+        }
         rep->here = local_copy(st, p.model, local, sizeof local);
         t = make_teacher(st, p.model, local, rep->path);
         if (!t) {
@@ -718,6 +794,8 @@ void import_report_line(const import_report *rep, const app_state *st, char *buf
     const teacher_state *t = rep->teacher;
     char what[96];
     if (rep->kind == IMPORT_STATS) snprintf(what, sizeof what, "statistics (%d x %d heads)", rep->layers, rep->heads);
+    else if (rep->kind == IMPORT_HALFLIFE)
+        snprintf(what, sizeof what, "half-lives of %d GDN heads (3 Stats, init %.40s)", rep->heads, rep->init);
     else if (rep->kind == IMPORT_RACE) snprintf(what, sizeof what, "race: %d rows and curves", rep->rows);
     else snprintf(what, sizeof what, "%d ablate rows", rep->rows);
     const bool open = t && app_cur(st) == t;
@@ -725,6 +803,20 @@ void import_report_line(const import_report *rep, const app_state *st, char *buf
              open ? ""
              : rep->here ? " (not open: open it on 1 Teacher to see them)"
                          : " (not open, its file is not here: Enter on it in 1 Teacher's recent list shows them)");
+}
+
+int import_file_kind(const char *path, import_kind *k) {
+    bool missing;
+    cJSON *root = json_read_file(path, &missing);
+    if (!root) return missing ? gf_fail("%s: no such file", path) : -1;
+    int rc = 0;
+    if (cJSON_GetObjectItemCaseSensitive(root, "rows")) *k = IMPORT_ABLATE;
+    else if (cJSON_GetObjectItemCaseSensitive(root, "runs")) *k = IMPORT_RACE;
+    else if (cJSON_GetObjectItemCaseSensitive(root, "layers")) *k = IMPORT_STATS;
+    else if (cJSON_GetObjectItemCaseSensitive(root, "heads")) *k = IMPORT_HALFLIFE;
+    else rc = gf_fail("%s: not the JSON of graft ablate, race, stats or halflife", path);
+    cJSON_Delete(root);
+    return rc;
 }
 
 bool import_teacher_has_imports(const teacher_state *t) {

@@ -2,7 +2,8 @@
  * workbench: the JSON that `graft ablate --json` (six inits, sigma fits,
  * --stage1-subsets rows), `graft race --json` and `graft stats --json` write
  * becomes Results rows, the race's curves on 6 Recover and the teacher's
- * per-head statistics on 3 Stats, under the teacher the JSON names (matched by
+ * per-head statistics on 3 Stats; `graft halflife --json` a student's per-head
+ * idle and median half-lives on 3 Stats (heat maps, histograms) under its init, under the teacher the JSON names (matched by
  * its path, else its file name; an entry is made for a teacher not in the
  * session). Imported rows carry the file they came from (result_row.source):
  * they are never taken for runs made here, and nothing of theirs is on disk
@@ -15,7 +16,7 @@
 
 #include "workbench/state.h"
 
-typedef enum { IMPORT_ABLATE, IMPORT_RACE, IMPORT_STATS } import_kind;
+typedef enum { IMPORT_ABLATE, IMPORT_RACE, IMPORT_STATS, IMPORT_HALFLIFE } import_kind;
 
 typedef struct {
     import_kind kind;
@@ -26,10 +27,13 @@ typedef struct {
     bool here;                /* the teacher's file is on this machine (opening it loads it) */
     int rows;                 /* Results rows added */
     int curves;               /* race curves (ablate, stats: 0) */
-    int layers, heads;        /* stats: the shape */
+    int layers, heads;        /* stats: the shape; halflife: the GDN heads measured (heads) */
+    char init[48];            /* halflife: the initialization its half-lives show under on 3 Stats */
 } import_report;
 
-const char *import_kind_name(import_kind k); /* "ablate", "race", "stats" */
+const char *import_kind_name(import_kind k); /* "ablate", "race", "stats", "halflife" */
+/* What path holds, from its top-level keys (the file is read, not applied): 0, or -1 with its line. */
+int import_file_kind(const char *path, import_kind *k);
 
 /* Reads path and applies it to st. 0, or -1 with a one-line error naming the
  * file and the field ("x.json: rows[3].ppl should be a number"); st is

@@ -224,6 +224,27 @@ static void stats_then_race(void **state) {
     loss_series *s = teacher_series(t, "race/taylor-calibrate[decay,beta,gate]");
     assert_int_equal(s->n, 2);
     assert_true(fabs(s->y[1] - 1.9) < 1e-12);
+    /* graft halflife --json of a student: half-lives under its init on 3 Stats (kept layers have none) */
+    const char *hl = write_file(
+        "runs/halflife.json",
+        "{\"student\": \"/x/student-tc\", \"thresholds\": {}, \"init\": \"taylor-calibrate\", \"decay_distance\": \"no-sink\","
+        " \"heads\": [{\"layer\": 1, \"head\": 0, \"idle\": 12.5, \"p50\": 3.0}, {\"layer\": 3, \"head\": 1, \"idle\": 40,"
+        " \"p50\": null}]}");
+    import_kind kind;
+    assert_int_equal(import_file_kind(hl, &kind), 0);
+    assert_int_equal(kind, IMPORT_HALFLIFE);
+    assert_int_equal(import_run_file(&st, hl, &rep), 0);
+    assert_ptr_equal(rep.teacher, t);
+    assert_string_equal(rep.init, "taylor-calibrate no-sink");
+    int hi = teacher_init_index(t, "taylor-calibrate no-sink");
+    const double *idle = teacher_metric(t, hi, MET_HALFLIFE_IDLE), *med = teacher_metric(t, hi, MET_HALFLIFE_DATA);
+    assert_true(fabs(idle[1 * 2 + 0] - 12.5) < 1e-12 && fabs(med[1 * 2 + 0] - 3.0) < 1e-12);
+    assert_true(fabs(idle[3 * 2 + 1] - 40) < 1e-12 && isnan(med[3 * 2 + 1]));
+    assert_true(isnan(idle[0]) && isnan(idle[2 * 2 + 1])); /* layers it did not convert */
+    const char *hl_wide = write_file("runs/halflife_wide.json",
+                                     "{\"thresholds\": {}, \"init\": \"random\", \"heads\": [{\"layer\": 1, \"head\": 5, \"idle\": 1}]}");
+    assert_int_equal(import_run_file(&st, hl_wide, &rep), -1);
+    assert_non_null(strstr(gf_last_error(), "halflife_wide.json: names head 5, but teacher-c.gguf has 2 heads per layer"));
     /* statistics of another shape are not this teacher's */
     const char *small = write_file("stats_small.json",
                                    "{\"model\": \"teacher-c.gguf\", \"layers\": [{\"heads\": [{\"mean_distance\": 1, "
@@ -240,7 +261,7 @@ static void malformed_refused(void **state) {
         const char *name, *text, *says;
     } bad[] = {
         {"notjson.json", "{\"rows\": [", "notjson.json: not valid JSON"},
-        {"other.json", "{\"hello\": 1}", "other.json: not the JSON of graft ablate, race or stats"},
+        {"other.json", "{\"hello\": 1}", "other.json: not the JSON of graft ablate, race, stats or halflife"},
         {"ppl.json",
          "{\"rows\": [{\"strategy\": \"uniform\", \"keep\": 0.5, \"kept_layers\": [0], \"init\": \"random\", \"ppl\": 3},"
          "{\"strategy\": \"uniform\", \"keep\": 0.5, \"kept_layers\": [0], \"init\": \"random\", \"ppl\": \"high\"}],"
@@ -281,6 +302,13 @@ static void malformed_refused(void **state) {
         assert_null(strchr(err, '\n')); /* one line */
         assert_int_equal(st.n_teachers, 0);
     }
+    /* half-lives for a teacher whose shape is not known */
+    const char *hl = write_file("hl_noshape.json", "{\"model\": \"/far/unknown.gguf\", \"thresholds\": {}, \"init\": \"random\","
+                                                   " \"heads\": [{\"layer\": 1, \"head\": 0, \"idle\": 1}]}");
+    import_report rep0;
+    assert_int_equal(import_run_file(&st, hl, &rep0), -1);
+    assert_non_null(strstr(gf_last_error(), "hl_noshape.json: unknown.gguf's shape (layers x heads) is not known here"));
+    assert_int_equal(st.n_teachers, 0);
     /* a race that names no teacher, alone in its folder */
     char sub[128];
     snprintf(sub, sizeof sub, "%s/alone", dir);
