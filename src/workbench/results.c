@@ -154,6 +154,8 @@ int result_compare(const result_row *a, const result_row *b, result_col c) {
 void result_command(const result_row *r, const char *model_arg, char *buf, size_t n) {
     char s1[128] = "", seed[32] = "", dev[40] = ""; /* dev: the device it ran on, unless the default */
     if (r->has_stage1) stage1_choice_flags(&r->stage1, s1, sizeof s1);
+    if (r->has_stage1 && strstr(r->init_detail, "sigma scaled")) /* an imported row of the scaled fit */
+        snprintf(s1 + strlen(s1), sizeof s1 - strlen(s1), " --sigma-fit scaled");
     if (r->seed > 0) snprintf(seed, sizeof seed, " --seed %ld", r->seed); /* 0: a row saved before rows kept it */
     if (r->device[0] && strcmp(r->device, "cpu")) snprintf(dev, sizeof dev, " --device %s", r->device);
     switch (r->kind) {

@@ -145,6 +145,10 @@ static void component_rows_old_fit(void **state) {
     assert_string_equal(t->results[1].init_detail, "stage1 all, sigma scaled");
     assert_string_equal(t->results[2].init_detail, "stage1 decay (half-life 32)");
     assert_true(fabs(t->results[2].stage1.half_life - 32) < 1e-12);
+    char cmd[1600]; /* the command as it ran there: the scaled fit said */
+    result_command(&t->results[1], t->model_arg, cmd, sizeof cmd);
+    assert_non_null(strstr(cmd, "graft ablate 'org/teacher-b'"));
+    assert_non_null(strstr(cmd, "--keep-best heldout --sigma-fit scaled"));
     char label[96];
     best_variant_label(&t->results[2], label, sizeof label);
     assert_string_equal(label, "taylor-calibrate [decay, half-life 32]");
