@@ -428,6 +428,8 @@ int cmd_ablate(int argc, char **argv) {
         }
         cJSON *meta = cJSON_AddObjectToObject(o, "meta");
         cJSON_AddStringToObject(meta, "model", pos[0]);
+        cJSON_AddStringToObject(meta, "calib", calib); /* the texts, as given (graft tui --import names the slice) */
+        cJSON_AddStringToObject(meta, "eval", eval);
         cJSON *spj = cJSON_AddObjectToObject(meta, "split");
         cJSON_AddNumberToObject(spj, "calib_seqs", sp.n_calib);
         cJSON_AddNumberToObject(spj, "heldout_seqs", sp.n_heldout);

@@ -66,7 +66,7 @@ static int teardown(void **state) {
     " \"stage1\": [\"decay\", \"beta\", \"gate\"], \"half_life_override\": null, \"sigma_fit\": null, \"ppl\": 54.1}," \
     "{\"strategy\": \"uniform\", \"keep\": 0.5, \"kept_layers\": [0, 2], \"init\": \"align-only\", \"stage1\": [],"  \
     " \"half_life_override\": null, \"sigma_fit\": null, \"ppl\": 60.0}],"                                          \
-    " \"meta\": {\"model\": \"/far/away/teacher-a.gguf\", \"split\": {\"ctx\": 256, \"eval_begin\": 1000, \"eval_end\": 17384},"   \
+    " \"meta\": {\"model\": \"/far/away/teacher-a.gguf\", \"eval\": \"/data/gutenberg-60.txt\", \"split\": {\"ctx\": 256, \"eval_begin\": 1000, \"eval_end\": 17384},"   \
     " \"sigma_fits\": [\"reference\"], \"stage2_steps\": 300, \"keep_best\": \"train\", \"decay_distance\": \"all\", \"seed\": 1},"  \
     " \"memory\": {\"device\": \"cuda:0 NVIDIA H200 (bf16)\"}}"
 
@@ -119,6 +119,7 @@ static void ablate_rows(void **state) {
     best_variant_line(t, line, sizeof line);
     assert_non_null(strstr(line, "taylor-calibrate [decay,beta,gate] ppl 54.10 vs taylor-calibrate 77.40 (-30.1 %)"));
     assert_non_null(strstr(line, "(imported from ablate.json)"));
+    assert_non_null(strstr(line, "best measured here (uniform 50%, gutenberg-60 w64): "));
     app_state_free(&st);
 }
 
