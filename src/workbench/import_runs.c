@@ -611,13 +611,13 @@ static teacher_state *make_teacher(app_state *st, const char *model, const char 
     const char *key = local[0] ? local : model;
     teacher_state *t = app_teacher(st, key);
     if (!t) return NULL;
-    snprintf(t->arg, sizeof t->arg, "%s", key);
-    snprintf(t->model_arg, sizeof t->model_arg, "%s", key);
+    snprintf(t->arg, sizeof t->arg, "%.511s", key);
+    snprintf(t->model_arg, sizeof t->model_arg, "%.1023s", key);
     base_copy(model, t->name, sizeof t->name);
     snprintf(t->shape, sizeof t->shape, "imported runs, not loaded");
     char l0[1100], l1[1100], l2[300];
-    snprintf(l0, sizeof l0, "path        %s", key);
-    snprintf(l1, sizeof l1, "imported    runs of %s, first from %s", model, file);
+    snprintf(l0, sizeof l0, "path        %.1023s", key);
+    snprintf(l1, sizeof l1, "imported    runs of %.500s, first from %.500s", model, file);
     snprintf(l2, sizeof l2, "%s", local[0] ? "opening it (Enter on the recent list) loads it here"
                                            : "its file is not on this machine: the workbench shows its imported runs only");
     const char *lines[3] = {l0, l1, l2};
@@ -779,6 +779,13 @@ int import_run_file(app_state *st, const char *path, import_report *rep) {
             return gf_fail("%s: no room for another teacher in the session", path);
         }
         rep->created = true;
+    }
+    /* a running job of that kind for this teacher writes the same curves / statistics: not under it */
+    const job_record *job = st->job.active ? app_job_find(st, st->job.id) : NULL;
+    if (job && job->owner == t &&
+        ((p.kind == IMPORT_RACE && !strcmp(job->name, "race")) || (p.kind == IMPORT_STATS && !strcmp(job->name, "stats")))) {
+        parsed_free(&p);
+        return gf_fail("%s: a %s job of %s is running: import it when it ends (or c cancels it)", path, job->name, t->name);
     }
     rep->teacher = t;
     apply(st, t, &p, rep->path, rep);

@@ -24,6 +24,7 @@
 #include "workbench/best_variant.h"
 #include "workbench/import_runs.h"
 #include "workbench/session.h"
+#include "wb_test_util.h"
 
 static char dir[64];
 
@@ -250,6 +251,15 @@ static void stats_then_race(void **state) {
                                      "{\"thresholds\": {}, \"init\": \"random\", \"heads\": [{\"layer\": 1, \"head\": 5, \"idle\": 1}]}");
     assert_int_equal(import_run_file(&st, hl_wide, &rep), -1);
     assert_non_null(strstr(gf_last_error(), "halflife_wide.json: names head 5, but teacher-c.gguf has 2 heads per layer"));
+    /* while a race of this teacher runs, another race's curves do not go under it */
+    job_runner jr;
+    assert_int_equal(job_runner_init(&jr), 0);
+    assert_true(wbt_start(&st, &jr, "race", t) > 0);
+    assert_int_equal(import_run_file(&st, race, &rep), -1);
+    assert_non_null(strstr(gf_last_error(), "race.json: a race job of teacher-c.gguf is running"));
+    wbt_finish(&st, &jr);
+    job_runner_free(&jr);
+    assert_int_equal(import_run_file(&st, race, &rep), 0);
     /* statistics of another shape are not this teacher's */
     const char *small = write_file("stats_small.json",
                                    "{\"model\": \"teacher-c.gguf\", \"layers\": [{\"heads\": [{\"mean_distance\": 1, "
