@@ -658,25 +658,6 @@ static int check_shape(const parsed *p, const teacher_state *t, const char *path
     return 0;
 }
 
-/* A race from student folders records the converted layers only: keep and kept follow from the teacher's depth. */
-static void race_plan(result_row *r, const char *converted, int L) {
-    if (!L || !converted[0] || !isnan(r->keep) || r->kept[0]) return;
-    bool *conv = gf_calloc((size_t)L, sizeof *conv);
-    int n_conv = 0;
-    for (const char *s = converted; *s;) {
-        char *end;
-        long l = strtol(s, &end, 10);
-        if (end == s) break;
-        if (l >= 0 && l < L && !conv[l]) conv[l] = true, n_conv++;
-        s = *end == ',' ? end + 1 : end;
-    }
-    int at = 0;
-    for (int l = 0; l < L && at < (int)sizeof r->kept - 8; l++)
-        if (!conv[l]) at += snprintf(r->kept + at, sizeof r->kept - (size_t)at, at ? ",%d" : "%d", l);
-    r->keep = (double)(L - n_conv) / L;
-    free(conv);
-}
-
 /* The rows an earlier import of the same file added: importing it again replaces them. */
 static void drop_rows_of(teacher_state *t, const char *path) {
     int k = 0;
@@ -693,7 +674,6 @@ static void apply(app_state *st, teacher_state *t, parsed *p, const char *path, 
         result_row *r = &p->rows[i];
         snprintf(r->teacher, sizeof r->teacher, "%s", t->name);
         snprintf(r->source, sizeof r->source, "%.255s", path);
-        if (p->kind == IMPORT_RACE) race_plan(r, p->converted, t->n_layers);
         teacher_add_result(t, r);
     }
     rep->rows = p->n_rows;

@@ -176,6 +176,13 @@ void result_command(const result_row *r, const char *model_arg, char *buf, size_
                  r->keep_best_heldout ? " --keep-best heldout" : "", s1, seed, dev);
         return;
     case RUN_RACE:
+        if (r->source[0] && !strcmp(r->strategy, "folder")) { /* imported: a race of student folders, which its JSON does not name */
+            snprintf(buf, n,
+                     "graft race '%s' STUDENT_DIR... --data '%s' --ctx %d --tokens %ld --lr-mixer %g --lr-rest %g%s%s --json"
+                     "   # the student folders are not named in the JSON",
+                     model_arg, r->corpus, r->ctx, r->race_tokens, r->race_lr_mixer, r->race_lr_rest, seed, dev);
+            return;
+        }
         snprintf(buf, n,
                  "graft race '%s' --data '%s' --ctx %d --batch 4 --tokens %ld --lr-mixer %g --lr-rest %g "
                  "--keep %g%s%s%s --json",

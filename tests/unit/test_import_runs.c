@@ -211,7 +211,7 @@ static void stats_then_race(void **state) {
         " \"curve\": [[100, 2.5], [200, 1.9]], \"final_eval_ppl\": 14.0}],"
         " \"teacher_eval_ppl\": 10.0, \"eval_seqs\": 4, \"target_loss\": 2.0,"
         " \"tokens_to_target\": {\"random\": 300, \"taylor-calibrate\": 200, \"taylor-calibrate[decay,beta,gate]\": 150},"
-        " \"ratio\": 1.5, \"smoothing_window\": 1, \"converted_layers\": \"1,3\", \"tokens_budget\": 300,"
+        " \"ratio\": 1.5, \"smoothing_window\": 1, \"converted_layers\": \"as in the student folder\", \"tokens_budget\": 300,"
         " \"lr_mixer\": 0.001, \"lr_rest\": 0.0001, \"ctx\": 2048, \"batch\": 4, \"accum\": 1, \"data\": \"/x/gutenberg-60.txt\"}");
     assert_int_equal(import_run_file(&st, race, &rep), 0);
     assert_ptr_equal(rep.teacher, t); /* matched by file name */
@@ -223,9 +223,12 @@ static void stats_then_race(void **state) {
     assert_string_equal(r->init_detail, "stage1 -sigma");
     assert_true(fabs(r->tokens_to_target - 150) < 1e-12);
     assert_true(fabs(r->ratio - 2.0) < 1e-12); /* random's 300 / its 150 */
-    assert_true(fabs(r->keep - 0.5) < 1e-12);  /* 2 of 4 layers converted */
-    assert_string_equal(r->kept, "0,2");
+    assert_true(isnan(r->keep)); /* student folders: the JSON does not say which layers */
+    assert_string_equal(r->strategy, "folder");
     assert_true(t->race.has_target && fabs(t->race.target - 2.0) < 1e-12);
+    char cmd[1600];
+    result_command(r, t->model_arg, cmd, sizeof cmd);
+    assert_non_null(strstr(cmd, "graft race '/far/away/teacher-c.gguf' STUDENT_DIR... --data '/x/gutenberg-60.txt' --ctx 2048"));
     assert_non_null(strstr(t->race.reached, "random 300, taylor-calibrate 200, taylor-calibrate[decay,beta,gate] 150"));
     loss_series *s = teacher_series(t, "race/taylor-calibrate[decay,beta,gate]");
     assert_int_equal(s->n, 2);
