@@ -824,11 +824,18 @@ void import_adopt_teacher(app_state *st, const char *key) {
     }
 }
 
-bool import_show_teacher(app_state *st, const char *arg) {
+static teacher_state *elsewhere(const app_state *st, const char *arg) {
     teacher_state *t = NULL;
     for (int i = 0; i < st->n_teachers && !t; i++)
         if (!strcmp(st->teachers[i]->arg, arg) || !strcmp(st->teachers[i]->key, arg)) t = st->teachers[i];
-    if (!t || t->loaded || exists(t->key) || !import_teacher_has_imports(t)) return false;
+    return t && !t->loaded && !exists(t->key) && import_teacher_has_imports(t) ? t : NULL;
+}
+
+bool import_teacher_elsewhere(const app_state *st, const char *arg) { return elsewhere(st, arg) != NULL; }
+
+bool import_show_teacher(app_state *st, const char *arg) {
+    teacher_state *t = elsewhere(st, arg);
+    if (!t) return false;
     app_switch(st, t);
     snprintf(st->notice, sizeof st->notice,
              "showing the runs imported for %s: its file is not on this machine, so nothing loads and jobs cannot run on it",

@@ -50,6 +50,9 @@ void import_adopt_teacher(app_state *st, const char *key);
  * is not on this machine: shows that entry (nothing loads; jobs say the
  * teacher is not loaded) and returns true. False otherwise (open as usual). */
 bool import_show_teacher(app_state *st, const char *arg);
+/* Whether arg names a teacher entry that holds imported runs and whose file is not on this machine
+ * (the workbench shows it, never loads it: not the teacher a session starts on). */
+bool import_teacher_elsewhere(const app_state *st, const char *arg);
 /* Whether t holds anything imported (rows, race curves, statistics). */
 bool import_teacher_has_imports(const teacher_state *t);
 

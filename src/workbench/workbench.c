@@ -271,9 +271,13 @@ int workbench_attach(workbench *wb, app_state *st, job_runner *jr, const char *m
     if (!wb->default_arg) return -1;
     const char *env = getenv("GRAFT_TEACHER");
     const teacher_state *cur = app_cur(st);
+    /* imported runs of a teacher whose file is not here are shown, never loaded */
+    const teacher_state *resume = cur && !import_teacher_elsewhere(st, cur->arg) ? cur : NULL;
+    int recent = 0;
+    while (recent < st->n_recent && import_teacher_elsewhere(st, st->recent[recent].arg)) recent++;
     if (model_arg) wb->model_arg = gf_strdup(model_arg);
-    else if (!(env && *env) && cur && cur->arg[0]) wb->model_arg = gf_strdup(cur->arg); /* the session's teacher */
-    else if (!(env && *env) && st->n_recent > 0) wb->model_arg = gf_strdup(st->recent[0].arg);
+    else if (!(env && *env) && resume && resume->arg[0]) wb->model_arg = gf_strdup(resume->arg); /* the session's teacher */
+    else if (!(env && *env) && recent < st->n_recent) wb->model_arg = gf_strdup(st->recent[recent].arg);
     else wb->model_arg = gf_strdup(wb->default_arg);
     if (!isnan(wb->plan_keep) || wb->plan_strategy[0]) wb->plan_for = gf_strdup(wb->model_arg);
     /* what the session showed belongs to another teacher: show nothing until this one loads */

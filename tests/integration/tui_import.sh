@@ -92,4 +92,12 @@ assert len(rows) == 38, len(rows)
 assert all(r["teacher"] == sys.argv[2] for r in rows)
 print(f"session: {len(rows)} imported rows under {sys.argv[2]}")
 PY
+# the next start (no MODEL) does not try to load the teacher whose file is not here, though it was shown last
+tui_start h $W $H TERM=xterm-256color LANG=C.UTF-8 GRAFT_TEACHERS="$TMP/no-teachers" -- --text "'$TEXT'"
+tui_wait h "stories260K.bin · 5 layers" 200 || fail "the next start did not open stories260K"
+tui_screen h | grep -qF "could not open" && fail "the next start tried to open the imported teacher"
+tui_keys h q
+sleep 0.3
+tui_screen h | grep -qF "quit (cancels the job)" && tui_keys h y # its statistics may still run
+tui_wait h "GRAFT_EXIT=0" || fail "the second start did not quit cleanly"
 echo "tui_import: ok"

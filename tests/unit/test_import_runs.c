@@ -362,7 +362,8 @@ static void session_and_adoption(void **state) {
     assert_non_null(strstr(t->results[3].source, "/ablate2.json"));
     assert_int_equal(t->results[3].source_row, 4);
     assert_true(import_teacher_has_imports(t));
-    /* its file is not here: opening it shows the entry, nothing loads */
+    /* its file is not here: a session never starts on it; opening it shows the entry, nothing loads */
+    assert_true(import_teacher_elsewhere(&back, "/far/away/teacher-a.gguf"));
     assert_true(import_show_teacher(&back, "/far/away/teacher-a.gguf"));
     assert_ptr_equal(app_cur(&back), t);
     assert_false(import_show_teacher(&back, "/far/away/another.gguf"));
