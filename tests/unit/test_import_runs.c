@@ -413,6 +413,9 @@ static void results_screen(void **state) {
     assert_non_null(strstr(u.status, "imported from"));
     assert_non_null(strstr(u.status, "not on this machine"));
     assert_false(u.v.results.box);
+    ui_key(&u, 'R'); /* the Recall view likewise: the row's student is not here */
+    assert_non_null(strstr(u.status, "R: this row was imported from"));
+    assert_false(u.v.results.recall);
     /* I, a path, Enter: the same file again (its rows replaced), said on the status line */
     ui_key(&u, 'I');
     assert_true(u.typing);
