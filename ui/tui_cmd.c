@@ -183,7 +183,7 @@ int cmd_tui(int argc, char **argv) {
         {"keep", OPT_DOUBLE, &keep, "the Plan's retention ratio in (0, 1) (default: the session's, else 0.5)"},
         {"strategy", OPT_STR, &strategy, "the Plan's strategy: uniform | ar | ga-s2 (default: the session's)"},
         {"session", OPT_STR, &session, "a session of its own: $XDG_STATE_HOME/graft/sessions/NAME.json (default: session.json)"},
-        {"import", OPT_STR_LIST, &imports, "JSON of graft ablate / race / stats --json to show under the teacher it "
+        {"import", OPT_STR_LIST, &imports, "JSON of graft ablate / race / stats / halflife --json to show under the teacher it "
                                            "names, marked imported (repeat for several files)"},
         {"threads", OPT_INT, &co.threads, "CPU threads (default: all cores)"},
         {"seed", OPT_LONG, &co.seed, "random seed of the students the jobs build (default 1)"},
