@@ -413,6 +413,7 @@ static int parse_stats(const char *file, const cJSON *root, parsed *p) {
         snprintf(rd.where, sizeof rd.where, "layers[0]");
         return bad(&rd, "heads", "should be a list of 1 to 4096 heads");
     }
+    if ((long)L * H > 1L << 20) return bad(&rd, "layers", "should hold at most 2^20 heads in all");
     p->L = L, p->H = H;
     for (int m = 0; m < 6; m++) {
         p->metric[m] = gf_malloc((size_t)L * H * sizeof *p->metric[m]);
