@@ -331,6 +331,44 @@ def student(graft, work):
     return cfg + SEP + st + SEP + tok
 
 
+def import_runs():
+    """graft tui --import's inputs: small ablate, race, stats and halflife --json of a 2-layer teacher."""
+    ablate = {"teacher_ppl": 12.5, "rows": [
+        {"strategy": "uniform", "keep": 0.5, "kept_layers": [0], "init": "random", "stage1": [],
+         "half_life_override": None, "sigma_fit": None, "ppl": 90.0,
+         "half_life": {"mean": 40, "median": 12, "max": 400, "min": 1, "heads": 2}},
+        {"strategy": "uniform", "keep": 0.5, "kept_layers": [0], "init": "taylor-calibrate",
+         "stage1": ["decay", "beta", "sigma", "gate"], "half_life_override": None, "sigma_fit": "reference", "ppl": 77.4},
+        {"strategy": "uniform", "keep": 0.5, "kept_layers": [0], "init": "taylor-calibrate",
+         "stage1": ["decay", "beta", "gate"], "half_life_override": 32, "sigma_fit": None, "ppl": 54.1}],
+        "meta": {"model": "/m/tiny.gguf", "calib": "/t/a.txt", "eval": "/t/a.txt",
+                 "split": {"ctx": 16, "eval_begin": 100, "eval_end": 164}, "sigma_fits": ["reference"],
+                 "stage2_steps": 3, "keep_best": "heldout", "decay_distance": "no-sink", "seed": 1},
+        "memory": {"device": "cpu"}}
+    race = {"model": "/m/tiny.gguf", "runs": [
+        {"init": "random", "converted_layers": "1", "stage1": [], "sigma_fit": None,
+         "curve": [[16, 3.0], [32, 2.5]], "eval_curve": [[32, 20.0]], "final_eval_ppl": 20.0},
+        {"init": "taylor-calibrate[decay,beta,gate,no-sink]", "converted_layers": "1",
+         "stage1": ["decay", "beta", "gate"], "sigma_fit": None, "curve": [[16, 2.0], [32, 1.9]],
+         "eval_curve": [[32, 15.0]], "final_eval_ppl": 15.0}],
+        "teacher_eval_ppl": 10.0, "eval_seqs": 2, "target_loss": 2.5,
+        "tokens_to_target": {"random": 32, "taylor-calibrate[decay,beta,gate,no-sink]": 16}, "ratio": 2.0,
+        "smoothing_window": 1, "converted_layers": "1", "strategy": "uniform", "keep": 0.5, "tokens_budget": 32,
+        "lr_mixer": 0.001, "lr_rest": 0.0001, "ctx": 16, "batch": 1, "accum": 1, "data": "/t/a.txt"}
+    head = {"head": 0, "mean_distance": 3.5, "entropy": 1.0, "concentration": 0.5, "output_rms": 0.1,
+            "mean_distance_no_sink": 3.0, "sink_share": 0.2}
+    stats = {"model": "/m/tiny.gguf", "sequences": 2, "ctx": 16,
+             "layers": [{"layer": l, "heads": [dict(head, head=h) for h in range(2)]} for l in range(2)]}
+    halflife = {"model": "/m/tiny.gguf", "student": "/s/tiny", "thresholds": {}, "init": "taylor-calibrate",
+                "decay_distance": "all", "heads": [{"layer": 1, "head": h, "idle": 3.0 + h, "p50": None if h else 2.0}
+                                                   for h in range(2)]}
+    out("import_runs", "ablate.json", json.dumps(ablate))
+    out("import_runs", "race.json", json.dumps(race))
+    out("import_runs", "stats.json", json.dumps(stats))
+    out("import_runs", "halflife_no_shape.json", json.dumps(halflife))
+    out("import_runs", "stats_then_halflife", json.dumps(stats).encode() + SEP + json.dumps(halflife).encode())
+
+
 def main():
     shutil.rmtree(CORPUS, ignore_errors=True)
     out("safetensors", "tiny_f16", safetensors(weights(16)))
@@ -355,6 +393,7 @@ def main():
     out("checkpoint", "three_tensors", checkpoint())
     out("hub_json", "model_info.json", model_info())
     out("hub_json", "model_info_min.json", '{"sha":"' + "f" * 40 + '","siblings":[]}')
+    import_runs()
     graft = os.environ.get("GRAFT_BIN", os.path.join(ROOT, "build", "graft"))
     with tempfile.TemporaryDirectory() as work:
         out("student", "taylor_only", student(graft, work))
