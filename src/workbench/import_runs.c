@@ -54,6 +54,14 @@ static int get_number(const reader *rd, const cJSON *o, const char *key, bool re
     return 0;
 }
 
+/* v (NaN: absent) within [lo, hi]: counts and sizes go into ints and longs */
+static int in_range(const reader *rd, const char *key, double v, double lo, double hi) {
+    if (isnan(v) || (v >= lo && v <= hi)) return 0;
+    char what[96];
+    snprintf(what, sizeof what, "should be between %g and %g", lo, hi);
+    return bad(rd, key, what);
+}
+
 /* A string; "" when absent and not required. */
 static int get_string(const reader *rd, const cJSON *o, const char *key, bool required, char *dst, size_t n) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
@@ -184,7 +192,8 @@ static int parse_ablate(const char *file, const cJSON *root, parsed *p) {
         get_number(&rd, meta, "stage2_steps", false, true, &steps) ||
         get_string(&rd, meta, "keep_best", false, keep_best, sizeof keep_best) ||
         get_string(&rd, meta, "decay_distance", false, distance, sizeof distance) ||
-        get_string(&rd, meta, "eval", false, eval_text, sizeof eval_text) || get_number(&rd, meta, "seed", false, true, &seed))
+        get_string(&rd, meta, "eval", false, eval_text, sizeof eval_text) || get_number(&rd, meta, "seed", false, true, &seed) ||
+        in_range(&rd, "stage2_steps", steps, 0, 1e9) || in_range(&rd, "seed", seed, 0, 9e18))
         return -1;
     if (!p->model[0]) return bad(&rd, "model", "is empty (it names the teacher)");
     const bool sigma_recorded = cJSON_GetObjectItemCaseSensitive(meta, "sigma_fits") != NULL;
@@ -193,7 +202,8 @@ static int parse_ablate(const char *file, const cJSON *root, parsed *p) {
         snprintf(rd.where, sizeof rd.where, "meta.split");
         if (!cJSON_IsObject(split)) return bad(&rd, "", "should be an object");
         if (get_number(&rd, split, "ctx", false, true, &ctx) || get_number(&rd, split, "eval_begin", false, true, &eb) ||
-            get_number(&rd, split, "eval_end", false, true, &ee))
+            get_number(&rd, split, "eval_end", false, true, &ee) || in_range(&rd, "ctx", ctx, 1, 1e7) ||
+            in_range(&rd, "eval_begin", eb, 0, 1e15) || in_range(&rd, "eval_end", ee, 0, 1e15))
             return -1;
     }
     if (keep_best[0] && strcmp(keep_best, "train") && strcmp(keep_best, "heldout")) {
@@ -201,7 +211,10 @@ static int parse_ablate(const char *file, const cJSON *root, parsed *p) {
         return bad(&rd, "keep_best", "should be \"train\" or \"heldout\"");
     }
     /* the evaluation slice: windows of ctx tokens (each ctx or ctx - 1 long with a BOS), rounded up */
-    int windows = ctx > 1 && ee > eb ? (int)ceil((ee - eb) / ctx) : 0;
+    const double w = ctx > 1 && ee > eb ? ceil((ee - eb) / ctx) : 0;
+    snprintf(rd.where, sizeof rd.where, "meta.split");
+    if (in_range(&rd, "eval_end", w, 0, 1e9)) return -1; /* (eval_end - eval_begin) / ctx windows */
+    const int windows = (int)w;
     device_of(root, device, sizeof device);
     const cJSON *rows = cJSON_GetObjectItemCaseSensitive(root, "rows"), *o;
     rd.where[0] = 0;
@@ -314,7 +327,9 @@ static int parse_race(const char *file, const cJSON *root, parsed *p) {
         get_number(&rd, root, "teacher_eval_ppl", false, true, &teacher_ppl) ||
         get_number(&rd, root, "eval_seqs", false, true, &eval_seqs) ||
         get_string(&rd, root, "data", false, data, sizeof data) || get_string(&rd, root, "strategy", false, strategy, sizeof strategy) ||
-        get_string(&rd, root, "converted_layers", false, p->converted, sizeof p->converted))
+        get_string(&rd, root, "converted_layers", false, p->converted, sizeof p->converted) ||
+        in_range(&rd, "tokens_budget", budget, 0, 1e15) || in_range(&rd, "ctx", ctx, 1, 1e7) ||
+        in_range(&rd, "keep", keep, 1e-9, 1))
         return -1;
     (void)ratio;
     const cJSON *t2t = cJSON_GetObjectItemCaseSensitive(root, "tokens_to_target");
