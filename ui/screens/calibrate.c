@@ -162,7 +162,7 @@ static void draw(ui *u, grid *g, rect r) {
     }
     char best[600]; /* what the Results rows say about the Stage 1 variants (the default stays the paper's) */
     best_variant_line(t, best, sizeof best);
-    if (best[0]) y += draw_wrapped(g, r.x + 1, y, r.w - 2, 2, best, theme_dim(&u->th));
+    if (best[0] && y + 6 <= r.y + r.h) y += draw_wrapped(g, r.x + 1, y, r.w - 2, 2, best, theme_dim(&u->th));
     /* numbers computed with other options than the teacher's now */
     const bool stale = n_done > 0 && !stage1_choice_same(&t->stage1, &t->method.calib_s1);
     if (stale) {
