@@ -786,7 +786,6 @@ int import_run_file(app_state *st, const char *path, import_report *rep) {
     rep->teacher = t;
     apply(st, t, &p, rep->path, rep);
     st->session_dirty = true; /* the rows are saved with the session */
-    /* the kept plan is the teacher's: an entry made here has the default one once its depth is known */
     parsed_free(&p);
     app_log(st, LOG_INFO, "import: %s", rep->path);
     return 0;
