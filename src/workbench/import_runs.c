@@ -147,6 +147,7 @@ typedef struct {
     char converted[512];           /* the baseline's converted layers ("" unknown) */
     double target;
     long tokens;
+    int eval_seqs, eval_ctx;       /* the held-out sequences the runs and the teacher were scored on (0: not said) */
     char reached[200];
     /* stats */
     int L, H;
@@ -325,7 +326,7 @@ static int parse_race(const char *file, const cJSON *root, parsed *p) {
         get_number(&rd, root, "lr_mixer", false, true, &lr_mixer) || get_number(&rd, root, "lr_rest", false, true, &lr_rest) ||
         get_number(&rd, root, "ctx", false, true, &ctx) || get_number(&rd, root, "keep", false, true, &keep) ||
         get_number(&rd, root, "teacher_eval_ppl", false, true, &teacher_ppl) ||
-        get_number(&rd, root, "eval_seqs", false, true, &eval_seqs) ||
+        get_number(&rd, root, "eval_seqs", false, true, &eval_seqs) || in_range(&rd, "eval_seqs", eval_seqs, 0, 1e9) ||
         get_string(&rd, root, "data", false, data, sizeof data) || get_string(&rd, root, "strategy", false, strategy, sizeof strategy) ||
         get_string(&rd, root, "converted_layers", false, p->converted, sizeof p->converted) ||
         in_range(&rd, "tokens_budget", budget, 0, 1e15) || in_range(&rd, "ctx", ctx, 1, 1e7) ||
@@ -386,6 +387,7 @@ static int parse_race(const char *file, const cJSON *root, parsed *p) {
         r->race_tokens = (long)budget;
         r->race_lr_mixer = lr_mixer;
         r->race_lr_rest = lr_rest;
+        r->teacher_ppl = teacher_ppl; /* on the same held-out sequences (NaN: a graft before it said) */
         snprintf(r->device, sizeof r->device, "%s", device);
         char t[40];
         if (r->tokens_to_target >= 0) snprintf(t, sizeof t, "%.0f", r->tokens_to_target);
@@ -402,6 +404,8 @@ static int parse_race(const char *file, const cJSON *root, parsed *p) {
     p->target = target;
     p->tokens = (long)budget;
     p->teacher_ppl = teacher_ppl;
+    p->eval_seqs = isnan(eval_seqs) || isnan(teacher_ppl) ? 0 : (int)eval_seqs;
+    p->eval_ctx = isnan(ctx) ? 0 : (int)ctx;
     p->max_layer = -1;
     for (const char *s = p->converted; *s;) { /* "1,3,5" */
         char *end;
@@ -710,6 +714,14 @@ static void apply(app_state *st, teacher_state *t, parsed *p, const char *path, 
         t->race.target = p->target;
         snprintf(t->race.reached, sizeof t->race.reached, "%s", p->reached);
         snprintf(t->race.source, sizeof t->race.source, "%.255s", path);
+        if (p->eval_seqs > 0) { /* the held-out perplexities beside the teacher's, as a race run here shows them */
+            t->race.eval_seqs = p->eval_seqs, t->race.eval_ctx = p->eval_ctx;
+            t->race.teacher_ppl = p->teacher_ppl;
+            for (int i = 0; i < 2; i++) {
+                t->race.ppl[i] = p->rows[i].ppl;
+                snprintf(t->race.labels[i], sizeof t->race.labels[i], "%.31s", p->curve_name[i] + 5);
+            }
+        }
         rep->curves = p->n_curves;
     }
     if (p->kind == IMPORT_STATS) {

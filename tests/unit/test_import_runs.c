@@ -230,6 +230,11 @@ static void stats_then_race(void **state) {
     result_command(r, t->model_arg, cmd, sizeof cmd);
     assert_non_null(strstr(cmd, "graft race '/far/away/teacher-c.gguf' STUDENT_DIR... --data '/x/gutenberg-60.txt' --ctx 2048"));
     assert_non_null(strstr(t->race.reached, "random 300, taylor-calibrate 200, taylor-calibrate[decay,beta,gate] 150"));
+    assert_true(fabs(r->teacher_ppl - 10.0) < 1e-12); /* the teacher on the same held-out sequences */
+    assert_int_equal(t->race.eval_seqs, 4);
+    assert_int_equal(t->race.eval_ctx, 2048);
+    assert_true(fabs(t->race.teacher_ppl - 10.0) < 1e-12 && fabs(t->race.ppl[1] - 15.0) < 1e-12);
+    assert_string_equal(t->race.labels[0], "random");
     loss_series *s = teacher_series(t, "race/taylor-calibrate[decay,beta,gate]");
     assert_int_equal(s->n, 2);
     assert_true(fabs(s->y[1] - 1.9) < 1e-12);

@@ -421,8 +421,8 @@ static bool click(ui *u, int x, int y) {
 static const key_hint keys[] = {
     {"\u23ce", "Enter", "evaluate plan"}, {"g", NULL, "prompt box"}, {"R", NULL, "recall view"}, {"i", NULL, "init"},
     {"a", NULL, "ablation table"}, {"\u2191\u2193", "up/down", "row"}, {"o", NULL, "sort"}, {"O", NULL, "reverse"},
-    {"/", NULL, "search"}, {"n", NULL, "next hit"}, {"N", NULL, "previous hit"}, {"End", NULL, "newest row"},
-    {"I", NULL, "import JSON"},
+    {"/", NULL, "search"}, {"n", NULL, "next hit"}, {"N", NULL, "previous hit"}, {"I", NULL, "import JSON"},
+    {"End", NULL, "newest row"},
 };
 
 const key_hint *results_mode_keys(ui *u, int *n, const char **title) {
