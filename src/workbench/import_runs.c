@@ -154,6 +154,8 @@ typedef struct {
     double *metric[6];             /* [L * H]: MET_MEAN_DIST .. MET_SINK */
     /* halflife: one entry per GDN head */
     char hl_init[48];
+    char hl_student[512];          /* the student folder it measured */
+    bool shape_from_convert;       /* L x H came from the student's convert JSON: the teacher had none */
     int n_hl, *hl_layer, *hl_head;
     double *hl_idle, *hl_p50;
 } parsed;
@@ -478,6 +480,15 @@ static int parse_halflife(const char *file, const cJSON *root, parsed *p) {
     if (override > 0) snprintf(p->hl_init, sizeof p->hl_init, "%s hl %g", init_name, override);
     else if (!strcmp(distance, "no-sink") && init_uses_stage1(init)) snprintf(p->hl_init, sizeof p->hl_init, "%s no-sink", init_name);
     else snprintf(p->hl_init, sizeof p->hl_init, "%s", init_name);
+    /* two students of one init (taylor-calibrate and a Stage 1 subset) show apart: the folder names the other */
+    if (get_string(&rd, root, "student", false, p->hl_student, sizeof p->hl_student)) return -1;
+    char folder[256];
+    base_copy(p->hl_student, folder, sizeof folder);
+    if (folder[0] && !strcmp(p->hl_init, init_name) && !strstr(folder, init_name)) {
+        char named[96];
+        snprintf(named, sizeof named, "%s (%.60s)", init_name, folder);
+        snprintf(p->hl_init, sizeof p->hl_init, "%.31s", named); /* the Stats init's name holds 31 */
+    }
     const cJSON *heads = cJSON_GetObjectItemCaseSensitive(root, "heads"), *o;
     int n = cJSON_GetArraySize(heads);
     if (!cJSON_IsArray(heads) || n == 0) return bad(&rd, "heads", "should be a non-empty list of GDN heads");
@@ -503,8 +514,13 @@ static int parse_halflife(const char *file, const cJSON *root, parsed *p) {
     return 0;
 }
 
-/* A race or stats file from before they named their teacher: the teacher the
- * ablate JSON beside it names (every one there agreeing). */
+/* The graft convert --json beside path whose "out" is student (NULL: any): its teacher
+ * (student.teacher) and the teacher's shape (its GDN and attention layers, the GDN heads). */
+static bool convert_beside(const char *path, const char *student, char *teacher, size_t n, int *L, int *H);
+
+/* A race, stats or halflife file that names no teacher: the teacher the ablate
+ * (meta.model) or convert (student.teacher) JSON beside it names, every one
+ * there agreeing. */
 static int sibling_model(const char *path, char *model, size_t n) {
     char dir[1024];
     snprintf(dir, sizeof dir, "%s", path);
@@ -527,7 +543,11 @@ static int sibling_model(const char *path, char *model, size_t n) {
             continue;
         }
         const cJSON *m = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "meta"), "model");
-        if (cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(root, "rows")) && cJSON_IsString(m) && m->valuestring[0]) {
+        if (!cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(root, "rows")))
+            m = cJSON_IsString(cJSON_GetObjectItemCaseSensitive(root, "out"))
+                    ? cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "student"), "teacher")
+                    : NULL;
+        if (cJSON_IsString(m) && m->valuestring[0]) {
             if (model[0] && strcmp(model, m->valuestring)) rc = -1; /* two teachers: no telling which */
             else snprintf(model, n, "%s", m->valuestring);
         }
@@ -535,6 +555,43 @@ static int sibling_model(const char *path, char *model, size_t n) {
     }
     if (d) closedir(d);
     return rc == 0 && model[0] ? 0 : -1;
+}
+
+static bool convert_beside(const char *path, const char *student, char *teacher, size_t n, int *L, int *H) {
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = 0;
+    else snprintf(dir, sizeof dir, ".");
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    bool found = false;
+    while (d && !found && (de = readdir(d))) {
+        size_t len = strlen(de->d_name);
+        if (len < 6 || strcmp(de->d_name + len - 5, ".json")) continue;
+        char p[2048];
+        snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
+        bool missing;
+        cJSON *root = json_read_file(p, &missing);
+        if (!root) {
+            gf_clear_error();
+            continue;
+        }
+        const cJSON *out = cJSON_GetObjectItemCaseSensitive(root, "out"), *s = cJSON_GetObjectItemCaseSensitive(root, "student");
+        const cJSON *t = cJSON_GetObjectItemCaseSensitive(s, "teacher");
+        const cJSON *heads = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(s, "gdn"), "num_heads");
+        const int g = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(s, "gdn_layers"));
+        const int a = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(s, "attention_layers"));
+        if (cJSON_IsString(out) && (!student || !strcmp(out->valuestring, student)) && cJSON_IsString(t) &&
+            cJSON_IsNumber(heads) && heads->valuedouble >= 1 && heads->valuedouble <= 4096 && g + a >= 1 && g + a <= 4096) {
+            snprintf(teacher, n, "%s", t->valuestring);
+            *L = g + a, *H = (int)heads->valuedouble;
+            found = true;
+        }
+        cJSON_Delete(root);
+    }
+    if (d) closedir(d);
+    return found;
 }
 
 static int parse_file(const char *path, parsed *p) {
@@ -740,6 +797,11 @@ static void apply(app_state *st, teacher_state *t, parsed *p, const char *path, 
         rep->layers = p->L, rep->heads = p->H;
     }
     if (p->kind == IMPORT_HALFLIFE) {
+        if (p->shape_from_convert && !t->n_layers) {
+            teacher_state_set_shape(t, p->L, p->H);
+            teacher_plan_recompute(t);
+            snprintf(t->shape, sizeof t->shape, "%d layers · %d heads (from a student's convert JSON)", p->L, p->H);
+        }
         int init = teacher_init_index(t, p->hl_init);
         double *idle = teacher_metric(t, init, MET_HALFLIFE_IDLE), *med = teacher_metric(t, init, MET_HALFLIFE_DATA);
         const size_t cells = (size_t)t->n_layers * t->n_heads;
@@ -766,6 +828,25 @@ int import_run_file(app_state *st, const char *path, import_report *rep) {
     snprintf(rep->model, sizeof rep->model, "%s", p.model);
     teacher_state *t = match_teacher(st, p.model);
     char local[1024] = "";
+    if (p.kind == IMPORT_HALFLIFE) { /* heads sit in the teacher's layers x heads: known here, or from the student's convert JSON */
+        int cl = 0, ch = 0;
+        char ct[1024], name[256];
+        const bool conv = convert_beside(path, p.hl_student, ct, sizeof ct, &cl, &ch);
+        const int L = t && t->n_layers ? t->n_layers : cl, H = t && t->n_layers ? t->n_heads : ch;
+        base_copy(p.model, name, sizeof name);
+        if (!L || !H) {
+            parsed_free(&p);
+            return gf_fail("%s: %s's shape (layers x heads) is not known here: import its graft stats --json first (or "
+                           "keep the student's convert --json beside it), or open it", path, name);
+        }
+        if (p.max_layer >= L || p.H > H) {
+            const int ml = p.max_layer, mh = p.H - 1;
+            parsed_free(&p);
+            return gf_fail("%s: names layer %d / head %d, but %s has %d layers x %d heads: not this teacher's student", path,
+                           ml, mh, name, L, H);
+        }
+        if (!t || !t->n_layers) p.L = L, p.H = H, p.shape_from_convert = conv;
+    }
     if (t) {
         rep->here = t->loaded || exists(t->key);
         if (check_shape(&p, t, path) != 0) {
@@ -773,13 +854,6 @@ int import_run_file(app_state *st, const char *path, import_report *rep) {
             return -1;
         }
     } else {
-        if (p.kind == IMPORT_HALFLIFE) { /* heads need the teacher's layers x heads to sit in */
-            char name[256];
-            base_copy(p.model, name, sizeof name);
-            parsed_free(&p);
-            return gf_fail("%s: %s's shape (layers x heads) is not known here: import its graft stats --json first, or "
-                           "open it", path, name);
-        }
         rep->here = local_copy(st, p.model, local, sizeof local);
         t = make_teacher(st, p.model, local, rep->path);
         if (!t) {

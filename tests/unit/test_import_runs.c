@@ -258,7 +258,7 @@ static void stats_then_race(void **state) {
     const char *hl_wide = write_file("runs/halflife_wide.json",
                                      "{\"thresholds\": {}, \"init\": \"random\", \"heads\": [{\"layer\": 1, \"head\": 5, \"idle\": 1}]}");
     assert_int_equal(import_run_file(&st, hl_wide, &rep), -1);
-    assert_non_null(strstr(gf_last_error(), "halflife_wide.json: names head 5, but teacher-c.gguf has 2 heads per layer"));
+    assert_non_null(strstr(gf_last_error(), "halflife_wide.json: names layer 1 / head 5, but teacher-c.gguf has 4 layers x 2 heads"));
     /* while a race of this teacher runs, another race's curves do not go under it */
     job_runner jr;
     assert_int_equal(job_runner_init(&jr), 0);
@@ -332,6 +332,23 @@ static void malformed_refused(void **state) {
     assert_int_equal(import_run_file(&st, hl, &rep0), -1);
     assert_non_null(strstr(gf_last_error(), "hl_noshape.json: unknown.gguf's shape (layers x heads) is not known here"));
     assert_int_equal(st.n_teachers, 0);
+    /* ... unless the student's graft convert --json lies beside it: its teacher and that teacher's shape */
+    char cdir[128];
+    snprintf(cdir, sizeof cdir, "%s/conv", dir);
+    mkdir(cdir, 0777);
+    write_file("conv/convert-best.json", "{\"out\": \"/w/best-subset\", \"student\": {\"teacher\": \"/far/teacher-d.gguf\","
+                                         " \"gdn_layers\": [1, 3], \"attention_layers\": [0, 2], \"gdn\": {\"num_heads\": 3}}}");
+    const char *hl2 = write_file("conv/halflife-best.json", "{\"student\": \"/w/best-subset\", \"thresholds\": {}, \"init\":"
+                                 " \"taylor-calibrate\", \"heads\": [{\"layer\": 3, \"head\": 2, \"idle\": 7, \"p50\": 5}]}");
+    assert_int_equal(import_run_file(&st, hl2, &rep0), 0);
+    assert_string_equal(rep0.teacher->name, "teacher-d.gguf");
+    assert_int_equal(rep0.teacher->n_layers, 4);
+    assert_int_equal(rep0.teacher->n_heads, 3);
+    assert_string_equal(rep0.init, "taylor-calibrate (best-subset)"); /* apart from a plain taylor-calibrate student */
+    int bi = teacher_init_index(rep0.teacher, "taylor-calibrate (best-subset)");
+    assert_true(fabs(teacher_metric(rep0.teacher, bi, MET_HALFLIFE_IDLE)[3 * 3 + 2] - 7) < 1e-12);
+    app_state_free(&st);
+    app_state_init(&st);
     /* a race that names no teacher, alone in its folder */
     char sub[128];
     snprintf(sub, sizeof sub, "%s/alone", dir);
