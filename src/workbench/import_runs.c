@@ -723,12 +723,6 @@ static int check_shape(const parsed *p, const teacher_state *t, const char *path
     if (p->kind == IMPORT_STATS && t->n_layers && (t->n_layers != p->L || (t->n_heads && t->n_heads != p->H)))
         return gf_fail("%s: %d layers x %d heads, but %s has %d x %d: not this teacher's statistics", path, p->L, p->H,
                        t->name, t->n_layers, t->n_heads);
-    if (p->kind == IMPORT_HALFLIFE && (!t->n_layers || !t->n_heads))
-        return gf_fail("%s: %s's shape (layers x heads) is not known here: import its graft stats --json first, or open it",
-                       path, t->name);
-    if (p->kind == IMPORT_HALFLIFE && p->H > t->n_heads)
-        return gf_fail("%s: names head %d, but %s has %d heads per layer: not this teacher's student", path, p->H - 1,
-                       t->name, t->n_heads);
     if (t->n_layers && p->max_layer >= t->n_layers)
         return gf_fail("%s: names layer %d, but %s has %d layers: not this teacher's runs", path, p->max_layer, t->name,
                        t->n_layers);

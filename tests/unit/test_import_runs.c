@@ -347,6 +347,18 @@ static void malformed_refused(void **state) {
     assert_string_equal(rep0.init, "taylor-calibrate (best-subset)"); /* apart from a plain taylor-calibrate student */
     int bi = teacher_init_index(rep0.teacher, "taylor-calibrate (best-subset)");
     assert_true(fabs(teacher_metric(rep0.teacher, bi, MET_HALFLIFE_IDLE)[3 * 3 + 2] - 7) < 1e-12);
+    /* the same when an ablate import made the teacher's entry first (no shape yet) */
+    app_state_free(&st);
+    app_state_init(&st);
+    write_file("conv/ablate.json", "{\"rows\": [{\"strategy\": \"uniform\", \"keep\": 0.5, \"kept_layers\": [0, 2], \"init\":"
+                                   " \"random\", \"ppl\": 9}], \"meta\": {\"model\": \"/far/teacher-d.gguf\"}}");
+    char ab[256];
+    snprintf(ab, sizeof ab, "%s/conv/ablate.json", dir);
+    assert_int_equal(import_run_file(&st, ab, &rep0), 0);
+    assert_int_equal(rep0.teacher->n_layers, 0);
+    assert_int_equal(import_run_file(&st, hl2, &rep0), 0);
+    assert_int_equal(rep0.teacher->n_layers, 4);
+    assert_int_equal(st.n_teachers, 1);
     app_state_free(&st);
     app_state_init(&st);
     /* a race that names no teacher, alone in its folder */
