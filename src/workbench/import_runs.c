@@ -514,84 +514,93 @@ static int parse_halflife(const char *file, const cJSON *root, parsed *p) {
     return 0;
 }
 
-/* The graft convert --json beside path whose "out" is student (NULL: any): its teacher
- * (student.teacher) and the teacher's shape (its GDN and attention layers, the GDN heads). */
-static bool convert_beside(const char *path, const char *student, char *teacher, size_t n, int *L, int *H);
+/* Calls fn on each JSON file in path's folder that parses, until fn returns true. */
+typedef bool (*json_visit)(const cJSON *root, void *ud);
+static void each_json_beside(const char *path, json_visit fn, void *ud) {
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = 0;
+    else snprintf(dir, sizeof dir, ".");
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    bool done = false;
+    while (d && !done && (de = readdir(d))) {
+        size_t len = strlen(de->d_name);
+        if (len < 6 || strcmp(de->d_name + len - 5, ".json")) continue;
+        char p[2048];
+        snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
+        bool missing;
+        cJSON *root = json_read_file(p, &missing);
+        if (!root) {
+            gf_clear_error();
+            continue;
+        }
+        done = fn(root, ud);
+        cJSON_Delete(root);
+    }
+    if (d) closedir(d);
+}
 
 /* A race, stats or halflife file that names no teacher: the teacher the ablate
  * (meta.model) or convert (student.teacher) JSON beside it names, every one
  * there agreeing. */
-static int sibling_model(const char *path, char *model, size_t n) {
-    char dir[1024];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash) *slash = 0;
-    else snprintf(dir, sizeof dir, ".");
-    DIR *d = opendir(dir);
-    struct dirent *de;
-    model[0] = 0;
-    int rc = 0;
-    while (d && (de = readdir(d))) {
-        size_t len = strlen(de->d_name);
-        if (len < 6 || strcmp(de->d_name + len - 5, ".json")) continue;
-        char p[2048];
-        snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
-        bool missing;
-        cJSON *root = json_read_file(p, &missing);
-        if (!root) {
-            gf_clear_error();
-            continue;
-        }
-        const cJSON *m = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "meta"), "model");
-        if (!cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(root, "rows")))
-            m = cJSON_IsString(cJSON_GetObjectItemCaseSensitive(root, "out"))
-                    ? cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "student"), "teacher")
-                    : NULL;
-        if (cJSON_IsString(m) && m->valuestring[0]) {
-            if (model[0] && strcmp(model, m->valuestring)) rc = -1; /* two teachers: no telling which */
-            else snprintf(model, n, "%s", m->valuestring);
-        }
-        cJSON_Delete(root);
+typedef struct {
+    char *model;
+    size_t n;
+    bool disagree;
+} sibling_ud;
+
+static bool sibling_visit(const cJSON *root, void *p) {
+    sibling_ud *u = p;
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "meta"), "model");
+    if (!cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(root, "rows")))
+        m = cJSON_IsString(cJSON_GetObjectItemCaseSensitive(root, "out"))
+                ? cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "student"), "teacher")
+                : NULL;
+    if (cJSON_IsString(m) && m->valuestring[0]) {
+        if (u->model[0] && strcmp(u->model, m->valuestring)) u->disagree = true; /* two teachers: no telling which */
+        else snprintf(u->model, u->n, "%s", m->valuestring);
     }
-    if (d) closedir(d);
-    return rc == 0 && model[0] ? 0 : -1;
+    return false;
+}
+
+static int sibling_model(const char *path, char *model, size_t n) {
+    sibling_ud u = {model, n, false};
+    model[0] = 0;
+    each_json_beside(path, sibling_visit, &u);
+    return !u.disagree && model[0] ? 0 : -1;
+}
+
+/* The graft convert --json beside path whose "out" is student (NULL: any): its teacher
+ * (student.teacher) and the teacher's shape (its GDN and attention layers, the GDN heads). */
+typedef struct {
+    const char *student;
+    char *teacher;
+    size_t n;
+    int L, H;
+} convert_ud;
+
+static bool convert_visit(const cJSON *root, void *p) {
+    convert_ud *u = p;
+    const cJSON *out = cJSON_GetObjectItemCaseSensitive(root, "out"), *s = cJSON_GetObjectItemCaseSensitive(root, "student");
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(s, "teacher");
+    const cJSON *heads = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(s, "gdn"), "num_heads");
+    const int g = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(s, "gdn_layers"));
+    const int a = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(s, "attention_layers"));
+    if (!cJSON_IsString(out) || (u->student && strcmp(out->valuestring, u->student)) || !cJSON_IsString(t) ||
+        !cJSON_IsNumber(heads) || !(heads->valuedouble >= 1 && heads->valuedouble <= 4096) || g + a < 1 || g + a > 4096)
+        return false;
+    snprintf(u->teacher, u->n, "%s", t->valuestring);
+    u->L = g + a, u->H = (int)heads->valuedouble;
+    return true;
 }
 
 static bool convert_beside(const char *path, const char *student, char *teacher, size_t n, int *L, int *H) {
-    char dir[1024];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash) *slash = 0;
-    else snprintf(dir, sizeof dir, ".");
-    DIR *d = opendir(dir);
-    struct dirent *de;
-    bool found = false;
-    while (d && !found && (de = readdir(d))) {
-        size_t len = strlen(de->d_name);
-        if (len < 6 || strcmp(de->d_name + len - 5, ".json")) continue;
-        char p[2048];
-        snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
-        bool missing;
-        cJSON *root = json_read_file(p, &missing);
-        if (!root) {
-            gf_clear_error();
-            continue;
-        }
-        const cJSON *out = cJSON_GetObjectItemCaseSensitive(root, "out"), *s = cJSON_GetObjectItemCaseSensitive(root, "student");
-        const cJSON *t = cJSON_GetObjectItemCaseSensitive(s, "teacher");
-        const cJSON *heads = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(s, "gdn"), "num_heads");
-        const int g = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(s, "gdn_layers"));
-        const int a = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(s, "attention_layers"));
-        if (cJSON_IsString(out) && (!student || !strcmp(out->valuestring, student)) && cJSON_IsString(t) &&
-            cJSON_IsNumber(heads) && heads->valuedouble >= 1 && heads->valuedouble <= 4096 && g + a >= 1 && g + a <= 4096) {
-            snprintf(teacher, n, "%s", t->valuestring);
-            *L = g + a, *H = (int)heads->valuedouble;
-            found = true;
-        }
-        cJSON_Delete(root);
-    }
-    if (d) closedir(d);
-    return found;
+    convert_ud u = {student, teacher, n, 0, 0};
+    each_json_beside(path, convert_visit, &u);
+    *L = u.L, *H = u.H;
+    return u.L > 0;
 }
 
 static int parse_file(const char *path, parsed *p) {
