@@ -65,8 +65,8 @@ echo "log search: $hit"
 tui_keys h 9
 tui_wait h "Stage 2 steps" || fail "Settings"
 tui_keys h NPage
-tui_wait h "→ device" || fail "Settings' last setting not selected"
-tui_wait h "device: cpu only here" || tui_wait h "device: found:" || fail "the last setting's help is not shown whole"
+tui_wait h "→ race recall" || fail "Settings' last setting not selected"
+tui_wait h "recall accuracy at four" || fail "the last setting's help is not shown whole"
 tui_screen h | grep -qF "↑↓ pick   ←→ halve / double" || fail "Settings' last line cut at 80x24"
 tui_keys h F10
 tui_wait h "GRAFT_EXIT=0" || fail "F10 did not quit"
@@ -77,7 +77,7 @@ tui_wait s "3 Stats" || fail "start (80x14)"
 tui_keys s 9
 tui_wait s "(more below)" || fail "Settings in 80x14 does not say more is below"
 tui_keys s NPage
-tui_wait s "→ device" || fail "the last setting is not in view at 80x14"
+tui_wait s "→ race recall" || fail "the last setting is not in view at 80x14"
 tui_keys s PPage
 tui_wait s "→ Stage 2 steps" || fail "the first setting is not in view again"
 tui_keys s q
