@@ -120,7 +120,7 @@ void halflife_flag(halflife_head *hd, const halflife_thresholds *t) {
         flag_raise(hd, HL_FLAG_TOO_SHORT, log(hd->target / hd->p50) / log(t->short_ratio));
         add_reason(hd, "too short: median half-life %.3g tokens < target %.3g / %g", hd->p50, hd->target,
                    t->short_ratio);
-    } else if (hd->under_one >= t->share_ratio) {
+    } else if (!target && hd->under_one >= t->share_ratio) { /* the share rules judge heads without a target */
         flag_raise(hd, HL_FLAG_TOO_SHORT, hd->under_one / t->share_ratio);
         add_reason(hd, "too short: %.0f%% of tokens forget at once (half-life < 1 token)", 100 * hd->under_one);
     }
@@ -128,7 +128,7 @@ void halflife_flag(halflife_head *hd, const halflife_thresholds *t) {
         flag_raise(hd, HL_FLAG_TOO_LONG, log(hd->p50 / hd->target) / log(t->long_ratio));
         add_reason(hd, "too long: median half-life %.3g tokens > target %.3g x %g", hd->p50, hd->target,
                    t->long_ratio);
-    } else if (hd->over_ctx >= t->share_ratio) {
+    } else if (!target && hd->over_ctx >= t->share_ratio) {
         flag_raise(hd, HL_FLAG_TOO_LONG, hd->over_ctx / t->share_ratio);
         add_reason(hd, "too long: %.0f%% of tokens keep half their memory past the context (half-life > %d)",
                    100 * hd->over_ctx, hd->ctx);
