@@ -18,7 +18,9 @@
 # DECODE_PEER_FLA=1 (the students' prefill through flash-linear-attention from
 # .peers/fla; its Triton autotuning adds minutes, so off by default: the peer's
 # GDN prefill is then the modeling file's chunked PyTorch loop, and its decode
-# steps are the token step either way).
+# steps are the token step either way). DECODE_DEVICE=cpu DECODE_PYTHON=PY
+# GRAFT_PEER_SMOKE=1 runs the whole script on the CPU (a check of its plumbing
+# on a small teacher; the figures mean nothing).
 # Expected on the H200 with build/ warm: converts ~40 s, graft ~60 s, the
 # peer ~150 s (its 32k x 16 prefills dominate): about 4-5 minutes; a fresh
 # machine adds the build (make graft, ~3 min on 16 cores).
@@ -28,6 +30,8 @@ CTX=${DECODE_CONTEXTS:-1024,8192,32000}
 BATCH=${DECODE_BATCH:-1,16}
 TOKENS=${DECODE_TOKENS:-64}
 STEPS=${DECODE_STEPS:-10}
+DEV=${DECODE_DEVICE:-cuda}
+PY=${DECODE_PYTHON:-python3}
 OUT=${OUT:-$(pwd)/build/gpu/out}
 SHARED=${GRAFT_SHARED:-$(cd .. && pwd)/shared}
 CALIB=$SHARED/data/gutenberg-60.txt
@@ -47,8 +51,8 @@ finish() {
 [ -f "$TEACHER" ] || { say "no teacher at $TEACHER"; finish 1; }
 [ -f "$CALIB" ] || { say "no calibration text at $CALIB (GRAFT_SHARED)"; finish 1; }
 say "== decode.sh $(date -u +%Y-%m-%dT%H:%M:%SZ) teacher $TEACHER contexts $CTX batch $BATCH tokens $TOKENS"
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | tee -a "$SUM"
-python3 -c 'import torch, transformers; print("torch", torch.__version__, "transformers", transformers.__version__)' 2>&1 |
+[ "$DEV" = cpu ] || nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | tee -a "$SUM"
+"$PY" -c 'import torch, transformers; print("torch", torch.__version__, "transformers", transformers.__version__)' 2>&1 |
     tail -n 1 | tee -a "$SUM"
 if [ ! -x build/graft ]; then
     make -j"$(nproc)" graft >"$W/build.log" 2>&1 || { tail -n 30 "$W/build.log" | tee -a "$SUM"; finish 1; }
@@ -57,7 +61,7 @@ fi
 G=build/graft
 for keep in 50 25; do
     $G convert "$TEACHER" --keep 0.$keep --strategy uniform --init taylor-calibrate --calib "$CALIB" \
-        --steps "$STEPS" --device cuda --out "$W/s$keep" >"$W/convert$keep.log" 2>&1 ||
+        --steps "$STEPS" --device "$DEV" --out "$W/s$keep" >"$W/convert$keep.log" 2>&1 ||
         { tail -n 20 "$W/convert$keep.log" | tee -a "$SUM"; finish 1; }
     lap "student at $keep % written"
 done
@@ -65,13 +69,13 @@ status=0
 for m in teacher s50 s25; do
     path=$TEACHER
     [ $m = teacher ] || path=$W/$m
-    $G bench-decode "$path" --contexts "$CTX" --batch "$BATCH" --tokens "$TOKENS" --device cuda --json \
+    $G bench-decode "$path" --contexts "$CTX" --batch "$BATCH" --tokens "$TOKENS" --device "$DEV" --json \
         >"$W/graft-$m.json" 2>"$W/graft-$m.err" || { tail -n 5 "$W/graft-$m.err" | tee -a "$SUM"; status=1; }
     lap "graft bench-decode $m"
 done
 if [ "${DECODE_PEER:-1}" = 1 ]; then
     [ "${DECODE_PEER_FLA:-0}" = 1 ] && export PYTHONPATH="${GRAFT_FLA_PATH:-$PWD/.peers/fla}${PYTHONPATH:+:$PYTHONPATH}"
-    python3 tests/gpu/peers/peer_decode.py "$W/s50" "$W/s25" --teacher --contexts "$CTX" --batch "$BATCH" \
+    "$PY" tests/gpu/peers/peer_decode.py "$W/s50" "$W/s25" --teacher --contexts "$CTX" --batch "$BATCH" \
         --tokens "$TOKENS" >"$W/peer.jsonl" 2>"$W/peer.err" || { tail -n 10 "$W/peer.err" | tee -a "$SUM"; status=1; }
     lap "transformers generate (peer_decode.py)"
 fi
