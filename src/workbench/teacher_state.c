@@ -22,6 +22,10 @@ static const metric_info metrics[MET_COUNT] = {
     [MET_BETA] = {"beta", "beta*", "", "beta*", false, "Stage 1 (4 Calibrate)"},
     [MET_SIGMA] = {"sigma", "sigma*", "", "sigma*", false, "Stage 1 (4 Calibrate)"},
     [MET_ALIGN_LOSS] = {"align_loss", "alignment loss", "", "loss", true, "no workbench job yet"},
+    [MET_HL_P50] = {"halflife_p50", "half-life p50 on text", "tokens", "t1/2 p50", true,
+                    "h on 3 Stats (graft halflife STUDENT --text CORPUS)"},
+    [MET_HL_LOG2_RATIO] = {"halflife_log2_ratio", "log2(p50 / teacher distance)", "", "log2 p/d", false,
+                           "h on 3 Stats (graft halflife STUDENT --text CORPUS)"},
 };
 
 const metric_info *metric_get(head_metric m) { return &metrics[(unsigned)m < MET_COUNT ? m : 0]; }
@@ -46,6 +50,7 @@ teacher_state *teacher_state_new(const char *key) {
     stage1_choice_default(&t->stage1);
     gen_state_init(&t->gen);
     recall_view_init(&t->recall);
+    halflife_view_init(&t->hl);
     return t;
 }
 
@@ -80,6 +85,7 @@ void teacher_state_free(teacher_state *t) {
     free(t->results);
     gen_state_free(&t->gen);
     recall_view_free(&t->recall);
+    halflife_view_free(&t->hl);
     free(t);
 }
 

@@ -16,6 +16,7 @@ typedef struct {
     int cur_layer, cur_head, heat_first_row;
     heatmap_layout heat[APP_MAX_INITS];
     int n_heat;
+    bool follow_hl;              /* h was pressed: show the half-life p50 once the measurement lands */
 } stats_view;
 
 typedef struct {
