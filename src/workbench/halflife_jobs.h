@@ -18,4 +18,12 @@ int stats_start_halflife(workbench *wb, app_state *st, job_runner *jr);
 /* After its end (UI thread): takes the result (EV_DONE), fills the heat maps, logs the command. */
 void stats_halflife_done(app_state *st, teacher_state *owner, const event *ev);
 
+/* The "halflife-fix" job behind Calibrate's x / X: on the student Stats measured,
+ * hl.fix_req's head set to its half-life (graft halflife --fix), Stage 2 of its
+ * layer alone (the Settings' Stage 2 steps), the perplexity of the corpus's
+ * evaluation slice before and after, the half-lives measured before and after,
+ * and the fixed student written as a new folder beside the original. */
+int calib_start_halflife_fix(workbench *wb, app_state *st, job_runner *jr);
+void calib_halflife_fix_done(app_state *st, teacher_state *owner, const event *ev);
+
 #endif

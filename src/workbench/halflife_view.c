@@ -13,6 +13,8 @@ void halflife_view_init(halflife_view *v) {
 
 void halflife_view_free(halflife_view *v) {
     halflife_result_free(&v->r);
+    halflife_result_free(&v->fix_before);
+    halflife_result_free(&v->fix_after);
     free(v->flagged);
     halflife_view_init(v);
 }
@@ -28,10 +30,26 @@ void halflife_view_take(halflife_view *v, halflife_result *r) {
     v->have = true;
 }
 
-const halflife_head *halflife_view_head(const halflife_view *v, int layer, int head) {
-    for (int i = 0; v->have && i < v->r.n_heads; i++)
-        if (v->r.heads[i].layer == layer && v->r.heads[i].head == head) return &v->r.heads[i];
+void halflife_view_take_fix(halflife_view *v, halflife_fix_result *f) {
+    halflife_result_free(&v->fix_before);
+    halflife_result_free(&v->fix_after);
+    v->fix = f->fix;
+    v->fix_before = f->before;
+    v->fix_after = f->after;
+    v->fix_out = f->out;
+    memcpy(v->fix_dir, f->dir, sizeof v->fix_dir);
+    v->fixed = true;
+    free(f);
+}
+
+const halflife_head *halflife_result_head(const halflife_result *r, int layer, int head) {
+    for (int i = 0; i < r->n_heads; i++)
+        if (r->heads[i].layer == layer && r->heads[i].head == head) return &r->heads[i];
     return NULL;
+}
+
+const halflife_head *halflife_view_head(const halflife_view *v, int layer, int head) {
+    return v->have ? halflife_result_head(&v->r, layer, head) : NULL;
 }
 
 double halflife_log2_ratio(const halflife_head *h) {

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 
 #include "halflife/halflife.h"
+#include "halflife/halflife_fix.h"
 
 typedef struct {
     char student[256];       /* the student folder measured */
@@ -21,17 +22,36 @@ typedef struct {
 typedef struct {
     halflife_view_request req; /* what the next measurement runs on */
     halflife_view_request ran; /* what the last one ran on */
+    halflife_change fix_req;   /* what the next fix does (half_life 0: the no-sink distance) */
     bool have;                 /* r is from a finished job */
     halflife_result r;
     int *flagged;              /* [r.n_heads] indices into r.heads, worst first */
     int n_flagged;
     int jump;                  /* the flagged head the last jump went to (-1 none) */
+    /* the last fix (4 Calibrate): one head, Stage 2 of its layer, measured before and after */
+    bool fixed;
+    halflife_change fix;
+    halflife_result fix_before, fix_after;
+    halflife_fix_outcome fix_out;
+    char fix_dir[512];         /* the new student folder it wrote */
 } halflife_view;
+
+/* The fix job's result (owned until halflife_view_take_fix). */
+typedef struct {
+    halflife_change fix;
+    halflife_result before, after;
+    halflife_fix_outcome out;
+    char dir[512];
+} halflife_fix_result;
 
 void halflife_view_init(halflife_view *v);
 void halflife_view_free(halflife_view *v);
 /* Takes the job's result (moved out of *r) and orders the flagged heads. */
 void halflife_view_take(halflife_view *v, halflife_result *r);
+/* Takes the fix job's result (freed here). */
+void halflife_view_take_fix(halflife_view *v, halflife_fix_result *f);
+/* The head at (layer, head) of r, or NULL. */
+const halflife_head *halflife_result_head(const halflife_result *r, int layer, int head);
 /* The head at (layer, head), or NULL when it was not measured (an attention layer). */
 const halflife_head *halflife_view_head(const halflife_view *v, int layer, int head);
 /* log2(p50 / target): NaN when either is unknown or infinite. */

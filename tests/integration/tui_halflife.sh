@@ -91,5 +91,40 @@ else
     tui_keys r f
     tui_wait r "is flagged" 50 || fail "f with no flagged head does not say so"
 fi
+# 4 Calibrate (no Stage 1 run here: the fix works on the Stats cursor's head): x sets it to its
+# no-sink distance, Stage 2 of its layer follows; the fixed student is a new folder
+sum_before=$(cat "$folder"/* 2>/dev/null | cksum)
+tui_keys r 4
+tui_wait r "x: to its no-sink distance" 50 || { tui_screen r; fail "Calibrate shows no fix panel after a measurement"; }
+cur=$(tui_screen r | grep -o "half-life fix of [a-z-]*: layer [0-9]* head [0-9]*" | head -n 1 | sed 's/.*: //')
+tui_keys r x
+tui_wait r "fixed layer" 600 || { tui_screen r; fail "the fix did not finish"; }
+scr=$(tui_screen r)
+[ -n "${SHOW:-}" ] && printf '%s\n' "$scr"
+printf '%s\n' "$scr" | grep -q "perplexity [0-9.]* -> [0-9.]*" || { printf '%s\n' "$scr"; fail "no perplexity change"; }
+printf '%s\n' "$scr" | grep -q "before the fix" || { printf '%s\n' "$scr"; fail "no before histogram"; }
+fixed=$(ls -d "$folder"-fix-* 2>/dev/null | head -n 1)
+[ -n "$fixed" ] && [ -f "$fixed/config.json" ] || fail "no fixed student folder beside $folder"
+[ "$(cat "$folder"/* 2>/dev/null | cksum)" = "$sum_before" ] || fail "the original student folder changed"
+# the half-life the fix set is the head's no-sink distance through Stage 1's clamp (graft stats'
+# numbers; the screen's 4 digits), and after Stage 2 of its layer (which trains A_log and dt_bias
+# too) graft halflife on the new folder finds its idle half-life nearer that than before
+L=$(echo "$cur" | awk '{print $2}'); Hh=$(echo "$cur" | awk '{print $4}')
+set_to=$(printf '%s\n' "$scr" | grep -o "fixed layer $L head $Hh to [0-9.e+-]* tokens" | awk '{print $7}')
+"$GRAFT_BIN" halflife "$fixed" --text "$TEXT" --ctx 256 --seqs 4 --stats "$TMP/stats.json" --json >"$TMP/fixed.json" 2>"$TMP/hl.err" || { cat "$TMP/hl.err"; fail "graft halflife on the fixed folder failed"; }
+python3 - "$json" "$TMP/fixed.json" "$L" "$Hh" "$set_to" <<'PY' || fail "the fix did not set layer $L head $Hh as it should"
+import json, math, sys
+def head(path, L, H):
+    return [x for x in json.load(open(path))["heads"] if x["layer"] == L and x["head"] == H][0]
+L, H = int(sys.argv[3]), int(sys.argv[4])
+b, a = head(sys.argv[1], L, H), head(sys.argv[2], L, H)
+d = b["teacher_distance_no_sink"]
+want = math.log(2) / min(max(math.log(2) / d, 1e-3), 5)  # Stage 1's clamp
+print("L%d H%d: set to %s (want %.4g); idle %.4g before, %.4g after" % (L, H, sys.argv[5], want, b["idle"], a["idle"]))
+ok = sys.argv[5] == "%.4g" % want
+ok = ok and all(math.isfinite(x) for x in (b["idle"], a["idle"]))
+ok = ok and abs(math.log(a["idle"] / want)) < abs(math.log(b["idle"] / want))
+sys.exit(0 if ok else 1)
+PY
 tui_keys r q
 exit 0

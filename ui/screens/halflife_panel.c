@@ -27,14 +27,21 @@ static const char *bar_cell(const theme *th, long count, long max, int row, int 
 
 int halflife_hist_draw(ui *u, grid *g, rect r, const halflife_view *v, int layer, int head) {
     const halflife_head *h = halflife_view_head(v, layer, head);
-    style dim = theme_dim(&u->th), acc = theme_accent(&u->th);
     if (r.h < 1) return 0;
     if (!h) {
-        grid_printf(g, r.x, r.y, r.w, dim, "layer %d head %d: not a GDN head of %s", layer, head, v->ran.init);
+        grid_printf(g, r.x, r.y, r.w, theme_dim(&u->th), "layer %d head %d: not a GDN head of %s", layer, head, v->ran.init);
         return 1;
     }
+    char title[96];
+    snprintf(title, sizeof title, "half-life over %ld tokens (%s)", v->r.tokens, v->ran.init);
+    return halflife_head_hist_draw(u, g, r, h, title);
+}
+
+int halflife_head_hist_draw(ui *u, grid *g, rect r, const halflife_head *h, const char *title) {
+    style dim = theme_dim(&u->th), acc = theme_accent(&u->th);
+    if (r.h < 1) return 0;
     int y = r.y;
-    grid_printf(g, r.x, y++, r.w, acc, "half-life over %ld tokens (%s)", v->r.tokens, v->ran.init);
+    grid_text(g, r.x, y++, r.w, title, acc);
     long max = 0;
     for (int b = 0; b < HL_HIST_BINS; b++) max = h->hist[b] > max ? h->hist[b] : max;
     const int bars = r.h - 5 >= 6 ? 6 : r.h - 5;
@@ -74,4 +81,30 @@ int halflife_flagged_draw(ui *u, grid *g, rect r, const halflife_view *v) {
                     k == v->jump ? '>' : ' ', h->layer, h->head, h->severity, names);
     }
     return y - r.y;
+}
+
+void halflife_fix_draw(ui *u, grid *g, rect r, const halflife_view *v, int layer, int head) {
+    style dim = theme_dim(&u->th), acc = theme_accent(&u->th);
+    int y = r.y;
+    if (r.h < 2) return;
+    if (!v->have) {
+        grid_text(g, r.x, y, r.w, "half-life fixes: h on 3 Stats measures a student first", dim);
+        return;
+    }
+    const halflife_head *h = halflife_view_head(v, layer, head);
+    char p50[16], tgt[16];
+    fmt_num(p50, sizeof p50, h ? h->p50 : NAN);
+    fmt_num(tgt, sizeof tgt, h ? h->target : NAN);
+    grid_printf(g, r.x, y++, r.w, STYLE_PLAIN, "half-life fix of %s: layer %d head %d (p50 %s, target %s)%s", v->ran.init,
+                layer, head, p50, tgt, h ? "   x: to its no-sink distance   X: to a half-life" : ": not a GDN head");
+    if (!v->fixed || y >= r.y + r.h) return;
+    const double d = 100 * (v->fix_out.ppl_after / v->fix_out.ppl_before - 1);
+    grid_printf(g, r.x, y++, r.w, acc, "fixed layer %d head %d to %.4g tokens, Stage 2 of layer %d: perplexity %.4f -> %.4f (%+.2f %%)",
+                v->fix.layer, v->fix.head, v->fix.half_life, v->fix.layer, v->fix_out.ppl_before, v->fix_out.ppl_after, d);
+    if (y < r.y + r.h) grid_printf(g, r.x, y++, r.w, dim, "written to %s", v->fix_dir);
+    const halflife_head *b = halflife_result_head(&v->fix_before, v->fix.layer, v->fix.head),
+                        *a = halflife_result_head(&v->fix_after, v->fix.layer, v->fix.head);
+    const int w = r.w / 2 - 1 < 40 ? r.w / 2 - 1 : 40;
+    if (b && y < r.y + r.h) halflife_head_hist_draw(u, g, (rect){r.x, y, w, r.y + r.h - y}, b, "before the fix");
+    if (a && y < r.y + r.h) halflife_head_hist_draw(u, g, (rect){r.x + w + 2, y, w, r.y + r.h - y}, a, "after");
 }

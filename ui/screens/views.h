@@ -51,6 +51,7 @@ typedef struct {
 typedef struct {
     int layer, head;             /* the layer shown (-1: the latest done), head under the cursor */
     bool editing;                /* typing the half-life override */
+    bool fix_typing;             /* the entry is a fix's half-life (X), not the override */
     entry entry;
 } calibrate_view;
 
