@@ -169,12 +169,59 @@ static void stats_screen_histogram_and_flagged(void **state) {
     app_state_free(&st);
 }
 
+/* 4 Calibrate without Stage 1: the fix panel names the Stats cursor's head; a fix's result shows the
+ * perplexity change, the folder and both histograms. */
+static void calibrate_fix_panel(void **state) {
+    (void)state;
+    app_state st;
+    app_state_init(&st);
+    ui_prefs prefs;
+    ui_prefs_default(&prefs);
+    teacher_state *t = app_teacher(&st, "/m/five");
+    teacher_state_set_shape(t, 5, 2);
+    app_switch(&st, t);
+    ui u;
+    ui_init(&u, &st, NULL, &prefs, utf8_256);
+    ui_select_screen(&u, "calibrate");
+    grid g;
+    grid_init(&g, 120, 40);
+    ui_render(&u, &g);
+    assert_true(find_row(&g, "half-life fix of") < 0); /* nothing measured: no panel */
+    ui_key(&u, 'x');
+    assert_non_null(strstr(u.status, "h on 3 Stats measures one first"));
+    halflife_result r;
+    make_result(&r);
+    snprintf(t->hl.ran.init, sizeof t->hl.ran.init, "random");
+    halflife_view_take(&t->hl, &r);
+    u.v.stats.cur_layer = 4, u.v.stats.cur_head = 0;
+    ui_render(&u, &g);
+    assert_true(find_row(&g, "half-life fix of random: layer 4 head 0 (p50 0.500, target 4.00)") >= 0);
+    halflife_fix_result *f = gf_calloc(1, sizeof *f);
+    f->fix = (halflife_change){4, 0, 4.0, 0};
+    make_result(&f->before);
+    make_result(&f->after);
+    f->after.heads[2].p50 = 4; /* the fixed head now at its target */
+    f->out = (halflife_fix_outcome){10.0, 9.5, 1024};
+    snprintf(f->dir, sizeof f->dir, "/s/a-fix-L4H0");
+    halflife_view_take_fix(&t->hl, f);
+    ui_render(&u, &g);
+    assert_true(find_row(&g, "fixed layer 4 head 0 to 4 tokens, Stage 2 of layer 4: perplexity 10.0000 -> 9.5000 (-5.00 %)") >= 0);
+    assert_true(find_row(&g, "written to /s/a-fix-L4H0") >= 0);
+    const int y = find_row(&g, "before the fix");
+    assert_true(y > 0 && strstr(row(&g, y), "after") != NULL);
+    assert_true(find_row(&g, "| p50 0.500") > y);
+    assert_true(find_row(&g, "| p50 4.00") > y);
+    grid_free(&g);
+    app_state_free(&st);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(view_take_order_and_ratio),
         cmocka_unit_test(hist_columns),
         cmocka_unit_test(pick_student_from_rows),
         cmocka_unit_test(stats_screen_histogram_and_flagged),
+        cmocka_unit_test(calibrate_fix_panel),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
