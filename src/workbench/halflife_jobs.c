@@ -307,7 +307,8 @@ void stats_halflife_done(app_state *st, teacher_state *owner, const event *ev) {
         snprintf(line, sizeof line, "halflife: %s: %d GDN heads, %d flagged; headless: graft halflife %s --text %s --ctx %d --seqs %d --json",
                  v->ran.init, v->r.n_heads, v->n_flagged, v->ran.student, st->corpus, v->r.ctx, v->r.seqs);
     else
-        snprintf(line, sizeof line, "halflife%s; headless: graft halflife %s --text %s --json", how, v->ran.student, st->corpus);
+        snprintf(line, sizeof line, "halflife%s: %s; headless: graft halflife %s --text %s --json", how, ev->text,
+                 v->ran.student, st->corpus);
     wb_log_add(&st->log, LOG_INFO, line);
 }
 
@@ -332,7 +333,7 @@ void calib_halflife_fix_done(app_state *st, teacher_state *owner, const event *e
                  v->fix_out.ppl_before, v->fix_out.ppl_after, v->fix_dir, v->ran.student, st->corpus, v->fix.layer,
                  v->fix.head, v->fix.half_life, st->settings.stage2_steps, st->corpus);
     } else {
-        snprintf(line, sizeof line, "halflife fix%s", ev->kind == EV_CANCELLED ? " (cancelled)" : " (failed)");
+        snprintf(line, sizeof line, "halflife fix%s: %s", ev->kind == EV_CANCELLED ? " (cancelled)" : " (failed)", ev->text);
     }
     wb_log_add(&st->log, LOG_INFO, line);
 }
