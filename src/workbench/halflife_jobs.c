@@ -275,7 +275,7 @@ int calib_start_halflife_fix(workbench *wb, app_state *st, job_runner *jr) {
 /* The measured heads into the heat maps of the init the student was built as. */
 static void fill_metrics(teacher_state *t, const halflife_view *v) {
     const int init = teacher_init_index(t, v->ran.init);
-    double *p50 = teacher_metric(t, init, MET_HL_P50), *ratio = teacher_metric(t, init, MET_HL_LOG2_RATIO);
+    double *p50 = teacher_metric(t, init, MET_HALFLIFE_DATA), *ratio = teacher_metric(t, init, MET_HL_LOG2_RATIO);
     if (!p50 || !ratio) return;
     const size_t cells = (size_t)t->n_layers * t->n_heads;
     for (size_t i = 0; i < cells; i++) p50[i] = ratio[i] = NAN; /* attention layers stay blank */

@@ -3,7 +3,7 @@
  * halflife_measure (its histograms, idle values, targets and flags), kept so
  * that the head under the cursor can show its histogram over tokens and the
  * flagged heads can be listed worst first. The heat maps themselves go into
- * the teacher's per-init metrics (MET_HL_P50, MET_HL_LOG2_RATIO) under the
+ * the teacher's per-init metrics (MET_HALFLIFE_DATA, MET_HL_LOG2_RATIO) under the
  * student's init name. One per teacher; not saved with the session (graft
  * halflife --json keeps the numbers). */
 #ifndef GRAFT_WORKBENCH_HALFLIFE_VIEW_H

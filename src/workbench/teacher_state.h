@@ -25,12 +25,11 @@ typedef enum {
     MET_DIST_NOSINK,   /* mean attention distance without the first key, tokens */
     MET_SINK,          /* share of attention on the first key (the attention sink) */
     MET_HALFLIFE_IDLE, /* GDN idle half-life, tokens */
-    MET_HALFLIFE_DATA, /* GDN data-dependent half-life, tokens */
+    MET_HALFLIFE_DATA, /* GDN data-dependent half-life: a student's median per-token half-life on text, tokens */
     MET_BETA,          /* beta* */
     MET_SIGMA,         /* sigma* */
     MET_ALIGN_LOSS,    /* alignment loss per head */
-    MET_HL_P50,        /* a student's median per-token half-life on the corpus, tokens (halflife_view.h) */
-    MET_HL_LOG2_RATIO, /* log2 of that median over the teacher distance Stage 1 aimed at */
+    MET_HL_LOG2_RATIO, /* log2 of that median over the teacher distance Stage 1 aimed at (halflife_view.h) */
     MET_COUNT
 } head_metric;
 

@@ -128,7 +128,7 @@ static void stats_screen_histogram_and_flagged(void **state) {
     snprintf(t->hl.ran.init, sizeof t->hl.ran.init, "random");
     halflife_view_take(&t->hl, &r);
     const int init = teacher_init_index(t, "random");
-    double *p50 = teacher_metric(t, init, MET_HL_P50);
+    double *p50 = teacher_metric(t, init, MET_HALFLIFE_DATA);
     for (int i = 0; i < t->hl.r.n_heads; i++) p50[t->hl.r.heads[i].layer * 2 + t->hl.r.heads[i].head] = t->hl.r.heads[i].p50;
     ui u;
     ui_init(&u, &st, NULL, &prefs, utf8_256);

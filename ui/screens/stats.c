@@ -104,7 +104,7 @@ static void fmt_with_unit(char *buf, size_t n, double v, const char *unit) {
 /* The half-life panels replace the metric's histogram when the metric is a half-life one of the
  * init that was measured. */
 static bool shows_hl(const stats_view *v, const teacher_state *t) {
-    return (v->metric == MET_HL_P50 || v->metric == MET_HL_LOG2_RATIO) && t->hl.have &&
+    return (v->metric == MET_HALFLIFE_DATA || v->metric == MET_HL_LOG2_RATIO) && t->hl.have &&
            !strcmp(t->inits[v->init].name, t->hl.ran.init);
 }
 
@@ -291,7 +291,7 @@ static void draw(ui *u, grid *g, rect r) {
     if (v->follow_hl && t->hl.have) { /* the measurement h started has landed */
         v->follow_hl = false;
         for (int i = 0; i < t->n_inits; i++)
-            if (!strcmp(t->inits[i].name, t->hl.ran.init) && init_has(t, i, MET_HL_P50)) v->metric = MET_HL_P50, v->init = i;
+            if (!strcmp(t->inits[i].name, t->hl.ran.init) && init_has(t, i, MET_HALFLIFE_DATA)) v->metric = MET_HALFLIFE_DATA, v->init = i;
         v->side_by_side = false;
     }
     fix_view(v, t);
