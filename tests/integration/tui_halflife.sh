@@ -127,4 +127,5 @@ ok = ok and abs(math.log(a["idle"] / want)) < abs(math.log(b["idle"] / want))
 sys.exit(0 if ok else 1)
 PY
 tui_keys r q
+tui_wait r "GRAFT_EXIT=0" 100 || fail "graft did not exit cleanly (under the sanitizers: a leak or an error on the way out)"
 exit 0
