@@ -207,9 +207,7 @@ int cmd_halflife(int argc, char **argv) {
     progress_sink pr = cli_progress();
     halflife_change *changes = calloc((size_t)fixes.n + 1, sizeof *changes);
     token_split sp = {0};
-    teacher_capture cal = {0}, held = {0};
-    double nll_before = NAN, nll_after = NAN;
-    long n_eval = 0;
+    halflife_fix_outcome fixed = {NAN, NAN, 0};
     char *fix_calib = NULL, *tok_src = NULL;
     if (m) {
         tok = m->tok;
@@ -271,17 +269,9 @@ int cmd_halflife(int argc, char **argv) {
         split_spec spec;
         split_spec_default(&spec);
         spec.eval_windows = eval_windows;
-        long cnt = 0;
         if (token_split_make(&sp, tok, fix_calib, fix_calib, &spec) != 0 ||
-            student_eval_nll(&s, sp.eval.data, sp.eval.len, spec.ctx, &nll_before, &cnt, &pr) != 0 ||
-            (s.set.steps > 0 && method_capture(s.m, &sp, &cal, &held, &pr) != 0) || halflife_apply(&s, changes, fixes.n) != 0)
+            halflife_fix_run(&s, changes, fixes.n, &sp, spec.ctx, &pr, &fixed) != 0)
             goto out;
-        for (int i = 0; i < fixes.n; i++) {
-            bool seen = false; /* each layer once */
-            for (int j = 0; j < i; j++) seen = seen || changes[j].layer == changes[i].layer;
-            if (!seen && s.set.steps > 0 && halflife_realign(&s, changes[i].layer, &cal, &held, &pr) != 0) goto out;
-        }
-        if (student_eval_nll(&s, sp.eval.data, sp.eval.len, spec.ctx, &nll_after, &n_eval, &pr) != 0) goto out;
         runs[1].path = out_dir;
         if (halflife_measure(tf, cut.data, &q, &teacher, &pr, &runs[1].r) != 0) goto out;
         n_runs = 2;
@@ -329,9 +319,9 @@ int cmd_halflife(int argc, char **argv) {
             }
             cJSON_AddNumberToObject(f, "stage2_steps", set->steps);
             cJSON_AddStringToObject(f, "calib", fix_calib);
-            cJSON_AddNumberToObject(f, "eval_tokens", (double)n_eval);
-            cJSON_AddNumberToObject(f, "ppl_before", exp(nll_before / (double)n_eval));
-            cJSON_AddNumberToObject(f, "ppl_after", exp(nll_after / (double)n_eval));
+            cJSON_AddNumberToObject(f, "eval_tokens", (double)fixed.n_eval);
+            cJSON_AddNumberToObject(f, "ppl_before", fixed.ppl_before);
+            cJSON_AddNumberToObject(f, "ppl_after", fixed.ppl_after);
             cJSON *b = halflife_result_json(&runs[0].r, &q.th, pos[0], text);
             cJSON_AddItemToObject(f, "before", cJSON_DetachItemFromObject(b, "heads"));
             cJSON_Delete(b);
@@ -346,8 +336,8 @@ int cmd_halflife(int argc, char **argv) {
         print_text(&last->r, last->path, text);
         if (ckpts.n > 0) print_drift(runs, n_runs);
         if (fixes.n > 0)
-            printf("\nperplexity on %ld tokens of %s's evaluation slice: %.4f before, %.4f after\n", n_eval, fix_calib,
-                   exp(nll_before / (double)n_eval), exp(nll_after / (double)n_eval));
+            printf("\nperplexity on %ld tokens of %s's evaluation slice: %.4f before, %.4f after\n", fixed.n_eval, fix_calib,
+                   fixed.ppl_before, fixed.ppl_after);
     }
     rc = 0;
 out:
@@ -371,7 +361,5 @@ out:
     free(fix_calib);
     free(tok_src);
     token_split_free(&sp);
-    teacher_capture_free(&cal);
-    teacher_capture_free(&held);
     return rc;
 }

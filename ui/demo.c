@@ -83,7 +83,7 @@ void demo_fill(app_state *st, int n_layers, int n_heads) {
             synth_head(L, H, n_layers, &seed, v);
             size_t i = (size_t)L * n_heads + H;
             for (int m = MET_MEAN_DIST; m < MET_HALFLIFE_IDLE; m++) teacher_metric(t, te, (head_metric)m)[i] = v[m];
-            for (int m = MET_HALFLIFE_IDLE; m < MET_COUNT; m++) teacher_metric(t, c, (head_metric)m)[i] = v[m];
+            for (int m = MET_HALFLIFE_IDLE; m <= MET_ALIGN_LOSS; m++) teacher_metric(t, c, (head_metric)m)[i] = v[m];
             /* a random init: half-lives unrelated to the teacher's distances */
             teacher_metric(t, r, MET_HALFLIFE_IDLE)[i] = exp(10 * noise(&seed));
             teacher_metric(t, r, MET_HALFLIFE_DATA)[i] = exp(8 * noise(&seed));

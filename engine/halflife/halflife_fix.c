@@ -59,3 +59,37 @@ int halflife_realign(student *s, int l, const teacher_capture *cal, const teache
     gdn_params_free(&p);
     return rc;
 }
+
+int halflife_fix_run(student *s, const halflife_change *c, int n, const token_split *sp, int ctx,
+                     const progress_sink *progress, halflife_fix_outcome *out) {
+    teacher_capture cal = {0}, held = {0};
+    double nll_before = NAN, nll_after = NAN;
+    long cnt = 0;
+    int rc = -1;
+    out->ppl_before = out->ppl_after = NAN;
+    out->n_eval = 0;
+    if (student_eval_nll(s, sp->eval.data, sp->eval.len, ctx, &nll_before, &cnt, progress) != 0) goto out;
+    if (s->set.steps > 0) {
+        if (teacher_capture_run(&cal, s->m, sp->calib.data, sp->n_calib, (int)(sp->calib.len / sp->n_calib), 1,
+                                progress) != 0)
+            goto out;
+        if (sp->n_heldout > 0 && teacher_capture_run(&held, s->m, sp->heldout.data, sp->n_heldout,
+                                                     (int)(sp->heldout.len / sp->n_heldout), 0, progress) != 0)
+            goto out;
+    }
+    if (halflife_apply(s, c, n) != 0) goto out;
+    for (int i = 0; i < n; i++) {
+        bool seen = false; /* each layer once */
+        for (int j = 0; j < i; j++) seen = seen || c[j].layer == c[i].layer;
+        if (!seen && s->set.steps > 0 && halflife_realign(s, c[i].layer, &cal, held.L ? &held : NULL, progress) != 0)
+            goto out;
+    }
+    if (student_eval_nll(s, sp->eval.data, sp->eval.len, ctx, &nll_after, &out->n_eval, progress) != 0) goto out;
+    out->ppl_before = exp(nll_before / (double)cnt);
+    out->ppl_after = exp(nll_after / (double)out->n_eval);
+    rc = 0;
+out:
+    teacher_capture_free(&cal);
+    teacher_capture_free(&held);
+    return rc;
+}

@@ -8,6 +8,7 @@
 
 #include "calibrate/capture.h"
 #include "core/progress.h"
+#include "student/calib_split.h"
 #include "student/student.h"
 
 typedef struct {
@@ -27,5 +28,18 @@ int halflife_apply(student *s, const halflife_change *c, int n);
  * capture. rep[l].s2 gets the curves, rep[l].half_life the result. */
 int halflife_realign(student *s, int l, const teacher_capture *cal, const teacher_capture *held,
                      const progress_sink *progress);
+
+/* A fix as graft halflife --fix and the workbench run it: the perplexity of
+ * sp's evaluation slice (windows of ctx tokens) before, the teacher capture of
+ * sp's calibration and held-out sequences (only when s->set.steps > 0), the
+ * changes applied, Stage 2 of each changed layer once, the perplexity after.
+ * n_eval: the tokens scored. -1 with a message (cancelled, bad change). */
+typedef struct {
+    double ppl_before, ppl_after;
+    long n_eval;
+} halflife_fix_outcome;
+
+int halflife_fix_run(student *s, const halflife_change *c, int n, const token_split *sp, int ctx,
+                     const progress_sink *progress, halflife_fix_outcome *out);
 
 #endif

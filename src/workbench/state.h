@@ -72,7 +72,7 @@ typedef struct {
 /* What Enter (and a few keys) start. */
 typedef enum {
     ACT_LOAD, ACT_STATS, ACT_SELECT, ACT_CALIBRATE, ACT_CALIBRATE_ONE, ACT_ALIGN, ACT_RACE, ACT_EVALUATE,
-    ACT_ABLATE, ACT_GENERATE, ACT_RECALL, ACT_COUNT
+    ACT_ABLATE, ACT_GENERATE, ACT_RECALL, ACT_HALFLIFE, ACT_HALFLIFE_FIX, ACT_COUNT
 } wb_action;
 
 typedef struct app_state app_state;

@@ -18,10 +18,13 @@ static const metric_info metrics[MET_COUNT] = {
     [MET_SINK] = {"sink_share", "attention on the first key (sink share)", "", "sink", false,
                   "the teacher statistics (Enter on 3 Stats)"},
     [MET_HALFLIFE_IDLE] = {"halflife_idle", "idle half-life", "tokens", "t1/2 idle", true, "Stage 1 (4 Calibrate) or Stage 2 (5 Align)"},
-    [MET_HALFLIFE_DATA] = {"halflife_data", "data half-life", "tokens", "t1/2 data", true, "no workbench job yet (graft convert --json has it)"},
+    [MET_HALFLIFE_DATA] = {"halflife_data", "half-life p50 on text", "tokens", "t1/2 p50", true,
+                           "h on 3 Stats (graft halflife STUDENT --text CORPUS), or graft tui --import of its JSON"},
     [MET_BETA] = {"beta", "beta*", "", "beta*", false, "Stage 1 (4 Calibrate)"},
     [MET_SIGMA] = {"sigma", "sigma*", "", "sigma*", false, "Stage 1 (4 Calibrate)"},
     [MET_ALIGN_LOSS] = {"align_loss", "alignment loss", "", "loss", true, "no workbench job yet"},
+    [MET_HL_LOG2_RATIO] = {"halflife_log2_ratio", "log2(p50 / teacher distance)", "", "log2 p/d", false,
+                           "h on 3 Stats (graft halflife STUDENT --text CORPUS)"},
 };
 
 const metric_info *metric_get(head_metric m) { return &metrics[(unsigned)m < MET_COUNT ? m : 0]; }
@@ -46,6 +49,7 @@ teacher_state *teacher_state_new(const char *key) {
     stage1_choice_default(&t->stage1);
     gen_state_init(&t->gen);
     recall_view_init(&t->recall);
+    halflife_view_init(&t->hl);
     return t;
 }
 
@@ -80,6 +84,7 @@ void teacher_state_free(teacher_state *t) {
     free(t->results);
     gen_state_free(&t->gen);
     recall_view_free(&t->recall);
+    halflife_view_free(&t->hl);
     free(t);
 }
 

@@ -12,6 +12,7 @@
 
 #include "jobs/event.h"
 #include "workbench/generation.h"
+#include "workbench/halflife_view.h"
 #include "workbench/recall_view.h"
 #include "workbench/method_state.h"
 #include "workbench/results.h"
@@ -24,10 +25,11 @@ typedef enum {
     MET_DIST_NOSINK,   /* mean attention distance without the first key, tokens */
     MET_SINK,          /* share of attention on the first key (the attention sink) */
     MET_HALFLIFE_IDLE, /* GDN idle half-life, tokens */
-    MET_HALFLIFE_DATA, /* GDN data-dependent half-life, tokens */
+    MET_HALFLIFE_DATA, /* GDN data-dependent half-life: a student's median per-token half-life on text, tokens */
     MET_BETA,          /* beta* */
     MET_SIGMA,         /* sigma* */
     MET_ALIGN_LOSS,    /* alignment loss per head */
+    MET_HL_LOG2_RATIO, /* log2 of that median over the teacher distance Stage 1 aimed at (halflife_view.h) */
     MET_COUNT
 } head_metric;
 
@@ -124,6 +126,7 @@ typedef struct {
 
     gen_state gen;           /* the prompt box on Results: its request and the last generation */
     recall_view recall;      /* the Recall view on Results: the teacher's and a student's recall */
+    halflife_view hl;        /* Stats: a student's half-lives on the corpus, per head */
 } teacher_state;
 
 teacher_state *teacher_state_new(const char *key);

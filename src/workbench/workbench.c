@@ -15,6 +15,7 @@
 #include "stats/collect.h"
 #include "workbench/calib_jobs.h"
 #include "workbench/generate_jobs.h"
+#include "workbench/halflife_jobs.h"
 #include "workbench/import_runs.h"
 #include "workbench/recall_jobs.h"
 #include "workbench/job_cost.h"
@@ -187,6 +188,8 @@ static int run_action(app_state *st, job_runner *jr, wb_action act) {
     case ACT_RACE: return recover_start_race(wb, st, jr);
     case ACT_GENERATE: return results_start_generate(wb, st, jr);
     case ACT_RECALL: return results_start_recall(wb, st, jr);
+    case ACT_HALFLIFE: return stats_start_halflife(wb, st, jr);
+    case ACT_HALFLIFE_FIX: return calib_start_halflife_fix(wb, st, jr);
     case ACT_COUNT: break;
     }
     return gf_fail("this screen has no job");
@@ -244,6 +247,14 @@ static void on_end(app_state *st, const job_record *job, const event *ev) {
         return;
     }
     if (!strcmp(job->name, "generate")) results_generate_done(st, job->owner, ev);
+    if (!strcmp(job->name, "halflife-fix")) {
+        calib_halflife_fix_done(st, job->owner, ev); /* takes the result */
+        return;
+    }
+    if (!strcmp(job->name, "halflife")) {
+        stats_halflife_done(st, job->owner, ev); /* takes the result */
+        return;
+    }
     if (!strcmp(job->name, "recall")) {
         results_recall_done(st, job->owner, ev); /* takes the result */
         return;

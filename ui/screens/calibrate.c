@@ -7,13 +7,18 @@
  * layer's alpha*. Space calibrates the next converted layer, Enter all
  * remaining ones (the "calibrate" job); after a change of options both start
  * over with every converted layer. d b s g switch decay, beta, sigma, gate;
- * n the no-sink distance; h types a half-life override. */
+ * n the no-sink distance; h types a half-life override. x / X fix one head of
+ * the student measured on 3 Stats (the head under the cursor: this screen's when
+ * a layer is shown, else Stats') to its no-sink distance / a typed half-life,
+ * then Stage 2 of its layer, with the before / after histograms and perplexity. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
 #include "keys.h"
+#include "screens/halflife_panel.h"
 #include "screens/screens.h"
 #include "workbench/best_variant.h"
 #include "student/student.h"
@@ -64,6 +69,22 @@ static int shown_layer(const ui *u) {
     for (int l = t->n_layers - 1; l >= 0; l--)
         if (layer_done(t, l)) return l;
     return -1;
+}
+
+/* The head a half-life fix (x / X) works on: Calibrate's cursor when a layer is shown, else Stats'. */
+static void fix_head(const ui *u, int *layer, int *head) {
+    const int shown = shown_layer(u);
+    if (shown >= 0) *layer = shown, *head = u->v.calibrate.head;
+    else *layer = u->v.stats.cur_layer, *head = u->v.stats.cur_head;
+}
+
+/* The fix panel at the bottom of r when a student was measured; returns the rows it took. */
+static int draw_fix(ui *u, grid *g, rect r, const teacher_state *t, int rows) {
+    if (!t->hl.have || r.h < rows) return 0;
+    int layer, head;
+    fix_head(u, &layer, &head);
+    halflife_fix_draw(u, g, (rect){r.x + 1, r.y + r.h - rows, r.w - 2, rows}, &t->hl, layer, head);
+    return rows;
 }
 
 /* v in at most w characters: 4 significant digits, fewer when that is too wide ("-0.00504") */
@@ -153,9 +174,11 @@ static void draw(ui *u, grid *g, rect r) {
     grid_text(g, r.x + 1, r.y, r.w - 2, title, STYLE_PLAIN);
     int y = r.y + 1;
     y += draw_layer_list(u, g, (rect){r.x + 1, y, r.w - 2, 3}, conv, shown);
-    if (v->editing && u->typing) { /* typing the half-life override */
-        entry_draw(g, r.x + 1, y, r.w - 2, "half-life override, tokens (empty or 0: from the distance): ", &v->entry, true,
-                   STYLE_PLAIN);
+    if (v->editing && u->typing) { /* typing the half-life override, or a fix's half-life */
+        entry_draw(g, r.x + 1, y, r.w - 2,
+                   v->fix_typing ? "fix: the head's half-life, tokens (Enter runs the fix): "
+                                 : "half-life override, tokens (empty or 0: from the distance): ",
+                   &v->entry, true, STYLE_PLAIN);
         y += 2;
     } else {
         y += draw_options(u, g, r.x + 1, y, r.w - 2, t);
@@ -172,7 +195,10 @@ static void draw(ui *u, grid *g, rect r) {
         grid_printf(g, r.x + 1, y++, r.w - 2, theme_accent(&u->th),
                     "numbers below: Stage 1 %s; space / Enter re-run with %s", was, now);
     }
+    /* the half-life fix panel takes the bottom rows when a student was measured on Stats */
+    r.h -= draw_fix(u, g, (rect){r.x, y, r.w, r.y + r.h - y}, t, shown < 0 ? r.y + r.h - y : (r.y + r.h - y >= 30 ? 13 : 0));
     if (shown < 0) {
+        if (t->hl.have) return;
         rect rest = {r.x, y, r.w, r.y + r.h - y};
         draw_unavailable(u, g, rest, "Taylor-Calibrate results (Stage 1)",
                          "space calibrates the next converted layer, Enter all remaining");
@@ -254,13 +280,41 @@ static void say_options(ui *u, const teacher_state *t, const char *what) {
     ui_say(u, "%s; Stage 1 is now %s%s", what, label, stale ? " (space / Enter calibrate with it)" : "");
 }
 
+/* x / X: the head under the cursor to half_life tokens (0: its no-sink distance), then Stage 2 of its layer. */
+static void start_fix(ui *u, teacher_state *t, double half_life) {
+    int layer, head;
+    fix_head(u, &layer, &head);
+    if (!halflife_view_head(&t->hl, layer, head)) {
+        ui_say(u, "fix: layer %d head %d is not a GDN head of %s", layer, head, t->hl.ran.init);
+        return;
+    }
+    t->hl.fix_req = (halflife_change){layer, head, half_life, 0};
+    if (!u->st->run || u->st->run(u->st, u->jr, ACT_HALFLIFE_FIX) != 0) {
+        ui_say(u, "fix: %s", u->st->run ? gf_last_error() : "nothing to run in this mode");
+        return;
+    }
+    ui_say(u, "fixing layer %d head %d of %s (%s), then Stage 2 of layer %d: c stops it", layer, head, t->hl.ran.init,
+           half_life > 0 ? "typed half-life" : "its no-sink distance", layer);
+}
+
 static bool edit_key(ui *u, teacher_state *t, int k) {
     calibrate_view *v = &u->v.calibrate;
     entry_result res = entry_key(&v->entry, k);
-    if (res == ENTRY_CANCEL) v->editing = u->typing = false;
+    if (res == ENTRY_CANCEL) v->editing = u->typing = v->fix_typing = false;
     if (res != ENTRY_SUBMIT) return true;
     v->editing = u->typing = false;
     if (!t) return true;
+    if (v->fix_typing) {
+        v->fix_typing = false;
+        char *end = NULL;
+        const double n = strtod(v->entry.text, &end);
+        if (!(n > 0) || !isfinite(n) || end == v->entry.text || *end) {
+            ui_say(u, "X: a half-life is a number of tokens > 0 (got '%s')", v->entry.text);
+            return true;
+        }
+        start_fix(u, t, n);
+        return true;
+    }
     stage1_choice c = t->stage1;
     if (stage1_choice_set_half_life(&c, v->entry.text) != 0) {
         ui_say(u, "%s", gf_last_error());
@@ -285,13 +339,26 @@ static bool key(ui *u, int k) {
         return true;
     }
     if (!t || !t->n_layers) {
-        if (k > 0 && k < 128 && strchr("dbsgnh", k)) {
+        if (k > 0 && k < 128 && strchr("dbsgnhxX", k)) {
             ui_say(u, "no teacher yet: its Stage 1 options come with it");
             return true;
         }
         return false;
     }
     switch (k) {
+    case 'x':
+    case 'X':
+        if (!t->hl.have) {
+            ui_say(u, "%c: no measured student: h on 3 Stats measures one first", k);
+            return true;
+        }
+        if (k == 'x') {
+            start_fix(u, t, 0);
+            return true;
+        }
+        entry_set(&v->entry, "");
+        v->editing = u->typing = v->fix_typing = true;
+        return true;
     case 'd':
     case 'b':
     case 's':
@@ -321,6 +388,7 @@ static bool key(ui *u, int k) {
         if (t->stage1.half_life > 0) snprintf(cur, sizeof cur, "%g", t->stage1.half_life);
         entry_set(&v->entry, cur);
         v->editing = u->typing = true;
+        v->fix_typing = false;
         return true;
     }
     case UK_UP: step_layer(u, -1); return true;
@@ -342,6 +410,8 @@ static const key_hint keys[] = {
     {"h", NULL, "half-life"},
     {"\u2191\u2193", "up/down", "layer"},
     {"\u2190\u2192", "left/right", "head"},
+    {"x", NULL, "fix head: no-sink"},
+    {"X", NULL, "fix head: half-life"},
 };
 
 const screen screen_calibrate = {"Calibrate", draw, key, NULL, keys, sizeof keys / sizeof keys[0], ACT_CALIBRATE};

@@ -6,8 +6,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/error.h"
 #include "keys.h"
+#include "screens/halflife_panel.h"
 #include "screens/screens.h"
+#include "workbench/halflife_jobs.h"
 #include "widgets/charts.h"
 
 #define PANEL_W 34
@@ -98,6 +101,18 @@ static void fmt_with_unit(char *buf, size_t n, double v, const char *unit) {
     snprintf(buf, n, "%s%s%s", num, unit[0] && !isnan(v) ? " " : "", isnan(v) ? "" : unit);
 }
 
+/* The half-life panels replace the metric's histogram when the metric is a half-life one of the
+ * init that was measured. */
+static bool shows_hl(const stats_view *v, const teacher_state *t) {
+    return (v->metric == MET_HALFLIFE_DATA || v->metric == MET_HL_LOG2_RATIO) && t->hl.have &&
+           !strcmp(t->inits[v->init].name, t->hl.ran.init);
+}
+
+static void draw_hl(ui *u, grid *g, rect r, const teacher_state *t) {
+    int used = halflife_hist_draw(u, g, r, &t->hl, u->v.stats.cur_layer, u->v.stats.cur_head);
+    if (r.h - used - 1 >= 2) halflife_flagged_draw(u, g, (rect){r.x, r.y + used + 1, r.w, r.h - used - 1}, &t->hl);
+}
+
 /* Which layer each half block shows (only when two layers share a row). */
 static void draw_legend(ui *u, grid *g, int x, int y, int w, const heatmap_layout *l) {
     if (l->rows_per_line != 2) return;
@@ -184,7 +199,8 @@ static void draw_single(ui *u, grid *g, rect r, teacher_state *t) {
         rect pr = {r.x + hw + 4, r.y + 1, r.w - hw - 5, r.h - 1};
         int used = draw_values(u, g, pr, t, rows_per_line);
         int left = pr.h - used - 2;
-        if (left >= 5) { /* the histogram under the values, as large as the room allows */
+        if (shows_hl(v, t) && left >= 3) draw_hl(u, g, (rect){pr.x, pr.y + used + 1, pr.w, left + 1}, t);
+        else if (left >= 5) { /* the histogram under the values, as large as the room allows */
             int hh = left < 12 ? left : 12, hy = pr.y + used + 1;
             grid_text(g, pr.x, hy, pr.w, title, theme_dim(&u->th));
             histogram_draw(g, (rect){pr.x, hy + 1, pr.w < 60 ? pr.w : 60, hh}, vals, cells, log, &u->th);
@@ -201,7 +217,8 @@ static void draw_single(ui *u, grid *g, rect r, teacher_state *t) {
             n += snprintf(line + n, sizeof line - n, " %s=%s", metric_get((head_metric)m)->symbol, x);
         }
         grid_text(g, r.x + 1, y, r.w - 2, line, STYLE_PLAIN);
-        if (hist_under) {
+        if (shows_hl(v, t) && r.y + r.h - y - 1 >= 3) draw_hl(u, g, (rect){r.x + 1, y + 1, r.w - 2, r.y + r.h - y - 1}, t);
+        else if (hist_under) {
             grid_text(g, r.x + 1, y + 1, r.w - 2, title, theme_dim(&u->th));
             histogram_draw(g, (rect){r.x + 1, y + 2, hw < 40 ? 40 : hw, hist_h - 1}, vals, cells, log, &u->th);
         }
@@ -271,6 +288,12 @@ static void draw(ui *u, grid *g, rect r) {
                          "Enter runs them (the same as graft stats MODEL --text FILE)");
         return;
     }
+    if (v->follow_hl && t->hl.have) { /* the measurement h started has landed */
+        v->follow_hl = false;
+        for (int i = 0; i < t->n_inits; i++)
+            if (!strcmp(t->inits[i].name, t->hl.ran.init) && init_has(t, i, MET_HALFLIFE_DATA)) v->metric = MET_HALFLIFE_DATA, v->init = i;
+        v->side_by_side = false;
+    }
     fix_view(v, t);
     int ids[APP_MAX_INITS], n = inits_with(t, v->metric, ids);
     bool side = v->side_by_side && n > 1;
@@ -289,13 +312,52 @@ static int best_compare_metric(const teacher_state *t) {
     return best;
 }
 
+/* h: measures the half-lives on the corpus of the selected Results row's student (else the newest). */
+static void start_halflife(ui *u, teacher_state *t) {
+    if (!t) {
+        ui_say(u, "h: no teacher is loaded (1 Teacher opens one)");
+        return;
+    }
+    if (!halflife_pick_student(t, u->v.results.sel_seq, &t->hl.req)) {
+        ui_say(u, "h: no student to measure yet: Enter on 7 Results builds one (the selected row's is measured)");
+        return;
+    }
+    if (!u->st->run || u->st->run(u->st, u->jr, ACT_HALFLIFE) != 0) {
+        ui_say(u, "h: %s", u->st->run ? gf_last_error() : "nothing to run in this mode");
+        return;
+    }
+    u->v.stats.follow_hl = true;
+    ui_say(u, "measuring the half-lives of %s (%s) on the corpus: c stops it", t->hl.req.init, t->hl.req.student);
+}
+
+/* f: the cursor to the next flagged head, worst first (wraps). */
+static void jump_flagged(ui *u, teacher_state *t) {
+    halflife_view *h = &t->hl;
+    if (!h->have) {
+        ui_say(u, "f: no half-lives measured yet: h measures them");
+        return;
+    }
+    if (h->n_flagged == 0) {
+        ui_say(u, "f: no head of %s is flagged", h->ran.init);
+        return;
+    }
+    h->jump = (h->jump + 1) % h->n_flagged;
+    const halflife_head *hd = &h->r.heads[h->flagged[h->jump]];
+    u->v.stats.cur_layer = hd->layer, u->v.stats.cur_head = hd->head;
+    ui_say(u, "flagged %d of %d: layer %d head %d: %s", h->jump + 1, h->n_flagged, hd->layer, hd->head, hd->reason);
+}
+
 static bool key(ui *u, int k) {
     teacher_state *t = app_cur(u->st);
     stats_view *v = &u->v.stats;
+    if (k == 'h') {
+        start_halflife(u, t);
+        return true;
+    }
     const bool have = t && t->n_layers && t->n_heads && metrics_present(t) > 0;
     if (!have) {
         switch (k) { /* the keys still answer */
-        case 'm': case 'M': case 'l': case 's': case 'i':
+        case 'm': case 'M': case 'l': case 's': case 'i': case 'f':
             ui_say(u, "no statistics for %s yet: Enter computes them", t ? t->name : "the teacher (none is loaded)");
             return true;
         default: return false;
@@ -318,6 +380,7 @@ static bool key(ui *u, int k) {
                    metric_get((head_metric)v->metric)->name);
         else ui_say(u, "metric: %s", metric_get((head_metric)v->metric)->name);
         break;
+    case 'f': jump_flagged(u, t); break;
     case 'l':
         v->log_scale[v->metric] = !v->log_scale[v->metric];
         ui_say(u, "%s on a %s scale", metric_get((head_metric)v->metric)->name, v->log_scale[v->metric] ? "log" : "linear");
@@ -386,6 +449,7 @@ static bool click(ui *u, int x, int y) {
 static const key_hint keys[] = {
     {"\u2191\u2193\u2190\u2192", "arrows", "cursor"}, {"m", NULL, "metric"}, {"l", NULL, "log"},
     {"s", NULL, "compare inits"}, {"i", NULL, "init"}, {"M", NULL, "previous metric"},
+    {"h", NULL, "half-lives on text"}, {"f", NULL, "next flagged head"},
 };
 
 const screen screen_stats = {"Stats", draw, key, click, keys, sizeof keys / sizeof keys[0], ACT_STATS};

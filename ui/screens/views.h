@@ -16,6 +16,7 @@ typedef struct {
     int cur_layer, cur_head, heat_first_row;
     heatmap_layout heat[APP_MAX_INITS];
     int n_heat;
+    bool follow_hl;              /* h was pressed: show the half-life p50 once the measurement lands */
 } stats_view;
 
 typedef struct {
@@ -50,6 +51,7 @@ typedef struct {
 typedef struct {
     int layer, head;             /* the layer shown (-1: the latest done), head under the cursor */
     bool editing;                /* typing the half-life override */
+    bool fix_typing;             /* the entry is a fix's half-life (X), not the override */
     entry entry;
 } calibrate_view;
 
