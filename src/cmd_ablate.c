@@ -20,7 +20,7 @@
 #include <time.h>
 
 #include "cli/common.h"
-#include "cli/method_opts.h"
+#include "method/method_opts.h"
 #include "commands.h"
 #include "core/clock.h"
 #include "core/error.h"

@@ -7,7 +7,7 @@
 
 #include "cli/common.h"
 #include "cli/ranks.h"
-#include "cli/method_opts.h"
+#include "method/method_opts.h"
 #include "cli/out_place.h"
 #include "cli/stats_report.h"
 #include "commands.h"

@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 
 #include "cli/common.h"
-#include "cli/mem_check.h"
+#include "method/mem_check.h"
 #include "commands.h"
 #include "core/error.h"
 #include "data/text_tokens.h"

@@ -6,7 +6,7 @@
 
 #include "cli/common.h"
 #include "cli/ranks.h"
-#include "cli/method_opts.h"
+#include "method/method_opts.h"
 #include "commands.h"
 #include "core/error.h"
 #include "select/kv_cost.h"

@@ -4,7 +4,7 @@
 
 #include "cli/common.h"
 #include "cli/ranks.h"
-#include "cli/mem_check.h"
+#include "method/mem_check.h"
 #include "commands.h"
 #include "data/text_tokens.h"
 #include "cli/stats_report.h"

@@ -6,10 +6,11 @@
 
 #include "cli/common.h"
 #include "cli/ranks.h"
-#include "cli/mem_check.h"
+#include "method/mem_check.h"
 #include "cli/out_place.h"
-#include "cli/train_cli.h"
-#include "cli/train_student.h"
+#include "method/train_cli.h"
+#include "method/train_student.h"
+#include "cli/signals.h"
 #include "commands.h"
 #include "core/error.h"
 

@@ -6,19 +6,13 @@
 #include <unistd.h>
 
 #include "cli/ranks.h"
-#include "cli/mem_check.h"
+#include "method/mem_check.h"
 #include "cli/out_place.h"
 #include "core/error.h"
 #include "formats/model_load.h"
 #include "hub/progress_bar.h"
 #include "hub/resolve.h"
 #include "student/student_io.h"
-
-void common_opts_default(common_opts *o) {
-    memset(o, 0, sizeof *o);
-    o->seed = 1;
-    o->device = "cpu";
-}
 
 int cli_parse(int argc, char **argv, const opt_spec *specs, int n_specs, const char **pos,
               int min_pos, int max_pos, int *n_pos, const char *usage_line, common_opts *common) {

@@ -8,7 +8,7 @@
 
 #include "calibrate/capture.h"
 #include "cli/common.h"
-#include "cli/method_opts.h"
+#include "method/method_opts.h"
 #include "core/error.h"
 #include "convert/build.h"
 #include "student/calib_split.h"

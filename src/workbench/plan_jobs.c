@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 
 #include "cli/common.h"
-#include "cli/method_opts.h"
+#include "method/method_opts.h"
 #include "core/error.h"
 #include "eval/perplexity.h"
 #include "select/select.h"

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/method_opts.h"
-#include "cli/race_run.h"
+#include "method/method_opts.h"
+#include "method/race_run.h"
 #include "core/error.h"
 #include "hub/cache.h"
 #include "select/select.h"

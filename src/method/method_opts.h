@@ -1,14 +1,14 @@
 /* Options shared by select, convert and ablate (student settings, data split)
  * and the pieces of their pipeline: teacher capture, student construction. */
-#ifndef GRAFT_CLI_METHOD_OPTS_H
-#define GRAFT_CLI_METHOD_OPTS_H
+#ifndef GRAFT_METHOD_METHOD_OPTS_H
+#define GRAFT_METHOD_METHOD_OPTS_H
 
 #include <cjson/cJSON.h>
 
 #include "align/stage2.h"
 #include "calibrate/capture.h"
-#include "cli/args.h"
-#include "cli/mem_check.h"
+#include "method/args.h"
+#include "method/mem_check.h"
 #include "core/progress.h"
 #include "select/select.h"
 #include "student/calib_split.h"

@@ -1,14 +1,14 @@
 /* The seam between training and student folders (engine/student, `graft
  * convert`): load a student folder as a trainable model, and write a trained
  * one back. */
-#ifndef GRAFT_CLI_TRAIN_STUDENT_H
-#define GRAFT_CLI_TRAIN_STUDENT_H
+#ifndef GRAFT_METHOD_TRAIN_STUDENT_H
+#define GRAFT_METHOD_TRAIN_STUDENT_H
 
 #include <stdbool.h>
 
 #include "align/stage2.h"
-#include "cli/method_opts.h"
-#include "cli/train_cli.h"
+#include "method/method_opts.h"
+#include "method/train_cli.h"
 #include "core/progress.h"
 
 /* 1 when path is a student folder (config.json with "graft_student"). */

@@ -1,4 +1,4 @@
-#include "cli/race_run.h"
+#include "method/race_run.h"
 
 #include <stdio.h>
 #include <string.h>

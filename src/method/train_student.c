@@ -1,4 +1,4 @@
-#include "cli/train_student.h"
+#include "method/train_student.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -7,7 +7,7 @@
 #include "core/mapped_file.h"
 #include <stdio.h>
 
-#include "cli/method_opts.h"
+#include "method/method_opts.h"
 #include "select/select.h"
 #include "convert/build.h"
 #include "student/calib_split.h"
