@@ -7,6 +7,7 @@
 #include "cli/common.h"
 #include "cli/ranks.h"
 #include "method/method_opts.h"
+#include "method/reports.h"
 #include "commands.h"
 #include "core/error.h"
 #include "select/kv_cost.h"

@@ -10,28 +10,6 @@
 #include "cli/stats_report.h"
 #include "stats/collect.h"
 
-cJSON *attn_stats_json(const attn_stats *s) {
-    cJSON *layers = cJSON_CreateArray();
-    for (int l = 0; l < s->n_layers; l++) {
-        cJSON *lo = cJSON_CreateObject();
-        cJSON_AddNumberToObject(lo, "layer", l);
-        cJSON *heads = cJSON_AddArrayToObject(lo, "heads");
-        for (int h = 0; h < s->n_heads; h++) {
-            cJSON *ho = cJSON_CreateObject();
-            cJSON_AddNumberToObject(ho, "head", h);
-            cJSON_AddNumberToObject(ho, "mean_distance", attn_stats_mean_distance(s, l, h));
-            cJSON_AddNumberToObject(ho, "entropy", attn_stats_entropy(s, l, h));
-            cJSON_AddNumberToObject(ho, "concentration", attn_stats_concentration(s, l, h));
-            cJSON_AddNumberToObject(ho, "output_rms", attn_stats_output_rms(s, l, h));
-            cJSON_AddNumberToObject(ho, "mean_distance_no_sink", attn_stats_mean_distance_nosink(s, l, h));
-            cJSON_AddNumberToObject(ho, "sink_share", attn_stats_sink_share(s, l, h));
-            cJSON_AddItemToArray(heads, ho);
-        }
-        cJSON_AddItemToArray(layers, lo);
-    }
-    return layers;
-}
-
 void attn_stats_print(const attn_stats *s) {
     const char *titles[5] = {"mean attention distance (tokens)", "entropy (nats)", "output RMS",
                              "mean attention distance without the first key (tokens)",

@@ -33,6 +33,27 @@ int cli_parse(int argc, char **argv, const opt_spec *specs, int n_specs, const c
     return 0;
 }
 
+int cli_request(request *r, req_kind k, int argc, char **argv, bool *done) {
+    *done = false;
+    if (request_parse(r, k, argc, argv) != 0) {
+        fprintf(stderr, "graft %s: %s (see graft %s --help)\n", argv[0], gf_last_error(), argv[0]);
+        return 2;
+    }
+    if (r->co.help) {
+        opt_spec specs[REQ_MAX_OPTS];
+        const int n = request_bind(r, specs);
+        fprintf(stderr, "usage: %s\n\noptions:\n", request_usage(k));
+        args_usage(specs, n);
+        *done = true;
+        return 0;
+    }
+    if (request_check(r) != 0) {
+        fprintf(stderr, "graft %s: %s\n", argv[0], gf_last_error());
+        return 2;
+    }
+    return 0;
+}
+
 static gf_backend *cli_be;
 
 static void close_backend(void) {

@@ -9,6 +9,7 @@
 #include "method/args.h"
 #include "method/common_opts.h"
 #include "method/opt_limits.h"
+#include "method/request.h"
 #include "model/model.h"
 #include "student/student.h"
 
@@ -22,6 +23,12 @@ void cli_ctx_plan(int ctx, const common_opts *o);
  * status to return (2 on a usage error, 0 after --help). */
 int cli_parse(int argc, char **argv, const opt_spec *specs, int n_specs, const char **pos,
               int min_pos, int max_pos, int *n_pos, const char *usage_line, common_opts *common);
+
+/* argv -> request (method/request.h): parses, prints the error or the usage,
+ * then checks the request (request_check). Returns 0 to go on, or the exit
+ * status to return (2 on a usage error or a request that does not check, 0
+ * after --help: then *done is set). */
+int cli_request(request *r, req_kind k, int argc, char **argv, bool *done);
 
 /* Opens the backend of --device with --threads (be_open; more threads than
  * the processors there are is capped, with a line on stderr) and makes it

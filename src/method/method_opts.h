@@ -17,7 +17,7 @@
 typedef struct {
     const char *write_gate;
     double damping;
-    int conv, qkv_bias, no_scale;
+    bool conv, qkv_bias, no_scale;
     int chunk, steps;
     const char *keep_best;
     split_spec split;
@@ -90,8 +90,5 @@ int method_select_and_build(student *s, layer_selection *sel, const strategy_spe
                             const teacher_capture *cal, const teacher_capture *held, int ctx,
                             const progress_sink *pr, const stage2_observer *obs);
 
-/* JSON of a data split and of a layer selection (cmd_convert.c). */
-cJSON *split_json(const token_split *sp, const char *calib, const char *text);
-cJSON *selection_json(const layer_selection *sel);
 
 #endif
