@@ -226,7 +226,7 @@ static bool plain_word(const char *s) {
     if (!*s) return false;
     for (const char *p = s; *p; p++)
         if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.,:+=@%-", *p)) return false;
-    return *s != '-';
+    return true;
 }
 
 /* a word as a POSIX shell reads it back: bare when plain, else in single quotes ('\'' for a quote) */
@@ -257,7 +257,10 @@ int request_command(const request *r, char *buf, size_t n) {
     if (n) buf[0] = 0;
     add(&o, "graft ");
     add(&o, req_kind_name(r->kind));
-    for (int i = 0; i < r->n_pos; i++) add_word(&o, r->pos[i]);
+    /* a positional argument that looks like an option goes after "--", behind the options */
+    bool dashed = false;
+    for (int i = 0; i < r->n_pos; i++) dashed |= r->pos[i][0] == '-' && r->pos[i][1];
+    for (int i = 0; i < r->n_pos && !dashed; i++) add_word(&o, r->pos[i]);
     request x = *r, d;
     request_init(&d, r->kind);
     opt_spec sx[REQ_MAX_OPTS], sd[REQ_MAX_OPTS];
@@ -291,6 +294,10 @@ int request_command(const request *r, char *buf, size_t n) {
         }
         add(&o, " ");
         add(&o, v);
+    }
+    if (dashed) {
+        add(&o, " --");
+        for (int i = 0; i < r->n_pos; i++) add_word(&o, r->pos[i]);
     }
     return o.cut ? -1 : 0;
 }
