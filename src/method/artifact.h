@@ -69,8 +69,9 @@ int artifact_claim_dir(const char *dir, const char *record_file, const char *dig
  * NULL (cmd_n bytes). */
 int artifact_read(const char *dir, const char *record_file, char digest[ARTIFACT_DIGEST_HEX], char *cmd, size_t cmd_n);
 
-/* 0 when dir still holds what `digest` made; -1 with "DIR no longer holds
- * this row's student: ..." otherwise. */
+/* 0 when dir still holds what `digest` made (digest: the whole digest or its
+ * first ARTIFACT_SHORT or more hex digits); -1 with "DIR no longer holds
+ * this row's artifact: ..." otherwise. */
 int artifact_check(const char *dir, const char *record_file, const char *digest);
 
 /* Writes the record as dir/request.json (atomic), for checkpoint folders. */

@@ -7,7 +7,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cli/common.h"
+#include "hub/cache.h"
+#include "method/evaluate.h"
 #include "method/method_opts.h"
 #include "core/error.h"
 #include "eval/perplexity.h"
@@ -43,6 +44,10 @@ typedef struct {
     stage1_choice s1;           /* the teacher's Stage 1 options (inits with Stage 1) */
     bool ablate_components;     /* ablate: Stage 1 component subsets instead of the six inits */
     long seed; /* graft tui --seed */
+    struct {                    /* the strings of the job's request */
+        char strategy[1024], device[16];
+        stage1_cli_text s1;
+    } req_text;
 } plan_arg;
 
 static void plan_arg_free(plan_arg *a) {
@@ -218,33 +223,6 @@ int plan_start_select(workbench *wb, app_state *st, job_runner *jr) {
 
 /* ---- evaluate ---- */
 
-/* "stories260K" from "/path/stories260K.bin"; only [A-Za-z0-9._-]. */
-static void short_name(const char *path, char *out, size_t n) {
-    const char *b = strrchr(path, '/');
-    b = b && b[1] ? b + 1 : path;
-    size_t j = 0;
-    for (const char *p = b; *p && j + 1 < n; p++) {
-        if (*p == '.' && (!strcmp(p, ".bin") || !strcmp(p, ".gguf"))) break;
-        char c = *p;
-        out[j++] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-' ? c : '_';
-    }
-    out[j] = 0;
-    if (!j) snprintf(out, n, "teacher");
-}
-
-static int mkdir_p(const char *dir) {
-    char buf[4096];
-    snprintf(buf, sizeof buf, "%s", dir);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = 0;
-        if (mkdir(buf, 0755) != 0 && errno != EEXIST) return gf_fail("%s: %s", buf, strerror(errno));
-        *p = '/';
-    }
-    if (mkdir(buf, 0755) != 0 && errno != EEXIST) return gf_fail("%s: %s", buf, strerror(errno));
-    return 0;
-}
-
 static void kept_text(const bool *kept, int L, char *buf, size_t n) {
     size_t at = 0;
     buf[0] = 0;
@@ -271,19 +249,41 @@ static void fill_row(result_row *r, run_kind kind, const plan_arg *a, const spli
     if (init_uses_stage1(init)) result_set_stage1(r, s1);
 }
 
+static void on_phase(void *ud, const char *name) { job_begin_phase(ud, name); }
+
+/* The plan on screen as a convert request: the kept layers as a manual list,
+ * the Results init, the run settings, the teacher's Stage 1 options; --text
+ * is the corpus whose evaluation slice is scored. Strings live in a->req_text. */
+static void plan_request(plan_arg *a, const split_spec *spec, request *r) {
+    request_init(r, REQ_CONVERT);
+    r->pos[0] = a->teacher_path;
+    r->n_pos = 1;
+    r->co.seed = a->seed;
+    wb_device_of(a->m->be, a->req_text.device, sizeof a->req_text.device);
+    r->co.device = a->req_text.device;
+    convert_req *q = &r->u.convert;
+    int at = snprintf(a->req_text.strategy, sizeof a->req_text.strategy, "manual:");
+    for (int l = 0, n = 0; l < a->L; l++)
+        if (a->kept[l]) at += snprintf(a->req_text.strategy + at, sizeof a->req_text.strategy - (size_t)at, n++ ? ",%d" : "%d", l);
+    q->strategy = a->req_text.strategy;
+    q->init = student_init_name(a->init);
+    q->calib = q->text = a->corpus;
+    q->mo.steps = a->steps;
+    q->mo.keep_best = a->keep_best_heldout ? "heldout" : "train";
+    q->mo.split.eval_windows = spec->eval_windows;
+    if (init_uses_stage1(a->init)) stage1_choice_to_cli(&a->s1, &q->mo, &a->req_text.s1);
+}
+
 static int evaluate_job(job_ctx *ctx, void *argp) {
     plan_arg *a = argp;
-    progress_sink sink = job_sink(ctx);
-    token_split sp = {0};
-    teacher_capture cal = {0}, held = {0};
-    student s = {0};
-    student_settings set;
-    char *dir = NULL, *tok = NULL;
-    bool *gdn = gf_calloc((size_t)a->L, sizeof *gdn);
+    convert_target tgt = {0};
+    evaluate_result res;
+    bool ran = false;
+    char *parent = NULL;
     int rc = -1, k = 0;
     split_spec spec;
     plan_split_spec(&spec, a->eval_windows);
-    for (int l = 0; l < a->L; l++) gdn[l] = !a->kept[l], k += a->kept[l];
+    for (int l = 0; l < a->L; l++) k += a->kept[l];
     const int n_gdn = a->L - k;
     const job_phase phases[] = {
         {"tokenize", cost_tokenize(a->m, a->corpus)},
@@ -294,8 +294,24 @@ static int evaluate_job(job_ctx *ctx, void *argp) {
         {"student ppl", cost_eval(a->m, eval_tokens(&spec), spec.ctx)},
     };
     job_set_phases(ctx, phases, 6);
-    if (plan_student_settings(a->init, a->steps, a->keep_best_heldout, &a->s1, a->seed, &set) != 0) goto done;
-    if (token_split_make(&sp, a->m->tok, a->corpus, a->corpus, &spec) != 0 || check_cancel(ctx)) goto done;
+    request r;
+    plan_request(a, &spec, &r);
+    if (request_check(&r) != 0) goto done;
+    /* the folder: students/<teacher>-<plan>-<init>-<digest of the request> */
+    char teacher[64], prefix[200];
+    artifact_short_name(a->teacher_path, teacher, sizeof teacher);
+    if (a->strategy == STRATEGY_MANUAL)
+        snprintf(prefix, sizeof prefix, "%s-manual-%d-of-%d-%s", teacher, k, a->L, r.u.convert.init);
+    else
+        snprintf(prefix, sizeof prefix, "%s-%s-%.0f-%s", teacher, strategy_label(a->strategy), a->keep * 100, r.u.convert.init);
+    parent = persist_path("XDG_DATA_HOME", ".local/share", "students");
+    if (!parent) {
+        gf_fail("no place for the student: set XDG_DATA_HOME or HOME");
+        goto done;
+    }
+    if (hub_mkdirs(parent) != 0 || convert_target_resolve(&r, parent, prefix, &tgt) != 0) goto done;
+    char note[PATH_MAX + 96];
+    if (convert_claim_note(&tgt, note, sizeof note)[0]) job_log(ctx, "%s", note);
     char s1[64] = "";
     if (init_uses_stage1(a->init)) {
         char label[40];
@@ -304,72 +320,40 @@ static int evaluate_job(job_ctx *ctx, void *argp) {
     }
     job_log(ctx, "building %d GDN layers under %s (%d Stage 2 steps%s)", n_gdn, student_init_name(a->init),
             init_uses_stage2(a->init) ? a->steps : 0, s1);
-    if (method_capture(a->m, &sp, &cal, &held, &sink) != 0 || check_cancel(ctx)) goto done;
-    if (student_init_empty(&s, a->m, &set) != 0) goto done;
     build_progress bp;
     build_progress_init(&bp, ctx, n_gdn, a->steps);
     progress_sink bs = build_progress_sink(&bp);
     stage2_observer obs = build_progress_observer(&bp);
-    if (student_build_layers_observed(&s, gdn, &cal, held.L ? &held : NULL, &bs, &obs) != 0) goto done;
-    if (student_set_gdn(&s, gdn) != 0 || check_cancel(ctx)) goto done;
-    double nll;
-    long cnt;
-    job_begin_phase(ctx, "teacher ppl");
-    if (eval_nll(a->m, sp.eval.data, sp.eval.len, spec.ctx, &nll, &cnt, &sink) != 0) goto done;
-    emit_ppl(ctx, a, &spec, ppl_of(nll, cnt));
-    job_begin_phase(ctx, "student ppl");
-    if (student_eval_nll(&s, sp.eval.data, sp.eval.len, spec.ctx, &nll, &cnt, &sink) != 0) goto done;
-    double ppl = ppl_of(nll, cnt);
-    half_life_summary hl = student_half_life_summary(&s, NULL);
-    /* the student folder */
-    char teacher[64], leaf[256];
-    short_name(a->teacher_path, teacher, sizeof teacher);
-    snprintf(leaf, sizeof leaf, "students/%s-%s-%.0f-%s", teacher, strategy_label(a->strategy), a->keep * 100,
-             student_init_name(a->init));
-    if (a->strategy == STRATEGY_MANUAL) snprintf(leaf, sizeof leaf, "students/%s-manual-%d-of-%d-%s", teacher, k, a->L,
-                                                 student_init_name(a->init));
-    dir = persist_path("XDG_DATA_HOME", ".local/share", leaf);
-    if (!dir) {
-        gf_fail("no place for the student: set XDG_DATA_HOME or HOME");
+    const method_hooks h = {.progress = job_sink(ctx), .build = &bs, .obs = &obs, .phase = on_phase, .ud = ctx};
+    ran = true;
+    if (method_evaluate_run(&r, a->m, &tgt, &h, &res) != 0) goto done;
+    emit_ppl(ctx, a, &spec, res.teacher_ppl);
+    wb_event e = {.kind = WB_RESULT};
+    result_row *row = &e.u.result;
+    fill_row(row, RUN_EVALUATE, a, &spec, strategy_label(a->strategy),
+             a->strategy == STRATEGY_MANUAL ? (double)k / a->L : a->keep, a->init, &a->s1, a->steps);
+    row->ppl = res.ppl;
+    row->hl_mean = res.hl.mean, row->hl_med = res.hl.median, row->hl_max = res.hl.max;
+    kept_text(a->kept, a->L, row->kept, sizeof row->kept);
+    if (strlen(tgt.out) >= sizeof row->student) {
+        gf_fail("%s: the student folder's path is longer than a Results row keeps (%zu bytes)", tgt.out, sizeof row->student - 1);
         goto done;
     }
-    char *slash = strrchr(dir, '/');
-    *slash = 0;
-    int mk = mkdir_p(dir);
-    *slash = '/';
-    if (mk != 0) goto done;
-    cJSON *rep = student_report_json(&s);
-    cJSON_AddNumberToObject(rep, "keep", a->keep);
-    cJSON_AddStringToObject(rep, "strategy", strategy_label(a->strategy));
-    cJSON *ev = cJSON_AddObjectToObject(rep, "workbench_eval");
-    cJSON_AddStringToObject(ev, "text", a->corpus);
-    cJSON_AddNumberToObject(ev, "ctx", spec.ctx);
-    cJSON_AddNumberToObject(ev, "eval_windows", spec.eval_windows);
-    cJSON_AddNumberToObject(ev, "tokens", (double)cnt);
-    cJSON_AddNumberToObject(ev, "ppl", ppl);
-    tok = teacher_tokenizer_path(a->m->path, a->m->cfg.vocab_size, NULL);
-    int sv = student_save(&s, dir, tok, rep);
-    cJSON_Delete(rep);
-    if (sv != 0) goto done;
-    wb_event e = {.kind = WB_RESULT};
-    result_row *r = &e.u.result;
-    fill_row(r, RUN_EVALUATE, a, &spec, strategy_label(a->strategy),
-             a->strategy == STRATEGY_MANUAL ? (double)k / a->L : a->keep, a->init, &a->s1, a->steps);
-    r->ppl = ppl;
-    r->hl_mean = hl.mean, r->hl_med = hl.median, r->hl_max = hl.max;
-    kept_text(a->kept, a->L, r->kept, sizeof r->kept);
-    snprintf(r->student, sizeof r->student, "%s", dir);
+    memcpy(row->student, tgt.out, strlen(tgt.out) + 1);
+    memcpy(row->digest, tgt.digest, sizeof row->digest - 1);
+    row->digest[sizeof row->digest - 1] = 0;
     wb_emit(ctx, &e);
-    job_log(ctx, "student ppl %.4f, teacher's on the same slice in the table's first line", ppl);
+    char cmd[sizeof ((wb_event *)0)->u.log_long.text - 32];
+    request_command(&r, cmd, sizeof cmd);
+    wb_event lg = {.kind = WB_LOG_LONG};
+    snprintf(lg.u.log_long.text, sizeof lg.u.log_long.text, "built as: %s", cmd);
+    wb_emit(ctx, &lg);
+    job_log(ctx, "student ppl %.4f, teacher's on the same slice in the table's first line", res.ppl);
     rc = 0;
 done:
-    free(gdn);
-    free(dir);
-    free(tok);
-    student_free(&s);
-    teacher_capture_free(&cal);
-    teacher_capture_free(&held);
-    token_split_free(&sp);
+    if (ran) evaluate_result_free(&res);
+    convert_target_free(&tgt);
+    free(parent);
     plan_arg_free(a);
     return rc;
 }
