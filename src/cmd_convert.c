@@ -62,8 +62,6 @@ int cmd_convert(int argc, char **argv) {
         fprintf(stderr, "graft convert: %s\n", gf_last_error());
         return 1;
     }
-    char note[PATH_MAX + 96];
-    if (convert_claim_note(&t, note, sizeof note)[0] && cli_rank0()) fprintf(stderr, "graft convert: %s\n", note);
     if (cli_rank0() && cli_out_claim("--out", t.out, OUT_STUDENT, 1) != 0) {
         convert_target_free(&t);
         return cli_fail("convert");
@@ -92,6 +90,8 @@ int cmd_convert(int argc, char **argv) {
         cJSON_Delete(rep);
         goto fail;
     }
+    char note[PATH_MAX + 96]; /* said once the folder is written: a failed build leaves it as it was */
+    if (convert_claim_note(&t, note, sizeof note)[0] && cli_rank0()) fprintf(stderr, "graft convert: %s\n", note);
     if (r.co.json) {
         cJSON_AddStringToObject(rep, "out", t.out);
         cJSON_AddStringToObject(rep, "request_digest", t.digest);

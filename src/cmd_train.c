@@ -32,36 +32,19 @@ static void print_eval(void *ud, long step, long tokens, double ppl) {
 }
 
 int cmd_train(int argc, char **argv) {
-    common_opts co;
-    common_opts_default(&co);
-    int n_ranks = 1, n_gpus = 0;
-    train_cli tc;
-    train_cli_default(&tc);
-    const char *ckpt = NULL, *out_dir = NULL;
-    bool resume = false;
-    opt_spec specs[] = {
-        TRAIN_CLI_OPTS(tc),
-        {"ckpt", OPT_STR, &ckpt, "checkpoint file (written atomically; also on SIGINT/SIGTERM)"},
-        {"ckpt-every", OPT_LONG, &tc.to.ckpt_every, "checkpoint every N steps (default: at the end)"},
-        {"resume", OPT_FLAG, &resume, "continue from --ckpt when it exists (same options and seed)"},
-        {"ckpt-keep", OPT_FLAG, &tc.to.ckpt_keep, "also keep every checkpoint as FILE.step-N (graft halflife --ckpt: the drift)"},
-        {"out", OPT_STR, &out_dir, "write the trained student folder here (STUDENT must be a student folder)"},
-        {"log-windows", OPT_STR, &tc.to.window_log, "write the corpus windows of every step's global batch here"},
-        RANKS_OPTS(n_ranks, n_gpus),
-        CTX_OPTS(co),
-        COMMON_OPTS(co),
-    };
-    const char *pos[1];
-    int np, rc = cli_parse(argc, argv, specs, sizeof specs / sizeof *specs, pos, 1, 1, &np,
-                           "graft train STUDENT --teacher MODEL [--data PATH] [--tokens N] [--ckpt FILE] [--json]", &co);
-    if (rc) return rc < 0 ? 0 : rc;
+    request r;
+    bool done;
+    int rc = cli_request(&r, REQ_TRAIN, argc, argv, &done);
+    if (rc || done) return rc;
+    common_opts co = r.co;
+    const char **pos = r.pos;
+    const int n_ranks = r.n_ranks, n_gpus = r.n_gpus;
+    train_cli tc = r.u.train.tc;
+    const char *ckpt = r.u.train.ckpt, *out_dir = r.u.train.out;
+    const bool resume = r.u.train.resume;
     if (cli_ranks_launch("train", argc, argv, n_ranks, n_gpus, &co, &rc)) return rc;
     if ((rc = cli_setup("train", &co)) || (rc = train_cli_finish(&tc, "train"))) return rc;
     cli_ctx_plan(tc.to.ctx, &co);
-    if ((resume || tc.to.ckpt_keep) && !ckpt) {
-        fprintf(stderr, "graft train: --resume and --ckpt-keep need --ckpt FILE\n");
-        return 2;
-    }
     tc.to.seed = (uint64_t)co.seed;
     tc.to.ckpt_path = ckpt;
     tc.to.resume = resume;

@@ -24,7 +24,7 @@ const char *graft_version(void) { return GRAFT_VERSION; }
 /* Options that say where a result goes or how it is shown, not what it is. */
 static bool neutral(const char *name) {
     static const char *const names[] = {"out", "force", "json", "threads", "device", "help", "ckpt", "ckpt-dir",
-                                        "ckpt-every", "resume", "log-every", "log-windows", "ranks", "gpus"};
+                                        "ckpt-every", "ckpt-keep", "resume", "log-every", "log-windows", "ranks", "gpus"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         if (!strcmp(name, names[i])) return true;
     return false;
@@ -304,5 +304,24 @@ int artifact_write_record(const char *dir, const cJSON *record) {
     char *text = cJSON_Print(record);
     const int rc = atomic_write(path, text, strlen(text));
     free(text);
+    return rc;
+}
+
+int artifact_claim_record_dir(const request *r, const char *dir, bool force, const char *hint,
+                              char digest_hex[ARTIFACT_DIGEST_HEX], char *note, size_t note_n) {
+    cJSON *id;
+    artifact_claim claim;
+    if (note_n) note[0] = 0;
+    if (artifact_identity(r, &id, digest_hex) != 0) return -1;
+    int rc = artifact_claim_dir(dir, "request.json", digest_hex, force, hint, &claim);
+    if (rc == 0 && claim != ARTIFACT_SAME) {
+        cJSON *rec = artifact_record(r, id, digest_hex);
+        rc = artifact_write_record(dir, rec);
+        cJSON_Delete(rec);
+    }
+    if (rc == 0 && claim == ARTIFACT_SAME)
+        snprintf(note, note_n, "%s: reused (the same request made it, %.*s)", dir, ARTIFACT_SHORT, digest_hex);
+    if (rc == 0 && claim == ARTIFACT_FORCED) snprintf(note, note_n, "%s: taken over (--force)", dir);
+    cJSON_Delete(id);
     return rc;
 }

@@ -77,4 +77,11 @@ int artifact_check(const char *dir, const char *record_file, const char *digest)
 /* Writes the record as dir/request.json (atomic), for checkpoint folders. */
 int artifact_write_record(const char *dir, const cJSON *record);
 
+/* A checkpoint folder (it exists) for request r: claimed through its
+ * request.json (refused for another request's unless force; hint ends that
+ * line), then the record written when it was not r's already. digest gets
+ * r's; note gets "DIR: reused ..." / "DIR: replaced ..." or "". 0, or -1. */
+int artifact_claim_record_dir(const request *r, const char *dir, bool force, const char *hint,
+                              char digest[ARTIFACT_DIGEST_HEX], char *note, size_t note_n);
+
 #endif

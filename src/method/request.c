@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/backend.h"
 #include "core/error.h"
+#include "method/ablate.h"
 #include "select/select.h"
 #include "student/student.h"
 
@@ -134,6 +136,7 @@ int request_bind(request *r, opt_spec *specs) {
             {"ckpt-dir", OPT_STR, &q->ckpt_dir, "checkpoint each run to DIR/INIT.ckpt (at the end, every --ckpt-every steps, on SIGINT/SIGTERM)"},
             {"ckpt-every", OPT_LONG, &q->tc.to.ckpt_every, "with --ckpt-dir: checkpoint every N steps (default: at the end)"},
             {"resume", OPT_FLAG, &q->resume, "with --ckpt-dir: each run continues from its checkpoint (same options and seed)"},
+            {"ckpt-keep", OPT_FLAG, &q->tc.to.ckpt_keep, "with --ckpt-dir: also keep every checkpoint as DIR/INIT.ckpt.step-N (graft halflife --ckpt)"},
             {"force", OPT_FLAG, &q->force, "use a --ckpt-dir that another race's request wrote"},
             STAGE1_OPTS(q->mo), RANKS(r), CTX_OPTS(r->co), COMMON_OPTS(r->co));
     }
@@ -142,6 +145,7 @@ int request_bind(request *r, opt_spec *specs) {
         PUT(TRAIN_CLI_OPTS(q->tc), {"ckpt", OPT_STR, &q->ckpt, "checkpoint file (written atomically; also on SIGINT/SIGTERM)"},
             {"ckpt-every", OPT_LONG, &q->tc.to.ckpt_every, "checkpoint every N steps (default: at the end)"},
             {"resume", OPT_FLAG, &q->resume, "continue from --ckpt when it exists (same options and seed)"},
+            {"ckpt-keep", OPT_FLAG, &q->tc.to.ckpt_keep, "also keep every checkpoint as FILE.step-N (graft halflife --ckpt: the drift)"},
             {"out", OPT_STR, &q->out, "write the trained student folder here (STUDENT must be a student folder)"},
             {"force", OPT_FLAG, &q->force, "replace a folder or a checkpoint that another request made"},
             {"log-windows", OPT_STR, &q->tc.to.window_log, "write the corpus windows of every step's global batch here"},
@@ -368,6 +372,7 @@ static int check_keep(double keep) {
 }
 
 static int check_common(const request *r) {
+    if (!be_device_name_ok(r->co.device)) return gf_fail("unknown device '%s' (cpu or cuda[:N])", r->co.device ? r->co.device : "");
     if (r->co.threads < 0) return gf_fail("--threads must be >= 0, got %d", r->co.threads);
     if (r->n_ranks < 1) return gf_fail("--ranks must be >= 1, got %d", r->n_ranks);
     if (r->n_gpus < 0) return gf_fail("--gpus must be >= 0, got %d", r->n_gpus);
@@ -418,12 +423,19 @@ int request_check(const request *r) {
         return 0;
     case REQ_ABLATE:
         if (!r->u.ablate.calib || !r->u.ablate.eval) return gf_fail("--calib FILE and --eval FILE are required");
-        return 0; /* the lists are checked as they are expanded (method/ablate_plan) */
+        {
+            ablate_plan *p = gf_malloc(sizeof *p); /* the lists, expanded as the run expands them */
+            const int rc = ablate_plan_make(r, p);
+            free(p);
+            return rc;
+        }
     case REQ_RACE:
+        if (r->u.race.tc.to.ckpt_keep && !r->u.race.ckpt_dir) return gf_fail("--ckpt-keep needs --ckpt-dir DIR");
         if (r->u.race.resume && !r->u.race.ckpt_dir) return gf_fail("--resume needs --ckpt-dir DIR");
         return 0; /* the training options: train_cli_finish */
     case REQ_TRAIN:
-        if (r->u.train.resume && !r->u.train.ckpt) return gf_fail("--resume needs --ckpt FILE");
+        if ((r->u.train.resume || r->u.train.tc.to.ckpt_keep) && !r->u.train.ckpt)
+            return gf_fail("--resume and --ckpt-keep need --ckpt FILE");
         return 0;
     case REQ_GENERATE:
         if (r->u.generate.n < 0 || !(r->u.generate.temp >= 0 && r->u.generate.temp <= 1e6))
