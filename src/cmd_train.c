@@ -9,6 +9,7 @@
 #include "method/mem_check.h"
 #include "cli/out_place.h"
 #include "method/train_cli.h"
+#include "method/train_run.h"
 #include "method/train_student.h"
 #include "cli/signals.h"
 #include "commands.h"
@@ -69,78 +70,46 @@ int cmd_train(int argc, char **argv) {
         return 1;
     }
     const model *sm = same ? &teacher : &src;
-    train_student *handle = NULL;
-    const char *init_name = "copy";
-    transformer tt = {0};
-    train_data data = {0};
-    cli_student st = {0};
-    train_result res = {0};
-    bool have_st = false, have_res = false;
+    train_outcome o;
     rc = 1;
-    if (folder) {
-        if (train_cli_converts(&tc) || tc.noise > 0) {
-            gf_fail("--keep, --strategy and --noise build students from the teacher; %s is already a student", pos[0]);
-            goto out;
-        }
-        if (train_student_load(&st, &handle, pos[0], co.tokenizer, tc.to.ctx, &init_name) != 0) goto out;
-        have_st = true;
-    }
-    const model_config *scfg = folder ? &st.tm.cfg : &sm->cfg;
-    if (scfg->dim != teacher.cfg.dim || scfg->n_layers != teacher.cfg.n_layers ||
-        scfg->vocab_size != teacher.cfg.vocab_size) {
-        gf_fail("student %s and teacher %s have different shapes", pos[0], tc.teacher);
-        goto out;
-    }
-    if (tf_view(&tt, &teacher, NULL, NULL, NULL) != 0) goto out;
-    if (train_cli_recall(&tc, &teacher) != 0) goto out;
-    if (cli_train_data(&data, &teacher, &tc) != 0) goto out;
-    if (!folder) {
-        init_name = train_cli_converts(&tc) ? "random" : "copy";
-        if (cli_student_build(&st, sm, &tc, init_name, tc.to.seed) != 0) goto out;
-        have_st = true;
-    }
     step_printer pr = {tc.log_every, co.json};
     tc.to.on_step = print_step;
     tc.to.on_eval = print_eval;
     tc.to.ud = &pr;
     cli_catch_stop_signals();
-    if (train_run(&tc.to, &st.tm, &tt, &data, cli_stop_flag(), &res) != 0) {
-        have_res = true;
-        goto out;
-    }
-    have_res = true;
-    if (res.stopped_by) {
+    if (method_train_run(&r, &tc, &teacher, sm, folder, cli_stop_flag(), &o) != 0) goto out;
+    const train_result *res = &o.res;
+    if (res->stopped_by) {
         fprintf(stderr, "graft train: stopped by %s at step %ld of %ld; checkpoint %s written (run again with --resume)\n",
-                res.stopped_by == SIGINT ? "SIGINT" : "SIGTERM", res.st.step, res.total_steps,
+                res->stopped_by == SIGINT ? "SIGINT" : "SIGTERM", res->st.step, res->total_steps,
                 ckpt ? ckpt : "(none: no --ckpt)");
-        rc = 128 + res.stopped_by; /* main then ends by the signal itself */
+        rc = 128 + res->stopped_by; /* main then ends by the signal itself */
         goto done;
     }
-    if (out_dir && cli_rank0() && train_student_save(&st, handle, out_dir) != 0) goto out; /* one writer */
-    double teacher_nll = NAN;
-    if (train_eval_nll(&tt, &data, tc.to.eval_seqs, tc.to.batch, &teacher_nll) != 0) goto out;
-    const double final_loss = res.st.loss.n ? res.st.loss.xy[2 * res.st.loss.n - 1] : NAN;
+    if (out_dir && cli_rank0() && train_student_save(&o.st, o.handle, out_dir) != 0) goto out; /* one writer */
+    const double teacher_nll = o.teacher_nll;
+    const double final_loss = res->st.loss.n ? res->st.loss.xy[2 * res->st.loss.n - 1] : NAN;
     if (co.json) {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "phase", tc.to.phase == PHASE_KL ? "kl" : "align");
-        cJSON_AddStringToObject(o, "init", init_name);
-        if (out_dir) cJSON_AddStringToObject(o, "out", out_dir);
-        cJSON_AddNumberToObject(o, "steps", (double)res.st.step);
-        cJSON_AddNumberToObject(o, "tokens", (double)res.st.tokens);
-        cJSON_AddNumberToObject(o, "resumed_from", (double)res.resumed_from);
-        cJSON_AddItemToObject(o, "curve", curve_json(&res.st.loss));
-        cJSON_AddItemToObject(o, "eval_curve", curve_json(&res.st.eval));
-        if (tc.recall_every > 0) cJSON_AddItemToObject(o, "recall_curve", curve_json(&res.measure));
-        cJSON_AddNumberToObject(o, "final_loss", final_loss);
-        cJSON_AddNumberToObject(o, "final_eval_ppl", res.final_eval_ppl);
-        cJSON_AddNumberToObject(o, "teacher_eval_ppl", exp(teacher_nll));
-        cJSON_AddStringToObject(o, "data", data.sampled ? "teacher-sampled" : tc.data);
-        cJSON_AddItemToObject(o, "memory", cli_mem_json());
-        cli_print_json(o);
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "phase", tc.to.phase == PHASE_KL ? "kl" : "align");
+        cJSON_AddStringToObject(j, "init", o.init_name);
+        if (out_dir) cJSON_AddStringToObject(j, "out", out_dir);
+        cJSON_AddNumberToObject(j, "steps", (double)res->st.step);
+        cJSON_AddNumberToObject(j, "tokens", (double)res->st.tokens);
+        cJSON_AddNumberToObject(j, "resumed_from", (double)res->resumed_from);
+        cJSON_AddItemToObject(j, "curve", curve_json(&res->st.loss));
+        cJSON_AddItemToObject(j, "eval_curve", curve_json(&res->st.eval));
+        if (tc.recall_every > 0) cJSON_AddItemToObject(j, "recall_curve", curve_json(&res->measure));
+        cJSON_AddNumberToObject(j, "final_loss", final_loss);
+        cJSON_AddNumberToObject(j, "final_eval_ppl", res->final_eval_ppl);
+        cJSON_AddNumberToObject(j, "teacher_eval_ppl", exp(teacher_nll));
+        cJSON_AddStringToObject(j, "data", o.data.sampled ? "teacher-sampled" : tc.data);
+        cJSON_AddItemToObject(j, "memory", cli_mem_json());
+        cli_print_json(j);
     } else {
-        printf("done: %ld steps, %ld tokens, final loss %.6f, held-out ppl %.4f (teacher %.4f)%s\n", res.st.step,
-               res.st.tokens, final_loss, res.final_eval_ppl, exp(teacher_nll),
-               data.sampled ? " [data: teacher-sampled]" : "");
+        printf("done: %ld steps, %ld tokens, final loss %.6f, held-out ppl %.4f (teacher %.4f)%s\n", res->st.step,
+               res->st.tokens, final_loss, res->final_eval_ppl, exp(teacher_nll),
+               o.data.sampled ? " [data: teacher-sampled]" : "");
     }
 done:
     if (rc == 1) rc = 0;
@@ -148,11 +117,7 @@ done:
 out:
     rc = cli_fail("train");
 cleanup:
-    if (have_res) train_result_free(&res);
-    if (have_st) cli_student_free(&st);
-    train_student_close(handle);
-    train_data_free(&data);
-    tf_free(&tt);
+    train_outcome_free(&o);
     if (!same) model_free(&src);
     model_free(&teacher);
     return rc;

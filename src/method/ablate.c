@@ -67,6 +67,22 @@ static int standard_subsets(unsigned *out) {
     return n;
 }
 
+/* sel = the k layers ranked by score: the highest (ar) or the lowest (ga-s2), ties to the lower layer, in order */
+static void rank_kept(const double *score, int L, int k, bool highest, layer_selection *sel) {
+    sel->k = k;
+    sel->kept = gf_calloc((size_t)(k ? k : 1), sizeof *sel->kept);
+    bool *used = gf_calloc((size_t)L, sizeof *used);
+    for (int i = 0; i < k; i++) {
+        int best = -1;
+        for (int l = 0; l < L; l++)
+            if (!used[l] && (best < 0 || (highest ? score[l] > score[best] : score[l] < score[best]))) best = l;
+        used[best] = true;
+    }
+    for (int l = 0, i = 0; l < L; l++)
+        if (used[l]) sel->kept[i++] = l;
+    free(used);
+}
+
 int ablate_plan_make(const request *r, ablate_plan *p) {
     const ablate_req *q = &r->u.ablate;
     const method_cli mo = q->mo;
@@ -272,37 +288,14 @@ int method_ablate_run(const request *r, model *m, const method_hooks *h, const a
                         free(ga);
                         goto fail;
                     }
-                    sel.k = k;
-                    sel.kept = gf_calloc((size_t)(k ? k : 1), sizeof *sel.kept);
-                    /* re-rank the shared ar scores for this k */
-                    bool *used = gf_calloc((size_t)L, sizeof *used);
-                    for (int i = 0; i < k; i++) {
-                        int best = -1;
-                        for (int l = 0; l < L; l++)
-                            if (!used[l] && (best < 0 || ar_sel.score[l] > ar_sel.score[best])) best = l;
-                        used[best] = true;
-                    }
-                    for (int l = 0, i = 0; l < L; l++)
-                        if (used[l]) sel.kept[i++] = l;
-                    free(used);
+                    rank_kept(ar_sel.score, L, k, true, &sel); /* the shared ar scores, re-ranked for this k */
                 } else if (strats[si].kind == STRATEGY_GA_S2) {
                     if (!ga[sj].score &&
                         select_layers(&ga[sj], &strats[si], L, m, &studs[sj], sp_->select.data, sp_->select.len, ctx, prp) != 0) {
                         free(ga);
                         goto fail;
                     }
-                    sel.k = k;
-                    sel.kept = gf_calloc((size_t)(k ? k : 1), sizeof *sel.kept);
-                    bool *used = gf_calloc((size_t)L, sizeof *used);
-                    for (int i = 0; i < k; i++) {
-                        int best = -1;
-                        for (int l = 0; l < L; l++)
-                            if (!used[l] && (best < 0 || ga[sj].score[l] < ga[sj].score[best])) best = l;
-                        used[best] = true;
-                    }
-                    for (int l = 0, i = 0; l < L; l++)
-                        if (used[l]) sel.kept[i++] = l;
-                    free(used);
+                    rank_kept(ga[sj].score, L, k, false, &sel);
                 } else if (select_layers(&sel, &strats[si], k, m, NULL, NULL, 0, ctx, prp) != 0) {
                     free(ga);
                     goto fail;

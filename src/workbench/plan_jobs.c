@@ -95,12 +95,7 @@ static void on_phase(void *ud, const char *name) { job_begin_phase(ud, name); }
 /* The Plan's selection as graft select's request (ga-s2: its layers built under
  * taylor-calibrate with the run settings and the teacher's Stage 1 options). */
 static void select_request(plan_arg *a, const split_spec *spec, request *r) {
-    request_init(r, REQ_SELECT);
-    r->pos[0] = a->teacher_path;
-    r->n_pos = 1;
-    r->co.seed = a->seed;
-    wb_device_of(a->m->be, a->req_text.device, sizeof a->req_text.device);
-    r->co.device = a->req_text.device;
+    wb_request_init(r, REQ_SELECT, a->teacher_path, a->seed, a->m->be, a->req_text.device);
     select_req *q = &r->u.select;
     q->strategy = strategy_name((select_strategy)a->strategy);
     q->keep = a->keep;
@@ -245,12 +240,7 @@ static void fill_row(result_row *r, run_kind kind, const plan_arg *a, const spli
  * the Results init, the run settings, the teacher's Stage 1 options; --text
  * is the corpus whose evaluation slice is scored. Strings live in a->req_text. */
 static void plan_request(plan_arg *a, const split_spec *spec, request *r) {
-    request_init(r, REQ_CONVERT);
-    r->pos[0] = a->teacher_path;
-    r->n_pos = 1;
-    r->co.seed = a->seed;
-    wb_device_of(a->m->be, a->req_text.device, sizeof a->req_text.device);
-    r->co.device = a->req_text.device;
+    wb_request_init(r, REQ_CONVERT, a->teacher_path, a->seed, a->m->be, a->req_text.device);
     convert_req *q = &r->u.convert;
     int at = snprintf(a->req_text.strategy, sizeof a->req_text.strategy, "manual:");
     for (int l = 0, n = 0; l < a->L; l++)
@@ -362,12 +352,7 @@ int results_start_evaluate(workbench *wb, app_state *st, job_runner *jr) {
  * taylor-calibrate) under all, none, each component alone and each left out,
  * with the teacher's distance and its half-life override as one more row. */
 static void ablate_request(plan_arg *a, const split_spec *spec, request *r) {
-    request_init(r, REQ_ABLATE);
-    r->pos[0] = a->teacher_path;
-    r->n_pos = 1;
-    r->co.seed = a->seed;
-    wb_device_of(a->m->be, a->req_text.device, sizeof a->req_text.device);
-    r->co.device = a->req_text.device;
+    wb_request_init(r, REQ_ABLATE, a->teacher_path, a->seed, a->m->be, a->req_text.device);
     ablate_req *q = &r->u.ablate;
     q->calib = q->eval = a->corpus;
     q->mo.steps = a->ablate_steps;

@@ -9,6 +9,7 @@
 #include "method/artifact.h"
 #include "method/convert.h"
 #include "method/method_opts.h"
+#include "method/plan.h"
 #include "method/request.h"
 #include "method/race_run.h"
 #include "core/error.h"
@@ -40,12 +41,7 @@ typedef struct {
 
 /* The race on screen as graft race's request (what its checkpoints are keyed by). */
 static void race_request(race_arg *a, request *r) {
-    request_init(r, REQ_RACE);
-    r->pos[0] = a->teacher_path;
-    r->n_pos = 1;
-    r->co.seed = a->seed;
-    wb_device_of(a->m->be, a->req_text.device, sizeof a->req_text.device);
-    r->co.device = a->req_text.device;
+    wb_request_init(r, REQ_RACE, a->teacher_path, a->seed, a->m->be, a->req_text.device);
     race_req *q = &r->u.race;
     q->tc.data = a->corpus;
     q->tc.to.ctx = RECOVER_CTX;
@@ -175,7 +171,9 @@ static int race_job(job_ctx *ctx, void *argp) {
     char conv[256] = "uniform";
     const int L = a->m->cfg.n_layers;
     int k = 0;
-    keep_count(a->keep, L, &k);
+    bool *kept_mask = gf_calloc((size_t)L, sizeof *kept_mask);
+    method_uniform_kept(L, a->keep, kept_mask, &k); /* the keep is checked when the race starts */
+    free(kept_mask);
     race_live lv = {.ctx = ctx, .a = a, .tc = &tc, .conv_buf = conv, .conv_size = sizeof conv, .n_conv = L - k};
     /* weights: the builds (capture; Stage 1 and 300 Stage 2 steps for taylor-calibrate), then both runs */
     const double cap = cost_forward(a->m, 5.0 * 256, 256) + cost_tokenize(a->m, a->corpus);
@@ -269,11 +267,16 @@ static int race_job(job_ctx *ctx, void *argp) {
     r->lr_mixer = a->lr_mixer, r->lr_rest = a->lr_rest;
     r->tokens = a->tokens;
     snprintf(r->converted, sizeof r->converted, "%s", conv);
-    int *ids = gf_malloc((size_t)(k ? k : 1) * sizeof *ids);
-    select_uniform(L, k, ids);
-    for (int i = 0, at = 0; i < k && at < (int)sizeof r->kept - 8; i++)
-        at += snprintf(r->kept + at, sizeof r->kept - (size_t)at, i ? ",%d" : "%d", ids[i]);
-    free(ids);
+    { /* the layers keeping attention: those the builder did not convert (uniform, as graft race) */
+        train_cli u = tc;
+        u.keep = a->keep;
+        u.strategy = "uniform";
+        bool *conv = gf_calloc((size_t)L, sizeof *conv);
+        if (train_cli_convert_mask(&u, L, conv) == 0)
+            for (int l = 0, at = 0; l < L && at < (int)sizeof r->kept - 8; l++)
+                if (!conv[l]) at += snprintf(r->kept + at, sizeof r->kept - (size_t)at, at ? ",%d" : "%d", l);
+        free(conv);
+    }
     snprintf(r->corpus, sizeof r->corpus, "%s", a->corpus);
     snprintf(r->teacher, sizeof r->teacher, "%s", a->teacher_name);
     wb_device_of(a->m->be, r->device, sizeof r->device);
