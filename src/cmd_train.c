@@ -9,6 +9,7 @@
 #include "method/mem_check.h"
 #include "cli/out_place.h"
 #include "method/train_cli.h"
+#include "method/artifact.h"
 #include "method/train_run.h"
 #include "method/train_student.h"
 #include "cli/signals.h"
@@ -47,6 +48,13 @@ int cmd_train(int argc, char **argv) {
     if ((rc = cli_setup("train", &co)) || (rc = train_cli_finish(&tc, "train"))) return rc;
     cli_ctx_plan(tc.to.ctx, &co);
     tc.to.seed = (uint64_t)co.seed;
+    if (ckpt) { /* the checkpoint belongs to one request: this one's, or another's (refused) */
+        char digest[ARTIFACT_DIGEST_HEX], note[1200];
+        if (artifact_claim_record_file(&r, ckpt, r.u.train.force, "choose another --ckpt, or pass --force", digest, note,
+                                       sizeof note) != 0)
+            return cli_fail("train");
+        if (note[0] && cli_rank0()) fprintf(stderr, "graft train: %s\n", note);
+    }
     tc.to.ckpt_path = ckpt;
     tc.to.resume = resume;
 

@@ -325,3 +325,37 @@ int artifact_claim_record_dir(const request *r, const char *dir, bool force, con
     cJSON_Delete(id);
     return rc;
 }
+
+int artifact_claim_record_file(const request *r, const char *path, bool force, const char *hint,
+                               char digest_hex[ARTIFACT_DIGEST_HEX], char *note, size_t note_n) {
+    if (note_n) note[0] = 0;
+    char dir[PATH_MAX], rec_name[PATH_MAX], rec_path[PATH_MAX + 16];
+    const char *slash = strrchr(path, '/');
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+    if (slash && slash == path) snprintf(dir, sizeof dir, "/");
+    snprintf(rec_name, sizeof rec_name, "%s.request.json", slash ? slash + 1 : path);
+    snprintf(rec_path, sizeof rec_path, "%s.request.json", path);
+    cJSON *id;
+    if (artifact_identity(r, &id, digest_hex) != 0) return -1;
+    struct stat st;
+    const bool exists = stat(path, &st) == 0;
+    char old[ARTIFACT_DIGEST_HEX], cmd[1024];
+    const bool recorded = artifact_read(dir, rec_name, old, cmd, sizeof cmd) == 0;
+    gf_clear_error();
+    int rc = 0;
+    if (recorded && !strcmp(old, digest_hex)) {
+        snprintf(note, note_n, "%s: reused (the same request made it, %.*s)", path, ARTIFACT_SHORT, digest_hex);
+    } else if ((exists || recorded) && !force) {
+        rc = recorded ? gf_fail("%s holds what another request made (%.*s: %s): %s", path, ARTIFACT_SHORT, old, cmd, hint)
+                      : gf_fail("%s holds a checkpoint no recorded request made: %s", path, hint);
+    } else {
+        if (exists || recorded) snprintf(note, note_n, "%s: taken over (--force)", path);
+        cJSON *rec = artifact_record(r, id, digest_hex);
+        char *text = cJSON_Print(rec);
+        rc = atomic_write(rec_path, text, strlen(text));
+        free(text);
+        cJSON_Delete(rec);
+    }
+    cJSON_Delete(id);
+    return rc;
+}

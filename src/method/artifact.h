@@ -84,4 +84,10 @@ int artifact_write_record(const char *dir, const cJSON *record);
 int artifact_claim_record_dir(const request *r, const char *dir, bool force, const char *hint,
                               char digest[ARTIFACT_DIGEST_HEX], char *note, size_t note_n);
 
+/* The same for a checkpoint file: its record is FILE.request.json beside it.
+ * A missing file (and record) is new; a file with another request's record,
+ * or with none, is refused unless force. */
+int artifact_claim_record_file(const request *r, const char *path, bool force, const char *hint,
+                               char digest[ARTIFACT_DIGEST_HEX], char *note, size_t note_n);
+
 #endif

@@ -7,10 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/common.h"
 #include "core/error.h"
 #include "data/text_tokens.h"
-#include "default_teacher.h"
+#include "hub/default_teacher.h"
 #include "model/model.h"
 #include "stats/collect.h"
 #include "workbench/calib_jobs.h"
