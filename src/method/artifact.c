@@ -283,7 +283,7 @@ int artifact_claim_dir(const char *dir, const char *record_file, const char *dig
         *claim = ARTIFACT_FORCED;
         return 0;
     }
-    if (recorded) return gf_fail("%s holds what another request made (%.*s: %s): %s", dir, ARTIFACT_SHORT, old, cmd, hint);
+    if (recorded) return gf_fail("%s holds what another request made, with other options or inputs (%.*s: %s): %s", dir, ARTIFACT_SHORT, old, cmd, hint);
     return gf_fail("%s holds files no recorded request made: %s", dir, hint);
 }
 
@@ -346,7 +346,7 @@ int artifact_claim_record_file(const request *r, const char *path, bool force, c
     if (recorded && !strcmp(old, digest_hex)) {
         snprintf(note, note_n, "%s: reused (the same request made it, %.*s)", path, ARTIFACT_SHORT, digest_hex);
     } else if ((exists || recorded) && !force) {
-        rc = recorded ? gf_fail("%s holds what another request made (%.*s: %s): %s", path, ARTIFACT_SHORT, old, cmd, hint)
+        rc = recorded ? gf_fail("%s holds what another request made, with other options or inputs (%.*s: %s): %s", path, ARTIFACT_SHORT, old, cmd, hint)
                       : gf_fail("%s holds a checkpoint no recorded request made: %s", path, hint);
     } else {
         if (exists || recorded) snprintf(note, note_n, "%s: taken over (--force)", path);

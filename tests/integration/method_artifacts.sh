@@ -49,7 +49,7 @@ eval "set -- $cmd"
 
 # --out on another request's folder: refused (one line, naming it), nothing written; --force replaces
 before=$(cat "$A/config.json")
-expect_error "$A holds what another request made (" "$G" convert "$STORIES" $ARGS --steps 3 --out "$A"
+expect_error "$A holds what another request made, with other options or inputs (" "$G" convert "$STORIES" $ARGS --steps 3 --out "$A"
 grep -qF -- "--steps 2" "$TMP/err" || fail "the refusal does not name the other request: $(cat "$TMP/err")"
 grep -qF -- "--force" "$TMP/err" || fail "the refusal does not say how to replace it"
 [ "$(cat "$A/config.json")" = "$before" ] || fail "a refused convert changed the folder"
