@@ -10,9 +10,10 @@
 #include <unistd.h>
 
 #include "cli/common.h"
-#include "cli/method_opts.h"
+#include "method/method_opts.h"
 #include "cli/out_place.h"
-#include "cli/train_student.h"
+#include "method/train_student.h"
+#include "method/train_run.h"
 #include "commands.h"
 #include "core/error.h"
 #include "core/mapped_file.h"
@@ -23,7 +24,6 @@
 #include "student/calib_split.h"
 #include "student/report_json.h"
 #include "student/student_io.h"
-#include "train/checkpoint.h"
 
 /* A student folder's report.json (NULL: none or unreadable). */
 static cJSON *report_of(const char *dir) {
@@ -295,14 +295,11 @@ int cmd_halflife(int argc, char **argv) {
         if (saved != 0) goto out;
     }
     for (int i = 0; i < ckpts.n; i++) {
-        train_state st;
-        const train_blocks b = {tf->be, &tf->layout, tf->master, gf_none(), gf_none()};
-        if (checkpoint_read(ckpts.items[i], &st, &b) != 0) goto out;
-        if (!gf_same(tf->master, tf->params)) be_copy(tf->be, tf->params, tf->master, tf->layout.total);
+        long step, tokens;
+        if (method_checkpoint_load(ckpts.items[i], tf, &step, &tokens) != 0) goto out;
         runs[n_runs].path = ckpts.items[i];
-        runs[n_runs].step = st.step;
-        runs[n_runs].tokens = st.tokens;
-        train_state_free(&st);
+        runs[n_runs].step = step;
+        runs[n_runs].tokens = tokens;
         if (halflife_measure(tf, cut.data, &q, &teacher, &pr, &runs[n_runs].r) != 0) goto out;
         n_runs++;
     }

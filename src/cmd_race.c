@@ -242,8 +242,7 @@ int cmd_race(int argc, char **argv) {
     const train_result *res = ro.res;
     const double target = ro.target, *ttt = ro.ttt;
     const int window = ro.window;
-    double teacher_ppl; /* on the held-out sequences every run is scored on */
-    if (train_eval_ppl(&tc.to, &tt, &data, &teacher_ppl) != 0) goto out;
+    const double teacher_ppl = ro.teacher_ppl; /* on the held-out sequences every run is scored on */
     if (!co.json) {
         printf("teacher held-out ppl %.4f  (the %d sequences of %d tokens every run is scored on)\n", teacher_ppl,
                tc.to.eval_seqs > 0 && tc.to.eval_seqs < data.n_eval ? tc.to.eval_seqs : data.n_eval, data.ctx);

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "cli/common.h"
-#include "cli/mem_check.h"
+#include "method/mem_check.h"
 #include "cli/out_place.h"
 #include "cli/signals.h"
 #include "commands.h"

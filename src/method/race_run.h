@@ -40,6 +40,7 @@ typedef struct {
     double build_s[RACE_MAX_RUNS];       /* seconds making each student (Stage 1 / 2 with the builder) */
     double train_s[RACE_MAX_RUNS];       /* seconds training it (final evaluation included) */
     bool stopped;                        /* *stop cut a run short: no tokens-to-target */
+    double teacher_ppl;                  /* the teacher's perplexity on the held-out sequences every run is scored on */
 } race_outcome;
 
 /* 0, or -1 with an error. On a stop, returns 0 with out->stopped set. Free

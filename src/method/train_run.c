@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "train/checkpoint.h"
 
 int method_train_run(const request *r, train_cli *tc, model *teacher, const model *src, bool folder, atomic_int *stop,
                      train_outcome *o) {
@@ -32,6 +33,17 @@ int method_train_run(const request *r, train_cli *tc, model *teacher, const mode
     if (train_run(&tc->to, &o->st.tm, &o->tt, &o->data, stop, &o->res) != 0) return -1;
     if (o->res.stopped_by) return 0;
     return train_eval_nll(&o->tt, &o->data, tc->to.eval_seqs, tc->to.batch, &o->teacher_nll);
+}
+
+int method_checkpoint_load(const char *path, transformer *tf, long *step, long *tokens) {
+    train_state st;
+    const train_blocks b = {tf->be, &tf->layout, tf->master, gf_none(), gf_none()};
+    if (checkpoint_read(path, &st, &b) != 0) return -1;
+    if (!gf_same(tf->master, tf->params)) be_copy(tf->be, tf->params, tf->master, tf->layout.total);
+    *step = st.step;
+    *tokens = st.tokens;
+    train_state_free(&st);
+    return 0;
 }
 
 void train_outcome_free(train_outcome *o) {

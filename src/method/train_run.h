@@ -31,4 +31,8 @@ int method_train_run(const request *r, train_cli *tc, model *teacher, const mode
                      train_outcome *o);
 void train_outcome_free(train_outcome *o);
 
+/* Loads a training checkpoint's master parameters into tf (its parameters
+ * too when they are another block); *step and *tokens get how far it had trained. */
+int method_checkpoint_load(const char *path, transformer *tf, long *step, long *tokens);
+
 #endif

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli/args.h"
+#include "method/args.h"
 #include "method/opt_limits.h"
 #include "core/error.h"
 
