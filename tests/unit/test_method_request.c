@@ -24,7 +24,21 @@
 
 #include "core/error.h"
 #include "method/artifact.h"
+#include "method/opt_limits.h"
 #include "method/request.h"
+
+/* a value other than x inside option name's range (method/opt_limits.h): x + step, else x - step, else the
+ * middle of the range (the parser refuses values out of range) */
+static double in_range(const char *name, double x, double step) {
+    const opt_limit *l = opt_limit_find(name);
+    if (!l) return x + step;
+    for (int sign = 1; sign >= -1; sign -= 2) {
+        const double v = x + sign * step;
+        if ((l->lo_open ? v > l->lo : v >= l->lo) && (l->hi_open ? v < l->hi : v <= l->hi)) return v;
+    }
+    const double mid = isfinite(l->hi) ? (l->lo + l->hi) / 2 : l->lo + 1;
+    return mid == x ? mid + step / 8 : mid;
+}
 
 /* every option of r set to a value that is not its default (help left alone) */
 static void set_everything(request *r, char (*strs)[64], int n_strs) {
@@ -35,9 +49,11 @@ static void set_everything(request *r, char (*strs)[64], int n_strs) {
         if (!strcmp(s->name, "help")) continue;
         switch (s->kind) {
         case OPT_FLAG: *(bool *)s->dst = true; break;
-        case OPT_INT: *(int *)s->dst += 3 + i; break;
-        case OPT_LONG: *(long *)s->dst += 5 + i; break;
-        case OPT_DOUBLE: *(double *)s->dst = 0.1 + i / 7.0; break; /* not a short decimal: printing must keep every bit */
+        case OPT_INT: *(int *)s->dst = (int)in_range(s->name, *(int *)s->dst, 1); break;
+        case OPT_LONG: *(long *)s->dst = (long)in_range(s->name, (double)*(long *)s->dst, 1); break;
+        case OPT_DOUBLE: /* not a short decimal: printing must keep every bit */
+            *(double *)s->dst = in_range(s->name, isfinite(*(double *)s->dst) ? *(double *)s->dst : 0.5, 0.1 + i / 7.0);
+            break;
         case OPT_STR:
             snprintf(strs[i], sizeof strs[i], i % 2 ? "it's %d -- a \"v\" $x" : "plain%d", i);
             *(const char **)s->dst = strs[i];
