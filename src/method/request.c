@@ -7,12 +7,13 @@
 
 #include "backend/backend.h"
 #include "core/error.h"
+#include "eval/recall_prompt.h"
 #include "method/ablate.h"
 #include "select/select.h"
 #include "student/student.h"
 
-static const char *const kind_names[REQ_KIND_COUNT] = {"stats", "select", "convert", "eval",
-                                                      "ablate", "race", "train", "generate"};
+static const char *const kind_names[REQ_KIND_COUNT] = {"stats", "select", "convert", "eval",    "ablate",
+                                                      "race",  "train",  "generate", "recall", "halflife"};
 
 static const char *const usages[REQ_KIND_COUNT] = {
     "graft stats MODEL --text FILE [--ctx N] [--seqs N] [--json]",
@@ -23,6 +24,8 @@ static const char *const usages[REQ_KIND_COUNT] = {
     "graft race MODEL [STUDENT_DIR ...] [--inits A,B] [--keep R] [--strategy S] [--calib FILE] [--tokens N] [--json]",
     "graft train STUDENT --teacher MODEL [--data PATH] [--tokens N] [--ckpt FILE] [--json]",
     "graft generate MODEL|STUDENT [--prompt TEXT] [-n N] [--temp T] [--json]",
+    "graft recall MODEL|STUDENT [--tasks LIST] [--lengths LIST] [--depths LIST] [--samples N] [--haystack FILE] [--json]",
+    "graft halflife STUDENT [--text FILE] [--ctx N] [--seqs N] [--ckpt FILE]... [--json]",
 };
 
 const char *req_kind_name(req_kind k) { return k >= 0 && k < REQ_KIND_COUNT ? kind_names[k] : NULL; }
@@ -61,6 +64,15 @@ void request_init(request *r, req_kind k) {
         break;
     case REQ_TRAIN: train_cli_default(&r->u.train.tc); break;
     case REQ_GENERATE: r->u.generate = (generate_req){"", 64, 0, false}; break;
+    case REQ_RECALL:
+        r->u.recall.chat = "auto";
+        r->u.recall.samples = 4;
+        break;
+    case REQ_HALFLIFE:
+        halflife_request_default(&r->u.halflife.q);
+        r->u.halflife.eval_windows = 16;
+        r->u.halflife.fix_steps = -1;
+        break;
     case REQ_KIND_COUNT: break;
     }
 }
@@ -157,6 +169,32 @@ int request_bind(request *r, opt_spec *specs) {
             {"n", OPT_INT, &q->n, "tokens to generate (default 64)"},
             {"temp", OPT_DOUBLE, &q->temp, "sampling temperature (default 0: greedy)"},
             {"ignore-eos", OPT_FLAG, &q->ignore_eos, "keep going past the end-of-text token"}, COMMON_OPTS(r->co));
+    }
+    case REQ_RECALL: {
+        recall_req *q = &r->u.recall;
+        PUT({"tasks", OPT_STR, &q->tasks, "passkey,niah-number,niah-word,multikey,multivalue,multiquery,vt or all (default all)"},
+            {"lengths", OPT_STR, &q->lengths, "prompt lengths in the model's tokens, 4096 or 4k (default 1k,2k,4k)"},
+            {"depths", OPT_STR, &q->depths, "where the asked needle goes, percent of the context (default 0,25,50,75,100)"},
+            {"samples", OPT_INT, &q->samples, "prompts per task, length and depth (default 4)"},
+            {"haystack", OPT_STR, &q->haystack, "a text file whose sentences fill the context (default: repeated filler)"},
+            {"chat", OPT_STR, &q->chat, "auto (the tokenizer's template), none, chatml or llama3"},
+            {"batch", OPT_INT, &q->batch, "prompts per forward (default 0: 1 on the CPU, what fits on a GPU)"},
+            {"dump", OPT_STR, &q->dump, "write every sample (prompt ids, answers, output, score) as JSON lines to FILE"},
+            COMMON_OPTS(r->co));
+    }
+    case REQ_HALFLIFE: {
+        halflife_req *q = &r->u.halflife;
+        PUT({"text", OPT_STR, &q->text, "text file (default: the calibration text named in STUDENT/report.json)"},
+            {"ctx", OPT_INT, &q->q.ctx, "tokens per sequence, BOS included (default 256)"},
+            {"seqs", OPT_INT, &q->q.seqs, "sequences (default 4)"},
+            {"ckpt", OPT_STR_LIST, &q->ckpts, "a graft train checkpoint of STUDENT (repeatable: the drift over them)"},
+            {"stats", OPT_STR, &q->stats, "teacher statistics: a report.json or graft stats --json file (default: STUDENT/report.json)"},
+            {"fix", OPT_STR_LIST, &q->fixes, "L:H=N|no-sink|all|median|keep: set head H of layer L's idle half-life (median: scale its decay so the median meets the target; keep: no change), then Stage 2 of that layer alone (repeatable; needs --out)"},
+            {"out", OPT_STR, &q->out, "with --fix: the fixed student folder to write"},
+            {"calib", OPT_STR, &q->calib, "with --fix: calibration text for Stage 2 (default: the one in STUDENT/report.json)"},
+            {"steps", OPT_INT, &q->fix_steps, "with --fix: Stage 2 steps (default: the student's own setting; 0: the decay change alone)"},
+            {"eval-windows", OPT_INT, &q->eval_windows, "with --fix: perplexity windows of the calibration text's evaluation slice (default 16)"},
+            CTX_OPTS(r->co), COMMON_OPTS(r->co));
     }
     case REQ_KIND_COUNT: break;
     }
@@ -406,6 +444,26 @@ static int check_select(const select_req *q, long seed) {
     return 0;
 }
 
+int recall_req_to_engine(const request *r, recall_request *rq) {
+    const recall_req *q = &r->u.recall;
+    recall_request_default(rq);
+    rq->samples = q->samples;
+    rq->batch = q->batch;
+    rq->seed = (uint64_t)r->co.seed;
+    rq->haystack = q->haystack;
+    if ((q->tasks && recall_parse_tasks(rq, q->tasks) != 0) || (q->lengths && recall_parse_lengths(rq, q->lengths) != 0) ||
+        (q->depths && recall_parse_depths(rq, q->depths) != 0) || recall_chat_parse(q->chat, &rq->chat) != 0)
+        return -1;
+    return 0;
+}
+
+static int recall_req_check(const request *r) {
+    recall_request rq;
+    if (recall_req_to_engine(r, &rq) != 0) return -1;
+    model_config any = {0}; /* counts only: positions are checked once the model is known */
+    return recall_validate(&rq, &any);
+}
+
 int request_check(const request *r) {
     if (need_pos(r) != 0 || check_common(r) != 0) return -1;
     switch (r->kind) {
@@ -437,6 +495,8 @@ int request_check(const request *r) {
         if ((r->u.train.resume || r->u.train.tc.to.ckpt_keep) && !r->u.train.ckpt)
             return gf_fail("--resume and --ckpt-keep need --ckpt FILE");
         return 0;
+    case REQ_RECALL: return recall_req_check(r);
+    case REQ_HALFLIFE: return 0; /* the statistics, checkpoints and fixes are checked as graft halflife reads them */
     case REQ_GENERATE:
         if (r->u.generate.n < 0 || !(r->u.generate.temp >= 0 && r->u.generate.temp <= 1e6))
             return gf_fail("-n must be >= 0 and --temp a number in [0, 1e6]");

@@ -1,6 +1,6 @@
 /* Requests: what a person asks graft to do, one struct per operation (stats,
- * select, convert, eval, ablate, race, train, generate), the same for the
- * command line and the workbench.
+ * select, convert, eval, ablate, race, train, generate, recall, halflife), the
+ * same for the command line and the workbench.
  *
  * A request is its positional arguments and its options; the options are one
  * table (request_bind) bound to the request's fields, and that table is the
@@ -16,13 +16,18 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "eval/recall.h"
+#include "halflife/halflife.h"
 #include "method/args.h"
 #include "method/common_opts.h"
 #include "method/method_opts.h"
 #include "method/race_run.h"
 #include "method/train_cli.h"
 
-typedef enum { REQ_STATS, REQ_SELECT, REQ_CONVERT, REQ_EVAL, REQ_ABLATE, REQ_RACE, REQ_TRAIN, REQ_GENERATE, REQ_KIND_COUNT } req_kind;
+typedef enum {
+    REQ_STATS, REQ_SELECT, REQ_CONVERT, REQ_EVAL, REQ_ABLATE, REQ_RACE, REQ_TRAIN, REQ_GENERATE, REQ_RECALL, REQ_HALFLIFE,
+    REQ_KIND_COUNT
+} req_kind;
 
 #define REQ_MAX_POS (RACE_MAX_RUNS + 1) /* race: MODEL and up to RACE_MAX_RUNS student folders */
 #define REQ_MAX_OPTS 72
@@ -78,6 +83,18 @@ typedef struct {
 } generate_req;
 
 typedef struct {
+    const char *tasks, *lengths, *depths, *haystack, *chat, *dump;
+    int samples, batch;
+} recall_req;
+
+typedef struct {
+    halflife_request q;  /* ctx, seqs (the rest: the engine's defaults) */
+    const char *text, *stats, *out, *calib;
+    str_list ckpts, fixes;
+    int eval_windows, fix_steps;
+} halflife_req;
+
+typedef struct {
     req_kind kind;
     const char *pos[REQ_MAX_POS]; /* MODEL (or STUDENT), then race's student folders */
     int n_pos;
@@ -92,6 +109,8 @@ typedef struct {
         race_req race;
         train_req train;
         generate_req generate;
+        recall_req recall;
+        halflife_req halflife;
     } u;
 } request;
 
@@ -132,6 +151,9 @@ int request_split(const char *line, int *argc, char ***argv);
 /* Reads a headless command ("graft KIND ...") back into a request; argv (from
  * request_split) must outlive r. 0, or -1 with an error. */
 int request_from_command(request *r, int argc, char **argv);
+
+/* A recall request as the engine's recall_request (lists parsed). 0, or -1 with an error. */
+int recall_req_to_engine(const request *r, recall_request *rq);
 
 /* True when a and b have the same kind, positionals and option values
  * (strings compared by content). */

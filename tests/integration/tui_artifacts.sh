@@ -124,6 +124,7 @@ tui_wait w "1 results rows" 50 || tui_wait w "1 results row" 10 || fail "the fir
 tui_keys w 9
 tui_wait w "Stage 2 steps" || fail "Settings"
 tui_keys w +
+tui_wait w "Stage 2 steps: " 50 || fail "+ on Settings said nothing"
 tui_wait_steps=$(tui_screen w | grep -oE "Stage 2 steps: [0-9]+" | head -n 1 | grep -oE "[0-9]+$")
 [ -n "$tui_wait_steps" ] && [ "$tui_wait_steps" != 4 ] || fail "+ did not change the Stage 2 steps"
 build
