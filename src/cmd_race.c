@@ -155,7 +155,7 @@ int cmd_race(int argc, char **argv) {
         if (artifact_claim_record_dir(&r, ckpt_dir, r.u.race.force, "choose another --ckpt-dir, or pass --force", digest,
                                       note, sizeof note) != 0)
             return cli_fail("race");
-        if (note[0] && cli_rank0()) fprintf(stderr, "graft race: %s\n", note);
+        if (note[0] && cli_rank0() && !resume) fprintf(stderr, "graft race: %s\n", note); /* resuming is reusing */
     }
     /* with calibration text at hand: graft convert's builder (every init and
      * strategy); without: the in-memory stand-ins */

@@ -53,7 +53,7 @@ int cmd_train(int argc, char **argv) {
         if (artifact_claim_record_file(&r, ckpt, r.u.train.force, "choose another --ckpt, or pass --force", digest, note,
                                        sizeof note) != 0)
             return cli_fail("train");
-        if (note[0] && cli_rank0()) fprintf(stderr, "graft train: %s\n", note);
+        if (note[0] && cli_rank0() && !resume) fprintf(stderr, "graft train: %s\n", note); /* resuming is reusing */
     }
     tc.to.ckpt_path = ckpt;
     tc.to.resume = resume;
