@@ -145,7 +145,7 @@ cmd=$(tui_screen s | sed -n '/headless: /,/^ *$/p' | grep -v -e "hidden at this 
       | tr '\n' ' ' | sed 's/ *$//')
 case "$cmd" in *"--json   # built with --stage1 decay,sigma,gate --half-life 24") ;;
     *) tui_screen s; fail "the row's command does not say its Stage 1 options: '$cmd'";; esac
-dir=$(ls -d "$XDG_DATA_HOME"/graft/students/*taylor-calibrate 2>/dev/null | head -n 1)
+dir=$(ls -d "$XDG_DATA_HOME"/graft/students/*taylor-calibrate-* 2>/dev/null | head -n 1)
 [ -n "$dir" ] || fail "no student folder"
 python3 -c '
 import json, sys
