@@ -14,6 +14,7 @@
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "hub/digest.h"
+#include "hub/resolve.h"
 
 #ifndef GRAFT_VERSION
 #define GRAFT_VERSION "0.1.0"
@@ -119,19 +120,28 @@ cJSON *artifact_path_identity(const char *path) {
     struct stat st;
     cJSON *o = cJSON_CreateObject();
     if (stat(path, &st) != 0) {
-        /* not a path: a Hub repo id, owner/name[@revision] */
-        const char *at = strchr(path, '@');
+        /* not a path: a Hub reference, owner/name[@revision][:path] */
         if (!strchr(path, '/') || path[0] == '/' || path[0] == '.') {
             cJSON_Delete(o);
             return gf_fail("%s: %s", path, strerror(errno)), NULL;
         }
-        cJSON_AddStringToObject(o, "repo", path);
-        if (at) {
-            char repo[512];
-            snprintf(repo, sizeof repo, "%.*s", (int)(at - path), path);
-            cJSON_ReplaceItemInObject(o, "repo", cJSON_CreateString(repo));
-        }
+        char ref[1024];
+        snprintf(ref, sizeof ref, "%s", path);
+        char *colon = strchr(ref, ':');
+        if (colon) *colon = 0;
+        char *at = strchr(ref, '@');
+        if (at) *at = 0;
+        cJSON_AddStringToObject(o, "repo", ref);
         cJSON_AddStringToObject(o, "revision", at ? at + 1 : "main");
+        if (colon) cJSON_AddStringToObject(o, "file", colon + 1);
+        /* what the revision resolves to in the cache (the snapshot folder names its commit), and its content */
+        char *local = NULL;
+        if (hub_resolve_cached(path, &local) == 0 && local && strcmp(local, path) != 0) {
+            cJSON *snap = artifact_path_identity(local);
+            if (snap) cJSON_AddItemToObject(o, "snapshot", snap);
+            gf_clear_error();
+        }
+        free(local);
         return o;
     }
     char abs[PATH_MAX];

@@ -12,8 +12,10 @@
  *     bounded part tells two teachers apart unless only their middle differs);
  *   - a folder (a Hugging Face model folder, a student folder): the same for
  *     each regular file in it, sorted by name;
- *   - a Hub repo id ("owner/name[@revision]") that is not a path: the repo id
- *     and the revision asked for ("main" when none).
+ *   - a Hub repo id ("owner/name[@revision]") that is not a path: the repo id,
+ *     the revision asked for ("main" when none) and, when the Hugging Face
+ *     cache holds it, the snapshot it resolves to (its path names the commit)
+ *     with that snapshot's identity as above.
  * The digest is the SHA-256 of the identity's canonical JSON; its first
  * ARTIFACT_SHORT hex digits go into default folder names.
  *
