@@ -96,6 +96,7 @@ static void on_phase(void *ud, const char *name) { job_begin_phase(ud, name); }
  * taylor-calibrate with the run settings and the teacher's Stage 1 options). */
 static void select_request(plan_arg *a, const split_spec *spec, request *r) {
     wb_request_init(r, REQ_SELECT, a->teacher_path, a->seed, a->m->be, a->req_text.device);
+    r->co.json = true;
     select_req *q = &r->u.select;
     q->strategy = strategy_name((select_strategy)a->strategy);
     q->keep = a->keep;
@@ -353,6 +354,7 @@ int results_start_evaluate(workbench *wb, app_state *st, job_runner *jr) {
  * with the teacher's distance and its half-life override as one more row. */
 static void ablate_request(plan_arg *a, const split_spec *spec, request *r) {
     wb_request_init(r, REQ_ABLATE, a->teacher_path, a->seed, a->m->be, a->req_text.device);
+    r->co.json = true; /* the command the Log shows prints what the rows show, as JSON */
     ablate_req *q = &r->u.ablate;
     q->calib = q->eval = a->corpus;
     q->mo.steps = a->ablate_steps;
