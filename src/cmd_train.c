@@ -67,14 +67,30 @@ int cmd_train(int argc, char **argv) {
                         (out_dir && cli_out_claim("--out", out_dir, OUT_STUDENT, 1) != 0) ||
                         (tc.to.window_log && cli_out_claim("--log-windows", tc.to.window_log, OUT_LOG, 1) != 0)))
         return cli_fail("train");
+    /* --out: a folder this request may write (new, or made by this same request), else refused unless --force */
+    char out_digest[ARTIFACT_DIGEST_HEX];
+    cJSON *out_id = NULL;
+    if (out_dir) {
+        artifact_claim claim;
+        if (artifact_identity(&r, &out_id, out_digest) != 0 ||
+            artifact_claim_dir(out_dir, "config.json", out_digest, r.u.train.force,
+                               "choose another --out, or pass --force to replace it", &claim) != 0) {
+            cJSON_Delete(out_id);
+            return cli_fail("train");
+        }
+    }
     const char *folder_list[1] = {pos[0]};
     train_plan plan = {&tc, folder || strcmp(pos[0], tc.teacher) != 0 ? 2 : 1, folder_list, folder ? 1 : 0, false, NULL};
     cli_mem_plan(train_plan_fill, &plan, "lower --batch or --ctx");
     model teacher, src;
-    if (cli_load_model("train", tc.teacher, &co, &teacher) != 0) return 1;
+    if (cli_load_model("train", tc.teacher, &co, &teacher) != 0) {
+        cJSON_Delete(out_id);
+        return 1;
+    }
     const bool same = folder || strcmp(pos[0], tc.teacher) == 0;
     if (!same && cli_load_model("train", pos[0], &co, &src) != 0) {
         model_free(&teacher);
+        cJSON_Delete(out_id);
         return 1;
     }
     const model *sm = same ? &teacher : &src;
@@ -94,7 +110,13 @@ int cmd_train(int argc, char **argv) {
         rc = 128 + res->stopped_by; /* main then ends by the signal itself */
         goto done;
     }
-    if (out_dir && cli_rank0() && train_student_save(&o.st, o.handle, out_dir) != 0) goto out; /* one writer */
+    if (out_dir && cli_rank0()) { /* one writer; the folder records the request that trained it */
+        cJSON *extra = cJSON_CreateObject();
+        cJSON_AddItemToObject(extra, ARTIFACT_KEY, artifact_record(&r, out_id, out_digest));
+        const int saved = train_student_save(&o.st, o.handle, out_dir, extra);
+        cJSON_Delete(extra);
+        if (saved != 0) goto out;
+    }
     const double teacher_nll = o.teacher_nll;
     const double final_loss = res->st.loss.n ? res->st.loss.xy[2 * res->st.loss.n - 1] : NAN;
     if (co.json) {
@@ -125,6 +147,7 @@ done:
 out:
     rc = cli_fail("train");
 cleanup:
+    cJSON_Delete(out_id);
     train_outcome_free(&o);
     if (!same) model_free(&src);
     model_free(&teacher);

@@ -159,7 +159,7 @@ int request_bind(request *r, opt_spec *specs) {
             {"resume", OPT_FLAG, &q->resume, "continue from --ckpt when it exists (same options and seed)"},
             {"ckpt-keep", OPT_FLAG, &q->tc.to.ckpt_keep, "also keep every checkpoint as FILE.step-N (graft halflife --ckpt: the drift)"},
             {"out", OPT_STR, &q->out, "write the trained student folder here (STUDENT must be a student folder)"},
-            {"force", OPT_FLAG, &q->force, "use a --ckpt that another request wrote"},
+            {"force", OPT_FLAG, &q->force, "use a --ckpt, or replace an --out folder, that another request wrote"},
             {"log-windows", OPT_STR, &q->tc.to.window_log, "write the corpus windows of every step's global batch here"},
             RANKS(r), CTX_OPTS(r->co), COMMON_OPTS(r->co));
     }

@@ -3,7 +3,7 @@
 # the same run twice reuses one and says so; --out on a folder another request
 # made is refused with a line naming that request, and --force replaces it;
 # the folder's config.json records the request, and that command makes the
-# same digest again.
+# same digest again; graft train --out keeps the same rule.
 . "$(dirname "$0")/../lib.sh"
 need_stories
 TS=$SHARED/data/tinystories.txt
@@ -58,4 +58,11 @@ expect_error "holds files no recorded request made" "$G" convert "$STORIES" $ARG
 "$G" convert "$STORIES" $ARGS --steps 3 --out "$A" --force --json >e.json 2>e.err || fail "--force: $(cat e.err)"
 [ "$(json_get e.json 'j["folder"]')" = replaced ] || fail "--force did not replace"
 [ "$(json_get "$A/config.json" 'j["graft_request"]["digest"]')" = "$(json_get e.json 'j["request_digest"]')" ] || fail "the replaced folder records the old request"
+# graft train --out: the trained folder records the training request; another request's folder is refused
+TRAIN="--teacher $STORIES --data $TS --ctx 32 --batch 1 --tokens 64 --threads 1 --log-every 0"
+expect_error "$B holds what another request made" "$G" train "$A" $TRAIN --out "$B"
+"$G" train "$A" $TRAIN --out trained --json >t.json 2>t.err || fail "train --out: $(cat t.err)"
+python3 -c 'import json,sys; c=json.load(open("trained/config.json"))["graft_request"]["command"]; assert c.startswith("graft train ") and "--tokens 64" in c, c' \
+    || fail "the trained folder does not record its request"
+"$G" train "$A" $TRAIN --out trained --json >/dev/null 2>t.err || fail "the same training request again: $(cat t.err)"
 echo "method_artifacts: all checks passed"
