@@ -48,10 +48,12 @@ build() {
     tui_keys w 7
     tui_wait w "Enter evaluates" || fail "Results"
     tui_keys w Enter
-    i=0 # the statistics job that follows a load may still run: Enter again once it is done
-    while [ $i -lt 300 ] && tui_screen w | grep -q "is still running"; do
-        sleep 0.2; i=$((i+1))
-        tui_screen w | grep -q "● stats" || { tui_keys w Escape; tui_keys w Enter; }
+    sleep 0.5
+    i=0 # the statistics job that follows a load may still run: Enter again (the line stays until the next one)
+    while [ $i -lt 60 ] && tui_screen w | grep -q "is still running"; do
+        sleep 1; i=$((i+1))
+        tui_keys w Enter
+        sleep 0.5
     done
     i=0
     while [ $i -lt 900 ] && [ "$(folders)" = "$before" ]; do sleep 0.1; i=$((i+1)); done
