@@ -256,7 +256,7 @@ static int race_job(job_ctx *ctx, void *argp) {
     race_result *r = gf_calloc(1, sizeof *r);
     /* the teacher on exactly the held-out sequences each run is scored on (graft race's teacher_eval_ppl) */
     r->eval_seqs = tc.to.eval_seqs > 0 && tc.to.eval_seqs < data.n_eval ? tc.to.eval_seqs : data.n_eval;
-    if (train_eval_ppl(&tc.to, &tt, &data, &r->teacher_ppl) != 0) r->teacher_ppl = NAN;
+    r->teacher_ppl = ro.teacher_ppl; /* race_run measured it */
     for (int i = 0; i < 2; i++) {
         snprintf(r->labels[i], sizeof r->labels[i], "%s", ro.labels[i]);
         r->ttt[i] = ro.ttt[i];
