@@ -48,13 +48,6 @@ int cmd_train(int argc, char **argv) {
     if ((rc = cli_setup("train", &co)) || (rc = train_cli_finish(&tc, "train"))) return rc;
     cli_ctx_plan(tc.to.ctx, &co);
     tc.to.seed = (uint64_t)co.seed;
-    if (ckpt) { /* the checkpoint belongs to one request: this one's, or another's (refused) */
-        char digest[ARTIFACT_DIGEST_HEX], note[1200];
-        if (artifact_claim_record_file(&r, ckpt, r.u.train.force, "choose another --ckpt, or pass --force", digest, note,
-                                       sizeof note) != 0)
-            return cli_fail("train");
-        if (note[0] && cli_rank0() && !resume) fprintf(stderr, "graft train: %s\n", note); /* resuming is reusing */
-    }
     tc.to.ckpt_path = ckpt;
     tc.to.resume = resume;
 
@@ -67,6 +60,13 @@ int cmd_train(int argc, char **argv) {
                         (out_dir && cli_out_claim("--out", out_dir, OUT_STUDENT, 1) != 0) ||
                         (tc.to.window_log && cli_out_claim("--log-windows", tc.to.window_log, OUT_LOG, 1) != 0)))
         return cli_fail("train");
+    if (ckpt) { /* the checkpoint belongs to one request: this one's, or another's (refused) */
+        char digest[ARTIFACT_DIGEST_HEX], note[1200];
+        if (artifact_claim_record_file(&r, ckpt, r.u.train.force, "choose another --ckpt, or pass --force", digest, note,
+                                       sizeof note) != 0)
+            return cli_fail("train");
+        if (note[0] && cli_rank0() && !resume) fprintf(stderr, "graft train: %s\n", note); /* resuming is reusing */
+    }
     /* --out: a folder this request may write (new, or made by this same request), else refused unless --force */
     char out_digest[ARTIFACT_DIGEST_HEX];
     cJSON *out_id = NULL;

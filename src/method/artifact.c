@@ -237,8 +237,13 @@ static bool dir_empty(const char *dir, bool *exists) {
     *exists = d != NULL;
     if (!d) return true;
     bool empty = true;
-    for (struct dirent *e; empty && (e = readdir(d));)
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) empty = false;
+    /* a folder holding only a record (and the lock of a command writing it) holds nothing made yet */
+    for (struct dirent *e; empty && (e = readdir(d));) {
+        const size_t len = strlen(e->d_name);
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, "request.json") &&
+            !(len > 5 && !strcmp(e->d_name + len - 5, ".lock")))
+            empty = false;
+    }
     closedir(d);
     return empty;
 }
@@ -355,11 +360,11 @@ int artifact_claim_record_file(const request *r, const char *path, bool force, c
     int rc = 0;
     if (recorded && !strcmp(old, digest_hex)) {
         snprintf(note, note_n, "%s: reused (the same request made it, %.*s)", path, ARTIFACT_SHORT, digest_hex);
-    } else if ((exists || recorded) && !force) {
+    } else if (exists && !force) { /* a record without its checkpoint: nothing was made yet */
         rc = recorded ? gf_fail("%s holds what another request made, with other options or inputs (%.*s: %s): %s", path, ARTIFACT_SHORT, old, cmd, hint)
                       : gf_fail("%s holds a checkpoint no recorded request made: %s", path, hint);
     } else {
-        if (exists || recorded) snprintf(note, note_n, "%s: taken over (--force)", path);
+        if (exists) snprintf(note, note_n, "%s: taken over (--force)", path);
         cJSON *rec = artifact_record(r, id, digest_hex);
         char *text = cJSON_Print(rec);
         rc = atomic_write(rec_path, text, strlen(text));
