@@ -15,7 +15,7 @@ import re
 import sys
 
 ROOT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else ".")
-HEADERS = ["engine/calibrate", "engine/align", "engine/train", "engine/select", "engine/student/build.h"]
+HEADERS = ["engine/calibrate", "engine/align", "engine/train", "engine/select", "engine/convert/build.h"]
 VOCABULARY = re.compile(r"(_name|_parse|_free|_index|_label|^kv_format_bytes|^kv_dtype_bytes)$")
 DECL = re.compile(r"^[A-Za-z_][\w\s\*]*?\b([a-z_][a-z0-9_]*)\s*\(", re.M)
 

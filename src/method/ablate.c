@@ -9,7 +9,7 @@
 #include "core/error.h"
 #include "eval/perplexity.h"
 #include "select/select.h"
-#include "student/build.h"
+#include "convert/build.h"
 
 static int split_list(const char *text, char items[][64], int max) {
     int n = 0;

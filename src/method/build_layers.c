@@ -1,7 +1,7 @@
 #include "method/build_layers.h"
 
 #include "method/method_opts.h"
-#include "student/build.h"
+#include "convert/build.h"
 
 int method_capture_corpus(const model *m, const char *corpus, const split_spec *spec, token_split *sp,
                           teacher_capture *cal, teacher_capture *held, const method_hooks *h) {

@@ -7,7 +7,7 @@
 #include "core/error.h"
 #include "method/reports.h"
 #include "select/kv_cost.h"
-#include "student/build.h"
+#include "convert/build.h"
 #include "student/calib_split.h"
 
 int method_select_run(const request *r, model *m, const method_hooks *h, select_result *res) {

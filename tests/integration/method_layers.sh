@@ -13,9 +13,9 @@ n=$(echo "$out" | grep -oE "^[0-9]+")
 [ "$n" -ge 10 ] || { echo "FAIL: only $n engine functions found"; exit 1; }
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-mkdir -p "$T/engine/select" "$T/engine/calibrate" "$T/engine/align" "$T/engine/train" "$T/engine/student" "$T/src/workbench"
+mkdir -p "$T/engine/select" "$T/engine/calibrate" "$T/engine/align" "$T/engine/train" "$T/engine/convert" "$T/src/workbench"
 printf 'int select_layers(void *sel, int k);\n' > "$T/engine/select/select.h"
-printf 'int student_build_layers(void *s);\n' > "$T/engine/student/build.h"
+printf 'int student_build_layers(void *s);\n' > "$T/engine/convert/build.h"
 printf 'int f(void) { return select_layers(0, 1); }\n' > "$T/src/workbench/jobs.c"
 printf 'int g(void);\n' > "$T/src/cmd_x.c"
 if python3 "$ROOT/scripts/method-calls.py" "$T" > "$T/out.txt"; then

@@ -350,13 +350,13 @@ static void results_rows_fit(void **state) {
     assert_null(strstr(row(&g, y), " 300 "));
     /* the selected row (the newest) with its headless command, whole */
     assert_string_equal(command_text(&g), "graft ablate '/models/test-teacher' --calib '/data/tinystories.txt' --eval "
-                                          "'/data/tinystories.txt' --keep 0.25 --strategy ar --init align-only --steps 50 "
-                                          "--keep-best heldout --eval-windows 32 --json");
+                                          "'/data/tinystories.txt' --strategy ar --keep 0.25 --init align-only --steps 50 "
+                                          "--eval-windows 32 --keep-best heldout --json");
     /* up: the evaluate row's command */
     ui_key(&u, UK_UP);
     ui_render(&u, &g);
     assert_string_equal(command_text(&g), "graft eval '/home/someone/.local/share/graft/students/test-teacher-uniform-50-"
-                                          "taylor-calibrate' --text '/data/tinystories.txt' --split --json"); /* 32 windows: eval's default */
+                                          "taylor-calibrate' --text '/data/tinystories.txt' --split --eval-windows 32 --json");
     /* sorting by ppl (o until the ppl column), then reversed */
     for (int k = 0; k < RC_COUNT && u.v.results.sort_col != RC_PPL; k++) ui_key(&u, 'o');
     assert_int_equal(u.v.results.sort_col, RC_PPL);

@@ -248,14 +248,14 @@ static void rows_say_their_seed(void **state) {
     r.seed = 7;
     char cmd[1600];
     result_command(&r, "/m/t.bin", cmd, sizeof cmd);
-    assert_string_equal(cmd, "graft race '/m/t.bin' --data '/d/t.txt' --tokens 8192 --ctx 128 --lr-mixer 0.001 "
-                             "--lr-rest 0.0001 --keep 0.5 --json --seed 7");
+    assert_string_equal(cmd, "graft race '/m/t.bin' --data '/d/t.txt' --ctx 128 --batch 4 --tokens 8192 --lr-mixer 0.001 "
+                             "--lr-rest 0.0001 --keep 0.5 --seed 7 --json");
     r.kind = RUN_ABLATE;
     snprintf(r.strategy, sizeof r.strategy, "uniform");
     snprintf(r.init, sizeof r.init, "random");
     r.eval_windows = 8;
     result_command(&r, "/m/t.bin", cmd, sizeof cmd);
-    assert_non_null(strstr(cmd, " --json --seed 7"));
+    assert_non_null(strstr(cmd, " --seed 7 --json"));
     /* through the session file and back */
     cJSON *o = result_row_json(&r);
     result_row back;

@@ -182,7 +182,7 @@ static void results_rows_carry_the_choice(void **state) {
     result_cell(&r, RC_DETAIL, true, cell, sizeof cell);
     assert_string_equal(cell, "S1 -beta (no-sink)");
     result_command(&r, "/m/t.bin", cmd, sizeof cmd);
-    assert_string_equal(cmd, "graft ablate '/m/t.bin' --calib '/d/t.txt' --eval '/d/t.txt' --keep 0.5 --strategy uniform "
+    assert_string_equal(cmd, "graft ablate '/m/t.bin' --calib '/d/t.txt' --eval '/d/t.txt' --strategy uniform --keep 0.5 "
                              "--init taylor-calibrate --steps 50 --eval-windows 8 --stage1 decay,sigma,gate "
                              "--distance no-sink --json");
     /* the defaults add nothing to the command, but the column still says "all" */
