@@ -2,16 +2,21 @@
 """The include graph between graft's modules, and whether it has a cycle.
 
 Modules: each folder of engine (engine/core, engine/backend, ...: the
-numerical library), src/jobs, src/hub, src/cli, src/workbench, src (the
-commands: main.c, commands.c, cmd_*.c) and ui. Each quoted #include of a .c,
-.h, .cu or .cuh file is resolved as the compiler does (the file's own folder,
-then -I. -Iengine -Isrc -Iui, in the Makefile's order). Prints one line per
-edge ("ui -> src/workbench  (12 includes)"), then the cycles found, if any.
-Exits 1 on a cycle between modules (engine's folders included: they form a
-directed acyclic graph, docs/architecture.md draws it), or when a layer
-includes one above it: engine includes nothing of src or ui; src/jobs nothing
-of src/workbench or ui; src/workbench nothing of ui; and no product file
-(engine, src, ui) includes anything under tests/.
+numerical library), src/jobs, src/hub, src/method (the method layer:
+requests, their validation, runners and artifacts), src/cli, src/workbench,
+src (the commands: main.c, commands.c, cmd_*.c) and ui. Each quoted #include
+of a .c, .h, .cu or .cuh file is resolved as the compiler does (the file's
+own folder, then -I. -Iengine -Isrc -Iui, in the Makefile's order). Prints
+one line per edge ("ui -> src/workbench  (12 includes)"), then the cycles
+found, if any. Exits 1 on a cycle between modules (engine's folders
+included: they form a directed acyclic graph, docs/architecture.md draws
+it), or when a layer includes one above it (engine -> method -> cli |
+workbench -> ui): engine includes nothing of src or ui; src/jobs and src/hub
+nothing of src/method, src/cli, src/workbench, the commands or ui;
+src/method nothing of src/cli, src/workbench, the commands or ui; src/cli
+and src/workbench nothing of each other or ui; src/workbench nothing of the
+commands; and no product file (engine, src, ui) includes anything under
+tests/.
 
 Usage: python3 scripts/include-graph.py [ROOT]     (ROOT: the repository, default .)
 """
@@ -84,14 +89,20 @@ for n in sorted(graph):
     if not state.get(n):
         visit(n, [n])
 
-forbidden = {"engine": ("src", "ui", "tests"), "src": ("tests",), "ui": ("tests",),
-             "src/cli": ("tests",), "src/hub": ("tests",),
-             "src/jobs": ("src/workbench", "ui", "tests"), "src/workbench": ("ui", "tests")}
+FACES = ("src/method", "src/cli", "src/workbench", "src", "ui", "tests")
+forbidden = {
+    "engine": ("src", "ui", "tests"), "src": ("tests",), "ui": ("tests",),
+    "src/jobs": FACES,
+    "src/hub": FACES,
+    "src/method": ("src/cli", "src/workbench", "src", "ui", "tests"),
+    "src/cli": ("src/workbench", "src", "ui", "tests"),
+    "src/workbench": ("src/cli", "src", "ui", "tests"),
+}
 bad = []
 for (a, b), uses in sorted(edges.items()):
     layer = "engine" if a.startswith("engine/") else a
     for f in forbidden.get(layer, ()):
-        if b == f or b.startswith(f + "/"):
+        if b == f or (f != "src" and b.startswith(f + "/")):
             bad.append(f"{a} must not include {b}: " + ", ".join(f"{u} ({n})" for u, n in uses[:3]))
 
 for c in cycles:

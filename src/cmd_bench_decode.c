@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "cli/common.h"
-#include "cli/mem_check.h"
+#include "method/mem_check.h"
 #include "commands.h"
 #include "eval/bench_decode.h"
 #include "student/student_io.h"

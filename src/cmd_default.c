@@ -9,7 +9,7 @@
 #include "cli/stats_report.h"
 #include "commands.h"
 #include "data/text_tokens.h"
-#include "default_teacher.h"
+#include "hub/default_teacher.h"
 #include "eval/generate.h"
 #include "stats/collect.h"
 

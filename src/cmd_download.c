@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/args.h"
+#include "method/args.h"
 #include "cli/common.h"
 #include "cli/signals.h"
 #include "commands.h"

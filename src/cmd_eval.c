@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 
 #include "cli/common.h"
-#include "cli/mem_check.h"
+#include "method/mem_check.h"
 #include "commands.h"
 #include "core/error.h"
 #include "data/text_tokens.h"
@@ -128,32 +128,16 @@ static int eval_path_ppl_split(const char *cmd, const char *path, const char *te
 }
 
 int cmd_eval(int argc, char **argv) {
-    common_opts co;
-    common_opts_default(&co);
-    const char *text = NULL;
-    int ctx = 0, eval_windows = 32;
-    bool split = false;
-    opt_spec specs[] = {
-        {"text", OPT_STR, &text, "text file, encoded as its bytes are, BOS first"},
-        {"ctx", OPT_INT, &ctx, "window length (default: the model's context; 256 with --split)"},
-        {"split", OPT_FLAG, &split, "only the evaluation slice of the text's calibration split (as the workbench's Results)"},
-        {"eval-windows", OPT_INT, &eval_windows, "with --split: evaluation windows (default 32, the workbench's)"},
-        CTX_OPTS(co),
-        COMMON_OPTS(co),
-    };
-    const char *pos[1];
-    int np, rc = cli_parse(argc, argv, specs, sizeof specs / sizeof *specs, pos, 1, 1, &np,
-                           "graft eval MODEL|STUDENT --text FILE [--ctx N] [--json]", &co);
-    if (rc) return rc < 0 ? 0 : rc;
+    request r;
+    bool done;
+    int rc = cli_request(&r, REQ_EVAL, argc, argv, &done);
+    if (rc || done) return rc;
+    common_opts co = r.co;
+    const char **pos = r.pos;
+    const char *text = r.u.eval.text;
+    const int ctx = r.u.eval.ctx, eval_windows = r.u.eval.eval_windows;
+    const bool split = r.u.eval.split;
     if ((rc = cli_setup("eval", &co))) return rc;
     cli_ctx_plan(split && ctx == 0 ? 256 : ctx, &co);
-    if (!text) {
-        fprintf(stderr, "graft eval: --text FILE is required\n");
-        return 2;
-    }
-    if (split && eval_windows < 1) {
-        fprintf(stderr, "graft eval: --eval-windows must be >= 1, got %d\n", eval_windows);
-        return 2;
-    }
     return eval_path_ppl_split("eval", pos[0], text, ctx, split ? eval_windows : 0, &co);
 }

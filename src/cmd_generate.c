@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "cli/common.h"
-#include "cli/mem_check.h"
+#include "method/mem_check.h"
 #include "commands.h"
 #include "eval/generate.h"
 #include "student/student_io.h"
@@ -39,28 +39,17 @@ static void gen_fill(mem_job *j, void *ud) {
 }
 
 int cmd_generate(int argc, char **argv) {
-    common_opts co;
-    common_opts_default(&co);
-    const char *prompt = "";
-    int n = 64;
-    double temp = 0;
-    bool ignore_eos = false;
-    opt_spec specs[] = {
-        {"prompt", OPT_STR, &prompt, "text to continue (default: empty, start from BOS)"},
-        {"n", OPT_INT, &n, "tokens to generate (default 64)"},
-        {"temp", OPT_DOUBLE, &temp, "sampling temperature (default 0: greedy)"},
-        {"ignore-eos", OPT_FLAG, &ignore_eos, "keep going past the end-of-text token"},
-        COMMON_OPTS(co),
-    };
-    const char *pos[1];
-    int np, rc = cli_parse(argc, argv, specs, sizeof specs / sizeof *specs, pos, 1, 1, &np,
-                           "graft generate MODEL|STUDENT [--prompt TEXT] [-n N] [--temp T] [--json]", &co);
-    if (rc) return rc < 0 ? 0 : rc;
+    request r;
+    bool done;
+    int rc = cli_request(&r, REQ_GENERATE, argc, argv, &done);
+    if (rc || done) return rc;
+    common_opts co = r.co;
+    const char **pos = r.pos;
+    const char *prompt = r.u.generate.prompt;
+    const int n = r.u.generate.n;
+    const double temp = r.u.generate.temp;
+    const bool ignore_eos = r.u.generate.ignore_eos;
     if ((rc = cli_setup("generate", &co))) return rc;
-    if (n < 0 || temp < 0) {
-        fprintf(stderr, "graft generate: -n and --temp must be >= 0\n");
-        return 2;
-    }
     generated_text out = {0};
     /* a teacher, or a student folder: the same transformer either way */
     model teacher = {0}, *mp = &teacher;

@@ -10,9 +10,10 @@
 #include <unistd.h>
 
 #include "cli/common.h"
-#include "cli/method_opts.h"
+#include "method/method_opts.h"
 #include "cli/out_place.h"
-#include "cli/train_student.h"
+#include "method/train_student.h"
+#include "method/train_run.h"
 #include "commands.h"
 #include "core/error.h"
 #include "core/mapped_file.h"
@@ -23,7 +24,6 @@
 #include "student/calib_split.h"
 #include "student/report_json.h"
 #include "student/student_io.h"
-#include "train/checkpoint.h"
 
 /* A student folder's report.json (NULL: none or unreadable). */
 static cJSON *report_of(const char *dir) {
@@ -129,32 +129,17 @@ static void print_drift(const measured *m, int n) {
 }
 
 int cmd_halflife(int argc, char **argv) {
-    common_opts co;
-    common_opts_default(&co);
-    halflife_request q;
-    halflife_request_default(&q);
-    const char *text = NULL, *stats = NULL;
-    str_list ckpts = {0}, fixes = {0};
-    const char *out_dir = NULL, *calib_opt = NULL;
-    int eval_windows = 16, fix_steps = -1;
-    opt_spec specs[] = {
-        {"text", OPT_STR, &text, "text file (default: the calibration text named in STUDENT/report.json)"},
-        {"ctx", OPT_INT, &q.ctx, "tokens per sequence, BOS included (default 256)"},
-        {"seqs", OPT_INT, &q.seqs, "sequences (default 4)"},
-        {"ckpt", OPT_STR_LIST, &ckpts, "a graft train checkpoint of STUDENT (repeatable: the drift over them)"},
-        {"stats", OPT_STR, &stats, "teacher statistics: a report.json or graft stats --json file (default: STUDENT/report.json)"},
-        {"fix", OPT_STR_LIST, &fixes, "L:H=N|no-sink|all|median|keep: set head H of layer L's idle half-life (median: scale its decay so the median meets the target; keep: no change), then Stage 2 of that layer alone (repeatable; needs --out)"},
-        {"out", OPT_STR, &out_dir, "with --fix: the fixed student folder to write"},
-        {"calib", OPT_STR, &calib_opt, "with --fix: calibration text for Stage 2 (default: the one in STUDENT/report.json)"},
-        {"steps", OPT_INT, &fix_steps, "with --fix: Stage 2 steps (default: the student's own setting; 0: the decay change alone)"},
-        {"eval-windows", OPT_INT, &eval_windows, "with --fix: perplexity windows of the calibration text's evaluation slice (default 16)"},
-        CTX_OPTS(co),
-        COMMON_OPTS(co),
-    };
-    const char *pos[1];
-    int np, rc = cli_parse(argc, argv, specs, sizeof specs / sizeof *specs, pos, 1, 1, &np,
-                           "graft halflife STUDENT [--text FILE] [--ctx N] [--seqs N] [--ckpt FILE]... [--json]", &co);
-    if (rc) return rc < 0 ? 0 : rc;
+    request r;
+    bool done;
+    int rc = cli_request(&r, REQ_HALFLIFE, argc, argv, &done);
+    if (rc || done) return rc;
+    common_opts co = r.co;
+    const char **pos = r.pos;
+    halflife_request q = r.u.halflife.q;
+    const char *text = r.u.halflife.text, *stats = r.u.halflife.stats;
+    const str_list ckpts = r.u.halflife.ckpts, fixes = r.u.halflife.fixes;
+    const char *out_dir = r.u.halflife.out, *calib_opt = r.u.halflife.calib;
+    const int eval_windows = r.u.halflife.eval_windows, fix_steps = r.u.halflife.fix_steps;
     if ((rc = cli_setup("halflife", &co))) return rc;
     cli_ctx_plan(q.ctx, &co);
     if (halflife_request_check(&q) != 0) {
@@ -285,14 +270,11 @@ int cmd_halflife(int argc, char **argv) {
         if (saved != 0) goto out;
     }
     for (int i = 0; i < ckpts.n; i++) {
-        train_state st;
-        const train_blocks b = {tf->be, &tf->layout, tf->master, gf_none(), gf_none()};
-        if (checkpoint_read(ckpts.items[i], &st, &b) != 0) goto out;
-        if (!gf_same(tf->master, tf->params)) be_copy(tf->be, tf->params, tf->master, tf->layout.total);
+        long step, tokens;
+        if (method_checkpoint_load(ckpts.items[i], tf, &step, &tokens) != 0) goto out;
         runs[n_runs].path = ckpts.items[i];
-        runs[n_runs].step = st.step;
-        runs[n_runs].tokens = st.tokens;
-        train_state_free(&st);
+        runs[n_runs].step = step;
+        runs[n_runs].tokens = tokens;
         if (halflife_measure(tf, cut.data, &q, &teacher, &pr, &runs[n_runs].r) != 0) goto out;
         n_runs++;
     }

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 
 #include "cli/common.h"
-#include "cli/mem_check.h"
+#include "method/mem_check.h"
 #include "commands.h"
 #include "core/error.h"
 

@@ -16,11 +16,13 @@
 
 #include "cli/common.h"
 #include "cli/ranks.h"
-#include "cli/mem_check.h"
+#include "method/mem_check.h"
 #include "cli/out_place.h"
-#include "cli/race_run.h"
-#include "cli/train_cli.h"
-#include "cli/train_student.h"
+#include "method/artifact.h"
+#include "method/race_run.h"
+#include "method/train_cli.h"
+#include "method/train_student.h"
+#include "cli/signals.h"
 #include "commands.h"
 #include "core/error.h"
 #include "student/report_json.h"
@@ -101,37 +103,18 @@ static void run_started(void *ud, int i, const char *label, const char *ckpt) {
 }
 
 int cmd_race(int argc, char **argv) {
-    common_opts co;
-    common_opts_default(&co);
-    int n_ranks = 1, n_gpus = 0;
-    train_cli tc;
-    train_cli_default(&tc);
-    method_cli mo;
-    method_cli_default(&mo);
-    const char *inits_s = NULL;
-    const char *calib = NULL, *text = NULL, *ckpt_dir = NULL;
-    bool resume = false;
-    opt_spec specs[] = {
-        TRAIN_CLI_OPTS(tc),
-        {"inits", OPT_STR, &inits_s, "comma-separated initializations, the first is the baseline "
-                                     "(default random,taylor-calibrate)"},
-        {"calib", OPT_STR, &calib, "calibration text for building students (default: --data)"},
-        {"text", OPT_STR, &text, "held-out text scoring ar / ga-s2 (default: the calibration file after its "
-                                 "calibration part)"},
-        {"ckpt-dir", OPT_STR, &ckpt_dir, "checkpoint each run to DIR/INIT.ckpt (at the end, every --ckpt-every steps, on SIGINT/SIGTERM)"},
-        {"ckpt-every", OPT_LONG, &tc.to.ckpt_every, "with --ckpt-dir: checkpoint every N steps (default: at the end)"},
-        {"resume", OPT_FLAG, &resume, "with --ckpt-dir: each run continues from its checkpoint (same options and seed)"},
-        {"ckpt-keep", OPT_FLAG, &tc.to.ckpt_keep, "with --ckpt-dir: also keep every checkpoint as DIR/INIT.ckpt.step-N (graft halflife --ckpt)"},
-        STAGE1_OPTS(mo),
-        RANKS_OPTS(n_ranks, n_gpus),
-        CTX_OPTS(co),
-        COMMON_OPTS(co),
-    };
-    const char *pos[MAX_INITS + 1];
-    int np, rc = cli_parse(argc, argv, specs, sizeof specs / sizeof *specs, pos, 1, MAX_INITS + 1, &np,
-                           "graft race MODEL [STUDENT_DIR ...] [--inits A,B] [--keep R] [--strategy S] "
-                           "[--calib FILE] [--tokens N] [--json]", &co);
-    if (rc) return rc < 0 ? 0 : rc;
+    request r;
+    bool done;
+    int rc = cli_request(&r, REQ_RACE, argc, argv, &done);
+    if (rc || done) return rc;
+    common_opts co = r.co;
+    const char **pos = r.pos;
+    const int n_ranks = r.n_ranks, n_gpus = r.n_gpus, np = r.n_pos;
+    train_cli tc = r.u.race.tc;
+    method_cli mo = r.u.race.mo;
+    const char *inits_s = r.u.race.inits;
+    const char *calib = r.u.race.calib, *text = r.u.race.text, *ckpt_dir = r.u.race.ckpt_dir;
+    const bool resume = r.u.race.resume;
     if (cli_ranks_launch("race", argc, argv, n_ranks, n_gpus, &co, &rc)) return rc;
     if (!tc.teacher) tc.teacher = pos[0];
     if ((rc = cli_setup("race", &co)) || (rc = train_cli_finish(&tc, "race"))) return rc;
@@ -161,20 +144,19 @@ int cmd_race(int argc, char **argv) {
             return 2;
         }
     }
-    if (tc.to.ckpt_keep && !ckpt_dir) {
-        fprintf(stderr, "graft race: --ckpt-keep needs --ckpt-dir DIR\n");
-        return 2;
-    }
-    if (resume && !ckpt_dir) {
-        fprintf(stderr, "graft race: --resume needs --ckpt-dir DIR\n");
-        return 2;
-    }
     if (ckpt_dir && mkdir(ckpt_dir, 0777) != 0 && errno != EEXIST) {
         fprintf(stderr, "graft race: --ckpt-dir %s: %s\n", ckpt_dir, strerror(errno));
         return 1;
     }
     if (ckpt_dir && cli_rank0() && cli_out_claim("--ckpt-dir", ckpt_dir, OUT_CKPT_DIR, n_inits) != 0)
         return cli_fail("race");
+    if (ckpt_dir) { /* the folder's checkpoints belong to one request: this one's, or another's (refused) */
+        char digest[ARTIFACT_DIGEST_HEX], note[1200];
+        if (artifact_claim_record_dir(&r, ckpt_dir, r.u.race.force, "choose another --ckpt-dir, or pass --force", digest,
+                                      note, sizeof note) != 0)
+            return cli_fail("race");
+        if (note[0] && cli_rank0() && !resume) fprintf(stderr, "graft race: %s\n", note); /* resuming is reusing */
+    }
     /* with calibration text at hand: graft convert's builder (every init and
      * strategy); without: the in-memory stand-ins */
     if (!calib) calib = tc.data;
@@ -260,8 +242,7 @@ int cmd_race(int argc, char **argv) {
     const train_result *res = ro.res;
     const double target = ro.target, *ttt = ro.ttt;
     const int window = ro.window;
-    double teacher_ppl; /* on the held-out sequences every run is scored on */
-    if (train_eval_ppl(&tc.to, &tt, &data, &teacher_ppl) != 0) goto out;
+    const double teacher_ppl = ro.teacher_ppl; /* on the held-out sequences every run is scored on */
     if (!co.json) {
         printf("teacher held-out ppl %.4f  (the %d sequences of %d tokens every run is scored on)\n", teacher_ppl,
                tc.to.eval_seqs > 0 && tc.to.eval_seqs < data.n_eval ? tc.to.eval_seqs : data.n_eval, data.ctx);

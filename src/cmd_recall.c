@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "cli/common.h"
-#include "cli/mem_check.h"
+#include "method/mem_check.h"
 #include "cli/out_place.h"
 #include "cli/signals.h"
 #include "commands.h"
@@ -72,43 +72,15 @@ static void recall_fill(mem_job *j, void *ud) {
 }
 
 int cmd_recall(int argc, char **argv) {
-    common_opts co;
-    common_opts_default(&co);
-    const char *tasks = NULL, *lengths = NULL, *depths = NULL, *haystack = NULL, *chat = "auto", *dump = NULL;
-    int samples = 4, batch = 0;
-    opt_spec specs[] = {
-        {"tasks", OPT_STR, &tasks, "passkey,niah-number,niah-word,multikey,multivalue,multiquery,vt or all (default all)"},
-        {"lengths", OPT_STR, &lengths, "prompt lengths in the model's tokens, 4096 or 4k (default 1k,2k,4k)"},
-        {"depths", OPT_STR, &depths, "where the asked needle goes, percent of the context (default 0,25,50,75,100)"},
-        {"samples", OPT_INT, &samples, "prompts per task, length and depth (default 4)"},
-        {"haystack", OPT_STR, &haystack, "a text file whose sentences fill the context (default: repeated filler)"},
-        {"chat", OPT_STR, &chat, "auto (the tokenizer's template), none, chatml or llama3"},
-        {"batch", OPT_INT, &batch, "prompts per forward (default 0: 1 on the CPU, what fits on a GPU)"},
-        {"dump", OPT_STR, &dump, "write every sample (prompt ids, answers, output, score) as JSON lines to FILE"},
-        COMMON_OPTS(co),
-    };
-    const char *pos[1];
-    int np, rc = cli_parse(argc, argv, specs, sizeof specs / sizeof *specs, pos, 1, 1, &np,
-                           "graft recall MODEL|STUDENT [--tasks LIST] [--lengths LIST] [--depths LIST] "
-                           "[--samples N] [--haystack FILE] [--json]",
-                           &co);
-    if (rc) return rc < 0 ? 0 : rc;
+    request r;
+    bool done;
+    int rc = cli_request(&r, REQ_RECALL, argc, argv, &done);
+    if (rc || done) return rc;
+    common_opts co = r.co;
+    const char **pos = r.pos;
+    const char *dump = r.u.recall.dump;
     recall_request rq;
-    recall_request_default(&rq);
-    rq.samples = samples;
-    rq.batch = batch;
-    rq.seed = (uint64_t)co.seed;
-    rq.haystack = haystack;
-    if ((tasks && recall_parse_tasks(&rq, tasks) != 0) || (lengths && recall_parse_lengths(&rq, lengths) != 0) ||
-        (depths && recall_parse_depths(&rq, depths) != 0) || recall_chat_parse(chat, &rq.chat) != 0) {
-        fprintf(stderr, "graft recall: %s\n", gf_last_error());
-        return 2;
-    }
-    model_config any = {0}; /* counts only: positions are checked once the model is known */
-    if (recall_validate(&rq, &any) != 0) {
-        fprintf(stderr, "graft recall: %s\n", gf_last_error());
-        return 2;
-    }
+    recall_req_to_engine(&r, &rq); /* checked by request_check */
     if ((rc = cli_setup("recall", &co))) return rc;
     if (dump && cli_out_claim("--dump", dump, OUT_LOG, 1) != 0) return cli_fail("recall");
 

@@ -4,33 +4,11 @@
 
 #include "cli/common.h"
 #include "cli/ranks.h"
-#include "cli/mem_check.h"
+#include "method/mem_check.h"
 #include "commands.h"
 #include "data/text_tokens.h"
 #include "cli/stats_report.h"
 #include "stats/collect.h"
-
-cJSON *attn_stats_json(const attn_stats *s) {
-    cJSON *layers = cJSON_CreateArray();
-    for (int l = 0; l < s->n_layers; l++) {
-        cJSON *lo = cJSON_CreateObject();
-        cJSON_AddNumberToObject(lo, "layer", l);
-        cJSON *heads = cJSON_AddArrayToObject(lo, "heads");
-        for (int h = 0; h < s->n_heads; h++) {
-            cJSON *ho = cJSON_CreateObject();
-            cJSON_AddNumberToObject(ho, "head", h);
-            cJSON_AddNumberToObject(ho, "mean_distance", attn_stats_mean_distance(s, l, h));
-            cJSON_AddNumberToObject(ho, "entropy", attn_stats_entropy(s, l, h));
-            cJSON_AddNumberToObject(ho, "concentration", attn_stats_concentration(s, l, h));
-            cJSON_AddNumberToObject(ho, "output_rms", attn_stats_output_rms(s, l, h));
-            cJSON_AddNumberToObject(ho, "mean_distance_no_sink", attn_stats_mean_distance_nosink(s, l, h));
-            cJSON_AddNumberToObject(ho, "sink_share", attn_stats_sink_share(s, l, h));
-            cJSON_AddItemToArray(heads, ho);
-        }
-        cJSON_AddItemToArray(layers, lo);
-    }
-    return layers;
-}
 
 void attn_stats_print(const attn_stats *s) {
     const char *titles[5] = {"mean attention distance (tokens)", "entropy (nats)", "output RMS",
@@ -74,34 +52,18 @@ static void stats_fill(mem_job *j, void *ud) {
 }
 
 int cmd_stats(int argc, char **argv) {
-    common_opts co;
-    common_opts_default(&co);
-    int n_ranks = 1, n_gpus = 0;
-    const char *text = NULL;
-    int ctx = 256, seqs = 4;
-    opt_spec specs[] = {
-        {"text", OPT_STR, &text, "calibration text file"},
-        {"ctx", OPT_INT, &ctx, "tokens per sequence, BOS included (default 256)"},
-        {"seqs", OPT_INT, &seqs, "sequences (default 4; 0 = every complete one)"},
-        RANKS_OPTS(n_ranks, n_gpus),
-        CTX_OPTS(co),
-        COMMON_OPTS(co),
-    };
-    const char *pos[1];
-    int np, rc = cli_parse(argc, argv, specs, sizeof specs / sizeof *specs, pos, 1, 1, &np,
-                           "graft stats MODEL --text FILE [--ctx N] [--seqs N] [--json]", &co);
-    if (rc) return rc < 0 ? 0 : rc;
+    request r;
+    bool done;
+    int rc = cli_request(&r, REQ_STATS, argc, argv, &done);
+    if (rc || done) return rc;
+    common_opts co = r.co;
+    const char **pos = r.pos;
+    const int n_ranks = r.n_ranks, n_gpus = r.n_gpus;
+    const char *text = r.u.stats.text;
+    const int ctx = r.u.stats.ctx, seqs = r.u.stats.seqs;
     if (cli_ranks_launch("stats", argc, argv, n_ranks, n_gpus, &co, &rc)) return rc;
     if ((rc = cli_setup("stats", &co))) return rc;
     cli_ctx_plan(ctx, &co);
-    if (!text) {
-        fprintf(stderr, "graft stats: --text FILE is required\n");
-        return 2;
-    }
-    if (ctx < 2 || seqs < 0) {
-        fprintf(stderr, "graft stats: --ctx must be >= 2 and --seqs >= 0\n");
-        return 2;
-    }
     stats_plan plan = {ctx, seqs};
     cli_mem_plan(stats_fill, &plan, "lower --ctx or --seqs");
     model m;

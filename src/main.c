@@ -5,12 +5,10 @@
 #include <unistd.h>
 
 #include "cli/ranks.h"
+#include "method/artifact.h"
 #include "cli/signals.h"
 #include "commands.h"
 
-#ifndef GRAFT_VERSION
-#define GRAFT_VERSION "0.1.0"
-#endif
 
 static void usage(FILE *f) {
     fprintf(f, "usage: graft [COMMAND] [ARGS]   (graft COMMAND --help for its options)\n\ncommands:\n");
@@ -50,7 +48,7 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (!strcmp(name, "--version")) {
-        printf("graft %s\n", GRAFT_VERSION);
+        printf("graft %s\n", graft_version());
         return 0;
     }
     for (int i = 0; i < graft_n_commands; i++)

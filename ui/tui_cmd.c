@@ -8,7 +8,7 @@
 #include <math.h>
 
 #include "app.h"
-#include "cli/args.h"
+#include "method/args.h"
 #include "cli/common.h"
 #include "core/error.h"
 #include "demo.h"

@@ -50,6 +50,8 @@ static bool cuda_name(const char *dev) {
     return atoi(dev + 5) <= 1023;
 }
 
+bool be_device_name_ok(const char *dev) { return dev && (strcmp(dev, "cpu") == 0 || cuda_name(dev)); }
+
 int be_cuda_device_count(int *count) {
     *count = 0;
 #ifdef GRAFT_WITH_CUDA

@@ -80,6 +80,9 @@ int be_open(gf_backend **out, const gf_backend_opts *o);
  * which is 0 when there is no driver or no GPU; -1 with "graft was built
  * without the CUDA backend". Opens nothing. */
 int be_cuda_device_count(int *count);
+/* Whether be_open would take the name ("cpu", "cuda", "cuda:N" with N <= 1023),
+ * whatever this build and machine have: requests check it before anything runs. */
+bool be_device_name_ok(const char *dev);
 void be_close(gf_backend *be);
 const char *be_name(const gf_backend *be);   /* "cpu (2 threads)", "cuda:0 NVIDIA H200 (bf16)" */
 gf_dtype be_act(const gf_backend *be);       /* the compute type */

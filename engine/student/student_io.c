@@ -313,6 +313,11 @@ static int all_finite(const st_writer *w, const char *dir) {
 }
 
 int student_save(const student *s, const char *dir, const char *tokenizer_src, const cJSON *report) {
+    return student_save_with(s, dir, tokenizer_src, report, NULL);
+}
+
+int student_save_with(const student *s, const char *dir, const char *tokenizer_src, const cJSON *report,
+                      const cJSON *config_extra) {
     if (!is_dir(dir) && mkdir(dir, 0777) != 0) return gf_fail("%s: cannot create folder (%s)", dir, strerror(errno));
     char path[N_FILES][PATH_MAX];
     snprintf(path[F_CONFIG], PATH_MAX, "%s/config.json", dir);
@@ -338,6 +343,8 @@ int student_save(const student *s, const char *dir, const char *tokenizer_src, c
         student_export_config(cfg, s, &x);
         const char *tok_name = path[F_TOKENIZER][0] ? strrchr(path[F_TOKENIZER], '/') + 1 : x.tokenizer_json;
         if (tok_name) cJSON_AddStringToObject(cJSON_GetObjectItem(cfg, "graft_student"), "tokenizer", tok_name);
+        for (const cJSON *e = config_extra ? config_extra->child : NULL; e; e = e->next)
+            cJSON_AddItemToObject(cfg, e->string, cJSON_Duplicate(e, 1));
         char *cfg_text = cJSON_Print(cfg);
         cJSON_Delete(cfg);
         rc = put_text(&af[F_CONFIG], cfg_text);

@@ -20,6 +20,10 @@
 /* Saves the layers in s->is_gdn. tokenizer_src: file to copy (NULL: none).
  * report: the report.json object (not consumed; may be NULL). */
 int student_save(const student *s, const char *dir, const char *tokenizer_src, const cJSON *report);
+/* The same, with config_extra's members (may be NULL) added to config.json
+ * (the request that made the student: src/method/artifact.h). */
+int student_save_with(const student *s, const char *dir, const char *tokenizer_src, const cJSON *report,
+                      const cJSON *config_extra);
 
 /* 1 when path is a folder whose config.json has a "graft_student" section. */
 bool student_folder_detect(const char *path);

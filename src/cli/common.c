@@ -6,19 +6,13 @@
 #include <unistd.h>
 
 #include "cli/ranks.h"
-#include "cli/mem_check.h"
+#include "method/mem_check.h"
 #include "cli/out_place.h"
 #include "core/error.h"
 #include "formats/model_load.h"
 #include "hub/progress_bar.h"
 #include "hub/resolve.h"
 #include "student/student_io.h"
-
-void common_opts_default(common_opts *o) {
-    memset(o, 0, sizeof *o);
-    o->seed = 1;
-    o->device = "cpu";
-}
 
 int cli_parse(int argc, char **argv, const opt_spec *specs, int n_specs, const char **pos,
               int min_pos, int max_pos, int *n_pos, const char *usage_line, common_opts *common) {
@@ -34,6 +28,27 @@ int cli_parse(int argc, char **argv, const opt_spec *specs, int n_specs, const c
     }
     if (*n_pos < min_pos) {
         fprintf(stderr, "graft %s: missing argument (usage: %s)\n", argv[0], usage_line);
+        return 2;
+    }
+    return 0;
+}
+
+int cli_request(request *r, req_kind k, int argc, char **argv, bool *done) {
+    *done = false;
+    if (request_parse(r, k, argc, argv) != 0) {
+        fprintf(stderr, "graft %s: %s (see graft %s --help)\n", argv[0], gf_last_error(), argv[0]);
+        return 2;
+    }
+    if (r->co.help) {
+        opt_spec specs[REQ_MAX_OPTS];
+        const int n = request_bind(r, specs);
+        fprintf(stderr, "usage: %s\n\noptions:\n", request_usage(k));
+        args_usage(specs, n);
+        *done = true;
+        return 0;
+    }
+    if (request_check(r) != 0) {
+        fprintf(stderr, "graft %s: %s\n", argv[0], gf_last_error());
         return 2;
     }
     return 0;

@@ -6,33 +6,13 @@
 #include <stdbool.h>
 #include <cjson/cJSON.h>
 
-#include "cli/args.h"
-#include "cli/opt_limits.h"
+#include "method/args.h"
+#include "method/common_opts.h"
+#include "method/opt_limits.h"
+#include "method/request.h"
 #include "model/model.h"
 #include "student/student.h"
 
-typedef struct {
-    bool json;
-    bool help;
-    int threads;        /* 0 = all cores */
-    long seed;
-    const char *device; /* "cpu" (default) or "cuda[:N]" */
-    const char *tokenizer;
-    bool extrapolate_positions; /* CTX_OPTS: --ctx may pass the model's positions */
-} common_opts;
-
-#define COMMON_OPTS(o)                                                                          \
-    {"json", OPT_FLAG, &(o).json, "print one JSON object on stdout"},                           \
-    {"threads", OPT_INT, &(o).threads, "CPU threads (default: all cores)"},                     \
-    {"seed", OPT_LONG, &(o).seed, "random seed (default 1)"},                                   \
-    {"device", OPT_STR, &(o).device, "cpu (default) or cuda[:N]"},                              \
-    {"tokenizer", OPT_STR, &(o).tokenizer, "tokenizer file (default: found beside the model)"}, \
-    {"help", OPT_FLAG, &(o).help, "this help"}
-
-/* Commands with --ctx: the flag that lets it pass the model's trained positions. */
-#define CTX_OPTS(o) {OPT_EXTRAPOLATE_NAME, OPT_FLAG, &(o).extrapolate_positions, OPT_EXTRAPOLATE_HELP}
-
-void common_opts_default(common_opts *o);
 
 /* The command's --ctx (0: the model's own), checked against the positions
  * of every model the command loads, before its weights are read
@@ -43,6 +23,12 @@ void cli_ctx_plan(int ctx, const common_opts *o);
  * status to return (2 on a usage error, 0 after --help). */
 int cli_parse(int argc, char **argv, const opt_spec *specs, int n_specs, const char **pos,
               int min_pos, int max_pos, int *n_pos, const char *usage_line, common_opts *common);
+
+/* argv -> request (method/request.h): parses, prints the error or the usage,
+ * then checks the request (request_check). Returns 0 to go on, or the exit
+ * status to return (2 on a usage error or a request that does not check, 0
+ * after --help: then *done is set). */
+int cli_request(request *r, req_kind k, int argc, char **argv, bool *done);
 
 /* Opens the backend of --device with --threads (be_open; more threads than
  * the processors there are is capped, with a line on stderr) and makes it

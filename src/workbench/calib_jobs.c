@@ -7,10 +7,9 @@
 #include <string.h>
 
 #include "calibrate/capture.h"
-#include "cli/common.h"
-#include "cli/method_opts.h"
+#include "method/build_layers.h"
+#include "method/method_opts.h"
 #include "core/error.h"
-#include "convert/build.h"
 #include "student/calib_split.h"
 #include "workbench/build_progress.h"
 #include "workbench/job_cost.h"
@@ -48,13 +47,10 @@ static int ensure_capture(calib_cache *c, job_ctx *ctx, const progress_sink *pr)
     split_spec spec;
     split_spec_default(&spec);
     job_progress(ctx, 0, 1, "tokenize");
-    if (token_split_make(&c->sp, c->m->tok, c->corpus, NULL, &spec) != 0) return -1;
-    job_log(ctx, "capturing the teacher on %d x %d calibration tokens (+%d held-out sequences) of %s", c->sp.n_calib,
-            spec.ctx, c->sp.n_heldout, c->corpus);
-    if (method_capture(c->m, &c->sp, &c->cal, &c->held, pr) != 0) {
-        token_split_free(&c->sp);
-        return -1;
-    }
+    job_log(ctx, "capturing the teacher on %d x %d calibration tokens (+%d held-out sequences) of %s", spec.n_calib,
+            spec.ctx, spec.n_heldout, c->corpus);
+    const method_hooks h = {.progress = *pr};
+    if (method_capture_corpus(c->m, c->corpus, &spec, &c->sp, &c->cal, &c->held, &h) != 0) return -1;
     c->captured = true;
     return 0;
 }
@@ -137,7 +133,8 @@ static int calib_job(job_ctx *ctx, void *argp) {
         job_progress(ctx, done, n, "stage 1");
         memset(one, 0, (size_t)L * sizeof *one);
         one[l] = true;
-        if (student_build_layers(&c->s1, one, &c->cal, c->held.L ? &c->held : NULL, &cancel_only) != 0) goto out;
+        const method_hooks h = {.progress = cancel_only};
+        if (method_build_layers(&c->s1, one, &c->cal, &c->held, &h) != 0) goto out;
         const layer_report *r = &c->s1.rep[l];
         const stage1_result *s = &r->s1;
         const attn_stats *ts = &c->cal.stats;
@@ -251,7 +248,8 @@ static int align_job(job_ctx *ctx, void *argp) {
     bp.on_step = align_step;
     progress_sink bs = build_progress_sink(&bp);
     stage2_observer obs = build_progress_observer(&bp);
-    if (student_build_layers_observed(&s, a->layers, &c->cal, c->held.L ? &c->held : NULL, &bs, &obs) != 0) goto out;
+    const method_hooks h = {.progress = pr, .build = &bs, .obs = &obs};
+    if (method_build_layers(&s, a->layers, &c->cal, &c->held, &h) != 0) goto out;
     const int H = s.gcfg.H;
     for (int l = 0; l < L; l++) {
         if (!a->layers[l]) continue;

@@ -9,6 +9,7 @@
 #include "eval/bench_decode.h"
 #include "eval/generate.h"
 #include "jobs/job.h"
+#include "method/artifact.h"
 #include "student/student_io.h"
 #include "workbench/wb_event.h"
 
@@ -146,6 +147,8 @@ int results_start_generate(workbench *wb, app_state *st, job_runner *jr) {
     if (r->student[0] && !student_folder_detect(r->student))
         return gf_fail("the student folder %s is gone or is not a student (Enter on Results writes it again)",
                        r->student);
+    /* the folder must still hold what the row's request made */
+    if (r->student[0] && r->digest[0] && artifact_check(r->student, "config.json", r->digest) != 0) return -1;
     if (!r->student[0] && !wb_ready(wb, st)) return -1;
     if (r->max_new < 1 || r->max_new > GEN_MAX_NEW) return gf_fail("tokens must be 1 to %d", GEN_MAX_NEW);
     if (r->seed < 1) return gf_fail("the seed must be >= 1");

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "method/request.h"
 #include "select/kv_cost.h"
 
 void gen_state_init(gen_state *g) {
@@ -77,13 +78,16 @@ too_long:
 }
 
 void gen_command(const gen_request *r, const char *model_arg, const char *device, char *buf, size_t n) {
-    char model[1200], prompt[2100], temp[16], dev[40] = "";
-    gen_shell_quote(r->student[0] ? r->student : model_arg, model, sizeof model);
-    gen_shell_quote(r->prompt, prompt, sizeof prompt);
-    gen_temp_text(r->sampled ? r->temp_tenths : 0, temp, sizeof temp);
-    if (device && device[0] && strcmp(device, "cpu")) snprintf(dev, sizeof dev, " --device %s", device);
-    snprintf(buf, n, "graft generate %s --prompt %s -n %d --temp %s --seed %ld%s", model, prompt, r->max_new, temp,
-             r->seed, dev);
+    request q; /* graft generate's request, printed by the method: the options away from their defaults */
+    request_init(&q, REQ_GENERATE);
+    q.pos[0] = r->student[0] ? r->student : model_arg;
+    q.n_pos = 1;
+    q.u.generate.prompt = r->prompt;
+    q.u.generate.n = r->max_new;
+    q.u.generate.temp = r->sampled ? r->temp_tenths / 10.0 : 0;
+    q.co.seed = r->seed;
+    if (device && device[0]) q.co.device = device;
+    if (request_command(&q, buf, n) != 0 && n) buf[0] = 0; /* too long for buf: none rather than a cut one */
 }
 
 void gen_settings_line(const gen_request *r, const char *dot, char *buf, size_t n) {

@@ -20,6 +20,7 @@
 typedef struct {
     char prompt[GEN_PROMPT_MAX];
     char student[256];        /* the student folder; "" = the teacher itself */
+    char digest[11];          /* the request that made the folder (its Results row's), "" unknown */
     char label[192];          /* what it generates from: "student uniform 60% t-calib", "teacher" */
     int max_new;              /* tokens */
     bool sampled;             /* false: greedy (argmax) */

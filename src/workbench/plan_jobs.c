@@ -7,8 +7,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cli/common.h"
-#include "cli/method_opts.h"
+#include "hub/cache.h"
+#include "method/ablate.h"
+#include "method/evaluate.h"
+#include "method/method_opts.h"
+#include "method/select_run.h"
 #include "core/error.h"
 #include "eval/perplexity.h"
 #include "select/select.h"
@@ -28,7 +31,6 @@ void plan_split_spec(split_spec *sp, int eval_windows) {
 
 /* ---- shared pieces (worker thread) ---- */
 
-static int check_cancel(job_ctx *ctx) { return job_cancelled(ctx) ? gf_fail("cancelled") : 0; }
 
 /* Everything a job needs, copied on the UI thread: jobs never read app_state. */
 typedef struct {
@@ -43,6 +45,10 @@ typedef struct {
     stage1_choice s1;           /* the teacher's Stage 1 options (inits with Stage 1) */
     bool ablate_components;     /* ablate: Stage 1 component subsets instead of the six inits */
     long seed; /* graft tui --seed */
+    struct {                    /* the strings of the job's request */
+        char strategy[1024], device[16];
+        stage1_cli_text s1;
+    } req_text;
 } plan_arg;
 
 static void plan_arg_free(plan_arg *a) {
@@ -63,18 +69,6 @@ int plan_student_settings(student_init init, int steps, int keep_best_heldout, c
     return method_cli_settings(&mo, seed, init, set);
 }
 
-/* k layers ranked by score: the highest (ar) or the lowest (ga-s2); ties to the lower layer. */
-static void rank_kept(const double *v, int L, int k, bool highest, bool *kept) {
-    memset(kept, 0, (size_t)L * sizeof *kept);
-    for (int i = 0; i < k; i++) {
-        int best = -1;
-        for (int l = 0; l < L; l++)
-            if (!kept[l] && (best < 0 || (highest ? v[l] > v[best] : v[l] < v[best]))) best = l;
-        kept[best] = true;
-    }
-}
-
-static double ppl_of(double nll, long count) { return count > 0 ? exp(nll / (double)count) : NAN; }
 
 /* Costs of the split's slices, for phase weights. */
 static double calib_tokens(const split_spec *s) { return (double)(s->n_calib + s->n_heldout) * s->ctx; }
@@ -96,19 +90,33 @@ static void emit_ppl(job_ctx *ctx, const plan_arg *a, const split_spec *spec, do
 
 /* ---- select ---- */
 
+static void on_phase(void *ud, const char *name) { job_begin_phase(ud, name); }
+
+/* The Plan's selection as graft select's request (ga-s2: its layers built under
+ * taylor-calibrate with the run settings and the teacher's Stage 1 options). */
+static void select_request(plan_arg *a, const split_spec *spec, request *r) {
+    wb_request_init(r, REQ_SELECT, a->teacher_path, a->seed, a->m->be, a->req_text.device);
+    r->co.json = true;
+    select_req *q = &r->u.select;
+    q->strategy = strategy_name((select_strategy)a->strategy);
+    q->keep = a->keep;
+    q->text = a->corpus;
+    q->mo.split.eval_windows = spec->eval_windows;
+    if (a->strategy == STRATEGY_GA_S2) {
+        q->mo.steps = a->steps;
+        q->mo.keep_best = a->keep_best_heldout ? "heldout" : "train";
+        stage1_choice_to_cli(&a->s1, &q->mo, &a->req_text.s1);
+    }
+}
+
 static int select_job(job_ctx *ctx, void *argp) {
     plan_arg *a = argp;
-    progress_sink sink = job_sink(ctx);
-    token_split sp = {0};
-    teacher_capture cal = {0}, held = {0};
-    student s = {0};
-    layer_selection sel = {0};
-    strategy_spec ss = {.kind = (select_strategy)a->strategy};
-    student_settings set;
-    int rc = -1, k = 0;
+    select_result res;
+    bool ran = false;
+    int rc = -1;
     split_spec spec;
     plan_split_spec(&spec, a->eval_windows);
-    const bool ga = ss.kind == STRATEGY_GA_S2;
+    const bool ga = a->strategy == STRATEGY_GA_S2;
     const job_phase phases[] = {
         {"tokenize", cost_tokenize(a->m, a->corpus)},
         {"teacher pass", ga ? cost_forward(a->m, calib_tokens(&spec), spec.ctx) : 0},
@@ -117,49 +125,34 @@ static int select_job(job_ctx *ctx, void *argp) {
         {ga ? "select ga-s2" : "select ar", a->L * cost_eval(a->m, select_tokens(&spec), spec.ctx)},
     };
     job_set_phases(ctx, phases, 5);
-    if (keep_count(a->keep, a->L, &k) != 0) goto done;
-    if (token_split_make(&sp, a->m->tok, a->corpus, a->corpus, &spec) != 0 || check_cancel(ctx)) goto done;
-    if (ga) {
-        job_log(ctx, "ga-s2: building every layer under taylor-calibrate (%d Stage 2 steps)", a->steps);
-        if (plan_student_settings(INIT_TAYLOR_CALIBRATE, a->steps, a->keep_best_heldout, &a->s1, a->seed, &set) != 0 ||
-            method_capture(a->m, &sp, &cal, &held, &sink) != 0 || student_init_empty(&s, a->m, &set) != 0)
-            goto done;
-        bool *all = gf_malloc((size_t)a->L * sizeof *all);
-        for (int l = 0; l < a->L; l++) all[l] = true;
-        build_progress bp;
-        build_progress_init(&bp, ctx, a->L, a->steps);
-        progress_sink bs = build_progress_sink(&bp);
-        stage2_observer obs = build_progress_observer(&bp);
-        int r = student_build_layers_observed(&s, all, &cal, held.L ? &held : NULL, &bs, &obs);
-        free(all);
-        if (r != 0) goto done;
-    }
-    if (check_cancel(ctx)) goto done;
-    if (select_layers(&sel, &ss, k, a->m, &s, sp.select.data, sp.select.len, spec.ctx, &sink) != 0) goto done;
+    request r;
+    select_request(a, &spec, &r);
+    if (request_check(&r) != 0) goto done;
+    if (ga) job_log(ctx, "ga-s2: building every layer under taylor-calibrate (%d Stage 2 steps)", a->steps);
+    build_progress bp;
+    build_progress_init(&bp, ctx, a->L, a->steps);
+    progress_sink bs = build_progress_sink(&bp);
+    stage2_observer obs = build_progress_observer(&bp);
+    const method_hooks h = {.progress = job_sink(ctx), .build = &bs, .obs = &obs, .phase = on_phase, .ud = ctx};
+    ran = true;
+    if (method_select_run(&r, a->m, &h, &res) != 0) goto done;
     for (int l = 0; l < a->L; l++) {
         wb_event e = {.kind = WB_LAYER_SCORE};
-        e.u.layer_score.strategy = ss.kind;
+        e.u.layer_score.strategy = res.ss.kind;
         e.u.layer_score.layer = l;
-        e.u.layer_score.value = sel.score[l];
+        e.u.layer_score.value = res.sel.score[l];
         snprintf(e.u.layer_score.corpus, sizeof e.u.layer_score.corpus, "%s", a->corpus);
         wb_emit(ctx, &e);
     }
-    char extra[200] = "";
-    if (ga) {
-        char s1[128];
-        stage1_choice_flags(&a->s1, s1, sizeof s1);
-        snprintf(extra, sizeof extra, " --init taylor-calibrate --steps %d%s%s", a->steps,
-                 a->keep_best_heldout ? " --keep-best heldout" : "", s1);
-    }
-    job_log(ctx, "%s: keep %d of %d layers; headless: graft select '%s' --strategy %s --keep %g --text '%s'%s",
-            strategy_name(ss.kind), sel.k, a->L, a->teacher_path, strategy_name(ss.kind), a->keep, a->corpus, extra);
+    char cmd[sizeof ((wb_event *)0)->u.log_long.text - 64];
+    request_command(&r, cmd, sizeof cmd);
+    wb_event lg = {.kind = WB_LOG_LONG};
+    snprintf(lg.u.log_long.text, sizeof lg.u.log_long.text, "%s: keep %d of %d layers; headless: %s",
+             strategy_name(res.ss.kind), res.sel.k, a->L, cmd);
+    wb_emit(ctx, &lg);
     rc = 0;
 done:
-    layer_selection_free(&sel);
-    student_free(&s);
-    teacher_capture_free(&cal);
-    teacher_capture_free(&held);
-    token_split_free(&sp);
+    if (ran) select_result_free(&res);
     plan_arg_free(a);
     return rc;
 }
@@ -218,33 +211,6 @@ int plan_start_select(workbench *wb, app_state *st, job_runner *jr) {
 
 /* ---- evaluate ---- */
 
-/* "stories260K" from "/path/stories260K.bin"; only [A-Za-z0-9._-]. */
-static void short_name(const char *path, char *out, size_t n) {
-    const char *b = strrchr(path, '/');
-    b = b && b[1] ? b + 1 : path;
-    size_t j = 0;
-    for (const char *p = b; *p && j + 1 < n; p++) {
-        if (*p == '.' && (!strcmp(p, ".bin") || !strcmp(p, ".gguf"))) break;
-        char c = *p;
-        out[j++] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-' ? c : '_';
-    }
-    out[j] = 0;
-    if (!j) snprintf(out, n, "teacher");
-}
-
-static int mkdir_p(const char *dir) {
-    char buf[4096];
-    snprintf(buf, sizeof buf, "%s", dir);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = 0;
-        if (mkdir(buf, 0755) != 0 && errno != EEXIST) return gf_fail("%s: %s", buf, strerror(errno));
-        *p = '/';
-    }
-    if (mkdir(buf, 0755) != 0 && errno != EEXIST) return gf_fail("%s: %s", buf, strerror(errno));
-    return 0;
-}
-
 static void kept_text(const bool *kept, int L, char *buf, size_t n) {
     size_t at = 0;
     buf[0] = 0;
@@ -271,19 +237,34 @@ static void fill_row(result_row *r, run_kind kind, const plan_arg *a, const spli
     if (init_uses_stage1(init)) result_set_stage1(r, s1);
 }
 
+/* The plan on screen as a convert request: the kept layers as a manual list,
+ * the Results init, the run settings, the teacher's Stage 1 options; --text
+ * is the corpus whose evaluation slice is scored. Strings live in a->req_text. */
+static void plan_request(plan_arg *a, const split_spec *spec, request *r) {
+    wb_request_init(r, REQ_CONVERT, a->teacher_path, a->seed, a->m->be, a->req_text.device);
+    convert_req *q = &r->u.convert;
+    int at = snprintf(a->req_text.strategy, sizeof a->req_text.strategy, "manual:");
+    for (int l = 0, n = 0; l < a->L; l++)
+        if (a->kept[l]) at += snprintf(a->req_text.strategy + at, sizeof a->req_text.strategy - (size_t)at, n++ ? ",%d" : "%d", l);
+    q->strategy = a->req_text.strategy;
+    q->init = student_init_name(a->init);
+    q->calib = q->text = a->corpus;
+    q->mo.steps = a->steps;
+    q->mo.keep_best = a->keep_best_heldout ? "heldout" : "train";
+    q->mo.split.eval_windows = spec->eval_windows;
+    if (init_uses_stage1(a->init)) stage1_choice_to_cli(&a->s1, &q->mo, &a->req_text.s1);
+}
+
 static int evaluate_job(job_ctx *ctx, void *argp) {
     plan_arg *a = argp;
-    progress_sink sink = job_sink(ctx);
-    token_split sp = {0};
-    teacher_capture cal = {0}, held = {0};
-    student s = {0};
-    student_settings set;
-    char *dir = NULL, *tok = NULL;
-    bool *gdn = gf_calloc((size_t)a->L, sizeof *gdn);
+    convert_target tgt = {0};
+    evaluate_result res;
+    bool ran = false;
+    char *parent = NULL;
     int rc = -1, k = 0;
     split_spec spec;
     plan_split_spec(&spec, a->eval_windows);
-    for (int l = 0; l < a->L; l++) gdn[l] = !a->kept[l], k += a->kept[l];
+    for (int l = 0; l < a->L; l++) k += a->kept[l];
     const int n_gdn = a->L - k;
     const job_phase phases[] = {
         {"tokenize", cost_tokenize(a->m, a->corpus)},
@@ -294,8 +275,22 @@ static int evaluate_job(job_ctx *ctx, void *argp) {
         {"student ppl", cost_eval(a->m, eval_tokens(&spec), spec.ctx)},
     };
     job_set_phases(ctx, phases, 6);
-    if (plan_student_settings(a->init, a->steps, a->keep_best_heldout, &a->s1, a->seed, &set) != 0) goto done;
-    if (token_split_make(&sp, a->m->tok, a->corpus, a->corpus, &spec) != 0 || check_cancel(ctx)) goto done;
+    request r;
+    plan_request(a, &spec, &r);
+    if (request_check(&r) != 0) goto done;
+    /* the folder: students/<teacher>-<plan>-<init>-<digest of the request> */
+    char teacher[64], prefix[200];
+    artifact_short_name(a->teacher_path, teacher, sizeof teacher);
+    if (a->strategy == STRATEGY_MANUAL)
+        snprintf(prefix, sizeof prefix, "%s-manual-%d-of-%d-%s", teacher, k, a->L, r.u.convert.init);
+    else
+        snprintf(prefix, sizeof prefix, "%s-%s-%.0f-%s", teacher, strategy_label(a->strategy), a->keep * 100, r.u.convert.init);
+    parent = persist_path("XDG_DATA_HOME", ".local/share", "students");
+    if (!parent) {
+        gf_fail("no place for the student: set XDG_DATA_HOME or HOME");
+        goto done;
+    }
+    if (hub_mkdirs(parent) != 0 || convert_target_resolve(&r, parent, prefix, &tgt) != 0) goto done;
     char s1[64] = "";
     if (init_uses_stage1(a->init)) {
         char label[40];
@@ -304,72 +299,42 @@ static int evaluate_job(job_ctx *ctx, void *argp) {
     }
     job_log(ctx, "building %d GDN layers under %s (%d Stage 2 steps%s)", n_gdn, student_init_name(a->init),
             init_uses_stage2(a->init) ? a->steps : 0, s1);
-    if (method_capture(a->m, &sp, &cal, &held, &sink) != 0 || check_cancel(ctx)) goto done;
-    if (student_init_empty(&s, a->m, &set) != 0) goto done;
     build_progress bp;
     build_progress_init(&bp, ctx, n_gdn, a->steps);
     progress_sink bs = build_progress_sink(&bp);
     stage2_observer obs = build_progress_observer(&bp);
-    if (student_build_layers_observed(&s, gdn, &cal, held.L ? &held : NULL, &bs, &obs) != 0) goto done;
-    if (student_set_gdn(&s, gdn) != 0 || check_cancel(ctx)) goto done;
-    double nll;
-    long cnt;
-    job_begin_phase(ctx, "teacher ppl");
-    if (eval_nll(a->m, sp.eval.data, sp.eval.len, spec.ctx, &nll, &cnt, &sink) != 0) goto done;
-    emit_ppl(ctx, a, &spec, ppl_of(nll, cnt));
-    job_begin_phase(ctx, "student ppl");
-    if (student_eval_nll(&s, sp.eval.data, sp.eval.len, spec.ctx, &nll, &cnt, &sink) != 0) goto done;
-    double ppl = ppl_of(nll, cnt);
-    half_life_summary hl = student_half_life_summary(&s, NULL);
-    /* the student folder */
-    char teacher[64], leaf[256];
-    short_name(a->teacher_path, teacher, sizeof teacher);
-    snprintf(leaf, sizeof leaf, "students/%s-%s-%.0f-%s", teacher, strategy_label(a->strategy), a->keep * 100,
-             student_init_name(a->init));
-    if (a->strategy == STRATEGY_MANUAL) snprintf(leaf, sizeof leaf, "students/%s-manual-%d-of-%d-%s", teacher, k, a->L,
-                                                 student_init_name(a->init));
-    dir = persist_path("XDG_DATA_HOME", ".local/share", leaf);
-    if (!dir) {
-        gf_fail("no place for the student: set XDG_DATA_HOME or HOME");
+    const method_hooks h = {.progress = job_sink(ctx), .build = &bs, .obs = &obs, .phase = on_phase, .ud = ctx};
+    ran = true;
+    if (method_evaluate_run(&r, a->m, &tgt, &h, &res) != 0) goto done;
+    char note[PATH_MAX + 96];
+    if (convert_claim_note(&tgt, note, sizeof note)[0]) job_log(ctx, "%s", note);
+    emit_ppl(ctx, a, &spec, res.teacher_ppl);
+    wb_event e = {.kind = WB_RESULT};
+    result_row *row = &e.u.result;
+    fill_row(row, RUN_EVALUATE, a, &spec, strategy_label(a->strategy),
+             a->strategy == STRATEGY_MANUAL ? (double)k / a->L : a->keep, a->init, &a->s1, a->steps);
+    row->ppl = res.ppl;
+    row->hl_mean = res.hl.mean, row->hl_med = res.hl.median, row->hl_max = res.hl.max;
+    kept_text(a->kept, a->L, row->kept, sizeof row->kept);
+    if (strlen(tgt.out) >= sizeof row->student) {
+        gf_fail("%s: the student folder's path is longer than a Results row keeps (%zu bytes)", tgt.out, sizeof row->student - 1);
         goto done;
     }
-    char *slash = strrchr(dir, '/');
-    *slash = 0;
-    int mk = mkdir_p(dir);
-    *slash = '/';
-    if (mk != 0) goto done;
-    cJSON *rep = student_report_json(&s);
-    cJSON_AddNumberToObject(rep, "keep", a->keep);
-    cJSON_AddStringToObject(rep, "strategy", strategy_label(a->strategy));
-    cJSON *ev = cJSON_AddObjectToObject(rep, "workbench_eval");
-    cJSON_AddStringToObject(ev, "text", a->corpus);
-    cJSON_AddNumberToObject(ev, "ctx", spec.ctx);
-    cJSON_AddNumberToObject(ev, "eval_windows", spec.eval_windows);
-    cJSON_AddNumberToObject(ev, "tokens", (double)cnt);
-    cJSON_AddNumberToObject(ev, "ppl", ppl);
-    tok = teacher_tokenizer_path(a->m->path, a->m->cfg.vocab_size, NULL);
-    int sv = student_save(&s, dir, tok, rep);
-    cJSON_Delete(rep);
-    if (sv != 0) goto done;
-    wb_event e = {.kind = WB_RESULT};
-    result_row *r = &e.u.result;
-    fill_row(r, RUN_EVALUATE, a, &spec, strategy_label(a->strategy),
-             a->strategy == STRATEGY_MANUAL ? (double)k / a->L : a->keep, a->init, &a->s1, a->steps);
-    r->ppl = ppl;
-    r->hl_mean = hl.mean, r->hl_med = hl.median, r->hl_max = hl.max;
-    kept_text(a->kept, a->L, r->kept, sizeof r->kept);
-    snprintf(r->student, sizeof r->student, "%s", dir);
+    memcpy(row->student, tgt.out, strlen(tgt.out) + 1);
+    memcpy(row->digest, tgt.digest, sizeof row->digest - 1);
+    row->digest[sizeof row->digest - 1] = 0;
     wb_emit(ctx, &e);
-    job_log(ctx, "student ppl %.4f, teacher's on the same slice in the table's first line", ppl);
+    char cmd[sizeof ((wb_event *)0)->u.log_long.text - 32];
+    request_command(&r, cmd, sizeof cmd);
+    wb_event lg = {.kind = WB_LOG_LONG};
+    snprintf(lg.u.log_long.text, sizeof lg.u.log_long.text, "built as: %s", cmd);
+    wb_emit(ctx, &lg);
+    job_log(ctx, "student ppl %.4f, teacher's on the same slice in the table's first line", res.ppl);
     rc = 0;
 done:
-    free(gdn);
-    free(dir);
-    free(tok);
-    student_free(&s);
-    teacher_capture_free(&cal);
-    teacher_capture_free(&held);
-    token_split_free(&sp);
+    if (ran) evaluate_result_free(&res);
+    convert_target_free(&tgt);
+    free(parent);
     plan_arg_free(a);
     return rc;
 }
@@ -382,182 +347,125 @@ int results_start_evaluate(workbench *wb, app_state *st, job_runner *jr) {
 
 /* ---- ablate: strategies x ratios x variants (the six inits, or Stage 1 component sets) ---- */
 
-typedef struct {
-    student_init init;
-    stage1_choice s1; /* counts for an init with Stage 1 */
-} ablate_variant;
-
-#define ABLATE_MAX_VARIANTS 11
-
-/* The table's variants: the six inits (those with Stage 1 under the teacher's
- * options), or, as `graft ablate --stage1-subsets`, one init with Stage 1 (the
- * Results init when it has Stage 1, else taylor-calibrate) under all, none,
- * each component alone and each left out, with the teacher's distance, and
- * the override row when the teacher has a half-life override. */
-static int ablate_variants(const plan_arg *a, ablate_variant *v) {
-    int n = 0;
-    if (!a->ablate_components) {
-        for (int j = 0; j < INIT_COUNT; j++) v[n++] = (ablate_variant){(student_init)j, a->s1};
-        return n;
+/* The table as graft ablate's request: uniform, ar, ga-s2 x 25/50/75 % x the
+ * six inits under the teacher's Stage 1 options, or (the ablation setting)
+ * one init with Stage 1 (the Results init when it has Stage 1, else
+ * taylor-calibrate) under all, none, each component alone and each left out,
+ * with the teacher's distance and its half-life override as one more row. */
+static void ablate_request(plan_arg *a, const split_spec *spec, request *r) {
+    wb_request_init(r, REQ_ABLATE, a->teacher_path, a->seed, a->m->be, a->req_text.device);
+    r->co.json = true; /* the command the Log shows prints what the rows show, as JSON */
+    ablate_req *q = &r->u.ablate;
+    q->calib = q->eval = a->corpus;
+    q->mo.steps = a->ablate_steps;
+    q->mo.keep_best = a->keep_best_heldout ? "heldout" : "train";
+    q->mo.split.eval_windows = spec->eval_windows;
+    if (a->ablate_components) {
+        const stage1_choice all = {STAGE1_ALL, a->s1.no_sink, a->s1.half_life};
+        stage1_choice_to_cli(&all, &q->mo, &a->req_text.s1);
+        q->mo.stage1 = NULL; /* the sets come from --stage1-subsets */
+        q->subsets = true;
+        q->init_list = student_init_name(init_uses_stage1(a->init) ? a->init : INIT_TAYLOR_CALIBRATE);
+    } else {
+        stage1_choice_to_cli(&a->s1, &q->mo, &a->req_text.s1);
     }
-    const student_init init = init_uses_stage1(a->init) ? a->init : INIT_TAYLOR_CALIBRATE;
-    unsigned sets[10];
-    int k = 0;
-    sets[k++] = STAGE1_ALL;
-    sets[k++] = STAGE1_NONE;
-    for (int i = 0; i < 4; i++) sets[k++] = 1u << i;
-    for (int i = 0; i < 4; i++) sets[k++] = STAGE1_ALL & ~(1u << i);
-    for (int i = 0; i < k; i++) v[n++] = (ablate_variant){init, {sets[i], a->s1.no_sink, 0}};
-    if (a->s1.half_life > 0) v[n++] = (ablate_variant){init, {STAGE1_ALL, a->s1.no_sink, a->s1.half_life}};
-    return n;
 }
 
-static bool variant_stage1(const ablate_variant *v) { return init_uses_stage1(v->init) && (v->s1.parts & STAGE1_ALL); }
+typedef struct {
+    job_ctx *ctx;
+    plan_arg *a;
+    const split_spec *spec;
+    build_progress *bp;
+} ablate_live;
 
-/* The whole table headless (the same rows; with a half-life override the
- * command line also lists each init's rows without it). */
-static void ablate_command(const plan_arg *a, const ablate_variant *v, int steps, int windows, char *buf, size_t n) {
-    char s1[128] = "", mode[200];
-    if (a->ablate_components) {
-        stage1_choice d = {STAGE1_ALL, a->s1.no_sink, a->s1.half_life};
-        stage1_choice_flags(&d, s1, sizeof s1);
-        snprintf(mode, sizeof mode, " --init %s --stage1-subsets%s", student_init_name(v[0].init), s1);
-    } else {
-        stage1_choice_flags(&a->s1, s1, sizeof s1);
-        snprintf(mode, sizeof mode, "%s", s1);
-    }
-    snprintf(buf, n, "graft ablate '%s' --calib '%s' --eval '%s'%s --steps %d --eval-windows %d%s --seed %ld --json",
-             a->teacher_path, a->corpus, a->corpus, mode, steps, windows, a->keep_best_heldout ? " --keep-best heldout" : "",
-             a->seed);
+static void ablate_teacher_ppl(void *ud, double ppl) {
+    ablate_live *lv = ud;
+    emit_ppl(lv->ctx, lv->a, lv->spec, ppl);
+}
+
+static void ablate_student(void *ud, int j, int n) {
+    ablate_live *lv = ud; /* each student's build is an equal share of the phase */
+    lv->bp->base = j;
+    lv->bp->total = n > 0 ? n : 1;
+    atomic_store(&lv->bp->steps_done, 0);
+    job_progress(lv->ctx, j, n, "students");
+}
+
+static void ablate_row_event(void *ud, const ablate_plan *p, const ablate_row *row, int i, int n) {
+    ablate_live *lv = ud;
+    const ablate_variant *v = &p->variants[row->variant];
+    const stage1_choice s1 = {v->stage1, lv->a->s1.no_sink, v->half_life};
+    wb_event e = {.kind = WB_RESULT};
+    result_row *r = &e.u.result;
+    fill_row(r, RUN_ABLATE, lv->a, lv->spec, p->strat_names[row->strategy_i], row->keep, v->init, &s1, p->set0.steps);
+    r->ppl = row->ppl;
+    r->hl_mean = row->hl.mean, r->hl_med = row->hl.median, r->hl_max = row->hl.max;
+    size_t at = 0;
+    r->kept[0] = 0;
+    for (int q = 0; q < row->k && at + 8 < sizeof r->kept; q++)
+        at += (size_t)snprintf(r->kept + at, sizeof r->kept - at, q ? ",%d" : "%d", row->kept[q]);
+    if (!row->k) snprintf(r->kept, sizeof r->kept, "-");
+    wb_emit(lv->ctx, &e);
+    job_progress(lv->ctx, i + 1, n, "rows");
 }
 
 static int ablate_job(job_ctx *ctx, void *argp) {
     plan_arg *a = argp;
-    progress_sink sink = job_sink(ctx);
-    static const double keeps[] = {0.25, 0.5, 0.75};
-    static const select_strategy strats[] = {STRATEGY_UNIFORM, STRATEGY_AR, STRATEGY_GA_S2};
-    ablate_variant var[ABLATE_MAX_VARIANTS];
-    const int L = a->L, n_keep = 3, n_strat = 3, n_var = ablate_variants(a, var);
-    token_split sp = {0};
-    teacher_capture cal = {0}, held = {0};
-    student studs[ABLATE_MAX_VARIANTS] = {0};
-    layer_selection ar = {0}, ga[ABLATE_MAX_VARIANTS] = {0};
-    bool *all = gf_malloc((size_t)L * sizeof *all), *kept = gf_malloc((size_t)L * sizeof *kept),
-         *gdn = gf_malloc((size_t)L * sizeof *gdn);
+    const int L = a->L;
     int rc = -1, steps = a->ablate_steps;
+    bool ran = false;
+    ablate_result res;
     split_spec spec;
     plan_split_spec(&spec, a->eval_windows);
-    /* each variant's build: its Stage 1 and Stage 2 costs */
+    request r;
+    ablate_request(a, &spec, &r);
+    ablate_plan *pl = gf_malloc(sizeof *pl);
+    if (request_check(&r) != 0 || ablate_plan_make(&r, pl) != 0) goto done;
+    const int n_var = pl->n_var, n_rows = pl->n_strat * pl->n_keep * n_var;
+    /* the students' builds (Stage 1 and Stage 2 of every layer), then the rows */
     const double s1 = L * cost_stage1_layer(a->m), s2 = stage2_cost(a->m, &spec, steps, L);
-    double vcost[ABLATE_MAX_VARIANTS], total = 0;
+    double total = 0;
     for (int j = 0; j < n_var; j++)
-        total += vcost[j] = (variant_stage1(&var[j]) ? s1 : 0) + (init_uses_stage2(var[j].init) ? s2 : 0);
+        total += (init_uses_stage1(pl->variants[j].init) && pl->variants[j].stage1 ? s1 : 0) +
+                 (init_uses_stage2(pl->variants[j].init) ? s2 : 0);
     const double sel_eval = L * cost_eval(a->m, select_tokens(&spec), spec.ctx);
     const job_phase phases[] = {
         {"tokenize", cost_tokenize(a->m, a->corpus)},
         {"teacher pass", cost_forward(a->m, calib_tokens(&spec), spec.ctx)},
         {"teacher ppl", cost_eval(a->m, eval_tokens(&spec), spec.ctx)},
         {"students", total},
-        /* ar scores once, ga-s2 once per variant, then every row's evaluation */
-        {"rows", sel_eval * (1 + n_var) + n_strat * n_keep * n_var * cost_eval(a->m, eval_tokens(&spec), spec.ctx)},
+        /* ar scores once, ga-s2 once per student, then every row's evaluation */
+        {"rows", sel_eval * (1 + pl->n_studs) + n_rows * cost_eval(a->m, eval_tokens(&spec), spec.ctx)},
     };
     job_set_phases(ctx, phases, 5);
-    for (int l = 0; l < L; l++) all[l] = true;
-    if (token_split_make(&sp, a->m->tok, a->corpus, a->corpus, &spec) != 0 || check_cancel(ctx)) goto done;
-    if (method_capture(a->m, &sp, &cal, &held, &sink) != 0) goto done;
-    double nll;
-    long cnt;
-    job_begin_phase(ctx, "teacher ppl");
-    if (eval_nll(a->m, sp.eval.data, sp.eval.len, spec.ctx, &nll, &cnt, &sink) != 0) goto done;
-    emit_ppl(ctx, a, &spec, ppl_of(nll, cnt));
     if (a->ablate_components)
         job_log(ctx, "Stage 1 component ablation (%s): %d strategies x %d ratios x %d component sets, Stage 2 %d steps",
-                student_init_name(var[0].init), n_strat, n_keep, n_var, steps);
+                r.u.ablate.init_list, pl->n_strat, pl->n_keep, n_var, steps);
     else
-        job_log(ctx, "ablation: %d strategies x %d ratios x %d inits, Stage 2 %d steps", n_strat, n_keep, n_var, steps);
-    job_begin_phase(ctx, "students");
+        job_log(ctx, "ablation: %d strategies x %d ratios x %d variants, Stage 2 %d steps", pl->n_strat, pl->n_keep, n_var,
+                steps);
+    build_progress bp;
+    build_progress_init(&bp, ctx, L, steps);
+    bp.phase = "students";
+    bp.s1 = 0.1, bp.s2 = 0.9;
+    progress_sink bs = build_progress_sink(&bp);
+    stage2_observer obs = build_progress_observer(&bp);
     /* engine reports inside the rows are not the job's phases: only the cancel flag goes in */
-    progress_sink quiet = {.report = NULL, .ud = NULL, .cancel = job_cancel_flag(ctx)};
-    double base = 0;
-    for (int j = 0; j < n_var; j++) {
-        student_settings set;
-        build_progress bp;
-        build_progress_init(&bp, ctx, L, steps);
-        bp.phase = "students";
-        bp.base = base;
-        bp.s1 = variant_stage1(&var[j]) ? s1 : 0;
-        bp.s2 = init_uses_stage2(var[j].init) ? s2 : 0;
-        bp.total = total > 0 ? total : 1;
-        progress_sink bs = build_progress_sink(&bp);
-        stage2_observer obs = build_progress_observer(&bp);
-        job_progress(ctx, base, bp.total, "students");
-        if (plan_student_settings(var[j].init, steps, a->keep_best_heldout, &var[j].s1, a->seed, &set) != 0 ||
-            student_init_empty(&studs[j], a->m, &set) != 0 ||
-            student_build_layers_observed(&studs[j], all, &cal, held.L ? &held : NULL, &bs, &obs) != 0 ||
-            check_cancel(ctx))
-            goto done;
-        base += vcost[j];
-    }
-    job_begin_phase(ctx, "rows");
-    strategy_spec ar_spec = {.kind = STRATEGY_AR}, ga_spec = {.kind = STRATEGY_GA_S2};
-    const int n_rows = n_strat * n_keep * n_var;
-    for (int si = 0; si < n_strat; si++)
-        for (int ki = 0; ki < n_keep; ki++) {
-            int k;
-            if (keep_count(keeps[ki], L, &k) != 0) goto done;
-            for (int j = 0; j < n_var; j++) {
-                if (check_cancel(ctx)) goto done;
-                const int row = (si * n_keep + ki) * n_var + j;
-                job_progress(ctx, row, n_rows, "rows");
-                if (strats[si] == STRATEGY_UNIFORM) {
-                    int *ids = gf_malloc((size_t)(k ? k : 1) * sizeof *ids);
-                    select_uniform(L, k, ids);
-                    memset(kept, 0, (size_t)L * sizeof *kept);
-                    for (int i = 0; i < k; i++) kept[ids[i]] = true;
-                    free(ids);
-                } else if (strats[si] == STRATEGY_AR) {
-                    if (!ar.score && select_layers(&ar, &ar_spec, k, a->m, NULL, sp.select.data, sp.select.len, spec.ctx,
-                                                   &quiet) != 0)
-                        goto done;
-                    rank_kept(ar.score, L, k, true, kept);
-                } else {
-                    if (!ga[j].score && select_layers(&ga[j], &ga_spec, k, a->m, &studs[j], sp.select.data, sp.select.len,
-                                                      spec.ctx, &quiet) != 0)
-                        goto done;
-                    rank_kept(ga[j].score, L, k, false, kept);
-                }
-                for (int l = 0; l < L; l++) gdn[l] = !kept[l];
-                if (student_set_gdn(&studs[j], gdn) != 0) goto done;
-                if (student_eval_nll(&studs[j], sp.eval.data, sp.eval.len, spec.ctx, &nll, &cnt, &quiet) != 0) goto done;
-                half_life_summary hl = student_half_life_summary(&studs[j], gdn);
-                wb_event e = {.kind = WB_RESULT};
-                result_row *r = &e.u.result;
-                fill_row(r, RUN_ABLATE, a, &spec, strategy_name(strats[si]), keeps[ki], var[j].init, &var[j].s1, steps);
-                r->ppl = ppl_of(nll, cnt);
-                r->hl_mean = hl.mean, r->hl_med = hl.median, r->hl_max = hl.max;
-                kept_text(kept, L, r->kept, sizeof r->kept);
-                wb_emit(ctx, &e);
-                job_progress(ctx, row + 1, n_rows, "rows");
-            }
-        }
-    char cmd[800];
-    ablate_command(a, var, steps, spec.eval_windows, cmd, sizeof cmd);
+    const method_hooks h = {.progress = {.report = NULL, .ud = NULL, .cancel = job_cancel_flag(ctx)},
+                            .build = &bs, .obs = &obs, .phase = on_phase, .ud = ctx};
+    ablate_live lv = {ctx, a, &spec, &bp};
+    const ablate_sink sink = {ablate_teacher_ppl, ablate_student, ablate_row_event, &lv};
+    ran = true;
+    if (method_ablate_run(&r, a->m, &h, &sink, &res) != 0) goto done;
+    char cmd[sizeof ((wb_event *)0)->u.log_long.text - 32];
+    request_command(&r, cmd, sizeof cmd);
     wb_event e = {.kind = WB_LOG_LONG}; /* longer than a job_log line */
     snprintf(e.u.log_long.text, sizeof e.u.log_long.text, "same table headless: %s", cmd);
     wb_emit(ctx, &e);
     rc = 0;
 done:
-    for (int j = 0; j < n_var; j++) {
-        student_free(&studs[j]);
-        layer_selection_free(&ga[j]);
-    }
-    layer_selection_free(&ar);
-    free(all);
-    free(kept);
-    free(gdn);
-    teacher_capture_free(&cal);
-    teacher_capture_free(&held);
-    token_split_free(&sp);
+    if (ran) ablate_result_free(&res);
+    free(pl);
     plan_arg_free(a);
     return rc;
 }

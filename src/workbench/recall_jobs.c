@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "jobs/job.h"
+#include "method/artifact.h"
 #include "student/student_io.h"
 #include "workbench/recall_view.h"
 
@@ -57,6 +58,8 @@ int results_start_recall(workbench *wb, app_state *st, job_runner *jr) {
     if (r->student[0] && !student_folder_detect(r->student))
         return gf_fail("the student folder %s is gone or is not a student (Enter on Results writes it again)",
                        r->student);
+    /* the folder must still hold what the row's request made */
+    if (r->student[0] && r->digest[0] && artifact_check(r->student, "config.json", r->digest) != 0) return -1;
     if (!wb->m->tok) return gf_fail("the teacher has no tokenizer: recall prompts are text");
     recall_request rq = r->rq; /* lengths within the teacher's positions (its own when none is) */
     const int max_seq = wb->m->cfg.max_seq;

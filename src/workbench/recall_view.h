@@ -12,6 +12,7 @@
 
 typedef struct {
     char student[256];     /* the student folder; "" = none (the teacher alone) */
+    char digest[11];       /* the request that made it (its Results row's), "" unknown */
     char label[192];       /* "student uniform 50% t-calib" */
     recall_request rq;     /* tasks, lengths (capped at the teacher's positions when the job starts) */
 } recall_view_request;

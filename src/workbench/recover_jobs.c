@@ -6,8 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/method_opts.h"
-#include "cli/race_run.h"
+#include "method/artifact.h"
+#include "method/convert.h"
+#include "method/method_opts.h"
+#include "method/plan.h"
+#include "method/request.h"
+#include "method/race_run.h"
 #include "core/error.h"
 #include "hub/cache.h"
 #include "select/select.h"
@@ -21,7 +25,7 @@ static const char *const race_inits[2] = {"random", "taylor-calibrate"};
 
 typedef struct {
     model *m;
-    char *corpus, *ckpt_dir;
+    char *corpus, *ckpt_dir, *teacher_path;
     char teacher_name[160];
     double keep, lr_mixer, lr_rest;
     long tokens;
@@ -29,7 +33,25 @@ typedef struct {
     long seed; /* graft tui --seed (graft race's default 1) */
     bool resume; /* continue each run from its checkpoint (an interrupted race; Recover's R) */
     bool recall; /* Settings' race recall: recall accuracy at four evaluations per run */
+    struct {   /* the strings of the race's request */
+        char device[16];
+        stage1_cli_text s1;
+    } req_text;
 } race_arg;
+
+/* The race on screen as graft race's request (what its checkpoints are keyed by). */
+static void race_request(race_arg *a, request *r) {
+    wb_request_init(r, REQ_RACE, a->teacher_path, a->seed, a->m->be, a->req_text.device);
+    race_req *q = &r->u.race;
+    q->tc.data = a->corpus;
+    q->tc.to.ctx = RECOVER_CTX;
+    q->tc.to.batch = RECOVER_BATCH;
+    q->tc.to.tokens = a->tokens;
+    q->tc.to.lr_mixer = a->lr_mixer;
+    q->tc.to.lr_rest = a->lr_rest;
+    q->tc.keep = a->keep;
+    stage1_choice_to_cli(&a->s1, &q->mo, &a->req_text.s1);
+}
 
 /* what the end of the job gets */
 typedef struct {
@@ -149,7 +171,9 @@ static int race_job(job_ctx *ctx, void *argp) {
     char conv[256] = "uniform";
     const int L = a->m->cfg.n_layers;
     int k = 0;
-    keep_count(a->keep, L, &k);
+    bool *kept_mask = gf_calloc((size_t)L, sizeof *kept_mask);
+    method_uniform_kept(L, a->keep, kept_mask, &k); /* the keep is checked when the race starts */
+    free(kept_mask);
     race_live lv = {.ctx = ctx, .a = a, .tc = &tc, .conv_buf = conv, .conv_size = sizeof conv, .n_conv = L - k};
     /* weights: the builds (capture; Stage 1 and 300 Stage 2 steps for taylor-calibrate), then both runs */
     const double cap = cost_forward(a->m, 5.0 * 256, 256) + cost_tokenize(a->m, a->corpus);
@@ -181,7 +205,25 @@ static int race_job(job_ctx *ctx, void *argp) {
         size_t f, t;
         if (!be_is_host(be) && (be_mem_info(be, &f, &t) != 0 || mem_check(e.total, f, dev, false) != 0)) goto done;
     }
-    if (a->ckpt_dir && hub_mkdirs(a->ckpt_dir) != 0) goto done;
+    if (a->ckpt_dir) { /* state/race/<teacher>-<digest of the race's request>: another race never shares them */
+        request req;
+        race_request(a, &req);
+        char digest[ARTIFACT_DIGEST_HEX], teacher[64], leaf[128], note[1200];
+        cJSON *id;
+        if (artifact_identity(&req, &id, digest) != 0) goto done;
+        cJSON_Delete(id);
+        artifact_short_name(a->teacher_path, teacher, sizeof teacher);
+        snprintf(leaf, sizeof leaf, "/%s-%.*s", teacher, ARTIFACT_SHORT, digest);
+        char *dir = gf_malloc(strlen(a->ckpt_dir) + strlen(leaf) + 1);
+        strcpy(dir, a->ckpt_dir);
+        strcat(dir, leaf);
+        free(a->ckpt_dir);
+        a->ckpt_dir = dir;
+        if (hub_mkdirs(a->ckpt_dir) != 0 ||
+            artifact_claim_record_dir(&req, a->ckpt_dir, false, "remove it to race again", digest, note, sizeof note) != 0)
+            goto done;
+        if (note[0]) job_log(ctx, "%s", note);
+    }
     job_log(ctx, "race on %s: %ld tokens per init, ctx %d, batch %d, lr %g / %g, checkpoints in %s", a->corpus,
             a->tokens, RECOVER_CTX, RECOVER_BATCH, a->lr_mixer, a->lr_rest, a->ckpt_dir ? a->ckpt_dir : "-");
     if (tf_view(&tt, a->m, NULL, NULL, NULL) != 0) goto done;
@@ -214,7 +256,7 @@ static int race_job(job_ctx *ctx, void *argp) {
     race_result *r = gf_calloc(1, sizeof *r);
     /* the teacher on exactly the held-out sequences each run is scored on (graft race's teacher_eval_ppl) */
     r->eval_seqs = tc.to.eval_seqs > 0 && tc.to.eval_seqs < data.n_eval ? tc.to.eval_seqs : data.n_eval;
-    if (train_eval_ppl(&tc.to, &tt, &data, &r->teacher_ppl) != 0) r->teacher_ppl = NAN;
+    r->teacher_ppl = ro.teacher_ppl; /* race_run measured it */
     for (int i = 0; i < 2; i++) {
         snprintf(r->labels[i], sizeof r->labels[i], "%s", ro.labels[i]);
         r->ttt[i] = ro.ttt[i];
@@ -225,11 +267,16 @@ static int race_job(job_ctx *ctx, void *argp) {
     r->lr_mixer = a->lr_mixer, r->lr_rest = a->lr_rest;
     r->tokens = a->tokens;
     snprintf(r->converted, sizeof r->converted, "%s", conv);
-    int *ids = gf_malloc((size_t)(k ? k : 1) * sizeof *ids);
-    select_uniform(L, k, ids);
-    for (int i = 0, at = 0; i < k && at < (int)sizeof r->kept - 8; i++)
-        at += snprintf(r->kept + at, sizeof r->kept - (size_t)at, i ? ",%d" : "%d", ids[i]);
-    free(ids);
+    { /* the layers keeping attention: those the builder did not convert (uniform, as graft race) */
+        train_cli u = tc;
+        u.keep = a->keep;
+        u.strategy = "uniform";
+        bool *conv = gf_calloc((size_t)L, sizeof *conv);
+        if (train_cli_convert_mask(&u, L, conv) == 0)
+            for (int l = 0, at = 0; l < L && at < (int)sizeof r->kept - 8; l++)
+                if (!conv[l]) at += snprintf(r->kept + at, sizeof r->kept - (size_t)at, at ? ",%d" : "%d", l);
+        free(conv);
+    }
     snprintf(r->corpus, sizeof r->corpus, "%s", a->corpus);
     snprintf(r->teacher, sizeof r->teacher, "%s", a->teacher_name);
     wb_device_of(a->m->be, r->device, sizeof r->device);
@@ -243,6 +290,7 @@ done:
     tf_free(&tt);
     free(a->corpus);
     free(a->ckpt_dir);
+    free(a->teacher_path);
     free(a);
     return rc;
 }
@@ -254,6 +302,7 @@ int recover_start_race(workbench *wb, app_state *st, job_runner *jr) {
     race_arg *a = gf_calloc(1, sizeof *a);
     a->m = wb->m;
     a->corpus = gf_strdup(wb->corpus);
+    a->teacher_path = gf_strdup(t->model_arg[0] ? t->model_arg : wb->m->path);
     a->seed = wb->seed;
     snprintf(a->teacher_name, sizeof a->teacher_name, "%s", t->name);
     a->keep = t->keep_ratio > 0 && t->keep_ratio < 1 ? t->keep_ratio : 0.5;
@@ -268,6 +317,7 @@ int recover_start_race(workbench *wb, app_state *st, job_runner *jr) {
     if (wb_start(st, jr, "race", race_job, a, t) != 0) {
         free(a->corpus);
         free(a->ckpt_dir);
+        free(a->teacher_path);
         free(a);
         return -1;
     }

@@ -221,6 +221,7 @@ cJSON *result_row_json(const result_row *r) {
     add_num(o, "hl_max", r->hl_max);
     cJSON_AddStringToObject(o, "kept", r->kept);
     cJSON_AddStringToObject(o, "student", r->student);
+    if (r->digest[0]) cJSON_AddStringToObject(o, "request_digest", r->digest);
     if (r->seed > 0) cJSON_AddNumberToObject(o, "seed", (double)r->seed);
     if (r->device[0]) cJSON_AddStringToObject(o, "device", r->device);
     if (r->source[0]) {
@@ -258,6 +259,7 @@ int result_row_from_json(const cJSON *o, result_row *r) {
     json_get_str(o, "corpus", r->corpus, sizeof r->corpus);
     json_get_str(o, "kept", r->kept, sizeof r->kept);
     json_get_str(o, "student", r->student, sizeof r->student);
+    json_get_str(o, "request_digest", r->digest, sizeof r->digest);
     json_get_str(o, "device", r->device, sizeof r->device);
     json_get_str(o, "imported_from", r->source, sizeof r->source);
     r->source_row = (int)get_num(o, "imported_row", 0);

@@ -33,6 +33,7 @@ typedef struct {
     double hl_mean, hl_med, hl_max; /* idle half-lives of the GDN heads; NaN unknown */
     char kept[128];          /* layers keeping attention, "0,1,3" */
     char student[256];       /* the student folder written, "" none */
+    char digest[11];         /* the request that made it: its digest's first 10 hex digits (method/artifact.h), "" none */
     long seed;               /* --seed of its students' builds and training (graft tui --seed); 0 unknown */
     long race_tokens;        /* race: budget per init */
     double race_lr_mixer, race_lr_rest;

@@ -13,7 +13,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "cli/method_opts.h"
+#include "method/method_opts.h"
 
 typedef struct {
     unsigned parts;    /* STAGE1_* bits (student/student.h), default STAGE1_ALL */

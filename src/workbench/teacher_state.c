@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "method/plan.h"
 #include "select/select.h"
 
 static const metric_info metrics[MET_COUNT] = {
@@ -174,13 +175,9 @@ void teacher_converted(const teacher_state *t, bool *out) {
         for (int l = 0; l < L; l++) out[l] = !t->kept[l];
         return;
     }
-    int k = 0;
     for (int l = 0; l < L; l++) out[l] = true;
-    if (L <= 0 || keep_count(0.5, L, &k) != 0) return;
-    int *kept = gf_malloc((size_t)(k ? k : 1) * sizeof *kept);
-    select_uniform(L, k, kept);
-    for (int i = 0; i < k; i++) out[kept[i]] = false;
-    free(kept);
+    if (L <= 0 || method_uniform_kept(L, 0.5, out, NULL) != 0) return;
+    for (int l = 0; l < L; l++) out[l] = !out[l];
 }
 
 int teacher_kept_count(const teacher_state *t) {
@@ -191,7 +188,10 @@ int teacher_kept_count(const teacher_state *t) {
 
 int teacher_keep_count(const teacher_state *t) {
     int k = 0;
-    if (t->n_layers <= 0 || keep_count(t->keep_ratio, t->n_layers, &k) != 0) return 0;
+    if (t->n_layers <= 0) return 0;
+    bool *kept = gf_calloc((size_t)t->n_layers, sizeof *kept);
+    if (method_uniform_kept(t->n_layers, t->keep_ratio, kept, &k) != 0) k = 0;
+    free(kept);
     return k;
 }
 
@@ -210,11 +210,7 @@ void teacher_plan_recompute(teacher_state *t) {
     if (!t->kept) t->kept = gf_calloc((size_t)L, sizeof *t->kept);
     int s = strategy_index(t->strategy), k = teacher_keep_count(t);
     if (s == STRATEGY_UNIFORM) {
-        int *kept = gf_malloc((size_t)(k ? k : 1) * sizeof *kept);
-        select_uniform(L, k, kept);
-        memset(t->kept, 0, (size_t)L * sizeof *t->kept);
-        for (int i = 0; i < k; i++) t->kept[kept[i]] = true;
-        free(kept);
+        method_uniform_kept(L, t->keep_ratio, t->kept, NULL);
     } else if ((s == STRATEGY_AR || s == STRATEGY_GA_S2) && scores_complete(t->plan_score[s], L)) {
         /* ar keeps the highest (removal hurts most), ga-s2 the lowest; ties: lower layer */
         const double *v = t->plan_score[s];

@@ -7,10 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/common.h"
 #include "core/error.h"
 #include "data/text_tokens.h"
-#include "default_teacher.h"
+#include "hub/default_teacher.h"
 #include "model/model.h"
 #include "stats/collect.h"
 #include "workbench/calib_jobs.h"
@@ -324,4 +323,13 @@ void workbench_free(workbench *wb) {
     free(wb->corpus);
     free(wb->default_arg);
     memset(wb, 0, sizeof *wb);
+}
+
+void wb_request_init(request *r, req_kind k, const char *teacher_path, long seed, const gf_backend *be, char *dev) {
+    request_init(r, k);
+    r->pos[0] = teacher_path;
+    r->n_pos = 1;
+    r->co.seed = seed;
+    wb_device_of(be, dev, 16);
+    r->co.device = dev;
 }

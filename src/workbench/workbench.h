@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 
+#include "method/request.h"
 #include "model/model.h"
 #include "workbench/state.h"
 
@@ -55,6 +56,10 @@ void workbench_free(workbench *wb);
 teacher_state *wb_ready(workbench *wb, app_state *st);
 /* "cpu" or "cuda:N": the device part of a backend's name. */
 void wb_device_of(const gf_backend *be, char *buf, size_t n);
+/* A request of kind k for a job on the teacher at teacher_path (its MODEL),
+ * with the workbench's --seed and the device be runs on (dev: its text, 16
+ * bytes, owned by the caller like every string of the request). */
+void wb_request_init(request *r, req_kind k, const char *teacher_path, long seed, const gf_backend *be, char *dev);
 /* Starts fn(arg) as a job of owner with the settings' thread count applied on the worker. */
 int wb_start(app_state *st, job_runner *jr, const char *name, job_fn fn, void *arg, teacher_state *owner);
 

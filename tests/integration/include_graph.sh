@@ -1,10 +1,11 @@
 #!/bin/sh
 # The include graph between modules has no cycle and keeps its layers
-# (engine < src/jobs < src/workbench < ui; engine's folders are modules of
-# their own and form an acyclic graph; no product file includes tests/):
-# scripts/include-graph.py on this tree passes, and it fails on small trees
-# with a workbench <-> ui cycle, an engine/backend <-> engine/model cycle, and
-# an engine header that includes a test header.
+# (engine -> src/method -> src/cli | src/workbench -> ui; engine's folders are
+# modules of their own and form an acyclic graph; no product file includes
+# tests/): scripts/include-graph.py on this tree passes, and it fails on small
+# trees with a workbench <-> ui cycle, an engine/backend <-> engine/model
+# cycle, an engine header that includes a test header, and src/method
+# including src/workbench.
 set -u
 command -v python3 >/dev/null 2>&1 || { echo "python3 is not installed"; exit 77; }
 ROOT=${GRAFT_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -39,4 +40,12 @@ mkdir -p "$P/engine/backend/cuda" "$P/tests/gpu/emu"
 printf '#include "tests/gpu/emu/emu.h"\n' > "$P/engine/backend/cuda/dev.cuh"
 printf '/* test */\n' > "$P/tests/gpu/emu/emu.h"
 caught "$P" "engine/backend must not include tests" "engine including tests/"
-echo "include_graph: no cycle here; planted cycles (ui, engine folders) and a tests/ include are caught"
+# the method layer is below both faces: method -> workbench is a layering break
+M=$T/m
+mkdir -p "$M/src/method" "$M/src/workbench" "$M/engine/core"
+printf '#include "workbench/state.h"\n' > "$M/src/method/run.h"
+printf '/* nothing */\n' > "$M/src/workbench/state.h"
+printf '/* nothing */\n' > "$M/engine/core/x.h"
+caught "$M" "layering: src/method must not include src/workbench" "src/method including src/workbench"
+echo "$out" | grep -q "^src/workbench -> src/method" || { echo "FAIL: the graph lacks src/workbench -> src/method"; exit 1; }
+echo "include_graph: no cycle here; planted cycles (ui, engine folders), a tests/ include and a method -> workbench include are caught"

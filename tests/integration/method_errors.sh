@@ -89,7 +89,7 @@ grep -q "but config.json has num_hidden_layers 2: the config does not describe t
 
 # a failing convert over an existing folder leaves its files as they were
 sum_before=$(cat "$TMP/stu"/* | md5sum)
-expect_error "fewer than" "$G" convert "$STORIES" --keep 0.5 --strategy uniform --init random --calib "$TMP/short.txt" --out "$TMP/stu"
+expect_error "fewer than" "$G" convert "$STORIES" --keep 0.5 --strategy uniform --init random --calib "$TMP/short.txt" --out "$TMP/stu" --force
 [ "$(cat "$TMP/stu"/* | md5sum)" = "$sum_before" ] || fail "a failed convert changed an existing student folder"
 ls "$TMP/stu" | grep -q tmp && fail "temporary files left behind"
 exit 0

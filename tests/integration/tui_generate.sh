@@ -177,8 +177,8 @@ tui_wait g "g prompt box" || fail "Esc did not close the box"
 tmux -L "$SOCK" resize-window -t g -x 400 -y $H
 tui_keys g 8
 q=$(printf '%s' "$PROMPT" | sed "s/'/'\\\\''/g")
-tui_wait g "headless: graft generate '$dir' --prompt '$q' -n 64 --temp 0 --seed 1" || fail "the Log lacks the greedy command"
-tui_wait g "headless: graft generate '$dir' --prompt '$q' -n 64 --temp 0.8 --seed 1" || fail "the Log lacks the sampled command"
+tui_wait g "headless: graft generate '$dir' --prompt '$q'" || fail "the Log lacks the greedy command"
+tui_wait g "headless: graft generate '$dir' --prompt '$q' --temp 0.8" || fail "the Log lacks the sampled command"
 cmd=$(tui_screen g | grep -F "headless: graft generate '$dir'" | head -n 1 | sed 's/.*headless: graft //; s/ *$//')
 eval "set -- $cmd"
 "$GRAFT_BIN" "$@" --json >"$TMP/log.json" || fail "the Log's command does not run: $cmd"

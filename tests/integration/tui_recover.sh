@@ -33,8 +33,12 @@ grep -qF "taylor-calibrate" "$TMP/screen.txt" || fail "legend lacks taylor-calib
 grep -qF "tokens" "$TMP/screen.txt" || fail "x label missing"
 grep -qF "last checkpoint: taylor-calibrate step 4:" "$TMP/screen.txt" || fail "checkpoint line missing"
 grep -qE "target [0-9]" "$TMP/screen.txt" || fail "target line missing from the legend"
-[ -s "$XDG_STATE_HOME/graft/race/random.ckpt" ] && [ -s "$XDG_STATE_HOME/graft/race/taylor-calibrate.ckpt" ] \
-    || fail "checkpoints not under \$XDG_STATE_HOME/graft/race"
+# the race's checkpoints: race/<teacher>-<digest of the race's request>, which request.json records
+D1=$(ls -d "$XDG_STATE_HOME"/graft/race/stories260K-* 2>/dev/null)
+[ "$(printf '%s\n' "$D1" | grep -c .)" = 1 ] || fail "want one race folder under \$XDG_STATE_HOME/graft/race: $D1"
+[ -s "$D1/random.ckpt" ] && [ -s "$D1/taylor-calibrate.ckpt" ] || fail "checkpoints not in $D1"
+python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["command"].startswith("graft race ") and sys.argv[1].split("/")[-2].endswith(r["digest"][:10]), r' \
+    "$D1/request.json" || fail "$D1/request.json does not record the race"
 got=$(grep -o "target reached: .*" "$TMP/screen.txt" | sed 's/ *$//')
 
 wait $CLI || fail "graft race failed: $(cat "$TMP/race.err")"
@@ -75,14 +79,18 @@ tui_screen rec | grep -E "t-calib|taylor-calibrate" | grep -qE " $ppl( |\$)" || 
 tui_keys rec 6
 for i in 1 2 3 4 5; do tui_keys rec +; done
 tui_wait rec "budget 65536 tokens/init" || fail "+ did not double the budget"
-rm -f "$XDG_STATE_HOME/graft/race/random.ckpt"
+sum1=$(cat "$D1"/*.ckpt | md5sum)
 tui_keys rec Enter
 tui_wait rec "random step" 300 || fail "the second race did not start"
 tui_keys rec c
 tui_wait rec "last checkpoint: random step" 100 || fail "no checkpoint shown on cancel"
 tui_keys rec 8
 tui_wait rec "race: cancelled after" 100 || fail "cancel not logged"
-[ -s "$XDG_STATE_HOME/graft/race/random.ckpt" ] || fail "cancel left no checkpoint"
+# another budget, another request: its own folder; the first race's checkpoints are as they were
+D2=$(ls -d "$XDG_STATE_HOME"/graft/race/stories260K-* | grep -vxF "$D1")
+[ -n "$D2" ] || fail "the second race shares the first one's checkpoint folder"
+[ -s "$D2/random.ckpt" ] || fail "cancel left no checkpoint"
+[ "$(cat "$D1"/*.ckpt | md5sum)" = "$sum1" ] || fail "the second race changed the first one's checkpoints"
 tui_keys rec q
 tui_wait rec "GRAFT_EXIT=0" 100 || fail "graft did not exit cleanly"
 echo "ok: $got"

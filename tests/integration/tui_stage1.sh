@@ -145,7 +145,7 @@ cmd=$(tui_screen s | sed -n '/headless: /,/^ *$/p' | grep -v -e "hidden at this 
       | tr '\n' ' ' | sed 's/ *$//')
 case "$cmd" in *"--json   # built with --stage1 decay,sigma,gate --half-life 24") ;;
     *) tui_screen s; fail "the row's command does not say its Stage 1 options: '$cmd'";; esac
-dir=$(ls -d "$XDG_DATA_HOME"/graft/students/*taylor-calibrate 2>/dev/null | head -n 1)
+dir=$(ls -d "$XDG_DATA_HOME"/graft/students/*taylor-calibrate-* 2>/dev/null | head -n 1)
 [ -n "$dir" ] || fail "no student folder"
 python3 -c '
 import json, sys
@@ -205,7 +205,7 @@ tmux -L "$SOCK" resize-window -t s -x 400 -y 30 # the Log's long lines whole
 tui_wait s "ablate: Stage 1 component ablation (taylor-calibrate): 3 strategies x 3 ratios x 10 component sets" 300 ||
     fail "the ablation is not the component one"
 tui_wait s "ablate: done" 3000 || fail "the component ablation did not finish"
-tui_wait s "headless: graft ablate '$MODEL' --calib '$TEXT' --eval '$TEXT' --init taylor-calibrate --stage1-subsets --distance no-sink --steps 3 --eval-windows $WIN --seed 1 --json" ||
+tui_wait s "headless: graft ablate '$MODEL' --calib '$TEXT' --eval '$TEXT' --init taylor-calibrate --steps 3 --eval-windows $WIN --distance no-sink --stage1-subsets --json" ||
     fail "the ablation's headless command"
 tmux -L "$SOCK" resize-window -t s -x 100 -y 30
 tui_keys s 7

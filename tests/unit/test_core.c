@@ -10,7 +10,7 @@
 #include <dirent.h>
 #include <unistd.h>
 
-#include "cli/args.h"
+#include "method/args.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/strmap.h"

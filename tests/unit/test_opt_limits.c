@@ -11,8 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli/args.h"
-#include "cli/opt_limits.h"
+#include "method/args.h"
+#include "method/opt_limits.h"
 #include "core/error.h"
 
 static void every_row_refuses_non_finite_and_outside(void **state) {

@@ -100,7 +100,7 @@ static void quoting_and_command(void **state) {
     assert_false(g.req.sampled);
     snprintf(g.req.prompt, sizeof g.req.prompt, "It's");
     gen_command(&g.req, "/m/stories260K.bin", "cpu", cmd, sizeof cmd);
-    assert_string_equal(cmd, "graft generate '/m/stories260K.bin' --prompt 'It'\\''s' -n 64 --temp 0 --seed 1");
+    assert_string_equal(cmd, "graft generate '/m/stories260K.bin' --prompt 'It'\\''s'"); /* -n 64, --temp 0, --seed 1: the defaults */
     snprintf(g.req.student, sizeof g.req.student, "/s/stu dent");
     g.req.sampled = true, g.req.temp_tenths = 8, g.req.seed = 3, g.req.max_new = 16;
     gen_command(&g.req, "/m/stories260K.bin", "cuda:1", cmd, sizeof cmd); /* another device than the default: said */

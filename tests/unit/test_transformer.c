@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/train_cli.h"
+#include "method/train_cli.h"
 #include "core/error.h"
 #include "formats/model_load.h"
 #include "convert/build.h"

@@ -33,9 +33,10 @@ static void set_model(teacher_state *t, const results_view *v, bool student) {
     gen_request *r = &t->gen.req;
     if (student && v->row_student[0]) {
         snprintf(r->student, sizeof r->student, "%s", v->row_student);
+        snprintf(r->digest, sizeof r->digest, "%s", v->row_digest);
         snprintf(r->label, sizeof r->label, "%s", v->row_label);
     } else {
-        r->student[0] = 0;
+        r->student[0] = r->digest[0] = 0;
         snprintf(r->label, sizeof r->label, "teacher %s", t->name);
     }
 }
@@ -53,10 +54,11 @@ void prompt_box_open(ui *u, const result_row *row) {
         return;
     }
     snprintf(v->box_teacher, sizeof v->box_teacher, "%s", t->key);
-    v->row_student[0] = v->row_label[0] = 0;
+    v->row_student[0] = v->row_label[0] = v->row_digest[0] = 0;
     if (row) {
         prompt_box_row_label(row, v->row_label, sizeof v->row_label);
         snprintf(v->row_student, sizeof v->row_student, "%s", row->student);
+        snprintf(v->row_digest, sizeof v->row_digest, "%s", row->digest);
     }
     set_model(t, v, true);
     v->box = true;

@@ -22,6 +22,7 @@ void recall_box_open(ui *u, const result_row *row) {
     char label[96] = "";
     if (row) prompt_box_row_label(row, label, sizeof label);
     recall_view_request_for(&t->recall.req, row ? row->student : "", label, 0); /* the job caps the lengths */
+    snprintf(t->recall.req.digest, sizeof t->recall.req.digest, "%s", row ? row->digest : "");
     u->v.results.recall = true;
     ui_say(u, "Enter measures recall of the teacher%s%s (Esc closes)", row ? " and the " : "", label);
 }

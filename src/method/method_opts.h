@@ -1,14 +1,14 @@
 /* Options shared by select, convert and ablate (student settings, data split)
  * and the pieces of their pipeline: teacher capture, student construction. */
-#ifndef GRAFT_CLI_METHOD_OPTS_H
-#define GRAFT_CLI_METHOD_OPTS_H
+#ifndef GRAFT_METHOD_METHOD_OPTS_H
+#define GRAFT_METHOD_METHOD_OPTS_H
 
 #include <cjson/cJSON.h>
 
 #include "align/stage2.h"
 #include "calibrate/capture.h"
-#include "cli/args.h"
-#include "cli/mem_check.h"
+#include "method/args.h"
+#include "method/mem_check.h"
 #include "core/progress.h"
 #include "select/select.h"
 #include "student/calib_split.h"
@@ -17,7 +17,7 @@
 typedef struct {
     const char *write_gate;
     double damping;
-    int conv, qkv_bias, no_scale;
+    bool conv, qkv_bias, no_scale;
     int chunk, steps;
     const char *keep_best;
     split_spec split;
@@ -90,8 +90,5 @@ int method_select_and_build(student *s, layer_selection *sel, const strategy_spe
                             const teacher_capture *cal, const teacher_capture *held, int ctx,
                             const progress_sink *pr, const stage2_observer *obs);
 
-/* JSON of a data split and of a layer selection (cmd_convert.c). */
-cJSON *split_json(const token_split *sp, const char *calib, const char *text);
-cJSON *selection_json(const layer_selection *sel);
 
 #endif

@@ -1,13 +1,13 @@
-#include "cli/train_cli.h"
+#include "method/train_cli.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/mem_check.h"
-#include "cli/method_opts.h"
-#include "cli/opt_limits.h"
+#include "method/mem_check.h"
+#include "method/method_opts.h"
+#include "method/opt_limits.h"
 #include "core/error.h"
 #include "core/rng.h"
 #include "select/select.h"

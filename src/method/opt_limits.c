@@ -1,4 +1,4 @@
-#include "cli/opt_limits.h"
+#include "method/opt_limits.h"
 
 #include <math.h>
 #include <omp.h>

@@ -4,8 +4,8 @@
  * (devices) and GRAFT_MEM_LIMIT (any backend). A job that does not fit is
  * refused with one line ("graft train: needs 41.2 GB on cuda:0, 30.1 GB
  * free; lower --batch or --ctx"); the estimate goes into the --json output. */
-#ifndef GRAFT_CLI_MEM_CHECK_H
-#define GRAFT_CLI_MEM_CHECK_H
+#ifndef GRAFT_METHOD_MEM_CHECK_H
+#define GRAFT_METHOD_MEM_CHECK_H
 
 #include <cjson/cJSON.h>
 

@@ -4,8 +4,8 @@
  * form) calls opt_check with the option's name. Every check is written so
  * that NaN fails it, and every refusal names the option, its range and the
  * value ("--clip must be in [0, 1000000], got nan"). */
-#ifndef GRAFT_CLI_OPT_LIMITS_H
-#define GRAFT_CLI_OPT_LIMITS_H
+#ifndef GRAFT_METHOD_OPT_LIMITS_H
+#define GRAFT_METHOD_OPT_LIMITS_H
 
 #include <stdbool.h>
 

@@ -1,4 +1,4 @@
-#include "default_teacher.h"
+#include "hub/default_teacher.h"
 
 #include <dirent.h>
 #include <limits.h>

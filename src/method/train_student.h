@@ -1,14 +1,14 @@
 /* The seam between training and student folders (engine/student, `graft
  * convert`): load a student folder as a trainable model, and write a trained
  * one back. */
-#ifndef GRAFT_CLI_TRAIN_STUDENT_H
-#define GRAFT_CLI_TRAIN_STUDENT_H
+#ifndef GRAFT_METHOD_TRAIN_STUDENT_H
+#define GRAFT_METHOD_TRAIN_STUDENT_H
 
 #include <stdbool.h>
 
 #include "align/stage2.h"
-#include "cli/method_opts.h"
-#include "cli/train_cli.h"
+#include "method/method_opts.h"
+#include "method/train_cli.h"
 #include "core/progress.h"
 
 /* 1 when path is a student folder (config.json with "graft_student"). */
@@ -37,8 +37,10 @@ int train_student_build(cli_student *s, train_student **handle, model *m, const 
                         const stage2_observer *obs);
 /* The settings the student was built or saved with. */
 const student_settings *train_student_settings(const train_student *handle);
-/* Writes the trained weights of s back into the student and saves it to out_dir. */
-int train_student_save(const cli_student *s, train_student *handle, const char *out_dir);
+/* Writes the trained weights of s back into the student and saves it to
+ * out_dir; config_extra's members (may be NULL: the request that made it)
+ * go into its config.json. */
+int train_student_save(const cli_student *s, train_student *handle, const char *out_dir, const cJSON *config_extra);
 void train_student_close(train_student *handle);
 
 #endif

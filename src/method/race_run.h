@@ -2,13 +2,13 @@
  * one student per entry, trained in turn on the same options, data order and
  * budget, then tokens-to-target (engine/train/race.h). Students come from a
  * caller's callback (folders, the builder, or in-memory stand-ins). */
-#ifndef GRAFT_CLI_RACE_RUN_H
-#define GRAFT_CLI_RACE_RUN_H
+#ifndef GRAFT_METHOD_RACE_RUN_H
+#define GRAFT_METHOD_RACE_RUN_H
 
 #include <stdatomic.h>
 
-#include "cli/train_cli.h"
-#include "cli/train_student.h"
+#include "method/train_cli.h"
+#include "method/train_student.h"
 
 #define RACE_MAX_RUNS 8
 
@@ -40,6 +40,7 @@ typedef struct {
     double build_s[RACE_MAX_RUNS];       /* seconds making each student (Stage 1 / 2 with the builder) */
     double train_s[RACE_MAX_RUNS];       /* seconds training it (final evaluation included) */
     bool stopped;                        /* *stop cut a run short: no tokens-to-target */
+    double teacher_ppl;                  /* the teacher's perplexity on the held-out sequences every run is scored on */
 } race_outcome;
 
 /* 0, or -1 with an error. On a stop, returns 0 with out->stopped set. Free

@@ -1,4 +1,4 @@
-#include "cli/mem_check.h"
+#include "method/mem_check.h"
 
 #include <stdio.h>
 #include <string.h>

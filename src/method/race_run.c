@@ -1,4 +1,4 @@
-#include "cli/race_run.h"
+#include "method/race_run.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -48,6 +48,8 @@ int race_run(const race_spec *spec, transformer *teacher_tm, train_data *data, r
         }
         curves[i] = out->res[i].st.loss;
     }
+    /* the teacher on the held-out sequences every run is scored on */
+    if (train_eval_ppl(&spec->base, teacher_tm, data, &out->teacher_ppl) != 0) return -1;
     return race_tokens_to_target(curves, spec->n, 0, &out->target, out->ttt, &out->window);
 }
 

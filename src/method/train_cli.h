@@ -1,13 +1,12 @@
 /* What `graft train` and `graft race` share: the training options, loading
  * the teacher, the data, and building students to train. */
-#ifndef GRAFT_CLI_TRAIN_CLI_H
-#define GRAFT_CLI_TRAIN_CLI_H
+#ifndef GRAFT_METHOD_TRAIN_CLI_H
+#define GRAFT_METHOD_TRAIN_CLI_H
 
 #include <stdbool.h>
 
-#include "cli/common.h"
-#include "cli/mem_check.h"
-#include "cli/signals.h"
+#include "method/common_opts.h"
+#include "method/mem_check.h"
 #include "data/train_data.h"
 #include "eval/recall_probe.h"
 #include "model/model.h"

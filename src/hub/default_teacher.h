@@ -1,6 +1,6 @@
 /* Where graft finds its default teacher, karpathy/tinyllamas stories260K. */
-#ifndef GRAFT_DEFAULT_TEACHER_H
-#define GRAFT_DEFAULT_TEACHER_H
+#ifndef GRAFT_HUB_DEFAULT_TEACHER_H
+#define GRAFT_HUB_DEFAULT_TEACHER_H
 
 /* $GRAFT_TEACHER, else the Hugging Face cache's snapshot of
  * karpathy/tinyllamas:stories260K/stories260K.bin, else the shared copy beside

@@ -1,8 +1,8 @@
 /* A small declarative option parser shared by every command.
  * Options are --name VALUE or --name=VALUE; flags take no value.
  * Anything not starting with "--" (or a lone "-") is positional. */
-#ifndef GRAFT_CLI_ARGS_H
-#define GRAFT_CLI_ARGS_H
+#ifndef GRAFT_METHOD_ARGS_H
+#define GRAFT_METHOD_ARGS_H
 
 #include <stdbool.h>
 

@@ -1,4 +1,4 @@
-#include "cli/train_student.h"
+#include "method/train_student.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -7,7 +7,7 @@
 #include "core/mapped_file.h"
 #include <stdio.h>
 
-#include "cli/method_opts.h"
+#include "method/method_opts.h"
 #include "select/select.h"
 #include "convert/build.h"
 #include "student/calib_split.h"
@@ -107,7 +107,7 @@ done:
     return rc;
 }
 
-int train_student_save(const cli_student *cs, train_student *h, const char *out_dir) {
+int train_student_save(const cli_student *cs, train_student *h, const char *out_dir, const cJSON *config_extra) {
     student *s = &h->s;
     const transformer *tm = &cs->tm;
     gf_backend *be = tm->be;
@@ -120,7 +120,7 @@ int train_student_save(const cli_student *cs, train_student *h, const char *out_
     if (be_sync(be) != 0) return -1;
     char *tok = teacher_tokenizer_path(s->m->path, s->m->cfg.vocab_size, NULL);
     cJSON *report = student_report_json(s);
-    int rc = student_save(s, out_dir, tok, report);
+    int rc = student_save_with(s, out_dir, tok, report, config_extra);
     cJSON_Delete(report);
     free(tok);
     return rc;

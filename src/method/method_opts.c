@@ -1,4 +1,4 @@
-#include "cli/method_opts.h"
+#include "method/method_opts.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/opt_limits.h"
+#include "method/opt_limits.h"
 #include "jobs/progress_line.h"
 #include "core/error.h"
 #include "convert/build.h"

@@ -1,4 +1,4 @@
-#include "cli/args.h"
+#include "method/args.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/opt_limits.h"
+#include "method/opt_limits.h"
 #include "core/error.h"
 
 static const opt_spec *find(const opt_spec *s, int n, const char *name, size_t len) {

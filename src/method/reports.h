@@ -1,0 +1,21 @@
+/* The method's results as JSON, one writer each: the teacher's attention
+ * statistics (graft stats --json, a student's report), a data split and a
+ * layer selection (graft convert / select --json, report.json). */
+#ifndef GRAFT_METHOD_REPORTS_H
+#define GRAFT_METHOD_REPORTS_H
+
+#include <cjson/cJSON.h>
+
+#include "select/select.h"
+#include "stats/attn_stats.h"
+#include "student/calib_split.h"
+
+/* [{"layer":l, "heads":[{"head":h, "mean_distance":d, "entropy":e, "concentration":c, "output_rms":r,
+ *                        "mean_distance_no_sink":d0, "sink_share":a0}]}] */
+cJSON *attn_stats_json(const attn_stats *s);
+/* The split's slices (calib: the calibration file; text: the scoring / evaluation file, NULL none). */
+cJSON *split_json(const token_split *sp, const char *calib, const char *text);
+/* The kept layers, every layer's score and what the scores mean. */
+cJSON *selection_json(const layer_selection *sel);
+
+#endif
