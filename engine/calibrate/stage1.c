@@ -2,6 +2,7 @@
 
 #include <math.h>
 #include <omp.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -106,6 +107,65 @@ static int apply_value_scale(gf_backend *be, const gdn_config *layer, sigma_fit_
     return 0;
 }
 
+/* 3'. the gated value scale (set.sigma_fit gated), after the output gate:
+ * sigma*_h = sum(tc_h . n_h) / sum(n_h . n_h), clamped to [0.1, 10], with
+ * n_h = RMSNorm(o_h) * w_norm * silu(Wg x)_h what Wo reads of head h (o with the
+ * forward's query scale); Wg's rows for head h multiplied by sigma*_h. silu is
+ * near linear at the damped gate's size, so the head's output scales by about sigma*_h. */
+static int apply_gated_value_scale(gf_backend *be, const gdn_config *c, const float *x, const float *tc,
+                                   size_t N, int B, int T, gdn_params *p, stage1_result *r,
+                                   const progress_sink *progress) {
+    const int D = c->D, H = c->H, dv = c->dv, HV = H * dv;
+    float *core = gf_try_malloc(N * (size_t)HV * sizeof *core, "stage 1");
+    if (!core) return -1;
+    if (gdn_layer_run_host(be, c, p, x, B, T, NULL, core) != 0) {
+        free(core);
+        return -1;
+    }
+    const int nt = be_is_host(be) ? be_threads(be) : omp_get_max_threads();
+    double *num = calloc((size_t)H, sizeof *num), *den = calloc((size_t)H, sizeof *den);
+    if (!num || !den) {
+        free(core), free(num), free(den);
+        return gf_fail("stage 1: out of memory");
+    }
+    for (size_t n0 = 0; n0 < N; n0 += CANCEL_EVERY_ROWS) {
+        if (progress_cancelled(progress)) {
+            free(core), free(num), free(den);
+            return cancelled();
+        }
+        const long n1 = (long)(n0 + CANCEL_EVERY_ROWS < N ? n0 + CANCEL_EVERY_ROWS : N);
+        for (int h = 0; h < H; h++) {
+            double nu = 0, de = 0;
+#pragma omp parallel for schedule(static) reduction(+ : nu, de) num_threads(nt > 0 ? nt : 1)
+            for (long n = (long)n0; n < n1; n++) {
+                const float *xr = x + (size_t)n * D;
+                const float *o = core + ((size_t)n * H + h) * dv;
+                const float *t = tc + ((size_t)n * H + h) * dv;
+                double ss = 0;
+                for (int j = 0; j < dv; j++) ss += (double)o[j] * o[j];
+                const double inv = 1.0 / sqrt(ss / dv + c->norm_eps);
+                for (int j = 0; j < dv; j++) {
+                    const float *w = p->wg + ((size_t)h * dv + j) * D;
+                    double z = 0;
+                    for (int i = 0; i < D; i++) z += (double)w[i] * xr[i];
+                    const double y = o[j] * inv * p->w_norm[j] * silu(z);
+                    nu += (double)t[j] * y;
+                    de += y * y;
+                }
+            }
+            num[h] += nu, den[h] += de;
+        }
+    }
+    for (int h = 0; h < H; h++) {
+        r->sigma_raw[h] = den[h] > 0 ? num[h] / den[h] : 1.0;
+        r->sigma_star[h] = clampd(r->sigma_raw[h], 0.1, 10.0);
+        const float f = (float)r->sigma_star[h];
+        for (size_t i = 0; i < (size_t)dv * D; i++) p->wg[(size_t)h * dv * D + i] *= f;
+    }
+    free(core), free(num), free(den);
+    return 0;
+}
+
 /* 4. output gate: Wg <- alpha* Wv (Wv as the value scale left it); the
  * longest part of Stage 1 (N x H*dv x D in double), so it looks at the cancel
  * flag every CANCEL_EVERY_ROWS rows and leaves p untouched when cancelled */
@@ -183,8 +243,14 @@ int stage1_apply(const student *s, int l, gdn_params *p, const teacher_capture *
     if (parts & STAGE1_BETA) apply_write_gate(&s->set, H, D, x, N, p, r);
     for (int h = 0; h < H; h++) r->wb_logit[h] = mean_logit(p->wb + (size_t)h * D, x, N, D);
     if (progress_cancelled(progress)) return cancelled();
-    if ((parts & STAGE1_SIGMA) && apply_value_scale(s->m->be, c, s->set.sigma_fit, cal, x, tc, p, r) != 0) return -1;
+    const bool gated = s->set.sigma_fit == SIGMA_FIT_GATED;
+    if ((parts & STAGE1_SIGMA) && !gated && apply_value_scale(s->m->be, c, s->set.sigma_fit, cal, x, tc, p, r) != 0)
+        return -1;
     if (progress_cancelled(progress)) return cancelled();
     if ((parts & STAGE1_GATE) && apply_output_gate(s->m->be, &s->set, c, x, N, p, r, progress) != 0) return -1;
+    /* the gated fit reads the gate it scales, so it runs last */
+    if ((parts & STAGE1_SIGMA) && gated &&
+        apply_gated_value_scale(s->m->be, c, x, tc, N, cal->n_seqs, cal->T, p, r, progress) != 0)
+        return -1;
     return 0;
 }

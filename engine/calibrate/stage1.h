@@ -20,6 +20,11 @@
  *   4. output gate: alpha* = damping * RMS(tc) / RMS(silu(Wv x + bv)), with the
  *                   sigma-scaled Wv; RMS(tc) = mean over (sequence, token, head) of
  *                   each head vector's RMS, the denominator a global RMS; Wg <- alpha* Wv.
+ *
+ * set.sigma_fit gated (a graft variant) moves the value scale after the output
+ * gate: Wv is left alone, sigma*_h is fitted by the same least squares on
+ * n_h = RMSNorm(o_h) * w_norm * silu(Wg x)_h (what Wo reads; forward's query
+ * scale), clamped to [0.1, 10], and multiplies Wg's rows for head h.
  */
 #ifndef GRAFT_CALIBRATE_STAGE1_H
 #define GRAFT_CALIBRATE_STAGE1_H

@@ -87,12 +87,15 @@ int write_gate_parse(const char *name, write_gate_mode *out) {
     return 0;
 }
 
-const char *sigma_fit_name(sigma_fit_mode m) { return m == SIGMA_FIT_SCALED ? "scaled" : "reference"; }
+const char *sigma_fit_name(sigma_fit_mode m) {
+    return m == SIGMA_FIT_SCALED ? "scaled" : m == SIGMA_FIT_GATED ? "gated" : "reference";
+}
 
 int sigma_fit_parse(const char *name, sigma_fit_mode *out) {
     if (strcmp(name, "reference") == 0) *out = SIGMA_FIT_REFERENCE;
     else if (strcmp(name, "scaled") == 0) *out = SIGMA_FIT_SCALED;
-    else return gf_fail("--sigma-fit: unknown fit '%s' (reference or scaled)", name);
+    else if (strcmp(name, "gated") == 0) *out = SIGMA_FIT_GATED;
+    else return gf_fail("--sigma-fit: unknown fit '%s' (reference, scaled or gated)", name);
     return 0;
 }
 

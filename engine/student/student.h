@@ -42,7 +42,12 @@ typedef enum { KEEP_BEST_TRAIN = 0, KEEP_BEST_HELDOUT = 1 } keep_best_mode;
  * reference code fits without the query scale while the layer's forward keeps
  * dk^-1/2, so `scaled` gives every sigma sqrt(dk) times the `reference` one
  * before the clamp. The forward's scale (gdn_scale_mode) does not change. */
-typedef enum { SIGMA_FIT_REFERENCE = 0, SIGMA_FIT_SCALED = 1 } sigma_fit_mode;
+/* `gated` (a graft variant, not the paper's; docs/method.md "A Stage 1 variant:
+ * gated sigma") fits sigma_h on what Wo reads, RMSNorm(o_h) * w_norm * silu(Wg x)_h,
+ * after the output gate, and scales Wg's rows for head h instead of Wv's: the
+ * per-head RMSNorm removes any scale of o, so a Wv scale acts only through
+ * silu's shape and through Wg = alpha* Wv. */
+typedef enum { SIGMA_FIT_REFERENCE = 0, SIGMA_FIT_SCALED = 1, SIGMA_FIT_GATED = 2 } sigma_fit_mode;
 
 /* Stage 1's four components (METHOD.md section 5), applied in this order when
  * chosen; each reads the parameters the earlier ones left, and a component not
@@ -122,7 +127,7 @@ const char *stage1_parts_name(unsigned parts, char *buf, size_t size);
 /* Component names in application order: names[i] is bit 1 << i. */
 extern const char *const stage1_part_names[4];
 const char *decay_distance_name(decay_distance_mode m); /* "all" / "no-sink" */
-const char *sigma_fit_name(sigma_fit_mode m);          /* "reference" / "scaled" */
+const char *sigma_fit_name(sigma_fit_mode m);          /* "reference" / "scaled" / "gated" */
 int sigma_fit_parse(const char *name, sigma_fit_mode *out);
 int decay_distance_parse(const char *name, decay_distance_mode *out);
 

@@ -499,7 +499,7 @@ static int parse_settings(const cJSON *g, student_settings *st, const char *wher
     const cJSON *sf = cJSON_GetObjectItem(in, "sigma_fit");
     st->sigma_fit = SIGMA_FIT_SCALED;
     if (sf && (!cJSON_IsString(sf) || sigma_fit_parse(sf->valuestring, &st->sigma_fit) != 0))
-        return gf_fail("%s: graft_student.init.sigma_fit must be \"reference\" or \"scaled\"", where);
+        return gf_fail("%s: graft_student.init.sigma_fit must be \"reference\", \"scaled\" or \"gated\"", where);
     const cJSON *hl = cJSON_GetObjectItem(in, "half_life");
     if (hl && !cJSON_IsNull(hl)) {
         if (!cJSON_IsNumber(hl) || !(hl->valuedouble > 0) || !isfinite(hl->valuedouble))

@@ -148,7 +148,7 @@ int ablate_plan_make(const request *r, ablate_plan *p) {
     }
     sigma_fit_mode *fits = p->fits;
     int n_fit = split_list(mo.sigma_fit, items, 3);
-    if (n_fit < 1 || n_fit > 2) return gf_fail("--sigma-fit takes reference, scaled or reference,scaled, got '%s'", mo.sigma_fit);
+    if (n_fit < 1 || n_fit > 2) return gf_fail("--sigma-fit takes one or two of reference, scaled, gated (e.g. reference,gated), got '%s'", mo.sigma_fit);
     for (int i = 0; i < n_fit; i++)
         if (sigma_fit_parse(items[i], &fits[i]) != 0 || (i == 1 && fits[1] == fits[0]))
             return i == 1 && fits[1] == fits[0] ? gf_fail("--sigma-fit: a fit given twice") : -1;

@@ -3,7 +3,7 @@
  * retention ratio x variant, teacher perplexity on top. A variant is an
  * initialization and, for the inits with Stage 1, one of the Stage 1
  * component sets (--stage1 A/B/..., --stage1-subsets) or a decay override
- * (--half-life N,...), once per value-scale fit (--sigma-fit reference,scaled)
+ * (--half-life N,...), once per value-scale fit (--sigma-fit reference,scaled or reference,gated)
  * when the value scale is among its components. `graft ablate` and the workbench's ablation table
  * (a on Results) run it; rows stream out through a callback as they come.
  *
@@ -41,7 +41,7 @@ typedef struct {
     char strat_names[16][64];
     int n_strat;
     ablate_variant variants[INIT_COUNT * 2 * 32 * 2];
-    sigma_fit_mode fits[2]; /* --sigma-fit reference,scaled: each Stage 1 variant with the value scale under each */
+    sigma_fit_mode fits[2]; /* --sigma-fit reference,scaled (or any two fits): each Stage 1 variant with the value scale under each */
     int n_fit;
     int n_var, n_studs;
     student_settings set0; /* the shared settings (init, Stage 1 parts and decay override per variant) */

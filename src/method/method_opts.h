@@ -23,7 +23,7 @@ typedef struct {
     split_spec split;
     /* Stage 1 components (NULL: all), decay distance, half-life override (NULL: none) */
     const char *stage1, *distance, *half_life;
-    const char *sigma_fit; /* Stage 1 value-scale fit: reference (default) or scaled */
+    const char *sigma_fit; /* Stage 1 value-scale fit: reference (default), scaled or gated */
 } method_cli;
 
 void method_cli_default(method_cli *o);
@@ -48,7 +48,7 @@ void method_cli_default(method_cli *o);
     {"stage1", OPT_STR, &(o).stage1, "Stage 1 components: any of decay,beta,sigma,gate (default all), or none (ablate: sets A/B/...)"},     \
     {"distance", OPT_STR, &(o).distance, "distance behind the decay: all (default) or no-sink (without the first key)"}, \
     {"half-life", OPT_STR, &(o).half_life, "decay override: every head's idle half-life N tokens, A_log = 0 (ablate: rows N,M,...)"}, \
-    {"sigma-fit", OPT_STR, &(o).sigma_fit, "Stage 1 value-scale fit: reference (default; query scale 1 in the fit) or scaled (dk^-1/2 as the forward)"}
+    {"sigma-fit", OPT_STR, &(o).sigma_fit, "Stage 1 value-scale fit: reference (default; query scale 1 in the fit), scaled (dk^-1/2 as the forward) or gated (fit after the gated norm, scales Wg)"}
 
 /* Fills settings from the options (seed from --seed); -1 + error on bad values.
  * --half-life needs the decay among the components. */
