@@ -56,17 +56,17 @@ typedef struct {
 } race_maker;
 
 /* "taylor-calibrate", or "taylor-calibrate[decay,beta]" / "[...,no-sink]" / "[...,half-life 32]" /
- * "[...,sigma scaled]" when the Stage 1 settings are not the defaults */
+ * "[...,sigma scaled]" / "[...,sigma gated]" when the Stage 1 settings are not the defaults */
 static const char *stage1_label(const student_settings *st, char *buf, size_t size) {
     const unsigned parts = student_stage1_parts(st);
-    const bool scaled = (parts & STAGE1_SIGMA) && st->sigma_fit == SIGMA_FIT_SCALED;
+    const bool other_fit = (parts & STAGE1_SIGMA) && st->sigma_fit != SIGMA_FIT_REFERENCE; /* scaled or gated */
     if (!init_uses_stage1(st->init) ||
-        (parts == STAGE1_ALL && st->half_life == 0 && st->distance == DECAY_DISTANCE_ALL && !scaled))
+        (parts == STAGE1_ALL && st->half_life == 0 && st->distance == DECAY_DISTANCE_ALL && !other_fit))
         return snprintf(buf, size, "%s", student_init_name(st->init)), buf;
     char p[64], extra[48] = "";
     if (st->half_life > 0) snprintf(extra, sizeof extra, ",half-life %g", st->half_life);
     else if (parts & STAGE1_DECAY && st->distance == DECAY_DISTANCE_NO_SINK) snprintf(extra, sizeof extra, ",no-sink");
-    if (scaled) snprintf(extra + strlen(extra), sizeof extra - strlen(extra), ",sigma scaled");
+    if (other_fit) snprintf(extra + strlen(extra), sizeof extra - strlen(extra), ",sigma %s", sigma_fit_name(st->sigma_fit));
     snprintf(buf, size, "%s[%s%s]", student_init_name(st->init), stage1_parts_name(parts, p, sizeof p), extra);
     return buf;
 }

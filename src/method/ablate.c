@@ -51,8 +51,8 @@ const char *ablate_variant_label(const ablate_variant *v, decay_distance_mode di
             if (v->half_life > 0) at += (size_t)snprintf(buf + at, size - at, "(half-life %g)", v->half_life);
             else if (dist == DECAY_DISTANCE_NO_SINK) at += (size_t)snprintf(buf + at, size - at, "(no-sink)");
         }
-        if ((1u << i) == STAGE1_SIGMA && v->fit == SIGMA_FIT_SCALED && at < size)
-            at += (size_t)snprintf(buf + at, size - at, "(scaled)");
+        if ((1u << i) == STAGE1_SIGMA && v->fit != SIGMA_FIT_REFERENCE && at < size)
+            at += (size_t)snprintf(buf + at, size - at, "(%s)", sigma_fit_name(v->fit));
     }
     return buf;
 }
