@@ -1,4 +1,4 @@
-# Stage 1's value-scale fit (--sigma-fit reference|scaled, METHOD.md section 3)
+# Stage 1's value-scale fit (--sigma-fit reference|scaled|gated, METHOD.md section 3)
 # on stories260K: the default is the reference fit, recorded in config.json and
 # in the JSON of convert, ablate and race; scaled differs only in Wv / Wg and
 # its sigma before the clamp is sqrt(dk) times the reference one; the forward's
@@ -47,6 +47,22 @@ PY
     --json --log-every 0 >"$TMP/race.json" 2>"$TMP/race.err" || fail "race --sigma-fit: $(cat "$TMP/race.err")"
 [ "$(json_get "$TMP/race.json" "[(r['init'], r['sigma_fit']) for r in j['runs']]")" = "[('random', None), ('taylor-only[decay,beta,sigma,gate,sigma scaled]', 'scaled')]" ] ||
     fail "race runs: $(cat "$TMP/race.json")"
+
+# gated (graft's variant): recorded; the gate runs before the fit, so alpha* is
+# that of decay,beta,gate; sigma* is the clamp of the fit
+"$G" convert "$STORIES" $SMALL --init taylor-only --sigma-fit gated --out "$TMP/g" --json >"$TMP/g.json" ||
+    fail "convert --sigma-fit gated"
+"$G" convert "$STORIES" $SMALL --init taylor-only --stage1 decay,beta,gate --out "$TMP/dbg" --json >"$TMP/dbg.json" ||
+    fail "convert --stage1 decay,beta,gate"
+python3 - "$TMP/g.json" "$TMP/dbg.json" "$TMP/g/config.json" <<'PY' || fail "gated fit"
+import json, math, sys
+g, d, cfg = (json.load(open(p)) for p in sys.argv[1:4])
+assert cfg["graft_student"]["init"]["sigma_fit"] == "gated" and g["student"]["init"]["sigma_fit"] == "gated"
+for lg, ld in zip(g["layers"], d["layers"]):
+    assert lg["stage1"]["alpha_star"] == ld["stage1"]["alpha_star"], (lg["stage1"]["alpha_star"], ld["stage1"]["alpha_star"])
+    for raw, st in zip(lg["stage1"]["sigma_unclamped"], lg["stage1"]["sigma_star"]):
+        assert math.isfinite(raw) and st == min(10.0, max(0.1, raw)), (raw, st)
+PY
 
 expect_error "--sigma-fit: unknown fit 'half'" "$G" convert "$STORIES" $SMALL --init taylor-only --sigma-fit half
 expect_error "init random has no Stage 1" "$G" convert "$STORIES" $SMALL --init random --sigma-fit scaled
