@@ -27,7 +27,8 @@
 #include "core/error.h"
 #include "core/rng.h"
 #include "gdn/gdn_ref.h"
-#include "student/build.h"
+#include "convert/build.h"
+#include "formats/model_load.h"
 #include "host_weights.h"
 
 enum { SEQS = 2, SEQ_T = 40 };
