@@ -10,6 +10,7 @@
 #include "cli/out_place.h"
 #include "method/train_cli.h"
 #include "method/artifact.h"
+#include "backend/comm.h"
 #include "method/train_run.h"
 #include "method/train_student.h"
 #include "cli/signals.h"
@@ -62,7 +63,12 @@ int cmd_train(int argc, char **argv) {
         return cli_fail("train");
     if (ckpt) { /* the checkpoint belongs to one request: this one's, or another's (refused) */
         char digest[ARTIFACT_DIGEST_HEX], note[1200];
-        if (artifact_claim_record_file(&r, ckpt, r.u.train.force, "choose another --ckpt, or pass --force", digest, note,
+        /* the run depends on the global batch, not on how ranks and micro-batches split it (as the
+         * checkpoint's own options hash): one process resumes what two ranks of half the batch wrote */
+        request rk = r;
+        rk.u.train.tc.to.batch *= rk.u.train.tc.to.accum * comm_size(be_comm(be_default()));
+        rk.u.train.tc.to.accum = 1;
+        if (artifact_claim_record_file(&rk, ckpt, r.u.train.force, "choose another --ckpt, or pass --force", digest, note,
                                        sizeof note) != 0)
             return cli_fail("train");
         if (note[0] && cli_rank0() && !resume) fprintf(stderr, "graft train: %s\n", note); /* resuming is reusing */

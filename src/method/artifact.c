@@ -13,6 +13,7 @@
 
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/mapped_file.h"
 #include "hub/digest.h"
 #include "hub/resolve.h"
 
@@ -143,6 +144,11 @@ cJSON *artifact_path_identity(const char *path) {
         }
         free(local);
         return o;
+    }
+    /* a FIFO or a device would block the hash or never end: refused as every input is */
+    if (!S_ISDIR(st.st_mode) && regular_file_check(path) != 0) {
+        cJSON_Delete(o);
+        return NULL;
     }
     char abs[PATH_MAX];
     cJSON_AddStringToObject(o, "path", realpath(path, abs) ? abs : path);

@@ -26,7 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     import_report rep, done;
     teacher_state *last = NULL;
     for (int i = 0; i < n; i++) {
-        char name[16];
+        char name[32];
         snprintf(name, sizeof name, "run%d.json", i);
         if (import_run_file(&st, fuzz_write(name, part[i], len[i]), &rep) != 0) fuzz_rejected("import_run_file");
         else last = rep.teacher, done = rep;

@@ -80,7 +80,7 @@ fi
 $G train $A --batch 4 --ckpt "$TMP/s.ckpt" --resume >"$TMP/resumed.json" || fail "one process could not resume the two ranks' checkpoint"
 [ "$(json_get "$TMP/resumed.json" 'j["resumed_from"]')" -eq "$at" ] || fail "resumed from the wrong step"
 compare "$TMP/resumed.json" "$TMP/one.json" 1e-4 || fail "two ranks + resume on one differs from one process"
-expect_error "other options or data" $G train $A --batch 2 --ckpt "$TMP/s.ckpt" --resume # another global batch
+expect_error "other options or inputs" $G train $A --batch 2 --ckpt "$TMP/s.ckpt" --resume # another global batch
 
 # SIGKILL of rank 1: the job ends, one line
 $G train $A --batch 2 --tokens 3000000 --ranks 2 >/dev/null 2>"$TMP/kill.err" &

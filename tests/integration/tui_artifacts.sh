@@ -127,8 +127,15 @@ tui_keys w 9
 tui_wait w "Stage 2 steps" || fail "Settings"
 tui_keys w +
 tui_wait w "Stage 2 steps: " 50 || fail "+ on Settings said nothing"
-tui_wait_steps=$(tui_screen w | grep -oE "Stage 2 steps: [0-9]+" | head -n 1 | grep -oE "[0-9]+$")
-[ -n "$tui_wait_steps" ] && [ "$tui_wait_steps" != 4 ] || fail "+ did not change the Stage 2 steps"
+# the key reaches the screen a redraw later: read the value until it changes (at most ~10 s)
+tries=0
+while :; do
+    tui_wait_steps=$(tui_screen w | grep -oE "Stage 2 steps: [0-9]+" | head -n 1 | grep -oE "[0-9]+$")
+    [ -n "$tui_wait_steps" ] && [ "$tui_wait_steps" != 4 ] && break
+    tries=$((tries + 1))
+    [ $tries -lt 50 ] || fail "+ did not change the Stage 2 steps"
+    sleep 0.2
+done
 build
 [ "$(folders)" = 3 ] || fail "other Stage 2 steps: $(folders) folders, want 3"
 C=$(ls -d "$STUDENTS"/* | grep -vxF -e "$A" -e "$B")

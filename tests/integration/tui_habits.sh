@@ -23,7 +23,7 @@ tui_wait h "$last" || fail "the help did not scroll to its last line"
 total=$(tui_screen h | grep -oE "lines [0-9]+-[0-9]+ of [0-9]+" | sed -E 's/.* of //')
 tui_screen h | grep -qE "lines $((total - 19))-$total of $total " || fail "the help's position does not end at its last line ($total)"
 tui_keys h Up
-tui_screen h | grep -qF "$last" && fail "Up did not scroll the help back"
+tui_gone h "$last" || fail "Up did not scroll the help back"
 tui_keys h PPage
 tui_wait h "lines 1-20 of" || fail "PgUp did not scroll the help to its top"
 # the mouse wheel scrolls it too (xterm SGR reports: 65 wheel down)
@@ -31,7 +31,7 @@ for i in 1 2; do tmux -L "$SOCK" send-keys -t h -l "$(printf '\033[<65;40;10M')"
 tui_wait h "$last" || fail "the mouse wheel did not scroll the help"
 tui_keys h x
 i=0; while tui_screen h | grep -qF "lines " && [ $i -lt 30 ]; do sleep 0.1; i=$((i+1)); done
-tui_screen h | grep -qF "help ─" && fail "the help did not close"
+tui_gone h "help ─" || fail "the help did not close"
 # the prompt box's entry: ^W a word, ^A / ^E, ^U all before the cursor, wide characters in two columns
 tui_keys h 7 g
 tui_wait h "prompt:" || fail "prompt box"
@@ -39,7 +39,7 @@ tui_keys h -l "Once upon a time"
 tui_wait h "prompt: Once upon a time" || fail "typing"
 tui_keys h C-w
 tui_wait h "prompt: Once upon a " || fail "^W"
-tui_screen h | grep -qF "prompt: Once upon a time" && fail "^W left the word"
+tui_gone h "prompt: Once upon a time" || fail "^W left the word"
 tui_keys h -l "中文"
 tui_wait h "prompt: Once upon a 中文" || fail "wide characters"
 tui_keys h C-a; tui_keys h -l ">"

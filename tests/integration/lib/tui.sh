@@ -40,6 +40,19 @@ tui_wait() {
     return 1
 }
 
+# tui_gone NAME FIXED-STRING [TENTHS]: polls until the text no longer shows (a key takes effect a
+# redraw later, so a screen read right after the key can still show the old text).
+tui_gone() {
+    n=$1 pat=$2 tries=${3:-50}
+    i=0
+    while [ $i -lt "$tries" ]; do
+        tui_screen "$n" | grep -qF -- "$pat" || return 0
+        sleep 0.1
+        i=$((i + 1))
+    done
+    return 1
+}
+
 fail() { echo "FAIL: $*"; exit 1; }
 
 # tui_click NAME COL ROW: a left click (1-based cell), as an xterm SGR mouse report.
