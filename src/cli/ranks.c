@@ -109,9 +109,13 @@ int cli_ranks_exit(int rc) {
     /* 128 + signal: the ranks stopped together after a step (train's checkpoint on SIGINT / SIGTERM) */
     if (rc == 0 || rc > 128) return rc;
     if (world.rank != 0) {
-        /* a failure every rank shares ends the job from rank 0 first: it prints once */
-        const struct timespec d = {2, 0};
-        nanosleep(&d, NULL);
+        /* a failure every rank shares ends the job from rank 0 first: it prints once. mpirun ends
+         * this rank by SIGTERM then; a stop handler the command installed would only cut the wait
+         * short (and this rank would print too), so the default disposition comes back first */
+        signal(SIGTERM, SIG_DFL);
+        signal(SIGINT, SIG_DFL);
+        struct timespec d = {2, 0};
+        while (nanosleep(&d, &d) != 0 && errno == EINTR) {}
         print_last_line();
     }
     fflush(stdout);
