@@ -150,7 +150,7 @@ int cmd_race(int argc, char **argv) {
     }
     if (ckpt_dir && cli_rank0() && cli_out_claim("--ckpt-dir", ckpt_dir, OUT_CKPT_DIR, n_inits) != 0)
         return cli_fail("race");
-    if (ckpt_dir) { /* the folder's checkpoints belong to one request: this one's, or another's (refused) */
+    if (ckpt_dir && cli_rank0()) { /* one claimant: its checkpoints belong to one request (another's refused) */
         char digest[ARTIFACT_DIGEST_HEX], note[1200];
         if (artifact_claim_record_dir(&r, ckpt_dir, r.u.race.force, "choose another --ckpt-dir, or pass --force", digest,
                                       note, sizeof note) != 0)

@@ -61,7 +61,7 @@ int cmd_train(int argc, char **argv) {
                         (out_dir && cli_out_claim("--out", out_dir, OUT_STUDENT, 1) != 0) ||
                         (tc.to.window_log && cli_out_claim("--log-windows", tc.to.window_log, OUT_LOG, 1) != 0)))
         return cli_fail("train");
-    if (ckpt) { /* the checkpoint belongs to one request: this one's, or another's (refused) */
+    if (ckpt && cli_rank0()) { /* one claimant: the checkpoint belongs to one request (another's is refused) */
         char digest[ARTIFACT_DIGEST_HEX], note[1200];
         /* the run depends on the global batch, not on how ranks and micro-batches split it (as the
          * checkpoint's own options hash): one process resumes what two ranks of half the batch wrote */
