@@ -25,6 +25,14 @@ sh "$S" race 1e-3 256 decay,beta >"$TMP/race.log" 2>&1 || fail "run.sh race: $(t
 [ "$(json_get "$TMP/out/race_lr1e-3_256.json" "([r['init'] for r in j['runs']], j['teacher_eval_ppl'] > 1)")" = \
   "(['random', 'taylor-calibrate', 'taylor-calibrate[decay,beta]'], True)" ] ||
     fail "race JSON: $(json_get "$TMP/out/race_lr1e-3_256.json" "[r['init'] for r in j['runs']]")"
+# other students (a Stage 1 subset, a sigma fit) and more race options, as the 1.5B race takes them
+GRAFT_RACE_STUDENTS="random taylor-calibrate:gate taylor-calibrate@gated" \
+    GRAFT_RACE_ARGS="--recall-every 2 --recall-lengths 300 --recall-tasks niah-number" \
+    sh "$S" race 1e-3 128 >"$TMP/race2.log" 2>&1 || fail "run.sh race (students): $(tail -n 5 "$TMP/race2.log")"
+[ "$(json_get "$TMP/out/race_lr1e-3_128.json" "([r['init'] for r in j['runs']], len(j['runs'][2]['recall_curve']))")" = \
+  "(['random', 'taylor-calibrate[gate]', 'taylor-calibrate[decay,beta,sigma,gate,sigma gated]'], 1)" ] ||
+    fail "race JSON (students): $(json_get "$TMP/out/race_lr1e-3_128.json" "[r['init'] for r in j['runs']]")"
+rm -f "$TMP/out/race_lr1e-3_128.json"
 python3 "$R" verdict "$TMP/out/ablate_train.json" "$TMP/out/race_lr1e-3_256.json" | grep -q 'tokens to the same target' ||
     fail "verdict table"
 n=$(ls "$TMP/out" | wc -l)

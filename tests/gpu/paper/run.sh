@@ -21,7 +21,9 @@
 #                                  reference,scaled; reference alone takes 2/3 of the time)
 #   run.sh race LR TOKENS [SUBSET] (d) 50 % uniform: random, taylor-calibrate and taylor-calibrate
 #                                  with --stage1 SUBSET (default decay,beta,gate), TOKENS per run,
-#                                  --lr-mixer LR; students converted once per machine into
+#                                  --lr-mixer LR (GRAFT_RACE_STUDENTS: other students, each
+#                                  INIT[:SUBSET][@FIT], FIT a --sigma-fit; GRAFT_RACE_ARGS: more race
+#                                  options, e.g. --recall-every); students converted once per machine into
 #                                  $GRAFT_PAPER_DIR; checkpoints there, so the same command resumes
 #                                  a race a call's end cut short
 #   run.sh smollm2                 the 135M ablation (uniform 25 / 50 %, six inits) and component
@@ -163,15 +165,19 @@ race)
     need "$QWEN" teacher
     lr=$2 tokens=$3 subset=${4:-decay,beta,gate}
     # the three students once per machine (graft convert: 50 % uniform, as the race would build them)
-    for s in random taylor-calibrate "taylor-calibrate:$subset"; do
-        init=${s%%:*} f=$DIR/student-$(echo "$s" | tr ':,' '__')
+    students=${GRAFT_RACE_STUDENTS:-random taylor-calibrate taylor-calibrate:$subset}
+    folders=
+    for s in $students; do
+        fit=; [ "$s" != "${s#*@}" ] && fit="--sigma-fit ${s#*@}" && s=${s%@*}
+        init=${s%%:*} f=$DIR/student-$(echo "$s${fit:+_${fit#--sigma-fit }}" | tr ':,' '__')
+        folders="$folders $f"
         [ -f "$f/config.json" ] && continue
         s1=; [ "$s" != "${s#*:}" ] && s1="--stage1 ${s#*:}"
-        step "convert_$(basename "$f")" "$G" convert "$QWEN" --keep 0.5 --strategy uniform --init "$init" $s1 \
+        step "convert_$(basename "$f")" "$G" convert "$QWEN" --keep 0.5 --strategy uniform --init "$init" $s1 $fit \
             --calib "$TEXT" --out "$f" --device $DEVICE $([ -n "$SMALL" ] && echo "--ctx $ACTX $AWIN --steps $STEPS") || exit 1
         rm -f "$OUT/convert_$(basename "$f").json" # the folder's report.json has it
     done
-    run=$DIR/race-$lr-$tokens-$(echo "$subset" | tr ',' '_')
+    run=$DIR/race-$lr-$tokens-$(echo "$students" | tr ' :,@' '____')
     mkdir -p "$run"
     # checkpoints: three students' parameters and AdamW moments in float32 (~64 GB at 1.5B); graft
     # refuses a --ckpt-dir without that room, so the race goes without them where the disk is smaller
@@ -183,10 +189,10 @@ race)
     [ -n "$ckpt" ] && ls "$run"/*.ckpt >/dev/null 2>&1 && resume=--resume
     steps=$((tokens / (CTX * BATCH)))
     every=$((steps / 10 > 0 ? steps / 10 : 1))
-    step "race_lr${lr}_${tokens}" "$G" race "$QWEN" "$DIR/student-random" "$DIR/student-taylor-calibrate" \
-        "$DIR/student-taylor-calibrate_$(echo "$subset" | tr ',' '_')" --data "$TEXT" --ctx $CTX --batch $BATCH \
+    # shellcheck disable=SC2086 # $folders and GRAFT_RACE_ARGS are word lists
+    step "race_lr${lr}_${tokens}" "$G" race "$QWEN" $folders --data "$TEXT" --ctx $CTX --batch $BATCH \
         --tokens "$tokens" --lr-mixer "$lr" --eval-every $every --log-every 20 $ckpt \
-        --device $DEVICE $resume
+        --device $DEVICE $resume ${GRAFT_RACE_ARGS:-}
     rc=$?
     [ $rc -eq 130 ] && echo "race: stopped at the call's end; the same command resumes it"
     exit $rc
