@@ -264,19 +264,64 @@ static int run_cell(run_ctx *c, recall_cell *cell) {
     return rc;
 }
 
-int recall_run(transformer *tf, const model *m, const recall_request *rq, const progress_sink *pr,
-               recall_on_sample on_sample, void *ud, recall_result *out) {
-    memset(out, 0, sizeof *out);
+static int open_haystack(const model *m, const recall_request *rq, recall_haystack *hay) {
     if (!m->tok) return gf_fail("the model has no tokenizer (recall prompts are text)");
     if (recall_validate(rq, &m->cfg) != 0) return -1;
-    const double t0 = clock_now_s();
-    recall_haystack hay;
     /* a file haystack: enough of the text for the longest prompt several times over */
     int longest = 0;
     for (int i = 0; i < rq->n_lengths; i++) longest = rq->lengths[i] > longest ? rq->lengths[i] : longest;
-    if ((rq->haystack ? recall_haystack_file(&hay, m->tok, rq->chat, rq->haystack, (size_t)longest * 16 + 65536)
-                      : recall_haystack_repeat(&hay, m->tok, rq->chat)) != 0)
+    return rq->haystack ? recall_haystack_file(hay, m->tok, rq->chat, rq->haystack, (size_t)longest * 16 + 65536)
+                        : recall_haystack_repeat(hay, m->tok, rq->chat);
+}
+
+static int check_prompts(const recall_haystack *hay, const recall_request *rq) {
+    int rc = 0;
+    for (int t = 0; t < rq->n_tasks && rc == 0; t++)
+        for (int l = 0; l < rq->n_lengths && rc == 0; l++) {
+            const recall_task task = rq->tasks[t];
+            const int L = rq->lengths[l], T = L - recall_task_max_new(task);
+            if (T < 1)
+                return gf_fail("length %d is too short for %s (it answers in up to %d tokens)", L, recall_task_name(task),
+                               recall_task_max_new(task));
+            for (int d = 0; d < rq->n_depths && rc == 0; d++) {
+                const uint64_t seed = sample_seed(rq->seed, task, L, rq->depths[d], 0);
+                recall_text text;
+                int_vec ids = {0};
+                rc = recall_text_make(&text, task, rq->depths[d] / 100.0, seed);
+                if (rc == 0) {
+                    rc = recall_prompt_build(hay, &text, T, seed, &ids);
+                    recall_text_free(&text);
+                }
+                int_vec_free(&ids);
+                if (rc != 0) {
+                    char where[64];
+                    snprintf(where, sizeof where, "%s at length %d", recall_task_name(task), L);
+                    gf_fail_prefix(where);
+                }
+            }
+        }
+    return rc;
+}
+
+int recall_check_prompts(const model *m, const recall_request *rq) {
+    recall_haystack hay;
+    if (open_haystack(m, rq, &hay) != 0) return -1;
+    const int rc = check_prompts(&hay, rq);
+    recall_haystack_free(&hay);
+    return rc;
+}
+
+int recall_run(transformer *tf, const model *m, const recall_request *rq, const progress_sink *pr,
+               recall_on_sample on_sample, void *ud, recall_result *out) {
+    memset(out, 0, sizeof *out);
+    const double t0 = clock_now_s();
+    recall_haystack hay;
+    if (open_haystack(m, rq, &hay) != 0) return -1;
+    /* every cell's prompt fits before the first cell runs: a long run does not fail at its last length */
+    if (check_prompts(&hay, rq) != 0) {
+        recall_haystack_free(&hay);
         return -1;
+    }
     out->chat = hay.chat;
     out->n_cells = rq->n_tasks * rq->n_lengths * rq->n_depths;
     out->cells = gf_calloc((size_t)out->n_cells, sizeof *out->cells);

@@ -54,6 +54,11 @@ int recall_parse_depths(recall_request *rq, const char *list);
 /* Counts in range, every length within the model's positions (cfg->max_seq;
  * "length 8192 is beyond the model's 2048 positions (max_seq)"). */
 int recall_validate(const recall_request *rq, const model_config *cfg);
+/* Builds the first sample's prompt of every task, length and depth (text and
+ * tokens only, no model run), so that a length too short for a task's
+ * instruction, needles and answer is refused before any work: the race and
+ * train check their --recall-every this way before the first step. */
+int recall_check_prompts(const model *m, const recall_request *rq);
 
 typedef struct {
     recall_task task;

@@ -38,7 +38,7 @@ int train_cli_recall(train_cli *c, const model *teacher) {
     rq->seed = c->to.seed;
     if ((c->recall_tasks && recall_parse_tasks(rq, c->recall_tasks) != 0) ||
         (c->recall_lengths && recall_parse_lengths(rq, c->recall_lengths) != 0) ||
-        recall_validate(rq, &teacher->cfg) != 0)
+        recall_check_prompts(teacher, rq) != 0)
         return gf_fail_prefix("--recall-every");
     c->to.measure_every = c->recall_every;
     c->to.measure = recall_probe_measure;

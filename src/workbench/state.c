@@ -202,7 +202,8 @@ void app_job_progress_text(const job_record *r, char *buf, size_t n) {
 const job_record *app_last_job(const app_state *st, const teacher_state *t, const char *name) {
     for (int i = st->n_hist - 1; i >= 0; i--) {
         const job_record *r = app_job_at(st, i);
-        if (!strcmp(r->name, name) && t && !strcmp(r->teacher, t->name)) return r;
+        /* never NULL for i in range; newer GCCs see the NULL branch and warn (stringop-overread) */
+        if (r && !strcmp(r->name, name) && t && !strcmp(r->teacher, t->name)) return r;
     }
     return NULL;
 }

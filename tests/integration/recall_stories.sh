@@ -62,6 +62,10 @@ assert all(math.isfinite(p[1]) and 0 <= p[1] <= 1 for p in rc), rc
 PY
 grep -q "recall at step 8 " "$TMP/tr.err" || fail "no recall line on stderr: $(cat "$TMP/tr.err")"
 expect_error "--recall-every" "$G" train "$TMP/st" --teacher "$STORIES" --data "$TEXT" --recall-every 4 --recall-lengths 4096
+# a length too short for the task's prompt is refused before the first training step, not at the first evaluation
+expect_error "too few" "$G" race "$STORIES" --keep 0.5 --strategy uniform --data "$TEXT" --ctx 32 --tokens 256 \
+    --recall-every 2 --recall-lengths 64 --recall-tasks niah-number --threads 1
+grep -q "step " "$TMP/err" 2>/dev/null && fail "race --recall-every trained before refusing: $(cat "$TMP/err")"
 
 expect_error "512 positions" "$G" recall "$STORIES" --lengths 1024
 expect_error "unknown recall task 'needle'" "$G" recall "$STORIES" --tasks needle
