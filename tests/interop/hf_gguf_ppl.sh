@@ -1,7 +1,6 @@
 # tests/gpu/runs/hf_gguf_ppl.py (transformers' perplexity of a GGUF, the
 # reference for graft ppl) against graft ppl, with torch, transformers and gguf
-# importable (scripts/pyenv.sh transformers, plus the gguf package, which that
-# environment does not pin): SmolLM2-135M Q4_1 on 1,500 bytes of
+# importable (scripts/pyenv.sh transformers pins all three): SmolLM2-135M Q4_1 on 1,500 bytes of
 # gutenberg-60.txt at ctx 64 (several windows): the same token count and
 # perplexity within 1e-4 relative (float32 both sides; measured 1e-7 on the
 # 1.5B teacher). The window layout alone is tests/integration/hf_gguf_ppl.sh.
