@@ -269,7 +269,7 @@ static int parse_ablate(const char *file, const cJSON *root, parsed *p) {
         snprintf(r->corpus, sizeof r->corpus, "%.199s", eval_text[0] ? eval_text : "text not recorded");
         r->eval_windows = windows;
         r->ctx = isnan(ctx) ? 0 : (int)ctx;
-        r->seed = seed >= 1 ? (long)seed : 0;
+        r->seed = seed >= 0 ? (long)seed : -1;
         snprintf(r->device, sizeof r->device, "%s", device);
     }
     p->teacher_ppl = ppl;

@@ -18,6 +18,7 @@
 #include "workbench/build_progress.h"
 #include "workbench/job_cost.h"
 #include "workbench/json_file.h"
+#include "workbench/result_request.h"
 #include "workbench/stage1_choice.h"
 #include "workbench/wb_event.h"
 
@@ -33,24 +34,36 @@ typedef struct {
     long seed; /* graft tui --seed (graft race's default 1) */
     bool resume; /* continue each run from its checkpoint (an interrupted race; Recover's R) */
     bool recall; /* Settings' race recall: recall accuracy at four evaluations per run */
-    struct {   /* the strings of the race's request */
-        char device[16];
-        stage1_cli_text s1;
-    } req_text;
+    result_req_text req_text; /* the strings of the race's request */
 } race_arg;
 
-/* The race on screen as graft race's request (what its checkpoints are keyed by). */
-static void race_request(race_arg *a, request *r) {
-    wb_request_init(r, REQ_RACE, a->teacher_path, a->seed, a->m->be, a->req_text.device);
-    race_req *q = &r->u.race;
-    q->tc.data = a->corpus;
-    q->tc.to.ctx = RECOVER_CTX;
-    q->tc.to.batch = RECOVER_BATCH;
-    q->tc.to.tokens = a->tokens;
-    q->tc.to.lr_mixer = a->lr_mixer;
-    q->tc.to.lr_rest = a->lr_rest;
-    q->tc.keep = a->keep;
-    stage1_choice_to_cli(&a->s1, &q->mo, &a->req_text.s1);
+/* What both rows of a race share: the race's options (the rest is each run's outcome). */
+static void race_row_base(result_row *row, const char *corpus, const char *device, double keep, long tokens,
+                          double lr_mixer, double lr_rest, const stage1_choice *s1, long seed) {
+    result_row_init(row);
+    row->kind = RUN_RACE;
+    snprintf(row->strategy, sizeof row->strategy, "uniform");
+    snprintf(row->corpus, sizeof row->corpus, "%s", corpus);
+    snprintf(row->device, sizeof row->device, "%s", device);
+    row->keep = keep;
+    row->ctx = RECOVER_CTX;
+    row->race_tokens = tokens;
+    row->race_lr_mixer = lr_mixer;
+    row->race_lr_rest = lr_rest;
+    row->has_stage1 = true, row->stage1 = *s1; /* taylor-calibrate's build, in both rows' command */
+    row->seed = seed;
+}
+
+/* The race on screen as graft race's request (what its checkpoints are keyed
+ * by): the request of its Results rows, so that a row's command is this race. */
+static int race_request(race_arg *a, request *r) {
+    result_row row;
+    char dev[16];
+    wb_device_of(a->m->be, dev, sizeof dev);
+    race_row_base(&row, a->corpus, dev, a->keep, a->tokens, a->lr_mixer, a->lr_rest, &a->s1, a->seed);
+    if (result_request(&row, a->teacher_path, r, &a->req_text) != 0) return -1;
+    r->u.race.tc.data = a->corpus; /* whole, where a row's copy is cut */
+    return 0;
 }
 
 /* what the end of the job gets */
@@ -207,10 +220,9 @@ static int race_job(job_ctx *ctx, void *argp) {
     }
     if (a->ckpt_dir) { /* state/race/<teacher>-<digest of the race's request>: another race never shares them */
         request req;
-        race_request(a, &req);
         char digest[ARTIFACT_DIGEST_HEX], teacher[64], leaf[128], note[1200];
         cJSON *id;
-        if (artifact_identity(&req, &id, digest) != 0) goto done;
+        if (race_request(a, &req) != 0 || artifact_identity(&req, &id, digest) != 0) goto done;
         cJSON_Delete(id);
         artifact_short_name(a->teacher_path, teacher, sizeof teacher);
         snprintf(leaf, sizeof leaf, "/%s-%.*s", teacher, ARTIFACT_SHORT, digest);
@@ -361,28 +373,16 @@ void recover_race_done(app_state *st, teacher_state *owner, void *result) {
                  r->labels[0], t0, r->labels[1], t1, ratio);
         for (int i = 0; i < 2; i++) {
             result_row row;
-            result_row_init(&row);
-            row.kind = RUN_RACE;
+            race_row_base(&row, r->corpus, r->device, r->keep, r->tokens, r->lr_mixer, r->lr_rest, &r->s1, r->seed);
             snprintf(row.teacher, sizeof row.teacher, "%s", r->teacher);
-            snprintf(row.device, sizeof row.device, "%s", r->device);
-            snprintf(row.strategy, sizeof row.strategy, "uniform");
-            row.keep = r->keep;
             snprintf(row.init, sizeof row.init, "%s", r->labels[i]);
             row.stage2_steps = r->steps[i];
-            snprintf(row.corpus, sizeof row.corpus, "%s", r->corpus);
-            row.ctx = RECOVER_CTX;
             snprintf(row.kept, sizeof row.kept, "%s", r->kept);
             row.ppl = r->ppl[i];
             row.teacher_ppl = r->teacher_ppl;
-            row.race_tokens = r->tokens;
-            row.race_lr_mixer = r->lr_mixer;
-            row.race_lr_rest = r->lr_rest;
-            row.seed = r->seed;
             row.tokens_to_target = r->ttt[i] >= 0 ? r->ttt[i] : -1;
             row.ratio = i ? r->ratio : NAN;
-            /* the race's Stage 1 options: taylor-calibrate's init detail, and in both rows' command */
-            if (i) result_set_stage1(&row, &r->s1);
-            row.has_stage1 = true, row.stage1 = r->s1;
+            if (i) result_set_stage1(&row, &r->s1); /* taylor-calibrate's init detail */
             teacher_add_result(owner, &row);
         }
     }

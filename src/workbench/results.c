@@ -17,6 +17,7 @@ void result_row_init(result_row *r) {
     r->ppl = r->teacher_ppl = r->hl_mean = r->hl_med = r->hl_max = NAN;
     r->tokens_to_target = r->ratio = NAN;
     r->race_lr_mixer = r->race_lr_rest = NAN;
+    r->seed = -1;
 }
 
 void result_set_stage1(result_row *r, const stage1_choice *c) {
@@ -151,48 +152,6 @@ int result_compare(const result_row *a, const result_row *b, result_col c) {
     return d ? d : (a->seq > b->seq) - (a->seq < b->seq);
 }
 
-void result_command(const result_row *r, const char *model_arg, char *buf, size_t n) {
-    char s1[128] = "", seed[32] = "", dev[40] = ""; /* dev: the device it ran on, unless the default */
-    if (r->has_stage1) stage1_choice_flags(&r->stage1, s1, sizeof s1);
-    if (r->has_stage1 && strstr(r->init_detail, "sigma scaled")) /* an imported row of the scaled fit */
-        snprintf(s1 + strlen(s1), sizeof s1 - strlen(s1), " --sigma-fit scaled");
-    if (r->seed > 0) snprintf(seed, sizeof seed, " --seed %ld", r->seed); /* 0: a row saved before rows kept it */
-    if (r->device[0] && strcmp(r->device, "cpu")) snprintf(dev, sizeof dev, " --device %s", r->device);
-    switch (r->kind) {
-    case RUN_EVALUATE:
-        if (r->student[0]) {
-            /* the student folder records how it was built; a comment says it where the Stage 1 options differ */
-            snprintf(buf, n, "graft eval '%s' --text '%s' --split --eval-windows %d%s --json%s%s", r->student, r->corpus,
-                     r->eval_windows, dev, s1[0] ? "   # built with" : "", s1);
-            return;
-        }
-        snprintf(buf, n, "(no student folder was written)");
-        return;
-    case RUN_ABLATE:
-        snprintf(buf, n,
-                 "graft ablate '%s' --calib '%s' --eval '%s' --strategy %s --keep %g --init %s --steps %d "
-                 "--eval-windows %d%s%s%s%s --json",
-                 model_arg, r->corpus, r->corpus, r->strategy, r->keep, r->init, r->stage2_steps, r->eval_windows,
-                 r->keep_best_heldout ? " --keep-best heldout" : "", s1, seed, dev);
-        return;
-    case RUN_RACE:
-        if (r->source[0] && !strcmp(r->strategy, "folder")) { /* imported: a race of student folders, which its JSON does not name */
-            snprintf(buf, n,
-                     "graft race '%s' STUDENT_DIR... --data '%s' --ctx %d --tokens %ld --lr-mixer %g --lr-rest %g%s%s --json"
-                     "   # the student folders are not named in the JSON",
-                     model_arg, r->corpus, r->ctx, r->race_tokens, r->race_lr_mixer, r->race_lr_rest, seed, dev);
-            return;
-        }
-        snprintf(buf, n,
-                 "graft race '%s' --data '%s' --ctx %d --batch 4 --tokens %ld --lr-mixer %g --lr-rest %g "
-                 "--keep %g%s%s%s --json",
-                 model_arg, r->corpus, r->ctx, r->race_tokens, r->race_lr_mixer, r->race_lr_rest, r->keep, s1, seed, dev);
-        return;
-    case RUN_KIND_COUNT: break;
-    }
-    snprintf(buf, n, "-");
-}
-
 /* ---- JSON (the session file) ---- */
 
 static void add_num(cJSON *o, const char *k, double v) {
@@ -222,7 +181,7 @@ cJSON *result_row_json(const result_row *r) {
     cJSON_AddStringToObject(o, "kept", r->kept);
     cJSON_AddStringToObject(o, "student", r->student);
     if (r->digest[0]) cJSON_AddStringToObject(o, "request_digest", r->digest);
-    if (r->seed > 0) cJSON_AddNumberToObject(o, "seed", (double)r->seed);
+    if (r->seed >= 0) cJSON_AddNumberToObject(o, "seed", (double)r->seed);
     if (r->device[0]) cJSON_AddStringToObject(o, "device", r->device);
     if (r->source[0]) {
         cJSON_AddStringToObject(o, "imported_from", r->source);
@@ -274,8 +233,8 @@ int result_row_from_json(const cJSON *o, result_row *r) {
     r->hl_med = get_num(o, "hl_median", NAN);
     r->hl_max = get_num(o, "hl_max", NAN);
     r->race_tokens = (long)get_num(o, "race_tokens", 0);
-    double seed = get_num(o, "seed", 0);
-    r->seed = seed >= 1 && seed <= 9.2e18 ? (long)seed : 0; /* absent or out of range: unknown */
+    double seed = get_num(o, "seed", -1);
+    r->seed = seed >= 0 && seed <= 9.2e18 ? (long)seed : -1; /* absent or out of range: unknown */
     r->race_lr_mixer = get_num(o, "lr_mixer", NAN);
     r->race_lr_rest = get_num(o, "lr_rest", NAN);
     r->tokens_to_target = get_num(o, "tokens_to_target", NAN);

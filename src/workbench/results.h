@@ -1,7 +1,7 @@
 /* Results rows as data: one row per run (an evaluated plan, an ablation row,
  * a race run) with what it was run with (strategy, ratio, init, Stage 2
  * steps, evaluation slice) and what came out, the columns the Results screen
- * shows and sorts by, and the headless command that reproduces the row. */
+ * shows and sorts by (its headless command: result_request.h). */
 #ifndef GRAFT_WORKBENCH_RESULTS_H
 #define GRAFT_WORKBENCH_RESULTS_H
 
@@ -34,7 +34,7 @@ typedef struct {
     char kept[128];          /* layers keeping attention, "0,1,3" */
     char student[256];       /* the student folder written, "" none */
     char digest[11];         /* the request that made it: its digest's first 10 hex digits (method/artifact.h), "" none */
-    long seed;               /* --seed of its students' builds and training (graft tui --seed); 0 unknown */
+    long seed;               /* --seed of its students' builds and training (graft tui --seed); -1 unknown */
     long race_tokens;        /* race: budget per init */
     double race_lr_mixer, race_lr_rest;
     double tokens_to_target; /* race: tokens to reach the target loss, <0 never, NaN n/a */
@@ -71,9 +71,6 @@ int result_compare(const result_row *a, const result_row *b, result_col c);
 int result_compare_col(const result_row *a, const result_row *b, result_col c, bool desc);
 /* "tinystories w32": the corpus file name and the windows of the evaluation slice. */
 void result_slice_label(const char *corpus, int windows, int ctx, char *buf, size_t n);
-
-/* The command that reproduces the row headless (model_arg: MODEL for the teacher). */
-void result_command(const result_row *r, const char *model_arg, char *buf, size_t n);
 
 cJSON *result_row_json(const result_row *r);
 /* 0, or -1 with a one-line error (missing kind / numbers of the wrong type). */

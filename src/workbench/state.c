@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "core/error.h"
+#include "workbench/result_request.h"
 #include "workbench/wb_event.h"
 
 void app_state_init(app_state *st) {

@@ -143,7 +143,7 @@ tui_wait s "S1 -beta (half-life 24)" 50 || tui_wait s "stage1 -beta (half-life 2
 cmd=$(tui_screen s | sed -n '/headless: /,/^ *$/p' | grep -v -e "hidden at this width" -e "last job:" -e "q quit" -e "elapsed" \
       | sed 's/.*headless: //; s/^ *//' \
       | tr '\n' ' ' | sed 's/ *$//')
-case "$cmd" in *"--json   # built with --stage1 decay,sigma,gate --half-life 24") ;;
+case "$cmd" in *"--json   # built with --stage1 decay,sigma,gate --half-life 24 by request "[0-9a-f]*) ;;
     *) tui_screen s; fail "the row's command does not say its Stage 1 options: '$cmd'";; esac
 dir=$(ls -d "$XDG_DATA_HOME"/graft/students/*taylor-calibrate-* 2>/dev/null | head -n 1)
 [ -n "$dir" ] || fail "no student folder"

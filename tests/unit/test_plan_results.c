@@ -15,11 +15,15 @@
 #include <time.h>
 
 #include "core/error.h"
+#include "method/ablate.h"
+#include "method/evaluate.h"
+#include "method/request.h"
 #include "keys.h"
 #include "persist/persist.h"
 #include "select/kv_cost.h"
 #include "ui.h"
 #include "workbench/session.h"
+#include "workbench/result_request.h"
 #include "workbench/wb_event.h"
 #include "wb_test_util.h"
 
@@ -350,13 +354,13 @@ static void results_rows_fit(void **state) {
     assert_null(strstr(row(&g, y), " 300 "));
     /* the selected row (the newest) with its headless command, whole */
     assert_string_equal(command_text(&g), "graft ablate '/models/test-teacher' --calib '/data/tinystories.txt' --eval "
-                                          "'/data/tinystories.txt' --strategy ar --keep 0.25 --init align-only --steps 50 "
-                                          "--eval-windows 32 --keep-best heldout --json");
-    /* up: the evaluate row's command */
+                                          "'/data/tinystories.txt' --keep 0.25 --strategy ar --init align-only --steps 50 "
+                                          "--keep-best heldout --eval-windows 32 --json");
+    /* up: the evaluate row's command (32 windows: graft eval --split's default) */
     ui_key(&u, UK_UP);
     ui_render(&u, &g);
     assert_string_equal(command_text(&g), "graft eval '/home/someone/.local/share/graft/students/test-teacher-uniform-50-"
-                                          "taylor-calibrate' --text '/data/tinystories.txt' --split --eval-windows 32 --json");
+                                          "taylor-calibrate' --text '/data/tinystories.txt' --split --json");
     /* sorting by ppl (o until the ppl column), then reversed */
     for (int k = 0; k < RC_COUNT && u.v.results.sort_col != RC_PPL; k++) ui_key(&u, 'o');
     assert_int_equal(u.v.results.sort_col, RC_PPL);
@@ -387,6 +391,103 @@ static void results_rows_fit(void **state) {
     assert_non_null(strstr(u.status, "nothing to run"));
     grid_free(&g);
     app_state_free(&st);
+}
+
+/* A row's command, less its note, read back as a headless command: the same request as the row's. */
+static void assert_command_parses_back(const result_row *r, const char *model_arg) {
+    request q, back;
+    result_req_text txt;
+    assert_int_equal(result_request(r, model_arg, &q, &txt), 0);
+    assert_int_equal(request_check(&q), 0);
+    char cmd[1600], note[256];
+    result_command(r, model_arg, cmd, sizeof cmd);
+    result_command_note(r, note, sizeof note);
+    const size_t len = strlen(cmd) - strlen(note);
+    assert_string_equal(cmd + len, note);
+    cmd[len] = 0;
+    int argc;
+    char **argv;
+    assert_int_equal(request_split(cmd, &argc, &argv), 0);
+    assert_int_equal(request_from_command(&back, argc, argv), 0);
+    assert_true(request_equal(&q, &back));
+    free(argv);
+}
+
+/* Every row kind's command is its request printed (method/request.h), and parses back to it. */
+static void results_commands_are_requests(void **state) {
+    (void)state;
+    const char *model = "/models/my teacher's.gguf"; /* quoted in the command */
+    stage1_choice s1 = {STAGE1_ALL & ~STAGE1_BETA, true, 0};
+    /* evaluate: graft eval of its folder, as the job measured it (evaluate_eval_request of the build) */
+    result_row e = make_row(RUN_EVALUATE, "uniform", 0.5, "taylor-calibrate", 8.4);
+    e.eval_windows = 16, e.seed = 0;
+    snprintf(e.device, sizeof e.device, "cuda:1");
+    snprintf(e.digest, sizeof e.digest, "abcdef0123");
+    result_set_stage1(&e, &s1);
+    assert_command_parses_back(&e, model);
+    request conv, ev, q;
+    result_req_text txt;
+    request_init(&conv, REQ_CONVERT);
+    conv.u.convert.text = "/data/tinystories.txt";
+    conv.u.convert.mo.split.eval_windows = 16;
+    conv.co.device = "cuda:1";
+    evaluate_eval_request(&conv, e.student, &ev);
+    assert_int_equal(result_request(&e, model, &q, &txt), 0);
+    assert_true(request_equal(&q, &ev));
+    char cmd[1600];
+    result_command(&e, model, cmd, sizeof cmd);
+    assert_non_null(strstr(cmd, "--json --device cuda:1   # built with --stage1 decay,sigma,gate --distance no-sink by request abcdef0123"));
+    e.student[0] = 0; /* no folder: no command */
+    assert_int_equal(result_request(&e, model, &q, &txt), -1);
+    result_command(&e, model, cmd, sizeof cmd);
+    assert_string_equal(cmd, "(no student folder was written)");
+    /* ablate: the one row of the table, which expands to that one row again */
+    result_row a = make_row(RUN_ABLATE, "ga-s2", 0.25, "taylor-calibrate", 19.1);
+    a.keep_best_heldout = 1, a.seed = 0;
+    result_set_stage1(&a, &s1);
+    assert_command_parses_back(&a, model);
+    assert_int_equal(result_request(&a, model, &q, &txt), 0);
+    ablate_plan *pl = malloc(sizeof *pl);
+    assert_int_equal(ablate_plan_make(&q, pl), 0);
+    assert_int_equal(pl->n_strat * pl->n_keep * pl->n_var, 1);
+    assert_int_equal(pl->variants[0].stage1, s1.parts);
+    /* a half-life override: graft ablate --half-life adds its row after the set's own (two rows, the row's the second) */
+    s1.half_life = 24;
+    result_set_stage1(&a, &s1);
+    assert_command_parses_back(&a, model);
+    assert_int_equal(result_request(&a, model, &q, &txt), 0);
+    assert_int_equal(ablate_plan_make(&q, pl), 0);
+    assert_int_equal(pl->n_strat * pl->n_keep * pl->n_var, 2);
+    assert_true(pl->variants[1].stage1 == s1.parts && pl->variants[1].half_life == 24);
+    free(pl);
+    result_command(&a, model, cmd, sizeof cmd);
+    assert_non_null(strstr(cmd, " --seed 0")); /* seed 0 is a seed, said; -1 (unknown) is not */
+    assert_non_null(strstr(cmd, " --half-life 24 "));
+    /* race made here: the race of both rows, Stage 1 options in both */
+    result_row r0 = make_row(RUN_RACE, "uniform", 0.5, "random", 7.7);
+    r0.has_stage1 = true, r0.stage1 = s1, r0.seed = 3;
+    assert_command_parses_back(&r0, model);
+    /* imported: a race of student folders (not named in the JSON, said after the command) */
+    result_row f = make_row(RUN_RACE, "folder", NAN, "taylor-calibrate", 7.7);
+    snprintf(f.source, sizeof f.source, "/runs/race.json");
+    snprintf(f.init_detail, sizeof f.init_detail, "stage1 all, sigma scaled");
+    f.has_stage1 = true, stage1_choice_default(&f.stage1);
+    assert_command_parses_back(&f, model);
+    result_command(&f, model, cmd, sizeof cmd);
+    assert_non_null(strstr(cmd, " STUDENT_DIR... "));
+    assert_non_null(strstr(cmd, " --sigma-fit scaled "));
+    assert_non_null(strstr(cmd, "   # the student folders are not named in the JSON"));
+    /* a row of an older session file: no seed, no device, no digest */
+    result_row old = make_row(RUN_ABLATE, "uniform", 0.75, "random", 30);
+    old.device[0] = 0;
+    cJSON *o = result_row_json(&old);
+    cJSON_DeleteItemFromObject(o, "seed");
+    result_row back;
+    assert_int_equal(result_row_from_json(o, &back), 0);
+    cJSON_Delete(o);
+    assert_command_parses_back(&back, model);
+    result_command(&back, model, cmd, sizeof cmd);
+    assert_null(strstr(cmd, "--seed"));
 }
 
 static void session_keeps_plan(void **state) {
@@ -488,7 +589,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(plan_default_and_cost), cmocka_unit_test(plan_keys),
         cmocka_unit_test(plan_scores_rank),      cmocka_unit_test(events_go_to_their_teacher),
-        cmocka_unit_test(results_rows_fit),
+        cmocka_unit_test(results_rows_fit),      cmocka_unit_test(results_commands_are_requests),
         cmocka_unit_test(results_resize_and_sort_keep_selection),      cmocka_unit_test(session_keeps_plan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -22,6 +22,7 @@
 #include "core/error.h"
 #include "student/student.h"
 #include "workbench/session.h"
+#include "workbench/result_request.h"
 #include "workbench/stage1_choice.h"
 
 static stage1_choice make(unsigned parts, bool no_sink, double hl) { return (stage1_choice){parts, no_sink, hl}; }
@@ -182,7 +183,7 @@ static void results_rows_carry_the_choice(void **state) {
     result_cell(&r, RC_DETAIL, true, cell, sizeof cell);
     assert_string_equal(cell, "S1 -beta (no-sink)");
     result_command(&r, "/m/t.bin", cmd, sizeof cmd);
-    assert_string_equal(cmd, "graft ablate '/m/t.bin' --calib '/d/t.txt' --eval '/d/t.txt' --strategy uniform --keep 0.5 "
+    assert_string_equal(cmd, "graft ablate '/m/t.bin' --calib '/d/t.txt' --eval '/d/t.txt' --keep 0.5 --strategy uniform "
                              "--init taylor-calibrate --steps 50 --eval-windows 8 --stage1 decay,sigma,gate "
                              "--distance no-sink --json");
     /* the defaults add nothing to the command, but the column still says "all" */
@@ -193,13 +194,14 @@ static void results_rows_carry_the_choice(void **state) {
     assert_string_equal(d.init_detail, "stage1 all");
     result_command(&d, "/m/t.bin", cmd, sizeof cmd);
     assert_null(strstr(cmd, "--stage1"));
-    /* an evaluated student: its folder records the options; the command says them in a comment */
+    /* an evaluated student: its folder records the options (the request named by the row's digest) */
     result_row e = row_of(RUN_EVALUATE, "taylor-only");
     snprintf(e.student, sizeof e.student, "/s/x");
+    snprintf(e.digest, sizeof e.digest, "0123456789");
     result_set_stage1(&e, &c);
     result_command(&e, "/m/t.bin", cmd, sizeof cmd);
     assert_string_equal(cmd, "graft eval '/s/x' --text '/d/t.txt' --split --eval-windows 8 --json   # built with "
-                             "--stage1 decay,sigma,gate --distance no-sink");
+                             "--stage1 decay,sigma,gate --distance no-sink by request 0123456789");
     /* a race: both rows repeat the race with its options */
     result_row q = row_of(RUN_RACE, "random");
     q.race_tokens = 512, q.race_lr_mixer = 1e-3, q.race_lr_rest = 1e-4;

@@ -19,6 +19,7 @@
 #include "core/error.h"
 #include "formats/model_load.h"
 #include "workbench/results.h"
+#include "workbench/result_request.h"
 #include "workbench/settings.h"
 #include "workbench/state.h"
 #include "workbench/workbench.h"
@@ -149,7 +150,7 @@ static void rows_record_the_device(void **s) {
     result_cell(&r, RC_DEVICE, false, buf, sizeof buf);
     assert_string_equal(buf, "cuda:0");
     result_command(&r, "M", buf, sizeof buf);
-    assert_non_null(strstr(buf, " --device cuda:0 --json"));
+    assert_non_null(strstr(buf, " --json --device cuda:0"));
     cJSON *j = result_row_json(&r);
     result_row back;
     assert_int_equal(result_row_from_json(j, &back), 0);

@@ -20,6 +20,7 @@
 #include "screens/screens.h"
 #include "student/student.h"
 #include "workbench/best_variant.h"
+#include "workbench/result_request.h"
 
 #define MAX_ROWS_SHOWN 4096
 
