@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "keys.h"
 #include "screens/screens.h"
+#include "widgets/wrap.h"
 
 static const screen *const screens[SCR_COUNT] = {
     &screen_teacher, &screen_plan,    &screen_stats, &screen_calibrate, &screen_align,
@@ -200,6 +201,9 @@ static int keys_width(const key_hint *k, int n, const theme *t) {
     return w;
 }
 
+/* Results' build was refused (its folder holds another request's student): the question, once the job has ended. */
+static bool asking_overwrite(const ui *u) { return u->st->overwrite.ask && !u->st->job.active; }
+
 static void draw_key_bar(ui *u, grid *g, int y) {
     const screen *s = screens[u->screen];
     key_hint all[24];
@@ -209,6 +213,9 @@ static void draw_key_bar(ui *u, grid *g, int y) {
     if (u->confirm_quit) {
         all[n++] = (key_hint){"y", NULL, "quit (cancels the job)"};
         all[n++] = (key_hint){"n", NULL, "stay"};
+    } else if (asking_overwrite(u)) {
+        all[n++] = (key_hint){"y", NULL, "overwrite (as graft convert --force)"};
+        all[n++] = (key_hint){"n", NULL, "or any other key: keep the folder"};
     } else if (mode) { /* the mode's keys, most important first, as many as fit */
         for (int i = 0; i < n_mode && n < 24; i++) all[n++] = mode[i];
         while (n > 1 && keys_width(all, n, &u->th) > g->w) n--;
@@ -323,7 +330,7 @@ static bool help_key(ui *u, int key) {
 
 bool ui_wheel(ui *u, int dir, int x, int y) {
     (void)x, (void)y;
-    if (u->confirm_quit) return false;
+    if (u->confirm_quit || asking_overwrite(u)) return false;
     if (u->help) {
         u->help_scroll += 3 * dir;
         return true;
@@ -333,6 +340,44 @@ bool ui_wheel(ui *u, int dir, int x, int y) {
     bool any = false;
     for (int i = 0; i < 3; i++) any |= s->key(u, dir < 0 ? UK_UP : UK_DOWN);
     return any;
+}
+
+/* "folder X holds a student of another request (digest D); overwrite? y/N", wrapped in a box */
+static void draw_overwrite(ui *u, grid *g) {
+    const app_state *st = u->st;
+    char q[1024], held[48];
+    if (st->overwrite.held[0]) snprintf(held, sizeof held, "digest %s", st->overwrite.held);
+    else snprintf(held, sizeof held, "no request recorded");
+    snprintf(q, sizeof q, "folder %s holds a student of another request (%s; this build's: %s); overwrite? y/N",
+             st->overwrite.folder, held, st->overwrite.want);
+    int w = utf8_width(q) + 4;
+    if (w > g->w - 4) w = g->w - 4;
+    text_span lines[8];
+    int n = wrap_lines(q, strlen(q), w - 4, lines, 8);
+    if (n > 8) n = 8;
+    rect box = {(g->w - w) / 2, g->h / 2 - (n + 2) / 2, w, n + 2};
+    grid_fill(g, box, " ", STYLE_PLAIN);
+    draw_box(g, box, &u->th, theme_accent(&u->th));
+    for (int i = 0; i < n; i++) {
+        char line[1024];
+        wrap_clean(q + lines[i].start, lines[i].len, line, sizeof line);
+        grid_text(g, box.x + 2, box.y + 1 + i, w - 4, line, theme_accent(&u->th));
+    }
+}
+
+/* y: build again, replacing that folder (and only it); anything else keeps it as it is */
+static void answer_overwrite(ui *u, int key) {
+    app_state *st = u->st;
+    st->overwrite.ask = false;
+    if (key == 'y' || key == 'Y') {
+        app_log(st, LOG_INFO, "overwrite %s: yes, building again (as graft convert --force)", st->overwrite.folder);
+        snprintf(st->force_folder, sizeof st->force_folder, "%s", st->overwrite.folder);
+        ui_run_action(u, ACT_EVALUATE);
+        st->force_folder[0] = 0; /* unused when the build did not start */
+    } else {
+        app_log(st, LOG_INFO, "overwrite %s: no, the folder is kept as it was", st->overwrite.folder);
+        ui_say(u, "kept %s; nothing was built", st->overwrite.folder);
+    }
 }
 
 void ui_render(ui *u, grid *g) {
@@ -372,6 +417,8 @@ void ui_render(ui *u, grid *g) {
         grid_fill(g, box, " ", STYLE_PLAIN);
         draw_box(g, box, &u->th, theme_accent(&u->th));
         grid_text(g, box.x + 2, box.y + 1, w - 4, q, theme_accent(&u->th));
+    } else if (asking_overwrite(u)) {
+        draw_overwrite(u, g);
     }
 }
 
@@ -403,7 +450,7 @@ bool ui_key(ui *u, int key) {
     u->status[0] = 0;
     u->status_job = 0;
     /* typing: raw keys to the screen's entry (no key map, no global keys) */
-    if (u->typing && !u->help && !u->confirm_quit && screens[u->screen]->key) {
+    if (u->typing && !u->help && !u->confirm_quit && !asking_overwrite(u) && screens[u->screen]->key) {
         screens[u->screen]->key(u, key);
         return true;
     }
@@ -414,6 +461,10 @@ bool ui_key(ui *u, int key) {
             u->quit = true;
         }
         u->confirm_quit = false;
+        return true;
+    }
+    if (asking_overwrite(u)) {
+        answer_overwrite(u, key);
         return true;
     }
     if (u->help) return help_key(u, key);
@@ -463,6 +514,7 @@ bool ui_key(ui *u, int key) {
 }
 
 bool ui_click(ui *u, int x, int y) {
+    if (asking_overwrite(u)) return false; /* a key answers */
     if (u->help || u->confirm_quit) {
         u->help = false;
         return true;

@@ -50,8 +50,12 @@ int convert_target_resolve(const request *r, const char *parent, const char *pre
                            q->out ? "choose another --out, or pass --force to replace it"
                                   : "pass --force to replace it",
                            &t->claim) != 0) {
+        char why[1400]; /* the refusal, kept while the folder's own record is read */
+        snprintf(why, sizeof why, "%s", gf_last_error());
+        t->refused = true;
+        if (artifact_read(t->out, "config.json", t->held, NULL, 0) != 0) t->held[0] = 0;
         convert_target_free(t);
-        return -1;
+        return gf_fail("%s", why);
     }
     return 0;
 }

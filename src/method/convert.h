@@ -18,6 +18,8 @@ typedef struct {
     cJSON *identity;     /* owned */
     char out[PATH_MAX];  /* the folder */
     artifact_claim claim;
+    bool refused;        /* out holds what another request made (or files none recorded): --force replaces it */
+    char held[ARTIFACT_DIGEST_HEX]; /* when refused: the digest out records, "" none */
 } convert_target;
 
 /* "stories260K" from "/path/stories260K.bin": the file name without .bin /
@@ -27,7 +29,8 @@ void artifact_short_name(const char *path, char *out, size_t n);
 /* The request's identity and digest, and its folder: --out when given, else
  * parent/prefix-<digest> (parent NULL: the working folder; prefix NULL:
  * "student-<teacher>-<init>"); then claimed (artifact_claim_dir: refused
- * when another request made it, unless --force). 0, or -1 with an error. */
+ * when another request made it, unless --force). 0, or -1 with an error
+ * (t->refused, t->out and t->held say a refusal apart from the rest). */
 int convert_target_resolve(const request *r, const char *parent, const char *prefix, convert_target *t);
 void convert_target_free(convert_target *t);
 /* "student-x reused: the same request made it" / "replacing ..." / "" for a new folder. */

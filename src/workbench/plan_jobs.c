@@ -45,6 +45,7 @@ typedef struct {
     stage1_choice s1;           /* the teacher's Stage 1 options (inits with Stage 1) */
     bool ablate_components;     /* ablate: Stage 1 component subsets instead of the six inits */
     long seed; /* graft tui --seed */
+    char force_folder[700];     /* evaluate: this folder may be replaced (the y of Results' overwrite question), "" none */
     struct {                    /* the strings of the job's request */
         char strategy[1024], device[16];
         stage1_cli_text s1;
@@ -290,7 +291,20 @@ static int evaluate_job(job_ctx *ctx, void *argp) {
         gf_fail("no place for the student: set XDG_DATA_HOME or HOME");
         goto done;
     }
-    if (hub_mkdirs(parent) != 0 || convert_target_resolve(&r, parent, prefix, &tgt) != 0) goto done;
+    if (hub_mkdirs(parent) != 0) goto done;
+    if (convert_target_resolve(&r, parent, prefix, &tgt) != 0) {
+        if (!tgt.refused || strlen(tgt.out) >= sizeof a->force_folder) goto done; /* (too long to ask about: refused) */
+        if (strcmp(tgt.out, a->force_folder) != 0) { /* the folder holds another request's student: ask (y = --force) */
+            wb_event q = {.kind = WB_OVERWRITE_ASK};
+            memcpy(q.u.overwrite_ask.folder, tgt.out, strlen(tgt.out) + 1);
+            snprintf(q.u.overwrite_ask.held, sizeof q.u.overwrite_ask.held, "%.*s", ARTIFACT_SHORT, tgt.held);
+            snprintf(q.u.overwrite_ask.want, sizeof q.u.overwrite_ask.want, "%.*s", ARTIFACT_SHORT, tgt.digest);
+            wb_emit(ctx, &q);
+            goto done;
+        }
+        r.u.convert.force = true; /* the y: this folder, and no other, is replaced */
+        if (convert_target_resolve(&r, parent, prefix, &tgt) != 0) goto done;
+    }
     char s1[64] = "";
     if (init_uses_stage1(a->init)) {
         char label[40];
@@ -342,6 +356,8 @@ done:
 int results_start_evaluate(workbench *wb, app_state *st, job_runner *jr) {
     plan_arg *a = make_arg(wb, st);
     if (!a) return -1;
+    snprintf(a->force_folder, sizeof a->force_folder, "%s", st->force_folder);
+    st->force_folder[0] = 0; /* read once */
     return start(st, jr, "evaluate", evaluate_job, a);
 }
 

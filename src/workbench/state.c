@@ -307,6 +307,7 @@ static bool apply_data(app_state *st, teacher_state *t, int job_id, const wb_eve
         return true;
     }
     case WB_LOG_LONG: return false; /* app_apply_event logs it */
+    case WB_OVERWRITE_ASK: return false; /* app_apply_event asks it */
     case WB_GEN_MEMORY:
         if (job_id != t->gen.job_id) return false; /* an earlier generation's late event */
         t->gen.kv_model = e->u.gen_memory.kv_model;
@@ -444,6 +445,13 @@ bool app_apply_event(app_state *st, const event *ev) {
         memcpy(&e, ev->data, sizeof e);
         if (e.kind == WB_LOG_LONG) {
             app_log(st, LOG_INFO, "%s: %.*s", ev->job_name, (int)sizeof e.u.log_long.text, e.u.log_long.text);
+            return true;
+        }
+        if (e.kind == WB_OVERWRITE_ASK) { /* the question waits for the refused job's end (ui.c) */
+            st->overwrite.ask = true;
+            copy_utf8(st->overwrite.folder, sizeof st->overwrite.folder, e.u.overwrite_ask.folder);
+            copy_utf8(st->overwrite.held, sizeof st->overwrite.held, e.u.overwrite_ask.held);
+            copy_utf8(st->overwrite.want, sizeof st->overwrite.want, e.u.overwrite_ask.want);
             return true;
         }
         return apply_data(st, r ? r->owner : NULL, ev->job_id, &e);

@@ -117,6 +117,14 @@ struct app_state {
     char session_name[64];    /* graft tui --session NAME, "" the default session */
     bool session_dirty;       /* something saved with the session changed since the last write */
     bool race_resume;         /* the next race continues from its checkpoints (Recover's R; read once) */
+    /* Results' build refused: its folder holds a student of another request. Asked y/N once the
+     * refused job has ended; y sets force_folder and builds again (graft convert --force). */
+    struct {
+        bool ask;
+        char folder[700];
+        char held[16], want[16]; /* the folder's recorded digest ("" none) and the build's, short */
+    } overwrite;
+    char force_folder[700];   /* the next build may replace this folder, and only it (the y; read once) */
     void *user;
 };
 

@@ -29,6 +29,7 @@ typedef enum {
     WB_GEN_MEMORY,   /* gen_memory: the generating model's KV-cache bytes per token, its teacher's, its GDN state */
     WB_GEN_TEXT,     /* gen_text: text of a generation (the decoded prompt, then each token's piece, in chunks) */
     WB_GEN_MEASURED, /* gen_measured: decode speed and memory per sequence measured at the generation's context */
+    WB_OVERWRITE_ASK, /* overwrite_ask: a build's folder holds another request's student (asked y/N) */
 } wb_event_kind;
 
 typedef struct {
@@ -104,6 +105,10 @@ typedef struct {
             int len;                       /* bytes of text (NUL bytes included) */
             char text[512];
         } gen_text;
+        struct {
+            char folder[700];
+            char held[16], want[16]; /* short digests: the folder's ("" none recorded) and the build's */
+        } overwrite_ask;
     } u;
 } wb_event;
 

@@ -490,6 +490,52 @@ static void results_commands_are_requests(void **state) {
     assert_null(strstr(cmd, "--seed"));
 }
 
+/* A build refused because its folder holds another request's student: the box asks once the job has
+ * ended; any key but y keeps the folder (the Log says so), and a job still running hides the question. */
+static void results_overwrite_question(void **state) {
+    (void)state;
+    app_state st;
+    qwen_like(&st);
+    st.overwrite.ask = true;
+    snprintf(st.overwrite.folder, sizeof st.overwrite.folder, "/s/students/test-teacher-uniform-50-random-0123456789");
+    snprintf(st.overwrite.held, sizeof st.overwrite.held, "abcdefabcd");
+    snprintf(st.overwrite.want, sizeof st.overwrite.want, "0123456789");
+    ui u;
+    ui_init(&u, &st, NULL, &prefs, utf8_256);
+    ui_select_screen(&u, "results");
+    grid g;
+    grid_init(&g, 100, 30);
+    st.job.active = true; /* the refused job still ending: not yet */
+    ui_render(&u, &g);
+    assert_int_equal(find_row(&g, "overwrite? y/N"), -1);
+    st.job.active = false;
+    ui_render(&u, &g);
+    assert_true(find_row(&g, "y/N") >= 0);
+    assert_true(find_row(&g, "digest abcdefabcd; this build's: 0123456789") >= 0);
+    assert_true(find_row(&g, "test-teacher-uniform-50-random-0123456789") >= 0);
+    assert_true(find_row(&g, "y overwrite (as graft convert --force)") >= 0);
+    const long logged = st.log.total;
+    const int sort_col = u.v.results.sort_col;
+    assert_true(ui_key(&u, 'o')); /* any other key (o would sort): the answer no */
+    assert_false(st.overwrite.ask);
+    assert_int_equal(u.v.results.sort_col, sort_col);
+    assert_string_equal(st.force_folder, "");
+    assert_int_equal(st.log.total, logged + 1);
+    assert_non_null(strstr(wb_log_get(&st.log, st.log.n - 1)->text, "no, the folder is kept as it was"));
+    ui_render(&u, &g);
+    assert_int_equal(find_row(&g, "y/N"), -1);
+    assert_true(find_row(&g, "nothing was built") >= 0);
+    /* y: builds again (no engine here: it says so) and leaves no force behind for a later build */
+    st.overwrite.ask = true;
+    assert_true(ui_key(&u, 'y'));
+    assert_false(st.overwrite.ask);
+    assert_string_equal(st.force_folder, "");
+    assert_non_null(strstr(wb_log_get(&st.log, st.log.n - 1)->text, "yes, building again"));
+    assert_non_null(strstr(u.status, "nothing to run"));
+    grid_free(&g);
+    app_state_free(&st);
+}
+
 static void session_keeps_plan(void **state) {
     (void)state;
     char dir[] = "/tmp/graft_plan_XXXXXX";
@@ -590,6 +636,7 @@ int main(void) {
         cmocka_unit_test(plan_default_and_cost), cmocka_unit_test(plan_keys),
         cmocka_unit_test(plan_scores_rank),      cmocka_unit_test(events_go_to_their_teacher),
         cmocka_unit_test(results_rows_fit),      cmocka_unit_test(results_commands_are_requests),
+        cmocka_unit_test(results_overwrite_question),
         cmocka_unit_test(results_resize_and_sort_keep_selection),      cmocka_unit_test(session_keeps_plan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
