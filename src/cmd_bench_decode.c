@@ -1,6 +1,7 @@
 /* graft bench-decode MODEL|STUDENT [--contexts 1k,8k,32k] [--batch 1,16]
  * [--tokens N]: decoding speed and memory per sequence at each context and
- * batch (engine/eval/bench_decode.h), prefill timed apart from decode. A
+ * batch (engine/eval/bench_decode.h), prefill timed apart from decode:
+ * argv -> bench-decode request -> the runs -> print. A
  * command of its own rather than a mode of generate: it takes lists, makes
  * its own prompts and prints a table, none of which generate does. */
 #include <stdio.h>
@@ -12,23 +13,6 @@
 #include "commands.h"
 #include "eval/bench_decode.h"
 #include "student/student_io.h"
-
-#define MAX_POINTS 16
-
-/* "1k,8k,32k" / "512,2048": positive sizes, k = 1024. n of them, or -1. */
-static int parse_sizes(const char *s, int *out, int max) {
-    int n = 0;
-    while (*s) {
-        char *end;
-        long v = strtol(s, &end, 10);
-        if (end == s) return -1;
-        if (*end == 'k' || *end == 'K') v *= 1024, end++;
-        if (v < 1 || v > (1L << 24) || n == max || (*end && *end != ',')) return -1;
-        out[n++] = (int)v;
-        s = *end ? end + 1 : end;
-    }
-    return n;
-}
 
 typedef struct {
     int n_gdn;
@@ -73,36 +57,16 @@ static void print_point(const decode_bench_point *p) {
 }
 
 int cmd_bench_decode(int argc, char **argv) {
-    common_opts co;
-    common_opts_default(&co);
-    const char *contexts_s = "1k,8k,32k", *batch_s = "1,16";
-    int tokens = 64, chunk = 4096;
-    opt_spec specs[] = {
-        {"contexts", OPT_STR, &contexts_s, "prompt lengths, comma-separated, k = 1024 (default 1k,8k,32k)"},
-        {"batch", OPT_STR, &batch_s, "sequences decoded together, comma-separated (default 1,16)"},
-        {"tokens", OPT_INT, &tokens, "tokens decoded per sequence after the prefill (default 64)"},
-        {"prefill-chunk", OPT_INT, &chunk, "positions per prefill call (default 4096)"},
-        COMMON_OPTS(co),
-    };
-    const char *pos[1];
-    int np, rc = cli_parse(argc, argv, specs, sizeof specs / sizeof *specs, pos, 1, 1, &np,
-                           "graft bench-decode MODEL|STUDENT [--contexts 1k,8k,32k] [--batch 1,16] [--tokens N] [--json]",
-                           &co);
-    if (rc) return rc < 0 ? 0 : rc;
-    int ctxs[MAX_POINTS], batches[MAX_POINTS];
-    const int nc = parse_sizes(contexts_s, ctxs, MAX_POINTS), nb = parse_sizes(batch_s, batches, MAX_POINTS);
-    if (nc <= 0) {
-        fprintf(stderr, "graft bench-decode: --contexts '%s': expected sizes like 1k,8k,32k\n", contexts_s);
-        return 2;
-    }
-    if (nb <= 0) {
-        fprintf(stderr, "graft bench-decode: --batch '%s': expected sizes like 1,16\n", batch_s);
-        return 2;
-    }
-    if (tokens < 1 || chunk < 1) {
-        fprintf(stderr, "graft bench-decode: --tokens and --prefill-chunk must be >= 1\n");
-        return 2;
-    }
+    request r;
+    bool done;
+    int rc = cli_request(&r, REQ_BENCH_DECODE, argc, argv, &done);
+    if (rc || done) return rc;
+    const common_opts co = r.co;
+    const char *const *pos = r.pos;
+    const int tokens = r.u.bench_decode.tokens, chunk = r.u.bench_decode.prefill_chunk;
+    int ctxs[REQ_MAX_SIZES], batches[REQ_MAX_SIZES]; /* request_check parsed them */
+    const int nc = request_sizes(r.u.bench_decode.contexts, ctxs, REQ_MAX_SIZES);
+    const int nb = request_sizes(r.u.bench_decode.batches, batches, REQ_MAX_SIZES);
     if ((rc = cli_setup("bench-decode", &co))) return rc;
     bench_plan plan = {0};
     plan.largest = (decode_bench_opts){.tokens = tokens, .prefill_chunk = chunk};

@@ -1,5 +1,6 @@
 /* graft download REPO[@REV][:PATH] [--include GLOB]... [--revision REV] [--json] [--quiet]
- * Prints the local snapshot folder (or, with --json, the path, commit and files). */
+ * Prints the local snapshot folder (or, with --json, the path, commit and files):
+ * argv -> download request -> hub_download -> print. */
 #include <stdatomic.h>
 #include <cjson/cJSON.h>
 #include <signal.h>
@@ -60,44 +61,19 @@ static cJSON *result_json(const hub_result *r) {
 }
 
 int cmd_download(int argc, char **argv) {
-    str_list include = {0};
-    const char *revision = NULL;
-    bool json = false, quiet = false, events = false, help = false;
-    const opt_spec specs[] = {
-        {"include", OPT_STR_LIST, &include, "only files matching this glob (repeatable; fnmatch, '*' crosses '/')"},
-        {"revision", OPT_STR, &revision, "branch, tag or commit (same as REPO@REV)"},
-        {"json", OPT_FLAG, &json, "print {path, commit, files: [{name, size, sha256}]}"},
-        {"quiet", OPT_FLAG, &quiet, "no progress on stderr"},
-        {"events", OPT_FLAG, &events, "progress events as JSON lines on stderr (for scripts)"},
-        {"help", OPT_FLAG, &help, "this help"},
-    };
-    const int n_specs = sizeof specs / sizeof specs[0];
-    const char *pos[1];
-    int n_pos = 0;
-    if (args_parse(argc, argv, specs, n_specs, pos, 1, &n_pos) != 0) {
-        fprintf(stderr, "graft download: %s\n", gf_last_error());
-        return 2;
-    }
-    if (help || n_pos != 1) {
-        fprintf(help ? stdout : stderr,
-                "usage: graft download ORG/NAME[@REV][:PATH] [options]\n"
-                "Downloads into the Hugging Face cache ($HF_HUB_CACHE) and prints the snapshot folder.\n"
-                "Without --include or :PATH: config, generation config, tokenizer and safetensors files.\n");
-        args_usage(specs, n_specs);
-        return help ? 0 : 2;
-    }
+    request r;
+    bool done;
+    int rc = cli_request(&r, REQ_DOWNLOAD, argc, argv, &done);
+    if (done) /* after the usage and the options */
+        fprintf(stderr, "\nDownloads into the Hugging Face cache ($HF_HUB_CACHE) and prints the snapshot folder.\n"
+                        "Without --include or :PATH: config, generation config, tokenizer and safetensors files.\n");
+    if (rc || done) return rc;
+    const download_req *q = &r.u.download;
+    const bool json = r.co.json, quiet = q->quiet, events = q->events;
+    const str_list include = q->include;
     hub_ref ref;
-    if (hub_parse_ref(pos[0], &ref) != 0) {
-        fprintf(stderr, "graft download: %s\n", gf_last_error());
-        return 2;
-    }
-    if (revision) {
-        if (ref.has_revision && strcmp(revision, ref.revision) != 0) {
-            fprintf(stderr, "graft download: both @%s and --revision %s given\n", ref.revision, revision);
-            return 2;
-        }
-        snprintf(ref.revision, sizeof ref.revision, "%s", revision);
-    }
+    hub_parse_ref(r.pos[0], &ref); /* request_check parsed it, and refused a second revision */
+    if (q->revision) snprintf(ref.revision, sizeof ref.revision, "%s", q->revision);
     hub_progress_bar bar;
     hub_progress_bar_init(&bar, stderr, quiet);
     hub_callbacks cb = {.on_event = events ? print_event : hub_progress_bar_event, .user = &bar,
@@ -110,7 +86,7 @@ int cmd_download(int argc, char **argv) {
     hub_request req = {.repo = ref.repo, .revision = ref.revision, .path = ref.path[0] ? ref.path : NULL,
                        .include = include.items, .n_include = include.n};
     hub_result res;
-    int rc = hub_download(&req, &cb, &res);
+    rc = hub_download(&req, &cb, &res);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     if (rc != 0) {

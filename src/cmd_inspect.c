@@ -1,4 +1,5 @@
-/* graft inspect MODEL: architecture, sizes, dtype, tokenizer. */
+/* graft inspect MODEL: architecture, sizes, dtype, tokenizer, memory estimates:
+ * argv -> inspect request -> load -> print. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -105,27 +106,17 @@ static int inspect_jobs(const model *m, int ctx, int batch, inspect_job out[3]) 
 }
 
 int cmd_inspect(int argc, char **argv) {
-    common_opts co;
-    common_opts_default(&co);
-    int ctx = 0, batch = 4;
-    opt_spec specs[] = {
-        {"ctx", OPT_INT, &ctx, "sequence length of the memory estimates (default: 2048, at most the model's context)"},
-        {"batch", OPT_INT, &batch, "training batch of the memory estimate (default 4)"},
-        CTX_OPTS(co),
-        COMMON_OPTS(co),
-    };
-    const char *pos[1];
-    int np, rc = cli_parse(argc, argv, specs, sizeof specs / sizeof *specs, pos, 1, 1, &np,
-                           "graft inspect MODEL [--ctx N] [--batch B] [--json]", &co);
-    if (rc) return rc < 0 ? 0 : rc;
+    request r;
+    bool done;
+    int rc = cli_request(&r, REQ_INSPECT, argc, argv, &done);
+    if (rc || done) return rc;
+    const common_opts co = r.co;
+    int ctx = r.u.inspect.ctx;
+    const int batch = r.u.inspect.batch;
     if ((rc = cli_setup("inspect", &co))) return rc;
     cli_ctx_plan(ctx, &co);
-    if (ctx < 0 || batch < 1) {
-        fprintf(stderr, "graft inspect: --ctx must be >= 2 and --batch >= 1\n");
-        return 2;
-    }
     model m;
-    if (cli_load_model("inspect", pos[0], &co, &m) != 0) return 1;
+    if (cli_load_model("inspect", r.pos[0], &co, &m) != 0) return 1;
     if (ctx == 0) ctx = m.cfg.max_seq > 0 && m.cfg.max_seq < 2048 ? m.cfg.max_seq : 2048;
     if (ctx < 2) ctx = 2;
     inspect_job jobs[3];

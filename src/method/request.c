@@ -8,12 +8,14 @@
 #include "backend/backend.h"
 #include "core/error.h"
 #include "eval/recall_prompt.h"
+#include "hub/repo_ref.h"
 #include "method/ablate.h"
 #include "select/select.h"
 #include "student/student.h"
 
-static const char *const kind_names[REQ_KIND_COUNT] = {"stats", "select", "convert", "eval",    "ablate",
-                                                      "race",  "train",  "generate", "recall", "halflife"};
+static const char *const kind_names[REQ_KIND_COUNT] = {"stats",  "select",   "convert", "eval",    "ablate",
+                                                      "race",   "train",    "generate", "recall", "halflife",
+                                                      "ppl",    "inspect",  "bench-decode", "download"};
 
 static const char *const usages[REQ_KIND_COUNT] = {
     "graft stats MODEL --text FILE [--ctx N] [--seqs N] [--json]",
@@ -26,6 +28,10 @@ static const char *const usages[REQ_KIND_COUNT] = {
     "graft generate MODEL|STUDENT [--prompt TEXT] [-n N] [--temp T] [--json]",
     "graft recall MODEL|STUDENT [--tasks LIST] [--lengths LIST] [--depths LIST] [--samples N] [--haystack FILE] [--json]",
     "graft halflife STUDENT [--text FILE] [--ctx N] [--seqs N] [--ckpt FILE]... [--json]",
+    "graft ppl MODEL|STUDENT --text FILE [--ctx N] [--json]",
+    "graft inspect MODEL [--ctx N] [--batch B] [--json]",
+    "graft bench-decode MODEL|STUDENT [--contexts 1k,8k,32k] [--batch 1,16] [--tokens N] [--json]",
+    "graft download ORG/NAME[@REV][:PATH] [--include GLOB]... [--revision REV] [--json] [--quiet]",
 };
 
 const char *req_kind_name(req_kind k) { return k >= 0 && k < REQ_KIND_COUNT ? kind_names[k] : NULL; }
@@ -73,6 +79,10 @@ void request_init(request *r, req_kind k) {
         r->u.halflife.eval_windows = 16;
         r->u.halflife.fix_steps = -1;
         break;
+    case REQ_PPL: break;
+    case REQ_INSPECT: r->u.inspect.batch = 4; break;
+    case REQ_BENCH_DECODE: r->u.bench_decode = (bench_decode_req){"1k,8k,32k", "1,16", 64, 4096}; break;
+    case REQ_DOWNLOAD: break;
     case REQ_KIND_COUNT: break;
     }
 }
@@ -195,6 +205,33 @@ int request_bind(request *r, opt_spec *specs) {
             {"steps", OPT_INT, &q->fix_steps, "with --fix: Stage 2 steps (default: the student's own setting; 0: the decay change alone)"},
             {"eval-windows", OPT_INT, &q->eval_windows, "with --fix: perplexity windows of the calibration text's evaluation slice (default 16)"},
             CTX_OPTS(r->co), COMMON_OPTS(r->co));
+    }
+    case REQ_PPL: {
+        ppl_req *q = &r->u.ppl;
+        PUT({"text", OPT_STR, &q->text, "text file, encoded as its bytes are, BOS first"},
+            {"ctx", OPT_INT, &q->ctx, "window length (default: the model's context)"}, CTX_OPTS(r->co), COMMON_OPTS(r->co));
+    }
+    case REQ_INSPECT: {
+        inspect_req *q = &r->u.inspect;
+        PUT({"ctx", OPT_INT, &q->ctx, "sequence length of the memory estimates (default: 2048, at most the model's context)"},
+            {"batch", OPT_INT, &q->batch, "training batch of the memory estimate (default 4)"}, CTX_OPTS(r->co),
+            COMMON_OPTS(r->co));
+    }
+    case REQ_BENCH_DECODE: {
+        bench_decode_req *q = &r->u.bench_decode;
+        PUT({"contexts", OPT_STR, &q->contexts, "prompt lengths, comma-separated, k = 1024 (default 1k,8k,32k)"},
+            {"batch", OPT_STR, &q->batches, "sequences decoded together, comma-separated (default 1,16)"},
+            {"tokens", OPT_INT, &q->tokens, "tokens decoded per sequence after the prefill (default 64)"},
+            {"prefill-chunk", OPT_INT, &q->prefill_chunk, "positions per prefill call (default 4096)"}, COMMON_OPTS(r->co));
+    }
+    case REQ_DOWNLOAD: { /* no model is loaded: none of the shared options but --json and --help */
+        download_req *q = &r->u.download;
+        PUT({"include", OPT_STR_LIST, &q->include, "only files matching this glob (repeatable; fnmatch, '*' crosses '/')"},
+            {"revision", OPT_STR, &q->revision, "branch, tag or commit (same as REPO@REV)"},
+            {"json", OPT_FLAG, &r->co.json, "print {path, commit, files: [{name, size, sha256}]}"},
+            {"quiet", OPT_FLAG, &q->quiet, "no progress on stderr"},
+            {"events", OPT_FLAG, &q->events, "progress events as JSON lines on stderr (for scripts)"},
+            {"help", OPT_FLAG, &r->co.help, "this help"});
     }
     case REQ_KIND_COUNT: break;
     }
@@ -444,6 +481,38 @@ static int check_select(const select_req *q, long seed) {
     return 0;
 }
 
+int request_sizes(const char *s, int *out, int max) {
+    int n = 0;
+    while (*s) {
+        char *end;
+        long v = strtol(s, &end, 10);
+        if (end == s) return -1;
+        if (*end == 'k' || *end == 'K') v *= 1024, end++;
+        if (v < 1 || v > (1L << 24) || n == max || (*end && *end != ',')) return -1;
+        out[n++] = (int)v;
+        s = *end ? end + 1 : end;
+    }
+    return n;
+}
+
+static int check_bench_decode(const bench_decode_req *q) {
+    int sizes[REQ_MAX_SIZES];
+    if (request_sizes(q->contexts, sizes, REQ_MAX_SIZES) <= 0)
+        return gf_fail("--contexts '%s': expected sizes like 1k,8k,32k", q->contexts);
+    if (request_sizes(q->batches, sizes, REQ_MAX_SIZES) <= 0) return gf_fail("--batch '%s': expected sizes like 1,16", q->batches);
+    if (q->tokens < 1 || q->prefill_chunk < 1) return gf_fail("--tokens and --prefill-chunk must be >= 1");
+    return 0;
+}
+
+static int check_download(const request *r) {
+    hub_ref ref;
+    if (hub_parse_ref(r->pos[0], &ref) != 0) return -1;
+    const char *rev = r->u.download.revision;
+    if (rev && ref.has_revision && strcmp(rev, ref.revision) != 0)
+        return gf_fail("both @%s and --revision %s given", ref.revision, rev);
+    return 0;
+}
+
 int recall_req_to_engine(const request *r, recall_request *rq) {
     const recall_req *q = &r->u.recall;
     recall_request_default(rq);
@@ -501,6 +570,15 @@ int request_check(const request *r) {
         if (r->u.generate.n < 0 || !(r->u.generate.temp >= 0 && r->u.generate.temp <= 1e6))
             return gf_fail("-n must be >= 0 and --temp a number in [0, 1e6]");
         return 0;
+    case REQ_PPL:
+        if (!r->u.ppl.text) return gf_fail("--text FILE is required");
+        if (r->u.ppl.ctx < 0) return gf_fail("--ctx must be >= 0 (0: the model's context), got %d", r->u.ppl.ctx);
+        return 0;
+    case REQ_INSPECT:
+        if (r->u.inspect.ctx < 0 || r->u.inspect.batch < 1) return gf_fail("--ctx must be >= 2 and --batch >= 1");
+        return 0;
+    case REQ_BENCH_DECODE: return check_bench_decode(&r->u.bench_decode);
+    case REQ_DOWNLOAD: return check_download(r);
     case REQ_KIND_COUNT: break;
     }
     return gf_fail("unknown request");

@@ -1,6 +1,7 @@
 /* Requests: what a person asks graft to do, one struct per operation (stats,
- * select, convert, eval, ablate, race, train, generate, recall, halflife), the
- * same for the command line and the workbench.
+ * select, convert, eval, ablate, race, train, generate, recall, halflife, ppl,
+ * inspect, bench-decode, download), the same for the command line and the
+ * workbench.
  *
  * A request is its positional arguments and its options; the options are one
  * table (request_bind) bound to the request's fields, and that table is the
@@ -26,11 +27,13 @@
 
 typedef enum {
     REQ_STATS, REQ_SELECT, REQ_CONVERT, REQ_EVAL, REQ_ABLATE, REQ_RACE, REQ_TRAIN, REQ_GENERATE, REQ_RECALL, REQ_HALFLIFE,
+    REQ_PPL, REQ_INSPECT, REQ_BENCH_DECODE, REQ_DOWNLOAD,
     REQ_KIND_COUNT
 } req_kind;
 
 #define REQ_MAX_POS (RACE_MAX_RUNS + 1) /* race: MODEL and up to RACE_MAX_RUNS student folders */
 #define REQ_MAX_OPTS 72
+#define REQ_MAX_SIZES 16 /* bench-decode: contexts, batch sizes */
 
 typedef struct {
     const char *text;
@@ -95,6 +98,26 @@ typedef struct {
 } halflife_req;
 
 typedef struct {
+    const char *text;
+    int ctx; /* 0: the model's context */
+} ppl_req;
+
+typedef struct {
+    int ctx, batch; /* of the memory estimates (ctx 0: 2048, at most the model's context) */
+} inspect_req;
+
+typedef struct {
+    const char *contexts, *batches; /* size lists, k = 1024 ("1k,8k,32k"; request_sizes) */
+    int tokens, prefill_chunk;
+} bench_decode_req;
+
+typedef struct {
+    str_list include;     /* globs of the files to fetch (none: the model's files) */
+    const char *revision; /* NULL: the REPO@REV's, else main */
+    bool quiet, events;   /* no progress / progress as JSON lines on stderr */
+} download_req;
+
+typedef struct {
     req_kind kind;
     const char *pos[REQ_MAX_POS]; /* MODEL (or STUDENT), then race's student folders */
     int n_pos;
@@ -111,6 +134,10 @@ typedef struct {
         generate_req generate;
         recall_req recall;
         halflife_req halflife;
+        ppl_req ppl;
+        inspect_req inspect;
+        bench_decode_req bench_decode;
+        download_req download;
     } u;
 } request;
 
@@ -151,6 +178,10 @@ int request_split(const char *line, int *argc, char ***argv);
 /* Reads a headless command ("graft KIND ...") back into a request; argv (from
  * request_split) must outlive r. 0, or -1 with an error. */
 int request_from_command(request *r, int argc, char **argv);
+
+/* "1k,8k,32k" / "512,2048": positive sizes (k = 1024, at most 2^24) into
+ * out[0..max). Their count, or -1 (a word that is not a size, too many). */
+int request_sizes(const char *s, int *out, int max);
 
 /* A recall request as the engine's recall_request (lists parsed). 0, or -1 with an error. */
 int recall_req_to_engine(const request *r, recall_request *rq);

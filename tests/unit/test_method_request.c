@@ -150,6 +150,35 @@ static void validation_messages(void **state) {
     check_fails(&r, "--temp a number in [0, 1e6]");
     request_init(&r, REQ_EVAL);
     check_fails(&r, "missing argument");
+    /* ppl, inspect, bench-decode, download: the checks their commands made before they became requests */
+    request_init(&r, REQ_PPL);
+    r.pos[0] = "m.bin", r.n_pos = 1;
+    check_fails(&r, "--text FILE is required");
+    request_init(&r, REQ_INSPECT);
+    r.pos[0] = "m.bin", r.n_pos = 1;
+    r.u.inspect.batch = 0;
+    check_fails(&r, "--batch >= 1");
+    char *bd[] = {"bench-decode", "m.bin", "--contexts", "1k,2x", "--batch=1,16", NULL};
+    assert_int_equal(request_parse(&r, REQ_BENCH_DECODE, 5, bd), 0);
+    check_fails(&r, "--contexts '1k,2x': expected sizes like 1k,8k,32k");
+    int sizes[REQ_MAX_SIZES];
+    assert_int_equal(request_sizes("1k,8K,3", sizes, REQ_MAX_SIZES), 3);
+    assert_true(sizes[0] == 1024 && sizes[1] == 8192 && sizes[2] == 3);
+    assert_int_equal(request_sizes("0", sizes, REQ_MAX_SIZES), -1);
+    assert_int_equal(request_sizes("1,2,3", sizes, 2), -1); /* more than fit */
+    char *dl[] = {"download", "org/name@v1", "--revision", "v2", "--include", "*.json", "--include", "a b", NULL};
+    assert_int_equal(request_parse(&r, REQ_DOWNLOAD, 8, dl), 0);
+    assert_int_equal(r.u.download.include.n, 2);
+    check_fails(&r, "both @v1 and --revision v2 given");
+    r.u.download.revision = "v1";
+    assert_int_equal(request_check(&r), 0);
+    char cmd[256];
+    assert_int_equal(request_command(&r, cmd, sizeof cmd), 0);
+    assert_string_equal(cmd, "graft download 'org/name@v1' --include '*.json' --include 'a b' --revision v1");
+    r.pos[0] = "not a repo";
+    check_fails(&r, "not a repo");
+    char *nt[] = {"download", "org/name", "--threads", "2", NULL}; /* download loads no model: no shared options */
+    assert_int_equal(request_parse(&r, REQ_DOWNLOAD, 4, nt), -1);
 }
 
 /* ---- identity and folders ---- */
