@@ -266,14 +266,14 @@ static int parse_ablate(const char *file, const cJSON *root, parsed *p) {
         r->ppl = rppl;
         r->stage2_steps = init_uses_stage2(init) && steps > 0 ? (int)steps : 0;
         r->keep_best_heldout = !strcmp(keep_best, "heldout");
-        snprintf(r->corpus, sizeof r->corpus, "%.199s", eval_text[0] ? eval_text : "text not recorded");
+        snprintf(r->corpus, sizeof r->corpus, "%.199s", eval_text[0] ? eval_text : IMPORT_TEXT_NOT_RECORDED);
         r->eval_windows = windows;
         r->ctx = isnan(ctx) ? 0 : (int)ctx;
         r->seed = seed >= 0 ? (long)seed : -1;
         snprintf(r->device, sizeof r->device, "%s", device);
     }
     p->teacher_ppl = ppl;
-    snprintf(p->ppl_corpus, sizeof p->ppl_corpus, "%s", eval_text[0] ? eval_text : "text not recorded");
+    snprintf(p->ppl_corpus, sizeof p->ppl_corpus, "%s", eval_text[0] ? eval_text : IMPORT_TEXT_NOT_RECORDED);
     p->ppl_windows = windows;
     p->ppl_ctx = isnan(ctx) ? 0 : (int)ctx;
     return 0;
@@ -384,7 +384,7 @@ static int parse_race(const char *file, const cJSON *root, parsed *p) {
         else r->ratio = ttt0 > 0 && r->tokens_to_target > 0 ? ttt0 / r->tokens_to_target : NAN;
         snprintf(r->strategy, sizeof r->strategy, "%s", strategy[0] ? strategy : "folder");
         r->keep = keep;
-        snprintf(r->corpus, sizeof r->corpus, "%.199s", data[0] ? data : "text not recorded");
+        snprintf(r->corpus, sizeof r->corpus, "%.199s", data[0] ? data : IMPORT_TEXT_NOT_RECORDED);
         r->ctx = isnan(ctx) ? 0 : (int)ctx;
         r->race_tokens = (long)budget;
         r->race_lr_mixer = lr_mixer;

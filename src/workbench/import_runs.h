@@ -16,6 +16,9 @@
 
 #include "workbench/state.h"
 
+/* A row's corpus when its JSON does not name the text (graft before it recorded it). */
+#define IMPORT_TEXT_NOT_RECORDED "text not recorded"
+
 typedef enum { IMPORT_ABLATE, IMPORT_RACE, IMPORT_STATS, IMPORT_HALFLIFE } import_kind;
 
 typedef struct {

@@ -5,12 +5,16 @@
 
 #include "core/error.h"
 #include "student/student.h"
+#include "workbench/import_runs.h"
 #include "workbench/recover_jobs.h"
 
-/* the rows imported from a race of student folders: MODEL and this stands for the folders, which the JSON does not name */
+/* what stands in the command for what an imported row's JSON does not name: the student folders of a race
+ * of folders, the text of a run made before graft recorded it */
 #define FOLDERS_NOT_NAMED "STUDENT_DIR..."
+#define TEXT_NOT_NAMED "TEXT"
 
 static bool folder_race(const result_row *r) { return r->kind == RUN_RACE && r->source[0] && !strcmp(r->strategy, "folder"); }
+static bool text_unknown(const result_row *r) { return r->source[0] && !strcmp(r->corpus, IMPORT_TEXT_NOT_RECORDED); }
 
 /* Stage 1 options of the row's build: --stage1 / --distance / --half-life, and the scaled fit an imported row says */
 static void stage1_of(const result_row *r, method_cli *mo, result_req_text *txt) {
@@ -21,7 +25,7 @@ static void stage1_of(const result_row *r, method_cli *mo, result_req_text *txt)
 
 int result_request(const result_row *r, const char *model_arg, request *q, result_req_text *txt) {
     memset(txt, 0, sizeof *txt);
-    snprintf(txt->corpus, sizeof txt->corpus, "%s", r->corpus);
+    snprintf(txt->corpus, sizeof txt->corpus, "%s", text_unknown(r) ? TEXT_NOT_NAMED : r->corpus);
     snprintf(txt->student, sizeof txt->student, "%s", r->student);
     snprintf(txt->device, sizeof txt->device, "%s", r->device);
     snprintf(txt->strategy, sizeof txt->strategy, "%s", r->strategy);
@@ -62,8 +66,10 @@ int result_request(const result_row *r, const char *model_arg, request *q, resul
         a->tc.to.lr_mixer = r->race_lr_mixer;
         a->tc.to.lr_rest = r->race_lr_rest;
         a->tc.keep = r->keep;
-        if (r->strategy[0] && strcmp(r->strategy, "uniform") && !folder_race(r)) a->tc.strategy = txt->strategy;
-        stage1_of(r, &a->mo, txt);
+        if (!folder_race(r)) { /* a race of folders builds nothing: no strategy, no Stage 1 */
+            if (r->strategy[0] && strcmp(r->strategy, "uniform")) a->tc.strategy = txt->strategy;
+            stage1_of(r, &a->mo, txt);
+        }
         break;
     }
     case RUN_KIND_COUNT: return gf_fail("a results row of no known kind");
@@ -76,8 +82,9 @@ int result_request(const result_row *r, const char *model_arg, request *q, resul
 
 void result_command_note(const result_row *r, char *buf, size_t n) {
     if (n) buf[0] = 0;
-    if (folder_race(r)) {
-        snprintf(buf, n, "   # the student folders are not named in the JSON");
+    if (folder_race(r) || text_unknown(r)) {
+        snprintf(buf, n, "   # the JSON does not name %s%s%s", folder_race(r) ? "the student folders" : "",
+                 folder_race(r) && text_unknown(r) ? " or " : "", text_unknown(r) ? "the text" : "");
     } else if (r->kind == RUN_EVALUATE) { /* how its folder was built: the Stage 1 options, the request (its config records it) */
         char s1[128] = "", req[40] = "";
         if (r->has_stage1) stage1_choice_flags(&r->stage1, s1, sizeof s1);

@@ -232,7 +232,7 @@ static void stats_then_race(void **state) {
     result_command(r, t->model_arg, cmd, sizeof cmd);
     assert_non_null(strstr(cmd, "graft race '/far/away/teacher-c.gguf' STUDENT_DIR... --data '/x/gutenberg-60.txt' "));
     assert_non_null(strstr(cmd, " --ctx 2048 "));
-    assert_non_null(strstr(cmd, "   # the student folders are not named in the JSON"));
+    assert_non_null(strstr(cmd, "   # the JSON does not name the student folders"));
     assert_non_null(strstr(t->race.reached, "random 300, taylor-calibrate 200, taylor-calibrate[decay,beta,gate] 150"));
     assert_true(fabs(r->teacher_ppl - 10.0) < 1e-12); /* the teacher on the same held-out sequences */
     assert_int_equal(t->race.eval_seqs, 4);

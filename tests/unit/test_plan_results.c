@@ -475,8 +475,23 @@ static void results_commands_are_requests(void **state) {
     assert_command_parses_back(&f, model);
     result_command(&f, model, cmd, sizeof cmd);
     assert_non_null(strstr(cmd, " STUDENT_DIR... "));
+    assert_null(strstr(cmd, "--sigma-fit")); /* the folders were built elsewhere: the race builds nothing */
+    assert_non_null(strstr(cmd, "   # the JSON does not name the student folders"));
+    /* a race built by the method, imported: its Stage 1 options and the scaled fit the JSON says, no note */
+    snprintf(f.strategy, sizeof f.strategy, "uniform");
+    f.keep = 0.5;
+    assert_command_parses_back(&f, model);
+    result_command(&f, model, cmd, sizeof cmd);
     assert_non_null(strstr(cmd, " --sigma-fit scaled "));
-    assert_non_null(strstr(cmd, "   # the student folders are not named in the JSON"));
+    assert_null(strstr(cmd, "#"));
+    /* imported from a JSON made before graft recorded the text: TEXT stands for it, and the note says so */
+    result_row tx = make_row(RUN_ABLATE, "uniform", 0.5, "random", 30);
+    snprintf(tx.source, sizeof tx.source, "/runs/ablate.json");
+    snprintf(tx.corpus, sizeof tx.corpus, "text not recorded");
+    assert_command_parses_back(&tx, model);
+    result_command(&tx, model, cmd, sizeof cmd);
+    assert_non_null(strstr(cmd, " --calib TEXT --eval TEXT "));
+    assert_non_null(strstr(cmd, "   # the JSON does not name the text"));
     /* a row of an older session file: no seed, no device, no digest */
     result_row old = make_row(RUN_ABLATE, "uniform", 0.75, "random", 30);
     old.device[0] = 0;
