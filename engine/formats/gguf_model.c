@@ -23,32 +23,14 @@
 #include "formats/gguf_reader.h"
 #include "formats/gguf_tokenizer.h"
 #include "formats/loaders.h"
+#include "formats/tensor_names.h"
 
+/* One expected tensor; permute_heads: llama's q/k (and biases), the number
+ * of heads whose rows to un-permute; 0 = none. */
 typedef struct {
-    char name[64];
-    int layer;          /* -1 for globals */
-    tensor_kind kind;   /* where it goes in the model's block */
-    int64_t rows, cols; /* PyTorch shape [rows, cols]; cols = 0 for vectors */
-    int permute_heads;  /* llama q/k: number of heads whose rows to un-permute; 0 = none */
-    bool optional;
+    teacher_tensor w;
+    int permute_heads;
 } spec;
-
-typedef struct {
-    spec *v;
-    size_t n, cap;
-} spec_list;
-
-static spec *add(spec_list *s, const char *name, int layer, tensor_kind kind, int64_t rows, int64_t cols) {
-    if (s->n == s->cap) s->v = gf_realloc(s->v, (s->cap = s->cap ? 2 * s->cap : 64) * sizeof *s->v);
-    spec *t = &s->v[s->n++];
-    memset(t, 0, sizeof *t);
-    snprintf(t->name, sizeof t->name, "%s", name);
-    t->layer = layer;
-    t->kind = kind;
-    t->rows = rows;
-    t->cols = cols;
-    return t;
-}
 
 /* ---- config from metadata ---- */
 
@@ -80,10 +62,9 @@ static int read_config(model_config *c, const gguf_file *g, const char *arch_nam
     meta m = {g, arch_name, path};
     memset(c, 0, sizeof *c);
     c->source = SOURCE_GGUF;
-    if (!strcmp(arch_name, "llama")) c->arch = ARCH_LLAMA;
-    else if (!strcmp(arch_name, "qwen2")) c->arch = ARCH_QWEN2;
-    else if (!strcmp(arch_name, "qwen3")) c->arch = ARCH_QWEN3;
-    else return gf_fail("%s: architecture %s is not supported (llama, qwen2, qwen3)", path, arch_name);
+    const model_arch_desc *a = model_arch_by_name(arch_name);
+    if (!a) return gf_fail("%s: architecture %s is not supported (%s)", path, arch_name, model_arch_list());
+    c->arch = a->arch;
     int64_t v;
     if (get_int(&m, "embedding_length", true, 1, 1 << 20, &v) < 0) return -1;
     c->dim = (int)v;
@@ -147,7 +128,7 @@ static int read_config(model_config *c, const gguf_file *g, const char *arch_nam
         c->rope_scaling.factor = (float)factor;
     }
     c->qkv_bias = gguf_find_tensor(g, "blk.0.attn_q.bias") != NULL;
-    c->qk_norm = c->arch == ARCH_QWEN3;
+    c->qk_norm = a->qk_norm;
     c->tied_embeddings = gguf_find_tensor(g, "output.weight") == NULL;
     const gguf_tensor *emb = gguf_find_tensor(g, "token_embd.weight");
     if (!emb) return gf_fail("%s: missing tensor token_embd.weight", path);
@@ -167,54 +148,33 @@ static int read_config(model_config *c, const gguf_file *g, const char *arch_nam
 
 /* The tensors a config implies, each with its place in the model (layer,
  * kind); checked against the file before model_alloc_params. */
-static void expected(spec_list *s, const model_config *c) {
-    const int64_t D = c->dim, F = c->hidden_dim, V = c->vocab_size, hd = c->head_dim;
-    const int64_t qd = (int64_t)c->n_heads * hd, kvd = (int64_t)c->n_kv_heads * hd;
-    const bool permute = c->arch == ARCH_LLAMA;
-    char n[64];
-    add(s, "token_embd.weight", -1, TK_EMBED, V, D);
-    for (int l = 0; l < c->n_layers; l++) {
-#define NAME(suffix) (snprintf(n, sizeof n, "blk.%d." suffix, l), n)
-        add(s, NAME("attn_norm.weight"), l, TK_ATTN_NORM, D, 0);
-        add(s, NAME("attn_q.weight"), l, TK_Q, qd, D)->permute_heads = permute ? c->n_heads : 0;
-        add(s, NAME("attn_k.weight"), l, TK_K, kvd, D)->permute_heads = permute ? c->n_kv_heads : 0;
-        add(s, NAME("attn_v.weight"), l, TK_V, kvd, D);
-        add(s, NAME("attn_output.weight"), l, TK_O, D, qd);
-        if (c->qkv_bias) {
-            add(s, NAME("attn_q.bias"), l, TK_BQ, qd, 0)->permute_heads = permute ? c->n_heads : 0;
-            add(s, NAME("attn_k.bias"), l, TK_BK, kvd, 0)->permute_heads = permute ? c->n_kv_heads : 0;
-            add(s, NAME("attn_v.bias"), l, TK_BV, kvd, 0);
-        }
-        if (c->qk_norm) {
-            add(s, NAME("attn_q_norm.weight"), l, TK_QNORM, hd, 0);
-            add(s, NAME("attn_k_norm.weight"), l, TK_KNORM, hd, 0);
-        }
-        add(s, NAME("ffn_norm.weight"), l, TK_FFN_NORM, D, 0);
-        add(s, NAME("ffn_gate.weight"), l, TK_GATE, F, D);
-        add(s, NAME("ffn_up.weight"), l, TK_UP, F, D);
-        add(s, NAME("ffn_down.weight"), l, TK_DOWN, D, F);
-#undef NAME
-    }
-    add(s, "output_norm.weight", -1, TK_FINAL_NORM, D, 0);
-    if (!c->tied_embeddings) add(s, "output.weight", -1, TK_LM_HEAD, V, D);
+static size_t expected(spec **out, const model_config *c) {
+    teacher_tensor *t;
+    const size_t n = teacher_tensor_list(c, TNAMES_GGUF, &t);
+    const bool permute = model_archs[c->arch].gguf_permuted_qk;
+    spec *s = gf_malloc(n * sizeof *s);
+    for (size_t i = 0; i < n; i++) s[i] = (spec){t[i], permute ? t[i].rope_heads : 0};
+    free(t);
+    *out = s;
+    return n;
 }
 
 static int check_tensor(const gguf_tensor *t, const spec *s, const char *path) {
-    bool ok = s->cols ? (t->n_dims == 2 && t->ne[0] == (uint64_t)s->cols && t->ne[1] == (uint64_t)s->rows)
-                      : (t->n_dims == 1 && t->ne[0] == (uint64_t)s->rows);
+    bool ok = s->w.cols ? (t->n_dims == 2 && t->ne[0] == (uint64_t)s->w.cols && t->ne[1] == (uint64_t)s->w.rows)
+                      : (t->n_dims == 1 && t->ne[0] == (uint64_t)s->w.rows);
     if (!ok) {
         char got[96];
         int k = snprintf(got, sizeof got, "[");
         for (int d = t->n_dims - 1; d >= 0 && k < (int)sizeof got; d--)
             k += snprintf(got + k, sizeof got - (size_t)k, "%llu%s", (unsigned long long)t->ne[d], d ? ", " : "]");
-        if (s->cols)
-            return gf_fail("%s: tensor %s has shape %s, expected [%lld, %lld]", path, s->name, got,
-                           (long long)s->rows, (long long)s->cols);
-        return gf_fail("%s: tensor %s has shape %s, expected [%lld]", path, s->name, got, (long long)s->rows);
+        if (s->w.cols)
+            return gf_fail("%s: tensor %s has shape %s, expected [%lld, %lld]", path, s->w.name, got,
+                           (long long)s->w.rows, (long long)s->w.cols);
+        return gf_fail("%s: tensor %s has shape %s, expected [%lld]", path, s->w.name, got, (long long)s->w.rows);
     }
     if (!gguf_can_dequantize(t->type))
         return gf_fail("%s: tensor %s has type %s, which graft cannot dequantize (supported: f32 f16 bf16 q8_0 "
-                       "q4_0 q4_1 q5_0 q5_1 q4_k q5_k q6_k)", path, s->name, ggml_type_name(t->type));
+                       "q4_0 q4_1 q5_0 q5_1 q4_k q5_k q6_k)", path, s->w.name, ggml_type_name(t->type));
     return 0;
 }
 
@@ -263,7 +223,7 @@ typedef struct {
 
 static int non_finite(const chunk_reader *c, size_t bad) {
     return gf_fail("%s: tensor %s: %zu value%s not finite (NaN or Inf) after dequantization; the file is damaged",
-                   c->path, c->s->name, bad, bad == 1 ? " is" : "s are");
+                   c->path, c->s->w.name, bad, bad == 1 ? " is" : "s are");
 }
 
 static int read_chunk(void *ud, size_t off, void *dstv, size_t n) {
@@ -280,10 +240,10 @@ static int read_chunk(void *ud, size_t off, void *dstv, size_t n) {
         if (!(c->tmp = gf_try_malloc(n * sizeof *c->tmp, "un-permuting q/k rows"))) return -1;
         c->tmp_n = n;
     }
-    const int64_t hd = c->s->rows / c->s->permute_heads, w = c->s->cols ? c->s->cols : 1;
+    const int64_t hd = c->s->w.rows / c->s->permute_heads, w = c->s->w.cols ? c->s->w.cols : 1;
     const size_t bad = dequant_rows(c->t, off / row, n / row, c->tmp);
     if (bad) return non_finite(c, bad);
-    unpermute_rows(c->tmp, dst, (int)((int64_t)n / (hd * w)), hd, c->s->cols);
+    unpermute_rows(c->tmp, dst, (int)((int64_t)n / (hd * w)), hd, c->s->w.cols);
     return 0;
 }
 
@@ -314,7 +274,8 @@ static int load_rope_factors(model_config *c, const gguf_file *g, const char *pa
 int load_gguf(model *m, const char *path, const model_load_opts *opts) {
     gguf_file g;
     if (gguf_open(&g, path) != 0) return -1;
-    spec_list specs = {0};
+    spec *specs = NULL;
+    size_t n_specs = 0;
     chunk_reader rd = {0};
     int rc = -1;
     gguf_str arch;
@@ -330,31 +291,31 @@ int load_gguf(model *m, const char *path, const model_load_opts *opts) {
 
     /* every tensor is checked against the file before the weights are
      * allocated: a header cannot make graft allocate what the file lacks */
-    expected(&specs, &m->cfg);
+    n_specs = expected(&specs, &m->cfg);
     unsigned types = 0;
-    for (size_t i = 0; i < specs.n; i++) {
-        const gguf_tensor *t = gguf_find_tensor(&g, specs.v[i].name);
+    for (size_t i = 0; i < n_specs; i++) {
+        const gguf_tensor *t = gguf_find_tensor(&g, specs[i].w.name);
         if (!t) {
-            gf_fail("%s: missing tensor %s", path, specs.v[i].name);
+            gf_fail("%s: missing tensor %s", path, specs[i].w.name);
             goto done;
         }
-        if (check_tensor(t, &specs.v[i], path) != 0) goto done;
+        if (check_tensor(t, &specs[i], path) != 0) goto done;
         if (t->n_dims == 2) types |= 1u << t->type;
-        if (specs.v[i].permute_heads && (specs.v[i].rows / specs.v[i].permute_heads) % 2 != 0) {
-            gf_fail("%s: %s: odd head size", path, specs.v[i].name);
+        if (specs[i].permute_heads && (specs[i].w.rows / specs[i].permute_heads) % 2 != 0) {
+            gf_fail("%s: %s: odd head size", path, specs[i].w.name);
             goto done;
         }
     }
     if (model_alloc_params(m) != 0) goto done;
-    for (size_t i = 0; i < specs.n; i++) { /* a few rows of host memory at a time */
-        const spec *s = &specs.v[i];
-        rd.t = gguf_find_tensor(&g, s->name);
+    for (size_t i = 0; i < n_specs; i++) { /* a few rows of host memory at a time */
+        const spec *s = &specs[i];
+        rd.t = gguf_find_tensor(&g, s->w.name);
         rd.s = s;
         rd.path = path;
         const size_t row = (size_t)rd.t->ne[0];
         /* whole rows (a vector is one row); for un-permuted q / k matrices whole heads (hd rows) */
-        const size_t granule = s->permute_heads && s->cols ? (size_t)(s->rows / s->permute_heads) * row : row;
-        if (model_put_chunked(m, s->layer, s->kind, (size_t)rd.t->n_elems, granule, GF_F32, read_chunk, &rd) != 0)
+        const size_t granule = s->permute_heads && s->w.cols ? (size_t)(s->w.rows / s->permute_heads) * row : row;
+        if (model_put_chunked(m, s->w.layer, s->w.kind, (size_t)rd.t->n_elems, granule, GF_F32, read_chunk, &rd) != 0)
             goto done;
     }
     describe_types(m->weights_dtype, sizeof m->weights_dtype, types);
@@ -373,7 +334,7 @@ int load_gguf(model *m, const char *path, const model_load_opts *opts) {
     rc = 0;
 done:
     free(rd.tmp);
-    free(specs.v);
+    free(specs);
     gguf_close(&g);
     return rc;
 }

@@ -72,9 +72,10 @@ static int get_token_id(const cJSON *obj, const char *key, int *out, const char 
     return 0;
 }
 
+/* model_type names the architecture; without it, the first of architectures
+ * (its class name). Both are model_archs' columns. */
 static int parse_arch(const cJSON *root, model_arch *arch, const char *where) {
     const cJSON *mt = field(root, "model_type");
-    const char *name = NULL;
     /* a graft student folder names its own model type (transformers loads it
      * through the modeling file beside it); its blocks are the teacher's */
     const cJSON *gs = field(root, "graft_student");
@@ -82,28 +83,22 @@ static int parse_arch(const cJSON *root, model_arch *arch, const char *where) {
         mt = field(gs, "teacher_model_type");
         if (!cJSON_IsString(mt)) return gf_fail("%s: graft_student.teacher_model_type must be a string", where);
     }
+    const model_arch_desc *a;
+    const char *name;
     if (mt) {
         if (!cJSON_IsString(mt)) return gf_fail("%s: model_type must be a string", where);
         name = mt->valuestring;
-        if (strcmp(name, "llama") == 0) *arch = ARCH_LLAMA;
-        else if (strcmp(name, "qwen2") == 0) *arch = ARCH_QWEN2;
-        else if (strcmp(name, "qwen3") == 0) *arch = ARCH_QWEN3;
-        else name = NULL;
-        if (name) return 0;
-        name = mt->valuestring;
+        a = model_arch_by_name(name);
     } else {
         const cJSON *archs = field(root, "architectures");
         const cJSON *a0 = cJSON_IsArray(archs) ? cJSON_GetArrayItem(archs, 0) : NULL;
         if (!cJSON_IsString(a0)) return gf_fail("%s: missing field model_type (and no architectures list)", where);
         name = a0->valuestring;
-        if (strcmp(name, "LlamaForCausalLM") == 0) *arch = ARCH_LLAMA;
-        else if (strcmp(name, "Qwen2ForCausalLM") == 0) *arch = ARCH_QWEN2;
-        else if (strcmp(name, "Qwen3ForCausalLM") == 0) *arch = ARCH_QWEN3;
-        else name = NULL;
-        if (!name) name = a0->valuestring;
-        else return 0;
+        a = model_arch_by_hf_class(name);
     }
-    return gf_fail("%s: unknown architecture '%s' (graft supports llama, qwen2, qwen3)", where, name);
+    if (!a) return gf_fail("%s: unknown architecture '%s' (graft supports %s)", where, name, model_arch_list());
+    *arch = a->arch;
+    return 0;
 }
 
 static int parse_rope_scaling(const cJSON *rs, rope_scaling *out, const char *where) {
@@ -154,11 +149,12 @@ static int parse_root(model_config *c, const cJSON *root, const char *where) {
         get_int(root, "num_key_value_heads", false, c->n_heads, 1, 1 << 16, &c->n_kv_heads, where) ||
         get_int(root, "vocab_size", true, 0, 1, 1 << 24, &c->vocab_size, where))
         return -1;
-    int default_head_dim = c->arch == ARCH_QWEN3 ? 128 : c->dim / c->n_heads;
-    if (c->arch != ARCH_QWEN3 && !field(root, "head_dim") && c->dim % c->n_heads != 0)
+    const model_arch_desc *a = &model_archs[c->arch];
+    int default_head_dim = a->head_dim_default ? a->head_dim_default : c->dim / c->n_heads;
+    if (!a->head_dim_default && !field(root, "head_dim") && c->dim % c->n_heads != 0)
         return gf_fail("%s: hidden_size %d is not a multiple of num_attention_heads %d", where, c->dim, c->n_heads);
     if (get_int(root, "head_dim", false, default_head_dim, 1, 1 << 16, &c->head_dim, where) ||
-        get_int(root, "max_position_embeddings", false, c->arch == ARCH_LLAMA ? 2048 : 32768, 1, 1 << 24,
+        get_int(root, "max_position_embeddings", false, a->max_pos_default, 1, 1 << 24,
                 &c->max_seq, where) ||
         get_float(root, "rms_norm_eps", false, 1e-6f, &c->norm_eps, where) ||
         get_float(root, "rope_theta", false, 10000.0f, &c->rope_theta, where) ||
@@ -184,8 +180,8 @@ static int parse_root(model_config *c, const cJSON *root, const char *where) {
         return -1;
     if (mlp_bias) return gf_fail("%s: mlp_bias is not supported", where);
     if (sliding) return gf_fail("%s: sliding-window attention (use_sliding_window) is not supported", where);
-    c->qkv_bias = c->arch == ARCH_QWEN2 ? true : attention_bias;
-    c->qk_norm = c->arch == ARCH_QWEN3;
+    c->qkv_bias = a->bias_always || attention_bias;
+    c->qk_norm = a->qk_norm;
 
     if (c->n_heads % c->n_kv_heads != 0)
         return gf_fail("%s: num_attention_heads %d is not a multiple of num_key_value_heads %d", where, c->n_heads,

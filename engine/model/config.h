@@ -6,7 +6,30 @@
 
 #include "backend/backend.h" /* rope_pairing */
 
-typedef enum { ARCH_LLAMA = 0, ARCH_QWEN2 = 1, ARCH_QWEN3 = 2 } model_arch;
+typedef enum { ARCH_LLAMA = 0, ARCH_QWEN2 = 1, ARCH_QWEN3 = 2, ARCH_COUNT = 3 } model_arch;
+
+/* What an architecture family is: the one table that the Hugging Face and
+ * GGUF loaders, the student folder's config.json, the help and the docs read
+ * (scripts/docs-tables.sh prints it into README.md). model_archs[i].arch == i. */
+typedef struct {
+    model_arch arch;
+    const char *name;         /* "qwen2": HF model_type, GGUF general.architecture, graft's name */
+    const char *hf_class;     /* "Qwen2ForCausalLM": HF config.json architectures[0] */
+    const char *family;       /* "Qwen2/2.5": the models it covers, for people */
+    bool bias_always;         /* q/k/v biases whatever attention_bias says (Qwen2's attention hard-codes them) */
+    bool qk_norm;             /* per-head RMSNorm of q and k (Qwen3) */
+    int head_dim_default;     /* HF head_dim when absent; 0: hidden_size / num_attention_heads */
+    int max_pos_default;      /* HF max_position_embeddings when absent (the transformers config's default) */
+    bool gguf_permuted_qk;    /* llama.cpp's converter permutes q/k rows for its adjacent-pair RoPE */
+} model_arch_desc;
+extern const model_arch_desc model_archs[ARCH_COUNT];
+
+/* The entry whose name (HF model_type / GGUF architecture) or HF class is
+ * `name`; NULL when none is. */
+const model_arch_desc *model_arch_by_name(const char *name);
+const model_arch_desc *model_arch_by_hf_class(const char *hf_class);
+/* Every architecture's name in table order, joined by ", " ("llama, qwen2, qwen3"). */
+const char *model_arch_list(void);
 
 
 /* FACTORS: per-frequency divisors given by the file (GGUF rope_freqs.weight,

@@ -14,6 +14,7 @@
 #include "core/mapped_file.h"
 #include "formats/safetensors.h"
 #include "formats/safetensors_write.h"
+#include "formats/tensor_names.h"
 #include "student/student_export.h"
 
 #define STUDENT_FORMAT_VERSION 1
@@ -60,12 +61,10 @@ static void add_int_array(cJSON *o, const char *name, const int *v, int n) {
 
 static cJSON *teacher_hf_config(const model_config *c) {
     cJSON *o = cJSON_CreateObject();
-    const char *mt = c->arch == ARCH_QWEN2 ? "qwen2" : c->arch == ARCH_QWEN3 ? "qwen3" : "llama";
-    const char *cls = c->arch == ARCH_QWEN2 ? "Qwen2ForCausalLM" : c->arch == ARCH_QWEN3 ? "Qwen3ForCausalLM"
-                                                                                       : "LlamaForCausalLM";
+    const model_arch_desc *arch = &model_archs[c->arch];
     cJSON *a = cJSON_AddArrayToObject(o, "architectures");
-    cJSON_AddItemToArray(a, cJSON_CreateString(cls));
-    cJSON_AddStringToObject(o, "model_type", mt);
+    cJSON_AddItemToArray(a, cJSON_CreateString(arch->hf_class));
+    cJSON_AddStringToObject(o, "model_type", arch->name);
     cJSON_AddStringToObject(o, "hidden_act", "silu");
     cJSON_AddNumberToObject(o, "hidden_size", c->dim);
     cJSON_AddNumberToObject(o, "intermediate_size", c->hidden_dim);
@@ -200,43 +199,20 @@ static const float *half_split(owned_list *own, const float *w, int heads, int h
     return w ? keep(own, permute_rows_to_half(w, heads, hd, cols)) : NULL;
 }
 
+/* The teacher's tensors under their Hugging Face names; a llama2.c
+ * teacher's q/k rows (adjacent RoPE pairs) go to half-split order. */
 static void add_teacher(st_writer *w, owned_list *own, const model *m) {
     const model_config *c = &m->cfg;
-    const int64_t D = c->dim, F = c->hidden_dim, V = c->vocab_size, hd = c->head_dim;
-    const int64_t qd = (int64_t)c->n_heads * hd, kvd = (int64_t)c->n_kv_heads * hd;
     const bool perm = c->rope_pairing == ROPE_ADJACENT;
-    char n[256];
-    add2(w, "model.embed_tokens.weight", host(own, m, -1, TK_EMBED), V, D);
-    for (int l = 0; l < c->n_layers; l++) {
-#define T(suffix, ptr, a, b)                                                   \
-    do {                                                                       \
-        snprintf(n, sizeof n, "model.layers.%d.%s", l, suffix);                \
-        add2(w, n, ptr, a, b);                                                 \
-    } while (0)
-        const float *wq = host(own, m, l, TK_Q), *wk = host(own, m, l, TK_K);
-        T("input_layernorm.weight", host(own, m, l, TK_ATTN_NORM), D, 0);
-        T("self_attn.q_proj.weight", perm ? half_split(own, wq, c->n_heads, (int)hd, (int)D) : wq, qd, D);
-        T("self_attn.k_proj.weight", perm ? half_split(own, wk, c->n_kv_heads, (int)hd, (int)D) : wk, kvd, D);
-        T("self_attn.v_proj.weight", host(own, m, l, TK_V), kvd, D);
-        T("self_attn.o_proj.weight", host(own, m, l, TK_O), D, qd);
-        if (c->qkv_bias) {
-            const float *bq = host(own, m, l, TK_BQ), *bk = host(own, m, l, TK_BK);
-            T("self_attn.q_proj.bias", perm ? half_split(own, bq, c->n_heads, (int)hd, 1) : bq, qd, 0);
-            T("self_attn.k_proj.bias", perm ? half_split(own, bk, c->n_kv_heads, (int)hd, 1) : bk, kvd, 0);
-            T("self_attn.v_proj.bias", host(own, m, l, TK_BV), kvd, 0);
-        }
-        if (c->qk_norm) {
-            T("self_attn.q_norm.weight", host(own, m, l, TK_QNORM), hd, 0);
-            T("self_attn.k_norm.weight", host(own, m, l, TK_KNORM), hd, 0);
-        }
-        T("post_attention_layernorm.weight", host(own, m, l, TK_FFN_NORM), D, 0);
-        T("mlp.gate_proj.weight", host(own, m, l, TK_GATE), F, D);
-        T("mlp.up_proj.weight", host(own, m, l, TK_UP), F, D);
-        T("mlp.down_proj.weight", host(own, m, l, TK_DOWN), D, F);
-#undef T
+    teacher_tensor *t;
+    const size_t n = teacher_tensor_list(c, TNAMES_HF, &t);
+    for (size_t i = 0; i < n; i++) {
+        const float *x = host(own, m, t[i].layer, t[i].kind);
+        if (perm && t[i].rope_heads)
+            x = half_split(own, x, t[i].rope_heads, c->head_dim, t[i].cols ? (int)t[i].cols : 1);
+        add2(w, t[i].name, x, t[i].rows, t[i].cols);
     }
-    add2(w, "model.norm.weight", host(own, m, -1, TK_FINAL_NORM), D, 0);
-    if (!c->tied_embeddings) add2(w, "lm_head.weight", host(own, m, -1, TK_LM_HEAD), V, D);
+    free(t);
 }
 
 /* Name, pointer, shape of every GDN tensor of layer l (fla naming). */
