@@ -14,18 +14,23 @@ typedef struct {
     double lr;
 } trained_span;
 
-/* Layout of the block: wq wk wv wg wa wb [bq bk bv] [conv_q conv_k conv_v] a_log dt_bias w_norm wo. */
+/* The trained spans of the block: neighbouring parameters of one optimizer
+ * group (gdn_param_descs) are one span; frozen ones are left out. */
 static int trained_spans(const gdn_config *c, const student_settings *set, trained_span *out) {
-    const size_t D = (size_t)c->D, H = (size_t)c->H, qk = H * c->dk, hv = H * c->dv, qkv = 2 * qk + hv;
-    size_t off = 0;
     int k = 0;
-#define ADD(count, rate) (out[k].off = off, out[k].n = (count), out[k].lr = (rate), off += (count), k++)
-    ADD(qkv * D, set->lr_qkv);        /* Wq Wk Wv */
-    ADD((hv + 2 * H) * D, set->lr_gates); /* Wg Wa Wb */
-    if (c->qkv_bias) ADD(qkv, set->lr_qkv);
-    if (c->conv) ADD(qkv * GDN_CONV_K, set->lr_gates);
-    ADD(2 * H, set->lr_gates);        /* A_log dt_bias */
-#undef ADD
+    gdn_group last = GDN_GROUP_FROZEN;
+    for (int i = 0; i < GDN_P_COUNT; i++) {
+        const gdn_group g = gdn_param_descs[i].group;
+        const size_t n = gdn_param_size(c, (gdn_param_id)i);
+        if (!n || gdn_group_lr(g) == GDN_LR_FROZEN) continue;
+        if (k > 0 && g == last && out[k - 1].off + out[k - 1].n == gdn_param_offset(c, (gdn_param_id)i)) {
+            out[k - 1].n += n;
+            continue;
+        }
+        const double lr = gdn_group_lr(g) == GDN_LR_QKV ? set->lr_qkv : set->lr_gates;
+        out[k++] = (trained_span){gdn_param_offset(c, (gdn_param_id)i), n, lr};
+        last = g;
+    }
     return k;
 }
 
@@ -138,7 +143,7 @@ int stage2_align(gf_backend *be, const student_settings *set, const gdn_config *
     gdn_weights_bind(&w, c, block);
     gdn_weights_bind(&g, c, b.grad);
     g.w_norm = g.wo = gf_none(); /* frozen: not computed */
-    trained_span spans[8];
+    trained_span spans[GDN_P_COUNT];
     const int nspan = trained_spans(c, set, spans);
     const size_t N = (size_t)cal->B * cal->T * c->D, Nh = held ? (size_t)held->B * held->T * c->D : 0;
     double best_key = INFINITY;

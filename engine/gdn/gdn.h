@@ -58,67 +58,98 @@ const char *gdn_form_name(gdn_form f);          /* "chunked" or "recurrent" */
 int gdn_in_width(const gdn_config *c);
 /* Channels that get bias / conv: [q | k | v] = 2*H*dk + H*dv. */
 int gdn_qkv_width(const gdn_config *c);
+
+/* The one parameter layout of a GDN layer: every column of it, in block
+ * order (the host block, the backend buffers, Stage 2's optimizer spans, the
+ * student folder's tensors all follow it). X(ctx..., field, name, rows, cols,
+ * taps, when, group, file_rank, doc):
+ *   field      the gdn_params view (PyTorch [out, in] row-major)
+ *   name       fla's GatedDeltaNet name, after "model.layers.N.linear_attn."
+ *   rows, cols, taps  the shape in GDN_DIM_* (cols / taps ONE when absent)
+ *   when       ALWAYS, BIAS (gdn_config.qkv_bias) or CONV (gdn_config.conv)
+ *   group      Stage 2's optimizer span: neighbours of one group are one span
+ *   file_rank  place in the student folder's model.safetensors
+ *   doc        what it is (docs/student-format.md prints the table)
+ * conv's file shape is [C, 1, K] (PyTorch's depthwise Conv1d); o_norm's
+ * weight is shared by all heads.
+ * wq..wb are consecutive (the fused input projection W_in [gdn_in_width, D]),
+ * so are bq bk bv and conv_q conv_k conv_v (what be_gdn_prep takes). */
+#define GDN_PARAM_LIST(X, a, b, d)                                                                        \
+    X(a, b, d, wq, "q_proj.weight", HK, D, ONE, ALWAYS, QKV_W, 0, "Wq")                                  \
+    X(a, b, d, wk, "k_proj.weight", HK, D, ONE, ALWAYS, QKV_W, 1, "Wk (KV heads repeated per query group)") \
+    X(a, b, d, wv, "v_proj.weight", HV, D, ONE, ALWAYS, QKV_W, 2, "Wv")                                  \
+    X(a, b, d, wg, "g_proj.weight", HV, D, ONE, ALWAYS, GATE_W, 5, "Wg (output gate)")                   \
+    X(a, b, d, wa, "a_proj.weight", H, D, ONE, ALWAYS, GATE_W, 3, "Wa (decay input)")                    \
+    X(a, b, d, wb, "b_proj.weight", H, D, ONE, ALWAYS, GATE_W, 4, "Wb (write gate beta)")                \
+    X(a, b, d, bq, "q_proj.bias", HK, ONE, ONE, BIAS, QKV_BIAS, 10, "q bias")                            \
+    X(a, b, d, bk, "k_proj.bias", HK, ONE, ONE, BIAS, QKV_BIAS, 11, "k bias")                            \
+    X(a, b, d, bv, "v_proj.bias", HV, ONE, ONE, BIAS, QKV_BIAS, 12, "v bias")                            \
+    X(a, b, d, conv_q, "q_conv1d.weight", HK, ONE, CONV_K, CONV, CONV, 13, "causal depthwise conv of q")         \
+    X(a, b, d, conv_k, "k_conv1d.weight", HK, ONE, CONV_K, CONV, CONV, 14, "conv of k")                  \
+    X(a, b, d, conv_v, "v_conv1d.weight", HV, ONE, CONV_K, CONV, CONV, 15, "conv of v")                  \
+    X(a, b, d, a_log, "A_log", H, ONE, ONE, ALWAYS, DECAY, 7, "decay rate log")                          \
+    X(a, b, d, dt_bias, "dt_bias", H, ONE, ONE, ALWAYS, DECAY, 8, "decay bias")                          \
+    X(a, b, d, w_norm, "o_norm.weight", DV, ONE, ONE, ALWAYS, FROZEN, 9, "per-head RMSNorm weight, shared by heads") \
+    X(a, b, d, wo, "o_proj.weight", D, HV, ONE, ALWAYS, FROZEN, 6, "Wo (the teacher's o_proj)")
+
+#define GDN_P_ENUM_(a, b, d, field, ...) GDN_P_##field,
+typedef enum { GDN_PARAM_LIST(GDN_P_ENUM_, _, _, _) GDN_P_COUNT } gdn_param_id;
+#undef GDN_P_ENUM_
+
+/* Sizes the layout speaks in: hidden D, heads H, H*dk, H*dv, dv, the conv taps, 1. */
+typedef enum { GDN_DIM_D, GDN_DIM_H, GDN_DIM_HK, GDN_DIM_HV, GDN_DIM_DV, GDN_DIM_CONV_K, GDN_DIM_ONE } gdn_dim;
+typedef enum { GDN_WHEN_ALWAYS, GDN_WHEN_BIAS, GDN_WHEN_CONV } gdn_when;
+/* Stage 2's spans: the weights of q/k/v and their biases take lr_qkv, the
+ * gates', conv's and decay's lr_gates; w_norm and wo stay frozen. */
+typedef enum {
+    GDN_GROUP_QKV_W, GDN_GROUP_GATE_W, GDN_GROUP_QKV_BIAS, GDN_GROUP_CONV, GDN_GROUP_DECAY, GDN_GROUP_FROZEN
+} gdn_group;
+
+/* The learning rate a group trains with (student_settings.lr_qkv / lr_gates), or none. */
+typedef enum { GDN_LR_QKV, GDN_LR_GATES, GDN_LR_FROZEN } gdn_lr;
+gdn_lr gdn_group_lr(gdn_group g);
+
+typedef struct {
+    const char *field;      /* "wq" */
+    const char *name;       /* "q_proj.weight" */
+    gdn_dim rows, cols, taps;
+    gdn_when when;
+    gdn_group group;
+    int file_rank;
+    const char *doc;
+} gdn_param_desc;
+extern const gdn_param_desc gdn_param_descs[GDN_P_COUNT];
+
+/* Whether config c has parameter i; its element count; its offset into the
+ * block (the block's end for an absent one); gdn_param_count sums them all. */
+int gdn_param_present(const gdn_config *c, gdn_param_id i);
+size_t gdn_param_size(const gdn_config *c, gdn_param_id i);
+size_t gdn_param_offset(const gdn_config *c, gdn_param_id i);
+size_t gdn_dim_size(const gdn_config *c, gdn_dim d);
 /* Floats in one parameter block (options included only when enabled). */
 size_t gdn_param_count(const gdn_config *c);
 
-/* Parameters of one layer: views into one allocation `block`. Weights are
- * PyTorch [out, in] row-major. wq..wb are consecutive, so `wq` is also the fused
- * input projection W_in [gdn_in_width, D]. The same struct holds gradients. */
+/* Parameters of one layer: views into one allocation `block` (one per
+ * GDN_PARAM_LIST row, NULL when c leaves it out). The same struct holds
+ * gradients. */
+#define GDN_P_FIELD_(real, b, d, field, ...) real *field;
 #define GDN_PARAMS_FIELDS(real)                                                        \
-    real *wq;      /* [H*dk, D]  q_proj.weight */                                      \
-    real *wk;      /* [H*dk, D]  k_proj.weight */                                      \
-    real *wv;      /* [H*dv, D]  v_proj.weight */                                      \
-    real *wg;      /* [H*dv, D]  g_proj.weight */                                      \
-    real *wa;      /* [H, D]     a_proj.weight */                                      \
-    real *wb;      /* [H, D]     b_proj.weight */                                      \
-    real *bq;      /* [H*dk] or NULL; bq, bk, bv consecutive */                       \
-    real *bk;      /* [H*dk] or NULL */                                                \
-    real *bv;      /* [H*dv] or NULL */                                                \
-    real *conv_q;  /* [H*dk, GDN_CONV_K] or NULL (q_conv1d.weight [H*dk,1,4]); */     \
-    real *conv_k;  /* [H*dk, GDN_CONV_K] or NULL  conv_q, conv_k, conv_v consecutive */\
-    real *conv_v;  /* [H*dv, GDN_CONV_K] or NULL */                                    \
-    real *a_log;   /* [H]  A_log */                                                    \
-    real *dt_bias; /* [H]  dt_bias */                                                  \
-    real *w_norm;  /* [dv] o_norm.weight, shared by all heads */                       \
-    real *wo;      /* [D, H*dv] o_proj.weight */                                       \
+    GDN_PARAM_LIST(GDN_P_FIELD_, real, _, _)                                           \
     real *block;   /* the one allocation */                                            \
     size_t n;      /* floats in block */
 
 typedef struct { GDN_PARAMS_FIELDS(float) } gdn_params;
 
 /* Points the views of p (a gdn_params, or the float64 reference's
- * gdn_params_f64) into block, in the one layout every element type shares: the
- * fields' order above, options present only when c enables them (else NULL);
- * p->n = gdn_param_count(c) elements (GF_ASSERT: include core/error.h). */
+ * gdn_params_f64) into block, in the one layout every element type shares;
+ * p->n = gdn_param_count(c) elements. */
+#define GDN_P_CARVE_(p, c, blk, field, ...) \
+    (p)->field = gdn_param_present(c, GDN_P_##field) ? (blk) + gdn_param_offset(c, GDN_P_##field) : NULL;
 #define GDN_PARAMS_CARVE(p, c, blk)                                                    \
     do {                                                                               \
-        const size_t D_ = (size_t)(c)->D, H_ = (size_t)(c)->H;                         \
-        const size_t dk_ = (size_t)(c)->dk, dv_ = (size_t)(c)->dv;                     \
-        size_t at_ = 0;                                                                \
         (p)->block = (blk);                                                            \
         (p)->n = gdn_param_count(c);                                                   \
-        (p)->wq = (blk) + at_, at_ += H_ * dk_ * D_;                                   \
-        (p)->wk = (blk) + at_, at_ += H_ * dk_ * D_;                                   \
-        (p)->wv = (blk) + at_, at_ += H_ * dv_ * D_;                                   \
-        (p)->wg = (blk) + at_, at_ += H_ * dv_ * D_;                                   \
-        (p)->wa = (blk) + at_, at_ += H_ * D_;                                         \
-        (p)->wb = (blk) + at_, at_ += H_ * D_;                                         \
-        (p)->bq = (p)->bk = (p)->bv = (p)->conv_q = (p)->conv_k = (p)->conv_v = NULL;  \
-        if ((c)->qkv_bias) {                                                           \
-            (p)->bq = (blk) + at_, at_ += H_ * dk_;                                    \
-            (p)->bk = (blk) + at_, at_ += H_ * dk_;                                    \
-            (p)->bv = (blk) + at_, at_ += H_ * dv_;                                    \
-        }                                                                              \
-        if ((c)->conv) {                                                               \
-            (p)->conv_q = (blk) + at_, at_ += H_ * dk_ * GDN_CONV_K;                   \
-            (p)->conv_k = (blk) + at_, at_ += H_ * dk_ * GDN_CONV_K;                   \
-            (p)->conv_v = (blk) + at_, at_ += H_ * dv_ * GDN_CONV_K;                   \
-        }                                                                              \
-        (p)->a_log = (blk) + at_, at_ += H_;                                           \
-        (p)->dt_bias = (blk) + at_, at_ += H_;                                         \
-        (p)->w_norm = (blk) + at_, at_ += dv_;                                         \
-        (p)->wo = (blk) + at_, at_ += D_ * H_ * dv_;                                   \
-        GF_ASSERT(at_ == (p)->n);                                                      \
+        GDN_PARAM_LIST(GDN_P_CARVE_, p, c, blk)                                        \
     } while (0)
 
 /* Host parameters of one layer (building, Stage 1, files): zeroed block and

@@ -49,15 +49,56 @@ int gdn_in_width(const gdn_config *c) { return 2 * c->H * c->dk + 2 * c->H * c->
 
 int gdn_qkv_width(const gdn_config *c) { return 2 * c->H * c->dk + c->H * c->dv; }
 
-size_t gdn_param_count(const gdn_config *c) {
-    size_t D = (size_t)c->D, qkv = (size_t)gdn_qkv_width(c);
-    size_t n = (size_t)gdn_in_width(c) * D;                   /* wq wk wv wg wa wb */
-    if (c->qkv_bias) n += qkv;                                 /* bq bk bv */
-    if (c->conv) n += qkv * GDN_CONV_K;                        /* conv_q conv_k conv_v */
-    n += 2 * (size_t)c->H + (size_t)c->dv;                     /* A_log dt_bias w_norm */
-    n += D * (size_t)c->H * (size_t)c->dv;                     /* wo */
-    return n;
+#define GDN_P_DESC_(a, b, d, field_, name_, rows_, cols_, taps_, when_, group_, rank_, doc_)                \
+    {#field_, name_, GDN_DIM_##rows_, GDN_DIM_##cols_, GDN_DIM_##taps_, GDN_WHEN_##when_, GDN_GROUP_##group_, \
+     rank_, doc_},
+const gdn_param_desc gdn_param_descs[GDN_P_COUNT] = {GDN_PARAM_LIST(GDN_P_DESC_, _, _, _)};
+#undef GDN_P_DESC_
+
+gdn_lr gdn_group_lr(gdn_group g) {
+    switch (g) {
+    case GDN_GROUP_QKV_W: case GDN_GROUP_QKV_BIAS: return GDN_LR_QKV;
+    case GDN_GROUP_GATE_W: case GDN_GROUP_CONV: case GDN_GROUP_DECAY: return GDN_LR_GATES;
+    case GDN_GROUP_FROZEN: break;
+    }
+    return GDN_LR_FROZEN;
 }
+
+size_t gdn_dim_size(const gdn_config *c, gdn_dim d) {
+    switch (d) {
+    case GDN_DIM_D: return (size_t)c->D;
+    case GDN_DIM_H: return (size_t)c->H;
+    case GDN_DIM_HK: return (size_t)c->H * c->dk;
+    case GDN_DIM_HV: return (size_t)c->H * c->dv;
+    case GDN_DIM_DV: return (size_t)c->dv;
+    case GDN_DIM_CONV_K: return GDN_CONV_K;
+    case GDN_DIM_ONE: return 1;
+    }
+    return 0;
+}
+
+int gdn_param_present(const gdn_config *c, gdn_param_id i) {
+    switch (gdn_param_descs[i].when) {
+    case GDN_WHEN_ALWAYS: return 1;
+    case GDN_WHEN_BIAS: return c->qkv_bias != 0;
+    case GDN_WHEN_CONV: return c->conv != 0;
+    }
+    return 0;
+}
+
+size_t gdn_param_size(const gdn_config *c, gdn_param_id i) {
+    const gdn_param_desc *d = &gdn_param_descs[i];
+    return gdn_param_present(c, i) ? gdn_dim_size(c, d->rows) * gdn_dim_size(c, d->cols) * gdn_dim_size(c, d->taps)
+                                   : 0;
+}
+
+size_t gdn_param_offset(const gdn_config *c, gdn_param_id i) {
+    size_t off = 0;
+    for (int j = 0; j < (int)i; j++) off += gdn_param_size(c, (gdn_param_id)j);
+    return off;
+}
+
+size_t gdn_param_count(const gdn_config *c) { return gdn_param_offset(c, GDN_P_COUNT); }
 
 void gdn_core_shape_from(gdn_core_shape *s, const gdn_config *c, int B, int T) {
     s->B = B;

@@ -6,17 +6,17 @@
 #include "core/error.h"
 
 void gdn_weights_bind(gdn_weights *w, const gdn_config *c, gf_buf block) {
-    const size_t D = (size_t)c->D, H = (size_t)c->H, qkv = (size_t)gdn_qkv_width(c);
-    size_t off = 0;
     memset(w, 0, sizeof *w);
     if (gf_is_none(block)) return;
-    w->win = gf_at(block, off), off += (size_t)gdn_in_width(c) * D;
-    w->bqkv = c->qkv_bias ? gf_at(block, off) : gf_none(), off += c->qkv_bias ? qkv : 0;
-    w->conv = c->conv ? gf_at(block, off) : gf_none(), off += c->conv ? qkv * GDN_CONV_K : 0;
-    w->a_log = gf_at(block, off), off += H;
-    w->dt_bias = gf_at(block, off), off += H;
-    w->w_norm = gf_at(block, off), off += (size_t)c->dv;
-    w->wo = gf_at(block, off);
+#define AT(id) (gdn_param_present(c, id) ? gf_at(block, gdn_param_offset(c, id)) : gf_none())
+    w->win = AT(GDN_P_wq); /* wq..wb: the fused input projection */
+    w->bqkv = AT(GDN_P_bq);
+    w->conv = AT(GDN_P_conv_q);
+    w->a_log = AT(GDN_P_a_log);
+    w->dt_bias = AT(GDN_P_dt_bias);
+    w->w_norm = AT(GDN_P_w_norm);
+    w->wo = AT(GDN_P_wo);
+#undef AT
 }
 
 void gdn_acts_take(gdn_acts *a, arena *ar, const gdn_config *c, int B, int T, bool train, gf_dtype act) {

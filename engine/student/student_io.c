@@ -215,7 +215,8 @@ static void add_teacher(st_writer *w, owned_list *own, const model *m) {
     free(t);
 }
 
-/* Name, pointer, shape of every GDN tensor of layer l (fla naming). */
+/* Name, pointer, shape of every GDN tensor of layer l (fla naming), in the
+ * file's order (gdn_param_descs' file_rank). */
 typedef struct {
     char name[160];
     float *ptr;
@@ -223,40 +224,27 @@ typedef struct {
     int64_t shape[3];
 } gdn_tensor_ref;
 
+#define GDN_LAYER_PREFIX "model.layers.%d.linear_attn."
+
 static int gdn_tensor_refs(const gdn_config *c, const gdn_params *p, int l, gdn_tensor_ref *out) {
-    const int64_t D = c->D, H = c->H, qk = (int64_t)c->H * c->dk, hv = (int64_t)c->H * c->dv;
+    float *const views[GDN_P_COUNT] = {
+#define VIEW_(a, b, d, field, ...) p->field,
+        GDN_PARAM_LIST(VIEW_, _, _, _)
+#undef VIEW_
+    };
     int k = 0;
-#define R(suffix, ptr_, nd, a, b, cc)                                                        \
-    do {                                                                                     \
-        snprintf(out[k].name, sizeof out[k].name, "model.layers.%d.linear_attn.%s", l, suffix); \
-        out[k].ptr = (ptr_);                                                                 \
-        out[k].ndim = nd;                                                                    \
-        out[k].shape[0] = a;                                                                 \
-        out[k].shape[1] = b;                                                                 \
-        out[k].shape[2] = cc;                                                                \
-        k++;                                                                                 \
-    } while (0)
-    R("q_proj.weight", p->wq, 2, qk, D, 0);
-    R("k_proj.weight", p->wk, 2, qk, D, 0);
-    R("v_proj.weight", p->wv, 2, hv, D, 0);
-    R("a_proj.weight", p->wa, 2, H, D, 0);
-    R("b_proj.weight", p->wb, 2, H, D, 0);
-    R("g_proj.weight", p->wg, 2, hv, D, 0);
-    R("o_proj.weight", p->wo, 2, D, hv, 0);
-    R("A_log", p->a_log, 1, H, 0, 0);
-    R("dt_bias", p->dt_bias, 1, H, 0, 0);
-    R("o_norm.weight", p->w_norm, 1, c->dv, 0, 0);
-    if (p->bq) {
-        R("q_proj.bias", p->bq, 1, qk, 0, 0);
-        R("k_proj.bias", p->bk, 1, qk, 0, 0);
-        R("v_proj.bias", p->bv, 1, hv, 0, 0);
-    }
-    if (p->conv_q) {
-        R("q_conv1d.weight", p->conv_q, 3, qk, 1, GDN_CONV_K);
-        R("k_conv1d.weight", p->conv_k, 3, qk, 1, GDN_CONV_K);
-        R("v_conv1d.weight", p->conv_v, 3, hv, 1, GDN_CONV_K);
-    }
-#undef R
+    for (int rank = 0; rank < GDN_P_COUNT; rank++)
+        for (int i = 0; i < GDN_P_COUNT; i++) {
+            const gdn_param_desc *d = &gdn_param_descs[i];
+            if (d->file_rank != rank || !gdn_param_present(c, (gdn_param_id)i)) continue;
+            gdn_tensor_ref *r = &out[k++];
+            snprintf(r->name, sizeof r->name, GDN_LAYER_PREFIX "%s", l, d->name);
+            r->ptr = views[i];
+            r->shape[0] = (int64_t)gdn_dim_size(c, d->rows);
+            r->shape[1] = d->cols == GDN_DIM_ONE && d->taps == GDN_DIM_ONE ? 0 : (int64_t)gdn_dim_size(c, d->cols);
+            r->shape[2] = d->taps == GDN_DIM_ONE ? 0 : (int64_t)gdn_dim_size(c, d->taps);
+            r->ndim = r->shape[2] ? 3 : r->shape[1] ? 2 : 1;
+        }
     return k;
 }
 
@@ -332,7 +320,7 @@ int student_save_with(const student *s, const char *dir, const char *tokenizer_s
         owned_list own = {0};
         add_teacher(&w, &own, s->m);
         if (own.failed) rc = -1;
-        gdn_tensor_ref refs[20];
+        gdn_tensor_ref refs[GDN_P_COUNT];
         for (int l = 0; l < s->L && rc == 0; l++) {
             if (!s->is_gdn[l]) continue;
             gdn_params p;
@@ -635,10 +623,10 @@ int student_load_with(student *s, const char *dir, const model_load_opts *o, con
         goto out;
     if (st_set_open(&set, dir) != 0) goto out;
     set_open = true;
-    gdn_tensor_ref refs[20];
+    gdn_tensor_ref refs[GDN_P_COUNT];
     for (int l = 0; l < s->L; l++) {
         char name[160];
-        snprintf(name, sizeof name, "model.layers.%d.linear_attn.q_proj.weight", l);
+        snprintf(name, sizeof name, GDN_LAYER_PREFIX "%s", l, gdn_param_descs[GDN_P_wq].name);
         if (!mask[l]) {
             if (st_set_find(&set, name)) {
                 gf_fail("%s: config.json lists layer %d as attention but model.safetensors has GDN tensors for it", dir, l);
