@@ -28,6 +28,7 @@
 #include "core/error.h"
 #include "core/mapped_file.h"
 #include "formats/loaders.h"
+#include "formats/tensor_names.h"
 
 #define L2C_MAGIC 0x616b3432u
 #define L2C_HEADER_BYTES 256
@@ -88,6 +89,17 @@ static int put_f32(model *m, byte_reader *r, int layer, tensor_kind k, size_t n,
     r->p += q8 ? n + (n / q8) * sizeof(float) : n * sizeof(float); /* sizes were checked against the file */
     return model_put_chunked(m, layer, k, n, q8 ? q8 : 1, GF_F32, read_chunk, &t);
 }
+
+/* Every tensor of kind k (each layer's in turn, or the one global). */
+static int put_all(model *m, byte_reader *r, tensor_kind k, size_t q8) {
+    const size_t count = teacher_tensor_count(&m->cfg, k), n = teacher_tensor_numel(&m->cfg, k);
+    const int per_layer = tensor_name_of(k)->per_layer;
+    for (size_t l = 0; l < count; l++)
+        if (put_f32(m, r, per_layer ? (int)l : -1, k, n, q8)) return -1;
+    return 0;
+}
+
+static bool is_vector(tensor_kind k) { return tensor_name_of(k)->cols == TDIM_NONE; }
 
 /* tokenizer.bin beside the checkpoint, else tok<vocab>.bin, else any tok*.bin. */
 static char *find_tokenizer(const char *ckpt, int vocab) {
@@ -152,16 +164,6 @@ static void fill_config(model_config *c, const int32_t h[7], bool tied) {
     c->eos_id = 2;
 }
 
-/* The element counts of every matrix kind, per layer. */
-typedef struct {
-    size_t D, F, L, V, kvd, freq;
-} dims;
-
-static dims dims_of(const model_config *c) {
-    return (dims){c->dim, c->hidden_dim, c->n_layers, c->vocab_size, (size_t)c->n_kv_heads * c->head_dim,
-                  (size_t)c->max_seq * c->head_dim};
-}
-
 /* Compares the file size with the expected one; message says which way it is off. */
 static int check_size(size_t have, const byte_count *want, const char *path, const char *what) {
     if (want->overflow) return gf_fail("%s: header dimensions imply an impossible size", path);
@@ -182,15 +184,13 @@ static int load_legacy(model *m, const mapped_file *f, const char *path) {
     if (check_dims(h, true, path) != 0) return -1;
     model_config *c = &m->cfg;
     fill_config(c, h, h[5] > 0);
-    const dims d = dims_of(c);
+    const size_t freq = (size_t)c->max_seq * c->head_dim; /* freq_cis real + imag: seq_len x head_size/2 each */
 
     byte_count base = {sizeof h, false};
-    count_add(&base, d.V, d.D, 4);
-    count_add(&base, d.L, d.D * d.D * 2 + d.kvd * d.D * 2 + d.D * 2 + d.F * d.D * 3, 4);
-    count_add(&base, d.D, 1, 4);
-    if (!c->tied_embeddings) count_add(&base, d.V, d.D, 4);
+    for (size_t i = 0; i < llama2c_order_count; i++)
+        count_add(&base, teacher_tensor_count(c, llama2c_order[i]), teacher_tensor_numel(c, llama2c_order[i]), 4);
     byte_count with_freq = base;
-    count_add(&with_freq, d.freq, 1, 4);
+    count_add(&with_freq, freq, 1, 4);
     /* llama2.c always writes the freq_cis tables; files without them are accepted too */
     bool has_freq = true;
     if (!base.overflow && f->size == base.total) has_freq = false;
@@ -203,23 +203,11 @@ static int load_legacy(model *m, const mapped_file *f, const char *path) {
 
     if (model_alloc_params(m) != 0) return -1;
     byte_reader r = {f->data + sizeof h, f->data + f->size};
-    if (put_f32(m, &r, -1, TK_EMBED, d.V * d.D, 0)) return -1;
-#define ALL_LAYERS(kind, n) \
-    for (size_t l = 0; l < d.L; l++) \
-        if (put_f32(m, &r, (int)l, kind, (n), 0)) return -1;
-    ALL_LAYERS(TK_ATTN_NORM, d.D)
-    ALL_LAYERS(TK_Q, d.D * d.D)
-    ALL_LAYERS(TK_K, d.kvd * d.D)
-    ALL_LAYERS(TK_V, d.kvd * d.D)
-    ALL_LAYERS(TK_O, d.D * d.D)
-    ALL_LAYERS(TK_FFN_NORM, d.D)
-    ALL_LAYERS(TK_GATE, d.F * d.D)
-    ALL_LAYERS(TK_DOWN, d.D * d.F)
-    ALL_LAYERS(TK_UP, d.F * d.D)
-#undef ALL_LAYERS
-    if (put_f32(m, &r, -1, TK_FINAL_NORM, d.D, 0)) return -1;
-    if (has_freq) r.p += d.freq * sizeof(float); /* RoPE tables: recomputed, not read */
-    if (!c->tied_embeddings && put_f32(m, &r, -1, TK_LM_HEAD, d.V * d.D, 0)) return -1;
+    for (size_t i = 0; i < llama2c_order_count; i++) {
+        const tensor_kind k = llama2c_order[i];
+        if (k == TK_LM_HEAD && has_freq) r.p += freq * sizeof(float); /* RoPE tables: recomputed, not read */
+        if (put_all(m, &r, k, 0) != 0) return -1;
+    }
     GF_ASSERT(r.p == r.end);
     return 0;
 }
@@ -240,30 +228,24 @@ static int load_versioned(model *m, const mapped_file *f, const char *path) {
     if (shared > 1) return gf_fail("%s: shared_classifier flag is %u (expected 0 or 1)", path, shared);
     model_config *c = &m->cfg;
     fill_config(c, h, shared == 1);
-    const dims d = dims_of(c);
-    const size_t D = d.D, F = d.F, L = d.L, V = d.V, kvd = d.kvd;
-    /* the quantized (v2) or plain (v1) matrices, in file order */
-    const struct { size_t count, numel; } mats[] = {
-        {1, V * D}, {L, D * D}, {L, kvd * D}, {L, kvd * D}, {L, D * D},
-        {L, F * D}, {L, D * F}, {L, F * D}, {c->tied_embeddings ? 0 : 1, V * D},
-    };
-    const size_t n_mats = sizeof mats / sizeof mats[0];
     byte_count want = {L2C_HEADER_BYTES, false};
-    count_add(&want, 2 * L + 1, D, 4); /* norms */
     size_t gs = 0;
-    if (version == 1) {
-        for (size_t i = 0; i < n_mats; i++) count_add(&want, mats[i].count, mats[i].numel, 4);
-    } else {
+    if (version == 2) {
         int32_t g;
         memcpy(&g, f->data + 37, 4);
         if (g <= 0 || g > (1 << 24)) return gf_fail("%s: bad Q8_0 group size %d in the v2 header", path, g);
         gs = (size_t)g;
-        for (size_t i = 0; i < n_mats; i++) {
-            if (mats[i].count && mats[i].numel % gs != 0)
-                return gf_fail("%s: Q8_0 group size %zu does not divide a tensor of %zu values", path, gs,
-                               mats[i].numel);
-            count_add(&want, mats[i].count, mats[i].numel + mats[i].numel / gs * 4, 1);
+    }
+    for (size_t i = 0; i < llama2c_order_count; i++) {
+        const tensor_kind k = llama2c_order[i];
+        const size_t count = teacher_tensor_count(c, k), numel = teacher_tensor_numel(c, k);
+        if (is_vector(k) || version == 1) {
+            count_add(&want, count, numel, 4); /* float32 */
+            continue;
         }
+        if (count && numel % gs != 0)
+            return gf_fail("%s: Q8_0 group size %zu does not divide a tensor of %zu values", path, gs, numel);
+        count_add(&want, count, numel + numel / gs * 4, 1);
     }
     char what[8];
     snprintf(what, sizeof what, "v%d", version);
@@ -272,24 +254,11 @@ static int load_versioned(model *m, const mapped_file *f, const char *path) {
 
     if (model_alloc_params(m) != 0) return -1;
     byte_reader r = {f->data + L2C_HEADER_BYTES, f->data + f->size};
-    for (size_t l = 0; l < L; l++)
-        if (put_f32(m, &r, (int)l, TK_ATTN_NORM, D, 0)) return -1;
-    for (size_t l = 0; l < L; l++)
-        if (put_f32(m, &r, (int)l, TK_FFN_NORM, D, 0)) return -1;
-    if (put_f32(m, &r, -1, TK_FINAL_NORM, D, 0)) return -1;
     const size_t q8 = version == 1 ? 0 : gs;
-#define READ(layer, kind, n) \
-    if (put_f32(m, &r, (layer), (kind), (n), q8)) return -1;
-    READ(-1, TK_EMBED, V * D);
-    for (size_t l = 0; l < L; l++) READ((int)l, TK_Q, D * D);
-    for (size_t l = 0; l < L; l++) READ((int)l, TK_K, kvd * D);
-    for (size_t l = 0; l < L; l++) READ((int)l, TK_V, kvd * D);
-    for (size_t l = 0; l < L; l++) READ((int)l, TK_O, D * D);
-    for (size_t l = 0; l < L; l++) READ((int)l, TK_GATE, F * D);
-    for (size_t l = 0; l < L; l++) READ((int)l, TK_DOWN, D * F);
-    for (size_t l = 0; l < L; l++) READ((int)l, TK_UP, F * D);
-    if (!c->tied_embeddings) READ(-1, TK_LM_HEAD, V * D);
-#undef READ
+    for (int vectors = 1; vectors >= 0; vectors--) /* the norms first, float32 */
+        for (size_t i = 0; i < llama2c_order_count; i++)
+            if (is_vector(llama2c_order[i]) == vectors && put_all(m, &r, llama2c_order[i], vectors ? 0 : q8) != 0)
+                return -1;
     GF_ASSERT(r.p == r.end);
     return 0;
 }

@@ -31,11 +31,35 @@ const tensor_name_desc tensor_names[] = {
 };
 const size_t tensor_names_count = sizeof tensor_names / sizeof tensor_names[0];
 
+static int present(const model_config *c, tensor_when w) {
+    switch (w) {
+    case TWHEN_ALWAYS: return 1;
+    case TWHEN_QKV_BIAS: return c->qkv_bias;
+    case TWHEN_QK_NORM: return c->qk_norm;
+    case TWHEN_UNTIED: return !c->tied_embeddings;
+    }
+    return 0;
+}
+
 const tensor_name_desc *tensor_name_of(tensor_kind k) {
     for (size_t i = 0; i < tensor_names_count; i++)
         if (tensor_names[i].kind == k) return &tensor_names[i];
     GF_ASSERT(!"a tensor role without a row in tensor_names");
     return NULL;
+}
+
+const tensor_kind llama2c_order[] = {TK_EMBED, TK_ATTN_NORM, TK_Q,    TK_K,  TK_V,          TK_O,
+                                     TK_FFN_NORM, TK_GATE,   TK_DOWN, TK_UP, TK_FINAL_NORM, TK_LM_HEAD};
+const size_t llama2c_order_count = sizeof llama2c_order / sizeof llama2c_order[0];
+
+size_t teacher_tensor_count(const model_config *c, tensor_kind k) {
+    const tensor_name_desc *d = tensor_name_of(k);
+    return !present(c, d->when) ? 0 : d->per_layer ? (size_t)c->n_layers : 1;
+}
+
+size_t teacher_tensor_numel(const model_config *c, tensor_kind k) {
+    const tensor_name_desc *d = tensor_name_of(k);
+    return (size_t)tensor_dim_size(c, d->rows) * (size_t)(d->cols == TDIM_NONE ? 1 : tensor_dim_size(c, d->cols));
 }
 
 int64_t tensor_dim_size(const model_config *c, tensor_dim d) {
@@ -47,16 +71,6 @@ int64_t tensor_dim_size(const model_config *c, tensor_dim d) {
     case TDIM_HD: return c->head_dim;
     case TDIM_QD: return (int64_t)c->n_heads * c->head_dim;
     case TDIM_KVD: return (int64_t)c->n_kv_heads * c->head_dim;
-    }
-    return 0;
-}
-
-static int present(const model_config *c, tensor_when w) {
-    switch (w) {
-    case TWHEN_ALWAYS: return 1;
-    case TWHEN_QKV_BIAS: return c->qkv_bias;
-    case TWHEN_QK_NORM: return c->qk_norm;
-    case TWHEN_UNTIED: return !c->tied_embeddings;
     }
     return 0;
 }

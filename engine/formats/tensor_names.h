@@ -60,6 +60,16 @@ typedef struct {
 /* Every tensor config c has, named by scheme, in table order (layers in
  * turn); *out is allocated (free it). Returns the count. */
 size_t teacher_tensor_list(const model_config *c, tensor_scheme scheme, teacher_tensor **out);
+/* llama2.c's export order (export.py): each kind for all layers in turn.
+ * Legacy checkpoints follow it as it is (the RoPE tables between the final
+ * norm and the classifier); v1 and v2 write the vectors (norms) first, then
+ * the matrices, each in this order. */
+extern const tensor_kind llama2c_order[];
+extern const size_t llama2c_order_count;
+/* Tensors of kind k config c has: n_layers, 1 or 0; and the values in one. */
+size_t teacher_tensor_count(const model_config *c, tensor_kind k);
+size_t teacher_tensor_numel(const model_config *c, tensor_kind k);
+
 /* The row of role k (every tensor_kind but TK_GDN has one). */
 const tensor_name_desc *tensor_name_of(tensor_kind k);
 /* The size of dimension d of config c. */
