@@ -11,6 +11,8 @@ static const char *const kind_names[TK_COUNT] = {
     "tok_embed", "final_norm", "lm_head", "attn_norm", "ffn_norm", "w_gate", "w_up", "w_down", "wq", "wk",
     "wv",        "bq",         "bk",      "bv",        "q_norm",   "k_norm", "wo",   "gdn"};
 
+const char *tensor_kind_name(tensor_kind k) { return (unsigned)k < TK_COUNT ? kind_names[k] : "?"; }
+
 size_t tensor_elems(const model_config *c, const gdn_config *g, tensor_kind k) {
     const size_t D = c->dim, F = c->hidden_dim, V = c->vocab_size, hd = c->head_dim;
     const size_t qd = (size_t)c->n_heads * hd, kvd = (size_t)c->n_kv_heads * hd;

@@ -37,6 +37,9 @@ typedef enum {
     TK_COUNT
 } tensor_kind;
 
+/* graft's own name of a kind: "tok_embed", "wq", "gdn" (the layout's entry names). */
+const char *tensor_kind_name(tensor_kind k);
+
 typedef struct {
     char name[48];      /* "tok_embed", "layers.3.wq", "layers.5.gdn" */
     tensor_kind kind;
