@@ -27,6 +27,7 @@
 #include "core/error.h"
 #include "student/report_json.h"
 #include "train/race.h"
+#include "student/student.h"
 
 static void print_step(void *ud, long step, long total, long tokens, double loss, double lr, double gnorm) {
     const int *every = ud;
@@ -100,6 +101,14 @@ static void run_started(void *ud, int i, const char *label, const char *ckpt) {
     (void)i, (void)ckpt;
     race_maker *mk = ud;
     if (mk->tc->log_every > 0) fprintf(stderr, "graft race: training init %s\n", label);
+}
+
+/* An init of the table that runs Stage 1 or Stage 2 (and so needs calibration text). */
+static bool init_needs_calibration(const char *name) {
+    for (int i = 0; i < INIT_COUNT; i++)
+        if (!strcmp(name, student_inits[i].name))
+            return init_uses_stage1((student_init)i) || init_uses_stage2((student_init)i);
+    return false;
 }
 
 int cmd_race(int argc, char **argv) {
@@ -189,7 +198,7 @@ int cmd_race(int argc, char **argv) {
     }
     for (int i = 0; i < n_inits && !folders && !builder; i++)
         if (cli_student_init_check(inits[i]) != 0) {
-            if (!strcmp(inits[i], "taylor-calibrate") || !strcmp(inits[i], "taylor-only") || !strcmp(inits[i], "align-only"))
+            if (init_needs_calibration(inits[i]))
                 gf_fail("init '%s' needs calibration text: pass --calib FILE or --data FILE (or race student "
                         "folders made by graft convert)", inits[i]);
             return cli_fail("race");

@@ -51,7 +51,7 @@ void request_init(request *r, req_kind k) {
     case REQ_STATS: r->u.stats = (stats_req){NULL, 256, 4}; break;
     case REQ_SELECT:
         method_cli_default(&r->u.select.mo);
-        r->u.select.init = "taylor-calibrate";
+        r->u.select.init = student_init_name(INIT_TAYLOR_CALIBRATE);
         r->u.select.keep = NAN;
         break;
     case REQ_CONVERT:

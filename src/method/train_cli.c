@@ -180,11 +180,19 @@ static void perturb(float *a, size_t n, double rel, rng64 *r) {
     for (size_t i = 0; i < n; i++) a[i] += (float)(std * rng_normal(r));
 }
 
+/* The inits without Stage 1 or Stage 2 need no calibration (student_inits). */
 int cli_student_init_check(const char *init) {
-    if (strcmp(init, "copy") && strcmp(init, "random") && strcmp(init, "zero-gate") && strcmp(init, "small-gate"))
-        return gf_fail("init '%s' needs calibration, which a student built in memory does not have (copy, "
-                       "random, zero-gate, small-gate; for the others make student folders with graft convert)",
-                       init);
+    char list[160] = "copy";
+    size_t n = strlen(list);
+    bool ok = strcmp(init, "copy") == 0;
+    for (int i = 0; i < INIT_COUNT; i++)
+        if (!init_uses_stage1((student_init)i) && !init_uses_stage2((student_init)i)) {
+            ok = ok || strcmp(init, student_inits[i].name) == 0;
+            n += (size_t)snprintf(list + n, n < sizeof list ? sizeof list - n : 0, ", %s", student_inits[i].name);
+        }
+    if (!ok)
+        return gf_fail("init '%s' needs calibration, which a student built in memory does not have (%s; for the "
+                       "others make student folders with graft convert)", init, list);
     return 0;
 }
 

@@ -27,7 +27,7 @@ void best_variant_label(const result_row *r, char *buf, size_t n) {
 /* the paper's method: taylor-calibrate, every Stage 1 part, distances over all keys, no override;
  * strict: with the reference sigma fit (the scaled one is an older graft's) */
 static bool is_paper(const result_row *r, bool strict) {
-    if (strcmp(r->init, "taylor-calibrate")) return false;
+    if (strcmp(r->init, student_init_name(INIT_TAYLOR_CALIBRATE))) return false;
     if (r->has_stage1 && !stage1_choice_is_default(&r->stage1)) return false;
     return !strict || !strstr(r->init_detail, "sigma scaled");
 }

@@ -16,6 +16,7 @@
 #include "workbench/plan_jobs.h"
 #include "workbench/wb_event.h"
 #include "workbench/workbench.h"
+#include "student/student.h"
 
 /* Owned by the workbench; touched only by the running job (one at a time) or
  * by the UI thread while no job runs. */
@@ -66,7 +67,7 @@ static void publish_random_half_lives(job_ctx *ctx, const student *s, int l) {
     student_default_init(s, l, &p);
     double *hl = gf_malloc((size_t)s->gcfg.H * sizeof *hl);
     gdn_half_lives(&s->gcfg, &p, hl);
-    publish_half_lives(ctx, "random", l, hl, s->gcfg.H);
+    publish_half_lives(ctx, student_init_name(INIT_RANDOM), l, hl, s->gcfg.H);
     free(hl);
     gdn_params_free(&p);
 }
@@ -159,8 +160,8 @@ static int calib_job(job_ctx *ctx, void *argp) {
             }
             wb_emit(ctx, &e);
         }
-        if (r->has_stage1) publish_stage1(ctx, "taylor-only", r, H);
-        publish_half_lives(ctx, "taylor-only", l, r->half_life, H);
+        if (r->has_stage1) publish_stage1(ctx, student_init_name(INIT_TAYLOR_ONLY), r, H);
+        publish_half_lives(ctx, student_init_name(INIT_TAYLOR_ONLY), l, r->half_life, H);
         publish_random_half_lives(ctx, &c->s1, l);
         wb_event e = {.kind = WB_CALIB_LAYER};
         e.u.calib_layer.layer = l;
@@ -331,7 +332,7 @@ int calib_start(workbench *wb, app_state *st, job_runner *jr, bool one_layer) {
     }
     if (rerun) { /* the numbers of the other options go: none is shown under the new ones */
         method_calib_reset(&t->method, L, t->n_heads);
-        teacher_drop_init_metrics(t, "taylor-only");
+        teacher_drop_init_metrics(t, student_init_name(INIT_TAYLOR_ONLY));
         t->method.calib_s1 = t->stage1;
     }
     snprintf(t->method.calib_outcome, sizeof t->method.calib_outcome, "running");

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "student/student.h"
 
 static const char *const calib_keys[CAL_COUNT] = {
     "dist", "entropy", "conc", "beta", "logit", "wb_logit", "sigma_raw", "sigma", "target_g", "dt_bias", "halflife",
@@ -21,7 +22,7 @@ const char *align_field_key(align_field f) { return (unsigned)f < AL_COUNT ? ali
 
 void method_state_init(method_state *ms) {
     memset(ms, 0, sizeof *ms);
-    snprintf(ms->align_init, sizeof ms->align_init, "taylor-calibrate");
+    snprintf(ms->align_init, sizeof ms->align_init, "%s", student_init_name(INIT_TAYLOR_CALIBRATE));
     stage1_choice_default(&ms->calib_s1);
     stage1_choice_default(&ms->align_s1);
 }

@@ -21,8 +21,9 @@
 #include "workbench/result_request.h"
 #include "workbench/stage1_choice.h"
 #include "workbench/wb_event.h"
+#include "student/student.h"
 
-static const char *const race_inits[2] = {"random", "taylor-calibrate"};
+static const student_init race_inits[2] = {INIT_RANDOM, INIT_TAYLOR_CALIBRATE};
 
 typedef struct {
     model *m;
@@ -93,19 +94,20 @@ typedef struct {
 } race_live;
 
 static char *phase_name(char *buf, size_t n, const char *what, int i) {
-    snprintf(buf, n, "%s %s", what, race_inits[i]);
+    snprintf(buf, n, "%s %s", what, student_init_name(race_inits[i]));
     return buf;
 }
 
 static int make_student(void *ud, int i, cli_student *s, train_student **handle, const char **label) {
     race_live *lv = ud;
-    *label = race_inits[i];
+    *label = student_init_name(race_inits[i]);
     if (job_cancelled(lv->ctx)) return gf_fail("cancelled");
     char ph[48];
     job_begin_phase(lv->ctx, phase_name(ph, sizeof ph, "build", i));
     char s1[48] = "";
     if (i) stage1_choice_label(&lv->a->s1, s1, sizeof s1);
-    job_log(lv->ctx, "building the %s student (keep %.2f, uniform%s%s)", race_inits[i], lv->a->keep, i ? ", stage1 " : "", s1);
+    job_log(lv->ctx, "building the %s student (keep %.2f, uniform%s%s)", student_init_name(race_inits[i]), lv->a->keep,
+            i ? ", stage1 " : "", s1);
     build_progress bp;
     build_progress_init(&bp, lv->ctx, lv->n_conv, 300 /* graft race's --steps default */);
     bp.phase = phase_name(ph, sizeof ph, "build", i);
@@ -118,8 +120,9 @@ static int make_student(void *ud, int i, cli_student *s, train_student **handle,
     method_cli_default(&mo);
     stage1_cli_text text;
     if (i) stage1_choice_to_cli(&lv->a->s1, &mo, &text);
-    return train_student_build(s, handle, lv->a->m, race_inits[i], "uniform", lv->a->keep, lv->a->corpus, NULL,
-                               (long)lv->tc->to.seed, lv->tc->to.ctx, lv->conv_buf, lv->conv_size, &mo, &sink, &obs);
+    return train_student_build(s, handle, lv->a->m, student_init_name(race_inits[i]), "uniform", lv->a->keep,
+                               lv->a->corpus, NULL, (long)lv->tc->to.seed, lv->tc->to.ctx, lv->conv_buf,
+                               lv->conv_size, &mo, &sink, &obs);
 }
 
 static void run_started(void *ud, int i, const char *label, const char *ckpt) {

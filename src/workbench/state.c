@@ -10,12 +10,13 @@
 #include "core/error.h"
 #include "workbench/result_request.h"
 #include "workbench/wb_event.h"
+#include "student/student.h"
 
 void app_state_init(app_state *st) {
     memset(st, 0, sizeof *st);
     st->cur = -1;
     settings_default(&st->settings);
-    snprintf(st->eval_init, sizeof st->eval_init, "taylor-calibrate");
+    snprintf(st->eval_init, sizeof st->eval_init, "%s", student_init_name(INIT_TAYLOR_CALIBRATE));
     st->job.eta = -1;
     st->lock_fd = -1;
 }
