@@ -90,7 +90,8 @@ static cJSON *teacher_hf_config(const model_config *c) {
         }
     }
     cJSON_AddBoolToObject(o, "tie_word_embeddings", c->tied_embeddings);
-    if (c->arch == ARCH_LLAMA) cJSON_AddBoolToObject(o, "attention_bias", c->qkv_bias);
+    /* the architectures whose q/k/v biases follow attention_bias (hf_config.c reads it back) */
+    if (!arch->bias_always) cJSON_AddBoolToObject(o, "attention_bias", c->qkv_bias);
     if (c->bos_id >= 0) cJSON_AddNumberToObject(o, "bos_token_id", c->bos_id);
     if (c->eos_id >= 0) cJSON_AddNumberToObject(o, "eos_token_id", c->eos_id);
     cJSON_AddStringToObject(o, "torch_dtype", "float32");

@@ -24,6 +24,8 @@
 #include "formats/hf_config.h"
 #include "formats/model_load.h"
 #include "formats/safetensors.h"
+#include "convert/build.h"
+#include "student/student_io.h"
 #include "model/model.h"
 
 /* ---- temp folders ------------------------------------------------------- */
@@ -793,6 +795,46 @@ static void hf_qwen3_f16_head_dim(void **state) {
     assert_true(m.cfg.qk_norm && !m.cfg.qkv_bias);
     assert_string_equal(m.weights_dtype, "f16");
     expect_weights(&m, &fx);
+    model_free(&m);
+    fx_free(&fx);
+}
+
+/* A Qwen3 teacher with attention_bias true: its student folder says so in
+ * config.json, so the folder loads back with its q/k/v biases (Qwen3's
+ * biases follow attention_bias, model_archs). */
+static void hf_qwen3_bias_student_round_trip(void **state) {
+    (void)state;
+    char d[PATH_MAX], out[PATH_MAX + 16];
+    new_dir(d, sizeof d);
+    fx_model fx = {.D = 8, .F = 12, .L = 2, .H = 2, .KV = 1, .hd = 4, .V = 16, .bias = true, .qk_norm = true,
+                   .lm_head = true};
+    fx_build(&fx);
+    char cfg[1024];
+    snprintf(cfg, sizeof cfg,
+             "{\"model_type\":\"qwen3\",\"hidden_size\":8,\"intermediate_size\":12,\"num_hidden_layers\":2,"
+             "\"num_attention_heads\":2,\"num_key_value_heads\":1,\"head_dim\":4,\"vocab_size\":16,"
+             "\"attention_bias\":true,\"tie_word_embeddings\":false}");
+    write_text(d, "config.json", cfg);
+    fx_write_file(d, "model.safetensors", &fx, 0, fx.n, F32, 1);
+    model m;
+    if (model_load(&m, d, NULL) != 0) fail_msg("%s", gf_last_error());
+    assert_true(m.cfg.qkv_bias && m.cfg.qk_norm);
+    student s;
+    student_settings set;
+    student_settings_default(&set);
+    set.init = INIT_RANDOM;
+    const bool mask[2] = {false, true};
+    assert_int_equal(student_init_empty(&s, &m, &set), 0);
+    assert_int_equal(student_build_layers(&s, mask, NULL, NULL, NULL), 0);
+    assert_int_equal(student_set_gdn(&s, mask), 0);
+    snprintf(out, sizeof out, "%s/student", d);
+    if (student_save(&s, out, NULL, NULL) != 0) fail_msg("%s", gf_last_error());
+    student r;
+    if (student_load(&r, out, NULL) != 0) fail_msg("%s", gf_last_error());
+    assert_int_equal(r.m->cfg.arch, ARCH_QWEN3);
+    assert_true(r.m->cfg.qkv_bias && r.m->cfg.qk_norm);
+    student_free(&r);
+    student_free(&s);
     model_free(&m);
     fx_free(&fx);
 }
@@ -1610,6 +1652,7 @@ int main(void) {
         cmocka_unit_test(hf_llama_f32),
         cmocka_unit_test(hf_qwen2_bf16_tied),
         cmocka_unit_test(hf_qwen3_f16_head_dim),
+        cmocka_unit_test(hf_qwen3_bias_student_round_trip),
         cmocka_unit_test(hf_sharded_mixed),
         cmocka_unit_test(hf_fixtures_from_transformers),
         cmocka_unit_test(hf_folder_errors),
