@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "core/mapped_file.h"
+#include "core/path.h"
 #include "core/vec.h"
 #include "eval/generate.h"
 
@@ -19,17 +20,12 @@ static uint64_t mix64(uint64_t x) { /* splitmix64 finalizer */
     return x ^ (x >> 31);
 }
 
-static bool ends_with(const char *s, const char *suf) {
-    size_t a = strlen(s), b = strlen(suf);
-    return a >= b && strcmp(s + a - b, suf) == 0;
-}
-
 /* One file's documents appended to ids (BOS before each). */
 static int add_file(const char *path, const tokenizer *tok, int_vec *ids) {
     size_t len;
     char *text = read_text_file(path, &len);
     if (!text) return -1;
-    if (ends_with(path, ".jsonl")) {
+    if (str_ends_with(path, ".jsonl")) {
         long line_no = 0;
         for (char *line = text, *next; line && *line; line = next) {
             line_no++;
@@ -61,7 +57,7 @@ static int add_folder(const char *dir, const tokenizer *tok, int_vec *ids) {
     char **names = NULL;
     int n = 0;
     for (struct dirent *e; (e = readdir(dp));) {
-        if (e->d_name[0] == '.' || !(ends_with(e->d_name, ".txt") || ends_with(e->d_name, ".jsonl"))) continue;
+        if (e->d_name[0] == '.' || !(str_ends_with(e->d_name, ".txt") || str_ends_with(e->d_name, ".jsonl"))) continue;
         names = gf_realloc(names, (size_t)(n + 1) * sizeof *names);
         size_t L = strlen(dir) + strlen(e->d_name) + 2;
         names[n] = gf_malloc(L);

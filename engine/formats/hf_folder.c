@@ -10,9 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "core/error.h"
+#include "core/path.h"
 #include "formats/gguf_tokenizer.h"
 #include "formats/hf_config.h"
 #include "formats/loaders.h"
@@ -43,11 +43,6 @@ static int check_shape(const tensor_spec *s, const char *dir) {
     format_shape(got, sizeof got, t->ndim, t->shape);
     format_shape(want, sizeof want, ndim, shape);
     return gf_fail("%s: %s: shape %s, expected %s", dir, s->want.name, got, want);
-}
-
-static bool file_exists(const char *path) {
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
 /* Tensors graft cannot represent must not be dropped silently. */
@@ -104,7 +99,7 @@ static int load_tokenizer(model *m, const char *dir, const model_load_opts *opts
     const char *tp = opts->tokenizer_path;
     if (!tp) {
         snprintf(path, sizeof path, "%s/tokenizer.json", dir);
-        if (!file_exists(path)) return 0; /* no tokenizer: m->tok stays NULL */
+        if (!path_is_file(path)) return 0; /* no tokenizer: m->tok stays NULL */
         tp = path;
     }
     return load_model_tokenizer(m, tp);
@@ -114,7 +109,7 @@ int load_hf_folder(model *m, const char *dir, const model_load_opts *opts) {
     char path[PATH_MAX];
     if (snprintf(path, sizeof path, "%s/config.json", dir) >= (int)sizeof path)
         return gf_fail("%s: path too long", dir);
-    if (!file_exists(path)) return gf_fail("%s: no config.json (not a Hugging Face model folder)", dir);
+    if (!path_is_file(path)) return gf_fail("%s: no config.json (not a Hugging Face model folder)", dir);
     if (hf_config_load(&m->cfg, path) != 0) return -1;
 
     st_set set;

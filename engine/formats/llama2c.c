@@ -27,6 +27,7 @@
 
 #include "core/error.h"
 #include "core/mapped_file.h"
+#include "core/path.h"
 #include "formats/loaders.h"
 #include "formats/tensor_names.h"
 
@@ -263,13 +264,8 @@ static int load_versioned(model *m, const mapped_file *f, const char *path) {
     return 0;
 }
 
-static bool ends_with(const char *s, const char *suffix) {
-    size_t n = strlen(s), k = strlen(suffix);
-    return n >= k && strcmp(s + n - k, suffix) == 0;
-}
-
 int load_llama2c(model *m, const char *path, const model_load_opts *opts) {
-    if (ends_with(path, ".safetensors") || ends_with(path, ".json"))
+    if (str_ends_with(path, ".safetensors") || str_ends_with(path, ".json"))
         return gf_fail("%s: name the model folder (with config.json and the safetensors), not one file in it", path);
     mapped_file f;
     if (mapped_file_open(&f, path) != 0) return -1;

@@ -10,12 +10,8 @@
 #include <sys/stat.h>
 
 #include "core/error.h"
+#include "core/path.h"
 #include "formats/loaders.h"
-
-static bool ends_with(const char *s, const char *suffix) {
-    size_t n = strlen(s), k = strlen(suffix);
-    return n >= k && strcmp(s + n - k, suffix) == 0;
-}
 
 static char *display_name(const char *path) {
     size_t n = strlen(path);
@@ -42,7 +38,7 @@ static int folder_gguf(const char *dir, char **out) {
     int found = 0;
     char first[256] = "", second[256] = "";
     for (struct dirent *e; (e = readdir(d));) {
-        if (e->d_name[0] == '.' || !ends_with(e->d_name, ".gguf")) continue;
+        if (e->d_name[0] == '.' || !str_ends_with(e->d_name, ".gguf")) continue;
         snprintf(found ? second : first, sizeof first, "%s", e->d_name);
         found++;
     }
@@ -77,7 +73,7 @@ int model_load_hooked(model *m, const char *path, const model_load_opts *opts, c
         rc = load_gguf(m, gguf_in_dir, opts);
     else if (S_ISDIR(st.st_mode))
         rc = load_hf_folder(m, path, opts);
-    else if (ends_with(path, ".gguf"))
+    else if (str_ends_with(path, ".gguf"))
         rc = load_gguf(m, path, opts);
     else
         rc = load_llama2c(m, path, opts);

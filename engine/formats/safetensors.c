@@ -8,10 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <utf8proc.h>
 
 #include "core/error.h"
+#include "core/path.h"
 
 size_t st_dtype_size(st_dtype d) { return d == ST_F32 ? 4 : 2; }
 
@@ -282,11 +282,6 @@ int st_read_f32_range(const st_tensor *t, size_t off, float *dst, size_t n) {
 
 /* ---- a folder's set of files ------------------------------------------- */
 
-static bool file_exists(const char *path) {
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
-}
-
 static void set_add_file(st_set *s, st_file *f) {
     s->files = gf_realloc(s->files, (size_t)(s->n_files + 1) * sizeof *s->files);
     s->files[s->n_files++] = *f;
@@ -331,7 +326,7 @@ static int open_index(st_set *s, const char *dir, const char *index_path) {
                 gf_fail("%s: shard path too long", index_path);
                 goto done;
             }
-            if (!file_exists(path)) {
+            if (!path_is_file(path)) {
                 gf_fail("%s: shard %s named in model.safetensors.index.json is missing", dir, shard);
                 goto done;
             }
@@ -362,7 +357,7 @@ int st_set_open(st_set *s, const char *dir) {
     memset(s, 0, sizeof *s);
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/model.safetensors.index.json", dir);
-    if (file_exists(path)) {
+    if (path_is_file(path)) {
         if (open_index(s, dir, path) != 0) {
             st_set_close(s);
             return -1;
@@ -370,7 +365,7 @@ int st_set_open(st_set *s, const char *dir) {
         return 0;
     }
     snprintf(path, sizeof path, "%s/model.safetensors", dir);
-    if (!file_exists(path)) {
+    if (!path_is_file(path)) {
         /* a folder with exactly one *.safetensors file uses it */
         DIR *d = opendir(dir);
         if (!d) return gf_fail("%s: cannot open folder", dir);

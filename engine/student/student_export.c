@@ -5,10 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "core/error.h"
 #include "core/mapped_file.h"
+#include "core/path.h"
 #include "tokenizer/tokenizer_export.h"
 
 /* scripts/embed-assets.sh, from assets/export/modeling_graft_student.py */
@@ -23,16 +23,6 @@ static const char *const TOKENIZER_COMPANIONS[] = {"tokenizer_config.json", "spe
 const char *student_export_modeling_py(size_t *len) {
     *len = graft_asset_modeling_graft_student_py_len;
     return (const char *)graft_asset_modeling_graft_student_py;
-}
-
-static bool is_file(const char *p) {
-    struct stat st;
-    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-static bool ends_with(const char *s, const char *suf) {
-    size_t n = strlen(s), k = strlen(suf);
-    return n >= k && strcmp(s + n - k, suf) == 0;
 }
 
 /* Writes path as a finished atomic_file, recorded for the commit. */
@@ -77,7 +67,7 @@ static int copy_companions(student_export *x, const student *s, const char *dir,
         char src[PATH_MAX + 64], dst[PATH_MAX + 64];
         snprintf(src, sizeof src, "%s/%s", srcdir, TOKENIZER_COMPANIONS[i]);
         snprintf(dst, sizeof dst, "%s/%s", dir, TOKENIZER_COMPANIONS[i]);
-        if (!is_file(src)) continue;
+        if (!path_is_file(src)) continue;
         if (i == 0) have_config = true;
         if (strcmp(src, dst) != 0 && copy_tmp(x, src, dst) != 0) return -1;
     }
@@ -118,7 +108,7 @@ int student_export_write_tmp(student_export *x, const student *s, const char *di
     size_t n;
     const char *py = student_export_modeling_py(&n);
     if (write_tmp(x, p, py, n) != 0) return -1;
-    if (tokenizer_src && ends_with(tokenizer_src, ".json")) return copy_companions(x, s, dir, tokenizer_src);
+    if (tokenizer_src && str_ends_with(tokenizer_src, ".json")) return copy_companions(x, s, dir, tokenizer_src);
     if (s->m->tok) return write_tokenizer(x, s, dir);
     return 0;
 }

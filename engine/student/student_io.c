@@ -12,6 +12,7 @@
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/mapped_file.h"
+#include "core/path.h"
 #include "formats/safetensors.h"
 #include "formats/safetensors_write.h"
 #include "formats/tensor_names.h"
@@ -19,27 +20,14 @@
 
 #define STUDENT_FORMAT_VERSION 1
 
-static bool is_dir(const char *p) {
-    struct stat st;
-    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
-}
-static bool is_file(const char *p) {
-    struct stat st;
-    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
-}
-static bool ends_with(const char *s, const char *suf) {
-    size_t n = strlen(s), k = strlen(suf);
-    return n >= k && strcmp(s + n - k, suf) == 0;
-}
-
 char *teacher_tokenizer_path(const char *teacher_path, int vocab, const char *override) {
     if (override) return gf_strdup(override);
     char cand[PATH_MAX + 32];
-    if (is_dir(teacher_path)) {
+    if (path_is_dir(teacher_path)) {
         snprintf(cand, sizeof cand, "%s/tokenizer.json", teacher_path);
-        if (is_file(cand)) return gf_strdup(cand);
+        if (path_is_file(cand)) return gf_strdup(cand);
         snprintf(cand, sizeof cand, "%s/tokenizer.bin", teacher_path);
-        return is_file(cand) ? gf_strdup(cand) : NULL;
+        return path_is_file(cand) ? gf_strdup(cand) : NULL;
     }
     char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%s", teacher_path);
@@ -47,9 +35,9 @@ char *teacher_tokenizer_path(const char *teacher_path, int vocab, const char *ov
     if (slash) *slash = 0;
     else snprintf(dir, sizeof dir, ".");
     snprintf(cand, sizeof cand, "%s/tokenizer.bin", dir);
-    if (is_file(cand)) return gf_strdup(cand);
+    if (path_is_file(cand)) return gf_strdup(cand);
     snprintf(cand, sizeof cand, "%s/tok%d.bin", dir, vocab);
-    return is_file(cand) ? gf_strdup(cand) : NULL;
+    return path_is_file(cand) ? gf_strdup(cand) : NULL;
 }
 
 /* ----------------------------------------------------------------- config */
@@ -283,7 +271,7 @@ int student_save(const student *s, const char *dir, const char *tokenizer_src, c
 
 int student_save_with(const student *s, const char *dir, const char *tokenizer_src, const cJSON *report,
                       const cJSON *config_extra) {
-    if (!is_dir(dir) && mkdir(dir, 0777) != 0) return gf_fail("%s: cannot create folder (%s)", dir, strerror(errno));
+    if (!path_is_dir(dir) && mkdir(dir, 0777) != 0) return gf_fail("%s: cannot create folder (%s)", dir, strerror(errno));
     char path[N_FILES][PATH_MAX];
     snprintf(path[F_CONFIG], PATH_MAX, "%s/config.json", dir);
     snprintf(path[F_MODEL], PATH_MAX, "%s/model.safetensors", dir);
@@ -291,9 +279,9 @@ int student_save_with(const student *s, const char *dir, const char *tokenizer_s
     path[F_TOKENIZER][0] = 0;
     /* a copy of the teacher's tokenizer file; other sources (GGUF metadata) get
      * a tokenizer.json written by the export below */
-    if (tokenizer_src && (ends_with(tokenizer_src, ".bin") || ends_with(tokenizer_src, ".json")))
+    if (tokenizer_src && (str_ends_with(tokenizer_src, ".bin") || str_ends_with(tokenizer_src, ".json")))
         snprintf(path[F_TOKENIZER], PATH_MAX, "%s/%s", dir,
-                 ends_with(tokenizer_src, ".bin") ? "tokenizer.bin" : "tokenizer.json");
+                 str_ends_with(tokenizer_src, ".bin") ? "tokenizer.bin" : "tokenizer.json");
     const bool want[N_FILES] = {true, true, report != NULL,
                                 path[F_TOKENIZER][0] && strcmp(tokenizer_src, path[F_TOKENIZER]) != 0};
     atomic_file af[N_FILES];
@@ -381,10 +369,10 @@ static cJSON *read_json(const char *path) {
 }
 
 bool student_folder_detect(const char *path) {
-    if (!is_dir(path)) return false;
+    if (!path_is_dir(path)) return false;
     char p[PATH_MAX];
     snprintf(p, sizeof p, "%s/config.json", path);
-    if (!is_file(p)) return false;
+    if (!path_is_file(p)) return false;
     cJSON *j = read_json(p);
     bool yes = j && cJSON_IsObject(cJSON_GetObjectItem(j, "graft_student"));
     cJSON_Delete(j);
@@ -601,7 +589,7 @@ int student_load_with(student *s, const char *dir, const model_load_opts *o, con
     const char *tok = tokenizer_override;
     if (!tok) {
         const cJSON *t = cJSON_GetObjectItem(g, "tokenizer");
-        if (cJSON_IsString(t) && ends_with(t->valuestring, ".bin")) {
+        if (cJSON_IsString(t) && str_ends_with(t->valuestring, ".bin")) {
             snprintf(p_tok, sizeof p_tok, "%s/%s", dir, t->valuestring);
             tok = p_tok;
         }
