@@ -203,6 +203,10 @@ struct cJSON;
 int hf_load_normalizer(hf_tokenizer *h, const struct cJSON *n, const char *path);
 int hf_load_pre_tokenizer(hf_tokenizer *h, const struct cJSON *p, const char *path, bool *bytelevel);
 void hf_load_decoder(hf_tokenizer *h, const struct cJSON *d);
+/* tokenizer.json fields: a string member (NULL when absent or not a string);
+ * a bool member (dflt when absent or not a bool). */
+const char *hf_json_str(const struct cJSON *o, const char *key);
+bool hf_json_bool(const struct cJSON *o, const char *key, bool dflt);
 
 void hf_encode(const hf_tokenizer *h, const char *text, size_t len, int_vec *ids);
 void hf_decode_piece(const hf_tokenizer *h, bool first, int id, char **buf, size_t *len, size_t *cap);

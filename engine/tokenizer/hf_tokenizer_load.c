@@ -15,17 +15,6 @@
 
 enum { MAX_VOCAB = 1 << 24 };
 
-static const char *str_item(const cJSON *o, const char *key) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-static bool bool_item(const cJSON *o, const char *key, bool dflt) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (cJSON_IsBool(v)) return cJSON_IsTrue(v);
-    return dflt;
-}
-
 /* ---- model ---- */
 
 static int load_vocab(bpe_model *m, const cJSON *vocab, const cJSON *added, const char *path) {
@@ -39,7 +28,7 @@ static int load_vocab(bpe_model *m, const cJSON *vocab, const cJSON *added, cons
     const cJSON *a;
     cJSON_ArrayForEach(a, added) {
         const cJSON *id = cJSON_GetObjectItemCaseSensitive(a, "id");
-        if (!cJSON_IsNumber(id) || id->valuedouble < 0 || id->valuedouble >= MAX_VOCAB || !str_item(a, "content"))
+        if (!cJSON_IsNumber(id) || id->valuedouble < 0 || id->valuedouble >= MAX_VOCAB || !hf_json_str(a, "content"))
             return gf_fail("%s: an added token lacks a valid id or content", path);
         if (id->valueint > max_id) max_id = id->valueint;
     }
@@ -128,17 +117,17 @@ static int load_added(hf_tokenizer *h, const cJSON *added, const char *path) {
     const cJSON *a;
     cJSON_ArrayForEach(a, added) {
         added_token *t = &av->tok[av->n++];
-        const char *content = str_item(a, "content");
+        const char *content = hf_json_str(a, "content");
         t->content = gf_strdup(content);
         t->len = strlen(content);
         t->match = t->content;
         t->match_len = t->len;
         t->id = cJSON_GetObjectItemCaseSensitive(a, "id")->valueint;
-        t->special = bool_item(a, "special", false);
-        t->normalized = bool_item(a, "normalized", !t->special);
-        t->lstrip = bool_item(a, "lstrip", false);
-        t->rstrip = bool_item(a, "rstrip", false);
-        t->single_word = bool_item(a, "single_word", false);
+        t->special = hf_json_bool(a, "special", false);
+        t->normalized = hf_json_bool(a, "normalized", !t->special);
+        t->lstrip = hf_json_bool(a, "lstrip", false);
+        t->rstrip = hf_json_bool(a, "rstrip", false);
+        t->single_word = hf_json_bool(a, "single_word", false);
         bpe_model *m = &h->model;
         free(m->pieces[t->id]);
         m->pieces[t->id] = gf_strdup(content);
@@ -187,7 +176,7 @@ static void config_token(const hf_tokenizer *h, const cJSON *cfg, const char *ke
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(cfg, key);
     if (!v) return;
     if (cJSON_IsNull(v)) { *id = -1; return; }
-    const char *s = cJSON_IsString(v) ? v->valuestring : str_item(v, "content");
+    const char *s = cJSON_IsString(v) ? v->valuestring : hf_json_str(v, "content");
     *id = s ? token_id(h, s) : -1;
 }
 
@@ -254,11 +243,11 @@ static const tokenizer_ops sentencepiece_ops = {"bpe-sentencepiece", hf_encode_o
 static int build(hf_tokenizer *h, const cJSON *root, const char *path) {
     const cJSON *model = cJSON_GetObjectItemCaseSensitive(root, "model");
     if (!cJSON_IsObject(model)) return gf_fail("%s: no \"model\" object", path);
-    const char *type = str_item(model, "type");
+    const char *type = hf_json_str(model, "type");
     if (type && strcmp(type, "BPE") != 0) return gf_fail("%s: model type %s is not supported (only BPE)", path, type);
     const cJSON *merges = cJSON_GetObjectItemCaseSensitive(model, "merges");
     if (!cJSON_IsArray(merges)) return gf_fail("%s: BPE model has no \"merges\" array", path);
-    const char *prefix = str_item(model, "continuing_subword_prefix"), *suffix = str_item(model, "end_of_word_suffix");
+    const char *prefix = hf_json_str(model, "continuing_subword_prefix"), *suffix = hf_json_str(model, "end_of_word_suffix");
     if ((prefix && *prefix) || (suffix && *suffix))
         return gf_fail("%s: BPE continuing_subword_prefix / end_of_word_suffix are not supported", path);
     const cJSON *added = cJSON_GetObjectItemCaseSensitive(root, "added_tokens");
@@ -266,11 +255,11 @@ static int build(hf_tokenizer *h, const cJSON *root, const char *path) {
     if (load_vocab(m, cJSON_GetObjectItemCaseSensitive(model, "vocab"), added, path) != 0) return -1;
     if (load_merges(m, merges, path) != 0) return -1;
     if (load_added(h, added, path) != 0) return -1;
-    m->byte_fallback = bool_item(model, "byte_fallback", false);
-    m->fuse_unk = bool_item(model, "fuse_unk", false);
-    m->ignore_merges = bool_item(model, "ignore_merges", false);
+    m->byte_fallback = hf_json_bool(model, "byte_fallback", false);
+    m->fuse_unk = hf_json_bool(model, "fuse_unk", false);
+    m->ignore_merges = hf_json_bool(model, "ignore_merges", false);
     m->unk_id = -1;
-    const char *unk = str_item(model, "unk_token");
+    const char *unk = hf_json_str(model, "unk_token");
     if (unk && (m->unk_id = strmap_get(&m->vocab, unk, strlen(unk))) < 0)
         return gf_fail("%s: unk_token \"%s\" is not in the vocabulary", path, unk);
 
