@@ -14,6 +14,16 @@ python3 scripts/docs-tables.py --tool "$TOOL" 2>"$TMP/err" || fail "$(cat "$TMP/
 # the tool prints the tables the code has: six inits, three architectures
 [ "$("$TOOL" inits | grep -c '^| `')" -eq 6 ] || fail "doc_tables inits does not print six rows"
 "$TOOL" archs | grep -q '| `qwen3` | `Qwen3ForCausalLM` |' || fail "doc_tables archs lacks qwen3"
+# the one-line lists of architectures (README's first paragraph, the man page's
+# DESCRIPTION) name every family of the table
+"$TOOL" archs | awk -F' [|] ' 'NR > 2 { sub(/^[|] /, "", $1); print $1 }' >"$TMP/families"
+[ "$(wc -l <"$TMP/families")" -ge 3 ] || fail "doc_tables archs printed no families"
+head -n 6 README.md | tr '\n' ' ' >"$TMP/readme_head"
+sed -n '/^\.SH DESCRIPTION/,/^\.SH /p' man/graft.1 | tr '\n' ' ' >"$TMP/man_desc"
+while read -r fam; do
+    grep -qF "$fam" "$TMP/readme_head" || fail "README.md's first paragraph does not name $fam (model_archs)"
+    grep -qF "$fam" "$TMP/man_desc" || fail "man/graft.1's DESCRIPTION does not name $fam (model_archs)"
+done <"$TMP/families"
 # a typed cell fails: align-only's Stage 2 "yes" changed to "no" in a copy
 sed 's/^| `align-only` | none | yes |/| `align-only` | none | no |/' docs/method.md >"$TMP/method.md"
 cmp -s docs/method.md "$TMP/method.md" && fail "the negative check changed nothing in docs/method.md"
