@@ -25,7 +25,7 @@ int method_train_run(const request *r, train_cli *tc, model *teacher, const mode
     if (train_cli_recall(tc, teacher) != 0) return -1;
     if (cli_train_data(&o->data, teacher, tc) != 0) return -1;
     if (!folder) {
-        o->init_name = train_cli_converts(tc) ? "random" : "copy";
+        o->init_name = train_cli_converts(tc) ? student_init_name(INIT_RANDOM) : "copy";
         if (cli_student_build(&o->st, src, tc, o->init_name, tc->to.seed) != 0) return -1;
         o->have_st = true;
     }
