@@ -109,6 +109,7 @@ int opt_check_ctx(int ctx, int max_pos, bool extrapolate) {
     if (!(ctx >= 1)) return gf_fail("--ctx must be at least 1, got %d", ctx);
     if (max_pos <= 0 || ctx <= max_pos || extrapolate) return 0;
     return gf_fail("--ctx %d is beyond the model's %d positions (max_position_embeddings); lower --ctx, or pass "
-                   "--" OPT_EXTRAPOLATE_NAME " to run positions it was never trained on",
-                   ctx, max_pos);
+                   "--" OPT_EXTRAPOLATE_NAME " to extrapolate: RoPE then rotates positions %d..%d, past the range "
+                   "the model was trained on, and its quality there is not guaranteed",
+                   ctx, max_pos, max_pos, ctx - 1);
 }

@@ -46,7 +46,7 @@ int opt_check_ctx(int ctx, int max_pos, bool extrapolate);
 /* The flag that lets --ctx go past the model's trained positions, and what it means. */
 #define OPT_EXTRAPOLATE_NAME "extrapolate-positions"
 #define OPT_EXTRAPOLATE_HELP                                                                      \
-    "allow --ctx beyond the model's max_position_embeddings: RoPE positions the model never saw " \
-    "in training (its quality there is unmeasured)"
+    "allow --ctx beyond the model's max_position_embeddings (extrapolation): RoPE rotates positions " \
+    "past the range the model was trained on; quality there is not guaranteed"
 
 #endif
