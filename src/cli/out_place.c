@@ -15,32 +15,36 @@
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "memory/estimate.h"
+#include "method/place_lock.h"
 #include "model/layout.h"
 
 #define MAX_PLACES 8
 
 typedef struct {
     const char *opt;
-    char *path, *lock_path;
+    char *path;
     out_kind kind;
     int copies;
-    int fd;
+    place_lock lock;
 } out_place;
 static out_place places[MAX_PLACES];
 static int n_places;
 static bool at_exit_set;
 
 /* The folder a place's files are created in (malloc'd): the place itself
- * for folders that exist, else its parent. */
+ * for folders that exist, else its parent ("out/" is the folder out, in .). */
 static char *folder_of(const char *path, bool is_folder) {
     struct stat st;
     if (is_folder && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return gf_strdup(path);
-    const char *slash = strrchr(path, '/');
-    if (!slash) return gf_strdup(".");
-    if (slash == path) return gf_strdup("/");
-    char *d = gf_malloc((size_t)(slash - path) + 1);
-    memcpy(d, path, (size_t)(slash - path));
-    d[slash - path] = 0;
+    size_t len = strlen(path);
+    while (len > 1 && path[len - 1] == '/') len--;
+    size_t cut = len;
+    while (cut > 0 && path[cut - 1] != '/') cut--;
+    if (cut == 0) return gf_strdup(".");
+    if (cut == 1) return gf_strdup("/");
+    char *d = gf_malloc(cut);
+    memcpy(d, path, cut - 1);
+    d[cut - 1] = 0;
     return d;
 }
 
@@ -63,37 +67,6 @@ static int probe_write(const char *opt, const char *path, const char *dir) {
     return 0;
 }
 
-/* Exclusive flock on lock_path; the file is created if missing and, once
- * locked, checked to still be the one at lock_path (a releasing holder
- * unlinks it). fd, or -1 with the message. */
-static int take_lock(const char *opt, const char *path, const char *lock_path) {
-    for (int tries = 0; tries < 8; tries++) {
-        const int fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-        if (fd < 0) return gf_fail("%s %s: cannot create the lock %s (%s)", opt, path, lock_path, strerror(errno));
-        if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-            const int e = errno;
-            char holder[32] = "";
-            const ssize_t r = pread(fd, holder, sizeof holder - 1, 0);
-            close(fd);
-            holder[r > 0 ? r : 0] = 0;
-            holder[strcspn(holder, "\n")] = 0;
-            if (e == EWOULDBLOCK)
-                return gf_fail("%s %s is being written by another graft process%s%s%s; wait for it to end or choose "
-                               "another %s", opt, path, *holder ? " (pid " : "", holder, *holder ? ")" : "", opt);
-            return gf_fail("%s %s: cannot lock %s (%s)", opt, path, lock_path, strerror(e));
-        }
-        struct stat a, b;
-        if (fstat(fd, &a) == 0 && stat(lock_path, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev) {
-            char pid[32];
-            const int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
-            if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)n, 0) != n) { /* the pid is only for the message */ }
-            return fd;
-        }
-        close(fd); /* unlinked by the holder we waited on: take the new one */
-    }
-    return gf_fail("%s %s: the lock %s keeps changing", opt, path, lock_path);
-}
-
 int cli_out_claim(const char *opt, const char *path, out_kind kind, int copies) {
     if (!path || !*path) return gf_fail("%s needs a path", opt);
     if (n_places == MAX_PLACES) return gf_fail("%s %s: too many output places", opt, path);
@@ -108,15 +81,11 @@ int cli_out_claim(const char *opt, const char *path, out_kind kind, int copies) 
     const int rc = probe_write(opt, path, dir);
     free(dir);
     if (rc != 0) return -1;
-    const size_t n = strlen(path) + sizeof ".lock";
-    char *lock_path = gf_malloc(n);
-    snprintf(lock_path, n, "%s.lock", path);
-    const int fd = take_lock(opt, path, lock_path);
-    if (fd < 0) {
-        free(lock_path);
-        return -1;
-    }
-    places[n_places++] = (out_place){opt, gf_strdup(path), lock_path, kind, copies > 0 ? copies : 1, fd};
+    char hint[64];
+    snprintf(hint, sizeof hint, "wait for it to end or choose another %s", opt);
+    place_lock lock;
+    if (place_lock_take(&lock, opt, path, hint) != 0) return -1;
+    places[n_places++] = (out_place){opt, gf_strdup(path), kind, copies > 0 ? copies : 1, lock};
     if (!at_exit_set) atexit(cli_out_release_all);
     at_exit_set = true;
     return 0;
@@ -167,10 +136,8 @@ int cli_out_on_config(const model_config *cfg) {
 
 void cli_out_release_all(void) {
     for (int i = 0; i < n_places; i++) {
-        unlink(places[i].lock_path); /* before the unlock: a waiter that locks the old file sees it gone */
-        close(places[i].fd);
+        place_lock_release(&places[i].lock);
         free(places[i].path);
-        free(places[i].lock_path);
     }
     n_places = 0;
 }

@@ -2,7 +2,8 @@
  * --log-windows), claimed before any work starts: the folder they go in can
  * be written (a probe file is created and removed: this holds for root and
  * read-only file systems too), the path is of the right kind, and an
- * exclusive flock on "PATH.lock" is held until the command ends, so a second
+ * exclusive flock on "PATH.lock" (method/place_lock.h, which the workbench's
+ * jobs take too) is held until the command ends, so a second
  * command writing the same place is refused with one line instead of the
  * two interleaving their renames. Once the model's config is known
  * (cli_out_on_config, from the load's on_config hook) the free space of each

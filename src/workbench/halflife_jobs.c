@@ -10,6 +10,7 @@
 #include "core/mapped_file.h"
 #include "data/text_tokens.h"
 #include "jobs/job.h"
+#include "method/place_lock.h"
 #include "student/report_json.h"
 #include "student/student_io.h"
 
@@ -117,6 +118,19 @@ static int fix_dir_for(const halflife_arg *a, char *dir, size_t n) {
     return gf_fail("%s-fix-L%dH%d: every name up to -999 is taken", a->student, a->layer, a->head);
 }
 
+/* fix_dir_for's folder, locked as graft halflife --fix --out locks its own;
+ * a folder that appeared between the choice and the lock is not taken. */
+static int claim_fix_dir(const halflife_arg *a, char *dir, size_t n, place_lock *lock) {
+    if (fix_dir_for(a, dir, n) != 0 ||
+        place_lock_take(lock, "student folder", dir, "wait for it to end, then fix again") != 0)
+        return -1;
+    if (access(dir, F_OK) == 0) {
+        place_lock_release(lock);
+        return gf_fail("%s appeared while it was being claimed; fix again for the next free name", dir);
+    }
+    return 0;
+}
+
 /* The fixed student, written as a new folder with the old report's teacher statistics. */
 static int save_fixed(const hl_run *r, const halflife_arg *a, const char *dir) {
     cJSON *rep = student_report_json(&r->s);
@@ -139,6 +153,7 @@ static int halflife_fix_job(job_ctx *ctx, void *argp) {
     halflife_arg *a = argp;
     hl_run r;
     halflife_fix_result *res = gf_calloc(1, sizeof *res);
+    place_lock lock = {NULL, -1};
     progress_sink pr = job_sink(ctx);
     token_split sp = {0};
     int rc = -1;
@@ -173,7 +188,7 @@ static int halflife_fix_job(job_ctx *ctx, void *argp) {
         goto done;
     job_begin_phase(ctx, "after");
     if (halflife_measure(&r.s.tf, r.cut.data, &a->q, &r.teacher, &pr, &res->after) != 0 ||
-        fix_dir_for(a, res->dir, sizeof res->dir) != 0 || save_fixed(&r, a, res->dir) != 0)
+        claim_fix_dir(a, res->dir, sizeof res->dir, &lock) != 0 || save_fixed(&r, a, res->dir) != 0)
         goto done;
     job_set_result(ctx, res);
     res = NULL;
@@ -184,6 +199,7 @@ done:
         halflife_result_free(&res->after);
         free(res);
     }
+    place_lock_release(&lock);
     token_split_free(&sp);
     hl_close(&r);
     arg_free(a);

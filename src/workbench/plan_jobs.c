@@ -11,6 +11,7 @@
 #include "method/ablate.h"
 #include "method/evaluate.h"
 #include "method/method_opts.h"
+#include "method/place_lock.h"
 #include "method/select_run.h"
 #include "core/error.h"
 #include "eval/perplexity.h"
@@ -259,6 +260,7 @@ static void plan_request(plan_arg *a, const split_spec *spec, request *r) {
 static int evaluate_job(job_ctx *ctx, void *argp) {
     plan_arg *a = argp;
     convert_target tgt = {0};
+    place_lock lock = {NULL, -1}; /* the student folder's, as graft convert --out takes it */
     evaluate_result res;
     bool ran = false;
     char *parent = NULL;
@@ -305,6 +307,7 @@ static int evaluate_job(job_ctx *ctx, void *argp) {
         r.u.convert.force = true; /* the y: this folder, and no other, is replaced */
         if (convert_target_resolve(&r, parent, prefix, &tgt) != 0) goto done;
     }
+    if (place_lock_take(&lock, "student folder", tgt.out, "wait for it to end, then build again") != 0) goto done;
     char s1[64] = "";
     if (init_uses_stage1(a->init)) {
         char label[40];
@@ -347,6 +350,7 @@ static int evaluate_job(job_ctx *ctx, void *argp) {
     rc = 0;
 done:
     if (ran) evaluate_result_free(&res);
+    place_lock_release(&lock);
     convert_target_free(&tgt);
     free(parent);
     plan_arg_free(a);

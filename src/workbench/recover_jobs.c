@@ -9,6 +9,7 @@
 #include "method/artifact.h"
 #include "method/convert.h"
 #include "method/method_opts.h"
+#include "method/place_lock.h"
 #include "method/plan.h"
 #include "method/request.h"
 #include "method/race_run.h"
@@ -184,6 +185,7 @@ static int race_job(job_ctx *ctx, void *argp) {
     transformer tt = {0};
     train_data data = {0};
     race_outcome ro = {0};
+    place_lock lock = {NULL, -1}; /* the checkpoint folder's, as graft race --ckpt-dir takes it */
     char conv[256] = "uniform";
     const int L = a->m->cfg.n_layers;
     int k = 0;
@@ -235,6 +237,7 @@ static int race_job(job_ctx *ctx, void *argp) {
         free(a->ckpt_dir);
         a->ckpt_dir = dir;
         if (hub_mkdirs(a->ckpt_dir) != 0 ||
+            place_lock_take(&lock, "race checkpoint folder", a->ckpt_dir, "wait for it to end, then race again") != 0 ||
             artifact_claim_record_dir(&req, a->ckpt_dir, false, "remove it to race again", digest, note, sizeof note) != 0)
             goto done;
         if (note[0]) job_log(ctx, "%s", note);
@@ -300,6 +303,7 @@ static int race_job(job_ctx *ctx, void *argp) {
     job_set_result(ctx, r);
     rc = 0;
 done:
+    place_lock_release(&lock);
     race_outcome_free(&ro);
     train_data_free(&data);
     tf_free(&tt);

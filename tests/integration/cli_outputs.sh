@@ -29,6 +29,10 @@ expect_error "--out $TMP/file exists and is not a folder" "$G" convert "$STORIES
 "$G" convert "$STORIES" --keep 0.5 --strategy uniform --init random --calib "$TS" --out "$TMP/stu" --threads 1 \
     >/dev/null 2>"$TMP/err" || fail "convert: $(cat "$TMP/err")"
 [ -e "$TMP/stu.lock" ] && fail "convert left its lock file"
+# a new folder named with a trailing slash: its parent is where it is made
+"$G" convert "$STORIES" --keep 0.5 --strategy uniform --init random --calib "$TS" --out "$TMP/slash/" --threads 1 \
+    >/dev/null 2>"$TMP/err" || fail "convert --out DIR/: $(cat "$TMP/err")"
+[ -f "$TMP/slash/config.json" ] || fail "convert --out DIR/ wrote no student"
 expect_error "--out /proc/trained: cannot write in /proc" "$G" train "$TMP/stu" --teacher "$STORIES" --data "$TS" \
     --ctx 32 --tokens 640 --out /proc/trained
 
@@ -43,6 +47,9 @@ until [ -e "$TMP/stu.lock" ]; do i=$((i + 1)); [ $i -gt 100 ] && fail "flock did
 sleep 0.2
 expect_error "--out $TMP/stu is being written by another graft process" "$G" convert "$STORIES" --keep 0.5 \
     --strategy uniform --init random --calib "$TS" --out "$TMP/stu"
+# the same folder spelled another way (relative, with a trailing slash) meets the same lock
+(cd "$TMP" && expect_error "--out ./stu/ is being written by another graft process" "$G" convert "$STORIES" \
+    --keep 0.5 --strategy uniform --init random --calib "$TS" --out ./stu/) || exit 1
 kill "$holder"
 wait "$holder" 2>/dev/null
 

@@ -1,5 +1,8 @@
 /* Unit tests: claiming output places (src/cli/out_place.h): kinds, the lock
- * a second claimant is refused by, its release, and the free-space check. */
+ * a second claimant is refused by, its release, and the free-space check; the
+ * workbench's claim (src/method/place_lock.h, what its jobs take on the
+ * folders they write) and the command line's refuse each other, however the
+ * place is spelled. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,10 +11,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/out_place.h"
 #include "core/error.h"
+#include "method/place_lock.h"
 
 static char dir[64];
 
@@ -75,11 +80,52 @@ static void free_space(void **state) {
     assert_true(cli_out_bytes(OUT_STUDENT, &c) > 0);
 }
 
+/* A job's lock on a student folder against `--out` naming the same folder
+ * as "./x/../stu/" from the folder's parent: one lock file, each refuses the
+ * other while it is held. */
+static void job_and_command_meet(void **state) {
+    (void)state;
+    char stu[128], lock[136], cwd[4096];
+    snprintf(stu, sizeof stu, "%s/stu", dir);
+    snprintf(lock, sizeof lock, "%s.lock", stu);
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    char x[128];
+    snprintf(x, sizeof x, "%s/x", dir);
+    assert_int_equal(mkdir(x, 0755), 0);
+    place_lock job;
+    assert_int_equal(place_lock_take(&job, "student folder", stu, "wait for it to end, then build again"), 0);
+    assert_int_equal(access(lock, F_OK), 0);
+    assert_int_equal(chdir(dir), 0);
+    const int rc = cli_out_claim("--out", "./x/../stu/", OUT_STUDENT, 1);
+    char err[512];
+    snprintf(err, sizeof err, "%s", gf_last_error());
+    assert_int_equal(chdir(cwd), 0);
+    assert_int_equal(rc, -1);
+    char want[256];
+    snprintf(want, sizeof want, "--out ./x/../stu/ is being written by another graft process (pid %ld); wait for it to "
+                                "end or choose another --out", (long)getpid());
+    if (!strstr(err, want)) fail_msg("'%s' lacks '%s'", err, want);
+    place_lock_release(&job);
+    assert_int_equal(access(lock, F_OK), -1);
+    /* the other way round: the command holds it, the job is refused */
+    assert_int_equal(cli_out_claim("--out", stu, OUT_STUDENT, 1), 0);
+    assert_int_equal(place_lock_take(&job, "student folder", stu, "wait for it to end, then build again"), -1);
+    snprintf(want, sizeof want, "student folder %s is being written by another graft process (pid %ld); wait for it "
+                                "to end, then build again", stu, (long)getpid());
+    if (!strstr(gf_last_error(), want)) fail_msg("'%s' lacks '%s'", gf_last_error(), want);
+    assert_null(job.lock_path);
+    place_lock_release(&job); /* not held: nothing to do */
+    cli_out_release_all();
+    assert_int_equal(place_lock_take(&job, "student folder", stu, "-"), 0);
+    place_lock_release(&job);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(second_claim_refused_until_released),
         cmocka_unit_test(kinds_and_folders),
         cmocka_unit_test(free_space),
+        cmocka_unit_test(job_and_command_meet),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
