@@ -147,7 +147,10 @@ int cmd_halflife(int argc, char **argv) {
         return 2;
     }
     if (fixes.n > 0 && (!out_dir || ckpts.n > 0 || eval_windows < 1 || fix_steps < -1)) {
-        fprintf(stderr, "graft halflife: --fix needs --out DIR, no --ckpt, --eval-windows >= 1 and --steps >= 0\n");
+        if (!out_dir) fprintf(stderr, "graft halflife: --fix needs --out DIR (the fixed student's folder)\n");
+        else if (ckpts.n > 0) fprintf(stderr, "graft halflife: --fix and --ckpt do not go together (a fix changes the student's folder, not a checkpoint)\n");
+        else if (eval_windows < 1) fprintf(stderr, "graft halflife: --eval-windows must be >= 1 with --fix, got %d\n", eval_windows);
+        else fprintf(stderr, "graft halflife: --steps must be >= 0 with --fix, got %d\n", fix_steps);
         return 2;
     }
     if (!student_folder_detect(pos[0])) {
@@ -227,7 +230,8 @@ int cmd_halflife(int argc, char **argv) {
         goto out;
     }
     if (text_file_tokens(tok, text, false, &ids) != 0 ||
-        cut_sequences(ids.data, ids.len, 0, tokenizer_bos(tok), q.ctx, q.seqs, &cut, &n_seqs) != 0)
+        (cut_sequences(ids.data, ids.len, 0, tokenizer_bos(tok), q.ctx, q.seqs, &cut, &n_seqs) != 0 &&
+         gf_fail_prefix(text)))
         goto out;
     runs[0].path = pos[0];
     if (halflife_measure(tf, cut.data, &q, &teacher, &pr, &runs[0].r) != 0) goto out;

@@ -2,6 +2,7 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "core/error.h"
 #include "cli/common.h"
 #include "cli/ranks.h"
 #include "method/mem_check.h"
@@ -78,7 +79,8 @@ int cmd_stats(int argc, char **argv) {
     attn_stats st;
     attn_stats_init(&st, m.cfg.n_layers, m.cfg.n_heads);
     if (text_file_tokens(m.tok, text, false, &ids) != 0 ||
-        cut_sequences(ids.data, ids.len, 0, tokenizer_bos(m.tok), ctx, seqs, &cut, &n_seqs) != 0 ||
+        (cut_sequences(ids.data, ids.len, 0, tokenizer_bos(m.tok), ctx, seqs, &cut, &n_seqs) != 0 &&
+         gf_fail_prefix(text)) ||
         collect_attn_stats(&m, cut.data, n_seqs, ctx, &st, NULL) != 0) {
         rc = cli_fail("stats");
     } else if (co.json) {

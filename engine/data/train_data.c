@@ -2,6 +2,7 @@
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,7 +54,7 @@ static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *
 
 static int add_folder(const char *dir, const tokenizer *tok, int_vec *ids) {
     DIR *dp = opendir(dir);
-    if (!dp) return gf_fail("%s: cannot open folder", dir);
+    if (!dp) return gf_fail("%s: cannot open the folder (%s)", dir, strerror(errno));
     char **names = NULL;
     int n = 0;
     for (struct dirent *e; (e = readdir(dp));) {

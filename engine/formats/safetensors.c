@@ -2,6 +2,7 @@
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdbool.h>
@@ -368,7 +369,7 @@ int st_set_open(st_set *s, const char *dir) {
     if (!path_is_file(path)) {
         /* a folder with exactly one *.safetensors file uses it */
         DIR *d = opendir(dir);
-        if (!d) return gf_fail("%s: cannot open folder", dir);
+        if (!d) return gf_fail("%s: cannot open the folder (%s)", dir, strerror(errno));
         int found = 0;
         struct dirent *e;
         while ((e = readdir(d))) {

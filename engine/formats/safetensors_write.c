@@ -1,6 +1,7 @@
 #include "formats/safetensors_write.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,8 +66,9 @@ int st_writer_write(const st_writer *w, FILE *f, const char *const *metadata) {
     int ok = fwrite(len8, 1, 8, f) == 8 && fwrite(hdr, 1, hlen, f) == hlen;
     for (size_t i = hlen; ok && i < padded; i++) ok = fputc(' ', f) != EOF;
     for (size_t i = 0; ok && i < w->n; i++) ok = fwrite(w->t[i].data, sizeof(float), w->t[i].n, f) == w->t[i].n;
+    const int e = errno;
     free(hdr);
-    return ok ? 0 : gf_fail("write failed");
+    return ok ? 0 : gf_fail("write failed (%s)", strerror(e));
 }
 
 int st_writer_save(const st_writer *w, const char *path, const char *const *metadata) {
@@ -74,7 +76,7 @@ int st_writer_save(const st_writer *w, const char *path, const char *const *meta
     if (atomic_file_open(&a, path) != 0) return -1;
     if (st_writer_write(w, a.f, metadata) != 0) {
         atomic_file_discard(&a);
-        return gf_fail("%s: write failed", path);
+        return gf_fail_prefix(path); /* "PATH: write failed (No space left on device)" */
     }
     return atomic_file_close(&a);
 }

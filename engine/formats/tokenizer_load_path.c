@@ -1,5 +1,6 @@
 /* Picks the tokenizer flavour from the file's content, not its name: a GGUF
  * magic, a JSON object, or else a llama2.c tokenizer.bin. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +39,7 @@ int tokenizer_load_path(tokenizer **out, const char *path, int vocab_size) {
     unsigned char head[16] = {0};
     if (regular_file_check(path) != 0) return -1; /* a FIFO would block the open below */
     FILE *f = fopen(path, "rb");
-    if (!f) return gf_fail("%s: cannot open tokenizer", path);
+    if (!f) return gf_fail("%s: cannot open the tokenizer (%s)", path, strerror(errno));
     size_t n = fread(head, 1, sizeof head, f);
     fclose(f);
     if (n >= 4 && memcmp(head, "GGUF", 4) == 0) return tokenizer_load_gguf(out, path);

@@ -337,8 +337,9 @@ int train_run(const train_opts *o, transformer *student, transformer *teacher, t
     if (teacher->cfg.vocab_size != c->vocab_size || teacher->cfg.dim != c->dim || teacher->cfg.n_layers != L)
         return gf_fail("teacher and student shapes differ (vocab %d/%d, dim %d/%d, layers %d/%d)",
                        teacher->cfg.vocab_size, c->vocab_size, teacher->cfg.dim, c->dim, teacher->cfg.n_layers, L);
-    if (o->batch < 1 || o->accum < 1) return gf_fail("--batch and --accum must be at least 1");
-    if (o->tokens < 1) return gf_fail("--tokens must be positive");
+    if (o->batch < 1) return gf_fail("--batch must be at least 1, got %d", o->batch);
+    if (o->accum < 1) return gf_fail("--accum must be at least 1, got %d", o->accum);
+    if (o->tokens < 1) return gf_fail("--tokens must be positive, got %lld", (long long)o->tokens);
     const int n_conv = tf_n_gdn(student);
     if (o->phase == PHASE_ALIGN && n_conv == 0)
         return gf_fail("--phase align trains converted (GDN) layers, and this student has none");

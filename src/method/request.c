@@ -500,7 +500,8 @@ static int check_bench_decode(const bench_decode_req *q) {
     if (request_sizes(q->contexts, sizes, REQ_MAX_SIZES) <= 0)
         return gf_fail("--contexts '%s': expected sizes like 1k,8k,32k", q->contexts);
     if (request_sizes(q->batches, sizes, REQ_MAX_SIZES) <= 0) return gf_fail("--batch '%s': expected sizes like 1,16", q->batches);
-    if (q->tokens < 1 || q->prefill_chunk < 1) return gf_fail("--tokens and --prefill-chunk must be >= 1");
+    if (q->tokens < 1) return gf_fail("--tokens must be >= 1, got %d", q->tokens);
+    if (q->prefill_chunk < 1) return gf_fail("--prefill-chunk must be >= 1, got %d", q->prefill_chunk);
     return 0;
 }
 
@@ -538,7 +539,8 @@ int request_check(const request *r) {
     switch (r->kind) {
     case REQ_STATS:
         if (!r->u.stats.text) return gf_fail("--text FILE is required");
-        if (r->u.stats.ctx < 2 || r->u.stats.seqs < 0) return gf_fail("--ctx must be >= 2 and --seqs >= 0");
+        if (r->u.stats.ctx < 2) return gf_fail("--ctx must be >= 2, got %d", r->u.stats.ctx);
+        if (r->u.stats.seqs < 0) return gf_fail("--seqs must be >= 0 (0: every complete one), got %d", r->u.stats.seqs);
         return 0;
     case REQ_SELECT: return check_select(&r->u.select, r->co.seed);
     case REQ_CONVERT: return check_convert(&r->u.convert, r->co.seed);
@@ -567,15 +569,17 @@ int request_check(const request *r) {
     case REQ_RECALL: return recall_req_check(r);
     case REQ_HALFLIFE: return 0; /* the statistics, checkpoints and fixes are checked as graft halflife reads them */
     case REQ_GENERATE:
-        if (r->u.generate.n < 0 || !(r->u.generate.temp >= 0 && r->u.generate.temp <= 1e6))
-            return gf_fail("-n must be >= 0 and --temp a number in [0, 1e6]");
+        if (r->u.generate.n < 0) return gf_fail("-n must be >= 0, got %d", r->u.generate.n);
+        if (!(r->u.generate.temp >= 0 && r->u.generate.temp <= 1e6))
+            return gf_fail("--temp must be a number in [0, 1e6], got %g", r->u.generate.temp);
         return 0;
     case REQ_PPL:
         if (!r->u.ppl.text) return gf_fail("--text FILE is required");
         if (r->u.ppl.ctx < 0) return gf_fail("--ctx must be >= 0 (0: the model's context), got %d", r->u.ppl.ctx);
         return 0;
     case REQ_INSPECT:
-        if (r->u.inspect.ctx < 0 || r->u.inspect.batch < 1) return gf_fail("--ctx must be >= 2 and --batch >= 1");
+        if (r->u.inspect.ctx < 0) return gf_fail("--ctx must be >= 2 (0: the default), got %d", r->u.inspect.ctx);
+        if (r->u.inspect.batch < 1) return gf_fail("--batch must be >= 1, got %d", r->u.inspect.batch);
         return 0;
     case REQ_BENCH_DECODE: return check_bench_decode(&r->u.bench_decode);
     case REQ_DOWNLOAD: return check_download(r);

@@ -162,8 +162,12 @@ int train_cli_finish(train_cli *c, const char *cmd) {
         opt_check("lr-rest", c->to.lr_rest) || opt_check("warmup-frac", c->to.warmup_frac) ||
         opt_check("noise", c->noise) || opt_check("log-every", c->log_every))
         goto bad;
-    if (c->recall_every < 0 || c->recall_samples < 1) {
-        gf_fail("--recall-every must be >= 0 and --recall-samples >= 1");
+    if (c->recall_every < 0) {
+        gf_fail("--recall-every must be >= 0 (0: off), got %ld", (long)c->recall_every);
+        goto bad;
+    }
+    if (c->recall_samples < 1) {
+        gf_fail("--recall-samples must be >= 1, got %d", c->recall_samples);
         goto bad;
     }
     return 0;

@@ -151,7 +151,7 @@ int results_start_generate(workbench *wb, app_state *st, job_runner *jr) {
     if (r->student[0] && r->digest[0] && artifact_check(r->student, "config.json", r->digest) != 0) return -1;
     if (!r->student[0] && !wb_ready(wb, st)) return -1;
     if (r->max_new < 1 || r->max_new > GEN_MAX_NEW) return gf_fail("tokens must be 1 to %d", GEN_MAX_NEW);
-    if (r->seed < 1) return gf_fail("the seed must be >= 1");
+    if (r->seed < 1) return gf_fail("the seed must be >= 1, got %ld", (long)r->seed);
     gen_arg *a = gf_calloc(1, sizeof *a);
     a->m = r->student[0] ? NULL : wb->m;
     a->be = wb->be;

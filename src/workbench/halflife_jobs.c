@@ -83,7 +83,8 @@ static int hl_open(job_ctx *ctx, const halflife_arg *a, hl_run *r) {
     int_vec ids = {0};
     int n_seqs = 0;
     const int rc = text_file_tokens(r->tok, a->corpus, false, &ids) != 0 ||
-                           cut_sequences(ids.data, ids.len, 0, tokenizer_bos(r->tok), a->q.ctx, a->q.seqs, &r->cut, &n_seqs) != 0
+                           (cut_sequences(ids.data, ids.len, 0, tokenizer_bos(r->tok), a->q.ctx, a->q.seqs, &r->cut, &n_seqs) != 0 &&
+                            gf_fail_prefix(a->corpus))
                        ? -1
                        : 0;
     free(ids.data);

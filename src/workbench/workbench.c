@@ -124,7 +124,10 @@ static int stats_job(job_ctx *ctx, void *argp) {
         gf_fail("cancelled");
         goto done;
     }
-    if (cut_sequences(ids.data, ids.len, 0, tokenizer_bos(m->tok), a->ctx, a->seqs, &cut, &n_seqs) != 0) goto done;
+    if (cut_sequences(ids.data, ids.len, 0, tokenizer_bos(m->tok), a->ctx, a->seqs, &cut, &n_seqs) != 0) {
+        gf_fail_prefix(a->corpus);
+        goto done;
+    }
     job_begin_phase(ctx, "stats");
     job_log(ctx, "statistics over %d x %d tokens of %s", n_seqs, a->ctx, a->corpus);
     if (collect_attn_stats(m, cut.data, n_seqs, a->ctx, &st, &sink) != 0) goto done;

@@ -34,4 +34,18 @@ python3 -c "
 import struct,sys
 d=bytearray(open(sys.argv[1],'rb').read()); d[0:4]=struct.pack('<i',-5); open(sys.argv[2],'wb').write(d)" "$STORIES" "$TMP/neg.bin"
 expect_error "not a llama2.c checkpoint" "$G" inspect "$TMP/neg.bin"
+
+# lines that once named no file or no value: each names what to fix
+head -c 200 "$SHARED/data/tinystories.txt" >"$TMP/tiny.txt"
+expect_error "graft stats: $TMP/tiny.txt: the text holds " "$G" stats "$STORIES" --text "$TMP/tiny.txt"
+grep -q "fewer than one sequence of 256" "$TMP/err" || fail "stats on a short text: $(cat "$TMP/err")"
+head -c 30000 "$SHARED/data/tinystories.txt" >"$TMP/short.txt"
+"$G" convert "$STORIES" --keep 0.6 --strategy uniform --init random --calib "$TMP/short.txt" --out "$TMP/stu" \
+    >/dev/null 2>"$TMP/err" || fail "convert: $(cat "$TMP/err")"
+expect_error "graft halflife: $TMP/tiny.txt: the text holds " "$G" halflife "$TMP/stu" --text "$TMP/tiny.txt"
+# halflife --fix: the one condition that is not met, with its value
+expect_error "--fix needs --out DIR (the fixed student's folder)" "$G" halflife "$TMP/stu" --fix 2:0=64
+expect_error "--eval-windows must be >= 1 with --fix, got 0" "$G" halflife "$TMP/stu" --fix 2:0=64 --out "$TMP/fx" --eval-windows 0
+expect_error "--fix and --ckpt do not go together" "$G" halflife "$TMP/stu" --fix 2:0=64 --out "$TMP/fx" --ckpt "$TMP/x.ckpt"
+[ -e "$TMP/fx" ] && fail "a refused halflife --fix made its folder"
 exit 0
