@@ -147,7 +147,7 @@ static void validation_messages(void **state) {
     request_init(&r, REQ_GENERATE);
     r.pos[0] = "m.bin", r.n_pos = 1;
     r.u.generate.temp = INFINITY;
-    check_fails(&r, "--temp a number in [0, 1e6]");
+    check_fails(&r, "--temp must be a number in [0, 1e6], got inf");
     request_init(&r, REQ_EVAL);
     check_fails(&r, "missing argument");
     /* ppl, inspect, bench-decode, download: the checks their commands made before they became requests */
