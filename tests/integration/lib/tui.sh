@@ -12,6 +12,14 @@ tui_setup() {
     trap 'tmux -L "$SOCK" kill-server >/dev/null 2>&1; sleep 0.2; rm -rf "$TMP"' EXIT
 }
 
+# tui_stories: MODEL and TEXT, stories260K and tinystories.txt under $GRAFT_SHARED; skips the test without them.
+tui_stories() {
+    SHARED=${GRAFT_SHARED:-/work/shared}
+    MODEL="$SHARED/models/tinyllamas/stories260K/stories260K.bin"
+    TEXT="$SHARED/data/tinystories.txt"
+    [ -r "$MODEL" ] && [ -r "$TEXT" ] || { echo "stories260K or tinystories.txt not found under $SHARED"; exit 77; }
+}
+
 # tui_start NAME WIDTH HEIGHT ENV... -- ARGS: runs graft in a detached session.
 tui_start() {
     name=$1 w=$2 h=$3
