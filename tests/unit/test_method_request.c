@@ -157,10 +157,15 @@ static void validation_messages(void **state) {
     request_init(&r, REQ_INSPECT);
     r.pos[0] = "m.bin", r.n_pos = 1;
     r.u.inspect.batch = 0;
-    check_fails(&r, "--batch >= 1");
+    check_fails(&r, "--batch must be >= 1, got 0");
+    r.u.inspect.batch = 4, r.u.inspect.ctx = -3;
+    check_fails(&r, "--ctx must be >= 2 (0: the default), got -3");
     char *bd[] = {"bench-decode", "m.bin", "--contexts", "1k,2x", "--batch=1,16", NULL};
     assert_int_equal(request_parse(&r, REQ_BENCH_DECODE, 5, bd), 0);
     check_fails(&r, "--contexts '1k,2x': expected sizes like 1k,8k,32k");
+    r.u.bench_decode.contexts = "1k";
+    r.u.bench_decode.prefill_chunk = 0;
+    check_fails(&r, "--prefill-chunk must be >= 1, got 0");
     int sizes[REQ_MAX_SIZES];
     assert_int_equal(request_sizes("1k,8K,3", sizes, REQ_MAX_SIZES), 3);
     assert_true(sizes[0] == 1024 && sizes[1] == 8192 && sizes[2] == 3);
