@@ -24,6 +24,7 @@
 #include "formats/gguf_tokenizer.h"
 #include "formats/loaders.h"
 #include "formats/tensor_names.h"
+#include "formats/weights_agree.h"
 
 /* One expected tensor; permute_heads: llama's q/k (and biases), the number
  * of heads whose rows to un-permute; 0 = none. */
@@ -132,7 +133,11 @@ static int read_config(model_config *c, const gguf_file *g, const char *arch_nam
     c->tied_embeddings = gguf_find_tensor(g, "output.weight") == NULL;
     const gguf_tensor *emb = gguf_find_tensor(g, "token_embd.weight");
     if (!emb) return gf_fail("%s: missing tensor token_embd.weight", path);
-    if (emb->n_dims != 2 || emb->ne[0] != (uint64_t)c->dim || emb->ne[1] > (1u << 24))
+    snprintf(key, sizeof key, "%s.embedding_length", arch_name);
+    if (emb->n_dims == 2 && emb->ne[0] != (uint64_t)c->dim)
+        return config_disagrees(path, key, c->dim, "token_embd.weight has rows of %llu values (the hidden size)",
+                                (unsigned long long)emb->ne[0]);
+    if (emb->n_dims != 2 || emb->ne[1] > (1u << 24))
         return gf_fail("%s: token_embd.weight has shape [%llu, %llu], expected [vocab, %d]", path,
                        (unsigned long long)emb->ne[1], (unsigned long long)emb->ne[0], c->dim);
     c->vocab_size = (int)emb->ne[1];
@@ -141,6 +146,42 @@ static int read_config(model_config *c, const gguf_file *g, const char *arch_nam
     if (gguf_get_int(g, "tokenizer.ggml.bos_token_id", &id) > 0 && id >= 0 && id < c->vocab_size) c->bos_id = (int)id;
     if (gguf_get_int(g, "tokenizer.ggml.eos_token_id", &id) > 0 && id >= 0 && id < c->vocab_size) c->eos_id = (int)id;
     gf_clear_error();
+    return 0;
+}
+
+/* Layer 0's tensor of role k, as this file names it ("blk.0.attn_q.weight"). */
+static const gguf_tensor *layer0(const gguf_file *g, tensor_kind k, char *name, size_t cap) {
+    snprintf(name, cap, GGUF_LAYER_PREFIX "0.%s", tensor_name_of(k)->gguf);
+    const gguf_tensor *t = gguf_find_tensor(g, name);
+    return t && t->n_dims == 2 ? t : NULL;
+}
+
+/* The metadata against the tensors: the blk.N layers present, and layer 0's
+ * query, key/value and feed-forward rows (the embedding's width is checked
+ * with the config). A missing layer-0 tensor is left to the shape checks. */
+static int metadata_agrees(const gguf_file *g, const model_config *c, const char *arch, const char *path) {
+    char key[128], name[96];
+    int held = 0;
+    for (size_t i = 0; i < g->n_tensors; i++) {
+        const int l = tensor_layer(g->tensors[i].name, GGUF_LAYER_PREFIX);
+        if (l >= held) held = l + 1;
+    }
+    snprintf(key, sizeof key, "%s.block_count", arch);
+    if (held == 0) return config_disagrees(path, key, c->n_layers, "the file holds no " GGUF_LAYER_PREFIX "N tensors");
+    if (held != c->n_layers)
+        return config_disagrees(path, key, c->n_layers,
+                                "the tensors hold %d layers (" GGUF_LAYER_PREFIX "0 .. " GGUF_LAYER_PREFIX "%d)", held,
+                                held - 1);
+    const gguf_tensor *t = layer0(g, TK_Q, name, sizeof name);
+    snprintf(key, sizeof key, "%s.attention.head_count", arch);
+    if (t && heads_agree(path, key, c->n_heads, c->head_dim, name, t->ne[1]) != 0) return -1;
+    t = layer0(g, TK_K, name, sizeof name);
+    snprintf(key, sizeof key, "%s.attention.head_count_kv", arch);
+    if (t && heads_agree(path, key, c->n_kv_heads, c->head_dim, name, t->ne[1]) != 0) return -1;
+    t = layer0(g, TK_GATE, name, sizeof name);
+    snprintf(key, sizeof key, "%s.feed_forward_length", arch);
+    if (t && t->ne[1] != (uint64_t)c->hidden_dim)
+        return config_disagrees(path, key, c->hidden_dim, "%s has %llu rows", name, (unsigned long long)t->ne[1]);
     return 0;
 }
 
@@ -287,6 +328,7 @@ int load_gguf(model *m, const char *path, const model_load_opts *opts) {
     char arch_name[32];
     gguf_printable(arch, arch_name, sizeof arch_name);
     if (read_config(&m->cfg, &g, arch_name, path) != 0) goto done;
+    if (metadata_agrees(&g, &m->cfg, arch_name, path) != 0) goto done;
     if (load_rope_factors(&m->cfg, &g, path) != 0) goto done;
 
     /* every tensor is checked against the file before the weights are

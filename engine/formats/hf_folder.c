@@ -18,6 +18,7 @@
 #include "formats/loaders.h"
 #include "formats/safetensors.h"
 #include "formats/tensor_names.h"
+#include "formats/weights_agree.h"
 
 /* One expected tensor and where it is in the files. */
 typedef struct {
@@ -45,27 +46,54 @@ static int check_shape(const tensor_spec *s, const char *dir) {
     return gf_fail("%s: %s: shape %s, expected %s", dir, s->want.name, got, want);
 }
 
-/* Tensors graft cannot represent must not be dropped silently. */
-/* config.json and the weights must describe the same model: a tensor of a
- * layer past num_hidden_layers means the config is not the weights' (its
- * layers would be dropped without a word). */
-static int reject_extra_layers(const st_set *set, const model_config *c, const char *dir) {
-    static const char prefix[] = HF_LAYER_PREFIX;
+/* Layer 0's tensor of role k ("model.layers.0.self_attn.q_proj.weight"). */
+static const st_tensor *layer0(const st_set *set, tensor_kind k, char *name, size_t cap) {
+    snprintf(name, cap, HF_LAYER_PREFIX "0.%s", tensor_name_of(k)->hf);
+    const st_tensor *t = st_set_find(set, name);
+    return t && t->ndim == 2 ? t : NULL;
+}
+
+/* config.json against the weights: the model.layers.N present (a layer past
+ * num_hidden_layers would be dropped without a word; one short of it is a
+ * config that is not these weights'), the embedding's shape, and layer 0's
+ * query, key/value and feed-forward rows. A missing tensor is left to the
+ * shape checks, which name it. */
+static int config_agrees(const st_set *set, const model_config *c, const char *cfg_path) {
+    int held = 0;
     for (int f = 0; f < set->n_files; f++)
         for (size_t i = 0; i < set->files[f].n_tensors; i++) {
-            const char *name = set->files[f].tensors[i].name;
-            if (strncmp(name, prefix, sizeof prefix - 1) != 0) continue;
-            char *end;
-            const long l = strtol(name + sizeof prefix - 1, &end, 10);
-            if (end != name + sizeof prefix - 1 && *end == '.' && (l >= c->n_layers || l < 0))
-                return gf_fail("%s: %s belongs to layer %ld, but config.json has num_hidden_layers %d: the config "
-                               "does not describe these weights", dir, name, l, c->n_layers);
+            const int l = tensor_layer(set->files[f].tensors[i].name, HF_LAYER_PREFIX);
+            if (l >= held) held = l + 1;
         }
+    if (held == 0)
+        return config_disagrees(cfg_path, "num_hidden_layers", c->n_layers, "the weights hold no " HF_LAYER_PREFIX "N tensors");
+    if (held != c->n_layers)
+        return config_disagrees(cfg_path, "num_hidden_layers", c->n_layers,
+                                "the weights hold %d layers (" HF_LAYER_PREFIX "0 .. " HF_LAYER_PREFIX "%d)", held,
+                                held - 1);
+    const char *emb_name = tensor_name_of(TK_EMBED)->hf;
+    const st_tensor *t = st_set_find(set, emb_name);
+    if (t && t->ndim == 2 && t->shape[1] != c->dim)
+        return config_disagrees(cfg_path, "hidden_size", c->dim, "%s has rows of %lld values", emb_name,
+                                (long long)t->shape[1]);
+    if (t && t->ndim == 2 && t->shape[0] != c->vocab_size)
+        return config_disagrees(cfg_path, "vocab_size", c->vocab_size, "%s has %lld rows", emb_name,
+                                (long long)t->shape[0]);
+    char name[96];
+    if ((t = layer0(set, TK_Q, name, sizeof name)) &&
+        heads_agree(cfg_path, "num_attention_heads", c->n_heads, c->head_dim, name, (unsigned long long)t->shape[0]) != 0)
+        return -1;
+    if ((t = layer0(set, TK_K, name, sizeof name)) &&
+        heads_agree(cfg_path, "num_key_value_heads", c->n_kv_heads, c->head_dim, name, (unsigned long long)t->shape[0]) != 0)
+        return -1;
+    if ((t = layer0(set, TK_GATE, name, sizeof name)) && t->shape[0] != c->hidden_dim)
+        return config_disagrees(cfg_path, "intermediate_size", c->hidden_dim, "%s has %lld rows", name,
+                                (long long)t->shape[0]);
     return 0;
 }
 
+/* Tensors graft cannot represent must not be dropped silently. */
 static int reject_unsupported(const st_set *set, const model_config *c, const char *dir) {
-    if (reject_extra_layers(set, c, dir) != 0) return -1;
     char name[96];
     for (int l = 0; l < c->n_layers; l++) {
         snprintf(name, sizeof name, HF_LAYER_PREFIX "%d.self_attn.o_proj.bias", l); /* no role of graft's */
@@ -115,6 +143,10 @@ int load_hf_folder(model *m, const char *dir, const model_load_opts *opts) {
     st_set set;
     if (st_set_open(&set, dir) != 0) return -1;
     teacher_tensor *want;
+    if (config_agrees(&set, &m->cfg, path) != 0) {
+        st_set_close(&set);
+        return -1;
+    }
     const size_t n_specs = teacher_tensor_list(&m->cfg, TNAMES_HF, &want);
     tensor_spec *specs = gf_calloc(n_specs, sizeof *specs);
     int rc = -1;

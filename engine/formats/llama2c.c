@@ -30,6 +30,7 @@
 #include "core/path.h"
 #include "formats/loaders.h"
 #include "formats/tensor_names.h"
+#include "formats/weights_agree.h"
 
 #define L2C_MAGIC 0x616b3432u
 #define L2C_HEADER_BYTES 256
@@ -177,6 +178,38 @@ static int check_size(size_t have, const byte_count *want, const char *path, con
     return 0;
 }
 
+/* When the file's size is off, whether it fits another layer count exactly:
+ * the bytes of config c are affine in n_layers, so with b0 and b1 the sizes at
+ * 0 and 1 layers (plus extra, the legacy RoPE tables) the file holds
+ * (size - b0 - extra) / (b1 - b0) whole layers or none. A whole count other
+ * than the header's means its n_layers is not the weights': refused naming
+ * the field; else 0 (a plain truncation or a damaged header, which
+ * check_size tells). */
+static int layers_disagree(const mapped_file *f, const model_config *c, const byte_count *b0, const byte_count *b1,
+                           size_t extra, const char *path) {
+    if (b0->overflow || b1->overflow || b1->total <= b0->total || f->size < b0->total + extra) return 0;
+    const size_t per_layer = b1->total - b0->total, rest = f->size - b0->total - extra;
+    if (rest % per_layer != 0 || rest / per_layer == 0 || rest / per_layer == (size_t)c->n_layers) return 0;
+    return config_disagrees(path, "header n_layers", c->n_layers,
+                            "the file's %zu bytes hold %zu layers of the header's other dimensions", f->size,
+                            rest / per_layer);
+}
+
+/* The bytes of a legacy checkpoint of config c, without the RoPE tables. */
+static byte_count legacy_bytes(const model_config *c) {
+    byte_count b = {7 * sizeof(int32_t), false};
+    for (size_t i = 0; i < llama2c_order_count; i++)
+        count_add(&b, teacher_tensor_count(c, llama2c_order[i]), teacher_tensor_numel(c, llama2c_order[i]), 4);
+    return b;
+}
+
+/* c with n layers. */
+static model_config with_layers(const model_config *c, int n) {
+    model_config k = *c;
+    k.n_layers = n;
+    return k;
+}
+
 static int load_legacy(model *m, const mapped_file *f, const char *path) {
     if (f->size < 7 * sizeof(int32_t))
         return gf_fail("%s: truncated file (%zu bytes; a llama2.c header needs 28)", path, f->size);
@@ -187,11 +220,15 @@ static int load_legacy(model *m, const mapped_file *f, const char *path) {
     fill_config(c, h, h[5] > 0);
     const size_t freq = (size_t)c->max_seq * c->head_dim; /* freq_cis real + imag: seq_len x head_size/2 each */
 
-    byte_count base = {sizeof h, false};
-    for (size_t i = 0; i < llama2c_order_count; i++)
-        count_add(&base, teacher_tensor_count(c, llama2c_order[i]), teacher_tensor_numel(c, llama2c_order[i]), 4);
+    const byte_count base = legacy_bytes(c);
     byte_count with_freq = base;
     count_add(&with_freq, freq, 1, 4);
+    if (f->size != base.total && f->size != with_freq.total) {
+        const model_config c0 = with_layers(c, 0), c1 = with_layers(c, 1);
+        const byte_count b0 = legacy_bytes(&c0), b1 = legacy_bytes(&c1);
+        if (layers_disagree(f, c, &b0, &b1, freq * 4, path) != 0 || layers_disagree(f, c, &b0, &b1, 0, path) != 0)
+            return -1;
+    }
     /* llama2.c always writes the freq_cis tables; files without them are accepted too */
     bool has_freq = true;
     if (!base.overflow && f->size == base.total) has_freq = false;
@@ -213,6 +250,24 @@ static int load_legacy(model *m, const mapped_file *f, const char *path) {
     return 0;
 }
 
+/* The bytes of a v1 (gs 0: float32) or v2 (Q8_0 matrices of group size gs)
+ * checkpoint of config c into *want; -1 when gs does not divide a matrix. */
+static int versioned_bytes(const model_config *c, size_t gs, byte_count *want, const char *path) {
+    *want = (byte_count){L2C_HEADER_BYTES, false};
+    for (size_t i = 0; i < llama2c_order_count; i++) {
+        const tensor_kind k = llama2c_order[i];
+        const size_t count = teacher_tensor_count(c, k), numel = teacher_tensor_numel(c, k);
+        if (is_vector(k) || !gs) {
+            count_add(want, count, numel, 4); /* float32 */
+            continue;
+        }
+        if (count && numel % gs != 0)
+            return gf_fail("%s: Q8_0 group size %zu does not divide a tensor of %zu values", path, gs, numel);
+        count_add(want, count, numel + numel / gs * 4, 1);
+    }
+    return 0;
+}
+
 static int load_versioned(model *m, const mapped_file *f, const char *path) {
     if (f->size < 8) return gf_fail("%s: truncated llama2.c checkpoint (%zu bytes)", path, f->size);
     int32_t version;
@@ -229,7 +284,7 @@ static int load_versioned(model *m, const mapped_file *f, const char *path) {
     if (shared > 1) return gf_fail("%s: shared_classifier flag is %u (expected 0 or 1)", path, shared);
     model_config *c = &m->cfg;
     fill_config(c, h, shared == 1);
-    byte_count want = {L2C_HEADER_BYTES, false};
+    byte_count want;
     size_t gs = 0;
     if (version == 2) {
         int32_t g;
@@ -237,16 +292,13 @@ static int load_versioned(model *m, const mapped_file *f, const char *path) {
         if (g <= 0 || g > (1 << 24)) return gf_fail("%s: bad Q8_0 group size %d in the v2 header", path, g);
         gs = (size_t)g;
     }
-    for (size_t i = 0; i < llama2c_order_count; i++) {
-        const tensor_kind k = llama2c_order[i];
-        const size_t count = teacher_tensor_count(c, k), numel = teacher_tensor_numel(c, k);
-        if (is_vector(k) || version == 1) {
-            count_add(&want, count, numel, 4); /* float32 */
-            continue;
-        }
-        if (count && numel % gs != 0)
-            return gf_fail("%s: Q8_0 group size %zu does not divide a tensor of %zu values", path, gs, numel);
-        count_add(&want, count, numel + numel / gs * 4, 1);
+    if (versioned_bytes(c, gs, &want, path) != 0) return -1;
+    if (f->size != want.total) {
+        const model_config c0 = with_layers(c, 0), c1 = with_layers(c, 1);
+        byte_count b0, b1;
+        if (versioned_bytes(&c0, gs, &b0, path) == 0 && versioned_bytes(&c1, gs, &b1, path) == 0 &&
+            layers_disagree(f, c, &b0, &b1, 0, path) != 0)
+            return -1;
     }
     char what[8];
     snprintf(what, sizeof what, "v%d", version);

@@ -1059,14 +1059,14 @@ static void hf_folder_errors(void **state) {
     expect_error(model_load(&m, d, NULL), "missing tensor model.layers.2.mlp.up_proj.weight");
     fx_free(&fx);
 
-    /* wrong shape: k_proj written with the q_proj shape */
+    /* k_proj written with the q_proj shape: config.json's KV heads disagree with it */
     new_dir(d, sizeof d);
     fx.KV = 2;
     fx_build(&fx);
     fx.KV = 1;
     fx_write_config(d, &fx, "llama", false);
     fx_write_file(d, "model.safetensors", &fx, 0, fx.n, F32, 1);
-    expect_error(model_load(&m, d, NULL), "model.layers.0.self_attn.k_proj.weight: shape [8, 8], expected [4, 8]");
+    expect_error(model_load(&m, d, NULL), "config.json: num_key_value_heads = 1, but model.layers.0.self_attn.k_proj.weight has 8 rows: 2 heads of size 4");
     fx_free(&fx);
 
     /* untied but no lm_head */
@@ -1101,10 +1101,10 @@ static void hf_folder_errors(void **state) {
     expect_error(model_load(&m, d, NULL), "config.json: not valid JSON");
     write_text(d, "config.json", "{\"model_type\":\"llama\",\"hidden_size\":8}");
     expect_error(model_load(&m, d, NULL), "config.json: missing field intermediate_size");
-    /* a config larger than the files: shape check, no huge allocation */
+    /* a config larger than the files: refused against the weights, no huge allocation */
     write_text(d, "config.json", "{\"model_type\":\"llama\",\"hidden_size\":1048576,\"intermediate_size\":1048576,"
                                  "\"num_hidden_layers\":4096,\"num_attention_heads\":16,\"vocab_size\":16777216}");
-    expect_error(model_load(&m, d, NULL), "model.embed_tokens.weight: shape [16, 8], expected [16777216, 1048576]");
+    expect_error(model_load(&m, d, NULL), "config.json: num_hidden_layers = 4096, but the weights hold 3 layers");
     fx_free(&fx);
 
     /* an output projection bias is refused rather than dropped */

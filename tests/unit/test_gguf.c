@@ -398,7 +398,11 @@ static void model_level_errors(void **state) {
     expect_load_error(&o, "missing tensor blk.0.ffn_up.weight");
     o.skip_tensor = NULL;
     o.odd_tensor = "blk.0.attn_k.weight";
-    expect_load_error(&o, "blk.0.attn_k.weight has shape [17, 32], expected [16, 32]");
+    /* the metadata's KV heads against layer 0's key rows, before the shapes */
+    expect_load_error(&o, "llama.attention.head_count_kv = 1, but blk.0.attn_k.weight has 17 rows, not a whole "
+                          "number of heads of size 16");
+    o.odd_tensor = "blk.0.attn_v.weight";
+    expect_load_error(&o, "blk.0.attn_v.weight has shape [17, 32], expected [16, 32]");
     o.odd_tensor = NULL;
     o.typed_tensor = "blk.0.ffn_gate.weight";
     o.type = GGML_Q8_1;
