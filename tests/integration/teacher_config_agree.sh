@@ -5,7 +5,8 @@
 # anything is allocated. The mutated teachers are made here: a GGUF written by
 # tests/bench/synthetic_gguf.py with one metadata integer patched in place, the
 # committed Hugging Face fixture with one config.json field changed, and
-# stories260K with one llama2.c header field changed.
+# stories260K (and v1 / v2 files made from its header) with the llama2.c
+# header's n_layers changed.
 . "$(dirname "$0")/../lib.sh"
 need_stories
 python3 -c 'import numpy' 2>/dev/null || skip "SKIP: python3 with numpy is missing (the GGUF writer needs numpy)"
@@ -108,4 +109,20 @@ PY
 "$G" inspect "$TMP/v1.bin.ok" >/dev/null 2>"$TMP/err" || fail "the v1 checkpoint with the right header does not load: $(cat "$TMP/err")"
 expect_error "$TMP/v1.bin: header n_layers = 4, but the file's" "$G" inspect "$TMP/v1.bin"
 grep -q "hold 5 layers" "$TMP/err" || fail "v1: $(cat "$TMP/err")"
+# a v2 file (Q8_0 matrices, group size 64; zero weights: only the sizes matter here)
+python3 - "$STORIES" "$TMP/v2.bin" <<'PY' || fail "writing the v2 checkpoint"
+import struct, sys
+dim, hid, L, H, KV, V, S = struct.unpack_from("<7i", open(sys.argv[1], "rb").read(28))
+kvd, gs = dim // H * KV, 64
+q8 = lambda n: bytes(n) + struct.pack("<f", 1.0) * (n // gs)
+body = bytes(4 * dim * (2 * L + 1))  # the norms, float32
+body += q8(V * dim) + b"".join(q8(n) for n in [dim * dim] * L + [kvd * dim] * (2 * L) + [dim * dim] * L +
+                               [hid * dim] * L + [dim * hid] * L + [hid * dim] * L)
+for layers, out in ((L, sys.argv[2] + ".ok"), (L + 1, sys.argv[2])):
+    hdr = struct.pack("<Ii7iBi", 0x616b3432, 2, dim, hid, layers, H, KV, V, S, 1, gs).ljust(256, b"\0")
+    open(out, "wb").write(hdr + body)
+PY
+"$G" inspect "$TMP/v2.bin.ok" >/dev/null 2>"$TMP/err" || fail "the v2 checkpoint with the right header does not load: $(cat "$TMP/err")"
+expect_error "$TMP/v2.bin: header n_layers = 6, but the file's" "$G" inspect "$TMP/v2.bin"
+grep -q "hold 5 layers" "$TMP/err" || fail "v2: $(cat "$TMP/err")"
 exit 0
