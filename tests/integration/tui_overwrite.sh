@@ -29,33 +29,13 @@ for name in sorted(os.listdir(sys.argv[1])):
 print(h.hexdigest())
 PY
 }
-no_job() { # the job line gone: the evaluation has ended
-    i=0
-    while [ $i -lt 300 ] && tui_screen w | grep -q "● evaluate"; do sleep 0.1; i=$((i+1)); done
-}
-enter_results() { # Enter on Results, again while the statistics job after the load still runs
-    tui_keys w 7
-    tui_wait w "Enter evaluates" || fail "Results"
-    tui_keys w Enter
-    sleep 0.5
-    i=0
-    while [ $i -lt 60 ] && tui_screen w | grep -q "is still running"; do
-        sleep 1; i=$((i+1))
-        tui_keys w Enter
-        sleep 0.5
-    done
-}
 
 tui_settings '{"stage2_steps": 4, "eval_windows": 4}'
 tui_start w 220 40 TERM=xterm-256color LANG=C.UTF-8 XDG_DATA_HOME="$XDG_DATA_HOME" -- "'$MODEL'" --text "'$TEXT'"
 tui_wait w "5 layers" 200 || fail "teacher did not load"
 
 # the first build: one folder, one row
-enter_results
-i=0
-while [ $i -lt 900 ] && [ "$(folders)" = 0 ]; do sleep 0.1; i=$((i+1)); done
-tui_wait w "hl mean" 300 || fail "no results row"
-no_job
+tui_first_build w "$STUDENTS"
 [ "$(folders)" = 1 ] || fail "first build: $(folders) folders"
 A=$(ls -d "$STUDENTS"/*)
 dA=$(digest_of "$A")
@@ -70,7 +50,7 @@ PY
 sum=$(folder_sum "$A")
 
 # the same build again: asked, n keeps the folder
-enter_results
+tui_evaluate w
 tui_wait w "overwrite? y/N" 300 || fail "no overwrite question"
 tui_wait w "1111111111;" 10 || fail "the question does not name the folder's digest"
 tui_screen w | grep -qF "$(basename "$A" | cut -c1-20)" || { tui_screen w; fail "the question does not name the folder"; }
@@ -85,13 +65,13 @@ tui_screen w | grep -qF "overwrite? y/N" && fail "the question stays after n"
 echo "n: $(basename "$A") untouched (record $(digest_of "$A" | cut -c1-10))"
 
 # once more: asked again, y rebuilds it
-enter_results
+tui_evaluate w
 tui_wait w "overwrite? y/N" 300 || fail "no overwrite question the second time"
 tui_keys w y
 i=0
 while [ $i -lt 900 ] && [ "$(digest_of "$A")" != "$dA" ]; do sleep 0.1; i=$((i+1)); done
 [ "$(digest_of "$A")" = "$dA" ] || fail "y did not rebuild the folder (record $(digest_of "$A"))"
-no_job
+tui_no_evaluate w
 [ "$(folders)" = 1 ] || fail "y: $(folders) folders"
 tui_keys w 8
 tui_wait w "replaced (--force)" 100 || fail "the Log does not say the folder was replaced"

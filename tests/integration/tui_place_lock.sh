@@ -18,33 +18,12 @@ trap '[ -n "$holder" ] && kill "$holder" 2>/dev/null; tmux -L "$SOCK" kill-serve
 
 folders() { ls -d "$STUDENTS"/*/ 2>/dev/null | wc -l | tr -d ' '; }
 rows() { tui_screen w | grep -c "evaluate  uniform"; }
-# Enter on Results (again while the statistics job that follows a load still runs)
-enter_build() {
-    tui_keys w 7
-    tui_wait w "Enter evaluates" || fail "Results"
-    tui_keys w Enter
-    sleep 0.5
-    i=0
-    while [ $i -lt 60 ] && tui_screen w | grep -q "is still running"; do
-        sleep 1; i=$((i+1))
-        tui_keys w Enter
-        sleep 0.5
-    done
-}
-job_ends() { # no evaluate job on screen (at most 30 s)
-    i=0
-    while [ $i -lt 300 ] && tui_screen w | grep -q "● evaluate"; do sleep 0.1; i=$((i+1)); done
-}
 
 tui_settings '{"stage2_steps": 2, "eval_windows": 2}'
 tui_start w 240 40 TERM=xterm-256color LANG=C.UTF-8 XDG_DATA_HOME="$XDG_DATA_HOME" -- "'$MODEL'" --text "'$TEXT'"
 tui_wait w "5 layers" 200 || fail "teacher did not load"
 
-enter_build
-i=0
-while [ $i -lt 900 ] && [ "$(folders)" = 0 ]; do sleep 0.1; i=$((i+1)); done
-tui_wait w "hl mean" 300 || fail "no results row"
-job_ends
+tui_first_build w "$STUDENTS"
 [ "$(folders)" = 1 ] || fail "first build: $(folders) folders"
 A=$(ls -d "$STUDENTS"/*/ | sed 's:/$::')
 [ -e "$A.lock" ] && fail "the job left its lock file $A.lock"
@@ -57,10 +36,10 @@ holder=$!
 i=0
 until [ -e "$A.lock" ]; do i=$((i + 1)); [ $i -gt 100 ] && fail "flock did not start"; sleep 0.1; done
 sleep 0.2
-enter_build
+tui_evaluate w
 tui_wait w "student folder $A is being written by another graft process; wait for it to end, then build again" 300 ||
     fail "the job did not refuse a folder another process holds"
-job_ends
+tui_no_evaluate w
 [ "$(cat "$A"/* | md5sum)" = "$sum_before" ] || fail "the refused job changed the folder"
 [ "$(folders)" = 1 ] || fail "the refused job made another folder"
 [ "$(rows)" = "$n_rows" ] || fail "the refused job added a Results row"
@@ -68,9 +47,9 @@ job_ends
 kill "$holder"
 wait "$holder" 2>/dev/null
 holder=
-enter_build
+tui_evaluate w
 tui_wait w "last job: evaluate done in" 600 || fail "once the lock was free, the build did not run"
-job_ends
+tui_no_evaluate w
 [ "$(folders)" = 1 ] || fail "the same request made a second folder"
 [ -e "$A.lock" ] && fail "the job left its lock file"
 tui_keys w q

@@ -20,6 +20,36 @@ tui_stories() {
     [ -r "$MODEL" ] && [ -r "$TEXT" ] || { echo "stories260K or tinystories.txt not found under $SHARED"; exit 77; }
 }
 
+# tui_evaluate NAME: Enter on 7 Results (the evaluate job), again while the statistics job after a load still runs.
+tui_evaluate() {
+    tui_keys "$1" 7
+    tui_wait "$1" "Enter evaluates" || fail "Results"
+    tui_keys "$1" Enter
+    sleep 0.5
+    i=0
+    while [ $i -lt 60 ] && tui_screen "$1" | grep -q "is still running"; do
+        sleep 1; i=$((i+1))
+        tui_keys "$1" Enter
+        sleep 0.5
+    done
+}
+
+# tui_no_evaluate NAME: waits (at most 30 s) until no evaluate job shows.
+tui_no_evaluate() {
+    i=0
+    while [ $i -lt 300 ] && tui_screen "$1" | grep -q "● evaluate"; do sleep 0.1; i=$((i+1)); done
+}
+
+# tui_first_build NAME STUDENTS: tui_evaluate, then waits for something in the folder STUDENTS, the
+# Results row and the job's end.
+tui_first_build() {
+    tui_evaluate "$1"
+    i=0
+    while [ $i -lt 900 ] && [ -z "$(ls -A "$2" 2>/dev/null)" ]; do sleep 0.1; i=$((i+1)); done
+    tui_wait "$1" "hl mean" 300 || fail "no results row"
+    tui_no_evaluate "$1"
+}
+
 # tui_start NAME WIDTH HEIGHT ENV... -- ARGS: runs graft in a detached session.
 tui_start() {
     name=$1 w=$2 h=$3
