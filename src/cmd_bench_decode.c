@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli/common.h"
+#include "method/reports.h"
 #include "method/mem_check.h"
 #include "commands.h"
 #include "eval/bench_decode.h"
@@ -28,26 +29,6 @@ static void bench_fill(mem_job *j, void *ud) {
     j->run_gdn[0] = p->n_gdn;
 }
 
-static cJSON *point_json(const decode_bench_point *p) {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "context", p->context);
-    cJSON_AddNumberToObject(o, "batch", p->batch);
-    cJSON_AddNumberToObject(o, "tokens", p->tokens);
-    cJSON_AddNumberToObject(o, "prefill_chunk", p->prefill_chunk);
-    cJSON_AddNumberToObject(o, "prefill_s", p->prefill_s);
-    cJSON_AddNumberToObject(o, "prefill_tok_s", p->prefill_tok_s);
-    cJSON_AddNumberToObject(o, "decode_s", p->decode_s);
-    cJSON_AddNumberToObject(o, "decode_tok_s", p->decode_tok_s);
-    cJSON_AddNumberToObject(o, "ms_per_step", p->ms_per_step);
-    cJSON_AddNumberToObject(o, "prefill_cpu_s", p->prefill_cpu_s);
-    cJSON_AddNumberToObject(o, "decode_cpu_s", p->decode_cpu_s);
-    cJSON *m = cJSON_AddObjectToObject(o, "memory_per_seq");
-    cJSON_AddNumberToObject(m, "kv_cache", (double)p->kv_bytes_per_seq);
-    cJSON_AddNumberToObject(m, "gdn_state", (double)p->state_bytes_per_seq);
-    cJSON_AddNumberToObject(m, "total", (double)(p->kv_bytes_per_seq + p->state_bytes_per_seq));
-    cJSON_AddNumberToObject(o, "run_bytes", (double)p->run_bytes);
-    return o;
-}
 
 static void print_point(const decode_bench_point *p) {
     printf("%8d %6d %10.1f %12.1f %10.1f %10.2f %14.3f %12.3f\n", p->context, p->batch, p->prefill_s * 1e3,
@@ -107,7 +88,7 @@ int cmd_bench_decode(int argc, char **argv) {
                 rc = cli_fail("bench-decode");
                 break;
             }
-            if (co.json) cJSON_AddItemToArray(points, point_json(&p));
+            if (co.json) cJSON_AddItemToArray(points, decode_bench_point_json(&p));
             else print_point(&p);
         }
     if (rc == 0 && co.json) {

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "cli/common.h"
+#include "method/reports.h"
 #include "method/mem_check.h"
 #include "commands.h"
 #include "core/error.h"
@@ -35,50 +36,6 @@ static void print_human(const model *m) {
         printf("tokenizer   none found\n");
 }
 
-/* A float as its shortest decimal (1e-06, not 9.99999997e-07). */
-static double float_value(float f) {
-    char buf[32];
-    snprintf(buf, sizeof buf, "%.7g", f);
-    return strtod(buf, NULL);
-}
-
-cJSON *model_summary_json(const model *m) {
-    const model_config *c = &m->cfg;
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "path", m->path);
-    cJSON_AddStringToObject(o, "format", model_source_name(c->source));
-    cJSON_AddStringToObject(o, "dtype", m->weights_dtype);
-    cJSON_AddStringToObject(o, "arch", model_arch_name(c->arch));
-    cJSON_AddNumberToObject(o, "layers", c->n_layers);
-    cJSON_AddNumberToObject(o, "hidden_size", c->dim);
-    cJSON_AddNumberToObject(o, "intermediate_size", c->hidden_dim);
-    cJSON_AddNumberToObject(o, "heads", c->n_heads);
-    cJSON_AddNumberToObject(o, "kv_heads", c->n_kv_heads);
-    cJSON_AddNumberToObject(o, "head_dim", c->head_dim);
-    cJSON_AddNumberToObject(o, "vocab_size", c->vocab_size);
-    cJSON_AddNumberToObject(o, "max_seq", c->max_seq);
-    cJSON_AddNumberToObject(o, "rope_theta", float_value(c->rope_theta));
-    cJSON_AddStringToObject(o, "rope_pairing", c->rope_pairing == ROPE_ADJACENT ? "adjacent" : "half");
-    cJSON_AddStringToObject(o, "rope_scaling", c->rope_scaling.type == ROPE_SCALING_LLAMA3   ? "llama3"
-                                               : c->rope_scaling.type == ROPE_SCALING_LINEAR ? "linear"
-                                               : c->rope_scaling.type == ROPE_SCALING_FACTORS ? "factors"
-                                                                                             : "none");
-    cJSON_AddNumberToObject(o, "norm_eps", float_value(c->norm_eps));
-    cJSON_AddBoolToObject(o, "qkv_bias", c->qkv_bias);
-    cJSON_AddBoolToObject(o, "qk_norm", c->qk_norm);
-    cJSON_AddBoolToObject(o, "tied_embeddings", c->tied_embeddings);
-    cJSON_AddNumberToObject(o, "parameters", (double)model_param_count(c));
-    if (m->tok) {
-        cJSON *t = cJSON_AddObjectToObject(o, "tokenizer");
-        cJSON_AddStringToObject(t, "kind", tokenizer_kind(m->tok));
-        cJSON_AddNumberToObject(t, "vocab_size", tokenizer_vocab_size(m->tok));
-        cJSON_AddNumberToObject(t, "bos", tokenizer_bos(m->tok));
-        cJSON_AddNumberToObject(t, "eos", tokenizer_eos(m->tok));
-    } else {
-        cJSON_AddNullToObject(o, "tokenizer");
-    }
-    return o;
-}
 
 void model_summary_print(const model *m) { print_human(m); }
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/common.h"
+#include "method/reports.h"
 #include "method/mem_check.h"
 #include "cli/out_place.h"
 #include "cli/signals.h"
@@ -27,19 +28,7 @@ typedef struct {
 
 static void dump_sample(void *ud, const recall_sample *s) {
     const recall_job *j = ud;
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "task", recall_task_name(s->task));
-    cJSON_AddNumberToObject(o, "length", s->length);
-    cJSON_AddNumberToObject(o, "depth", s->depth);
-    cJSON_AddNumberToObject(o, "index", s->index);
-    cJSON_AddNumberToObject(o, "max_new", s->max_new);
-    cJSON_AddItemToObject(o, "ids", cJSON_CreateIntArray(s->ids, s->n_ids));
-    char *text = tokenizer_decode(j->m->tok, s->ids, (size_t)s->n_ids, NULL);
-    cJSON_AddStringToObject(o, "text", text);
-    free(text);
-    cJSON_AddItemToObject(o, "answers", cJSON_CreateStringArray((const char *const *)s->answers, s->n_answers));
-    cJSON_AddStringToObject(o, "pred", s->pred);
-    cJSON_AddNumberToObject(o, "score", s->score);
+    cJSON *o = recall_sample_json(s, j->m->tok);
     char *line = cJSON_PrintUnformatted(o);
     fprintf(j->dump, "%s\n", line);
     fflush(j->dump); /* whole lines on disk: a run cut short keeps the samples it finished */

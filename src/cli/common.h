@@ -51,8 +51,7 @@ int cli_fail(const char *cmd);
 /* Prints a JSON object on stdout (one line) and deletes it. */
 void cli_print_json(cJSON *obj);
 
-/* The teacher summary shared by inspect and the default screen. */
-cJSON *model_summary_json(const model *m);
+/* The teacher summary shared by inspect and the default screen (its JSON: method/reports.h). */
 void model_summary_print(const model *m);
 
 #endif

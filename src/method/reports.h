@@ -1,11 +1,17 @@
 /* The method's results as JSON, one writer each: the teacher's attention
  * statistics (graft stats --json, a student's report), a data split and a
- * layer selection (graft convert / select --json, report.json). */
+ * layer selection (graft convert / select --json, report.json), a model's
+ * summary (graft inspect --json), a decode benchmark's point (graft
+ * bench-decode --json) and a recall sample (graft recall --dump). */
 #ifndef GRAFT_METHOD_REPORTS_H
 #define GRAFT_METHOD_REPORTS_H
 
 #include <cjson/cJSON.h>
 
+#include "eval/bench_decode.h"
+#include "eval/recall.h"
+#include "model/layout.h"
+#include "model/model.h"
 #include "select/select.h"
 #include "stats/attn_stats.h"
 #include "student/calib_split.h"
@@ -17,5 +23,11 @@ cJSON *attn_stats_json(const attn_stats *s);
 cJSON *split_json(const token_split *sp, const char *calib, const char *text);
 /* The kept layers, every layer's score and what the scores mean. */
 cJSON *selection_json(const layer_selection *sel);
+/* The model's format, shape, RoPE, parameter count and tokenizer (null when none). */
+cJSON *model_summary_json(const model *m);
+/* A point's sizes, times, speeds and memory per sequence. */
+cJSON *decode_bench_point_json(const decode_bench_point *p);
+/* A sample's prompt (ids and its text through tok), answers, prediction and score. */
+cJSON *recall_sample_json(const recall_sample *s, const tokenizer *tok);
 
 #endif

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "method/json_fields.h"
 #include "student/student.h"
 #include "workbench/json_file.h"
 
@@ -154,52 +155,49 @@ int result_compare(const result_row *a, const result_row *b, result_col c) {
 
 /* ---- JSON (the session file) ---- */
 
-static void add_num(cJSON *o, const char *k, double v) {
-    if (isfinite(v)) cJSON_AddNumberToObject(o, k, v);
-    else cJSON_AddNullToObject(o, k);
-}
+/* The row's plain fields: one table for the session file's writer and reader. */
+#define ROW_FIELD(member, key, KIND) JSON_FIELD(result_row, member, key, KIND)
+#define ROW_FIELD_OPT(member, key, KIND) JSON_FIELD_OPT(result_row, member, key, KIND)
+static const json_field row_fields[] = {
+    ROW_FIELD(teacher, "teacher", TEXT),
+    ROW_FIELD(strategy, "strategy", TEXT),
+    ROW_FIELD(keep, "keep", DOUBLE),
+    ROW_FIELD(init, "init", TEXT),
+    ROW_FIELD(init_detail, "init_detail", TEXT),
+    ROW_FIELD(stage2_steps, "stage2_steps", INT),
+    ROW_FIELD_OPT(keep_best_heldout, "keep_best_heldout", FLAG),
+    ROW_FIELD(corpus, "corpus", TEXT),
+    ROW_FIELD(eval_windows, "eval_windows", INT),
+    ROW_FIELD(ctx, "ctx", INT),
+    ROW_FIELD(ppl, "ppl", DOUBLE),
+    ROW_FIELD(teacher_ppl, "teacher_ppl", DOUBLE),
+    ROW_FIELD(hl_mean, "hl_mean", DOUBLE),
+    ROW_FIELD(hl_med, "hl_median", DOUBLE),
+    ROW_FIELD(hl_max, "hl_max", DOUBLE),
+    ROW_FIELD(kept, "kept", TEXT),
+    ROW_FIELD(student, "student", TEXT),
+    ROW_FIELD_OPT(digest, "request_digest", TEXT),
+    ROW_FIELD_OPT(device, "device", TEXT),
+    ROW_FIELD_OPT(source, "imported_from", TEXT),
+    ROW_FIELD_OPT(source_row, "imported_row", INT),
+};
+/* A race row's own. */
+static const json_field race_fields[] = {
+    ROW_FIELD(race_tokens, "race_tokens", LONG),
+    ROW_FIELD(race_lr_mixer, "lr_mixer", DOUBLE),
+    ROW_FIELD(race_lr_rest, "lr_rest", DOUBLE),
+    ROW_FIELD(tokens_to_target, "tokens_to_target", DOUBLE),
+    ROW_FIELD(ratio, "ratio", DOUBLE),
+};
 
 cJSON *result_row_json(const result_row *r) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "run", run_kind_name(r->kind));
-    cJSON_AddStringToObject(o, "teacher", r->teacher);
-    cJSON_AddStringToObject(o, "strategy", r->strategy);
-    add_num(o, "keep", r->keep);
-    cJSON_AddStringToObject(o, "init", r->init);
-    cJSON_AddStringToObject(o, "init_detail", r->init_detail);
+    json_fields_write(o, r, row_fields, JSON_FIELDS_COUNT(row_fields));
     if (r->has_stage1) cJSON_AddItemToObject(o, "stage1", stage1_choice_json(&r->stage1));
-    cJSON_AddNumberToObject(o, "stage2_steps", r->stage2_steps);
-    if (r->keep_best_heldout) cJSON_AddBoolToObject(o, "keep_best_heldout", 1);
-    cJSON_AddStringToObject(o, "corpus", r->corpus);
-    cJSON_AddNumberToObject(o, "eval_windows", r->eval_windows);
-    cJSON_AddNumberToObject(o, "ctx", r->ctx);
-    add_num(o, "ppl", r->ppl);
-    add_num(o, "teacher_ppl", r->teacher_ppl);
-    add_num(o, "hl_mean", r->hl_mean);
-    add_num(o, "hl_median", r->hl_med);
-    add_num(o, "hl_max", r->hl_max);
-    cJSON_AddStringToObject(o, "kept", r->kept);
-    cJSON_AddStringToObject(o, "student", r->student);
-    if (r->digest[0]) cJSON_AddStringToObject(o, "request_digest", r->digest);
     if (r->seed >= 0) cJSON_AddNumberToObject(o, "seed", (double)r->seed);
-    if (r->device[0]) cJSON_AddStringToObject(o, "device", r->device);
-    if (r->source[0]) {
-        cJSON_AddStringToObject(o, "imported_from", r->source);
-        cJSON_AddNumberToObject(o, "imported_row", r->source_row);
-    }
-    if (r->kind == RUN_RACE) {
-        cJSON_AddNumberToObject(o, "race_tokens", (double)r->race_tokens);
-        add_num(o, "lr_mixer", r->race_lr_mixer);
-        add_num(o, "lr_rest", r->race_lr_rest);
-        add_num(o, "tokens_to_target", r->tokens_to_target);
-        add_num(o, "ratio", r->ratio);
-    }
+    if (r->kind == RUN_RACE) json_fields_write(o, r, race_fields, JSON_FIELDS_COUNT(race_fields));
     return o;
-}
-
-static double get_num(const cJSON *o, const char *k, double def) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsNumber(v) ? v->valuedouble : def;
 }
 
 int result_row_from_json(const cJSON *o, result_row *r) {
@@ -211,34 +209,13 @@ int result_row_from_json(const cJSON *o, result_row *r) {
     while (k < RUN_KIND_COUNT && strcmp(kind, kind_names[k])) k++;
     if (k == RUN_KIND_COUNT) return gf_fail("a results row has no known \"run\" (evaluate, ablate, race)");
     r->kind = (run_kind)k;
-    json_get_str(o, "teacher", r->teacher, sizeof r->teacher);
-    json_get_str(o, "strategy", r->strategy, sizeof r->strategy);
-    json_get_str(o, "init", r->init, sizeof r->init);
-    json_get_str(o, "init_detail", r->init_detail, sizeof r->init_detail);
-    json_get_str(o, "corpus", r->corpus, sizeof r->corpus);
-    json_get_str(o, "kept", r->kept, sizeof r->kept);
-    json_get_str(o, "student", r->student, sizeof r->student);
-    json_get_str(o, "request_digest", r->digest, sizeof r->digest);
-    json_get_str(o, "device", r->device, sizeof r->device);
-    json_get_str(o, "imported_from", r->source, sizeof r->source);
-    r->source_row = (int)get_num(o, "imported_row", 0);
-    r->keep = get_num(o, "keep", NAN);
-    r->stage2_steps = (int)get_num(o, "stage2_steps", 0);
-    r->keep_best_heldout = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "keep_best_heldout"));
-    r->eval_windows = (int)get_num(o, "eval_windows", 0);
-    r->ctx = (int)get_num(o, "ctx", 0);
-    r->ppl = get_num(o, "ppl", NAN);
-    r->teacher_ppl = get_num(o, "teacher_ppl", NAN);
-    r->hl_mean = get_num(o, "hl_mean", NAN);
-    r->hl_med = get_num(o, "hl_median", NAN);
-    r->hl_max = get_num(o, "hl_max", NAN);
-    r->race_tokens = (long)get_num(o, "race_tokens", 0);
-    double seed = get_num(o, "seed", -1);
-    r->seed = seed >= 0 && seed <= 9.2e18 ? (long)seed : -1; /* absent or out of range: unknown */
-    r->race_lr_mixer = get_num(o, "lr_mixer", NAN);
-    r->race_lr_rest = get_num(o, "lr_rest", NAN);
-    r->tokens_to_target = get_num(o, "tokens_to_target", NAN);
-    r->ratio = get_num(o, "ratio", NAN);
+    r->keep = NAN; /* unknown unless the row says */
+    if (json_fields_read(o, r, row_fields, JSON_FIELDS_COUNT(row_fields), "a results row") ||
+        json_fields_read(o, r, race_fields, JSON_FIELDS_COUNT(race_fields), "a results row"))
+        return -1;
+    const cJSON *seed = cJSON_GetObjectItemCaseSensitive(o, "seed");
+    if (cJSON_IsNumber(seed) && seed->valuedouble >= 0 && seed->valuedouble <= 9.2e18)
+        r->seed = (long)seed->valuedouble; /* absent or out of range: unknown */
     const cJSON *s1 = cJSON_GetObjectItemCaseSensitive(o, "stage1");
     if (s1 && !cJSON_IsNull(s1)) {
         if (stage1_choice_from_json(&r->stage1, s1, "a results row") != 0) return -1;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "core/error.h"
+#include "method/json_fields.h"
 #include "workbench/json_file.h"
 #include <sys/stat.h>
 
@@ -21,6 +22,31 @@ static int read_int(const cJSON *o, const char *key, int lo, int hi, int *out) {
     *out = (int)v->valuedouble;
     return 0;
 }
+
+/* The teacher's plain fields in the session file; what needs checking (the
+ * plan's sizes, the measured perplexity's counts) is read by hand below. */
+#define TEACHER_FIELD(member, key, KIND) JSON_FIELD(teacher_state, member, key, KIND)
+static const json_field teacher_names[] = {
+    TEACHER_FIELD(arg, "arg", TEXT),
+    TEACHER_FIELD(name, "name", TEXT),
+    TEACHER_FIELD(model_arg, "model_arg", TEXT),
+    TEACHER_FIELD(shape, "shape", TEXT),
+};
+static const json_field plan_sizes[] = {
+    TEACHER_FIELD(n_layers, "layers", INT),
+    TEACHER_FIELD(n_heads, "heads", INT),
+    TEACHER_FIELD(kv_heads, "kv_heads", INT),
+    TEACHER_FIELD(head_dim, "head_dim", INT),
+    TEACHER_FIELD(kv_bytes, "kv_bytes", INT),
+    TEACHER_FIELD(strategy, "strategy", TEXT),
+    TEACHER_FIELD(keep_ratio, "keep_ratio", DOUBLE),
+};
+static const json_field teacher_ppl_fields[] = {
+    TEACHER_FIELD(teacher_ppl, "ppl", DOUBLE),
+    TEACHER_FIELD(ppl_corpus, "corpus", TEXT),
+    TEACHER_FIELD(ppl_windows, "windows", INT),
+    TEACHER_FIELD(ppl_ctx, "ctx", INT),
+};
 
 static int read_plan(teacher_state *t, const cJSON *plan, const char *path) {
     int L = 0, H = 0, kvh = 0, hd = 0, kvb = 0;
@@ -68,10 +94,7 @@ static int read_teacher(app_state *st, const cJSON *o, const char *path) {
     if (!key[0]) return gf_fail("%s: each teacher needs a \"key\"", path);
     teacher_state *t = app_teacher(st, key);
     if (!t) return gf_fail("%s: too many teachers", path);
-    json_get_str(o, "arg", t->arg, sizeof t->arg);
-    json_get_str(o, "name", t->name, sizeof t->name);
-    json_get_str(o, "model_arg", t->model_arg, sizeof t->model_arg);
-    json_get_str(o, "shape", t->shape, sizeof t->shape);
+    if (json_fields_read(o, t, teacher_names, JSON_FIELDS_COUNT(teacher_names), path)) return -1;
     if (!t->name[0]) snprintf(t->name, sizeof t->name, "%.159s", key);
     if (!t->model_arg[0]) snprintf(t->model_arg, sizeof t->model_arg, "%s", key);
     const cJSON *lines = cJSON_GetObjectItemCaseSensitive(o, "lines"), *c;
@@ -194,21 +217,12 @@ int session_read(app_state *st, const char *path) {
 static cJSON *teacher_json(const teacher_state *t) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "key", t->key);
-    cJSON_AddStringToObject(o, "arg", t->arg);
-    cJSON_AddStringToObject(o, "name", t->name);
-    cJSON_AddStringToObject(o, "model_arg", t->model_arg);
-    cJSON_AddStringToObject(o, "shape", t->shape);
+    json_fields_write(o, t, teacher_names, JSON_FIELDS_COUNT(teacher_names));
     cJSON *lines = cJSON_AddArrayToObject(o, "lines");
     for (int i = 0; i < t->n_lines; i++) cJSON_AddItemToArray(lines, cJSON_CreateString(t->lines[i]));
     if (t->n_layers > 0) {
         cJSON *plan = cJSON_AddObjectToObject(o, "plan");
-        cJSON_AddNumberToObject(plan, "layers", t->n_layers);
-        cJSON_AddNumberToObject(plan, "heads", t->n_heads);
-        cJSON_AddNumberToObject(plan, "kv_heads", t->kv_heads);
-        cJSON_AddNumberToObject(plan, "head_dim", t->head_dim);
-        cJSON_AddNumberToObject(plan, "kv_bytes", t->kv_bytes);
-        cJSON_AddStringToObject(plan, "strategy", t->strategy);
-        cJSON_AddNumberToObject(plan, "keep_ratio", t->keep_ratio);
+        json_fields_write(plan, t, plan_sizes, JSON_FIELDS_COUNT(plan_sizes));
         if (t->kept) {
             cJSON *k = cJSON_AddArrayToObject(plan, "kept");
             for (int l = 0; l < t->n_layers; l++)
@@ -227,10 +241,7 @@ static cJSON *teacher_json(const teacher_state *t) {
     cJSON_AddItemToObject(o, "stage1", stage1_choice_json(&t->stage1));
     if (isfinite(t->teacher_ppl)) {
         cJSON *p = cJSON_AddObjectToObject(o, "teacher_ppl");
-        cJSON_AddNumberToObject(p, "ppl", t->teacher_ppl);
-        cJSON_AddStringToObject(p, "corpus", t->ppl_corpus);
-        cJSON_AddNumberToObject(p, "windows", t->ppl_windows);
-        cJSON_AddNumberToObject(p, "ctx", t->ppl_ctx);
+        json_fields_write(p, t, teacher_ppl_fields, JSON_FIELDS_COUNT(teacher_ppl_fields));
     }
     cJSON *res = cJSON_AddArrayToObject(o, "results");
     for (int i = 0; i < t->n_results; i++) cJSON_AddItemToArray(res, result_row_json(&t->results[i]));
