@@ -18,18 +18,22 @@ void best_variant_label(const result_row *r, char *buf, size_t n) {
     else stage1_parts_name(p, parts, sizeof parts); /* the parts by name: "decay,beta,gate" */
     if (c->half_life > 0 && (p & STAGE1_DECAY)) snprintf(extra, sizeof extra, ", half-life %g", c->half_life);
     else if (c->no_sink && stage1_choice_uses_distance(c)) snprintf(extra, sizeof extra, ", no-sink");
-    if (strstr(r->init_detail, "sigma scaled")) snprintf(extra + strlen(extra), sizeof extra - strlen(extra), ", sigma scaled");
+    if ((p & STAGE1_SIGMA) && c->sigma_fit != SIGMA_FIT_REFERENCE)
+        snprintf(extra + strlen(extra), sizeof extra - strlen(extra), ", sigma %s", sigma_fit_name(c->sigma_fit));
     if (p == STAGE1_ALL && !extra[0]) snprintf(buf, n, "%s", r->init);
     else if (p == STAGE1_ALL) snprintf(buf, n, "%s [%s]", r->init, extra + 2);
     else snprintf(buf, n, "%s [%s%s]", r->init, parts, extra);
 }
 
 /* the paper's method: taylor-calibrate, every Stage 1 part, distances over all keys, no override;
- * strict: with the reference sigma fit (the scaled one is an older graft's) */
+ * strict: with the reference sigma fit; else the scaled one (an older graft's) too; the gated one never
+ * (a graft variant) */
 static bool is_paper(const result_row *r, bool strict) {
     if (strcmp(r->init, student_init_name(INIT_TAYLOR_CALIBRATE))) return false;
-    if (r->has_stage1 && !stage1_choice_is_default(&r->stage1)) return false;
-    return !strict || !strstr(r->init_detail, "sigma scaled");
+    if (!r->has_stage1) return true;
+    stage1_choice c = r->stage1;
+    if (!strict && c.sigma_fit == SIGMA_FIT_SCALED) c.sigma_fit = SIGMA_FIT_REFERENCE;
+    return stage1_choice_is_default(&c);
 }
 
 static bool measured(const result_row *r) {

@@ -93,20 +93,23 @@ static int get_parts(const reader *rd, const cJSON *o, const char *key, unsigned
     return 0;
 }
 
-static int get_sigma_fit(const reader *rd, const cJSON *o, bool *scaled, bool *given) {
+/* "sigma_fit": reference, scaled or gated (null: sigma was not fitted; absent: *given false) */
+static int get_sigma_fit(const reader *rd, const cJSON *o, sigma_fit_mode *fit, bool *given) {
     char s[32];
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "sigma_fit");
     *given = v != NULL;
-    *scaled = false;
+    *fit = SIGMA_FIT_REFERENCE;
     if (get_string(rd, o, "sigma_fit", false, s, sizeof s)) return -1;
     if (!s[0]) return 0;
-    if (strcmp(s, "reference") && strcmp(s, "scaled")) return bad(rd, "sigma_fit", "should be \"reference\" or \"scaled\"");
-    *scaled = !strcmp(s, "scaled");
+    if (sigma_fit_parse(s, fit) != 0) {
+        gf_clear_error();
+        return bad(rd, "sigma_fit", "should be \"reference\", \"scaled\" or \"gated\"");
+    }
     return 0;
 }
 
-/* The row's init and its Stage 1 options: has_stage1, stage1, init_detail ("stage1 decay,beta,gate, sigma scaled"). */
-static void set_variant(result_row *r, student_init init, unsigned parts, bool no_sink, double half_life, bool scaled) {
+/* The row's init and its Stage 1 options: has_stage1, stage1, init_detail ("stage1 decay,beta,gate, sigma gated"). */
+static void set_variant(result_row *r, student_init init, unsigned parts, bool no_sink, double half_life, sigma_fit_mode fit) {
     snprintf(r->init, sizeof r->init, "%s", student_init_name(init));
     if (!init_uses_stage1(init)) return;
     stage1_choice c;
@@ -114,11 +117,8 @@ static void set_variant(result_row *r, student_init init, unsigned parts, bool n
     c.parts = parts;
     c.no_sink = no_sink && (parts & STAGE1_DECAY);
     c.half_life = half_life > 0 && (parts & STAGE1_DECAY) ? half_life : 0;
+    c.sigma_fit = parts & STAGE1_SIGMA ? fit : SIGMA_FIT_REFERENCE;
     result_set_stage1(r, &c);
-    if (scaled && (parts & STAGE1_SIGMA)) {
-        size_t n = strlen(r->init_detail);
-        snprintf(r->init_detail + n, sizeof r->init_detail - n, ", sigma scaled");
-    }
 }
 
 static int parse_init(const reader *rd, const char *name, const char *key, student_init *out) {
@@ -231,11 +231,12 @@ static int parse_ablate(const char *file, const cJSON *root, parsed *p) {
         char init_name[32];
         double keep, hl_override, rppl;
         unsigned parts;
-        bool parts_given, scaled, fit_given;
+        bool parts_given, fit_given;
+        sigma_fit_mode fit;
         if (get_string(&rd, o, "strategy", true, r->strategy, sizeof r->strategy) ||
             get_number(&rd, o, "keep", true, false, &keep) || get_string(&rd, o, "init", true, init_name, sizeof init_name) ||
             get_parts(&rd, o, "stage1", &parts, &parts_given) ||
-            get_number(&rd, o, "half_life_override", false, true, &hl_override) || get_sigma_fit(&rd, o, &scaled, &fit_given) ||
+            get_number(&rd, o, "half_life_override", false, true, &hl_override) || get_sigma_fit(&rd, o, &fit, &fit_given) ||
             get_number(&rd, o, "ppl", true, true, &rppl))
             return -1;
         if (!(keep > 0 && keep <= 1)) return bad(&rd, "keep", "should be a fraction in (0, 1]");
@@ -261,7 +262,8 @@ static int parse_ablate(const char *file, const cJSON *root, parsed *p) {
                 return -1;
         }
         /* before --sigma-fit, graft fitted sigma with the query scale: "scaled" (as student folders read it) */
-        set_variant(r, init, parts, !strcmp(distance, "no-sink"), hl_override, fit_given || sigma_recorded ? scaled : true);
+        set_variant(r, init, parts, !strcmp(distance, "no-sink"), hl_override,
+                    fit_given || sigma_recorded ? fit : SIGMA_FIT_SCALED);
         r->keep = keep;
         r->ppl = rppl;
         r->stage2_steps = init_uses_stage2(init) && steps > 0 ? (int)steps : 0;
@@ -279,14 +281,15 @@ static int parse_ablate(const char *file, const cJSON *root, parsed *p) {
     return 0;
 }
 
-/* "taylor-calibrate[decay,beta,gate,no-sink,sigma scaled]" -> its init and Stage 1 options */
+/* "taylor-calibrate[decay,beta,gate,no-sink,sigma gated]" -> its init and Stage 1 options */
 static int race_label(const reader *rd, const char *label, result_row *r, const cJSON *run, bool new_graft) {
     char base[64];
     snprintf(base, sizeof base, "%.*s", (int)strcspn(label, "["), label);
     student_init init;
     if (parse_init(rd, base, "init", &init)) return -1;
     unsigned parts = STAGE1_ALL;
-    bool no_sink = false, scaled = false, parts_given, fit_given;
+    bool no_sink = false, label_fit = false, parts_given, fit_given;
+    sigma_fit_mode fit = SIGMA_FIT_REFERENCE;
     double hl = 0;
     const char *br = strchr(label, '[');
     if (br) { /* the label's own list, then its extras */
@@ -295,7 +298,7 @@ static int race_label(const reader *rd, const char *label, result_row *r, const 
         char part_text[64] = "";
         for (char *tok = strtok(in, ","); tok; tok = strtok(NULL, ",")) {
             if (!strcmp(tok, "no-sink")) no_sink = true;
-            else if (!strcmp(tok, "sigma scaled")) scaled = true;
+            else if (!strncmp(tok, "sigma ", 6) && sigma_fit_parse(tok + 6, &fit) == 0) label_fit = true;
             else if (!strncmp(tok, "half-life ", 10)) hl = atof(tok + 10);
             else {
                 size_t at = strlen(part_text);
@@ -310,11 +313,11 @@ static int race_label(const reader *rd, const char *label, result_row *r, const 
     unsigned listed;
     if (get_parts(rd, run, "stage1", &listed, &parts_given)) return -1;
     if (parts_given && init_uses_stage1(init)) parts = listed;
-    bool fit_scaled;
-    if (get_sigma_fit(rd, run, &fit_scaled, &fit_given)) return -1;
-    if (fit_given) scaled = fit_scaled;
-    else if (!new_graft) scaled = true; /* before --sigma-fit: the scaled fit */
-    set_variant(r, init, parts, no_sink, hl, scaled);
+    sigma_fit_mode listed_fit;
+    if (get_sigma_fit(rd, run, &listed_fit, &fit_given)) return -1;
+    if (fit_given) fit = listed_fit;
+    else if (!new_graft && !label_fit) fit = SIGMA_FIT_SCALED; /* before --sigma-fit: the scaled fit */
+    set_variant(r, init, parts, no_sink, hl, fit);
     return 0;
 }
 
@@ -397,6 +400,14 @@ static int parse_race(const char *file, const cJSON *root, parsed *p) {
         size_t at = strlen(reached);
         snprintf(reached + at, sizeof reached - at, "%s %s %s", i ? "," : "", label, t);
         i++;
+    }
+    if (strategy[0]) { /* a race that built its students: every row repeats its --inits (a race of folders has none) */
+        char inits[sizeof p->rows[0].race_inits] = "";
+        for (int k = 0; k < i; k++) {
+            size_t at = strlen(inits);
+            snprintf(inits + at, sizeof inits - at, "%s%s", k ? "," : "", p->rows[k].init);
+        }
+        for (int k = 0; k < i; k++) snprintf(p->rows[k].race_inits, sizeof p->rows[k].race_inits, "%s", inits);
     }
     if (p->rows[1].ratio > 0) {
         size_t at = strlen(reached);

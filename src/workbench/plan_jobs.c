@@ -381,7 +381,8 @@ static void ablate_request(plan_arg *a, const split_spec *spec, request *r) {
     q->mo.keep_best = a->keep_best_heldout ? "heldout" : "train";
     q->mo.split.eval_windows = spec->eval_windows;
     if (a->ablate_components) {
-        const stage1_choice all = {STAGE1_ALL, a->s1.no_sink, a->s1.half_life};
+        const stage1_choice all = {.parts = STAGE1_ALL, .no_sink = a->s1.no_sink, .half_life = a->s1.half_life,
+                                   .sigma_fit = a->s1.sigma_fit};
         stage1_choice_to_cli(&all, &q->mo, &a->req_text.s1);
         q->mo.stage1 = NULL; /* the sets come from --stage1-subsets */
         q->subsets = true;
@@ -414,7 +415,7 @@ static void ablate_student(void *ud, int j, int n) {
 static void ablate_row_event(void *ud, const ablate_plan *p, const ablate_row *row, int i, int n) {
     ablate_live *lv = ud;
     const ablate_variant *v = &p->variants[row->variant];
-    const stage1_choice s1 = {v->stage1, lv->a->s1.no_sink, v->half_life};
+    const stage1_choice s1 = {.parts = v->stage1, .no_sink = lv->a->s1.no_sink, .half_life = v->half_life, .sigma_fit = v->fit};
     wb_event e = {.kind = WB_RESULT};
     result_row *r = &e.u.result;
     fill_row(r, RUN_ABLATE, lv->a, lv->spec, p->strat_names[row->strategy_i], row->keep, v->init, &s1, p->set0.steps);

@@ -16,11 +16,9 @@
 static bool folder_race(const result_row *r) { return r->kind == RUN_RACE && r->source[0] && !strcmp(r->strategy, "folder"); }
 static bool text_unknown(const result_row *r) { return r->source[0] && !strcmp(r->corpus, IMPORT_TEXT_NOT_RECORDED); }
 
-/* Stage 1 options of the row's build: --stage1 / --distance / --half-life, and the scaled fit an imported row says */
+/* Stage 1 options of the row's build: --stage1 / --distance / --half-life / --sigma-fit */
 static void stage1_of(const result_row *r, method_cli *mo, result_req_text *txt) {
-    if (!r->has_stage1) return;
-    stage1_choice_to_cli(&r->stage1, mo, &txt->s1);
-    if (strstr(r->init_detail, "sigma scaled")) mo->sigma_fit = "scaled";
+    if (r->has_stage1) stage1_choice_to_cli(&r->stage1, mo, &txt->s1);
 }
 
 int result_request(const result_row *r, const char *model_arg, request *q, result_req_text *txt) {
@@ -68,6 +66,10 @@ int result_request(const result_row *r, const char *model_arg, request *q, resul
         a->tc.keep = r->keep;
         if (!folder_race(r)) { /* a race of folders builds nothing: no strategy, no Stage 1 */
             if (r->strategy[0] && strcmp(r->strategy, "uniform")) a->tc.strategy = txt->strategy;
+            if (r->race_inits[0]) {
+                snprintf(txt->inits, sizeof txt->inits, "%s", r->race_inits);
+                a->inits = txt->inits;
+            }
             stage1_of(r, &a->mo, txt);
         }
         break;

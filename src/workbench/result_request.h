@@ -21,7 +21,7 @@
 
 /* The strings the request points to (the row's may go before the request does). */
 typedef struct {
-    char corpus[200], student[256], device[16], strategy[16], init[24], keep[32];
+    char corpus[200], student[256], device[16], strategy[16], init[24], keep[32], inits[160];
     stage1_cli_text s1;
 } result_req_text;
 

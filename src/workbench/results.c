@@ -184,6 +184,7 @@ static const json_field row_fields[] = {
 /* A race row's own. */
 static const json_field race_fields[] = {
     ROW_FIELD(race_tokens, "race_tokens", LONG),
+    ROW_FIELD_OPT(race_inits, "race_inits", TEXT),
     ROW_FIELD(race_lr_mixer, "lr_mixer", DOUBLE),
     ROW_FIELD(race_lr_rest, "lr_rest", DOUBLE),
     ROW_FIELD(tokens_to_target, "tokens_to_target", DOUBLE),
@@ -220,6 +221,9 @@ int result_row_from_json(const cJSON *o, result_row *r) {
     if (s1 && !cJSON_IsNull(s1)) {
         if (stage1_choice_from_json(&r->stage1, s1, "a results row") != 0) return -1;
         r->has_stage1 = true;
+        /* rows saved before the fit went into "stage1" said the scaled one in their init detail only */
+        if (!cJSON_GetObjectItemCaseSensitive(s1, "sigma_fit") && strstr(r->init_detail, "sigma scaled"))
+            r->stage1.sigma_fit = SIGMA_FIT_SCALED;
     }
     return 0;
 }

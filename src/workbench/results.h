@@ -36,6 +36,7 @@ typedef struct {
     char digest[11];         /* the request that made it: its digest's first 10 hex digits (method/artifact.h), "" none */
     long seed;               /* --seed of its students' builds and training (graft tui --seed); -1 unknown */
     long race_tokens;        /* race: budget per init */
+    char race_inits[160];    /* race: its --inits as run ("random,taylor-only"); "" the default, or a race of folders */
     double race_lr_mixer, race_lr_rest;
     double tokens_to_target; /* race: tokens to reach the target loss, <0 never, NaN n/a */
     double ratio;            /* race: random / taylor-calibrate tokens-to-target, NaN n/a */

@@ -7,13 +7,19 @@
 #include "core/error.h"
 #include "student/student.h"
 
-void stage1_choice_default(stage1_choice *c) { *c = (stage1_choice){.parts = STAGE1_ALL, .no_sink = false, .half_life = 0}; }
+void stage1_choice_default(stage1_choice *c) {
+    *c = (stage1_choice){.parts = STAGE1_ALL, .no_sink = false, .half_life = 0, .sigma_fit = SIGMA_FIT_REFERENCE};
+}
+
+/* the fit that counts: the reference when sigma is not fitted at all */
+static sigma_fit_mode fit_of(const stage1_choice *c) { return c->parts & STAGE1_SIGMA ? c->sigma_fit : SIGMA_FIT_REFERENCE; }
 
 bool stage1_choice_uses_distance(const stage1_choice *c) { return (c->parts & STAGE1_DECAY) && !(c->half_life > 0); }
 
 bool stage1_choice_same(const stage1_choice *a, const stage1_choice *b) {
     if ((a->parts & STAGE1_ALL) != (b->parts & STAGE1_ALL)) return false;
     if ((a->half_life > 0 ? a->half_life : 0) != (b->half_life > 0 ? b->half_life : 0)) return false;
+    if (fit_of(a) != fit_of(b)) return false;
     return !stage1_choice_uses_distance(a) || a->no_sink == b->no_sink;
 }
 
@@ -58,9 +64,11 @@ void stage1_choice_label(const stage1_choice *c, char *buf, size_t n) {
     } else {
         stage1_parts_name(p, parts, sizeof parts);
     }
-    if (c->half_life > 0 && (p & STAGE1_DECAY)) snprintf(buf, n, "%s (half-life %g)", parts, c->half_life);
-    else if (c->no_sink && stage1_choice_uses_distance(c)) snprintf(buf, n, "%s (no-sink)", parts);
-    else snprintf(buf, n, "%s", parts);
+    char fit[24] = "";
+    if (fit_of(c) != SIGMA_FIT_REFERENCE) snprintf(fit, sizeof fit, ", sigma %s", sigma_fit_name(c->sigma_fit));
+    if (c->half_life > 0 && (p & STAGE1_DECAY)) snprintf(buf, n, "%s (half-life %g)%s", parts, c->half_life, fit);
+    else if (c->no_sink && stage1_choice_uses_distance(c)) snprintf(buf, n, "%s (no-sink)%s", parts, fit);
+    else snprintf(buf, n, "%s%s", parts, fit);
 }
 
 void stage1_choice_flags(const stage1_choice *c, char *buf, size_t n) {
@@ -72,7 +80,8 @@ void stage1_choice_flags(const stage1_choice *c, char *buf, size_t n) {
         at += (size_t)snprintf(buf + at, n - at, " --stage1 %s", stage1_parts_name(p, parts, sizeof parts));
     }
     if (at < n && c->no_sink && stage1_choice_uses_distance(c)) at += (size_t)snprintf(buf + at, n - at, " --distance no-sink");
-    if (at < n && c->half_life > 0 && (p & STAGE1_DECAY)) snprintf(buf + at, n - at, " --half-life %.17g", c->half_life);
+    if (at < n && c->half_life > 0 && (p & STAGE1_DECAY)) at += (size_t)snprintf(buf + at, n - at, " --half-life %.17g", c->half_life);
+    if (at < n && fit_of(c) != SIGMA_FIT_REFERENCE) snprintf(buf + at, n - at, " --sigma-fit %s", sigma_fit_name(c->sigma_fit));
 }
 
 void stage1_choice_to_cli(const stage1_choice *c, method_cli *mo, stage1_cli_text *text) {
@@ -85,6 +94,7 @@ void stage1_choice_to_cli(const stage1_choice *c, method_cli *mo, stage1_cli_tex
         snprintf(text->half_life, sizeof text->half_life, "%.17g", c->half_life);
         mo->half_life = text->half_life;
     }
+    mo->sigma_fit = sigma_fit_name(fit_of(c));
 }
 
 cJSON *stage1_choice_json(const stage1_choice *c) {
@@ -95,6 +105,7 @@ cJSON *stage1_choice_json(const stage1_choice *c) {
     cJSON_AddStringToObject(o, "distance", c->no_sink ? "no-sink" : "all");
     if (c->half_life > 0) cJSON_AddNumberToObject(o, "half_life", c->half_life);
     else cJSON_AddNullToObject(o, "half_life");
+    if (c->sigma_fit != SIGMA_FIT_REFERENCE) cJSON_AddStringToObject(o, "sigma_fit", sigma_fit_name(c->sigma_fit));
     return o;
 }
 
@@ -127,6 +138,11 @@ int stage1_choice_from_json(stage1_choice *c, const cJSON *o, const char *path) 
             return gf_fail("%s: \"stage1\".\"half_life\" should be null or tokens in (0, 1e9] with decay among the components",
                            path);
         r.half_life = h->valuedouble;
+    }
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(o, "sigma_fit");
+    if (f && (!cJSON_IsString(f) || sigma_fit_parse(f->valuestring, &r.sigma_fit) != 0)) {
+        gf_clear_error();
+        return gf_fail("%s: \"stage1\".\"sigma_fit\" should be \"reference\", \"scaled\" or \"gated\"", path);
     }
     *c = r;
     return 0;

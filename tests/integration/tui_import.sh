@@ -5,7 +5,8 @@
 # under the open teacher; 1 Teacher's recent list shows that teacher without
 # loading it (its file is not here); its Results rows say the file they came
 # from, g on one refuses with its line, Recover shows the imported race, I
-# refuses a malformed file with one line, and the session keeps the rows.
+# refuses a malformed file with one line, and the session keeps the rows; the
+# Stage 1 sets graft ablate made with the gated sigma fit come in with it.
 set -u
 . "$(dirname "$0")/lib/tui.sh"
 SHARED=${GRAFT_SHARED:-/work/shared}
@@ -100,4 +101,22 @@ tui_keys h q
 sleep 0.3
 tui_screen h | grep -qF "quit (cancels the job)" && tui_keys h y # its statistics may still run
 tui_wait h "GRAFT_EXIT=0" || fail "the second start did not quit cleanly"
+
+# graft ablate --sigma-fit reference,gated (docs/runs/stage1-gated): the gated rows come in, their command says the fit
+GATED="$ROOT/docs/runs/stage1-gated/stories260k-stage1-sets.json"
+tui_start k $W $H TERM=xterm-256color LANG=C.UTF-8 GRAFT_TEACHERS="$TMP/no-teachers" -- "'$MODEL'" --text "'$TEXT'" \
+    --import "'$GATED'"
+tui_wait k "stories260K.bin · 5 layers" 200 || fail "teacher did not load (gated import)"
+tui_keys k 7
+tui_wait k "imported from $(cd "$(dirname "$GATED")" && pwd)/stories260k-stage1-sets.json (its row 12)" ||
+    fail "the gated file's rows are not under stories260K"
+tui_wait k "gated --json" || fail "no command in the footer"
+# the footer wraps: its words joined again
+tui_screen k | tr -s ' \n' '  ' | grep -qF -- "--stage1 sigma --sigma-fit gated --json" ||
+    fail "the gated row's command does not say --sigma-fit gated"
+echo "gated: $(tui_screen k | grep -F 'best measured here' | sed 's/^ *//')"
+tui_keys k q
+sleep 0.3
+tui_screen k | grep -qF "quit (cancels the job)" && tui_keys k y
+tui_wait k "GRAFT_EXIT=0" || fail "the gated import's workbench did not quit cleanly"
 echo "tui_import: ok"

@@ -233,6 +233,7 @@ static void stats_then_race(void **state) {
     assert_non_null(strstr(cmd, "graft race '/far/away/teacher-c.gguf' STUDENT_DIR... --data '/x/gutenberg-60.txt' "));
     assert_non_null(strstr(cmd, " --ctx 2048 "));
     assert_non_null(strstr(cmd, "   # the JSON does not name the student folders"));
+    assert_null(strstr(cmd, "--inits")); /* folders carry their own init */
     assert_non_null(strstr(t->race.reached, "random 300, taylor-calibrate 200, taylor-calibrate[decay,beta,gate] 150"));
     assert_true(fabs(r->teacher_ppl - 10.0) < 1e-12); /* the teacher on the same held-out sequences */
     assert_int_equal(t->race.eval_seqs, 4);
@@ -382,6 +383,185 @@ static void malformed_refused(void **state) {
 }
 
 /* The session keeps imported rows with their file; opening the file's teacher later adopts the entry. */
+/* A file graft wrote, read in place from the repository (GRAFT_ROOT, else the working folder). */
+static const char *repo_file(const char *rel) {
+    static char path[4][1024];
+    static int next;
+    const char *root = getenv("GRAFT_ROOT");
+    char *p = path[next++ % 4];
+    snprintf(p, 1024, "%s/%s", root ? root : ".", rel);
+    return p;
+}
+
+static cJSON *read_json(const char *path) {
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    static char text[1 << 16];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    assert_true(n > 0 && n < sizeof text - 1);
+    text[n] = 0;
+    cJSON *o = cJSON_Parse(text);
+    assert_non_null(o);
+    return o;
+}
+
+/* The Stage 1 sets graft ablate --sigma-fit reference,gated wrote (docs/runs/stage1-gated/): every row's
+ * fit as its JSON says (init detail, command), kept through the session file. */
+static void gated_fit_rows(void **state) {
+    (void)state;
+    static const char *const files[] = {"docs/runs/stage1-gated/stories260k-stage1-sets.json",
+                                        "docs/runs/stage1-gated/stories260k-stage1-subsets.json",
+                                        "docs/runs/stage1-gated/smollm2-135m-stage1-sets.json"};
+    for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+        app_state st;
+        app_state_init(&st);
+        const char *path = repo_file(files[f]);
+        import_report rep;
+        assert_int_equal(import_run_file(&st, path, &rep), 0);
+        teacher_state *t = rep.teacher;
+        cJSON *root = read_json(path);
+        const cJSON *rows = cJSON_GetObjectItemCaseSensitive(root, "rows"), *o;
+        assert_int_equal(t->n_results, cJSON_GetArraySize(rows));
+        int i = 0, gated = 0;
+        char cmd[1600];
+        cJSON_ArrayForEach(o, rows) {
+            const result_row *r = &t->results[i++];
+            const cJSON *fit = cJSON_GetObjectItemCaseSensitive(o, "sigma_fit");
+            result_command(r, t->model_arg, cmd, sizeof cmd);
+            if (cJSON_IsString(fit) && !strcmp(fit->valuestring, "gated")) {
+                gated++;
+                assert_int_equal(r->stage1.sigma_fit, SIGMA_FIT_GATED);
+                assert_non_null(strstr(r->init_detail, ", sigma gated"));
+                assert_non_null(strstr(cmd, " --sigma-fit gated "));
+            } else { /* the reference fit, or no sigma among the components: nothing to say */
+                assert_int_equal(cJSON_IsString(fit) || !(r->stage1.parts & STAGE1_SIGMA), 1);
+                assert_null(strstr(r->init_detail, "sigma gated"));
+                assert_null(strstr(cmd, "--sigma-fit"));
+            }
+        }
+        assert_true(gated > 0);
+        char line[512];
+        best_variant_line(t, line, sizeof line);
+        assert_non_null(strstr(line, " vs taylor-calibrate ")); /* the base: the paper's method, the reference fit */
+        if (f != 1) assert_non_null(strstr(line, "sigma gated]")); /* a gated row measured best there */
+        /* the session file keeps each row's fit: the same commands after a save and a load */
+        char spath[256];
+        snprintf(spath, sizeof spath, "%s/session_gated.json", dir);
+        assert_int_equal(session_write(&st, spath), 0);
+        app_state back;
+        app_state_init(&back);
+        assert_int_equal(session_read(&back, spath), 0);
+        const teacher_state *b = app_find_teacher(&back, t->key);
+        assert_non_null(b);
+        assert_int_equal(b->n_results, t->n_results);
+        for (int k = 0; k < t->n_results; k++) {
+            char again[1600];
+            result_command(&t->results[k], t->model_arg, cmd, sizeof cmd);
+            result_command(&b->results[k], b->model_arg, again, sizeof again);
+            assert_string_equal(again, cmd);
+            assert_string_equal(b->results[k].init_detail, t->results[k].init_detail);
+            assert_int_equal(b->results[k].stage1.sigma_fit, t->results[k].stage1.sigma_fit);
+        }
+        cJSON_Delete(root);
+        app_state_free(&back);
+        app_state_free(&st);
+    }
+    /* the race of two folders graft race made (reference, gated): the second row says its fit. The file
+     * names no teacher (a graft before race JSON did) and its folder holds ablate JSON of two teachers, so
+     * it goes next to one naming stories260K, as `graft tui --import` wants it */
+    app_state st;
+    app_state_init(&st);
+    char sub[128];
+    snprintf(sub, sizeof sub, "%s/gated", dir);
+    mkdir(sub, 0777);
+    write_file("gated/ablate.json", "{\"rows\": [], \"meta\": {\"model\": \"/work/shared/models/tinyllamas/stories260K/stories260K.bin\"}}");
+    cJSON *graft_race = read_json(repo_file("docs/runs/stage1-gated/stories260k-race.json"));
+    assert_null(cJSON_GetObjectItemCaseSensitive(graft_race, "model"));
+    char *text = cJSON_Print(graft_race);
+    const char *race = write_file("gated/race.json", text);
+    free(text);
+    cJSON_Delete(graft_race);
+    import_report rep;
+    assert_int_equal(import_run_file(&st, race, &rep), 0);
+    const teacher_state *t = rep.teacher;
+    assert_int_equal(t->n_results, 2);
+    assert_string_equal(t->results[0].init_detail, "stage1 all");
+    assert_string_equal(t->results[1].init_detail, "stage1 all, sigma gated");
+    char cmd[1600];
+    result_command(&t->results[1], t->model_arg, cmd, sizeof cmd);
+    assert_null(strstr(cmd, "--sigma-fit")); /* the folders were built with it: the race builds nothing */
+    assert_null(strstr(cmd, "--inits"));
+    assert_non_null(strstr(cmd, "# the JSON does not name the student folders"));
+    app_state_free(&st);
+}
+
+/* A race that built its students: each row's command is that race, its --inits included. */
+static void race_rows_repeat_their_inits(void **state) {
+    (void)state;
+    app_state st;
+    app_state_init(&st);
+    import_report rep;
+    /* the committed SmolLM2 race (random, taylor-calibrate) */
+    assert_int_equal(import_run_file(&st, repo_file("docs/runs/smollm2-135m-h200/race_lr1e-4_20M.json"), &rep), 0);
+    char cmd[1600];
+    for (int k = 0; k < rep.teacher->n_results; k++) {
+        result_command(&rep.teacher->results[k], rep.teacher->model_arg, cmd, sizeof cmd);
+        assert_non_null(strstr(cmd, "graft race "));
+        assert_non_null(strstr(cmd, " --inits random,taylor-calibrate "));
+    }
+    /* three inits, Stage 1 options in the label */
+    const char *race = write_file(
+        "race3.json",
+        "{\"model\": \"/far/away/teacher-r.gguf\", \"runs\": ["
+        "{\"init\": \"random\", \"converted_layers\": \"1\", \"stage1\": [], \"sigma_fit\": null,"
+        " \"curve\": [[100, 5.0], [200, 3.0]], \"final_eval_ppl\": 20.0},"
+        "{\"init\": \"taylor-only[decay,beta,gate]\", \"converted_layers\": \"1\", \"stage1\": [\"decay\", \"beta\", \"gate\"],"
+        " \"sigma_fit\": null, \"curve\": [[100, 3.0], [200, 2.0]], \"final_eval_ppl\": 15.0},"
+        "{\"init\": \"taylor-calibrate[decay,beta,gate]\", \"converted_layers\": \"1\", \"stage1\": [\"decay\", \"beta\", \"gate\"],"
+        " \"sigma_fit\": null, \"curve\": [[100, 2.5], [200, 1.9]], \"final_eval_ppl\": 14.0}],"
+        " \"teacher_eval_ppl\": 10.0, \"eval_seqs\": 4, \"target_loss\": 2.0,"
+        " \"tokens_to_target\": {\"random\": 200, \"taylor-only[decay,beta,gate]\": 200, \"taylor-calibrate[decay,beta,gate]\": 150},"
+        " \"ratio\": 1.33, \"converted_layers\": \"1\", \"strategy\": \"uniform\", \"keep\": 0.5, \"tokens_budget\": 200,"
+        " \"lr_mixer\": 0.001, \"lr_rest\": 0.0001, \"ctx\": 64, \"batch\": 4, \"data\": \"/x/tiny.txt\"}");
+    assert_int_equal(import_run_file(&st, race, &rep), 0);
+    const teacher_state *t = rep.teacher;
+    assert_int_equal(t->n_results, 3);
+    for (int k = 0; k < 3; k++) {
+        const result_row *r = &t->results[k];
+        assert_string_equal(r->race_inits, "random,taylor-only,taylor-calibrate");
+        result_command(r, t->model_arg, cmd, sizeof cmd);
+        assert_non_null(strstr(cmd, "graft race '/far/away/teacher-r.gguf' --data '/x/tiny.txt' "));
+        assert_non_null(strstr(cmd, " --inits random,taylor-only,taylor-calibrate "));
+        /* and it parses back to the same request */
+        request q, again;
+        result_req_text txt;
+        assert_int_equal(result_request(r, t->model_arg, &q, &txt), 0);
+        assert_int_equal(request_check(&q), 0);
+        char line[1600];
+        assert_int_equal(request_command(&q, line, sizeof line), 0);
+        int argc;
+        char **argv;
+        assert_int_equal(request_split(line, &argc, &argv), 0);
+        assert_int_equal(request_from_command(&again, argc, argv), 0);
+        assert_true(request_equal(&q, &again));
+        assert_string_equal(again.u.race.inits, "random,taylor-only,taylor-calibrate");
+        free(argv);
+    }
+    /* kept by the session file */
+    char spath[256];
+    snprintf(spath, sizeof spath, "%s/session_race3.json", dir);
+    assert_int_equal(session_write(&st, spath), 0);
+    app_state back;
+    app_state_init(&back);
+    assert_int_equal(session_read(&back, spath), 0);
+    const teacher_state *b = app_find_teacher(&back, t->key);
+    assert_non_null(b);
+    assert_string_equal(b->results[2].race_inits, "random,taylor-only,taylor-calibrate");
+    app_state_free(&back);
+    app_state_free(&st);
+}
+
 static void session_and_adoption(void **state) {
     (void)state;
     app_state st;
@@ -476,7 +656,8 @@ static void results_screen(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(ablate_rows),       cmocka_unit_test(component_rows_old_fit), cmocka_unit_test(stats_then_race),
-        cmocka_unit_test(malformed_refused), cmocka_unit_test(session_and_adoption),    cmocka_unit_test(results_screen),
+        cmocka_unit_test(malformed_refused), cmocka_unit_test(session_and_adoption),
+        cmocka_unit_test(gated_fit_rows), cmocka_unit_test(race_rows_repeat_their_inits),    cmocka_unit_test(results_screen),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

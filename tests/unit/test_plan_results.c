@@ -417,7 +417,7 @@ static void assert_command_parses_back(const result_row *r, const char *model_ar
 static void results_commands_are_requests(void **state) {
     (void)state;
     const char *model = "/models/my teacher's.gguf"; /* quoted in the command */
-    stage1_choice s1 = {STAGE1_ALL & ~STAGE1_BETA, true, 0};
+    stage1_choice s1 = {.parts = STAGE1_ALL & ~STAGE1_BETA, .no_sink = true, .half_life = 0};
     /* evaluate: graft eval of its folder, as the job measured it (evaluate_eval_request of the build) */
     result_row e = make_row(RUN_EVALUATE, "uniform", 0.5, "taylor-calibrate", 8.4);
     e.eval_windows = 16, e.seed = 0;
@@ -470,8 +470,11 @@ static void results_commands_are_requests(void **state) {
     /* imported: a race of student folders (not named in the JSON, said after the command) */
     result_row f = make_row(RUN_RACE, "folder", NAN, "taylor-calibrate", 7.7);
     snprintf(f.source, sizeof f.source, "/runs/race.json");
-    snprintf(f.init_detail, sizeof f.init_detail, "stage1 all, sigma scaled");
-    f.has_stage1 = true, stage1_choice_default(&f.stage1);
+    stage1_choice scaled;
+    stage1_choice_default(&scaled);
+    scaled.sigma_fit = SIGMA_FIT_SCALED;
+    result_set_stage1(&f, &scaled);
+    assert_string_equal(f.init_detail, "stage1 all, sigma scaled");
     assert_command_parses_back(&f, model);
     result_command(&f, model, cmd, sizeof cmd);
     assert_non_null(strstr(cmd, " STUDENT_DIR... "));
@@ -483,7 +486,41 @@ static void results_commands_are_requests(void **state) {
     assert_command_parses_back(&f, model);
     result_command(&f, model, cmd, sizeof cmd);
     assert_non_null(strstr(cmd, " --sigma-fit scaled "));
+    assert_null(strstr(cmd, "--inits")); /* none recorded: the default pair */
     assert_null(strstr(cmd, "#"));
+    /* ... with the race's own --inits and the gated fit */
+    snprintf(f.race_inits, sizeof f.race_inits, "random,taylor-only,taylor-calibrate");
+    scaled.sigma_fit = SIGMA_FIT_GATED;
+    result_set_stage1(&f, &scaled);
+    assert_string_equal(f.init_detail, "stage1 all, sigma gated");
+    assert_command_parses_back(&f, model);
+    result_command(&f, model, cmd, sizeof cmd);
+    assert_non_null(strstr(cmd, " --inits random,taylor-only,taylor-calibrate "));
+    assert_non_null(strstr(cmd, " --sigma-fit gated "));
+    /* a session file keeps both (the row written and read back gives the same command) */
+    {
+        char again[2048];
+        cJSON *fo = result_row_json(&f);
+        result_row fb;
+        assert_int_equal(result_row_from_json(fo, &fb), 0);
+        cJSON_Delete(fo);
+        assert_int_equal(fb.stage1.sigma_fit, SIGMA_FIT_GATED);
+        assert_string_equal(fb.race_inits, f.race_inits);
+        result_command(&fb, model, again, sizeof again);
+        assert_string_equal(again, cmd);
+    }
+    /* a row saved before the fit went into "stage1": its init detail's "sigma scaled" is the scaled fit */
+    {
+        f.race_inits[0] = 0;
+        scaled.sigma_fit = SIGMA_FIT_SCALED;
+        result_set_stage1(&f, &scaled);
+        cJSON *fo = result_row_json(&f);
+        cJSON_DeleteItemFromObject(cJSON_GetObjectItemCaseSensitive(fo, "stage1"), "sigma_fit");
+        result_row fb;
+        assert_int_equal(result_row_from_json(fo, &fb), 0);
+        cJSON_Delete(fo);
+        assert_int_equal(fb.stage1.sigma_fit, SIGMA_FIT_SCALED);
+    }
     /* imported from a JSON made before graft recorded the text: TEXT stands for it, and the note says so */
     result_row tx = make_row(RUN_ABLATE, "uniform", 0.5, "random", 30);
     snprintf(tx.source, sizeof tx.source, "/runs/ablate.json");

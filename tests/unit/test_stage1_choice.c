@@ -25,7 +25,7 @@
 #include "workbench/result_request.h"
 #include "workbench/stage1_choice.h"
 
-static stage1_choice make(unsigned parts, bool no_sink, double hl) { return (stage1_choice){parts, no_sink, hl}; }
+static stage1_choice make(unsigned parts, bool no_sink, double hl) { return (stage1_choice){.parts = parts, .no_sink = no_sink, .half_life = hl}; }
 
 static void label_of(const stage1_choice *c, const char *want) {
     char buf[64];
