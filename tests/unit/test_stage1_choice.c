@@ -143,6 +143,7 @@ static void json_round_trip_and_refusals(void **state) {
     const char *bad[] = {
         "{\"components\": [\"decay\", \"omega\"]}", "{\"components\": \"decay\"}", "{\"components\": [\"all\"]}",
         "{\"distance\": \"far\"}", "{\"half_life\": -2}", "{\"components\": [\"beta\"], \"half_life\": 8}", "[1]",
+        "{\"sigma_fit\": \"wide\"}", "{\"sigma_fit\": 2}",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         cJSON *o = cJSON_Parse(bad[i]);
@@ -157,6 +158,29 @@ static void json_round_trip_and_refusals(void **state) {
     assert_int_equal(stage1_choice_from_json(&back, o, "s.json"), 0);
     assert_int_equal(back.parts, STAGE1_NONE);
     cJSON_Delete(o);
+    /* the gated sigma fit: kept, labelled, a flag; it counts only with sigma among the components */
+    c = make(STAGE1_ALL, false, 0);
+    c.sigma_fit = SIGMA_FIT_GATED;
+    j = stage1_choice_json(&c);
+    assert_int_equal(stage1_choice_from_json(&back, j, "s.json"), 0);
+    cJSON_Delete(j);
+    assert_int_equal(back.sigma_fit, SIGMA_FIT_GATED);
+    assert_false(stage1_choice_is_default(&back));
+    char text[128];
+    stage1_choice_label(&back, text, sizeof text);
+    assert_string_equal(text, "all, sigma gated");
+    stage1_choice_flags(&back, text, sizeof text);
+    assert_string_equal(text, " --sigma-fit gated");
+    method_cli mo;
+    stage1_cli_text t;
+    stage1_choice_to_cli(&back, &mo, &t);
+    assert_string_equal(mo.sigma_fit, "gated");
+    back.parts = STAGE1_ALL & ~STAGE1_SIGMA;
+    stage1_choice_label(&back, text, sizeof text);
+    assert_string_equal(text, "-sigma");
+    stage1_choice_flags(&back, text, sizeof text);
+    assert_null(strstr(text, "--sigma-fit"));
+    assert_true(stage1_choice_same(&back, &(stage1_choice){.parts = STAGE1_ALL & ~STAGE1_SIGMA}));
 }
 
 static result_row row_of(run_kind kind, const char *init) {
