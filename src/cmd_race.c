@@ -146,7 +146,7 @@ int cmd_race(int argc, char **argv) {
         n_inits = np - 1;
         for (int i = 0; i < n_inits; i++) inits[i] = pos[i + 1];
     } else {
-        snprintf(names_buf, sizeof names_buf, "%s", inits_s ? inits_s : "random,taylor-calibrate");
+        snprintf(names_buf, sizeof names_buf, "%s", inits_s ? inits_s : RACE_DEFAULT_INITS);
         for (char *t = strtok(names_buf, ","); t && n_inits < MAX_INITS; t = strtok(NULL, ",")) inits[n_inits++] = t;
         if (n_inits < 2) {
             fprintf(stderr, "graft race: --inits needs at least two initializations\n");

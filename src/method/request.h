@@ -65,6 +65,9 @@ typedef struct {
     bool subsets;
 } ablate_req;
 
+/* graft race without --inits: the baseline, then the paper's method */
+#define RACE_DEFAULT_INITS "random,taylor-calibrate"
+
 typedef struct {
     train_cli tc;
     method_cli mo; /* Stage 1 options of the builder */

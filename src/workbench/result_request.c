@@ -66,7 +66,7 @@ int result_request(const result_row *r, const char *model_arg, request *q, resul
         a->tc.keep = r->keep;
         if (!folder_race(r)) { /* a race of folders builds nothing: no strategy, no Stage 1 */
             if (r->strategy[0] && strcmp(r->strategy, "uniform")) a->tc.strategy = txt->strategy;
-            if (r->race_inits[0]) {
+            if (r->race_inits[0] && strcmp(r->race_inits, RACE_DEFAULT_INITS)) { /* the default goes unsaid */
                 snprintf(txt->inits, sizeof txt->inits, "%s", r->race_inits);
                 a->inits = txt->inits;
             }

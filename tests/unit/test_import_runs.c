@@ -502,13 +502,15 @@ static void race_rows_repeat_their_inits(void **state) {
     app_state st;
     app_state_init(&st);
     import_report rep;
-    /* the committed SmolLM2 race (random, taylor-calibrate) */
+    /* the committed SmolLM2 race: random, taylor-calibrate, graft race's default, which goes unsaid */
     assert_int_equal(import_run_file(&st, repo_file("docs/runs/smollm2-135m-h200/race_lr1e-4_20M.json"), &rep), 0);
     char cmd[1600];
+    assert_int_equal(rep.teacher->n_results, 2);
     for (int k = 0; k < rep.teacher->n_results; k++) {
+        assert_string_equal(rep.teacher->results[k].race_inits, RACE_DEFAULT_INITS);
         result_command(&rep.teacher->results[k], rep.teacher->model_arg, cmd, sizeof cmd);
         assert_non_null(strstr(cmd, "graft race "));
-        assert_non_null(strstr(cmd, " --inits random,taylor-calibrate "));
+        assert_null(strstr(cmd, "--inits"));
     }
     /* three inits, Stage 1 options in the label */
     const char *race = write_file(
