@@ -94,7 +94,7 @@ static int read_teacher(app_state *st, const cJSON *o, const char *path) {
     if (!key[0]) return gf_fail("%s: each teacher needs a \"key\"", path);
     teacher_state *t = app_teacher(st, key);
     if (!t) return gf_fail("%s: too many teachers", path);
-    if (json_fields_read(o, t, teacher_names, JSON_FIELDS_COUNT(teacher_names), path)) return -1;
+    int rc = json_fields_read(o, t, teacher_names, JSON_FIELDS_COUNT(teacher_names), path); /* the fallbacks below, still */
     if (!t->name[0]) snprintf(t->name, sizeof t->name, "%.159s", key);
     if (!t->model_arg[0]) snprintf(t->model_arg, sizeof t->model_arg, "%s", key);
     const cJSON *lines = cJSON_GetObjectItemCaseSensitive(o, "lines"), *c;
@@ -104,7 +104,6 @@ static int read_teacher(app_state *st, const cJSON *o, const char *path) {
         cJSON_ArrayForEach(c, lines) if (cJSON_IsString(c) && n < 16) l[n++] = c->valuestring;
         teacher_state_set_lines(t, l, n);
     }
-    int rc = 0;
     const cJSON *plan = cJSON_GetObjectItemCaseSensitive(o, "plan");
     if (plan && read_plan(t, plan, path)) rc = -1;
     const cJSON *s1 = cJSON_GetObjectItemCaseSensitive(o, "stage1");
