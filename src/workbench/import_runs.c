@@ -401,13 +401,20 @@ static int parse_race(const char *file, const cJSON *root, parsed *p) {
         snprintf(reached + at, sizeof reached - at, "%s %s %s", i ? "," : "", label, t);
         i++;
     }
-    if (strategy[0]) { /* a race that built its students: every row repeats its --inits (a race of folders has none) */
+    if (strategy[0]) { /* a race that built its students: every row repeats its --inits and its Stage 1 options,
+                          * one set for the whole race (a race of folders has neither) */
         char inits[sizeof p->rows[0].race_inits] = "";
+        const result_row *s1 = NULL;
         for (int k = 0; k < i; k++) {
             size_t at = strlen(inits);
             snprintf(inits + at, sizeof inits - at, "%s%s", k ? "," : "", p->rows[k].init);
+            if (!s1 && p->rows[k].has_stage1) s1 = &p->rows[k];
         }
-        for (int k = 0; k < i; k++) snprintf(p->rows[k].race_inits, sizeof p->rows[k].race_inits, "%s", inits);
+        for (int k = 0; k < i; k++) {
+            result_row *r = &p->rows[k];
+            snprintf(r->race_inits, sizeof r->race_inits, "%s", inits);
+            if (s1 && !r->has_stage1) r->has_stage1 = true, r->stage1 = s1->stage1; /* the command only: no init detail */
+        }
     }
     if (p->rows[1].ratio > 0) {
         size_t at = strlen(reached);

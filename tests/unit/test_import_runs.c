@@ -529,12 +529,15 @@ static void race_rows_repeat_their_inits(void **state) {
     assert_int_equal(import_run_file(&st, race, &rep), 0);
     const teacher_state *t = rep.teacher;
     assert_int_equal(t->n_results, 3);
+    assert_string_equal(t->results[0].init_detail, ""); /* random: nothing of Stage 1 to say in its row */
+    assert_string_equal(t->results[2].init_detail, "stage1 -sigma");
     for (int k = 0; k < 3; k++) {
         const result_row *r = &t->results[k];
         assert_string_equal(r->race_inits, "random,taylor-only,taylor-calibrate");
         result_command(r, t->model_arg, cmd, sizeof cmd);
         assert_non_null(strstr(cmd, "graft race '/far/away/teacher-r.gguf' --data '/x/tiny.txt' "));
         assert_non_null(strstr(cmd, " --inits random,taylor-only,taylor-calibrate "));
+        assert_non_null(strstr(cmd, " --stage1 decay,beta,gate ")); /* the race's, in the random row's command too */
         /* and it parses back to the same request */
         request q, again;
         result_req_text txt;
