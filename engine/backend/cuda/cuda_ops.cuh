@@ -74,9 +74,9 @@ void cuda_sum_parts_f(gf_backend *be, float *dst, const float *parts, size_t n_p
 
 /* kernel<<<grid, block, smem, stream>>>(args...) written as a call,
  * cuda_launch(grid, block, smem, stream, kernel, args...), so that the
- * kernels also build for tests/gpu/core_emu (GRAFT_CUDA_EMU: the same code
- * on CPU fibers, to check indexing, fragment layouts and barriers where there
- * is no GPU). */
+ * kernels also build for the CPU emulation (GRAFT_CUDA_EMU, cuda_common.cuh:
+ * the same code on CPU fibers, to check indexing, fragment layouts and
+ * barriers where there is no GPU). */
 #ifdef GRAFT_CUDA_EMU
 #define CUDA_DYNAMIC_SMEM(name) unsigned char *name = (unsigned char *)emu_dynamic_smem()
 template <typename... KA, typename... A>

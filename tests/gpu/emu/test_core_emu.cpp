@@ -1,5 +1,5 @@
 /* The CUDA backend's attention kernels, the product's code, run on the CPU
- * emulation (core_emu.h) against a float64 reference: the tensor-core forward
+ * emulation (emu.h) against a float64 reference: the tensor-core forward
  * (every block shape of cuda_attention_cfg.h, the key range split over
  * blocks with the combine kernel, statistics and log-sum-exp), the tensor-core backward, and
  * the exact SIMT kernels in f32 and bf16. Small shapes (the emulation runs a
