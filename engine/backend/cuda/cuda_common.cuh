@@ -37,7 +37,6 @@ typedef struct {
     bool fp32;                   /* ACT is F32 (checking mode) instead of BF16 */
     struct {                     /* GDN kernel variants a test forced at open (cuda_gdn_variants) */
         int slab;                /* 16 or 32 state rows a sequential-pass block; 0: chosen per call */
-        int state_warps;         /* 4 or 8 warps a sequential-pass block; 0: chosen per call */
     } gdn;
 } cuda_impl;
 
