@@ -72,7 +72,10 @@ struct state {
     std::mt19937 rng{12345};
 } S;
 
-const size_t STACK = 512 * 1024;
+/* 256 KiB a fiber: enough for every kernel here, under ASan too (make
+ * sanitize). ASan clears the shadow of the stack a switch goes to; from 512 KiB
+ * on (64 KiB of shadow) it does so through mmap, a system call per switch. */
+const size_t STACK = 256 * 1024;
 const size_t SMEM_MAX = 232448; /* an H100 / H200 block's opt-in limit */
 
 fiber &me() { return S.f[S.cur]; }
@@ -97,7 +100,7 @@ void arrive(barrier &b, const char *what = nullptr) {
     const unsigned g = b.gen;
     if (what) {
         if (b.arrived == 0) b.what = what;
-        else if (b.what != what) {
+        else if (strcmp(b.what, what) != 0) {
             fprintf(stderr, "emu: lanes of warp %d diverge: one at %s, another at %s\n", me().warp, b.what, what);
             fail("divergent warp collective");
         }
@@ -221,34 +224,18 @@ static int source_lane(int src) {
     return src;
 }
 
-float emu_shfl_xor(float v, int mask) {
-    warp_buf &b = S.buf[me().warp];
-    const int lane = me().lane;
-    b.f[lane] = v;
-    warp_arrive("shfl_xor");
-    const float r = b.f[source_lane(lane ^ mask)];
-    warp_arrive("shfl_xor");
+/* a value from lane src of this warp, through the warp's buffer buf */
+template <typename T> static T exchange(T (&buf)[32], T v, int src, const char *what) {
+    buf[me().lane] = v;
+    warp_arrive(what);
+    const T r = buf[source_lane(src)];
+    warp_arrive(what);
     return r;
 }
 
-double emu_shfl_xor_d(double v, int mask) {
-    warp_buf &b = S.buf[me().warp];
-    const int lane = me().lane;
-    b.d[lane] = v;
-    warp_arrive("shfl_xor");
-    const double r = b.d[source_lane(lane ^ mask)];
-    warp_arrive("shfl_xor");
-    return r;
-}
-
-float emu_shfl_idx(float v, int src) {
-    warp_buf &b = S.buf[me().warp];
-    b.f[me().lane] = v;
-    warp_arrive("shfl");
-    const float r = b.f[source_lane(src & 31)];
-    warp_arrive("shfl");
-    return r;
-}
+float emu_shfl_xor(float v, int mask) { return exchange(S.buf[me().warp].f, v, me().lane ^ mask, "shfl_xor"); }
+double emu_shfl_xor_d(double v, int mask) { return exchange(S.buf[me().warp].d, v, me().lane ^ mask, "shfl_xor"); }
+float emu_shfl_idx(float v, int src) { return exchange(S.buf[me().warp].f, v, src & 31, "shfl"); }
 
 bool emu_any(bool v) {
     warp_buf &b = S.buf[me().warp];
