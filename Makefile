@@ -105,23 +105,8 @@ CUDA_LIBS  += $(if $(NCCL_LIB),-L$(dir $(NCCL_LIB)) -Wl$(comma)-rpath$(comma)$(d
 endif
 LDLIBS     += $(CUDA_LIBS)
 
-# tests/gpu/core_emu: the kernels of the backend's core (these very .cu files:
-# attention, element-wise, norms, RoPE, losses, optimizer) built by the host
-# C++ compiler against a CPU emulation of CUDA (a fiber per thread), so their
-# indexing, fragment layouts and barriers are checked where there is no GPU;
-# make test runs it (tests/integration/cuda_core_emu.sh).
-EMU_CXX    ?= g++
-EMU_FLAGS   = -std=c++17 -O2 -g -DGRAFT_CUDA_EMU -include tests/gpu/core_emu/core_emu.h -I. -Iengine \
-              -I$(CUDA_HOME)/include -Wall -Wextra $(HOST_WERR) -Wno-unused-parameter -Wno-unknown-pragmas \
-              -fno-strict-aliasing -ffp-contract=off -MMD -MP
-EMU_CU      = cuda_attention cuda_attention_fwd cuda_attention_bwd cuda_attention_simt cuda_reduce \
-              cuda_elementwise cuda_norm_rope cuda_losses cuda_optim
-EMU_OBJ     = $(EMU_CU:%=$(BUILD)/core_emu/engine/backend/cuda/%.o) \
-              $(patsubst tests/gpu/core_emu/%.cpp,$(BUILD)/core_emu/%.o,$(wildcard tests/gpu/core_emu/*.cpp))
-EMU_BIN     = $(BUILD)/core_emu/test_core_emu
 else
 CUDA_OBJ   :=
-EMU_BIN    :=
 endif
 
 # Export artifacts (the transformers modeling file) compiled into the program as byte arrays.
@@ -146,7 +131,7 @@ LIB        := $(BUILD)/libgraft.a
 
 .SECONDARY:
 .PHONY: all graft run test sanitize bench install clean deps deps-fuzz tests fuzz fuzzers fuzz-replay \
-        test-gpu bench-gpu bench-gpu-dp gpu-tests test-core-emu test-interop
+        test-gpu bench-gpu bench-gpu-dp gpu-tests test-interop
 all: graft
 
 # The targets that build before they run (test, run, sanitize, ...) build on
@@ -230,27 +215,7 @@ $(BUILD)/gpu/%: $(BUILD)/tests/gpu/model/%.o $(LIB)
 	$(MSG) LD $@
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-tests: $(BUILD)/graft $(TEST_BIN) $(TOOL_BIN) $(EMU_BIN) fuzz-replay
-
-ifeq ($(GRAFT_CUDA),1)
-$(BUILD)/core_emu/engine/backend/cuda/%.o: engine/backend/cuda/%.cu
-	@mkdir -p $(dir $@)
-	$(MSG) EMU $<
-	$(Q)$(EMU_CXX) $(EMU_FLAGS) -x c++ -c $< -o $@
-
-$(BUILD)/core_emu/%.o: tests/gpu/core_emu/%.cpp
-	@mkdir -p $(dir $@)
-	$(MSG) EMU $<
-	$(Q)$(EMU_CXX) $(EMU_FLAGS) -c $< -o $@
-
-$(EMU_BIN): $(EMU_OBJ)
-	$(MSG) LD $@
-	$(Q)$(EMU_CXX) -o $@ $^
-
-test-core-emu: $(EMU_BIN)
-	$(EMU_BIN)
-	GRAFT_EMU_ORDER=reverse $(EMU_BIN)
-endif
+tests: $(BUILD)/graft $(TEST_BIN) $(TOOL_BIN) fuzz-replay
 
 # what tests/gpu/run.sh runs besides the GPU programs: graft (tests/gpu/cli)
 # and the unit tests it runs on the device
@@ -344,6 +309,7 @@ fuzz: deps-fuzz
 clean:
 	rm -rf build build-san build-fuzz graft
 
+include tests/gpu/emu/emu.mk
 include tests/gpu/gdn.mk
 
 -include $(call rwildcard,$(BUILD),*.d)

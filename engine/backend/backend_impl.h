@@ -108,10 +108,9 @@ void be_set_error(gf_backend *be, const char *fmt, ...)
  * (cuda_attention_cfg.h, docs/cuda.md, docs/cuda-gdn.md); a value the kernels
  * do not know is refused at open. */
 typedef struct {
-    int attn_cfg;        /* 1 + the attention forward's block shape (ATTN_FWD_CONFIG_LIST); 0: chosen */
+    int attn_cfg;        /* 1 + the id of an attention forward block shape (ATTN_FWD_CONFIG_LIST); 0: chosen */
     int attn_split;      /* key-range splits of the attention forward (1: none); 0: chosen */
     int gdn_slab;        /* state rows a GDN sequential-pass block owns: 16 or 32; 0: chosen */
-    int gdn_state_warps; /* warps of such a block: 4 or 8; 0: chosen */
 } gf_backend_variants;
 
 /* be_open with kernel variants forced (v NULL: be_open itself). The test-only

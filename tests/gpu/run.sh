@@ -1,8 +1,8 @@
 #!/bin/sh
 # The GPU checks (make test-gpu), in one run:
 #   1. every BUILD/gpu/test_* program (tests/gpu/*.c, tests/gpu/model/*.c), and
-#      test_cuda_gdn again with each slab height and warp count of the GDN
-#      sequential passes forced (test_cuda_gdn --slab N --warps N);
+#      test_cuda_gdn again with each slab height of the GDN sequential passes
+#      forced (test_cuda_gdn --slab N);
 #   2. unit tests of the engine whose tests take the default backend, run on
 #      the device in float32 (GRAFT_TEST_DEVICE, GRAFT_CUDA_FP32=1): the
 #      transformer's prefill + decode, one training step against PyTorch,
@@ -57,14 +57,12 @@ for t in "$BUILD"/gpu/test_*; do
     [ -x "$t" ] || continue
     one "$(basename "$t")" "$t"
 done
-# the GDN sequential passes at every shape with each slab height (16, 32 rows) and
-# warp count (4, 8) forced (read when the backend opens: one run each); the default
-# pairs 16 rows with 4 warps and 32 with 8 (gdn_slab, gdn_state_warps)
+# the GDN sequential passes at every shape with each slab height (16, 32 rows)
+# forced (read when the backend opens: one run each; gdn_slab); the warp count
+# follows the slab (4 for 16 rows, 8 for 32: gdn_state_warps)
 if [ -x "$BUILD/gpu/test_cuda_gdn" ]; then
     for slab in 16 32; do
-        for warps in 4 8; do
-            one test_cuda_gdn_slab_${slab}_warps_$warps "$BUILD/gpu/test_cuda_gdn" --slab $slab --warps $warps
-        done
+        one test_cuda_gdn_slab_$slab "$BUILD/gpu/test_cuda_gdn" --slab $slab
     done
 fi
 for u in $UNIT_ON_DEVICE; do

@@ -760,15 +760,14 @@ static int run_mode(bool fp32, bool *quick, const gf_backend_variants *v) {
     return 0;
 }
 
-/* test_cuda_gdn [--slab 16|32] [--warps 4|8]: the GDN sequential passes' slab
- * height and warp count forced (gf_backend_variants; default: chosen by shape). */
+/* test_cuda_gdn [--slab 16|32]: the GDN sequential passes' slab height forced
+ * (gf_backend_variants; default: chosen by shape; the warp count follows it). */
 int main(int argc, char **argv) {
     gf_backend_variants v = {0};
     for (int i = 1; i < argc; i++) {
         if (i + 1 < argc && strcmp(argv[i], "--slab") == 0) v.gdn_slab = atoi(argv[++i]);
-        else if (i + 1 < argc && strcmp(argv[i], "--warps") == 0) v.gdn_state_warps = atoi(argv[++i]);
         else {
-            fprintf(stderr, "usage: test_cuda_gdn [--slab 16|32] [--warps 4|8]\n");
+            fprintf(stderr, "usage: test_cuda_gdn [--slab 16|32]\n");
             return 2;
         }
     }

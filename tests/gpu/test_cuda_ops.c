@@ -585,14 +585,17 @@ int main(int argc, char **argv) {
     /* every block shape of the tensor-core attention (bf16; cuda_attention_cfg.h), the
      * defaults too (the runs above take each only for the calls it is the default of);
      * key ranges split */
+#define ATTN_FWD_ID(id, nw, sl, bc, ns, minb, fold, text) (id),
+    static const int ids[ATTN_FWD_CONFIGS] = {ATTN_FWD_CONFIG_LIST(ATTN_FWD_ID)};
+#undef ATTN_FWD_ID
     for (int i = 0; i < ATTN_FWD_CONFIGS; i++) {
         char mode[16];
-        snprintf(mode, sizeof mode, "cfg%d", i);
-        const gf_backend_variants v = {.attn_cfg = 1 + i};
+        snprintf(mode, sizeof mode, "cfg%d", ids[i]);
+        const gf_backend_variants v = {.attn_cfg = 1 + ids[i]};
         G.gpu = open_gpu_variants_or_skip(false, &v);
         if (be_open(&G.cpu, &co) < 0) die("cpu backend");
         G.mode = mode;
-        printf("== %s with attention cfg %d forced\n", be_name(G.gpu), i);
+        printf("== %s with attention cfg %d forced\n", be_name(G.gpu), ids[i]);
         run_attention();
         be_close(G.gpu);
         be_close(G.cpu);

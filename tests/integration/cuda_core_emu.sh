@@ -1,10 +1,10 @@
 #!/bin/sh
-# The CUDA backend's kernels (attention: tensor-core forward with statistics,
-# its variants, backward, the exact SIMT kernels; embedding, SwiGLU, add,
-# scale, RMSNorm, RoPE, losses, sumsq, AdamW) on the CPU emulation of
-# tests/gpu/core_emu against float64 references, the threads of each block run
+# The CUDA backend's core kernels (attention: tensor-core forward with
+# statistics, its block shapes, backward, the exact SIMT kernels; embedding,
+# SwiGLU, add, scale, RMSNorm, RoPE, losses, sumsq, AdamW) on the CPU emulation
+# of tests/gpu/emu against float64 references, the threads of each block run
 # in reverse order between barriers. make tests builds it where the CUDA
 # headers are; elsewhere this skips.
-BIN=$(dirname "$GRAFT_BIN")/core_emu/test_core_emu
+BIN=$(dirname "$GRAFT_BIN")/emu/test_core_emu
 [ -x "$BIN" ] || { echo "SKIP: $BIN not built (no CUDA headers here)"; exit 77; }
 GRAFT_EMU_ORDER=reverse "$BIN"

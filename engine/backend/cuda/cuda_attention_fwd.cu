@@ -456,20 +456,27 @@ struct fwd_shape {
 static const fwd_shape fwd_shapes[] = {ATTN_FWD_CONFIG_LIST(ATTN_FWD_SHAPE)};
 #undef ATTN_FWD_SHAPE
 static_assert(sizeof fwd_shapes / sizeof fwd_shapes[0] == ATTN_FWD_CONFIGS, "ATTN_FWD_CONFIGS is the list's length");
-#define ATTN_FWD_IN_LIST(c) ((c) >= 0 && (c) < ATTN_FWD_CONFIGS)
-static_assert(ATTN_FWD_IN_LIST(ATTN_FWD_DEFAULT_STATS) && ATTN_FWD_IN_LIST(ATTN_FWD_DEFAULT_PLAIN) &&
-                  ATTN_FWD_IN_LIST(ATTN_FWD_DEFAULT_FEW_ROWS),
-              "the defaults are in the list");
-#undef ATTN_FWD_IN_LIST
 
-/* The shape a check or benchmark forced (gf_backend_variants, checked at
- * open; -1 when none), or the product's shape for this call. */
+/* attn_fwd_cfg_pos at compile time: the defaults' positions in the list */
+#define ATTN_FWD_ID(i, nw, sl, bc, ns, minb, fold, text) (i),
+static constexpr int fwd_ids[] = {ATTN_FWD_CONFIG_LIST(ATTN_FWD_ID)};
+#undef ATTN_FWD_ID
+static constexpr int fwd_pos(int id, int k = 0) {
+    return k == ATTN_FWD_CONFIGS ? -1 : fwd_ids[k] == id ? k : fwd_pos(id, k + 1);
+}
+static constexpr int POS_STATS = fwd_pos(ATTN_FWD_DEFAULT_STATS), POS_PLAIN = fwd_pos(ATTN_FWD_DEFAULT_PLAIN),
+                     POS_FEW_ROWS = fwd_pos(ATTN_FWD_DEFAULT_FEW_ROWS);
+static_assert(POS_STATS >= 0 && POS_PLAIN >= 0 && POS_FEW_ROWS >= 0, "the defaults are in the list");
+
+/* The position in the list of the shape a check or benchmark forced
+ * (gf_backend_variants, checked at open; -1 when none), or of the product's
+ * shape for this call. */
 static int cfg_for(gf_backend *be, const attn_fwd_params &p) {
     const int c = cuda_st(be)->attn_cfg;
     if (c >= 0) return c;
     /* decode first: with statistics cfg 2 took 0.122 ms for a step over 8191 keys, cfg 0 0.069 */
-    if ((size_t)p.T * p.G < (size_t)fwd_shapes[ATTN_FWD_DEFAULT_PLAIN].br) return ATTN_FWD_DEFAULT_FEW_ROWS;
-    return p.stats ? ATTN_FWD_DEFAULT_STATS : ATTN_FWD_DEFAULT_PLAIN;
+    if ((size_t)p.T * p.G < (size_t)fwd_shapes[POS_PLAIN].br) return POS_FEW_ROWS;
+    return p.stats ? POS_STATS : POS_PLAIN;
 }
 
 void attn_fwd_mma_plan(gf_backend *be, attn_fwd_params &p) {

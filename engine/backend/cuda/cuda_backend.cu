@@ -189,16 +189,18 @@ extern "C" int gf_backend_cuda_open(gf_backend *be, const gf_backend_opts *o, co
     st->debug_sync = dbg && *dbg && strcmp(dbg, "0") != 0;
     /* kernel variants, for the checks and benchmarks that compare them */
     const int cfg = v ? v->attn_cfg : 0, split = v ? v->attn_split : 0;
-    if (cfg < 0 || cfg > ATTN_FWD_CONFIGS || split < 0) {
+    const int cfg_pos = cfg > 0 ? attn_fwd_cfg_pos(cfg - 1) : -1;
+    if ((cfg != 0 && cfg_pos < 0) || split < 0) {
         free(st);
-        return gf_fail("attention variant cfg %d split %d: the kernels know cfg 1 to %d (0: chosen), split >= 0", cfg,
-                       split, ATTN_FWD_CONFIGS);
+        return gf_fail("attention variant cfg %d split %d: cfg is 1 + a block shape of cuda_attention_cfg.h (0: "
+                       "chosen), split >= 0 (0: chosen)",
+                       cfg, split);
     }
     if (cuda_gdn_variants(&st->base, v) != 0) {
         free(st);
         return -1;
     }
-    st->attn_cfg = cfg - 1;
+    st->attn_cfg = cfg_pos;
     st->attn_split = split;
     if ((e = cudaGetDeviceProperties(&st->base.prop, dev)) != cudaSuccess) {
         free(st);

@@ -13,6 +13,16 @@
 
 #include "backend/backend_impl.h"
 
+/* GRAFT_CUDA_EMU: the same kernel source compiled as host C++ against the CPU
+ * emulation of CUDA that the tests force in front of every file (g++
+ * -include); it provides CUDA's names (threadIdx, __syncthreads, the warp
+ * shuffles, atomicAdd, the runtime's memory calls) and the emu_* hooks that
+ * stand for the inline PTX here, in cuda_mma.cuh and in cuda_gdn_dev.cuh. The
+ * product never defines it. */
+#if defined(GRAFT_CUDA_EMU) && !defined(GRAFT_CUDA_EMU_HARNESS)
+#error "GRAFT_CUDA_EMU builds force the emulation's header in front of every file"
+#endif
+
 typedef __nv_bfloat16 bf16;
 
 /* be->impl of a CUDA backend. */
@@ -27,7 +37,6 @@ typedef struct {
     bool fp32;                   /* ACT is F32 (checking mode) instead of BF16 */
     struct {                     /* GDN kernel variants a test forced at open (cuda_gdn_variants) */
         int slab;                /* 16 or 32 state rows a sequential-pass block; 0: chosen per call */
-        int state_warps;         /* 4 or 8 warps a sequential-pass block; 0: chosen per call */
     } gdn;
 } cuda_impl;
 
@@ -65,10 +74,9 @@ template <> __device__ __forceinline__ bf16 from_f<bf16>(float x) { return __flo
 /* 2^x in one MUFU.EX2 (ex2.approx.ftz: relative error about 2^-22, results
  * below 2^-126 flushed to 0, 2^-inf = 0). exp2f / expf compile to five and
  * ten-odd instructions here (no fast math: they keep denormal results, which
- * the softmax and decay loops never need). The CPU emulations (tests/gpu)
- * keep exp2f. */
+ * the softmax and decay loops never need). The CPU emulation keeps exp2f. */
 __device__ __forceinline__ float exp2_approx(float x) {
-#if defined(GRAFT_CUDA_EMU) || defined(GDN_EMULATE)
+#ifdef GRAFT_CUDA_EMU
     return exp2f(x);
 #else
     float y;
@@ -77,14 +85,16 @@ __device__ __forceinline__ float exp2_approx(float x) {
 #endif
 }
 
-#if !defined(GRAFT_CUDA_EMU) && !defined(GDN_EMULATE)
 /* ldmatrix .m8n8.b16, N = 2 or 4 matrices: lanes 8 i .. 8 i + 7 give the
  * addresses of matrix i's 8 rows (16 bytes each, 16-byte aligned, shared
  * memory); register i of lane 4 g + t receives that matrix's (row g, columns
  * 2t, 2t + 1), or with kTrans (rows 2t, 2t + 1, column g), the first element in
  * the low half. The attention and GDN kernels both fetch mma fragments with it
- * (their CPU emulations have their own). */
+ * (the emulation: emu_ldmatrix, the same semantics). */
 template <int N, bool kTrans> __device__ __forceinline__ void ldmatrix_sync(uint32_t *r, const void *row) {
+#ifdef GRAFT_CUDA_EMU
+    emu_ldmatrix(r, N, row, kTrans);
+#else
     const unsigned a = (unsigned)__cvta_generic_to_shared(row);
     if constexpr (N == 4 && kTrans)
         asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
@@ -100,8 +110,8 @@ template <int N, bool kTrans> __device__ __forceinline__ void ldmatrix_sync(uint
         asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];\n" : "=r"(r[0]), "=r"(r[1]) : "r"(a) : "memory");
     else
         asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];\n" : "=r"(r[0]), "=r"(r[1]) : "r"(a) : "memory");
-}
 #endif
+}
 
 static inline unsigned cuda_blocks(size_t n, unsigned threads) {
     size_t b = (n + threads - 1) / threads;

@@ -279,19 +279,17 @@ bool gdn_core_args(gf_backend *be, GdnShape *gs, const gf_gdn_shape *s, const ch
 /* Rows of the state one sequential-pass block owns (grid dv / BV x heads, heads =
  * B H): 32 when dv allows and the grid still gives each of the sms
  * multiprocessors two blocks; else 16 (twice the blocks, each with half the
- * tiles: on the H200 the layer at B 4 x T 8192, 12 heads of 128, went 12.41 ->
- * 11.72 ms; at B 16 x T 2048, 768 blocks of 32 rows were the faster, 11.45 ms
- * against 11.69). asked (cuda_impl.gdn.slab, a test's gf_backend_variants): 16 or 32 forces one
+ * tiles: faster where 32-row slabs would leave multiprocessors idle, slower
+ * where they fill the GPU; docs/cuda-gdn.md has the H200's numbers). asked
+ * (cuda_impl.gdn.slab, a test's gf_backend_variants): 16 or 32 forces one
  * (benchmarks, checks), 0 leaves the choice here. */
 int gdn_slab(int dv, long heads, int sms, int asked);
 
 /* Warps of a sequential-pass block (forward state pass, backward dh pass): 8 for
- * slabs of 32 rows (two blocks a multiprocessor, half the tiles a warp: on the
- * H200 the layer at B 16 x T 2048 went 10.38 -> 9.74 ms), 4 for slabs of 16 (at
- * B 4 x T 8192, 8 warps of 16 rows were slower: 10.70 against 10.46 ms). asked
- * (cuda_impl.gdn.state_warps, a test's gf_backend_variants): 4 or 8 forces one, 0 leaves
- * the choice here. */
-int gdn_state_warps(int BV, int asked);
+ * slabs of 32 rows (two blocks a multiprocessor, half the tiles a warp), 4 for
+ * slabs of 16, where 8 warps were slower (docs/cuda-gdn.md, "Variants measured,
+ * defaults chosen"). */
+int gdn_state_warps(int BV);
 
 /* The state slab [BV, dk] a sequential-pass block keeps in registers, as the
  * accumulators of its warps' tiles: at most (32/16) (128/8) = 32 tiles, 32 / kWarps

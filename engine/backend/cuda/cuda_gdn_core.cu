@@ -277,18 +277,12 @@ bool gdn_core_args(gf_backend *be, GdnShape *gs, const gf_gdn_shape *s, const ch
 
 int cuda_gdn_variants(cuda_impl *im, const gf_backend_variants *v) {
     im->gdn.slab = v ? v->gdn_slab : 0;
-    im->gdn.state_warps = v ? v->gdn_state_warps : 0;
     if (im->gdn.slab != 0 && im->gdn.slab != 16 && im->gdn.slab != 32)
         return gf_fail("GDN slab %d: the GDN kernels know 16 or 32", im->gdn.slab);
-    if (im->gdn.state_warps != 0 && im->gdn.state_warps != 4 && im->gdn.state_warps != 8)
-        return gf_fail("GDN state warps %d: the GDN kernels know 4 or 8", im->gdn.state_warps);
     return 0;
 }
 
-int gdn_state_warps(int BV, int asked) {
-    if (asked) return asked;
-    return BV == 32 ? 8 : 4;
-}
+int gdn_state_warps(int BV) { return BV == 32 ? 8 : 4; }
 
 int gdn_slab(int dv, long heads, int sms, int asked) {
     if (dv % 32) return 16;
@@ -324,7 +318,7 @@ static void core_forward(gf_backend *be, const GdnShape &s, bool recurrent, gf_b
     WySmem<T>::carve(nullptr, s, &smw);
     StateSmem<T>::carve(nullptr, s, &sms);
     OutSmem<T>::carve(nullptr, s, &smo);
-    const int warps = gdn_state_warps(s.BV, cuda_of(be)->gdn.state_warps);
+    const int warps = gdn_state_warps(s.BV);
     auto state_kernel = warps == 8 ? gdn_state_kernel<T, 8> : gdn_state_kernel<T, 4>;
     ok = ok && gdn_smem_limit(be, gdn_wy_kernel<T>, smw, op) && gdn_smem_limit(be, state_kernel, sms, op) &&
          gdn_smem_limit(be, gdn_out_kernel<T>, smo, op);

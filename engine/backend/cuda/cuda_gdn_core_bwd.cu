@@ -627,7 +627,7 @@ static void core_backward(gf_backend *be, const GdnShape &s, gf_buf dq, gf_buf d
     BwdVSmem<T>::carve(nullptr, s, &smv);
     BwdStateSmem<T>::carve(nullptr, s, &sms);
     BwdLocalSmem<T>::carve(nullptr, s, &sml);
-    const int warps = gdn_state_warps(s.BV, cuda_of(be)->gdn.state_warps);
+    const int warps = gdn_state_warps(s.BV);
     auto state_kernel = warps == 8 ? gdn_bwd_state_kernel<T, 8> : gdn_bwd_state_kernel<T, 4>;
     auto local_kernel = gdn_bwd_local_kernel<T>;
     ok = ok && gdn_smem_limit(be, gdn_wy_kernel<T>, smw, op) && gdn_smem_limit(be, gdn_bwd_v_kernel<T>, smv, op) &&

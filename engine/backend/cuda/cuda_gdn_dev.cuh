@@ -10,13 +10,10 @@
  * outputs in fp32 on the CUDA cores, in the same layout. Views are strided so a
  * transpose is just swapped strides; they may point to shared or global memory.
  *
- * GDN_EMULATE: the same source compiled as host C++ against a CPU emulation of
- * blocks, warps and mma, to test the kernels' logic where no GPU exists. The
- * emulation is not part of the product: its build forces its header in front
- * of every file (g++ -include tests/gpu/emu/gdn_emu.h), which provides the
- * hooks used below: gdn_emu_launch, gdn_emu_smem, gdn_emu_mma_bf16_16816,
- * gdn_emu_ldmatrix, gdn_emu_shfl_xor and gdn_emu_sync_warp, and maps device
- * memory calls onto host memory. */
+ * GRAFT_CUDA_EMU: the same source compiled as host C++ against the CPU
+ * emulation of CUDA (cuda_common.cuh), to test the kernels' logic where no GPU
+ * exists; the launch, the dynamic shared memory, mma and cp.async below go
+ * through its emu_* hooks. */
 #ifndef GRAFT_BACKEND_CUDA_GDN_DEV_CUH
 #define GRAFT_BACKEND_CUDA_GDN_DEV_CUH
 
@@ -25,12 +22,9 @@
 
 #include "backend/cuda/cuda_common.cuh"
 
-#ifdef GDN_EMULATE
-#ifndef GRAFT_TESTS_GPU_EMU_GDN_EMU_H
-#error "GDN_EMULATE builds force the emulation's header first (-include tests/gpu/emu/gdn_emu.h)"
-#endif
+#ifdef GRAFT_CUDA_EMU
 #define GDN_LAUNCH(kern, grid, block, smem, stream, ...) \
-    gdn_emu_launch((grid), (block), (smem), [&]() { kern(__VA_ARGS__); })
+    emu_launch((grid), (block), (smem), [&]() { kern(__VA_ARGS__); })
 #else
 #define GDN_LAUNCH(kern, grid, block, smem, stream, ...) kern<<<(grid), (block), (smem), (stream)>>>(__VA_ARGS__)
 #endif
@@ -48,8 +42,8 @@ __device__ __forceinline__ float gdn_exp(float x) { return exp2_approx(x * 1.442
 
 /* Dynamic shared memory of the running block. */
 __device__ __forceinline__ char *gdn_smem() {
-#ifdef GDN_EMULATE
-    return gdn_emu_smem();
+#ifdef GRAFT_CUDA_EMU
+    return (char *)emu_dynamic_smem();
 #else
     extern __shared__ __align__(16) char gdn_smem_[];
     return gdn_smem_;
@@ -124,8 +118,8 @@ __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
 
 /* d += a b for one m16n8k16 bf16 tile (fragments in PTX ISA order). */
 __device__ __forceinline__ void mma_bf16_16816(float d[4], const uint32_t a[4], const uint32_t b[2]) {
-#ifdef GDN_EMULATE
-    gdn_emu_mma_bf16_16816(d, a, b);
+#ifdef GRAFT_CUDA_EMU
+    emu_mma_bf16_16816(d, a, b[0], b[1]);
 #else
     asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
                  "{%0,%1,%2,%3};\n"
@@ -134,13 +128,7 @@ __device__ __forceinline__ void mma_bf16_16816(float d[4], const uint32_t a[4], 
 #endif
 }
 
-__device__ __forceinline__ float shfl_xor(float v, int m) {
-#ifdef GDN_EMULATE
-    return gdn_emu_shfl_xor(v, m);
-#else
-    return __shfl_xor_sync(0xffffffffu, v, m);
-#endif
-}
+__device__ __forceinline__ float shfl_xor(float v, int m) { return __shfl_xor_sync(0xffffffffu, v, m); }
 
 /* Sum over the 4 lanes of a quad (lanes 4g .. 4g+3: one accumulator row). */
 __device__ __forceinline__ float quad_sum(float v) {
@@ -155,7 +143,7 @@ __device__ __forceinline__ float warp_sum(float v) {
 
 /* Raw loads and stores of 2, 4, 8 or 16 bytes (the caller guarantees alignment). */
 template <typename V> __device__ __forceinline__ V ld_raw(const void *p) {
-#ifdef GDN_EMULATE
+#ifdef GRAFT_CUDA_EMU
     V v;
     memcpy(&v, p, sizeof v);
     return v;
@@ -164,7 +152,7 @@ template <typename V> __device__ __forceinline__ V ld_raw(const void *p) {
 #endif
 }
 template <typename V> __device__ __forceinline__ void st_raw(void *p, V v) {
-#ifdef GDN_EMULATE
+#ifdef GRAFT_CUDA_EMU
     memcpy(p, &v, sizeof v);
 #else
     *reinterpret_cast<V *>(p) = v;
@@ -199,13 +187,9 @@ template <typename T, int L> __device__ __forceinline__ uint32_t frag_pair_t(Vie
 
 /* ldmatrix (cuda_common.cuh), N = 2 or 4 matrices: exactly the mma fragments
  * of the 8 x 8 matrices whose row addresses the lanes give, or of their
- * transposes; the emulation's in tests/gpu/emu. */
+ * transposes. */
 template <int N, bool kTrans> __device__ __forceinline__ void ldsm(uint32_t *r, const bf16 *row) {
-#ifdef GDN_EMULATE
-    gdn_emu_ldmatrix(r, N, row, kTrans);
-#else
     ldmatrix_sync<N, kTrans>(r, row);
-#endif
 }
 
 /* The A fragment (mma m16n8k16 layout) of A[m0:m0+16, k0:k0+16]. ldmatrix x4:
@@ -429,36 +413,27 @@ __device__ __forceinline__ void block_sync() { __syncthreads(); }
 
 /* Barrier of the calling warp (all 32 lanes call it): their shared-memory
  * writes before it are visible to each other after it. */
-__device__ __forceinline__ void warp_sync() {
-#ifdef GDN_EMULATE
-    gdn_emu_sync_warp();
-#else
-    __syncwarp();
-#endif
-}
+__device__ __forceinline__ void warp_sync() { __syncwarp(); }
 
 /* 16 bytes global -> shared without a register round trip (cp.async), zero-filled
  * when !valid (src is then not read). Complete after gdn_cp_wait_all() and a
  * barrier. The emulation copies at once (it has no timing). */
 __device__ __forceinline__ void gdn_cp_async16(void *dst, const void *src, bool valid) {
-#ifdef GDN_EMULATE
-    if (valid)
-        memcpy(dst, src, 16);
-    else
-        memset(dst, 0, 16);
+#ifdef GRAFT_CUDA_EMU
+    emu_cp_async16(dst, src, valid);
 #else
     const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(valid ? 16 : 0) : "memory");
 #endif
 }
 __device__ __forceinline__ void gdn_cp_commit() {
-#ifndef GDN_EMULATE
+#ifndef GRAFT_CUDA_EMU
     asm volatile("cp.async.commit_group;\n" ::: "memory");
 #endif
 }
 /* Waits until at most N of this thread's committed groups are still in flight. */
 template <int N> __device__ __forceinline__ void gdn_cp_wait() {
-#ifndef GDN_EMULATE
+#ifndef GRAFT_CUDA_EMU
     asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 #endif
 }

@@ -13,7 +13,7 @@
  * pool is told to keep what is freed (release threshold: no limit) instead of
  * returning it to the driver at every synchronization. */
 static inline void gdn_pool_keep(gf_backend *be) {
-#ifndef GDN_EMULATE
+#ifndef GRAFT_CUDA_EMU
     static bool done[64];
     int dev = cuda_of(be)->device;
     if (dev < 0 || dev >= 64 || done[dev]) return;

@@ -18,12 +18,10 @@
 #include "backend/cuda/cuda_common.cuh"
 
 #ifdef GRAFT_CUDA_EMU
-/* tests/gpu/core_emu: the same operations on CPU fibers (core_emu.h) */
+/* the same operations on the emulation's CPU fibers (cuda_common.cuh) */
 __device__ __forceinline__ void cp_async16(void *dst, const void *src, bool valid) { emu_cp_async16(dst, src, valid); }
 __device__ __forceinline__ void cp_async_commit() {}
 template <int N> __device__ __forceinline__ void cp_async_wait() {}
-__device__ __forceinline__ void ldsm_x4(uint32_t (&r)[4], const void *p) { emu_ldmatrix_x4(r, p, false); }
-__device__ __forceinline__ void ldsm_x4_t(uint32_t (&r)[4], const void *p) { emu_ldmatrix_x4(r, p, true); }
 __device__ __forceinline__ void mma_bf16(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
     emu_mma_bf16_16816(d, a, b0, b1);
 }
@@ -42,9 +40,6 @@ template <int N> __device__ __forceinline__ void cp_async_wait() {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
-__device__ __forceinline__ void ldsm_x4(uint32_t (&r)[4], const void *p) { ldmatrix_sync<4, false>(r, p); }
-__device__ __forceinline__ void ldsm_x4_t(uint32_t (&r)[4], const void *p) { ldmatrix_sync<4, true>(r, p); }
-
 /* d += a b (16 x 16 by 16 x 8, bf16 in, fp32 accumulate). */
 __device__ __forceinline__ void mma_bf16(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
     asm volatile(
@@ -54,6 +49,9 @@ __device__ __forceinline__ void mma_bf16(float (&d)[4], const uint32_t (&a)[4], 
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 #endif
+
+__device__ __forceinline__ void ldsm_x4(uint32_t (&r)[4], const void *p) { ldmatrix_sync<4, false>(r, p); }
+__device__ __forceinline__ void ldsm_x4_t(uint32_t (&r)[4], const void *p) { ldmatrix_sync<4, true>(r, p); }
 
 /* A compile-time bool as a value: a generic lambda called with bool_tag<true>{}
  * or bool_tag<false>{} is built twice, each branch-free in that flag. */

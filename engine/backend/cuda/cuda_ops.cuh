@@ -21,7 +21,8 @@ typedef struct {
     struct cuda_gemm_cache *gemm; /* owned by the root backend */
     bool owns_handles;           /* root: owns lt, blas, gemm cache; sub: borrows them */
     bool debug_sync;             /* GRAFT_CUDA_SYNC=1: sync after every op, errors name it */
-    int attn_cfg;                /* attention forward's block shape a test forced (-1: chosen by shape) */
+    int attn_cfg;                /* position in ATTN_FWD_CONFIG_LIST of the attention forward's block shape a
+                                    test forced (-1: chosen by call) */
     int attn_split;              /* key-range splits in attention a test forced (0: chosen) */
     const char *last_op;         /* the last op queued (for async error reports) */
     struct gf_backend *subs[4];  /* be_run_tasks' sub-backends, made on first use */
@@ -74,9 +75,9 @@ void cuda_sum_parts_f(gf_backend *be, float *dst, const float *parts, size_t n_p
 
 /* kernel<<<grid, block, smem, stream>>>(args...) written as a call,
  * cuda_launch(grid, block, smem, stream, kernel, args...), so that the
- * kernels also build for tests/gpu/core_emu (GRAFT_CUDA_EMU: the same code
- * on CPU fibers, to check indexing, fragment layouts and barriers where there
- * is no GPU). */
+ * kernels also build for the CPU emulation (GRAFT_CUDA_EMU, cuda_common.cuh:
+ * the same code on CPU fibers, to check indexing, fragment layouts and
+ * barriers where there is no GPU). */
 #ifdef GRAFT_CUDA_EMU
 #define CUDA_DYNAMIC_SMEM(name) unsigned char *name = (unsigned char *)emu_dynamic_smem()
 template <typename... KA, typename... A>

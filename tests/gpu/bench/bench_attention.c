@@ -97,12 +97,15 @@ int main(void) {
     /* every block shape, cfg 0 first (issue 11's shape: its times are the reference), at the two shapes of
      * issue 11; the names say which the product takes with statistics and without */
 #define CFG_TEXT(i, nw, sl, bc, ns, minb, fold, text) text,
+#define CFG_ID(i, nw, sl, bc, ns, minb, fold, text) (i),
     static const char *const cfg_text[ATTN_FWD_CONFIGS] = {ATTN_FWD_CONFIG_LIST(CFG_TEXT)};
+    static const int cfg_id[ATTN_FWD_CONFIGS] = {ATTN_FWD_CONFIG_LIST(CFG_ID)};
 #undef CFG_TEXT
+#undef CFG_ID
     static const int shape_B[2] = {4, 1}, shape_T[2] = {2048, 8192};
     double ref[2][4];
     for (int k = 0; k < ATTN_FWD_CONFIGS; k++) {
-        const int cfg = k;
+        const int cfg = cfg_id[k]; /* the list starts with cfg 0 */
         const char *role = cfg == ATTN_FWD_DEFAULT_STATS   ? ", default with stats"
                            : cfg == ATTN_FWD_DEFAULT_PLAIN ? ", default without stats"
                                                            : "";
@@ -110,7 +113,7 @@ int main(void) {
         const gf_backend_variants v = {.attn_cfg = 1 + cfg};
         be = bench_open_variants_or_skip(&v);
         for (int sh = 0; sh < 2; sh++) {
-            snprintf(model, sizeof model, "qwen2.5-1.5b [cfg %d%s: %s]", cfg, role, cfg_text[cfg]);
+            snprintf(model, sizeof model, "qwen2.5-1.5b [cfg %d%s: %s]", cfg, role, cfg_text[k]);
             run(be, &c, model, shape_B[sh], shape_T[sh], 12, 2, 128, 0, false, k == 0 ? NULL : ref[sh],
                 k == 0 ? ref[sh] : NULL);
         }

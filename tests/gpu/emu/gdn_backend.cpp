@@ -1,11 +1,11 @@
-/* The "cuda" backend of the emulated GDN test (make test-gdn-emu): host memory,
- * and the GDN ops of engine/backend/cuda/cuda_gdn*.cu compiled with
- * -DGDN_EMULATE against the fiber emulation (gdn_emu.h). It defines
- * gf_backend_cuda_open, so tests/gpu/test_cuda_gdn.c runs unchanged through
- * be_open("cuda") / be_alloc / be_upload / be_gdn_*.
+/* The Gated DeltaNet family of the CPU emulation (make test-gdn-emu): a "cuda"
+ * backend over host memory whose GDN ops are engine/backend/cuda/cuda_gdn*.cu
+ * compiled against the emulation (emu.h). It defines gf_backend_cuda_open, so
+ * tests/gpu/test_cuda_gdn.c runs unchanged through be_open("cuda") / be_alloc /
+ * be_upload / be_gdn_*.
  *
  * Only the emulation's link uses this file, and that link takes the engine
- * WITHOUT the real CUDA objects (gdn.mk: emu/libengine.a), so the two
+ * WITHOUT the real CUDA objects (emu.mk: emu/libengine.a), so the two
  * gf_backend_cuda_open never meet; linking both would fail (a duplicate
  * symbol), never pick one silently. The ops the GDN test does not call (dense,
  * attention, losses, optimizer) are absent from the table (NULL). */

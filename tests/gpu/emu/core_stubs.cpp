@@ -1,6 +1,7 @@
-/* What the attention files take from the rest of the CUDA backend, for the
- * emulated build: checks and errors as cuda_backend.cu has them, scratch from
- * the host heap (device memory is host memory here). */
+/* The core family of the CPU emulation (make test-core-emu): what the core's
+ * kernel files take from the rest of the CUDA backend, for the emulated build:
+ * checks and errors as cuda_backend.cu has them, scratch from the host heap
+ * (device memory is host memory here). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>

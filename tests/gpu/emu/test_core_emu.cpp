@@ -1,5 +1,5 @@
 /* The CUDA backend's attention kernels, the product's code, run on the CPU
- * emulation (core_emu.h) against a float64 reference: the tensor-core forward
+ * emulation (emu.h) against a float64 reference: the tensor-core forward
  * (every block shape of cuda_attention_cfg.h, the key range split over
  * blocks with the combine kernel, statistics and log-sum-exp), the tensor-core backward, and
  * the exact SIMT kernels in f32 and bf16. Small shapes (the emulation runs a
@@ -724,18 +724,21 @@ int main() {
 
     /* every block shape: T not a multiple of the tile, groups 1 and 2, head dims 64 and 128, pos0 > 0, and
      * the key range split (with the combine kernel) */
-    for (int c = 0; c < ATTN_FWD_CONFIGS; c++) {
+#define ATTN_FWD_ID(i, nw, sl, bc, ns, minb, fold, text) (i),
+    static const int ids[ATTN_FWD_CONFIGS] = {ATTN_FWD_CONFIG_LIST(ATTN_FWD_ID)};
+#undef ATTN_FWD_ID
+    for (int c = 0; c < ATTN_FWD_CONFIGS; c++) { /* c: the position the backend keeps (cuda_state.attn_cfg) */
         char v[32];
-        snprintf(v, sizeof v, "mma cfg%d", c);
+        snprintf(v, sizeof v, "mma cfg%d", ids[c]);
         forward_case(v, false, c, 1, 1, 70, 4, 2, 64, 0);
         forward_case(v, false, c, 1, 2, 33, 6, 1, 128, 40);
         forward_case(v, false, c, 1, 1, 40, 4, 2, 128, 9);
         forward_case(v, false, c, 1, 1, 150, 4, 2, 128, 0); /* more row tiles than one, many key tiles */
-        snprintf(v, sizeof v, "mma cfg%d split3", c);
+        snprintf(v, sizeof v, "mma cfg%d split3", ids[c]);
         forward_case(v, false, c, 3, 1, 1, 12, 2, 128, 200);
         forward_case(v, false, c, 3, 2, 5, 4, 2, 64, 150);
         forward_case(v, false, c, 3, 1, 40, 4, 2, 64, 100); /* rows 100..127 see no key in the last range */
-        snprintf(v, sizeof v, "mma cfg%d split2", c);
+        snprintf(v, sizeof v, "mma cfg%d split2", ids[c]);
         forward_case(v, false, c, 2, 1, 20, 4, 2, 64, 140);
     }
     forward_case("mma auto", false, -1, 0, 1, 5, 4, 2, 64, 700); /* splits on its own: small grid, 11 key tiles */

@@ -1,0 +1,337 @@
+/* The emulation's runtime (emu.h): a fiber per thread, block and warp
+ * barriers, the warp-level exchanges, and the documented semantics of ldmatrix
+ * (.trans) and mma.m16n8k16.row.col.f32.bf16.bf16.f32 (PTX ISA, "Matrix
+ * fragments for mma.m16n8k16" and "ldmatrix").
+ *
+ * One block at a time; its threads run until they reach a barrier. A block
+ * barrier releases when every live thread of the block arrived, a warp barrier
+ * when every live lane of the warp did (a thread that returned no longer
+ * counts). No runnable fiber while some wait: a deadlock (a barrier some
+ * threads skip), reported and aborted, as is a block that ends with threads at
+ * a barrier, lanes of a warp that meet at different collectives, an ldmatrix
+ * or mma in a partial warp, a shuffle from a lane outside the warp, an
+ * ldmatrix row that is not a 16-byte aligned row of dynamic shared memory, and
+ * more dynamic shared memory than an H100 / H200 block has. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ucontext.h>
+
+#include <algorithm>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "emu.h"
+
+/* getcontext "returns twice" in general; here it only fills a context that
+ * makecontext then retargets, so nothing is ever resumed inside run_block. */
+#pragma GCC diagnostic ignored "-Wclobbered"
+
+namespace {
+
+struct barrier {
+    int needed = 0, arrived = 0;
+    unsigned gen = 0;
+    const char *what = nullptr; /* warp barriers: the collective the lanes meet at */
+};
+
+struct fiber {
+    ucontext_t ctx;
+    bool done = false, waiting = false;
+    barrier *wait_on = nullptr;
+    unsigned wait_gen = 0;
+    emu_idx tid{0, 0, 0};
+    int lane = 0, warp = 0;
+};
+
+/* what the lanes of one warp exchange at a collective */
+struct warp_buf {
+    const void *ptr[32];
+    float f[32];
+    double d[32];
+    uint32_t a[32][4], b[32][2];
+};
+
+enum order_kind { FORWARD, REVERSE, SHUFFLE };
+
+struct state {
+    std::vector<fiber> f;
+    std::vector<std::unique_ptr<char[]>> stacks; /* uninitialized: only the pages a fiber touches are mapped */
+    barrier blk;
+    std::vector<barrier> wb;
+    std::vector<int> warp_lanes; /* lanes of each warp (the last one may be partial) */
+    std::vector<warp_buf> buf;
+    std::vector<unsigned char> smem;
+    size_t smem_asked = 0;
+    emu_idx bid{0, 0, 0}, bdim{1, 1, 1}, gdim{1, 1, 1};
+    const std::function<void()> *body = nullptr;
+    ucontext_t sched;
+    int cur = -1;
+    order_kind order = FORWARD;
+    std::mt19937 rng{12345};
+} S;
+
+/* 256 KiB a fiber: enough for every kernel here, under ASan too (make
+ * sanitize). ASan clears the shadow of the stack a switch goes to; from 512 KiB
+ * on (64 KiB of shadow) it does so through mmap, a system call per switch. */
+const size_t STACK = 256 * 1024;
+const size_t SMEM_MAX = 232448; /* an H100 / H200 block's opt-in limit */
+
+fiber &me() { return S.f[S.cur]; }
+
+[[noreturn]] void fail(const char *what) {
+    fprintf(stderr, "emu: %s (block %u %u %u", what, S.bid.x, S.bid.y, S.bid.z);
+    if (S.cur >= 0) fprintf(stderr, ", thread %d", S.cur);
+    fprintf(stderr, ")\n");
+    abort();
+}
+
+void release_if_full(barrier &b) {
+    if (b.needed > 0 && b.arrived >= b.needed) {
+        b.arrived = 0;
+        b.gen++;
+    }
+}
+
+/* Arrives at b; the last arriver goes on, the others wait for the release.
+ * what: the warp collective (all lanes must meet at the same one). */
+void arrive(barrier &b, const char *what = nullptr) {
+    const unsigned g = b.gen;
+    if (what) {
+        if (b.arrived == 0) b.what = what;
+        else if (strcmp(b.what, what) != 0) {
+            fprintf(stderr, "emu: lanes of warp %d diverge: one at %s, another at %s\n", me().warp, b.what, what);
+            fail("divergent warp collective");
+        }
+    }
+    if (++b.arrived >= b.needed) {
+        b.arrived = 0;
+        b.gen++;
+        return;
+    }
+    fiber &f = me();
+    f.waiting = true;
+    f.wait_on = &b;
+    f.wait_gen = g;
+    swapcontext(&f.ctx, &S.sched);
+}
+
+void warp_arrive(const char *what) { arrive(S.wb[me().warp], what); }
+
+/* the collectives that need all 32 lanes (ldmatrix, mma) */
+void need_full_warp(const char *what) {
+    if (S.warp_lanes[me().warp] != 32) fail(what);
+}
+
+void entry() {
+    const int i = S.cur;
+    (*S.body)();
+    fiber &f = S.f[i];
+    f.done = true;
+    /* an exited thread no longer counts at barriers */
+    S.blk.needed--;
+    release_if_full(S.blk);
+    barrier &w = S.wb[f.warp];
+    w.needed--;
+    release_if_full(w);
+    setcontext(&S.sched);
+}
+
+void run_block() {
+    const int n = (int)(S.bdim.x * S.bdim.y * S.bdim.z), nw = (n + 31) / 32;
+    S.f.assign(n, fiber());
+    while ((int)S.stacks.size() < n) S.stacks.emplace_back(new char[STACK]);
+    S.wb.assign(nw, barrier());
+    S.warp_lanes.assign(nw, 0);
+    S.buf.resize(nw);
+    S.blk = barrier();
+    S.blk.needed = n;
+    std::vector<int> order(n);
+    for (int i = 0; i < n; i++) {
+        fiber &f = S.f[i];
+        f.tid = {(unsigned)(i % S.bdim.x), (unsigned)(i / S.bdim.x % S.bdim.y), (unsigned)(i / (S.bdim.x * S.bdim.y))};
+        f.lane = i & 31;
+        f.warp = i >> 5;
+        S.wb[f.warp].needed++;
+        S.warp_lanes[f.warp]++;
+        getcontext(&f.ctx);
+        f.ctx.uc_stack.ss_sp = S.stacks[i].get();
+        f.ctx.uc_stack.ss_size = STACK;
+        f.ctx.uc_link = nullptr;
+        makecontext(&f.ctx, entry, 0);
+        order[i] = S.order == REVERSE ? n - 1 - i : i;
+    }
+    /* shared memory starts as NaN (0xff bytes): a read of what no thread wrote shows */
+    memset(S.smem.data(), 0xff, S.smem.size());
+    for (;;) {
+        if (S.order == SHUFFLE) std::shuffle(order.begin(), order.end(), S.rng);
+        bool all_done = true, progress = false;
+        for (int i : order) {
+            fiber &f = S.f[i];
+            if (f.done) continue;
+            all_done = false;
+            if (f.waiting) {
+                if (f.wait_on->gen == f.wait_gen) continue;
+                f.waiting = false;
+            }
+            S.cur = i;
+            swapcontext(&S.sched, &f.ctx);
+            progress = true;
+        }
+        if (all_done) break;
+        if (!progress) {
+            S.cur = -1;
+            fail("deadlock: threads wait at barriers that cannot fill");
+        }
+    }
+    S.cur = -1;
+    if (S.blk.arrived || std::any_of(S.wb.begin(), S.wb.end(), [](const barrier &b) { return b.arrived != 0; }))
+        fail("the block ended with threads at a barrier");
+}
+
+uint16_t bits16(const void *p) {
+    uint16_t h;
+    memcpy(&h, p, 2);
+    return h;
+}
+float bf16_bits(uint32_t h) {
+    const uint32_t u = (h & 0xffffu) << 16;
+    float x;
+    memcpy(&x, &u, 4);
+    return x;
+}
+
+bool in_smem(const void *p, size_t n) {
+    const unsigned char *c = (const unsigned char *)p, *s = S.smem.data();
+    return c >= s && c + n <= s + S.smem_asked;
+}
+
+} // namespace
+
+emu_idx emu_thread_idx() { return S.f[S.cur].tid; }
+emu_idx emu_block_idx() { return S.bid; }
+emu_idx emu_block_dim() { return S.bdim; }
+emu_idx emu_grid_dim() { return S.gdim; }
+void *emu_dynamic_smem() { return S.smem.data(); }
+
+void emu_syncthreads() { arrive(S.blk); }
+void emu_syncwarp() { warp_arrive("syncwarp"); }
+
+/* the lane a shuffle reads: one of this warp's */
+static int source_lane(int src) {
+    if (src < 0 || src >= S.warp_lanes[me().warp]) fail("shuffle from a lane outside the warp");
+    return src;
+}
+
+/* a value from lane src of this warp, through the warp's buffer buf */
+template <typename T> static T exchange(T (&buf)[32], T v, int src, const char *what) {
+    buf[me().lane] = v;
+    warp_arrive(what);
+    const T r = buf[source_lane(src)];
+    warp_arrive(what);
+    return r;
+}
+
+float emu_shfl_xor(float v, int mask) { return exchange(S.buf[me().warp].f, v, me().lane ^ mask, "shfl_xor"); }
+double emu_shfl_xor_d(double v, int mask) { return exchange(S.buf[me().warp].d, v, me().lane ^ mask, "shfl_xor"); }
+float emu_shfl_idx(float v, int src) { return exchange(S.buf[me().warp].f, v, src & 31, "shfl"); }
+
+bool emu_any(bool v) {
+    warp_buf &b = S.buf[me().warp];
+    b.f[me().lane] = v ? 1.0f : 0.0f;
+    warp_arrive("any");
+    bool r = false;
+    for (int l = 0; l < S.warp_lanes[me().warp]; l++) r |= b.f[l] != 0.0f;
+    warp_arrive("any");
+    return r;
+}
+
+void emu_cp_async16(void *dst, const void *src, bool valid) {
+    if (valid) memcpy(dst, src, 16);
+    else memset(dst, 0, 16);
+}
+
+/* ldmatrix.sync.aligned.m8n8.x{n}[.trans].shared.b16: lanes 8i .. 8i+7 give
+ * the row addresses of matrix i (16 bytes each, 16-byte aligned, shared
+ * memory); lane 4g + t receives in r[i] the elements (row g, columns 2t,
+ * 2t + 1) of matrix i, or with .trans (rows 2t, 2t + 1, column g); the lower
+ * column / row in the low half. */
+void emu_ldmatrix(uint32_t *r, int n, const void *row, bool trans) {
+    need_full_warp("ldmatrix in a partial warp");
+    warp_buf &b = S.buf[me().warp];
+    const int t = me().lane;
+    if (t < 8 * n && (((uintptr_t)row & 15) != 0 || !in_smem(row, 16)))
+        fail("ldmatrix: a row address is not a 16-byte aligned row of dynamic shared memory");
+    b.ptr[t] = row;
+    warp_arrive("ldmatrix");
+    const int g = t / 4, c = t % 4;
+    uint32_t out[4];
+    for (int i = 0; i < n; i++) {
+        uint16_t lo, hi;
+        if (!trans) {
+            const char *rw = (const char *)b.ptr[8 * i + g];
+            lo = bits16(rw + 2 * (2 * c));
+            hi = bits16(rw + 2 * (2 * c + 1));
+        } else {
+            lo = bits16((const char *)b.ptr[8 * i + 2 * c] + 2 * g);
+            hi = bits16((const char *)b.ptr[8 * i + 2 * c + 1] + 2 * g);
+        }
+        out[i] = (uint32_t)lo | ((uint32_t)hi << 16);
+    }
+    warp_arrive("ldmatrix");
+    for (int i = 0; i < n; i++) r[i] = out[i];
+}
+
+/* mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32, lane = 4 gid + tig:
+ *   A (16 x 16) a0 (gid, 2tig..) a1 (gid+8, 2tig..) a2 (gid, 8+2tig..) a3 (gid+8, 8+2tig..)
+ *   B (16 x 8)  b0 (k 2tig.., n gid) b1 (k 8+2tig.., n gid)
+ *   C, D        c0 c1 (gid, 2tig..) c2 c3 (gid+8, 2tig..)
+ * The 16 products of each output are summed in double and added to it once. */
+void emu_mma_bf16_16816(float *d, const uint32_t *a, uint32_t b0, uint32_t b1) {
+    need_full_warp("mma in a partial warp");
+    warp_buf &w = S.buf[me().warp];
+    const int t = me().lane;
+    for (int i = 0; i < 4; i++) w.a[t][i] = a[i];
+    w.b[t][0] = b0, w.b[t][1] = b1;
+    warp_arrive("mma");
+    auto A = [&](int r, int k) {
+        const uint32_t x = w.a[(r % 8) * 4 + (k % 8) / 2][(r >= 8 ? 1 : 0) + (k >= 8 ? 2 : 0)];
+        return (double)bf16_bits(k % 2 ? x >> 16 : x);
+    };
+    auto B = [&](int k, int n) {
+        const uint32_t x = w.b[n * 4 + (k % 8) / 2][k >= 8 ? 1 : 0];
+        return (double)bf16_bits(k % 2 ? x >> 16 : x);
+    };
+    const int gid = t / 4, tig = t % 4;
+    float sum[4];
+    for (int j = 0; j < 4; j++) {
+        const int r = gid + (j >= 2 ? 8 : 0), n = 2 * tig + (j & 1);
+        double s = 0;
+        for (int k = 0; k < 16; k++) s += A(r, k) * B(k, n);
+        sum[j] = (float)s;
+    }
+    warp_arrive("mma");
+    for (int j = 0; j < 4; j++) d[j] += sum[j];
+}
+
+void emu_run(dim3 grid, dim3 block, size_t smem, const std::function<void()> &body) {
+    if (block.x == 0 || block.y == 0 || block.z == 0 || block.x * block.y * block.z > 1024) fail("a block of 1..1024 threads");
+    if (smem > SMEM_MAX) {
+        fprintf(stderr, "emu: %zu bytes of dynamic shared memory (a block has at most %zu)\n", smem, SMEM_MAX);
+        abort();
+    }
+    const char *order = getenv("GRAFT_EMU_ORDER");
+    S.order = order && strcmp(order, "reverse") == 0 ? REVERSE : order && strcmp(order, "shuffle") == 0 ? SHUFFLE : FORWARD;
+    S.body = &body;
+    S.bdim = {block.x, block.y, block.z};
+    S.gdim = {grid.x, grid.y, grid.z};
+    S.smem_asked = smem;
+    S.smem.assign(smem + 16, 0);
+    for (unsigned z = 0; z < grid.z; z++)
+        for (unsigned y = 0; y < grid.y; y++)
+            for (unsigned x = 0; x < grid.x; x++) {
+                S.bid = {x, y, z};
+                run_block();
+            }
+}

@@ -1,0 +1,149 @@
+/* A CPU emulation of what the CUDA backend's kernels use of CUDA, so that the
+ * product's kernel code (the .cu files of engine/backend/cuda: the core's
+ * kernels and the Gated DeltaNet ones) runs, slowly, where there is no GPU.
+ * Test code only: tests/gpu/emu/emu.mk forces this header in front of every
+ * file of the emulated builds (g++ -include, with -DGRAFT_CUDA_EMU); no
+ * product file includes it.
+ *
+ * Every thread of a block is a fiber (ucontext). __syncthreads is a barrier
+ * over the block's live fibers; the warp-synchronous operations (__syncwarp,
+ * shuffles, __any_sync, ldmatrix, mma.m16n8k16) exchange values among the
+ * lanes of a warp through barriers, and all lanes must meet at the same one;
+ * blocks run one after another (so `static` stands for __shared__); device
+ * memory is host memory; cp.async copies at once. Dynamic shared memory and
+ * the scratch the runtime calls below hand out start as garbage (0xff bytes:
+ * NaN in fp32 and bf16), so a read of what no thread wrote shows.
+ * GRAFT_EMU_ORDER=reverse|shuffle runs the fibers of a block in reverse or in
+ * a fresh random order between barriers, which exposes a barrier the code
+ * needs and lacks.
+ *
+ * It checks: indexing, tiling, masking, the fragment layouts of ldmatrix
+ * (.trans too) and mma as the PTX ISA defines them, barriers, shared-memory
+ * sizes, split/combine logic. It cannot check: timing, bank conflicts, the
+ * memory model, or anything about the real instructions beyond their
+ * documented semantics. */
+#ifndef GRAFT_TESTS_GPU_EMU_EMU_H
+#define GRAFT_TESTS_GPU_EMU_EMU_H
+
+/* what engine/backend/cuda/cuda_common.cuh looks for under GRAFT_CUDA_EMU */
+#define GRAFT_CUDA_EMU_HARNESS 1
+
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <functional>
+
+/* CUDA's qualifiers mean nothing to the host compiler. */
+#undef __global__
+#undef __device__
+#undef __host__
+#undef __forceinline__
+#undef __launch_bounds__
+#undef __align__
+#undef __shared__
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+#define __align__(n)
+#define __shared__ static /* blocks run one at a time */
+
+/* ------------------------------------------------------------- indexing, barriers */
+
+struct emu_idx {
+    unsigned x, y, z;
+};
+emu_idx emu_thread_idx();
+emu_idx emu_block_idx();
+emu_idx emu_block_dim();
+emu_idx emu_grid_dim();
+#define threadIdx (emu_thread_idx())
+#define blockIdx (emu_block_idx())
+#define blockDim (emu_block_dim())
+#define gridDim (emu_grid_dim())
+
+void emu_syncthreads();
+void emu_syncwarp();
+#define __syncthreads() emu_syncthreads()
+#define __syncwarp(...) emu_syncwarp()
+
+/* ------------------------------------------------------------- warp exchanges */
+
+float emu_shfl_xor(float v, int mask);
+double emu_shfl_xor_d(double v, int mask);
+float emu_shfl_idx(float v, int src);
+bool emu_any(bool v);
+static inline float __shfl_xor_sync(unsigned, float v, int mask) { return emu_shfl_xor(v, mask); }
+static inline double __shfl_xor_sync(unsigned, double v, int mask) { return emu_shfl_xor_d(v, mask); }
+static inline float __shfl_sync(unsigned, float v, int src) { return emu_shfl_idx(v, src); }
+static inline int __any_sync(unsigned, int v) { return emu_any(v != 0); }
+
+/* ldmatrix.sync.aligned.m8n8.x{n}[.trans].shared.b16 (n = 1, 2 or 4) */
+void emu_ldmatrix(uint32_t *r, int n, const void *row, bool trans);
+/* mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32: d[4] += A (a[4]) B (b0, b1) */
+void emu_mma_bf16_16816(float *d, const uint32_t *a, uint32_t b0, uint32_t b1);
+/* cp.async of 16 bytes, done at once; zeros when !valid */
+void emu_cp_async16(void *dst, const void *src, bool valid);
+
+/* ------------------------------------------------------------- arithmetic */
+
+/* CUDA's integer min / max */
+static inline int min(int a, int b) { return a < b ? a : b; }
+static inline int max(int a, int b) { return a > b ? a : b; }
+
+/* Round-to-nearest arithmetic intrinsics (the build has -ffp-contract=off, so
+ * nothing is fused into a multiply-add behind their back). */
+static inline float __fmul_rn(float a, float b) { return a * b; }
+static inline float __fadd_rn(float a, float b) { return a + b; }
+static inline float __fsub_rn(float a, float b) { return a - b; }
+static inline float __fdiv_rn(float a, float b) { return a / b; }
+static inline float __fsqrt_rn(float a) { return sqrtf(a); }
+static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
+static inline int __ffs(int x) { return __builtin_ffs(x); }
+
+/* Fibers switch only at barriers, so a read-modify-write between them is atomic. */
+template <typename T> static inline T atomicAdd(T *p, T v) {
+    const T o = *p;
+    *p = o + v;
+    return o;
+}
+static inline float2 atomicAdd(float2 *p, float2 v) {
+    const float2 o = *p;
+    p->x += v.x;
+    p->y += v.y;
+    return o;
+}
+
+/* ------------------------------------------------------------- launches, memory */
+
+/* The running block's dynamic shared memory. */
+void *emu_dynamic_smem();
+
+/* Runs body as every thread of every block of grid (block by block). */
+void emu_run(dim3 grid, dim3 block, size_t smem, const std::function<void()> &body);
+template <typename F> static inline void emu_launch(dim3 grid, dim3 block, size_t smem, F f) {
+    emu_run(grid, block, smem, std::function<void()>(f));
+}
+
+/* Device memory is host memory; these are the runtime calls the kernels' host
+ * code makes. */
+static inline cudaError_t emu_malloc(void **p, size_t n) {
+    *p = malloc(n ? n : 1);
+    if (!*p) return cudaErrorMemoryAllocation;
+    memset(*p, 0xA5, n); /* not zero: unwritten scratch must not look like data */
+    return cudaSuccess;
+}
+static inline cudaError_t emu_last_error() { return cudaSuccess; }
+#define cudaMallocAsync(p, n, s) emu_malloc((void **)(p), (n))
+#define cudaFreeAsync(p, s) (free(p), cudaSuccess)
+#define cudaMemsetAsync(p, v, n, s) (memset((p), (v), (n)), cudaSuccess)
+#define cudaMemcpyAsync(d, s_, n, k, st) (memcpy((d), (s_), (n)), cudaSuccess)
+#define cudaFuncSetAttribute(k, a, v) cudaSuccess
+#define cudaGetLastError() emu_last_error()
+#define cudaGetErrorString(e) "emulated CUDA error"
+
+#endif
