@@ -103,8 +103,15 @@ tui_wait d "R resumes, Enter starts afresh; race interrupted at step" 50 || fail
 i=0
 while [ $i -lt 100 ] && tui_screen d | grep -qF "● stats"; do sleep 0.1; i=$((i+1)); done
 tui_keys d R
-tui_wait d "random step" 600 || fail "R did not start the race"
-first=$(tui_screen d | grep -oE "random step [0-9]+/100" | head -n 1 | sed -E 's/random step ([0-9]+).*/\1/')
+# the race's own progress line ("random step N/100"); "random step" alone also matches the interrupted
+# line's checkpoint ("random step 5: PATH"), which is on screen before the race has drawn a step
+first=
+i=0
+while [ $i -lt 600 ] && [ -z "$first" ]; do
+    first=$(tui_screen d | grep -oE "random step [0-9]+/100" | head -n 1 | sed -E 's/random step ([0-9]+).*/\1/')
+    [ -n "$first" ] || { sleep 1; i=$((i+1)); }
+done
+[ -n "$first" ] || fail "R did not start the race (no 'random step N/100' in 600 s): $(tui_screen d | tail -n 5)"
 [ "$first" -gt "$ck" ] || fail "the resumed race is at step $first, not past its checkpoint (step $ck)"
 echo "resumed at step $first after the checkpoint at step $ck"
 tui_keys d c
