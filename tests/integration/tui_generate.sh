@@ -9,10 +9,7 @@
 # command run as it is.
 set -u
 . "$(dirname "$0")/lib/tui.sh"
-SHARED=${GRAFT_SHARED:-/work/shared}
-MODEL="$SHARED/models/tinyllamas/stories260K/stories260K.bin"
-TEXT="$SHARED/data/tinystories.txt"
-[ -r "$MODEL" ] && [ -r "$TEXT" ] || { echo "stories260K or tinystories.txt not found under $SHARED"; exit 77; }
+tui_need_stories
 tui_setup
 export XDG_DATA_HOME="$TMP/data"
 W=100 H=30

@@ -109,3 +109,12 @@ tui_settings() {
     mkdir -p "$XDG_STATE_HOME/graft"
     printf '{"version": 2, "settings": %s}\n' "$1" > "$XDG_STATE_HOME/graft/session.json"
 }
+
+# tui_need_stories: MODEL (stories260K) and TEXT (tinystories.txt) from
+# $GRAFT_SHARED (default: ../shared beside the source tree), or skip (77)
+tui_need_stories() {
+    SHARED=${GRAFT_SHARED:-$(cd "$(dirname "$0")/../../.." && pwd)/shared}
+    MODEL="$SHARED/models/tinyllamas/stories260K/stories260K.bin"
+    TEXT="$SHARED/data/tinystories.txt"
+    [ -r "$MODEL" ] && [ -r "$TEXT" ] || { echo "stories260K or tinystories.txt not found under $SHARED"; exit 77; }
+}
