@@ -1,6 +1,6 @@
 # tests/gpu/runs/hf_gguf_ppl.py (transformers' perplexity of a GGUF, the
 # reference for graft ppl) against graft ppl, with torch, transformers and gguf
-# importable (scripts/pyenv.sh transformers pins all three): SmolLM2-135M Q4_1 on 1,500 bytes of
+# importable (scripts/pyenv.sh transformers pins them, with accelerate, which transformers needs to load a GGUF): SmolLM2-135M Q4_1 on 1,500 bytes of
 # gutenberg-60.txt at ctx 64 (several windows): the same token count and
 # perplexity within 1e-4 relative (float32 both sides; measured 1e-7 on the
 # 1.5B teacher). The window layout alone is tests/integration/hf_gguf_ppl.sh.
@@ -13,8 +13,8 @@ GUT=$SHARED/data/gutenberg-60.txt
 # the export checks' environment (scripts/pyenv.sh; GRAFT_PYTHON names another)
 PY=$(sh "$GRAFT_ROOT/scripts/pyenv.sh" transformers 2>"$TMP/pyenv.err") ||
     skip "no Python environment for the model comparison ($(tail -n 1 "$TMP/pyenv.err"))"
-"$PY" -c "import torch, transformers, gguf" 2>"$TMP/imp.err" ||
-    skip "the model comparison needs torch, transformers and gguf in $PY ($(tail -n 1 "$TMP/imp.err"))"
+"$PY" -c "import torch, transformers, gguf, accelerate" 2>"$TMP/imp.err" ||
+    skip "the model comparison needs torch, transformers, gguf and accelerate in $PY ($(tail -n 1 "$TMP/imp.err"))"
 tail -c 1500 "$GUT" >"$TMP/t.txt"
 "$G" ppl "$SMOL" --text "$TMP/t.txt" --ctx 64 --json >"$TMP/g.json" || fail "graft ppl"
 "$PY" "$SCRIPT" "$SMOL" "$TMP/t.txt" --ctx 64 >"$TMP/h.json" 2>"$TMP/h.err" || { tail -n 5 "$TMP/h.err"; fail "hf_gguf_ppl.py"; }
