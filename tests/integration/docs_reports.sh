@@ -109,6 +109,24 @@ line = [l for l in readme.splitlines() if "docs/paper-1.5b.md" in l][0]
 got = re.findall(r"\d+\.\d\dx?", line)
 assert got == want, (got, want)
 PY
+# section 1's transformers reference: its rows are in the teacher table, and the prose quotes the JSON's differences
+grep -q "<!-- report: teacher $Q/teacher_ppl.json $Q/teacher_ppl_hf.json -->" $P || fail "$P: the teacher table lacks the transformers rows"
+grep -q "Not measured: transformers" $P && fail "$P: still says transformers was not measured"
+python3 - $P $Q <<'PY' || fail "$P: the transformers paragraph says other numbers than $Q/teacher_ppl_hf.json"
+import json, sys
+doc, q = open(sys.argv[1]).read(), sys.argv[2]
+rows = json.load(open(f"{q}/teacher_ppl.json"))["rows"]
+hf = {r["text"]: r for r in json.load(open(f"{q}/teacher_ppl_hf.json"))["rows"]}
+g = {(r["text"], r["path"]): r for r in rows}
+rel = lambda t, p: f"{(hf[t]['ppl'] - g[t, p]['ppl']) / g[t, p]['ppl']:+.2e}"
+para = doc[doc.index("**transformers agrees"):].split("\n\n")[0]
+want = [rel("small", "graft cpu f32"), rel("small", "graft cuda f32"), rel("big", "graft cuda f32")]
+got = [w.strip("(),") for w in para.split() if w.startswith("+") and "e-" in w]
+assert got == want, (got, want)
+for t in ("small", "big"):
+    assert all(r["tokens"] == hf[t]["tokens"] for r in rows if r["text"] == t), t
+    assert f"{hf[t]['tokens']:,}" in para, t
+PY
 # a typed digit in the 1.5B Stage 1 table fails the check
 sed 's/^| full | \([0-9]\)/| full | 9\1/' $P >"$TMP/paper15.md"
 cmp -s $P "$TMP/paper15.md" && fail "the negative 1.5B check changed nothing"

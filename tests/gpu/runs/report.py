@@ -9,7 +9,9 @@ that the numbers in docs/ are never typed by hand.
                                             held-out perplexities; --svg draws every curve
   report.py race ... --png OUT.png         also a PNG of the curves (matplotlib; never compared
                                             by `docs`: its bytes vary with the version)
-  report.py teacher FILE.json               the teacher's perplexity by path (tests/gpu/paper/run.sh teacher)
+  report.py teacher FILE.json [REF.json]    the teacher's perplexity by path (tests/gpu/paper/run.sh teacher); REF.json:
+                                            rows of the same schema from another program (transformers),
+                                            set against each of graft's paths
   report.py paper-ablate FILE.json          the six inits x sigma fits x strategies/ratios as one table,
                                             the half-lives at 50 % uniform beside the paper's X-ray numbers
   report.py stats FILE.json [--png OUT.png] per layer, the range over heads of graft stats --json's statistics;
@@ -168,9 +170,12 @@ def png(races, path):
     fig.savefig(path)
 
 
-def teacher(path):
-    j = json.load(open(path))
-    rows = j["rows"]
+def teacher(paths):
+    """One table over every file's rows (the first file's header): graft's runs and, from a second file with the
+    same row schema, the transformers reference (tests/gpu/runs/hf_gguf_ppl.py), each row relative to graft f32;
+    with a reference, a second table sets it against each of graft's paths."""
+    js = [json.load(open(p)) for p in paths]
+    j, rows = js[0], [r for x in js for r in x["rows"]]
     ref = {r["text"]: r for r in rows if r["path"] == "graft cpu f32"}
     ref.update({r["text"]: r for r in rows if r["path"] == "graft cuda f32" and r["text"] not in ref})
     out = [f"{j['teacher']}; {j['text']}: small {j['text_bytes']['small']:,} bytes, big {j['text_bytes']['big']:,} bytes", "",
@@ -180,6 +185,17 @@ def teacher(path):
         rel = "" if b is None or b is r else f"{(r['ppl'] - b['ppl']) / b['ppl']:+.2e}"
         out.append(f"| {r['text']} | {r['ctx']} | {r['path']} | {r['tokens']:,} | {r['ppl']:.6f} | {rel} | "
                    + (f"{r['seconds']:.1f}" if r.get("seconds") is not None else "") + " |")
+    hf = [r for r in rows if not r["path"].startswith("graft ")]
+    if hf:
+        out += ["", "The reference against each of graft's paths on the same text and windows: (reference - graft) / "
+                "graft, and whether the predicted tokens count the same", "",
+                "| text | ctx | reference | ppl | graft path | graft ppl | rel. difference | tokens equal |",
+                "|---|---|---|---|---|---|---|---|"]
+        for h in sorted(hf, key=lambda r: (r["text"] != "small", r["path"])):
+            for g in sorted((r for r in rows if r["path"].startswith("graft ") and r["text"] == h["text"]
+                             and r["ctx"] == h["ctx"]), key=lambda r: r["path"]):
+                out.append(f"| {h['text']} | {h['ctx']} | {h['path']} | {h['ppl']:.6f} | {g['path']} | {g['ppl']:.6f} | "
+                           f"{(h['ppl'] - g['ppl']) / g['ppl']:+.2e} | {'yes' if h['tokens'] == g['tokens'] else 'no'} |")
     return "\n".join(out)
 
 
@@ -548,7 +564,10 @@ def run(argv):
     if argv[1] == "components":  # several runs (one per sigma fit) make one table
         print(components(files))
         return 0
-    one = {"ablate": ablate, "teacher": teacher, "paper-ablate": paper_ablate}
+    if argv[1] == "teacher":  # a second file (the transformers reference) joins the first's table
+        print(teacher(files))
+        return 0
+    one = {"ablate": ablate, "paper-ablate": paper_ablate}
     if argv[1] in one:
         print("\n\n".join(one[argv[1]](f) for f in files))
         return 0
