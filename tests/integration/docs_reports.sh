@@ -127,6 +127,17 @@ for t in ("small", "big"):
     assert all(r["tokens"] == hf[t]["tokens"] for r in rows if r["text"] == t), t
     assert f"{hf[t]['tokens']:,}" in para, t
 PY
+# docs/cuda.md's last `make test-gpu` run: its result lines are the committed summary's, and so is its time
+python3 - docs/cuda.md docs/runs/test-gpu-h200/test-summary-1139095.txt <<'PY' || fail "docs/cuda.md's last test-gpu run differs from its summary"
+import re, sys
+doc, summ = open(sys.argv[1]).read(), open(sys.argv[2]).read().splitlines()
+sec = doc[doc.index("### Last run"):doc.index("## Benchmarks")]
+shown = [l[4:] for l in sec.splitlines() if l.startswith("    ")]
+want = [l for l in summ if l.startswith(("PASS ", "FAIL ", "SKIP ")) or l.endswith(" skipped")]
+assert shown == want, (shown, want)
+done = [l for l in summ if l.startswith("== done in ")][0]
+assert done.endswith("status 0") and f"{done.split()[3]} s in all" in re.sub(r"\s+", " ", sec), done
+PY
 # a typed digit in the 1.5B Stage 1 table fails the check
 sed 's/^| full | \([0-9]\)/| full | 9\1/' $P >"$TMP/paper15.md"
 cmp -s $P "$TMP/paper15.md" && fail "the negative 1.5B check changed nothing"
