@@ -126,6 +126,10 @@ assert got == want, (got, want)
 for t in ("small", "big"):
     assert all(r["tokens"] == hf[t]["tokens"] for r in rows if r["text"] == t), t
     assert f"{hf[t]['tokens']:,}" in para, t
+# docs/gguf.md's line on the GPU comparison: every f32 path within 2e-7 of transformers
+gguf = " ".join(open("docs/gguf.md").read().split())
+assert "to within 2e-7 relative, the token counts equal" in gguf
+assert all(abs(float(rel(r["text"], r["path"]))) < 2e-7 for r in rows if r["path"].endswith("f32")), rows
 PY
 # docs/cuda.md's last `make test-gpu` run: its result lines are the committed summary's, and so is its time
 python3 - docs/cuda.md docs/runs/test-gpu-h200/test-summary-1139095.txt <<'PY' || fail "docs/cuda.md's last test-gpu run differs from its summary"
