@@ -36,6 +36,13 @@ def prefix(pred, answer):
     return k
 
 
+def cell(text):
+    """text for one Markdown table cell: a character a renderer would not show as itself (line breaks, tabs, other
+    controls and separators but the space) becomes its Python escape, | is escaped, ` becomes '."""
+    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return text.replace("|", "\\|").replace("`", "'")
+
+
 def main():
     if len(sys.argv) < 2:
         print(__doc__, file=sys.stderr)
@@ -93,7 +100,7 @@ def main():
         print("|---|---:|---|---|")
         for r in rows:
             if r["depth"] == 50 and r["index"] == 0:
-                out = r["pred"][:60].replace("\n", "\\n").replace("|", "\\|").replace("`", "'")
+                out = cell(r["pred"][:60])
                 print("| %s | %d | %s | `%s` |" % (r["task"], r["length"], " ".join(r["answers"]), out))
         print()
     return 0

@@ -12,6 +12,8 @@ export GRAFT_ROOT GRAFT_BIN
 cd "$GRAFT_ROOT" || fail "no $GRAFT_ROOT"
 D=docs/recall.md
 python3 scripts/recall-docs.py $D 2>"$TMP/err" || fail "$(cat "$TMP/err")"
+# a model's output in a table cell keeps to its line (a CR or tab would break the Markdown table)
+! grep -q "$(printf '[\r\t]')" $D || fail "$D holds a CR or tab (an output not escaped by scripts/recall-answers.py)"
 # a typed digit in a table (the 1.5B teacher's 32k row) fails
 sed 's/^| 32768 | 97 | 83 | 100 |$/| 32768 | 97 | 84 | 100 |/' $D >"$TMP/typed.md"
 cmp -s $D "$TMP/typed.md" && fail "the negative check changed nothing in $D"
