@@ -95,7 +95,9 @@ tui_keys nc q
 tui_wait nc "GRAFT_EXIT=0" || fail "quit (NO_COLOR)"
 
 # --- Results: stable sort, the selection follows its row, search ---
-KEY=$(python3 -c 'import os, sys; print(os.path.realpath(sys.argv[1]))' "$MODEL")
+# the teacher's session key as the workbench makes it: an absolute path as given (a symlinked ../shared
+# stays as it is), a relative one resolved
+KEY=$(python3 -c 'import os, sys; p = sys.argv[1]; print(p if os.path.isabs(p) else os.path.realpath(p))' "$MODEL")
 row() { printf '{"run": "ablate", "strategy": "uniform", "keep": 0.5, "init": "%s", "stage2_steps": 5, "corpus": "c.txt", "eval_windows": 4, "ctx": 256, "ppl": %s}' "$1" "$2"; }
 mkdir -p "$XDG_STATE_HOME/graft"
 cat > "$XDG_STATE_HOME/graft/session.json" <<JSON
