@@ -20,9 +20,13 @@ int race_tokens_to_target(const curve *curves, int n_runs, int baseline, double 
     const int w = b->n / 10 > 1 ? b->n / 10 : 1;
     *window = w;
     *target = trailing_mean(b, b->n - 1, w);
+    /* a run counts only from its first full window: the target is a mean over w steps, and the
+     * mean of a run's first few steps (a shorter window) dips below it when the first batches
+     * are easy, which says nothing about the student (a 1.5B race "reached" the target after
+     * 14 of 610 steps that way; with the full window, after 477) */
     for (int r = 0; r < n_runs; r++) {
         ttt[r] = -1;
-        for (int i = 0; i < curves[r].n; i++)
+        for (int i = w - 1; i < curves[r].n; i++)
             if (trailing_mean(&curves[r], i, w) <= *target) {
                 ttt[r] = curves[r].xy[2 * i];
                 break;

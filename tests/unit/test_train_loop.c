@@ -74,6 +74,18 @@ static void test_race_rule(void **s) {
     assert_true(ttt[1] == 1100); /* losses 3, 1 at steps 9, 10 (mean 2 > 1.5); 1, 1 at step 11 */
     curve_free(&c[0]);
     curve_free(&c[1]);
+    /* easy first batches: a run whose first step is far below the target but whose full windows
+     * never are does not reach it (a shorter-window mean at step 0 would say it did at 100) */
+    curve e[2] = {0};
+    for (int i = 1; i <= 20; i++) {
+        curve_push(&e[0], 100.0 * i, 21.0 - i);
+        curve_push(&e[1], 100.0 * i, i == 1 ? 0.1 : 5.0);
+    }
+    assert_int_equal(race_tokens_to_target(e, 2, 0, &target, ttt, &w), 0);
+    assert_true(fabs(target - 1.5) < 1e-12);
+    assert_true(ttt[1] == -1); /* its windows: (0.1 + 5) / 2 = 2.55, then 5: never at or below 1.5 */
+    curve_free(&e[0]);
+    curve_free(&e[1]);
     bool conv[28];
     race_uniform_convert(28, 0.25, conv);
     for (int l = 0; l < 28; l++) assert_int_equal(conv[l], l % 4 != 0);
