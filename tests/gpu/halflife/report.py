@@ -137,6 +137,7 @@ def drift_counts(p50, targets, th):
 
 def drift(files, names, n_heads):
     """Each student's half-lives at the folder and at every checkpoint of its training."""
+    gap, shown = "", 0
     for n in names:
         j = files.get(f"drift-{n}.json") or files.get(f"halflife-{n}.json")
         if not j or not j.get("drift"):
@@ -145,9 +146,10 @@ def drift(files, names, n_heads):
         targets = [h["teacher_distance"] for h in heads]
         if any(len(d["p50"]) != len(heads) or len(d["idle"]) != len(heads) for d in pts):
             raise SystemExit(f"report.py: {n}: a drift point does not have one p50 and idle per head")
-        print(f"\n{n} ({j.get('init', '?')}): {len(heads)} heads, {j.get('tokens', '?')} tokens of "
+        print(f"{gap}{n} ({j.get('init', '?')}): {len(heads)} heads, {j.get('tokens', '?')} tokens of "
               f"{os.path.basename(j.get('text', '?'))} ({j.get('seqs', '?')} x {j.get('ctx', '?')}), "
               f"{sum(1 for t in targets if t)} with a target\n")
+        gap, shown = "\n", shown + 1
         print("| training tokens | step | idle median | p50 median | median \\|log2(p50 / target)\\| | "
               "too short | too long |")
         print("|---:|---:|---:|---:|---:|---:|---:|")
@@ -171,6 +173,7 @@ def drift(files, names, n_heads):
             print(f"| {h['layer']} | {h['head']} | {fmt(targets[i])} | " +
                   " | ".join(fmt(d["p50"][i]) for d in pts) +
                   f" | {fmt(pts[0]['idle'][i])} / {fmt(pts[-1]['idle'][i])} |")
+    return shown
 
 
 def main():
@@ -200,7 +203,9 @@ def main():
     files = load(d)
     if drift_view:
         names = args[1:] or sorted(k[len("drift-"):-5] for k in files if k.startswith("drift-"))
-        drift(files, names, n_drift_heads)
+        if not drift(files, names, n_drift_heads):
+            print(f"report.py: no drift-NAME.json (graft halflife --ckpt ... --json) in {d}", file=sys.stderr)
+            return 1
         return 0
     names = args[1:] or sorted((k[len("halflife-"):-5] for k in files if k.startswith("halflife-")),
                                    key=lambda n: (ORDER.index(n) if n in ORDER else 99, n))
