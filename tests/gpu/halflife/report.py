@@ -8,8 +8,18 @@ target), --pictures=flagged every flagged head; --worst=N lists N flagged heads 
 per student, the idle / data-dependent / target half-lives over every head
 (mean, median, max: the paper's X-ray statistics), every flagged head with its
 numbers, and a table per GDN layer.
+--drift instead reads the `graft halflife --ckpt ... --json` outputs in DIR (drift-NAME.json,
+or any halflife-NAME.json that carries a `drift`): per student and per point of its drift
+(the folder at 0 tokens, then each checkpoint) the median over heads of the idle and the
+data-dependent half-life, the median |log2(p50 / target)|, how many heads are too short /
+too long by the p50 rule of the flags (p50 < target / short_ratio, p50 > target x
+long_ratio, an infinite p50 counted long; heads without a target are not counted: the
+share rules need per-token data the drift does not keep), then the trajectory of the
+--drift-heads=N heads (default 4) whose median moved most between the first and the last
+point.
 Usage: report.py [--pictures=N|flagged] [--worst=N] [--layers] DIR [NAME ...] (default:
-every halflife-*.json, in the order of run.sh)."""
+every halflife-*.json, in the order of run.sh)
+       report.py --drift [--drift-heads=N] DIR [NAME ...] (default: every drift-*.json)."""
 import glob
 import io
 import json
@@ -118,9 +128,58 @@ def layers(files, names):
                   f"{med('over_ctx')} | " + " | ".join(str(sum(f in x["flags"] for x in hs)) for f in FLAGS) + " |")
 
 
+def drift_counts(p50, targets, th):
+    """Heads too short / too long by the flags' p50 rule at one point of a drift (None: no target)."""
+    short = sum(1 for v, t in zip(p50, targets) if t and v is not None and v < t / th["short_ratio"])
+    long_ = sum(1 for v, t in zip(p50, targets) if t and (v is None or v > t * th["long_ratio"]))
+    return short, long_
+
+
+def drift(files, names, n_heads):
+    """Each student's half-lives at the folder and at every checkpoint of its training."""
+    gap, shown = "", 0
+    for n in names:
+        j = files.get(f"drift-{n}.json") or files.get(f"halflife-{n}.json")
+        if not j or not j.get("drift"):
+            continue
+        heads, pts, th = j["heads"], j["drift"], j["thresholds"]
+        targets = [h["teacher_distance"] for h in heads]
+        if any(len(d["p50"]) != len(heads) or len(d["idle"]) != len(heads) for d in pts):
+            raise SystemExit(f"report.py: {n}: a drift point does not have one p50 and idle per head")
+        print(f"{gap}{n} ({j.get('init', '?')}): {len(heads)} heads, {j.get('tokens', '?')} tokens of "
+              f"{os.path.basename(j.get('text', '?'))} ({j.get('seqs', '?')} x {j.get('ctx', '?')}), "
+              f"{sum(1 for t in targets if t)} with a target\n")
+        gap, shown = "\n", shown + 1
+        print("| training tokens | step | idle median | p50 median | median \\|log2(p50 / target)\\| | "
+              "too short | too long |")
+        print("|---:|---:|---:|---:|---:|---:|---:|")
+        for d in pts:
+            fin = lambda v: [x for x in v if x is not None]
+            logr = [abs(math.log2(v / t)) for v, t in zip(d["p50"], targets) if v and t]
+            short, long_ = drift_counts(d["p50"], targets, th)
+            print(f"| {d['tokens']} | {d['step']} | {fmt(statistics.median(fin(d['idle'])))} | "
+                  f"{fmt(statistics.median(fin(d['p50'])))} | {fmt(statistics.median(logr) if logr else None)} | "
+                  f"{short} | {long_} |")
+        measured = [sum(f in h["flags"] for h in heads) for f in ("too_short", "too_long")]
+        print(f"\nthe last point as measured (its `heads`, every flag rule): too short {measured[0]}, "
+              f"too long {measured[1]}")
+        move = lambda i: abs(math.log2(pts[-1]["p50"][i] / pts[0]["p50"][i])) \
+            if pts[0]["p50"][i] and pts[-1]["p50"][i] else math.inf
+        pick = sorted(range(len(heads)), key=lambda i: -move(i))[:n_heads]
+        print("\n| layer | head | target | " + " | ".join(f"p50 at {d['tokens']}" for d in pts) + " | idle first / last |")
+        print("|---:|---:|---:|" + "---:|" * len(pts) + "---|")
+        for i in pick:
+            h = heads[i]
+            print(f"| {h['layer']} | {h['head']} | {fmt(targets[i])} | " +
+                  " | ".join(fmt(d["p50"][i]) for d in pts) +
+                  f" | {fmt(pts[0]['idle'][i])} / {fmt(pts[-1]['idle'][i])} |")
+    return shown
+
+
 def main():
     args = sys.argv[1:]
     max_heads, n_worst, per_layer = 0, 3, False
+    drift_view, n_drift_heads = False, 4
     while args and args[0].startswith("--"):
         a = args.pop(0)
         if a.startswith("--pictures="):
@@ -130,11 +189,24 @@ def main():
             n_worst = int(a.split("=", 1)[1])
         elif a == "--layers":
             per_layer = True
+        elif a == "--drift":
+            drift_view = True
+        elif a.startswith("--drift-heads="):
+            n_drift_heads = int(a.split("=", 1)[1])
         else:
             print(f"report.py: unknown option {a}", file=sys.stderr)
             return 2
+    if not args:
+        print(__doc__.split("Usage: ")[-1].strip(), file=sys.stderr)
+        return 2
     d = args[0]
     files = load(d)
+    if drift_view:
+        names = args[1:] or sorted(k[len("drift-"):-5] for k in files if k.startswith("drift-"))
+        if not drift(files, names, n_drift_heads):
+            print(f"report.py: no drift-NAME.json (graft halflife --ckpt ... --json) in {d}", file=sys.stderr)
+            return 1
+        return 0
     names = args[1:] or sorted((k[len("halflife-"):-5] for k in files if k.startswith("halflife-")),
                                    key=lambda n: (ORDER.index(n) if n in ORDER else 99, n))
     print("| student | ppl | heads | idle median | p50 median | median p90/p10 | median beta | "
