@@ -45,8 +45,9 @@ def main():
     if every <= 0:
         print("recall-race.py: the race ran without --recall-every", file=sys.stderr)
         return 1
-    # vt scores fifths and multivalue/multiquery quarters: a point is a multiple of 1/20 of a prompt
     prompts = len(tasks) * len(lengths) * DEPTHS * samples
+    # a sample scores 1 or 0, quarters on multivalue/multiquery, fifths on vt: the point's smallest step
+    parts = (4 if {"multivalue", "multiquery"} & set(tasks) else 1) * (5 if "vt" in tasks else 1)
     logged, init = {}, None
     for l in log:
         m = re.match(r"graft race: training init (.+)$", l)
@@ -68,7 +69,7 @@ def main():
                   file=sys.stderr)
             return 1
         for t, a in curve:
-            if abs(a * prompts * 20 - round(a * prompts * 20)) > 1e-6:
+            if abs(a * prompts * parts - round(a * prompts * parts)) > 1e-6:
                 print("recall-race.py: %s at %d tokens: %r is not a score of %d prompts" % (r["init"], t, a, prompts),
                       file=sys.stderr)
                 return 1
