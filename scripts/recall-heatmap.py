@@ -78,6 +78,12 @@ def png(path, panels):
                                         for xx in range(SCALE):
                                             img[ty + gy * SCALE + yy][tx + k * 4 * SCALE + gx * SCALE + xx] = (0, 0, 0)
         x0 += len(depths) * CELL + PAD
+    write_png(path, img)
+
+
+def write_png(path, img):
+    """img: rows of (r, g, b) tuples, all rows as wide; an 8-bit RGB PNG."""
+    h, w = len(img), len(img[0])
     raw = b"".join(b"\x00" + bytes(v for px in row for v in px) for row in img)
     def chunk(t, d):
         return struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d) & 0xFFFFFFFF)
