@@ -86,13 +86,30 @@ def smooth(curve, w):
     return out
 
 
+def trailing(c, i, w):
+    """graft's trailing mean of a loss curve at step i over w steps (engine/train/race.c: the same sum order)."""
+    lo = max(0, i - w + 1)
+    return sum(p[1] for p in c[lo:i + 1]) / (i - lo + 1)
+
+
+def tokens_to_target(j, r):
+    """Run r's tokens to the race's target by graft's rule (engine/train/race.c): the first step, from the first
+    full window of the race's smoothing window on, whose trailing mean is at or below the target; None if never.
+    Computed from the curve, not read from the JSON: a race written before that rule counted shorter windows
+    at the first steps too. The curve's losses went through JSON, so the comparison allows 1e-12 relative (the
+    baseline's own last mean is the target and must count as reached)."""
+    w, c, t = j["smoothing_window"], r["curve"], j["target_loss"] * (1 + 1e-12)
+    for i in range(w - 1, len(c)):
+        if trailing(c, i, w) <= t:  # NaN is never at or below
+            return c[i][0]
+    return None
+
+
 def run_ratio(j, r):
     """Tokens-to-target of the race's baseline (its first run) over run r's: how many times fewer tokens r
-    needs to reach the baseline's final smoothed loss. graft's own `ratio` is the second run's; a third run's
-    is computed here the same way. None when r never reaches the target."""
-    if r is j["runs"][1]:
-        return j["ratio"]
-    base, t = j["tokens_to_target"].get(j["runs"][0]["init"]), j["tokens_to_target"].get(r["init"])
+    needs to reach the baseline's final smoothed loss (graft's own `ratio` is the second run's). None when r
+    never reaches the target."""
+    base, t = tokens_to_target(j, j["runs"][0]), tokens_to_target(j, r)
     return None if base is None or t is None or t <= 0 else base / t
 
 
@@ -104,9 +121,7 @@ def kept_tokens(j, r):
     w, c, t = j["smoothing_window"], r["curve"], j["target_loss"] * (1 + 1e-12)
     kept = None
     for i in range(len(c) - 1, -1, -1):
-        lo = max(0, i - w + 1)
-        m = sum(p[1] for p in c[lo:i + 1]) / (i - lo + 1)
-        if not m <= t:  # NaN counts as above
+        if not trailing(c, i, w) <= t:  # NaN counts as above
             break
         kept = c[i][0]
     return kept
@@ -129,7 +144,7 @@ def race_tables(races, kept=False, speed=True):
         for r in j["runs"]:
             c = r["curve"]
             n = c[-1][0]
-            ttt = j["tokens_to_target"].get(r["init"])
+            ttt = tokens_to_target(j, r)
             ratio = "" if r is j["runs"][0] else num(run_ratio(j, r), 2) if run_ratio(j, r) is not None else "undefined"
             start = c[0][1]  # the loss of the first step's batch, before its update
             sm = smooth(c, w)
@@ -144,6 +159,11 @@ def race_tables(races, kept=False, speed=True):
                 cells.append(num(sm[i], 4))
             curves.append(f"| {j['lr_mixer']:g} | {r['init']} | " + " | ".join(cells) + " |")
             evals.append((j["lr_mixer"], r["init"], r.get("eval_curve", [])))
+    old = [f"{r['init']} {'never' if v is None else f'{int(v):,}'}" for j in races for r in j["runs"]
+           for v in [j["tokens_to_target"].get(r["init"])] if v != tokens_to_target(j, r)]
+    if old:  # a race written before graft scored runs from their first full window only
+        summ += ["", "Tokens to target from the curves by graft's rule (from the first full window); the JSON's own "
+                 "tokens_to_target, written by an older graft, says: " + ", ".join(old)]
     lead = []
     for j, other in ((j, o) for j in races for o in j["runs"][1:]):  # where a run stops being below the baseline
         w = j["smoothing_window"]
@@ -165,7 +185,7 @@ def race_tables(races, kept=False, speed=True):
                  "ratio: the baseline's tokens so counted over the run's):", ""]
         for j in races:
             for r in j["runs"]:
-                k, first = kept_tokens(j, r), j["tokens_to_target"].get(r["init"])
+                k, first = kept_tokens(j, r), tokens_to_target(j, r)
                 kr = None if r is j["runs"][0] else kept_ratio(j, r)
                 lead.append(f"- lr {j['lr_mixer']:g}: {r['init']} first at "
                             f"{'never' if first is None else f'{int(first):,}'}, kept from "
