@@ -142,6 +142,74 @@ assert shown == want, (shown, want)
 done = [l for l in summ if l.startswith("== done in ")][0]
 assert done.endswith("status 0") and f"{done.split()[3]} s in all" in re.sub(r"\s+", " ", sec), done
 PY
+# the 5M race (section 4): the summary's numbers after the 1M race's are the JSON's held-out perplexities and the
+# gated student's ratio by graft's rule (recomputed from the curves: the JSON's field predates the full-window rule)
+python3 - $P $Q <<'PY' || fail "$P: the 5M race's numbers differ from $Q/race_lr1e-3_5000000.json"
+import json, re, sys
+sys.path.insert(0, "tests/gpu/runs")
+from report import kept_ratio, run_ratio, tokens_to_target
+doc, q = open(sys.argv[1]).read(), sys.argv[2]
+r = json.load(open(f"{q}/race_lr1e-3_5000000.json"))
+by = {x["init"]: x for x in r["runs"]}
+gated = by["taylor-calibrate[decay,beta,sigma,gate,sigma gated]"]
+want = [f"{by[i]['final_eval_ppl']:.2f}" for i in (gated["init"], "taylor-calibrate[gate]", "random", "taylor-calibrate")]
+want += [f"{r['teacher_eval_ppl']:.2f}", f"{run_ratio(r, gated):.2f}x"]
+summary = doc[doc.index("**In short.**"):].split("\n\n")[0]
+got = re.findall(r"\d+\.\d\dx?", summary)
+assert got[12:12 + len(want)] == want, (got[12:], want)
+sec = doc[doc.index("### 5M tokens at lr 1e-3"):doc.index("## 5. Verdict")]
+sec = " ".join(sec.split())
+assert f"after {tokens_to_target(r, gated):,} tokens ({run_ratio(r, gated):.2f}x fewer" in sec, "graft's rule"
+assert f"{kept_ratio(r, gated):.2f}x, " in sec, "reached and kept"
+# the JSON's own field (an older graft's rule) is named as such, with its ratio
+old = r["tokens_to_target"][gated["init"]]
+assert f"says {old:,} tokens for the gated fit ({r['tokens_to_target']['random'] / old:.2f}x)" in sec, "the JSON's field"
+PY
+# race --kept and --no-speed, paper-ablate --one-table, on small made-up runs: a curve that dips below the target
+# early and comes back is first at its dip and kept only from its last crossing
+python3 - <<'PY' || fail "report.py race --kept / --no-speed / paper-ablate --one-table"
+import json, os, sys, tempfile
+sys.path.insert(0, "tests/gpu/runs")
+import report
+d = tempfile.mkdtemp()
+curve = lambda ys: [[8 * (i + 1), y] for i, y in enumerate(ys)]
+race = {"runs": [{"init": "random", "curve": curve([5, 4, 3, 2, 1, 1, 1, 1, 1, 1]), "eval_curve": [], "final_eval_ppl": 9.0,
+                  "build_seconds": 1.0, "train_seconds": 2.0},
+                 {"init": "dip", "curve": curve([0.5, 0.5, 3, 3, 3, 3, 3, 0.5, 0.5, 0.5]), "eval_curve": [],
+                  "final_eval_ppl": 8.0, "build_seconds": 1.0, "train_seconds": 2.0}],
+        "smoothing_window": 1, "target_loss": 1.0, "tokens_to_target": {"random": 40, "dip": 8}, "ratio": 5.0,
+        "lr_mixer": 1e-3, "lr_rest": 7e-6, "tokens_budget": 80, "ctx": 4, "batch": 2, "accum": 1,
+        "converted_layers": "1", "memory": {"device": "cpu"}}
+assert report.kept_tokens(race, race["runs"][1]) == 64 and report.kept_tokens(race, race["runs"][0]) == 40
+assert abs(report.kept_ratio(race, race["runs"][1]) - 40 / 64) < 1e-12
+text = report.race_tables([race], kept=True, speed=False)
+assert "- lr 0.001: dip first at 8, kept from 64 (ratio 0.62)" in text, text
+assert "train tok/s" not in text and "| 0.001 | 7e-06 | dip | 80 | 0.5000 |" in text, text
+assert "train tok/s" in report.race_tables([race])
+# graft's rule: a run counts from its first full window; an early dip in a shorter window is not a crossing
+race3 = dict(race, smoothing_window=3, runs=[dict(race["runs"][0], curve=curve([1, 1, 1, 1])),
+                                              dict(race["runs"][1], curve=curve([0.5, 0.5, 3, 3, 3, 0.5, 0.5, 0.5]))])
+assert report.tokens_to_target(race3, race3["runs"][1]) == 64 and report.tokens_to_target(race3, race3["runs"][0]) == 24
+# every committed race whose JSON a graft with that rule wrote: report.py's count is graft's
+import glob
+for f in glob.glob("docs/runs/**/*.json", recursive=True):
+    j = json.load(open(f))
+    if not isinstance(j, dict) or "tokens_to_target" not in j or "curve" not in j["runs"][0] or f.endswith("race_lr1e-3_5000000.json"):
+        continue
+    assert {r["init"]: report.tokens_to_target(j, r) for r in j["runs"]} == j["tokens_to_target"], f
+row = lambda init, fit, ppl: {"init": init, "sigma_fit": fit, "stage1": ["sigma"] if fit else [], "strategy": "uniform",
+                              "keep": 0.5, "ppl": ppl, "half_life_override": None,
+                              "half_life": {"mean": 1.0, "median": 1.0, "max": 1.0}}
+run = lambda rows: {"teacher_ppl": 3.0, "rows": rows, "memory": {"device": "cpu"},
+                    "meta": {"stage2_steps": 300, "keep_best": "train", "students": len(rows), "seconds_total": 1.0}}
+for n, rows in (("a", [row("align-only", None, 10.0), row("taylor-calibrate", "reference", 12.0)]),
+                ("b", [row("align-only", None, 10.0), row("taylor-calibrate", "gated", 11.0)])):
+    json.dump(run(rows), open(f"{d}/{n}.json", "w"))
+one = report.paper_ablate(f"{d}/a.json", [f"{d}/b.json"])
+lines = [l for l in one.splitlines() if l.startswith("| ")]
+assert lines.count("| align-only | - | 10.00 |") == 1, one  # the same student in both runs: one row
+assert lines.index("| taylor-calibrate | reference | 12.00 |") < lines.index("| taylor-calibrate | gated | 11.00 |"), one
+PY
 # a typed digit in the 1.5B Stage 1 table fails the check
 sed 's/^| full | \([0-9]\)/| full | 9\1/' $P >"$TMP/paper15.md"
 cmp -s $P "$TMP/paper15.md" && fail "the negative 1.5B check changed nothing"

@@ -9,11 +9,17 @@ that the numbers in docs/ are never typed by hand.
                                             held-out perplexities; --svg draws every curve
   report.py race ... --png OUT.png         also a PNG of the curves (matplotlib; never compared
                                             by `docs`: its bytes vary with the version)
+  report.py race ... --kept                 also where each run's trailing mean reaches the target and stays
+                                            there (a curve that dips early, rises and comes back reaches it twice)
+  report.py race ... --no-speed             without the seconds and tokens/s columns (a race that shared
+                                            its GPU with another job: its speed is not a measurement)
   report.py teacher FILE.json [REF.json]    the teacher's perplexity by path (tests/gpu/paper/run.sh teacher); REF.json:
                                             rows of the same schema from another program (transformers),
                                             set against each of graft's paths
-  report.py paper-ablate FILE.json          the six inits x sigma fits x strategies/ratios as one table,
-                                            the half-lives at 50 % uniform beside the paper's X-ray numbers
+  report.py paper-ablate FILE.json [...]    the six inits x sigma fits x strategies/ratios as one table per file,
+                                            the half-lives at 50 % uniform beside the paper's X-ray numbers;
+                                            --one-table: the files' rows in one table (runs of the same split that
+                                            differ in their sigma fits; a student in two files is shown once)
   report.py stats FILE.json [--png OUT.png] per layer, the range over heads of graft stats --json's statistics;
                                             --png: heat maps of mean distance, concentration, sink share
   report.py components FILE.json [...]     the Stage 1 component table (ablate --stage1-subsets); several
@@ -80,20 +86,57 @@ def smooth(curve, w):
     return out
 
 
+def trailing(c, i, w):
+    """graft's trailing mean of a loss curve at step i over w steps (engine/train/race.c: the same sum order)."""
+    lo = max(0, i - w + 1)
+    return sum(p[1] for p in c[lo:i + 1]) / (i - lo + 1)
+
+
+def tokens_to_target(j, r):
+    """Run r's tokens to the race's target by graft's rule (engine/train/race.c): the first step, from the first
+    full window of the race's smoothing window on, whose trailing mean is at or below the target; None if never.
+    Computed from the curve, not read from the JSON: a race written before that rule counted shorter windows
+    at the first steps too. The curve's losses went through JSON, so the comparison allows 1e-12 relative (the
+    baseline's own last mean is the target and must count as reached)."""
+    w, c, t = j["smoothing_window"], r["curve"], j["target_loss"] * (1 + 1e-12)
+    for i in range(w - 1, len(c)):
+        if trailing(c, i, w) <= t:  # NaN is never at or below
+            return c[i][0]
+    return None
+
+
 def run_ratio(j, r):
     """Tokens-to-target of the race's baseline (its first run) over run r's: how many times fewer tokens r
-    needs to reach the baseline's final smoothed loss. graft's own `ratio` is the second run's; a third run's
-    is computed here the same way. None when r never reaches the target."""
-    if r is j["runs"][1]:
-        return j["ratio"]
-    base, t = j["tokens_to_target"].get(j["runs"][0]["init"]), j["tokens_to_target"].get(r["init"])
+    needs to reach the baseline's final smoothed loss (graft's own `ratio` is the second run's). None when r
+    never reaches the target."""
+    base, t = tokens_to_target(j, j["runs"][0]), tokens_to_target(j, r)
     return None if base is None or t is None or t <= 0 else base / t
 
 
-def race_tables(races):
+def kept_tokens(j, r):
+    """Tokens from which run r's trailing mean (graft's window and sum, engine/train/race.c) stays at or below the
+    target to the end; None when its last one is above it. graft's tokens_to_target is the first step at or below
+    it. The curve's losses went through JSON, so the comparison allows 1e-12 relative (the baseline's own last
+    mean is the target and must count as reached)."""
+    w, c, t = j["smoothing_window"], r["curve"], j["target_loss"] * (1 + 1e-12)
+    kept = None
+    for i in range(len(c) - 1, -1, -1):
+        if not trailing(c, i, w) <= t:  # NaN counts as above
+            break
+        kept = c[i][0]
+    return kept
+
+
+def kept_ratio(j, r):
+    """The baseline's kept tokens over run r's (as run_ratio, with kept_tokens); None when either is None."""
+    base, t = kept_tokens(j, j["runs"][0]), kept_tokens(j, r)
+    return None if base is None or t is None or t <= 0 else base / t
+
+
+def race_tables(races, kept=False, speed=True):
     fr = [0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0]
     summ = ["| lr mixer | lr rest | init | tokens | first-step loss | final loss | target | tokens to target | ratio | "
-            "held-out ppl | build s | train s | train tok/s |", "|---" * 13 + "|"]
+            "held-out ppl |" + (" build s | train s | train tok/s |" if speed else ""), "|---" * (13 if speed else 10) + "|"]
     curves = ["| lr mixer | init | " + " | ".join(f"{int(f * 100)} %" for f in fr) + " |", "|---" * (2 + len(fr)) + "|"]
     evals = []
     for j in races:
@@ -101,20 +144,26 @@ def race_tables(races):
         for r in j["runs"]:
             c = r["curve"]
             n = c[-1][0]
-            ttt = j["tokens_to_target"].get(r["init"])
+            ttt = tokens_to_target(j, r)
             ratio = "" if r is j["runs"][0] else num(run_ratio(j, r), 2) if run_ratio(j, r) is not None else "undefined"
             start = c[0][1]  # the loss of the first step's batch, before its update
             sm = smooth(c, w)
             summ.append(f"| {j['lr_mixer']:g} | {j['lr_rest']:g} | {r['init']} | {n:,} | {num(start, 4)} | "
                         f"{num(sm[-1], 4)} | {num(j['target_loss'], 4)} | {'never' if ttt is None else f'{int(ttt):,}'} | "
-                        f"{ratio} | {num(r['final_eval_ppl'], 2)} | {r['build_seconds']:.1f} | "
-                        f"{r['train_seconds']:.1f} | {n / r['train_seconds']:,.0f} |")
+                        f"{ratio} | {num(r['final_eval_ppl'], 2)} |" +
+                        (f" {r['build_seconds']:.1f} | {r['train_seconds']:.1f} | {n / r['train_seconds']:,.0f} |"
+                         if speed else ""))
             cells = []
             for f in fr:
                 i = min(len(c) - 1, max(0, int(round(f * len(c))) - 1))
                 cells.append(num(sm[i], 4))
             curves.append(f"| {j['lr_mixer']:g} | {r['init']} | " + " | ".join(cells) + " |")
             evals.append((j["lr_mixer"], r["init"], r.get("eval_curve", [])))
+    old = [f"{r['init']} {'never' if v is None else f'{int(v):,}'}" for j in races for r in j["runs"]
+           for v in [j["tokens_to_target"].get(r["init"])] if v != tokens_to_target(j, r)]
+    if old:  # a race written before graft scored runs from their first full window only
+        summ += ["", "Tokens to target from the curves by graft's rule (from the first full window); the JSON's own "
+                 "tokens_to_target, written by an older graft, says: " + ", ".join(old)]
     lead = []
     for j, other in ((j, o) for j in races for o in j["runs"][1:]):  # where a run stops being below the baseline
         w = j["smoothing_window"]
@@ -131,6 +180,16 @@ def race_tables(races):
                         f"({100 * xs[first_cross] / xs[-1]:.0f} % of the budget)"
                         + ("" if all(not v for v in below[first_cross:]) else
                            f"; the curves cross again, the last time at {xs[last]:,}"))
+    if kept:
+        lead += ["", "Target reached and kept (the trailing mean at or below the target from then to the end; "
+                 "ratio: the baseline's tokens so counted over the run's):", ""]
+        for j in races:
+            for r in j["runs"]:
+                k, first = kept_tokens(j, r), tokens_to_target(j, r)
+                kr = None if r is j["runs"][0] else kept_ratio(j, r)
+                lead.append(f"- lr {j['lr_mixer']:g}: {r['init']} first at "
+                            f"{'never' if first is None else f'{int(first):,}'}, kept from "
+                            f"{'never' if k is None else f'{k:,}'}" + ("" if kr is None else f" (ratio {kr:.2f})"))
     ev = ["| lr mixer | init | held-out perplexity at tokens (M) |", "|---|---|---|"]
     for lr, init, e in evals:
         ev.append(f"| {lr:g} | {init} | " + ", ".join(f"{t / 1e6:.1f}: {p:.2f}" for t, p in e) + " |")
@@ -252,9 +311,18 @@ def fit_of(r):
     return r["sigma_fit"] or "-"
 
 
-def paper_ablate(path):
+def paper_ablate(path, more=()):
+    """One table of the run at path; with more (paths of runs of the same split, e.g. other sigma fits), their
+    rows join it, a row whose (init, fit, strategy, keep) is already there left out (the same student)."""
     j = json.load(open(path))
     rows = [r for r in j["rows"] if r["half_life_override"] is None]
+    for p in more:
+        k = json.load(open(p))
+        if k["teacher_ppl"] != j["teacher_ppl"] or k["meta"]["stage2_steps"] != j["meta"]["stage2_steps"]:
+            raise SystemExit(f"report.py paper-ablate --one-table: {p} has another split or Stage 2 than {path}")
+        have = {(r["init"], fit_of(r), r["strategy"], r["keep"]) for r in rows}
+        rows += [r for r in k["rows"] if r["half_life_override"] is None and
+                 (r["init"], fit_of(r), r["strategy"], r["keep"]) not in have]
     cols = []
     for r in rows:
         c = (r["strategy"], r["keep"])
@@ -265,10 +333,16 @@ def paper_ablate(path):
         k = (r["init"], fit_of(r))
         if k not in keys:
             keys.append(k)
-    keys.sort(key=lambda k: (INITS.index(k[0]) if k[0] in INITS else 99, k[1]))
+    fit_order = ["-", "reference", "scaled", "gated"]
+    keys.sort(key=lambda k: (INITS.index(k[0]) if k[0] in INITS else 99,
+                             fit_order.index(k[1]) if k[1] in fit_order else 99, k[1]))
     m = j["meta"]
+    runs = [j] + [json.load(open(p)) for p in more]
     out = [f"teacher perplexity {j['teacher_ppl']:.4f}; Stage 2 {m['stage2_steps']} steps, keep-best {m['keep_best']}; "
-           f"{m['students']} students, {m['seconds_total']:.1f} s on {j['memory']['device']}", "",
+           + (f"{m['students']} students, {m['seconds_total']:.1f} s" if not more else
+              f"{len(runs)} runs, " + " + ".join(f"{k['meta']['students']} students {k['meta']['seconds_total']:.1f} s"
+                                                  for k in runs))
+           + f" on {j['memory']['device']}", "",
            "| init | sigma fit | " + " | ".join(f"{s} {k * 100:.0f} %" for s, k in cols) + " |", "|---" * (2 + len(cols)) + "|"]
     for k in keys:
         cells = []
@@ -333,7 +407,7 @@ def components(paths):
     rows, align, diff = component_rows(paths)
     steps = json.load(open(paths[0]))["meta"]["stage2_steps"]
     keeps = sorted({r["keep"] for r in rows})
-    fits = [f for f in ("reference", "scaled") if any(fit_of(r) == f for r in rows)] or ["-"]
+    fits = [f for f in ("reference", "scaled", "gated") if any(fit_of(r) == f for r in rows)] or ["-"]
     sets = []
     for r in rows:
         s = tuple(r["stage1"])
@@ -347,7 +421,7 @@ def components(paths):
     same = ("" if diff is None else  # None: no student in two runs
             f" ({len(paths)} runs; such a set's rows differ between them by at most {100 * diff:.2g} %)")
     out = [f"taylor-calibrate with Stage 1 parts, uniform; perplexity (Stage 2 {steps} steps); "
-           f"a set without sigma is the same under both fits{same}", "",
+           f"a set without sigma is the same under {'both fits' if len(fits) < 3 else 'every fit'}{same}", "",
            "| Stage 1 | " + " | ".join(head) + " |", "|---" * (1 + len(head)) + "|"]
     for s in sets:
         out.append(f"| {stage1_name(s)} | " + " | ".join(num(ppl(s, k, f), 2) for k in keeps for f in fits) + " |")
@@ -443,6 +517,9 @@ def verdict(ablate_path, others):
                      f"(graft, not the paper) tokens to the same target, random vs {r['init']}, uniform 50 %")
             crit = ("ratio at least half the paper's (4.5x); above 1 is the direction only" if paper else "ratio above 1")
             got = "never reached" if ratio is None else f"{ratio:.2f}x"
+            kr = kept_ratio(j, r)
+            if ratio is not None and kr is not None and f"{kr:.2f}" != f"{ratio:.2f}":
+                got += f", {kr:.2f}x to reach it and stay"
             if ratio is None or ratio <= 1:
                 v = "does not hold"
             elif paper and ratio < 4.5:
@@ -452,10 +529,13 @@ def verdict(ablate_path, others):
             out.append(f"| {claim} (lr {j['lr_mixer']:g}, {j['tokens_budget']:,} tokens per run) | {crit} | "
                        f"{got} ({base}'s final loss {num(j['target_loss'], 4)}) | {v} |")
     races = [json.load(open(p)) for p in race_paths]
-    if len({j["lr_mixer"] for j in races}) < 2 or any(j["tokens_budget"] < 5e6 for j in races):
+    # --tokens 5000000 trains whole steps of ctx x batch x accum tokens (4,997,120 at 2048 x 4): within one step counts
+    big = lambda j: j["tokens_budget"] > 5e6 - j["ctx"] * j["batch"] * j["accum"]
+    if len({j["lr_mixer"] for j in races if big(j)}) < 2:
         out.append("| the same race at the paper's scale: at least 5M tokens per init, two mixer learning rates | - | "
                    + ("; ".join(f"lr {j['lr_mixer']:g}: {j['tokens_budget']:,} tokens per init" for j in races) or "no race")
-                   + " | not measured (the races above are all there is) |")
+                   + " | not measured (" + ("no race of at least 5M tokens" if not any(big(j) for j in races)
+                                         else "at least 5M tokens at one mixer learning rate only") + ") |")
     out.append("| tokens-to-target at ar / ga-s2 (9.2x, 8.9x) and on 3B / 8B teachers | - | - | not measured (one "
                "race shape in the device budget; no 3B / 8B teacher) |")
     out.append("| Qwen3-8B short benchmarks, RULER | - | - | not measured (graft runs no benchmark suites) |")
@@ -567,6 +647,9 @@ def run(argv):
     if argv[1] == "teacher":  # a second file (the transformers reference) joins the first's table
         print(teacher(files))
         return 0
+    if argv[1] == "paper-ablate" and "--one-table" in argv:
+        print(paper_ablate(files[0], files[1:]))
+        return 0
     one = {"ablate": ablate, "paper-ablate": paper_ablate}
     if argv[1] in one:
         print("\n\n".join(one[argv[1]](f) for f in files))
@@ -580,7 +663,7 @@ def run(argv):
         if o:
             files.remove(o)
     races = [json.load(open(f)) for f in files]
-    print(race_tables(races))
+    print(race_tables(races, kept="--kept" in argv, speed="--no-speed" not in argv))
     if out_svg:
         svg(races, out_svg)
     if out_png:
