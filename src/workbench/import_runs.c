@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "student/student.h"
+#include "train/race.h"
 #include "workbench/json_file.h"
 
 const char *import_kind_name(import_kind k) {
@@ -414,6 +415,42 @@ static int parse_race(const char *file, const cJSON *root, parsed *p) {
             result_row *r = &p->rows[k];
             snprintf(r->race_inits, sizeof r->race_inits, "%s", inits);
             if (s1 && !r->has_stage1) r->has_stage1 = true, r->stage1 = s1->stage1; /* the command only: no init detail */
+        }
+    }
+    /* tokens to target by graft's rule now (train/race.c), from the curves: a file written before
+     * that rule counted full windows only keeps its own numbers in the JSON, and says so here */
+    double t_now, ttt_now[8];
+    int w_now;
+    curve cs[8];
+    for (int k = 0; k < i; k++) {
+        const int c = p->n_curves - i + k;
+        cs[k] = (curve){.xy = p->curve[c], .n = p->curve_n[c], .cap = p->curve_n[c]};
+    }
+    if (cs[0].n > 0 && race_tokens_to_target(cs, i, 0, &t_now, ttt_now, &w_now) == 0) {
+        char said[120] = "";
+        for (int k = 0; k < i; k++) {
+            result_row *r = &p->rows[k];
+            if (ttt_now[k] == r->tokens_to_target) continue;
+            size_t at = strlen(said);
+            if (r->tokens_to_target >= 0)
+                snprintf(said + at, sizeof said - at, "%s%.0f", at ? ", " : "", r->tokens_to_target);
+            else snprintf(said + at, sizeof said - at, "%snever", at ? ", " : "");
+            r->tokens_to_target = ttt_now[k];
+        }
+        if (said[0]) {
+            snprintf(reached, sizeof reached, "target reached (recomputed from the curves; the file said %s):", said);
+            for (int k = 0; k < i; k++) {
+                result_row *r = &p->rows[k];
+                char t[40];
+                if (r->tokens_to_target >= 0) snprintf(t, sizeof t, "%.0f", r->tokens_to_target);
+                else snprintf(t, sizeof t, "never");
+                size_t at = strlen(reached);
+                snprintf(reached + at, sizeof reached - at, "%s %s %s", k ? "," : "",
+                         p->curve_name[p->n_curves - i + k] + strlen("race/"), t);
+                if (k) r->ratio = p->rows[0].tokens_to_target > 0 && r->tokens_to_target > 0
+                                      ? p->rows[0].tokens_to_target / r->tokens_to_target
+                                      : NAN;
+            }
         }
     }
     if (p->rows[1].ratio > 0) {

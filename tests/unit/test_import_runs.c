@@ -210,7 +210,7 @@ static void stats_then_race(void **state) {
         " \"curve\": [[100, 3.0], [200, 2.0], [300, 1.5]], \"final_eval_ppl\": 15.0},"
         "{\"init\": \"taylor-calibrate[decay,beta,gate]\", \"converted_layers\": \"as in the student folder\","
         " \"stage1\": [\"decay\", \"beta\", \"gate\"], \"sigma_fit\": null,"
-        " \"curve\": [[100, 2.5], [200, 1.9]], \"final_eval_ppl\": 14.0}],"
+        " \"curve\": [[50, 2.5], [150, 1.9]], \"final_eval_ppl\": 14.0}],"
         " \"teacher_eval_ppl\": 10.0, \"eval_seqs\": 4, \"target_loss\": 2.0,"
         " \"tokens_to_target\": {\"random\": 300, \"taylor-calibrate\": 200, \"taylor-calibrate[decay,beta,gate]\": 150},"
         " \"ratio\": 1.5, \"smoothing_window\": 1, \"converted_layers\": \"as in the student folder\", \"tokens_budget\": 300,"
@@ -496,6 +496,25 @@ static void gated_fit_rows(void **state) {
     app_state_free(&st);
 }
 
+/* The 1.5B race of 2026-12-03 was written by a graft that scored a run's first steps on shorter windows:
+ * its file says the gated student reached the target after 114,688 tokens; graft's rule now (full windows)
+ * says 3,907,584, and the import shows that number and what the file said. */
+static void race_tokens_recomputed(void **state) {
+    (void)state;
+    app_state st;
+    app_state_init(&st);
+    import_report rep;
+    assert_int_equal(import_run_file(&st, repo_file("docs/runs/qwen2.5-coder-1.5b-h200/race_lr1e-3_5000000.json"), &rep), 0);
+    const teacher_state *t = rep.teacher;
+    assert_int_equal(t->n_results, 4);
+    assert_true(t->results[0].tokens_to_target == 4997120 && t->results[1].tokens_to_target == 4448256);
+    assert_true(t->results[2].tokens_to_target == 3907584 && t->results[3].tokens_to_target == 4579328);
+    assert_true(fabs(t->results[2].ratio - 4997120.0 / 3907584.0) < 1e-12);
+    assert_non_null(strstr(t->race.reached, "recomputed from the curves; the file said 114688"));
+    assert_non_null(strstr(t->race.reached, "taylor-calibrate[decay,beta,sigma,gate,sigma gated] 3907584"));
+    app_state_free(&st);
+}
+
 /* A race that built its students: each row's command is that race, its --inits included. */
 static void race_rows_repeat_their_inits(void **state) {
     (void)state;
@@ -662,7 +681,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(ablate_rows),       cmocka_unit_test(component_rows_old_fit), cmocka_unit_test(stats_then_race),
         cmocka_unit_test(malformed_refused), cmocka_unit_test(session_and_adoption),
-        cmocka_unit_test(gated_fit_rows), cmocka_unit_test(race_rows_repeat_their_inits),    cmocka_unit_test(results_screen),
+        cmocka_unit_test(gated_fit_rows), cmocka_unit_test(race_tokens_recomputed), cmocka_unit_test(race_rows_repeat_their_inits),    cmocka_unit_test(results_screen),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
