@@ -38,6 +38,12 @@ bool stage1_choice_toggle(stage1_choice *c, unsigned part) {
     return false;
 }
 
+void stage1_choice_next_fit(stage1_choice *c) {
+    c->sigma_fit = c->sigma_fit == SIGMA_FIT_REFERENCE ? SIGMA_FIT_SCALED
+                   : c->sigma_fit == SIGMA_FIT_SCALED  ? SIGMA_FIT_GATED
+                                                       : SIGMA_FIT_REFERENCE;
+}
+
 int stage1_choice_set_half_life(stage1_choice *c, const char *text) {
     while (*text == ' ') text++;
     if (!*text || !strcmp(text, "0") || !strcmp(text, "off")) {

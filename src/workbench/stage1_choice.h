@@ -34,6 +34,8 @@ bool stage1_choice_uses_distance(const stage1_choice *c);
 /* Switches one component (a STAGE1_* bit); switching decay off drops the
  * half-life override (it sets the decay). Returns true when an override was dropped. */
 bool stage1_choice_toggle(stage1_choice *c, unsigned part);
+/* The next value-scale fit: reference -> scaled -> gated -> reference (--sigma-fit). */
+void stage1_choice_next_fit(stage1_choice *c);
 /* The half-life override from text: "", "0" or "off" clears it; else a number
  * of tokens in (0, 1e9] (as --half-life). 0, or -1 with a one-line error
  * (no decay among the components, a bad number); c is kept then. */

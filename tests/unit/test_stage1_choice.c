@@ -49,6 +49,23 @@ static void toggles_and_override(void **state) {
     assert_false(stage1_choice_is_default(&c));
     assert_false(stage1_choice_toggle(&c, STAGE1_BETA));
     assert_true(stage1_choice_is_default(&c));
+    /* the fit cycles reference -> scaled -> gated -> reference; a fit other than the reference is
+     * not the default while sigma is on, and does not count without it */
+    stage1_choice_next_fit(&c);
+    assert_int_equal(c.sigma_fit, SIGMA_FIT_SCALED);
+    stage1_choice_next_fit(&c);
+    assert_int_equal(c.sigma_fit, SIGMA_FIT_GATED);
+    assert_false(stage1_choice_is_default(&c));
+    char label[48];
+    stage1_choice_label(&c, label, sizeof label);
+    assert_string_equal(label, "all, sigma gated");
+    stage1_choice_toggle(&c, STAGE1_SIGMA);
+    stage1_choice_label(&c, label, sizeof label);
+    assert_string_equal(label, "-sigma");
+    stage1_choice_toggle(&c, STAGE1_SIGMA);
+    stage1_choice_next_fit(&c);
+    assert_int_equal(c.sigma_fit, SIGMA_FIT_REFERENCE);
+    assert_true(stage1_choice_is_default(&c));
     /* the override: a number of tokens as --half-life; empty / 0 / off clear it */
     assert_int_equal(stage1_choice_set_half_life(&c, "24"), 0);
     assert_true(c.half_life == 24);

@@ -132,6 +132,11 @@ static int draw_options(ui *u, grid *g, int x, int y, int w, const teacher_state
         snprintf(cell, sizeof cell, "  %c [%s] %s", keys[i], on ? "x" : " ", stage1_part_names[i]);
         at += grid_text(g, at, y, x + w - at, cell, on ? acc : dim);
     }
+    if (at < x + w) { /* the value scale's fit, which counts only with sigma on */
+        char cell[48];
+        snprintf(cell, sizeof cell, "   f: sigma fit %s", sigma_fit_name(c->sigma_fit));
+        grid_text(g, at, y, x + w - at, cell, c->parts & STAGE1_SIGMA ? STYLE_PLAIN : dim);
+    }
     char line[256];
     if (!(c->parts & STAGE1_DECAY))
         snprintf(line, sizeof line, "decay off: A_log and dt_bias stay random");
@@ -339,7 +344,7 @@ static bool key(ui *u, int k) {
         return true;
     }
     if (!t || !t->n_layers) {
-        if (k > 0 && k < 128 && strchr("dbsgnhxX", k)) {
+        if (k > 0 && k < 128 && strchr("dbsgfnhxX", k)) {
             ui_say(u, "no teacher yet: its Stage 1 options come with it");
             return true;
         }
@@ -368,6 +373,14 @@ static bool key(ui *u, int k) {
         char what[96];
         snprintf(what, sizeof what, "%s %s%s", stage1_part_names[i], t->stage1.parts & (1u << i) ? "on" : "off",
                  dropped ? " (the half-life override went with it)" : "");
+        say_options(u, t, what);
+        return true;
+    }
+    case 'f': {
+        stage1_choice_next_fit(&t->stage1);
+        char what[96];
+        snprintf(what, sizeof what, "sigma fit %s%s", sigma_fit_name(t->stage1.sigma_fit),
+                 t->stage1.parts & STAGE1_SIGMA ? "" : " (used once sigma is on: s)");
         say_options(u, t, what);
         return true;
     }
@@ -412,6 +425,7 @@ static const key_hint keys[] = {
     {"\u2190\u2192", "left/right", "head"},
     {"x", NULL, "fix head: no-sink"},
     {"X", NULL, "fix head: half-life"},
+    {"f", NULL, "sigma fit"}, /* last: dropped first on a narrow screen, where the options line names it */
 };
 
 const screen screen_calibrate = {"Calibrate", draw, key, NULL, keys, sizeof keys / sizeof keys[0], ACT_CALIBRATE};
