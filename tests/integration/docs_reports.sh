@@ -105,6 +105,16 @@ want = [tc[(0.25, "reference")], al[0.25], tc[(0.5, "reference")], al[0.5], tc[(
 summary = doc[doc.index("**In short.**"):].split("\n\n")[0]
 got = re.findall(r"\d+\.\d\dx?", summary)
 assert got[:len(want)] == want, (got, want)
+# README's line goes on with the 5M race: the four students' and the teacher's held-out perplexities and
+# the gated fit's tokens-to-target ratio by graft's rule (tests/gpu/runs/report.py recomputes it from the curves)
+sys.path.insert(0, "tests/gpu/runs")
+import report
+r5 = json.load(open(f"{q}/race_lr1e-3_5000000.json"))
+fin = {x["init"]: f"{x['final_eval_ppl']:.2f}" for x in r5["runs"]}
+gated = "taylor-calibrate[decay,beta,sigma,gate,sigma gated]"
+gated_run = [x for x in r5["runs"] if x["init"] == gated][0]
+want += [fin[gated], fin["taylor-calibrate[gate]"], fin["random"], fin["taylor-calibrate"], f"{r5['teacher_eval_ppl']:.2f}",
+         f"{report.run_ratio(r5, gated_run):.2f}x"]
 line = [l for l in readme.splitlines() if "docs/paper-1.5b.md" in l][0]
 got = re.findall(r"\d+\.\d\dx?", line)
 assert got == want, (got, want)
