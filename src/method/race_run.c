@@ -50,7 +50,11 @@ int race_run(const race_spec *spec, transformer *teacher_tm, train_data *data, r
     }
     /* the teacher on the held-out sequences every run is scored on */
     if (train_eval_ppl(&spec->base, teacher_tm, data, &out->teacher_ppl) != 0) return -1;
-    return race_tokens_to_target(curves, spec->n, 0, &out->target, out->ttt, &out->window);
+    return race_score(curves, spec->n, &out->target, out->ttt, &out->window);
+}
+
+int race_score(const curve *curves, int n_runs, double *target, double *ttt, int *window) {
+    return race_tokens_to_target(curves, n_runs, 0, target, ttt, window);
 }
 
 void race_outcome_free(race_outcome *out) {

@@ -46,6 +46,9 @@ typedef struct {
 /* 0, or -1 with an error. On a stop, returns 0 with out->stopped set. Free
  * out with race_outcome_free in every case. */
 int race_run(const race_spec *spec, transformer *teacher_tm, train_data *data, race_outcome *out);
+/* Tokens-to-target of n_runs loss curves, run 0 the baseline (engine/train/race.h's rule): what
+ * race_run computes at its end, and what an imported race's curves are scored with. */
+int race_score(const curve *curves, int n_runs, double *target, double *ttt, int *window);
 void race_outcome_free(race_outcome *out);
 
 /* tokens-to-target ratio baseline / second run, or -1 when undefined */

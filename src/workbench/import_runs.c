@@ -10,7 +10,7 @@
 
 #include "core/error.h"
 #include "student/student.h"
-#include "train/race.h"
+#include "method/race_run.h"
 #include "workbench/json_file.h"
 
 const char *import_kind_name(import_kind k) {
@@ -417,7 +417,7 @@ static int parse_race(const char *file, const cJSON *root, parsed *p) {
             if (s1 && !r->has_stage1) r->has_stage1 = true, r->stage1 = s1->stage1; /* the command only: no init detail */
         }
     }
-    /* tokens to target by graft's rule now (train/race.c), from the curves: a file written before
+    /* tokens to target by graft's rule now (race_score), from the curves: a file written before
      * that rule counted full windows only keeps its own numbers in the JSON, and says so here */
     double t_now, ttt_now[8];
     int w_now;
@@ -426,7 +426,7 @@ static int parse_race(const char *file, const cJSON *root, parsed *p) {
         const int c = p->n_curves - i + k;
         cs[k] = (curve){.xy = p->curve[c], .n = p->curve_n[c], .cap = p->curve_n[c]};
     }
-    if (cs[0].n > 0 && race_tokens_to_target(cs, i, 0, &t_now, ttt_now, &w_now) == 0) {
+    if (cs[0].n > 0 && race_score(cs, i, &t_now, ttt_now, &w_now) == 0) {
         char said[120] = "";
         for (int k = 0; k < i; k++) {
             result_row *r = &p->rows[k];
