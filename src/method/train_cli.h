@@ -63,7 +63,7 @@ void train_cli_default(train_cli *c);
     {"recall-tasks", OPT_STR, &(o).recall_tasks, "tasks of --recall-every (default niah-number,multikey)"},      \
     {"recall-lengths", OPT_STR, &(o).recall_lengths, "lengths of --recall-every (default 1024, or the model's positions)"}, \
     {"recall-samples", OPT_INT, &(o).recall_samples, "samples per task, length and depth of --recall-every (default 2)"}, \
-    {"recall-dump", OPT_STR, &(o).recall_dump, "with --recall-every: every recall sample (run, step, tokens, prompt, answers, output, score) as JSON lines to FILE"}
+    {"recall-dump", OPT_STR, &(o).recall_dump, "with --recall-every: each recall sample as a JSON line (run, step, tokens, prompt, output, score)"}
 
 /* The device memory of train / race (src/cli/mem_check.h): the teacher,
  * `teachers - 1` more teacher-format models (a student folder's own, a
