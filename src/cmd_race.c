@@ -98,8 +98,9 @@ static int make_student(void *ud, int i, cli_student *st, train_student **handle
 }
 
 static void run_started(void *ud, int i, const char *label, const char *ckpt) {
-    (void)i, (void)ckpt;
+    (void)ckpt;
     race_maker *mk = ud;
+    train_cli_recall_run(mk->tc, i, label); /* its recall points and dump lines */
     if (mk->tc->log_every > 0) fprintf(stderr, "graft race: training init %s\n", label);
 }
 
@@ -208,10 +209,17 @@ int cmd_race(int argc, char **argv) {
             gf_fail("%s is not a student folder (graft convert makes them)", inits[i]);
             return cli_fail("race");
         }
+    /* --recall-dump: a bad path fails here, before the teacher loads and hours of training */
+    if (cli_rank0() && tc.recall_dump &&
+        (cli_out_claim("--recall-dump", tc.recall_dump, OUT_LOG, 1) != 0 || train_cli_recall_dump_open(&tc, resume) != 0))
+        return cli_fail("race");
     train_plan plan = {&tc, folders ? 2 : 1, folders ? inits : NULL, folders ? n_inits : 0, builder, &mo};
     cli_mem_plan(train_plan_fill, &plan, "lower --batch or --ctx");
     model teacher;
-    if (cli_load_model("race", tc.teacher, &co, &teacher) != 0) return 1;
+    if (cli_load_model("race", tc.teacher, &co, &teacher) != 0) {
+        train_cli_recall_close(&tc);
+        return 1;
+    }
     const int L = teacher.cfg.n_layers;
     race_maker mk = {.inits = inits, .folders = folders, .builder = builder, .teacher = &teacher, .tc = &tc,
                      .co = &co, .strategy = tc.strategy, .keep = tc.keep, .calib = calib, .text = text, .mo = &mo};
@@ -277,7 +285,10 @@ int cmd_race(int argc, char **argv) {
             }
             cJSON_AddItemToObject(r, "curve", curve_json(&res[i].st.loss));
             cJSON_AddItemToObject(r, "eval_curve", curve_json(&res[i].st.eval));
-            if (tc.recall_every > 0) cJSON_AddItemToObject(r, "recall_curve", curve_json(&res[i].measure));
+            if (tc.recall_every > 0) {
+                cJSON_AddItemToObject(r, "recall_curve", curve_json(&res[i].measure));
+                cJSON_AddItemToObject(r, "recall_cells", train_cli_recall_cells_json(&tc, i));
+            }
             cJSON_AddNumberToObject(r, "final_eval_ppl", res[i].final_eval_ppl);
             /* wall seconds: a resumed run's train_seconds count only this process's part */
             cJSON_AddNumberToObject(r, "build_seconds", ro.build_s[i]);
@@ -319,6 +330,7 @@ int cmd_race(int argc, char **argv) {
 out:
     rc = cli_fail("race");
 cleanup:
+    if (train_cli_recall_close(&tc) != 0 && rc == 0) rc = cli_fail("race");
     race_outcome_free(&ro);
     train_data_free(&data);
     tf_free(&tt);

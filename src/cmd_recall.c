@@ -28,12 +28,7 @@ typedef struct {
 
 static void dump_sample(void *ud, const recall_sample *s) {
     const recall_job *j = ud;
-    cJSON *o = recall_sample_json(s, j->m->tok);
-    char *line = cJSON_PrintUnformatted(o);
-    fprintf(j->dump, "%s\n", line);
-    fflush(j->dump); /* whole lines on disk: a run cut short keeps the samples it finished */
-    free(line);
-    cJSON_Delete(o);
+    recall_dump_sample(j->dump, s, j->m->tok, NULL);
 }
 
 static int recall_job_fn(job_ctx *ctx, void *arg) {

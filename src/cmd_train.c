@@ -85,16 +85,25 @@ int cmd_train(int argc, char **argv) {
             return cli_fail("train");
         }
     }
+    /* --recall-dump: a bad path fails here, before the teacher loads and hours of training */
+    if (cli_rank0() && tc.recall_dump &&
+        (cli_out_claim("--recall-dump", tc.recall_dump, OUT_LOG, 1) != 0 || train_cli_recall_dump_open(&tc, resume) != 0)) {
+        cJSON_Delete(out_id);
+        return cli_fail("train");
+    }
+    train_cli_recall_run(&tc, 0, pos[0]); /* the dump's "run": the student */
     const char *folder_list[1] = {pos[0]};
     train_plan plan = {&tc, folder || strcmp(pos[0], tc.teacher) != 0 ? 2 : 1, folder_list, folder ? 1 : 0, false, NULL};
     cli_mem_plan(train_plan_fill, &plan, "lower --batch or --ctx");
     model teacher, src;
     if (cli_load_model("train", tc.teacher, &co, &teacher) != 0) {
+        train_cli_recall_close(&tc);
         cJSON_Delete(out_id);
         return 1;
     }
     const bool same = folder || strcmp(pos[0], tc.teacher) == 0;
     if (!same && cli_load_model("train", pos[0], &co, &src) != 0) {
+        train_cli_recall_close(&tc);
         model_free(&teacher);
         cJSON_Delete(out_id);
         return 1;
@@ -135,7 +144,10 @@ int cmd_train(int argc, char **argv) {
         cJSON_AddNumberToObject(j, "resumed_from", (double)res->resumed_from);
         cJSON_AddItemToObject(j, "curve", curve_json(&res->st.loss));
         cJSON_AddItemToObject(j, "eval_curve", curve_json(&res->st.eval));
-        if (tc.recall_every > 0) cJSON_AddItemToObject(j, "recall_curve", curve_json(&res->measure));
+        if (tc.recall_every > 0) {
+            cJSON_AddItemToObject(j, "recall_curve", curve_json(&res->measure));
+            cJSON_AddItemToObject(j, "recall_cells", train_cli_recall_cells_json(&tc, 0));
+        }
         cJSON_AddNumberToObject(j, "final_loss", final_loss);
         cJSON_AddNumberToObject(j, "final_eval_ppl", res->final_eval_ppl);
         cJSON_AddNumberToObject(j, "teacher_eval_ppl", exp(teacher_nll));
@@ -153,6 +165,7 @@ done:
 out:
     rc = cli_fail("train");
 cleanup:
+    if (train_cli_recall_close(&tc) != 0 && rc == 0) rc = cli_fail("train");
     cJSON_Delete(out_id);
     train_outcome_free(&o);
     if (!same) model_free(&src);

@@ -354,24 +354,25 @@ double recall_result_accuracy(const recall_result *r) {
     return n > 0 ? c / (double)n : NAN;
 }
 
+cJSON *recall_cell_json(const recall_cell *c) {
+    cJSON *x = cJSON_CreateObject();
+    cJSON_AddStringToObject(x, "task", recall_task_name(c->task));
+    cJSON_AddNumberToObject(x, "length", c->length);
+    cJSON_AddNumberToObject(x, "depth", c->depth);
+    cJSON_AddNumberToObject(x, "n", c->n);
+    cJSON_AddNumberToObject(x, "correct", c->correct);
+    cJSON_AddNumberToObject(x, "accuracy", c->n > 0 ? c->correct / c->n : 0);
+    cJSON_AddNumberToObject(x, "seconds", c->seconds);
+    return x;
+}
+
 cJSON *recall_result_json(const recall_result *r, const recall_request *rq, const char *model_name) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "model", model_name);
     cJSON *tasks = cJSON_AddArrayToObject(o, "tasks");
     for (int t = 0; t < rq->n_tasks; t++) cJSON_AddItemToArray(tasks, cJSON_CreateString(recall_task_name(rq->tasks[t])));
     cJSON *cells = cJSON_AddArrayToObject(o, "cells");
-    for (int i = 0; i < r->n_cells; i++) {
-        const recall_cell *c = &r->cells[i];
-        cJSON *x = cJSON_CreateObject();
-        cJSON_AddStringToObject(x, "task", recall_task_name(c->task));
-        cJSON_AddNumberToObject(x, "length", c->length);
-        cJSON_AddNumberToObject(x, "depth", c->depth);
-        cJSON_AddNumberToObject(x, "n", c->n);
-        cJSON_AddNumberToObject(x, "correct", c->correct);
-        cJSON_AddNumberToObject(x, "accuracy", c->n > 0 ? c->correct / c->n : 0);
-        cJSON_AddNumberToObject(x, "seconds", c->seconds);
-        cJSON_AddItemToArray(cells, x);
-    }
+    for (int i = 0; i < r->n_cells; i++) cJSON_AddItemToArray(cells, recall_cell_json(&r->cells[i]));
     cJSON_AddNumberToObject(o, "seconds", r->seconds);
     cJSON_AddNumberToObject(o, "accuracy", r->n_cells ? recall_result_accuracy(r) : 0);
     cJSON_AddStringToObject(o, "chat", recall_chat_name(r->chat));

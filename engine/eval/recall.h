@@ -100,6 +100,8 @@ int recall_run(transformer *tf, const model *m, const recall_request *rq, const 
                recall_on_sample on_sample, void *ud, recall_result *out);
 void recall_result_free(recall_result *r);
 
+/* {"task", "length", "depth", "n", "correct", "accuracy", "seconds"}: one cell, as in the result's "cells" */
+cJSON *recall_cell_json(const recall_cell *c);
 /* {"model", "tasks", "cells": [{"task", "length", "depth", "n", "correct", "accuracy"}], "seconds", ...} */
 cJSON *recall_result_json(const recall_result *r, const recall_request *rq, const char *model_name);
 /* Accuracy per task and length (over depths), one line each. */

@@ -146,7 +146,7 @@ static int evaluate(const train_opts *o, transformer *student, train_data *data,
     const long step = res->st.step;
     if (rank0 && o->measure && o->measure_every > 0 && (step % o->measure_every == 0 || step == res->total_steps)) {
         double v;
-        if (o->measure(o->mud, student, stop, &v) != 0) {
+        if (o->measure(o->mud, student, step, res->st.tokens, stop, &v) != 0) {
             if (!(stop && atomic_load(stop))) return -1;
             gf_clear_error(); /* stopped inside the measure: the loop checkpoints and stops */
             return 0;

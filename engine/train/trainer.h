@@ -70,7 +70,7 @@ typedef struct {
        are multiples of measure_every and at the last one (0: never); rank 0
        measures, its value goes into train_result.measure and on_measure */
     long measure_every;
-    int (*measure)(void *mud, transformer *student, atomic_int *stop, double *value);
+    int (*measure)(void *mud, transformer *student, long step, long tokens, atomic_int *stop, double *value);
     void *mud;
     void (*on_measure)(void *ud, long step, long tokens, double value);
 } train_opts;

@@ -26,7 +26,8 @@ const char *graft_version(void) { return GRAFT_VERSION; }
 /* Options that say where a result goes or how it is shown, not what it is. */
 static bool neutral(const char *name) {
     static const char *const names[] = {"out", "force", "json", "threads", "device", "help", "ckpt", "ckpt-dir",
-                                        "ckpt-every", "ckpt-keep", "resume", "log-every", "log-windows", "ranks", "gpus"};
+                                        "ckpt-every", "ckpt-keep", "resume", "log-every", "log-windows", "recall-dump",
+                                        "ranks", "gpus"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         if (!strcmp(name, names[i])) return true;
     return false;

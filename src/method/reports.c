@@ -159,3 +159,17 @@ cJSON *recall_sample_json(const recall_sample *s, const tokenizer *tok) {
     cJSON_AddNumberToObject(o, "score", s->score);
     return o;
 }
+
+void recall_dump_sample(FILE *f, const recall_sample *s, const tokenizer *tok, const recall_dump_at *at) {
+    cJSON *o = recall_sample_json(s, tok);
+    if (at) {
+        cJSON_AddStringToObject(o, "run", at->run ? at->run : "");
+        cJSON_AddNumberToObject(o, "step", (double)at->step);
+        cJSON_AddNumberToObject(o, "tokens", (double)at->tokens);
+    }
+    char *line = cJSON_PrintUnformatted(o);
+    fprintf(f, "%s\n", line);
+    fflush(f);
+    free(line);
+    cJSON_Delete(o);
+}

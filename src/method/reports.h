@@ -2,11 +2,12 @@
  * statistics (graft stats --json, a student's report), a data split and a
  * layer selection (graft convert / select --json, report.json), a model's
  * summary (graft inspect --json), a decode benchmark's point (graft
- * bench-decode --json) and a recall sample (graft recall --dump). */
+ * bench-decode --json) and a recall sample (graft recall --dump, train / race --recall-dump). */
 #ifndef GRAFT_METHOD_REPORTS_H
 #define GRAFT_METHOD_REPORTS_H
 
 #include <cjson/cJSON.h>
+#include <stdio.h>
 
 #include "eval/bench_decode.h"
 #include "eval/recall.h"
@@ -29,5 +30,17 @@ cJSON *model_summary_json(const model *m);
 cJSON *decode_bench_point_json(const decode_bench_point *p);
 /* A sample's prompt (ids and its text through tok), answers, prediction and score. */
 cJSON *recall_sample_json(const recall_sample *s, const tokenizer *tok);
+
+/* Where a dumped sample was measured during training (graft train / race
+ * --recall-dump): the run's label, the step and the training tokens. */
+typedef struct {
+    const char *run;
+    long step, tokens;
+} recall_dump_at;
+/* The one writer of recall dumps (graft recall --dump, train / race
+ * --recall-dump): recall_sample_json (with "run", "step" and "tokens" when at is
+ * not NULL) as one line, flushed so that a run cut short keeps every
+ * sample it finished. A write error shows at fclose. */
+void recall_dump_sample(FILE *f, const recall_sample *s, const tokenizer *tok, const recall_dump_at *at);
 
 #endif

@@ -1,11 +1,13 @@
 #include "method/train_cli.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "method/mem_check.h"
+#include "method/reports.h"
 #include "method/method_opts.h"
 #include "method/opt_limits.h"
 #include "core/error.h"
@@ -30,6 +32,47 @@ static void print_recall(void *ud, long step, long tokens, double value) {
     fprintf(stderr, "recall at step %ld (%ld tokens): %.1f %%\n", step, tokens, 100 * value);
 }
 
+static void dump_sample(void *ud, const recall_sample *s) {
+    const train_cli *c = ud;
+    const recall_dump_at at = {c->recall_label, c->probe.step, c->probe.tokens};
+    recall_dump_sample(c->recall_dump_f, s, c->probe.teacher->tok, &at);
+}
+
+int train_cli_recall_dump_open(train_cli *c, bool append) {
+    if (!c->recall_dump) return 0;
+    if (!(c->recall_dump_f = fopen(c->recall_dump, append ? "a" : "w")))
+        return gf_fail("--recall-dump %s: cannot be written (%s)", c->recall_dump, strerror(errno));
+    return 0;
+}
+
+void train_cli_recall_run(train_cli *c, int run, const char *label) {
+    c->probe.run = run;
+    c->recall_label = label;
+}
+
+cJSON *train_cli_recall_cells_json(const train_cli *c, int run) {
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; i < c->probe.n_points; i++) {
+        const recall_probe_point *pt = &c->probe.points[i];
+        if (pt->run != run) continue;
+        cJSON *point = cJSON_CreateArray(), *cells = cJSON_CreateArray();
+        cJSON_AddItemToArray(point, cJSON_CreateNumber((double)pt->tokens));
+        for (int k = 0; k < pt->n_cells; k++) cJSON_AddItemToArray(cells, recall_cell_json(&pt->cells[k]));
+        cJSON_AddItemToArray(point, cells);
+        cJSON_AddItemToArray(a, point);
+    }
+    return a;
+}
+
+int train_cli_recall_close(train_cli *c) {
+    int rc = 0;
+    if (c->recall_dump_f && fclose(c->recall_dump_f) != 0)
+        rc = gf_fail("--recall-dump %s: write error", c->recall_dump);
+    c->recall_dump_f = NULL;
+    recall_probe_free(&c->probe);
+    return rc;
+}
+
 int train_cli_recall(train_cli *c, const model *teacher) {
     if (c->recall_every <= 0) return 0;
     recall_probe_default(&c->probe, teacher, 1024);
@@ -44,6 +87,10 @@ int train_cli_recall(train_cli *c, const model *teacher) {
     c->to.measure = recall_probe_measure;
     c->to.mud = &c->probe;
     c->to.on_measure = print_recall;
+    if (c->recall_dump_f) {
+        c->probe.on_sample = dump_sample;
+        c->probe.sample_ud = c;
+    }
     return 0;
 }
 
@@ -168,6 +215,10 @@ int train_cli_finish(train_cli *c, const char *cmd) {
     }
     if (c->recall_samples < 1) {
         gf_fail("--recall-samples must be >= 1, got %d", c->recall_samples);
+        goto bad;
+    }
+    if (c->recall_dump && c->recall_every <= 0) {
+        gf_fail("--recall-dump needs --recall-every N (the evaluations whose recall samples it writes)");
         goto bad;
     }
     return 0;

@@ -4,6 +4,7 @@
 #define GRAFT_METHOD_TRAIN_CLI_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "method/common_opts.h"
 #include "method/mem_check.h"
@@ -27,6 +28,9 @@ typedef struct {
     const char *recall_tasks, *recall_lengths;
     int recall_samples;
     recall_probe probe;
+    const char *recall_dump;  /* --recall-dump FILE: every probe sample as a JSON line */
+    FILE *recall_dump_f;      /* open on the rank that measures (train_cli_recall_dump_open) */
+    const char *recall_label; /* the run being trained, in the dump's lines (train_cli_recall_run) */
 } train_cli;
 
 void train_cli_default(train_cli *c);
@@ -58,7 +62,8 @@ void train_cli_default(train_cli *c);
     {"recall-every", OPT_LONG, &(o).recall_every, "recall accuracy at the evaluations of every N steps and the last (graft recall's tasks)"}, \
     {"recall-tasks", OPT_STR, &(o).recall_tasks, "tasks of --recall-every (default niah-number,multikey)"},      \
     {"recall-lengths", OPT_STR, &(o).recall_lengths, "lengths of --recall-every (default 1024, or the model's positions)"}, \
-    {"recall-samples", OPT_INT, &(o).recall_samples, "samples per task, length and depth of --recall-every (default 2)"}
+    {"recall-samples", OPT_INT, &(o).recall_samples, "samples per task, length and depth of --recall-every (default 2)"}, \
+    {"recall-dump", OPT_STR, &(o).recall_dump, "with --recall-every: each recall sample as a JSON line (run, step, tokens, prompt, output, score)"}
 
 /* The device memory of train / race (src/cli/mem_check.h): the teacher,
  * `teachers - 1` more teacher-format models (a student folder's own, a
@@ -95,6 +100,20 @@ int train_cli_finish(train_cli *c, const char *cmd);
  * as c->to.measure (nothing when --recall-every is 0); -1 with an error for
  * bad lists or lengths beyond the model's positions. */
 int train_cli_recall(train_cli *c, const model *teacher);
+/* --recall-dump: opens FILE (append: a resumed run adds to what its first
+ * part wrote; else truncated). The commands claim it (src/cli/out_place.h)
+ * and open it before any loading, so that a bad path fails in one line at
+ * once. Nothing without --recall-dump; -1 with "--recall-dump PATH: ...". */
+int train_cli_recall_dump_open(train_cli *c, bool append);
+/* The run about to be trained (a race's index and label; train: 0 and the
+ * student): its measurements are kept under `run`, its dump lines carry `label`. */
+void train_cli_recall_run(train_cli *c, int run, const char *label);
+/* [[tokens, [cell, ...]], ...]: the cells of run's measurements, in the order
+ * of its recall_curve (cells as graft recall --json writes them). */
+cJSON *train_cli_recall_cells_json(const train_cli *c, int run);
+/* Closes the dump and frees the measurements; -1 with "--recall-dump PATH:
+ * write error" when the dump could not be written whole. */
+int train_cli_recall_close(train_cli *c);
 
 /* A trainable student: one flat block (engine/model/layout.h). */
 typedef struct {

@@ -304,6 +304,7 @@ static int race_job(job_ctx *ctx, void *argp) {
     rc = 0;
 done:
     place_lock_release(&lock);
+    train_cli_recall_close(&tc); /* the probe's kept measurements (no dump here) */
     race_outcome_free(&ro);
     train_data_free(&data);
     tf_free(&tt);

@@ -62,6 +62,94 @@ assert all(math.isfinite(p[1]) and 0 <= p[1] <= 1 for p in rc), rc
 PY
 grep -q "recall at step 8 " "$TMP/tr.err" || fail "no recall line on stderr: $(cat "$TMP/tr.err")"
 expect_error "--recall-every" "$G" train "$TMP/st" --teacher "$STORIES" --data "$TEXT" --recall-every 4 --recall-lengths 4096
+
+# what the recall curve is made of: a race of two inits with --recall-dump; each run's recall_cells
+# (the cells of every point of its recall_curve, summing to its accuracy) and one dump line per
+# prompt of every point, naming the run (its "init"), the step and the training tokens
+"$G" race "$STORIES" --inits random,small-gate --keep 0.5 --strategy uniform --ctx 64 --batch 2 --tokens 1024 \
+    --eval-every 4 --recall-every 4 --recall-lengths 512 --recall-samples 1 --recall-dump "$TMP/race.jsonl" \
+    --threads 1 --json >"$TMP/race.json" 2>"$TMP/race.err" || fail "race --recall-dump: $(tail -n 3 "$TMP/race.err")"
+python3 - "$TMP/race.json" "$TMP/race.jsonl" <<'PY' || fail "race --recall-dump: see above"
+import json, math, sys
+j = json.load(open(sys.argv[1]))
+rows = [json.loads(l) for l in open(sys.argv[2])]
+prompts = 2 * 3 * 1  # niah-number and multikey (the default tasks) x depths 10,50,90 x 1 sample
+tokens_per_step = 64 * 2
+assert len(j["runs"]) == 2
+assert len(rows) == sum(len(r["recall_curve"]) for r in j["runs"]) * prompts, len(rows)
+for run in j["runs"]:
+    curve, cells = run["recall_curve"], run["recall_cells"]
+    assert len(curve) == 2, curve  # steps 4 and 8 (the last) of 8
+    assert len(cells) == len(curve) and [c[0] for c in cells] == [p[0] for p in curve], (cells, curve)
+    for (tok, acc), (_, cs) in zip(curve, cells):
+        assert len(cs) == prompts, cs
+        for c in cs:
+            assert set(("task", "length", "depth", "n", "correct", "accuracy")) <= set(c), c
+            assert c["length"] == 512 and c["n"] == 1 and 0 <= c["correct"] <= 1, c
+        # the point's accuracy is the sum of correct over the sum of n (exact: sums of 0/1 over 6)
+        got = sum(c["correct"] for c in cs) / sum(c["n"] for c in cs)
+        assert math.isfinite(acc) and abs(got - acc) < 1e-12, (got, acc)
+        mine = [r for r in rows if r["run"] == run["init"] and r["tokens"] == tok]
+        assert len(mine) == prompts, (run["init"], tok, len(mine))
+        assert all(r["step"] * tokens_per_step == tok for r in mine), [(r["step"], r["tokens"]) for r in mine]
+        # the dump's scores are the cells' correct, cell by cell
+        for c in cs:
+            s = [r["score"] for r in mine if r["task"] == c["task"] and r["depth"] == c["depth"]]
+            assert len(s) == 1 and abs(s[0] - c["correct"]) < 1e-12, (c, s)
+        assert all(len(r["ids"]) > 0 and "pred" in r and r["answers"] for r in mine)
+assert {r["run"] for r in rows} == {"random", "small-gate"}, {r["run"] for r in rows}
+print("ok")
+PY
+# a dump path that cannot be written: one line and exit 1 (a place that cannot be written, as a bad
+# --ckpt or --dump, not a usage error) before the teacher loads or a step runs; nothing is written
+rc=0
+"$G" race "$STORIES" --inits random,small-gate --keep 0.5 --ctx 64 --batch 2 --tokens 1024 --recall-every 4 \
+    --recall-lengths 512 --recall-dump "$TMP/no/such/dir/d.jsonl" --threads 1 >"$TMP/out" 2>"$TMP/err" || rc=$?
+[ $rc -eq 1 ] || fail "race with a bad --recall-dump: exit $rc, expected 1: $(cat "$TMP/err")"
+[ "$(wc -l <"$TMP/err")" -eq 1 ] && grep -q "^graft race: --recall-dump $TMP/no/such/dir/d.jsonl: " "$TMP/err" ||
+    fail "bad --recall-dump message: $(cat "$TMP/err")"
+[ -s "$TMP/out" ] && fail "race with a bad --recall-dump wrote to stdout: $(cat "$TMP/out")"
+[ -e "$TMP/no" ] && fail "race with a bad --recall-dump created $TMP/no"
+expect_error "--recall-dump" "$G" train "$TMP/st" --teacher "$STORIES" --recall-every 4 --recall-lengths 512 \
+    --recall-dump "$TMP"
+rc=0
+"$G" race "$STORIES" --recall-dump "$TMP/d.jsonl" >/dev/null 2>"$TMP/err" || rc=$?
+[ $rc -eq 2 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] && grep -q "recall-dump needs --recall-every" "$TMP/err" ||
+    fail "--recall-dump without --recall-every: exit $rc (expected 2, a usage error): $(cat "$TMP/err")"
+[ -e "$TMP/d.jsonl" ] && fail "a refused --recall-dump was created"
+
+# a resumed train appends: the first part's lines stay, the resumed part adds its points' lines
+# (SIGTERM: the run stops between samples, so the first part ends with whole lines)
+TARGS="$TMP/st --teacher $STORIES --data $TEXT --tokens 3072 --ctx 32 --batch 2 --eval-every 4 --recall-every 4
+    --recall-lengths 512 --recall-samples 1 --recall-dump $TMP/tr.jsonl --ckpt $TMP/tr.ckpt --ckpt-every 4 --threads 1 --json"
+ckpt_step() { python3 -c "import struct,sys; print(struct.unpack('<8sQq', open(sys.argv[1],'rb').read(24))[2])" "$1" 2>/dev/null || echo 0; }
+$G train $TARGS >/dev/null 2>&1 &
+pid=$!
+i=0
+while [ "$(ckpt_step "$TMP/tr.ckpt")" -lt 8 ] && [ $i -lt 2400 ]; do sleep 0.05; i=$((i + 1)); done
+kill -TERM $pid 2>/dev/null
+rc=0
+wait $pid || rc=$?
+at=$(ckpt_step "$TMP/tr.ckpt")
+if [ $rc -eq 143 ] && [ "$at" -lt 48 ]; then
+    cp "$TMP/tr.jsonl" "$TMP/tr-first.jsonl"
+    $G train $TARGS --resume >"$TMP/tr2.json" 2>"$TMP/tr2.err" || fail "train --resume --recall-dump: $(tail -n 3 "$TMP/tr2.err")"
+    python3 - "$TMP/tr-first.jsonl" "$TMP/tr.jsonl" "$TMP/tr2.json" "$TMP/st" <<'PY' || fail "resumed --recall-dump: see above"
+import json, sys
+first, both = open(sys.argv[1]).read(), open(sys.argv[2]).read()
+j = json.load(open(sys.argv[3]))
+assert j["resumed_from"] > 0, j["resumed_from"]
+assert both.startswith(first), "the first part's lines were not kept"
+added = [json.loads(l) for l in both[len(first):].splitlines()]
+assert len(added) == len(j["recall_curve"]) * 6, (len(added), j["recall_curve"])
+assert sorted({r["tokens"] for r in added}) == [p[0] for p in j["recall_curve"]], j["recall_curve"]
+assert all(r["run"] == sys.argv[4] and r["step"] > j["resumed_from"] for r in added)
+print("ok")
+PY
+else
+    [ $rc -eq 0 ] || fail "train --recall-dump stopped by SIGTERM: exit $rc, expected 143"
+    echo "(the train run ended before SIGTERM: resume not tested)"
+fi
 # a length too short for the task's prompt is refused before the first training step, not at the first evaluation
 expect_error "too few" "$G" race "$STORIES" --keep 0.5 --strategy uniform --data "$TEXT" --ctx 32 --tokens 256 \
     --recall-every 2 --recall-lengths 64 --recall-tasks niah-number --threads 1

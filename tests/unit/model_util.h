@@ -1,10 +1,14 @@
-/* Test helper: a teacher's logits for host tokens, through the transformer. */
+/* Test helpers: a teacher's logits for host tokens, through the transformer;
+ * a random model in memory; stories260K from the shared folder. */
 #ifndef GRAFT_TESTS_MODEL_UTIL_H
 #define GRAFT_TESTS_MODEL_UTIL_H
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "formats/model_load.h"
 #include "model/transformer.h"
 
 /* out [B*T, V] for tokens [B*T] (B sequences of T); 0 or -1. */
@@ -42,6 +46,22 @@ static inline void model_random(model *m, const model_config *c, void (*fill)(fl
         if (model_put(m, e->layer, e->kind, x) != 0) abort();
         free(x);
     }
+}
+
+/* stories260K (with its tokenizer) from $GRAFT_SHARED, default ../shared,
+ * into m: 1 loaded, 0 not there (the tests that need it skip), -1 when it
+ * cannot be loaded. */
+static inline int stories_load(model *m) {
+    const char *sh = getenv("GRAFT_SHARED");
+    char p[4096];
+    snprintf(p, sizeof p, "%s/models/tinyllamas/stories260K/stories260K.bin", sh ? sh : "../shared");
+    if (access(p, R_OK) != 0) return 0;
+    if (model_load(m, p, NULL) != 0) return -1;
+    if (!m->tok) {
+        model_free(m);
+        return -1;
+    }
+    return 1;
 }
 
 #endif
