@@ -181,7 +181,10 @@ int main(int argc, char **argv) {
     }
     char label[64];
     snprintf(label, sizeof label, "Qwen2.5-0.5B shape, %d of 24 layers", c.n_layers);
-    run(label, &m, 128, 8, 2, sgemm, sgemm_cpu);
+    /* GRAFT_BENCH_TRAIN_STEPS: timed steps (default 2); more show the steady state past the first step's page faults */
+    const char *ns = getenv("GRAFT_BENCH_TRAIN_STEPS");
+    const int steps = ns && atoi(ns) > 0 ? atoi(ns) : 2;
+    run(label, &m, 128, 8, steps, sgemm, sgemm_cpu);
     model_free(&m);
     return 0;
 }
