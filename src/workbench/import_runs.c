@@ -322,6 +322,12 @@ static int race_label(const reader *rd, const char *label, result_row *r, const 
     return 0;
 }
 
+/* a run's tokens to target as the Recover line says it: "4997120" or "never" */
+static void tokens_text(char *t, size_t n, double tokens) {
+    if (tokens >= 0) snprintf(t, n, "%.0f", tokens);
+    else snprintf(t, n, "never");
+}
+
 static int parse_race(const char *file, const cJSON *root, parsed *p) {
     reader rd = {file, ""};
     double target, budget, ratio, lr_mixer, lr_rest, ctx, keep, teacher_ppl, eval_seqs;
@@ -346,9 +352,7 @@ static int parse_race(const char *file, const cJSON *root, parsed *p) {
     const cJSON *runs = cJSON_GetObjectItemCaseSensitive(root, "runs"), *o;
     if (!cJSON_IsArray(runs) || cJSON_GetArraySize(runs) < 2) return bad(&rd, "runs", "should be a list of at least two runs");
     if (cJSON_GetArraySize(runs) > 8) return bad(&rd, "runs", "holds more than 8 runs (the Recover chart's limit)");
-    double ttt0 = NAN;
     int i = 0;
-    char reached[200] = "target reached:";
     cJSON_ArrayForEach(o, runs) {
         snprintf(rd.where, sizeof rd.where, "runs[%d]", i);
         if (!cJSON_IsObject(o)) return bad(&rd, "", "should be an object");
@@ -383,9 +387,7 @@ static int parse_race(const char *file, const cJSON *root, parsed *p) {
             snprintf(key, sizeof key, "tokens_to_target[\"%.100s\"]", label);
             return bad(&rd, key, "should be a number of tokens or null (each run's init has one)");
         }
-        r->tokens_to_target = cJSON_IsNumber(tt) ? tt->valuedouble : -1;
-        if (i == 0) ttt0 = r->tokens_to_target;
-        else r->ratio = ttt0 > 0 && r->tokens_to_target > 0 ? ttt0 / r->tokens_to_target : NAN;
+        r->tokens_to_target = cJSON_IsNumber(tt) ? tt->valuedouble : -1; /* the file's; scored again below */
         snprintf(r->strategy, sizeof r->strategy, "%s", strategy[0] ? strategy : "folder");
         r->keep = keep;
         snprintf(r->corpus, sizeof r->corpus, "%.199s", data[0] ? data : IMPORT_TEXT_NOT_RECORDED);
@@ -395,11 +397,6 @@ static int parse_race(const char *file, const cJSON *root, parsed *p) {
         r->race_lr_rest = lr_rest;
         r->teacher_ppl = teacher_ppl; /* on the same held-out sequences (NaN: a graft before it said) */
         snprintf(r->device, sizeof r->device, "%s", device);
-        char t[40];
-        if (r->tokens_to_target >= 0) snprintf(t, sizeof t, "%.0f", r->tokens_to_target);
-        else snprintf(t, sizeof t, "never");
-        size_t at = strlen(reached);
-        snprintf(reached + at, sizeof reached - at, "%s %s %s", i ? "," : "", label, t);
         i++;
     }
     if (strategy[0]) { /* a race that built its students: every row repeats its --inits and its Stage 1 options,
@@ -417,8 +414,8 @@ static int parse_race(const char *file, const cJSON *root, parsed *p) {
             if (s1 && !r->has_stage1) r->has_stage1 = true, r->stage1 = s1->stage1; /* the command only: no init detail */
         }
     }
-    /* tokens to target by graft's rule now (race_score), from the curves: a file written before
-     * that rule counted full windows only keeps its own numbers in the JSON, and says so here */
+    /* tokens to target by graft's rule now (race_score), from the curves: a file written before that
+     * rule counted full windows only keeps its own numbers in the JSON, and the line says so */
     double t_now, ttt_now[8];
     int w_now;
     curve cs[8];
@@ -426,38 +423,30 @@ static int parse_race(const char *file, const cJSON *root, parsed *p) {
         const int c = p->n_curves - i + k;
         cs[k] = (curve){.xy = p->curve[c], .n = p->curve_n[c], .cap = p->curve_n[c]};
     }
-    if (cs[0].n > 0 && race_score(cs, i, &t_now, ttt_now, &w_now) == 0) {
-        char said[120] = "";
-        for (int k = 0; k < i; k++) {
-            result_row *r = &p->rows[k];
-            if (ttt_now[k] == r->tokens_to_target) continue;
+    char said[120] = "", reached[sizeof p->reached] = "";
+    const bool scored = cs[0].n > 0 && race_score(cs, i, &t_now, ttt_now, &w_now) == 0;
+    for (int k = 0; k < i; k++) {
+        result_row *r = &p->rows[k];
+        char t[40];
+        if (scored && ttt_now[k] != r->tokens_to_target) {
             size_t at = strlen(said);
-            if (r->tokens_to_target >= 0)
-                snprintf(said + at, sizeof said - at, "%s%.0f", at ? ", " : "", r->tokens_to_target);
-            else snprintf(said + at, sizeof said - at, "%snever", at ? ", " : "");
+            tokens_text(t, sizeof t, r->tokens_to_target);
+            snprintf(said + at, sizeof said - at, "%s%s", at ? ", " : "", t);
             r->tokens_to_target = ttt_now[k];
         }
-        if (said[0]) {
-            snprintf(reached, sizeof reached, "target reached (recomputed from the curves; the file said %s):", said);
-            for (int k = 0; k < i; k++) {
-                result_row *r = &p->rows[k];
-                char t[40];
-                if (r->tokens_to_target >= 0) snprintf(t, sizeof t, "%.0f", r->tokens_to_target);
-                else snprintf(t, sizeof t, "never");
-                size_t at = strlen(reached);
-                snprintf(reached + at, sizeof reached - at, "%s %s %s", k ? "," : "",
-                         p->curve_name[p->n_curves - i + k] + strlen("race/"), t);
-                if (k) r->ratio = p->rows[0].tokens_to_target > 0 && r->tokens_to_target > 0
-                                      ? p->rows[0].tokens_to_target / r->tokens_to_target
-                                      : NAN;
-            }
-        }
-    }
-    if (p->rows[1].ratio > 0) {
+        if (k) r->ratio = p->rows[0].tokens_to_target > 0 && r->tokens_to_target > 0
+                              ? p->rows[0].tokens_to_target / r->tokens_to_target
+                              : NAN;
+        tokens_text(t, sizeof t, r->tokens_to_target);
         size_t at = strlen(reached);
-        snprintf(reached + at, sizeof reached - at, " -> ratio %.2f", p->rows[1].ratio);
+        snprintf(reached + at, sizeof reached - at, "%s %s %s", k ? "," : "", p->curve_name[p->n_curves - i + k] + strlen("race/"), t);
     }
-    snprintf(p->reached, sizeof p->reached, "%s", reached);
+    snprintf(p->reached, sizeof p->reached, "target reached%s%s%s:%s", said[0] ? " (recomputed from the curves; the file said " : "",
+             said, said[0] ? ")" : "", reached);
+    if (p->rows[1].ratio > 0) {
+        size_t at = strlen(p->reached);
+        snprintf(p->reached + at, sizeof p->reached - at, " -> ratio %.2f", p->rows[1].ratio);
+    }
     p->target = target;
     p->tokens = (long)budget;
     p->teacher_ppl = teacher_ppl;
