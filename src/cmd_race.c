@@ -210,9 +210,7 @@ int cmd_race(int argc, char **argv) {
             return cli_fail("race");
         }
     /* --recall-dump: a bad path fails here, before the teacher loads and hours of training */
-    if (cli_rank0() && tc.recall_dump &&
-        (cli_out_claim("--recall-dump", tc.recall_dump, OUT_LOG, 1) != 0 || train_cli_recall_dump_open(&tc, resume) != 0))
-        return cli_fail("race");
+    if (cli_recall_dump_open(&tc, resume) != 0) return cli_fail("race");
     train_plan plan = {&tc, folders ? 2 : 1, folders ? inits : NULL, folders ? n_inits : 0, builder, &mo};
     cli_mem_plan(train_plan_fill, &plan, "lower --batch or --ctx");
     model teacher;

@@ -86,8 +86,7 @@ int cmd_train(int argc, char **argv) {
         }
     }
     /* --recall-dump: a bad path fails here, before the teacher loads and hours of training */
-    if (cli_rank0() && tc.recall_dump &&
-        (cli_out_claim("--recall-dump", tc.recall_dump, OUT_LOG, 1) != 0 || train_cli_recall_dump_open(&tc, resume) != 0)) {
+    if (cli_recall_dump_open(&tc, resume) != 0) {
         cJSON_Delete(out_id);
         return cli_fail("train");
     }

@@ -168,3 +168,8 @@ void cli_print_json(cJSON *obj) {
     }
     cJSON_Delete(obj);
 }
+
+int cli_recall_dump_open(train_cli *tc, bool resume) {
+    if (!cli_rank0() || !tc->recall_dump) return 0;
+    return cli_out_claim("--recall-dump", tc->recall_dump, OUT_LOG, 1) != 0 || train_cli_recall_dump_open(tc, resume) != 0 ? -1 : 0;
+}

@@ -10,6 +10,7 @@
 #include "method/common_opts.h"
 #include "method/opt_limits.h"
 #include "method/request.h"
+#include "method/train_cli.h"
 #include "model/model.h"
 #include "student/student.h"
 
@@ -50,6 +51,10 @@ int cli_fail(const char *cmd);
 
 /* Prints a JSON object on stdout (one line) and deletes it. */
 void cli_print_json(cJSON *obj);
+
+/* train / race --recall-dump: claimed and opened on the rank that measures, before the teacher loads
+ * (a bad path fails before hours of training); a resumed run appends. 0, or -1 with one line. */
+int cli_recall_dump_open(train_cli *tc, bool resume);
 
 /* The teacher summary shared by inspect and the default screen (its JSON: method/reports.h). */
 void model_summary_print(const model *m);
