@@ -89,6 +89,19 @@ struct tensor {
 
 /* ------------------------------------------------------------- float64 reference */
 
+/* s[j] = q . k_j / sqrt(hd) for the n keys from k0 on (k_j = k0 + j * stride); returns their max */
+static double scores(double *s, const double *q, const double *k0, size_t stride, int n, int hd) {
+    double m = -INFINITY;
+    for (int j = 0; j < n; j++) {
+        const double *kr = k0 + (size_t)j * stride;
+        double a = 0;
+        for (int d = 0; d < hd; d++) a += q[d] * kr[d];
+        s[j] = a / sqrt((double)hd);
+        m = fmax(m, s[j]);
+    }
+    return m;
+}
+
 struct ref_out {
     std::vector<double> out, lse, stats;
 };
@@ -106,14 +119,7 @@ static ref_out reference(const std::vector<double> &q, const std::vector<double>
             for (int h = 0; h < H; h++) {
                 const int i = pos0 + t, kvh = h / G;
                 const double *qr = &q[(((size_t)b * T + t) * H + h) * hd];
-                double m = -INFINITY;
-                for (int j = 0; j <= i; j++) {
-                    const double *kr = &k[(((size_t)b * S + j) * KV + kvh) * hd];
-                    double a = 0;
-                    for (int d = 0; d < hd; d++) a += qr[d] * kr[d];
-                    s[j] = a / sqrt((double)hd);
-                    m = fmax(m, s[j]);
-                }
+                const double m = scores(s.data(), qr, &k[((size_t)b * S * KV + kvh) * hd], (size_t)KV * hd, i + 1, hd);
                 double z = 0;
                 for (int j = 0; j <= i; j++) z += exp(s[j] - m);
                 double *o = &r.out[(((size_t)b * T + t) * H + h) * hd];
@@ -153,14 +159,7 @@ static void reference_backward(std::vector<double> &dq, std::vector<double> &dk,
             for (int t = 0; t < T; t++) {
                 const int kvh = h / G;
                 const double *qr = &q[(((size_t)b * T + t) * H + h) * hd], *gr = &g[(((size_t)b * T + t) * H + h) * hd];
-                double m = -INFINITY;
-                for (int j = 0; j <= t; j++) {
-                    const double *kr = &k[(((size_t)b * T + j) * KV + kvh) * hd];
-                    double a = 0;
-                    for (int d = 0; d < hd; d++) a += qr[d] * kr[d];
-                    p[j] = a / sqrt((double)hd);
-                    m = fmax(m, p[j]);
-                }
+                const double m = scores(p.data(), qr, &k[((size_t)b * T * KV + kvh) * hd], (size_t)KV * hd, t + 1, hd);
                 double z = 0;
                 for (int j = 0; j <= t; j++) z += (p[j] = exp(p[j] - m));
                 double pdp = 0;
