@@ -423,11 +423,10 @@ static int parse_race(const char *file, const cJSON *root, parsed *p) {
         const int c = p->n_curves - i + k;
         cs[k] = (curve){.xy = p->curve[c], .n = p->curve_n[c], .cap = p->curve_n[c]};
     }
-    char said[120] = "", reached[sizeof p->reached] = "";
+    char said[120] = "", t[40];
     const bool scored = cs[0].n > 0 && race_score(cs, i, &t_now, ttt_now, &w_now) == 0;
     for (int k = 0; k < i; k++) {
         result_row *r = &p->rows[k];
-        char t[40];
         if (scored && ttt_now[k] != r->tokens_to_target) {
             size_t at = strlen(said);
             tokens_text(t, sizeof t, r->tokens_to_target);
@@ -437,12 +436,15 @@ static int parse_race(const char *file, const cJSON *root, parsed *p) {
         if (k) r->ratio = p->rows[0].tokens_to_target > 0 && r->tokens_to_target > 0
                               ? p->rows[0].tokens_to_target / r->tokens_to_target
                               : NAN;
-        tokens_text(t, sizeof t, r->tokens_to_target);
-        size_t at = strlen(reached);
-        snprintf(reached + at, sizeof reached - at, "%s %s %s", k ? "," : "", p->curve_name[p->n_curves - i + k] + strlen("race/"), t);
     }
-    snprintf(p->reached, sizeof p->reached, "target reached%s%s%s:%s", said[0] ? " (recomputed from the curves; the file said " : "",
-             said, said[0] ? ")" : "", reached);
+    if (said[0]) snprintf(p->reached, sizeof p->reached, "target reached (recomputed from the curves; the file said %s):", said);
+    else snprintf(p->reached, sizeof p->reached, "target reached:");
+    for (int k = 0; k < i; k++) {
+        tokens_text(t, sizeof t, p->rows[k].tokens_to_target);
+        size_t at = strlen(p->reached);
+        snprintf(p->reached + at, sizeof p->reached - at, "%s %s %s", k ? "," : "",
+                 p->curve_name[p->n_curves - i + k] + strlen("race/"), t);
+    }
     if (p->rows[1].ratio > 0) {
         size_t at = strlen(p->reached);
         snprintf(p->reached + at, sizeof p->reached - at, " -> ratio %.2f", p->rows[1].ratio);
