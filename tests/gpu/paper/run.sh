@@ -16,7 +16,8 @@
 #                                  the GPU loading the same GGUF (needs the gguf wheel: carry .whl);
 #                                  graft stats (per-head statistics for the heat maps)
 #   run.sh ablate                  (b) uniform 25 % / 50 %, ar / ga-s2 50 %, six inits, 300 Stage-2
-#                                  steps, both sigma fits, --keep-best train and heldout
+#                                  steps, sigma fits GRAFT_ABLATE_FITS (default reference,scaled; the
+#                                  JSON names gain _FIT when set), --keep-best train and heldout
 #   run.sh stage1 [FITS]           (c) the Stage 1 component table at 25 % / 50 %, FITS (default
 #                                  reference,scaled; reference alone takes 2/3 of the time)
 #   run.sh race LR TOKENS [SUBSET] (d) 50 % uniform: random, taylor-calibrate and taylor-calibrate
@@ -151,8 +152,9 @@ PY
     ;;
 ablate)
     need "$QWEN" teacher
-    step ablate_train "$G" ablate "$QWEN" $ABL --strategy uniform,ar,ga-s2 --keep 0.25,0.5 --sigma-fit reference,scaled
-    step ablate_heldout "$G" ablate "$QWEN" $ABL --strategy uniform --keep 0.25,0.5 --sigma-fit reference,scaled \
+    fits=${GRAFT_ABLATE_FITS:-reference,scaled} sfx=${GRAFT_ABLATE_FITS:+_$(echo "$GRAFT_ABLATE_FITS" | tr , _)}
+    step "ablate_train$sfx" "$G" ablate "$QWEN" $ABL --strategy uniform,ar,ga-s2 --keep 0.25,0.5 --sigma-fit "$fits"
+    step "ablate_heldout$sfx" "$G" ablate "$QWEN" $ABL --strategy uniform --keep 0.25,0.5 --sigma-fit "$fits" \
         --keep-best heldout
     ;;
 stage1)
