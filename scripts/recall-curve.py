@@ -9,7 +9,7 @@ Each panel: recall accuracy (0 to 100 %, grey lines at every 25, labelled at
 the left) against tokens trained (0 at the left, the race's token budget at
 the right), one line per student with a square at each measured point, the
 students' colours in the order of the race's runs. stdout: one Markdown line
-per panel naming the race, its points and each student's colour.
+per panel naming the race, its lr-mixer, its points and each student's colour.
 """
 import importlib.util
 import json
@@ -83,8 +83,8 @@ def main():
                 line(img, a, b, col)
             for x, y in pts:
                 put(img, x, y, col, 3)
-        print("%s: recall at %s tokens of %d; %s\n" % (
-            j["model"].rsplit("/", 1)[-1], ", ".join("%.2fM" % (t / 1e6) for t, _ in j["runs"][0]["recall_curve"]),
+        print("%s, lr-mixer %g: recall at %s tokens of %d; %s\n" % (
+            j["model"].rsplit("/", 1)[-1], j["lr_mixer"], ", ".join("%.2fM" % (t / 1e6) for t, _ in j["runs"][0]["recall_curve"]),
             budget, ", ".join("%s %s" % (r["init"], COLOURS[k][1]) for k, r in enumerate(j["runs"]))))
     heatmap.write_png(sys.argv[1], img)
     return 0

@@ -174,4 +174,134 @@ assert f"took {j2['seconds']:.1f} s against {j['seconds']:.1f} s" in p, p
 assert f"(prefill {t2['prefill_seconds']:.2f} against {t1['prefill_seconds']:.2f} s, decode " \
        f"{t2['decode_seconds']:.2f} against {t1['decode_seconds']:.2f} s)" in p, p
 PY
+# the lr 3e-4 race at 1.5B: the answers file must be the JSON's recall_cells, and the log's recall lines the JSON's
+H=docs/runs/qwen2.5-coder-1.5b-h200
+A=$H/race_lr3e-4_5000000.answers.jsonl
+T=docs/runs/recall/qwen2.5-coder-1.5b/teacher.json
+python3 scripts/recall-race-cells.py "$TMP/c.png" $H/race_lr3e-4_5000000.json $A $T >/dev/null 2>"$TMP/err" || fail "recall-race-cells.py: $(cat "$TMP/err")"
+# one score changed (the first right answer made wrong) fails
+awk 'BEGIN{d=0} !d && /"score": 1}$/ {sub(/"score": 1}$/, "\"score\": 0}"); d=1} {print}' $A >"$TMP/a.jsonl"
+cmp -s $A "$TMP/a.jsonl" && fail "the answers negative check changed nothing"
+python3 scripts/recall-race-cells.py "$TMP/c.png" $H/race_lr3e-4_5000000.json "$TMP/a.jsonl" $T >/dev/null 2>"$TMP/err" && fail "an answers file disagreeing with recall_cells passed"
+grep -q "recall_cells has n 2 correct" "$TMP/err" || fail "answers check message: $(cat "$TMP/err")"
+python3 scripts/recall-race-answers.py $H/race_lr3e-4_5000000.json "$TMP/a.jsonl" $T >/dev/null 2>"$TMP/err" && fail "recall-race-answers.py took an answers file disagreeing with recall_cells"
+# one answer line missing fails
+sed '$d' $A >"$TMP/a.jsonl"
+python3 scripts/recall-race-cells.py "$TMP/c.png" $H/race_lr3e-4_5000000.json "$TMP/a.jsonl" $T >/dev/null 2>"$TMP/err" && fail "an answers file missing a line passed"
+grep -q "1 answers scoring" "$TMP/err" || fail "missing-line message: $(cat "$TMP/err")"
+sed 's/^recall at step 610 (4997120 tokens): 60.8 %$/recall at step 610 (4997120 tokens): 61.1 %/' $H/race_lr3e-4_5000000.log >"$TMP/race.log"
+cmp -s $H/race_lr3e-4_5000000.log "$TMP/race.log" && fail "the lr 3e-4 log negative check changed nothing"
+python3 scripts/recall-race.py $H/race_lr3e-4_5000000.json "$TMP/race.log" >/dev/null 2>"$TMP/err" && fail "a lr 3e-4 log disagreeing with its JSON passed"
+grep -q "are not the JSON's recall_curve" "$TMP/err" || fail "lr 3e-4 race check message: $(cat "$TMP/err")"
+# the prose of the lr 3e-4 section says what its files say
+python3 - $D <<'PY' || fail "$D's lr 3e-4 section quotes other numbers than its runs"
+import json, math, re, sys
+doc = open(sys.argv[1]).read()
+H = "docs/runs/qwen2.5-coder-1.5b-h200"
+sec = doc[doc.index("### At 1.5B with lr-mixer 3e-4"):doc.index("### Not measured")]
+def para(start):
+    return re.sub(r"\s+", " ", sec[sec.index(start):].split("\n- ")[0].split("\n\n")[0])
+def g(x):
+    return "%g" % round(x, 2)
+j = json.load(open(f"{H}/race_lr3e-4_5000000.json"))
+old = json.load(open(f"{H}/race_lr1e-3_5000000.json"))
+rows = [json.loads(l) for l in open(f"{H}/race_lr3e-4_5000000.answers.jsonl")]
+T = {(s["task"], s["length"], s["depth"], s["index"]): s for s in map(json.loads, open("docs/runs/recall/qwen2.5-coder-1.5b/teacher.samples.jsonl"))}
+runs = [r["init"] for r in j["runs"]]
+end, first = j["runs"][0]["recall_curve"][-1][0], j["runs"][0]["recall_curve"][0][0]
+def sc(run, t, **kw):
+    return sum(a["score"] for a in rows if a["run"] == run and a["tokens"] == t and all(
+        (a[k] in v) if isinstance(v, tuple) else a[k] == v for k, v in kw.items()))
+assert len(rows) == 864 and all(len(r["recall_curve"]) == 3 for r in j["runs"])
+p = para("- **Recall comes back at lr-mixer 3e-4**")
+fin = [sc(r, end) for r in runs]
+assert f"score {g(min(fin))} to {g(max(fin))} of the 72 prompts ({100 * min(fin) / 72:.1f} to {100 * max(fin) / 72:.1f} %)" in p, p
+like = dict(task=("niah-number", "multikey"), length=(1024, 4096, 16384))
+e, f = [sc(r, end, **like) for r in runs], [sc(r, first, **like) for r in runs]
+assert f"answer {g(min(e))} to {g(max(e))} of 36 at the end and {g(min(f))} to {g(max(f))} already at 2M" in p, p
+assert all(a == 0 for r in old["runs"] for _, a in r["recall_curve"]) and old["lr_mixer"] == 1e-3 and j["lr_mixer"] == 3e-4
+ppl = sorted(r["final_eval_ppl"] for r in j["runs"])
+rt = lambda x: [r["final_eval_ppl"] / x["teacher_eval_ppl"] for r in x["runs"]]
+assert f"{ppl[0]:.2f} to {ppl[-1]:.2f} at the end, {min(rt(j)):.2f} to {max(rt(j)):.2f} times the teacher's {j['teacher_eval_ppl']:.2f}" in p, p
+assert f"against {min(rt(old)):.1f} to {max(rt(old)):.1f} times at 1e-3" in p, p
+p = para("- **Length**")
+L32, L1 = [sc(r, end, length=32000) for r in runs], [sc(r, end, length=1024) for r in runs]
+assert f"score {g(min(L32))} to {g(max(L32))} of the 18 prompts at 32000 tokens against {g(min(L1))} to {g(max(L1))} at 1024" in p, p
+assert f"random answers {g(sc('random', end, task='niah-number', length=32000))} of its 6 at 32000" in p, p
+p = para("- **Task**")
+def lead(pred, ans):
+    m = re.search(r"\d+", pred); n = m.group(0) if m else ""; k = 0
+    while k < min(len(n), len(ans)) and n[k] == ans[k]: k += 1
+    return k
+nn = [sc(r, end, task="niah-number") for r in runs]
+assert f"({g(min(nn))} to {g(max(nn))} of 24 after the race)" in p, p
+wrong = [a for a in rows if a["tokens"] == end and a["task"] == "niah-number" and a["score"] < 1]
+assert all(lead(a["pred"], a["answers"][0]) >= 1 for a in wrong)
+means = [sum(lead(a["pred"], a["answers"][0]) for a in wrong if a["run"] == r) / sum(a["run"] == r for a in wrong) for r in runs]
+assert f"with {min(means):.1f} to {max(means):.1f} of its 7 leading digits" in p, p
+odd = sum(len(re.search(r"\d+", a["pred"]).group(0)) != 7 for a in wrong)
+assert f"and {odd} of the {len(wrong)} wrong ones with a digit dropped or repeated" in p, p
+assert any(a["pred"].strip() == "58114." and a["answers"] == ["5811419"] for a in wrong)
+mk = [sc(r, end, task="multikey") for r in runs]
+assert f"half lost ({g(min(mk))} to {g(max(mk))} of 24)" in p, p
+mw = [sum(1 for a in rows if a["run"] == r and a["tokens"] == end and a["task"] == "multikey" and a["score"] < 1
+          and lead(a["pred"], a["answers"][0]) == 0) for r in runs]
+assert f"{min(mw)} to {max(mw)} of each student's answers start with another digit" in p, p
+sh = [a for a in rows if a["tokens"] == end and a["task"] == "multikey" and (a["task"], a["length"], a["depth"], a["index"]) in T]
+shw = [a for a in sh if a["score"] < 1]
+oth = [a for a in shw if re.search(r"\d+", a["pred"]) and re.search(r"\d+", a["pred"]).group(0) in
+       [v for v in T[a["task"], a["length"], a["depth"], a["index"]]["needle_values"] if v != a["answers"][0]]]
+assert f"{len(oth)} of the {len(shw)} wrong answers are another key's value exactly" in p, p
+vt = {r: [a for a in rows if a["run"] == r and a["tokens"] == end and a["task"] == "vt"] for r in runs}
+named = {r: sum(a["score"] > 0 for a in v) for r, v in vt.items()}
+g8 = runs[1]
+assert f"in {named[g8]} of its 24 prompts (a score of {g(sum(a['score'] for a in vt[g8]))})" in p, p
+others = [named[r] for r in runs if r != g8]
+assert max(others) < named[g8] and f"the others in {min(others)} to {max(others)}," in p, p
+p = para("- **Depth** matters less")
+d90, d10 = [sc(r, end, depth=90) for r in runs], [sc(r, end, depth=10) for r in runs]
+assert all(sc(r, end, depth=90) >= max(sc(r, end, depth=d) for d in (10, 50)) for r in runs)
+assert ", ".join(map(g, d90[:3])) + f" and {g(d90[3])} of 24 against " + ", ".join(map(g, d10[:3])) + f" and {g(d10[3])}" in p, p
+dd = [a - b for a, b in zip(d90, d10)]
+assert f"a difference of {g(min(dd))} to {g(max(dd))} prompts" in p, p
+p = para("- **Against the teacher**")
+keys = [k for k in T if any((a["task"], a["length"], a["depth"], a["index"]) == k for a in rows)]
+assert len(keys) == 18 and all(T[k]["score"] == 1 for k in keys), keys
+st = [sum(a["score"] for a in rows if a["run"] == r and a["tokens"] == end and (a["task"], a["length"], a["depth"], a["index"]) in keys) for r in runs]
+assert f"the teacher answered 18; the students {g(min(st))} to {g(max(st))} after the race" in p, p
+tj = json.load(open("docs/runs/recall/qwen2.5-coder-1.5b/teacher.json"))
+t32 = {t: sum(c["correct"] for c in tj["cells"] if c["task"] == t and c["length"] == 32768) for t in ("niah-number", "multikey", "vt")}
+assert f"answered {g(t32['niah-number'])} of 6 niah-number, {g(t32['multikey'])} of 6 multikey and {g(t32['vt'])} of 6" in p, p
+p = para("- **Which init keeps more.**")
+def wilson(s, n, z=1.96):
+    q = s / n; m = (q + z * z / (2 * n)) / (1 + z * z / n); h = z * math.sqrt(q * (1 - q) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return m - h, m + h
+lo, hi = wilson(sc("random", end), 72)
+assert sc("random", end) == 36 and f"(random after the race: {100 * lo:.0f} to {100 * hi:.0f} %)" in p, p
+def pair(r, t):
+    m = {(a["task"], a["length"], a["depth"], a["index"]): a["score"] for a in rows if a["run"] == r and a["tokens"] == t}
+    b = {(a["task"], a["length"], a["depth"], a["index"]): a["score"] for a in rows if a["run"] == "random" and a["tokens"] == t}
+    up, down = sum(m[k] > b[k] + 1e-6 for k in m), sum(m[k] < b[k] - 1e-6 for k in m)
+    n = up + down
+    return up, down, min(1.0, 2 * sum(math.comb(n, i) for i in range(min(up, down) + 1)) / 2 ** n)
+pts = [t for t, _ in j["runs"][0]["recall_curve"]]
+for r in runs[1:]:
+    pr = [pair(r, t) for t in pts]
+    if r == runs[1]:
+        assert all(u > d and q < 0.05 for u, d, q in pr)
+        assert f"({pr[0][0]} / {pr[0][1]}, {pr[1][0]} / {pr[1][1]} and {pr[2][0]} / {pr[2][1]} prompts; p {pr[0][2]:.2g}, {pr[1][2]:.2g}, {pr[2][2]:.2g})" in p, (pr, p)
+    elif r == runs[2]:
+        assert pr[0][0] > pr[0][1] and pr[1][0] > pr[1][1] and pr[2][0] < pr[2][1] and pr[2][2] > 0.05
+        assert f"({pr[0][0]} / {pr[0][1]}, {pr[1][0]} / {pr[1][1]})" in p and f"({pr[2][0]} / {pr[2][1]}, p {pr[2][2]:.2g})" in p, (pr, p)
+    else:
+        assert all(u < d for u, d, _ in pr)
+        assert f"({pr[0][0]} / {pr[0][1]}, {pr[1][0]} / {pr[1][1]}, {pr[2][0]} / {pr[2][1]}; p {pr[0][2]:.2g}, {pr[1][2]:.2g}, {pr[2][2]:.2g})" in p, (pr, p)
+tie = [sc(r, end, **like) for r in runs[:2]]
+assert tie[0] == tie[1] and f"it ties random after the race, {g(tie[0])} and {g(tie[1])}" in p, p
+nm = re.sub(r"\s+", " ", doc[doc.index("- A race as long as the paper's"):].split("\n- ")[0].split("\n\n")[0])
+acc = [r["recall_curve"][-1][1] for r in j["runs"]]
+assert f"{min(rt(j)):.2f} to {max(rt(j)):.2f} times the teacher's perplexity and {100 * min(acc):.0f} to {100 * max(acc):.0f} % recall" in nm, nm
+rising = sum(all(b[1] > a[1] for a, b in zip(r["recall_curve"], r["recall_curve"][1:])) for r in j["runs"])
+assert f"still rising for {['no', 'one', 'two', 'three', 'four'][rising]} of the four" in nm, nm
+PY
 exit 0
