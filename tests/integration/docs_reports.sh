@@ -222,6 +222,13 @@ assert f"the teacher's {r['teacher_eval_ppl']:.2f}" in sec
 assert ", ".join(f"{x['train_seconds']:.1f}" for x in r["runs"][:3]) + f", {r['runs'][3]['train_seconds']:.1f}" in sec
 log = open(f"{q}/race_lr3e-4_5000000.log").read()
 assert f"race step took {re.search(r'race_lr3e-4_5000000: exit 0, ([0-9.]+) s', log).group(1)} s" in sec
+conv = re.findall(r"convert_student-[^:]*: exit 0, ([0-9.]+) s", log)
+assert len(conv) == 4 and f"{', '.join(conv[:3])} and {conv[3]} s" in sec, conv
+# the gated runs' seconds (gated.log: the commands' own exit lines) are the ones sections 2 and 3 quote
+glog = open(f"{q}/gated.log").read()
+sec_of = lambda name: re.search(rf"^{name}: exit 0, ([0-9.]+) s", glog, re.M).group(1)
+assert f"{sec_of('ablate_train_gated')} s and {sec_of('ablate_heldout_gated')} s" in flat
+assert f"({sec_of('stage1_components')} s, beside the" in flat
 # the recall table: each row is the run's recall_curve, itself the mean of its cells' accuracies
 for x in r["runs"]:
     for t, a in x["recall_curve"]:
@@ -263,6 +270,14 @@ for i in (gate, gated, tc):
     above = all(b > a for (_, a), (_, b) in zip(by["random"]["recall_curve"], by[i]["recall_curve"]))
     assert ("| holds" in row) == above and ("does not hold" in row) == (not above), row
 PY
+# session 5's JSON opens in the workbench as the doc says: every row or run imported, none refused
+for f in race_lr3e-4_5000000 stage1_components_gated ablate_train_gated ablate_heldout_gated; do
+    n=$(python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); print(len(j.get("rows") or j["runs"]))' "$Q/$f.json")
+    "$GRAFT_BIN" tui --import "$Q/$f.json" --snapshot results --size 110x34 >"$TMP/import.txt" 2>"$TMP/import.err" ||
+        fail "graft tui --import $Q/$f.json: $(cat "$TMP/import.err")"
+    grep -q "^ $n rows in run order" "$TMP/import.txt" || fail "graft tui --import $Q/$f.json: not $n rows on Results"
+    [ "$(grep -c "$f.json" "$TMP/import.txt")" -ge 1 ] || fail "graft tui --import $Q/$f.json: rows not marked with their file"
+done
 # race --kept and --no-speed, paper-ablate --one-table, on small made-up runs: a curve that dips below the target
 # early and comes back is first at its dip and kept only from its last crossing
 python3 - <<'PY' || fail "report.py race --kept / --no-speed / paper-ablate --one-table"
