@@ -78,12 +78,13 @@ al = {k: ppl(a["rows"], "align-only", k, "-") for k in (0.25, 0.5)}
 for f in ("reference", "scaled"):
     row = [l for l in lines if l.startswith(f"| taylor-calibrate | {f} |")][0].split(" | ")
     assert row[2:4] == [tc[(0.25, f)], tc[(0.5, f)]], row
-# the Stage 1 table: full, without sigma, gate alone (columns 25 % ref, 25 % scaled, 50 % ref, 50 % scaled)
-rows = json.load(open(f"{q}/stage1_components.json"))["rows"] + json.load(open(f"{q}/stage1_components_scaled.json"))["rows"]
+# the Stage 1 table: full, without sigma, gate alone, without decay (columns 25 % ref, scaled, gated, 50 % the same)
+rows = [r for f in ("", "_scaled", "_gated") for r in json.load(open(f"{q}/stage1_components{f}.json"))["rows"]]
 full = ["decay", "beta", "sigma", "gate"]
-for name, st in (("full", full), ("without sigma", ["decay", "beta", "gate"]), ("gate alone", ["gate"])):
+for name, st in (("full", full), ("without sigma", ["decay", "beta", "gate"]), ("gate alone", ["gate"]),
+                 ("without decay", ["beta", "sigma", "gate"])):
     row = [l for l in lines if l.startswith(f"| {name} |")][0].strip("| ").split(" | ")
-    want = [ppl(rows, "taylor-calibrate", k, f, st) for k in (0.25, 0.5) for f in ("reference", "scaled")]
+    want = [ppl(rows, "taylor-calibrate", k, f, st) for k in (0.25, 0.5) for f in ("reference", "scaled", "gated")]
     assert row[1:] == want, (name, row, want)
 comp_v = [l for l in lines if "all four Stage 1 parts belong" in l][0]
 beaten = any(float(ppl(rows, "taylor-calibrate", k, "reference", s)) < float(ppl(rows, "taylor-calibrate", k, "reference", full))
@@ -115,6 +116,16 @@ gated = "taylor-calibrate[decay,beta,sigma,gate,sigma gated]"
 gated_run = [x for x in r5["runs"] if x["init"] == gated][0]
 want += [fin[gated], fin["taylor-calibrate[gate]"], fin["random"], fin["taylor-calibrate"], f"{r5['teacher_eval_ppl']:.2f}",
          f"{report.run_ratio(r5, gated_run):.2f}x"]
+# then the 5M race at lr 3e-4 (held-out perplexities; gate alone's, the gated fit's, taylor-calibrate's ratios) and
+# the best Stage 1 variant of the three component runs at 25 % / 50 % against align-only and the paper's method
+r3 = json.load(open(f"{q}/race_lr3e-4_5000000.json"))
+by3 = {x["init"]: x for x in r3["runs"]}
+want += [f"{by3[i]['final_eval_ppl']:.2f}" for i in (gated, "taylor-calibrate[gate]", "random", "taylor-calibrate")]
+want += [f"{report.run_ratio(r3, by3[i]):.2f}x" for i in ("taylor-calibrate[gate]", gated, "taylor-calibrate")]
+tcrows = [r for r in rows if r["init"] == "taylor-calibrate"]
+best = {k: min((r for r in tcrows if r["keep"] == k), key=lambda r: r["ppl"]) for k in (0.25, 0.5)}
+assert all(b["stage1"] == ["beta", "sigma", "gate"] and b["sigma_fit"] == "gated" for b in best.values()), best
+want += [f"{best[k]['ppl']:.2f}" for k in (0.25, 0.5)] + [al[0.25], al[0.5], tc[(0.25, "reference")], tc[(0.5, "reference")]]
 line = [l for l in readme.splitlines() if "docs/paper-1.5b.md" in l][0]
 got = re.findall(r"\d+\.\d\dx?", line)
 assert got == want, (got, want)
@@ -175,6 +186,98 @@ assert f"{kept_ratio(r, gated):.2f}x, " in sec, "reached and kept"
 old = r["tokens_to_target"][gated["init"]]
 assert f"says {old:,} tokens for the gated fit ({r['tokens_to_target']['random'] / old:.2f}x)" in sec, "the JSON's field"
 PY
+# the 5M race at lr 3e-4, the gated fit's ablation and Stage 1 table (session 5): the summary, the race's prose, its
+# recall table, the six-init tables' gated rows, the best Stage 1 variant and the verdict rows say what the JSON says
+python3 - $P $Q <<'PY' || fail "$P: the lr 3e-4 race or the gated fit's numbers differ from $Q's JSON"
+import json, re, sys
+sys.path.insert(0, "tests/gpu/runs")
+from report import kept_ratio, run_ratio, tokens_to_target
+doc, q = open(sys.argv[1]).read(), sys.argv[2]
+lines, flat = doc.splitlines(), " ".join(doc.split())
+r = json.load(open(f"{q}/race_lr3e-4_5000000.json"))
+by = {x["init"]: x for x in r["runs"]}
+gate, gated, tc = "taylor-calibrate[gate]", "taylor-calibrate[decay,beta,sigma,gate,sigma gated]", "taylor-calibrate"
+# graft's own count (a graft with the full-window rule wrote this JSON) is report.py's
+assert {i: tokens_to_target(r, x) for i, x in by.items()} == r["tokens_to_target"], r["tokens_to_target"]
+fin = lambda i: f"{by[i]['final_eval_ppl']:.2f}"
+ratio = lambda i: f"{run_ratio(r, by[i]):.2f}x"
+summary = doc[doc.index("**In short.**"):].split("\n\n")[0]
+got = re.findall(r"\d+\.\d\dx?", summary)
+c = json.load(open(f"{q}/stage1_components_gated.json"))["rows"]
+cp = lambda st, k: [x["ppl"] for x in c if x["init"] == "taylor-calibrate" and x["stage1"] == st and x["keep"] == k][0]
+full, wd = ["decay", "beta", "sigma", "gate"], ["beta", "sigma", "gate"]
+want = [fin(gated), fin(gate), fin("random"), fin(tc), ratio(gate), ratio(gated), ratio(tc)]
+want += [f"{cp(full, k):.2f}" for k in (0.25, 0.5)] + [f"{cp(wd, k):.2f}" for k in (0.25, 0.5)]
+assert got[18:18 + len(want)] == want, (got[18:], want)
+# the race's section: tokens to target and ratios by graft's rule, reached and kept, the teacher, the seconds
+sec = " ".join(doc[doc.index("### 5M tokens at lr 3e-4"):doc.index("## 5. Verdict")].split())
+for i, w in ((gate, "Gate alone reaches it after"), (gated, "the gated fit after"), (tc, "taylor-calibrate with the reference fit after")):
+    assert f"{w} {tokens_to_target(r, by[i]):,}" in sec, i
+    assert f"{tokens_to_target(r, by[i]):,} tokens ({ratio(i)} fewer" in sec or \
+        f"{tokens_to_target(r, by[i]):,} ({ratio(i)})" in sec, i
+assert f"{tokens_to_target(r, by['random']):,} tokens" in sec
+kr = [f"{kept_ratio(r, by[i]):.2f}x" for i in (gate, gated, tc)]
+assert f"{kr[0]}, {kr[1]} and {kr[2]}" in sec, kr
+assert f"the teacher's {r['teacher_eval_ppl']:.2f}" in sec
+assert ", ".join(f"{x['train_seconds']:.1f}" for x in r["runs"][:3]) + f", {r['runs'][3]['train_seconds']:.1f}" in sec
+log = open(f"{q}/race_lr3e-4_5000000.log").read()
+assert f"race step took {re.search(r'race_lr3e-4_5000000: exit 0, ([0-9.]+) s', log).group(1)} s" in sec
+conv = re.findall(r"convert_student-[^:]*: exit 0, ([0-9.]+) s", log)
+assert len(conv) == 4 and f"{', '.join(conv[:3])} and {conv[3]} s" in sec, conv
+# the gated runs' seconds (gated.log: the commands' own exit lines) are the ones sections 2 and 3 quote
+glog = open(f"{q}/gated.log").read()
+sec_of = lambda name: re.search(rf"^{name}: exit 0, ([0-9.]+) s", glog, re.M).group(1)
+assert f"{sec_of('ablate_train_gated')} s and {sec_of('ablate_heldout_gated')} s" in flat
+assert f"({sec_of('stage1_components')} s, beside the" in flat
+# the recall table: each row is the run's recall_curve, itself the mean of its cells' accuracies
+for x in r["runs"]:
+    for t, a in x["recall_curve"]:
+        cells = [cc for tt, cs in x["recall_cells"] if tt == t for cc in cs]
+        assert abs(a - sum(cc["accuracy"] for cc in cells) / len(cells)) < 1e-9 and len(cells) == 36, (x["init"], t)
+    row = [l for l in lines if l.startswith(f"| 0.0003 | {x['init']} | 2.0: ")][0]
+    assert row.split(" | ")[2] == ", ".join(f"{t / 1e6:.1f}: {100 * a:.1f} %" for t, a in x["recall_curve"]), row
+    assert sum(cc["n"] for cc in x["recall_cells"][0][1]) == 72
+# the six-init tables: the gated rows (train: six columns; heldout: uniform 25 %, 50 %) are the gated runs'
+for f, n in (("ablate_train_gated", 6), ("ablate_heldout_gated", 2)):
+    a = json.load(open(f"{q}/{f}.json"))
+    want = [f"{x['ppl']:.2f}" for s_ in ("uniform", "ar", "ga-s2") for k in (0.25, 0.5) for x in a["rows"]
+            if x["init"] == "taylor-calibrate" and x["strategy"] == s_ and x["keep"] == k]
+    rows = [l.rstrip(" |").split(" | ") for l in lines if l.startswith("| taylor-calibrate | gated |")]
+    row = rows[0] if n == 6 else rows[2]  # train's six-init table, its half-lives, then heldout's table
+    assert row[2:2 + n] == want[:n], (f, row, want)
+    assert a["meta"]["sigma_fits"] == ["gated"], f
+# the best Stage 1 variant over the three fits' tables, against align-only and the paper's method
+comp = [x for f in ("", "_scaled", "_gated") for x in json.load(open(f"{q}/stage1_components{f}.json"))["rows"]]
+para = " ".join(doc[doc.index("**Which Stage 1 variant measured best at 1.5B.**"):].split("\n\n")[0].split())
+for k in (0.25, 0.5):
+    best = min((x for x in comp if x["init"] == "taylor-calibrate"), key=lambda x: x["ppl"] if x["keep"] == k else 1e300)
+    assert best["stage1"] == wd and best["sigma_fit"] == "gated", best
+    al = [x["ppl"] for x in comp if x["init"] == "align-only" and x["keep"] == k][0]
+    paper = [x["ppl"] for x in comp if x["init"] == "taylor-calibrate" and x["stage1"] == full and x["sigma_fit"] == "reference" and x["keep"] == k][0]
+    for v in (best["ppl"], al, paper):
+        assert f"{v:.2f}" in para, (k, v)
+    assert f"{al / best['ppl']:.2f}x" in para and f"{paper / best['ppl']:.2f}x" in para, k
+# the verdict: the two-rate row is measured and follows its criterion; the recall rows follow recall_curve
+v = [l for l in lines if l.startswith("| the same race at the paper's scale")][0]
+big = [json.load(open(f"{q}/race_lr{x}_5000000.json")) for x in ("1e-3", "3e-4")]
+rs = [run_ratio(j, [x for x in j["runs"] if x["init"] == tc][0]) for j in big]
+assert v.endswith("| holds in direction only |") == all(1 < x < 4.5 for x in rs) and "not measured" not in v, v
+for x in rs:
+    assert f"{x:.2f}x" in v, (x, v)
+for i in (gate, gated, tc):
+    row = [l for l in lines if l.startswith("| ") and "recall" in l and f"random vs {i} (" in l or
+           (i == tc and l.startswith("| RULER through recovery"))][0]
+    above = all(b > a for (_, a), (_, b) in zip(by["random"]["recall_curve"], by[i]["recall_curve"]))
+    assert ("| holds" in row) == above and ("does not hold" in row) == (not above), row
+PY
+# session 5's JSON opens in the workbench as the doc says: every row or run imported, none refused
+for f in race_lr3e-4_5000000 stage1_components_gated ablate_train_gated ablate_heldout_gated; do
+    n=$(python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); print(len(j.get("rows") or j["runs"]))' "$Q/$f.json")
+    "$GRAFT_BIN" tui --import "$Q/$f.json" --snapshot results --size 110x34 >"$TMP/import.txt" 2>"$TMP/import.err" ||
+        fail "graft tui --import $Q/$f.json: $(cat "$TMP/import.err")"
+    grep -q "^ $n rows in run order" "$TMP/import.txt" || fail "graft tui --import $Q/$f.json: not $n rows on Results"
+    [ "$(grep -c "$f.json" "$TMP/import.txt")" -ge 1 ] || fail "graft tui --import $Q/$f.json: rows not marked with their file"
+done
 # race --kept and --no-speed, paper-ablate --one-table, on small made-up runs: a curve that dips below the target
 # early and comes back is first at its dip and kept only from its last crossing
 python3 - <<'PY' || fail "report.py race --kept / --no-speed / paper-ablate --one-table"
@@ -220,6 +323,13 @@ lines = [l for l in one.splitlines() if l.startswith("| ")]
 assert lines.count("| align-only | - | 10.00 |") == 1, one  # the same student in both runs: one row
 assert lines.index("| taylor-calibrate | reference | 12.00 |") < lines.index("| taylor-calibrate | gated | 11.00 |"), one
 PY
+# a typed digit in the lr 3e-4 race's table, in its recall table or in the gated fit's row fails the check
+for e in 's/^\(| 0.0003 | 7e-06 | taylor-calibrate\[gate\] | 4,997,120 | \)1/\19/' \
+         's/^\(| 0.0003 | random | 2.0: \)1/\19/' 's/^\(| taylor-calibrate | gated | \)5/\16/'; do
+    sed "$e" $P >"$TMP/paper3e4.md"
+    cmp -s $P "$TMP/paper3e4.md" && fail "the negative check $e changed nothing"
+    python3 tests/gpu/runs/report.py docs "$TMP/paper3e4.md" 2>/dev/null && fail "a typed number ($e) in $P passed the check"
+done
 # a typed digit in the 1.5B Stage 1 table fails the check
 sed 's/^| full | \([0-9]\)/| full | 9\1/' $P >"$TMP/paper15.md"
 cmp -s $P "$TMP/paper15.md" && fail "the negative 1.5B check changed nothing"
