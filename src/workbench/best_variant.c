@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "student/student.h"
+#include "workbench/import_runs.h"
 
 void best_variant_label(const result_row *r, char *buf, size_t n) {
     if (!r->has_stage1) {
@@ -40,15 +41,30 @@ static bool measured(const result_row *r) {
     return (r->kind == RUN_ABLATE || r->kind == RUN_EVALUATE) && isfinite(r->ppl) && r->ppl > 0;
 }
 
+static bool text_recorded(const result_row *r) { return strcmp(r->corpus, IMPORT_TEXT_NOT_RECORDED) != 0; }
+
+/* The same evaluation slice: the same text by name, or, where a file from an older graft did not record
+ * its text, the same windows on which the teacher scored the same perplexity. The teacher's perplexity
+ * over a slice is its fingerprint: the same program on the same windows prints the same digits, another
+ * text or another device does not (1e-9 relative: the JSON's 17 digits less printing noise). */
+static bool same_slice(const result_row *b, const result_row *r) {
+    if (b->eval_windows != r->eval_windows) return false;
+    if (text_recorded(b) && text_recorded(r)) {
+        char x[96], y[96];
+        result_slice_label(b->corpus, b->eval_windows, b->ctx, x, sizeof x);
+        result_slice_label(r->corpus, r->eval_windows, r->ctx, y, sizeof y);
+        return !strcmp(x, y);
+    }
+    if (!text_recorded(b) && !text_recorded(r)) return true; /* as before: both unknown, by their windows */
+    return isfinite(b->teacher_ppl) && isfinite(r->teacher_ppl) &&
+           fabs(b->teacher_ppl - r->teacher_ppl) <= 1e-9 * fabs(b->teacher_ppl);
+}
+
 /* Measured the same way as the base row b: only the init and its Stage 1 options differ. */
 static bool comparable(const result_row *b, const result_row *r) {
     if (!measured(r) || strcmp(b->strategy, r->strategy) || fabs(b->keep - r->keep) > 1e-9 ||
-        b->keep_best_heldout != r->keep_best_heldout || b->eval_windows != r->eval_windows)
+        b->keep_best_heldout != r->keep_best_heldout || !same_slice(b, r))
         return false;
-    char x[96], y[96];
-    result_slice_label(b->corpus, b->eval_windows, b->ctx, x, sizeof x);
-    result_slice_label(r->corpus, r->eval_windows, r->ctx, y, sizeof y);
-    if (strcmp(x, y)) return false;
     student_init init;
     bool stage2 = student_init_parse(r->init, &init) == 0 && init_uses_stage2(init);
     return !stage2 || r->stage2_steps == b->stage2_steps; /* inits without Stage 2 join any */
@@ -100,7 +116,8 @@ void best_variant_line(const teacher_state *t, char *buf, size_t n) {
     char lb[96], lo[96], slice[96], from[400];
     best_variant_label(base, lb, sizeof lb);
     best_variant_label(other, lo, sizeof lo);
-    result_slice_label(base->corpus, base->eval_windows, base->ctx, slice, sizeof slice);
+    const result_row *named = text_recorded(base) ? base : other; /* a slice matched by the teacher's ppl: its name */
+    result_slice_label(named->corpus, named->eval_windows, named->ctx, slice, sizeof slice);
     /* where the two rows came from */
     const int first = bv.best == bv.base ? bv.base : bv.best, next = bv.best == bv.base ? o : bv.base;
     const result_row *r1 = &t->results[first], *r2 = &t->results[next];

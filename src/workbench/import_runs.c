@@ -270,6 +270,7 @@ static int parse_ablate(const char *file, const cJSON *root, parsed *p) {
         r->stage2_steps = init_uses_stage2(init) && steps > 0 ? (int)steps : 0;
         r->keep_best_heldout = !strcmp(keep_best, "heldout");
         snprintf(r->corpus, sizeof r->corpus, "%.199s", eval_text[0] ? eval_text : IMPORT_TEXT_NOT_RECORDED);
+        r->teacher_ppl = ppl; /* the teacher on the same slice: what names a slice whose text is not recorded */
         r->eval_windows = windows;
         r->ctx = isnan(ctx) ? 0 : (int)ctx;
         r->seed = seed >= 0 ? (long)seed : -1;

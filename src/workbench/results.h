@@ -29,7 +29,7 @@ typedef struct {
     char corpus[200];        /* the text the row was measured on */
     int eval_windows, ctx;   /* evaluation slice: windows of ctx tokens (race: its held-out, 0 windows) */
     double ppl;              /* zero-shot perplexity (race: final held-out perplexity) */
-    double teacher_ppl;      /* race: the teacher's perplexity on the same held-out sequences; NaN unknown */
+    double teacher_ppl;      /* the teacher's perplexity on the same slice (race: held-out sequences); NaN unknown */
     double hl_mean, hl_med, hl_max; /* idle half-lives of the GDN heads; NaN unknown */
     char kept[128];          /* layers keeping attention, "0,1,3" */
     char student[256];       /* the student folder written, "" none */

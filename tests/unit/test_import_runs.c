@@ -408,6 +408,45 @@ static cJSON *read_json(const char *path) {
 
 /* The Stage 1 sets graft ablate --sigma-fit reference,gated wrote (docs/runs/stage1-gated/): every row's
  * fit as its JSON says (init detail, command), kept through the session file. */
+/* A slice whose text an older graft did not record is matched by the teacher's perplexity on it: the 1.5B
+ * runs of sessions 1 and 5 (docs/paper-1.5b.md) compare on one line; a file whose teacher scored another
+ * perplexity (another slice) does not join, however good its rows. */
+static void unrecorded_text_matched_by_teacher_ppl(void **state) {
+    (void)state;
+    app_state st;
+    app_state_init(&st);
+    static const char *const files[] = {"docs/runs/qwen2.5-coder-1.5b-h200/stage1_components.json",
+                                        "docs/runs/qwen2.5-coder-1.5b-h200/stage1_components_gated.json"};
+    import_report rep;
+    char line[512];
+    assert_int_equal(import_run_file(&st, repo_file(files[0]), &rep), 0);
+    teacher_state *t = rep.teacher;
+    assert_string_equal(t->results[0].corpus, IMPORT_TEXT_NOT_RECORDED);
+    best_variant_line(t, line, sizeof line);
+    assert_non_null(strstr(line, "taylor-calibrate [gate] ppl 41.04 vs taylor-calibrate 48.97"));
+    assert_int_equal(import_run_file(&st, repo_file(files[1]), &rep), 0);
+    assert_ptr_equal(rep.teacher, t);
+    best_variant_line(t, line, sizeof line);
+    /* the gated fit without the decay, from the second file, against the paper's method of the first */
+    assert_non_null(strstr(line, "best measured here (uniform 50%, gutenberg-60 w64): "));
+    assert_non_null(strstr(line, "taylor-calibrate [beta,sigma,gate, sigma gated] ppl 40.54 vs taylor-calibrate 48.97 (-17.2 %)"));
+    /* a recorded text whose teacher perplexity differs from the unrecorded one's: another slice, not compared */
+    const char *other = write_file(
+        "other_slice.json",
+        "{\"teacher_ppl\": 29.5, \"rows\": ["
+        "{\"strategy\": \"uniform\", \"keep\": 0.5, \"kept_layers\": [0], \"init\": \"taylor-calibrate\","
+        " \"stage1\": [\"gate\"], \"half_life_override\": null, \"sigma_fit\": null, \"ppl\": 1.5}],"
+        " \"meta\": {\"model\": \"/tmp/ship/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf\", \"eval\": \"/data/gutenberg-60.txt\","
+        " \"split\": {\"ctx\": 256, \"eval_begin\": 2894922, \"eval_end\": 2911306}, \"stage2_steps\": 300,"
+        " \"keep_best\": \"train\", \"decay_distance\": \"all\", \"seed\": 1}}");
+    assert_int_equal(import_run_file(&st, other, &rep), 0);
+    assert_ptr_equal(rep.teacher, t);
+    best_variant_line(t, line, sizeof line);
+    assert_null(strstr(line, "ppl 1.50"));
+    assert_non_null(strstr(line, "ppl 40.54 vs taylor-calibrate 48.97"));
+    app_state_free(&st);
+}
+
 static void gated_fit_rows(void **state) {
     (void)state;
     static const char *const files[] = {"docs/runs/stage1-gated/stories260k-stage1-sets.json",
@@ -681,7 +720,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(ablate_rows),       cmocka_unit_test(component_rows_old_fit), cmocka_unit_test(stats_then_race),
         cmocka_unit_test(malformed_refused), cmocka_unit_test(session_and_adoption),
-        cmocka_unit_test(gated_fit_rows), cmocka_unit_test(race_tokens_recomputed), cmocka_unit_test(race_rows_repeat_their_inits),    cmocka_unit_test(results_screen),
+        cmocka_unit_test(gated_fit_rows), cmocka_unit_test(unrecorded_text_matched_by_teacher_ppl), cmocka_unit_test(race_tokens_recomputed), cmocka_unit_test(race_rows_repeat_their_inits),    cmocka_unit_test(results_screen),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
