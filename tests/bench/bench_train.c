@@ -13,7 +13,9 @@
  *                                 of MODEL (stories | qwen), then its peak RSS
  *                                 (tests/bench/bench_train_memory.sh runs it at
  *                                 T = 512 .. 4096 and fits the slope)
- * GRAFT_BENCH_QWEN_LAYERS=N cuts the 0.5B shape to N of its 24 layers. */
+ * GRAFT_BENCH_QWEN_LAYERS=N cuts the 0.5B shape to N of its 24 layers;
+ * GRAFT_BENCH_TRAIN_STEPS=N times N steps (default 2); GRAFT_BENCH_TRAIN_VERBOSE=1
+ * prints each timed step's CPU time, page faults and resident set. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +67,36 @@ static void fake_data(train_data *d, int T, int n, int V) {
     for (int i = 0; i < T; i++) d->eval[i] = (i * 17 + 3) % V;
 }
 
+/* The process's CPU time (user, system), minor page faults and resident set now. */
+typedef struct {
+    double user, sys, rss_mib;
+    long minflt;
+} proc_usage;
+
+static proc_usage usage_now(void) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    proc_usage u = {ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6, ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6,
+                    0, ru.ru_minflt};
+    long pages = 0, resident = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f && fscanf(f, "%ld %ld", &pages, &resident) == 2) u.rss_mib = resident * (sysconf(_SC_PAGESIZE) / 1048576.0);
+    if (f) fclose(f);
+    return u;
+}
+
+/* GRAFT_BENCH_TRAIN_VERBOSE=1: each timed step's user and system CPU, minor
+ * faults and resident set, to see whether a step pays for page faults and
+ * whether memory stays flat from one step to the next. */
+static void step_usage(void *ud, long step, long total, long tokens, double loss, double lr, double gnorm) {
+    (void)tokens, (void)lr, (void)gnorm;
+    proc_usage *last = ud, now = usage_now();
+    printf("  step %ld/%ld: loss %.4f  user %.1f s  sys %.1f s  minor faults %ld  rss %.0f MiB\n", step, total, loss,
+           now.user - last->user, now.sys - last->sys, now.minflt - last->minflt, now.rss_mib);
+    fflush(stdout);
+    *last = now;
+}
+
 static int run(const char *label, model *m, int T, int batch, int steps, double sgemm, double sgemm_cpu) {
     transformer teacher, student;
     if (tf_view(&teacher, m, NULL, NULL, NULL) != 0 || make_student(&student, m) != 0) {
@@ -82,6 +114,9 @@ static int run(const char *label, model *m, int T, int batch, int steps, double 
     int rc = train_run(&o, &student, &teacher, &d, NULL, &r);
     train_result_free(&r);
     o.tokens = (long)T * batch * steps;
+    proc_usage last = usage_now();
+    const char *verbose = getenv("GRAFT_BENCH_TRAIN_VERBOSE");
+    if (verbose && atoi(verbose) > 0) o.on_step = step_usage, o.ud = &last;
     double t0 = bench_now(), c0 = bench_cpu_now();
     if (rc == 0) rc = train_run(&o, &student, &teacher, &d, NULL, &r);
     double dt = bench_now() - t0, dc = bench_cpu_now() - c0;
