@@ -157,7 +157,13 @@ static int evaluate(const train_opts *o, transformer *student, train_data *data,
     return 0;
 }
 
-/* Everything a run allocates on the backend besides the models. */
+/* Everything a run allocates on the backend besides the models, opened once
+ * per run and reused by every step (the tf_runs hold the activations, logit
+ * chunks and backward scratch for B x T). So only a run's first step pays the
+ * first touch of these pages; the steps after it take no page faults (on CPU,
+ * `GRAFT_BENCH_TRAIN_VERBOSE=1 build/bench/bench_train` shows it per step),
+ * and no allocator setting (mallopt) is needed: keeping freed blocks would only
+ * help a second run in the same process, at the price of holding them after. */
 typedef struct {
     tf_run *sr, *tr;      /* student (training) and teacher (inference) runs, B x T */
     gf_buf m, v;          /* F32 AdamW moments, the parameter layout */

@@ -13,7 +13,11 @@
  *                                 of MODEL (stories | qwen), then its peak RSS
  *                                 (tests/bench/bench_train_memory.sh runs it at
  *                                 T = 512 .. 4096 and fits the slope)
- * GRAFT_BENCH_QWEN_LAYERS=N cuts the 0.5B shape to N of its 24 layers. */
+ * GRAFT_BENCH_QWEN_LAYERS=N cuts the 0.5B shape to N of its 24 layers;
+ * GRAFT_BENCH_TRAIN_STEPS=N times N steps (default 2) after a first one, whose
+ * cost (the run's first touch of its buffers) is printed apart;
+ * GRAFT_BENCH_TRAIN_VERBOSE=1 prints each step's CPU time, page faults and
+ * resident set. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +69,55 @@ static void fake_data(train_data *d, int T, int n, int V) {
     for (int i = 0; i < T; i++) d->eval[i] = (i * 17 + 3) % V;
 }
 
+/* The process's CPU time (user, system), minor page faults and resident set now. */
+typedef struct {
+    double user, sys, rss_mib;
+    long minflt;
+} proc_usage;
+
+static proc_usage usage_now(void) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    proc_usage u = {ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6, ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6,
+                    0, ru.ru_minflt};
+    long pages = 0, resident = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f && fscanf(f, "%ld %ld", &pages, &resident) == 2) u.rss_mib = resident * (sysconf(_SC_PAGESIZE) / 1048576.0);
+    if (f) fclose(f);
+    return u;
+}
+
+/* What the steps of one run cost: the first step apart (it touches the run's
+ * freshly allocated buffers, optimizer moments and activations, for the first
+ * time: page faults and system time paid once per run), then the steps after
+ * it (the steady state every further step of a long run repeats). */
+typedef struct {
+    bool verbose;     /* GRAFT_BENCH_TRAIN_VERBOSE=1: a line per step */
+    proc_usage start; /* before train_run */
+    proc_usage last;  /* at the previous step's end */
+    proc_usage first; /* the first step's own cost (includes opening the run) */
+    double wall1, cpu1;        /* clocks at the first step's end */
+    double wall_end, cpu_end;  /* clocks at the last step's end */
+} step_log;
+
+static void on_step(void *ud, long step, long total, long tokens, double loss, double lr, double gnorm) {
+    (void)tokens, (void)lr, (void)gnorm;
+    step_log *g = ud;
+    const double wall = bench_now(), cpu = bench_cpu_now();
+    const proc_usage now = usage_now();
+    if (g->verbose)
+        printf("  step %ld/%ld: loss %.4f  user %.1f s  sys %.1f s  minor faults %ld  rss %.0f MiB\n", step, total, loss,
+               now.user - g->last.user, now.sys - g->last.sys, now.minflt - g->last.minflt, now.rss_mib);
+    fflush(stdout);
+    if (step == 1) {
+        g->first = (proc_usage){now.user - g->start.user, now.sys - g->start.sys, now.rss_mib,
+                                now.minflt - g->start.minflt};
+        g->wall1 = wall, g->cpu1 = cpu;
+    }
+    g->wall_end = wall, g->cpu_end = cpu;
+    g->last = now;
+}
+
 static int run(const char *label, model *m, int T, int batch, int steps, double sgemm, double sgemm_cpu) {
     transformer teacher, student;
     if (tf_view(&teacher, m, NULL, NULL, NULL) != 0 || make_student(&student, m) != 0) {
@@ -76,24 +129,26 @@ static int run(const char *label, model *m, int T, int batch, int steps, double 
     train_opts o;
     train_opts_default(&o, PHASE_KL);
     o.ctx = T, o.batch = batch, o.eval_seqs = 1;
-    /* one warm-up step, then the timed steps (each run ends with one held-out evaluation of one sequence) */
+    /* one run of 1 + steps steps: the first warms up (and pays the run's
+     * first touch of its buffers, reported apart), the others are timed */
     train_result r;
-    o.tokens = (long)T * batch;
+    o.tokens = (long)T * batch * (steps + 1);
+    const char *verbose = getenv("GRAFT_BENCH_TRAIN_VERBOSE");
+    step_log g = {.verbose = verbose && atoi(verbose) > 0};
+    g.start = g.last = usage_now();
+    o.on_step = on_step, o.ud = &g;
     int rc = train_run(&o, &student, &teacher, &d, NULL, &r);
-    train_result_free(&r);
-    o.tokens = (long)T * batch * steps;
-    double t0 = bench_now(), c0 = bench_cpu_now();
-    if (rc == 0) rc = train_run(&o, &student, &teacher, &d, NULL, &r);
-    double dt = bench_now() - t0, dc = bench_cpu_now() - c0;
+    const double dt = g.wall_end - g.wall1, dc = g.cpu_end - g.cpu1;
     if (rc != 0) {
         fprintf(stderr, "bench_train: %s\n", gf_last_error());
     } else {
         const double tok = (double)T * batch * steps;
         const double flop = 8.0 * proj_macs_per_token(&m->cfg) * tok, gf = flop / dt * 1e-9, gfc = flop / dc * 1e-9;
         printf("train %-34s B %d x T %-4d: %8.1f tokens/s  %6.1f GFLOP/s  (%.0f%% of sgemm %.1f GFLOP/s) | "
-               "per CPU-s %.1f GFLOP (%.0f%% of sgemm's %.1f; %.1f CPU-s per step)\n",
+               "per CPU-s %.1f GFLOP (%.0f%% of sgemm's %.1f; %.1f CPU-s per step)\n"
+               "    first step of the run, not in the figures above: %.1f CPU-s, %.1f of them system, %ld minor faults\n",
                label, batch, T, tok / dt, gf, 100 * gf / sgemm, sgemm, gfc, 100 * gfc / sgemm_cpu, sgemm_cpu,
-               dc / steps);
+               dc / steps, g.first.user + g.first.sys, g.first.sys, g.first.minflt);
         train_result_free(&r);
     }
     train_data_free(&d);
@@ -181,7 +236,7 @@ int main(int argc, char **argv) {
     }
     char label[64];
     snprintf(label, sizeof label, "Qwen2.5-0.5B shape, %d of 24 layers", c.n_layers);
-    /* GRAFT_BENCH_TRAIN_STEPS: timed steps (default 2); more show the steady state past the first step's page faults */
+    /* GRAFT_BENCH_TRAIN_STEPS: timed steps after the untimed first one (default 2) */
     const char *ns = getenv("GRAFT_BENCH_TRAIN_STEPS");
     const int steps = ns && atoi(ns) > 0 ? atoi(ns) : 2;
     run(label, &m, 128, 8, steps, sgemm, sgemm_cpu);

@@ -11,12 +11,32 @@
 
 #define BLOCK 65536
 
-/* p[V] = softmax(z / tau) in double; returns log of the normalizer (of z/tau). */
+/* The largest of z[V] (NaN skipped). Four running maxima instead of one
+ * serial chain: the largest value does not depend on the order it is found in
+ * (only which of +0 and -0 wins a tie, which no exp or sum below can see). */
+static float row_max(const float *z, int V) {
+    float m[4] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY};
+    int i = 0;
+    for (; i + 4 <= V; i += 4)
+        for (int k = 0; k < 4; k++) m[k] = z[i + k] > m[k] ? z[i + k] : m[k];
+    for (; i < V; i++) m[0] = z[i] > m[0] ? z[i] : m[0];
+    for (int k = 1; k < 4; k++) m[0] = m[k] > m[0] ? m[k] : m[0];
+    return m[0];
+}
+
+/* p[V] = softmax(z / tau) in double; returns log of the normalizer (of z/tau).
+ * Division by tau is correctly rounded and monotone, so the largest z / tau is
+ * the largest z divided once; at tau = 1 the quotients are z itself (the
+ * default temperature, and cross-entropy's), so no division is spent on them. */
 static double softmax_row(double *p, const float *z, int V, double tau) {
-    double m = -INFINITY;
-    for (int i = 0; i < V; i++) m = z[i] / tau > m ? z[i] / tau : m;
+    const double m = (double)row_max(z, V) / tau;
     double sum = 0;
-    for (int i = 0; i < V; i++) sum += (p[i] = exp(z[i] / tau - m));
+    if (tau == 1.0) {
+        for (int i = 0; i < V; i++) sum += (p[i] = exp(z[i] - m));
+    } else {
+        for (int i = 0; i < V; i++) sum += (p[i] = exp(z[i] / tau - m));
+    }
+#pragma omp simd /* a vector division rounds each lane as the scalar one does */
     for (int i = 0; i < V; i++) p[i] /= sum;
     return m + log(sum);
 }
@@ -73,8 +93,13 @@ void cpu_kl_div(gf_backend *be, gf_buf loss, gf_buf dstudent, gf_buf student, gf
             const float *a = ZS + (size_t)t * V, *b = ZT + (size_t)t * V;
             const double ls = softmax_row(ps, a, V, tau), lt = softmax_row(pt, b, V, tau);
             double kl = 0;
-            for (int i = 0; i < V; i++)
-                if (pt[i] > 0) kl += pt[i] * ((b[i] / (double)tau - lt) - (a[i] / (double)tau - ls));
+            if (tau == 1.0f) {
+                for (int i = 0; i < V; i++)
+                    if (pt[i] > 0) kl += pt[i] * ((b[i] - lt) - (a[i] - ls));
+            } else {
+                for (int i = 0; i < V; i++)
+                    if (pt[i] > 0) kl += pt[i] * ((b[i] / (double)tau - lt) - (a[i] / (double)tau - ls));
+            }
             rows[t] = (double)tau * tau * kl;
             if (DZ) {
                 float *d = DZ + (size_t)t * V;
