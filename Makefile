@@ -53,7 +53,9 @@ endif
 comma := ,
 
 CFLAGS   ?= $(OPT) -g
-CFLAGS   += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-unused-parameter \
+# -fno-math-errno: no code reads errno after a math function, and with it sqrtf is one instruction that
+# the CPU optimizer's loop vectorizes (the results are the same: IEEE square roots are exact-rounded)
+CFLAGS   += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-unused-parameter -fno-math-errno \
             -fopenmp -MMD -MP $(SAN) -I. -Iengine -Isrc -Iui $(PKG_CFLAGS) $(BLAS_CFLAGS) $(MPI_CFLAGS)
 LDFLAGS  += -fopenmp $(SAN)
 LDLIBS   += $(PKG_LIBS) $(BLAS_LIBS) $(MPI_LIBS) -lpthread -lm

@@ -193,6 +193,57 @@ static void test_adamw_hand(void **s) {
     check_close(p, want, 1e-6, 0);
 }
 
+/* The CPU's vectorized AdamW against the scalar loop in PyTorch's order, bit for bit: lengths that
+ * leave a vector tail and cross the 64K-element block the threads split at, with and without the
+ * compute-type copy, gradient scales 1 and 0.7 (clipping), two steps. Vector lanes round as scalar
+ * operations do, so any difference is a changed order of operations. */
+static void test_adamw_cpu_bits(void **s) {
+    (void)s;
+    gf_backend *be;
+    const gf_backend_opts o = {.device = "cpu", .threads = 2};
+    assert_int_equal(be_open(&be, &o), 0);
+    static const size_t lens[] = {1, 7, 131109};
+    for (size_t li = 0; li < sizeof lens / sizeof *lens; li++) {
+        const size_t n = lens[li];
+        float *h[5], *want[3]; /* p, g, m, v, p_act; the reference's p, m, v */
+        for (int k = 0; k < 5; k++) h[k] = calloc(n, sizeof(float));
+        for (int k = 0; k < 3; k++) want[k] = calloc(n, sizeof(float));
+        srand(7);
+        for (size_t i = 0; i < n; i++) {
+            h[0][i] = want[0][i] = (float)rand() / RAND_MAX - 0.5f;
+            h[1][i] = ((float)rand() / RAND_MAX - 0.5f) * 0.01f;
+        }
+        gf_buf b[5];
+        for (int k = 0; k < 5; k++) {
+            assert_int_equal(be_alloc(be, &b[k], n, GF_F32), 0);
+            assert_int_equal(be_upload(be, b[k], h[k], GF_F32, n), 0);
+        }
+        for (int step = 1; step <= 2; step++) {
+            const gf_adamw a = {1e-3f, 0.9f, 0.999f, 1e-8f, 0.01f, step, step == 1 ? 1.0f : 0.7f};
+            be_adamw(be, b[0], step == 2 ? b[4] : gf_none(), b[1], b[2], b[3], n, &a);
+            const double bc1 = 1.0 - pow(a.beta1, step), bc2 = 1.0 - pow(a.beta2, step);
+            const float decay = 1.0f - a.lr * a.weight_decay, step_size = (float)(a.lr / bc1),
+                        inv_sqrt_bc2 = (float)(1.0 / sqrt(bc2));
+            for (size_t i = 0; i < n; i++) {
+                const float gi = a.grad_scale == 1.0f ? h[1][i] : h[1][i] * a.grad_scale;
+                want[0][i] *= decay;
+                want[1][i] = a.beta1 * want[1][i] + (1.0f - a.beta1) * gi;
+                want[2][i] = a.beta2 * want[2][i] + (1.0f - a.beta2) * gi * gi;
+                want[0][i] -= step_size * want[1][i] / (sqrtf(want[2][i]) * inv_sqrt_bc2 + a.eps);
+            }
+        }
+        for (int k = 0; k < 5; k++) assert_int_equal(be_download(be, h[k], GF_F32, b[k], n), 0);
+        for (size_t i = 0; i < n; i++) assert_true(isfinite(h[0][i]) && isfinite(h[2][i]) && isfinite(h[3][i]));
+        assert_memory_equal(h[0], want[0], n * sizeof(float));
+        assert_memory_equal(h[2], want[1], n * sizeof(float));
+        assert_memory_equal(h[3], want[2], n * sizeof(float));
+        assert_memory_equal(h[4], want[0], n * sizeof(float)); /* the copy of step 2 */
+        for (int k = 0; k < 5; k++) be_free(be, &b[k]), free(h[k]);
+        for (int k = 0; k < 3; k++) free(want[k]);
+    }
+    be_close(be);
+}
+
 int main(void) {
     tb_device_from_env();
     const struct CMUnitTest tests[] = {
@@ -200,6 +251,7 @@ int main(void) {
         cmocka_unit_test(test_qwen2),
         cmocka_unit_test(test_qwen3),
         cmocka_unit_test(test_adamw_hand),
+        cmocka_unit_test(test_adamw_cpu_bits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
