@@ -41,21 +41,19 @@ static bool measured(const result_row *r) {
     return (r->kind == RUN_ABLATE || r->kind == RUN_EVALUATE) && isfinite(r->ppl) && r->ppl > 0;
 }
 
-static bool text_recorded(const result_row *r) { return strcmp(r->corpus, IMPORT_TEXT_NOT_RECORDED) != 0; }
-
 /* The same evaluation slice: the same text by name, or, where a file from an older graft did not record
  * its text, the same windows on which the teacher scored the same perplexity. The teacher's perplexity
  * over a slice is its fingerprint: the same program on the same windows prints the same digits, another
  * text or another device does not (1e-9 relative: the JSON's 17 digits less printing noise). */
 static bool same_slice(const result_row *b, const result_row *r) {
     if (b->eval_windows != r->eval_windows) return false;
-    if (text_recorded(b) && text_recorded(r)) {
+    if (!import_text_unknown(b) && !import_text_unknown(r)) {
         char x[96], y[96];
         result_slice_label(b->corpus, b->eval_windows, b->ctx, x, sizeof x);
         result_slice_label(r->corpus, r->eval_windows, r->ctx, y, sizeof y);
         return !strcmp(x, y);
     }
-    if (!text_recorded(b) && !text_recorded(r)) return true; /* as before: both unknown, by their windows */
+    if (import_text_unknown(b) && import_text_unknown(r)) return true; /* as before: both unknown, by their windows */
     return isfinite(b->teacher_ppl) && isfinite(r->teacher_ppl) &&
            fabs(b->teacher_ppl - r->teacher_ppl) <= 1e-9 * fabs(b->teacher_ppl);
 }
@@ -116,7 +114,7 @@ void best_variant_line(const teacher_state *t, char *buf, size_t n) {
     char lb[96], lo[96], slice[96], from[400];
     best_variant_label(base, lb, sizeof lb);
     best_variant_label(other, lo, sizeof lo);
-    const result_row *named = text_recorded(base) ? base : other; /* a slice matched by the teacher's ppl: its name */
+    const result_row *named = import_text_unknown(base) ? other : base; /* a slice matched by the teacher's ppl: its name */
     result_slice_label(named->corpus, named->eval_windows, named->ctx, slice, sizeof slice);
     /* where the two rows came from */
     const int first = bv.best == bv.base ? bv.base : bv.best, next = bv.best == bv.base ? o : bv.base;

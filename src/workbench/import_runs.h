@@ -13,11 +13,17 @@
 #define GRAFT_WORKBENCH_IMPORT_RUNS_H
 
 #include <stdbool.h>
+#include <string.h>
 
 #include "workbench/state.h"
 
 /* A row's corpus when its JSON does not name the text (graft before it recorded it). */
 #define IMPORT_TEXT_NOT_RECORDED "text not recorded"
+
+/* Whether r was imported from a file that did not name its text (a row run here always names it). */
+static inline bool import_text_unknown(const result_row *r) {
+    return r->source[0] && !strcmp(r->corpus, IMPORT_TEXT_NOT_RECORDED);
+}
 
 typedef enum { IMPORT_ABLATE, IMPORT_RACE, IMPORT_STATS, IMPORT_HALFLIFE } import_kind;
 

@@ -14,7 +14,6 @@
 #define TEXT_NOT_NAMED "TEXT"
 
 static bool folder_race(const result_row *r) { return r->kind == RUN_RACE && r->source[0] && !strcmp(r->strategy, "folder"); }
-static bool text_unknown(const result_row *r) { return r->source[0] && !strcmp(r->corpus, IMPORT_TEXT_NOT_RECORDED); }
 
 /* Stage 1 options of the row's build: --stage1 / --distance / --half-life / --sigma-fit */
 static void stage1_of(const result_row *r, method_cli *mo, result_req_text *txt) {
@@ -23,7 +22,7 @@ static void stage1_of(const result_row *r, method_cli *mo, result_req_text *txt)
 
 int result_request(const result_row *r, const char *model_arg, request *q, result_req_text *txt) {
     memset(txt, 0, sizeof *txt);
-    snprintf(txt->corpus, sizeof txt->corpus, "%s", text_unknown(r) ? TEXT_NOT_NAMED : r->corpus);
+    snprintf(txt->corpus, sizeof txt->corpus, "%s", import_text_unknown(r) ? TEXT_NOT_NAMED : r->corpus);
     snprintf(txt->student, sizeof txt->student, "%s", r->student);
     snprintf(txt->device, sizeof txt->device, "%s", r->device);
     snprintf(txt->strategy, sizeof txt->strategy, "%s", r->strategy);
@@ -84,9 +83,9 @@ int result_request(const result_row *r, const char *model_arg, request *q, resul
 
 void result_command_note(const result_row *r, char *buf, size_t n) {
     if (n) buf[0] = 0;
-    if (folder_race(r) || text_unknown(r)) {
+    if (folder_race(r) || import_text_unknown(r)) {
         snprintf(buf, n, "   # the JSON does not name %s%s%s", folder_race(r) ? "the student folders" : "",
-                 folder_race(r) && text_unknown(r) ? " or " : "", text_unknown(r) ? "the text" : "");
+                 folder_race(r) && import_text_unknown(r) ? " or " : "", import_text_unknown(r) ? "the text" : "");
     } else if (r->kind == RUN_EVALUATE) { /* how its folder was built: the Stage 1 options, the request (its config records it) */
         char s1[128] = "", req[40] = "";
         if (r->has_stage1) stage1_choice_flags(&r->stage1, s1, sizeof s1);
