@@ -106,10 +106,11 @@ static void on_step(void *ud, long step, long total, long tokens, double loss, d
     step_log *g = ud;
     const double wall = bench_now(), cpu = bench_cpu_now();
     const proc_usage now = usage_now();
-    if (g->verbose)
+    if (g->verbose) {
         printf("  step %ld/%ld: loss %.4f  user %.1f s  sys %.1f s  minor faults %ld  rss %.0f MiB\n", step, total, loss,
                now.user - g->last.user, now.sys - g->last.sys, now.minflt - g->last.minflt, now.rss_mib);
-    fflush(stdout);
+        fflush(stdout);
+    }
     if (step == 1) {
         g->first = (proc_usage){now.user - g->start.user, now.sys - g->start.sys, now.rss_mib,
                                 now.minflt - g->start.minflt};
@@ -122,7 +123,7 @@ static void on_step(void *ud, long step, long total, long tokens, double loss, d
 /* One run's figures, printed once the yardstick is measured again after all runs. */
 typedef struct {
     char label[64];
-    int batch, T, steps;
+    int batch, T;
     bool ok;
     double tok_s, gf, gfc, cpu_per_step; /* GFLOP per wall second and per CPU-second */
     double first_cpu, first_sys;
@@ -130,7 +131,7 @@ typedef struct {
 } train_fig;
 
 static int run(const char *label, model *m, int T, int batch, int steps, train_fig *f) {
-    *f = (train_fig){.batch = batch, .T = T, .steps = steps};
+    *f = (train_fig){.batch = batch, .T = T};
     snprintf(f->label, sizeof f->label, "%s", label);
     transformer teacher, student;
     if (tf_view(&teacher, m, NULL, NULL, NULL) != 0 || make_student(&student, m) != 0) {
@@ -245,7 +246,7 @@ int main(int argc, char **argv) {
      * swings with the neighbours' load; the better one is the machine's rate). */
     const int YM = 1024, YN = 4864, YK = 896;
     const double y0 = bench_sgemm_gflops(YM, YN, YK, 5), y0c = bench_sgemm_gflops_cpu(YM, YN, YK, 5);
-    train_fig fig[2] = {{.ok = false}, {.ok = false}};
+    train_fig fig[2] = {{.ok = false}, {.ok = false}}; /* a run that fails or is skipped prints nothing */
     model m;
     if (load_stories(&m) == 0) {
         run("stories260K hybrid (GDN 2,4)", &m, 256, 4, 8, &fig[0]);
