@@ -724,6 +724,11 @@ static int run_mode(bool fp32, bool *quick, const gf_backend_variants *v) {
          * refuses more shared memory than an H200 block has), 4 state slabs */
         core_case(be, 1, 70, 1, 128, 128, 64, false);
         core_case(be, 1, 40, 1, 64, 128, 32, false);
+        /* the recurrent kernel (a warp a state row) at the real head dims, several heads and
+         * sequences, dk != dv; T 5 takes it without being asked (decode-sized calls) */
+        core_case(be, 2, 9, 3, 128, 64, 16, true);
+        core_case(be, 2, 5, 2, 64, 128, 64, false);
+        state_case(be, 2, 9, 2, 3, 128, 16);
     } else {
         int Ts[] = {1, 5, 63, 64, 65, 200, 2048};
         int ds[] = {16, 64, 128};

@@ -196,51 +196,60 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_out_kernel(GdnShape s, c
 
 /* ------------------------------------------------------------------ recurrent */
 
-/* grid (H, B): token by token, the state [dv, dk] in shared memory; a warp per
- * state row at a time. ckpt (optional) gets the state entering each chunk. */
+/* Token by token, one warp per state row: grid (dv / 4, H, B), 4 warps a
+ * block. Row r of the state [dv, dk] of one (sequence, head) evolves alone
+ * (u = S_r . k, S_r <- a S_r + beta (v_r - a u) k, o_r = scale S_r . q), so a
+ * warp keeps its row in registers (lane j holds columns j, j + 32, ...) and
+ * needs no barrier. A decode step (T = 1) is then B H dv / 4 blocks reading
+ * and writing the state once: the memory-latency-bound (H, B) grid of one
+ * block per head it replaces spent ~73 us a step at B 1 on a 12-head layer.
+ * ckpt (optional) gets the state entering each chunk. */
 template <typename T>
 __global__ void __launch_bounds__(GDN_THREADS) gdn_recurrent_kernel(GdnShape s, const T *__restrict__ q, const T *__restrict__ k,
                                                                     const T *__restrict__ v, const float *__restrict__ g,
                                                                     const float *__restrict__ beta, T *__restrict__ o,
                                                                     float *__restrict__ ckpt, float *__restrict__ state_io) {
-    int h = blockIdx.x, b = blockIdx.y, dk = s.dk, dv = s.dv;
-    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
-    SmemCarve cv(gdn_smem());
-    float *S = cv.take<float>((size_t)dv * dk), *qs = cv.take<float>(dk), *ks = cv.take<float>(dk);
-    float *vs = cv.take<float>(dv);
-    float *io = state_io ? state_io + ((size_t)b * s.H + h) * dv * dk : nullptr;
-    for (int i = threadIdx.x; i < dv * dk; i += blockDim.x) S[i] = io ? io[i] : 0.f;
-    block_sync();
+    constexpr int PER_LANE = GDN_MAX_D / 32;
+    const int lane = threadIdx.x & 31, r = blockIdx.x * (GDN_THREADS / 32) + (threadIdx.x >> 5);
+    const int h = blockIdx.y, b = blockIdx.z, dk = s.dk, dv = s.dv;
+    if (r >= dv) return;
+    const size_t row = ((size_t)b * s.H + h) * dv * dk + (size_t)r * dk; /* [B, H, dv, dk] */
+    float S[PER_LANE];
+#pragma unroll
+    for (int u = 0; u < PER_LANE; u++) {
+        const int j = lane + 32 * u;
+        S[u] = state_io && j < dk ? state_io[row + j] : 0.f;
+    }
     for (int t = 0; t < s.T; t++) {
         if (ckpt && t % s.C == 0) {
-            float *dst = ckpt + s.bhc(b, h, t / s.C) * dv * dk;
-            for (int i = threadIdx.x; i < dv * dk; i += blockDim.x) dst[i] = S[i];
+            float *dst = ckpt + s.bhc(b, h, t / s.C) * dv * dk + (size_t)r * dk;
+#pragma unroll
+            for (int u = 0; u < PER_LANE; u++)
+                if (lane + 32 * u < dk) dst[lane + 32 * u] = S[u];
         }
-        size_t it = s.tok(b, t, h);
-        for (int j = threadIdx.x; j < dk; j += blockDim.x) {
-            qs[j] = to_f(q[it * dk + j]);
-            ks[j] = to_f(k[it * dk + j]);
+        const size_t it = s.tok(b, t, h);
+        float qs[PER_LANE], ks[PER_LANE], dot = 0;
+#pragma unroll
+        for (int u = 0; u < PER_LANE; u++) {
+            const int j = lane + 32 * u;
+            qs[u] = j < dk ? to_f(q[it * dk + j]) : 0.f;
+            ks[u] = j < dk ? to_f(k[it * dk + j]) : 0.f;
+            dot += S[u] * ks[u];
         }
-        for (int j = threadIdx.x; j < dv; j += blockDim.x) vs[j] = to_f(v[it * dv + j]);
-        float a = gdn_exp(g[it]), bt = beta[it];
-        block_sync();
-        for (int r = warp; r < dv; r += nw) {
-            float *Sr = S + (size_t)r * dk, u = 0;
-            for (int j = lane; j < dk; j += 32) u += Sr[j] * ks[j];
-            u = warp_sum(u);
-            float cc = bt * (vs[r] - a * u), acc = 0;
-            for (int j = lane; j < dk; j += 32) {
-                float n = a * Sr[j] + cc * ks[j];
-                Sr[j] = n;
-                acc += n * qs[j];
-            }
-            acc = warp_sum(acc);
-            if (lane == 0) o[it * dv + r] = from_f<T>(s.scale * acc);
+        const float a = gdn_exp(g[it]), cc = beta[it] * (to_f(v[it * dv + r]) - a * warp_sum(dot));
+        float acc = 0;
+#pragma unroll
+        for (int u = 0; u < PER_LANE; u++) {
+            S[u] = a * S[u] + cc * ks[u];
+            acc += S[u] * qs[u];
         }
-        block_sync();
+        acc = warp_sum(acc);
+        if (lane == 0) o[it * dv + r] = from_f<T>(s.scale * acc);
     }
-    if (io)
-        for (int i = threadIdx.x; i < dv * dk; i += blockDim.x) io[i] = S[i];
+    if (state_io)
+#pragma unroll
+        for (int u = 0; u < PER_LANE; u++)
+            if (lane + 32 * u < dk) state_io[row + lane + 32 * u] = S[u];
 }
 
 /* ------------------------------------------------------------------ host */
@@ -300,10 +309,8 @@ static void core_forward(gf_backend *be, const GdnShape &s, bool recurrent, gf_b
     float *io = (float *)state.ptr, *ck = (float *)ckpt.ptr;
     (void)st;
     if (recurrent || s.T <= GDN_RECURRENT_MAX_T) {
-        size_t smem = ((size_t)s.dv * s.dk + 2 * s.dk + s.dv) * sizeof(float) + 64;
-        if (!gdn_smem_limit(be, gdn_recurrent_kernel<T>, smem, op)) return;
-        GDN_LAUNCH(gdn_recurrent_kernel<T>, dim3(s.H, s.B), dim3(GDN_THREADS), smem, st, s, qp, kp, vp, gp, bp,
-                   (T *)o.ptr, ck, io);
+        const dim3 grid((unsigned)((s.dv + GDN_THREADS / 32 - 1) / (GDN_THREADS / 32)), (unsigned)s.H, (unsigned)s.B);
+        GDN_LAUNCH(gdn_recurrent_kernel<T>, grid, dim3(GDN_THREADS), 0, st, s, qp, kp, vp, gp, bp, (T *)o.ptr, ck, io);
         CUDA_CHECK_LAUNCH(be, "gdn_core (recurrent)");
         return;
     }
