@@ -368,41 +368,75 @@ __global__ void __launch_bounds__(C::NT, C::MINB) attn_fwd_mma_kernel(const attn
     }
 }
 
-/* Merges the splits of one row: one warp per (sequence, KV head, packed row),
- * lanes over the head dims. Writes the output, the log-sum-exp and the row's
+/* Merges the splits of one row: one block of COMBINE_WARPS warps per
+ * (sequence, KV head, packed row). Warp 0 reads the splits' scalars (lanes
+ * over splits), forms the running max and each split's weight a_s into
+ * shared memory; then the warps share the splits for O (lanes over the head
+ * dims) and their partial rows are summed in a fixed order. A decode step has
+ * only B KV G rows and up to ~2 x the multiprocessors' count of splits: one
+ * warp walking the splits one after another was memory-latency bound (73 us
+ * a layer at 8k keys, B 1). Writes the output, the log-sum-exp and the row's
  * statistics into stat_parts [B T, H GF_STAT_COUNT] (the SIMT layout). */
-template <bool STATS> __global__ void attn_fwd_combine_kernel(const attn_fwd_params p) {
-    const size_t wid = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    const int lane = threadIdx.x & 31, hd = p.hd, ns = p.n_split;
-    if (wid >= (size_t)p.B * p.KV * p.rows) return;
+#define COMBINE_WARPS 8
+static size_t combine_smem(const attn_fwd_params &p) {
+    return ((size_t)p.n_split + (size_t)COMBINE_WARPS * p.hd + 8) * sizeof(float);
+}
+template <bool STATS> __global__ void __launch_bounds__(COMBINE_WARPS * 32) attn_fwd_combine_kernel(const attn_fwd_params p) {
+    const size_t wid = blockIdx.x; /* the row */
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, hd = p.hd, ns = p.n_split;
     const int r = (int)(wid % p.rows), kvh = (int)((wid / p.rows) % p.KV), b = (int)(wid / ((size_t)p.rows * p.KV));
     const int t = r / p.G, h = kvh * p.G + r % p.G, i = p.pos0 + t;
     const float *ps = p.part_s + wid * ns * PART_SCALARS, *po = p.part_o + wid * ns * hd;
-    float M = -INFINITY;
-    for (int s = 0; s < ns; s++) M = fmaxf(M, ps[s * PART_SCALARS]);
-    float l = 0, w = 0, d = 0, xd = MASKED_SCORE, o[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    const float x0 = ps[5]; /* key 0 is in the first split */
-    for (int s = 0; s < ns; s++) {
-        const float *q = ps + s * PART_SCALARS;
-        if (!(q[0] > -1e29f)) continue; /* this split saw no key of this row */
-        const float a = exp2f(q[0] - M);
-        l += a * q[1];
-        w += a * (q[2] + (q[0] - M) * q[1]);
-        d += a * q[3];
-        xd = fmaxf(xd, q[4]);
-        for (int u = 0; u < 8 && lane + 32 * u < hd; u++) o[u] += a * po[(size_t)s * hd + lane + 32 * u];
+    CUDA_DYNAMIC_SMEM(smem_raw);
+    float *as = (float *)smem_raw, *orow = as + ns, *sc = orow + COMBINE_WARPS * hd; /* sc: M, l, w, d, xd */
+    if (warp == 0) {
+        float M = -INFINITY;
+        for (int s = lane; s < ns; s += 32) M = fmaxf(M, ps[s * PART_SCALARS]);
+        M = warp_max(M);
+        float l = 0, w = 0, d = 0, xd = MASKED_SCORE;
+        for (int s = lane; s < ns; s += 32) {
+            const float *q = ps + s * PART_SCALARS;
+            float a = 0;
+            if (q[0] > -1e29f) { /* else this split saw no key of this row: its parts are not written */
+                a = exp2f(q[0] - M);
+                l += a * q[1];
+                w += a * (q[2] + (q[0] - M) * q[1]);
+                d += a * q[3];
+                xd = fmaxf(xd, q[4]);
+            }
+            as[s] = a;
+        }
+        l = warp_sum(l), w = warp_sum(w), d = warp_sum(d), xd = warp_max(xd);
+        if (lane == 0) sc[0] = M, sc[1] = l, sc[2] = w, sc[3] = d, sc[4] = xd;
     }
+    __syncthreads();
+    float o[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (int s = warp; s < ns; s += COMBINE_WARPS) {
+        const float a = as[s];
+        if (a > 0.f)
+#pragma unroll
+            for (int u = 0; u < 8; u++)
+                if (lane + 32 * u < hd) o[u] += a * po[(size_t)s * hd + lane + 32 * u];
+    }
+#pragma unroll
+    for (int u = 0; u < 8; u++)
+        if (lane + 32 * u < hd) orow[warp * hd + lane + 32 * u] = o[u];
+    __syncthreads();
+    if (warp != 0) return;
+    const float M = sc[0], l = sc[1];
     float L = l;
     attn_row_stats st;
     if (STATS) {
-        st = attn_finish_row(M, l, w, d, x0, xd, i);
+        st = attn_finish_row(M, l, sc[2], sc[3], ps[5] /* key 0 is in the first split */, sc[4], i);
         L = st.L;
     }
     const float inv = 1.0f / L;
     float ss = 0;
     bf16 *dst = (bf16 *)p.out + (((size_t)b * p.T + t) * p.H + h) * hd;
     for (int u = 0; u < 8 && lane + 32 * u < hd; u++) {
-        const float y = o[u] * inv;
+        float sum = 0;
+        for (int wj = 0; wj < COMBINE_WARPS; wj++) sum += orow[wj * hd + lane + 32 * u];
+        const float y = sum * inv;
         dst[lane + 32 * u] = __float2bfloat16(y);
         ss += y * y;
     }
@@ -517,9 +551,14 @@ size_t attn_fwd_split_bytes(const attn_fwd_params &p) {
 void attn_fwd_mma_launch(gf_backend *be, const attn_fwd_params &p) {
     fwd_shapes[p.cfg].launch(be, p);
     if (p.n_split > 1) {
-        const size_t warps = (size_t)p.B * p.KV * p.rows;
-        const unsigned grid = (unsigned)((warps * 32 + 255) / 256);
-        if (p.stats) cuda_launch(grid, 256, 0, cuda_stream(be), attn_fwd_combine_kernel<true>, p);
-        else cuda_launch(grid, 256, 0, cuda_stream(be), attn_fwd_combine_kernel<false>, p);
+        const unsigned grid = (unsigned)((size_t)p.B * p.KV * p.rows);
+        const size_t smem = combine_smem(p);
+        if (p.stats) {
+            cuda_allow_smem((const void *)attn_fwd_combine_kernel<true>, smem);
+            cuda_launch(grid, COMBINE_WARPS * 32, smem, cuda_stream(be), attn_fwd_combine_kernel<true>, p);
+        } else {
+            cuda_allow_smem((const void *)attn_fwd_combine_kernel<false>, smem);
+            cuda_launch(grid, COMBINE_WARPS * 32, smem, cuda_stream(be), attn_fwd_combine_kernel<false>, p);
+        }
     }
 }

@@ -276,6 +276,30 @@ static void backward_case(const char *variant, bool fp32, int B, int T, int H, i
 static const char *mode_name(bool fp32) { return fp32 ? "f32 " : "bf16"; }
 static double tol_of(bool fp32) { return fp32 ? 2e-6 : 1e-2; }
 
+/* RMSNorm at a row count: up to 2 x the multiprocessors (264 here) a block per row, beyond a warp per row. */
+static void rmsnorm_rows_case(bool fp32, int N, int D) {
+    fake_be f(fp32, -1, 0);
+    gf_backend *be = &f.be;
+    const gf_dtype act = fp32 ? GF_F32 : GF_BF16;
+    const float eps = 1e-5f;
+    auto x = rand_vec((size_t)N * D, 2.0, !fp32), w = rand_vec(D, 1.5, !fp32);
+    tensor tx(x.size(), act), tw(D, act), ty(x.size(), act), tr(N, GF_F32);
+    tx.put(x), tw.put(w);
+    cuda_rmsnorm(be, ty.buf(), tr.buf(), tx.buf(), tw.buf(), N, D, eps);
+    std::vector<double> ry(x.size()), rr(N);
+    for (int n = 0; n < N; n++) {
+        double ss = 0;
+        for (int d = 0; d < D; d++) ss += x[(size_t)n * D + d] * x[(size_t)n * D + d];
+        rr[n] = 1.0 / sqrt(ss / D + eps);
+        for (int d = 0; d < D; d++) ry[(size_t)n * D + d] = x[(size_t)n * D + d] * rr[n] * w[d];
+    }
+    char name[96];
+    snprintf(name, sizeof name, "%s rmsnorm %dx%d", mode_name(fp32), N, D);
+    check(name, ty.get(), ry, tol_of(fp32));
+    snprintf(name, sizeof name, "%s rmsnorm rstd %d rows", mode_name(fp32), N);
+    check(name, tr.get(), rr, tol_of(fp32));
+}
+
 static void ops_cases(bool fp32) {
     fake_be f(fp32, -1, 0);
     gf_backend *be = &f.be;
@@ -741,6 +765,8 @@ int main() {
         forward_case(v, false, c, 2, 1, 20, 4, 2, 64, 140);
     }
     forward_case("mma auto", false, -1, 0, 1, 5, 4, 2, 64, 700); /* splits on its own: small grid, 11 key tiles */
+    /* a decode step over a long cache: more splits than a warp has lanes and than the combine has warps */
+    forward_case("mma decode split-each-tile", false, -1, 1000, 1, 1, 12, 2, 128, 4500); /* >= 36 splits */
     forward_case("simt bf16", false, -1, 0, 2, 20, 8, 4, 8, 3);
     forward_case("simt bf16", false, -1, 0, 1, 24, 4, 2, 80, 0);
     forward_case("simt f32", true, -1, 0, 1, 50, 4, 2, 64, 0);
@@ -753,6 +779,11 @@ int main() {
 
     ops_cases(true);
     ops_cases(false);
+    for (bool fp32 : {true, false}) {
+        rmsnorm_rows_case(fp32, 1, 1536);  /* a decode step's row: a block, 16-byte packs */
+        rmsnorm_rows_case(fp32, 3, 2100);  /* a row longer than the block's one pass of packs */
+        rmsnorm_rows_case(fp32, 300, 40);  /* more rows than 264: a warp per row */
+    }
     loss_cases();
 
     printf("%d passed, %d failed\n", passed, failed);
