@@ -35,11 +35,54 @@ __global__ void rmsnorm_kernel(T *y, float *rstd, const T *x, const T *w, int ro
     }
 }
 
+/* The same with a block of NORM_ROW_THREADS per row, for calls of few rows
+ * (a decode step: one row per sequence), where a warp per row walks its row
+ * one dependent load after another and the GPU holds a handful of warps. */
+#define NORM_ROW_THREADS 256
+template <int W, typename T>
+__global__ void __launch_bounds__(NORM_ROW_THREADS) rmsnorm_row_kernel(T *y, float *rstd, const T *x, const T *w, int n, float eps) {
+    __shared__ float part[NORM_ROW_THREADS / 32];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const T *xr = x + (size_t)blockIdx.x * n;
+    T *yr = y + (size_t)blockIdx.x * n;
+    float ss = 0;
+    for (int c = threadIdx.x * W; c < n; c += NORM_ROW_THREADS * W) {
+        float f[W];
+        ld_pack<W>(f, xr + c);
+#pragma unroll
+        for (int i = 0; i < W; i++) ss += f[i] * f[i];
+    }
+    ss = warp_sum(ss);
+    if (lane == 0) part[warp] = ss;
+    __syncthreads();
+    ss = 0;
+    for (int i = 0; i < NORM_ROW_THREADS / 32; i++) ss += part[i]; /* every thread the same order */
+    const float r = 1.0f / sqrtf(ss / (float)n + eps);
+    if (rstd && threadIdx.x == 0) rstd[blockIdx.x] = r;
+    for (int c = threadIdx.x * W; c < n; c += NORM_ROW_THREADS * W) {
+        float f[W], g[W];
+        ld_pack<W>(f, xr + c);
+        ld_pack<W>(g, w + c);
+#pragma unroll
+        for (int i = 0; i < W; i++) f[i] = f[i] * r * g[i];
+        st_pack<W>(yr + c, f);
+    }
+}
+
 template <typename T>
 static void rmsnorm_launch(gf_backend *be, gf_buf y, gf_buf rstd, gf_buf x, gf_buf w, int rows, int n, float eps) {
     constexpr int VN = 16 / sizeof(T);
     const bool vec = n % VN == 0 && cuda_aligned16(y.ptr) && cuda_aligned16(x.ptr) && cuda_aligned16(w.ptr);
     const unsigned grid = (unsigned)((rows + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK);
+    if (rows <= 2 * cuda_of(be)->prop.multiProcessorCount) { /* few rows: a block each */
+        if (vec)
+            cuda_launch((unsigned)rows, NORM_ROW_THREADS, 0, cuda_stream(be), rmsnorm_row_kernel<VN, T>, (T *)y.ptr,
+                        (float *)rstd.ptr, (const T *)x.ptr, (const T *)w.ptr, n, eps);
+        else
+            cuda_launch((unsigned)rows, NORM_ROW_THREADS, 0, cuda_stream(be), rmsnorm_row_kernel<1, T>, (T *)y.ptr,
+                        (float *)rstd.ptr, (const T *)x.ptr, (const T *)w.ptr, n, eps);
+        return;
+    }
     if (vec)
         cuda_launch(grid, 32 * ROWS_PER_BLOCK, 0, cuda_stream(be), rmsnorm_kernel<VN, T>, (T *)y.ptr, (float *)rstd.ptr, (const T *)x.ptr, (const T *)w.ptr, rows, n, eps);
     else
