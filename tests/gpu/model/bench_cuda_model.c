@@ -17,6 +17,9 @@
  * also times loading that teacher onto the GPU (warm page cache: load it twice).
  *   build/gpu/bench_cuda_model [forward|train|stage2]     (make bench-gpu)
  *   build/gpu/bench_cuda_model train-plain|train-hybrid   (one B 4 step kind; profile_train.sh)
+ *   build/gpu/bench_cuda_model forward-long               (the 1 x 8192 forward alone; profile_steps.sh)
+ *   build/gpu/bench_cuda_model decode [CONTEXT [B [TOKENS [teacher|hybrid]]]]
+ *       decode steps of the teacher and (or only) the 50 % hybrid, graft bench-decode's loop; not in "all"
  * GRAFT_BENCH_SMOKE=1 or GRAFT_GPU_TEST_DEVICE=cpu: toy shapes (bench_gpu.h),
  * a check of this program, its figures mean nothing. */
 #include <math.h>
@@ -26,6 +29,7 @@
 
 #include "../bench/bench_gpu.h"
 #include "calibrate/capture.h"
+#include "eval/bench_decode.h"
 #include "formats/model_load.h"
 #include "tests/gpu/model/dp_util.h"
 #include "train/trainer.h"
@@ -333,6 +337,40 @@ static void stage2_case(gf_backend *be, const bench_ceilings *ce, int seqs, int 
     model_free(&m);
 }
 
+/* ------------------------------------------------------------- decoding */
+
+/* graft bench-decode's loop (engine/eval/bench_decode.c) on the synthetic
+ * teacher or its 50 % hybrid: the step's time beside its bytes (every weight
+ * once, each sequence's KV cache and GDN state once). */
+static void decode_case(gf_backend *be, const bench_ceilings *ce, bool hybrid, int B, int context, int tokens) {
+    char what[200], extra[256];
+    snprintf(what, sizeof what, "graft qwen2.5-1.5b%s decode B %d context %d", hybrid ? " hybrid 50% GDN" : "", B,
+             context);
+    model_config c;
+    model m;
+    if (!synthetic_model(&m, &c, "qwen2.5-1.5b", be, what)) return;
+    transformer tf;
+    int n_gdn = 0;
+    if ((hybrid ? dp_hybrid_student(&tf, &m, &n_gdn) : tf_view(&tf, &m, NULL, NULL, NULL)) != 0) {
+        skip_line(what, gf_last_error());
+        model_free(&m);
+        return;
+    }
+    const decode_bench_opts o = {.context = context, .batch = B, .tokens = tokens, .prefill_chunk = 4096, .seed = 1};
+    decode_bench_point pt;
+    if (decode_bench_run(&tf, &o, &pt) != 0) {
+        skip_line(what, gf_last_error());
+    } else {
+        const double weights = (double)(hybrid ? tf.layout.total : m.layout.total) * (double)gf_dtype_size(be_act(be));
+        const double bytes = weights + (double)B * (double)(pt.kv_bytes_per_seq + pt.state_bytes_per_seq);
+        snprintf(extra, sizeof extra, ",\"tok_s\":%.0f,\"kv_mib_per_seq\":%.2f,\"state_mib_per_seq\":%.2f,\"gdn_layers\":%d",
+                 pt.decode_tok_s, pt.kv_bytes_per_seq / 1048576.0, pt.state_bytes_per_seq / 1048576.0, n_gdn);
+        bench_report("model", what, pt.ms_per_step / 1e3, 0, bytes, ce, extra);
+    }
+    tf_free(&tf);
+    model_free(&m);
+}
+
 int main(int argc, char **argv) {
     const char *which = argc > 1 ? argv[1] : "all";
     gf_backend *be = bench_open_or_skip();
@@ -354,6 +392,14 @@ int main(int argc, char **argv) {
         forward_case(be, &ce, "qwen2.5-1.5b", 1, 4 * Tl, false);
     }
     /* one kind of step alone (tests/gpu/bench/profile_train.sh profiles them) */
+    if (strcmp(which, "forward-long") == 0) forward_case(be, &ce, "qwen2.5-1.5b", 1, 4 * Tl, true);
+    if (strcmp(which, "decode") == 0) {
+        const int ctx = argc > 2 ? atoi(argv[2]) : smoke ? 64 : 8192, B = argc > 3 ? atoi(argv[3]) : 1;
+        const int tokens = argc > 4 ? atoi(argv[4]) : smoke ? 4 : 64;
+        const char *only = argc > 5 ? argv[5] : "both"; /* teacher, hybrid or both */
+        if (strcmp(only, "hybrid") != 0) decode_case(be, &ce, false, B, ctx, tokens);
+        if (strcmp(only, "teacher") != 0) decode_case(be, &ce, true, B, ctx, tokens);
+    }
     if (strcmp(which, "train-plain") == 0) train_case(be, &ce, false, Bl, Tl);
     if (strcmp(which, "train-hybrid") == 0) train_case(be, &ce, true, Bl, Tl);
     if (all || strcmp(which, "train") == 0) {
