@@ -39,7 +39,7 @@ int cli_mem_on_config(void *ud, const model_config *cfg, gf_backend *be) {
     if (S.done) return 0; /* the first model's check covered the command's whole job */
     mem_job j;
     mem_job_init(&j, cfg, be_act(be), !be_is_host(be));
-    j.tasks = be_threads(be); /* Stage 2's layers at once on the host; 1 on devices */
+    j.tasks = be_tasks_at_once(be); /* Stage 2's layers at once, each with its arena */
     if (S.fill) S.fill(&j, S.ud);
     if (mem_estimate_job(&S.est, &j) != 0) return -1;
     snprintf(S.device, sizeof S.device, "%s", be_name(be));
@@ -107,8 +107,7 @@ void cli_mem_build(mem_job *j, const split_spec *sp, bool stage2, int n) {
     j->held_B = sp->n_heldout;
     j->held_T = sp->ctx;
     j->stage2 = stage2;
-    if (!j->device && j->tasks > n) j->tasks = n > 0 ? n : 1;
-    if (j->device) j->tasks = 1;
+    if (j->tasks > n) j->tasks = n > 0 ? n : 1;
 }
 
 

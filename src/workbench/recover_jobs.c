@@ -213,7 +213,7 @@ static int race_job(job_ctx *ctx, void *argp) {
         mem_estimate e;
         gf_backend *be = a->m->be;
         mem_job_init(&j, &a->m->cfg, be_act(be), !be_is_host(be));
-        j.tasks = be_threads(be);
+        j.tasks = be_tasks_at_once(be);
         train_plan_fill(&j, &plan);
         if (mem_estimate_job(&e, &j) != 0) goto done;
         char need[32], dev[32];

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <thread>
+
 #include "backend/cuda/cuda_attention_cfg.h"
 #include "backend/cuda/cuda_ops.cuh"
 extern "C" {
@@ -13,7 +15,7 @@ extern "C" {
 }
 
 #define WORKSPACE_BYTES ((size_t)32 << 20) /* cuBLAS's advice for Hopper */
-#define MAX_SUBS 4                        /* streams for be_run_tasks */
+#define MAX_SUBS GF_DEVICE_TASKS           /* streams (and host threads) for be_run_tasks */
 
 #define CUDA_OP_INIT(ret, name, params) .name = cuda_##name,
 const gf_backend_ops cuda_ops = {GF_BACKEND_OPS(CUDA_OP_INIT)};
@@ -114,16 +116,15 @@ static void free_state(cuda_state *st) {
     for (int i = 0; i < st->n_subs; i++) {
         gf_backend *sub = st->subs[i];
         close_stream_part(cuda_st(sub));
+        cuda_gemm_cache_free(cuda_st(sub)->gemm);
         free(sub->impl);
         free(sub);
     }
     for (int i = 0; i < MAX_SUBS + 1; i++)
         if (st->join[i]) cudaEventDestroy(st->join[i]);
     close_stream_part(st);
-    if (st->owns_handles) {
-        if (st->base.lt) cublasLtDestroy(st->base.lt);
-        cuda_gemm_cache_free(st->gemm);
-    }
+    if (st->owns_handles && st->base.lt) cublasLtDestroy(st->base.lt);
+    cuda_gemm_cache_free(st->gemm);
     free(st);
 }
 
@@ -254,13 +255,13 @@ int cuda_mem_info(gf_backend *be, size_t *free_bytes, size_t *total_bytes) {
 
 /* ------------------------------------------------------------- tasks */
 
-/* Tasks are issued one after another from this thread, each onto one of up
- * to MAX_SUBS sub-backends (own stream, cuBLAS handle and workspace, same
- * device), so their kernels overlap on the GPU while the host only queues.
- * Threads would buy nothing for ops that only queue work, and a task that
- * waits (be_download) only serializes the tasks after it. Events order the
- * subs' streams after everything queued before on the root and the root
- * after all of them. */
+/* Tasks run on up to MAX_SUBS host threads, thread s issuing tasks s,
+ * s + MAX_SUBS, ... onto sub-backend s (own stream, cuBLAS handle, workspace
+ * and GEMM plans; same device and cublasLt handle), so their kernels overlap
+ * on the GPU. Threads, not one thread queueing every task: a task that waits
+ * for its stream (Stage 2 reads its loss every step) would hold back every
+ * task queued after it. Events order the subs' streams after everything
+ * queued before on the root and the root after all of them. */
 static gf_backend *make_sub(gf_backend *root) {
     cuda_state *rs = cuda_st(root);
     gf_backend *sub = (gf_backend *)calloc(1, sizeof *sub);
@@ -278,7 +279,7 @@ static gf_backend *make_sub(gf_backend *root) {
     st->base.blas = NULL;
     st->base.workspace = NULL;
     st->base.workspace_bytes = 0;
-    st->gemm = rs->gemm;
+    st->gemm = NULL; /* its own plans: the cache is not shared between threads */
     st->owns_handles = false;
     st->debug_sync = rs->debug_sync;
     st->attn_cfg = rs->attn_cfg;
@@ -317,15 +318,40 @@ int cuda_run_tasks(gf_backend *be, int n, int (*fn)(void *ud, int i, gf_backend 
         return gf_fail("cuda:%d: cannot record an event", st->base.device);
     for (int s = 0; s < want; s++) cudaStreamWaitEvent(cuda_stream(st->subs[s]), st->join[0], 0);
 
-    int rc = 0;
-    char first[256] = "";
-    for (int i = 0; i < n; i++) {
-        gf_backend *sub = st->subs[i % want];
-        if (fn(ud, i, sub) < 0 && rc == 0) {
-            rc = -1;
-            snprintf(first, sizeof first, "%s", gf_last_error());
+    /* each thread its own tasks; the lowest failing task's message wins */
+    int fail_task[MAX_SUBS];
+    char fail_msg[MAX_SUBS][1024]; /* gf_last_error's size */
+    const int device = st->base.device;
+    auto run_share = [&](int s) {
+        fail_task[s] = n;
+        cudaSetDevice(device); /* the current device is per host thread */
+        for (int i = s; i < n; i += want)
+            if (fn(ud, i, st->subs[s]) < 0) {
+                fail_task[s] = i;
+                snprintf(fail_msg[s], sizeof fail_msg[s], "%s", gf_last_error()); /* thread-local */
+                return;
+            }
+    };
+    std::thread *threads[MAX_SUBS] = {};
+    for (int s = 1; s < want; s++) {
+        try {
+            threads[s] = new std::thread(run_share, s);
+        } catch (...) { /* no thread: this one runs that share after its own */
+            threads[s] = NULL;
         }
     }
+    run_share(0);
+    for (int s = 1; s < want; s++) {
+        if (threads[s]) {
+            threads[s]->join();
+            delete threads[s];
+        } else {
+            run_share(s);
+        }
+    }
+    int first = -1; /* the share holding the lowest failing task */
+    for (int s = 0; s < want; s++)
+        if (fail_task[s] < n && (first < 0 || fail_task[s] < fail_task[first])) first = s;
     /* join: the root continues after every sub; sub errors become the root's */
     for (int s = 0; s < want; s++) {
         gf_backend *sub = st->subs[s];
@@ -337,6 +363,6 @@ int cuda_run_tasks(gf_backend *be, int n, int (*fn)(void *ud, int i, gf_backend 
         }
     }
     cuda_after(be, "run_tasks");
-    if (rc < 0) return gf_fail("%s", first);
+    if (first >= 0) return gf_fail("%s", fail_msg[first]);
     return 0;
 }

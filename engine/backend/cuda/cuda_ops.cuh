@@ -18,15 +18,15 @@ struct cuda_gemm_cache;
  * allocation so cuda_of(be) stays valid for the GDN files. */
 typedef struct {
     cuda_impl base;              /* first: cuda_of(be) casts be->impl to this */
-    struct cuda_gemm_cache *gemm; /* owned by the root backend */
-    bool owns_handles;           /* root: owns lt, blas, gemm cache; sub: borrows them */
+    struct cuda_gemm_cache *gemm; /* this backend's own (subs run on threads of their own) */
+    bool owns_handles;           /* root: owns lt; sub: borrows it (cublasLt takes the stream per call) */
     bool debug_sync;             /* GRAFT_CUDA_SYNC=1: sync after every op, errors name it */
     int attn_cfg;                /* position in ATTN_FWD_CONFIG_LIST of the attention forward's block shape a
                                     test forced (-1: chosen by call) */
     int attn_split;              /* key-range splits in attention a test forced (0: chosen) */
     const char *last_op;         /* the last op queued (for async error reports) */
-    struct gf_backend *subs[4];  /* be_run_tasks' sub-backends, made on first use */
-    cudaEvent_t join[5];         /* fork/join events: [0] the root's, [1..4] the subs' */
+    struct gf_backend *subs[GF_DEVICE_TASKS]; /* be_run_tasks' sub-backends, made on first use */
+    cudaEvent_t join[GF_DEVICE_TASKS + 1];    /* fork/join events: [0] the root's, then the subs' */
     int n_subs;
 } cuda_state;
 
