@@ -8,6 +8,7 @@
 #include "align/stage2.h"
 #include "backend/comm.h"
 #include "calibrate/stage1.h"
+#include "core/clock.h"
 #include "core/error.h"
 
 int student_build_layers(student *s, const bool *layers, const teacher_capture *cal, const teacher_capture *held,
@@ -138,8 +139,12 @@ int student_build_layers_observed(student *s, const bool *layers, const teacher_
             t.sets[2 * i] = (align_set){capture_xn(cal, l), capture_attn_out(cal, l), cal->n_seqs, cal->T};
             if (held) t.sets[2 * i + 1] = (align_set){capture_xn(held, l), capture_attn_out(held, l), held->n_seqs, held->T};
         }
-        /* layers are independent tasks: on CPU threads over layers, each single-threaded */
+        /* layers are independent tasks: on CPU threads over layers, each single-threaded;
+         * on a GPU host threads over streams */
+        const double t0 = clock_now_s();
         rc = be_run_tasks(s->m->be, mine, stage2_task, &t);
+        if (rc == 0) rc = be_sync(s->m->be);
+        s->stage2_wall_s = clock_now_s() - t0;
         free(t.sets);
         if (rc == 0 && comm) rc = share_stage2(s, todo, n, comm);
     }

@@ -187,6 +187,8 @@ typedef struct {
     bool *is_gdn;           /* [L] runs as GDN */
     gf_buf *gdn;            /* [L] ACT blocks (gdn_params layout) on m->be where have[l] */
     layer_report *rep;      /* [L]; valid where have[l] */
+    double stage2_wall_s;   /* the last build's Stage 2, all its layers (aligned side by side: each
+                               layer's own seconds overlap); 0 when none ran */
     transformer tf;         /* the hybrid: views over m and gdn, rebuilt by student_set_gdn */
 } student;
 
