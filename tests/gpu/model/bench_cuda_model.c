@@ -18,8 +18,9 @@
  *   build/gpu/bench_cuda_model [forward|train|stage2]     (make bench-gpu)
  *   build/gpu/bench_cuda_model train-plain|train-hybrid   (one B 4 step kind; profile_train.sh)
  *   build/gpu/bench_cuda_model forward-long               (the 1 x 8192 forward alone; profile_steps.sh)
- *   build/gpu/bench_cuda_model decode [CONTEXT [B [TOKENS [teacher|hybrid]]]]
- *       decode steps of the teacher and (or only) the 50 % hybrid, graft bench-decode's loop; not in "all"
+ *   build/gpu/bench_cuda_model decode [CONTEXT [B [TOKENS [teacher|hybrid|hybrid25|all]]]]
+ *       decode steps of the teacher, the 50 % and the 25 % hybrids (attention kept in every second /
+ *       fourth layer), graft bench-decode's loop; not in "all"
  * GRAFT_BENCH_SMOKE=1 or GRAFT_GPU_TEST_DEVICE=cpu: toy shapes (bench_gpu.h),
  * a check of this program, its figures mean nothing. */
 #include <math.h>
@@ -326,8 +327,9 @@ static void stage2_case(gf_backend *be, const bench_ceilings *ce, int seqs, int 
     } else {
         const double gdn_fwd = layer_mm(&c, true) - 6.0 * c.dim * c.hidden_dim + gdn_core(&c); /* no MLP in Stage 2 */
         const double flops = (double)n_conv * steps * (3.0 * seqs * T + T) * gdn_fwd;
-        snprintf(extra, sizeof extra, ",\"layers\":%d,\"s_per_layer\":%.3f,\"capture_s\":%.3f", n_conv, t / n_conv,
-                 t_cap);
+        /* stage2_s: the align phase alone (layers side by side), without the per-layer init on the host */
+        snprintf(extra, sizeof extra, ",\"layers\":%d,\"s_per_layer\":%.3f,\"capture_s\":%.3f,\"stage2_s\":%.3f", n_conv,
+                 t / n_conv, t_cap, s.stage2_wall_s);
         bench_report("model", what, t, flops, 0, ce, extra);
     }
     if (have) student_free(&s);
@@ -342,16 +344,18 @@ static void stage2_case(gf_backend *be, const bench_ceilings *ce, int seqs, int 
 /* graft bench-decode's loop (engine/eval/bench_decode.c) on the synthetic
  * teacher or its 50 % hybrid: the step's time beside its bytes (every weight
  * once, each sequence's KV cache and GDN state once). */
-static void decode_case(gf_backend *be, const bench_ceilings *ce, bool hybrid, int B, int context, int tokens) {
+/* keep_every: 0 the teacher, 2 the 50 % hybrid (attention in layers 0, 2, ...), 4 the 25 % one */
+static void decode_case(gf_backend *be, const bench_ceilings *ce, int keep_every, int B, int context, int tokens) {
     char what[200], extra[256];
-    snprintf(what, sizeof what, "graft qwen2.5-1.5b%s decode B %d context %d", hybrid ? " hybrid 50% GDN" : "", B,
-             context);
+    const bool hybrid = keep_every > 0;
+    snprintf(what, sizeof what, "graft qwen2.5-1.5b%s decode B %d context %d",
+             !hybrid ? "" : keep_every == 2 ? " hybrid 50% GDN" : " hybrid 25% GDN", B, context);
     model_config c;
     model m;
     if (!synthetic_model(&m, &c, "qwen2.5-1.5b", be, what)) return;
     transformer tf;
     int n_gdn = 0;
-    if ((hybrid ? dp_hybrid_student(&tf, &m, &n_gdn) : tf_view(&tf, &m, NULL, NULL, NULL)) != 0) {
+    if ((hybrid ? dp_hybrid_student_every(&tf, &m, keep_every, &n_gdn) : tf_view(&tf, &m, NULL, NULL, NULL)) != 0) {
         skip_line(what, gf_last_error());
         model_free(&m);
         return;
@@ -396,9 +400,10 @@ int main(int argc, char **argv) {
     if (strcmp(which, "decode") == 0) {
         const int ctx = argc > 2 ? atoi(argv[2]) : smoke ? 64 : 8192, B = argc > 3 ? atoi(argv[3]) : 1;
         const int tokens = argc > 4 ? atoi(argv[4]) : smoke ? 4 : 64;
-        const char *only = argc > 5 ? argv[5] : "both"; /* teacher, hybrid or both */
-        if (strcmp(only, "hybrid") != 0) decode_case(be, &ce, false, B, ctx, tokens);
-        if (strcmp(only, "teacher") != 0) decode_case(be, &ce, true, B, ctx, tokens);
+        const char *only = argc > 5 ? argv[5] : "all"; /* teacher, hybrid (50 %), hybrid25 or all */
+        if (!strcmp(only, "all") || !strcmp(only, "teacher")) decode_case(be, &ce, 0, B, ctx, tokens);
+        if (!strcmp(only, "all") || !strcmp(only, "hybrid")) decode_case(be, &ce, 2, B, ctx, tokens);
+        if (!strcmp(only, "all") || !strcmp(only, "hybrid25")) decode_case(be, &ce, 4, B, ctx, tokens);
     }
     if (strcmp(which, "train-plain") == 0) train_case(be, &ce, false, Bl, Tl);
     if (strcmp(which, "train-hybrid") == 0) train_case(be, &ce, true, Bl, Tl);

@@ -51,7 +51,9 @@ static inline int dp_load_config(model_config *c, const char *name) {
 }
 
 /* The trainable hybrid: odd layers GDN (random init), the rest copies of m's. */
-static inline int dp_hybrid_student(transformer *st, model *m, int *n_gdn) {
+/* The student that keeps attention in every `keep_every`-th layer (0, k, 2k, ...)
+ * and runs the others as GDN (random init): 2 is the 50 % hybrid, 4 the 25 % one. */
+static inline int dp_hybrid_student_every(transformer *st, model *m, int keep_every, int *n_gdn) {
     const int L = m->cfg.n_layers;
     bool *conv = calloc((size_t)L, sizeof *conv);
     mixer_kind *kinds = calloc((size_t)L, sizeof *kinds);
@@ -61,7 +63,7 @@ static inline int dp_hybrid_student(transformer *st, model *m, int *n_gdn) {
     }
     *n_gdn = 0;
     for (int l = 0; l < L; l++) {
-        conv[l] = l % 2 == 1;
+        conv[l] = l % keep_every != 0;
         kinds[l] = conv[l] ? MIX_GDN : MIX_ATTN;
         *n_gdn += conv[l];
     }
@@ -76,6 +78,8 @@ static inline int dp_hybrid_student(transformer *st, model *m, int *n_gdn) {
     free(conv), free(kinds);
     return rc;
 }
+
+static inline int dp_hybrid_student(transformer *st, model *m, int *n_gdn) { return dp_hybrid_student_every(st, m, 2, n_gdn); }
 
 /* n_train windows of T tokens (and one held-out), a fixed pattern over the vocabulary. */
 static inline int dp_synthetic_data(train_data *d, int n_train, int T, int V) {
