@@ -127,6 +127,7 @@ cJSON *student_report_json(const student *s) {
     for (int l = 0; l < s->L; l++)
         if (s->is_gdn[l]) cJSON_AddItemToArray(layers, layer_report_json(&s->rep[l], s->gcfg.H));
     cJSON_AddItemToObject(o, "half_life", half_life_summary_json(student_half_life_summary(s, NULL)));
-    if (s->stage2_wall_s > 0) add_num(o, "stage2_seconds", s->stage2_wall_s); /* layers overlap: not their sum */
+    if (s->stage2_wall_s > 0) /* the whole Stage 2's wall time: its layers overlap, so not their sum */
+        add_num(cJSON_AddObjectToObject(o, "stage2"), "seconds", s->stage2_wall_s);
     return o;
 }
