@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/cuda/cuda_gemv.cuh"
 #include "backend/cuda/cuda_ops.cuh"
 extern "C" {
 #include "core/error.h" /* a C header without C++ guards */
@@ -190,6 +191,10 @@ void cuda_linear(gf_backend *be, gf_buf y, gf_buf x, gf_buf W, gf_buf b, int N, 
         !cuda_want(be, op, "y", y, be->act) || !cuda_want(be, op, "x", x, be->act) ||
         !cuda_want(be, op, "W", W, be->act) || !cuda_want(be, op, "b", b, be->act))
         return;
+    if (cuda_gemv_takes(be, x, W, N, in)) { /* a decode step's few rows */
+        cuda_gemv(be, y, x, W, b, N, in, out, accumulate);
+        return;
+    }
     /* y^T[out, N] = W[out, in] x^T[in, N]  (column-major view) */
     cuda_gemm(be, op, true, false, out, N, in, 1.0f, W, in, x, in, accumulate ? 1.0f : 0.0f, y, out, b);
 }

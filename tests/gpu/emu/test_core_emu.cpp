@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "backend/cuda/cuda_attention_cfg.h"
+#include "backend/cuda/cuda_gemv.cuh"
 #include "backend/cuda/cuda_ops.cuh"
 
 static uint64_t rng_state;
@@ -275,6 +276,36 @@ static void backward_case(const char *variant, bool fp32, int B, int T, int H, i
 
 static const char *mode_name(bool fp32) { return fp32 ? "f32 " : "bf16"; }
 static double tol_of(bool fp32) { return fp32 ? 2e-6 : 1e-2; }
+
+static void check_same(const char *what, bool same);
+
+/* be_linear's few-row path (cuda_gemv.cu) against a float64 product: rows 1..4, in with a
+ * remainder pack after the two-pack loop, out not a multiple of the block's 8 warps, bias and +=. */
+static void gemv_case(bool fp32, int M, int in, int out, bool bias, bool accumulate) {
+    fake_be f(fp32, -1, 0);
+    gf_backend *be = &f.be;
+    const gf_dtype act = fp32 ? GF_F32 : GF_BF16;
+    auto x = rand_vec((size_t)M * in, 1.0, !fp32), W = rand_vec((size_t)out * in, 0.5, !fp32),
+         b = rand_vec(out, 1.0, !fp32), y0 = rand_vec((size_t)M * out, 1.0, !fp32);
+    tensor tx(x.size(), act), tW(W.size(), act), tb(out, act), ty(y0.size(), act);
+    tx.put(x), tW.put(W), tb.put(b), ty.put(y0);
+    if (!cuda_gemv_takes(be, tx.buf(), tW.buf(), M, in)) {
+        check_same("gemv takes its shape", false);
+        return;
+    }
+    cuda_gemv(be, ty.buf(), tx.buf(), tW.buf(), bias ? tb.buf() : gf_none(), M, in, out, accumulate);
+    std::vector<double> ry((size_t)M * out);
+    for (int m = 0; m < M; m++)
+        for (int n = 0; n < out; n++) {
+            double s = (bias ? b[n] : 0) + (accumulate ? y0[(size_t)m * out + n] : 0);
+            for (int k = 0; k < in; k++) s += x[(size_t)m * in + k] * W[(size_t)n * in + k];
+            ry[(size_t)m * out + n] = s;
+        }
+    char name[96];
+    snprintf(name, sizeof name, "%s gemv M %d in %d out %d%s%s", mode_name(fp32), M, in, out, bias ? " bias" : "",
+             accumulate ? " +=" : "");
+    check(name, ty.get(), ry, tol_of(fp32));
+}
 
 /* RMSNorm at a row count: up to 2 x the multiprocessors (264 here) a block per row, beyond a warp per row. */
 static void rmsnorm_rows_case(bool fp32, int N, int D) {
@@ -783,6 +814,9 @@ int main() {
         rmsnorm_rows_case(fp32, 1, 1536);  /* a decode step's row: a block, 16-byte packs */
         rmsnorm_rows_case(fp32, 3, 2100);  /* a row longer than the block's one pass of packs */
         rmsnorm_rows_case(fp32, 300, 40);  /* more rows than 264: a warp per row */
+        for (int M = 1; M <= 4; M++) gemv_case(fp32, M, 40, 13, M % 2 == 1, M >= 3);
+        gemv_case(fp32, 1, 1544, 9, true, false);  /* two-pack loop, then one pack */
+        gemv_case(fp32, 2, 1536, 17, false, true); /* two-pack loop only */
     }
     loss_cases();
 
