@@ -411,12 +411,17 @@ template <bool STATS> __global__ void __launch_bounds__(COMBINE_WARPS * 32) attn
     }
     __syncthreads();
     float o[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    /* unrolled with the loads unconditional (a split that saw no key left its O
+     * unwritten: read, then dropped by the select) so several are in flight */
+#pragma unroll 4
     for (int s = warp; s < ns; s += COMBINE_WARPS) {
         const float a = as[s];
-        if (a > 0.f)
 #pragma unroll
-            for (int u = 0; u < 8; u++)
-                if (lane + 32 * u < hd) o[u] += a * po[(size_t)s * hd + lane + 32 * u];
+        for (int u = 0; u < 8; u++)
+            if (lane + 32 * u < hd) {
+                const float v = po[(size_t)s * hd + lane + 32 * u];
+                o[u] += a > 0.f ? a * v : 0.f;
+            }
     }
 #pragma unroll
     for (int u = 0; u < 8; u++)
