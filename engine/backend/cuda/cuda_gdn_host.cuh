@@ -6,6 +6,8 @@
 
 #include <stdint.h>
 
+#include <atomic>
+
 #include "backend/cuda/cuda_gdn_dev.cuh"
 
 /* Scratch comes from the device's default memory pool on the op's stream
@@ -14,15 +16,15 @@
  * returning it to the driver at every synchronization. */
 static inline void gdn_pool_keep(gf_backend *be) {
 #ifndef GRAFT_CUDA_EMU
-    static bool done[64];
+    static std::atomic<bool> done[64]; /* be_run_tasks' threads come here too; setting it twice is harmless */
     int dev = cuda_of(be)->device;
-    if (dev < 0 || dev >= 64 || done[dev]) return;
+    if (dev < 0 || dev >= 64 || done[dev].load(std::memory_order_relaxed)) return;
     cudaMemPool_t pool;
     if (cudaDeviceGetDefaultMemPool(&pool, dev) == cudaSuccess) {
         uint64_t keep = UINT64_MAX;
         cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);
     }
-    done[dev] = true;
+    done[dev].store(true, std::memory_order_relaxed);
 #else
     (void)be;
 #endif

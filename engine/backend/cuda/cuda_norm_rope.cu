@@ -7,25 +7,21 @@
 
 /* ------------------------------------------------------------- RMSNorm */
 
-/* y[rows, n] = x r w, r = 1/sqrt(mean(x^2) + eps); y may alias x (each element
- * is read and written by the same lane). rstd[rows] optional. */
-template <int W, typename T>
-__global__ void rmsnorm_kernel(T *y, float *rstd, const T *x, const T *w, int rows, int n, float eps) {
-    const int row = blockIdx.x * ROWS_PER_BLOCK + (threadIdx.x >> 5), lane = threadIdx.x & 31;
-    if (row >= rows) return;
-    const T *xr = x + (size_t)row * n;
-    T *yr = y + (size_t)row * n;
+/* The two passes over a row shared by both kernels: the sum of squares of the
+ * packs at c0, c0 + step, ..., then y = x r w over the same packs. */
+template <int W, typename T> __device__ __forceinline__ float row_sumsq(const T *xr, int n, int c0, int step) {
     float ss = 0;
-    for (int c = lane * W; c < n; c += 32 * W) {
+    for (int c = c0; c < n; c += step) {
         float f[W];
         ld_pack<W>(f, xr + c);
 #pragma unroll
         for (int i = 0; i < W; i++) ss += f[i] * f[i];
     }
-    ss = warp_sum(ss);
-    const float r = 1.0f / sqrtf(ss / (float)n + eps);
-    if (rstd && lane == 0) rstd[row] = r;
-    for (int c = lane * W; c < n; c += 32 * W) {
+    return ss;
+}
+template <int W, typename T>
+__device__ __forceinline__ void row_scale(T *yr, const T *xr, const T *w, float r, int n, int c0, int step) {
+    for (int c = c0; c < n; c += step) {
         float f[W], g[W];
         ld_pack<W>(f, xr + c);
         ld_pack<W>(g, w + c);
@@ -33,6 +29,18 @@ __global__ void rmsnorm_kernel(T *y, float *rstd, const T *x, const T *w, int ro
         for (int i = 0; i < W; i++) f[i] = f[i] * r * g[i];
         st_pack<W>(yr + c, f);
     }
+}
+
+/* y[rows, n] = x r w, r = 1/sqrt(mean(x^2) + eps); y may alias x (each element
+ * is read and written by the same lane). rstd[rows] optional. */
+template <int W, typename T>
+__global__ void rmsnorm_kernel(T *y, float *rstd, const T *x, const T *w, int rows, int n, float eps) {
+    const int row = blockIdx.x * ROWS_PER_BLOCK + (threadIdx.x >> 5), lane = threadIdx.x & 31;
+    if (row >= rows) return;
+    const T *xr = x + (size_t)row * n;
+    const float r = 1.0f / sqrtf(warp_sum(row_sumsq<W>(xr, n, lane * W, 32 * W)) / (float)n + eps);
+    if (rstd && lane == 0) rstd[row] = r;
+    row_scale<W>(y + (size_t)row * n, xr, w, r, n, lane * W, 32 * W);
 }
 
 /* The same with a block of NORM_ROW_THREADS per row, for calls of few rows
@@ -44,29 +52,14 @@ __global__ void __launch_bounds__(NORM_ROW_THREADS) rmsnorm_row_kernel(T *y, flo
     __shared__ float part[NORM_ROW_THREADS / 32];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const T *xr = x + (size_t)blockIdx.x * n;
-    T *yr = y + (size_t)blockIdx.x * n;
-    float ss = 0;
-    for (int c = threadIdx.x * W; c < n; c += NORM_ROW_THREADS * W) {
-        float f[W];
-        ld_pack<W>(f, xr + c);
-#pragma unroll
-        for (int i = 0; i < W; i++) ss += f[i] * f[i];
-    }
-    ss = warp_sum(ss);
-    if (lane == 0) part[warp] = ss;
+    const float part_ss = warp_sum(row_sumsq<W>(xr, n, threadIdx.x * W, NORM_ROW_THREADS * W));
+    if (lane == 0) part[warp] = part_ss;
     __syncthreads();
-    ss = 0;
+    float ss = 0;
     for (int i = 0; i < NORM_ROW_THREADS / 32; i++) ss += part[i]; /* every thread the same order */
     const float r = 1.0f / sqrtf(ss / (float)n + eps);
     if (rstd && threadIdx.x == 0) rstd[blockIdx.x] = r;
-    for (int c = threadIdx.x * W; c < n; c += NORM_ROW_THREADS * W) {
-        float f[W], g[W];
-        ld_pack<W>(f, xr + c);
-        ld_pack<W>(g, w + c);
-#pragma unroll
-        for (int i = 0; i < W; i++) f[i] = f[i] * r * g[i];
-        st_pack<W>(yr + c, f);
-    }
+    row_scale<W>(y + (size_t)blockIdx.x * n, xr, w, r, n, threadIdx.x * W, NORM_ROW_THREADS * W);
 }
 
 template <typename T>
