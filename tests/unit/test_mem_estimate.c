@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "backend/backend_impl.h" /* a device backend to ask, without a device */
 #include "memory/estimate.h"
 
 /* a run's buffers start 64-byte aligned */
@@ -121,6 +122,16 @@ static void build_tasks_multiply(void **state) {
     assert_string_equal(one.peak_phase, "build");
 }
 
+/* How many Stage 2 arenas a job holds at once: the host's threads, or the device's streams
+ * (be_run_tasks runs GF_DEVICE_TASKS layers side by side on a GPU). */
+static void tasks_at_once(void **state) {
+    (void)state;
+    gf_backend host = {.host = true, .threads = 3}, device = {.host = false, .threads = 0};
+    assert_int_equal(be_tasks_at_once(&host), 3);
+    assert_int_equal(be_tasks_at_once(&device), GF_DEVICE_TASKS);
+    assert_true(GF_DEVICE_TASKS > 1);
+}
+
 static void refusal_line(void **state) {
     (void)state;
     assert_int_equal(mem_check(10, 10, "cuda:0", false), 0);
@@ -159,7 +170,7 @@ static void limit_parsing(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(tiny_host_stats_run),   cmocka_unit_test(qwen15_device_train),
-        cmocka_unit_test(build_tasks_multiply), cmocka_unit_test(refusal_line),
+        cmocka_unit_test(build_tasks_multiply), cmocka_unit_test(tasks_at_once), cmocka_unit_test(refusal_line),
         cmocka_unit_test(limit_parsing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
