@@ -558,12 +558,8 @@ void attn_fwd_mma_launch(gf_backend *be, const attn_fwd_params &p) {
     if (p.n_split > 1) {
         const unsigned grid = (unsigned)((size_t)p.B * p.KV * p.rows);
         const size_t smem = combine_smem(p);
-        if (p.stats) {
-            cuda_allow_smem((const void *)attn_fwd_combine_kernel<true>, smem);
-            cuda_launch(grid, COMBINE_WARPS * 32, smem, cuda_stream(be), attn_fwd_combine_kernel<true>, p);
-        } else {
-            cuda_allow_smem((const void *)attn_fwd_combine_kernel<false>, smem);
-            cuda_launch(grid, COMBINE_WARPS * 32, smem, cuda_stream(be), attn_fwd_combine_kernel<false>, p);
-        }
+        void (*combine)(const attn_fwd_params) = p.stats ? attn_fwd_combine_kernel<true> : attn_fwd_combine_kernel<false>;
+        cuda_allow_smem((const void *)combine, smem);
+        cuda_launch(grid, COMBINE_WARPS * 32, smem, cuda_stream(be), combine, p);
     }
 }

@@ -92,9 +92,10 @@ template <typename... KA, typename... A>
 static inline void cuda_launch(dim3 grid, dim3 block, size_t smem, cudaStream_t s, void (*k)(KA...), A... a) {
     k<<<grid, block, smem, s>>>(a...);
 }
-/* More than 48 KiB of dynamic shared memory needs the kernel's consent. */
+/* More than 48 KiB of dynamic shared memory needs the kernel's consent; up to
+ * that every kernel has it, so no call (and no host time on a decode step's launches). */
 static inline void cuda_allow_smem(const void *k, size_t bytes) {
-    cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+    if (bytes > (size_t)48 << 10) cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
 }
 static inline void cuda_memset_async(void *p, int v, size_t n, cudaStream_t s) { cudaMemsetAsync(p, v, n, s); }
 #endif
