@@ -332,22 +332,17 @@ int cuda_run_tasks(gf_backend *be, int n, int (*fn)(void *ud, int i, gf_backend 
                 return;
             }
     };
-    std::thread *threads[MAX_SUBS] = {};
+    std::thread threads[MAX_SUBS];
     for (int s = 1; s < want; s++) {
         try {
-            threads[s] = new std::thread(run_share, s);
+            threads[s] = std::thread(run_share, s);
         } catch (...) { /* no thread: this one runs that share after its own */
-            threads[s] = NULL;
         }
     }
     run_share(0);
     for (int s = 1; s < want; s++) {
-        if (threads[s]) {
-            threads[s]->join();
-            delete threads[s];
-        } else {
-            run_share(s);
-        }
+        if (threads[s].joinable()) threads[s].join();
+        else run_share(s);
     }
     int first = -1; /* the share holding the lowest failing task */
     for (int s = 0; s < want; s++)

@@ -50,9 +50,8 @@ static inline int dp_load_config(model_config *c, const char *name) {
     return hf_config_load(c, path);
 }
 
-/* The trainable hybrid: odd layers GDN (random init), the rest copies of m's. */
-/* The student that keeps attention in every `keep_every`-th layer (0, k, 2k, ...)
- * and runs the others as GDN (random init): 2 is the 50 % hybrid, 4 the 25 % one. */
+/* The trainable student that keeps attention in every `keep_every`-th layer (0, k, 2k, ...)
+ * and runs the others as GDN (random init), the rest copies of m's: 2 is the 50 % hybrid, 4 the 25 % one. */
 static inline int dp_hybrid_student_every(transformer *st, model *m, int keep_every, int *n_gdn) {
     const int L = m->cfg.n_layers;
     bool *conv = calloc((size_t)L, sizeof *conv);
@@ -79,6 +78,7 @@ static inline int dp_hybrid_student_every(transformer *st, model *m, int keep_ev
     return rc;
 }
 
+/* The 50 % hybrid: odd layers GDN. */
 static inline int dp_hybrid_student(transformer *st, model *m, int *n_gdn) { return dp_hybrid_student_every(st, m, 2, n_gdn); }
 
 /* n_train windows of T tokens (and one held-out), a fixed pattern over the vocabulary. */
