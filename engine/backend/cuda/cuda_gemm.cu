@@ -199,17 +199,6 @@ void cuda_linear(gf_backend *be, gf_buf y, gf_buf x, gf_buf W, gf_buf b, int N, 
     cuda_gemm(be, op, true, false, out, N, in, 1.0f, W, in, x, in, accumulate ? 1.0f : 0.0f, y, out, b);
 }
 
-/* part[chunk, out] = sum over the chunk's rows of dy[N, out]: threads over
- * columns, blocks over chunks of rows; cuda_sum_parts_f adds the chunks to db. */
-template <typename T> __global__ void bias_grad_kernel(float *part, const T *dy, int N, int out, int rows_per) {
-    const int col = blockIdx.x * blockDim.x + threadIdx.x;
-    const int r0 = blockIdx.y * rows_per, r1 = min(N, r0 + rows_per);
-    if (col >= out) return;
-    float s = 0;
-    for (int r = r0; r < r1; r++) s += to_f(dy[(size_t)r * out + col]);
-    part[(size_t)blockIdx.y * out + col] = s;
-}
-
 void cuda_linear_backward(gf_backend *be, gf_buf dx, gf_buf dW, gf_buf db, gf_buf dy, gf_buf x, gf_buf W, int N,
                           int in, int out, bool accumulate_dx) {
     const char *op = "linear_backward";
@@ -229,16 +218,7 @@ void cuda_linear_backward(gf_backend *be, gf_buf dx, gf_buf dW, gf_buf db, gf_bu
         cuda_gemm(be, op, false, true, in, out, N, 1.0f, x, in, dy, out, 1.0f, dW, in, gf_none());
     }
     if (!gf_is_none(db)) {
-        const int th = 256, rows_per = 256, chunks = (N + rows_per - 1) / rows_per;
-        float *part = (float *)cuda_scratch(be, (size_t)chunks * out * sizeof(float), op);
-        if (!part) return;
-        dim3 grid((unsigned)((out + th - 1) / th), (unsigned)chunks);
-        if (be->act == GF_BF16)
-            cuda_launch(grid, th, 0, cuda_stream(be), bias_grad_kernel<bf16>, part, (const bf16 *)dy.ptr, N, out, rows_per);
-        else
-            cuda_launch(grid, th, 0, cuda_stream(be), bias_grad_kernel<float>, part, (const float *)dy.ptr, N, out, rows_per);
-        cuda_sum_parts_f(be, (float *)db.ptr, part, (size_t)chunks, (size_t)out);
-        cuda_scratch_free(be, part);
+        cuda_col_sums(be, (float *)db.ptr, dy, gf_none(), NULL, N, out);
         cuda_after(be, op);
     }
 }

@@ -127,37 +127,12 @@ __global__ void rmsnorm_dx_kernel(T *dx, const T *dy, const T *x, const T *w, co
     }
 }
 
-/* part[chunk, n] = sum over the chunk's rows of dy x r: threads over columns,
- * blocks over row chunks; cuda_sum_parts_f adds the chunks to dw. */
-template <typename T>
-__global__ void rmsnorm_dw_kernel(float *part, const T *dy, const T *x, const float *rstd, int rows, int n,
-                                  int rows_per) {
-    const int col = blockIdx.x * blockDim.x + threadIdx.x;
-    const int r0 = blockIdx.y * rows_per, r1 = min(rows, r0 + rows_per);
-    if (col >= n) return;
-    float s = 0;
-    for (int r = r0; r < r1; r++) {
-        const size_t e = (size_t)r * n + col;
-        s += to_f(dy[e]) * to_f(x[e]) * rstd[r];
-    }
-    part[(size_t)blockIdx.y * n + col] = s;
-}
-
 template <typename T>
 static void rmsnorm_backward_launch(gf_backend *be, gf_buf dx, gf_buf dw, gf_buf dy, gf_buf x, gf_buf w, gf_buf rstd,
                                     int rows, int n, bool accumulate) {
     cudaStream_t s = cuda_stream(be);
     /* dw first: dx may overwrite dy (it may alias it when not accumulating) */
-    if (!gf_is_none(dw)) {
-        const int th = 256, rows_per = 64, chunks = (rows + rows_per - 1) / rows_per;
-        float *part = (float *)cuda_scratch(be, (size_t)chunks * n * sizeof(float), "rmsnorm_backward");
-        if (!part) return;
-        dim3 grid((unsigned)((n + th - 1) / th), (unsigned)chunks);
-        cuda_launch(grid, th, 0, s, rmsnorm_dw_kernel<T>, part, (const T *)dy.ptr, (const T *)x.ptr, (const float *)rstd.ptr,
-                                                 rows, n, rows_per);
-        cuda_sum_parts_f(be, (float *)dw.ptr, part, (size_t)chunks, (size_t)n);
-        cuda_scratch_free(be, part);
-    }
+    if (!gf_is_none(dw)) cuda_col_sums(be, (float *)dw.ptr, dy, x, (const float *)rstd.ptr, rows, n);
     if (!gf_is_none(dx)) {
         constexpr int VN = 16 / sizeof(T);
         const bool vec = n % VN == 0 && cuda_aligned16(dx.ptr) && cuda_aligned16(dy.ptr) && cuda_aligned16(x.ptr) &&
@@ -173,15 +148,10 @@ static void rmsnorm_backward_launch(gf_backend *be, gf_buf dx, gf_buf dw, gf_buf
 }
 
 /* rstd[rows] = 1/sqrt(mean(x^2) + eps): one warp per row (when the forward kept none). */
-template <typename T> __global__ void rstd_kernel(float *rstd, const T *x, int rows, int n, float eps) {
+template <int W, typename T> __global__ void rstd_kernel(float *rstd, const T *x, int rows, int n, float eps) {
     const int row = blockIdx.x * ROWS_PER_BLOCK + (threadIdx.x >> 5), lane = threadIdx.x & 31;
     if (row >= rows) return;
-    float ss = 0;
-    for (int c = lane; c < n; c += 32) {
-        const float f = to_f(x[(size_t)row * n + c]);
-        ss += f * f;
-    }
-    ss = warp_sum(ss);
+    const float ss = warp_sum(row_sumsq<W>(x + (size_t)row * n, n, lane * W, 32 * W));
     if (lane == 0) rstd[row] = 1.0f / sqrtf(ss / (float)n + eps);
 }
 
@@ -196,11 +166,6 @@ static void rmsnorm_backward_impl(gf_backend *be, gf_buf dx, gf_buf dw, gf_buf d
         return;
     if (!gf_is_none(dx) && !cuda_need(be, op, "w", w)) return;
     if (rows <= 0 || n <= 0) return;
-    /* row chunks of the dw reduction live on grid.y (at most 65535) */
-    if ((rows + 63) / 64 > 65535) {
-        be_set_error(be, "%s: %d rows is more than this kernel takes", op, rows);
-        return;
-    }
     float *own = NULL;
     if (gf_is_none(rstd)) {
         if (!(eps >= 0)) {
@@ -211,10 +176,13 @@ static void rmsnorm_backward_impl(gf_backend *be, gf_buf dx, gf_buf dw, gf_buf d
         rstd.ptr = own;
         rstd.dtype = GF_F32;
         const unsigned grid = (unsigned)((rows + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK);
+        const bool vec = n % (be->act == GF_BF16 ? 8 : 4) == 0 && cuda_aligned16(x.ptr); /* rows start aligned */
         if (be->act == GF_BF16)
-            cuda_launch(grid, 32 * ROWS_PER_BLOCK, 0, cuda_stream(be), rstd_kernel<bf16>, own, (const bf16 *)x.ptr, rows, n, eps);
+            cuda_launch(grid, 32 * ROWS_PER_BLOCK, 0, cuda_stream(be), vec ? rstd_kernel<8, bf16> : rstd_kernel<1, bf16>,
+                        own, (const bf16 *)x.ptr, rows, n, eps);
         else
-            cuda_launch(grid, 32 * ROWS_PER_BLOCK, 0, cuda_stream(be), rstd_kernel<float>, own, (const float *)x.ptr, rows, n, eps);
+            cuda_launch(grid, 32 * ROWS_PER_BLOCK, 0, cuda_stream(be), vec ? rstd_kernel<4, float> : rstd_kernel<1, float>,
+                        own, (const float *)x.ptr, rows, n, eps);
     }
     if (be->act == GF_BF16) rmsnorm_backward_launch<bf16>(be, dx, dw, dy, x, w, rstd, rows, n, accumulate_dx);
     else rmsnorm_backward_launch<float>(be, dx, dw, dy, x, w, rstd, rows, n, accumulate_dx);
@@ -250,6 +218,47 @@ __global__ void rope_kernel(T *x, const float *table, int T_, int nh, int hd, in
     }
 }
 
+/* The same rotation W elements a thread with 16-byte loads and 32-bit indices (the caller checked
+ * alignment, hd % (2 W) == 0 and that items fit 32 bits): a pack is W pairs (i0 .. i0 + W - 1 with
+ * their partners half further) in half pairing, W / 2 adjacent pairs in adjacent pairing. */
+template <int W, typename T>
+__global__ void rope_pack_kernel(T *x, const float *table, unsigned T_, unsigned nh, unsigned hd, int pos0,
+                                 bool adjacent, bool inverse, unsigned packs_per_head, unsigned items) {
+    const unsigned half = hd / 2, per_row = nh * packs_per_head;
+    for (unsigned it = blockIdx.x * blockDim.x + threadIdx.x; it < items; it += gridDim.x * blockDim.x) {
+        const unsigned row = it / per_row, j = it - row * per_row; /* row: (b, t) */
+        const unsigned h = j / packs_per_head, p = j - h * packs_per_head;
+        const float2 *cs = (const float2 *)table + (size_t)(pos0 + row % T_) * half;
+        T *v = x + ((size_t)row * nh + h) * hd;
+        const float sg = inverse ? -1.0f : 1.0f;
+        if (adjacent) {
+            float f[W];
+            ld_pack<W>(f, v + p * W);
+#pragma unroll
+            for (int k = 0; k < W / 2; k++) {
+                const float2 c = cs[p * (W / 2) + k];
+                const float x0 = f[2 * k], x1 = f[2 * k + 1], sn = sg * c.y;
+                f[2 * k] = x0 * c.x - x1 * sn;
+                f[2 * k + 1] = x0 * sn + x1 * c.x;
+            }
+            st_pack<W>(v + p * W, f);
+        } else {
+            float a[W], b[W];
+            ld_pack<W>(a, v + p * W);
+            ld_pack<W>(b, v + p * W + half);
+#pragma unroll
+            for (int k = 0; k < W; k++) {
+                const float2 c = cs[p * W + k];
+                const float x0 = a[k], x1 = b[k], sn = sg * c.y;
+                a[k] = x0 * c.x - x1 * sn;
+                b[k] = x0 * sn + x1 * c.x;
+            }
+            st_pack<W>(v + p * W, a);
+            st_pack<W>(v + p * W + half, b);
+        }
+    }
+}
+
 extern "C" void cuda_rope(gf_backend *be, gf_buf x, gf_buf table, int B, int T, int nh, int hd, int pos0,
                           rope_pairing pairing, bool inverse) {
     const char *op = "rope";
@@ -268,7 +277,20 @@ extern "C" void cuda_rope(gf_backend *be, gf_buf x, gf_buf table, int B, int T, 
     if (!pairs) return;
     const unsigned cap = 16u * (unsigned)cuda_of(be)->prop.multiProcessorCount;
     const bool adj = pairing == ROPE_ADJACENT;
-    if (be->act == GF_BF16)
+    /* packs of 16 bytes: every head starts aligned and holds whole packs on both sides of the pairing */
+    const int W = be->act == GF_BF16 ? 8 : 4;
+    const size_t items = adj ? pairs * 2 / W : pairs / W; /* a pack: W elements (adjacent), W pairs (half) */
+    if (hd % (2 * W) == 0 && cuda_aligned16(x.ptr) && items <= 0x7fffffffu) { /* the stride cannot wrap */
+        const unsigned pph = (unsigned)(hd / W / (adj ? 1 : 2));
+        if (be->act == GF_BF16)
+            cuda_launch(cuda_grid(items, 256, cap), 256, 0, cuda_stream(be), rope_pack_kernel<8, bf16>, (bf16 *)x.ptr,
+                        (const float *)table.ptr, (unsigned)T, (unsigned)nh, (unsigned)hd, pos0, adj, inverse, pph,
+                        (unsigned)items);
+        else
+            cuda_launch(cuda_grid(items, 256, cap), 256, 0, cuda_stream(be), rope_pack_kernel<4, float>,
+                        (float *)x.ptr, (const float *)table.ptr, (unsigned)T, (unsigned)nh, (unsigned)hd, pos0, adj,
+                        inverse, pph, (unsigned)items);
+    } else if (be->act == GF_BF16)
         cuda_launch(cuda_grid(pairs, 256, cap), 256, 0, cuda_stream(be), rope_kernel<bf16>, (bf16 *)x.ptr, (const float *)table.ptr, T, nh, hd, pos0, adj, inverse, pairs);
     else
         cuda_launch(cuda_grid(pairs, 256, cap), 256, 0, cuda_stream(be), rope_kernel<float>, (float *)x.ptr, (const float *)table.ptr, T, nh, hd, pos0, adj, inverse, pairs);

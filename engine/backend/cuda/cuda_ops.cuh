@@ -70,6 +70,10 @@ void cuda_gemm_cache_free(struct cuda_gemm_cache *c);
  * instead of atomics so that a run repeats bit for bit. */
 void cuda_sum_parts(gf_backend *be, double *dst, const double *parts, size_t n_parts, size_t n_out);
 void cuda_sum_parts_f(gf_backend *be, float *dst, const float *parts, size_t n_parts, size_t n_out);
+/* dst[j] += sum over rows r of x[r, j] (the bias gradient), or of x[r, j] y[r, j] rs[r] when y is
+ * not none (RMSNorm's weight gradient); x, y [N, out] of the backend's ACT type: per-chunk partial
+ * sums, then cuda_sum_parts_f; the chunks follow N and out only (the same bits on every device). */
+void cuda_col_sums(gf_backend *be, float *dst, gf_buf x, gf_buf y, const float *rs, int N, int out);
 
 /* ------------------------------------------------------------- launching */
 

@@ -72,22 +72,49 @@ extern "C" void cuda_sumsq(gf_backend *be, gf_buf acc, gf_buf x, size_t n) {
  * operation with round-to-nearest intrinsics, so no multiply-add is fused and
  * the f32 result matches the CPU's bit for bit (the CPU build has no FMA):
  *   g = grad * grad_scale; p *= 1 - lr wd; m = b1 m + (1 - b1) g;
- *   v = b2 v + (1 - b2) g g; p -= (step_size m) / (sqrt(v) / sqrt(bc2) + eps). */
-template <typename T>
-__global__ void adamw_kernel(float *p, T *p_act, const float *g, float *m, float *v, size_t n, float b1, float b2,
-                             float eps, float decay, float step_size, float inv_sqrt_bc2, float grad_scale) {
-    const float c1 = __fsub_rn(1.0f, b1), c2 = __fsub_rn(1.0f, b2);
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        const float gi = __fmul_rn(g[i], grad_scale);
-        float pi = __fmul_rn(p[i], decay);
-        const float mi = __fadd_rn(__fmul_rn(b1, m[i]), __fmul_rn(c1, gi));
-        const float vi = __fadd_rn(__fmul_rn(b2, v[i]), __fmul_rn(__fmul_rn(c2, gi), gi));
-        const float den = __fadd_rn(__fmul_rn(__fsqrt_rn(vi), inv_sqrt_bc2), eps);
-        pi = __fsub_rn(pi, __fdiv_rn(__fmul_rn(step_size, mi), den));
-        p[i] = pi;
-        m[i] = mi;
-        v[i] = vi;
-        if (p_act) p_act[i] = from_f<T>(pi);
+ *   v = b2 v + (1 - b2) g g; p -= (step_size m) / (sqrt(v) / sqrt(bc2) + eps).
+ * adamw_one is one element of it (the packed and the scalar loop share it). */
+struct adamw_consts {
+    float b1, b2, c1, c2, eps, decay, step_size, inv_sqrt_bc2, grad_scale;
+};
+__device__ __forceinline__ void adamw_one(const adamw_consts &k, float g, float &p, float &m, float &v) {
+    const float gi = __fmul_rn(g, k.grad_scale);
+    float pi = __fmul_rn(p, k.decay);
+    m = __fadd_rn(__fmul_rn(k.b1, m), __fmul_rn(k.c1, gi));
+    v = __fadd_rn(__fmul_rn(k.b2, v), __fmul_rn(__fmul_rn(k.c2, gi), gi));
+    const float den = __fadd_rn(__fmul_rn(__fsqrt_rn(v), k.inv_sqrt_bc2), k.eps);
+    p = __fsub_rn(pi, __fdiv_rn(__fmul_rn(k.step_size, m), den));
+}
+
+/* Elements base + it * W for it < items; W = 4: 16-byte loads and stores of p, g, m, v (the
+ * caller checked alignment) so that each thread keeps 64 bytes in flight, which the bandwidth
+ * needs; the activation copy p_act (bf16 or f32) in the same pass. */
+template <int W, typename T>
+__global__ void adamw_kernel(size_t base, size_t items, float *p, T *p_act, const float *g, float *m, float *v,
+                             adamw_consts k) {
+    for (size_t it = (size_t)blockIdx.x * blockDim.x + threadIdx.x; it < items; it += (size_t)gridDim.x * blockDim.x) {
+        const size_t e = base + it * W;
+        float pp[W], gg[W], mm[W], vv[W];
+        ld_pack<W>(pp, p + e);
+        ld_pack<W>(gg, g + e);
+        ld_pack<W>(mm, m + e);
+        ld_pack<W>(vv, v + e);
+#pragma unroll
+        for (int i = 0; i < W; i++) adamw_one(k, gg[i], pp[i], mm[i], vv[i]);
+        st_pack<W>(p + e, pp);
+        st_pack<W>(m + e, mm);
+        st_pack<W>(v + e, vv);
+        if (p_act) {
+            if constexpr (W == 4 && sizeof(T) == 2) { /* 4 bf16: one 8-byte store */
+                uint2 u;
+                T *t = (T *)&u;
+#pragma unroll
+                for (int i = 0; i < W; i++) t[i] = from_f<T>(pp[i]);
+                *(uint2 *)(p_act + e) = u;
+            } else {
+                st_pack<W>(p_act + e, pp);
+            }
+        }
     }
 }
 
@@ -109,16 +136,29 @@ extern "C" void cuda_adamw(gf_backend *be, gf_buf p, gf_buf p_act, gf_buf g, gf_
     const float decay = 1.0f - h->lr * h->weight_decay;
     const float step_size = (float)(h->lr / bc1);
     const float inv_sqrt_bc2 = (float)(1.0 / sqrt(bc2));
-    const unsigned cap = 8u * (unsigned)cuda_of(be)->prop.multiProcessorCount;
-    const unsigned grid = cuda_grid(n, 256, cap);
-    if (p_act.dtype == GF_BF16 && !gf_is_none(p_act))
-        cuda_launch(grid, 256, 0, cuda_stream(be), adamw_kernel<bf16>, (float *)p.ptr, (bf16 *)p_act.ptr, (const float *)g.ptr,
-                                                             (float *)m.ptr, (float *)v.ptr, n, h->beta1, h->beta2,
-                                                             h->eps, decay, step_size, inv_sqrt_bc2, h->grad_scale);
-    else
-        cuda_launch(grid, 256, 0, cuda_stream(be), adamw_kernel<float>, (float *)p.ptr, (float *)p_act.ptr,
-                                                              (const float *)g.ptr, (float *)m.ptr, (float *)v.ptr, n,
-                                                              h->beta1, h->beta2, h->eps, decay, step_size,
-                                                              inv_sqrt_bc2, h->grad_scale);
+    const adamw_consts k = {h->beta1, h->beta2,  1.0f - h->beta1, 1.0f - h->beta2, h->eps,
+                            decay,    step_size, inv_sqrt_bc2,    h->grad_scale};
+    /* packs of 4 while every pointer allows (p_act: 8 bytes for bf16, 16 for f32), then the tail */
+    const bool bf = p_act.dtype == GF_BF16 && !gf_is_none(p_act);
+    const bool act_ok = gf_is_none(p_act) || (bf ? ((uintptr_t)p_act.ptr & 7u) == 0 : cuda_aligned16(p_act.ptr));
+    const bool vec = act_ok && cuda_aligned16(p.ptr) && cuda_aligned16(g.ptr) && cuda_aligned16(m.ptr) &&
+                     cuda_aligned16(v.ptr);
+    const size_t n4 = vec ? n / 4 : 0, done = n4 * 4;
+    const unsigned cap = 16u * (unsigned)cuda_of(be)->prop.multiProcessorCount;
+    float *P = (float *)p.ptr, *M = (float *)m.ptr, *V = (float *)v.ptr;
+    const float *G = (const float *)g.ptr;
+    if (bf) {
+        bf16 *A = (bf16 *)p_act.ptr;
+        if (n4) cuda_launch(cuda_grid(n4, 256, cap), 256, 0, cuda_stream(be), adamw_kernel<4, bf16>, (size_t)0, n4, P, A, G, M, V, k);
+        if (n > done)
+            cuda_launch(cuda_grid(n - done, 256, cap), 256, 0, cuda_stream(be), adamw_kernel<1, bf16>, done, n - done, P, A,
+                        G, M, V, k);
+    } else {
+        float *A = (float *)p_act.ptr; /* may be null: no copy */
+        if (n4) cuda_launch(cuda_grid(n4, 256, cap), 256, 0, cuda_stream(be), adamw_kernel<4, float>, (size_t)0, n4, P, A, G, M, V, k);
+        if (n > done)
+            cuda_launch(cuda_grid(n - done, 256, cap), 256, 0, cuda_stream(be), adamw_kernel<1, float>, done, n - done, P,
+                        A, G, M, V, k);
+    }
     cuda_after(be, op);
 }

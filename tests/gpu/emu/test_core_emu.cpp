@@ -390,6 +390,13 @@ static void ops_cases(bool fp32) {
         check(name, tdx2.get(), rdx, tol);
         snprintf(name, sizeof name, "%s rmsnorm_backward dw %d", mode_name(fp32), D);
         check(name, tdw.get(), rdw, 1e-5);
+        /* rstd not kept: recomputed from x (rstd_kernel) */
+        tdw.put(std::vector<double>(D, 0.0));
+        cuda_rmsnorm_backward(be, tdx2.buf(), tdw.buf(), tgy.buf(), ttx.buf(), tw.buf(), gf_none(), N, D, eps, false);
+        snprintf(name, sizeof name, "%s rmsnorm_backward dx %dx%d, rstd recomputed", mode_name(fp32), N, D);
+        check(name, tdx2.get(), rdx, tol);
+        snprintf(name, sizeof name, "%s rmsnorm_backward dw %d, rstd recomputed", mode_name(fp32), D);
+        check(name, tdw.get(), rdw, 1e-5);
         /* dx += (accumulating onto what is there) */
         auto d0 = tdx2.get();
         cuda_rmsnorm_backward(be, tdx2.buf(), gf_none(), tgy.buf(), ttx.buf(), tw.buf(), tr.buf(), N, D, 1e-5f, true);
@@ -429,8 +436,10 @@ static void ops_cases(bool fp32) {
     }
 
     /* RoPE, both pairings, forward then inverse */
+    /* hd 16: one pack a head side (bf16); 64: several; 6: no pack fits, the element-wise kernel */
+    for (int hd : {16, 64, 6})
     for (int adj = 0; adj < 2; adj++) {
-        const int B = 2, T = 5, nh = 3, hd = 16, pos0 = 4, half = hd / 2, n_pos = pos0 + T;
+        const int B = 2, T = 5, nh = 3, pos0 = 4, half = hd / 2, n_pos = pos0 + T;
         std::vector<double> tab((size_t)n_pos * half * 2);
         for (int p = 0; p < n_pos; p++)
             for (int i = 0; i < half; i++) {
@@ -453,10 +462,10 @@ static void ops_cases(bool fp32) {
                         ry[base + i0] = x[base + i0] * c - x[base + i1] * sn;
                         ry[base + i1] = x[base + i0] * sn + x[base + i1] * c;
                     }
-        snprintf(name, sizeof name, "%s rope %s", mode_name(fp32), adj ? "adjacent" : "half");
+        snprintf(name, sizeof name, "%s rope %s hd %d", mode_name(fp32), adj ? "adjacent" : "half", hd);
         check(name, tx.get(), ry, tol);
         cuda_rope(be, tx.buf(), tt.buf(), B, T, nh, hd, pos0, adj ? ROPE_ADJACENT : ROPE_HALF, true);
-        snprintf(name, sizeof name, "%s rope %s, then inverse", mode_name(fp32), adj ? "adjacent" : "half");
+        snprintf(name, sizeof name, "%s rope %s hd %d, then inverse", mode_name(fp32), adj ? "adjacent" : "half", hd);
         check(name, tx.get(), x, fp32 ? 1e-6 : 2e-2);
     }
 
@@ -716,6 +725,29 @@ static void kl_case(gf_dtype st, gf_dtype tt, gf_dtype dt, int N, int V, size_t 
     }
 }
 
+/* The bias gradient: dst[out] += column sums of x[N, out] (ACT) at element offset off (off > 0 or
+ * out % 8 != 0: the scalar path), against float64. The kernel's f32 sums of N inputs of magnitude <= 1
+ * against exact ones: <= N 2^-24 sum |x| per column at worst, ~1e-6 relative here. */
+static void col_sums_case(bool fp32, int N, int out, size_t off) {
+    fake_be f(fp32, -1, 0);
+    const gf_dtype act = fp32 ? GF_F32 : GF_BF16;
+    auto x = rand_vec((size_t)N * out, 1.0, !fp32), d0 = rand_vec(out, 1.0, false);
+    view tx(x.size(), act, off);
+    tensor td(out, GF_F32);
+    tx.put(x), td.put(d0);
+    cuda_col_sums(&f.be, (float *)td.ptr(), tx.buf(), gf_none(), NULL, N, out);
+    std::vector<double> rd(d0);
+    for (int r = 0; r < N; r++)
+        for (int j = 0; j < out; j++) rd[j] += x[(size_t)r * out + j];
+    char name[96];
+    snprintf(name, sizeof name, "%s column sums N %d out %d off %zu (+=)", mode_name(fp32), N, out, off);
+    check(name, td.get(), rd, 1e-5);
+    if (f.be.error[0]) {
+        printf("FAIL  column sums: error: %s\n", f.be.error);
+        failed++;
+    }
+}
+
 /* sumsq of n floats at offset off (head, float4 body, tail) on a GPU of `sms`
  * multiprocessors (few: several blocks, each thread several batches). */
 static void sumsq_case(size_t n, size_t off, int sms) {
@@ -762,6 +794,13 @@ static void loss_cases() {
     for (size_t off : {0, 1, 2, 3}) {
         sumsq_case(2 * 8 * 256 * 4 * 4 + 7, off, 1); /* 8 blocks, two batches per thread, a tail */
         sumsq_case(1003, off, 132);
+    }
+    for (bool fp32 : {false, true}) {
+        col_sums_case(fp32, 300, 264, 0);   /* packs, two column blocks, chunks of 32 rows, a short last one */
+        col_sums_case(fp32, 2000, 1536, 0); /* the model's width: chunks of 16 x 8 rows */
+        col_sums_case(fp32, 7, 40, 0);      /* fewer rows than a block has lanes */
+        col_sums_case(fp32, 300, 264, 1);   /* unaligned: one column a thread */
+        col_sums_case(fp32, 65, 37, 0);     /* a width no pack divides */
     }
     sumsq_case(2, 1, 132); /* all head */
     sumsq_case(3, 2, 132);
