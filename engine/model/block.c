@@ -40,7 +40,7 @@ static int block_forward(tf_run *r, int l, int B, int T, int pos0, const tf_hook
     be_rmsnorm(be, a->xn2, gf_none(), a->x_mid, w->ffn_norm, N, D, c->norm_eps);
     be_linear(be, a->gate, a->xn2, w->w_gate, gf_none(), N, D, F, false);
     be_linear(be, a->up, a->xn2, w->w_up, gf_none(), N, D, F, false);
-    const gf_buf act = train ? r->act : a->gate; /* training keeps gate's pre-activation */
+    const gf_buf act = train ? a->act : a->gate; /* training keeps gate's pre-activation and act */
     be_swiglu(be, act, a->gate, a->up, (size_t)N * F);
     be_linear(be, a->mlp_out, act, w->w_down, gf_none(), N, F, D, false);
     be_add(be, a->x_out, train ? a->x_mid : a->mlp_out, (size_t)N * D);
@@ -134,8 +134,7 @@ int tf_backward(tf_run *r, const gf_buf *d_after) {
         if (r->o.recompute && block_forward(r, l, r->B, r->T, 0, NULL) != 0) return -1;
         if (d_after && !gf_is_none(d_after[l])) be_add(be, r->dx, d_after[l], (size_t)N * D);
         /* MLP: x_out = x_mid + down(silu(gate) * up); dx passes through */
-        be_swiglu(be, r->act, a->gate, a->up, (size_t)N * F); /* recomputed, not kept */
-        be_linear_backward(be, r->dact, G(gw->w_down), gf_none(), r->dx, r->act, w->w_down, N, F, D, false);
+        be_linear_backward(be, r->dact, G(gw->w_down), gf_none(), r->dx, a->act, w->w_down, N, F, D, false);
         be_swiglu_backward(be, r->dact, r->dup, r->dact, a->gate, a->up, (size_t)N * F);
         be_linear_backward(be, r->dxn, G(gw->w_gate), gf_none(), r->dact, a->xn2, w->w_gate, N, D, F, false);
         be_linear_backward(be, r->dxn, G(gw->w_up), gf_none(), r->dup, a->xn2, w->w_up, N, D, F, true);

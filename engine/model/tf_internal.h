@@ -10,7 +10,7 @@
 typedef struct {
     gf_buf x_in, x_mid, x_out;   /* [N, D] residual entering, after the mixer, after the MLP */
     gf_buf xn1, xn2;             /* [N, D] input_layernorm / post_attention_layernorm outputs */
-    gf_buf gate, up;             /* [N, F] */
+    gf_buf gate, up, act;        /* [N, F]; act = silu(gate) * up, kept for the backward (training) */
     gf_buf mix_out, mlp_out;     /* [N, D] where the mixer / MLP write (x_mid / x_out in training) */
     /* attention */
     gf_buf q, q_pre, k_pre;      /* [N, H*hd], [N, H*hd], [N, KV*hd] (pre: before q/k norm, training) */
@@ -38,7 +38,7 @@ struct tf_run {
     layer_acts *la;              /* [L] */
     /* backward scratch (training) */
     gf_buf dx, dxn;              /* [N, D] */
-    gf_buf act, dact, dup;       /* [N, F] */
+    gf_buf dact, dup;            /* [N, F] */
     gf_buf dheads, dq;           /* [N, H*hd] */
     gf_buf dk, dv;               /* [N, KV*hd] */
     gdn_scratch gs;

@@ -198,12 +198,14 @@ static void carve(tf_run *r, arena *ar, gf_dtype act) {
         if (shared && l > 0) {
             a->x_mid = a->mix_out = r->la[0].x_mid;
             a->xn1 = r->la[0].xn1, a->xn2 = r->la[0].xn2, a->gate = r->la[0].gate, a->up = r->la[0].up;
+            a->act = r->la[0].act;
         } else {
             a->x_mid = a->mix_out = arena_take(ar, N * D, act);
             a->xn1 = arena_take(ar, N * D, act);
             a->xn2 = arena_take(ar, N * D, act);
             a->gate = arena_take(ar, N * F, act);
             a->up = arena_take(ar, N * F, act);
+            a->act = arena_take(ar, N * F, act); /* the backward's dW of down needs it: kept, not recomputed */
         }
         const bool taken = shared && l > 0 && first_kind_of(tf, l) < l;
         if (tf->kind[l] == MIX_GDN) {
@@ -230,7 +232,6 @@ static void carve(tf_run *r, arena *ar, gf_dtype act) {
     r->dhidden = arena_take(ar, N * D, act);
     r->dx = arena_take(ar, N * D, act);
     r->dxn = arena_take(ar, N * D, act);
-    r->act = arena_take(ar, N * F, act);
     r->dact = arena_take(ar, N * F, act);
     r->dup = arena_take(ar, N * F, act);
     if (n_att) {
