@@ -118,6 +118,18 @@ __global__ void adamw_kernel(size_t base, size_t items, float *p, T *p_act, cons
     }
 }
 
+/* Packs of 4 while vec (every pointer aligned), then the tail one element at a time. */
+template <typename T>
+static void adamw_launch(gf_backend *be, float *P, T *A, const float *G, float *M, float *V, size_t n, bool vec,
+                         const adamw_consts &k) {
+    const size_t n4 = vec ? n / 4 : 0, done = n4 * 4;
+    const unsigned cap = 16u * (unsigned)cuda_of(be)->prop.multiProcessorCount;
+    if (n4) cuda_launch(cuda_grid(n4, 256, cap), 256, 0, cuda_stream(be), adamw_kernel<4, T>, (size_t)0, n4, P, A, G, M, V, k);
+    if (n > done)
+        cuda_launch(cuda_grid(n - done, 256, cap), 256, 0, cuda_stream(be), adamw_kernel<1, T>, done, n - done, P, A, G,
+                    M, V, k);
+}
+
 extern "C" void cuda_adamw(gf_backend *be, gf_buf p, gf_buf p_act, gf_buf g, gf_buf m, gf_buf v, size_t n,
                            const gf_adamw *h) {
     const char *op = "adamw";
@@ -143,22 +155,9 @@ extern "C" void cuda_adamw(gf_backend *be, gf_buf p, gf_buf p_act, gf_buf g, gf_
     const bool act_ok = gf_is_none(p_act) || (bf ? ((uintptr_t)p_act.ptr & 7u) == 0 : cuda_aligned16(p_act.ptr));
     const bool vec = act_ok && cuda_aligned16(p.ptr) && cuda_aligned16(g.ptr) && cuda_aligned16(m.ptr) &&
                      cuda_aligned16(v.ptr);
-    const size_t n4 = vec ? n / 4 : 0, done = n4 * 4;
-    const unsigned cap = 16u * (unsigned)cuda_of(be)->prop.multiProcessorCount;
     float *P = (float *)p.ptr, *M = (float *)m.ptr, *V = (float *)v.ptr;
     const float *G = (const float *)g.ptr;
-    if (bf) {
-        bf16 *A = (bf16 *)p_act.ptr;
-        if (n4) cuda_launch(cuda_grid(n4, 256, cap), 256, 0, cuda_stream(be), adamw_kernel<4, bf16>, (size_t)0, n4, P, A, G, M, V, k);
-        if (n > done)
-            cuda_launch(cuda_grid(n - done, 256, cap), 256, 0, cuda_stream(be), adamw_kernel<1, bf16>, done, n - done, P, A,
-                        G, M, V, k);
-    } else {
-        float *A = (float *)p_act.ptr; /* may be null: no copy */
-        if (n4) cuda_launch(cuda_grid(n4, 256, cap), 256, 0, cuda_stream(be), adamw_kernel<4, float>, (size_t)0, n4, P, A, G, M, V, k);
-        if (n > done)
-            cuda_launch(cuda_grid(n - done, 256, cap), 256, 0, cuda_stream(be), adamw_kernel<1, float>, done, n - done, P,
-                        A, G, M, V, k);
-    }
+    if (bf) adamw_launch(be, P, (bf16 *)p_act.ptr, G, M, V, n, vec, k);
+    else adamw_launch(be, P, (float *)p_act.ptr, G, M, V, n, vec, k); /* p_act may be null: no copy */
     cuda_after(be, op);
 }
