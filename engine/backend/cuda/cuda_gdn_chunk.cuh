@@ -17,6 +17,21 @@ struct GdnShape {
     __host__ __device__ int rows(int c) const { return T - c * C < C ? T - c * C : C; }
 };
 
+/* The shape nearly every call has (chunk 64, dk = dv = 128: the GDN heads of
+ * the teachers graft converts) as compile-time constants: a kernel instantiated
+ * with kFix sets them in its copy of the shape first, so every loop bound,
+ * stride and tile count below folds (these kernels are bound by issue and
+ * latency, and their index arithmetic was a quarter of the instructions). The
+ * host launches kFix only where gdn_fixed() holds; other shapes take kFix = false. */
+__host__ __device__ inline bool gdn_fixed(const GdnShape &s) { return s.C == 64 && s.dk == 128 && s.dv == 128; }
+template <bool kFix> __device__ __forceinline__ void gdn_fix_shape(GdnShape &s) {
+    if constexpr (kFix) {
+        s.C = 64;
+        s.dk = 128;
+        s.dv = 128;
+    }
+}
+
 /* Scratch of one call (device memory, chunk-major per (b, h); C rows per chunk,
  * rows past the sequence end hold zeros):
  *   gam [B, H, NC, C] F32: cumulative log decay inside the chunk (padded rows repeat the last)
@@ -190,12 +205,13 @@ __device__ __forceinline__ void wy_inverse_subdiagonal(float *A, int lda, const 
  * fragment load. Launch bounds: three blocks a multiprocessor (the shared-memory
  * limit too) caps registers at 80; without it ptxas took 77 (bf16) and spilled
  * 4 bytes at 64 (fp32). */
-template <typename T>
+template <typename T, bool kFix>
 __global__ void __launch_bounds__(GDN_THREADS_WIDE, 3) gdn_wy_kernel(GdnShape s, const T *__restrict__ k, const T *__restrict__ v,
                                                              const float *__restrict__ g, const float *__restrict__ beta,
                                                              T *__restrict__ W, T *__restrict__ U, float *__restrict__ gam_out,
                                                              T *__restrict__ A_out) {
     constexpr bool kTC = sizeof(T) == 2;
+    gdn_fix_shape<kFix>(s);
     int c = blockIdx.x, h = blockIdx.y, b = blockIdx.z, C = s.C, dk = s.dk, dv = s.dv;
     int L = s.rows(c);
     const int ldk = sm_ld<T>(dk), ldv = sm_ld<T>(dv), ldc = sm_ld<T>(C);
@@ -277,10 +293,12 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE, 3) gdn_wy_kernel(GdnShape s,
 bool gdn_core_args(gf_backend *be, GdnShape *gs, const gf_gdn_shape *s, const char *op);
 
 /* Rows of the state one sequential-pass block owns (grid dv / BV x heads, heads =
- * B H): 32 when dv allows and the grid still gives each of the sms
- * multiprocessors two blocks; else 16 (twice the blocks, each with half the
- * tiles: faster where 32-row slabs would leave multiprocessors idle, slower
- * where they fill the GPU; docs/cuda-gdn.md has the H200's numbers). asked
+ * B H): 32 when dv allows and the grid gives at least half the sms
+ * multiprocessors a block; else 16 (twice the blocks, each with half the
+ * tiles). Every block re-reads the chunk's k, q and W tiles each step, so
+ * 32-row slabs halve that traffic: since the slab updates became strided
+ * multi-tile mma they win at B 4 x T 2048 (192 blocks) as well as at B 16;
+ * docs/cuda-gdn.md has the H200's numbers. asked
  * (cuda_impl.gdn.slab, a test's gf_backend_variants): 16 or 32 forces one
  * (benchmarks, checks), 0 leaves the choice here. */
 int gdn_slab(int dv, long heads, int sms, int asked);
@@ -296,6 +314,14 @@ int gdn_state_warps(int BV);
  * a warp (kSlabTiles). */
 #define GDN_SLAB_MAX_TILES 32
 template <int kWarps> constexpr int kSlabTiles = GDN_SLAB_MAX_TILES / kWarps;
+
+/* Tile u of a warp is i = warp + u kWarps, row band i / tn, column tile i % tn
+ * (tn = dk / 8). At dk = GDN_MAX_D the warp's kSlabBand<kWarps> tiles of a band
+ * are consecutive u, dn = 8 kWarps columns apart, on the same rows: one A
+ * fragment a k step for all of them (tile_mma_strided). slab_bands() says
+ * whether the slab is laid out so (else: tile by tile). */
+template <int kWarps> constexpr int kSlabBand = (GDN_MAX_D / 8) / kWarps;
+template <int kWarps> __device__ __forceinline__ bool slab_bands(int dk) { return dk == GDN_MAX_D; }
 
 /* Stores the register slab into smem [BV][ld] as T (the mma operand copy) and,
  * when dst is set, to global rows of length dk at dst (F32 or T), tile by tile. */

@@ -59,11 +59,13 @@ __device__ __forceinline__ void state_prefetch(const StateSmem<T> &sm, const Gdn
  * registers; its bf16 copy in shared memory is the operand of W h^T. The next
  * chunk's W, U, k, gam are copied (cp.async) while this chunk's update runs.
  * state_io [B, H, dv, dk]: initial state in, final state out (NULL: zero, dropped). */
-template <typename T, int kWarps>
+template <typename T, int kWarps, bool kFix>
 __global__ void __launch_bounds__(kWarps * 32, kWarps == 8 ? 2 : 0) gdn_state_kernel(GdnShape s, const T *__restrict__ k, const T *__restrict__ W,
                                                                 T *__restrict__ U, const float *__restrict__ gam_g,
                                                                 float *__restrict__ states, float *__restrict__ state_io) {
     constexpr bool kTC = sizeof(T) == 2;
+    gdn_fix_shape<kFix>(s);
+    if constexpr (kFix) s.BV = 4 * kWarps; /* gdn_state_warps: 4 warps own 16 rows, 8 own 32 */
     int h = blockIdx.y, b = blockIdx.z, C = s.C, dk = s.dk, dv = s.dv;
     int BV = s.BV, r0 = blockIdx.x * BV;
     const int ldk = sm_ld<T>(dk), ldc = sm_ld<T>(C), ldb = sm_ld<T>(BV);
@@ -89,31 +91,50 @@ __global__ void __launch_bounds__(kWarps * 32, kWarps == 8 ? 2 : 0) gdn_state_ke
         block_sync(); /* chunk c's W, U, k, gam and the slab copy are in place */
         const float gl = gam[C - 1];
         T *Uc = U + bhc * C * dv + r0;
-        for_tiles(C, BV, [&](int m0, int n0) {
-            float p[4] = {0, 0, 0, 0};
-            tile_mma<kTC>(p, sm_view<T>(sm.W, ldk), sm_view_t<T>(sm.hs, ldk), m0, n0, dk);
-            int r = acc_row(m0, 0), cc = acc_col(n0, 0);
-            for (int half = 0; half < 2; half++) {
-                int rr = r + 8 * half;
-                float u0, u1;
-                load_pair(sm.Us + rr * ldb + cc, &u0, &u1);
-                T v0 = from_f<T>(u0 - p[2 * half]), v1 = from_f<T>(u1 - p[2 * half + 1]);
-                store_pair(Uc + (size_t)rr * dv + cc, to_f(v0), to_f(v1));
-                float kd = gdn_exp(gl - gam[rr]);
-                sm.VpT[cc * ldc + rr] = from_f<T>(to_f(v0) * kd);
-                sm.VpT[(cc + 1) * ldc + rr] = from_f<T>(to_f(v1) * kd);
+        /* 16 x 16 tiles (BV is 16 or 32): one A fragment for two mma, two chains a warp */
+        for_tiles_n<2>(C, BV, [&](int m0, int n1) {
+            float p2[2][4] = {};
+            tile_mma_n<kTC, 2>(p2, sm_view<T>(sm.W, ldk), sm_view_t<T>(sm.hs, ldk), m0, n1, dk);
+            int r = acc_row(m0, 0);
+            for (int sb = 0; sb < 2; sb++) {
+                const float *p = p2[sb];
+                int cc = acc_col(n1 + 8 * sb, 0);
+                for (int half = 0; half < 2; half++) {
+                    int rr = r + 8 * half;
+                    float u0, u1;
+                    load_pair(sm.Us + rr * ldb + cc, &u0, &u1);
+                    T v0 = from_f<T>(u0 - p[2 * half]), v1 = from_f<T>(u1 - p[2 * half + 1]);
+                    store_pair(Uc + (size_t)rr * dv + cc, to_f(v0), to_f(v1));
+                    float kd = gdn_exp(gl - gam[rr]);
+                    sm.VpT[cc * ldc + rr] = from_f<T>(to_f(v0) * kd);
+                    sm.VpT[(cc + 1) * ldc + rr] = from_f<T>(to_f(v1) * kd);
+                }
             }
         });
         block_sync(); /* W, U and the slab copy are free: the next chunk's copies start */
         if (c + 1 < s.NC) state_prefetch(sm, s, k, W, U, gam_g, b, h, c + 1, r0);
         float eL = gdn_exp(gl);
-        GridStep ts(warp, nw, tn); /* tile i = warp + u nw is (ts.q, ts.r) */
+        if (slab_bands<kWarps>(dk)) {
+            constexpr int G = kSlabBand<kWarps>;
 #pragma unroll
-        for (int u = 0; u < kTiles; u++, ts.next()) {
-            int i = warp + u * nw;
-            if (i < nt) {
-                for (int e = 0; e < 4; e++) acc[u][e] *= eL;
-                tile_mma<kTC>(acc[u], sm_view<T>(sm.VpT, ldc), sm_view<T>(sm.K(c), ldk), ts.q << 4, ts.r << 3, C);
+            for (int band = 0; band < kTiles / G; band++)
+                if (band < BV >> 4) {
+                    float(*ab)[4] = acc + band * G;
+#pragma unroll
+                    for (int j = 0; j < G; j++)
+                        for (int e = 0; e < 4; e++) ab[j][e] *= eL;
+                    tile_mma_strided<kTC, G>(ab, sm_view<T>(sm.VpT, ldc), sm_view<T>(sm.K(c), ldk), band << 4, warp << 3,
+                                             nw << 3, C);
+                }
+        } else {
+            GridStep ts(warp, nw, tn); /* tile i = warp + u nw is (ts.q, ts.r) */
+#pragma unroll
+            for (int u = 0; u < kTiles; u++, ts.next()) {
+                int i = warp + u * nw;
+                if (i < nt) {
+                    for (int e = 0; e < 4; e++) acc[u][e] *= eL;
+                    tile_mma<kTC>(acc[u], sm_view<T>(sm.VpT, ldc), sm_view<T>(sm.K(c), ldk), ts.q << 4, ts.r << 3, C);
+                }
             }
         }
         /* no barrier: the next writes of VpT and of this K buffer come after the next chunk's one */
@@ -150,11 +171,12 @@ template <typename T> struct OutSmem {
 /* grid (NC, H, B), GDN_THREADS_WIDE: O = scale [diag(e^gam) Q h^T + Lower(e^(gam_i -
  * gam_j) Q K^T) V']. Every operand (the fp32 checkpoint included) is read from
  * global memory once into shared memory. */
-template <typename T>
+template <typename T, bool kFix>
 __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_out_kernel(GdnShape s, const T *__restrict__ q, const T *__restrict__ k,
                                                                    const T *__restrict__ Vp, const float *__restrict__ gam_g,
                                                                    const float *__restrict__ states, T *__restrict__ o) {
     constexpr bool kTC = sizeof(T) == 2;
+    gdn_fix_shape<kFix>(s);
     int c = blockIdx.x, h = blockIdx.y, b = blockIdx.z, C = s.C, dk = s.dk, dv = s.dv;
     int L = s.rows(c);
     const int ldk = sm_ld<T>(dk), ldv = sm_ld<T>(dv), ldc = sm_ld<T>(C);
@@ -296,10 +318,10 @@ int gdn_state_warps(int BV) { return BV == 32 ? 8 : 4; }
 int gdn_slab(int dv, long heads, int sms, int asked) {
     if (dv % 32) return 16;
     if (asked) return asked;
-    return heads * (dv / 32) < 2L * sms ? 16 : 32;
+    return heads * (dv / 32) * 2L < sms ? 16 : 32;
 }
 
-template <typename T>
+template <typename T, bool kFix>
 static void core_forward(gf_backend *be, const GdnShape &s, bool recurrent, gf_buf o, gf_buf ckpt, gf_buf state, gf_buf q, gf_buf k,
                          gf_buf v, gf_buf g, gf_buf beta) {
     const char *op = "gdn_core";
@@ -326,17 +348,19 @@ static void core_forward(gf_backend *be, const GdnShape &s, bool recurrent, gf_b
     StateSmem<T>::carve(nullptr, s, &sms);
     OutSmem<T>::carve(nullptr, s, &smo);
     const int warps = gdn_state_warps(s.BV);
-    auto state_kernel = warps == 8 ? gdn_state_kernel<T, 8> : gdn_state_kernel<T, 4>;
-    ok = ok && gdn_smem_limit(be, gdn_wy_kernel<T>, smw, op) && gdn_smem_limit(be, state_kernel, sms, op) &&
-         gdn_smem_limit(be, gdn_out_kernel<T>, smo, op);
+    auto state_kernel = warps == 8 ? gdn_state_kernel<T, 8, kFix> : gdn_state_kernel<T, 4, kFix>;
+    auto wy_kernel = gdn_wy_kernel<T, kFix>;
+    auto out_kernel = gdn_out_kernel<T, kFix>;
+    ok = ok && gdn_smem_limit(be, wy_kernel, smw, op) && gdn_smem_limit(be, state_kernel, sms, op) &&
+         gdn_smem_limit(be, out_kernel, smo, op);
     if (ok) {
-        GDN_LAUNCH(gdn_wy_kernel<T>, dim3(s.NC, s.H, s.B), dim3(GDN_THREADS_WIDE), smw, st, s, kp, vp, gp, bp, (T *)W,
+        GDN_LAUNCH(wy_kernel, dim3(s.NC, s.H, s.B), dim3(GDN_THREADS_WIDE), smw, st, s, kp, vp, gp, bp, (T *)W,
                    (T *)U, (float *)gam, (T *)nullptr);
         CUDA_CHECK_LAUNCH(be, "gdn_core (wy)");
         GDN_LAUNCH(state_kernel, dim3(s.dv / s.BV, s.H, s.B), dim3(32 * warps), sms, st, s, kp,
                    (const T *)W, (T *)U, (const float *)gam, hs, io);
         CUDA_CHECK_LAUNCH(be, "gdn_core (state pass)");
-        GDN_LAUNCH(gdn_out_kernel<T>, dim3(s.NC, s.H, s.B), dim3(GDN_THREADS_WIDE), smo, st, s, qp, kp, (const T *)U,
+        GDN_LAUNCH(out_kernel, dim3(s.NC, s.H, s.B), dim3(GDN_THREADS_WIDE), smo, st, s, qp, kp, (const T *)U,
                    (const float *)gam, (const float *)hs, (T *)o.ptr);
         CUDA_CHECK_LAUNCH(be, "gdn_core (outputs)");
     }
@@ -366,7 +390,8 @@ extern "C" void cuda_gdn_core(gf_backend *be, gf_buf o, gf_buf ckpt, gf_buf stat
     if (pad)
         gdn_core_padded(be, o, ckpt, state, q, k, v, g, beta, s);
     else if (act == GF_BF16)
-        core_forward<bf16>(be, gs, s->recurrent, o, ckpt, state, q, k, v, g, beta);
+        (gdn_fixed(gs) ? core_forward<bf16, true> : core_forward<bf16, false>)(be, gs, s->recurrent, o, ckpt, state, q, k,
+                                                                              v, g, beta);
     else
-        core_forward<float>(be, gs, s->recurrent, o, ckpt, state, q, k, v, g, beta);
+        core_forward<float, false>(be, gs, s->recurrent, o, ckpt, state, q, k, v, g, beta);
 }

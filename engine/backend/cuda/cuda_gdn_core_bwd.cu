@@ -39,12 +39,13 @@ template <typename T> struct BwdVSmem {
 
 /* grid (NC, H, B), GDN_THREADS_WIDE: U becomes V' in place; dVl [B, H, NC, C, dv] ACT = P^T dO
  * (the dh pass adds Kd dh^T to it in fp32 and rounds the sum, an mma operand, again). */
-template <typename T>
+template <typename T, bool kFix>
 __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_bwd_v_kernel(GdnShape s, const T *__restrict__ q, const T *__restrict__ k,
                                                                      const T *__restrict__ d_o, const T *__restrict__ W,
                                                                      T *__restrict__ U, const float *__restrict__ gam_g,
                                                                      const float *__restrict__ states, T *__restrict__ dVl) {
     constexpr bool kTC = sizeof(T) == 2;
+    gdn_fix_shape<kFix>(s);
     int c = blockIdx.x, h = blockIdx.y, b = blockIdx.z, C = s.C, dk = s.dk, dv = s.dv;
     int L = s.rows(c);
     const int ldk = sm_ld<T>(dk), ldv = sm_ld<T>(dv), ldc = sm_ld<T>(C);
@@ -158,13 +159,15 @@ __device__ __forceinline__ void bwd_state_prefetch2(const BwdStateSmem<T> &sm, c
  * Per chunk, last first: dV' += Kd dh^T with Kd = diag(e^(gam_L - gam)) K (the
  * scale applied to the product), dh <- e^gam_L dh + (diag(scale e^gam) dO)^T Q -
  * dV'^T W. The previous chunk's copies run during each phase (two groups). */
-template <typename T, int kWarps>
+template <typename T, int kWarps, bool kFix>
 __global__ void __launch_bounds__(kWarps * 32, kWarps == 8 ? 2 : 0) gdn_bwd_state_kernel(GdnShape s, const T *__restrict__ q, const T *__restrict__ k,
                                                                     const T *__restrict__ d_o, const T *__restrict__ W,
                                                                     const float *__restrict__ gam_g,
                                                                     const float *__restrict__ states, T *__restrict__ dV,
                                                                     T *__restrict__ dhs, float *__restrict__ hsum) {
     constexpr bool kTC = sizeof(T) == 2;
+    gdn_fix_shape<kFix>(s);
+    if constexpr (kFix) s.BV = 4 * kWarps; /* gdn_state_warps: 4 warps own 16 rows, 8 own 32 */
     int h = blockIdx.y, b = blockIdx.z, C = s.C, dk = s.dk, dv = s.dv, nslab = gridDim.x;
     int BV = s.BV, r0 = blockIdx.x * BV;
     const int ldk = sm_ld<T>(dk), ldc = sm_ld<T>(C), ldb = sm_ld<T>(BV), ldl = sm_ld<T>(BV), ldh = sm_ld<float>(dk);
@@ -225,17 +228,37 @@ __global__ void __launch_bounds__(kWarps * 32, kWarps == 8 ? 2 : 0) gdn_bwd_stat
         }
         if (c > 0) bwd_state_prefetch1(sm, s, k, d_o, dV, gam_g, states, b, h, c - 1, r0);
         float eL = gdn_exp(gl);
-        GridStep tu(warp, nw, tn); /* tile i = warp + u nw is (tu.q, tu.r) */
+        if (slab_bands<kWarps>(dk)) {
+            constexpr int G = kSlabBand<kWarps>;
 #pragma unroll
-        for (int u = 0; u < kTiles; u++, tu.next()) {
-            int i = warp + u * nw;
-            if (i < nt) {
-                int m0 = tu.q << 4, n0 = tu.r << 3;
-                float m[4] = {0, 0, 0, 0};
-                for (int e = 0; e < 4; e++) acc[u][e] *= eL;
-                tile_mma<kTC>(acc[u], sm_view<T>(sm.dOT, ldc), sm_view<T>(sm.Q, ldk), m0, n0, C);
-                tile_mma<kTC>(m, sm_view<T>(sm.dVT, ldc), sm_view<T>(sm.W, ldk), m0, n0, C);
-                for (int e = 0; e < 4; e++) acc[u][e] -= m[e];
+            for (int band = 0; band < kTiles / G; band++)
+                if (band < BV >> 4) {
+                    float(*ab)[4] = acc + band * G;
+                    float m[G][4] = {};
+#pragma unroll
+                    for (int j = 0; j < G; j++)
+                        for (int e = 0; e < 4; e++) ab[j][e] *= eL;
+                    tile_mma_strided<kTC, G>(ab, sm_view<T>(sm.dOT, ldc), sm_view<T>(sm.Q, ldk), band << 4, warp << 3,
+                                             nw << 3, C);
+                    tile_mma_strided<kTC, G>(m, sm_view<T>(sm.dVT, ldc), sm_view<T>(sm.W, ldk), band << 4, warp << 3,
+                                             nw << 3, C);
+#pragma unroll
+                    for (int j = 0; j < G; j++)
+                        for (int e = 0; e < 4; e++) ab[j][e] -= m[j][e];
+                }
+        } else {
+            GridStep tu(warp, nw, tn); /* tile i = warp + u nw is (tu.q, tu.r) */
+#pragma unroll
+            for (int u = 0; u < kTiles; u++, tu.next()) {
+                int i = warp + u * nw;
+                if (i < nt) {
+                    int m0 = tu.q << 4, n0 = tu.r << 3;
+                    float m[4] = {0, 0, 0, 0};
+                    for (int e = 0; e < 4; e++) acc[u][e] *= eL;
+                    tile_mma<kTC>(acc[u], sm_view<T>(sm.dOT, ldc), sm_view<T>(sm.Q, ldk), m0, n0, C);
+                    tile_mma<kTC>(m, sm_view<T>(sm.dVT, ldc), sm_view<T>(sm.W, ldk), m0, n0, C);
+                    for (int e = 0; e < 4; e++) acc[u][e] -= m[e];
+                }
             }
         }
         block_sync(); /* Q and W are free */
@@ -339,7 +362,7 @@ __device__ __forceinline__ float part_sum(const float *part, int r, int n) {
  * (tile_mma_n's kUnroll 1): unrolled, the kernel's code missed the instruction
  * cache (23 % of the stall samples on the H200) and the layer at width 1536 took
  * 10.38 ms (B 16 x T 2048) and 10.46 (B 4 x T 8192) against 9.61 and 9.57 this way. */
-template <typename T>
+template <typename T, bool kFix>
 __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     gdn_bwd_local_kernel(GdnShape s, const T *__restrict__ q, const T *__restrict__ k, const T *__restrict__ v,
                          const float *__restrict__ beta, const T *__restrict__ d_o, const float *__restrict__ gam_g,
@@ -348,6 +371,7 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
                          T *__restrict__ dq, T *__restrict__ dk_out, T *__restrict__ dv_out, float *__restrict__ dg,
                          float *__restrict__ dbeta) {
     constexpr bool kTC = sizeof(T) == 2;
+    gdn_fix_shape<kFix>(s);
     constexpr int kU = 1; /* the k loops not unrolled (tile_mma_n) */
     int c = blockIdx.x, h = blockIdx.y, b = blockIdx.z, C = s.C, dk = s.dk, dv = s.dv;
     int L = s.rows(c), tid = threadIdx.x, nslab = dv / s.BV;
@@ -606,7 +630,7 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
 
 /* ------------------------------------------------------------------ host */
 
-template <typename T>
+template <typename T, bool kFix>
 static void core_backward(gf_backend *be, const GdnShape &s, gf_buf dq, gf_buf dk, gf_buf dv, gf_buf dg,
                           gf_buf dbeta, gf_buf d_o, gf_buf q, gf_buf k, gf_buf v, gf_buf g, gf_buf beta, gf_buf ckpt) {
     const char *op = "gdn_core_backward";
@@ -628,18 +652,20 @@ static void core_backward(gf_backend *be, const GdnShape &s, gf_buf dq, gf_buf d
     BwdStateSmem<T>::carve(nullptr, s, &sms);
     BwdLocalSmem<T>::carve(nullptr, s, &sml);
     const int warps = gdn_state_warps(s.BV);
-    auto state_kernel = warps == 8 ? gdn_bwd_state_kernel<T, 8> : gdn_bwd_state_kernel<T, 4>;
-    auto local_kernel = gdn_bwd_local_kernel<T>;
-    ok = ok && gdn_smem_limit(be, gdn_wy_kernel<T>, smw, op) && gdn_smem_limit(be, gdn_bwd_v_kernel<T>, smv, op) &&
+    auto state_kernel = warps == 8 ? gdn_bwd_state_kernel<T, 8, kFix> : gdn_bwd_state_kernel<T, 4, kFix>;
+    auto local_kernel = gdn_bwd_local_kernel<T, kFix>;
+    auto wy_kernel = gdn_wy_kernel<T, kFix>;
+    auto v_kernel = gdn_bwd_v_kernel<T, kFix>;
+    ok = ok && gdn_smem_limit(be, wy_kernel, smw, op) && gdn_smem_limit(be, v_kernel, smv, op) &&
          gdn_smem_limit(be, state_kernel, sms, op) && gdn_smem_limit(be, local_kernel, sml, op);
     if (ok) {
         const T *qp = (const T *)q.ptr, *kp = (const T *)k.ptr, *vp = (const T *)v.ptr, *op_ = (const T *)d_o.ptr;
         const float *ck = (const float *)ckpt.ptr;
         dim3 chunks(s.NC, s.H, s.B), slabs(nslab, s.H, s.B);
-        GDN_LAUNCH(gdn_wy_kernel<T>, chunks, dim3(GDN_THREADS_WIDE), smw, st, s, kp, vp, (const float *)g.ptr,
+        GDN_LAUNCH(wy_kernel, chunks, dim3(GDN_THREADS_WIDE), smw, st, s, kp, vp, (const float *)g.ptr,
                    (const float *)beta.ptr, (T *)W, (T *)U, (float *)gam, (T *)A);
         CUDA_CHECK_LAUNCH(be, "gdn_core_backward (wy)");
-        GDN_LAUNCH(gdn_bwd_v_kernel<T>, chunks, dim3(GDN_THREADS_WIDE), smv, st, s, qp, kp, op_, (const T *)W, (T *)U,
+        GDN_LAUNCH(v_kernel, chunks, dim3(GDN_THREADS_WIDE), smv, st, s, qp, kp, op_, (const T *)W, (T *)U,
                    (const float *)gam, ck, (T *)dV);
         CUDA_CHECK_LAUNCH(be, "gdn_core_backward (V')");
         GDN_LAUNCH(state_kernel, slabs, dim3(32 * warps), sms, st, s, qp, kp, op_, (const T *)W,
@@ -682,7 +708,8 @@ extern "C" void cuda_gdn_core_backward(gf_backend *be, gf_buf dq, gf_buf dk, gf_
     if (pad)
         gdn_core_backward_padded(be, dq, dk, dv, dg, dbeta, d_o, q, k, v, g, beta, ckpt, s);
     else if (act == GF_BF16)
-        core_backward<bf16>(be, gs, dq, dk, dv, dg, dbeta, d_o, q, k, v, g, beta, ckpt);
+        (gdn_fixed(gs) ? core_backward<bf16, true> : core_backward<bf16, false>)(be, gs, dq, dk, dv, dg, dbeta, d_o, q, k,
+                                                                                v, g, beta, ckpt);
     else
-        core_backward<float>(be, gs, dq, dk, dv, dg, dbeta, d_o, q, k, v, g, beta, ckpt);
+        core_backward<float, false>(be, gs, dq, dk, dv, dg, dbeta, d_o, q, k, v, g, beta, ckpt);
 }

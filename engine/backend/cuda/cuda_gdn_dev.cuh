@@ -233,32 +233,80 @@ template <int MODE, int NB, typename T, int L> __device__ __forceinline__ void f
     }
 }
 
-/* One k step of mma_kloop: acc[s] += A[m0.., k0:k0+16] B[k0:k0+16, n0 + 8 s ..]. */
+/* The fragments of one k step (A[m0.., k0:k0+16] once; B[k0:k0+16, ..] of NT
+ * 8-column tiles, two at a time when NT is even: b + 2 s holds tile s), and
+ * their NT mma (acc[s] += A B_s). */
 template <int MA, int MB, int NT, typename TA, int LA, typename TB, int LB>
-__device__ __forceinline__ void mma_kstep(float (*acc)[4], View<TA, LA> A, View<TB, LB> B, int m0, int n0, int k0) {
-    uint32_t a[4];
+__device__ __forceinline__ void kstep_load(uint32_t *a, uint32_t *b, View<TA, LA> A, View<TB, LB> B, int m0, int n0,
+                                           int k0) {
     frag_a<MA>(a, A, m0, k0);
+    constexpr int NB = NT % 2 == 0 ? 2 : 1; /* NT is 1 or even */
 #pragma unroll
-    for (int s = 0; s < NT; s += 2) {
-        constexpr int NB = NT % 2 == 0 ? 2 : 1; /* NT is 1 or even */
-        uint32_t b[4];
-        frag_b<MB, NB>(b, B, k0, n0 + 8 * s);
-        mma_bf16_16816(acc[s], a, b);
-        if constexpr (NB == 2) mma_bf16_16816(acc[s + 1], a, b + 2);
-    }
+    for (int s = 0; s < NT; s += NB) frag_b<MB, NB>(b + 2 * s, B, k0, n0 + 8 * s);
+}
+template <int NT> __device__ __forceinline__ void kstep_mma(float (*acc)[4], const uint32_t *a, const uint32_t *b) {
+#pragma unroll
+    for (int s = 0; s < NT; s++) mma_bf16_16816(acc[s], a, b + 2 * s);
 }
 
 /* acc[s] += A[m0.., 0:K] B[0:K, n0 + 8 s ..] for s < NT, fragments fetched per
- * MA, MB; K % 16 == 0. kUnroll 0: the compiler unrolls the k loop as it likes;
- * else that many steps (1: the loop as written, the least code). */
+ * MA, MB; K % 16 == 0. Software-pipelined: step k0 + 16's fragments are loaded
+ * before step k0's mma issue, so a warp waits for shared memory once a call,
+ * not once a step (the same sums in the same k order). kUnroll 0: the compiler
+ * unrolls the k loop as it likes; 1: the loop as written, one step at a time,
+ * not pipelined (the least code and registers); else that many steps. */
 template <int MA, int MB, int NT, int kUnroll, typename TA, int LA, typename TB, int LB>
 __device__ __forceinline__ void mma_kloop(float (*acc)[4], View<TA, LA> A, View<TB, LB> B, int m0, int n0, int K) {
+    if constexpr (kUnroll == 1) { /* the least registers: the local kernel spills with the pipeline (128 a thread) */
+#pragma unroll 1
+        for (int k0 = 0; k0 < K; k0 += 16) {
+            uint32_t a[4], b[2 * NT];
+            kstep_load<MA, MB, NT>(a, b, A, B, m0, n0, k0);
+            kstep_mma<NT>(acc, a, b);
+        }
+        return;
+    }
+    uint32_t a[4], b[2 * NT], an[4], bn[2 * NT];
+    kstep_load<MA, MB, NT>(a, b, A, B, m0, n0, 0);
+    auto step = [&](int k0) {
+        kstep_load<MA, MB, NT>(an, bn, A, B, m0, n0, k0 + 16);
+        kstep_mma<NT>(acc, a, b);
+#pragma unroll
+        for (int i = 0; i < 4; i++) a[i] = an[i];
+#pragma unroll
+        for (int i = 0; i < 2 * NT; i++) b[i] = bn[i];
+    };
     if constexpr (kUnroll == 0) {
-        for (int k0 = 0; k0 < K; k0 += 16) mma_kstep<MA, MB, NT>(acc, A, B, m0, n0, k0);
+        for (int k0 = 0; k0 + 16 < K; k0 += 16) step(k0);
     } else {
 #pragma unroll kUnroll
-        for (int k0 = 0; k0 < K; k0 += 16) mma_kstep<MA, MB, NT>(acc, A, B, m0, n0, k0);
+        for (int k0 = 0; k0 + 16 < K; k0 += 16) step(k0);
     }
+    kstep_mma<NT>(acc, a, b);
+}
+
+/* The same for G single 8-column tiles at n0, n0 + dn, .., n0 + (G - 1) dn that
+ * share the rows m0..m0+15 (one A fragment a step, G independent mma chains):
+ * the sequential passes' register slabs, whose tiles a warp owns dn apart. */
+template <int MA, int MB, int G, typename TA, int LA, typename TB, int LB>
+__device__ __forceinline__ void mma_kloop_strided(float (*acc)[4], View<TA, LA> A, View<TB, LB> B, int m0, int n0,
+                                                  int dn, int K) {
+    uint32_t a[4], b[2 * G], an[4], bn[2 * G];
+    auto load = [&](uint32_t *fa, uint32_t *fb, int k0) {
+        frag_a<MA>(fa, A, m0, k0);
+#pragma unroll
+        for (int j = 0; j < G; j++) frag_b<MB, 1>(fb + 2 * j, B, k0, n0 + j * dn);
+    };
+    load(a, b, 0);
+    for (int k0 = 0; k0 + 16 < K; k0 += 16) {
+        load(an, bn, k0 + 16);
+        kstep_mma<G>(acc, a, b);
+#pragma unroll
+        for (int i = 0; i < 4; i++) a[i] = an[i];
+#pragma unroll
+        for (int i = 0; i < 2 * G; i++) b[i] = bn[i];
+    }
+    kstep_mma<G>(acc, a, b);
 }
 
 /* A view's fragment mode: its layout when it is bf16, else element pairs. */
@@ -299,6 +347,19 @@ __device__ __forceinline__ void tile_mma_n(float (*acc)[4], View<TA, LA> A, View
 template <bool kTC, typename TA, int LA, typename TB, int LB>
 __device__ __forceinline__ void tile_mma(float acc[4], View<TA, LA> A, View<TB, LB> B, int m0, int n0, int K) {
     tile_mma_n<kTC, 1>((float(*)[4])acc, A, B, m0, n0, K);
+}
+
+/* acc[j] += A[m0.., 0:K] B[0:K, n0 + j dn ..] for j < G: G 16x8 tiles of a warp
+ * on the same rows (mma_kloop_strided; without kTC, tile by tile in fp32). */
+template <bool kTC, int G, typename TA, int LA, typename TB, int LB>
+__device__ __forceinline__ void tile_mma_strided(float (*acc)[4], View<TA, LA> A, View<TB, LB> B, int m0, int n0, int dn,
+                                                 int K) {
+    if constexpr (kTC) {
+        mma_kloop_strided<kFragMode<TA, LA>, kFragMode<TB, LB>, G>(acc, A, B, m0, n0, dn, K);
+    } else {
+#pragma unroll
+        for (int j = 0; j < G; j++) tile_mma_n<kTC, 1>(acc + j, A, B, m0, n0 + j * dn, K);
+    }
 }
 
 /* Stores two adjacent values (an accumulator pair: columns 2t, 2t + 1); bf16 as

@@ -4,9 +4,10 @@
  * backward (be_linear projections, prep, core, gated norm and their
  * backward); at T 2048 also the element-wise ops alone (prep, gated norm,
  * forward and backward, each next to its byte floor). T = 2048 and 8192
- * with B x T = 32768 tokens (GRAFT_BENCH_GDN_TOKENS
- * changes it). Random data (never zeros), timed by bench_time (bench_gpu.h:
- * warm-up, the median of 7 batches). One JSON line per figure; FLOP counts as
+ * with B x T = 32768 tokens (GRAFT_BENCH_GDN_TOKENS changes it;
+ * GRAFT_BENCH_GDN_SLAB=16|32 forces the sequential passes' slab height).
+ * Random data (never zeros), timed by bench_time (bench_gpu.h: warm-up, the
+ * median of 7 batches). One JSON line per figure; FLOP counts as
  * in docs/cuda-gdn.md. Exit 77 without a GPU. */
 #include "bench_gpu.h"
 
@@ -197,8 +198,12 @@ static void run(const bench_ceilings *c, int B, int T, bool conv) {
 }
 
 int main(void) {
-    be = bench_open_or_skip();
-    fprintf(stderr, "bench_gdn on %s\n", be_name(be));
+    /* GRAFT_BENCH_GDN_SLAB=16|32 forces the sequential passes' slab height (default: chosen) */
+    const char *sl = getenv("GRAFT_BENCH_GDN_SLAB");
+    gf_backend_variants v = {0};
+    v.gdn_slab = sl ? atoi(sl) : 0;
+    be = bench_open_variants_or_skip(&v);
+    fprintf(stderr, "bench_gdn on %s (GDN slab %s)\n", be_name(be), v.gdn_slab ? sl : "chosen");
     const char *e = getenv("GRAFT_BENCH_GDN_TOKENS");
     int tokens = e ? atoi(e) : 32768;
     if (tokens < 8192) tokens = 8192;

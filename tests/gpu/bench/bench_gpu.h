@@ -56,7 +56,7 @@ static gf_backend *bench_open_variants_or_skip(const gf_backend_variants *v) {
     if (bench_smoke_mode) fprintf(stderr, "SMOKE mode on %s: toy shapes, the figures mean nothing\n", be_name(be));
     return be;
 }
-static gf_backend *bench_open_or_skip(void) { return bench_open_variants_or_skip(NULL); }
+static inline gf_backend *bench_open_or_skip(void) { return bench_open_variants_or_skip(NULL); }
 
 /* Median seconds of one fn(ud) over `samples` batches, after warm-up. */
 static double bench_time(gf_backend *be, void (*fn)(void *), void *ud, int samples) {

@@ -8,6 +8,7 @@
 # stall reasons), OUTDIR/ncu_<KERNEL>_sass.csv.gz (per SASS instruction: stall
 # samples, instructions executed), ncu_<KERNEL>_src.csv.gz (the same beside the
 # CUDA lines; the build has -lineinfo) and the report ncu_<KERNEL>.ncu-rep;
+# GRAFT_BENCH_GDN_TOKENS (default 32768) sets the shape: B x 2048 tokens, then B/4 x 8192;
 # prints the instructions with the most stall samples. GRAFT_NCU_SKIP (default 2) launches of the
 # kernel are skipped first (warm-up).
 set -eu
@@ -21,7 +22,7 @@ command -v ncu >/dev/null 2>&1 || { echo "gdn_ncu_source: ncu is not on PATH" >&
 mkdir -p "$OUTDIR"
 rep=$(mktemp -d)/r
 trap 'rm -rf "$(dirname "$rep")"' EXIT
-GRAFT_BENCH_GDN_TOKENS=32768 ncu --clock-control none -k "regex:gdn_${K}_kernel" \
+GRAFT_BENCH_GDN_TOKENS=${GRAFT_BENCH_GDN_TOKENS:-32768} ncu --clock-control none -k "regex:gdn_${K}_kernel" \
     --launch-skip "${GRAFT_NCU_SKIP:-2}" --launch-count 1 --import-source yes \
     --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
     --section SchedulerStats --section MemoryWorkloadAnalysis --section InstructionStats --section SourceCounters \
