@@ -476,6 +476,16 @@ __device__ __forceinline__ void block_sync() { __syncthreads(); }
  * writes before it are visible to each other after it. */
 __device__ __forceinline__ void warp_sync() { __syncwarp(); }
 
+/* Asks for the line holding p in L1 (no register, nothing waits on it): the
+ * token loops load the next token's rows so while this one is computed. */
+__device__ __forceinline__ void gdn_prefetch_l1(const void *p) {
+#ifndef GRAFT_CUDA_EMU
+    asm volatile("prefetch.global.L1 [%0];\n" ::"l"(p));
+#else
+    (void)p;
+#endif
+}
+
 /* 16 bytes global -> shared without a register round trip (cp.async), zero-filled
  * when !valid (src is then not read). Complete after gdn_cp_wait_all() and a
  * barrier. The emulation copies at once (it has no timing). */

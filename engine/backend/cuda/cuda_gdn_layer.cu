@@ -225,6 +225,14 @@ __global__ void __launch_bounds__(GDN_UNITS_X * GDN_RUNS_Y, 3)
         for (int c = 0; c < GDN_K - 1; c++) win[i][c].zero();
     int b = n0 / s.Tn, t = n0 - b * s.Tn;
     for (int n = n0; n < n1; n++) {
+        if (n + 1 < n1) { /* the next token's row into L1 while this one is computed (as the backward) */
+#pragma unroll
+            for (int i = 0; i < NV; i++) {
+                int j = unit_j<V>(pu, i);
+                if (j >= 0) gdn_prefetch_l1(proj + (size_t)(n + 1) * pc.width + pu.col + j);
+            }
+            if (pu.valid && pu.kind == 0 && pu.lane == 0) gdn_prefetch_l1(proj + (size_t)(n + 1) * pc.width + pc.a + pu.h);
+        }
         float x[NV][V], ss = 0;
 #pragma unroll
         for (int i = 0; i < NV; i++) {
@@ -463,8 +471,27 @@ __global__ void __launch_bounds__(GDN_UNITS_X * GDN_RUNS_Y, 2)
     }
     int t = n_hi > n0 ? (n_hi - 1) % s.Tn : 0; /* whole warps share the run: the loop is warp-uniform */
     for (int n = n_hi - 1; n >= n0; n--) {
-        /* every load of the token first (one memory latency a token); held as
-         * raw bits with sigmoid(pre) in fp32 through the two group sums */
+        /* the next token's rows into L1 while this one is computed: the loop
+         * waited one memory latency a token (31 % of its bytes' floor at B 16
+         * x T 2048); then every load of this token first, held as raw bits
+         * with sigmoid(pre) in fp32 through the two group sums */
+        if (n > n0) {
+            const int m = n - 1;
+#pragma unroll
+            for (int i = 0; i < NV; i++) {
+                int j = unit_j<V>(pu, i);
+                if (j < 0) continue;
+                gdn_prefetch_l1(pre + (size_t)m * pc.qkv + pu.col + j);
+                gdn_prefetch_l1(dx_in + ((size_t)m * s.H + pu.h) * pu.d + j);
+                if (w && m < n1) gdn_prefetch_l1(proj + (size_t)m * pc.width + pu.col + j);
+            }
+            if (m < n1 && pu.valid && pu.kind == 0 && pu.lane == 0) {
+                size_t row = (size_t)m * s.H + pu.h;
+                gdn_prefetch_l1(proj + (size_t)m * pc.width + pc.a + pu.h);
+                gdn_prefetch_l1(dg + row), gdn_prefetch_l1(dbeta + row), gdn_prefetch_l1(beta + row),
+                    gdn_prefetch_l1(g + row);
+            }
+        }
         bool mine = n < n1; /* else one of the 3 recomputed tokens past the run */
         Packed<T, V> pre_r[NV], dx_r[NV], xp_r[NV];
         float sig[NV][V], ss = 0, pj = 0;
