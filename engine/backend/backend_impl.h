@@ -111,6 +111,7 @@ typedef struct {
     int attn_cfg;        /* 1 + the id of an attention forward block shape (ATTN_FWD_CONFIG_LIST); 0: chosen */
     int attn_split;      /* key-range splits of the attention forward (1: none); 0: chosen */
     int gdn_slab;        /* state rows a GDN sequential-pass block owns: 16 or 32; 0: chosen */
+    int gdn_general;     /* 1: the GDN core's general kernels also where its C 64, d 128 copies apply; 0: chosen */
 } gf_backend_variants;
 
 /* be_open with kernel variants forced (v NULL: be_open itself). The test-only

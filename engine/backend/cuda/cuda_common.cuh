@@ -37,6 +37,7 @@ typedef struct {
     bool fp32;                   /* ACT is F32 (checking mode) instead of BF16 */
     struct {                     /* GDN kernel variants a test forced at open (cuda_gdn_variants) */
         int slab;                /* 16 or 32 state rows a sequential-pass block; 0: chosen per call */
+        bool general;            /* the general core kernels even at C 64, d 128 (kFix's check) */
     } gdn;
 } cuda_impl;
 

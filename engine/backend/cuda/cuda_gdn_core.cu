@@ -310,6 +310,9 @@ int cuda_gdn_variants(cuda_impl *im, const gf_backend_variants *v) {
     im->gdn.slab = v ? v->gdn_slab : 0;
     if (im->gdn.slab != 0 && im->gdn.slab != 16 && im->gdn.slab != 32)
         return gf_fail("GDN slab %d: the GDN kernels know 16 or 32", im->gdn.slab);
+    const int general = v ? v->gdn_general : 0;
+    if (general != 0 && general != 1) return gf_fail("GDN general %d: 0 (chosen) or 1 (the general kernels)", general);
+    im->gdn.general = general == 1;
     return 0;
 }
 
@@ -389,9 +392,10 @@ extern "C" void cuda_gdn_core(gf_backend *be, gf_buf o, gf_buf ckpt, gf_buf stat
         return;
     if (pad)
         gdn_core_padded(be, o, ckpt, state, q, k, v, g, beta, s);
-    else if (act == GF_BF16)
-        (gdn_fixed(gs) ? core_forward<bf16, true> : core_forward<bf16, false>)(be, gs, s->recurrent, o, ckpt, state, q, k,
-                                                                              v, g, beta);
-    else
+    else if (act == GF_BF16) {
+        const bool fix = gdn_fixed(gs) && !cuda_of(be)->gdn.general;
+        (fix ? core_forward<bf16, true> : core_forward<bf16, false>)(be, gs, s->recurrent, o, ckpt, state, q, k, v, g,
+                                                                    beta);
+    } else
         core_forward<float, false>(be, gs, s->recurrent, o, ckpt, state, q, k, v, g, beta);
 }

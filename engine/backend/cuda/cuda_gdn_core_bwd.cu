@@ -707,9 +707,10 @@ extern "C" void cuda_gdn_core_backward(gf_backend *be, gf_buf dq, gf_buf dk, gf_
         if (!gdn_present(be, f32s[i], op, fn[i]) || !gdn_dtype_is(be, f32s[i], GF_F32, op, fn[i])) return;
     if (pad)
         gdn_core_backward_padded(be, dq, dk, dv, dg, dbeta, d_o, q, k, v, g, beta, ckpt, s);
-    else if (act == GF_BF16)
-        (gdn_fixed(gs) ? core_backward<bf16, true> : core_backward<bf16, false>)(be, gs, dq, dk, dv, dg, dbeta, d_o, q, k,
-                                                                                v, g, beta, ckpt);
-    else
+    else if (act == GF_BF16) {
+        const bool fix = gdn_fixed(gs) && !cuda_of(be)->gdn.general;
+        (fix ? core_backward<bf16, true> : core_backward<bf16, false>)(be, gs, dq, dk, dv, dg, dbeta, d_o, q, k, v, g,
+                                                                      beta, ckpt);
+    } else
         core_backward<float, false>(be, gs, dq, dk, dv, dg, dbeta, d_o, q, k, v, g, beta, ckpt);
 }
