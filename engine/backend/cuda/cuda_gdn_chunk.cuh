@@ -22,15 +22,22 @@ struct GdnShape {
  * with kFix sets them in its copy of the shape first, so every loop bound,
  * stride and tile count below folds (these kernels are bound by issue and
  * latency, and their index arithmetic was a quarter of the instructions). The
- * host launches kFix only where gdn_fixed() holds; other shapes take kFix = false. */
+ * host launches kFix only where gdn_fixed() holds; other shapes take kFix = false.
+ * A sequential pass (kWarps > 0) also fixes its slab height: gdn_state_warps
+ * gives 16-row slabs 4 warps and 32-row slabs 8. */
 __host__ __device__ inline bool gdn_fixed(const GdnShape &s) { return s.C == 64 && s.dk == 128 && s.dv == 128; }
-template <bool kFix> __device__ __forceinline__ void gdn_fix_shape(GdnShape &s) {
+template <bool kFix, int kWarps = 0> __device__ __forceinline__ void gdn_fix_shape(GdnShape &s) {
     if constexpr (kFix) {
         s.C = 64;
         s.dk = 128;
         s.dv = 128;
+        if constexpr (kWarps > 0) s.BV = 4 * kWarps;
     }
 }
+
+/* Whether a bf16 call takes the kFix kernels: its shape is that one, and no
+ * check asked for the general kernels (gf_backend_variants.gdn_general). */
+static inline bool gdn_use_fixed(gf_backend *be, const GdnShape &s) { return gdn_fixed(s) && !cuda_of(be)->gdn.general; }
 
 /* Scratch of one call (device memory, chunk-major per (b, h); C rows per chunk,
  * rows past the sequence end hold zeros):
@@ -321,7 +328,25 @@ template <int kWarps> constexpr int kSlabTiles = GDN_SLAB_MAX_TILES / kWarps;
  * fragment a k step for all of them (tile_mma_strided). slab_bands() says
  * whether the slab is laid out so (else: tile by tile). */
 template <int kWarps> constexpr int kSlabBand = (GDN_MAX_D / 8) / kWarps;
-template <int kWarps> __device__ __forceinline__ bool slab_bands(int dk) { return dk == GDN_MAX_D; }
+__device__ __forceinline__ bool slab_bands(int dk) { return dk == GDN_MAX_D; }
+
+/* The slab update of a sequential pass at dk = GDN_MAX_D: for each 16-row band
+ * of the BV rows, the warp's kSlabBand tiles of it (acc + band G) are scaled by
+ * decay, then f(ab, m0) adds the band's products (m0 = the band's first row; the
+ * tiles' columns are 8 warp + 8 j kWarps). */
+template <int kWarps, int kTiles, typename F>
+__device__ __forceinline__ void slab_band_update(float (*acc)[4], int BV, float decay, F f) {
+    constexpr int G = kSlabBand<kWarps>;
+#pragma unroll
+    for (int band = 0; band < kTiles / G; band++)
+        if (band < BV >> 4) {
+            float(*ab)[4] = acc + band * G;
+#pragma unroll
+            for (int j = 0; j < G; j++)
+                for (int e = 0; e < 4; e++) ab[j][e] *= decay;
+            f(ab, band << 4);
+        }
+}
 
 /* Stores the register slab into smem [BV][ld] as T (the mma operand copy) and,
  * when dst is set, to global rows of length dk at dst (F32 or T), tile by tile. */

@@ -64,8 +64,7 @@ __global__ void __launch_bounds__(kWarps * 32, kWarps == 8 ? 2 : 0) gdn_state_ke
                                                                 T *__restrict__ U, const float *__restrict__ gam_g,
                                                                 float *__restrict__ states, float *__restrict__ state_io) {
     constexpr bool kTC = sizeof(T) == 2;
-    gdn_fix_shape<kFix>(s);
-    if constexpr (kFix) s.BV = 4 * kWarps; /* gdn_state_warps: 4 warps own 16 rows, 8 own 32 */
+    gdn_fix_shape<kFix, kWarps>(s);
     int h = blockIdx.y, b = blockIdx.z, C = s.C, dk = s.dk, dv = s.dv;
     int BV = s.BV, r0 = blockIdx.x * BV;
     const int ldk = sm_ld<T>(dk), ldc = sm_ld<T>(C), ldb = sm_ld<T>(BV);
@@ -114,18 +113,11 @@ __global__ void __launch_bounds__(kWarps * 32, kWarps == 8 ? 2 : 0) gdn_state_ke
         block_sync(); /* W, U and the slab copy are free: the next chunk's copies start */
         if (c + 1 < s.NC) state_prefetch(sm, s, k, W, U, gam_g, b, h, c + 1, r0);
         float eL = gdn_exp(gl);
-        if (slab_bands<kWarps>(dk)) {
-            constexpr int G = kSlabBand<kWarps>;
-#pragma unroll
-            for (int band = 0; band < kTiles / G; band++)
-                if (band < BV >> 4) {
-                    float(*ab)[4] = acc + band * G;
-#pragma unroll
-                    for (int j = 0; j < G; j++)
-                        for (int e = 0; e < 4; e++) ab[j][e] *= eL;
-                    tile_mma_strided<kTC, G>(ab, sm_view<T>(sm.VpT, ldc), sm_view<T>(sm.K(c), ldk), band << 4, warp << 3,
-                                             nw << 3, C);
-                }
+        if (slab_bands(dk)) {
+            slab_band_update<kWarps, kTiles>(acc, BV, eL, [&](float(*ab)[4], int m0) {
+                tile_mma_strided<kTC, kSlabBand<kWarps>>(ab, sm_view<T>(sm.VpT, ldc), sm_view<T>(sm.K(c), ldk), m0,
+                                                         warp << 3, nw << 3, C);
+            });
         } else {
             GridStep ts(warp, nw, tn); /* tile i = warp + u nw is (ts.q, ts.r) */
 #pragma unroll
@@ -392,10 +384,9 @@ extern "C" void cuda_gdn_core(gf_backend *be, gf_buf o, gf_buf ckpt, gf_buf stat
         return;
     if (pad)
         gdn_core_padded(be, o, ckpt, state, q, k, v, g, beta, s);
-    else if (act == GF_BF16) {
-        const bool fix = gdn_fixed(gs) && !cuda_of(be)->gdn.general;
-        (fix ? core_forward<bf16, true> : core_forward<bf16, false>)(be, gs, s->recurrent, o, ckpt, state, q, k, v, g,
-                                                                    beta);
-    } else
+    else if (act == GF_BF16)
+        (gdn_use_fixed(be, gs) ? core_forward<bf16, true> : core_forward<bf16, false>)(be, gs, s->recurrent, o, ckpt,
+                                                                                      state, q, k, v, g, beta);
+    else
         core_forward<float, false>(be, gs, s->recurrent, o, ckpt, state, q, k, v, g, beta);
 }

@@ -166,8 +166,7 @@ __global__ void __launch_bounds__(kWarps * 32, kWarps == 8 ? 2 : 0) gdn_bwd_stat
                                                                     const float *__restrict__ states, T *__restrict__ dV,
                                                                     T *__restrict__ dhs, float *__restrict__ hsum) {
     constexpr bool kTC = sizeof(T) == 2;
-    gdn_fix_shape<kFix>(s);
-    if constexpr (kFix) s.BV = 4 * kWarps; /* gdn_state_warps: 4 warps own 16 rows, 8 own 32 */
+    gdn_fix_shape<kFix, kWarps>(s);
     int h = blockIdx.y, b = blockIdx.z, C = s.C, dk = s.dk, dv = s.dv, nslab = gridDim.x;
     int BV = s.BV, r0 = blockIdx.x * BV;
     const int ldk = sm_ld<T>(dk), ldc = sm_ld<T>(C), ldb = sm_ld<T>(BV), ldl = sm_ld<T>(BV), ldh = sm_ld<float>(dk);
@@ -228,24 +227,16 @@ __global__ void __launch_bounds__(kWarps * 32, kWarps == 8 ? 2 : 0) gdn_bwd_stat
         }
         if (c > 0) bwd_state_prefetch1(sm, s, k, d_o, dV, gam_g, states, b, h, c - 1, r0);
         float eL = gdn_exp(gl);
-        if (slab_bands<kWarps>(dk)) {
+        if (slab_bands(dk)) {
             constexpr int G = kSlabBand<kWarps>;
+            slab_band_update<kWarps, kTiles>(acc, BV, eL, [&](float(*ab)[4], int m0) {
+                float m[G][4] = {};
+                tile_mma_strided<kTC, G>(ab, sm_view<T>(sm.dOT, ldc), sm_view<T>(sm.Q, ldk), m0, warp << 3, nw << 3, C);
+                tile_mma_strided<kTC, G>(m, sm_view<T>(sm.dVT, ldc), sm_view<T>(sm.W, ldk), m0, warp << 3, nw << 3, C);
 #pragma unroll
-            for (int band = 0; band < kTiles / G; band++)
-                if (band < BV >> 4) {
-                    float(*ab)[4] = acc + band * G;
-                    float m[G][4] = {};
-#pragma unroll
-                    for (int j = 0; j < G; j++)
-                        for (int e = 0; e < 4; e++) ab[j][e] *= eL;
-                    tile_mma_strided<kTC, G>(ab, sm_view<T>(sm.dOT, ldc), sm_view<T>(sm.Q, ldk), band << 4, warp << 3,
-                                             nw << 3, C);
-                    tile_mma_strided<kTC, G>(m, sm_view<T>(sm.dVT, ldc), sm_view<T>(sm.W, ldk), band << 4, warp << 3,
-                                             nw << 3, C);
-#pragma unroll
-                    for (int j = 0; j < G; j++)
-                        for (int e = 0; e < 4; e++) ab[j][e] -= m[j][e];
-                }
+                for (int j = 0; j < G; j++)
+                    for (int e = 0; e < 4; e++) ab[j][e] -= m[j][e];
+            });
         } else {
             GridStep tu(warp, nw, tn); /* tile i = warp + u nw is (tu.q, tu.r) */
 #pragma unroll
@@ -707,10 +698,9 @@ extern "C" void cuda_gdn_core_backward(gf_backend *be, gf_buf dq, gf_buf dk, gf_
         if (!gdn_present(be, f32s[i], op, fn[i]) || !gdn_dtype_is(be, f32s[i], GF_F32, op, fn[i])) return;
     if (pad)
         gdn_core_backward_padded(be, dq, dk, dv, dg, dbeta, d_o, q, k, v, g, beta, ckpt, s);
-    else if (act == GF_BF16) {
-        const bool fix = gdn_fixed(gs) && !cuda_of(be)->gdn.general;
-        (fix ? core_backward<bf16, true> : core_backward<bf16, false>)(be, gs, dq, dk, dv, dg, dbeta, d_o, q, k, v, g,
-                                                                      beta, ckpt);
-    } else
+    else if (act == GF_BF16)
+        (gdn_use_fixed(be, gs) ? core_backward<bf16, true> : core_backward<bf16, false>)(be, gs, dq, dk, dv, dg, dbeta,
+                                                                                        d_o, q, k, v, g, beta, ckpt);
+    else
         core_backward<float, false>(be, gs, dq, dk, dv, dg, dbeta, d_o, q, k, v, g, beta, ckpt);
 }

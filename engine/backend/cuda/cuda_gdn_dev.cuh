@@ -249,10 +249,34 @@ template <int NT> __device__ __forceinline__ void kstep_mma(float (*acc)[4], con
     for (int s = 0; s < NT; s++) mma_bf16_16816(acc[s], a, b + 2 * s);
 }
 
+/* The software pipeline of the k loops: step k0 + 16's fragments (NB B
+ * registers) are loaded before step k0's mma issue, so a warp waits for shared
+ * memory once a loop, not once a step; the sums keep their k order.
+ * load(a, b, k0) fetches a step's fragments, mma(a, b) issues its mma. kUnroll
+ * as mma_kloop's (0: the compiler's choice). */
+template <int NB, int kUnroll, typename Load, typename Mma>
+__device__ __forceinline__ void kloop_pipelined(int K, Load load, Mma mma) {
+    uint32_t a[4], b[NB], an[4], bn[NB];
+    load(a, b, 0);
+    auto step = [&](int k0) {
+        load(an, bn, k0 + 16);
+        mma(a, b);
+#pragma unroll
+        for (int i = 0; i < 4; i++) a[i] = an[i];
+#pragma unroll
+        for (int i = 0; i < NB; i++) b[i] = bn[i];
+    };
+    if constexpr (kUnroll == 0) {
+        for (int k0 = 0; k0 + 16 < K; k0 += 16) step(k0);
+    } else {
+#pragma unroll kUnroll
+        for (int k0 = 0; k0 + 16 < K; k0 += 16) step(k0);
+    }
+    mma(a, b);
+}
+
 /* acc[s] += A[m0.., 0:K] B[0:K, n0 + 8 s ..] for s < NT, fragments fetched per
- * MA, MB; K % 16 == 0. Software-pipelined: step k0 + 16's fragments are loaded
- * before step k0's mma issue, so a warp waits for shared memory once a call,
- * not once a step (the same sums in the same k order). kUnroll 0: the compiler
+ * MA, MB; K % 16 == 0; pipelined (kloop_pipelined). kUnroll 0: the compiler
  * unrolls the k loop as it likes; 1: the loop as written, one step at a time,
  * not pipelined (the least code and registers); else that many steps. */
 template <int MA, int MB, int NT, int kUnroll, typename TA, int LA, typename TB, int LB>
@@ -264,25 +288,11 @@ __device__ __forceinline__ void mma_kloop(float (*acc)[4], View<TA, LA> A, View<
             kstep_load<MA, MB, NT>(a, b, A, B, m0, n0, k0);
             kstep_mma<NT>(acc, a, b);
         }
-        return;
-    }
-    uint32_t a[4], b[2 * NT], an[4], bn[2 * NT];
-    kstep_load<MA, MB, NT>(a, b, A, B, m0, n0, 0);
-    auto step = [&](int k0) {
-        kstep_load<MA, MB, NT>(an, bn, A, B, m0, n0, k0 + 16);
-        kstep_mma<NT>(acc, a, b);
-#pragma unroll
-        for (int i = 0; i < 4; i++) a[i] = an[i];
-#pragma unroll
-        for (int i = 0; i < 2 * NT; i++) b[i] = bn[i];
-    };
-    if constexpr (kUnroll == 0) {
-        for (int k0 = 0; k0 + 16 < K; k0 += 16) step(k0);
     } else {
-#pragma unroll kUnroll
-        for (int k0 = 0; k0 + 16 < K; k0 += 16) step(k0);
+        kloop_pipelined<2 * NT, kUnroll>(
+            K, [&](uint32_t *a, uint32_t *b, int k0) { kstep_load<MA, MB, NT>(a, b, A, B, m0, n0, k0); },
+            [&](const uint32_t *a, const uint32_t *b) { kstep_mma<NT>(acc, a, b); });
     }
-    kstep_mma<NT>(acc, a, b);
 }
 
 /* The same for G single 8-column tiles at n0, n0 + dn, .., n0 + (G - 1) dn that
@@ -291,22 +301,14 @@ __device__ __forceinline__ void mma_kloop(float (*acc)[4], View<TA, LA> A, View<
 template <int MA, int MB, int G, typename TA, int LA, typename TB, int LB>
 __device__ __forceinline__ void mma_kloop_strided(float (*acc)[4], View<TA, LA> A, View<TB, LB> B, int m0, int n0,
                                                   int dn, int K) {
-    uint32_t a[4], b[2 * G], an[4], bn[2 * G];
-    auto load = [&](uint32_t *fa, uint32_t *fb, int k0) {
-        frag_a<MA>(fa, A, m0, k0);
+    kloop_pipelined<2 * G, 0>(
+        K,
+        [&](uint32_t *a, uint32_t *b, int k0) {
+            frag_a<MA>(a, A, m0, k0);
 #pragma unroll
-        for (int j = 0; j < G; j++) frag_b<MB, 1>(fb + 2 * j, B, k0, n0 + j * dn);
-    };
-    load(a, b, 0);
-    for (int k0 = 0; k0 + 16 < K; k0 += 16) {
-        load(an, bn, k0 + 16);
-        kstep_mma<G>(acc, a, b);
-#pragma unroll
-        for (int i = 0; i < 4; i++) a[i] = an[i];
-#pragma unroll
-        for (int i = 0; i < 2 * G; i++) b[i] = bn[i];
-    }
-    kstep_mma<G>(acc, a, b);
+            for (int j = 0; j < G; j++) frag_b<MB, 1>(b + 2 * j, B, k0, n0 + j * dn);
+        },
+        [&](const uint32_t *a, const uint32_t *b) { kstep_mma<G>(acc, a, b); });
 }
 
 /* A view's fragment mode: its layout when it is bf16, else element pairs. */

@@ -470,6 +470,10 @@ __global__ void __launch_bounds__(GDN_UNITS_X * GDN_RUNS_Y, 2)
         n_hi = n1 + KM < seq_end ? n1 + KM : seq_end;
     }
     int t = n_hi > n0 ? (n_hi - 1) % s.Tn : 0; /* whole warps share the run: the loop is warp-uniform */
+    /* token n's rows this lane reads (j: its column in the head) */
+    auto pre_at = [&](int n, int j) { return pre + (size_t)n * pc.qkv + pu.col + j; };
+    auto dx_at = [&](int n, int j) { return dx_in + ((size_t)n * s.H + pu.h) * pu.d + j; };
+    auto xp_at = [&](int n, int j) { return proj + (size_t)n * pc.width + pu.col + j; };
     for (int n = n_hi - 1; n >= n0; n--) {
         /* the next token's rows into L1 while this one is computed: the loop
          * waited one memory latency a token (31 % of its bytes' floor at B 16
@@ -481,9 +485,9 @@ __global__ void __launch_bounds__(GDN_UNITS_X * GDN_RUNS_Y, 2)
             for (int i = 0; i < NV; i++) {
                 int j = unit_j<V>(pu, i);
                 if (j < 0) continue;
-                gdn_prefetch_l1(pre + (size_t)m * pc.qkv + pu.col + j);
-                gdn_prefetch_l1(dx_in + ((size_t)m * s.H + pu.h) * pu.d + j);
-                if (w && m < n1) gdn_prefetch_l1(proj + (size_t)m * pc.width + pu.col + j);
+                gdn_prefetch_l1(pre_at(m, j));
+                gdn_prefetch_l1(dx_at(m, j));
+                if (w && m < n1) gdn_prefetch_l1(xp_at(m, j));
             }
             if (m < n1 && pu.valid && pu.kind == 0 && pu.lane == 0) {
                 size_t row = (size_t)m * s.H + pu.h;
@@ -500,9 +504,9 @@ __global__ void __launch_bounds__(GDN_UNITS_X * GDN_RUNS_Y, 2)
             int j = unit_j<V>(pu, i);
             xp_r[i].zero();
             if (j < 0) continue;
-            pre_r[i].load(pre + (size_t)n * pc.qkv + pu.col + j);
-            dx_r[i].load(dx_in + ((size_t)n * s.H + pu.h) * pu.d + j);
-            if (w && mine) xp_r[i].load(proj + (size_t)n * pc.width + pu.col + j);
+            pre_r[i].load(pre_at(n, j));
+            dx_r[i].load(dx_at(n, j));
+            if (w && mine) xp_r[i].load(xp_at(n, j));
 #pragma unroll
             for (int e = 0; e < V; e++) {
                 float p = pre_r[i].get(e), x;
