@@ -434,8 +434,8 @@ extern "C" void cuda_gdn_prep(gf_backend *be, gf_buf qkv_pre, gf_buf q, gf_buf k
  *   part_w [gridDim.x, qkv K] conv weight, part_b [gridDim.x, qkv] q|k|v bias
  *   (of dproj as stored), part_h [2, gridDim.x, H]: dg g (A_log), du (dt_bias).
  * Shared memory: GDN_UNITS_X GDN_RUNS_Y V floats. */
-template <typename T, int V>
-__global__ void __launch_bounds__(GDN_UNITS_X * GDN_RUNS_Y, 2)
+template <typename T, int V, bool kConv>
+__global__ void __launch_bounds__(GDN_UNITS_X * GDN_RUNS_Y, kConv ? 2 : 4)
     gdn_prep_bwd_kernel(PrepShape s, const T *__restrict__ pre, const T *__restrict__ proj, const T *__restrict__ w,
                         const T *__restrict__ a_log, const T *__restrict__ dt_bias, const T *__restrict__ dq,
                         const T *__restrict__ dk_, const T *__restrict__ dv_, const float *__restrict__ dg,
@@ -444,6 +444,7 @@ __global__ void __launch_bounds__(GDN_UNITS_X * GDN_RUNS_Y, 2)
                         float *__restrict__ part_h) {
     constexpr int NV = GDN_LANE_VECS(V), KM = GDN_K - 1;
     const GdnCols &pc = s.pc;
+    const bool conv = kConv && w; /* kConv false: the conv's code and registers compile away */
     BlockPlace bp = block_place();
     PrepUnit pu = prep_unit(s, bp.unit);
     const T *dx_in = pu.kind == 0 ? dq : pu.kind == 1 ? dk_ : dv_;
@@ -463,9 +464,9 @@ __global__ void __launch_bounds__(GDN_UNITS_X * GDN_RUNS_Y, 2)
     /* shared memory: the block sums' GDN_UNITS_X GDN_RUNS_Y max(V, 2) floats, then the taps */
     float *red = (float *)gdn_smem();
     T *taps = (T *)(gdn_smem() + (size_t)GDN_UNITS_X * GDN_RUNS_Y * (V > 2 ? V : 2) * sizeof(float));
-    if (w) stage_taps<T, V>(taps, w, pu, bp);
+    if (conv) stage_taps<T, V>(taps, w, pu, bp);
     int n0 = bp.run * GDN_RUN_BWD, n1 = n0 + GDN_RUN_BWD < s.N ? n0 + GDN_RUN_BWD : s.N, n_hi = n1;
-    if (w && n0 < n1) { /* the next 3 tokens of the same sequence */
+    if (conv && n0 < n1) { /* the next 3 tokens of the same sequence */
         int seq_end = ((n1 - 1) / s.Tn + 1) * s.Tn;
         n_hi = n1 + KM < seq_end ? n1 + KM : seq_end;
     }
@@ -487,7 +488,7 @@ __global__ void __launch_bounds__(GDN_UNITS_X * GDN_RUNS_Y, 2)
                 if (j < 0) continue;
                 gdn_prefetch_l1(pre_at(m, j));
                 gdn_prefetch_l1(dx_at(m, j));
-                if (w && m < n1) gdn_prefetch_l1(xp_at(m, j));
+                if (conv && m < n1) gdn_prefetch_l1(xp_at(m, j));
             }
             if (m < n1 && pu.valid && pu.kind == 0 && pu.lane == 0) {
                 size_t row = (size_t)m * s.H + pu.h;
@@ -506,7 +507,7 @@ __global__ void __launch_bounds__(GDN_UNITS_X * GDN_RUNS_Y, 2)
             if (j < 0) continue;
             pre_r[i].load(pre_at(n, j));
             dx_r[i].load(dx_at(n, j));
-            if (w && mine) xp_r[i].load(xp_at(n, j));
+            if (conv && mine) xp_r[i].load(xp_at(n, j));
 #pragma unroll
             for (int e = 0; e < V; e++) {
                 float p = pre_r[i].get(e), x;
@@ -535,11 +536,11 @@ __global__ void __launch_bounds__(GDN_UNITS_X * GDN_RUNS_Y, 2)
             }
             if (mine) {
                 Packed<T, V * GDN_K> wt;
-                if (w) wt.load(taps_of<T, V>(taps, bp.tx, i));
+                if (conv) wt.load(taps_of<T, V>(taps, bp.tx, i));
 #pragma unroll
                 for (int e = 0; e < V; e++) {
                     float o = dc[e];
-                    if (w) {
+                    if (conv) {
                         float xp = xp_r[i].get(e);
                         o = 0;
                         o += wt.get(e * GDN_K + GDN_K - 1) * dc[e];
@@ -554,7 +555,7 @@ __global__ void __launch_bounds__(GDN_UNITS_X * GDN_RUNS_Y, 2)
                 }
                 store_vec<T, V>(dproj + (size_t)n * pc.width + ch, out);
             }
-            if (w) {
+            if (conv) {
 #pragma unroll
                 for (int e = 0; e < V; e++) {
 #pragma unroll
@@ -630,8 +631,12 @@ static void prep_backward(gf_backend *be, const gf_gdn_dims *d, gf_buf dproj, gf
               (!want_b || gdn_scratch(be, &pb, R * pc.qkv * sizeof(float), op)) &&
               gdn_scratch(be, &ph, 2 * R * d->H * sizeof(float), op);
     if (ok) {
-        size_t smem = (size_t)GDN_UNITS_X * GDN_RUNS_Y * (V > 2 ? V : 2) * sizeof(float) + taps_bytes<T, V>();
-        GDN_LAUNCH((gdn_prep_bwd_kernel<T, V>), grid, dim3(GDN_UNITS_X * GDN_RUNS_Y), smem, st, s,
+        /* without the conv (the method's default) the kernel holds no taps, conv
+         * history or dw sums: 4 blocks a multiprocessor instead of 2 */
+        auto kern = conv ? gdn_prep_bwd_kernel<T, V, true> : gdn_prep_bwd_kernel<T, V, false>;
+        size_t smem = (size_t)GDN_UNITS_X * GDN_RUNS_Y * (V > 2 ? V : 2) * sizeof(float) +
+                      (conv ? taps_bytes<T, V>() : 0);
+        GDN_LAUNCH(kern, grid, dim3(GDN_UNITS_X * GDN_RUNS_Y), smem, st, s,
                    (const T *)qkv_pre.ptr, (const T *)proj.ptr, conv ? (const T *)conv_w.ptr : (const T *)nullptr,
                    (const T *)a_log.ptr, (const T *)dt_bias.ptr, (const T *)dq.ptr, (const T *)dk.ptr,
                    (const T *)dv.ptr, (const float *)dg.ptr, (const float *)dbeta.ptr, (const float *)g.ptr,

@@ -14,7 +14,8 @@ Timing: peer_common.time_ms (CUDA events, 3 warm-ups, the median of 15 runs of
 y = layer(x); y.backward(dy)). One JSON line per figure
 (tests/gpu/bench/table.py), named as bench_gdn's lines name their peers; FLOPs
 counted as bench_gdn counts them. GRAFT_PEER_SMOKE=1: toy sizes on the CPU, the
-naive peer only (a check of the script).
+naive peer only (a check of the script). GRAFT_BENCH_GDN_NAIVE_TOKENS (16384): the
+naive peer's tokens a shape; 0 leaves it out.
 
 FLA on the GPU machine's Triton 3.6 refuses its gated backward on Hopper (wrong
 results below Triton 3.7.1); for a speed comparison this script sets
@@ -187,6 +188,8 @@ def main():
             layer = Layer(D, H, d, fla_core_fn(fla_chunk)).to(DEV, DTYPE)
             report("fla chunk", D, H, d, B, T, time_layer(layer, B, T))
             del layer
+        if naive_tokens <= 0:  # GRAFT_BENCH_GDN_NAIVE_TOKENS=0: FLA only
+            continue
         Bn = max(1, min(B, naive_tokens // T))
         layer = Layer(D, H, d, naive_core).to(DEV, DTYPE)
         try:
