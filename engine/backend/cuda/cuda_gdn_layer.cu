@@ -203,17 +203,18 @@ __global__ void gdn_qkv_bias_kernel(int N, GdnCols pc, T *__restrict__ proj, con
  * with earlier calls' tokens from tail and zeros before the sequence start; the
  * thread keeps the last 3 inputs. silu and the norms read qkv_pre as stored
  * (rounded to ACT), as the backward does. */
-template <typename T, int V>
-__global__ void __launch_bounds__(GDN_UNITS_X * GDN_RUNS_Y, 3)
+template <typename T, int V, bool kConv>
+__global__ void __launch_bounds__(GDN_UNITS_X * GDN_RUNS_Y, kConv ? 3 : 4)
     gdn_prep_kernel(PrepShape s, const T *__restrict__ proj, const T *__restrict__ w, const T *__restrict__ tail,
                     const T *__restrict__ a_log, const T *__restrict__ dt_bias, T *__restrict__ pre, T *__restrict__ q,
                     T *__restrict__ k, T *__restrict__ v, float *__restrict__ g, float *__restrict__ beta) {
     constexpr int NV = GDN_LANE_VECS(V);
     const GdnCols &pc = s.pc;
+    const bool conv = kConv && w; /* kConv false: the conv's code and registers compile away */
     BlockPlace bp = block_place();
     PrepUnit pu = prep_unit(s, bp.unit);
     T *taps = (T *)gdn_smem();
-    if (w) stage_taps<T, V>(taps, w, pu, bp);
+    if (conv) stage_taps<T, V>(taps, w, pu, bp);
     int n0 = bp.run * GDN_RUN_FWD;
     if (n0 >= s.N) return; /* the same for the whole warp (one ty) */
     int n1 = n0 + GDN_RUN_FWD < s.N ? n0 + GDN_RUN_FWD : s.N;
@@ -238,7 +239,7 @@ __global__ void __launch_bounds__(GDN_UNITS_X * GDN_RUNS_Y, 3)
         for (int i = 0; i < NV; i++) {
             int j = unit_j<V>(pu, i), ch = pu.col + j;
             if (j < 0) continue;
-            if (w && (n == n0 || t == 0)) /* (re)fill the inputs before t */
+            if (conv && (n == n0 || t == 0)) /* (re)fill the inputs before t */
 #pragma unroll
                 for (int c = 0; c < GDN_K - 1; c++) {
                     int tau = t - (GDN_K - 1) + c;
@@ -252,11 +253,11 @@ __global__ void __launch_bounds__(GDN_UNITS_X * GDN_RUNS_Y, 3)
             Packed<T, V> in;
             Packed<T, V * GDN_K> wt;
             in.load(proj + (size_t)n * pc.width + ch);
-            if (w) wt.load(taps_of<T, V>(taps, bp.tx, i));
+            if (conv) wt.load(taps_of<T, V>(taps, bp.tx, i));
 #pragma unroll
             for (int e = 0; e < V; e++) {
                 float y = in.get(e);
-                if (w) {
+                if (conv) {
                     float acc = 0;
 #pragma unroll
                     for (int c = 0; c < GDN_K - 1; c++) acc += wt.get(e * GDN_K + c) * win[i][c].get(e);
@@ -264,7 +265,7 @@ __global__ void __launch_bounds__(GDN_UNITS_X * GDN_RUNS_Y, 3)
                 }
                 x[i][e] = y;
             }
-            if (w) {
+            if (conv) {
 #pragma unroll
                 for (int c = 0; c < GDN_K - 2; c++) win[i][c] = win[i][c + 1];
                 win[i][GDN_K - 2] = in;
@@ -379,7 +380,8 @@ static void prep_forward(gf_backend *be, const gf_gdn_dims *d, gf_buf qkv_pre, g
     }
     const T *w = d->conv ? (const T *)conv_w.ptr : nullptr;
     size_t smem = w ? taps_bytes<T, V>() : 0;
-    GDN_LAUNCH((gdn_prep_kernel<T, V>), prep_grid(s.N, 3 * d->H << s.shift, GDN_RUN_FWD),
+    auto kern = w ? gdn_prep_kernel<T, V, true> : gdn_prep_kernel<T, V, false>; /* as the backward */
+    GDN_LAUNCH(kern, prep_grid(s.N, 3 * d->H << s.shift, GDN_RUN_FWD),
                dim3(GDN_UNITS_X * GDN_RUNS_Y), smem, st, s, (const T *)proj.ptr, w, (const T *)conv_tail.ptr,
                (const T *)a_log.ptr, (const T *)dt_bias.ptr, (T *)qkv_pre.ptr, (T *)q.ptr, (T *)k.ptr, (T *)v.ptr,
                (float *)g.ptr, (float *)beta.ptr);

@@ -1,0 +1,24 @@
+# lease 3 of session 9: the hybrid training step (two runs) and Stage 2 on the head of lease 2,
+# then torch + FLA compiled training in the same call (peer_train.py, FLA bc3b101d).
+set -u
+. .carry/env.sh
+R=$OUT
+t0=$(date +%s)
+el() { echo "== $(( $(date +%s)-t0 )) s: $*"; }
+make -j16 gpu-tests >$R/build.log 2>&1 || { grep -m 10 -E "error|warning" $R/build.log; exit 1; }
+el built
+show() { python3 -c "
+import json,sys
+for l in sys.stdin:
+    try: d=json.loads(l)
+    except Exception: continue
+    if 'ms' in d: print(f'{d[\"what\"][:88]:88s} {d[\"ms\"]:8.3f} ms roofline {d.get(\"of_roofline\",0):.3f} floor {d.get(\"of_floor\",0):.3f}')"; }
+B=build/gpu/bench_cuda_model
+for k in train-hybrid train-hybrid stage2; do timeout 60 $B $k 2>/dev/null | grep '"model"' | tee -a $R/train.jsonl | show; done
+el "train, stage2"
+mkdir -p .peers/fla && tar -xJf .peers/fla.tar.xz -C .peers/fla
+export GRAFT_FLA_PATH=$PWD/.peers/fla
+left=$(( 560 - ($(date +%s) - t0) ))
+(cd tests/gpu/peers && GRAFT_PEER_TRAIN=hybrid GRAFT_PEER_COMPILE=1 timeout $left python3 peer_train.py) >$R/peer_train.jsonl 2>$R/peer_train.log
+echo "peer_train rc $?"; grep -v '^{"note' $R/peer_train.jsonl | show; tail -2 $R/peer_train.log
+el peer_train
