@@ -32,7 +32,10 @@
 #define GDN_UNITS_X 64   /* threads of a block along channels (two warps) */
 #define GDN_RUNS_Y 4     /* ... along token runs: 256 threads */
 #define GDN_RUN_FWD 16   /* tokens a thread walks in the forward and the bias add */
-#define GDN_RUN_BWD 32   /* ... in the backward (3 more recomputed past its end for the conv) */
+/* ... in the backward: 32 with the conv (3 more recomputed past a run's end), 16
+ * without (shorter blocks, a shorter tail: at B 4 x T 2048, 32-token runs made
+ * 576 blocks for the 528 that fit at once) */
+#define GDN_RUN_BWD(conv) ((conv) ? 32 : 16)
 #define GDN_NORM_THREADS 256
 #define GDN_NORM_BWD_BLOCKS 1024 /* most blocks of the gated-norm backward (its grid depends on NH only) */
 #define GDN_NORM_BWD_MIN_ROWS 4   /* fewest rows a slot of it takes where NH allows */
@@ -424,7 +427,7 @@ extern "C" void cuda_gdn_prep(gf_backend *be, gf_buf qkv_pre, gf_buf q, gf_buf k
 
 /* ------------------------------------------------------------------ prep backward */
 
-/* Gradients of the gates, norms and conv for a run of GDN_RUN_BWD tokens,
+/* Gradients of the gates, norms and conv for a run of GDN_RUN_BWD(kConv) tokens,
  * walked backwards. Per token the gradient at the conv's output (before silu
  * and the L2 norm), dc = inv (dx - x inv pj) silu'(pre) for q, k (pj = the
  * row's <x inv, dx>, a group sum) and dv silu'(pre) for v, stays in registers
@@ -467,7 +470,8 @@ __global__ void __launch_bounds__(GDN_UNITS_X * GDN_RUNS_Y, kConv ? 2 : 4)
     float *red = (float *)gdn_smem();
     T *taps = (T *)(gdn_smem() + (size_t)GDN_UNITS_X * GDN_RUNS_Y * (V > 2 ? V : 2) * sizeof(float));
     if (conv) stage_taps<T, V>(taps, w, pu, bp);
-    int n0 = bp.run * GDN_RUN_BWD, n1 = n0 + GDN_RUN_BWD < s.N ? n0 + GDN_RUN_BWD : s.N, n_hi = n1;
+    constexpr int run = GDN_RUN_BWD(kConv);
+    int n0 = bp.run * run, n1 = n0 + run < s.N ? n0 + run : s.N, n_hi = n1;
     if (conv && n0 < n1) { /* the next 3 tokens of the same sequence */
         int seq_end = ((n1 - 1) / s.Tn + 1) * s.Tn;
         n_hi = n1 + KM < seq_end ? n1 + KM : seq_end;
@@ -625,7 +629,7 @@ static void prep_backward(gf_backend *be, const gf_gdn_dims *d, gf_buf dproj, gf
     (void)st;
     PrepShape s = prep_shape(d, V);
     const GdnCols &pc = s.pc;
-    dim3 grid = prep_grid(s.N, 3 * d->H << s.shift, GDN_RUN_BWD);
+    dim3 grid = prep_grid(s.N, 3 * d->H << s.shift, GDN_RUN_BWD(d->conv));
     size_t R = grid.x;
     bool conv = d->conv, want_w = conv && !gf_is_none(dconv_w), want_b = !gf_is_none(dbqkv);
     void *pw = nullptr, *pb = nullptr, *ph = nullptr;
