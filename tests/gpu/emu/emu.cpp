@@ -59,6 +59,7 @@ struct state {
     std::vector<fiber> f;
     std::vector<std::unique_ptr<char[]>> stacks; /* uninitialized: only the pages a fiber touches are mapped */
     barrier blk;
+    barrier named[16]; /* bar.sync 1..15 (0 is blk) */
     std::vector<barrier> wb;
     std::vector<int> warp_lanes; /* lanes of each warp (the last one may be partial) */
     std::vector<warp_buf> buf;
@@ -147,6 +148,7 @@ void run_block() {
     S.buf.resize(nw);
     S.blk = barrier();
     S.blk.needed = n;
+    for (barrier &b : S.named) b = barrier();
     std::vector<int> order(n);
     for (int i = 0; i < n; i++) {
         fiber &f = S.f[i];
@@ -186,7 +188,8 @@ void run_block() {
         }
     }
     S.cur = -1;
-    if (S.blk.arrived || std::any_of(S.wb.begin(), S.wb.end(), [](const barrier &b) { return b.arrived != 0; }))
+    auto held = [](const barrier &b) { return b.arrived != 0; };
+    if (S.blk.arrived || std::any_of(S.wb.begin(), S.wb.end(), held) || std::any_of(S.named, S.named + 16, held))
         fail("the block ended with threads at a barrier");
 }
 
@@ -216,6 +219,18 @@ emu_idx emu_grid_dim() { return S.gdim; }
 void *emu_dynamic_smem() { return S.smem.data(); }
 
 void emu_syncthreads() { arrive(S.blk); }
+
+/* Threads that exit do not lower n (as on the GPU, where the count is fixed):
+ * a group that waits for them deadlocks, and run_block says so. */
+void emu_bar_sync(int id, int n) {
+    const int threads = (int)(S.bdim.x * S.bdim.y * S.bdim.z);
+    if (id < 1 || id > 15) fail("bar.sync: a barrier id outside 1..15 (0 is __syncthreads's)");
+    if (n <= 0 || n % 32 != 0 || n > threads) fail("bar.sync: a thread count that is not whole warps of the block");
+    barrier &b = S.named[id];
+    if (b.arrived == 0) b.needed = n;
+    else if (b.needed != n) fail("bar.sync: threads meet at one barrier with different counts");
+    arrive(b);
+}
 void emu_syncwarp() { warp_arrive("syncwarp"); }
 
 /* the lane a shuffle reads: one of this warp's */

@@ -6,7 +6,8 @@
  * product file includes it.
  *
  * Every thread of a block is a fiber (ucontext). __syncthreads is a barrier
- * over the block's live fibers; the warp-synchronous operations (__syncwarp,
+ * over the block's live fibers, bar.sync id, n (emu_bar_sync) one over n of
+ * them; the warp-synchronous operations (__syncwarp,
  * shuffles, __any_sync, ldmatrix, mma.m16n8k16) exchange values among the
  * lanes of a warp through barriers, and all lanes must meet at the same one;
  * blocks run one after another (so `static` stands for __shared__); device
@@ -70,6 +71,11 @@ void emu_syncthreads();
 void emu_syncwarp();
 #define __syncthreads() emu_syncthreads()
 #define __syncwarp(...) emu_syncwarp()
+/* bar.sync id, n (PTX): barrier id (1..15; 0 is __syncthreads's) lets its
+ * threads go once n of them (whole warps: n a multiple of 32) have arrived, so
+ * a group of warps meets without the rest of the block (warp specialisation).
+ * Every arrival at one barrier must name the same n. */
+void emu_bar_sync(int id, int n);
 
 /* ------------------------------------------------------------- warp exchanges */
 

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <string>
 #include <vector>
 
 #include "backend/cuda/cuda_attention_cfg.h"
@@ -808,6 +809,47 @@ static void loss_cases() {
     sumsq_case(5, 3, 132);
 }
 
+/* ------------------------------------------------------------- the emulation's own named barriers */
+
+/* Two groups of four warps in one block, each meeting at its own bar.sync (ids 1
+ * and 2, 128 threads) for a different number of rounds, then the whole block at
+ * __syncthreads: each round a thread writes its slot and, after the group's
+ * barrier, reads its neighbour's. Fails if a named barrier does not hold a
+ * group back (the neighbour's old value shows: 256 values wrong when it is a
+ * no-op) or is the whole block's (the groups' round counts differ, so rounds
+ * pair across groups: 128 wrong). Run in the three fiber orders. */
+static void named_barrier_case(const char *order) {
+    const int G = 2, W = 128, rounds[G] = {5, 7};
+    std::vector<int> slot(G * W, -1), seen(G * W, 0), other(G * W, -1);
+    const char *old = getenv("GRAFT_EMU_ORDER");
+    std::string keep = old ? old : "";
+    setenv("GRAFT_EMU_ORDER", order, 1);
+    emu_launch(dim3(1), dim3(G * W), 0, [&]() {
+        const int t = (int)threadIdx.x, g = t / W, i = t % W;
+        for (int r = 0; r < rounds[g]; r++) {
+            slot[g * W + i] = 1000 * r + t;
+            emu_bar_sync(1 + g, W);
+            seen[g * W + i] += slot[g * W + (i + 1) % W] - 1000 * r; /* the neighbour's t when in step */
+            emu_bar_sync(1 + g, W);
+        }
+        __syncthreads();
+        other[t] = slot[(1 - g) * W + i];
+    });
+    if (old) setenv("GRAFT_EMU_ORDER", keep.c_str(), 1);
+    else unsetenv("GRAFT_EMU_ORDER");
+    int bad = 0;
+    for (int g = 0; g < G; g++)
+        for (int i = 0; i < W; i++) {
+            const int t = g * W + i, nb = g * W + (i + 1) % W, o = (1 - g) * W + i;
+            bad += seen[t] != rounds[g] * nb;
+            bad += other[t] != 1000 * (rounds[1 - g] - 1) + o;
+        }
+    const bool ok = bad == 0;
+    printf("%s  emulation: bar.sync groups (ids 1, 2; 5 and 7 rounds), order %-8s %d of %d values wrong\n",
+           ok ? "PASS" : "FAIL", order, bad, 2 * G * W);
+    ok ? passed++ : failed++;
+}
+
 int main() {
     const char *s = getenv("GRAFT_TEST_SEED");
     rng_state = s && *s ? strtoull(s, NULL, 10) : (uint64_t)time(NULL);
@@ -858,6 +900,7 @@ int main() {
         gemv_case(fp32, 2, 1536, 17, false, true); /* two-pack loop only */
     }
     loss_cases();
+    for (const char *order : {"forward", "reverse", "shuffle"}) named_barrier_case(order);
 
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
