@@ -13,7 +13,8 @@
 #                                                                with their peers (torch matmul; naive torch
 #                                                                and FLA GDN, FLA from .peers/fla)
 #   . .carry/env.sh && sh tests/gpu/device_run.sh bench-gdn     the GDN layer beside FLA and the naive peer
-#                                                                (carry .peers: FLA's Triton autotuning takes minutes)
+#                                                                (carry .peers; FLA's Triton autotuning, ~4.5 min,
+#                                                                runs once while graft builds: bench, bench-gdn, all)
 #   . .carry/env.sh && sh tests/gpu/device_run.sh bench-model   graft's teacher forward, training steps,
 #                                                                Stage 2 (no peers)
 #   . .carry/env.sh && sh tests/gpu/device_run.sh peers-forward transformers forward peers
@@ -46,6 +47,20 @@ if ! command -v nvcc >/dev/null 2>&1 && [ ! -x /usr/local/cuda/bin/nvcc ]; then
     exit 1
 fi
 [ -n "${GRAFT_SHARED:-}" ] || say "GRAFT_SHARED is not set (. .carry/env.sh first?): checks that need stories260K skip"
+# FLA's Triton autotuning takes ~4.5 min on a fresh machine (session 8 lost a call to it): run
+# peer_gdn.py once while graft builds, FLA only, to fill Triton's cache on this machine; the
+# figures come from run.sh's own peer_gdn.py later, on a quiet GPU, which then takes seconds
+warm=
+case $WHAT in
+bench|bench-gdn|all)
+    export GRAFT_FLA_PATH="${GRAFT_FLA_PATH:-$PWD/.peers/fla}"
+    if [ -d "$GRAFT_FLA_PATH/fla" ] && python3 -c 'import torch' 2>/dev/null; then
+        (cd tests/gpu/peers && GRAFT_BENCH_GDN_NAIVE_TOKENS=0 timeout 400 python3 peer_gdn.py) \
+            >"$LOGS/peer_gdn_warm.jsonl" 2>"$LOGS/peer_gdn_warm.log" &
+        warm=$!
+        jobs=$(( jobs > 4 ? jobs - 4 : 1 )) # leave it cores for Triton's compiles
+    fi ;;
+esac
 if ! make -j"$jobs" gpu-tests >"$LOGS/build.log" 2>&1; then
     # a warning this machine's compilers raise and the development machine's did not: say so, go on
     say "BUILD FAILED with warnings as errors; the first lines:"
@@ -59,6 +74,10 @@ if ! make -j"$jobs" gpu-tests >"$LOGS/build.log" 2>&1; then
     fi
 fi
 say "built in $(( $(date +%s) - start )) s"
+if [ -n "$warm" ]; then
+    wait "$warm" && say "FLA's autotuning (peer_gdn.py warm-up) done at $(( $(date +%s) - start )) s" ||
+        say "FLA's warm-up run failed or ran out (its log: peer_gdn_warm.log in the logs): peer_gdn.py will tune again"
+fi
 
 status=0
 case $WHAT in
