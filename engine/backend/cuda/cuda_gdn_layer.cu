@@ -205,7 +205,9 @@ __global__ void gdn_qkv_bias_kernel(int N, GdnCols pc, T *__restrict__ proj, con
  *   qkv_pre[n, ch] = sum_i w[ch, i] proj[t - 3 + i, ch]
  * with earlier calls' tokens from tail and zeros before the sequence start; the
  * thread keeps the last 3 inputs. silu and the norms read qkv_pre as stored
- * (rounded to ACT), as the backward does. */
+ * (rounded to ACT), as the backward does. kConv: compiled with the conv (the
+ * host launches it exactly when w is set) or without it, its registers and
+ * code gone (the method's default). */
 template <typename T, int V, bool kConv>
 __global__ void __launch_bounds__(GDN_UNITS_X * GDN_RUNS_Y, kConv ? 3 : 4)
     gdn_prep_kernel(PrepShape s, const T *__restrict__ proj, const T *__restrict__ w, const T *__restrict__ tail,
@@ -213,11 +215,10 @@ __global__ void __launch_bounds__(GDN_UNITS_X * GDN_RUNS_Y, kConv ? 3 : 4)
                     T *__restrict__ k, T *__restrict__ v, float *__restrict__ g, float *__restrict__ beta) {
     constexpr int NV = GDN_LANE_VECS(V);
     const GdnCols &pc = s.pc;
-    const bool conv = kConv && w; /* kConv false: the conv's code and registers compile away */
     BlockPlace bp = block_place();
     PrepUnit pu = prep_unit(s, bp.unit);
     T *taps = (T *)gdn_smem();
-    if (conv) stage_taps<T, V>(taps, w, pu, bp);
+    if (kConv) stage_taps<T, V>(taps, w, pu, bp);
     int n0 = bp.run * GDN_RUN_FWD;
     if (n0 >= s.N) return; /* the same for the whole warp (one ty) */
     int n1 = n0 + GDN_RUN_FWD < s.N ? n0 + GDN_RUN_FWD : s.N;
@@ -242,7 +243,7 @@ __global__ void __launch_bounds__(GDN_UNITS_X * GDN_RUNS_Y, kConv ? 3 : 4)
         for (int i = 0; i < NV; i++) {
             int j = unit_j<V>(pu, i), ch = pu.col + j;
             if (j < 0) continue;
-            if (conv && (n == n0 || t == 0)) /* (re)fill the inputs before t */
+            if (kConv && (n == n0 || t == 0)) /* (re)fill the inputs before t */
 #pragma unroll
                 for (int c = 0; c < GDN_K - 1; c++) {
                     int tau = t - (GDN_K - 1) + c;
@@ -256,11 +257,11 @@ __global__ void __launch_bounds__(GDN_UNITS_X * GDN_RUNS_Y, kConv ? 3 : 4)
             Packed<T, V> in;
             Packed<T, V * GDN_K> wt;
             in.load(proj + (size_t)n * pc.width + ch);
-            if (conv) wt.load(taps_of<T, V>(taps, bp.tx, i));
+            if (kConv) wt.load(taps_of<T, V>(taps, bp.tx, i));
 #pragma unroll
             for (int e = 0; e < V; e++) {
                 float y = in.get(e);
-                if (conv) {
+                if (kConv) {
                     float acc = 0;
 #pragma unroll
                     for (int c = 0; c < GDN_K - 1; c++) acc += wt.get(e * GDN_K + c) * win[i][c].get(e);
@@ -268,7 +269,7 @@ __global__ void __launch_bounds__(GDN_UNITS_X * GDN_RUNS_Y, kConv ? 3 : 4)
                 }
                 x[i][e] = y;
             }
-            if (conv) {
+            if (kConv) {
 #pragma unroll
                 for (int c = 0; c < GDN_K - 2; c++) win[i][c] = win[i][c + 1];
                 win[i][GDN_K - 2] = in;
@@ -449,7 +450,10 @@ __global__ void __launch_bounds__(GDN_UNITS_X * GDN_RUNS_Y, kConv ? 2 : 4)
                         float *__restrict__ part_h) {
     constexpr int NV = GDN_LANE_VECS(V), KM = GDN_K - 1;
     const GdnCols &pc = s.pc;
-    const bool conv = kConv && w; /* kConv false: the conv's code and registers compile away */
+    /* kConv false: the conv's code and registers compile away. (kConv implies w;
+     * testing w too keeps the conv kernel's code as it was: without it ptxas
+     * spilled 64 bytes there, not 8.) */
+    const bool conv = kConv && w;
     BlockPlace bp = block_place();
     PrepUnit pu = prep_unit(s, bp.unit);
     const T *dx_in = pu.kind == 0 ? dq : pu.kind == 1 ? dk_ : dv_;
