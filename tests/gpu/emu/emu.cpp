@@ -330,6 +330,52 @@ void emu_mma_bf16_16816(float *d, const uint32_t *a, uint32_t b0, uint32_t b1) {
     for (int j = 0; j < 4; j++) d[j] += sum[j];
 }
 
+/* One bf16 element of a wgmma operand in shared memory: (mn, k) of a K-major operand (rows mn of k)
+ * or of an MN-major one, through descriptor desc (cuda_wgmma.cuh: start, LBO, SBO in 16-byte units;
+ * 128-byte swizzle: address bits 4-6 XOR bits 7-9). */
+static double wgmma_elem(uint64_t desc, int mn, int k, bool mn_major) {
+    const uint32_t start = (uint32_t)(desc & 0x3fff) << 4, lbo = (uint32_t)((desc >> 16) & 0x3fff) << 4,
+                   sbo = (uint32_t)((desc >> 32) & 0x3fff) << 4;
+    if ((desc >> 62) != 1) fail("wgmma: a descriptor without the 128-byte swizzle (the only layout emulated)");
+    if (((desc >> 49) & 7) != 0) fail("wgmma: a descriptor with a base offset (not emulated)");
+    uint32_t addr = mn_major ? start + (uint32_t)(mn / 64) * lbo + (uint32_t)(mn % 64) * 2 + (uint32_t)(k % 8) * 128 +
+                                   (uint32_t)(k / 8) * sbo
+                             : start + (uint32_t)(mn / 8) * sbo + (uint32_t)(mn % 8) * 128 + (uint32_t)k * 2;
+    addr ^= ((addr >> 7) & 7) << 4;
+    const unsigned char *p = S.smem.data() + addr;
+    if (!in_smem(p, 2)) fail("wgmma: an operand outside the block's dynamic shared memory");
+    return (double)bf16_bits(bits16((const char *)p));
+}
+
+/* wgmma m64nNk16, bf16 in, f32 accumulate (emu.h). Each output is summed in double over its 16
+ * products and added once, as emu_mma_bf16_16816 does. */
+void emu_wgmma_bf16(float *d, int N, const uint32_t *a, uint64_t da, uint64_t db, bool trans_b, bool acc) {
+    need_full_warp("wgmma in a partial warp");
+    if (N != 64 && N != 128) fail("wgmma: N other than 64 or 128 (not emulated)");
+    if (S.bdim.x * S.bdim.y * S.bdim.z % 128 != 0) fail("wgmma: a block that is not whole warpgroups");
+    warp_buf &w = S.buf[me().warp];
+    const int t = me().lane, wq = me().warp % 4; /* this warp's rows of the warpgroup's 64: 16 wq .. */
+    if (a)
+        for (int i = 0; i < 4; i++) w.a[t][i] = a[i];
+    warp_arrive("wgmma");
+    auto A = [&](int r, int k) { /* r: the warp's row 0..15 */
+        if (!a) return wgmma_elem(da, 16 * wq + r, k, false);
+        const uint32_t x = w.a[(r % 8) * 4 + (k % 8) / 2][(r >= 8 ? 1 : 0) + (k >= 8 ? 2 : 0)];
+        return (double)bf16_bits(k % 2 ? x >> 16 : x);
+    };
+    const int gid = t / 4, tig = t % 4;
+    float sum[64];
+    for (int i = 0; i < N / 8; i++)
+        for (int j = 0; j < 4; j++) {
+            const int r = gid + (j >= 2 ? 8 : 0), n = 8 * i + 2 * tig + (j & 1);
+            double s = 0;
+            for (int k = 0; k < 16; k++) s += A(r, k) * (trans_b ? wgmma_elem(db, n, k, true) : wgmma_elem(db, n, k, false));
+            sum[4 * i + j] = (float)s;
+        }
+    warp_arrive("wgmma");
+    for (int i = 0; i < N / 2; i++) d[i] = acc ? d[i] + sum[i] : sum[i];
+}
+
 void emu_run(dim3 grid, dim3 block, size_t smem, const std::function<void()> &body) {
     if (block.x == 0 || block.y == 0 || block.z == 0 || block.x * block.y * block.z > 1024) fail("a block of 1..1024 threads");
     if (smem > SMEM_MAX) {

@@ -8,7 +8,7 @@
  * Every thread of a block is a fiber (ucontext). __syncthreads is a barrier
  * over the block's live fibers, bar.sync id, n (emu_bar_sync) one over n of
  * them; the warp-synchronous operations (__syncwarp,
- * shuffles, __any_sync, ldmatrix, mma.m16n8k16) exchange values among the
+ * shuffles, __any_sync, ldmatrix, mma.m16n8k16, wgmma) exchange values among the
  * lanes of a warp through barriers, and all lanes must meet at the same one;
  * blocks run one after another (so `static` stands for __shared__); device
  * memory is host memory; cp.async copies at once. Dynamic shared memory and
@@ -19,7 +19,8 @@
  * needs and lacks.
  *
  * It checks: indexing, tiling, masking, the fragment layouts of ldmatrix
- * (.trans too) and mma as the PTX ISA defines them, barriers, shared-memory
+ * (.trans too), mma and wgmma (its shared-memory descriptors and 128-byte
+ * swizzle too) as the PTX ISA defines them, barriers, shared-memory
  * sizes, split/combine logic. It cannot check: timing, bank conflicts, the
  * memory model, or anything about the real instructions beyond their
  * documented semantics. */
@@ -86,12 +87,22 @@ bool emu_any(bool v);
 static inline float __shfl_xor_sync(unsigned, float v, int mask) { return emu_shfl_xor(v, mask); }
 static inline double __shfl_xor_sync(unsigned, double v, int mask) { return emu_shfl_xor_d(v, mask); }
 static inline float __shfl_sync(unsigned, float v, int src) { return emu_shfl_idx(v, src); }
+static inline int __shfl_sync(unsigned, int v, int src) { return (int)emu_shfl_idx((float)v, src); } /* |v| < 2^24 */
 static inline int __any_sync(unsigned, int v) { return emu_any(v != 0); }
 
 /* ldmatrix.sync.aligned.m8n8.x{n}[.trans].shared.b16 (n = 1, 2 or 4) */
 void emu_ldmatrix(uint32_t *r, int n, const void *row, bool trans);
 /* mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32: d[4] += A (a[4]) B (b0, b1) */
 void emu_mma_bf16_16816(float *d, const uint32_t *a, uint32_t b0, uint32_t b1);
+/* wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16 (N 64 or 128), done at
+ * once (so its fence, commit and wait are no-ops): the 64 x N tile of the
+ * calling warp's warpgroup (four consecutive warps; this warp's 16 rows are
+ * computed by it), d[N / 2] = A B (+ d when acc). A from the warp's registers
+ * a[4] (mma.m16n8k16's A layout) or, a null, from shared memory through the
+ * descriptor da (K-major); B through db, K-major or, trans_b, MN-major. The
+ * descriptors are decoded as cuda_wgmma.cuh describes them: 128-byte swizzle
+ * only, base offset 0, addresses offsets into dynamic shared memory. */
+void emu_wgmma_bf16(float *d, int N, const uint32_t *a, uint64_t da, uint64_t db, bool trans_b, bool acc);
 /* cp.async of 16 bytes, done at once; zeros when !valid */
 void emu_cp_async16(void *dst, const void *src, bool valid);
 
