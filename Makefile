@@ -70,7 +70,8 @@ TOOL_SRC   := $(wildcard tests/tools/*.c)
 
 # ---------------------------------------------------------------- CUDA
 # engine/backend/cuda/*.cu (every file there, the GDN kernels' included) for
-# Hopper (sm_90 machine code) plus compute_90 PTX for newer GPUs.
+# Hopper (sm_90 machine code) plus compute_90 PTX for newer GPUs; one file
+# for sm_90a (below).
 NVCC ?= $(firstword $(shell command -v nvcc 2>/dev/null) $(wildcard /usr/local/cuda/bin/nvcc))
 ifeq ($(strip $(NVCC)),)
 GRAFT_CUDA ?= 0
@@ -80,13 +81,19 @@ endif
 ifeq ($(GRAFT_CUDA),1)
 CUDA_HOME  ?= $(patsubst %/bin/nvcc,%,$(NVCC))
 CUDA_ARCH  ?= -gencode=arch=compute_90,code=sm_90 -gencode=arch=compute_90,code=compute_90
+# The attention forward's Hopper shapes use wgmma, which only sm_90a (H100 /
+# H200, no other GPU) has: that one file is built for it alone, and the plan
+# takes its shapes only on a compute capability 9.0 device.
+CUDA_ARCH_WG ?= -gencode=arch=compute_90a,code=sm_90a
+CUDA_ARCH_OBJ = $(CUDA_ARCH)
+$(BUILD)/engine/backend/cuda/cuda_attention_fwd_wg.o: CUDA_ARCH_OBJ = $(CUDA_ARCH_WG)
 NVCC_OPT   ?= -O3 -lineinfo
 # CUDA_WERROR=0 keeps warnings warnings (tests/gpu/device_run.sh retries so,
 # loudly, when another host compiler warns where this one does not)
 CUDA_WERROR ?= 1
 NVCC_WERR   = $(if $(filter 1,$(CUDA_WERROR)),-Werror all-warnings,)
 HOST_WERR   = $(if $(filter 1,$(CUDA_WERROR)),-Werror,-Wno-error)
-NVCCFLAGS  += -std=c++17 $(NVCC_OPT) $(CUDA_ARCH) $(NVCC_WERR) \
+NVCCFLAGS  += -std=c++17 $(NVCC_OPT) $(CUDA_ARCH_OBJ) $(NVCC_WERR) \
               -Xcompiler -Wall,-Wextra,$(HOST_WERR),-Wno-unused-parameter,-fno-strict-aliasing \
               -DGRAFT_WITH_CUDA -I. -Iengine -MMD -MP
 CUDA_SRC   := $(wildcard engine/backend/cuda/*.cu)

@@ -585,8 +585,8 @@ int main(int argc, char **argv) {
     /* every block shape of the tensor-core attention (bf16; cuda_attention_cfg.h), the
      * defaults too (the runs above take each only for the calls it is the default of);
      * key ranges split */
-#define ATTN_FWD_ID(id, nw, sl, bc, ns, minb, fold, text) (id),
-    static const int ids[ATTN_FWD_CONFIGS] = {ATTN_FWD_CONFIG_LIST(ATTN_FWD_ID)};
+#define ATTN_FWD_ID(id, nw, sl, bc, ns, minb, fold, ov, text) (id),
+    static const int ids[ATTN_FWD_CONFIGS] = {ATTN_FWD_ALL_CONFIG_LIST(ATTN_FWD_ID)};
 #undef ATTN_FWD_ID
     for (int i = 0; i < ATTN_FWD_CONFIGS; i++) {
         char mode[16];

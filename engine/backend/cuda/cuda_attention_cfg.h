@@ -4,7 +4,7 @@
  * and prints each one's ratio to cfg 0; the product chooses among them by call
  * (ATTN_FWD_DEFAULT_* below).
  *
- * X(id, warps, slabs, bc, stages, min_blocks, fold, text):
+ * X(id, warps, slabs, bc, stages, min_blocks, fold, overlap, text):
  *   id          the shape's number in docs/cuda.md's tables
  *   warps       warps per block; a warp owns 16 slabs query rows (BR = 16 warps slabs)
  *   slabs       m16 row slabs per warp: 1 keeps Q's fragments in registers for
@@ -17,6 +17,8 @@
  *   fold        1: scores scale inside the exponent's FMA (x - m = fma(s, c, -m))
  *               instead of a multiply per score first; fewer instructions,
  *               sometimes more registers
+ *   overlap     1 (Hopper shapes): a tile's P V runs on the tensor cores while
+ *               the next tile's softmax runs (its V kept a stage longer)
  * The product's three shapes, and cfg 8, the one candidate the H200 measured
  * faster than they are that no model figure has been measured with yet; the
  * candidates that lost to the defaults on the H200 are gone from the list
@@ -25,12 +27,28 @@
 #define GRAFT_BACKEND_CUDA_ATTENTION_CFG_H
 
 #define ATTN_FWD_CONFIG_LIST(X)                                                                         \
-    X(0, 4, 1, 64, 2, 2, 0, "4 warps x 16 rows, BC 64, 2 stages, 2 blocks/SM (issue 11's shape)")      \
-    X(2, 4, 1, 32, 3, 3, 1, "4 warps x 16 rows, BC 32, 3 stages, 3 blocks/SM (168 registers), fold")   \
-    X(3, 6, 1, 32, 3, 2, 0, "6 warps x 16 rows, BC 32, 3 stages, 2 blocks/SM (168 registers)")         \
-    X(8, 4, 2, 64, 2, 1, 0, "4 warps x 32 rows, BC 64, 2 stages, 2 blocks/SM")
+    X(0, 4, 1, 64, 2, 2, 0, 0, "4 warps x 16 rows, BC 64, 2 stages, 2 blocks/SM (issue 11's shape)")      \
+    X(2, 4, 1, 32, 3, 3, 1, 0, "4 warps x 16 rows, BC 32, 3 stages, 3 blocks/SM (168 registers), fold")   \
+    X(3, 6, 1, 32, 3, 2, 0, 0, "6 warps x 16 rows, BC 32, 3 stages, 2 blocks/SM (168 registers)")         \
+    X(8, 4, 2, 64, 2, 1, 0, 0, "4 warps x 32 rows, BC 64, 2 stages, 2 blocks/SM")
+#define ATTN_FWD_MMA_CONFIGS 4
 
-#define ATTN_FWD_CONFIGS 4
+/* The Hopper shapes: both products on wgmma (warpgroups of four warps, 64
+ * rows each; slabs is 1, bc 64), built for sm_90a only
+ * (cuda_attention_fwd_wg.cu) and taken only on a compute capability 9.0
+ * device. The same fields. */
+#define ATTN_FWD_WG_CONFIG_LIST(X)                                                                       \
+    X(20, 8, 1, 64, 2, 1, 0, 0, "wgmma: 2 warpgroups x 64 rows, BC 64, 2 stages, 1 block/SM")               \
+    X(21, 12, 1, 64, 2, 1, 0, 0, "wgmma: 3 warpgroups x 64 rows, BC 64, 2 stages, 1 block/SM (168 registers)") \
+    X(22, 4, 1, 64, 2, 2, 0, 0, "wgmma: 1 warpgroup x 64 rows, BC 64, 2 stages, 2 blocks/SM")               \
+    X(23, 12, 1, 64, 4, 1, 0, 1, "wgmma: 3 warpgroups x 64 rows, BC 64, 4 stages, 1 block/SM, P V overlapped") \
+    X(24, 8, 1, 64, 4, 1, 0, 1, "wgmma: 2 warpgroups x 64 rows, BC 64, 4 stages, 1 block/SM, P V overlapped")
+#define ATTN_FWD_WG_CONFIGS 5
+#define ATTN_FWD_WG_FIRST_ID 20 /* ids from here on are Hopper shapes */
+
+/* Every shape, the mma.sync ones first: the positions the backend keeps. */
+#define ATTN_FWD_ALL_CONFIG_LIST(X) ATTN_FWD_CONFIG_LIST(X) ATTN_FWD_WG_CONFIG_LIST(X)
+#define ATTN_FWD_CONFIGS (ATTN_FWD_MMA_CONFIGS + ATTN_FWD_WG_CONFIGS)
 /* The product's shapes (ids), from bench_attention on the H200 (docs/cuda.md,
  * "Attention forward: what limits it"): with statistics (the teacher forward),
  * without them (training, prefill), and, with or without, for fewer query rows
@@ -38,14 +56,20 @@
 #define ATTN_FWD_DEFAULT_STATS 2
 #define ATTN_FWD_DEFAULT_PLAIN 3
 #define ATTN_FWD_DEFAULT_FEW_ROWS 0
+/* On a compute capability 9.0 device (H100, H200), with statistics and
+ * without: cfg 23 ran 1.37x / 1.60x cfg 2 with statistics and 1.39x / 1.57x
+ * cfg 3 without, at 4 x 2048 / 1 x 8192, and 1.05x / 1.09x cfg 21 with
+ * statistics (bench_attention, one call, docs/cuda.md "The Hopper shapes"). */
+#define ATTN_FWD_HOPPER_STATS 23
+#define ATTN_FWD_HOPPER_PLAIN 23
 
 /* The position in ATTN_FWD_CONFIG_LIST of the shape numbered id; -1: none. */
 static inline int attn_fwd_cfg_pos(int id) {
     int pos = 0;
-#define ATTN_FWD_POS(i, nw, sl, bc, ns, minb, fold, text) \
+#define ATTN_FWD_POS(i, nw, sl, bc, ns, minb, fold, ov, text) \
     if (id == (i)) return pos;                             \
     pos++;
-    ATTN_FWD_CONFIG_LIST(ATTN_FWD_POS)
+    ATTN_FWD_ALL_CONFIG_LIST(ATTN_FWD_POS)
 #undef ATTN_FWD_POS
     return -1;
 }

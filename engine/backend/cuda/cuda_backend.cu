@@ -189,7 +189,20 @@ extern "C" int gf_backend_cuda_open(gf_backend *be, const gf_backend_opts *o, co
     const char *dbg = getenv("GRAFT_CUDA_SYNC");
     st->debug_sync = dbg && *dbg && strcmp(dbg, "0") != 0;
     /* kernel variants, for the checks and benchmarks that compare them */
-    const int cfg = v ? v->attn_cfg : 0, split = v ? v->attn_split : 0;
+    int cfg = v ? v->attn_cfg : 0;
+    const int split = v ? v->attn_split : 0;
+    /* GRAFT_CUDA_ATTN_CFG=ID: the attention forward's block shape ID for every call (benchmarks
+     * compare the shapes through whole models with it; a check's forced variant wins) */
+    const char *ac = getenv("GRAFT_CUDA_ATTN_CFG");
+    if (cfg == 0 && ac && *ac) {
+        char *end;
+        const long id = strtol(ac, &end, 10);
+        if (*end || id < 0 || attn_fwd_cfg_pos((int)id) < 0) {
+            free(st);
+            return gf_fail("GRAFT_CUDA_ATTN_CFG=%s: not the id of a block shape of cuda_attention_cfg.h", ac);
+        }
+        cfg = 1 + (int)id;
+    }
     const int cfg_pos = cfg > 0 ? attn_fwd_cfg_pos(cfg - 1) : -1;
     if ((cfg != 0 && cfg_pos < 0) || split < 0) {
         free(st);
@@ -211,6 +224,13 @@ extern "C" int gf_backend_cuda_open(gf_backend *be, const gf_backend_opts *o, co
     if (p->major < 9) {
         gf_fail("cuda:%d: %s has compute capability %d.%d; graft's CUDA code is built for 9.0 (Hopper) and newer", dev,
                 p->name, p->major, p->minor);
+        free(st);
+        return -1;
+    }
+    if (cfg_pos >= ATTN_FWD_MMA_CONFIGS && !cuda_has_wgmma(p)) {
+        gf_fail("cuda:%d: attention cfg %d is a Hopper (wgmma) shape, built for compute capability 9.0 only; %s has "
+                "%d.%d",
+                dev, cfg - 1, p->name, p->major, p->minor);
         free(st);
         return -1;
     }

@@ -114,6 +114,10 @@ template <int N, bool kTrans> __device__ __forceinline__ void ldmatrix_sync(uint
 #endif
 }
 
+/* Whether the device runs sm_90a code (wgmma): compute capability 9.0 exactly; the
+ * arch-specific build runs on no other GPU. */
+static inline bool cuda_has_wgmma(const cudaDeviceProp *p) { return p->major == 9 && p->minor == 0; }
+
 static inline unsigned cuda_blocks(size_t n, unsigned threads) {
     size_t b = (n + threads - 1) / threads;
     return (unsigned)(b > 0x7fffffffu ? 0x7fffffffu : (b ? b : 1));

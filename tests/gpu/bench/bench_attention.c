@@ -96,10 +96,10 @@ int main(void) {
     if (bench_smoke_mode) return 0; /* the variants below are CUDA kernel settings */
     /* every block shape, cfg 0 first (issue 11's shape: its times are the reference), at the two shapes of
      * issue 11; the names say which the product takes with statistics and without */
-#define CFG_TEXT(i, nw, sl, bc, ns, minb, fold, text) text,
-#define CFG_ID(i, nw, sl, bc, ns, minb, fold, text) (i),
-    static const char *const cfg_text[ATTN_FWD_CONFIGS] = {ATTN_FWD_CONFIG_LIST(CFG_TEXT)};
-    static const int cfg_id[ATTN_FWD_CONFIGS] = {ATTN_FWD_CONFIG_LIST(CFG_ID)};
+#define CFG_TEXT(i, nw, sl, bc, ns, minb, fold, ov, text) text,
+#define CFG_ID(i, nw, sl, bc, ns, minb, fold, ov, text) (i),
+    static const char *const cfg_text[ATTN_FWD_CONFIGS] = {ATTN_FWD_ALL_CONFIG_LIST(CFG_TEXT)};
+    static const int cfg_id[ATTN_FWD_CONFIGS] = {ATTN_FWD_ALL_CONFIG_LIST(CFG_ID)};
 #undef CFG_TEXT
 #undef CFG_ID
     static const int shape_B[2] = {4, 1}, shape_T[2] = {2048, 8192};

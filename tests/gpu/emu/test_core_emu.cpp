@@ -859,8 +859,8 @@ int main() {
 
     /* every block shape: T not a multiple of the tile, groups 1 and 2, head dims 64 and 128, pos0 > 0, and
      * the key range split (with the combine kernel) */
-#define ATTN_FWD_ID(i, nw, sl, bc, ns, minb, fold, text) (i),
-    static const int ids[ATTN_FWD_CONFIGS] = {ATTN_FWD_CONFIG_LIST(ATTN_FWD_ID)};
+#define ATTN_FWD_ID(i, nw, sl, bc, ns, minb, fold, ov, text) (i),
+    static const int ids[ATTN_FWD_CONFIGS] = {ATTN_FWD_ALL_CONFIG_LIST(ATTN_FWD_ID)};
 #undef ATTN_FWD_ID
     for (int c = 0; c < ATTN_FWD_CONFIGS; c++) { /* c: the position the backend keeps (cuda_state.attn_cfg) */
         char v[32];
