@@ -101,6 +101,14 @@ def run(kind, compiled, core):
           f"{'torch.compile' if compiled else 'eager'}, fused AdamW, bf16 autocast + f32 master"
     m, d, n_gdn = build(kind, core)
     opt = torch.optim.AdamW(m.parameters(), lr=1e-4, fused=not SMOKE)
+    if compiled:
+        # The hybrid alternates two layer classes under one decoder-layer forward: dynamo recompiles
+        # that forward per layer type and index guard, and at its default limit (8) it would leave the
+        # remaining layers eager (session 10 saw "hit config.recompile_limit (8)"): a peer that slow
+        # is not the strongest one, so the limit is raised past the model's layer count.
+        for knob in ("recompile_limit", "cache_size_limit"):  # the name since torch 2.6, and before
+            if hasattr(torch._dynamo.config, knob):
+                setattr(torch._dynamo.config, knob, max(getattr(torch._dynamo.config, knob), 4 * d["L"]))
     step_model = torch.compile(m) if compiled else m
     ids = torch.randint(0, d["V"], (B, T), device=DEVICE)
 
