@@ -63,6 +63,7 @@ struct state {
     std::vector<barrier> wb;
     std::vector<int> warp_lanes; /* lanes of each warp (the last one may be partial) */
     std::vector<warp_buf> buf;
+    std::vector<long> wgmma_calls; /* wgmma calls of each warp's lane 0 this block */
     std::vector<unsigned char> smem;
     size_t smem_asked = 0;
     emu_idx bid{0, 0, 0}, bdim{1, 1, 1}, gdim{1, 1, 1};
@@ -146,6 +147,7 @@ void run_block() {
     S.wb.assign(nw, barrier());
     S.warp_lanes.assign(nw, 0);
     S.buf.resize(nw);
+    S.wgmma_calls.assign(nw, 0);
     S.blk = barrier();
     S.blk.needed = n;
     for (barrier &b : S.named) b = barrier();
@@ -191,6 +193,11 @@ void run_block() {
     auto held = [](const barrier &b) { return b.arrived != 0; };
     if (S.blk.arrived || std::any_of(S.wb.begin(), S.wb.end(), held) || std::any_of(S.named, S.named + 16, held))
         fail("the block ended with threads at a barrier");
+    /* a wgmma is an instruction of the whole warpgroup: its four warps issue the same ones */
+    for (int w = 0; w + 3 < nw; w += 4)
+        for (int i = 1; i < 4; i++)
+            if (S.wgmma_calls[w + i] != S.wgmma_calls[w])
+                fail("wgmma: the warps of a warpgroup issued different numbers of them (one in a branch not all took)");
 }
 
 uint16_t bits16(const void *p) {
@@ -355,6 +362,7 @@ void emu_wgmma_bf16(float *d, int N, const uint32_t *a, uint64_t da, uint64_t db
     if (S.bdim.x * S.bdim.y * S.bdim.z % 128 != 0) fail("wgmma: a block that is not whole warpgroups");
     warp_buf &w = S.buf[me().warp];
     const int t = me().lane, wq = me().warp % 4; /* this warp's rows of the warpgroup's 64: 16 wq .. */
+    if (t == 0) S.wgmma_calls[me().warp]++;
     if (a)
         for (int i = 0; i < 4; i++) w.a[t][i] = a[i];
     warp_arrive("wgmma");
