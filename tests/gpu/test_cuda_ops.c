@@ -600,6 +600,18 @@ int main(int argc, char **argv) {
         be_close(G.gpu);
         be_close(G.cpu);
     }
+    /* the attention backward on wgmma (not yet the default: docs/cuda.md, "The Hopper shapes") */
+    const gf_backend_variants wg_bwd = {.attn_bwd = 2};
+    G.gpu = open_gpu_variants_or_skip(false, &wg_bwd);
+    if (be_open(&G.cpu, &co) < 0) die("cpu backend");
+    G.mode = "bwd-wgmma";
+    printf("== %s with the attention backward on wgmma forced\n", be_name(G.gpu));
+    t_attention_backward(1, 17, 4, 2, 64);
+    t_attention_backward(2, 64, 12, 2, 128);
+    t_attention_backward(1, 129, 6, 6, 128);
+    t_attention_backward(1, 1000, 12, 2, 128);
+    be_close(G.gpu);
+    be_close(G.cpu);
     const gf_backend_variants split = {.attn_split = 3};
     G.gpu = open_gpu_variants_or_skip(false, &split);
     if (be_open(&G.cpu, &co) < 0) die("cpu backend");

@@ -4,6 +4,7 @@
 #ifndef GRAFT_BACKEND_CUDA_ATTENTION_CUH
 #define GRAFT_BACKEND_CUDA_ATTENTION_CUH
 
+#include "backend/cuda/cuda_attention_cfg.h"
 #include "backend/cuda/cuda_ops.cuh"
 
 #define LOG2E_F 1.4426950408889634f
@@ -83,7 +84,10 @@ struct attn_bwd_params {
     int B, T, H, KV, G, hd;
     float scale, scale_log2;
 };
+/* The tensor-core backward: mma.sync, or wgmma (cuda_attention_bwd_wg.cu), as ATTN_BWD_* says
+ * (cuda_attention_cfg.h); either returns false where it does not apply (the SIMT kernel then runs). */
 bool attn_bwd_mma_launch(gf_backend *be, const attn_bwd_params &p);
+bool attn_bwd_wg_launch(gf_backend *be, const attn_bwd_params &p);
 void attn_bwd_simt_launch(gf_backend *be, const attn_bwd_params &p);
 
 #endif

@@ -204,6 +204,7 @@ template <int HD> __global__ void __launch_bounds__(NWARPS * 32) attn_bwd_mma_ke
 }
 
 bool attn_bwd_mma_launch(gf_backend *be, const attn_bwd_params &p) {
+    if (cuda_st(be)->attn_bwd == ATTN_BWD_WGMMA) return attn_bwd_wg_launch(be, p);
     if (p.hd != 64 && p.hd != 128) return false;
     if (!cuda_aligned16(p.q) || !cuda_aligned16(p.k) || !cuda_aligned16(p.v) || !cuda_aligned16(p.dout)) return false;
     const int n_kt = (p.T + BC - 1) / BC;

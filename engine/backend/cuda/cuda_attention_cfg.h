@@ -36,15 +36,13 @@
 /* The Hopper shapes: both products on wgmma (warpgroups of four warps, 64
  * rows each; slabs is 1, bc 64), built for sm_90a only
  * (cuda_attention_fwd_wg.cu) and taken only on a compute capability 9.0
- * device. The same fields. */
+ * device. The same fields. cfg 23 is the product's; cfg 21, the same without
+ * the overlap, stays as its reference; cfgs 20, 22 and 24 lost to both on the
+ * H200 and are gone (docs/cuda.md, "The Hopper shapes", keeps their rows). */
 #define ATTN_FWD_WG_CONFIG_LIST(X)                                                                       \
-    X(20, 8, 1, 64, 2, 1, 0, 0, "wgmma: 2 warpgroups x 64 rows, BC 64, 2 stages, 1 block/SM")               \
     X(21, 12, 1, 64, 2, 1, 0, 0, "wgmma: 3 warpgroups x 64 rows, BC 64, 2 stages, 1 block/SM (168 registers)") \
-    X(22, 4, 1, 64, 2, 2, 0, 0, "wgmma: 1 warpgroup x 64 rows, BC 64, 2 stages, 2 blocks/SM")               \
-    X(23, 12, 1, 64, 4, 1, 0, 1, "wgmma: 3 warpgroups x 64 rows, BC 64, 4 stages, 1 block/SM, P V overlapped") \
-    X(24, 8, 1, 64, 4, 1, 0, 1, "wgmma: 2 warpgroups x 64 rows, BC 64, 4 stages, 1 block/SM, P V overlapped")
-#define ATTN_FWD_WG_CONFIGS 5
-#define ATTN_FWD_WG_FIRST_ID 20 /* ids from here on are Hopper shapes */
+    X(23, 12, 1, 64, 4, 1, 0, 1, "wgmma: 3 warpgroups x 64 rows, BC 64, 4 stages, 1 block/SM, P V overlapped")
+#define ATTN_FWD_WG_CONFIGS 2
 
 /* Every shape, the mma.sync ones first: the positions the backend keeps. */
 #define ATTN_FWD_ALL_CONFIG_LIST(X) ATTN_FWD_CONFIG_LIST(X) ATTN_FWD_WG_CONFIG_LIST(X)
@@ -62,6 +60,13 @@
  * statistics (bench_attention, one call, docs/cuda.md "The Hopper shapes"). */
 #define ATTN_FWD_HOPPER_STATS 23
 #define ATTN_FWD_HOPPER_PLAIN 23
+
+/* The attention backward's tensor-core kernels: mma.sync (every GPU), or wgmma
+ * (cuda_attention_bwd_wg.cu, sm_90a: compute capability 9.0 only). CHOSEN
+ * takes mma.sync until the wgmma kernel has been measured on the H200; checks
+ * and benchmarks force either (gf_backend_variants.attn_bwd,
+ * GRAFT_CUDA_ATTN_BWD=mma|wgmma). */
+enum { ATTN_BWD_CHOSEN = 0, ATTN_BWD_MMA = 1, ATTN_BWD_WGMMA = 2 };
 
 /* The position in ATTN_FWD_CONFIG_LIST of the shape numbered id; -1: none. */
 static inline int attn_fwd_cfg_pos(int id) {

@@ -216,6 +216,22 @@ extern "C" int gf_backend_cuda_open(gf_backend *be, const gf_backend_opts *o, co
     }
     st->attn_cfg = cfg_pos;
     st->attn_split = split;
+    /* the attention backward's kernel: a check's variant, else GRAFT_CUDA_ATTN_BWD=mma|wgmma, else chosen */
+    st->attn_bwd = v ? v->attn_bwd : ATTN_BWD_CHOSEN;
+    const char *ab = getenv("GRAFT_CUDA_ATTN_BWD");
+    if (st->attn_bwd == ATTN_BWD_CHOSEN && ab && *ab) {
+        if (strcmp(ab, "mma") == 0) st->attn_bwd = ATTN_BWD_MMA;
+        else if (strcmp(ab, "wgmma") == 0) st->attn_bwd = ATTN_BWD_WGMMA;
+        else {
+            free(st);
+            return gf_fail("GRAFT_CUDA_ATTN_BWD=%s: mma or wgmma", ab);
+        }
+    }
+    if (st->attn_bwd < ATTN_BWD_CHOSEN || st->attn_bwd > ATTN_BWD_WGMMA) {
+        const int bad = st->attn_bwd;
+        free(st);
+        return gf_fail("attention backward variant %d: 1 mma.sync, 2 wgmma (0: chosen)", bad);
+    }
     if ((e = cudaGetDeviceProperties(&st->base.prop, dev)) != cudaSuccess) {
         free(st);
         return gf_fail("cuda:%d: %s", dev, cudaGetErrorString(e));
@@ -223,6 +239,12 @@ extern "C" int gf_backend_cuda_open(gf_backend *be, const gf_backend_opts *o, co
     const cudaDeviceProp *p = &st->base.prop;
     if (p->major < 9) {
         gf_fail("cuda:%d: %s has compute capability %d.%d; graft's CUDA code is built for 9.0 (Hopper) and newer", dev,
+                p->name, p->major, p->minor);
+        free(st);
+        return -1;
+    }
+    if (st->attn_bwd == ATTN_BWD_WGMMA && !cuda_has_wgmma(p)) {
+        gf_fail("cuda:%d: the attention backward on wgmma is built for compute capability 9.0 only; %s has %d.%d", dev,
                 p->name, p->major, p->minor);
         free(st);
         return -1;
@@ -303,6 +325,7 @@ static gf_backend *make_sub(gf_backend *root) {
     st->owns_handles = false;
     st->debug_sync = rs->debug_sync;
     st->attn_cfg = rs->attn_cfg;
+    st->attn_bwd = rs->attn_bwd;
     st->attn_split = rs->attn_split;
     if (open_stream_part(st) < 0) {
         close_stream_part(st);

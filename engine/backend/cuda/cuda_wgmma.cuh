@@ -24,9 +24,9 @@
  *     8-row groups SBO bytes apart; a k step of 16 advances the start address
  *     by 32 bytes inside the 128-byte row (the swizzle uses the absolute
  *     address bits, so that is all it takes).
- *   MN-major B (K rows of N, N contiguous: V in P V): 64 N-elements a row,
- *     the 8-row groups along K SBO bytes apart, the column blocks of 64 N
- *     LBO bytes apart.
+ *   MN-major (K rows of M or N, M or N contiguous: V in P V, B; dS^T in the
+ *     attention backward's dQ = dS K, A): 64 M/N-elements a row, the 8-row
+ *     groups along K SBO bytes apart, the column blocks of 64 LBO bytes apart.
  * The emulation (tests/gpu/emu) decodes the same descriptors. */
 #ifndef GRAFT_BACKEND_CUDA_WGMMA_CUH
 #define GRAFT_BACKEND_CUDA_WGMMA_CUH
@@ -57,13 +57,13 @@ __device__ __forceinline__ void wgmma_commit() {}
 template <int N> __device__ __forceinline__ void wgmma_wait() {}
 __device__ __forceinline__ void fence_proxy_async() {}
 /* d (64 x N tile of the warpgroup, accumulator layout) = A B (+ d when acc) */
-template <int N, bool TRANS_B>
+template <int N, bool TRANS_B, bool TRANS_A = false>
 __device__ __forceinline__ void wgmma_ss(float *d, uint64_t a, uint64_t b, bool acc) {
-    emu_wgmma_bf16(d, N, nullptr, a, b, TRANS_B, acc);
+    emu_wgmma_bf16(d, N, nullptr, a, b, TRANS_A, TRANS_B, acc);
 }
 template <int N, bool TRANS_B>
 __device__ __forceinline__ void wgmma_rs(float *d, const uint32_t (&a)[4], uint64_t b, bool acc) {
-    emu_wgmma_bf16(d, N, a, 0, b, TRANS_B, acc);
+    emu_wgmma_bf16(d, N, a, 0, b, false, TRANS_B, acc);
 }
 /* Keeps the compiler from moving reads or writes of an accumulator across an
  * asynchronous wgmma (nothing to keep on the emulation). */
@@ -126,9 +126,9 @@ __device__ __forceinline__ void wgmma_reg_fence_u(uint32_t &r) { asm volatile(""
                "%38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, " \
                "%56, %57, %58, %59, %60, %61, %62, %63}"
 
-/* d = A B (+ d when acc): A (64 x 16) and B (16 x N) in shared memory, K-major A; B K-major
- * (N rows of 16) or, TRANS_B, MN-major. */
-template <int N, bool TRANS_B>
+/* d = A B (+ d when acc): A (64 x 16) and B (16 x N) in shared memory; A K-major (64 rows of 16)
+ * or, TRANS_A, MN-major (16 rows of 64); B K-major (N rows of 16) or, TRANS_B, MN-major. */
+template <int N, bool TRANS_B, bool TRANS_A = false>
 __device__ __forceinline__ void wgmma_ss(float *d, uint64_t a, uint64_t b, bool acc) {
 #ifdef GRAFT_WGMMA_UNAVAILABLE
     GRAFT_WGMMA_UNAVAILABLE();
@@ -137,14 +137,14 @@ __device__ __forceinline__ void wgmma_ss(float *d, uint64_t a, uint64_t b, bool 
     const int sc = acc ? 1 : 0;
     if constexpr (N == 64)
         asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-                     "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " WG_R32 ", %32, %33, p, 1, 1, 0, %35;\n}\n"
+                     "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " WG_R32 ", %32, %33, p, 1, 1, %35, %36;\n}\n"
                      : WG_D32(0)
-                     : "l"(a), "l"(b), "r"(sc), "n"(TRANS_B ? 1 : 0));
+                     : "l"(a), "l"(b), "r"(sc), "n"(TRANS_A ? 1 : 0), "n"(TRANS_B ? 1 : 0));
     else
         asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-                     "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 " WG_R64 ", %64, %65, p, 1, 1, 0, %67;\n}\n"
+                     "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 " WG_R64 ", %64, %65, p, 1, 1, %67, %68;\n}\n"
                      : WG_D32(0), WG_D32(32)
-                     : "l"(a), "l"(b), "r"(sc), "n"(TRANS_B ? 1 : 0));
+                     : "l"(a), "l"(b), "r"(sc), "n"(TRANS_A ? 1 : 0), "n"(TRANS_B ? 1 : 0));
 #endif
 }
 

@@ -356,7 +356,7 @@ static double wgmma_elem(uint64_t desc, int mn, int k, bool mn_major) {
 
 /* wgmma m64nNk16, bf16 in, f32 accumulate (emu.h). Each output is summed in double over its 16
  * products and added once, as emu_mma_bf16_16816 does. */
-void emu_wgmma_bf16(float *d, int N, const uint32_t *a, uint64_t da, uint64_t db, bool trans_b, bool acc) {
+void emu_wgmma_bf16(float *d, int N, const uint32_t *a, uint64_t da, uint64_t db, bool trans_a, bool trans_b, bool acc) {
     need_full_warp("wgmma in a partial warp");
     if (N != 64 && N != 128) fail("wgmma: N other than 64 or 128 (not emulated)");
     if (S.bdim.x * S.bdim.y * S.bdim.z % 128 != 0) fail("wgmma: a block that is not whole warpgroups");
@@ -367,7 +367,7 @@ void emu_wgmma_bf16(float *d, int N, const uint32_t *a, uint64_t da, uint64_t db
         for (int i = 0; i < 4; i++) w.a[t][i] = a[i];
     warp_arrive("wgmma");
     auto A = [&](int r, int k) { /* r: the warp's row 0..15 */
-        if (!a) return wgmma_elem(da, 16 * wq + r, k, false);
+        if (!a) return wgmma_elem(da, 16 * wq + r, k, trans_a);
         const uint32_t x = w.a[(r % 8) * 4 + (k % 8) / 2][(r >= 8 ? 1 : 0) + (k >= 8 ? 2 : 0)];
         return (double)bf16_bits(k % 2 ? x >> 16 : x);
     };

@@ -99,12 +99,13 @@ void emu_mma_bf16_16816(float *d, const uint32_t *a, uint32_t b0, uint32_t b1);
  * calling warp's warpgroup (four consecutive warps; this warp's 16 rows are
  * computed by it), d[N / 2] = A B (+ d when acc). A from the warp's registers
  * a[4] (mma.m16n8k16's A layout) or, a null, from shared memory through the
- * descriptor da (K-major); B through db, K-major or, trans_b, MN-major. The
+ * descriptor da (K-major or, trans_a, MN-major); B through db, K-major or,
+ * trans_b, MN-major. The
  * descriptors are decoded as cuda_wgmma.cuh describes them: 128-byte swizzle
  * only, base offset 0, addresses offsets into dynamic shared memory. A block
  * whose four warps of a warpgroup issued different numbers of wgmma fails at
  * its end (a wgmma in a branch some warps of the group did not take). */
-void emu_wgmma_bf16(float *d, int N, const uint32_t *a, uint64_t da, uint64_t db, bool trans_b, bool acc);
+void emu_wgmma_bf16(float *d, int N, const uint32_t *a, uint64_t da, uint64_t db, bool trans_a, bool trans_b, bool acc);
 /* cp.async of 16 bytes, done at once; zeros when !valid */
 void emu_cp_async16(void *dst, const void *src, bool valid);
 

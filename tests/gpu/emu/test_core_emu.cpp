@@ -242,8 +242,10 @@ static void forward_case(const char *variant, bool fp32, int cfg, int split, int
     }
 }
 
-static void backward_case(const char *variant, bool fp32, int B, int T, int H, int KV, int hd) {
+static void backward_case(const char *variant, bool fp32, int B, int T, int H, int KV, int hd,
+                          int bwd = ATTN_BWD_CHOSEN) {
     fake_be f(fp32, -1, 0);
+    f.st.attn_bwd = bwd;
     const gf_dtype act = fp32 ? GF_F32 : GF_BF16;
     auto q = rand_vec((size_t)B * T * H * hd, 2.0, !fp32);
     auto k = rand_vec((size_t)B * T * KV * hd, 2.0, !fp32);
@@ -886,6 +888,9 @@ int main() {
 
     backward_case("mma", false, 1, 70, 4, 2, 64);
     backward_case("mma", false, 1, 65, 6, 2, 128);
+    backward_case("wgmma", false, 1, 70, 4, 2, 64, ATTN_BWD_WGMMA);
+    backward_case("wgmma", false, 1, 65, 6, 2, 128, ATTN_BWD_WGMMA);
+    backward_case("wgmma", false, 2, 150, 4, 1, 128, ATTN_BWD_WGMMA); /* several row tiles and key blocks */
     backward_case("simt f32", true, 1, 40, 4, 2, 64);
     backward_case("simt bf16", false, 1, 30, 4, 2, 80);
 

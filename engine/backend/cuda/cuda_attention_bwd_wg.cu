@@ -1,0 +1,221 @@
+/* Causal attention, backward, on Hopper's wgmma (cuda_wgmma.cuh): the
+ * algorithm of cuda_attention_bwd.cu (its comment says it in full), with the
+ * block's four warps as one warpgroup and every product one chain of wgmma
+ * reading its shared-memory operands itself:
+ *   S^T = K Q^T, dP^T = V dO^T    A = K, V (64 keys, K-major), B = Q, dO
+ *                                 (64 rows as N, K-major): 8 k steps each
+ *   dV += P^T dO, dK += dS^T Q    A = P^T, dS^T from registers (the S^T, dP^T
+ *                                 accumulators repacked), B = dO, Q MN-major
+ *   dQ = dS K                     A = dS^T in shared memory read transposed
+ *                                 (MN-major), B = K MN-major; added to the
+ *                                 fp32 dq buffer with atomics as before.
+ * Tiles are 128-byte swizzled (cuda_wgmma.cuh), 1024-byte aligned. A row tile
+ * is computed by the whole warpgroup or not at all (a wgmma is one instruction
+ * of all four warps): a warp whose keys all come after the tile's last row
+ * computes probabilities that its causal mask makes exactly 0.
+ * Built for sm_90a alone (the Makefile), taken only on a compute capability
+ * 9.0 device, and only where a check, a benchmark or GRAFT_CUDA_ATTN_BWD asks
+ * for it (cuda_attention_bwd.cu) until the H200 has measured it. */
+#include "backend/cuda/cuda_attention.cuh"
+#include "backend/cuda/cuda_mma.cuh"
+#include "backend/cuda/cuda_wgmma.cuh"
+
+#define WBR 64 /* query rows a tile */
+#define WBC 64 /* keys a block */
+
+/* Shared memory in bytes: K, V [HD / 64 blocks][64 keys][64], Q, dO the same with rows, dS^T
+ * [64 keys][64 rows], then lse (log2 units) and D of the tile's rows; 1 KiB for the alignment. */
+template <int HD> struct bwd_wg_smem {
+    static constexpr int TILE = 64 * HD * 2, DS = WBC * WBR * 2;
+    static constexpr int K = 0, V = TILE, Q = 2 * TILE, G = 3 * TILE, S = 4 * TILE, F = 4 * TILE + DS;
+    static constexpr size_t bytes = (size_t)F + 2 * WBR * sizeof(float) + 1024;
+};
+
+template <int HD> __global__ void __launch_bounds__(128, 1) attn_bwd_wg_kernel(const attn_bwd_params p) {
+    constexpr int CPR = HD / 8, ROWB = 64 * 128; /* 16-byte chunks a row; bytes between column blocks */
+    CUDA_DYNAMIC_SMEM(smem_raw);
+    unsigned char *sm = smem_raw + ((1024u - (smem_u32(smem_raw) & 1023u)) & 1023u);
+    unsigned char *Ks = sm + bwd_wg_smem<HD>::K, *Vs = sm + bwd_wg_smem<HD>::V, *Qs = sm + bwd_wg_smem<HD>::Q;
+    unsigned char *Gs = sm + bwd_wg_smem<HD>::G, *Ss = sm + bwd_wg_smem<HD>::S;
+    float *lse2 = (float *)(sm + bwd_wg_smem<HD>::F), *Dsm = lse2 + WBR;
+    const uint32_t ka = smem_u32(Ks), va = smem_u32(Vs), qa = smem_u32(Qs), ga_ = smem_u32(Gs), sa_ = smem_u32(Ss);
+
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
+    const int h = blockIdx.x, b = blockIdx.y, jt = blockIdx.z;
+    const int T = p.T, j0 = jt * WBC, kvh = h / p.G;
+    const bf16 *q = (const bf16 *)p.q, *k = (const bf16 *)p.k, *v = (const bf16 *)p.v, *dout = (const bf16 *)p.dout;
+
+    /* K and V of the block's keys (rows past T zero) */
+    for (int c = tid; c < WBC * CPR; c += 128) {
+        const int row = c / CPR, ch = c % CPR, j = j0 + row;
+        const bool ok = j < T;
+        const size_t off = (((size_t)b * T + (ok ? j : 0)) * p.KV + kvh) * HD + ch * 8;
+        cp_async16(Ks + swz128_offset(WBC, row, ch), k + off, ok);
+        cp_async16(Vs + swz128_offset(WBC, row, ch), v + off, ok);
+    }
+    cp_async_commit();
+
+    float dka[HD / 8][4], dva[HD / 8][4];
+#pragma unroll
+    for (int i = 0; i < HD / 8; i++) dka[i][0] = dka[i][1] = dka[i][2] = dka[i][3] = dva[i][0] = dva[i][1] =
+        dva[i][2] = dva[i][3] = 0.0f;
+    const int ja = j0 + warp * 16 + gid, jb = ja + 8; /* this thread's keys (the accumulators' rows) */
+    const int n_rt = (T + WBR - 1) / WBR;
+
+    /* Q and dO chunks: row ld_row + rr, chunk tid % CPR; rr steps keep row % 8, so the swizzled offset is
+     * formed once */
+    constexpr int LROWS = 128 / CPR;
+    static_assert(LROWS % 8 == 0, "a thread's rows keep their swizzle");
+    const int ld_row = tid / CPR;
+    const uint32_t ld_smem = swz128_offset(WBR, ld_row, tid % CPR);
+    const size_t ld_off = ((size_t)b * T * p.H + h) * HD + (tid % CPR) * 8; /* row 0's chunk */
+    for (int rt = j0 / WBR; rt < n_rt; rt++) {
+        const int r0 = rt * WBR;
+#pragma unroll
+        for (int rr = 0; rr < WBR; rr += LROWS) {
+            const int t = r0 + ld_row + rr;
+            const bool ok = t < T;
+            const size_t off = ld_off + (size_t)(unsigned)(ok ? t : 0) * (unsigned)(p.H * HD);
+            cp_async16(Qs + ld_smem + rr * 128, q + off, ok);
+            cp_async16(Gs + ld_smem + rr * 128, dout + off, ok);
+        }
+        cp_async_commit();
+        if (tid < WBR) {
+            const int t = r0 + tid;
+            const bool ok = t < T;
+            lse2[tid] = ok ? p.lse[((size_t)b * p.H + h) * T + t] * LOG2E_F : INFINITY; /* P = 0 past the end */
+            Dsm[tid] = ok ? p.Dr[((size_t)b * T + t) * p.H + h] : 0.0f;
+        }
+        cp_async_wait<0>();
+        fence_proxy_async(); /* the copies, visible to wgmma's operand reads */
+        __syncthreads();
+
+        /* S^T = K Q^T and dP^T = V dO^T, both chains in flight together */
+        float sa[WBR / 8][4], ga[WBR / 8][4];
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < HD / 16; kk++) {
+            const uint32_t o = (uint32_t)(kk >> 2) * ROWB + (uint32_t)(kk & 3) * 32;
+            wgmma_ss<WBR, false>(&sa[0][0], wgmma_desc(ka + o, 16, 1024), wgmma_desc(qa + o, 16, 1024), kk > 0);
+        }
+#pragma unroll
+        for (int kk = 0; kk < HD / 16; kk++) {
+            const uint32_t o = (uint32_t)(kk >> 2) * ROWB + (uint32_t)(kk & 3) * 32;
+            wgmma_ss<WBR, false>(&ga[0][0], wgmma_desc(va + o, 16, 1024), wgmma_desc(ga_ + o, 16, 1024), kk > 0);
+        }
+        wgmma_commit();
+        wgmma_wait<0>();
+#pragma unroll
+        for (int i = 0; i < WBR / 8; i++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) wgmma_reg_fence(sa[i][e]), wgmma_reg_fence(ga[i][e]);
+
+        /* P^T and dS^T in place: element (key ja | jb, row r0 + nt 8 + 2 tig + e) */
+#pragma unroll
+        for (int nt = 0; nt < WBR / 8; nt++)
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+                const int rr = nt * 8 + tig * 2 + e, t = r0 + rr;
+                const float l2 = lse2[rr], Dt = Dsm[rr];
+                const float pa = ja <= t ? exp2_approx(sa[nt][e] * p.scale_log2 - l2) : 0.0f;
+                const float pb = jb <= t ? exp2_approx(sa[nt][2 + e] * p.scale_log2 - l2) : 0.0f;
+                sa[nt][e] = pa;
+                sa[nt][2 + e] = pb;
+                ga[nt][e] = pa * (ga[nt][e] - Dt);
+                ga[nt][2 + e] = pb * (ga[nt][2 + e] - Dt);
+            }
+        /* dV += P^T dO, dK += dS^T Q over the tile's rows (4 k steps of 16 rows, dO and Q MN-major) */
+        uint32_t ap[WBR / 16][4], as[WBR / 16][4];
+#pragma unroll
+        for (int kr = 0; kr < WBR / 16; kr++) {
+            ap[kr][0] = pack_bf16(sa[2 * kr][0], sa[2 * kr][1]);
+            ap[kr][1] = pack_bf16(sa[2 * kr][2], sa[2 * kr][3]);
+            ap[kr][2] = pack_bf16(sa[2 * kr + 1][0], sa[2 * kr + 1][1]);
+            ap[kr][3] = pack_bf16(sa[2 * kr + 1][2], sa[2 * kr + 1][3]);
+            as[kr][0] = pack_bf16(ga[2 * kr][0], ga[2 * kr][1]);
+            as[kr][1] = pack_bf16(ga[2 * kr][2], ga[2 * kr][3]);
+            as[kr][2] = pack_bf16(ga[2 * kr + 1][0], ga[2 * kr + 1][1]);
+            as[kr][3] = pack_bf16(ga[2 * kr + 1][2], ga[2 * kr + 1][3]);
+        }
+        /* dS^T into shared memory, [key][row] swizzled (dQ's A, read transposed), before the wgmma that
+         * read as are issued: the packed pairs are the accumulator layout's (key, rows 8 nt + 2 tig ..+1) */
+#pragma unroll
+        for (int nt = 0; nt < WBR / 8; nt++) {
+            const int ka_ = warp * 16 + gid, kb_ = ka_ + 8;
+            *(uint32_t *)(Ss + swz128_offset(WBC, ka_, nt) + tig * 4) = as[nt / 2][(nt & 1) * 2];
+            *(uint32_t *)(Ss + swz128_offset(WBC, kb_, nt) + tig * 4) = as[nt / 2][(nt & 1) * 2 + 1];
+        }
+        wgmma_fence();
+#pragma unroll
+        for (int kr = 0; kr < WBR / 16; kr++) {
+            wgmma_rs<HD, true>(&dva[0][0], ap[kr], wgmma_desc(ga_ + kr * 16 * 128, ROWB, 1024), true);
+            wgmma_rs<HD, true>(&dka[0][0], as[kr], wgmma_desc(qa + kr * 16 * 128, ROWB, 1024), true);
+        }
+        wgmma_commit();
+        wgmma_wait<0>(); /* dV, dK done: ap and as may go */
+#pragma unroll
+        for (int i = 0; i < HD / 8; i++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) wgmma_reg_fence(dva[i][e]), wgmma_reg_fence(dka[i][e]);
+        fence_proxy_async();
+        __syncthreads();
+
+        /* dQ rows r0 .. r0 + 63 (the warp's 16: rows 16 warp + gid, + 8) = dS K: 4 k steps of 16 keys */
+        float dq[HD / 8][4];
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < WBC / 16; kk++)
+            wgmma_ss<HD, true, true>(&dq[0][0], wgmma_desc(sa_ + kk * 16 * 128, ROWB, 1024),
+                                     wgmma_desc(ka + kk * 16 * 128, ROWB, 1024), kk > 0);
+        wgmma_commit();
+        wgmma_wait<0>();
+#pragma unroll
+        for (int i = 0; i < HD / 8; i++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) wgmma_reg_fence(dq[i][e]);
+        const int ta = r0 + warp * 16 + gid, tb = ta + 8;
+#pragma unroll
+        for (int half = 0; half < 2; half++) {
+            const int t = half ? tb : ta;
+            if (t >= T) continue;
+            float *dst = p.dq_acc + (((size_t)b * T + t) * p.H + h) * HD + tig * 2;
+#pragma unroll
+            for (int dt = 0; dt < HD / 8; dt++)
+                atomicAdd((float2 *)(dst + dt * 8), half ? make_float2(dq[dt][2], dq[dt][3])
+                                                         : make_float2(dq[dt][0], dq[dt][1]));
+        }
+        __syncthreads(); /* Q, dO and dS^T are rewritten by the next row tile */
+    }
+
+#pragma unroll
+    for (int half = 0; half < 2; half++) {
+        const int j = half ? jb : ja;
+        if (j >= T) continue;
+        const size_t off = (((size_t)b * T + j) * p.H + h) * HD + tig * 2;
+#pragma unroll
+        for (int dt = 0; dt < HD / 8; dt++) {
+            *(float2 *)(p.dk_part + off + dt * 8) = half ? make_float2(dka[dt][2], dka[dt][3])
+                                                         : make_float2(dka[dt][0], dka[dt][1]);
+            *(float2 *)(p.dv_part + off + dt * 8) = half ? make_float2(dva[dt][2], dva[dt][3])
+                                                         : make_float2(dva[dt][0], dva[dt][1]);
+        }
+    }
+}
+
+bool attn_bwd_wg_launch(gf_backend *be, const attn_bwd_params &p) {
+    if (p.hd != 64 && p.hd != 128) return false;
+    if (!cuda_aligned16(p.q) || !cuda_aligned16(p.k) || !cuda_aligned16(p.v) || !cuda_aligned16(p.dout)) return false;
+    const int n_kt = (p.T + WBC - 1) / WBC;
+    if (n_kt > 65535 || p.B > 65535) return false;
+    dim3 grid((unsigned)p.H, (unsigned)p.B, (unsigned)n_kt);
+    if (p.hd == 64) {
+        const size_t bytes = bwd_wg_smem<64>::bytes;
+        cuda_allow_smem((const void *)attn_bwd_wg_kernel<64>, bytes);
+        cuda_launch(grid, 128, bytes, cuda_stream(be), attn_bwd_wg_kernel<64>, p);
+    } else {
+        const size_t bytes = bwd_wg_smem<128>::bytes;
+        cuda_allow_smem((const void *)attn_bwd_wg_kernel<128>, bytes);
+        cuda_launch(grid, 128, bytes, cuda_stream(be), attn_bwd_wg_kernel<128>, p);
+    }
+    return true;
+}
