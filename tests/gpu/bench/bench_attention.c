@@ -106,8 +106,9 @@ int main(void) {
     double ref[2][4];
     for (int k = 0; k < ATTN_FWD_CONFIGS; k++) {
         const int cfg = cfg_id[k]; /* the list starts with cfg 0 */
-        const char *role = cfg == ATTN_FWD_DEFAULT_STATS   ? ", default with stats"
-                           : cfg == ATTN_FWD_DEFAULT_PLAIN ? ", default without stats"
+        const char *role = cfg == ATTN_FWD_HOPPER_STATS && cfg == ATTN_FWD_HOPPER_PLAIN ? ", default on Hopper"
+                           : cfg == ATTN_FWD_DEFAULT_STATS                              ? ", default with stats elsewhere"
+                           : cfg == ATTN_FWD_DEFAULT_PLAIN ? ", default without stats elsewhere"
                                                            : "";
         char model[200];
         const gf_backend_variants v = {.attn_cfg = 1 + cfg};
