@@ -13,7 +13,7 @@
  * dK and dV of a query head are written per head (fp32) and summed over the
  * query group afterwards, so the blocks need no atomics for them and the
  * query heads of a group spread over the machine. */
-#include "backend/cuda/cuda_attention.cuh"
+#include "backend/cuda/cuda_attention_bwd_parts.cuh"
 #include "backend/cuda/cuda_mma.cuh"
 
 #define BR 64
@@ -107,20 +107,7 @@ template <int HD> __global__ void __launch_bounds__(NWARPS * 32) attn_bwd_mma_ke
                     mma_bf16(ga[2 * np + 1], av, bg[2], bg[3]);
                 }
             }
-            /* P^T and dS^T in place: element (key ja | jb, row r0 + nt 8 + 2 tig + e) */
-#pragma unroll
-            for (int nt = 0; nt < BR / 8; nt++)
-#pragma unroll
-                for (int e = 0; e < 2; e++) {
-                    const int rr = nt * 8 + tig * 2 + e, t = r0 + rr;
-                    const float l2 = lse2[rr], Dt = Dsm[rr];
-                    const float pa = ja <= t ? exp2_approx(sa[nt][e] * p.scale_log2 - l2) : 0.0f;
-                    const float pb = jb <= t ? exp2_approx(sa[nt][2 + e] * p.scale_log2 - l2) : 0.0f;
-                    sa[nt][e] = pa;
-                    sa[nt][2 + e] = pb;
-                    ga[nt][e] = pa * (ga[nt][e] - Dt);
-                    ga[nt][2 + e] = pb * (ga[nt][2 + e] - Dt);
-                }
+            attn_bwd_probs(sa, ga, ja, jb, tig, r0, lse2, Dsm, p.scale_log2);
             /* dV += P^T dO, dK += dS^T Q: A from the accumulators, B = dO, Q by ldmatrix.trans */
 #pragma unroll
             for (int kr = 0; kr < BR / 16; kr++) {
@@ -173,43 +160,17 @@ template <int HD> __global__ void __launch_bounds__(NWARPS * 32) attn_bwd_mma_ke
                     mma_bf16(dq[2 * dp + 1], a, bk[2], bk[3]);
                 }
             }
-            const int ta = r0 + warp * 16 + gid, tb = ta + 8;
-#pragma unroll
-            for (int half = 0; half < 2; half++) {
-                const int t = half ? tb : ta;
-                if (t >= T) continue;
-                float *dst = p.dq_acc + (((size_t)b * T + t) * p.H + h) * HD + tig * 2;
-#pragma unroll
-                for (int dt = 0; dt < HD / 8; dt++)
-                    atomicAdd((float2 *)(dst + dt * 8), half ? make_float2(dq[dt][2], dq[dt][3])
-                                                             : make_float2(dq[dt][0], dq[dt][1]));
-            }
+            attn_bwd_add_dq<HD>(dq, p, b, h, r0 + warp * 16 + gid, tig);
         }
         __syncthreads(); /* Q, dO and dS^T are rewritten by the next row tile */
     }
 
-#pragma unroll
-    for (int half = 0; half < 2; half++) {
-        const int j = half ? jb : ja;
-        if (j >= T) continue;
-        const size_t off = (((size_t)b * T + j) * p.H + h) * HD + tig * 2;
-#pragma unroll
-        for (int dt = 0; dt < HD / 8; dt++) {
-            *(float2 *)(p.dk_part + off + dt * 8) = half ? make_float2(dka[dt][2], dka[dt][3])
-                                                         : make_float2(dka[dt][0], dka[dt][1]);
-            *(float2 *)(p.dv_part + off + dt * 8) = half ? make_float2(dva[dt][2], dva[dt][3])
-                                                         : make_float2(dva[dt][0], dva[dt][1]);
-        }
-    }
+    attn_bwd_store_dkdv<HD>(dka, dva, p, b, h, ja, tig);
 }
 
 bool attn_bwd_mma_launch(gf_backend *be, const attn_bwd_params &p) {
-    if (cuda_st(be)->attn_bwd == ATTN_BWD_WGMMA) return attn_bwd_wg_launch(be, p);
-    if (p.hd != 64 && p.hd != 128) return false;
-    if (!cuda_aligned16(p.q) || !cuda_aligned16(p.k) || !cuda_aligned16(p.v) || !cuda_aligned16(p.dout)) return false;
-    const int n_kt = (p.T + BC - 1) / BC;
-    if (n_kt > 65535 || p.B > 65535) return false;
-    dim3 grid((unsigned)p.H, (unsigned)p.B, (unsigned)n_kt);
+    dim3 grid;
+    if (!attn_bwd_grid(p, BC, &grid)) return false;
     if (p.hd == 64) {
         const size_t bytes = bwd_smem<64>::bytes;
         cuda_allow_smem((const void *)attn_bwd_mma_kernel<64>, bytes);

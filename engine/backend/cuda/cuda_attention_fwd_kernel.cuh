@@ -388,9 +388,7 @@ __global__ void __launch_bounds__(C::NT, C::MINB) attn_fwd_mma_kernel(const attn
                     pa[kk][2] = pack_bf16(s[0][2 * kk + 1][0], s[0][2 * kk + 1][1]);
                     pa[kk][3] = pack_bf16(s[0][2 * kk + 1][2], s[0][2 * kk + 1][3]);
                 }
-                if (C::OV) {
-                    /* tile kt's P V waits for the next tile's S, or for the end */
-                } else {
+                if (!C::OV) { /* (OV: tile kt's P V goes with the next tile's S, or after the loop) */
                     wgmma_fence(); /* O (rescaled) and P were written by ordinary instructions */
                     issue_pv(stage);
                     wgmma_wait<0>(); /* before the next tile's softmax rescales O, and the ring slot is reloaded */
