@@ -24,9 +24,17 @@
 
 #include "emu.h"
 
-/* getcontext "returns twice" in general; here it only fills a context that
- * makecontext then retargets, so nothing is ever resumed inside run_block. */
-#pragma GCC diagnostic ignored "-Wclobbered"
+/* make sanitize builds this with ASan: tell it which stack each switch goes to */
+#if defined(__SANITIZE_ADDRESS__)
+#define EMU_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define EMU_ASAN 1
+#endif
+#endif
+#ifdef EMU_ASAN
+#include <sanitizer/common_interface_defs.h>
+#endif
 
 namespace {
 
@@ -37,7 +45,6 @@ struct barrier {
 };
 
 struct fiber {
-    ucontext_t ctx;
     bool done = false, waiting = false;
     barrier *wait_on = nullptr;
     unsigned wait_gen = 0;
@@ -55,9 +62,19 @@ struct warp_buf {
 
 enum order_kind { FORWARD, REVERSE, SHUFFLE };
 
+/* __builtin_setjmp's buffer: frame and stack pointer and where to resume */
+struct jump {
+    void *b[5];
+};
+
 struct state {
     std::vector<fiber> f;
-    std::vector<std::unique_ptr<char[]>> stacks; /* uninitialized: only the pages a fiber touches are mapped */
+    /* fiber i: its stack (uninitialized: only the pages it touches are mapped),
+     * where it is parked, whether it was ever entered; they outlive blocks */
+    std::vector<std::unique_ptr<char[]>> stacks;
+    std::vector<jump> parked;
+    std::vector<bool> started;
+    std::vector<void *> fake_stack; /* ASan's per fiber */
     barrier blk;
     barrier named[16]; /* bar.sync 1..15 (0 is blk) */
     std::vector<barrier> wb;
@@ -68,19 +85,21 @@ struct state {
     size_t smem_asked = 0;
     emu_idx bid{0, 0, 0}, bdim{1, 1, 1}, gdim{1, 1, 1};
     const std::function<void()> *body = nullptr;
-    ucontext_t sched;
+    jump sched; /* the scheduler (run_block), while a fiber runs */
+    void *sched_fake = nullptr;
+    const void *sched_bottom = nullptr;
+    size_t sched_size = 0;
     int cur = -1;
     order_kind order = FORWARD;
     std::mt19937 rng{12345};
 } S;
 
-/* 256 KiB a fiber: enough for every kernel here, under ASan too (make
- * sanitize). ASan clears the shadow of the stack a switch goes to; from 512 KiB
- * on (64 KiB of shadow) it does so through mmap, a system call per switch. */
+/* 256 KiB a fiber: enough for every kernel here, under ASan too (make sanitize) */
 const size_t STACK = 256 * 1024;
 const size_t SMEM_MAX = 232448; /* an H100 / H200 block's opt-in limit */
 
 fiber &me() { return S.f[S.cur]; }
+void park();
 
 [[noreturn]] void fail(const char *what) {
     fprintf(stderr, "emu: %s (block %u %u %u", what, S.bid.x, S.bid.y, S.bid.z);
@@ -116,7 +135,7 @@ void arrive(barrier &b, const char *what = nullptr) {
     f.waiting = true;
     f.wait_on = &b;
     f.wait_gen = g;
-    swapcontext(&f.ctx, &S.sched);
+    park();
 }
 
 void warp_arrive(const char *what) { arrive(S.wb[me().warp], what); }
@@ -126,24 +145,103 @@ void need_full_warp(const char *what) {
     if (S.warp_lanes[me().warp] != 32) fail(what);
 }
 
-void entry() {
+/* Switching between the scheduler and the fibers.
+ *
+ * A fiber is entered once through makecontext / setcontext; every later switch
+ * is __builtin_setjmp / __builtin_longjmp, which save and restore no more than
+ * the stack and frame pointers (the compiler keeps everything else live across
+ * the setjmp in memory) and make no system call. swapcontext, used before, asks
+ * the kernel for the signal mask at every switch: perf put ~85 % of
+ * cuda_gdn_emu's time there. A fiber outlives its block: when its thread's body
+ * returns it parks, and the next block that has a thread i resumes fiber i for
+ * that block's body, so no frame is ever abandoned by a jump.
+ *
+ * __builtin_longjmp may not be in the function that holds the matching
+ * __builtin_setjmp, hence the noinline jump_to. ASan unpoisons the whole stack
+ * before a call that does not return (a sigaltstack system call and a memset
+ * of shadow, at every switch), which nothing here needs, since no frame is
+ * abandoned: so jump_to is not instrumented, and the compiler cannot see it
+ * as noreturn (the branch on a buffer never filled). */
+__attribute__((noinline, no_sanitize_address)) void jump_to(jump &j) {
+    if (j.b[0] || j.b[1] || j.b[2]) __builtin_longjmp(j.b, 1);
+} /* returns only when j was never filled: the caller fails */
+
+void asan_start(void **fake, const void *bottom, size_t size) {
+#ifdef EMU_ASAN
+    __sanitizer_start_switch_fiber(fake, bottom, size);
+#else
+    (void)fake, (void)bottom, (void)size;
+#endif
+}
+void asan_finish(void *fake, const void **bottom, size_t *size) {
+#ifdef EMU_ASAN
+    __sanitizer_finish_switch_fiber(fake, bottom, size);
+#else
+    (void)fake, (void)bottom, (void)size;
+#endif
+}
+
+/* on fiber S.cur: back to the scheduler until it resumes this fiber */
+void park() {
     const int i = S.cur;
-    (*S.body)();
-    fiber &f = S.f[i];
-    f.done = true;
-    /* an exited thread no longer counts at barriers */
-    S.blk.needed--;
-    release_if_full(S.blk);
-    barrier &w = S.wb[f.warp];
-    w.needed--;
-    release_if_full(w);
-    setcontext(&S.sched);
+    if (__builtin_setjmp(S.parked[i].b)) {
+        asan_finish(S.fake_stack[i], nullptr, nullptr);
+        return;
+    }
+    asan_start(&S.fake_stack[i], S.sched_bottom, S.sched_size);
+    jump_to(S.sched);
+    fail("the scheduler's jump buffer was never filled");
+}
+
+/* a fiber's life: thread S.cur of one block after another */
+void entry() {
+    asan_finish(nullptr, &S.sched_bottom, &S.sched_size);
+    for (;;) {
+        (*S.body)();
+        fiber &f = me();
+        f.done = true;
+        /* an exited thread no longer counts at barriers */
+        S.blk.needed--;
+        release_if_full(S.blk);
+        barrier &w = S.wb[f.warp];
+        w.needed--;
+        release_if_full(w);
+        park();
+    }
+}
+
+/* on the scheduler: run fiber i until it parks */
+void resume(int i) {
+    S.cur = i;
+    if (__builtin_setjmp(S.sched.b)) {
+        asan_finish(S.sched_fake, nullptr, nullptr);
+        return;
+    }
+    asan_start(&S.sched_fake, S.stacks[i].get(), STACK);
+    if (S.started[i]) {
+        jump_to(S.parked[i]);
+        fail("a started fiber was never parked");
+    }
+    S.started[i] = true;
+    ucontext_t uc;
+    getcontext(&uc);
+    uc.uc_stack.ss_sp = S.stacks[i].get();
+    uc.uc_stack.ss_size = STACK;
+    uc.uc_link = nullptr; /* entry never returns */
+    makecontext(&uc, entry, 0);
+    setcontext(&uc);
+    fail("setcontext failed");
 }
 
 void run_block() {
     const int n = (int)(S.bdim.x * S.bdim.y * S.bdim.z), nw = (n + 31) / 32;
     S.f.assign(n, fiber());
-    while ((int)S.stacks.size() < n) S.stacks.emplace_back(new char[STACK]);
+    while ((int)S.stacks.size() < n) {
+        S.stacks.emplace_back(new char[STACK]);
+        S.parked.emplace_back();
+        S.started.push_back(false);
+        S.fake_stack.push_back(nullptr);
+    }
     S.wb.assign(nw, barrier());
     S.warp_lanes.assign(nw, 0);
     S.buf.resize(nw);
@@ -159,11 +257,6 @@ void run_block() {
         f.warp = i >> 5;
         S.wb[f.warp].needed++;
         S.warp_lanes[f.warp]++;
-        getcontext(&f.ctx);
-        f.ctx.uc_stack.ss_sp = S.stacks[i].get();
-        f.ctx.uc_stack.ss_size = STACK;
-        f.ctx.uc_link = nullptr;
-        makecontext(&f.ctx, entry, 0);
         order[i] = S.order == REVERSE ? n - 1 - i : i;
     }
     /* shared memory starts as NaN (0xff bytes): a read of what no thread wrote shows */
@@ -179,8 +272,7 @@ void run_block() {
                 if (f.wait_on->gen == f.wait_gen) continue;
                 f.waiting = false;
             }
-            S.cur = i;
-            swapcontext(&S.sched, &f.ctx);
+            resume(i);
             progress = true;
         }
         if (all_done) break;

@@ -5,7 +5,8 @@
  * file of the emulated builds (g++ -include, with -DGRAFT_CUDA_EMU); no
  * product file includes it.
  *
- * Every thread of a block is a fiber (ucontext). __syncthreads is a barrier
+ * Every thread of a block is a fiber (emu.cpp: entered through makecontext,
+ * switched by __builtin_setjmp / __builtin_longjmp). __syncthreads is a barrier
  * over the block's live fibers, bar.sync id, n (emu_bar_sync) one over n of
  * them; the warp-synchronous operations (__syncwarp,
  * shuffles, __any_sync, ldmatrix, mma.m16n8k16, wgmma) exchange values among the

@@ -14,7 +14,8 @@
 #                        tests/gpu/test_cuda_gdn.c unchanged, through
 #                        be_open("cuda") of gdn_backend.cpp
 #
-# make test runs both (tests/integration/cuda_core_emu.sh, cuda_gdn_emu.sh);
+# make test runs both (tests/integration/cuda_core_emu.sh, cuda_gdn_emu.sh)
+# and the runtime's own checks (test_emu_runtime.cpp: cuda_emu_runtime.sh);
 # `make tests` builds them where the CUDA headers exist.
 #
 # The GDN program links the engine WITHOUT the real CUDA objects (an archive of
@@ -34,7 +35,7 @@ EMU_CORE_OBJ := $(EMU_CORE_CU:%=$(BUILD)/emu/engine/backend/cuda/%.o) $(EMU_RUNT
 EMU_GDN_CU   := $(wildcard engine/backend/cuda/cuda_gdn*.cu)
 EMU_GDN_OBJ  := $(EMU_GDN_CU:%.cu=$(BUILD)/emu/%.o) $(EMU_RUNTIME) $(BUILD)/emu/tests/gpu/emu/gdn_backend.o
 EMU_ENGINE   := $(BUILD)/emu/libengine.a
-EMU_BINS     := $(BUILD)/emu/test_core_emu $(BUILD)/emu/test_cuda_gdn
+EMU_BINS     := $(BUILD)/emu/test_core_emu $(BUILD)/emu/test_cuda_gdn $(BUILD)/emu/test_emu_runtime
 
 $(BUILD)/emu/%.o: %.cu
 	@mkdir -p $(dir $@)
@@ -53,6 +54,10 @@ $(EMU_ENGINE): $(filter-out $(CUDA_OBJ),$(ENGINE_OBJ))
 	$(Q)ar rcs $@ $^
 
 $(BUILD)/emu/test_core_emu: $(EMU_CORE_OBJ)
+	$(MSG) LD $@
+	$(Q)$(EMU_CXX) $(LDFLAGS) -o $@ $^
+
+$(BUILD)/emu/test_emu_runtime: $(EMU_RUNTIME) $(BUILD)/emu/tests/gpu/emu/test_emu_runtime.o
 	$(MSG) LD $@
 	$(Q)$(EMU_CXX) $(LDFLAGS) -o $@ $^
 

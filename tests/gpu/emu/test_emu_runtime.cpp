@@ -1,0 +1,143 @@
+/* The emulation's own runtime (emu.cpp) checked on tiny kernels written here:
+ * what a correct kernel computes through barriers and warp exchanges in every
+ * fiber order, with the block size changing between launches (fibers outlive
+ * blocks), and that each fault the runtime promises to catch (emu.h) stops the
+ * program with its message. Every fault runs in a child process: the runtime
+ * aborts on the first one. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+static int passed, failed;
+
+static void check(bool ok, const char *what) {
+    printf("%s    %s\n", ok ? "PASS" : "FAIL", what);
+    ok ? passed++ : failed++;
+}
+
+static unsigned tid() {
+    const emu_idx t = threadIdx, d = blockDim;
+    return t.x + d.x * (t.y + d.y * t.z);
+}
+
+/* Each thread writes its id into shared memory; after the barrier it reads its
+ * neighbour's, adds the sum of its warp (a shuffle tree), and stores the result.
+ * Threads at or past `live` return at once (they no longer count at barriers). */
+static void neighbour_kernel(int *out, unsigned live) {
+    const unsigned n = blockDim.x * blockDim.y * blockDim.z, t = tid();
+    if (t >= live) return;
+    int *s = (int *)emu_dynamic_smem();
+    s[t] = (int)(t + 1000 * blockIdx.x);
+    __syncthreads();
+    const int next = s[(t + 1) % live];
+    __syncthreads();
+    float w = (float)t;
+    if (live % 32 == 0)
+        for (int m = 16; m > 0; m >>= 1) w += __shfl_xor_sync(0xffffffffu, w, m);
+    out[blockIdx.x * n + t] = next + (int)w;
+}
+
+static bool run_neighbours(unsigned threads, unsigned live, unsigned blocks) {
+    std::vector<int> out(threads * blocks, -1);
+    int *o = out.data();
+    emu_launch(dim3(blocks), dim3(threads), threads * sizeof(int), [=] { neighbour_kernel(o, live); });
+    for (unsigned b = 0; b < blocks; b++)
+        for (unsigned t = 0; t < threads; t++) {
+            int want = -1;
+            if (t < live) {
+                const unsigned lane0 = t & ~31u;
+                const int warp_sum = live % 32 == 0 ? (int)(32 * lane0 + 496) : (int)t;
+                want = (int)((t + 1) % live + 1000 * b) + warp_sum;
+            }
+            if (out[b * threads + t] != want) {
+                printf("       block %u thread %u: %d, want %d\n", b, t, out[b * threads + t], want);
+                return false;
+            }
+        }
+    return true;
+}
+
+/* Runs fault in a child; true when it died of SIGABRT with `want` on stderr. */
+template <typename F> static bool aborts_with(const char *want, F fault) {
+    int fd[2];
+    if (pipe(fd) != 0) return false;
+    fflush(stdout);
+    const pid_t pid = fork();
+    if (pid < 0) return false;
+    if (pid == 0) {
+        dup2(fd[1], 2);
+        close(fd[0]);
+        fault();
+        _exit(0);
+    }
+    close(fd[1]);
+    std::string err;
+    char buf[4096];
+    ssize_t k;
+    while ((k = read(fd[0], buf, sizeof buf)) > 0) err.append(buf, (size_t)k);
+    close(fd[0]);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    const bool ok = WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT && err.find(want) != std::string::npos;
+    if (!ok) printf("       child: %s, stderr: %s\n", WIFSIGNALED(st) ? "signalled" : "exited", err.c_str());
+    return ok;
+}
+
+int main() {
+    static const char *orders[] = {"forward", "reverse", "shuffle"};
+    for (const char *order : orders) {
+        setenv("GRAFT_EMU_ORDER", order, 1);
+        bool ok = true;
+        /* the block grows, shrinks and grows again: parked fibers are reused */
+        ok = ok && run_neighbours(128, 128, 3);
+        ok = ok && run_neighbours(64, 64, 2);
+        ok = ok && run_neighbours(256, 256, 2);
+        ok = ok && run_neighbours(96, 70, 2); /* 26 threads return before the barriers */
+        std::string what = std::string("barriers, shuffles, early exits, blocks of 128 / 64 / 256 / 96 threads (") + order + ")";
+        check(ok, what.c_str());
+    }
+    setenv("GRAFT_EMU_ORDER", "shuffle", 1);
+
+    check(aborts_with("deadlock", [] {
+              emu_launch(dim3(1), dim3(64), 0, [] {
+                  /* thread 5 waits at a named barrier for 64, the others at __syncthreads for 64 */
+                  if (tid() == 5) emu_bar_sync(1, 64);
+                  else __syncthreads();
+              });
+          }),
+          "a barrier one thread skips for another: deadlock");
+    check(aborts_with("diverge", [] {
+              emu_launch(dim3(1), dim3(32), 0, [] {
+                  if (tid() < 16) __syncwarp();
+                  else (void)__shfl_xor_sync(0xffffffffu, 1.0f, 1);
+              });
+          }),
+          "lanes of a warp at different collectives");
+    check(aborts_with("partial warp", [] {
+              emu_launch(dim3(1), dim3(48), 0, [] {
+                  float d[4] = {0, 0, 0, 0};
+                  uint32_t a[4] = {0, 0, 0, 0};
+                  emu_mma_bf16_16816(d, a, 0, 0);
+              });
+          }),
+          "an mma in a partial warp");
+    check(aborts_with("outside the warp", [] {
+              emu_launch(dim3(1), dim3(40), 0, [] { (void)__shfl_sync(0xffffffffu, 1.0f, 20); });
+          }),
+          "a shuffle from a lane the warp does not have");
+    check(aborts_with("shared memory", [] { emu_launch(dim3(1), dim3(32), 300000, [] {}); }),
+          "more dynamic shared memory than a block has");
+    check(aborts_with("bar.sync", [] {
+              emu_launch(dim3(1), dim3(64), 0, [] { emu_bar_sync(1, 48); });
+          }),
+          "bar.sync with a count that is not whole warps");
+
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
