@@ -261,20 +261,17 @@ __global__ void __launch_bounds__(kWarps * 32, kWarps == 8 ? 2 : 0) gdn_bwd_stat
 
 #define GDN_PART_LD (GDN_MAX_D / 8) /* row partials: one per 8-column tile */
 
-/* Row strides of the local kernel's shared tiles: bf16 (or fp32-mode) operand
- * tiles padded by 16 bytes (sm_ld), fp32 C x C tiles by one float (their row and
- * column sums run a thread per row or column: conflict-free with an odd stride),
- * except A (no such sums; an operand tile like the others). */
+/* Row strides of the local kernel's shared tiles: bf16 operand tiles padded by
+ * 16 bytes (sm_ld); fp32 mode (a check, not for speed) keeps the d-wide rows
+ * dense. a: every C x C operand tile (A, and dS, dA / G, A^T dA: S2b, Xb, Yb). */
 template <typename T> struct LocalLd {
-    int k, v, c, a, fk, b;
+    int k, v, a, fk;
     __host__ __device__ explicit LocalLd(const GdnShape &s) {
-        const bool pad = sizeof(T) == 2; /* fp32 mode (a check, not for speed) keeps dense rows: they fill 227 KB at d 128 */
+        const bool pad = sizeof(T) == 2;
         k = pad ? sm_ld<T>(s.dk) : s.dk;
         v = pad ? sm_ld<T>(s.dv) : s.dv;
-        c = s.C + 1;
         a = sm_ld<T>(s.C);
         fk = pad ? sm_ld<float>(s.dk) : s.dk;
-        b = pad ? a : c; /* the C x C operand copies (S2b, Xb, Yb): in fp32 mode the fp32 tiles themselves */
     }
 };
 
@@ -294,19 +291,18 @@ template <typename T> struct BwdLocalSmem {
     /* whole kernel */
     T *K, *HS; /* HS: bf16 copy of the state h, then dh, then h again (bf16 mode only) */
     float *dK, *gam, *bet, *dgam, *dbet, *e1, *e2, *part, *part2;
+    float *cpart; /* column partials of a C x C product: (C / 16) x C, a row per 16-row tile */
     /* phases a, b */
     T *Q, *dO, *Vp;
-    float *S1, *S2;
-    T *S2b; /* S2 rounded to T: the mma operand copy (the same bits as rounding at the fragment) */
+    T *S2b; /* dS rounded to T: the mma operand (the same bits as rounding at the fragment) */
     /* phases c .. f (same memory as a, b) */
     T *dW, *V, *dVp, *A;
-    float *S3, *S4;
     T *Xb, *Yb; /* C x C mma operands in T: dA, then G; A^T dA (stored rounded, as S2b) */
     __host__ __device__ static BwdLocalSmem carve(char *base, const GdnShape &s, size_t *bytes) {
         SmemCarve c(base);
         BwdLocalSmem m;
         LocalLd<T> ld(s);
-        size_t Cd = (size_t)s.C * ld.k, Cv = (size_t)s.C * ld.v, CC = (size_t)s.C * ld.c;
+        size_t Cd = (size_t)s.C * ld.k, Cv = (size_t)s.C * ld.v, CC = (size_t)s.C * ld.a;
         m.K = c.take<T>(Cd);
         m.HS = c.take<T>(sizeof(T) == 2 ? (size_t)s.dv * ld.k : 0);
         m.dK = c.take<float>((size_t)s.C * ld.fk);
@@ -318,25 +314,18 @@ template <typename T> struct BwdLocalSmem {
         m.e2 = c.take<float>(s.C);
         m.part = c.take<float>((size_t)s.C * GDN_PART_LD);
         m.part2 = c.take<float>((size_t)s.C * GDN_PART_LD);
+        m.cpart = c.take<float>((size_t)(s.C / 16) * s.C);
         SmemCarve x(base ? base + c.used : nullptr), y(base ? base + c.used : nullptr);
         m.Q = x.take<T>(Cd);
         m.dO = x.take<T>(Cv);
         m.Vp = x.take<T>(Cv);
-        m.S1 = x.take<float>(CC);
-        m.S2 = x.take<float>(CC);
-        /* the operand copies cost 28 KB in bf16 mode (209 KB in all at d 128); fp32
-         * mode (checks; its tiles fill 220 KB) uses the fp32 tiles as they are, which
-         * holds the same values: the writes below then repeat the same value or
-         * overwrite one that is dead (dA by dM, dM by G, element by element) */
-        m.S2b = sizeof(T) == 2 ? x.take<T>((size_t)s.C * ld.b) : (T *)m.S2;
+        m.S2b = x.take<T>(CC);
         m.dVp = y.take<T>((size_t)s.C * ld.v);
-        m.A = y.take<T>((size_t)s.C * ld.a);
+        m.A = y.take<T>(CC);
         m.dW = y.take<T>(Cd);
         m.V = y.take<T>(Cv);
-        m.S3 = y.take<float>(CC);
-        m.S4 = y.take<float>(CC);
-        m.Xb = sizeof(T) == 2 ? y.take<T>((size_t)s.C * ld.b) : (T *)m.S3;
-        m.Yb = sizeof(T) == 2 ? y.take<T>((size_t)s.C * ld.b) : (T *)m.S4;
+        m.Xb = y.take<T>(CC);
+        m.Yb = y.take<T>(CC);
         if (bytes) *bytes = c.used + (x.used > y.used ? x.used : y.used);
         return m;
     }
@@ -346,6 +335,13 @@ template <typename T> struct BwdLocalSmem {
 __device__ __forceinline__ float part_sum(const float *part, int r, int n) {
     float t = 0;
     for (int i = 0; i < n; i++) t += part[r * GDN_PART_LD + i];
+    return t;
+}
+
+/* Sum of column j's partials over the n 16-row tiles (tile_col_partials, ldp C). */
+__device__ __forceinline__ float col_part_sum(const float *cpart, int C, int j, int n) {
+    float t = 0;
+    for (int i = 0; i < n; i++) t += cpart[i * C + j];
     return t;
 }
 
@@ -389,32 +385,27 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     gdn_cp_wait_all();
     block_sync();
 
-    /* a. S1 = Q K^T; S2 = dS = scale (dO V'^T) o e^(gam_i - gam_j), i >= j */
+    /* a. dS = scale (dO V'^T) o e^(gam_i - gam_j), i >= j, to S2b; dgam from P: + row sums,
+     * - column sums of dS o Q K^T, as partials from the accumulators */
     for_tiles_n<2>(C, C, [&](int m0, int n1) {
         float a1[2][4] = {}, a2[2][4] = {};
         tile_mma_n<kTC, 2, kU>(a1, sm_view<T>(sm.Q, ld.k), sm_view_t<T>(sm.K, ld.k), m0, n1, dk);
         tile_mma_n<kTC, 2, kU>(a2, sm_view<T>(sm.dO, ld.v), sm_view_t<T>(sm.Vp, ld.v), m0, n1, dv);
-        for (int sb = 0; sb < 2; sb++)
+        for (int sb = 0; sb < 2; sb++) {
+            float p[4];
             for (int e = 0; e < 4; e++) {
                 int i = acc_row(m0, e), j = acc_col(n1 + 8 * sb, e);
                 const float d = j <= i ? scale * a2[sb][e] * gdn_exp(sm.gam[i] - sm.gam[j]) : 0.f;
-                sm.S1[i * ld.c + j] = a1[sb][e];
-                sm.S2[i * ld.c + j] = d;
-                sm.S2b[i * ld.b + j] = from_f<T>(d);
+                p[e] = d * a1[sb][e];
+                sm.S2b[i * ld.a + j] = from_f<T>(d);
             }
+            tile_row_partials(sm.part2, GDN_PART_LD, m0, n1 + 8 * sb, p);
+            tile_col_partials(sm.cpart, C, m0, n1 + 8 * sb, p);
+        }
     });
     block_sync();
-    /* dgam from P: + row sums, - column sums of dS o QK^T */
-    if (tid < C) {
-        float t = 0;
-        for (int j = 0; j < C; j++) t += sm.S2[tid * ld.c + j] * sm.S1[tid * ld.c + j];
-        sm.e1[tid] = t;
-    } else if (tid < 2 * C) {
-        int j = tid - C;
-        float t = 0;
-        for (int i = 0; i < C; i++) t += sm.S2[i * ld.c + j] * sm.S1[i * ld.c + j];
-        sm.e2[j] = t;
-    }
+    if (tid < C) sm.e1[tid] = part_sum(sm.part2, tid, C / 8);
+    else if (tid < 2 * C) sm.e2[tid - C] = col_part_sum(sm.cpart, C, tid - C, C / 16);
     /* dq = scale e^gam dO h + dS K (the first term's row dot with q feeds dgam) */
     T *dqc = dq + s.tok(b, c * C, h) * dk;
     for_tiles_n<2>(C, dk, [&](int m0, int n1) {
@@ -429,13 +420,13 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
             }
             tile_row_partials(sm.part, GDN_PART_LD, m0, n1 + 8 * sb, pv);
         }
-        tile_mma_n<kTC, 2, kU>(acc, sm_view<T>(sm.S2b, ld.b), sm_view<T>(sm.K, ld.k), m0, n1, C);
+        tile_mma_n<kTC, 2, kU>(acc, sm_view<T>(sm.S2b, ld.a), sm_view<T>(sm.K, ld.k), m0, n1, C);
         for (int sb = 0; sb < 2; sb++) store_acc_rows(dqc, ldk, m0, n1 + 8 * sb, acc[sb], L);
     });
     /* dk = dS^T Q (first term) */
     for_tiles_n<2>(C, dk, [&](int m0, int n1) {
         float acc2[2][4] = {};
-        tile_mma_n<kTC, 2, kU>(acc2, sm_view_t<T>(sm.S2b, ld.b), sm_view<T>(sm.Q, ld.k), m0, n1, C);
+        tile_mma_n<kTC, 2, kU>(acc2, sm_view_t<T>(sm.S2b, ld.a), sm_view<T>(sm.Q, ld.k), m0, n1, C);
         for (int sb = 0; sb < 2; sb++) {
             int n0 = n1 + 8 * sb;
             float *acc = acc2[sb];
@@ -533,7 +524,7 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
         for (int sb = 0; sb < 2; sb++)
             for (int e = 0; e < 4; e++) {
                 int i = acc_row(m0, e), j = acc_col(n1 + 8 * sb, e);
-                sm.Xb[i * ld.b + j] = from_f<T>(j <= i ? sm.bet[j] * (gdn_exp(sm.gam[j]) * a1[sb][e] + a2[sb][e]) : 0.f);
+                sm.Xb[i * ld.a + j] = from_f<T>(j <= i ? sm.bet[j] * (gdn_exp(sm.gam[j]) * a1[sb][e] + a2[sb][e]) : 0.f);
             }
     });
     block_sync();
@@ -548,57 +539,49 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
      * mode's 3e-2), exact fp32 in fp32 mode */
     for_tiles_n<2>(C, C, [&](int m0, int n1) {
         float acc2[2][4] = {};
-        tile_mma_n<kTC, 2, kU>(acc2, sm_view_t<T>(sm.A, ld.a), sm_view<T>(sm.Xb, ld.b), m0, n1, C);
+        tile_mma_n<kTC, 2, kU>(acc2, sm_view_t<T>(sm.A, ld.a), sm_view<T>(sm.Xb, ld.a), m0, n1, C);
         for (int sb = 0; sb < 2; sb++)
-            for (int e = 0; e < 4; e++) sm.Yb[acc_row(m0, e) * ld.b + acc_col(n1 + 8 * sb, e)] = from_f<T>(acc2[sb][e]);
+            for (int e = 0; e < 4; e++) sm.Yb[acc_row(m0, e) * ld.a + acc_col(n1 + 8 * sb, e)] = from_f<T>(acc2[sb][e]);
     });
     block_sync();
+    /* e (its second product) and f in one pass over the C x C tiles: dM = -(A^T dA) A^T on the
+     * strict lower part, and M = beta_i e^(gam_i - gam_j) K K^T of the same tile:
+     * G = dM o (beta_i e^..) -> Xb (an mma operand), F = dM o e^.. o K K^T, whose row sums and
+     * beta-weighted column sums are taken as partials from the accumulators */
     for_tiles_n<2>(C, C, [&](int m0, int n1) {
-        float acc2[2][4] = {};
-        tile_mma_n<kTC, 2, kU>(acc2, sm_view<T>(sm.Yb, ld.b), sm_view_t<T>(sm.A, ld.a), m0, n1, C);
-        for (int sb = 0; sb < 2; sb++)
+        float dm2[2][4] = {}, kk[2][4] = {};
+        tile_mma_n<kTC, 2, kU>(dm2, sm_view<T>(sm.Yb, ld.a), sm_view_t<T>(sm.A, ld.a), m0, n1, C);
+        tile_mma_n<kTC, 2, kU>(kk, sm_view<T>(sm.K, ld.k), sm_view_t<T>(sm.K, ld.k), m0, n1, dk);
+        for (int sb = 0; sb < 2; sb++) {
+            float fr[4], fc[4];
             for (int e = 0; e < 4; e++) {
                 int i = acc_row(m0, e), j = acc_col(n1 + 8 * sb, e);
-                sm.S3[i * ld.c + j] = i > j ? -acc2[sb][e] : 0.f;
-            }
-    });
-    block_sync();
-    /* f. M = beta_i e^(gam_i - gam_j) K K^T: G = dM o (beta_i e^..) -> Xb, F = dM o e^.. o KK^T -> S4 */
-    for_tiles_n<2>(C, C, [&](int m0, int n1) {
-        float acc2[2][4] = {};
-        tile_mma_n<kTC, 2, kU>(acc2, sm_view<T>(sm.K, ld.k), sm_view_t<T>(sm.K, ld.k), m0, n1, dk);
-        for (int sb = 0; sb < 2; sb++) {
-            int n0 = n1 + 8 * sb;
-            float *acc = acc2[sb];
-            for (int e = 0; e < 4; e++) {
-                int i = acc_row(m0, e), j = acc_col(n0, e);
                 float f = 0, gg = 0;
                 if (i > j) {
-                    float dm = sm.S3[i * ld.c + j], mc = gdn_exp(sm.gam[i] - sm.gam[j]);
-                    f = dm * mc * acc[e];
+                    float dm = -dm2[sb][e], mc = gdn_exp(sm.gam[i] - sm.gam[j]);
+                    f = dm * mc * kk[sb][e];
                     gg = dm * sm.bet[i] * mc;
                 }
-                sm.S4[i * ld.c + j] = f;
-                sm.Xb[i * ld.b + j] = from_f<T>(gg); /* G: only an mma operand */
+                fr[e] = f;
+                fc[e] = sm.bet[i] * f;
+                sm.Xb[i * ld.a + j] = from_f<T>(gg); /* G: only an mma operand */
             }
+            tile_row_partials(sm.part, GDN_PART_LD, m0, n1 + 8 * sb, fr);
+            tile_col_partials(sm.cpart, C, m0, n1 + 8 * sb, fc);
         }
     });
     block_sync();
     if (tid < C) {
-        float t = 0;
-        for (int j = 0; j < C; j++) t += sm.S4[tid * ld.c + j];
+        float t = part_sum(sm.part, tid, C / 8);
         sm.dbet[tid] += t;
         sm.dgam[tid] += sm.bet[tid] * t;
     } else if (tid < 2 * C) {
-        int j = tid - C;
-        float t = 0;
-        for (int i = 0; i < C; i++) t += sm.bet[i] * sm.S4[i * ld.c + j];
-        sm.e2[j] = t;
+        sm.e2[tid - C] = col_part_sum(sm.cpart, C, tid - C, C / 16);
     }
     for_tiles_n<2>(C, dk, [&](int m0, int n1) {
         float acc2[2][4] = {};
-        tile_mma_n<kTC, 2, kU>(acc2, sm_view<T>(sm.Xb, ld.b), sm_view<T>(sm.K, ld.k), m0, n1, C);
-        tile_mma_n<kTC, 2, kU>(acc2, sm_view_t<T>(sm.Xb, ld.b), sm_view<T>(sm.K, ld.k), m0, n1, C);
+        tile_mma_n<kTC, 2, kU>(acc2, sm_view<T>(sm.Xb, ld.a), sm_view<T>(sm.K, ld.k), m0, n1, C);
+        tile_mma_n<kTC, 2, kU>(acc2, sm_view_t<T>(sm.Xb, ld.a), sm_view<T>(sm.K, ld.k), m0, n1, C);
         for (int sb = 0; sb < 2; sb++)
             for (int e = 0; e < 4; e++) sm.dK[acc_row(m0, e) * ld.fk + acc_col(n1 + 8 * sb, e)] += acc2[sb][e];
     });

@@ -472,6 +472,22 @@ __device__ __forceinline__ void tile_row_partials(float *part, int ldp, int m0, 
     }
 }
 
+/* Per-column partial sums of a tile over its 16 rows: the lanes that hold one
+ * column (the same t, gid 0..7) add theirs; lanes 0..3 store
+ * part[(m0 / 16) * ldp + column]. All lanes of the warp must call it together. */
+__device__ __forceinline__ void tile_col_partials(float *part, int ldp, int m0, int n0, const float v[4]) {
+    float c0 = v[0] + v[2], c1 = v[1] + v[3];
+    for (int m = 4; m <= 16; m <<= 1) {
+        c0 += shfl_xor(c0, m);
+        c1 += shfl_xor(c1, m);
+    }
+    if ((threadIdx.x & 31) < 4) {
+        const int col = acc_col(n0, 0);
+        part[(m0 >> 4) * ldp + col] = c0;
+        part[(m0 >> 4) * ldp + col + 1] = c1;
+    }
+}
+
 __device__ __forceinline__ void block_sync() { __syncthreads(); }
 
 /* Barrier of the calling warp (all 32 lanes call it): their shared-memory
