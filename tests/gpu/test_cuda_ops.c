@@ -601,7 +601,7 @@ int main(int argc, char **argv) {
         be_close(G.cpu);
     }
     /* the attention backward on wgmma (not yet the default: docs/cuda.md, "The Hopper shapes") */
-    const gf_backend_variants wg_bwd = {.attn_bwd = 2};
+    const gf_backend_variants wg_bwd = {.attn_bwd = ATTN_BWD_WGMMA};
     G.gpu = open_gpu_variants_or_skip(false, &wg_bwd);
     if (be_open(&G.cpu, &co) < 0) die("cpu backend");
     G.mode = "bwd-wgmma";

@@ -111,12 +111,9 @@ template <int HD> __global__ void __launch_bounds__(NWARPS * 32) attn_bwd_mma_ke
             /* dV += P^T dO, dK += dS^T Q: A from the accumulators, B = dO, Q by ldmatrix.trans */
 #pragma unroll
             for (int kr = 0; kr < BR / 16; kr++) {
-                const uint32_t ap[4] = {pack_bf16(sa[2 * kr][0], sa[2 * kr][1]), pack_bf16(sa[2 * kr][2], sa[2 * kr][3]),
-                                        pack_bf16(sa[2 * kr + 1][0], sa[2 * kr + 1][1]),
-                                        pack_bf16(sa[2 * kr + 1][2], sa[2 * kr + 1][3])};
-                const uint32_t as[4] = {pack_bf16(ga[2 * kr][0], ga[2 * kr][1]), pack_bf16(ga[2 * kr][2], ga[2 * kr][3]),
-                                        pack_bf16(ga[2 * kr + 1][0], ga[2 * kr + 1][1]),
-                                        pack_bf16(ga[2 * kr + 1][2], ga[2 * kr + 1][3])};
+                uint32_t ap[4], as[4];
+                acc_to_a(ap, sa[2 * kr], sa[2 * kr + 1]);
+                acc_to_a(as, ga[2 * kr], ga[2 * kr + 1]);
 #pragma unroll
                 for (int dp = 0; dp < HD / 16; dp++) {
                     uint32_t bg[4], bq[4];
@@ -171,14 +168,7 @@ template <int HD> __global__ void __launch_bounds__(NWARPS * 32) attn_bwd_mma_ke
 bool attn_bwd_mma_launch(gf_backend *be, const attn_bwd_params &p) {
     dim3 grid;
     if (!attn_bwd_grid(p, BC, &grid)) return false;
-    if (p.hd == 64) {
-        const size_t bytes = bwd_smem<64>::bytes;
-        cuda_allow_smem((const void *)attn_bwd_mma_kernel<64>, bytes);
-        cuda_launch(grid, NWARPS * 32, bytes, cuda_stream(be), attn_bwd_mma_kernel<64>, p);
-    } else {
-        const size_t bytes = bwd_smem<128>::bytes;
-        cuda_allow_smem((const void *)attn_bwd_mma_kernel<128>, bytes);
-        cuda_launch(grid, NWARPS * 32, bytes, cuda_stream(be), attn_bwd_mma_kernel<128>, p);
-    }
+    if (p.hd == 64) attn_bwd_run(be, attn_bwd_mma_kernel<64>, grid, NWARPS * 32, bwd_smem<64>::bytes, p);
+    else attn_bwd_run(be, attn_bwd_mma_kernel<128>, grid, NWARPS * 32, bwd_smem<128>::bytes, p);
     return true;
 }

@@ -74,4 +74,11 @@ static inline bool attn_bwd_grid(const attn_bwd_params &p, int bc, dim3 *grid) {
     return true;
 }
 
+/* Launches a backward kernel of `threads` threads and `bytes` of dynamic shared memory on grid. */
+template <typename K>
+static inline void attn_bwd_run(gf_backend *be, K kernel, dim3 grid, int threads, size_t bytes, const attn_bwd_params &p) {
+    cuda_allow_smem((const void *)kernel, bytes);
+    cuda_launch(grid, threads, bytes, cuda_stream(be), kernel, p);
+}
+
 #endif

@@ -15,7 +15,7 @@
  * computes probabilities that its causal mask makes exactly 0.
  * Built for sm_90a alone (the Makefile), taken only on a compute capability
  * 9.0 device, and only where a check, a benchmark or GRAFT_CUDA_ATTN_BWD asks
- * for it (cuda_attention_bwd.cu) until the H200 has measured it. */
+ * for it (cuda_attention.cu picks the kernel) until the H200 has measured it. */
 #include "backend/cuda/cuda_attention_bwd_parts.cuh"
 #include "backend/cuda/cuda_mma.cuh"
 #include "backend/cuda/cuda_wgmma.cuh"
@@ -105,24 +105,16 @@ template <int HD> __global__ void __launch_bounds__(128, 1) attn_bwd_wg_kernel(c
         }
         wgmma_commit();
         wgmma_wait<0>();
-#pragma unroll
-        for (int i = 0; i < WBR / 8; i++)
-#pragma unroll
-            for (int e = 0; e < 4; e++) wgmma_reg_fence(sa[i][e]), wgmma_reg_fence(ga[i][e]);
+        wgmma_reg_fence_all(sa);
+        wgmma_reg_fence_all(ga);
 
         attn_bwd_probs(sa, ga, ja, jb, tig, r0, lse2, Dsm, p.scale_log2);
         /* dV += P^T dO, dK += dS^T Q over the tile's rows (4 k steps of 16 rows, dO and Q MN-major) */
         uint32_t ap[WBR / 16][4], as[WBR / 16][4];
 #pragma unroll
         for (int kr = 0; kr < WBR / 16; kr++) {
-            ap[kr][0] = pack_bf16(sa[2 * kr][0], sa[2 * kr][1]);
-            ap[kr][1] = pack_bf16(sa[2 * kr][2], sa[2 * kr][3]);
-            ap[kr][2] = pack_bf16(sa[2 * kr + 1][0], sa[2 * kr + 1][1]);
-            ap[kr][3] = pack_bf16(sa[2 * kr + 1][2], sa[2 * kr + 1][3]);
-            as[kr][0] = pack_bf16(ga[2 * kr][0], ga[2 * kr][1]);
-            as[kr][1] = pack_bf16(ga[2 * kr][2], ga[2 * kr][3]);
-            as[kr][2] = pack_bf16(ga[2 * kr + 1][0], ga[2 * kr + 1][1]);
-            as[kr][3] = pack_bf16(ga[2 * kr + 1][2], ga[2 * kr + 1][3]);
+            acc_to_a(ap[kr], sa[2 * kr], sa[2 * kr + 1]);
+            acc_to_a(as[kr], ga[2 * kr], ga[2 * kr + 1]);
         }
         /* dS^T into shared memory, [key][row] swizzled (dQ's A, read transposed), before the wgmma that
          * read as are issued: the packed pairs are the accumulator layout's (key, rows 8 nt + 2 tig ..+1) */
@@ -140,10 +132,8 @@ template <int HD> __global__ void __launch_bounds__(128, 1) attn_bwd_wg_kernel(c
         }
         wgmma_commit();
         wgmma_wait<0>(); /* dV, dK done: ap and as may go */
-#pragma unroll
-        for (int i = 0; i < HD / 8; i++)
-#pragma unroll
-            for (int e = 0; e < 4; e++) wgmma_reg_fence(dva[i][e]), wgmma_reg_fence(dka[i][e]);
+        wgmma_reg_fence_all(dva);
+        wgmma_reg_fence_all(dka);
         fence_proxy_async();
         __syncthreads();
 
@@ -156,10 +146,7 @@ template <int HD> __global__ void __launch_bounds__(128, 1) attn_bwd_wg_kernel(c
                                      wgmma_desc(ka + kk * 16 * 128, ROWB, 1024), kk > 0);
         wgmma_commit();
         wgmma_wait<0>();
-#pragma unroll
-        for (int i = 0; i < HD / 8; i++)
-#pragma unroll
-            for (int e = 0; e < 4; e++) wgmma_reg_fence(dq[i][e]);
+        wgmma_reg_fence_all(dq);
         attn_bwd_add_dq<HD>(dq, p, b, h, r0 + warp * 16 + gid, tig);
         __syncthreads(); /* Q, dO and dS^T are rewritten by the next row tile */
     }
@@ -170,14 +157,7 @@ template <int HD> __global__ void __launch_bounds__(128, 1) attn_bwd_wg_kernel(c
 bool attn_bwd_wg_launch(gf_backend *be, const attn_bwd_params &p) {
     dim3 grid;
     if (!attn_bwd_grid(p, WBC, &grid)) return false;
-    if (p.hd == 64) {
-        const size_t bytes = bwd_wg_smem<64>::bytes;
-        cuda_allow_smem((const void *)attn_bwd_wg_kernel<64>, bytes);
-        cuda_launch(grid, 128, bytes, cuda_stream(be), attn_bwd_wg_kernel<64>, p);
-    } else {
-        const size_t bytes = bwd_wg_smem<128>::bytes;
-        cuda_allow_smem((const void *)attn_bwd_wg_kernel<128>, bytes);
-        cuda_launch(grid, 128, bytes, cuda_stream(be), attn_bwd_wg_kernel<128>, p);
-    }
+    if (p.hd == 64) attn_bwd_run(be, attn_bwd_wg_kernel<64>, grid, 128, bwd_wg_smem<64>::bytes, p);
+    else attn_bwd_run(be, attn_bwd_wg_kernel<128>, grid, 128, bwd_wg_smem<128>::bytes, p);
     return true;
 }

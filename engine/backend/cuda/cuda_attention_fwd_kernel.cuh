@@ -206,14 +206,8 @@ __global__ void __launch_bounds__(C::NT, C::MINB) attn_fwd_mma_kernel(const attn
     };
     /* after a P V's wgmma finished: O's and pa's registers may be read and written again */
     auto pv_done = [&]() {
-#pragma unroll
-        for (int i = 0; i < HD / 8; i++)
-#pragma unroll
-            for (int e = 0; e < 4; e++) wgmma_reg_fence(o[0][i][e]);
-#pragma unroll
-        for (int kk = 0; kk < (WG ? BC / 16 : 1); kk++)
-#pragma unroll
-            for (int e = 0; e < 4; e++) wgmma_reg_fence_u(pa[kk][e]);
+        wgmma_reg_fence_all(o[0]);
+        wgmma_reg_fence_all(pa);
     };
     for (int kt = kt_begin; kt < kt_end; kt++) {
         cp_async_wait<AHEAD - 1>(); /* this thread's copies of tile kt (and Q) landed; later tiles may be in flight */
@@ -251,10 +245,7 @@ __global__ void __launch_bounds__(C::NT, C::MINB) attn_fwd_mma_kernel(const attn
                 } else {
                     wgmma_wait<0>();
                 }
-#pragma unroll
-                for (int i = 0; i < BC / 8; i++)
-#pragma unroll
-                    for (int e = 0; e < 4; e++) wgmma_reg_fence(s[0][i][e]);
+                wgmma_reg_fence_all(s[0]);
             } else {
 #pragma unroll
                 for (int sl = 0; sl < SL; sl++)
@@ -382,12 +373,7 @@ __global__ void __launch_bounds__(C::NT, C::MINB) attn_fwd_mma_kernel(const attn
                     }
                 }
 #pragma unroll
-                for (int kk = 0; kk < BC / 16; kk++) {
-                    pa[kk][0] = pack_bf16(s[0][2 * kk][0], s[0][2 * kk][1]);
-                    pa[kk][1] = pack_bf16(s[0][2 * kk][2], s[0][2 * kk][3]);
-                    pa[kk][2] = pack_bf16(s[0][2 * kk + 1][0], s[0][2 * kk + 1][1]);
-                    pa[kk][3] = pack_bf16(s[0][2 * kk + 1][2], s[0][2 * kk + 1][3]);
-                }
+                for (int kk = 0; kk < BC / 16; kk++) acc_to_a(pa[kk], s[0][2 * kk], s[0][2 * kk + 1]);
                 if (!C::OV) { /* (OV: tile kt's P V goes with the next tile's S, or after the loop) */
                     wgmma_fence(); /* O (rescaled) and P were written by ordinary instructions */
                     issue_pv(stage);
@@ -399,12 +385,7 @@ __global__ void __launch_bounds__(C::NT, C::MINB) attn_fwd_mma_kernel(const attn
                 for (int kk = 0; kk < BC / 16; kk++) {
                     uint32_t a[SL][4];
 #pragma unroll
-                    for (int sl = 0; sl < SL; sl++) {
-                        a[sl][0] = pack_bf16(s[sl][2 * kk][0], s[sl][2 * kk][1]);
-                        a[sl][1] = pack_bf16(s[sl][2 * kk][2], s[sl][2 * kk][3]);
-                        a[sl][2] = pack_bf16(s[sl][2 * kk + 1][0], s[sl][2 * kk + 1][1]);
-                        a[sl][3] = pack_bf16(s[sl][2 * kk + 1][2], s[sl][2 * kk + 1][3]);
-                    }
+                    for (int sl = 0; sl < SL; sl++) acc_to_a(a[sl], s[sl][2 * kk], s[sl][2 * kk + 1]);
 #pragma unroll
                     for (int dp = 0; dp < HD / 16; dp++) {
                         uint32_t bv[4];

@@ -24,7 +24,7 @@ typedef struct {
     int attn_cfg;                /* position in ATTN_FWD_CONFIG_LIST of the attention forward's block shape a
                                     test forced (-1: chosen by call) */
     int attn_split;              /* key-range splits in attention a test forced (0: chosen) */
-    int attn_bwd;                /* the attention backward's kernel: ATTN_BWD_* (cuda_attention.cuh) */
+    int attn_bwd;                /* the attention backward's kernel: ATTN_BWD_* (cuda_attention_cfg.h) */
     const char *last_op;         /* the last op queued (for async error reports) */
     struct gf_backend *subs[GF_DEVICE_TASKS]; /* be_run_tasks' sub-backends, made on first use */
     cudaEvent_t join[GF_DEVICE_TASKS + 1];    /* fork/join events: [0] the root's, then the subs' */

@@ -177,4 +177,18 @@ __device__ __forceinline__ void wgmma_rs(float *d, const uint32_t (&a)[4], uint6
 #undef WG_R64
 #endif
 
+/* wgmma_reg_fence over every register of an accumulator array, or of A fragments held in registers. */
+template <int N> __device__ __forceinline__ void wgmma_reg_fence_all(float (&r)[N][4]) {
+#pragma unroll
+    for (int i = 0; i < N; i++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) wgmma_reg_fence(r[i][e]);
+}
+template <int N> __device__ __forceinline__ void wgmma_reg_fence_all(uint32_t (&r)[N][4]) {
+#pragma unroll
+    for (int i = 0; i < N; i++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) wgmma_reg_fence_u(r[i][e]);
+}
+
 #endif

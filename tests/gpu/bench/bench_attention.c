@@ -121,7 +121,7 @@ int main(void) {
         be_close(be);
     }
     /* the attention backward on wgmma beside the mma.sync one timed above (qwen2.5-1.5b's "bwd" rows) */
-    const gf_backend_variants wg_bwd = {.attn_bwd = 2};
+    const gf_backend_variants wg_bwd = {.attn_bwd = ATTN_BWD_WGMMA};
     be = bench_open_variants_or_skip(&wg_bwd);
     for (int sh = 0; sh < 2; sh++)
         run(be, &c, "qwen2.5-1.5b [attention backward on wgmma]", shape_B[sh], shape_T[sh], 12, 2, 128, 0, true,
