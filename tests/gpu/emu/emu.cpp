@@ -67,14 +67,22 @@ struct jump {
     void *b[5];
 };
 
+/* 256 KiB a fiber: enough for every kernel here, under ASan too (make sanitize) */
+const size_t STACK = 256 * 1024;
+
+/* What outlives a block: fiber i's stack (uninitialized: only the pages it
+ * touches are mapped), where it is parked, whether it was ever entered, and
+ * ASan's fake stack of it. */
+struct home {
+    std::unique_ptr<char[]> stack{new char[STACK]};
+    jump parked{};
+    bool started = false;
+    void *fake_stack = nullptr;
+};
+
 struct state {
     std::vector<fiber> f;
-    /* fiber i: its stack (uninitialized: only the pages it touches are mapped),
-     * where it is parked, whether it was ever entered; they outlive blocks */
-    std::vector<std::unique_ptr<char[]>> stacks;
-    std::vector<jump> parked;
-    std::vector<bool> started;
-    std::vector<void *> fake_stack; /* ASan's per fiber */
+    std::vector<home> homes;
     barrier blk;
     barrier named[16]; /* bar.sync 1..15 (0 is blk) */
     std::vector<barrier> wb;
@@ -94,8 +102,6 @@ struct state {
     std::mt19937 rng{12345};
 } S;
 
-/* 256 KiB a fiber: enough for every kernel here, under ASan too (make sanitize) */
-const size_t STACK = 256 * 1024;
 const size_t SMEM_MAX = 232448; /* an H100 / H200 block's opt-in limit */
 
 fiber &me() { return S.f[S.cur]; }
@@ -183,12 +189,12 @@ void asan_finish(void *fake, const void **bottom, size_t *size) {
 
 /* on fiber S.cur: back to the scheduler until it resumes this fiber */
 void park() {
-    const int i = S.cur;
-    if (__builtin_setjmp(S.parked[i].b)) {
-        asan_finish(S.fake_stack[i], nullptr, nullptr);
+    const int i = S.cur; /* (by index: S.homes may have grown, and moved, before this fiber is resumed) */
+    if (__builtin_setjmp(S.homes[i].parked.b)) {
+        asan_finish(S.homes[i].fake_stack, nullptr, nullptr);
         return;
     }
-    asan_start(&S.fake_stack[i], S.sched_bottom, S.sched_size);
+    asan_start(&S.homes[i].fake_stack, S.sched_bottom, S.sched_size);
     jump_to(S.sched);
     fail("the scheduler's jump buffer was never filled");
 }
@@ -217,15 +223,16 @@ void resume(int i) {
         asan_finish(S.sched_fake, nullptr, nullptr);
         return;
     }
-    asan_start(&S.sched_fake, S.stacks[i].get(), STACK);
-    if (S.started[i]) {
-        jump_to(S.parked[i]);
+    home &m = S.homes[i];
+    asan_start(&S.sched_fake, m.stack.get(), STACK);
+    if (m.started) {
+        jump_to(m.parked);
         fail("a started fiber was never parked");
     }
-    S.started[i] = true;
+    m.started = true;
     ucontext_t uc;
     getcontext(&uc);
-    uc.uc_stack.ss_sp = S.stacks[i].get();
+    uc.uc_stack.ss_sp = m.stack.get();
     uc.uc_stack.ss_size = STACK;
     uc.uc_link = nullptr; /* entry never returns */
     makecontext(&uc, entry, 0);
@@ -236,12 +243,7 @@ void resume(int i) {
 void run_block() {
     const int n = (int)(S.bdim.x * S.bdim.y * S.bdim.z), nw = (n + 31) / 32;
     S.f.assign(n, fiber());
-    while ((int)S.stacks.size() < n) {
-        S.stacks.emplace_back(new char[STACK]);
-        S.parked.emplace_back();
-        S.started.push_back(false);
-        S.fake_stack.push_back(nullptr);
-    }
+    if ((int)S.homes.size() < n) S.homes.resize(n);
     S.wb.assign(nw, barrier());
     S.warp_lanes.assign(nw, 0);
     S.buf.resize(nw);
