@@ -758,6 +758,18 @@ static int run_mode(bool fp32, bool *quick, const gf_backend_variants *v) {
     printf("== %s\n", be_name(be));
     if (strstr(be_name(be), "CPU emulation")) *quick = true;
     if (!fp32) error_cases(be);
+    if (!fp32) { /* a GDN variant the kernels do not know is refused at open, with a line naming it */
+        const gf_backend_variants bad[] = {{.gdn_slab = 24}, {.gdn_general = 2}, {.gdn_local = 3}};
+        const char *says[] = {"GDN slab 24", "GDN general 2", "GDN local 3"};
+        for (int i = 0; i < 3; i++) {
+            gf_backend *x = NULL;
+            const bool refused_open = be_open_variants(&x, &o, &bad[i]) < 0;
+            if (!refused_open) be_close(x);
+            char what[96];
+            snprintf(what, sizeof what, "error: variant \"%s\" is refused at open", says[i]);
+            expect(refused_open && strstr(gf_last_error(), says[i]) != NULL, what);
+        }
+    }
     if (!fp32) fixed_case(be, v);
     if (*quick) {
         core_case(be, 1, 1, 2, 16, 16, 64, false);
@@ -820,14 +832,19 @@ static int run_mode(bool fp32, bool *quick, const gf_backend_variants *v) {
     return 0;
 }
 
-/* test_cuda_gdn [--slab 16|32]: the GDN sequential passes' slab height forced
- * (gf_backend_variants; default: chosen by shape; the warp count follows it). */
+/* test_cuda_gdn [--slab 16|32] [--local fused|split]: the GDN sequential passes'
+ * slab height forced (the warp count follows it), the backward's local
+ * gradients as the fused kernel or the split pair (gf_backend_variants;
+ * default: chosen). Every check below then runs on that form. */
 int main(int argc, char **argv) {
     gf_backend_variants v = {0};
     for (int i = 1; i < argc; i++) {
         if (i + 1 < argc && strcmp(argv[i], "--slab") == 0) v.gdn_slab = atoi(argv[++i]);
+        else if (i + 1 < argc && strcmp(argv[i], "--local") == 0 &&
+                 (strcmp(argv[i + 1], "fused") == 0 || strcmp(argv[i + 1], "split") == 0))
+            v.gdn_local = strcmp(argv[++i], "split") == 0 ? 2 : 1;
         else {
-            fprintf(stderr, "usage: test_cuda_gdn [--slab 16|32]\n");
+            fprintf(stderr, "usage: test_cuda_gdn [--slab 16|32] [--local fused|split]\n");
             return 2;
         }
     }

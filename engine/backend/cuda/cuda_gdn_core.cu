@@ -305,6 +305,9 @@ int cuda_gdn_variants(cuda_impl *im, const gf_backend_variants *v) {
     const int general = v ? v->gdn_general : 0;
     if (general != 0 && general != 1) return gf_fail("GDN general %d: 0 (chosen) or 1 (the general kernels)", general);
     im->gdn.general = general == 1;
+    const int local = v ? v->gdn_local : 0;
+    if (local < 0 || local > 2) return gf_fail("GDN local %d: 0 (chosen), 1 (fused) or 2 (split)", local);
+    im->gdn.local_split = local == 2; /* chosen: fused, until the split pair is timed (docs/cuda-gdn.md) */
     return 0;
 }
 

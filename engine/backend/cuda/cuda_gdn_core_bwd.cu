@@ -10,6 +10,7 @@
 #include "backend/cuda/cuda_table.h"
 #include "backend/cuda/cuda_gdn_chunk.cuh"
 #include "backend/cuda/cuda_gdn_host.cuh"
+#include "backend/cuda/cuda_gdn_local.cuh"
 #include "backend/cuda/cuda_gdn_pad.cuh"
 
 /* ------------------------------------------------------------------ 2. V' and local dV' */
@@ -259,39 +260,11 @@ __global__ void __launch_bounds__(kWarps * 32, kWarps == 8 ? 2 : 0) gdn_bwd_stat
 
 /* ------------------------------------------------------------------ 4. local gradients */
 
-#define GDN_PART_LD (GDN_MAX_D / 8) /* row partials: one per 8-column tile */
-
-/* Row strides of the local kernel's shared tiles: bf16 operand tiles padded by
- * 16 bytes (sm_ld); fp32 mode (a check, not for speed) keeps the d-wide rows
- * dense. a: every C x C operand tile (A, and dS, dA / G, A^T dA: S2b, Xb, Yb). */
-template <typename T> struct LocalLd {
-    int k, v, a, fk;
-    __host__ __device__ explicit LocalLd(const GdnShape &s) {
-        const bool pad = sizeof(T) == 2;
-        k = pad ? sm_ld<T>(s.dk) : s.dk;
-        v = pad ? sm_ld<T>(s.dv) : s.dv;
-        a = sm_ld<T>(s.C);
-        fk = pad ? sm_ld<float>(s.dk) : s.dk;
-    }
-};
-
-/* acc += A (rows of a C-row operand) times a state [dv, dk] (B(k, n) = state[k][n]):
- * in bf16 mode from its bf16 copy in shared memory (staged once per block), in
- * fp32 mode straight from the fp32 state in global memory. */
-template <bool kTC, int NT, int kUnroll = 0, typename TA, int LA, typename T, typename TS>
-__device__ __forceinline__ void mma_state(float (*acc)[4], View<TA, LA> A, const T *staged, int ld, const TS *state,
-                                          int dk, int m0, int n0, int K) {
-    if constexpr (kTC)
-        tile_mma_n<kTC, NT, kUnroll>(acc, A, sm_view<T>(staged, ld), m0, n0, K);
-    else
-        tile_mma_n<kTC, NT, kUnroll>(acc, A, view<TS>(state, dk, 1), m0, n0, K);
-}
-
 template <typename T> struct BwdLocalSmem {
     /* whole kernel */
     T *K, *HS; /* HS: bf16 copy of the state h, then dh, then h again (bf16 mode only) */
-    float *dK, *gam, *bet, *dgam, *dbet, *e1, *e2, *part, *part2;
-    float *cpart; /* column partials of a C x C product: (C / 16) x C, a row per 16-row tile */
+    float *dK;
+    LocalRows r;
     /* phases a, b */
     T *Q, *dO, *Vp;
     T *S2b; /* dS rounded to T: the mma operand (the same bits as rounding at the fragment) */
@@ -306,15 +279,7 @@ template <typename T> struct BwdLocalSmem {
         m.K = c.take<T>(Cd);
         m.HS = c.take<T>(sizeof(T) == 2 ? (size_t)s.dv * ld.k : 0);
         m.dK = c.take<float>((size_t)s.C * ld.fk);
-        m.gam = c.take<float>(s.C);
-        m.bet = c.take<float>(s.C);
-        m.dgam = c.take<float>(s.C);
-        m.dbet = c.take<float>(s.C);
-        m.e1 = c.take<float>(s.C);
-        m.e2 = c.take<float>(s.C);
-        m.part = c.take<float>((size_t)s.C * GDN_PART_LD);
-        m.part2 = c.take<float>((size_t)s.C * GDN_PART_LD);
-        m.cpart = c.take<float>((size_t)(s.C / 16) * s.C);
+        m.r = LocalRows::carve(c, s.C);
         SmemCarve x(base ? base + c.used : nullptr), y(base ? base + c.used : nullptr);
         m.Q = x.take<T>(Cd);
         m.dO = x.take<T>(Cv);
@@ -330,20 +295,6 @@ template <typename T> struct BwdLocalSmem {
         return m;
     }
 };
-
-/* Sum of the first n entries of row r of a partials array. */
-__device__ __forceinline__ float part_sum(const float *part, int r, int n) {
-    float t = 0;
-    for (int i = 0; i < n; i++) t += part[r * GDN_PART_LD + i];
-    return t;
-}
-
-/* Sum of column j's partials over the n 16-row tiles (tile_col_partials, ldp C). */
-__device__ __forceinline__ float col_part_sum(const float *cpart, int C, int j, int n) {
-    float t = 0;
-    for (int i = 0; i < n; i++) t += cpart[i * C + j];
-    return t;
-}
 
 /* grid (NC, H, B), GDN_THREADS_BWD threads (>= 2 C). Every k loop stays a loop
  * (tile_mma_n's kUnroll 1): unrolled, the kernel's code missed the instruction
@@ -377,35 +328,19 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     gdn_cp_commit();
     if (kTC) load_rows(sm.HS, ld.k, hc, (size_t)dk, dv, dv, dk, (const float *)nullptr);
     for (int i = tid; i < C; i += blockDim.x) {
-        sm.gam[i] = gam_g[bhc * C + i];
-        sm.bet[i] = i < L ? beta[s.tok(b, c * C + i, h)] : 0.f;
-        sm.dgam[i] = 0.f;
-        sm.dbet[i] = 0.f;
+        sm.r.gam[i] = gam_g[bhc * C + i];
+        sm.r.bet[i] = i < L ? beta[s.tok(b, c * C + i, h)] : 0.f;
+        sm.r.dgam[i] = 0.f;
+        sm.r.dbet[i] = 0.f;
     }
     gdn_cp_wait_all();
     block_sync();
 
     /* a. dS = scale (dO V'^T) o e^(gam_i - gam_j), i >= j, to S2b; dgam from P: + row sums,
      * - column sums of dS o Q K^T, as partials from the accumulators */
-    for_tiles_n<2>(C, C, [&](int m0, int n1) {
-        float a1[2][4] = {}, a2[2][4] = {};
-        tile_mma_n<kTC, 2, kU>(a1, sm_view<T>(sm.Q, ld.k), sm_view_t<T>(sm.K, ld.k), m0, n1, dk);
-        tile_mma_n<kTC, 2, kU>(a2, sm_view<T>(sm.dO, ld.v), sm_view_t<T>(sm.Vp, ld.v), m0, n1, dv);
-        for (int sb = 0; sb < 2; sb++) {
-            float p[4];
-            for (int e = 0; e < 4; e++) {
-                int i = acc_row(m0, e), j = acc_col(n1 + 8 * sb, e);
-                const float d = j <= i ? scale * a2[sb][e] * gdn_exp(sm.gam[i] - sm.gam[j]) : 0.f;
-                p[e] = d * a1[sb][e];
-                sm.S2b[i * ld.a + j] = from_f<T>(d);
-            }
-            tile_row_partials(sm.part2, GDN_PART_LD, m0, n1 + 8 * sb, p);
-            tile_col_partials(sm.cpart, C, m0, n1 + 8 * sb, p);
-        }
-    });
+    local_ds_pass(s, ld, sm.Q, sm.K, sm.dO, sm.Vp, sm.S2b, sm.r);
     block_sync();
-    if (tid < C) sm.e1[tid] = part_sum(sm.part2, tid, C / 8);
-    else if (tid < 2 * C) sm.e2[tid - C] = col_part_sum(sm.cpart, C, tid - C, C / 16);
+    local_ds_sums(C, sm.r);
     /* dq = scale e^gam dO h + dS K (the first term's row dot with q feeds dgam) */
     T *dqc = dq + s.tok(b, c * C, h) * dk;
     for_tiles_n<2>(C, dk, [&](int m0, int n1) {
@@ -415,10 +350,10 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
             float pv[4];
             for (int e = 0; e < 4; e++) {
                 int r = acc_row(m0, e);
-                acc[sb][e] *= scale * gdn_exp(sm.gam[r]);
+                acc[sb][e] *= scale * gdn_exp(sm.r.gam[r]);
                 pv[e] = acc[sb][e] * to_f(sm.Q[r * ld.k + acc_col(n1 + 8 * sb, e)]);
             }
-            tile_row_partials(sm.part, GDN_PART_LD, m0, n1 + 8 * sb, pv);
+            tile_row_partials(sm.r.part, GDN_PART_LD, m0, n1 + 8 * sb, pv);
         }
         tile_mma_n<kTC, 2, kU>(acc, sm_view<T>(sm.S2b, ld.a), sm_view<T>(sm.K, ld.k), m0, n1, C);
         for (int sb = 0; sb < 2; sb++) store_acc_rows(dqc, ldk, m0, n1 + 8 * sb, acc[sb], L);
@@ -434,7 +369,7 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
         }
     });
     block_sync();
-    if (tid < C) sm.dgam[tid] += sm.e1[tid] - sm.e2[tid] + part_sum(sm.part, tid, dk / 8);
+    if (tid < C) sm.r.dgam[tid] += sm.r.e1[tid] - sm.r.e2[tid] + part_sum(sm.r.part, tid, dk / 8);
     if (kTC) { /* h's readers are done: dh takes its place */
         stage_rows(sm.HS, ld.k, dhc, (size_t)dk, dv, dv, dk);
         gdn_cp_commit();
@@ -442,7 +377,7 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
         block_sync();
     }
     /* b. the state leaving the chunk: X = V' dh_next; dk_i += e^(gam_L - gam_i) X_i */
-    float gl = sm.gam[C - 1];
+    float gl = sm.r.gam[C - 1];
     for_tiles_n<2>(C, dk, [&](int m0, int n1) {
         float acc[2][4] = {};
         mma_state<kTC, 2, kU>(acc, sm_view<T>(sm.Vp, ld.v), sm.HS, ld.k, dhc, dk, m0, n1, dv);
@@ -450,27 +385,27 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
             float pv[4];
             for (int e = 0; e < 4; e++) {
                 int r = acc_row(m0, e), cc = acc_col(n1 + 8 * sb, e);
-                float x = gdn_exp(gl - sm.gam[r]) * acc[sb][e];
+                float x = gdn_exp(gl - sm.r.gam[r]) * acc[sb][e];
                 sm.dK[r * ld.fk + cc] += x;
                 pv[e] = x * to_f(sm.K[r * ld.k + cc]);
             }
-            tile_row_partials(sm.part2, GDN_PART_LD, m0, n1 + 8 * sb, pv);
+            tile_row_partials(sm.r.part2, GDN_PART_LD, m0, n1 + 8 * sb, pv);
         }
     });
     block_sync();
     if (tid < C) {
-        float x = part_sum(sm.part2, tid, dk / 8);
-        sm.dgam[tid] -= x;
-        sm.e1[tid] = x;
+        float x = part_sum(sm.r.part2, tid, dk / 8);
+        sm.r.dgam[tid] -= x;
+        sm.r.e1[tid] = x;
     }
     block_sync(); /* phases a, b done: their memory is reused below */
 
     /* c. dW = -dV' h; dK~ = A^T dW; dB~ = A^T dV'; dA = dW K~^T + dV' B~^T */
     if (tid == 0) {
         float t = 0;
-        for (int i = 0; i < C; i++) t += sm.e1[i];
+        for (int i = 0; i < C; i++) t += sm.r.e1[i];
         for (int j = 0; j < nslab; j++) t += hsum[bhc * nslab + j];
-        sm.dgam[L - 1] += t;
+        sm.r.dgam[L - 1] += t;
     }
     stage_rows(sm.dVp, ld.v, dV_g + bhc * C * dv, (size_t)dv, C, C, dv);
     stage_rows(sm.V, ld.v, v + s.tok(b, c * C, h) * dv, ldv, L, C, dv);
@@ -495,10 +430,10 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
             float pv[4];
             for (int e = 0; e < 4; e++) {
                 int r = acc_row(m0, e), cc = acc_col(n0, e);
-                sm.dK[r * ld.fk + cc] += sm.bet[r] * gdn_exp(sm.gam[r]) * acc[e];
+                sm.dK[r * ld.fk + cc] += sm.r.bet[r] * gdn_exp(sm.r.gam[r]) * acc[e];
                 pv[e] = acc[e] * to_f(sm.K[r * ld.k + cc]);
             }
-            tile_row_partials(sm.part, GDN_PART_LD, m0, n0, pv);
+            tile_row_partials(sm.r.part, GDN_PART_LD, m0, n0, pv);
         }
     });
     T *dvc = dv_out + s.tok(b, c * C, h) * dv;
@@ -511,73 +446,26 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
             float pv[4];
             for (int e = 0; e < 4; e++) {
                 int r = acc_row(m0, e), cc = acc_col(n0, e);
-                if (r < L) dvc[(size_t)r * ldv + cc] = from_f<T>(sm.bet[r] * acc[e]);
+                if (r < L) dvc[(size_t)r * ldv + cc] = from_f<T>(sm.r.bet[r] * acc[e]);
                 pv[e] = acc[e] * to_f(sm.V[r * ld.v + cc]);
             }
-            tile_row_partials(sm.part2, GDN_PART_LD, m0, n0, pv);
+            tile_row_partials(sm.r.part2, GDN_PART_LD, m0, n0, pv);
         }
     });
-    for_tiles_n<2>(C, C, [&](int m0, int n1) {
-        float a1[2][4] = {}, a2[2][4] = {};
-        tile_mma_n<kTC, 2, kU>(a1, sm_view<T>(sm.dW, ld.k), sm_view_t<T>(sm.K, ld.k), m0, n1, dk);
-        tile_mma_n<kTC, 2, kU>(a2, sm_view<T>(sm.dVp, ld.v), sm_view_t<T>(sm.V, ld.v), m0, n1, dv);
-        for (int sb = 0; sb < 2; sb++)
-            for (int e = 0; e < 4; e++) {
-                int i = acc_row(m0, e), j = acc_col(n1 + 8 * sb, e);
-                sm.Xb[i * ld.a + j] = from_f<T>(j <= i ? sm.bet[j] * (gdn_exp(sm.gam[j]) * a1[sb][e] + a2[sb][e]) : 0.f);
-            }
-    });
+    local_da_pass(s, ld, sm.dW, sm.K, sm.dVp, sm.V, sm.Xb, sm.r);
     block_sync();
     if (tid < C) {
-        float p = part_sum(sm.part, tid, dk / 8), p2 = part_sum(sm.part2, tid, dv / 8), eg = gdn_exp(sm.gam[tid]);
-        sm.dbet[tid] += eg * p + p2;
-        sm.dgam[tid] += sm.bet[tid] * eg * p;
+        float p = part_sum(sm.r.part, tid, dk / 8), p2 = part_sum(sm.r.part2, tid, dv / 8), eg = gdn_exp(sm.r.gam[tid]);
+        sm.r.dbet[tid] += eg * p + p2;
+        sm.r.dgam[tid] += sm.r.bet[tid] * eg * p;
     }
-    /* e. dM = -A^T dA A^T on the strict lower part, like every other product of
-     * the chunk: on the tensor cores in bf16 mode (operands rounded to bf16, fp32
-     * accumulation: relative error ~2^-8 per product, well inside the bf16
-     * mode's 3e-2), exact fp32 in fp32 mode */
-    for_tiles_n<2>(C, C, [&](int m0, int n1) {
-        float acc2[2][4] = {};
-        tile_mma_n<kTC, 2, kU>(acc2, sm_view_t<T>(sm.A, ld.a), sm_view<T>(sm.Xb, ld.a), m0, n1, C);
-        for (int sb = 0; sb < 2; sb++)
-            for (int e = 0; e < 4; e++) sm.Yb[acc_row(m0, e) * ld.a + acc_col(n1 + 8 * sb, e)] = from_f<T>(acc2[sb][e]);
-    });
+    /* e. dM = -(A^T dA) A^T, its second product in one pass with f's K K^T: G, F */
+    local_atda_pass(s, ld, sm.A, sm.Xb, sm.Yb);
     block_sync();
-    /* e (its second product) and f in one pass over the C x C tiles: dM = -(A^T dA) A^T on the
-     * strict lower part, and M = beta_i e^(gam_i - gam_j) K K^T of the same tile:
-     * G = dM o (beta_i e^..) -> Xb (an mma operand), F = dM o e^.. o K K^T, whose row sums and
-     * beta-weighted column sums are taken as partials from the accumulators */
-    for_tiles_n<2>(C, C, [&](int m0, int n1) {
-        float dm2[2][4] = {}, kk[2][4] = {};
-        tile_mma_n<kTC, 2, kU>(dm2, sm_view<T>(sm.Yb, ld.a), sm_view_t<T>(sm.A, ld.a), m0, n1, C);
-        tile_mma_n<kTC, 2, kU>(kk, sm_view<T>(sm.K, ld.k), sm_view_t<T>(sm.K, ld.k), m0, n1, dk);
-        for (int sb = 0; sb < 2; sb++) {
-            float fr[4], fc[4];
-            for (int e = 0; e < 4; e++) {
-                int i = acc_row(m0, e), j = acc_col(n1 + 8 * sb, e);
-                float f = 0, gg = 0;
-                if (i > j) {
-                    float dm = -dm2[sb][e], mc = gdn_exp(sm.gam[i] - sm.gam[j]);
-                    f = dm * mc * kk[sb][e];
-                    gg = dm * sm.bet[i] * mc;
-                }
-                fr[e] = f;
-                fc[e] = sm.bet[i] * f;
-                sm.Xb[i * ld.a + j] = from_f<T>(gg); /* G: only an mma operand */
-            }
-            tile_row_partials(sm.part, GDN_PART_LD, m0, n1 + 8 * sb, fr);
-            tile_col_partials(sm.cpart, C, m0, n1 + 8 * sb, fc);
-        }
-    });
+    local_dm_pass(s, ld, sm.Yb, sm.A, sm.K, sm.Xb, sm.r);
     block_sync();
-    if (tid < C) {
-        float t = part_sum(sm.part, tid, C / 8);
-        sm.dbet[tid] += t;
-        sm.dgam[tid] += sm.bet[tid] * t;
-    } else if (tid < 2 * C) {
-        sm.e2[tid - C] = col_part_sum(sm.cpart, C, tid - C, C / 16);
-    }
+    local_dm_sums(C, sm.r);
+    /* f. dK += G K + G^T K */
     for_tiles_n<2>(C, dk, [&](int m0, int n1) {
         float acc2[2][4] = {};
         tile_mma_n<kTC, 2, kU>(acc2, sm_view<T>(sm.Xb, ld.a), sm_view<T>(sm.K, ld.k), m0, n1, C);
@@ -586,20 +474,12 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
             for (int e = 0; e < 4; e++) sm.dK[acc_row(m0, e) * ld.fk + acc_col(n1 + 8 * sb, e)] += acc2[sb][e];
     });
     block_sync();
-    if (tid < C) sm.dgam[tid] -= sm.e2[tid];
+    if (tid < C) sm.r.dgam[tid] -= sm.r.e2[tid];
     block_sync();
     /* g. outputs; dg_j = sum_{i >= j} dgam_i inside the chunk */
     T *dkc = dk_out + s.tok(b, c * C, h) * dk;
     for_elems(L, dk, [&](int r, int j) { dkc[(size_t)r * ldk + j] = from_f<T>(sm.dK[r * ld.fk + j]); });
-    if (tid == 0) {
-        float run = 0;
-        for (int i = L - 1; i >= 0; i--) {
-            size_t it = s.tok(b, c * C + i, h);
-            run += sm.dgam[i];
-            dg[it] = run;
-            dbeta[it] = sm.dbet[i];
-        }
-    }
+    local_write_dg(s, b, h, c, sm.r, dg, dbeta);
 }
 
 /* ------------------------------------------------------------------ host */
@@ -620,6 +500,7 @@ static void core_backward(gf_backend *be, const GdnShape &s, gf_buf dq, gf_buf d
               gdn_scratch(be, &dV, nbhc * s.C * s.dv * sizeof(T), op) &&
               gdn_scratch(be, &dhs, nbhc * s.dv * s.dk * sizeof(T), op) &&
               gdn_scratch(be, &hsum, nbhc * nslab * sizeof(float), op);
+    const bool split = cuda_of(be)->gdn.local_split;
     size_t smw, smv, sms, sml;
     WySmem<T>::carve(nullptr, s, &smw);
     BwdVSmem<T>::carve(nullptr, s, &smv);
@@ -631,7 +512,7 @@ static void core_backward(gf_backend *be, const GdnShape &s, gf_buf dq, gf_buf d
     auto wy_kernel = gdn_wy_kernel<T, kFix>;
     auto v_kernel = gdn_bwd_v_kernel<T, kFix>;
     ok = ok && gdn_smem_limit(be, wy_kernel, smw, op) && gdn_smem_limit(be, v_kernel, smv, op) &&
-         gdn_smem_limit(be, state_kernel, sms, op) && gdn_smem_limit(be, local_kernel, sml, op);
+         gdn_smem_limit(be, state_kernel, sms, op) && (split || gdn_smem_limit(be, local_kernel, sml, op));
     if (ok) {
         const T *qp = (const T *)q.ptr, *kp = (const T *)k.ptr, *vp = (const T *)v.ptr, *op_ = (const T *)d_o.ptr;
         const float *ck = (const float *)ckpt.ptr;
@@ -645,11 +526,18 @@ static void core_backward(gf_backend *be, const GdnShape &s, gf_buf dq, gf_buf d
         GDN_LAUNCH(state_kernel, slabs, dim3(32 * warps), sms, st, s, qp, kp, op_, (const T *)W,
                    (const float *)gam, ck, (T *)dV, (T *)dhs, (float *)hsum);
         CUDA_CHECK_LAUNCH(be, "gdn_core_backward (state pass)");
-        GDN_LAUNCH(local_kernel, chunks, dim3(GDN_THREADS_BWD), sml, st, s, qp, kp, vp,
-                   (const float *)beta.ptr, op_, (const float *)gam, (const T *)A, (const T *)U, (const T *)dV,
-                   ck, (const T *)dhs, (const float *)hsum, (T *)dq.ptr, (T *)dk.ptr, (T *)dv.ptr,
-                   (float *)dg.ptr, (float *)dbeta.ptr);
-        CUDA_CHECK_LAUNCH(be, "gdn_core_backward (local)");
+        if (split) {
+            const GdnLocalIn<T> in = {qp, kp, vp, op_, (const T *)A, (const T *)U, (const T *)dV, (const T *)dhs,
+                                      (const float *)beta.ptr, (const float *)gam, ck, (const float *)hsum};
+            const GdnLocalOut<T> out = {(T *)dq.ptr, (T *)dk.ptr, (T *)dv.ptr, (float *)dg.ptr, (float *)dbeta.ptr};
+            gdn_local_split<T, kFix>(be, s, in, out);
+        } else {
+            GDN_LAUNCH(local_kernel, chunks, dim3(GDN_THREADS_BWD), sml, st, s, qp, kp, vp,
+                       (const float *)beta.ptr, op_, (const float *)gam, (const T *)A, (const T *)U, (const T *)dV,
+                       ck, (const T *)dhs, (const float *)hsum, (T *)dq.ptr, (T *)dk.ptr, (T *)dv.ptr,
+                       (float *)dg.ptr, (float *)dbeta.ptr);
+            CUDA_CHECK_LAUNCH(be, "gdn_core_backward (local)");
+        }
     }
     gdn_scratch_free(be, gam);
     gdn_scratch_free(be, W);
