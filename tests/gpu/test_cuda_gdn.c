@@ -759,8 +759,8 @@ static int run_mode(bool fp32, bool *quick, const gf_backend_variants *v) {
     if (strstr(be_name(be), "CPU emulation")) *quick = true;
     if (!fp32) error_cases(be);
     if (!fp32) { /* a GDN variant the kernels do not know is refused at open, with a line naming it */
-        const gf_backend_variants bad[] = {{.gdn_slab = 24}, {.gdn_general = 2}, {.gdn_local = 3}};
-        const char *says[] = {"GDN slab 24", "GDN general 2", "GDN local 3"};
+        const gf_backend_variants bad[] = {{.gdn_slab = 24}, {.gdn_general = 2}, {.gdn_local = 4}};
+        const char *says[] = {"GDN slab 24", "GDN general 2", "GDN local 4"};
         for (int i = 0; i < 3; i++) {
             gf_backend *x = NULL;
             const bool refused_open = be_open_variants(&x, &o, &bad[i]) < 0;
@@ -832,19 +832,27 @@ static int run_mode(bool fp32, bool *quick, const gf_backend_variants *v) {
     return 0;
 }
 
-/* test_cuda_gdn [--slab 16|32] [--local fused|split]: the GDN sequential passes'
- * slab height forced (the warp count follows it), the backward's local
- * gradients as the fused kernel or the split pair (gf_backend_variants;
- * default: chosen). Every check below then runs on that form. */
+/* gf_backend_variants.gdn_local of a --local name; 0 for none. */
+static int local_form(const char *name) {
+    const char *names[] = {"fused", "split", "split-pipelined"};
+    for (int i = 0; i < 3; i++)
+        if (strcmp(name, names[i]) == 0) return i + 1;
+    return 0;
+}
+
+/* test_cuda_gdn [--slab 16|32] [--local fused|split|split-pipelined]: the GDN
+ * sequential passes' slab height forced (the warp count follows it), the
+ * backward's local gradients as the fused kernel or the split pair (its k loops
+ * plain or software-pipelined) (gf_backend_variants; default: chosen). Every
+ * check below then runs on that form. */
 int main(int argc, char **argv) {
     gf_backend_variants v = {0};
     for (int i = 1; i < argc; i++) {
         if (i + 1 < argc && strcmp(argv[i], "--slab") == 0) v.gdn_slab = atoi(argv[++i]);
-        else if (i + 1 < argc && strcmp(argv[i], "--local") == 0 &&
-                 (strcmp(argv[i + 1], "fused") == 0 || strcmp(argv[i + 1], "split") == 0))
-            v.gdn_local = strcmp(argv[++i], "split") == 0 ? 2 : 1;
+        else if (i + 1 < argc && strcmp(argv[i], "--local") == 0 && local_form(argv[i + 1]))
+            v.gdn_local = local_form(argv[++i]);
         else {
-            fprintf(stderr, "usage: test_cuda_gdn [--slab 16|32] [--local fused|split]\n");
+            fprintf(stderr, "usage: test_cuda_gdn [--slab 16|32] [--local fused|split|split-pipelined]\n");
             return 2;
         }
     }

@@ -500,7 +500,8 @@ static void core_backward(gf_backend *be, const GdnShape &s, gf_buf dq, gf_buf d
               gdn_scratch(be, &dV, nbhc * s.C * s.dv * sizeof(T), op) &&
               gdn_scratch(be, &dhs, nbhc * s.dv * s.dk * sizeof(T), op) &&
               gdn_scratch(be, &hsum, nbhc * nslab * sizeof(float), op);
-    const bool split = cuda_of(be)->gdn.local_split;
+    const int local = cuda_of(be)->gdn.local; /* 1 fused, 2 split, 3 split pipelined */
+    const bool split = local >= 2;
     size_t smw, smv, sms, sml;
     WySmem<T>::carve(nullptr, s, &smw);
     BwdVSmem<T>::carve(nullptr, s, &smv);
@@ -530,7 +531,7 @@ static void core_backward(gf_backend *be, const GdnShape &s, gf_buf dq, gf_buf d
             const GdnLocalIn<T> in = {qp, kp, vp, op_, (const T *)A, (const T *)U, (const T *)dV, (const T *)dhs,
                                       (const float *)beta.ptr, (const float *)gam, ck, (const float *)hsum};
             const GdnLocalOut<T> out = {(T *)dq.ptr, (T *)dk.ptr, (T *)dv.ptr, (float *)dg.ptr, (float *)dbeta.ptr};
-            gdn_local_split<T, kFix>(be, s, in, out);
+            gdn_local_split<T, kFix>(be, s, in, out, local == 3);
         } else {
             GDN_LAUNCH(local_kernel, chunks, dim3(GDN_THREADS_BWD), sml, st, s, qp, kp, vp,
                        (const float *)beta.ptr, op_, (const float *)gam, (const T *)A, (const T *)U, (const T *)dV,

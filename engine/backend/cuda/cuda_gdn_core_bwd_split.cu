@@ -1,5 +1,6 @@
 /* The GDN core backward's local gradients as two kernels (a variant of the fused
- * gdn_bwd_local_kernel, forced with gf_backend_variants.gdn_local = 2).
+ * gdn_bwd_local_kernel, forced with gf_backend_variants.gdn_local = 2, or 3 with
+ * software-pipelined k loops).
  *
  * The fused kernel runs one 177 KB block of 16 warps a multiprocessor through
  * ~13 barrier-separated phases; nothing covers a phase's tail. Its phases form
@@ -58,13 +59,12 @@ template <typename T> __device__ __forceinline__ int split_dh_free_row(const Gdn
 /* grid (NC, H, B), GDN_THREADS_SPLIT threads. dQp, dKp [B, H, NC, C, dk] F32: dS K and
  * dS^T Q + e^(gam_L - gam) V' dh; dgp [B, H, NC, C] F32: dgam's terms of this chain
  * (row L - 1 also holds the e^(gam_L - gam) V' dh o K total of dgam_L). */
-template <typename T, bool kFix>
+template <typename T, bool kFix, int kU>
 __global__ void __launch_bounds__(GDN_THREADS_SPLIT, 2)
     gdn_bwd_ab_kernel(GdnShape s, GdnLocalIn<T> in, float *__restrict__ dQp, float *__restrict__ dKp,
                       float *__restrict__ dgp) {
     constexpr bool kTC = sizeof(T) == 2;
     gdn_fix_shape<kFix>(s);
-    constexpr int kU = 1; /* the k loops not unrolled, as in the fused kernel */
     const int c = blockIdx.x, h = blockIdx.y, b = blockIdx.z, C = s.C, dk = s.dk, dv = s.dv;
     const int L = s.rows(c), tid = threadIdx.x;
     const size_t bhc = s.bhc(b, h, c), ldk = (size_t)s.H * dk, ldv = (size_t)s.H * dv;
@@ -85,7 +85,7 @@ __global__ void __launch_bounds__(GDN_THREADS_SPLIT, 2)
     block_sync();
 
     /* a. dS to S2b; dgam's P terms: + row sums, - column sums of dS o Q K^T */
-    local_ds_pass(s, ld, sm.Q, sm.K, sm.R, sm.Vp, sm.S2b, sm.r);
+    local_ds_pass<T, kU>(s, ld, sm.Q, sm.K, sm.R, sm.Vp, sm.S2b, sm.r);
     block_sync(); /* dO dead: the rest of dh takes its place while dq's term is formed */
     if (kTC) stage_rows(sm.R, ld.k, dhc, (size_t)dk, r0, r0, dk);
     gdn_cp_commit();
@@ -165,13 +165,12 @@ template <typename T> struct SplitCfSmem {
 
 /* grid (NC, H, B), GDN_THREADS_SPLIT threads, after gdn_bwd_ab_kernel: its dQp, dKp,
  * dgp in, the local gradients out. */
-template <typename T, bool kFix>
+template <typename T, bool kFix, int kU>
 __global__ void __launch_bounds__(GDN_THREADS_SPLIT, 2)
     gdn_bwd_cf_kernel(GdnShape s, GdnLocalIn<T> in, GdnLocalOut<T> out, const float *__restrict__ dQp,
                       const float *__restrict__ dKp, const float *__restrict__ dgp) {
     constexpr bool kTC = sizeof(T) == 2;
     gdn_fix_shape<kFix>(s);
-    constexpr int kU = 1;
     const int c = blockIdx.x, h = blockIdx.y, b = blockIdx.z, C = s.C, dk = s.dk, dv = s.dv;
     const int L = s.rows(c), tid = threadIdx.x, nslab = dv / s.BV;
     const size_t bhc = s.bhc(b, h, c), ldk = (size_t)s.H * dk, ldv = (size_t)s.H * dv;
@@ -246,15 +245,15 @@ __global__ void __launch_bounds__(GDN_THREADS_SPLIT, 2)
             tile_row_partials(sm.r.part2, GDN_PART_LD, m0, n0, pv);
         }
     });
-    local_da_pass(s, ld, dW, sm.K, dVp, V, sm.Xb, sm.r);
+    local_da_pass<T, kU>(s, ld, dW, sm.K, dVp, V, sm.Xb, sm.r);
     block_sync(); /* V, dV' dead */
     if (tid < C) sm.r.dbet[tid] += part_sum(sm.r.part2, tid, dv / 8);
 
     /* e. dM = -(A^T dA) A^T (A^T dA in P3), its second product in one pass with f's K K^T: G, F */
     T *Yb = sm.P3;
-    local_atda_pass(s, ld, sm.A, sm.Xb, Yb);
+    local_atda_pass<T, kU>(s, ld, sm.A, sm.Xb, Yb);
     block_sync();
-    local_dm_pass(s, ld, Yb, sm.A, sm.K, sm.Xb, sm.r);
+    local_dm_pass<T, kU>(s, ld, Yb, sm.A, sm.K, sm.Xb, sm.r);
     block_sync();
     local_dm_sums(C, sm.r);
     /* g. dK = ab's partial + beta e^gam A^T dW + G K + G^T K, straight to dk; A^T dW's
@@ -290,8 +289,8 @@ __global__ void __launch_bounds__(GDN_THREADS_SPLIT, 2)
 
 /* ------------------------------------------------------------------ host */
 
-template <typename T, bool kFix>
-bool gdn_local_split(gf_backend *be, const GdnShape &s, const GdnLocalIn<T> &in, const GdnLocalOut<T> &out) {
+template <typename T, bool kFix, int kU>
+static bool local_split(gf_backend *be, const GdnShape &s, const GdnLocalIn<T> &in, const GdnLocalOut<T> &out) {
     const char *op = "gdn_core_backward";
     cudaStream_t st = cuda_stream(be);
     (void)st;
@@ -300,8 +299,8 @@ bool gdn_local_split(gf_backend *be, const GdnShape &s, const GdnLocalIn<T> &in,
     size_t sma, smc;
     SplitAbSmem<T>::carve(nullptr, s, &sma);
     SplitCfSmem<T>::carve(nullptr, s, &smc);
-    auto ab = gdn_bwd_ab_kernel<T, kFix>;
-    auto cf = gdn_bwd_cf_kernel<T, kFix>;
+    auto ab = gdn_bwd_ab_kernel<T, kFix, kU>;
+    auto cf = gdn_bwd_cf_kernel<T, kFix, kU>;
     bool ok = gdn_scratch(be, &dQp, nbhc * s.C * s.dk * sizeof(float), op) &&
               gdn_scratch(be, &dKp, nbhc * s.C * s.dk * sizeof(float), op) &&
               gdn_scratch(be, &dgp, nbhc * s.C * sizeof(float), op) && gdn_smem_limit(be, ab, sma, op) &&
@@ -320,9 +319,17 @@ bool gdn_local_split(gf_backend *be, const GdnShape &s, const GdnLocalIn<T> &in,
     return ok;
 }
 
+/* pipelined: the k loops software-pipelined, two steps unrolled (kloop_pipelined; the
+ * fused kernel spilled with it at 128 registers, these kernels have room) */
+template <typename T, bool kFix>
+bool gdn_local_split(gf_backend *be, const GdnShape &s, const GdnLocalIn<T> &in, const GdnLocalOut<T> &out,
+                     bool pipelined) {
+    return pipelined ? local_split<T, kFix, 2>(be, s, in, out) : local_split<T, kFix, 1>(be, s, in, out);
+}
+
 template bool gdn_local_split<bf16, true>(gf_backend *, const GdnShape &, const GdnLocalIn<bf16> &,
-                                          const GdnLocalOut<bf16> &);
+                                          const GdnLocalOut<bf16> &, bool);
 template bool gdn_local_split<bf16, false>(gf_backend *, const GdnShape &, const GdnLocalIn<bf16> &,
-                                           const GdnLocalOut<bf16> &);
+                                           const GdnLocalOut<bf16> &, bool);
 template bool gdn_local_split<float, false>(gf_backend *, const GdnShape &, const GdnLocalIn<float> &,
-                                            const GdnLocalOut<float> &);
+                                            const GdnLocalOut<float> &, bool);

@@ -6,16 +6,20 @@
  * forward and backward, each next to its byte floor). T = 2048 and 8192
  * with B x T = 32768 tokens (GRAFT_BENCH_GDN_TOKENS changes it;
  * GRAFT_BENCH_GDN_SLAB=16|32 forces the sequential passes' slab height,
- * GRAFT_BENCH_GDN_LOCAL=fused|split the backward's local-gradient kernels; with
- * the default, the core backward is also timed with the split pair, through a
- * second backend on the same device, so both forms are compared in one run).
+ * GRAFT_BENCH_GDN_LOCAL=fused|split|split-pipelined the backward's local-gradient
+ * kernels; the core backward is also timed with each other form, through a
+ * backend of its own on the same device, so all three are compared in one run).
  * Random data (never zeros), timed by bench_time (bench_gpu.h: warm-up, the
  * median of 7 batches). One JSON line per figure; FLOP counts as
  * in docs/cuda-gdn.md. Exit 77 without a GPU. */
 #include "bench_gpu.h"
 
 static gf_backend *be;
-static gf_backend *be_split; /* the same device, gf_backend_variants.gdn_local = 2; NULL when be is that already */
+/* The local-gradient forms (gf_backend_variants.gdn_local 1, 2, 3) and a backend on the
+ * same device for each form be does not run (NULL for be's own). */
+static const char *local_names[3] = {"fused", "split", "split-pipelined"};
+static gf_backend *be_local[3];
+static gf_backend *be_other; /* the one core_bwd_other runs on */
 
 /* A new buffer of n values uniform in [lo, hi). */
 static gf_buf buf(size_t n, gf_dtype t, unsigned seed, float lo, float hi) {
@@ -42,10 +46,10 @@ static void core_bwd(void *u) {
     L *l = u;
     be_gdn_core_backward(be, l->dq, l->dk, l->dv, l->dg, l->db, l->d_o, l->q, l->k, l->v, l->g, l->beta, l->ck, &l->s);
 }
-/* The same on be_split (device buffers are the device's, whichever backend of it allocated them). */
-static void core_bwd_split(void *u) {
+/* The same on be_other (device buffers are the device's, whichever backend of it allocated them). */
+static void core_bwd_other(void *u) {
     L *l = u;
-    be_gdn_core_backward(be_split, l->dq, l->dk, l->dv, l->dg, l->db, l->d_o, l->q, l->k, l->v, l->g, l->beta, l->ck,
+    be_gdn_core_backward(be_other, l->dq, l->dk, l->dv, l->dg, l->db, l->d_o, l->q, l->k, l->v, l->g, l->beta, l->ck,
                          &l->s);
 }
 /* The layer's element-wise ops alone (cuda_gdn_layer.cu), each timed next to
@@ -181,10 +185,12 @@ static void run(const bench_ceilings *c, int B, int T, bool conv) {
     if (!conv) {
         REPORT("core fwd", core_fwd, N * core_f, core_fb, false);
         REPORT("core bwd", core_bwd, N * core_b, core_bb, false);
-        if (be_split) {
+        for (int f = 0; f < 3; f++) {
+            if (!(be_other = be_local[f])) continue;
             if (be_sync(be) < 0) bench_die(be, "inputs");
-            sec = bench_time(be_split, core_bwd_split, &l, 7);
-            snprintf(what, sizeof what, "graft GDN core bwd, split local kernels D %d (%dx%d) B %d T %d", D, H, d, B, T);
+            sec = bench_time(be_other, core_bwd_other, &l, 7);
+            snprintf(what, sizeof what, "graft GDN core bwd, local gradients %s D %d (%dx%d) B %d T %d", local_names[f],
+                     D, H, d, B, T);
             snprintf(ex, sizeof ex, extra, N / sec);
             bench_report("gdn", what, sec, N * core_b, core_bb, c, ex);
         }
@@ -220,19 +226,21 @@ int main(void) {
     gf_backend_variants v = {0};
     v.gdn_slab = sl ? atoi(sl) : 0;
     const char *lo = getenv("GRAFT_BENCH_GDN_LOCAL");
-    if (lo && strcmp(lo, "fused") != 0 && strcmp(lo, "split") != 0) {
-        fprintf(stderr, "bench_gdn: GRAFT_BENCH_GDN_LOCAL=%s: fused or split\n", lo);
+    for (int f = 0; lo && f < 3; f++)
+        if (strcmp(lo, local_names[f]) == 0) v.gdn_local = f + 1;
+    if (lo && !v.gdn_local) {
+        fprintf(stderr, "bench_gdn: GRAFT_BENCH_GDN_LOCAL=%s: fused, split or split-pipelined\n", lo);
         return 2;
     }
-    v.gdn_local = !lo ? 0 : strcmp(lo, "split") == 0 ? 2 : 1;
     be = bench_open_variants_or_skip(&v);
-    if (v.gdn_local != 2) {
-        gf_backend_variants vs = v;
-        vs.gdn_local = 2;
-        be_split = bench_open_variants_or_skip(&vs);
+    for (int f = 0; f < 3; f++) { /* chosen (0) is fused */
+        if (f + 1 == (v.gdn_local ? v.gdn_local : 1)) continue;
+        gf_backend_variants vf = v;
+        vf.gdn_local = f + 1;
+        be_local[f] = bench_open_variants_or_skip(&vf);
     }
-    fprintf(stderr, "bench_gdn on %s (GDN slab %s, local gradients %s)\n", be_name(be), v.gdn_slab ? sl : "chosen",
-            lo ? lo : "chosen, and split on a second backend");
+    fprintf(stderr, "bench_gdn on %s (GDN slab %s, local gradients %s; the core backward also with the others)\n",
+            be_name(be), v.gdn_slab ? sl : "chosen", lo ? lo : "chosen (fused)");
     const char *e = getenv("GRAFT_BENCH_GDN_TOKENS");
     int tokens = e ? atoi(e) : 32768;
     if (tokens < 8192) tokens = 8192;
@@ -242,7 +250,8 @@ int main(void) {
     run(&c, tokens / 2048, 2048 / s, false);
     run(&c, tokens / 8192, 8192 / s, false);
     run(&c, tokens / 2048, 2048 / s, true);
-    if (be_split) be_close(be_split);
+    for (int f = 0; f < 3; f++)
+        if (be_local[f]) be_close(be_local[f]);
     be_close(be);
     return 0;
 }
