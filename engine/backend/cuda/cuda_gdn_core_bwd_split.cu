@@ -163,6 +163,14 @@ template <typename T> struct SplitCfSmem {
     }
 };
 
+/* This lane's four accumulator elements of the tile at (m0, n0) from fp32 p
+ * (row stride ld even, p 8-byte aligned), as store_acc left them: two 8-byte loads. */
+__device__ __forceinline__ void acc_load(const float *p, size_t ld, int m0, int n0, float v[4]) {
+    const int r = acc_row(m0, 0), c = acc_col(n0, 0);
+    const float2 lo = ld_raw<float2>(p + (size_t)r * ld + c), hi = ld_raw<float2>(p + (size_t)(r + 8) * ld + c);
+    v[0] = lo.x, v[1] = lo.y, v[2] = hi.x, v[3] = hi.y;
+}
+
 /* grid (NC, H, B), GDN_THREADS_SPLIT threads, after gdn_bwd_ab_kernel: its dQp, dKp,
  * dgp in, the local gradients out. */
 template <typename T, bool kFix, int kU>
@@ -208,12 +216,13 @@ __global__ void __launch_bounds__(GDN_THREADS_SPLIT, 2)
         for (int sb = 0; sb < 2; sb++) {
             const int n0 = n1 + 8 * sb;
             float pv[4], dq[4];
+            acc_load(dqp, dk, m0, n0, dq); /* ab's dS K */
             for (int e = 0; e < 4; e++) {
                 const int r = acc_row(m0, e), cc = acc_col(n0, e);
                 const float x = scale * gdn_exp(sm.r.gam[r]) * a1[sb][e];
                 pv[e] = x * to_f(sm.P2[r * ld.k + cc]);
                 sm.P2[r * ld.k + cc] = from_f<T>(-a2[sb][e]); /* Q's element read above: dW takes it */
-                dq[e] = x + dqp[(size_t)r * dk + cc];
+                dq[e] = x + dq[e];
             }
             tile_row_partials(sm.r.part, GDN_PART_LD, m0, n0, pv);
             store_acc_rows(dqc, ldk, m0, n0, dq, L);
@@ -268,9 +277,10 @@ __global__ void __launch_bounds__(GDN_THREADS_SPLIT, 2)
         for (int sb = 0; sb < 2; sb++) {
             const int n0 = n1 + 8 * sb;
             float pv[4], o[4];
+            acc_load(dkp, dk, m0, n0, o); /* ab's dK partial */
             for (int e = 0; e < 4; e++) {
                 const int r = acc_row(m0, e), cc = acc_col(n0, e);
-                o[e] = (dkp[(size_t)r * dk + cc] + sm.r.bet[r] * gdn_exp(sm.r.gam[r]) * w[sb][e]) + g[sb][e];
+                o[e] = (o[e] + sm.r.bet[r] * gdn_exp(sm.r.gam[r]) * w[sb][e]) + g[sb][e];
                 pv[e] = w[sb][e] * to_f(sm.K[r * ld.k + cc]);
             }
             store_acc_rows(dkc, ldk, m0, n0, o, L);
