@@ -114,7 +114,7 @@ typedef struct {
     int gdn_general;     /* 1: the GDN core's general kernels also where its C 64, d 128 copies apply; 0: chosen */
     int attn_bwd;        /* the attention backward: 1 mma.sync, 2 wgmma (compute capability 9.0 only); 0: chosen */
     int gdn_local;       /* the GDN backward's local gradients: 1 one fused kernel, 2 the split pair, 3 the split
-                          * pair with software-pipelined k loops; 0: chosen */
+                          * pair with software-pipelined k loops, 4 the fused kernel with them; 0: chosen */
 } gf_backend_variants;
 
 /* be_open with kernel variants forced (v NULL: be_open itself). The test-only

@@ -272,6 +272,38 @@ static void core_case(gf_backend *be, int B, int T, int H, int dk, int dv, int C
     core_in_free(&in);
 }
 
+/* The core's forward and backward on backend x (bf16 mode) from in and d_o at
+ * shape s: got[0..6] = o, checkpoints, dq, dk, dv, dg, dbeta (n[i] values each,
+ * allocated here). */
+static void core_run(gf_backend *x, const core_in *in, const double *d_o, const gf_gdn_shape *s, const size_t n[7],
+                     double *got[7], const char *what) {
+    const size_t nt = n[5], nx = n[0], nck = n[1];
+    gf_buf q = dev(x, in->q, nx, GF_BF16), k = dev(x, in->k, nx, GF_BF16), vv = dev(x, in->v, nx, GF_BF16);
+    gf_buf g = dev(x, in->g, nt, GF_F32), beta = dev(x, in->beta, nt, GF_F32), dO = dev(x, d_o, nx, GF_BF16);
+    gf_buf out[7] = {dev(x, NULL, nx, GF_BF16), dev(x, NULL, nck, GF_F32), dev(x, NULL, nx, GF_BF16),
+                     dev(x, NULL, nx, GF_BF16), dev(x, NULL, nx, GF_BF16), dev(x, NULL, nt, GF_F32),
+                     dev(x, NULL, nt, GF_F32)};
+    be_gdn_core(x, out[0], out[1], gf_none(), q, k, vv, g, beta, s);
+    be_gdn_core_backward(x, out[2], out[3], out[4], out[5], out[6], dO, q, k, vv, g, beta, out[1], s);
+    if (!synced(x, what)) fatal(what);
+    for (int i = 0; i < 7; i++) {
+        got[i] = dalloc(n[i]);
+        get(x, got[i], out[i], n[i]);
+        be_free(x, &out[i]);
+    }
+    gf_buf in_bufs[] = {q, k, vv, g, beta, dO};
+    for (size_t i = 0; i < sizeof in_bufs / sizeof *in_bufs; i++) be_free(x, &in_bufs[i]);
+}
+
+static const char *core_out_names[7] = {"o", "checkpoints", "dq", "dk", "dv", "dg", "dbeta"};
+
+/* Output i of two runs bit for bit (a NaN or Inf fails even where both agree). */
+static void expect_same_bits(const double *a, const double *b, size_t n, const char *what) {
+    size_t bad = 0;
+    for (size_t j = 0; j < n; j++) bad += !isfinite(a[j]) || memcmp(&a[j], &b[j], sizeof(double)) != 0;
+    expect(bad == 0, what);
+}
+
 /* The core's kernels compiled for C 64, d 128 (kFix, taken where the shape is
  * that, in bf16) against the general kernels on the same inputs: the same
  * sums in the same order, so every output bit for bit, forward (o, checkpoints)
@@ -292,38 +324,67 @@ static void fixed_case(gf_backend *be, const gf_backend_variants *v) {
     gf_gdn_shape s = {B, T, H, d, d, C, (float)(1 / sqrt((double)d)), false};
     const size_t n[7] = {nx, nck, nx, nx, nx, nt, nt};
     double *got[2][7];
-    for (int w = 0; w < 2; w++) {
-        gf_backend *x = w ? gen : be;
-        gf_buf q = dev(x, in.q, nx, GF_BF16), k = dev(x, in.k, nx, GF_BF16), vv = dev(x, in.v, nx, GF_BF16);
-        gf_buf g = dev(x, in.g, nt, GF_F32), beta = dev(x, in.beta, nt, GF_F32), dO = dev(x, d_o, nx, GF_BF16);
-        gf_buf out[7] = {dev(x, NULL, nx, GF_BF16), dev(x, NULL, nck, GF_F32), dev(x, NULL, nx, GF_BF16),
-                         dev(x, NULL, nx, GF_BF16), dev(x, NULL, nx, GF_BF16), dev(x, NULL, nt, GF_F32),
-                         dev(x, NULL, nt, GF_F32)};
-        be_gdn_core(x, out[0], out[1], gf_none(), q, k, vv, g, beta, &s);
-        be_gdn_core_backward(x, out[2], out[3], out[4], out[5], out[6], dO, q, k, vv, g, beta, out[1], &s);
-        if (!synced(x, w ? "core, general kernels" : "core, C 64 d 128 kernels")) fatal("the bit-identity check");
-        for (int i = 0; i < 7; i++) {
-            got[w][i] = dalloc(n[i]);
-            get(x, got[w][i], out[i], n[i]);
-            be_free(x, &out[i]);
-        }
-        gf_buf in_bufs[] = {q, k, vv, g, beta, dO};
-        for (size_t i = 0; i < sizeof in_bufs / sizeof *in_bufs; i++) be_free(x, &in_bufs[i]);
-    }
-    const char *nm[7] = {"o", "checkpoints", "dq", "dk", "dv", "dg", "dbeta"};
+    core_run(be, &in, d_o, &s, n, got[0], "core, C 64 d 128 kernels");
+    core_run(gen, &in, d_o, &s, n, got[1], "core, general kernels");
     for (int i = 0; i < 7; i++) {
-        size_t bad = 0;
-        for (size_t j = 0; j < n[i]; j++) /* a NaN or Inf fails even where both agree */
-            bad += !isfinite(got[0][i][j]) || memcmp(&got[0][i][j], &got[1][i][j], sizeof(double)) != 0;
         char what[128];
         snprintf(what, sizeof what, "core B%d T%d d%d C%d: the C 64 d 128 kernels' %s are the general kernels' bits", B,
-                 T, d, C, nm[i]);
-        expect(bad == 0, what);
+                 T, d, C, core_out_names[i]);
+        expect_same_bits(got[0][i], got[1][i], n[i], what);
         free(got[0][i]), free(got[1][i]);
     }
     free(d_o);
     core_in_free(&in);
     be_close(gen);
+}
+
+/* The backward's four local-gradient forms (gf_backend_variants.gdn_local) on the
+ * same inputs, at the kFix shape and at a general one (d 64, C 32): a software-
+ * pipelined form keeps every k order, so its outputs are its plain form's bits;
+ * the split pair sums dq's two terms, dK's and dgam's in another order than the
+ * fused kernel (fp32, relative differences ~1e-7), so a few bf16 elements of dq
+ * and dk round one ulp (2^-8) apart (~1.4e-5 of the norm each at this size:
+ * tolerance 1e-4, a handful) and dg, dbeta move by fp32 reassociation of sums of
+ * at most 2 C terms (tolerance 1e-5: 128 x 2^-24 = 7.6e-6); a 0.1 % error in one
+ * term fails either. The forward and dv are the same operations: the same bits. */
+static void local_forms_case(gf_backend *be, int d, int C) {
+    const int B = 2, T = 150, H = 2, NC = (T + C - 1) / C;
+    const char *form[4] = {"fused", "split", "split-pipelined", "fused-pipelined"};
+    core_in in;
+    core_in_make(&in, be, B, T, H, d, d);
+    size_t nt = (size_t)B * T * H, nx = nt * d, nck = (size_t)B * H * NC * d * d;
+    double *d_o = dalloc(nx);
+    for (size_t i = 0; i < nx; i++) d_o[i] = nrand();
+    round_act(be, d_o, nx);
+    gf_gdn_shape s = {B, T, H, d, d, C, (float)(1 / sqrt((double)d)), false};
+    const size_t n[7] = {nx, nck, nx, nx, nx, nt, nt};
+    double *got[4][7];
+    for (int f = 0; f < 4; f++) {
+        gf_backend_variants v = {.gdn_local = f + 1};
+        gf_backend_opts o = {"cuda", 0, false};
+        gf_backend *x = NULL;
+        if (be_open_variants(&x, &o, &v) < 0) fatal("opening a local-gradient form's backend");
+        core_run(x, &in, d_o, &s, n, got[f], form[f]);
+        be_close(x);
+    }
+    char what[160];
+    for (int i = 0; i < 7; i++) {
+        snprintf(what, sizeof what, "core d%d C%d: fused-pipelined %s are fused's bits", d, C, core_out_names[i]);
+        expect_same_bits(got[3][i], got[0][i], n[i], what);
+        snprintf(what, sizeof what, "core d%d C%d: split-pipelined %s are split's bits", d, C, core_out_names[i]);
+        expect_same_bits(got[2][i], got[1][i], n[i], what);
+        snprintf(what, sizeof what, "core d%d C%d: split %s against fused", d, C, core_out_names[i]);
+        if (i < 2 || i == 4) {
+            snprintf(what, sizeof what, "core d%d C%d: split %s are fused's bits", d, C, core_out_names[i]);
+            expect_same_bits(got[1][i], got[0][i], n[i], what);
+        } else {
+            check(what, got[1][i], got[0][i], n[i], i <= 3 ? 1e-4 : 1e-5);
+        }
+    }
+    for (int f = 0; f < 4; f++)
+        for (int i = 0; i < 7; i++) free(got[f][i]);
+    free(d_o);
+    core_in_free(&in);
 }
 
 /* Tokens [t0, t0 + n) of each sequence of a token-major [B, T, H, d] array. */
@@ -759,8 +820,8 @@ static int run_mode(bool fp32, bool *quick, const gf_backend_variants *v) {
     if (strstr(be_name(be), "CPU emulation")) *quick = true;
     if (!fp32) error_cases(be);
     if (!fp32) { /* a GDN variant the kernels do not know is refused at open, with a line naming it */
-        const gf_backend_variants bad[] = {{.gdn_slab = 24}, {.gdn_general = 2}, {.gdn_local = 4}};
-        const char *says[] = {"GDN slab 24", "GDN general 2", "GDN local 4"};
+        const gf_backend_variants bad[] = {{.gdn_slab = 24}, {.gdn_general = 2}, {.gdn_local = 5}};
+        const char *says[] = {"GDN slab 24", "GDN general 2", "GDN local 5"};
         for (int i = 0; i < 3; i++) {
             gf_backend *x = NULL;
             const bool refused_open = be_open_variants(&x, &o, &bad[i]) < 0;
@@ -771,6 +832,10 @@ static int run_mode(bool fp32, bool *quick, const gf_backend_variants *v) {
         }
     }
     if (!fp32) fixed_case(be, v);
+    if (!fp32 && !v->gdn_local) { /* once, on the run that forces no form */
+        local_forms_case(be, 128, 64);
+        local_forms_case(be, 64, 32);
+    }
     if (*quick) {
         core_case(be, 1, 1, 2, 16, 16, 64, false);
         core_case(be, 2, 5, 1, 16, 16, 16, false);
@@ -834,17 +899,17 @@ static int run_mode(bool fp32, bool *quick, const gf_backend_variants *v) {
 
 /* gf_backend_variants.gdn_local of a --local name; 0 for none. */
 static int local_form(const char *name) {
-    const char *names[] = {"fused", "split", "split-pipelined"};
-    for (int i = 0; i < 3; i++)
+    const char *names[] = {"fused", "split", "split-pipelined", "fused-pipelined"};
+    for (int i = 0; i < 4; i++)
         if (strcmp(name, names[i]) == 0) return i + 1;
     return 0;
 }
 
-/* test_cuda_gdn [--slab 16|32] [--local fused|split|split-pipelined]: the GDN
- * sequential passes' slab height forced (the warp count follows it), the
- * backward's local gradients as the fused kernel or the split pair (its k loops
- * plain or software-pipelined) (gf_backend_variants; default: chosen). Every
- * check below then runs on that form. */
+/* test_cuda_gdn [--slab 16|32] [--local fused|split|split-pipelined|fused-pipelined]:
+ * the GDN sequential passes' slab height forced (the warp count follows it), the
+ * backward's local gradients as the fused kernel or the split pair, their k loops
+ * plain or software-pipelined (gf_backend_variants; default: chosen). Every check
+ * below then runs on that form. */
 int main(int argc, char **argv) {
     gf_backend_variants v = {0};
     for (int i = 1; i < argc; i++) {
@@ -852,7 +917,7 @@ int main(int argc, char **argv) {
         else if (i + 1 < argc && strcmp(argv[i], "--local") == 0 && local_form(argv[i + 1]))
             v.gdn_local = local_form(argv[++i]);
         else {
-            fprintf(stderr, "usage: test_cuda_gdn [--slab 16|32] [--local fused|split|split-pipelined]\n");
+            fprintf(stderr, "usage: test_cuda_gdn [--slab 16|32] [--local fused|split|split-pipelined|fused-pipelined]\n");
             return 2;
         }
     }

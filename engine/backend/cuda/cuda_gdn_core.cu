@@ -306,8 +306,9 @@ int cuda_gdn_variants(cuda_impl *im, const gf_backend_variants *v) {
     if (general != 0 && general != 1) return gf_fail("GDN general %d: 0 (chosen) or 1 (the general kernels)", general);
     im->gdn.general = general == 1;
     const int local = v ? v->gdn_local : 0;
-    if (local < 0 || local > 3)
-        return gf_fail("GDN local %d: 0 (chosen), 1 (fused), 2 (split) or 3 (split, pipelined)", local);
+    if (local < 0 || local > 4)
+        return gf_fail("GDN local %d: 0 (chosen), 1 (fused), 2 (split), 3 (split, pipelined) or 4 (fused, pipelined)",
+                       local);
     im->gdn.local = local ? local : 1; /* chosen: fused, until the split pair is timed (docs/cuda-gdn.md) */
     return 0;
 }

@@ -296,11 +296,14 @@ template <typename T> struct BwdLocalSmem {
     }
 };
 
-/* grid (NC, H, B), GDN_THREADS_BWD threads (>= 2 C). Every k loop stays a loop
- * (tile_mma_n's kUnroll 1): unrolled, the kernel's code missed the instruction
+/* grid (NC, H, B), GDN_THREADS_BWD threads (>= 2 C). kU 1: every k loop stays a
+ * loop (tile_mma_n's kUnroll 1): unrolled, the kernel's code missed the instruction
  * cache (23 % of the stall samples on the H200) and the layer at width 1536 took
- * 10.38 ms (B 16 x T 2048) and 10.46 (B 4 x T 8192) against 9.61 and 9.57 this way. */
-template <typename T, bool kFix>
+ * 10.38 ms (B 16 x T 2048) and 10.46 (B 4 x T 8192) against 9.61 and 9.57 this way.
+ * kU 2 (gf_backend_variants.gdn_local 4): the k loops software-pipelined, two steps
+ * unrolled; the kFix kernel holds that in its 112 registers since session 11's change
+ * (ptxas: no spills), the general ones spill (they are there to be checked). */
+template <typename T, bool kFix, int kU>
 __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     gdn_bwd_local_kernel(GdnShape s, const T *__restrict__ q, const T *__restrict__ k, const T *__restrict__ v,
                          const float *__restrict__ beta, const T *__restrict__ d_o, const float *__restrict__ gam_g,
@@ -310,7 +313,6 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
                          float *__restrict__ dbeta) {
     constexpr bool kTC = sizeof(T) == 2;
     gdn_fix_shape<kFix>(s);
-    constexpr int kU = 1; /* the k loops not unrolled (tile_mma_n) */
     int c = blockIdx.x, h = blockIdx.y, b = blockIdx.z, C = s.C, dk = s.dk, dv = s.dv;
     int L = s.rows(c), tid = threadIdx.x, nslab = dv / s.BV;
     size_t bhc = s.bhc(b, h, c);
@@ -338,7 +340,7 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
 
     /* a. dS = scale (dO V'^T) o e^(gam_i - gam_j), i >= j, to S2b; dgam from P: + row sums,
      * - column sums of dS o Q K^T, as partials from the accumulators */
-    local_ds_pass(s, ld, sm.Q, sm.K, sm.dO, sm.Vp, sm.S2b, sm.r);
+    local_ds_pass<T, kU>(s, ld, sm.Q, sm.K, sm.dO, sm.Vp, sm.S2b, sm.r);
     block_sync();
     local_ds_sums(C, sm.r);
     /* dq = scale e^gam dO h + dS K (the first term's row dot with q feeds dgam) */
@@ -452,7 +454,7 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
             tile_row_partials(sm.r.part2, GDN_PART_LD, m0, n0, pv);
         }
     });
-    local_da_pass(s, ld, sm.dW, sm.K, sm.dVp, sm.V, sm.Xb, sm.r);
+    local_da_pass<T, kU>(s, ld, sm.dW, sm.K, sm.dVp, sm.V, sm.Xb, sm.r);
     block_sync();
     if (tid < C) {
         float p = part_sum(sm.r.part, tid, dk / 8), p2 = part_sum(sm.r.part2, tid, dv / 8), eg = gdn_exp(sm.r.gam[tid]);
@@ -460,9 +462,9 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
         sm.r.dgam[tid] += sm.r.bet[tid] * eg * p;
     }
     /* e. dM = -(A^T dA) A^T, its second product in one pass with f's K K^T: G, F */
-    local_atda_pass(s, ld, sm.A, sm.Xb, sm.Yb);
+    local_atda_pass<T, kU>(s, ld, sm.A, sm.Xb, sm.Yb);
     block_sync();
-    local_dm_pass(s, ld, sm.Yb, sm.A, sm.K, sm.Xb, sm.r);
+    local_dm_pass<T, kU>(s, ld, sm.Yb, sm.A, sm.K, sm.Xb, sm.r);
     block_sync();
     local_dm_sums(C, sm.r);
     /* f. dK += G K + G^T K */
@@ -500,8 +502,8 @@ static void core_backward(gf_backend *be, const GdnShape &s, gf_buf dq, gf_buf d
               gdn_scratch(be, &dV, nbhc * s.C * s.dv * sizeof(T), op) &&
               gdn_scratch(be, &dhs, nbhc * s.dv * s.dk * sizeof(T), op) &&
               gdn_scratch(be, &hsum, nbhc * nslab * sizeof(float), op);
-    const int local = cuda_of(be)->gdn.local; /* 1 fused, 2 split, 3 split pipelined */
-    const bool split = local >= 2;
+    const int local = cuda_of(be)->gdn.local; /* 1 fused, 2 split, 3 split pipelined, 4 fused pipelined */
+    const bool split = local == 2 || local == 3;
     size_t smw, smv, sms, sml;
     WySmem<T>::carve(nullptr, s, &smw);
     BwdVSmem<T>::carve(nullptr, s, &smv);
@@ -509,7 +511,7 @@ static void core_backward(gf_backend *be, const GdnShape &s, gf_buf dq, gf_buf d
     BwdLocalSmem<T>::carve(nullptr, s, &sml);
     const int warps = gdn_state_warps(s.BV);
     auto state_kernel = warps == 8 ? gdn_bwd_state_kernel<T, 8, kFix> : gdn_bwd_state_kernel<T, 4, kFix>;
-    auto local_kernel = gdn_bwd_local_kernel<T, kFix>;
+    auto local_kernel = local == 4 ? gdn_bwd_local_kernel<T, kFix, 2> : gdn_bwd_local_kernel<T, kFix, 1>;
     auto wy_kernel = gdn_wy_kernel<T, kFix>;
     auto v_kernel = gdn_bwd_v_kernel<T, kFix>;
     ok = ok && gdn_smem_limit(be, wy_kernel, smw, op) && gdn_smem_limit(be, v_kernel, smv, op) &&

@@ -4,12 +4,13 @@
 # the kernel duration only (one replay pass each), the clocks left alone.
 # Needs ncu (the GPU machine has it) and build/gpu/bench_gdn (make gdn-gpu-build).
 #   sh tests/gpu/bench/gdn_ncu.sh [BUILD]    -> one line per kernel launch, then the mean per kernel
-# GRAFT_NCU_SKIP (default 0) and GRAFT_NCU_COUNT (default 153) pick the launches
+# GRAFT_NCU_SKIP (default 0) and GRAFT_NCU_COUNT (default 189) pick the launches
 # of the core kernels (GRAFT_BENCH_GDN_TOKENS, default 32768, sets B: B x 2048 tokens first); under
 # ncu bench_time runs each figure 9 times (reps = 1),
-# so the first 153 are the T 2048 forward figure (27), the backward (36) and the
-# backward with the split local kernels, plain and pipelined (45 each: bwd_ab and
-# bwd_cf in place of bwd_local).
+# so the first 189 are the T 2048 forward figure (27), the backward (36) and the
+# backward with each other local-gradient form: split, split-pipelined (45 each:
+# bwd_ab and bwd_cf in place of bwd_local), fused-pipelined (36). A kernel's
+# template arguments stay in its name (<T, kFix, kU>: the forms apart).
 set -eu
 BUILD=${1:-build}
 cd "$(dirname "$0")/../../.."
@@ -19,18 +20,18 @@ command -v ncu >/dev/null 2>&1 || { echo "gdn_ncu: ncu is not on PATH" >&2; exit
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 GRAFT_BENCH_GDN_TOKENS=${GRAFT_BENCH_GDN_TOKENS:-32768} ncu --clock-control none --kernel-name regex:'gdn_(wy|state|out|bwd_v|bwd_state|bwd_local|bwd_ab|bwd_cf)_kernel' \
-    --launch-skip "${GRAFT_NCU_SKIP:-0}" --launch-count "${GRAFT_NCU_COUNT:-153}" \
+    --launch-skip "${GRAFT_NCU_SKIP:-0}" --launch-count "${GRAFT_NCU_COUNT:-189}" \
     --metrics gpu__time_duration.sum,sm__warps_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed \
     --csv "$bin" >"$out" 2>/dev/null || { echo "gdn_ncu: ncu failed" >&2; exit 1; }
 # CSV: a header row names the columns ("Kernel Name", "Metric Name", "Metric Unit", "Metric Value")
 awk -F'","' '
 /"Kernel Name"/ { for (i = 1; i <= NF; i++) { h = $i; gsub(/"/, "", h); col[h] = i } next }
 col["Kernel Name"] && /gdn_/ {
-    name = $col["Kernel Name"]; sub(/^void /, "", name); sub(/[<(].*/, "", name)
+    name = $col["Kernel Name"]; sub(/^void /, "", name); sub(/\(.*/, "", name); gsub(/__nv_bfloat16/, "bf16", name); gsub(/ /, "", name)
     metric = $col["Metric Name"]; unit = $col["Metric Unit"]; val = $col["Metric Value"]; gsub(/[",]/, "", val)
     if (metric == "gpu__time_duration.sum") {
         t = val; if (unit == "nsecond" || unit == "ns") t /= 1000; if (unit == "msecond" || unit == "ms") t *= 1000
-        printf "%-24s %10.1f us\n", name, t; sum[name] += t; n[name]++
-    } else printf "%-24s %10s %s\n", name, val, metric
+        printf "%-40s %10.1f us\n", name, t; sum[name] += t; n[name]++
+    } else printf "%-40s %10s %s\n", name, val, metric
 }
-END { print "mean per kernel:"; for (k in sum) printf "%-24s %10.1f us (%d launches)\n", k, sum[k] / n[k], n[k] }' "$out"
+END { print "mean per kernel:"; for (k in sum) printf "%-40s %10.1f us (%d launches)\n", k, sum[k] / n[k], n[k] }' "$out"
