@@ -297,6 +297,31 @@ static void core_run(gf_backend *x, const core_in *in, const double *d_o, const 
 
 static const char *core_out_names[7] = {"o", "checkpoints", "dq", "dk", "dv", "dg", "dbeta"};
 
+/* One bf16 core case's inputs for core_run: in, d_o (rounded as bf16), the shape
+ * and the output lengths. */
+typedef struct {
+    core_in in;
+    double *d_o;
+    gf_gdn_shape s;
+    size_t n[7];
+} core_case_in;
+
+static void core_case_in_make(core_case_in *c, gf_backend *be, int B, int T, int H, int d, int C) {
+    const size_t NC = (size_t)(T + C - 1) / C, nt = (size_t)B * T * H, nx = nt * d, nck = (size_t)B * H * NC * d * d;
+    core_in_make(&c->in, be, B, T, H, d, d);
+    c->d_o = dalloc(nx);
+    for (size_t i = 0; i < nx; i++) c->d_o[i] = nrand();
+    round_act(be, c->d_o, nx);
+    c->s = (gf_gdn_shape){B, T, H, d, d, C, (float)(1 / sqrt((double)d)), false};
+    const size_t n[7] = {nx, nck, nx, nx, nx, nt, nt};
+    memcpy(c->n, n, sizeof n);
+}
+
+static void core_case_in_free(core_case_in *c) {
+    free(c->d_o);
+    core_in_free(&c->in);
+}
+
 /* Output i of two runs bit for bit (a NaN or Inf fails even where both agree). */
 static void expect_same_bits(const double *a, const double *b, size_t n, const char *what) {
     size_t bad = 0;
@@ -309,32 +334,25 @@ static void expect_same_bits(const double *a, const double *b, size_t n, const c
  * sums in the same order, so every output bit for bit, forward (o, checkpoints)
  * and backward (dq, dk, dv, dg, dbeta). T 150: three chunks, the last partial. */
 static void fixed_case(gf_backend *be, const gf_backend_variants *v) {
-    const int B = 2, T = 150, H = 2, d = 128, C = 64, NC = (T + C - 1) / C;
+    const int B = 2, T = 150, H = 2, d = 128, C = 64;
     gf_backend_variants gv = v ? *v : (gf_backend_variants){0};
     gv.gdn_general = 1;
     gf_backend_opts o = {"cuda", 0, false};
     gf_backend *gen = NULL;
     if (be_open_variants(&gen, &o, &gv) < 0) fatal("opening the general kernels' backend");
-    core_in in;
-    core_in_make(&in, be, B, T, H, d, d);
-    size_t nt = (size_t)B * T * H, nx = nt * d, nck = (size_t)B * H * NC * d * d;
-    double *d_o = dalloc(nx);
-    for (size_t i = 0; i < nx; i++) d_o[i] = nrand();
-    round_act(be, d_o, nx);
-    gf_gdn_shape s = {B, T, H, d, d, C, (float)(1 / sqrt((double)d)), false};
-    const size_t n[7] = {nx, nck, nx, nx, nx, nt, nt};
+    core_case_in c;
+    core_case_in_make(&c, be, B, T, H, d, C);
     double *got[2][7];
-    core_run(be, &in, d_o, &s, n, got[0], "core, C 64 d 128 kernels");
-    core_run(gen, &in, d_o, &s, n, got[1], "core, general kernels");
+    core_run(be, &c.in, c.d_o, &c.s, c.n, got[0], "core, C 64 d 128 kernels");
+    core_run(gen, &c.in, c.d_o, &c.s, c.n, got[1], "core, general kernels");
     for (int i = 0; i < 7; i++) {
         char what[128];
         snprintf(what, sizeof what, "core B%d T%d d%d C%d: the C 64 d 128 kernels' %s are the general kernels' bits", B,
                  T, d, C, core_out_names[i]);
-        expect_same_bits(got[0][i], got[1][i], n[i], what);
+        expect_same_bits(got[0][i], got[1][i], c.n[i], what);
         free(got[0][i]), free(got[1][i]);
     }
-    free(d_o);
-    core_in_free(&in);
+    core_case_in_free(&c);
     be_close(gen);
 }
 
@@ -348,23 +366,17 @@ static void fixed_case(gf_backend *be, const gf_backend_variants *v) {
  * at most 2 C terms (tolerance 1e-5: 128 x 2^-24 = 7.6e-6); a 0.1 % error in one
  * term fails either. The forward and dv are the same operations: the same bits. */
 static void local_forms_case(gf_backend *be, int d, int C) {
-    const int B = 2, T = 150, H = 2, NC = (T + C - 1) / C;
     const char *form[4] = {"fused", "split", "split-pipelined", "fused-pipelined"};
-    core_in in;
-    core_in_make(&in, be, B, T, H, d, d);
-    size_t nt = (size_t)B * T * H, nx = nt * d, nck = (size_t)B * H * NC * d * d;
-    double *d_o = dalloc(nx);
-    for (size_t i = 0; i < nx; i++) d_o[i] = nrand();
-    round_act(be, d_o, nx);
-    gf_gdn_shape s = {B, T, H, d, d, C, (float)(1 / sqrt((double)d)), false};
-    const size_t n[7] = {nx, nck, nx, nx, nx, nt, nt};
+    core_case_in c;
+    core_case_in_make(&c, be, 2, 150, 2, d, C);
+    const size_t *n = c.n;
     double *got[4][7];
     for (int f = 0; f < 4; f++) {
         gf_backend_variants v = {.gdn_local = f + 1};
         gf_backend_opts o = {"cuda", 0, false};
         gf_backend *x = NULL;
         if (be_open_variants(&x, &o, &v) < 0) fatal("opening a local-gradient form's backend");
-        core_run(x, &in, d_o, &s, n, got[f], form[f]);
+        core_run(x, &c.in, c.d_o, &c.s, n, got[f], form[f]);
         be_close(x);
     }
     char what[160];
@@ -383,8 +395,7 @@ static void local_forms_case(gf_backend *be, int d, int C) {
     }
     for (int f = 0; f < 4; f++)
         for (int i = 0; i < 7; i++) free(got[f][i]);
-    free(d_o);
-    core_in_free(&in);
+    core_case_in_free(&c);
 }
 
 /* Tokens [t0, t0 + n) of each sequence of a token-major [B, T, H, d] array. */
