@@ -121,6 +121,13 @@ typedef struct {
  * hook of the checks and benchmarks that compare variants. */
 int be_open_variants(gf_backend **out, const gf_backend_opts *o, const gf_backend_variants *v);
 
+/* The GDN backward's local-gradient forms by name (gf_backend_variants.gdn_local):
+ * "fused" 1, "split" 2, "split-pipelined" 3, "fused-pipelined" 4; 0 for another
+ * name. gf_gdn_local_name(id) is the name (NULL outside 1 .. GF_GDN_LOCAL_FORMS). */
+#define GF_GDN_LOCAL_FORMS 4
+int gf_gdn_local_form(const char *name);
+const char *gf_gdn_local_name(int id);
+
 /* The tables (test_backend_ops checks that every entry is set). */
 extern const gf_backend_ops cpu_ops;
 #ifdef GRAFT_WITH_CUDA

@@ -366,7 +366,6 @@ static void fixed_case(gf_backend *be, const gf_backend_variants *v) {
  * at most 2 C terms (tolerance 1e-5: 128 x 2^-24 = 7.6e-6); a 0.1 % error in one
  * term fails either. The forward and dv are the same operations: the same bits. */
 static void local_forms_case(gf_backend *be, int d, int C) {
-    const char *form[4] = {"fused", "split", "split-pipelined", "fused-pipelined"};
     core_case_in c;
     core_case_in_make(&c, be, 2, 150, 1, d, C); /* B 2 x T 150: three chunks at C 64, the last partial */
     const size_t *n = c.n;
@@ -376,7 +375,7 @@ static void local_forms_case(gf_backend *be, int d, int C) {
         gf_backend_opts o = {"cuda", 0, false};
         gf_backend *x = NULL;
         if (be_open_variants(&x, &o, &v) < 0) fatal("opening a local-gradient form's backend");
-        core_run(x, &c.in, c.d_o, &c.s, n, got[f], form[f]);
+        core_run(x, &c.in, c.d_o, &c.s, n, got[f], gf_gdn_local_name(f + 1));
         be_close(x);
     }
     char what[160];
@@ -908,14 +907,6 @@ static int run_mode(bool fp32, bool *quick, const gf_backend_variants *v) {
     return 0;
 }
 
-/* gf_backend_variants.gdn_local of a --local name; 0 for none. */
-static int local_form(const char *name) {
-    const char *names[] = {"fused", "split", "split-pipelined", "fused-pipelined"};
-    for (int i = 0; i < 4; i++)
-        if (strcmp(name, names[i]) == 0) return i + 1;
-    return 0;
-}
-
 /* test_cuda_gdn [--slab 16|32] [--local fused|split|split-pipelined|fused-pipelined]:
  * the GDN sequential passes' slab height forced (the warp count follows it), the
  * backward's local gradients as the fused kernel or the split pair, their k loops
@@ -925,8 +916,8 @@ int main(int argc, char **argv) {
     gf_backend_variants v = {0};
     for (int i = 1; i < argc; i++) {
         if (i + 1 < argc && strcmp(argv[i], "--slab") == 0) v.gdn_slab = atoi(argv[++i]);
-        else if (i + 1 < argc && strcmp(argv[i], "--local") == 0 && local_form(argv[i + 1]))
-            v.gdn_local = local_form(argv[++i]);
+        else if (i + 1 < argc && strcmp(argv[i], "--local") == 0 && gf_gdn_local_form(argv[i + 1]))
+            v.gdn_local = gf_gdn_local_form(argv[++i]);
         else {
             fprintf(stderr, "usage: test_cuda_gdn [--slab 16|32] [--local fused|split|split-pipelined|fused-pipelined]\n");
             return 2;

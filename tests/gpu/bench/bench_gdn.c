@@ -6,8 +6,8 @@
  * forward and backward, each next to its byte floor). T = 2048 and 8192
  * with B x T = 32768 tokens (GRAFT_BENCH_GDN_TOKENS changes it;
  * GRAFT_BENCH_GDN_SLAB=16|32 forces the sequential passes' slab height,
- * GRAFT_BENCH_GDN_LOCAL=fused|split|split-pipelined|fused-pipelined the backward's
- * local-gradient kernels; the core backward is also timed with each other form,
+ * GRAFT_CUDA_GDN_LOCAL=fused|split|split-pipelined|fused-pipelined the backward's
+ * local-gradient kernels, as for graft itself; the core backward is also timed with each other form,
  * through a backend of its own on the same device, so all four are compared in one run).
  * Random data (never zeros), timed by bench_time (bench_gpu.h: warm-up, the
  * median of 7 batches). One JSON line per figure; FLOP counts as
@@ -17,8 +17,7 @@
 static gf_backend *be;
 /* The local-gradient forms (gf_backend_variants.gdn_local 1 .. 4) and a backend on the
  * same device for each form be does not run (NULL for be's own). */
-static const char *local_names[4] = {"fused", "split", "split-pipelined", "fused-pipelined"};
-static gf_backend *be_local[4];
+static gf_backend *be_local[GF_GDN_LOCAL_FORMS];
 static gf_backend *be_other; /* the one core_bwd_other runs on */
 
 /* A new buffer of n values uniform in [lo, hi). */
@@ -185,11 +184,11 @@ static void run(const bench_ceilings *c, int B, int T, bool conv) {
     if (!conv) {
         REPORT("core fwd", core_fwd, N * core_f, core_fb, false);
         REPORT("core bwd", core_bwd, N * core_b, core_bb, false);
-        for (int f = 0; f < 4; f++) {
+        for (int f = 0; f < GF_GDN_LOCAL_FORMS; f++) {
             if (!(be_other = be_local[f])) continue;
             if (be_sync(be) < 0) bench_die(be, "inputs");
             sec = bench_time(be_other, core_bwd_other, &l, 7);
-            snprintf(what, sizeof what, "graft GDN core bwd, local gradients %s D %d (%dx%d) B %d T %d", local_names[f],
+            snprintf(what, sizeof what, "graft GDN core bwd, local gradients %s D %d (%dx%d) B %d T %d", gf_gdn_local_name(f + 1),
                      D, H, d, B, T);
             snprintf(ex, sizeof ex, extra, N / sec);
             bench_report("gdn", what, sec, N * core_b, core_bb, c, ex);
@@ -225,15 +224,11 @@ int main(void) {
     const char *sl = getenv("GRAFT_BENCH_GDN_SLAB");
     gf_backend_variants v = {0};
     v.gdn_slab = sl ? atoi(sl) : 0;
-    const char *lo = getenv("GRAFT_BENCH_GDN_LOCAL");
-    for (int f = 0; lo && f < 4; f++)
-        if (strcmp(lo, local_names[f]) == 0) v.gdn_local = f + 1;
-    if (lo && !v.gdn_local) {
-        fprintf(stderr, "bench_gdn: GRAFT_BENCH_GDN_LOCAL=%s: fused, split, split-pipelined or fused-pipelined\n", lo);
-        return 2;
-    }
+    /* GRAFT_CUDA_GDN_LOCAL=FORM (read by the backend at open; an unknown name fails there) */
+    const char *lo = getenv("GRAFT_CUDA_GDN_LOCAL");
+    v.gdn_local = lo ? gf_gdn_local_form(lo) : 0;
     be = bench_open_variants_or_skip(&v);
-    for (int f = 0; f < 4; f++) { /* chosen (0) is fused */
+    for (int f = 0; f < GF_GDN_LOCAL_FORMS; f++) { /* chosen (0) is fused */
         if (f + 1 == (v.gdn_local ? v.gdn_local : 1)) continue;
         gf_backend_variants vf = v;
         vf.gdn_local = f + 1;
@@ -250,7 +245,7 @@ int main(void) {
     run(&c, tokens / 2048, 2048 / s, false);
     run(&c, tokens / 8192, 8192 / s, false);
     run(&c, tokens / 2048, 2048 / s, true);
-    for (int f = 0; f < 4; f++)
+    for (int f = 0; f < GF_GDN_LOCAL_FORMS; f++)
         if (be_local[f]) be_close(be_local[f]);
     be_close(be);
     return 0;
