@@ -25,6 +25,7 @@
 #include "backend/backend.h"
 #include "backend/backend_impl.h" /* be_open_variants: the kernel variants forced */
 #include "core/error.h"
+#include "gpu_open.h"
 
 typedef struct {
     gf_backend *cpu, *gpu;
@@ -193,15 +194,13 @@ static int cmp(const char *what, const pair *p, double tol) { return cmp_range(w
 static double tol_ew(void) { return be_act(G.gpu) == GF_BF16 ? 1e-2 : 1e-5; }
 static double tol_mm(void) { return be_act(G.gpu) == GF_BF16 ? 1e-2 : 2e-5; }
 
-/* Opens the CUDA backend or exits 77 (skipped) with the reason. */
+/* Opens the CUDA backend or exits: 77 (skipped) where no CUDA device exists, 1
+ * where one does (gpu_open.h), with the reason. */
 /* v: kernel variants to force (NULL: the backend chooses). */
 static gf_backend *open_gpu_variants_or_skip(bool fp32, const gf_backend_variants *v) {
     gf_backend_opts o = {"cuda", 0, fp32};
     gf_backend *be = NULL;
-    if (be_open_variants(&be, &o, v) < 0) {
-        printf("SKIP: no CUDA backend here: %s\n", gf_last_error());
-        exit(77);
-    }
+    if (be_open_variants(&be, &o, v) < 0) exit(gpu_open_failed("cuda"));
     return be;
 }
 static gf_backend *open_gpu_or_skip(bool fp32) { return open_gpu_variants_or_skip(fp32, NULL); }

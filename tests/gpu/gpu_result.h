@@ -15,6 +15,7 @@
 
 #include "backend/backend.h"
 #include "core/error.h"
+#include "gpu_open.h"
 
 static int result_passed, result_failed;
 
@@ -59,13 +60,15 @@ static inline double rel_l2_f(const float *a, const float *b, size_t n) {
 /* The device under test: GRAFT_GPU_TEST_DEVICE (default cuda; cpu puts a CPU
  * backend of `threads` threads in the GPU's place), storing float32 (fp32) or
  * its own activation type; *mode is "fp32" or "bf16". NULL after a
- * "SKIP: ..." line when there is none (main then exits 77). */
+ * "SKIP: ..." line when there is no CUDA device (main then exits 77); where
+ * there is one, a failure to open fails the check (gpu_open.h: exit 1). */
 static inline gf_backend *open_device_or_skip(bool fp32, int threads, const char **mode) {
     const char *dev = getenv("GRAFT_GPU_TEST_DEVICE");
     const gf_backend_opts o = {dev && *dev ? dev : "cuda", threads, fp32};
     gf_backend *be = NULL;
     if (be_open(&be, &o) != 0) {
-        printf("SKIP: no CUDA backend here: %s\n", gf_last_error());
+        const int rc = gpu_open_failed(o.device);
+        if (rc != 77) exit(rc);
         return NULL;
     }
     *mode = be_act(be) == GF_F32 ? "fp32" : "bf16";

@@ -37,6 +37,7 @@
 #include "backend/backend_impl.h" /* be_open_variants: the kernel variants forced */
 #include "core/error.h"
 #include "gdn/gdn.h"
+#include "gpu_open.h"
 #include "gdn/gdn_ref.h"
 
 static int n_pass, n_fail;
@@ -818,14 +819,11 @@ static void error_cases(gf_backend *be) {
     be_free(be, &g);
 }
 
-/* 0, 77 (no CUDA backend here) or 1. */
+/* 0, 77 (no CUDA device here) or 1 (the backend did not open where one is). */
 static int run_mode(bool fp32, bool *quick, const gf_backend_variants *v) {
     gf_backend_opts o = {"cuda", 0, fp32};
     gf_backend *be = NULL;
-    if (be_open_variants(&be, &o, v) < 0) {
-        printf("SKIP: no CUDA backend here: %s\n", gf_last_error());
-        return 77;
-    }
+    if (be_open_variants(&be, &o, v) < 0) return gpu_open_failed("cuda");
     printf("== %s\n", be_name(be));
     if (strstr(be_name(be), "CPU emulation")) *quick = true;
     if (!fp32) error_cases(be);
@@ -929,8 +927,9 @@ int main(int argc, char **argv) {
     printf("seed %llu (GRAFT_SEED reproduces it)\n", (unsigned long long)rng_state);
     const char *qk = getenv("GDN_TEST_QUICK");
     bool quick = qk && *qk == '1';
+    int rc;
     for (int m = 0; m < 2; m++)
-        if (run_mode(m == 0, &quick, &v) == 77) return 77;
+        if ((rc = run_mode(m == 0, &quick, &v)) != 0) return rc;
     printf("%d passed, %d failed\n", n_pass, n_fail);
     return n_fail ? 1 : 0;
 }

@@ -24,6 +24,7 @@
 #include "backend/backend.h"
 #include "backend/backend_impl.h" /* be_open_variants: the kernel variants forced */
 #include "core/error.h"
+#include "../gpu_open.h"
 
 static double bench_now(void) {
     struct timespec ts;
@@ -49,10 +50,7 @@ static gf_backend *bench_open_variants_or_skip(const gf_backend_variants *v) {
     bench_smoke_mode = (sm && strcmp(sm, "1") == 0) || strncmp(dev, "cpu", 3) == 0;
     gf_backend_opts o = {dev, 0, false};
     gf_backend *be = NULL;
-    if (be_open_variants(&be, &o, v) < 0) {
-        printf("SKIP: no CUDA backend here: %s\n", gf_last_error());
-        exit(77);
-    }
+    if (be_open_variants(&be, &o, v) < 0) exit(gpu_open_failed(dev));
     if (bench_smoke_mode) fprintf(stderr, "SMOKE mode on %s: toy shapes, the figures mean nothing\n", be_name(be));
     return be;
 }
