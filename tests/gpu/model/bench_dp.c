@@ -25,6 +25,7 @@
 
 #include "backend/comm.h"
 #include "stats/collect.h"
+#include "tests/gpu/gpu_open.h"
 #include "tests/gpu/model/dp_util.h"
 #include "train/trainer.h"
 
@@ -154,10 +155,7 @@ int main(void) {
     else snprintf(dev, sizeof dev, "cuda:%d", w.local_rank); /* one process per GPU */
     gf_backend *be = NULL;
     const gf_backend_opts bo = {dev, strcmp(dev, "cpu") == 0 ? 1 : 0, false};
-    if (be_open(&be, &bo) != 0) {
-        printf("SKIP: no %s backend here: %s\n", dev, gf_last_error());
-        return 77;
-    }
+    if (be_open(&be, &bo) != 0) return gpu_open_failed(dev);
     be_set_default(be);
     gf_comm *c = NULL;
     if (comm_open(&c, be, NULL) != 0) {
