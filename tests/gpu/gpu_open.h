@@ -16,7 +16,7 @@
 static inline int gpu_open_failed(const char *what) {
     int n = 0;
     const char *why = gf_last_error();
-    char msg[512];
+    char msg[512]; /* kept: counting the devices may set the last error itself */
     snprintf(msg, sizeof msg, "%s", why ? why : "");
     if (be_cuda_device_count(&n) == 0 && n > 0) {
         printf("FAIL  the %s backend did not open on a machine with %d CUDA device%s: %s\n", what, n, n == 1 ? "" : "s",

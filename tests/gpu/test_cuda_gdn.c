@@ -385,13 +385,11 @@ static void local_forms_case(gf_backend *be, int d, int C) {
         expect_same_bits(got[3][i], got[0][i], n[i], what);
         snprintf(what, sizeof what, "core d%d C%d: split-pipelined %s are split's bits", d, C, core_out_names[i]);
         expect_same_bits(got[2][i], got[1][i], n[i], what);
-        snprintf(what, sizeof what, "core d%d C%d: split %s against fused", d, C, core_out_names[i]);
-        if (i < 2 || i == 4) {
-            snprintf(what, sizeof what, "core d%d C%d: split %s are fused's bits", d, C, core_out_names[i]);
-            expect_same_bits(got[1][i], got[0][i], n[i], what);
-        } else {
-            check(what, got[1][i], got[0][i], n[i], i <= 3 ? 1e-4 : 1e-5);
-        }
+        const bool same_ops = i < 2 || i == 4; /* o, checkpoints, dv */
+        snprintf(what, sizeof what, same_ops ? "core d%d C%d: split %s are fused's bits" : "core d%d C%d: split %s against fused",
+                 d, C, core_out_names[i]);
+        if (same_ops) expect_same_bits(got[1][i], got[0][i], n[i], what);
+        else check(what, got[1][i], got[0][i], n[i], i <= 3 ? 1e-4 : 1e-5);
     }
     for (int f = 0; f < 4; f++)
         for (int i = 0; i < 7; i++) free(got[f][i]);

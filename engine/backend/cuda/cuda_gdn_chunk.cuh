@@ -69,11 +69,11 @@ template <typename T> struct WySmem {
         /* M (fp32, the inverse's input) is dead once A is known: A diag(beta
          * e^gam) and A diag(beta), the W and U products' operands, take its place
          * (68.5 KB at C 64, d 128 in bf16: three blocks a multiprocessor) */
-        SmemCarve mm(c.p ? c.p + c.used : nullptr), ops(c.p ? c.p + c.used : nullptr);
+        SmemCarve mm = c.rest(), ops = c.rest();
         m.M = mm.take<float>((size_t)s.C * wy_ldm(s.C));
         m.MA = ops.take<T>((size_t)s.C * sm_ld<T>(s.C));
         m.A2 = ops.take<T>((size_t)s.C * sm_ld<T>(s.C));
-        c.take<char>(mm.used > ops.used ? mm.used : ops.used);
+        c.past(mm, ops);
         /* A: row stride C, the carve stays at 68.5 KB (C + 4 would cost 1 KB to
          * remove a 2-way conflict on the diagonal blocks' row loads and the
          * 4-to-8-way one on the inverse's few S stores: a dozen wavefronts a stage) */

@@ -23,11 +23,11 @@ template <typename T> struct BwdVSmem {
         BwdVSmem m;
         size_t tile_k = (size_t)s.C * sm_ld<T>(s.dk), state = (size_t)s.dv * sm_ld<T>(s.dk);
         /* Q and K are dead once P is formed: the checkpoint's bf16 copy takes their place */
-        SmemCarve qk(base), hs(base);
+        SmemCarve qk = c.rest(), hs = c.rest();
         m.Q = qk.take<T>(tile_k);
         m.K = qk.take<T>(tile_k);
         m.hs = hs.take<T>(state);
-        c.take<char>(qk.used > hs.used ? qk.used : hs.used);
+        c.past(qk, hs);
         m.W = c.take<T>(tile_k);
         m.dO = c.take<T>((size_t)s.C * sm_ld<T>(s.dv));
         m.Us = c.take<T>((size_t)s.C * sm_ld<T>(s.dv)); /* U, copied with the operands (V' = U - W h^T) */
@@ -280,7 +280,7 @@ template <typename T> struct BwdLocalSmem {
         m.HS = c.take<T>(sizeof(T) == 2 ? (size_t)s.dv * ld.k : 0);
         m.dK = c.take<float>((size_t)s.C * ld.fk);
         m.r = LocalRows::carve(c, s.C);
-        SmemCarve x(base ? base + c.used : nullptr), y(base ? base + c.used : nullptr);
+        SmemCarve x = c.rest(), y = c.rest();
         m.Q = x.take<T>(Cd);
         m.dO = x.take<T>(Cv);
         m.Vp = x.take<T>(Cv);
@@ -291,7 +291,8 @@ template <typename T> struct BwdLocalSmem {
         m.V = y.take<T>(Cv);
         m.Xb = y.take<T>(CC);
         m.Yb = y.take<T>(CC);
-        if (bytes) *bytes = c.used + (x.used > y.used ? x.used : y.used);
+        c.past(x, y);
+        if (bytes) *bytes = c.used;
         return m;
     }
 };

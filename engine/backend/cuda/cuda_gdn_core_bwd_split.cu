@@ -25,13 +25,9 @@
 
 /* ------------------------------------------------------------------ chain ab */
 
-/* The larger of two tile sizes (a function: with one of them 0 in fp32 mode, a
- * written-out comparison is one nvcc warns about). */
-__host__ __device__ inline size_t split_region(size_t a, size_t b) { return a > b ? a : b; }
-
 template <typename T> struct SplitAbSmem {
     T *K, *Q, *Vp, *S2b;
-    T *R; /* dO in phase a, then dh (bf16 mode; the rows past dO's are staged at the start) */
+    T *dO, *dh; /* dh over dO once phase a is done (bf16 mode; its rows past dO's are staged at the start) */
     LocalRows r;
     __host__ __device__ static SplitAbSmem carve(char *base, const GdnShape &s, size_t *bytes) {
         SmemCarve c(base);
@@ -42,15 +38,18 @@ template <typename T> struct SplitAbSmem {
         m.Q = c.take<T>(Cd);
         m.Vp = c.take<T>(Cv);
         m.S2b = c.take<T>((size_t)s.C * ld.a);
-        m.R = c.take<T>(split_region(Cv, dh));
+        SmemCarve o = c.rest(), d = c.rest();
+        m.dO = o.take<T>(Cv);
+        m.dh = d.take<T>(dh);
+        c.past(o, d);
         m.r = LocalRows::carve(c, s.C);
         if (bytes) *bytes = c.used;
         return m;
     }
 };
 
-/* First row of dh (bf16 mode: its staged copy in R) that does not overlap dO
- * there; dv when every row does. */
+/* First row of dh's staged copy (bf16 mode) that does not overlap dO; dv when
+ * every row does. */
 template <typename T> __device__ __forceinline__ int split_dh_free_row(const GdnShape &s, const LocalLd<T> &ld) {
     const int r = (s.C * ld.v + ld.k - 1) / ld.k;
     return r < s.dv ? r : s.dv;
@@ -72,22 +71,22 @@ __global__ void __launch_bounds__(GDN_THREADS_SPLIT, 2)
     const LocalLd<T> ld(s);
     const T *dhc = in.dhs + bhc * dv * dk;
     const int r0 = split_dh_free_row<T>(s, ld);
-    /* live: K, Q, V', dO (in R) and dh's rows past dO (a second group) */
+    /* live: K, Q, V', dO and dh's rows past dO (a second group) */
     stage_rows(sm.K, ld.k, in.k + s.tok(b, c * C, h) * dk, ldk, L, C, dk);
     stage_rows(sm.Q, ld.k, in.q + s.tok(b, c * C, h) * dk, ldk, L, C, dk);
-    stage_rows(sm.R, ld.v, in.d_o + s.tok(b, c * C, h) * dv, ldv, L, C, dv);
+    stage_rows(sm.dO, ld.v, in.d_o + s.tok(b, c * C, h) * dv, ldv, L, C, dv);
     stage_rows(sm.Vp, ld.v, in.Vp + bhc * C * dv, (size_t)dv, C, C, dv);
     gdn_cp_commit();
-    if (kTC && r0 < dv) stage_rows(sm.R + (size_t)r0 * ld.k, ld.k, dhc + (size_t)r0 * dk, (size_t)dk, dv - r0, dv - r0, dk);
+    if (kTC && r0 < dv) stage_rows(sm.dh + (size_t)r0 * ld.k, ld.k, dhc + (size_t)r0 * dk, (size_t)dk, dv - r0, dv - r0, dk);
     gdn_cp_commit();
     for (int i = tid; i < C; i += blockDim.x) sm.r.gam[i] = in.gam[bhc * C + i];
     gdn_cp_wait<1>();
     block_sync();
 
     /* a. dS to S2b; dgam's P terms: + row sums, - column sums of dS o Q K^T */
-    local_ds_pass<T, kU>(s, ld, sm.Q, sm.K, sm.R, sm.Vp, sm.S2b, sm.r);
+    local_ds_pass<T, kU>(s, ld, sm.Q, sm.K, sm.dO, sm.Vp, sm.S2b, sm.r);
     block_sync(); /* dO dead: the rest of dh takes its place while dq's term is formed */
-    if (kTC) stage_rows(sm.R, ld.k, dhc, (size_t)dk, r0, r0, dk);
+    if (kTC) stage_rows(sm.dh, ld.k, dhc, (size_t)dk, r0, r0, dk);
     gdn_cp_commit();
     local_ds_sums(C, sm.r);
     /* dq's dS K term (cf adds scale e^gam dO h and rounds) */
@@ -106,7 +105,7 @@ __global__ void __launch_bounds__(GDN_THREADS_SPLIT, 2)
     for_tiles_n<2>(C, dk, [&](int m0, int n1) {
         float a1[2][4] = {}, a2[2][4] = {};
         tile_mma_n<kTC, 2, kU>(a1, sm_view_t<T>(sm.S2b, ld.a), sm_view<T>(sm.Q, ld.k), m0, n1, C);
-        mma_state<kTC, 2, kU>(a2, sm_view<T>(sm.Vp, ld.v), sm.R, ld.k, dhc, dk, m0, n1, dv);
+        mma_state<kTC, 2, kU>(a2, sm_view<T>(sm.Vp, ld.v), sm.dh, ld.k, dhc, dk, m0, n1, dv);
         for (int sb = 0; sb < 2; sb++) {
             float pv[4];
             for (int e = 0; e < 4; e++) {
@@ -138,11 +137,10 @@ __global__ void __launch_bounds__(GDN_THREADS_SPLIT, 2)
 
 template <typename T> struct SplitCfSmem {
     T *K;
-    T *P1; /* dO, then V */
-    T *P2; /* Q, then dW (the same element's Q is read before its dW is written, by the same thread) */
-    T *P3; /* dV', then A^T dA (Yb) */
-    T *H;  /* the bf16 copy of h, then A and dA / G (Xb) */
-    T *A, *Xb;
+    T *dO, *V;   /* V takes dO's place once dq's term is formed */
+    T *Q, *dW;   /* dW takes Q's (each element by the thread that read Q there) */
+    T *dVp, *Yb; /* A^T dA (Yb) takes dV''s once dA is formed */
+    T *h, *A, *Xb; /* A and dA / G (Xb) take the bf16 copy of h's place */
     LocalRows r;
     __host__ __device__ static SplitCfSmem carve(char *base, const GdnShape &s, size_t *bytes) {
         SmemCarve c(base);
@@ -151,25 +149,22 @@ template <typename T> struct SplitCfSmem {
         const size_t Cd = (size_t)s.C * ld.k, Cv = (size_t)s.C * ld.v, CC = (size_t)s.C * ld.a;
         const size_t hs = sizeof(T) == 2 ? (size_t)s.dv * ld.k : 0;
         m.K = c.take<T>(Cd);
-        m.P1 = c.take<T>(Cv);
-        m.P2 = c.take<T>(Cd);
-        m.P3 = c.take<T>(split_region(Cv, CC));
-        m.H = c.take<T>(split_region(hs, 2 * CC));
-        m.A = m.H;
-        m.Xb = m.H + CC;
+        m.dO = m.V = c.take<T>(Cv);
+        m.Q = m.dW = c.take<T>(Cd);
+        SmemCarve dv = c.rest(), yb = c.rest();
+        m.dVp = dv.take<T>(Cv);
+        m.Yb = yb.take<T>(CC);
+        c.past(dv, yb);
+        SmemCarve st = c.rest(), ax = c.rest();
+        m.h = st.take<T>(hs);
+        m.A = ax.take<T>(CC);
+        m.Xb = ax.take<T>(CC);
+        c.past(st, ax);
         m.r = LocalRows::carve(c, s.C);
         if (bytes) *bytes = c.used;
         return m;
     }
 };
-
-/* This lane's four accumulator elements of the tile at (m0, n0) from fp32 p
- * (row stride ld even, p 8-byte aligned), as store_acc left them: two 8-byte loads. */
-__device__ __forceinline__ void acc_load(const float *p, size_t ld, int m0, int n0, float v[4]) {
-    const int r = acc_row(m0, 0), c = acc_col(n0, 0);
-    const float2 lo = ld_raw<float2>(p + (size_t)r * ld + c), hi = ld_raw<float2>(p + (size_t)(r + 8) * ld + c);
-    v[0] = lo.x, v[1] = lo.y, v[2] = hi.x, v[3] = hi.y;
-}
 
 /* grid (NC, H, B), GDN_THREADS_SPLIT threads, after gdn_bwd_ab_kernel: its dQp, dKp,
  * dgp in, the local gradients out. */
@@ -186,13 +181,13 @@ __global__ void __launch_bounds__(GDN_THREADS_SPLIT, 2)
     SplitCfSmem<T> sm = SplitCfSmem<T>::carve(gdn_smem(), s, nullptr);
     const LocalLd<T> ld(s);
     const float *hc = in.states + bhc * dv * dk;
-    /* live: K, dO (P1), Q (P2), dV' (P3), h (H) */
+    /* live: K, dO, Q, dV', h */
     stage_rows(sm.K, ld.k, in.k + s.tok(b, c * C, h) * dk, ldk, L, C, dk);
-    stage_rows(sm.P1, ld.v, in.d_o + s.tok(b, c * C, h) * dv, ldv, L, C, dv);
-    stage_rows(sm.P2, ld.k, in.q + s.tok(b, c * C, h) * dk, ldk, L, C, dk);
-    stage_rows(sm.P3, ld.v, in.dV + bhc * C * dv, (size_t)dv, C, C, dv);
+    stage_rows(sm.dO, ld.v, in.d_o + s.tok(b, c * C, h) * dv, ldv, L, C, dv);
+    stage_rows(sm.Q, ld.k, in.q + s.tok(b, c * C, h) * dk, ldk, L, C, dk);
+    stage_rows(sm.dVp, ld.v, in.dV + bhc * C * dv, (size_t)dv, C, C, dv);
     gdn_cp_commit();
-    if (kTC) load_rows(sm.H, ld.k, hc, (size_t)dk, dv, dv, dk, (const float *)nullptr);
+    if (kTC) load_rows(sm.h, ld.k, hc, (size_t)dk, dv, dv, dk, (const float *)nullptr);
     for (int i = tid; i < C; i += blockDim.x) {
         sm.r.gam[i] = in.gam[bhc * C + i];
         sm.r.bet[i] = i < L ? in.beta[s.tok(b, c * C + i, h)] : 0.f;
@@ -211,8 +206,8 @@ __global__ void __launch_bounds__(GDN_THREADS_SPLIT, 2)
     T *dqc = out.dq + s.tok(b, c * C, h) * dk;
     for_tiles_n<2>(C, dk, [&](int m0, int n1) {
         float a1[2][4] = {}, a2[2][4] = {};
-        mma_state<kTC, 2, kU>(a1, sm_view<T>(sm.P1, ld.v), sm.H, ld.k, hc, dk, m0, n1, dv);
-        mma_state<kTC, 2, kU>(a2, sm_view<T>(sm.P3, ld.v), sm.H, ld.k, hc, dk, m0, n1, dv);
+        mma_state<kTC, 2, kU>(a1, sm_view<T>(sm.dO, ld.v), sm.h, ld.k, hc, dk, m0, n1, dv);
+        mma_state<kTC, 2, kU>(a2, sm_view<T>(sm.dVp, ld.v), sm.h, ld.k, hc, dk, m0, n1, dv);
         for (int sb = 0; sb < 2; sb++) {
             const int n0 = n1 + 8 * sb;
             float pv[4], dq[4];
@@ -220,16 +215,16 @@ __global__ void __launch_bounds__(GDN_THREADS_SPLIT, 2)
             for (int e = 0; e < 4; e++) {
                 const int r = acc_row(m0, e), cc = acc_col(n0, e);
                 const float x = scale * gdn_exp(sm.r.gam[r]) * a1[sb][e];
-                pv[e] = x * to_f(sm.P2[r * ld.k + cc]);
-                sm.P2[r * ld.k + cc] = from_f<T>(-a2[sb][e]); /* Q's element read above: dW takes it */
+                pv[e] = x * to_f(sm.Q[r * ld.k + cc]);
+                sm.dW[r * ld.k + cc] = from_f<T>(-a2[sb][e]); /* Q's element read above: dW takes it */
                 dq[e] = x + dq[e];
             }
             tile_row_partials(sm.r.part, GDN_PART_LD, m0, n0, pv);
             store_acc_rows(dqc, ldk, m0, n0, dq, L);
         }
     });
-    block_sync(); /* dO, Q, h dead: V and A take P1 and H */
-    stage_rows(sm.P1, ld.v, in.v + s.tok(b, c * C, h) * dv, ldv, L, C, dv);
+    block_sync(); /* dO, Q, h dead: V and A take their places */
+    stage_rows(sm.V, ld.v, in.v + s.tok(b, c * C, h) * dv, ldv, L, C, dv);
     stage_rows(sm.A, ld.a, in.A + bhc * C * C, (size_t)C, C, C, C);
     gdn_cp_commit();
     if (tid < C) sm.r.dgam[tid] += part_sum(sm.r.part, tid, dk / 8);
@@ -238,31 +233,29 @@ __global__ void __launch_bounds__(GDN_THREADS_SPLIT, 2)
 
     /* c2. dv = beta A^T dV' (its row dot with v feeds dbeta); dA = dW K~^T + dV' B~^T to Xb */
     T *dvc = out.dv + s.tok(b, c * C, h) * dv;
-    const T *dW = sm.P2, *V = sm.P1, *dVp = sm.P3;
     for_tiles_n<2>(C, dv, [&](int m0, int n1) {
         float acc2[2][4] = {};
-        tile_mma_n<kTC, 2, kU>(acc2, sm_view_t<T>(sm.A, ld.a), sm_view<T>(dVp, ld.v), m0, n1, C);
+        tile_mma_n<kTC, 2, kU>(acc2, sm_view_t<T>(sm.A, ld.a), sm_view<T>(sm.dVp, ld.v), m0, n1, C);
         for (int sb = 0; sb < 2; sb++) {
             const int n0 = n1 + 8 * sb;
             float pv[4], o[4];
             for (int e = 0; e < 4; e++) {
                 const int r = acc_row(m0, e), cc = acc_col(n0, e);
                 o[e] = sm.r.bet[r] * acc2[sb][e];
-                pv[e] = acc2[sb][e] * to_f(V[r * ld.v + cc]);
+                pv[e] = acc2[sb][e] * to_f(sm.V[r * ld.v + cc]);
             }
             store_acc_rows(dvc, ldv, m0, n0, o, L);
             tile_row_partials(sm.r.part2, GDN_PART_LD, m0, n0, pv);
         }
     });
-    local_da_pass<T, kU>(s, ld, dW, sm.K, dVp, V, sm.Xb, sm.r);
+    local_da_pass<T, kU>(s, ld, sm.dW, sm.K, sm.dVp, sm.V, sm.Xb, sm.r);
     block_sync(); /* V, dV' dead */
     if (tid < C) sm.r.dbet[tid] += part_sum(sm.r.part2, tid, dv / 8);
 
-    /* e. dM = -(A^T dA) A^T (A^T dA in P3), its second product in one pass with f's K K^T: G, F */
-    T *Yb = sm.P3;
-    local_atda_pass<T, kU>(s, ld, sm.A, sm.Xb, Yb);
+    /* e. dM = -(A^T dA) A^T, its second product in one pass with f's K K^T: G, F */
+    local_atda_pass<T, kU>(s, ld, sm.A, sm.Xb, sm.Yb);
     block_sync();
-    local_dm_pass<T, kU>(s, ld, Yb, sm.A, sm.K, sm.Xb, sm.r);
+    local_dm_pass<T, kU>(s, ld, sm.Yb, sm.A, sm.K, sm.Xb, sm.r);
     block_sync();
     local_dm_sums(C, sm.r);
     /* g. dK = ab's partial + beta e^gam A^T dW + G K + G^T K, straight to dk; A^T dW's
@@ -271,7 +264,7 @@ __global__ void __launch_bounds__(GDN_THREADS_SPLIT, 2)
     T *dkc = out.dk + s.tok(b, c * C, h) * dk;
     for_tiles_n<2>(C, dk, [&](int m0, int n1) {
         float w[2][4] = {}, g[2][4] = {};
-        tile_mma_n<kTC, 2, kU>(w, sm_view_t<T>(sm.A, ld.a), sm_view<T>(dW, ld.k), m0, n1, C);
+        tile_mma_n<kTC, 2, kU>(w, sm_view_t<T>(sm.A, ld.a), sm_view<T>(sm.dW, ld.k), m0, n1, C);
         tile_mma_n<kTC, 2, kU>(g, sm_view<T>(sm.Xb, ld.a), sm_view<T>(sm.K, ld.k), m0, n1, C);
         tile_mma_n<kTC, 2, kU>(g, sm_view_t<T>(sm.Xb, ld.a), sm_view<T>(sm.K, ld.k), m0, n1, C);
         for (int sb = 0; sb < 2; sb++) {

@@ -61,6 +61,11 @@ struct SmemCarve {
         used += (n * sizeof(T) + 15) & ~(size_t)15;
         return r;
     }
+    /* Overlays: arrays whose lives do not meet share memory. Each set is taken
+     * from its own carve begun here (rest()); past(a, b) then moves this carve
+     * beyond the larger set. */
+    __host__ __device__ SmemCarve rest() const { return SmemCarve(p ? p + used : nullptr); }
+    __host__ __device__ void past(const SmemCarve &a, const SmemCarve &b) { used += a.used > b.used ? a.used : b.used; }
 };
 
 /* How a tile product fetches a view's mma fragments. FRAG_ROW: the view is a
@@ -406,6 +411,14 @@ __device__ __forceinline__ void load_pair(const bf16 *p, float *a, float *b) {
 /* Row and column of accumulator element e (0..3) of this lane in a tile at (m0, n0). */
 __device__ __forceinline__ int acc_row(int m0, int e) { return m0 + ((threadIdx.x & 31) >> 2) + (e >> 1) * 8; }
 __device__ __forceinline__ int acc_col(int n0, int e) { return n0 + 2 * (threadIdx.x & 3) + (e & 1); }
+
+/* This lane's four accumulator elements of the tile at (m0, n0) from fp32 p
+ * (row stride ld even, p 8-byte aligned), as store_acc leaves them: two 8-byte loads. */
+__device__ __forceinline__ void acc_load(const float *p, size_t ld, int m0, int n0, float v[4]) {
+    const int r = acc_row(m0, 0), c = acc_col(n0, 0);
+    const float2 lo = ld_raw<float2>(p + (size_t)r * ld + c), hi = ld_raw<float2>(p + (size_t)(r + 8) * ld + c);
+    v[0] = lo.x, v[1] = lo.y, v[2] = hi.x, v[3] = hi.y;
+}
 
 /* Walks the indices first, first + step, ... of a grid with tn columns as
  * (row q, column r) without a division per step (the kernels' loops over
