@@ -58,7 +58,10 @@ CFLAGS   ?= $(OPT) -g
 CFLAGS   += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-unused-parameter -fno-math-errno \
             -fopenmp -MMD -MP $(SAN) -I. -Iengine -Isrc -Iui $(PKG_CFLAGS) $(BLAS_CFLAGS) $(MPI_CFLAGS)
 LDFLAGS  += -fopenmp $(SAN)
-LDLIBS   += $(PKG_LIBS) $(BLAS_LIBS) $(MPI_LIBS) -lpthread -lm
+# glibc's vector math library (libc6-dev on amd64): the exps of the CPU losses' softmaxes
+# (engine/backend/cpu/cpu_loss.c says how GCC calls it)
+MVEC_LIBS = $(if $(filter x86_64,$(shell uname -m)),-lmvec)
+LDLIBS   += $(PKG_LIBS) $(BLAS_LIBS) $(MPI_LIBS) $(MVEC_LIBS) -lpthread -lm
 
 rwildcard = $(foreach d,$(wildcard $(1:=/*)),$(call rwildcard,$d,$2) $(filter $(subst *,%,$2),$d))
 

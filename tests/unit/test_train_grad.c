@@ -319,6 +319,81 @@ static void test_losses_backward(void **state) {
     tb_free(&L), tb_free(&ZS), tb_free(&ZT), tb_free(&DZ), tb_free(&TG), tb_free(&S), tb_free(&T), tb_free(&DS);
 }
 
+/* The losses at a vocabulary's width (Qwen2.5's 151,936 entries, plus one so
+ * the vector loops of the CPU softmaxes end on a partial vector), against a
+ * long double reference, KL at temperatures 1 and 2 and cross-entropy, loss and
+ * every gradient entry. On the CPU reference (double softmaxes, glibc's vector
+ * exps: within 4 ulp each) a row's loss sums 1.5e5 terms: recursive summation's
+ * bound is n eps = 1.7e-11 of the terms' sum, so the loss must agree to 1e-10
+ * relative. A probability carries that relative error too, so a gradient entry
+ * gs tau (ps - pt), rounded to float, must agree within one float ulp (1.2e-7
+ * relative) plus 1e-10 gs tau (ps + pt). The CUDA kernels compute these in
+ * float; test_cuda_ops checks them against this CPU code, so a device run
+ * skips this test. */
+enum { WIDE_N = 3, WIDE_V = 151937 };
+
+/* softmax of z / tau in long double into p; returns the log of its normalizer */
+static long double softmax_ld(long double *p, const float *z, int V, double tau) {
+    long double m = -INFINITY, s = 0;
+    for (int i = 0; i < V; i++) m = fmaxl(m, (long double)z[i] / tau);
+    for (int i = 0; i < V; i++) s += (p[i] = expl((long double)z[i] / tau - m));
+    for (int i = 0; i < V; i++) p[i] /= s;
+    return m + logl(s);
+}
+
+static void check_wide_case(const float *zs, const float *zt, const int *tg, double tau, bool kl) {
+    const size_t n = (size_t)WIDE_N * WIDE_V;
+    const double gs = 0.5; /* any scale: it multiplies every entry */
+    long double *ps = malloc(WIDE_V * sizeof *ps), *pt = malloc(WIDE_V * sizeof *pt);
+    float *dz = malloc(n * sizeof *dz);
+    assert_non_null(ps), assert_non_null(pt), assert_non_null(dz);
+    gf_buf L = tb_new(GF_F64, NULL, GF_F64, 1), ZS = tb_f32(zs, n), ZT = tb_f32(zt, n), DZ = tb_f32(NULL, n);
+    gf_buf TG = tb_new(GF_I32, tg, GF_I32, WIDE_N);
+    if (kl) be_kl_div(BE, L, DZ, ZS, ZT, WIDE_N, WIDE_V, (float)tau, (float)gs);
+    else be_cross_entropy(BE, L, DZ, ZS, TG, WIDE_N, WIDE_V, (float)gs);
+    const double loss = tb_get_f64(L);
+    tb_get(dz, DZ, n);
+    long double want = 0;
+    for (int t = 0; t < WIDE_N; t++) {
+        const float *a = zs + (size_t)t * WIDE_V, *b = zt + (size_t)t * WIDE_V;
+        const long double ls = softmax_ld(ps, a, WIDE_V, tau);
+        long double row = 0;
+        if (kl) {
+            const long double lt = softmax_ld(pt, b, WIDE_V, tau);
+            for (int i = 0; i < WIDE_V; i++) row += pt[i] * ((b[i] / (long double)tau - lt) - (a[i] / (long double)tau - ls));
+            row *= (long double)tau * tau;
+        } else {
+            for (int i = 0; i < WIDE_V; i++) pt[i] = i == tg[t];
+            row = ls - a[tg[t]];
+        }
+        want += row;
+        const double k = gs * (kl ? tau : 1.0);
+        for (int i = 0; i < WIDE_V; i++) {
+            const double g = (double)(k * (ps[i] - pt[i]));
+            check_close(dz[(size_t)t * WIDE_V + i], g, 1e-10 * k * (double)(ps[i] + pt[i]), 1.2e-7);
+        }
+    }
+    check_close(loss, (double)want, 0, 1e-10);
+    tb_free(&L), tb_free(&ZS), tb_free(&ZT), tb_free(&DZ), tb_free(&TG);
+    free(ps), free(pt), free(dz);
+}
+
+static void test_losses_vocabulary_wide(void **state) {
+    (void)state;
+    if (!be_is_host(BE)) skip();
+    const size_t n = (size_t)WIDE_N * WIDE_V;
+    float *zs = malloc(n * sizeof *zs), *zt = malloc(n * sizeof *zt);
+    assert_non_null(zs), assert_non_null(zt);
+    /* a trained model's spread: most logits far below the top few */
+    fill_u(zs, n, -18, 6), fill_u(zt, n, -18, 6);
+    for (int t = 0; t < WIDE_N; t++) zt[(size_t)t * WIDE_V + 17 * t] = 14; /* a peaked teacher row */
+    const int tg[WIDE_N] = {0, 75968, WIDE_V - 1};
+    check_wide_case(zs, zt, tg, 1.0, true);
+    check_wide_case(zs, zt, tg, 2.0, true);
+    check_wide_case(zs, zt, tg, 1.0, false);
+    free(zs), free(zt);
+}
+
 static void test_embedding_backward(void **state) {
     (void)state;
     float dE[4 * 2], dx[3 * 2] = {1, 2, 3, 4, 5, 6};
@@ -526,6 +601,7 @@ int main(void) {
         cmocka_unit_test(test_linear_backward),    cmocka_unit_test(test_rmsnorm_backward),
         cmocka_unit_test(test_swiglu_backward),    cmocka_unit_test(test_rope_backward),
         cmocka_unit_test(test_attention_backward), cmocka_unit_test(test_losses_backward),
+        cmocka_unit_test(test_losses_vocabulary_wide),
         cmocka_unit_test(test_embedding_backward), cmocka_unit_test(test_e2e_qwen_like),
         cmocka_unit_test(test_e2e_llama_like),     cmocka_unit_test(test_e2e_tied_gdn),
     };

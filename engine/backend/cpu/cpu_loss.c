@@ -9,6 +9,18 @@
 
 #include "backend/cpu/cpu.h"
 
+/* The exps of a row (two softmaxes of 151,936 entries a row in distillation)
+ * were the KL's whole cost with libm's scalar exp. glibc's vector math library
+ * (libmvec, linked by the Makefile) has exp for two or four doubles at once,
+ * within 4 ulp (glibc's manual; ~2 ulp seen here), 2.7x the scalar rate at
+ * x86-64-v2; the simd attribute is what glibc's math.h itself declares under
+ * -ffast-math, and lets GCC's vectorizer call it in the omp simd loops below.
+ * Other compilers (clang builds the fuzzers) call the scalar exp there. The
+ * lanes' partial sums are added in a fixed order: the same bits every run. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+double exp(double) __attribute__((simd("notinbranch")));
+#endif
+
 #define BLOCK 65536
 
 /* The largest of z[V] (NaN skipped). Four running maxima instead of one
@@ -32,8 +44,10 @@ static double softmax_row(double *p, const float *z, int V, double tau) {
     const double m = (double)row_max(z, V) / tau;
     double sum = 0;
     if (tau == 1.0) {
+#pragma omp simd reduction(+ : sum)
         for (int i = 0; i < V; i++) sum += (p[i] = exp(z[i] - m));
     } else {
+#pragma omp simd reduction(+ : sum) /* a vector division rounds each lane as the scalar one does */
         for (int i = 0; i < V; i++) sum += (p[i] = exp(z[i] / tau - m));
     }
 #pragma omp simd /* a vector division rounds each lane as the scalar one does */
@@ -92,13 +106,14 @@ void cpu_kl_div(gf_backend *be, gf_buf loss, gf_buf dstudent, gf_buf student, gf
         for (int t = 0; t < N; t++) {
             const float *a = ZS + (size_t)t * V, *b = ZT + (size_t)t * V;
             const double ls = softmax_row(ps, a, V, tau), lt = softmax_row(pt, b, V, tau);
-            double kl = 0;
+            double kl = 0; /* entries the teacher gives 0 add nothing (not 0 x inf) */
             if (tau == 1.0f) {
-                for (int i = 0; i < V; i++)
-                    if (pt[i] > 0) kl += pt[i] * ((b[i] - lt) - (a[i] - ls));
+#pragma omp simd reduction(+ : kl)
+                for (int i = 0; i < V; i++) kl += pt[i] > 0 ? pt[i] * ((b[i] - lt) - (a[i] - ls)) : 0.0;
             } else {
+#pragma omp simd reduction(+ : kl)
                 for (int i = 0; i < V; i++)
-                    if (pt[i] > 0) kl += pt[i] * ((b[i] / (double)tau - lt) - (a[i] / (double)tau - ls));
+                    kl += pt[i] > 0 ? pt[i] * ((b[i] / (double)tau - lt) - (a[i] / (double)tau - ls)) : 0.0;
             }
             rows[t] = (double)tau * tau * kl;
             if (DZ) {
