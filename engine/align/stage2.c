@@ -46,20 +46,20 @@ typedef struct {
 } stage2_bufs;
 
 static void carve(stage2_bufs *b, arena *ar, const gdn_config *c, const align_set *cal, const align_set *held,
-                  gf_dtype act, bool own_master) {
+                  gf_dtype act, bool keeps_wy, bool own_master) {
     const size_t D = (size_t)c->D, N = (size_t)cal->B * cal->T, n = gdn_param_count(c);
     b->x = arena_take(ar, N * D, act);
     b->target = arena_take(ar, N * D, act);
     b->y = arena_take(ar, N * D, act);
     b->dy = arena_take(ar, N * D, act);
-    gdn_acts_take(&b->a, ar, c, cal->B, cal->T, true, act);
+    gdn_acts_take(&b->a, ar, c, cal->B, cal->T, gdn_keep_for(true, keeps_wy), act);
     gdn_scratch_take(&b->s, ar, c, cal->B, cal->T, act);
     if (held) {
         const size_t Nh = (size_t)held->B * held->T;
         b->hx = arena_take(ar, Nh * D, act);
         b->htarget = arena_take(ar, Nh * D, act);
         b->hy = arena_take(ar, Nh * D, act);
-        gdn_acts_take(&b->ha, ar, c, held->B, held->T, false, act);
+        gdn_acts_take(&b->ha, ar, c, held->B, held->T, GDN_KEEP_NOTHING, act);
     }
     b->master = own_master ? arena_take(ar, n, GF_F32) : gf_none();
     b->grad = arena_take(ar, n, GF_F32);
@@ -73,10 +73,10 @@ static int open_bufs(stage2_bufs *b, gf_backend *be, const gdn_config *c, const 
     memset(b, 0, sizeof *b);
     const bool own_master = be_act(be) != GF_F32;
     arena ar = {gf_none(), 0};
-    carve(b, &ar, c, cal, held, be_act(be), own_master);
+    carve(b, &ar, c, cal, held, be_act(be), be_gdn_keeps_wy(be), own_master);
     if (be_alloc(be, &b->arena, (ar.off + 3) / 4, GF_F32) != 0) return gf_fail_prefix("stage 2");
     ar = (arena){b->arena, 0};
-    carve(b, &ar, c, cal, held, be_act(be), own_master);
+    carve(b, &ar, c, cal, held, be_act(be), be_gdn_keeps_wy(be), own_master);
     const size_t D = (size_t)c->D, N = (size_t)cal->B * cal->T;
     be_upload(be, b->x, cal->x, GF_F32, N * D);
     be_upload(be, b->target, cal->target, GF_F32, N * D);
@@ -88,11 +88,11 @@ static int open_bufs(stage2_bufs *b, gf_backend *be, const gdn_config *c, const 
     return 0;
 }
 
-size_t stage2_device_bytes(const gdn_config *c, int B, int T, int held_B, int held_T, gf_dtype act) {
+size_t stage2_device_bytes(const gdn_config *c, int B, int T, int held_B, int held_T, gf_dtype act, bool keeps_wy) {
     stage2_bufs b;
     arena ar = {gf_none(), 0};
     const align_set cal = {NULL, NULL, B, T}, held = {NULL, NULL, held_B, held_T};
-    carve(&b, &ar, c, &cal, held_B > 0 ? &held : NULL, act, act != GF_F32);
+    carve(&b, &ar, c, &cal, held_B > 0 ? &held : NULL, act, keeps_wy, act != GF_F32);
     return ar.off;
 }
 

@@ -41,8 +41,9 @@ int stage2_align(gf_backend *be, const student_settings *set, const gdn_config *
                  const stage2_observer *obs, int layer);
 
 /* The bytes one layer's Stage 2 allocates on a backend of compute type act
- * (B x T calibration rows, held_B x held_T held-out rows). */
-size_t stage2_device_bytes(const gdn_config *c, int B, int T, int held_B, int held_T, gf_dtype act);
+ * (B x T calibration rows, held_B x held_T held-out rows; keeps_wy: the
+ * backend's be_gdn_keeps_wy). */
+size_t stage2_device_bytes(const gdn_config *c, int B, int T, int held_B, int held_T, gf_dtype act, bool keeps_wy);
 
 /* Mean squared error of the layer on a set (no training); NaN on failure. */
 double gdn_layer_mse(gf_backend *be, const gdn_config *c, gf_buf block, const align_set *set);

@@ -234,6 +234,15 @@ void be_attention_backward(gf_backend *be, gf_buf dq, gf_buf dk, gf_buf dv, gf_b
                            gf_buf q, gf_buf k, gf_buf v, const gf_attn_shape *s) {
     be->ops->attention_backward(be, dq, dk, dv, dout, out, lse, q, k, v, s);
 }
+size_t gf_gdn_ckpt_floats(const gf_gdn_shape *s, gf_dtype act) {
+    const size_t C = (size_t)s->chunk, nbhc = (size_t)s->B * s->H * (((size_t)s->T + C - 1) / C);
+    const size_t states = nbhc * s->dv * s->dk;
+    if (!s->keep_wy) return states;
+    const size_t wy_bytes = nbhc * C * ((size_t)s->dk + s->dv + C) * gf_dtype_size(act);
+    return states + nbhc * C + (wy_bytes + sizeof(float) - 1) / sizeof(float);
+}
+bool be_gdn_keeps_wy(const gf_backend *be) { return !be_is_host(be); }
+
 void be_gdn_core(gf_backend *be, gf_buf o, gf_buf ckpt, gf_buf state, gf_buf q, gf_buf k, gf_buf v, gf_buf g,
                  gf_buf beta, const gf_gdn_shape *s) {
     be->ops->gdn_core(be, o, ckpt, state, q, k, v, g, beta, s);

@@ -227,12 +227,27 @@ typedef struct {
     int chunk;      /* 16, 32 or 64 */
     float scale;    /* query scale (dk^-1/2 or 1) */
     bool recurrent; /* token by token instead of chunks (same result) */
+    bool keep_wy;   /* ckpt also holds every chunk's WY products (gf_gdn_ckpt_floats): the forward
+                       writes them, the backward reads them instead of computing them again.
+                       Only where be_gdn_keeps_wy; the same value in both calls */
 } gf_gdn_shape;
+
+/* F32 elements of the checkpoint of shape s on a backend of compute type act:
+ * the states [B, H, NC, dv, dk] (NC = ceil(T / chunk)), then with keep_wy every
+ * chunk's WY products, each array over (b, h, c) in that order: gam [.., C]
+ * (F32), W [.., C, dk], V' [.., C, dv], A [.., C, C] (ACT); 63 % more than the
+ * states alone at C 64, dk = dv = 128 in bf16. */
+size_t gf_gdn_ckpt_floats(const gf_gdn_shape *s, gf_dtype act);
+/* Whether be's GDN backward starts from kept WY products: the CUDA backend's
+ * chunked backward does (it saves the WY kernel and half of the V' one); the
+ * CPU's walks each chunk token by token and has no use for them. */
+bool be_gdn_keeps_wy(const gf_backend *be);
 
 /* The gated delta rule (METHOD.md section 3, engine/gdn/gdn.h):
  *   q, k [B, T, H, dk] (L2-normalized), v [B, T, H, dv] (ACT); g, beta [B, T, H] (F32)
  *   o [B, T, H, dv] (ACT)
  *   ckpt [B, H, ceil(T/chunk), dv, dk] (F32, optional): state entering each chunk
+ *     (gf_gdn_ckpt_floats elements: with s->keep_wy the WY products follow)
  *   state [B, H, dv, dk] (F32, optional): initial state in, final state out
  *     (gf_none: zero start, final state dropped). Decode calls this with T = 1. */
 void be_gdn_core(gf_backend *be, gf_buf o, gf_buf ckpt, gf_buf state, gf_buf q, gf_buf k, gf_buf v, gf_buf g,

@@ -19,9 +19,10 @@ void gdn_weights_bind(gdn_weights *w, const gdn_config *c, gf_buf block) {
 #undef AT
 }
 
-void gdn_acts_take(gdn_acts *a, arena *ar, const gdn_config *c, int B, int T, bool train, gf_dtype act) {
+static gf_gdn_shape shape_of(const gdn_config *c, int B, int T, bool keep_wy);
+
+void gdn_acts_take(gdn_acts *a, arena *ar, const gdn_config *c, int B, int T, gdn_keep keep, gf_dtype act) {
     const size_t N = (size_t)B * T, H = (size_t)c->H, hk = H * c->dk, hv = H * c->dv;
-    const size_t nc = ((size_t)T + c->chunk - 1) / c->chunk;
     a->B = B, a->T = T;
     a->proj = arena_take(ar, N * gdn_in_width(c), act);
     a->qkv_pre = arena_take(ar, N * gdn_qkv_width(c), act);
@@ -33,7 +34,9 @@ void gdn_acts_take(gdn_acts *a, arena *ar, const gdn_config *c, int B, int T, bo
     a->g = arena_take(ar, N * H, GF_F32);
     a->beta = arena_take(ar, N * H, GF_F32);
     a->rstd = arena_take(ar, N * H, GF_F32);
-    a->ckpt = train ? arena_take(ar, (size_t)B * H * nc * c->dv * c->dk, GF_F32) : gf_none();
+    a->keep_wy = keep == GDN_KEEP_STATES_WY;
+    const gf_gdn_shape s = shape_of(c, B, T, a->keep_wy);
+    a->ckpt = keep != GDN_KEEP_NOTHING ? arena_take(ar, gf_gdn_ckpt_floats(&s, act), GF_F32) : gf_none();
 }
 
 void gdn_scratch_take(gdn_scratch *s, arena *ar, const gdn_config *c, int B, int T, gf_dtype act) {
@@ -62,8 +65,9 @@ static gf_gdn_dims dims_of(const gdn_config *c, int B, int T) {
     return d;
 }
 
-static gf_gdn_shape shape_of(const gdn_config *c, int B, int T) {
-    gf_gdn_shape s = {B, T, c->H, c->dk, c->dv, c->chunk, (float)gdn_query_scale(c), c->form == GDN_FORM_RECURRENT};
+static gf_gdn_shape shape_of(const gdn_config *c, int B, int T, bool keep_wy) {
+    gf_gdn_shape s = {B, T, c->H, c->dk, c->dv, c->chunk, (float)gdn_query_scale(c), c->form == GDN_FORM_RECURRENT,
+                      keep_wy};
     return s;
 }
 
@@ -71,7 +75,7 @@ void gdn_layer_forward(gf_backend *be, const gdn_config *c, const gdn_weights *w
                        gf_buf y, const gdn_state *st) {
     const int B = a->B, T = a->T, N = B * T, D = c->D, hv = c->H * c->dv;
     const gf_gdn_dims d = dims_of(c, B, T);
-    const gf_gdn_shape s = shape_of(c, B, T);
+    const gf_gdn_shape s = shape_of(c, B, T, a->keep_wy);
     be_linear(be, a->proj, x, w->win, gf_none(), N, D, gdn_in_width(c), false);
     be_gdn_prep(be, a->qkv_pre, a->q, a->k, a->v, a->g, a->beta, st ? st->tail : gf_none(), a->proj, w->bqkv, w->conv,
                 w->a_log, w->dt_bias, &d);
@@ -84,7 +88,7 @@ void gdn_layer_backward(gf_backend *be, const gdn_config *c, const gdn_weights *
                         const gdn_acts *a, const gdn_scratch *s, gf_buf x, gf_buf dy, gf_buf dx, bool accumulate_dx) {
     const int B = a->B, T = a->T, N = B * T, D = c->D, hv = c->H * c->dv;
     const gf_gdn_dims d = dims_of(c, B, T);
-    const gf_gdn_shape sh = shape_of(c, B, T);
+    const gf_gdn_shape sh = shape_of(c, B, T, a->keep_wy);
     /* y = z Wo^T */
     be_linear_backward(be, s->dz, g->wo, gf_none(), dy, a->z, w->wo, N, hv, D, false);
     be_gdn_gated_norm_backward(be, s->dz, s->dproj, g->w_norm, s->dz, a->o, a->rstd, a->proj, w->w_norm, &d);
@@ -107,7 +111,7 @@ int gdn_layer_run_host(gf_backend *be, const gdn_config *c, const gdn_params *p,
         block = arena_take(&ar, p->n, act);
         xb = arena_take(&ar, N * D, act);
         yb = arena_take(&ar, N * D, act);
-        gdn_acts_take(&a, &ar, c, B, T, false, act);
+        gdn_acts_take(&a, &ar, c, B, T, GDN_KEEP_NOTHING, act);
         if (pass) break;
         gf_buf all;
         if (be_alloc(be, &all, (ar.off + 3) / 4, GF_F32) != 0) return gf_fail_prefix("a GDN layer");

@@ -34,7 +34,9 @@ typedef struct {
     gf_buf v, o, z;   /* [N, H*dv] */
     gf_buf g, beta;   /* F32 [N, H] */
     gf_buf rstd;      /* F32 [N, H] */
-    gf_buf ckpt;      /* F32 [B, H, n_chunks, dv, dk]; none when no backward follows */
+    gf_buf ckpt;      /* F32 (gf_gdn_ckpt_floats): the states [B, H, n_chunks, dv, dk], then with
+                         keep_wy the chunks' WY products; none when no backward follows */
+    bool keep_wy;
 } gdn_acts;
 
 /* Backward scratch (ACT unless noted). */
@@ -52,7 +54,14 @@ typedef struct {
     gf_buf tail;      /* ACT [B, GDN_CONV_K-1, qkv]; none without the conv */
 } gdn_state;
 
-void gdn_acts_take(gdn_acts *a, arena *ar, const gdn_config *c, int B, int T, bool train, gf_dtype act);
+/* What the forward keeps for a backward: nothing (none follows), the state
+ * entering each chunk, or those and every chunk's WY products (where the
+ * backend's backward starts from them: be_gdn_keeps_wy). */
+typedef enum { GDN_KEEP_NOTHING, GDN_KEEP_STATES, GDN_KEEP_STATES_WY } gdn_keep;
+static inline gdn_keep gdn_keep_for(bool backward, bool keeps_wy) {
+    return !backward ? GDN_KEEP_NOTHING : keeps_wy ? GDN_KEEP_STATES_WY : GDN_KEEP_STATES;
+}
+void gdn_acts_take(gdn_acts *a, arena *ar, const gdn_config *c, int B, int T, gdn_keep keep, gf_dtype act);
 void gdn_scratch_take(gdn_scratch *s, arena *ar, const gdn_config *c, int B, int T, gf_dtype act);
 void gdn_state_take(gdn_state *s, arena *ar, const gdn_config *c, int B, gf_dtype act);
 void gdn_state_zero(gf_backend *be, const gdn_state *s, const gdn_config *c, int B);

@@ -48,7 +48,7 @@ static int layout_elems(const model_config *c, const gdn_config *g, int n_gdn, s
 
 static size_t run_bytes(const mem_job *j, const tf_run_opts *o, int n_gdn) {
     mixer_kind *k = kinds_with(j->cfg, n_gdn);
-    const size_t b = tf_run_measure(j->cfg, &j->gcfg, k, o, j->act);
+    const size_t b = tf_run_measure(j->cfg, &j->gcfg, k, o, j->act, j->device);
     free(k);
     return b;
 }
@@ -62,7 +62,7 @@ static size_t stage1_bytes(const mem_job *j) {
     arena_take(&ar, gdn_param_count(&j->gcfg), j->act);
     arena_take(&ar, N * D, j->act);
     arena_take(&ar, N * D, j->act);
-    gdn_acts_take(&a, &ar, &j->gcfg, j->build_B, j->build_T, false, j->act);
+    gdn_acts_take(&a, &ar, &j->gcfg, j->build_B, j->build_T, GDN_KEEP_NOTHING, j->act);
     return ar.off;
 }
 
@@ -91,7 +91,8 @@ int mem_estimate_job(mem_estimate *out, const mem_job *j) {
         build = stage1_bytes(j);
         if (j->stage2) {
             const size_t s2 = (size_t)(j->tasks > 0 ? j->tasks : 1) *
-                              stage2_device_bytes(&j->gcfg, j->build_B, j->build_T, j->held_B, j->held_T, j->act);
+                              stage2_device_bytes(&j->gcfg, j->build_B, j->build_T, j->held_B, j->held_T, j->act,
+                                                 j->device);
             if (s2 > build) build = s2;
         }
         out->part[MEM_BUILD] = build;

@@ -141,7 +141,8 @@ static int first_kind_of(const transformer *tf, int l) {
     return f;
 }
 
-static void carve(tf_run *r, arena *ar, gf_dtype act) {
+/* keeps_wy: the run's backend keeps the GDN WY products for the backward (be_gdn_keeps_wy) */
+static void carve(tf_run *r, arena *ar, gf_dtype act, bool keeps_wy) {
     const transformer *tf = r->tf;
     const model_config *c = &tf->cfg;
     const int L = c->n_layers, B = r->o.B, T = r->o.T, S = r->o.S;
@@ -169,7 +170,7 @@ static void carve(tf_run *r, arena *ar, gf_dtype act) {
             sh.knew = arena_take(ar, N * kvd, act);
             sh.vnew = arena_take(ar, N * kvd, act);
         }
-        if (n_gdn) gdn_acts_take(&sh.gdn, ar, &tf->gcfg, B, T, false, act);
+        if (n_gdn) gdn_acts_take(&sh.gdn, ar, &tf->gcfg, B, T, GDN_KEEP_NOTHING, act);
         r->kv_bytes = r->state_bytes = 0;
         for (int l = 0; l < L; l++) {
             r->la[l] = sh;
@@ -210,7 +211,7 @@ static void carve(tf_run *r, arena *ar, gf_dtype act) {
         const bool taken = shared && l > 0 && first_kind_of(tf, l) < l;
         if (tf->kind[l] == MIX_GDN) {
             if (taken) a->gdn = first_gdn.gdn;
-            else gdn_acts_take(&a->gdn, ar, &tf->gcfg, B, T, true, act), first_gdn = *a;
+            else gdn_acts_take(&a->gdn, ar, &tf->gcfg, B, T, gdn_keep_for(true, keeps_wy), act), first_gdn = *a;
         }
         if (tf->kind[l] != MIX_ATTN) continue;
         if (taken) {
@@ -258,7 +259,7 @@ static tf_run_opts run_opts(const model_config *c, const tf_run_opts *o) {
 }
 
 size_t tf_run_measure(const model_config *c, const gdn_config *g, const mixer_kind *kinds, const tf_run_opts *o,
-                      gf_dtype act) {
+                      gf_dtype act, bool keeps_wy) {
     transformer tf;
     memset(&tf, 0, sizeof tf);
     tf.cfg = *c;
@@ -270,7 +271,7 @@ size_t tf_run_measure(const model_config *c, const gdn_config *g, const mixer_ki
     r.o = run_opts(c, o);
     r.la = gf_calloc((size_t)(c->n_layers ? c->n_layers : 1), sizeof *r.la);
     arena ar = {gf_none(), 0};
-    carve(&r, &ar, act);
+    carve(&r, &ar, act, keeps_wy);
     free(r.la);
     free(tf.kind);
     return ar.off;
@@ -290,7 +291,7 @@ int tf_run_open(tf_run **out, transformer *tf, const tf_run_opts *o) {
     r->la = gf_calloc((size_t)(c->n_layers ? c->n_layers : 1), sizeof *r->la);
     arena ar = {gf_none(), 0};
     const gf_dtype act = be_act(tf->be);
-    carve(r, &ar, act);
+    carve(r, &ar, act, be_gdn_keeps_wy(tf->be));
     r->bytes = ar.off;
     if (be_alloc(tf->be, &r->arena, (r->bytes + 3) / 4, GF_F32) != 0) {
         gf_fail_prefix(o->train ? "training activations" : "activations");
@@ -299,7 +300,7 @@ int tf_run_open(tf_run **out, transformer *tf, const tf_run_opts *o) {
         return -1;
     }
     ar = (arena){r->arena, 0};
-    carve(r, &ar, act);
+    carve(r, &ar, act, be_gdn_keeps_wy(tf->be));
     float *tab = malloc((size_t)r->o.S * c->head_dim * sizeof *tab);
     if (!tab) {
         gf_fail("out of memory: the RoPE table for %d positions", r->o.S);

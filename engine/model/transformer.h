@@ -105,9 +105,10 @@ int tf_logit_rows(size_t N, int vocab_size);
 
 int tf_run_open(tf_run **out, transformer *tf, const tf_run_opts *o);
 /* The bytes tf_run_open allocates on a backend of compute type act for a
- * model of config c, GDN config g and kinds (NULL: every layer attention). */
+ * model of config c, GDN config g and kinds (NULL: every layer attention);
+ * keeps_wy: the backend's be_gdn_keeps_wy (training runs keep more). */
 size_t tf_run_measure(const model_config *c, const gdn_config *g, const mixer_kind *kinds, const tf_run_opts *o,
-                      gf_dtype act);
+                      gf_dtype act, bool keeps_wy);
 void tf_run_close(tf_run *r);
 /* What the run's one allocation holds, in bytes as it was carved: all of it,
  * the KV cache of its attention layers ([B, S] rows each; 0 in training runs)

@@ -115,7 +115,7 @@ int main(int argc, char **argv) {
         dy = arena_take(&ar, nx, act);
         dx = arena_take(&ar, nx, act);
         d_o = arena_take(&ar, (size_t)(N * H * hd), act);
-        gdn_acts_take(&ca, &ar, &cfg, B, T, true, act);
+        gdn_acts_take(&ca, &ar, &cfg, B, T, gdn_keep_for(true, be_gdn_keeps_wy(be)), act);
         gdn_scratch_take(&sc, &ar, &cfg, B, T, act);
         if (pass) break;
         gf_buf all;
@@ -144,7 +144,7 @@ int main(int argc, char **argv) {
     double f_bwd = 2 * f_proj + f_bwd_core;
 
     double t_fc, t_fr, t_bw, t_cc, t_cr, t_cb, c_fc, c_fr, c_bw, c_cc, c_cr, c_cb;
-    gf_gdn_shape s = {B, T, H, hd, hd, cfg.chunk, (float)gdn_query_scale(&cfg), false};
+    gf_gdn_shape s = {B, T, H, hd, hd, cfg.chunk, (float)gdn_query_scale(&cfg), false, false};
     gdn_layer_forward(be, &cfg, &w, &ca, x, y, NULL); /* warm-up */
     TIME_BEST(3, t_fc, gdn_layer_forward(be, &cfg, &w, &ca, x, y, NULL));
     c_fc = last_cpu;

@@ -239,7 +239,7 @@ static void core_case(gf_backend *be, int B, int T, int H, int dk, int dv, int C
     gf_buf o = dev(be, NULL, nv, A), ck = dev(be, NULL, nck, GF_F32);
     gf_buf dq = dev(be, NULL, nq, A), dk_ = dev(be, NULL, nq, A), dv_ = dev(be, NULL, nv, A);
     gf_buf dg = dev(be, NULL, nt, GF_F32), db = dev(be, NULL, nt, GF_F32);
-    gf_gdn_shape s = {B, T, H, dk, dv, C, (float)scale, rec};
+    gf_gdn_shape s = {B, T, H, dk, dv, C, (float)scale, rec, false};
     char name[128];
     double tol = tol_of(be);
     be_gdn_core(be, o, ck, gf_none(), q, k, v, g, beta, &s);
@@ -273,18 +273,21 @@ static void core_case(gf_backend *be, int B, int T, int H, int dk, int dv, int C
     core_in_free(&in);
 }
 
-/* The core's forward and backward on backend x (bf16 mode) from in and d_o at
- * shape s: got[0..6] = o, checkpoints, dq, dk, dv, dg, dbeta (n[i] values each,
- * allocated here). */
+/* The core's forward and backward on backend x from in and d_o at shape s:
+ * got[0..6] = o, checkpoints (the states), dq, dk, dv, dg, dbeta (n[i] values
+ * each, allocated here). The checkpoint has gf_gdn_ckpt_floats elements (the
+ * WY products after the states with s->keep_wy); poison: NaNs over everything
+ * past the states between the forward and the backward. */
 static void core_run(gf_backend *x, const core_in *in, const double *d_o, const gf_gdn_shape *s, const size_t n[7],
-                     double *got[7], const char *what) {
-    const size_t nt = n[5], nx = n[0], nck = n[1];
-    gf_buf q = dev(x, in->q, nx, GF_BF16), k = dev(x, in->k, nx, GF_BF16), vv = dev(x, in->v, nx, GF_BF16);
-    gf_buf g = dev(x, in->g, nt, GF_F32), beta = dev(x, in->beta, nt, GF_F32), dO = dev(x, d_o, nx, GF_BF16);
-    gf_buf out[7] = {dev(x, NULL, nx, GF_BF16), dev(x, NULL, nck, GF_F32), dev(x, NULL, nx, GF_BF16),
-                     dev(x, NULL, nx, GF_BF16), dev(x, NULL, nx, GF_BF16), dev(x, NULL, nt, GF_F32),
-                     dev(x, NULL, nt, GF_F32)};
+                     double *got[7], const char *what, bool poison) {
+    const gf_dtype A = be_act(x);
+    const size_t nt = n[5], nx = n[0], nck = n[1], nall = gf_gdn_ckpt_floats(s, A);
+    gf_buf q = dev(x, in->q, nx, A), k = dev(x, in->k, nx, A), vv = dev(x, in->v, nx, A);
+    gf_buf g = dev(x, in->g, nt, GF_F32), beta = dev(x, in->beta, nt, GF_F32), dO = dev(x, d_o, nx, A);
+    gf_buf out[7] = {dev(x, NULL, nx, A), dev(x, NULL, nall, GF_F32), dev(x, NULL, nx, A), dev(x, NULL, nx, A),
+                     dev(x, NULL, nx, A), dev(x, NULL, nt, GF_F32), dev(x, NULL, nt, GF_F32)};
     be_gdn_core(x, out[0], out[1], gf_none(), q, k, vv, g, beta, s);
+    if (poison && nall > nck) put(x, gf_at(out[1], nck), NULL, nall - nck); /* NULL: NaNs */
     be_gdn_core_backward(x, out[2], out[3], out[4], out[5], out[6], dO, q, k, vv, g, beta, out[1], s);
     if (!synced(x, what)) fatal(what);
     for (int i = 0; i < 7; i++) {
@@ -313,7 +316,7 @@ static void core_case_in_make(core_case_in *c, gf_backend *be, int B, int T, int
     c->d_o = dalloc(nx);
     for (size_t i = 0; i < nx; i++) c->d_o[i] = nrand();
     round_act(be, c->d_o, nx);
-    c->s = (gf_gdn_shape){B, T, H, d, d, C, (float)(1 / sqrt((double)d)), false};
+    c->s = (gf_gdn_shape){B, T, H, d, d, C, (float)(1 / sqrt((double)d)), false, false};
     const size_t n[7] = {nx, nck, nx, nx, nx, nt, nt};
     memcpy(c->n, n, sizeof n);
 }
@@ -344,8 +347,8 @@ static void fixed_case(gf_backend *be, const gf_backend_variants *v) {
     core_case_in c;
     core_case_in_make(&c, be, B, T, H, d, C);
     double *got[2][7];
-    core_run(be, &c.in, c.d_o, &c.s, c.n, got[0], "core, C 64 d 128 kernels");
-    core_run(gen, &c.in, c.d_o, &c.s, c.n, got[1], "core, general kernels");
+    core_run(be, &c.in, c.d_o, &c.s, c.n, got[0], "core, C 64 d 128 kernels", false);
+    core_run(gen, &c.in, c.d_o, &c.s, c.n, got[1], "core, general kernels", false);
     for (int i = 0; i < 7; i++) {
         char what[128];
         snprintf(what, sizeof what, "core B%d T%d d%d C%d: the C 64 d 128 kernels' %s are the general kernels' bits", B,
@@ -376,7 +379,7 @@ static void local_forms_case(gf_backend *be, int d, int C) {
         gf_backend_opts o = {"cuda", 0, false};
         gf_backend *x = NULL;
         if (be_open_variants(&x, &o, &v) < 0) fatal("opening a local-gradient form's backend");
-        core_run(x, &c.in, c.d_o, &c.s, n, got[f], gf_gdn_local_name(f + 1));
+        core_run(x, &c.in, c.d_o, &c.s, n, got[f], gf_gdn_local_name(f + 1), false);
         be_close(x);
     }
     char what[160];
@@ -393,6 +396,44 @@ static void local_forms_case(gf_backend *be, int d, int C) {
     }
     for (int f = 0; f < 4; f++)
         for (int i = 0; i < 7; i++) free(got[f][i]);
+    core_case_in_free(&c);
+}
+
+/* The WY products kept in the checkpoint (gf_gdn_shape.keep_wy, as training
+ * runs on CUDA ask for them): the backward that starts from them gives the bits
+ * of the one that computes them again, and it does start from them where the
+ * chunked kernels run at the call's shape (reads: NaNs written over them after
+ * the forward reach every gradient); elsewhere (the recurrent form, T <= 15,
+ * head dims padded to 16) the same NaNs change nothing. */
+static void kept_wy_case(gf_backend *be, int B, int T, int H, int d, int C, bool rec, bool reads) {
+    core_case_in c;
+    core_case_in_make(&c, be, B, T, H, d, C);
+    c.s.recurrent = rec;
+    double *got[3][7];
+    core_run(be, &c.in, c.d_o, &c.s, c.n, got[0], "core, WY computed again", false);
+    c.s.keep_wy = true;
+    core_run(be, &c.in, c.d_o, &c.s, c.n, got[1], "core, WY kept", false);
+    core_run(be, &c.in, c.d_o, &c.s, c.n, got[2], "core, WY kept, NaNs over them", true);
+    char what[160];
+    for (int i = 0; i < 7; i++) {
+        snprintf(what, sizeof what, "core B%d T%d d%d C%d%s, WY kept: %s are the recomputing backward's bits", B, T, d, C,
+                 rec ? " recurrent" : "", core_out_names[i]);
+        expect_same_bits(got[1][i], got[0][i], c.n[i], what);
+        if (i < 2) continue; /* the forward's outputs come before the NaNs */
+        if (reads) {
+            size_t bad = 0;
+            for (size_t j = 0; j < c.n[i]; j++) bad += !isfinite(got[2][i][j]);
+            snprintf(what, sizeof what, "core B%d T%d d%d C%d, WY kept: NaNs over them reach %s", B, T, d, C,
+                     core_out_names[i]);
+            expect(bad > 0, what);
+        } else {
+            snprintf(what, sizeof what, "core B%d T%d d%d C%d%s keeps no WY products: NaNs after the states leave %s alone",
+                     B, T, d, C, rec ? " recurrent" : "", core_out_names[i]);
+            expect_same_bits(got[2][i], got[0][i], c.n[i], what);
+        }
+    }
+    for (int r = 0; r < 3; r++)
+        for (int i = 0; i < 7; i++) free(got[r][i]);
     core_case_in_free(&c);
 }
 
@@ -428,7 +469,7 @@ static void state_case(gf_backend *be, int B, int T1, int steps, int H, int d, i
         gf_dtype A = be_act(be);
         gf_buf q = dev(be, pq, m, A), k = dev(be, pk, m, A), v = dev(be, pv, m, A);
         gf_buf g = dev(be, pg, mh, GF_F32), beta = dev(be, pb, mh, GF_F32), o = dev(be, NULL, m, A);
-        gf_gdn_shape s = {B, n, H, d, d, C, (float)scale, false};
+        gf_gdn_shape s = {B, n, H, d, d, C, (float)scale, false, false};
         be_gdn_core(be, o, gf_none(), st, q, k, v, g, beta, &s);
         snprintf(name, sizeof name, "state piece t0 %d n %d", t0, n);
         ok = synced(be, name);
@@ -573,11 +614,11 @@ static void layer_case(gf_backend *be, int B, int T, int D, int H, int d, int C,
     gf_buf pre = dev(be, NULL, (size_t)N * Q, A), q = dev(be, NULL, (size_t)N * H * d, A);
     gf_buf k = dev(be, NULL, (size_t)N * H * d, A), v = dev(be, NULL, (size_t)N * hv, A);
     gf_buf g = dev(be, NULL, N * H, GF_F32), beta = dev(be, NULL, N * H, GF_F32);
-    int NC = (T + C - 1) / C;
-    gf_buf o = dev(be, NULL, (size_t)N * hv, A), ck = dev(be, NULL, (size_t)B * H * NC * d * d, GF_F32);
+    /* the checkpoint as graft's layers take it: with the WY products where the backend keeps them */
+    gf_gdn_shape s = {B, T, H, d, d, C, (float)gdn_query_scale(&c), false, be_gdn_keeps_wy(be)};
+    gf_buf o = dev(be, NULL, (size_t)N * hv, A), ck = dev(be, NULL, gf_gdn_ckpt_floats(&s, A), GF_F32);
     gf_buf z = dev(be, NULL, (size_t)N * hv, A), rstd = dev(be, NULL, N * H, GF_F32);
     gf_gdn_dims dims = {B, T, D, H, d, d, conv, (float)c.norm_eps};
-    gf_gdn_shape s = {B, T, H, d, d, C, (float)gdn_query_scale(&c), false};
     char name[160];
     snprintf(name, sizeof name, "layer fwd B%d T%d D%d H%d d%d C%d%s%s", B, T, D, H, d, C, conv ? " conv" : "",
              bias ? " bias" : "");
@@ -606,7 +647,7 @@ static void layer_case(gf_backend *be, int B, int T, int D, int H, int d, int C,
         check("  beta", buf, ca.beta, N * H, tol);
         get(be, buf, o, (size_t)N * hv);
         check("  o (core)", buf, ca.o, (size_t)N * hv, tol);
-        size_t nck = (size_t)B * H * NC * d * d;
+        size_t nck = (size_t)B * H * ((T + C - 1) / C) * d * d; /* the states, before any WY products */
         double *ckd = dalloc(nck);
         get(be, ckd, ck, nck);
         check("  checkpoints", ckd, ca.ckpt, nck, tol);
@@ -799,13 +840,13 @@ static bool refused(gf_backend *be, const char *needle) {
 static void error_cases(gf_backend *be) {
     gf_buf q, g;
     if (be_alloc(be, &q, 64 * 144, be_act(be)) < 0 || be_alloc(be, &g, 64, GF_F32) < 0) fatal("allocation");
-    gf_gdn_shape s = {1, 4, 1, 144, 16, 64, 1.f, false};
+    gf_gdn_shape s = {1, 4, 1, 144, 16, 64, 1.f, false, false};
     be_gdn_core(be, q, gf_none(), gf_none(), q, q, q, g, g, &s);
     expect(refused(be, "1 to 128"), "error: head dim 144 is refused");
-    gf_gdn_shape s2 = {1, 4, 1, 16, 16, 48, 1.f, false};
+    gf_gdn_shape s2 = {1, 4, 1, 16, 16, 48, 1.f, false, false};
     be_gdn_core(be, q, gf_none(), gf_none(), q, q, q, g, g, &s2);
     expect(refused(be, "chunk"), "error: chunk 48 is refused");
-    gf_gdn_shape s3 = {1, 4, 1, 16, 16, 64, 1.f, false};
+    gf_gdn_shape s3 = {1, 4, 1, 16, 16, 64, 1.f, false, false};
     be_gdn_core(be, q, gf_none(), gf_none(), q, q, q, q, g, &s3);
     expect(refused(be, "g is"), "error: g in ACT (bf16) is refused");
     /* the layer kernels count (token, head) rows in int: 2^32 of them are refused before any buffer is touched */
@@ -838,6 +879,11 @@ static int run_mode(bool fp32, bool *quick, const gf_backend_variants *v) {
         }
     }
     if (!fp32) fixed_case(be, v);
+    kept_wy_case(be, 1, 150, 1, 128, 64, false, true); /* the kFix kernels in bf16 */
+    kept_wy_case(be, 2, 70, 2, 64, 32, false, true);
+    kept_wy_case(be, 1, 10, 1, 64, 32, false, false); /* T <= 15: token by token */
+    kept_wy_case(be, 1, 40, 1, 64, 16, true, false);
+    kept_wy_case(be, 1, 40, 2, 24, 16, false, false); /* head dims padded to 32 */
     if (!fp32 && !v->gdn_local) { /* once, on the run that forces no form */
         local_forms_case(be, 128, 64);
         local_forms_case(be, 64, 32);

@@ -106,7 +106,7 @@ static void core_f32(const gdn_core_shape *cs, const float *q, const float *k, c
     gf_buf Q = tb_act(q, nqk), K = tb_act(k, nqk), V = tb_act(v, nv), G = tb_f32(g, nh), Bt = tb_f32(beta, nh);
     gf_buf O = tb_act(NULL, nv), C = ck ? tb_f32(NULL, nck) : gf_none();
     const gf_gdn_shape sh = {cs->B, cs->T, cs->H, cs->dk, cs->dv, cs->chunk, (float)cs->scale,
-                             cs->form == GDN_FORM_RECURRENT};
+                             cs->form == GDN_FORM_RECURRENT, false};
     be_gdn_core(be_default(), O, C, gf_none(), Q, K, V, G, Bt, &sh);
     assert_int_equal(be_sync(be_default()), 0);
     tb_get(o, O, nv);
@@ -411,7 +411,7 @@ static void f32_carve(f32_layer *F, arena *ar, bool train, bool state) {
     F->y = arena_take(ar, nx, act);
     F->dy = arena_take(ar, nx, act);
     F->dx = arena_take(ar, nx, act);
-    gdn_acts_take(&F->a, ar, &F->cfg, F->B, F->T, train, act);
+    gdn_acts_take(&F->a, ar, &F->cfg, F->B, F->T, gdn_keep_for(train, be_gdn_keeps_wy(be_default())), act);
     if (train) gdn_scratch_take(&F->s, ar, &F->cfg, F->B, F->T, act);
     if (state) gdn_state_take(&F->st, ar, &F->cfg, F->B, act);
 }

@@ -29,8 +29,16 @@ static gdn_part_dims part_dims(const gf_gdn_dims *d) {
 
 static float *opt(gf_buf b) { return gf_is_none(b) ? NULL : cpu_f(b); }
 
+/* The CPU's backward recomputes each chunk token by token: a checkpoint with
+ * room for WY products (be_gdn_keeps_wy is false here) is a caller's mistake. */
+static bool no_kept_wy(gf_backend *be, const gf_gdn_shape *s, const char *op) {
+    if (s->keep_wy) be_set_error(be, "%s: the CPU backend keeps no WY products (keep_wy)", op);
+    return !s->keep_wy;
+}
+
 void cpu_gdn_core(gf_backend *be, gf_buf o, gf_buf ckpt, gf_buf state, gf_buf q, gf_buf k, gf_buf v, gf_buf g,
                   gf_buf beta, const gf_gdn_shape *s) {
+    if (!no_kept_wy(be, s, "gdn_core")) return;
     gdn_core_dims cs = core_shape(s);
     const int nt = be_threads(be);
     float *work = cpu_scratch(be, (size_t)nt * core_work_f32(&cs) * sizeof(float), "gdn core");
@@ -42,6 +50,7 @@ void cpu_gdn_core(gf_backend *be, gf_buf o, gf_buf ckpt, gf_buf state, gf_buf q,
 
 void cpu_gdn_core_backward(gf_backend *be, gf_buf dq, gf_buf dk, gf_buf dv, gf_buf dg, gf_buf dbeta, gf_buf d_o,
                            gf_buf q, gf_buf k, gf_buf v, gf_buf g, gf_buf beta, gf_buf ckpt, const gf_gdn_shape *s) {
+    if (!no_kept_wy(be, s, "gdn_core_backward")) return;
     gdn_core_dims cs = core_shape(s);
     const int nt = be_threads(be);
     float *work = cpu_scratch(be, (size_t)nt * core_work_f32(&cs) * sizeof(float), "gdn core backward");

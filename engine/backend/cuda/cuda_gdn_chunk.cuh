@@ -5,6 +5,7 @@
 #define GRAFT_BACKEND_CUDA_GDN_CHUNK_CUH
 
 #include "backend/cuda/cuda_gdn_dev.cuh"
+#include "backend/cuda/cuda_gdn_pad.cuh"
 
 /* One core call's shape as the kernels see it. Token-major inputs: row t of head
  * h in sequence b starts at ((b T + t) H + h) d. */
@@ -45,7 +46,38 @@ static inline bool gdn_use_fixed(gf_backend *be, const GdnShape &s) { return gdn
  *   W   [B, H, NC, C, dk] ACT: A (beta exp(gam) K)
  *   U   [B, H, NC, C, dv] ACT: A (beta V); the forward's state pass turns it into V' in place
  *   A   [B, H, NC, C, C] ACT: (I + M)^-1 (backward only; bf16 mode: the bits its mma would round it to)
- *   states [B, H, NC, dv, dk] F32: the state entering each chunk (= ckpt when the caller wants it) */
+ *   states [B, H, NC, dv, dk] F32: the state entering each chunk (= ckpt when the caller wants it)
+ * A checkpoint with keep_wy holds gam, W, U (V' by then) and A after its states
+ * (gf_gdn_ckpt_floats): the forward writes them there instead of to scratch,
+ * and the backward starts from them. */
+
+/* Below this many tokens a call runs token by token (decode, short prefill pieces);
+ * gf_gdn_shape.recurrent asks for that form at any length. */
+#define GDN_RECURRENT_MAX_T 15
+
+/* Whether this call's checkpoint holds the WY products: asked for (keep_wy), and
+ * the call runs the chunked kernels at the shape it was given. The recurrent
+ * forward and the padded copies (cuda_gdn_pad.cu) keep none, and their backward
+ * computes them as before; a layer's forward and backward see the same shape,
+ * so the two agree. */
+static inline bool gdn_wy_kept(const gf_gdn_shape *s, gf_buf ckpt) {
+    return s->keep_wy && !gf_is_none(ckpt) && !s->recurrent && s->T > GDN_RECURRENT_MAX_T && !gdn_needs_pad(s);
+}
+
+/* The kept WY products' arrays inside a checkpoint (gf_gdn_ckpt_floats' layout). */
+template <typename T> struct KeptWy {
+    float *gam;
+    T *W, *U, *A; /* U: V' once the forward's state pass has run */
+    static KeptWy at(float *ckpt, const GdnShape &s) {
+        const size_t nbhc = (size_t)s.B * s.H * s.NC;
+        KeptWy k;
+        k.gam = ckpt + nbhc * s.dv * s.dk;
+        k.W = (T *)(k.gam + nbhc * s.C);
+        k.U = k.W + nbhc * s.C * s.dk;
+        k.A = k.U + nbhc * s.C * s.dv;
+        return k;
+    }
+};
 
 /* WY kernel: grid (NC, H, B), GDN_THREADS_WIDE threads (8 warps, >= C). Per chunk: gam, M =
  * strict lower beta_i exp(gam_i - gam_j) k_i.k_j, A = (I + M)^-1 in fp32 by 16x16 blocks (the

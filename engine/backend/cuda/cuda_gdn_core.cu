@@ -10,10 +10,6 @@ extern "C" {
 #include "core/error.h" /* a C header without C++ guards */
 }
 
-/* Below this many tokens a call runs token by token (decode, short prefill pieces);
- * gf_gdn_shape.recurrent asks for that form at any length. */
-#define GDN_RECURRENT_MAX_T 15
-
 /* ------------------------------------------------------------------ state pass */
 
 template <typename T> struct StateSmem {
@@ -327,8 +323,8 @@ int gdn_slab(int dv, long heads, int sms, int asked) {
 }
 
 template <typename T, bool kFix>
-static void core_forward(gf_backend *be, const GdnShape &s, bool recurrent, gf_buf o, gf_buf ckpt, gf_buf state, gf_buf q, gf_buf k,
-                         gf_buf v, gf_buf g, gf_buf beta) {
+static void core_forward(gf_backend *be, const GdnShape &s, bool recurrent, bool kept, gf_buf o, gf_buf ckpt, gf_buf state,
+                         gf_buf q, gf_buf k, gf_buf v, gf_buf g, gf_buf beta) {
     const char *op = "gdn_core";
     cudaStream_t st = cuda_stream(be);
     const T *qp = (const T *)q.ptr, *kp = (const T *)k.ptr, *vp = (const T *)v.ptr;
@@ -343,11 +339,14 @@ static void core_forward(gf_backend *be, const GdnShape &s, bool recurrent, gf_b
     }
     size_t nbhc = (size_t)s.B * s.H * s.NC;
     void *gam = nullptr, *W = nullptr, *U = nullptr, *states = nullptr;
-    bool ok = gdn_scratch(be, &gam, nbhc * s.C * sizeof(float), op) &&
-              gdn_scratch(be, &W, nbhc * s.C * s.dk * sizeof(T), op) &&
-              gdn_scratch(be, &U, nbhc * s.C * s.dv * sizeof(T), op) &&
-              (ck || gdn_scratch(be, &states, nbhc * s.dv * s.dk * sizeof(float), op));
+    bool ok = kept || (gdn_scratch(be, &gam, nbhc * s.C * sizeof(float), op) &&
+                       gdn_scratch(be, &W, nbhc * s.C * s.dk * sizeof(T), op) &&
+                       gdn_scratch(be, &U, nbhc * s.C * s.dv * sizeof(T), op));
+    ok = ok && (ck || gdn_scratch(be, &states, nbhc * s.dv * s.dk * sizeof(float), op));
     float *hs = ck ? ck : (float *)states;
+    /* with the WY products kept, they go where the backward reads them (A too, which
+     * only the backward needs); scratch otherwise */
+    const KeptWy<T> kw = kept ? KeptWy<T>::at(ck, s) : KeptWy<T>{(float *)gam, (T *)W, (T *)U, (T *)nullptr};
     size_t smw, sms, smo;
     WySmem<T>::carve(nullptr, s, &smw);
     StateSmem<T>::carve(nullptr, s, &sms);
@@ -359,14 +358,14 @@ static void core_forward(gf_backend *be, const GdnShape &s, bool recurrent, gf_b
     ok = ok && gdn_smem_limit(be, wy_kernel, smw, op) && gdn_smem_limit(be, state_kernel, sms, op) &&
          gdn_smem_limit(be, out_kernel, smo, op);
     if (ok) {
-        GDN_LAUNCH(wy_kernel, dim3(s.NC, s.H, s.B), dim3(GDN_THREADS_WIDE), smw, st, s, kp, vp, gp, bp, (T *)W,
-                   (T *)U, (float *)gam, (T *)nullptr);
+        GDN_LAUNCH(wy_kernel, dim3(s.NC, s.H, s.B), dim3(GDN_THREADS_WIDE), smw, st, s, kp, vp, gp, bp, kw.W, kw.U,
+                   kw.gam, kw.A);
         CUDA_CHECK_LAUNCH(be, "gdn_core (wy)");
-        GDN_LAUNCH(state_kernel, dim3(s.dv / s.BV, s.H, s.B), dim3(32 * warps), sms, st, s, kp,
-                   (const T *)W, (T *)U, (const float *)gam, hs, io);
+        GDN_LAUNCH(state_kernel, dim3(s.dv / s.BV, s.H, s.B), dim3(32 * warps), sms, st, s, kp, (const T *)kw.W, kw.U,
+                   (const float *)kw.gam, hs, io);
         CUDA_CHECK_LAUNCH(be, "gdn_core (state pass)");
-        GDN_LAUNCH(out_kernel, dim3(s.NC, s.H, s.B), dim3(GDN_THREADS_WIDE), smo, st, s, qp, kp, (const T *)U,
-                   (const float *)gam, (const float *)hs, (T *)o.ptr);
+        GDN_LAUNCH(out_kernel, dim3(s.NC, s.H, s.B), dim3(GDN_THREADS_WIDE), smo, st, s, qp, kp, (const T *)kw.U,
+                   (const float *)kw.gam, (const float *)hs, (T *)o.ptr);
         CUDA_CHECK_LAUNCH(be, "gdn_core (outputs)");
     }
     gdn_scratch_free(be, gam);
@@ -392,11 +391,12 @@ extern "C" void cuda_gdn_core(gf_backend *be, gf_buf o, gf_buf ckpt, gf_buf stat
           gdn_dtype_is(be, beta, GF_F32, op, "beta") && gdn_dtype_is(be, ckpt, GF_F32, op, "ckpt") &&
           gdn_dtype_is(be, state, GF_F32, op, "state")))
         return;
+    const bool kept = gdn_wy_kept(s, ckpt);
     if (pad)
         gdn_core_padded(be, o, ckpt, state, q, k, v, g, beta, s);
     else if (act == GF_BF16)
-        (gdn_use_fixed(be, gs) ? core_forward<bf16, true> : core_forward<bf16, false>)(be, gs, s->recurrent, o, ckpt,
-                                                                                      state, q, k, v, g, beta);
+        (gdn_use_fixed(be, gs) ? core_forward<bf16, true> : core_forward<bf16, false>)(be, gs, s->recurrent, kept, o,
+                                                                                      ckpt, state, q, k, v, g, beta);
     else
-        core_forward<float, false>(be, gs, s->recurrent, o, ckpt, state, q, k, v, g, beta);
+        core_forward<float, false>(be, gs, s->recurrent, kept, o, ckpt, state, q, k, v, g, beta);
 }

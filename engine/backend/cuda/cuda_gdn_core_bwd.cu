@@ -15,22 +15,23 @@
 
 /* ------------------------------------------------------------------ 2. V' and local dV' */
 
+/* kVp: V' is given (the forward's, kept in the checkpoint): no state copy, W or U */
 template <typename T> struct BwdVSmem {
     T *Q, *K, *hs, *W, *dO, *Us, *PT;
     float *gam;
-    __host__ __device__ static BwdVSmem carve(char *base, const GdnShape &s, size_t *bytes) {
+    __host__ __device__ static BwdVSmem carve(char *base, const GdnShape &s, bool kVp, size_t *bytes) {
         SmemCarve c(base);
-        BwdVSmem m;
+        BwdVSmem m = {};
         size_t tile_k = (size_t)s.C * sm_ld<T>(s.dk), state = (size_t)s.dv * sm_ld<T>(s.dk);
         /* Q and K are dead once P is formed: the checkpoint's bf16 copy takes their place */
         SmemCarve qk = c.rest(), hs = c.rest();
         m.Q = qk.take<T>(tile_k);
         m.K = qk.take<T>(tile_k);
-        m.hs = hs.take<T>(state);
+        if (!kVp) m.hs = hs.take<T>(state);
         c.past(qk, hs);
-        m.W = c.take<T>(tile_k);
+        if (!kVp) m.W = c.take<T>(tile_k);
         m.dO = c.take<T>((size_t)s.C * sm_ld<T>(s.dv));
-        m.Us = c.take<T>((size_t)s.C * sm_ld<T>(s.dv)); /* U, copied with the operands (V' = U - W h^T) */
+        if (!kVp) m.Us = c.take<T>((size_t)s.C * sm_ld<T>(s.dv)); /* U, copied with the operands (V' = U - W h^T) */
         m.PT = c.take<T>((size_t)s.C * sm_ld<T>(s.C)); /* P^T: the dV' product's A operand */
         m.gam = c.take<float>(s.C);
         if (bytes) *bytes = c.used;
@@ -38,9 +39,10 @@ template <typename T> struct BwdVSmem {
     }
 };
 
-/* grid (NC, H, B), GDN_THREADS_WIDE: U becomes V' in place; dVl [B, H, NC, C, dv] ACT = P^T dO
- * (the dh pass adds Kd dh^T to it in fp32 and rounds the sum, an mma operand, again). */
-template <typename T, bool kFix>
+/* grid (NC, H, B), GDN_THREADS_WIDE: U becomes V' in place (kVp: it is V' already, the
+ * forward's, and W, states go unread); dVl [B, H, NC, C, dv] ACT = P^T dO (the dh pass
+ * adds Kd dh^T to it in fp32 and rounds the sum, an mma operand, again). */
+template <typename T, bool kFix, bool kVp>
 __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_bwd_v_kernel(GdnShape s, const T *__restrict__ q, const T *__restrict__ k,
                                                                      const T *__restrict__ d_o, const T *__restrict__ W,
                                                                      T *__restrict__ U, const float *__restrict__ gam_g,
@@ -51,14 +53,14 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_bwd_v_kernel(GdnShape s,
     int L = s.rows(c);
     const int ldk = sm_ld<T>(dk), ldv = sm_ld<T>(dv), ldc = sm_ld<T>(C);
     size_t bhc = s.bhc(b, h, c);
-    BwdVSmem<T> sm = BwdVSmem<T>::carve(gdn_smem(), s, nullptr);
+    BwdVSmem<T> sm = BwdVSmem<T>::carve(gdn_smem(), s, kVp, nullptr);
     /* every operand tile in one cp.async group: their loads overlap */
     T *Uc = U + bhc * C * dv;
     stage_rows(sm.Q, ldk, q + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk);
     stage_rows(sm.K, ldk, k + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk);
-    stage_rows(sm.W, ldk, W + bhc * C * dk, (size_t)dk, C, C, dk);
+    if constexpr (!kVp) stage_rows(sm.W, ldk, W + bhc * C * dk, (size_t)dk, C, C, dk);
     stage_rows(sm.dO, ldv, d_o + s.tok(b, c * C, h) * dv, (size_t)s.H * dv, L, C, dv);
-    stage_rows(sm.Us, ldv, (const T *)Uc, (size_t)dv, C, C, dv);
+    if constexpr (!kVp) stage_rows(sm.Us, ldv, (const T *)Uc, (size_t)dv, C, C, dv);
     gdn_cp_commit();
     for (int i = threadIdx.x; i < C; i += blockDim.x) sm.gam[i] = gam_g[bhc * C + i];
     gdn_cp_wait_all();
@@ -77,20 +79,24 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_bwd_v_kernel(GdnShape s,
         }
     });
     block_sync(); /* Q, K dead */
-    load_rows(sm.hs, ldk, states + bhc * dv * dk, (size_t)dk, dv, dv, dk, (const float *)nullptr);
-    block_sync();
+    if constexpr (!kVp) {
+        load_rows(sm.hs, ldk, states + bhc * dv * dk, (size_t)dk, dv, dv, dk, (const float *)nullptr);
+        block_sync();
+    }
     T *dvl = dVl + bhc * C * dv;
     for_tiles_n<2>(C, dv, [&](int m0, int n1) {
-        float acc2[2][4] = {};
-        tile_mma_n<kTC, 2>(acc2, sm_view<T>(sm.W, ldk), sm_view_t<T>(sm.hs, ldk), m0, n1, dk);
-        for (int sb = 0; sb < 2; sb++) {
-            int n0 = n1 + 8 * sb;
-            float *acc = acc2[sb];
-            int r = acc_row(m0, 0), cc = acc_col(n0, 0);
-            for (int half = 0; half < 2; half++) {
-                float u0, u1;
-                load_pair(sm.Us + (size_t)(r + 8 * half) * ldv + cc, &u0, &u1);
-                store_pair(Uc + (size_t)(r + 8 * half) * dv + cc, u0 - acc[2 * half], u1 - acc[2 * half + 1]);
+        if constexpr (!kVp) {
+            float acc2[2][4] = {};
+            tile_mma_n<kTC, 2>(acc2, sm_view<T>(sm.W, ldk), sm_view_t<T>(sm.hs, ldk), m0, n1, dk);
+            for (int sb = 0; sb < 2; sb++) {
+                int n0 = n1 + 8 * sb;
+                float *acc = acc2[sb];
+                int r = acc_row(m0, 0), cc = acc_col(n0, 0);
+                for (int half = 0; half < 2; half++) {
+                    float u0, u1;
+                    load_pair(sm.Us + (size_t)(r + 8 * half) * ldv + cc, &u0, &u1);
+                    store_pair(Uc + (size_t)(r + 8 * half) * dv + cc, u0 - acc[2 * half], u1 - acc[2 * half + 1]);
+                }
             }
         }
         float d[2][4] = {};
@@ -487,8 +493,10 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
 
 /* ------------------------------------------------------------------ host */
 
+/* kept: the checkpoint holds the forward's gam, W, V' and A (gdn_wy_kept): no WY
+ * launch, and the V' kernel forms only the local dV' */
 template <typename T, bool kFix>
-static void core_backward(gf_backend *be, const GdnShape &s, gf_buf dq, gf_buf dk, gf_buf dv, gf_buf dg,
+static void core_backward(gf_backend *be, const GdnShape &s, bool kept, gf_buf dq, gf_buf dk, gf_buf dv, gf_buf dg,
                           gf_buf dbeta, gf_buf d_o, gf_buf q, gf_buf k, gf_buf v, gf_buf g, gf_buf beta, gf_buf ckpt) {
     const char *op = "gdn_core_backward";
     cudaStream_t st = cuda_stream(be);
@@ -496,48 +504,51 @@ static void core_backward(gf_backend *be, const GdnShape &s, gf_buf dq, gf_buf d
     size_t nbhc = (size_t)s.B * s.H * s.NC;
     int nslab = s.dv / s.BV;
     void *gam = nullptr, *W = nullptr, *U = nullptr, *A = nullptr, *dV = nullptr, *dhs = nullptr, *hsum = nullptr;
-    bool ok = gdn_scratch(be, &gam, nbhc * s.C * sizeof(float), op) &&
-              gdn_scratch(be, &W, nbhc * s.C * s.dk * sizeof(T), op) &&
-              gdn_scratch(be, &U, nbhc * s.C * s.dv * sizeof(T), op) &&
-              gdn_scratch(be, &A, nbhc * s.C * s.C * sizeof(T), op) &&
-              gdn_scratch(be, &dV, nbhc * s.C * s.dv * sizeof(T), op) &&
+    bool ok = kept || (gdn_scratch(be, &gam, nbhc * s.C * sizeof(float), op) &&
+                       gdn_scratch(be, &W, nbhc * s.C * s.dk * sizeof(T), op) &&
+                       gdn_scratch(be, &U, nbhc * s.C * s.dv * sizeof(T), op) &&
+                       gdn_scratch(be, &A, nbhc * s.C * s.C * sizeof(T), op));
+    const KeptWy<T> kw = kept ? KeptWy<T>::at((float *)ckpt.ptr, s) : KeptWy<T>{(float *)gam, (T *)W, (T *)U, (T *)A};
+    ok = ok && gdn_scratch(be, &dV, nbhc * s.C * s.dv * sizeof(T), op) &&
               gdn_scratch(be, &dhs, nbhc * s.dv * s.dk * sizeof(T), op) &&
               gdn_scratch(be, &hsum, nbhc * nslab * sizeof(float), op);
     const int local = cuda_of(be)->gdn.local; /* 1 fused, 2 split, 3 split pipelined, 4 fused pipelined */
     const bool split = local == 2 || local == 3;
     size_t smw, smv, sms, sml;
     WySmem<T>::carve(nullptr, s, &smw);
-    BwdVSmem<T>::carve(nullptr, s, &smv);
+    BwdVSmem<T>::carve(nullptr, s, kept, &smv);
     BwdStateSmem<T>::carve(nullptr, s, &sms);
     BwdLocalSmem<T>::carve(nullptr, s, &sml);
     const int warps = gdn_state_warps(s.BV);
     auto state_kernel = warps == 8 ? gdn_bwd_state_kernel<T, 8, kFix> : gdn_bwd_state_kernel<T, 4, kFix>;
     auto local_kernel = local == 4 ? gdn_bwd_local_kernel<T, kFix, 2> : gdn_bwd_local_kernel<T, kFix, 1>;
     auto wy_kernel = gdn_wy_kernel<T, kFix>;
-    auto v_kernel = gdn_bwd_v_kernel<T, kFix>;
+    auto v_kernel = kept ? gdn_bwd_v_kernel<T, kFix, true> : gdn_bwd_v_kernel<T, kFix, false>;
     ok = ok && gdn_smem_limit(be, wy_kernel, smw, op) && gdn_smem_limit(be, v_kernel, smv, op) &&
          gdn_smem_limit(be, state_kernel, sms, op) && (split || gdn_smem_limit(be, local_kernel, sml, op));
     if (ok) {
         const T *qp = (const T *)q.ptr, *kp = (const T *)k.ptr, *vp = (const T *)v.ptr, *op_ = (const T *)d_o.ptr;
         const float *ck = (const float *)ckpt.ptr;
         dim3 chunks(s.NC, s.H, s.B), slabs(nslab, s.H, s.B);
-        GDN_LAUNCH(wy_kernel, chunks, dim3(GDN_THREADS_WIDE), smw, st, s, kp, vp, (const float *)g.ptr,
-                   (const float *)beta.ptr, (T *)W, (T *)U, (float *)gam, (T *)A);
-        CUDA_CHECK_LAUNCH(be, "gdn_core_backward (wy)");
-        GDN_LAUNCH(v_kernel, chunks, dim3(GDN_THREADS_WIDE), smv, st, s, qp, kp, op_, (const T *)W, (T *)U,
-                   (const float *)gam, ck, (T *)dV);
+        if (!kept) {
+            GDN_LAUNCH(wy_kernel, chunks, dim3(GDN_THREADS_WIDE), smw, st, s, kp, vp, (const float *)g.ptr,
+                       (const float *)beta.ptr, kw.W, kw.U, kw.gam, kw.A);
+            CUDA_CHECK_LAUNCH(be, "gdn_core_backward (wy)");
+        }
+        GDN_LAUNCH(v_kernel, chunks, dim3(GDN_THREADS_WIDE), smv, st, s, qp, kp, op_, (const T *)kw.W, kw.U,
+                   (const float *)kw.gam, ck, (T *)dV);
         CUDA_CHECK_LAUNCH(be, "gdn_core_backward (V')");
-        GDN_LAUNCH(state_kernel, slabs, dim3(32 * warps), sms, st, s, qp, kp, op_, (const T *)W,
-                   (const float *)gam, ck, (T *)dV, (T *)dhs, (float *)hsum);
+        GDN_LAUNCH(state_kernel, slabs, dim3(32 * warps), sms, st, s, qp, kp, op_, (const T *)kw.W,
+                   (const float *)kw.gam, ck, (T *)dV, (T *)dhs, (float *)hsum);
         CUDA_CHECK_LAUNCH(be, "gdn_core_backward (state pass)");
         if (split) {
-            const GdnLocalIn<T> in = {qp, kp, vp, op_, (const T *)A, (const T *)U, (const T *)dV, (const T *)dhs,
-                                      (const float *)beta.ptr, (const float *)gam, ck, (const float *)hsum};
+            const GdnLocalIn<T> in = {qp, kp, vp, op_, (const T *)kw.A, (const T *)kw.U, (const T *)dV, (const T *)dhs,
+                                      (const float *)beta.ptr, (const float *)kw.gam, ck, (const float *)hsum};
             const GdnLocalOut<T> out = {(T *)dq.ptr, (T *)dk.ptr, (T *)dv.ptr, (float *)dg.ptr, (float *)dbeta.ptr};
             gdn_local_split<T, kFix>(be, s, in, out, local == 3);
         } else {
             GDN_LAUNCH(local_kernel, chunks, dim3(GDN_THREADS_BWD), sml, st, s, qp, kp, vp,
-                       (const float *)beta.ptr, op_, (const float *)gam, (const T *)A, (const T *)U, (const T *)dV,
+                       (const float *)beta.ptr, op_, (const float *)kw.gam, (const T *)kw.A, (const T *)kw.U, (const T *)dV,
                        ck, (const T *)dhs, (const float *)hsum, (T *)dq.ptr, (T *)dk.ptr, (T *)dv.ptr,
                        (float *)dg.ptr, (float *)dbeta.ptr);
             CUDA_CHECK_LAUNCH(be, "gdn_core_backward (local)");
@@ -571,11 +582,12 @@ extern "C" void cuda_gdn_core_backward(gf_backend *be, gf_buf dq, gf_buf dk, gf_
     const char *fn[] = {"dg", "dbeta", "g", "beta", "ckpt"};
     for (int i = 0; i < 5; i++)
         if (!gdn_present(be, f32s[i], op, fn[i]) || !gdn_dtype_is(be, f32s[i], GF_F32, op, fn[i])) return;
+    const bool kept = gdn_wy_kept(s, ckpt);
     if (pad)
         gdn_core_backward_padded(be, dq, dk, dv, dg, dbeta, d_o, q, k, v, g, beta, ckpt, s);
     else if (act == GF_BF16)
-        (gdn_use_fixed(be, gs) ? core_backward<bf16, true> : core_backward<bf16, false>)(be, gs, dq, dk, dv, dg, dbeta,
-                                                                                        d_o, q, k, v, g, beta, ckpt);
+        (gdn_use_fixed(be, gs) ? core_backward<bf16, true> : core_backward<bf16, false>)(
+            be, gs, kept, dq, dk, dv, dg, dbeta, d_o, q, k, v, g, beta, ckpt);
     else
-        core_backward<float, false>(be, gs, dq, dk, dv, dg, dbeta, d_o, q, k, v, g, beta, ckpt);
+        core_backward<float, false>(be, gs, kept, dq, dk, dv, dg, dbeta, d_o, q, k, v, g, beta, ckpt);
 }

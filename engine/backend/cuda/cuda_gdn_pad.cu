@@ -92,6 +92,7 @@ void gdn_core_padded(gf_backend *be, gf_buf o, gf_buf ckpt, gf_buf state, gf_buf
     gf_gdn_shape ps = *s;
     ps.dk = dkp;
     ps.dv = dvp;
+    ps.keep_wy = false; /* the padded checkpoint is states only (gdn_wy_kept) */
     cuda_gdn_core(be, op_, cp, sp, qp, kp, vp, g, beta, &ps);
     pad_launch(be, o, op_, nt, 1, dv, 1, dvp, true);
     if (!gf_is_none(ckpt)) pad_launch(be, ckpt, cp, nbh * nc, dv, dk, dvp, dkp, true);
@@ -119,6 +120,7 @@ void gdn_core_backward_padded(gf_backend *be, gf_buf dq, gf_buf dk, gf_buf dv, g
     gf_gdn_shape ps = *s;
     ps.dk = dkp;
     ps.dv = dvp;
+    ps.keep_wy = false; /* the padded checkpoint is states only (gdn_wy_kept) */
     cuda_gdn_core_backward(be, dqp, dkp_, dvp_, dg, dbeta, dop, qp, kp, vp, g, beta, cp, &ps);
     pad_launch(be, dq, dqp, nt, 1, dkk, 1, dkp, true);
     pad_launch(be, dk, dkp_, nt, 1, dkk, 1, dkp, true);

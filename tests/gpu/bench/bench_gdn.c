@@ -8,7 +8,9 @@
  * GRAFT_BENCH_GDN_SLAB=16|32 forces the sequential passes' slab height,
  * GRAFT_CUDA_GDN_LOCAL=fused|split|split-pipelined|fused-pipelined the backward's
  * local-gradient kernels, as for graft itself; the core backward is also timed with each other form,
- * through a backend of its own on the same device, so all four are compared in one run).
+ * through a backend of its own on the same device, so all four are compared in one run). The
+ * checkpoint keeps the WY products where the backend does for graft's layers (be_gdn_keeps_wy);
+ * the core backward and the layer are also timed without them ("WY recomputed").
  * Random data (never zeros), timed by bench_time (bench_gpu.h: warm-up, the
  * median of 7 batches). One JSON line per figure; FLOP counts as
  * in docs/cuda-gdn.md. Exit 77 without a GPU. */
@@ -103,7 +105,9 @@ static void run(const bench_ceilings *c, int B, int T, bool conv) {
     int N = B * T, H = l.H, d = l.d, hv = H * d, D = l.D, NC = (T + l.C - 1) / l.C;
     l.W = 4 * hv + 2 * H;
     l.Q = 3 * hv;
-    gf_gdn_shape s = {B, T, H, d, d, l.C, (float)(1 / sqrt((double)d)), false};
+    /* the checkpoint as graft's training takes it: with the WY products where the backend keeps
+     * them (docs/cuda-gdn.md); "WY recomputed" figures below time the backward without them */
+    gf_gdn_shape s = {B, T, H, d, d, l.C, (float)(1 / sqrt((double)d)), false, be_gdn_keeps_wy(be)};
     gf_gdn_dims dims = {B, T, D, H, d, d, conv, 1e-5f};
     l.s = s;
     l.dims = dims;
@@ -121,7 +125,7 @@ static void run(const bench_ceilings *c, int B, int T, bool conv) {
     l.g = buf(n * H, GF_F32, sd++, -0.5f, -0.01f);
     l.beta = buf(n * H, GF_F32, sd++, 0.05f, 0.95f);
     l.o = buf(n * hv, A, sd++, -1, 1);
-    l.ck = buf((size_t)B * H * NC * d * d, GF_F32, sd++, -1, 1);
+    l.ck = buf(gf_gdn_ckpt_floats(&s, A), GF_F32, sd++, -1, 1);
     l.z = buf(n * hv, A, sd++, -1, 1);
     l.rstd = buf(n * H, GF_F32, sd++, 0.5f, 2);
     l.y = buf(n * D, A, sd++, -1, 1);
@@ -194,6 +198,12 @@ static void run(const bench_ceilings *c, int B, int T, bool conv) {
             bench_report("gdn", what, sec, N * core_b, core_bb, c, ex);
         }
         REPORT("layer fwd", layer_fwd_only, N * (core_f + gemm_f), layer_fb, false);
+        if (l.s.keep_wy) { /* the same run's figures without the kept WY products */
+            l.s.keep_wy = false;
+            REPORT("core bwd, WY recomputed", core_bwd, N * core_b, core_bb, false);
+            REPORT("layer fwd+bwd, WY recomputed", layer_fwd_bwd, N * (core_f + core_b + gemm_f + gemm_b), layer_bb, true);
+            l.s.keep_wy = true;
+        }
     }
     REPORT("layer fwd+bwd", layer_fwd_bwd, N * (core_f + core_b + gemm_f + gemm_b), layer_bb, true);
     if (T == 2048 / (bench_smoke_mode ? 32 : 1)) {
