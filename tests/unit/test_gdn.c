@@ -687,6 +687,36 @@ static void config_validation(void **state) {
     assert_int_equal(gdn_param_count(&c), base + 36 + 36 * GDN_CONV_K);
 }
 
+/* The checkpoint's length (gf_gdn_ckpt_floats): the states alone, or with
+ * keep_wy the chunks' WY products after them, gam in F32 and W, V', A in the
+ * compute type (exact counts: C (dk + dv + C) is even, so bf16 fills whole
+ * floats). The CPU backend keeps none (its backward walks each chunk token by
+ * token) and refuses a keep_wy shape with a line, on a backend of its own so
+ * the sticky error stays there. */
+static void ckpt_length_and_cpu_refusal(void **state) {
+    (void)state;
+    gf_gdn_shape s = {2, 130, 3, 128, 128, 64, 1.f, false, false};
+    const size_t nbhc = 2 * 3 * 3, states = nbhc * 128 * 128, wy = nbhc * 64 * (128 + 128 + 64);
+    assert_int_equal(gf_gdn_ckpt_floats(&s, GF_BF16), states);
+    s.keep_wy = true;
+    assert_int_equal(gf_gdn_ckpt_floats(&s, GF_BF16), states + nbhc * 64 + wy / 2);
+    assert_int_equal(gf_gdn_ckpt_floats(&s, GF_F32), states + nbhc * 64 + wy);
+    gf_backend *cpu;
+    const gf_backend_opts o = {"cpu", 1, false};
+    assert_int_equal(be_open(&cpu, &o), 0);
+    assert_false(be_gdn_keeps_wy(cpu));
+    gf_buf x, g, ck;
+    s = (gf_gdn_shape){1, 20, 1, 8, 8, 16, 1.f, false, true};
+    assert_int_equal(be_alloc(cpu, &x, 20 * 8, GF_F32), 0);
+    assert_int_equal(be_alloc(cpu, &g, 20, GF_F32), 0);
+    assert_int_equal(be_alloc(cpu, &ck, gf_gdn_ckpt_floats(&s, GF_F32), GF_F32), 0);
+    be_gdn_core(cpu, x, ck, gf_none(), x, x, x, g, g, &s);
+    assert_int_equal(be_sync(cpu), -1);
+    assert_non_null(strstr(gf_last_error(), "keeps no WY products"));
+    be_free(cpu, &x), be_free(cpu, &g), be_free(cpu, &ck);
+    be_close(cpu);
+}
+
 static void gqa_expand_repeats_rows(void **state) {
     (void)state;
     float src[2 * 2 * 3], dst[6 * 2 * 3];   /* KV 2, hd 2, D 3, group 3 */
@@ -699,6 +729,7 @@ static void gqa_expand_repeats_rows(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(config_validation),
+        cmocka_unit_test(ckpt_length_and_cpu_refusal),
         cmocka_unit_test(gqa_expand_repeats_rows),
         cmocka_unit_test(transfer_from_teacher_layer),
         cmocka_unit_test(core_hand_checked),
