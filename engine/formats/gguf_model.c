@@ -89,9 +89,9 @@ static int read_config(model_config *c, const gguf_file *g, const char *arch_nam
     if (rc && vl != c->head_dim)
         return gf_fail("%s: value length %lld differs from key length %d (not supported)", path, (long long)vl,
                        c->head_dim);
-    if (c->head_dim % 2 != 0 || c->head_dim / 2 > ROPE_MAX_FACTORS)
-        return gf_fail("%s: head size %d is not supported (even, at most %d)", path, c->head_dim,
-                       2 * ROPE_MAX_FACTORS);
+    /* head size 0: more heads than embedding_length and no key_length (the later checks divide by it) */
+    if (c->head_dim < 2 || c->head_dim % 2 != 0 || c->head_dim / 2 > ROPE_MAX_FACTORS)
+        return gf_fail("%s: head size %d is not supported (even, 2 to %d)", path, c->head_dim, 2 * ROPE_MAX_FACTORS);
     if ((rc = get_int(&m, "rope.dimension_count", false, 1, 1 << 16, &v)) < 0) return -1;
     if (rc && v != c->head_dim)
         return gf_fail("%s: RoPE on %lld of %d head dimensions (partial RoPE) is not supported", path,

@@ -26,6 +26,7 @@ int config_disagrees(const char *file, const char *field, long long value, const
 
 int heads_agree(const char *file, const char *field, int heads, int head_dim, const char *tensor,
                 unsigned long long rows) {
+    if (head_dim < 1) return config_disagrees(file, field, heads, "the head size is %d", head_dim);
     if (rows == (unsigned long long)heads * (unsigned long long)head_dim) return 0;
     const unsigned long long hd = (unsigned long long)head_dim;
     if (rows % hd == 0)
