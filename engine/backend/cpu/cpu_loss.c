@@ -20,6 +20,16 @@
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
 double exp(double) __attribute__((simd("notinbranch")));
 #endif
+/* The row loops are also built for AVX2 + FMA and picked at run time (GCC
+ * function multi-versioning, as the GDN core does; the build targets
+ * x86-64-v2): there libmvec's exp takes four doubles a call. A machine gives
+ * the same bits every run; one with AVX2 and one without differ in the last
+ * places of the sums (the lanes' partial sums are four there, two here). */
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+#define LOSS_HOT __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define LOSS_HOT
+#endif
 
 #define BLOCK 65536
 
@@ -40,7 +50,7 @@ static float row_max(const float *z, int V) {
  * Division by tau is correctly rounded and monotone, so the largest z / tau is
  * the largest z divided once; at tau = 1 the quotients are z itself (the
  * default temperature, and cross-entropy's), so no division is spent on them. */
-static double softmax_row(double *p, const float *z, int V, double tau) {
+LOSS_HOT static double softmax_row(double *p, const float *z, int V, double tau) {
     const double m = (double)row_max(z, V) / tau;
     double sum = 0;
     if (tau == 1.0) {
@@ -92,6 +102,25 @@ void cpu_cross_entropy(gf_backend *be, gf_buf loss, gf_buf dlogits, gf_buf logit
     free(rows);
 }
 
+/* One row's tau^2 KL(teacher b || student a) at temperature tau, and its
+ * gradient into d (NULL: none); ps, pt [V] scratch. */
+LOSS_HOT static double kl_row(float *d, double *ps, double *pt, const float *a, const float *b, int V, float tau,
+                              float grad_scale) {
+    const double ls = softmax_row(ps, a, V, tau), lt = softmax_row(pt, b, V, tau);
+    double kl = 0; /* entries the teacher gives 0 add nothing (not 0 x inf) */
+    if (tau == 1.0f) {
+#pragma omp simd reduction(+ : kl)
+        for (int i = 0; i < V; i++) kl += pt[i] > 0 ? pt[i] * ((b[i] - lt) - (a[i] - ls)) : 0.0;
+    } else {
+#pragma omp simd reduction(+ : kl)
+        for (int i = 0; i < V; i++) kl += pt[i] > 0 ? pt[i] * ((b[i] / (double)tau - lt) - (a[i] / (double)tau - ls)) : 0.0;
+    }
+    if (d)
+#pragma omp simd
+        for (int i = 0; i < V; i++) d[i] = (float)(grad_scale * (double)tau * (ps[i] - pt[i]));
+    return (double)tau * tau * kl;
+}
+
 void cpu_kl_div(gf_backend *be, gf_buf loss, gf_buf dstudent, gf_buf student, gf_buf teacher, int N, int V,
                 float tau, float grad_scale) {
     const int nt = cpu_threads(be, (size_t)N);
@@ -103,24 +132,9 @@ void cpu_kl_div(gf_backend *be, gf_buf loss, gf_buf dstudent, gf_buf student, gf
     {
         double *ps = rows + N + (size_t)omp_get_thread_num() * 2 * V, *pt = ps + V;
 #pragma omp for schedule(static)
-        for (int t = 0; t < N; t++) {
-            const float *a = ZS + (size_t)t * V, *b = ZT + (size_t)t * V;
-            const double ls = softmax_row(ps, a, V, tau), lt = softmax_row(pt, b, V, tau);
-            double kl = 0; /* entries the teacher gives 0 add nothing (not 0 x inf) */
-            if (tau == 1.0f) {
-#pragma omp simd reduction(+ : kl)
-                for (int i = 0; i < V; i++) kl += pt[i] > 0 ? pt[i] * ((b[i] - lt) - (a[i] - ls)) : 0.0;
-            } else {
-#pragma omp simd reduction(+ : kl)
-                for (int i = 0; i < V; i++)
-                    kl += pt[i] > 0 ? pt[i] * ((b[i] / (double)tau - lt) - (a[i] / (double)tau - ls)) : 0.0;
-            }
-            rows[t] = (double)tau * tau * kl;
-            if (DZ) {
-                float *d = DZ + (size_t)t * V;
-                for (int i = 0; i < V; i++) d[i] = (float)(grad_scale * (double)tau * (ps[i] - pt[i]));
-            }
-        }
+        for (int t = 0; t < N; t++)
+            rows[t] = kl_row(DZ ? DZ + (size_t)t * V : NULL, ps, pt, ZS + (size_t)t * V, ZT + (size_t)t * V, V, tau,
+                             grad_scale);
     }
     add_rows(loss, rows, N);
     free(rows);
