@@ -23,5 +23,15 @@ expect_error() {
     [ "$(wc -l <"$TMP/err")" -eq 1 ] || fail "stderr of '$*' is not one line: $(cat "$TMP/err")"
 }
 
+# numpy_python: prints the first of python3 and the system's /usr/bin/python3 that
+# imports numpy (scripts/install-deps.sh installs Debian's python3-numpy, which a
+# python3 earlier on PATH, a pyenv or venv one, does not see); fails if neither does.
+numpy_python() {
+    for p in python3 /usr/bin/python3; do
+        command -v "$p" >/dev/null 2>&1 && "$p" -c 'import numpy' 2>/dev/null && { echo "$p"; return 0; }
+    done
+    return 1
+}
+
 # json_get FILE EXPR: evaluates a Python expression over the parsed JSON `j`
 json_get() { python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"; }

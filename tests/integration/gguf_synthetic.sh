@@ -9,7 +9,7 @@
 # deviation near the 0.02 the script aims for.
 . "$(dirname "$0")/../lib.sh"
 W=${GRAFT_ROOT:?}/tests/bench/synthetic_gguf.py
-python3 -c 'import numpy' 2>/dev/null || skip "SKIP: python3 with numpy is missing (the writer needs numpy)"
+PY=$(numpy_python) || skip "SKIP: no python3 with numpy (python3, /usr/bin/python3) (the writer needs numpy)"
 
 config() { # FILE ARCH HIDDEN HEADS KV HEAD_DIM TIED
     cat >"$1" <<EOF
@@ -34,7 +34,7 @@ llama_q6k $TMP/llama.json q6_k
 narrow_bf16 $TMP/narrow.json bf16"
 
 echo "$cases" | while read -r name cfg type extra; do
-    python3 "$W" "$cfg" "$TMP/$name.gguf" --type "$type" $extra --manifest "$TMP/$name.man" >"$TMP/w.out" ||
+    "$PY" "$W" "$cfg" "$TMP/$name.gguf" --type "$type" $extra --manifest "$TMP/$name.man" >"$TMP/w.out" ||
         fail "writing $name: $(cat "$TMP/w.out")"
     "$G" inspect "$TMP/$name.gguf" --json >"$TMP/$name.json" 2>"$TMP/err" || fail "graft inspect $name: $(cat "$TMP/err")"
 done || exit 1
@@ -42,7 +42,7 @@ done || exit 1
 # the metadata; here that config, the parameter count, the type mix and the
 # tokenizer must be the ones the manifest lists
 echo "$cases" >"$TMP/cases"
-python3 - "$TMP" <<'EOF' || fail "graft's view differs from the manifest"
+"$PY" - "$TMP" <<'EOF' || fail "graft's view differs from the manifest"
 import json, sys
 bad, n = [], 0
 for line in open(sys.argv[1] + "/cases"):
@@ -85,12 +85,12 @@ q6k="[t['name'] for t in j['tensors'] if t['type'] == 'q6_k']"
     fail "graft generate: $(cat "$TMP/err")"
 [ -s "$TMP/gen.out" ] || fail "graft generate printed nothing"
 
-python3 "$W" "$TMP/qwen2.json" "$TMP/again.gguf" >/dev/null || fail "second write"
+"$PY" "$W" "$TMP/qwen2.json" "$TMP/again.gguf" >/dev/null || fail "second write"
 cmp -s "$TMP/qwen2_q4km.gguf" "$TMP/again.gguf" || fail "the same seed wrote a different file"
-python3 "$W" "$TMP/qwen2.json" "$TMP/other.gguf" --seed 1 >/dev/null || fail "write with --seed 1"
+"$PY" "$W" "$TMP/qwen2.json" "$TMP/other.gguf" --seed 1 >/dev/null || fail "write with --seed 1"
 cmp -s "$TMP/qwen2_q4km.gguf" "$TMP/other.gguf" && fail "--seed 1 wrote the same file as seed 0"
 
-expect_error "rows of 96 values are not whole q6_k blocks of 256" python3 "$W" "$TMP/narrow.json" "$TMP/narrow.gguf" --type q4_k_m
+expect_error "rows of 96 values are not whole q6_k blocks of 256" "$PY" "$W" "$TMP/narrow.json" "$TMP/narrow.gguf" --type q4_k_m
 [ -e "$TMP/narrow.gguf" ] || [ -e "$TMP/narrow.gguf.tmp" ] && fail "a refused write left a file behind"
 
 GGUF_PY=${GRAFT_GGUF_PY:-}
@@ -106,7 +106,7 @@ if [ -z "$GGUF_PY" ]; then
 fi
 [ -n "$GGUF_PY" ] && [ -e "$GGUF_PY" ] ||
     skip "SKIP (graft's checks passed): no gguf package for the reader check (pip download gguf==0.19.0: $(tail -n 1 "$TMP/pip.log" 2>/dev/null); or set GRAFT_GGUF_PY to its wheel or folder)"
-python3 - "$GGUF_PY" "$TMP" <<'EOF' || fail "the gguf package's reading differs"
+"$PY" - "$GGUF_PY" "$TMP" <<'EOF' || fail "the gguf package's reading differs"
 import json, sys
 sys.path.insert(0, sys.argv[1])
 import numpy as np

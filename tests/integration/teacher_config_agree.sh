@@ -9,7 +9,7 @@
 # header's n_layers changed.
 . "$(dirname "$0")/../lib.sh"
 need_stories
-python3 -c 'import numpy' 2>/dev/null || skip "SKIP: python3 with numpy is missing (the GGUF writer needs numpy)"
+PY=$(numpy_python) || skip "SKIP: no python3 with numpy (python3, /usr/bin/python3) (the GGUF writer needs numpy)"
 
 # ---- GGUF: metadata against the blk.N tensors and their shapes ----
 cat >"$TMP/q.json" <<'JSON'
@@ -17,13 +17,13 @@ cat >"$TMP/q.json" <<'JSON'
  "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 300,
  "max_position_embeddings": 256, "rms_norm_eps": 1e-6, "rope_theta": 10000.0, "tie_word_embeddings": true}
 JSON
-python3 "$GRAFT_ROOT/tests/bench/synthetic_gguf.py" "$TMP/q.json" "$TMP/q.gguf" --type f16 >"$TMP/w.out" ||
+"$PY" "$GRAFT_ROOT/tests/bench/synthetic_gguf.py" "$TMP/q.json" "$TMP/q.gguf" --type f16 >"$TMP/w.out" ||
     fail "writing the GGUF: $(cat "$TMP/w.out")"
 "$G" inspect "$TMP/q.gguf" >/dev/null 2>"$TMP/err" || fail "the unmutated GGUF does not load: $(cat "$TMP/err")"
 
 # patch KEY VALUE OUT: a copy of q.gguf whose uint32 metadata KEY holds VALUE
 patch() {
-    python3 - "$TMP/q.gguf" "$1" "$2" "$3" <<'PY' || fail "patching $1"
+    "$PY" - "$TMP/q.gguf" "$1" "$2" "$3" <<'PY' || fail "patching $1"
 import struct, sys
 src, key, value, out = sys.argv[1], sys.argv[2].encode(), int(sys.argv[3]), sys.argv[4]
 b = bytearray(open(src, "rb").read())
@@ -86,7 +86,7 @@ for n in 4 6; do
     expect_error "$TMP/l$n.bin: header n_layers = $n, but the file's 1056540 bytes hold 5 layers" "$G" inspect "$TMP/l$n.bin"
 done
 # a v1 file (256-byte header, made here from stories260K's tensors) told the same way
-python3 - "$STORIES" "$TMP/v1.bin" <<'PY' || fail "writing the v1 checkpoint"
+"$PY" - "$STORIES" "$TMP/v1.bin" <<'PY' || fail "writing the v1 checkpoint"
 import struct, sys
 b = open(sys.argv[1], "rb").read()
 dim, hid, L, H, KV, V, S = struct.unpack_from("<7i", b)
@@ -110,7 +110,7 @@ PY
 expect_error "$TMP/v1.bin: header n_layers = 4, but the file's" "$G" inspect "$TMP/v1.bin"
 grep -q "hold 5 layers" "$TMP/err" || fail "v1: $(cat "$TMP/err")"
 # a v2 file (Q8_0 matrices, group size 64; zero weights: only the sizes matter here)
-python3 - "$STORIES" "$TMP/v2.bin" <<'PY' || fail "writing the v2 checkpoint"
+"$PY" - "$STORIES" "$TMP/v2.bin" <<'PY' || fail "writing the v2 checkpoint"
 import struct, sys
 dim, hid, L, H, KV, V, S = struct.unpack_from("<7i", open(sys.argv[1], "rb").read(28))
 kvd, gs = dim // H * KV, 64
