@@ -63,16 +63,6 @@ int be_cuda_device_count(int *count) {
 
 int be_open(gf_backend **out, const gf_backend_opts *o) { return be_open_variants(out, o, NULL); }
 
-static const char *const gdn_local_names[GF_GDN_LOCAL_FORMS] = {"fused", "split", "split-pipelined", "fused-pipelined"};
-
-int gf_gdn_local_form(const char *name) {
-    for (int i = 0; name && i < GF_GDN_LOCAL_FORMS; i++)
-        if (strcmp(name, gdn_local_names[i]) == 0) return i + 1;
-    return 0;
-}
-
-const char *gf_gdn_local_name(int id) { return id >= 1 && id <= GF_GDN_LOCAL_FORMS ? gdn_local_names[id - 1] : NULL; }
-
 int be_open_variants(gf_backend **out, const gf_backend_opts *o, const gf_backend_variants *v) {
     *out = NULL;
     static const gf_backend_opts cpu = {"cpu", 0, false};

@@ -113,20 +113,12 @@ typedef struct {
     int gdn_slab;        /* state rows a GDN sequential-pass block owns: 16 or 32; 0: chosen */
     int gdn_general;     /* 1: the GDN core's general kernels also where its C 64, d 128 copies apply; 0: chosen */
     int attn_bwd;        /* the attention backward: 1 mma.sync, 2 wgmma (compute capability 9.0 only); 0: chosen */
-    int gdn_local;       /* the GDN backward's local gradients: 1 one fused kernel, 2 the split pair, 3 the split
-                          * pair with software-pipelined k loops, 4 the fused kernel with them; 0: chosen */
 } gf_backend_variants;
 
 /* be_open with kernel variants forced (v NULL: be_open itself). The test-only
  * hook of the checks and benchmarks that compare variants. */
 int be_open_variants(gf_backend **out, const gf_backend_opts *o, const gf_backend_variants *v);
 
-/* The GDN backward's local-gradient forms by name (gf_backend_variants.gdn_local):
- * "fused" 1, "split" 2, "split-pipelined" 3, "fused-pipelined" 4; 0 for another
- * name. gf_gdn_local_name(id) is the name (NULL outside 1 .. GF_GDN_LOCAL_FORMS). */
-#define GF_GDN_LOCAL_FORMS 4
-int gf_gdn_local_form(const char *name);
-const char *gf_gdn_local_name(int id);
 
 /* The tables (test_backend_ops checks that every entry is set). */
 extern const gf_backend_ops cpu_ops;

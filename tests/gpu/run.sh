@@ -2,8 +2,7 @@
 # The GPU checks (make test-gpu), in one run:
 #   1. every BUILD/gpu/test_* program (tests/gpu/*.c, tests/gpu/model/*.c), and
 #      test_cuda_gdn again with each slab height of the GDN sequential passes
-#      forced (test_cuda_gdn --slab N) and with each other form of the
-#      local-gradient kernels (--local split|split-pipelined|fused-pipelined);
+#      forced (test_cuda_gdn --slab N);
 #   2. unit tests of the engine whose tests take the default backend, run on
 #      the device in float32 (GRAFT_TEST_DEVICE, GRAFT_CUDA_FP32=1): the
 #      transformer's prefill + decode, one training step against PyTorch,
@@ -64,11 +63,6 @@ done
 if [ -x "$BUILD/gpu/test_cuda_gdn" ]; then
     for slab in 16 32; do
         one test_cuda_gdn_slab_$slab "$BUILD/gpu/test_cuda_gdn" --slab $slab
-    done
-    # the backward's local-gradient forms bench_gdn times beside the fused kernel
-    # (the default run also compares all four on the same inputs)
-    for form in split split-pipelined fused-pipelined; do
-        one test_cuda_gdn_local_$form "$BUILD/gpu/test_cuda_gdn" --local $form
     done
 fi
 for u in $UNIT_ON_DEVICE; do

@@ -360,45 +360,6 @@ static void fixed_case(gf_backend *be, const gf_backend_variants *v) {
     be_close(gen);
 }
 
-/* The backward's four local-gradient forms (gf_backend_variants.gdn_local) on the
- * same inputs, at the kFix shape and at a general one (d 64, C 32): a software-
- * pipelined form keeps every k order, so its outputs are its plain form's bits;
- * the split pair sums dq's two terms, dK's and dgam's in another order than the
- * fused kernel (fp32, relative differences ~1e-7), so a few bf16 elements of dq
- * and dk round one ulp (2^-8) apart (2-3e-5 of the norm each at this size:
- * tolerance 1e-4, a handful) and dg, dbeta move by fp32 reassociation of sums of
- * at most 2 C terms (tolerance 1e-5: 128 x 2^-24 = 7.6e-6); a 0.1 % error in one
- * term fails either. The forward and dv are the same operations: the same bits. */
-static void local_forms_case(gf_backend *be, int d, int C) {
-    core_case_in c;
-    core_case_in_make(&c, be, 2, 150, 1, d, C); /* B 2 x T 150: three chunks at C 64, the last partial */
-    const size_t *n = c.n;
-    double *got[4][7];
-    for (int f = 0; f < 4; f++) {
-        gf_backend_variants v = {.gdn_local = f + 1};
-        gf_backend_opts o = {"cuda", 0, false};
-        gf_backend *x = NULL;
-        if (be_open_variants(&x, &o, &v) < 0) fatal("opening a local-gradient form's backend");
-        core_run(x, &c.in, c.d_o, &c.s, n, got[f], gf_gdn_local_name(f + 1), false);
-        be_close(x);
-    }
-    char what[160];
-    for (int i = 0; i < 7; i++) {
-        snprintf(what, sizeof what, "core d%d C%d: fused-pipelined %s are fused's bits", d, C, core_out_names[i]);
-        expect_same_bits(got[3][i], got[0][i], n[i], what);
-        snprintf(what, sizeof what, "core d%d C%d: split-pipelined %s are split's bits", d, C, core_out_names[i]);
-        expect_same_bits(got[2][i], got[1][i], n[i], what);
-        const bool same_ops = i < 2 || i == 4; /* o, checkpoints, dv */
-        snprintf(what, sizeof what, same_ops ? "core d%d C%d: split %s are fused's bits" : "core d%d C%d: split %s against fused",
-                 d, C, core_out_names[i]);
-        if (same_ops) expect_same_bits(got[1][i], got[0][i], n[i], what);
-        else check(what, got[1][i], got[0][i], n[i], i <= 3 ? 1e-4 : 1e-5);
-    }
-    for (int f = 0; f < 4; f++)
-        for (int i = 0; i < 7; i++) free(got[f][i]);
-    core_case_in_free(&c);
-}
-
 /* The WY products kept in the checkpoint (gf_gdn_shape.keep_wy, as training
  * runs on CUDA ask for them): the backward that starts from them gives the bits
  * of the one that computes them again, and it does start from them where the
@@ -867,9 +828,9 @@ static int run_mode(bool fp32, bool *quick, const gf_backend_variants *v) {
     if (strstr(be_name(be), "CPU emulation")) *quick = true;
     if (!fp32) error_cases(be);
     if (!fp32) { /* a GDN variant the kernels do not know is refused at open, with a line naming it */
-        const gf_backend_variants bad[] = {{.gdn_slab = 24}, {.gdn_general = 2}, {.gdn_local = 5}};
-        const char *says[] = {"GDN slab 24", "GDN general 2", "GDN local 5"};
-        for (int i = 0; i < 3; i++) {
+        const gf_backend_variants bad[] = {{.gdn_slab = 24}, {.gdn_general = 2}};
+        const char *says[] = {"GDN slab 24", "GDN general 2"};
+        for (int i = 0; i < 2; i++) {
             gf_backend *x = NULL;
             const bool refused_open = be_open_variants(&x, &o, &bad[i]) < 0;
             if (!refused_open) be_close(x);
@@ -884,10 +845,6 @@ static int run_mode(bool fp32, bool *quick, const gf_backend_variants *v) {
     kept_wy_case(be, 1, 10, 1, 64, 32, false, false); /* T <= 15: token by token */
     kept_wy_case(be, 1, 40, 1, 64, 16, true, false);
     kept_wy_case(be, 1, 40, 2, 24, 16, false, false); /* head dims padded to 32 */
-    if (!fp32 && !v->gdn_local) { /* once, on the run that forces no form */
-        local_forms_case(be, 128, 64);
-        local_forms_case(be, 64, 32);
-    }
     if (*quick) {
         core_case(be, 1, 1, 2, 16, 16, 64, false);
         core_case(be, 2, 5, 1, 16, 16, 16, false);
@@ -949,19 +906,15 @@ static int run_mode(bool fp32, bool *quick, const gf_backend_variants *v) {
     return 0;
 }
 
-/* test_cuda_gdn [--slab 16|32] [--local fused|split|split-pipelined|fused-pipelined]:
- * the GDN sequential passes' slab height forced (the warp count follows it), the
- * backward's local gradients as the fused kernel or the split pair, their k loops
- * plain or software-pipelined (gf_backend_variants; default: chosen). Every check
- * below then runs on that form. */
+/* test_cuda_gdn [--slab 16|32]: the GDN sequential passes' slab height forced (the
+ * warp count follows it; gf_backend_variants; default: chosen). Every check below
+ * then runs on that form. */
 int main(int argc, char **argv) {
     gf_backend_variants v = {0};
     for (int i = 1; i < argc; i++) {
         if (i + 1 < argc && strcmp(argv[i], "--slab") == 0) v.gdn_slab = atoi(argv[++i]);
-        else if (i + 1 < argc && strcmp(argv[i], "--local") == 0 && gf_gdn_local_form(argv[i + 1]))
-            v.gdn_local = gf_gdn_local_form(argv[++i]);
         else {
-            fprintf(stderr, "usage: test_cuda_gdn [--slab 16|32] [--local fused|split|split-pipelined|fused-pipelined]\n");
+            fprintf(stderr, "usage: test_cuda_gdn [--slab 16|32]\n");
             return 2;
         }
     }

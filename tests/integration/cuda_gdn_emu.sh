@@ -14,10 +14,5 @@ bin="$(dirname "$G")/emu/test_cuda_gdn"
 [ -x "$bin" ] || skip "SKIP: $bin not built (no CUDA headers)"
 GRAFT_SEED=${GRAFT_SEED:-1} GRAFT_EMU_ORDER=shuffle "$bin" || exit 1
 # the sequential passes' slab height forced (docs/cuda-gdn.md): the run above
-# takes 16 rows (4 warps) at these shapes; here 32 rows (8 warps), and the
-# backward's local gradients as the split pair with pipelined k loops
-# (cuda_gdn_core_bwd_split.cu; the slab height does not reach the local kernels)
-GRAFT_SEED=${GRAFT_SEED:-1} GRAFT_EMU_ORDER=shuffle "$bin" --slab 32 --local split-pipelined || exit 1
-# the split pair with plain k loops: both are variants the GPU benchmark times
-# beside the fused kernel
-GRAFT_SEED=${GRAFT_SEED:-1} GRAFT_EMU_ORDER=shuffle "$bin" --local split || exit 1
+# takes 16 rows (4 warps) at these shapes; here 32 rows (8 warps)
+GRAFT_SEED=${GRAFT_SEED:-1} GRAFT_EMU_ORDER=shuffle "$bin" --slab 32 || exit 1

@@ -38,7 +38,6 @@ typedef struct {
     struct {                     /* GDN kernel variants a test forced at open (cuda_gdn_variants) */
         int slab;                /* 16 or 32 state rows a sequential-pass block; 0: chosen per call */
         bool general;            /* the general core kernels even at C 64, d 128 (kFix's check) */
-        int local;               /* the local gradients: 1 fused, 2 split, 3 split pipelined, 4 fused pipelined */
     } gdn;
 } cuda_impl;
 

@@ -301,16 +301,6 @@ int cuda_gdn_variants(cuda_impl *im, const gf_backend_variants *v) {
     const int general = v ? v->gdn_general : 0;
     if (general != 0 && general != 1) return gf_fail("GDN general %d: 0 (chosen) or 1 (the general kernels)", general);
     im->gdn.general = general == 1;
-    /* the local-gradient form: a check's variant, else GRAFT_CUDA_GDN_LOCAL=NAME (benchmarks time
-     * whole models with each), else chosen: fused, until the others are timed (docs/cuda-gdn.md) */
-    int local = v ? v->gdn_local : 0;
-    const char *env = getenv("GRAFT_CUDA_GDN_LOCAL");
-    if (local == 0 && env && *env && !(local = gf_gdn_local_form(env)))
-        return gf_fail("GRAFT_CUDA_GDN_LOCAL=%s: fused, split, split-pipelined or fused-pipelined", env);
-    if (local < 0 || local > GF_GDN_LOCAL_FORMS)
-        return gf_fail("GDN local %d: 0 (chosen), 1 (fused), 2 (split), 3 (split, pipelined) or 4 (fused, pipelined)",
-                       local);
-    im->gdn.local = local ? local : 1;
     return 0;
 }
 

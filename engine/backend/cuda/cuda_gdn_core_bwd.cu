@@ -303,14 +303,14 @@ template <typename T> struct BwdLocalSmem {
     }
 };
 
-/* grid (NC, H, B), GDN_THREADS_BWD threads (>= 2 C). kU 1: every k loop stays a
- * loop (tile_mma_n's kUnroll 1): unrolled, the kernel's code missed the instruction
+/* grid (NC, H, B), GDN_THREADS_BWD threads (>= 2 C). kLocalUnroll 1: every k loop
+ * stays a loop (tile_mma_n's kUnroll 1): unrolled, the kernel's code missed the instruction
  * cache (23 % of the stall samples on the H200) and the layer at width 1536 took
  * 10.38 ms (B 16 x T 2048) and 10.46 (B 4 x T 8192) against 9.61 and 9.57 this way.
- * kU 2 (gf_backend_variants.gdn_local 4): the k loops software-pipelined, two steps
- * unrolled; the kFix kernel holds that in its 112 registers since session 11's change
- * (ptxas: no spills), the general ones spill (they are there to be checked). */
-template <typename T, bool kFix, int kU>
+ * The k loops software-pipelined (two steps unrolled) and the kernel split in two
+ * (fp32 partials between them) were measured and dropped in session 14: no gain past
+ * a step's noise (docs/cuda-gdn.md, "The local backward's other forms"). */
+template <typename T, bool kFix>
 __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     gdn_bwd_local_kernel(GdnShape s, const T *__restrict__ q, const T *__restrict__ k, const T *__restrict__ v,
                          const float *__restrict__ beta, const T *__restrict__ d_o, const float *__restrict__ gam_g,
@@ -347,14 +347,14 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
 
     /* a. dS = scale (dO V'^T) o e^(gam_i - gam_j), i >= j, to S2b; dgam from P: + row sums,
      * - column sums of dS o Q K^T, as partials from the accumulators */
-    local_ds_pass<T, kU>(s, ld, sm.Q, sm.K, sm.dO, sm.Vp, sm.S2b, sm.r);
+    local_ds_pass<T>(s, ld, sm.Q, sm.K, sm.dO, sm.Vp, sm.S2b, sm.r);
     block_sync();
     local_ds_sums(C, sm.r);
     /* dq = scale e^gam dO h + dS K (the first term's row dot with q feeds dgam) */
     T *dqc = dq + s.tok(b, c * C, h) * dk;
     for_tiles_n<2>(C, dk, [&](int m0, int n1) {
         float acc[2][4] = {};
-        mma_state<kTC, 2, kU>(acc, sm_view<T>(sm.dO, ld.v), sm.HS, ld.k, hc, dk, m0, n1, dv);
+        mma_state<kTC, 2, kLocalUnroll>(acc, sm_view<T>(sm.dO, ld.v), sm.HS, ld.k, hc, dk, m0, n1, dv);
         for (int sb = 0; sb < 2; sb++) {
             float pv[4];
             for (int e = 0; e < 4; e++) {
@@ -364,13 +364,13 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
             }
             tile_row_partials(sm.r.part, GDN_PART_LD, m0, n1 + 8 * sb, pv);
         }
-        tile_mma_n<kTC, 2, kU>(acc, sm_view<T>(sm.S2b, ld.a), sm_view<T>(sm.K, ld.k), m0, n1, C);
+        tile_mma_n<kTC, 2, kLocalUnroll>(acc, sm_view<T>(sm.S2b, ld.a), sm_view<T>(sm.K, ld.k), m0, n1, C);
         for (int sb = 0; sb < 2; sb++) store_acc_rows(dqc, ldk, m0, n1 + 8 * sb, acc[sb], L);
     });
     /* dk = dS^T Q (first term) */
     for_tiles_n<2>(C, dk, [&](int m0, int n1) {
         float acc2[2][4] = {};
-        tile_mma_n<kTC, 2, kU>(acc2, sm_view_t<T>(sm.S2b, ld.a), sm_view<T>(sm.Q, ld.k), m0, n1, C);
+        tile_mma_n<kTC, 2, kLocalUnroll>(acc2, sm_view_t<T>(sm.S2b, ld.a), sm_view<T>(sm.Q, ld.k), m0, n1, C);
         for (int sb = 0; sb < 2; sb++) {
             int n0 = n1 + 8 * sb;
             float *acc = acc2[sb];
@@ -389,7 +389,7 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     float gl = sm.r.gam[C - 1];
     for_tiles_n<2>(C, dk, [&](int m0, int n1) {
         float acc[2][4] = {};
-        mma_state<kTC, 2, kU>(acc, sm_view<T>(sm.Vp, ld.v), sm.HS, ld.k, dhc, dk, m0, n1, dv);
+        mma_state<kTC, 2, kLocalUnroll>(acc, sm_view<T>(sm.Vp, ld.v), sm.HS, ld.k, dhc, dk, m0, n1, dv);
         for (int sb = 0; sb < 2; sb++) {
             float pv[4];
             for (int e = 0; e < 4; e++) {
@@ -425,14 +425,14 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     block_sync();
     for_tiles_n<2>(C, dk, [&](int m0, int n1) {
         float acc[2][4] = {};
-        mma_state<kTC, 2, kU>(acc, sm_view<T>(sm.dVp, ld.v), sm.HS, ld.k, hc, dk, m0, n1, dv);
+        mma_state<kTC, 2, kLocalUnroll>(acc, sm_view<T>(sm.dVp, ld.v), sm.HS, ld.k, hc, dk, m0, n1, dv);
         for (int sb = 0; sb < 2; sb++)
             for (int e = 0; e < 4; e++) sm.dW[acc_row(m0, e) * ld.k + acc_col(n1 + 8 * sb, e)] = from_f<T>(-acc[sb][e]);
     });
     block_sync();
     for_tiles_n<2>(C, dk, [&](int m0, int n1) {
         float acc2[2][4] = {};
-        tile_mma_n<kTC, 2, kU>(acc2, sm_view_t<T>(sm.A, ld.a), sm_view<T>(sm.dW, ld.k), m0, n1, C);
+        tile_mma_n<kTC, 2, kLocalUnroll>(acc2, sm_view_t<T>(sm.A, ld.a), sm_view<T>(sm.dW, ld.k), m0, n1, C);
         for (int sb = 0; sb < 2; sb++) {
             int n0 = n1 + 8 * sb;
             float *acc = acc2[sb];
@@ -448,7 +448,7 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     T *dvc = dv_out + s.tok(b, c * C, h) * dv;
     for_tiles_n<2>(C, dv, [&](int m0, int n1) {
         float acc2[2][4] = {};
-        tile_mma_n<kTC, 2, kU>(acc2, sm_view_t<T>(sm.A, ld.a), sm_view<T>(sm.dVp, ld.v), m0, n1, C);
+        tile_mma_n<kTC, 2, kLocalUnroll>(acc2, sm_view_t<T>(sm.A, ld.a), sm_view<T>(sm.dVp, ld.v), m0, n1, C);
         for (int sb = 0; sb < 2; sb++) {
             int n0 = n1 + 8 * sb;
             float *acc = acc2[sb];
@@ -461,7 +461,7 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
             tile_row_partials(sm.r.part2, GDN_PART_LD, m0, n0, pv);
         }
     });
-    local_da_pass<T, kU>(s, ld, sm.dW, sm.K, sm.dVp, sm.V, sm.Xb, sm.r);
+    local_da_pass<T>(s, ld, sm.dW, sm.K, sm.dVp, sm.V, sm.Xb, sm.r);
     block_sync();
     if (tid < C) {
         float p = part_sum(sm.r.part, tid, dk / 8), p2 = part_sum(sm.r.part2, tid, dv / 8), eg = gdn_exp(sm.r.gam[tid]);
@@ -469,16 +469,16 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
         sm.r.dgam[tid] += sm.r.bet[tid] * eg * p;
     }
     /* e. dM = -(A^T dA) A^T, its second product in one pass with f's K K^T: G, F */
-    local_atda_pass<T, kU>(s, ld, sm.A, sm.Xb, sm.Yb);
+    local_atda_pass<T>(s, ld, sm.A, sm.Xb, sm.Yb);
     block_sync();
-    local_dm_pass<T, kU>(s, ld, sm.Yb, sm.A, sm.K, sm.Xb, sm.r);
+    local_dm_pass<T>(s, ld, sm.Yb, sm.A, sm.K, sm.Xb, sm.r);
     block_sync();
     local_dm_sums(C, sm.r);
     /* f. dK += G K + G^T K */
     for_tiles_n<2>(C, dk, [&](int m0, int n1) {
         float acc2[2][4] = {};
-        tile_mma_n<kTC, 2, kU>(acc2, sm_view<T>(sm.Xb, ld.a), sm_view<T>(sm.K, ld.k), m0, n1, C);
-        tile_mma_n<kTC, 2, kU>(acc2, sm_view_t<T>(sm.Xb, ld.a), sm_view<T>(sm.K, ld.k), m0, n1, C);
+        tile_mma_n<kTC, 2, kLocalUnroll>(acc2, sm_view<T>(sm.Xb, ld.a), sm_view<T>(sm.K, ld.k), m0, n1, C);
+        tile_mma_n<kTC, 2, kLocalUnroll>(acc2, sm_view_t<T>(sm.Xb, ld.a), sm_view<T>(sm.K, ld.k), m0, n1, C);
         for (int sb = 0; sb < 2; sb++)
             for (int e = 0; e < 4; e++) sm.dK[acc_row(m0, e) * ld.fk + acc_col(n1 + 8 * sb, e)] += acc2[sb][e];
     });
@@ -512,8 +512,6 @@ static void core_backward(gf_backend *be, const GdnShape &s, bool kept, gf_buf d
     ok = ok && gdn_scratch(be, &dV, nbhc * s.C * s.dv * sizeof(T), op) &&
               gdn_scratch(be, &dhs, nbhc * s.dv * s.dk * sizeof(T), op) &&
               gdn_scratch(be, &hsum, nbhc * nslab * sizeof(float), op);
-    const int local = cuda_of(be)->gdn.local; /* 1 fused, 2 split, 3 split pipelined, 4 fused pipelined */
-    const bool split = local == 2 || local == 3;
     size_t smw, smv, sms, sml;
     WySmem<T>::carve(nullptr, s, &smw);
     BwdVSmem<T>::carve(nullptr, s, kept, &smv);
@@ -521,11 +519,11 @@ static void core_backward(gf_backend *be, const GdnShape &s, bool kept, gf_buf d
     BwdLocalSmem<T>::carve(nullptr, s, &sml);
     const int warps = gdn_state_warps(s.BV);
     auto state_kernel = warps == 8 ? gdn_bwd_state_kernel<T, 8, kFix> : gdn_bwd_state_kernel<T, 4, kFix>;
-    auto local_kernel = local == 4 ? gdn_bwd_local_kernel<T, kFix, 2> : gdn_bwd_local_kernel<T, kFix, 1>;
+    auto local_kernel = gdn_bwd_local_kernel<T, kFix>;
     auto wy_kernel = gdn_wy_kernel<T, kFix>;
     auto v_kernel = kept ? gdn_bwd_v_kernel<T, kFix, true> : gdn_bwd_v_kernel<T, kFix, false>;
     ok = ok && gdn_smem_limit(be, wy_kernel, smw, op) && gdn_smem_limit(be, v_kernel, smv, op) &&
-         gdn_smem_limit(be, state_kernel, sms, op) && (split || gdn_smem_limit(be, local_kernel, sml, op));
+         gdn_smem_limit(be, state_kernel, sms, op) && gdn_smem_limit(be, local_kernel, sml, op);
     if (ok) {
         const T *qp = (const T *)q.ptr, *kp = (const T *)k.ptr, *vp = (const T *)v.ptr, *op_ = (const T *)d_o.ptr;
         const float *ck = (const float *)ckpt.ptr;
@@ -541,18 +539,10 @@ static void core_backward(gf_backend *be, const GdnShape &s, bool kept, gf_buf d
         GDN_LAUNCH(state_kernel, slabs, dim3(32 * warps), sms, st, s, qp, kp, op_, (const T *)kw.W,
                    (const float *)kw.gam, ck, (T *)dV, (T *)dhs, (float *)hsum);
         CUDA_CHECK_LAUNCH(be, "gdn_core_backward (state pass)");
-        if (split) {
-            const GdnLocalIn<T> in = {qp, kp, vp, op_, (const T *)kw.A, (const T *)kw.U, (const T *)dV, (const T *)dhs,
-                                      (const float *)beta.ptr, (const float *)kw.gam, ck, (const float *)hsum};
-            const GdnLocalOut<T> out = {(T *)dq.ptr, (T *)dk.ptr, (T *)dv.ptr, (float *)dg.ptr, (float *)dbeta.ptr};
-            gdn_local_split<T, kFix>(be, s, in, out, local == 3);
-        } else {
-            GDN_LAUNCH(local_kernel, chunks, dim3(GDN_THREADS_BWD), sml, st, s, qp, kp, vp,
-                       (const float *)beta.ptr, op_, (const float *)kw.gam, (const T *)kw.A, (const T *)kw.U, (const T *)dV,
-                       ck, (const T *)dhs, (const float *)hsum, (T *)dq.ptr, (T *)dk.ptr, (T *)dv.ptr,
-                       (float *)dg.ptr, (float *)dbeta.ptr);
-            CUDA_CHECK_LAUNCH(be, "gdn_core_backward (local)");
-        }
+        GDN_LAUNCH(local_kernel, chunks, dim3(GDN_THREADS_BWD), sml, st, s, qp, kp, vp, (const float *)beta.ptr, op_,
+                   (const float *)kw.gam, (const T *)kw.A, (const T *)kw.U, (const T *)dV, ck, (const T *)dhs,
+                   (const float *)hsum, (T *)dq.ptr, (T *)dk.ptr, (T *)dv.ptr, (float *)dg.ptr, (float *)dbeta.ptr);
+        CUDA_CHECK_LAUNCH(be, "gdn_core_backward (local)");
     }
     gdn_scratch_free(be, gam);
     gdn_scratch_free(be, W);

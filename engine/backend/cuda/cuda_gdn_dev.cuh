@@ -412,14 +412,6 @@ __device__ __forceinline__ void load_pair(const bf16 *p, float *a, float *b) {
 __device__ __forceinline__ int acc_row(int m0, int e) { return m0 + ((threadIdx.x & 31) >> 2) + (e >> 1) * 8; }
 __device__ __forceinline__ int acc_col(int n0, int e) { return n0 + 2 * (threadIdx.x & 3) + (e & 1); }
 
-/* This lane's four accumulator elements of the tile at (m0, n0) from fp32 p
- * (row stride ld even, p 8-byte aligned), as store_acc leaves them: two 8-byte loads. */
-__device__ __forceinline__ void acc_load(const float *p, size_t ld, int m0, int n0, float v[4]) {
-    const int r = acc_row(m0, 0), c = acc_col(n0, 0);
-    const float2 lo = ld_raw<float2>(p + (size_t)r * ld + c), hi = ld_raw<float2>(p + (size_t)(r + 8) * ld + c);
-    v[0] = lo.x, v[1] = lo.y, v[2] = hi.x, v[3] = hi.y;
-}
-
 /* Walks the indices first, first + step, ... of a grid with tn columns as
  * (row q, column r) without a division per step (the kernels' loops over
  * tiles and elements ran an integer division each, a sizeable share of their

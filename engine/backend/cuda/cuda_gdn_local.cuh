@@ -1,8 +1,6 @@
-/* The GDN core backward's local gradients (step 4 of cuda_gdn_core_bwd.cu), the
- * pieces its two forms share: the fused kernel (one block a chunk runs every
- * phase, cuda_gdn_core_bwd.cu) and the split pair (cuda_gdn_core_bwd_split.cu:
- * the chain that reads dh, then the chain that reads h and A, each a block small
- * enough for two a multiprocessor). docs/cuda-gdn.md, "The local backward split". */
+/* The GDN core backward's local gradients (step 4 of cuda_gdn_core_bwd.cu): the
+ * shared tiles' strides and rows, and the phases over C x C tiles that the local
+ * kernel (one block a chunk runs every phase) calls between its barriers. */
 #ifndef GRAFT_BACKEND_CUDA_GDN_LOCAL_CUH
 #define GRAFT_BACKEND_CUDA_GDN_LOCAL_CUH
 
@@ -71,14 +69,16 @@ struct LocalRows {
     }
 };
 
-/* The phases both forms run alike, on shared tiles (ld: LocalLd; kU: the k
- * loops' kUnroll, tile_mma_n: 1 keeps each a plain loop, as the fused kernel's
- * instruction cache and registers want). The caller puts the barriers around them. */
+/* The phases, on shared tiles (ld: LocalLd). Every k loop stays a plain loop
+ * (tile_mma_n's kUnroll 1), as the kernel's instruction cache and registers want
+ * (cuda_gdn_core_bwd.cu says what unrolling cost). The caller puts the barriers
+ * around them. */
+constexpr int kLocalUnroll = 1;
 
 /* a. dS = scale (dO V'^T) o e^(gam_i - gam_j) for i >= j, to S2b (rounded to T:
  * an mma operand); P = dS o Q K^T's row sums to r.part2 and column sums to
  * r.cpart as partials (dgam gains the first, loses the second). */
-template <typename T, int kU = 1>
+template <typename T>
 __device__ __forceinline__ void local_ds_pass(const GdnShape &s, const LocalLd<T> &ld, const T *Q, const T *K,
                                               const T *dO, const T *Vp, T *S2b, const LocalRows &r) {
     constexpr bool kTC = sizeof(T) == 2;
@@ -86,8 +86,8 @@ __device__ __forceinline__ void local_ds_pass(const GdnShape &s, const LocalLd<T
     const float scale = s.scale;
     for_tiles_n<2>(C, C, [&](int m0, int n1) {
         float a1[2][4] = {}, a2[2][4] = {};
-        tile_mma_n<kTC, 2, kU>(a1, sm_view<T>(Q, ld.k), sm_view_t<T>(K, ld.k), m0, n1, s.dk);
-        tile_mma_n<kTC, 2, kU>(a2, sm_view<T>(dO, ld.v), sm_view_t<T>(Vp, ld.v), m0, n1, s.dv);
+        tile_mma_n<kTC, 2, kLocalUnroll>(a1, sm_view<T>(Q, ld.k), sm_view_t<T>(K, ld.k), m0, n1, s.dk);
+        tile_mma_n<kTC, 2, kLocalUnroll>(a2, sm_view<T>(dO, ld.v), sm_view_t<T>(Vp, ld.v), m0, n1, s.dv);
         for (int sb = 0; sb < 2; sb++) {
             float p[4];
             for (int e = 0; e < 4; e++) {
@@ -104,14 +104,14 @@ __device__ __forceinline__ void local_ds_pass(const GdnShape &s, const LocalLd<T
 
 /* c. dA = dW K~^T + dV' B~^T on the lower part, to Xb (rounded to T):
  * beta_j (e^gam_j (dW K^T)_ij + (dV' V^T)_ij) for j <= i, else 0. */
-template <typename T, int kU = 1>
+template <typename T>
 __device__ __forceinline__ void local_da_pass(const GdnShape &s, const LocalLd<T> &ld, const T *dW, const T *K,
                                               const T *dVp, const T *V, T *Xb, const LocalRows &r) {
     constexpr bool kTC = sizeof(T) == 2;
     for_tiles_n<2>(s.C, s.C, [&](int m0, int n1) {
         float a1[2][4] = {}, a2[2][4] = {};
-        tile_mma_n<kTC, 2, kU>(a1, sm_view<T>(dW, ld.k), sm_view_t<T>(K, ld.k), m0, n1, s.dk);
-        tile_mma_n<kTC, 2, kU>(a2, sm_view<T>(dVp, ld.v), sm_view_t<T>(V, ld.v), m0, n1, s.dv);
+        tile_mma_n<kTC, 2, kLocalUnroll>(a1, sm_view<T>(dW, ld.k), sm_view_t<T>(K, ld.k), m0, n1, s.dk);
+        tile_mma_n<kTC, 2, kLocalUnroll>(a2, sm_view<T>(dVp, ld.v), sm_view_t<T>(V, ld.v), m0, n1, s.dv);
         for (int sb = 0; sb < 2; sb++)
             for (int e = 0; e < 4; e++) {
                 int i = acc_row(m0, e), j = acc_col(n1 + 8 * sb, e);
@@ -124,13 +124,13 @@ __device__ __forceinline__ void local_da_pass(const GdnShape &s, const LocalLd<T
  * chunk: on the tensor cores in bf16 mode (operands rounded to bf16, fp32
  * accumulation: relative error ~2^-8 per product, well inside the bf16 mode's
  * 3e-2), exact fp32 in fp32 mode. Its first product: Yb = A^T dA (rounded to T). */
-template <typename T, int kU = 1>
+template <typename T>
 __device__ __forceinline__ void local_atda_pass(const GdnShape &s, const LocalLd<T> &ld, const T *A, const T *Xb,
                                                 T *Yb) {
     constexpr bool kTC = sizeof(T) == 2;
     for_tiles_n<2>(s.C, s.C, [&](int m0, int n1) {
         float acc2[2][4] = {};
-        tile_mma_n<kTC, 2, kU>(acc2, sm_view_t<T>(A, ld.a), sm_view<T>(Xb, ld.a), m0, n1, s.C);
+        tile_mma_n<kTC, 2, kLocalUnroll>(acc2, sm_view_t<T>(A, ld.a), sm_view<T>(Xb, ld.a), m0, n1, s.C);
         for (int sb = 0; sb < 2; sb++)
             for (int e = 0; e < 4; e++) Yb[acc_row(m0, e) * ld.a + acc_col(n1 + 8 * sb, e)] = from_f<T>(acc2[sb][e]);
     });
@@ -141,14 +141,14 @@ __device__ __forceinline__ void local_atda_pass(const GdnShape &s, const LocalLd
  * same tile: G = dM o (beta_i e^..) -> Xb (an mma operand), F = dM o e^.. o K K^T,
  * whose row sums (to r.part) and beta-weighted column sums (to r.cpart) are
  * taken as partials from the accumulators. Xb (dA) must be dead. */
-template <typename T, int kU = 1>
+template <typename T>
 __device__ __forceinline__ void local_dm_pass(const GdnShape &s, const LocalLd<T> &ld, const T *Yb, const T *A,
                                               const T *K, T *Xb, const LocalRows &r) {
     constexpr bool kTC = sizeof(T) == 2;
     for_tiles_n<2>(s.C, s.C, [&](int m0, int n1) {
         float dm2[2][4] = {}, kk[2][4] = {};
-        tile_mma_n<kTC, 2, kU>(dm2, sm_view<T>(Yb, ld.a), sm_view_t<T>(A, ld.a), m0, n1, s.C);
-        tile_mma_n<kTC, 2, kU>(kk, sm_view<T>(K, ld.k), sm_view_t<T>(K, ld.k), m0, n1, s.dk);
+        tile_mma_n<kTC, 2, kLocalUnroll>(dm2, sm_view<T>(Yb, ld.a), sm_view_t<T>(A, ld.a), m0, n1, s.C);
+        tile_mma_n<kTC, 2, kLocalUnroll>(kk, sm_view<T>(K, ld.k), sm_view_t<T>(K, ld.k), m0, n1, s.dk);
         for (int sb = 0; sb < 2; sb++) {
             float fr[4], fc[4];
             for (int e = 0; e < 4; e++) {
@@ -203,26 +203,5 @@ __device__ __forceinline__ void local_write_dg(const GdnShape &s, int b, int h, 
         dbeta[it] = r.dbet[i];
     }
 }
-
-/* What the local gradients read (device pointers; layouts as in core_backward):
- * the layer's q, k, v, beta, dO (token-major), and the scratch of the steps
- * before (chunk-major): gam, A, V' (Vp), the full dV', the fp32 states entering
- * each chunk, dh leaving each chunk, and the dh pass's per-slab dgam_L terms. */
-template <typename T> struct GdnLocalIn {
-    const T *q, *k, *v, *d_o, *A, *Vp, *dV, *dhs;
-    const float *beta, *gam, *states, *hsum;
-};
-/* What they write: dq, dk, dv (token-major ACT), dg, dbeta (token-major F32). */
-template <typename T> struct GdnLocalOut {
-    T *dq, *dk, *dv;
-    float *dg, *dbeta;
-};
-
-/* The split pair on the backend's stream (cuda_gdn_core_bwd_split.cu), its k
- * loops plain (pipelined false) or software-pipelined; false with the sticky
- * error set when its scratch or shared memory is refused. */
-template <typename T, bool kFix>
-bool gdn_local_split(gf_backend *be, const GdnShape &s, const GdnLocalIn<T> &in, const GdnLocalOut<T> &out,
-                     bool pipelined);
 
 #endif

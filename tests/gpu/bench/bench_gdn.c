@@ -5,10 +5,7 @@
  * backward); at T 2048 also the element-wise ops alone (prep, gated norm,
  * forward and backward, each next to its byte floor). T = 2048 and 8192
  * with B x T = 32768 tokens (GRAFT_BENCH_GDN_TOKENS changes it;
- * GRAFT_BENCH_GDN_SLAB=16|32 forces the sequential passes' slab height,
- * GRAFT_CUDA_GDN_LOCAL=fused|split|split-pipelined|fused-pipelined the backward's
- * local-gradient kernels, as for graft itself; the core backward is also timed with each other form,
- * through a backend of its own on the same device, so all four are compared in one run). The
+ * GRAFT_BENCH_GDN_SLAB=16|32 forces the sequential passes' slab height). The
  * checkpoint keeps the WY products where the backend does for graft's layers (be_gdn_keeps_wy);
  * the core backward and the layer are also timed without them ("WY recomputed").
  * Random data (never zeros), timed by bench_time (bench_gpu.h: warm-up, the
@@ -17,10 +14,6 @@
 #include "bench_gpu.h"
 
 static gf_backend *be;
-/* The local-gradient forms (gf_backend_variants.gdn_local 1 .. 4) and a backend on the
- * same device for each form be does not run (NULL for be's own). */
-static gf_backend *be_local[GF_GDN_LOCAL_FORMS];
-static gf_backend *be_other; /* the one core_bwd_other runs on */
 
 /* A new buffer of n values uniform in [lo, hi). */
 static gf_buf buf(size_t n, gf_dtype t, unsigned seed, float lo, float hi) {
@@ -46,12 +39,6 @@ static void core_fwd(void *u) {
 static void core_bwd(void *u) {
     L *l = u;
     be_gdn_core_backward(be, l->dq, l->dk, l->dv, l->dg, l->db, l->d_o, l->q, l->k, l->v, l->g, l->beta, l->ck, &l->s);
-}
-/* The same on be_other (device buffers are the device's, whichever backend of it allocated them). */
-static void core_bwd_other(void *u) {
-    L *l = u;
-    be_gdn_core_backward(be_other, l->dq, l->dk, l->dv, l->dg, l->db, l->d_o, l->q, l->k, l->v, l->g, l->beta, l->ck,
-                         &l->s);
 }
 /* The layer's element-wise ops alone (cuda_gdn_layer.cu), each timed next to
  * its byte floor (docs/cuda-gdn.md, "Layer element-wise ops"). */
@@ -188,15 +175,6 @@ static void run(const bench_ceilings *c, int B, int T, bool conv) {
     if (!conv) {
         REPORT("core fwd", core_fwd, N * core_f, core_fb, false);
         REPORT("core bwd", core_bwd, N * core_b, core_bb, false);
-        for (int f = 0; f < GF_GDN_LOCAL_FORMS; f++) {
-            if (!(be_other = be_local[f])) continue;
-            if (be_sync(be) < 0) bench_die(be, "inputs");
-            sec = bench_time(be_other, core_bwd_other, &l, 7);
-            snprintf(what, sizeof what, "graft GDN core bwd, local gradients %s D %d (%dx%d) B %d T %d", gf_gdn_local_name(f + 1),
-                     D, H, d, B, T);
-            snprintf(ex, sizeof ex, extra, N / sec);
-            bench_report("gdn", what, sec, N * core_b, core_bb, c, ex);
-        }
         REPORT("layer fwd", layer_fwd_only, N * (core_f + gemm_f), layer_fb, false);
         if (l.s.keep_wy) { /* the same run's figures without the kept WY products */
             l.s.keep_wy = false;
@@ -234,18 +212,8 @@ int main(void) {
     const char *sl = getenv("GRAFT_BENCH_GDN_SLAB");
     gf_backend_variants v = {0};
     v.gdn_slab = sl ? atoi(sl) : 0;
-    /* GRAFT_CUDA_GDN_LOCAL=FORM (read by the backend at open; an unknown name fails there) */
-    const char *lo = getenv("GRAFT_CUDA_GDN_LOCAL");
-    v.gdn_local = lo ? gf_gdn_local_form(lo) : 0;
     be = bench_open_variants_or_skip(&v);
-    for (int f = 0; f < GF_GDN_LOCAL_FORMS; f++) { /* chosen (0) is fused */
-        if (f + 1 == (v.gdn_local ? v.gdn_local : 1)) continue;
-        gf_backend_variants vf = v;
-        vf.gdn_local = f + 1;
-        be_local[f] = bench_open_variants_or_skip(&vf);
-    }
-    fprintf(stderr, "bench_gdn on %s (GDN slab %s, local gradients %s; the core backward also with the others)\n",
-            be_name(be), v.gdn_slab ? sl : "chosen", lo ? lo : "chosen (fused)");
+    fprintf(stderr, "bench_gdn on %s (GDN slab %s)\n", be_name(be), v.gdn_slab ? sl : "chosen");
     const char *e = getenv("GRAFT_BENCH_GDN_TOKENS");
     int tokens = e ? atoi(e) : 32768;
     if (tokens < 8192) tokens = 8192;
@@ -255,8 +223,6 @@ int main(void) {
     run(&c, tokens / 2048, 2048 / s, false);
     run(&c, tokens / 8192, 8192 / s, false);
     run(&c, tokens / 2048, 2048 / s, true);
-    for (int f = 0; f < GF_GDN_LOCAL_FORMS; f++)
-        if (be_local[f]) be_close(be_local[f]);
     be_close(be);
     return 0;
 }

@@ -4,13 +4,14 @@
 # the kernel duration only (one replay pass each), the clocks left alone.
 # Needs ncu (the GPU machine has it) and build/gpu/bench_gdn (make gdn-gpu-build).
 #   sh tests/gpu/bench/gdn_ncu.sh [BUILD]    -> one line per kernel launch, then the mean per kernel
-# GRAFT_NCU_SKIP (default 0) and GRAFT_NCU_COUNT (default 189) pick the launches
+# GRAFT_NCU_SKIP (default 0) and GRAFT_NCU_COUNT (default 54) pick the launches
 # of the core kernels (GRAFT_BENCH_GDN_TOKENS, default 32768, sets B: B x 2048 tokens first); under
 # ncu bench_time runs each figure 9 times (reps = 1),
-# so the first 189 are the T 2048 forward figure (27), the backward (36) and the
-# backward with each other local-gradient form: split, split-pipelined (45 each:
-# bwd_ab and bwd_cf in place of bwd_local), fused-pipelined (36). A kernel's
-# template arguments stay in its name (<T, kFix, kU>: the forms apart).
+# so the first 54 are the T 2048 forward figure (27: wy, state, out) and the
+# backward as graft runs it, the WY products kept (27: bwd_v, bwd_state, bwd_local);
+# the layer forward's core follows (27), then the backward that recomputes the WY
+# products (36, the wy kernel again): GRAFT_NCU_SKIP=81 GRAFT_NCU_COUNT=36.
+# A kernel's template arguments stay in its name (<T, kFix, ...>).
 set -eu
 BUILD=${1:-build}
 cd "$(dirname "$0")/../../.."
@@ -19,8 +20,8 @@ bin="$BUILD/gpu/bench_gdn"
 command -v ncu >/dev/null 2>&1 || { echo "gdn_ncu: ncu is not on PATH" >&2; exit 1; }
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-GRAFT_BENCH_GDN_TOKENS=${GRAFT_BENCH_GDN_TOKENS:-32768} ncu --clock-control none --kernel-name regex:'gdn_(wy|state|out|bwd_v|bwd_state|bwd_local|bwd_ab|bwd_cf)_kernel' \
-    --launch-skip "${GRAFT_NCU_SKIP:-0}" --launch-count "${GRAFT_NCU_COUNT:-189}" \
+GRAFT_BENCH_GDN_TOKENS=${GRAFT_BENCH_GDN_TOKENS:-32768} ncu --clock-control none --kernel-name regex:'gdn_(wy|state|out|bwd_v|bwd_state|bwd_local)_kernel' \
+    --launch-skip "${GRAFT_NCU_SKIP:-0}" --launch-count "${GRAFT_NCU_COUNT:-54}" \
     --metrics gpu__time_duration.sum,sm__warps_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed \
     --csv "$bin" >"$out" 2>/dev/null || { echo "gdn_ncu: ncu failed" >&2; exit 1; }
 # CSV: a header row names the columns ("Kernel Name", "Metric Name", "Metric Unit", "Metric Value")
