@@ -119,7 +119,6 @@ typedef struct {
  * hook of the checks and benchmarks that compare variants. */
 int be_open_variants(gf_backend **out, const gf_backend_opts *o, const gf_backend_variants *v);
 
-
 /* The tables (test_backend_ops checks that every entry is set). */
 extern const gf_backend_ops cpu_ops;
 #ifdef GRAFT_WITH_CUDA

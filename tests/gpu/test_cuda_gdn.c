@@ -830,7 +830,7 @@ static int run_mode(bool fp32, bool *quick, const gf_backend_variants *v) {
     if (!fp32) { /* a GDN variant the kernels do not know is refused at open, with a line naming it */
         const gf_backend_variants bad[] = {{.gdn_slab = 24}, {.gdn_general = 2}};
         const char *says[] = {"GDN slab 24", "GDN general 2"};
-        for (int i = 0; i < 2; i++) {
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
             gf_backend *x = NULL;
             const bool refused_open = be_open_variants(&x, &o, &bad[i]) < 0;
             if (!refused_open) be_close(x);
@@ -908,7 +908,7 @@ static int run_mode(bool fp32, bool *quick, const gf_backend_variants *v) {
 
 /* test_cuda_gdn [--slab 16|32]: the GDN sequential passes' slab height forced (the
  * warp count follows it; gf_backend_variants; default: chosen). Every check below
- * then runs on that form. */
+ * then runs at that slab height. */
 int main(int argc, char **argv) {
     gf_backend_variants v = {0};
     for (int i = 1; i < argc; i++) {

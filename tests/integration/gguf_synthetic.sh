@@ -9,7 +9,7 @@
 # deviation near the 0.02 the script aims for.
 . "$(dirname "$0")/../lib.sh"
 W=${GRAFT_ROOT:?}/tests/bench/synthetic_gguf.py
-PY=$(numpy_python) || skip "SKIP: no python3 with numpy (python3, /usr/bin/python3) (the writer needs numpy)"
+PY=$(numpy_python) || skip "SKIP: no python3 with numpy (tried python3, /usr/bin/python3): the writer needs numpy"
 
 config() { # FILE ARCH HIDDEN HEADS KV HEAD_DIM TIED
     cat >"$1" <<EOF

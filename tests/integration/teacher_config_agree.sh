@@ -9,7 +9,7 @@
 # header's n_layers changed.
 . "$(dirname "$0")/../lib.sh"
 need_stories
-PY=$(numpy_python) || skip "SKIP: no python3 with numpy (python3, /usr/bin/python3) (the GGUF writer needs numpy)"
+PY=$(numpy_python) || skip "SKIP: no python3 with numpy (tried python3, /usr/bin/python3): the GGUF writer needs numpy"
 
 # ---- GGUF: metadata against the blk.N tensors and their shapes ----
 cat >"$TMP/q.json" <<'JSON'
