@@ -226,7 +226,8 @@ void be_attention_backward(gf_backend *be, gf_buf dq, gf_buf dk, gf_buf dv, gf_b
 }
 size_t gf_gdn_ckpt_floats(const gf_gdn_shape *s, gf_dtype act) {
     const size_t C = (size_t)s->chunk, nbhc = (size_t)s->B * s->H * (((size_t)s->T + C - 1) / C);
-    const size_t states = nbhc * s->dv * s->dk;
+    /* the states in the compute type, whole floats (an odd count of bf16 rounds up) */
+    const size_t states = (nbhc * s->dv * s->dk * gf_dtype_size(act) + sizeof(float) - 1) / sizeof(float);
     if (!s->keep_wy) return states;
     const size_t wy_bytes = nbhc * C * ((size_t)s->dk + s->dv + C) * gf_dtype_size(act);
     return states + nbhc * C + (wy_bytes + sizeof(float) - 1) / sizeof(float);

@@ -233,10 +233,12 @@ typedef struct {
 } gf_gdn_shape;
 
 /* F32 elements of the checkpoint of shape s on a backend of compute type act:
- * the states [B, H, NC, dv, dk] (NC = ceil(T / chunk)), then with keep_wy every
+ * the states [B, H, NC, dv, dk] (NC = ceil(T / chunk)) in ACT (in bf16 mode every
+ * kernel that reads them rounds them to bf16 anyway: half the bytes; the buffer
+ * is F32 and holds them packed, rounded up to whole floats), then with keep_wy every
  * chunk's WY products, each array over (b, h, c) in that order: gam [.., C]
- * (F32), W [.., C, dk], V' [.., C, dv], A [.., C, C] (ACT); 63 % more than the
- * states alone at C 64, dk = dv = 128 in bf16. */
+ * (F32), W [.., C, dk], V' [.., C, dv], A [.., C, C] (ACT): at C 64, dk = dv =
+ * 128 in bf16, 41.2 kB a chunk after the states' 32.8 kB. */
 size_t gf_gdn_ckpt_floats(const gf_gdn_shape *s, gf_dtype act);
 /* Whether be's GDN backward starts from kept WY products: the CUDA backend's
  * chunked backward does (it saves the WY kernel and half of the V' one); the
@@ -247,7 +249,7 @@ bool be_gdn_keeps_wy(const gf_backend *be);
  *   q, k [B, T, H, dk] (L2-normalized), v [B, T, H, dv] (ACT); g, beta [B, T, H] (F32)
  *   o [B, T, H, dv] (ACT)
  *   ckpt [B, H, ceil(T/chunk), dv, dk] (F32, optional): state entering each chunk
- *     (gf_gdn_ckpt_floats elements: with s->keep_wy the WY products follow)
+ *     (gf_gdn_ckpt_floats elements, the states in ACT: with s->keep_wy the WY products follow)
  *   state [B, H, dv, dk] (F32, optional): initial state in, final state out
  *     (gf_none: zero start, final state dropped). Decode calls this with T = 1. */
 void be_gdn_core(gf_backend *be, gf_buf o, gf_buf ckpt, gf_buf state, gf_buf q, gf_buf k, gf_buf v, gf_buf g,

@@ -132,6 +132,9 @@ static void get(gf_backend *be, double *dst, gf_buf b, size_t n) {
     for (size_t i = 0; i < n; i++) dst[i] = f[i];
     free(f);
 }
+/* A checkpoint's states as the backend keeps them: in its compute type, packed
+ * in the F32 buffer (gf_gdn_ckpt_floats). */
+static gf_buf ckpt_states(gf_backend *be, gf_buf ck) { return gf_bytes(ck, 0, be_act(be)); }
 static bool synced(gf_backend *be, const char *what) {
     if (be_sync(be) == 0) return true;
     printf("FAIL  %s: %s\n", what, gf_last_error());
@@ -248,7 +251,7 @@ static void core_case(gf_backend *be, int B, int T, int H, int dk, int dv, int C
         double *got = dalloc(nck > nv ? (nck > nq ? nck : nq) : (nv > nq ? nv : nq));
         get(be, got, o, nv);
         check(name, got, o_ref, nv, tol);
-        get(be, got, ck, nck);
+        get(be, got, ckpt_states(be, ck), nck);
         snprintf(name, sizeof name, "  checkpoints");
         check(name, got, ck_ref, nck, tol);
         be_gdn_core_backward(be, dq, dk_, dv_, dg, db, dO, q, k, v, g, beta, ck, &s);
@@ -281,18 +284,20 @@ static void core_case(gf_backend *be, int B, int T, int H, int dk, int dv, int C
 static void core_run(gf_backend *x, const core_in *in, const double *d_o, const gf_gdn_shape *s, const size_t n[7],
                      double *got[7], const char *what, bool poison) {
     const gf_dtype A = be_act(x);
-    const size_t nt = n[5], nx = n[0], nck = n[1], nall = gf_gdn_ckpt_floats(s, A);
+    gf_gdn_shape states_only = *s;
+    states_only.keep_wy = false;
+    const size_t nt = n[5], nx = n[0], nst = gf_gdn_ckpt_floats(&states_only, A), nall = gf_gdn_ckpt_floats(s, A);
     gf_buf q = dev(x, in->q, nx, A), k = dev(x, in->k, nx, A), vv = dev(x, in->v, nx, A);
     gf_buf g = dev(x, in->g, nt, GF_F32), beta = dev(x, in->beta, nt, GF_F32), dO = dev(x, d_o, nx, A);
     gf_buf out[7] = {dev(x, NULL, nx, A), dev(x, NULL, nall, GF_F32), dev(x, NULL, nx, A), dev(x, NULL, nx, A),
                      dev(x, NULL, nx, A), dev(x, NULL, nt, GF_F32), dev(x, NULL, nt, GF_F32)};
     be_gdn_core(x, out[0], out[1], gf_none(), q, k, vv, g, beta, s);
-    if (poison && nall > nck) put(x, gf_at(out[1], nck), NULL, nall - nck); /* NULL: NaNs */
+    if (poison && nall > nst) put(x, gf_at(out[1], nst), NULL, nall - nst); /* NULL: NaNs */
     be_gdn_core_backward(x, out[2], out[3], out[4], out[5], out[6], dO, q, k, vv, g, beta, out[1], s);
     if (!synced(x, what)) fatal(what);
     for (int i = 0; i < 7; i++) {
         got[i] = dalloc(n[i]);
-        get(x, got[i], out[i], n[i]);
+        get(x, got[i], i == 1 ? ckpt_states(x, out[i]) : out[i], n[i]);
         be_free(x, &out[i]);
     }
     gf_buf in_bufs[] = {q, k, vv, g, beta, dO};
@@ -506,7 +511,7 @@ static void ref_backward_at_device(gdn_params_f64 *gr, double *dx, gf_backend *b
     get(be, at.v, a->v, N * H * c->dv);
     get(be, at.g, a->g, N * H);
     get(be, at.beta, a->beta, N * H);
-    get(be, at.ckpt, a->ck, (size_t)B * H * at.n_chunks * c->dv * c->dk);
+    get(be, at.ckpt, ckpt_states(be, a->ck), (size_t)B * H * at.n_chunks * c->dv * c->dk);
     get(be, at.o, a->o, N * H * c->dv);
     get(be, at.rstd, a->rstd, N * H);
     get(be, at.z, a->z, N * H * c->dv);
@@ -610,7 +615,7 @@ static void layer_case(gf_backend *be, int B, int T, int D, int H, int d, int C,
         check("  o (core)", buf, ca.o, (size_t)N * hv, tol);
         size_t nck = (size_t)B * H * ((T + C - 1) / C) * d * d; /* the states, before any WY products */
         double *ckd = dalloc(nck);
-        get(be, ckd, ck, nck);
+        get(be, ckd, ckpt_states(be, ck), nck);
         check("  checkpoints", ckd, ca.ckpt, nck, tol);
         free(ckd);
         get(be, buf, rstd, N * H);

@@ -687,20 +687,25 @@ static void config_validation(void **state) {
     assert_int_equal(gdn_param_count(&c), base + 36 + 36 * GDN_CONV_K);
 }
 
-/* The checkpoint's length (gf_gdn_ckpt_floats): the states alone, or with
- * keep_wy the chunks' WY products after them, gam in F32 and W, V', A in the
- * compute type (exact counts: C (dk + dv + C) is even, so bf16 fills whole
- * floats). The CPU backend keeps none (its backward walks each chunk token by
+/* The checkpoint's length (gf_gdn_ckpt_floats): the states in the compute
+ * type alone, or with keep_wy the chunks' WY products after them, gam in F32 and
+ * W, V', A in the compute type (exact counts: dv dk and C (dk + dv + C) are even,
+ * so bf16 fills whole floats; an odd count of bf16 states rounds up to a whole
+ * float). The CPU backend keeps none (its backward walks each chunk token by
  * token) and refuses a keep_wy shape with a line, on a backend of its own so
  * the sticky error stays there. */
 static void ckpt_length_and_cpu_refusal(void **state) {
     (void)state;
     gf_gdn_shape s = {2, 130, 3, 128, 128, 64, 1.f, false, false};
     const size_t nbhc = 2 * 3 * 3, states = nbhc * 128 * 128, wy = nbhc * 64 * (128 + 128 + 64);
-    assert_int_equal(gf_gdn_ckpt_floats(&s, GF_BF16), states);
+    assert_int_equal(gf_gdn_ckpt_floats(&s, GF_BF16), states / 2);
+    assert_int_equal(gf_gdn_ckpt_floats(&s, GF_F32), states);
     s.keep_wy = true;
-    assert_int_equal(gf_gdn_ckpt_floats(&s, GF_BF16), states + nbhc * 64 + wy / 2);
+    assert_int_equal(gf_gdn_ckpt_floats(&s, GF_BF16), states / 2 + nbhc * 64 + wy / 2);
     assert_int_equal(gf_gdn_ckpt_floats(&s, GF_F32), states + nbhc * 64 + wy);
+    gf_gdn_shape odd = {1, 10, 1, 3, 5, 16, 1.f, false, false}; /* 15 bf16 states: 8 floats */
+    assert_int_equal(gf_gdn_ckpt_floats(&odd, GF_BF16), 8);
+    assert_int_equal(gf_gdn_ckpt_floats(&odd, GF_F32), 15);
     gf_backend *cpu;
     const gf_backend_opts o = {"cpu", 1, false};
     assert_int_equal(be_open(&cpu, &o), 0);

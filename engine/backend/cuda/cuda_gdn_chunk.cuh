@@ -46,7 +46,9 @@ static inline bool gdn_use_fixed(gf_backend *be, const GdnShape &s) { return gdn
  *   W   [B, H, NC, C, dk] ACT: A (beta exp(gam) K)
  *   U   [B, H, NC, C, dv] ACT: A (beta V); the forward's state pass turns it into V' in place
  *   A   [B, H, NC, C, C] ACT: (I + M)^-1 (backward only; bf16 mode: the bits its mma would round it to)
- *   states [B, H, NC, dv, dk] F32: the state entering each chunk (= ckpt when the caller wants it)
+ *   states [B, H, NC, dv, dk] ACT: the state entering each chunk (= ckpt when the caller wants it),
+ *          rounded to ACT as every kernel that reads it uses it (an mma operand; the dh pass's
+ *          dgam_L term sums it in fp32 from there): the state pass itself carries it in fp32
  * A checkpoint with keep_wy holds gam, W, U (V' by then) and A after its states
  * (gf_gdn_ckpt_floats): the forward writes them there instead of to scratch,
  * and the backward starts from them. */
@@ -71,7 +73,7 @@ template <typename T> struct KeptWy {
     static KeptWy at(float *ckpt, const GdnShape &s) {
         const size_t nbhc = (size_t)s.B * s.H * s.NC;
         KeptWy k;
-        k.gam = ckpt + nbhc * s.dv * s.dk;
+        k.gam = ckpt + nbhc * s.dv * s.dk * sizeof(T) / sizeof(float); /* dv dk is a multiple of 256 here */
         k.W = (T *)(k.gam + nbhc * s.C);
         k.U = k.W + nbhc * s.C * s.dk;
         k.A = k.U + nbhc * s.C * s.dv;

@@ -58,7 +58,7 @@ __device__ __forceinline__ void state_prefetch(const StateSmem<T> &sm, const Gdn
 template <typename T, int kWarps, bool kFix>
 __global__ void __launch_bounds__(kWarps * 32, kWarps == 8 ? 2 : 0) gdn_state_kernel(GdnShape s, const T *__restrict__ k, const T *__restrict__ W,
                                                                 T *__restrict__ U, const float *__restrict__ gam_g,
-                                                                float *__restrict__ states, float *__restrict__ state_io) {
+                                                                T *__restrict__ states, float *__restrict__ state_io) {
     constexpr bool kTC = sizeof(T) == 2;
     gdn_fix_shape<kFix, kWarps>(s);
     int h = blockIdx.y, b = blockIdx.z, C = s.C, dk = s.dk, dv = s.dv;
@@ -157,12 +157,12 @@ template <typename T> struct OutSmem {
 };
 
 /* grid (NC, H, B), GDN_THREADS_WIDE: O = scale [diag(e^gam) Q h^T + Lower(e^(gam_i -
- * gam_j) Q K^T) V']. Every operand (the fp32 checkpoint included) is read from
- * global memory once into shared memory. */
+ * gam_j) Q K^T) V']. Every operand (the checkpoint, in ACT, included) is copied
+ * from global memory once into shared memory, all in one cp.async group. */
 template <typename T, bool kFix>
 __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_out_kernel(GdnShape s, const T *__restrict__ q, const T *__restrict__ k,
                                                                    const T *__restrict__ Vp, const float *__restrict__ gam_g,
-                                                                   const float *__restrict__ states, T *__restrict__ o) {
+                                                                   const T *__restrict__ states, T *__restrict__ o) {
     constexpr bool kTC = sizeof(T) == 2;
     gdn_fix_shape<kFix>(s);
     int c = blockIdx.x, h = blockIdx.y, b = blockIdx.z, C = s.C, dk = s.dk, dv = s.dv;
@@ -170,12 +170,11 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_out_kernel(GdnShape s, c
     const int ldk = sm_ld<T>(dk), ldv = sm_ld<T>(dv), ldc = sm_ld<T>(C);
     size_t bhc = s.bhc(b, h, c);
     OutSmem<T> sm = OutSmem<T>::carve(gdn_smem(), s, nullptr);
-    /* q, k, V' with cp.async while this thread converts its part of the checkpoint */
     stage_rows(sm.Q, ldk, q + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk);
     stage_rows(sm.K, ldk, k + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk);
     stage_rows(sm.Vp, ldv, Vp + bhc * C * dv, (size_t)dv, C, C, dv);
+    stage_rows(sm.hs, ldk, states + bhc * dv * dk, (size_t)dk, dv, dv, dk);
     gdn_cp_commit();
-    load_rows(sm.hs, ldk, states + bhc * dv * dk, (size_t)dk, dv, dv, dk, (const float *)nullptr);
     for (int i = threadIdx.x; i < C; i += blockDim.x) sm.gam[i] = gam_g[bhc * C + i];
     gdn_cp_wait_all();
     block_sync();
@@ -213,12 +212,12 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_out_kernel(GdnShape s, c
  * needs no barrier. A decode step (T = 1) is then B H dv / 4 blocks reading
  * and writing the state once: the memory-latency-bound (H, B) grid of one
  * block per head it replaces spent ~73 us a step at B 1 on a 12-head layer.
- * ckpt (optional) gets the state entering each chunk. */
+ * ckpt (optional) gets the state entering each chunk (rounded to T). */
 template <typename T>
 __global__ void __launch_bounds__(GDN_THREADS) gdn_recurrent_kernel(GdnShape s, const T *__restrict__ q, const T *__restrict__ k,
                                                                     const T *__restrict__ v, const float *__restrict__ g,
                                                                     const float *__restrict__ beta, T *__restrict__ o,
-                                                                    float *__restrict__ ckpt, float *__restrict__ state_io) {
+                                                                    T *__restrict__ ckpt, float *__restrict__ state_io) {
     constexpr int PER_LANE = GDN_MAX_D / 32;
     const int lane = threadIdx.x & 31, r = blockIdx.x * (GDN_THREADS / 32) + (threadIdx.x >> 5);
     const int h = blockIdx.y, b = blockIdx.z, dk = s.dk, dv = s.dv;
@@ -232,10 +231,10 @@ __global__ void __launch_bounds__(GDN_THREADS) gdn_recurrent_kernel(GdnShape s, 
     }
     for (int t = 0; t < s.T; t++) {
         if (ckpt && t % s.C == 0) {
-            float *dst = ckpt + s.bhc(b, h, t / s.C) * dv * dk + (size_t)r * dk;
+            T *dst = ckpt + s.bhc(b, h, t / s.C) * dv * dk + (size_t)r * dk;
 #pragma unroll
             for (int u = 0; u < PER_LANE; u++)
-                if (lane + 32 * u < dk) dst[lane + 32 * u] = S[u];
+                if (lane + 32 * u < dk) dst[lane + 32 * u] = from_f<T>(S[u]);
         }
         const size_t it = s.tok(b, t, h);
         float qs[PER_LANE], ks[PER_LANE], dot = 0;
@@ -319,11 +318,12 @@ static void core_forward(gf_backend *be, const GdnShape &s, bool recurrent, bool
     cudaStream_t st = cuda_stream(be);
     const T *qp = (const T *)q.ptr, *kp = (const T *)k.ptr, *vp = (const T *)v.ptr;
     const float *gp = (const float *)g.ptr, *bp = (const float *)beta.ptr;
-    float *io = (float *)state.ptr, *ck = (float *)ckpt.ptr;
+    float *io = (float *)state.ptr, *ck = (float *)ckpt.ptr; /* the states in ACT, then any WY products */
     (void)st;
     if (recurrent || s.T <= GDN_RECURRENT_MAX_T) {
         const dim3 grid((unsigned)((s.dv + GDN_THREADS / 32 - 1) / (GDN_THREADS / 32)), (unsigned)s.H, (unsigned)s.B);
-        GDN_LAUNCH(gdn_recurrent_kernel<T>, grid, dim3(GDN_THREADS), 0, st, s, qp, kp, vp, gp, bp, (T *)o.ptr, ck, io);
+        GDN_LAUNCH(gdn_recurrent_kernel<T>, grid, dim3(GDN_THREADS), 0, st, s, qp, kp, vp, gp, bp, (T *)o.ptr, (T *)ck,
+                   io);
         CUDA_CHECK_LAUNCH(be, "gdn_core (recurrent)");
         return;
     }
@@ -332,8 +332,8 @@ static void core_forward(gf_backend *be, const GdnShape &s, bool recurrent, bool
     bool ok = kept || (gdn_scratch(be, &gam, nbhc * s.C * sizeof(float), op) &&
                        gdn_scratch(be, &W, nbhc * s.C * s.dk * sizeof(T), op) &&
                        gdn_scratch(be, &U, nbhc * s.C * s.dv * sizeof(T), op));
-    ok = ok && (ck || gdn_scratch(be, &states, nbhc * s.dv * s.dk * sizeof(float), op));
-    float *hs = ck ? ck : (float *)states;
+    ok = ok && (ck || gdn_scratch(be, &states, nbhc * s.dv * s.dk * sizeof(T), op));
+    T *hs = ck ? (T *)ck : (T *)states;
     /* with the WY products kept, they go where the backward reads them (A too, which
      * only the backward needs); scratch otherwise */
     const KeptWy<T> kw = kept ? KeptWy<T>::at(ck, s) : KeptWy<T>{(float *)gam, (T *)W, (T *)U, (T *)nullptr};
@@ -355,7 +355,7 @@ static void core_forward(gf_backend *be, const GdnShape &s, bool recurrent, bool
                    (const float *)kw.gam, hs, io);
         CUDA_CHECK_LAUNCH(be, "gdn_core (state pass)");
         GDN_LAUNCH(out_kernel, dim3(s.NC, s.H, s.B), dim3(GDN_THREADS_WIDE), smo, st, s, qp, kp, (const T *)kw.U,
-                   (const float *)kw.gam, (const float *)hs, (T *)o.ptr);
+                   (const float *)kw.gam, (const T *)hs, (T *)o.ptr);
         CUDA_CHECK_LAUNCH(be, "gdn_core (outputs)");
     }
     gdn_scratch_free(be, gam);

@@ -46,7 +46,7 @@ template <typename T, bool kFix, bool kVp>
 __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_bwd_v_kernel(GdnShape s, const T *__restrict__ q, const T *__restrict__ k,
                                                                      const T *__restrict__ d_o, const T *__restrict__ W,
                                                                      T *__restrict__ U, const float *__restrict__ gam_g,
-                                                                     const float *__restrict__ states, T *__restrict__ dVl) {
+                                                                     const T *__restrict__ states, T *__restrict__ dVl) {
     constexpr bool kTC = sizeof(T) == 2;
     gdn_fix_shape<kFix>(s);
     int c = blockIdx.x, h = blockIdx.y, b = blockIdx.z, C = s.C, dk = s.dk, dv = s.dv;
@@ -80,7 +80,9 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_bwd_v_kernel(GdnShape s,
     });
     block_sync(); /* Q, K dead */
     if constexpr (!kVp) {
-        load_rows(sm.hs, ldk, states + bhc * dv * dk, (size_t)dk, dv, dv, dk, (const float *)nullptr);
+        stage_rows(sm.hs, ldk, states + bhc * dv * dk, (size_t)dk, dv, dv, dk);
+        gdn_cp_commit();
+        gdn_cp_wait_all();
         block_sync();
     }
     T *dvl = dVl + bhc * C * dv;
@@ -108,8 +110,8 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_bwd_v_kernel(GdnShape s,
 /* ------------------------------------------------------------------ 3. sequential dh pass */
 
 template <typename T> struct BwdStateSmem {
-    T *K, *Q, *W, *dO, *dOT, *dVT, *dh, *dV;
-    float *hf, *gam, *red;
+    T *K, *Q, *W, *dO, *dOT, *dVT, *dh, *dV, *hf;
+    float *gam, *red;
     __host__ __device__ static BwdStateSmem carve(char *base, const GdnShape &s, size_t *bytes) {
         SmemCarve c(base);
         BwdStateSmem m;
@@ -123,7 +125,7 @@ template <typename T> struct BwdStateSmem {
         m.dVT = c.take<T>((size_t)BV * sm_ld<T>(s.C));  /* dV' of the slab (the mma operand copy), [BV][C] */
         m.dh = c.take<T>((size_t)BV * sm_ld<T>(s.dk));  /* the slab of dh (the mma operand copy) */
         m.dV = c.take<T>((size_t)s.C * sm_ld<T>(BV)); /* the slab's columns of the local dV' [C][BV] */
-        m.hf = c.take<float>((size_t)BV * sm_ld<float>(s.dk)); /* the slab of the state entering the chunk (F32) */
+        m.hf = c.take<T>((size_t)BV * sm_ld<T>(s.dk)); /* the slab of the state entering the chunk (ACT, as kept) */
         m.gam = c.take<float>(s.C);
         m.red = c.take<float>(32);
         if (bytes) *bytes = c.used;
@@ -136,7 +138,7 @@ template <typename T> struct BwdStateSmem {
  * then what its second reads (q, W). */
 template <typename T>
 __device__ __forceinline__ void bwd_state_prefetch1(const BwdStateSmem<T> &sm, const GdnShape &s, const T *k, const T *d_o,
-                                                    const T *dV, const float *gam_g, const float *states, int b,
+                                                    const T *dV, const float *gam_g, const T *states, int b,
                                                     int h, int c, int r0) {
     const size_t bhc = s.bhc(b, h, c);
     const int C = s.C, dk = s.dk, dv = s.dv, BV = s.BV, L = s.rows(c);
@@ -144,7 +146,7 @@ __device__ __forceinline__ void bwd_state_prefetch1(const BwdStateSmem<T> &sm, c
     stage_rows(sm.dO, sm_ld<T>(BV), d_o + s.tok(b, c * C, h) * dv + r0, (size_t)s.H * dv, L, C, BV);
     stage_rows(sm.dV, sm_ld<T>(BV), dV + bhc * C * dv + r0, (size_t)dv, C, C, BV);
     stage_rows(sm.gam, C, gam_g + bhc * C, (size_t)C, 1, 1, C);
-    stage_rows(sm.hf, sm_ld<float>(s.dk), states + bhc * dv * s.dk + (size_t)r0 * s.dk, (size_t)s.dk, BV, BV, s.dk);
+    stage_rows(sm.hf, sm_ld<T>(s.dk), states + bhc * dv * s.dk + (size_t)r0 * s.dk, (size_t)s.dk, BV, BV, s.dk);
     gdn_cp_commit();
 }
 template <typename T>
@@ -170,13 +172,13 @@ template <typename T, int kWarps, bool kFix>
 __global__ void __launch_bounds__(kWarps * 32, kWarps == 8 ? 2 : 0) gdn_bwd_state_kernel(GdnShape s, const T *__restrict__ q, const T *__restrict__ k,
                                                                     const T *__restrict__ d_o, const T *__restrict__ W,
                                                                     const float *__restrict__ gam_g,
-                                                                    const float *__restrict__ states, T *__restrict__ dV,
+                                                                    const T *__restrict__ states, T *__restrict__ dV,
                                                                     T *__restrict__ dhs, float *__restrict__ hsum) {
     constexpr bool kTC = sizeof(T) == 2;
     gdn_fix_shape<kFix, kWarps>(s);
     int h = blockIdx.y, b = blockIdx.z, C = s.C, dk = s.dk, dv = s.dv, nslab = gridDim.x;
     int BV = s.BV, r0 = blockIdx.x * BV;
-    const int ldk = sm_ld<T>(dk), ldc = sm_ld<T>(C), ldb = sm_ld<T>(BV), ldl = sm_ld<T>(BV), ldh = sm_ld<float>(dk);
+    const int ldk = sm_ld<T>(dk), ldc = sm_ld<T>(C), ldb = sm_ld<T>(BV), ldl = sm_ld<T>(BV), ldh = sm_ld<T>(dk);
     BwdStateSmem<T> sm = BwdStateSmem<T>::carve(gdn_smem(), s, nullptr);
     int warp = threadIdx.x >> 5, nw = blockDim.x >> 5, tn = dk >> 3, nt = (BV >> 4) * tn;
     constexpr int kTiles = kSlabTiles<kWarps>;
@@ -200,7 +202,7 @@ __global__ void __launch_bounds__(kWarps * 32, kWarps == 8 ? 2 : 0) gdn_bwd_stat
             int i = warp + u * nw;
             if (i < nt)
                 for (int e = 0; e < 4; e++)
-                    part += acc[u][e] * sm.hf[acc_row(ts.q << 4, e) * ldh + acc_col(ts.r << 3, e)];
+                    part += acc[u][e] * to_f(sm.hf[acc_row(ts.q << 4, e) * ldh + acc_col(ts.r << 3, e)]);
         }
         part = warp_sum(part);
         if ((threadIdx.x & 31) == 0) sm.red[warp] = part;
@@ -268,7 +270,7 @@ __global__ void __launch_bounds__(kWarps * 32, kWarps == 8 ? 2 : 0) gdn_bwd_stat
 
 template <typename T> struct BwdLocalSmem {
     /* whole kernel */
-    T *K, *HS; /* HS: bf16 copy of the state h, then dh, then h again (bf16 mode only) */
+    T *K, *HS; /* HS: the state h as kept (bf16), then dh, then h again (bf16 mode only) */
     float *dK;
     LocalRows r;
     /* phases a, b */
@@ -315,7 +317,7 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     gdn_bwd_local_kernel(GdnShape s, const T *__restrict__ q, const T *__restrict__ k, const T *__restrict__ v,
                          const float *__restrict__ beta, const T *__restrict__ d_o, const float *__restrict__ gam_g,
                          const T *__restrict__ A_g, const T *__restrict__ Vp_g, const T *__restrict__ dV_g,
-                         const float *__restrict__ states, const T *__restrict__ dhs, const float *__restrict__ hsum,
+                         const T *__restrict__ states, const T *__restrict__ dhs, const float *__restrict__ hsum,
                          T *__restrict__ dq, T *__restrict__ dk_out, T *__restrict__ dv_out, float *__restrict__ dg,
                          float *__restrict__ dbeta) {
     constexpr bool kTC = sizeof(T) == 2;
@@ -326,16 +328,16 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     float scale = s.scale;
     BwdLocalSmem<T> sm = BwdLocalSmem<T>::carve(gdn_smem(), s, nullptr);
     const LocalLd<T> ld(s);
-    const float *hc = states + bhc * dv * dk;
+    const T *hc = states + bhc * dv * dk;
     const T *dhc = dhs + bhc * dv * dk;
     size_t ldk = (size_t)s.H * dk, ldv = (size_t)s.H * dv;
-    /* the operand tiles with cp.async while this thread converts its part of h */
+    /* every operand tile in one cp.async group (h as the checkpoint keeps it, in ACT) */
     stage_rows(sm.K, ld.k, k + s.tok(b, c * C, h) * dk, ldk, L, C, dk);
     stage_rows(sm.Q, ld.k, q + s.tok(b, c * C, h) * dk, ldk, L, C, dk);
     stage_rows(sm.dO, ld.v, d_o + s.tok(b, c * C, h) * dv, ldv, L, C, dv);
     stage_rows(sm.Vp, ld.v, Vp_g + bhc * C * dv, (size_t)dv, C, C, dv);
+    if (kTC) stage_rows(sm.HS, ld.k, hc, (size_t)dk, dv, dv, dk);
     gdn_cp_commit();
-    if (kTC) load_rows(sm.HS, ld.k, hc, (size_t)dk, dv, dv, dk, (const float *)nullptr);
     for (int i = tid; i < C; i += blockDim.x) {
         sm.r.gam[i] = gam_g[bhc * C + i];
         sm.r.bet[i] = i < L ? beta[s.tok(b, c * C + i, h)] : 0.f;
@@ -419,8 +421,8 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     stage_rows(sm.dVp, ld.v, dV_g + bhc * C * dv, (size_t)dv, C, C, dv);
     stage_rows(sm.V, ld.v, v + s.tok(b, c * C, h) * dv, ldv, L, C, dv);
     stage_rows(sm.A, ld.a, A_g + bhc * C * C, (size_t)C, C, C, C);
+    if (kTC) stage_rows(sm.HS, ld.k, hc, (size_t)dk, dv, dv, dk); /* h again */
     gdn_cp_commit();
-    if (kTC) load_rows(sm.HS, ld.k, hc, (size_t)dk, dv, dv, dk, (const float *)nullptr); /* h again */
     gdn_cp_wait_all();
     block_sync();
     for_tiles_n<2>(C, dk, [&](int m0, int n1) {
@@ -526,7 +528,7 @@ static void core_backward(gf_backend *be, const GdnShape &s, bool kept, gf_buf d
          gdn_smem_limit(be, state_kernel, sms, op) && gdn_smem_limit(be, local_kernel, sml, op);
     if (ok) {
         const T *qp = (const T *)q.ptr, *kp = (const T *)k.ptr, *vp = (const T *)v.ptr, *op_ = (const T *)d_o.ptr;
-        const float *ck = (const float *)ckpt.ptr;
+        const T *ck = (const T *)ckpt.ptr; /* the states, in ACT */
         dim3 chunks(s.NC, s.H, s.B), slabs(nslab, s.H, s.B);
         if (!kept) {
             GDN_LAUNCH(wy_kernel, chunks, dim3(GDN_THREADS_WIDE), smw, st, s, kp, vp, (const float *)g.ptr,

@@ -82,7 +82,7 @@ void gdn_core_padded(gf_backend *be, gf_buf o, gf_buf ckpt, gf_buf state, gf_buf
     PadScratch sc = {be, {}, 0, true};
     gf_buf qp = sc.take(nt * dkp, A, op), kp = sc.take(nt * dkp, A, op), vp = sc.take(nt * dvp, A, op);
     gf_buf op_ = sc.take(nt * dvp, A, op);
-    gf_buf cp = gf_is_none(ckpt) ? gf_none() : sc.take(nbh * nc * dvp * dkp, GF_F32, op);
+    gf_buf cp = gf_is_none(ckpt) ? gf_none() : sc.take(nbh * nc * dvp * dkp, A, op); /* states in ACT; a checkpoint is an F32 buffer that holds them (gf_gdn_ckpt_floats) */
     gf_buf sp = gf_is_none(state) ? gf_none() : sc.take(nbh * dvp * dkp, GF_F32, op);
     if (!sc.ok) return;
     pad_launch(be, qp, q, nt, 1, dk, 1, dkp, false);
@@ -93,9 +93,9 @@ void gdn_core_padded(gf_backend *be, gf_buf o, gf_buf ckpt, gf_buf state, gf_buf
     ps.dk = dkp;
     ps.dv = dvp;
     ps.keep_wy = false; /* the padded checkpoint is states only (gdn_wy_kept) */
-    cuda_gdn_core(be, op_, cp, sp, qp, kp, vp, g, beta, &ps);
+    cuda_gdn_core(be, op_, gf_bytes(cp, 0, GF_F32), sp, qp, kp, vp, g, beta, &ps);
     pad_launch(be, o, op_, nt, 1, dv, 1, dvp, true);
-    if (!gf_is_none(ckpt)) pad_launch(be, ckpt, cp, nbh * nc, dv, dk, dvp, dkp, true);
+    if (!gf_is_none(ckpt)) pad_launch(be, gf_bytes(ckpt, 0, A), cp, nbh * nc, dv, dk, dvp, dkp, true);
     if (!gf_is_none(state)) pad_launch(be, state, sp, nbh, dv, dk, dvp, dkp, true);
 }
 
@@ -109,19 +109,19 @@ void gdn_core_backward_padded(gf_backend *be, gf_buf dq, gf_buf dk, gf_buf dv, g
     const gf_dtype A = be->act;
     PadScratch sc = {be, {}, 0, true};
     gf_buf qp = sc.take(nt * dkp, A, op), kp = sc.take(nt * dkp, A, op), vp = sc.take(nt * dvp, A, op);
-    gf_buf dop = sc.take(nt * dvp, A, op), cp = sc.take(nbh * nc * dvp * dkp, GF_F32, op);
+    gf_buf dop = sc.take(nt * dvp, A, op), cp = sc.take(nbh * nc * dvp * dkp, A, op); /* states in ACT */
     gf_buf dqp = sc.take(nt * dkp, A, op), dkp_ = sc.take(nt * dkp, A, op), dvp_ = sc.take(nt * dvp, A, op);
     if (!sc.ok) return;
     pad_launch(be, qp, q, nt, 1, dkk, 1, dkp, false);
     pad_launch(be, kp, k, nt, 1, dkk, 1, dkp, false);
     pad_launch(be, vp, v, nt, 1, dvv, 1, dvp, false);
     pad_launch(be, dop, d_o, nt, 1, dvv, 1, dvp, false);
-    pad_launch(be, cp, ckpt, nbh * nc, dvv, dkk, dvp, dkp, false);
+    pad_launch(be, cp, gf_bytes(ckpt, 0, A), nbh * nc, dvv, dkk, dvp, dkp, false);
     gf_gdn_shape ps = *s;
     ps.dk = dkp;
     ps.dv = dvp;
     ps.keep_wy = false; /* the padded checkpoint is states only (gdn_wy_kept) */
-    cuda_gdn_core_backward(be, dqp, dkp_, dvp_, dg, dbeta, dop, qp, kp, vp, g, beta, cp, &ps);
+    cuda_gdn_core_backward(be, dqp, dkp_, dvp_, dg, dbeta, dop, qp, kp, vp, g, beta, gf_bytes(cp, 0, GF_F32), &ps);
     pad_launch(be, dq, dqp, nt, 1, dkk, 1, dkp, true);
     pad_launch(be, dk, dkp_, nt, 1, dkk, 1, dkp, true);
     pad_launch(be, dv, dvp_, nt, 1, dvv, 1, dvp, true);
