@@ -270,11 +270,12 @@ __global__ void __launch_bounds__(kWarps * 32, kWarps == 8 ? 2 : 0) gdn_bwd_stat
 
 template <typename T> struct BwdLocalSmem {
     /* whole kernel */
-    T *K, *HS; /* HS: the state h as kept (bf16), then dh, then h again (bf16 mode only) */
+    T *K, *HS; /* HS: the state h as kept (bf16 mode only) */
     float *dK;
     LocalRows r;
     /* phases a, b */
     T *Q, *dO, *Vp;
+    T *DH; /* dh' (bf16 mode only), copied with the first group: no wait of its own */
     T *S2b; /* dS rounded to T: the mma operand (the same bits as rounding at the fragment) */
     /* phases c .. f (same memory as a, b) */
     T *dW, *V, *dVp, *A;
@@ -293,6 +294,7 @@ template <typename T> struct BwdLocalSmem {
         m.dO = x.take<T>(Cv);
         m.Vp = x.take<T>(Cv);
         m.S2b = x.take<T>(CC);
+        m.DH = x.take<T>(sizeof(T) == 2 ? (size_t)s.dv * ld.k : 0);
         m.dVp = y.take<T>((size_t)s.C * ld.v);
         m.A = y.take<T>(CC);
         m.dW = y.take<T>(Cd);
@@ -331,12 +333,16 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     const T *hc = states + bhc * dv * dk;
     const T *dhc = dhs + bhc * dv * dk;
     size_t ldk = (size_t)s.H * dk, ldv = (size_t)s.H * dv;
-    /* every operand tile in one cp.async group (h as the checkpoint keeps it, in ACT) */
+    /* every operand tile of phases a and b in one cp.async group (h as the checkpoint
+     * keeps it, in ACT: it stays for phase c; dh' beside it) */
     stage_rows(sm.K, ld.k, k + s.tok(b, c * C, h) * dk, ldk, L, C, dk);
     stage_rows(sm.Q, ld.k, q + s.tok(b, c * C, h) * dk, ldk, L, C, dk);
     stage_rows(sm.dO, ld.v, d_o + s.tok(b, c * C, h) * dv, ldv, L, C, dv);
     stage_rows(sm.Vp, ld.v, Vp_g + bhc * C * dv, (size_t)dv, C, C, dv);
-    if (kTC) stage_rows(sm.HS, ld.k, hc, (size_t)dk, dv, dv, dk);
+    if (kTC) {
+        stage_rows(sm.HS, ld.k, hc, (size_t)dk, dv, dv, dk);
+        stage_rows(sm.DH, ld.k, dhc, (size_t)dk, dv, dv, dk);
+    }
     gdn_cp_commit();
     for (int i = tid; i < C; i += blockDim.x) {
         sm.r.gam[i] = gam_g[bhc * C + i];
@@ -381,17 +387,11 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     });
     block_sync();
     if (tid < C) sm.r.dgam[tid] += sm.r.e1[tid] - sm.r.e2[tid] + part_sum(sm.r.part, tid, dk / 8);
-    if (kTC) { /* h's readers are done: dh takes its place */
-        stage_rows(sm.HS, ld.k, dhc, (size_t)dk, dv, dv, dk);
-        gdn_cp_commit();
-        gdn_cp_wait_all();
-        block_sync();
-    }
     /* b. the state leaving the chunk: X = V' dh_next; dk_i += e^(gam_L - gam_i) X_i */
     float gl = sm.r.gam[C - 1];
     for_tiles_n<2>(C, dk, [&](int m0, int n1) {
         float acc[2][4] = {};
-        mma_state<kTC, 2, kLocalUnroll>(acc, sm_view<T>(sm.Vp, ld.v), sm.HS, ld.k, dhc, dk, m0, n1, dv);
+        mma_state<kTC, 2, kLocalUnroll>(acc, sm_view<T>(sm.Vp, ld.v), sm.DH, ld.k, dhc, dk, m0, n1, dv);
         for (int sb = 0; sb < 2; sb++) {
             float pv[4];
             for (int e = 0; e < 4; e++) {
@@ -421,7 +421,6 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     stage_rows(sm.dVp, ld.v, dV_g + bhc * C * dv, (size_t)dv, C, C, dv);
     stage_rows(sm.V, ld.v, v + s.tok(b, c * C, h) * dv, ldv, L, C, dv);
     stage_rows(sm.A, ld.a, A_g + bhc * C * C, (size_t)C, C, C, C);
-    if (kTC) stage_rows(sm.HS, ld.k, hc, (size_t)dk, dv, dv, dk); /* h again */
     gdn_cp_commit();
     gdn_cp_wait_all();
     block_sync();
