@@ -26,22 +26,21 @@ for l in sys.stdin:
     try: d=json.loads(l)
     except Exception: continue
     if 'ms' in d: print(f'{d[\"what\"][:92]:92s} {d[\"ms\"]:8.3f} ms floor {d.get(\"of_floor\",0):.3f}')"; }
+wait $warm; echo "peer_gdn warm-up rc $?" # its Triton autotuning off the GPU before graft's timing
+echo "-- head"; timeout 100 build/gpu/bench_gdn 2>>$L/bench_gdn.log | tee -a $R/bench_gdn_head.jsonl | show
+el bench_gdn head
 # the base: a copy of this tree and its build, the patch applied (make rebuilds what it touched)
 B=/tmp/base; rm -rf $B; mkdir -p $B; tar --exclude=./.peers -cf - . | tar -xf - -C $B
 (cd $B && patch -s -p1 <.carry/base.patch && make -j12 build/gpu/bench_gdn build/gpu/bench_cuda_model >$L/build-base.log 2>&1) || { echo "base build failed"; tail -5 $L/build-base.log; }
 el base built
-wait $warm; echo "peer_gdn warm-up rc $?"
-for run in 1 2; do
-    echo "-- head, run $run"; timeout 100 build/gpu/bench_gdn 2>>$L/bench_gdn.log | tee -a $R/bench_gdn_head.jsonl | show
-    echo "-- base (fp32 states), run $run"; (cd $B && timeout 100 build/gpu/bench_gdn 2>>$L/bench_gdn.log) | tee -a $R/bench_gdn_base.jsonl | show
-    el bench_gdn run $run
-done
-t=$(left 580); [ $t -gt 150 ] && t=150
+echo "-- base (fp32 states)"; (cd $B && timeout 100 build/gpu/bench_gdn 2>>$L/bench_gdn.log) | tee -a $R/bench_gdn_base.jsonl | show
+el bench_gdn base
+t=$(left 430); [ $t -gt 120 ] && t=120
 (cd tests/gpu/peers && timeout $t python3 peer_gdn.py) >$R/peer_gdn.jsonl 2>$L/peer_gdn.log
 echo "peer_gdn rc $?"; show <$R/peer_gdn.jsonl; tail -2 $L/peer_gdn.log
 el peer_gdn
 # what time is left: the hybrid training step once on each tree (lease 2 repeats it with its peer)
-if [ $(left 540) -gt 60 ]; then
+if [ $(left 460) -gt 60 ]; then
     echo "-- head train-hybrid"; timeout 40 build/gpu/bench_cuda_model train-hybrid 2>>$L/train.log | grep '"model"' | tee -a $R/train.jsonl | show
     echo "-- base train-hybrid"; (cd $B && timeout 40 build/gpu/bench_cuda_model train-hybrid 2>>$L/train.log) | grep '"model"' | tee -a $R/train.jsonl | show
     el train-hybrid
