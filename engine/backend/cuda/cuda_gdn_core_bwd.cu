@@ -110,7 +110,7 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_bwd_v_kernel(GdnShape s,
 /* ------------------------------------------------------------------ 3. sequential dh pass */
 
 template <typename T> struct BwdStateSmem {
-    T *K, *Q, *W, *dO, *dOT, *dVT, *dh, *dV, *hf;
+    T *K, *Q, *W, *dO, *dOT, *dVT, *dh, *dV, *hs;
     float *gam, *red;
     __host__ __device__ static BwdStateSmem carve(char *base, const GdnShape &s, size_t *bytes) {
         SmemCarve c(base);
@@ -125,7 +125,7 @@ template <typename T> struct BwdStateSmem {
         m.dVT = c.take<T>((size_t)BV * sm_ld<T>(s.C));  /* dV' of the slab (the mma operand copy), [BV][C] */
         m.dh = c.take<T>((size_t)BV * sm_ld<T>(s.dk));  /* the slab of dh (the mma operand copy) */
         m.dV = c.take<T>((size_t)s.C * sm_ld<T>(BV)); /* the slab's columns of the local dV' [C][BV] */
-        m.hf = c.take<T>((size_t)BV * sm_ld<T>(s.dk)); /* the slab of the state entering the chunk (ACT, as kept) */
+        m.hs = c.take<T>((size_t)BV * sm_ld<T>(s.dk)); /* the slab of the state entering the chunk (ACT, as kept) */
         m.gam = c.take<float>(s.C);
         m.red = c.take<float>(32);
         if (bytes) *bytes = c.used;
@@ -146,7 +146,7 @@ __device__ __forceinline__ void bwd_state_prefetch1(const BwdStateSmem<T> &sm, c
     stage_rows(sm.dO, sm_ld<T>(BV), d_o + s.tok(b, c * C, h) * dv + r0, (size_t)s.H * dv, L, C, BV);
     stage_rows(sm.dV, sm_ld<T>(BV), dV + bhc * C * dv + r0, (size_t)dv, C, C, BV);
     stage_rows(sm.gam, C, gam_g + bhc * C, (size_t)C, 1, 1, C);
-    stage_rows(sm.hf, sm_ld<T>(s.dk), states + bhc * dv * s.dk + (size_t)r0 * s.dk, (size_t)s.dk, BV, BV, s.dk);
+    stage_rows(sm.hs, sm_ld<T>(s.dk), states + bhc * dv * s.dk + (size_t)r0 * s.dk, (size_t)s.dk, BV, BV, s.dk);
     gdn_cp_commit();
 }
 template <typename T>
@@ -178,7 +178,7 @@ __global__ void __launch_bounds__(kWarps * 32, kWarps == 8 ? 2 : 0) gdn_bwd_stat
     gdn_fix_shape<kFix, kWarps>(s);
     int h = blockIdx.y, b = blockIdx.z, C = s.C, dk = s.dk, dv = s.dv, nslab = gridDim.x;
     int BV = s.BV, r0 = blockIdx.x * BV;
-    const int ldk = sm_ld<T>(dk), ldc = sm_ld<T>(C), ldb = sm_ld<T>(BV), ldl = sm_ld<T>(BV), ldh = sm_ld<T>(dk);
+    const int ldk = sm_ld<T>(dk), ldc = sm_ld<T>(C), ldb = sm_ld<T>(BV), ldl = sm_ld<T>(BV);
     BwdStateSmem<T> sm = BwdStateSmem<T>::carve(gdn_smem(), s, nullptr);
     int warp = threadIdx.x >> 5, nw = blockDim.x >> 5, tn = dk >> 3, nt = (BV >> 4) * tn;
     constexpr int kTiles = kSlabTiles<kWarps>;
@@ -202,7 +202,7 @@ __global__ void __launch_bounds__(kWarps * 32, kWarps == 8 ? 2 : 0) gdn_bwd_stat
             int i = warp + u * nw;
             if (i < nt)
                 for (int e = 0; e < 4; e++)
-                    part += acc[u][e] * to_f(sm.hf[acc_row(ts.q << 4, e) * ldh + acc_col(ts.r << 3, e)]);
+                    part += acc[u][e] * to_f(sm.hs[acc_row(ts.q << 4, e) * ldk + acc_col(ts.r << 3, e)]);
         }
         part = warp_sum(part);
         if ((threadIdx.x & 31) == 0) sm.red[warp] = part;
@@ -228,7 +228,7 @@ __global__ void __launch_bounds__(kWarps * 32, kWarps == 8 ? 2 : 0) gdn_bwd_stat
             }
         });
         gdn_cp_wait<0>(); /* the second group (q, W) of chunk c */
-        block_sync(); /* also: h (sm.hf) read, the warp sums in sm.red */
+        block_sync(); /* also: h (sm.hs) read, the warp sums in sm.red */
         if (threadIdx.x == 0) {
             float t = 0;
             for (int w = 0; w < nw; w++) t += sm.red[w];
