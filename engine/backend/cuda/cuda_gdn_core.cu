@@ -355,7 +355,7 @@ static void core_forward(gf_backend *be, const GdnShape &s, bool recurrent, bool
                    (const float *)kw.gam, hs, io);
         CUDA_CHECK_LAUNCH(be, "gdn_core (state pass)");
         GDN_LAUNCH(out_kernel, dim3(s.NC, s.H, s.B), dim3(GDN_THREADS_WIDE), smo, st, s, qp, kp, (const T *)kw.U,
-                   (const float *)kw.gam, (const T *)hs, (T *)o.ptr);
+                   (const float *)kw.gam, hs, (T *)o.ptr);
         CUDA_CHECK_LAUNCH(be, "gdn_core (outputs)");
     }
     gdn_scratch_free(be, gam);

@@ -82,7 +82,8 @@ void gdn_core_padded(gf_backend *be, gf_buf o, gf_buf ckpt, gf_buf state, gf_buf
     PadScratch sc = {be, {}, 0, true};
     gf_buf qp = sc.take(nt * dkp, A, op), kp = sc.take(nt * dkp, A, op), vp = sc.take(nt * dvp, A, op);
     gf_buf op_ = sc.take(nt * dvp, A, op);
-    gf_buf cp = gf_is_none(ckpt) ? gf_none() : sc.take(nbh * nc * dvp * dkp, A, op); /* states in ACT; a checkpoint is an F32 buffer that holds them (gf_gdn_ckpt_floats) */
+    /* the padded states in ACT; a checkpoint is an F32 buffer that holds them (gf_gdn_ckpt_floats) */
+    gf_buf cp = gf_is_none(ckpt) ? gf_none() : sc.take(nbh * nc * dvp * dkp, A, op);
     gf_buf sp = gf_is_none(state) ? gf_none() : sc.take(nbh * dvp * dkp, GF_F32, op);
     if (!sc.ok) return;
     pad_launch(be, qp, q, nt, 1, dk, 1, dkp, false);
