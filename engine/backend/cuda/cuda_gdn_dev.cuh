@@ -511,7 +511,7 @@ __device__ __forceinline__ void gdn_prefetch_l1(const void *p) {
 
 /* 16 bytes global -> shared without a register round trip (cp.async), zero-filled
  * when !valid (src is then not read). Complete after gdn_cp_wait_all() and a
- * barrier. The emulation copies at once (it has no timing). */
+ * barrier. The emulation lands the copy at that wait (tests/gpu/emu/emu.h). */
 __device__ __forceinline__ void gdn_cp_async16(void *dst, const void *src, bool valid) {
 #ifdef GRAFT_CUDA_EMU
     emu_cp_async16(dst, src, valid);
@@ -523,12 +523,16 @@ __device__ __forceinline__ void gdn_cp_async16(void *dst, const void *src, bool 
 __device__ __forceinline__ void gdn_cp_commit() {
 #ifndef GRAFT_CUDA_EMU
     asm volatile("cp.async.commit_group;\n" ::: "memory");
+#else
+    emu_cp_commit();
 #endif
 }
 /* Waits until at most N of this thread's committed groups are still in flight. */
 template <int N> __device__ __forceinline__ void gdn_cp_wait() {
 #ifndef GRAFT_CUDA_EMU
     asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+#else
+    emu_cp_wait(N);
 #endif
 }
 __device__ __forceinline__ void gdn_cp_wait_all() { gdn_cp_wait<0>(); }

@@ -20,8 +20,8 @@
 #ifdef GRAFT_CUDA_EMU
 /* the same operations on the emulation's CPU fibers (cuda_common.cuh) */
 __device__ __forceinline__ void cp_async16(void *dst, const void *src, bool valid) { emu_cp_async16(dst, src, valid); }
-__device__ __forceinline__ void cp_async_commit() {}
-template <int N> __device__ __forceinline__ void cp_async_wait() {}
+__device__ __forceinline__ void cp_async_commit() { emu_cp_commit(); }
+template <int N> __device__ __forceinline__ void cp_async_wait() { emu_cp_wait(N); }
 __device__ __forceinline__ void mma_bf16(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
     emu_mma_bf16_16816(d, a, b0, b1);
 }

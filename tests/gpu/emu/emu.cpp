@@ -44,12 +44,21 @@ struct barrier {
     const char *what = nullptr; /* warp barriers: the collective the lanes meet at */
 };
 
+/* a cp.async not yet complete: what it will write, read from global memory at issue */
+struct pending_copy {
+    unsigned char *dst;
+    unsigned char data[16];
+    int group; /* the thread's commit count at issue: committed once commits > group */
+};
+
 struct fiber {
     bool done = false, waiting = false;
     barrier *wait_on = nullptr;
     unsigned wait_gen = 0;
     emu_idx tid{0, 0, 0};
     int lane = 0, warp = 0;
+    std::vector<pending_copy> copies; /* this thread's cp.async in flight */
+    int commits = 0;
 };
 
 /* what the lanes of one warp exchange at a collective */
@@ -363,9 +372,31 @@ bool emu_any(bool v) {
     return r;
 }
 
+/* The copy lands at the wait that completes its group (emu_cp_wait); until then
+ * its 16 bytes of shared memory hold 0xff (NaN in fp32 and bf16), so a read
+ * before the wait and the barrier after it, or a copy issued over data another
+ * warp still reads, shows as NaN in what the kernel computes. */
 void emu_cp_async16(void *dst, const void *src, bool valid) {
-    if (valid) memcpy(dst, src, 16);
-    else memset(dst, 0, 16);
+    if (!in_smem(dst, 16) || ((uintptr_t)dst & 15) != 0) fail("cp.async: the destination is not 16 aligned bytes of dynamic shared memory");
+    fiber &f = me();
+    pending_copy c;
+    c.dst = (unsigned char *)dst;
+    c.group = f.commits;
+    if (valid) memcpy(c.data, src, 16);
+    else memset(c.data, 0, 16);
+    memset(dst, 0xff, 16);
+    f.copies.push_back(c);
+}
+void emu_cp_commit() { me().commits++; }
+void emu_cp_wait(int n) {
+    fiber &f = me();
+    const int done_below = f.commits - n; /* groups 0 .. done_below - 1 must be complete */
+    size_t kept = 0;
+    for (const pending_copy &c : f.copies) {
+        if (c.group < done_below) memcpy(c.dst, c.data, 16);
+        else f.copies[kept++] = c;
+    }
+    f.copies.resize(kept);
 }
 
 /* ldmatrix.sync.aligned.m8n8.x{n}[.trans].shared.b16: lanes 8i .. 8i+7 give

@@ -12,7 +12,8 @@
  * shuffles, __any_sync, ldmatrix, mma.m16n8k16, wgmma) exchange values among the
  * lanes of a warp through barriers, and all lanes must meet at the same one;
  * blocks run one after another (so `static` stands for __shared__); device
- * memory is host memory; cp.async copies at once. Dynamic shared memory and
+ * memory is host memory; a cp.async lands at the wait that completes its
+ * group, its destination NaN until then. Dynamic shared memory and
  * the scratch the runtime calls below hand out start as garbage (0xff bytes:
  * NaN in fp32 and bf16), so a read of what no thread wrote shows.
  * GRAFT_EMU_ORDER=reverse|shuffle runs the fibers of a block in reverse or in
@@ -107,8 +108,13 @@ void emu_mma_bf16_16816(float *d, const uint32_t *a, uint32_t b0, uint32_t b1);
  * whose four warps of a warpgroup issued different numbers of wgmma fails at
  * its end (a wgmma in a branch some warps of the group did not take). */
 void emu_wgmma_bf16(float *d, int N, const uint32_t *a, uint64_t da, uint64_t db, bool trans_a, bool trans_b, bool acc);
-/* cp.async of 16 bytes, done at once; zeros when !valid */
+/* cp.async of 16 bytes to dynamic shared memory (zeros when !valid), in the
+ * thread's current group; cp.async.commit_group closes the group;
+ * cp.async.wait_group n completes every committed group but the newest n.
+ * Until its group completes, a copy's destination holds 0xff bytes (NaN). */
 void emu_cp_async16(void *dst, const void *src, bool valid);
+void emu_cp_commit();
+void emu_cp_wait(int n);
 
 /* ------------------------------------------------------------- arithmetic */
 

@@ -63,6 +63,45 @@ static bool run_neighbours(unsigned threads, unsigned live, unsigned blocks) {
     return true;
 }
 
+/* cp.async groups, one thread's view: three 16-byte copies in two committed
+ * groups and one left open; what shared memory holds after each wait (NaN bits,
+ * 0xffffffff, until a copy's group completes). Returns the 16 words each stage saw. */
+static bool run_cp_groups() {
+    static const uint32_t src[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+    std::vector<uint32_t> seen(4 * 12, 0);
+    uint32_t *o = seen.data();
+    emu_launch(dim3(1), dim3(32), 64, [=] {
+        uint32_t *s = (uint32_t *)emu_dynamic_smem();
+        if (tid() == 0) {
+            emu_cp_async16(s, src, true); /* group 0 */
+            emu_cp_commit();
+            emu_cp_async16(s + 4, src + 4, true); /* group 1 */
+            emu_cp_commit();
+            emu_cp_async16(s + 8, src + 8, false); /* uncommitted: zeros once complete */
+            memcpy(o, s, 48);
+            emu_cp_wait(1); /* group 0 lands */
+            memcpy(o + 12, s, 48);
+            emu_cp_wait(0); /* group 1 lands, the uncommitted copy does not */
+            memcpy(o + 24, s, 48);
+            emu_cp_commit();
+            emu_cp_wait(0);
+            memcpy(o + 36, s, 48);
+        }
+    });
+    const uint32_t P = 0xffffffffu;
+    const uint32_t want[4][12] = {{P, P, P, P, P, P, P, P, P, P, P, P},
+                                  {1, 2, 3, 4, P, P, P, P, P, P, P, P},
+                                  {1, 2, 3, 4, 5, 6, 7, 8, P, P, P, P},
+                                  {1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0, 0}};
+    for (int st = 0; st < 4; st++)
+        for (int i = 0; i < 12; i++)
+            if (seen[st * 12 + i] != want[st][i]) {
+                printf("       stage %d word %d: %#x, want %#x\n", st, i, seen[st * 12 + i], want[st][i]);
+                return false;
+            }
+    return true;
+}
+
 /* Runs fault in a child; true when it died of SIGABRT with `want` on stderr. */
 template <typename F> static bool aborts_with(const char *want, F fault) {
     int fd[2];
@@ -133,6 +172,15 @@ int main() {
           "a shuffle from a lane the warp does not have");
     check(aborts_with("shared memory", [] { emu_launch(dim3(1), dim3(32), 300000, [] {}); }),
           "more dynamic shared memory than a block has");
+    check(run_cp_groups(), "cp.async: a copy lands at the wait that completes its group (NaN before), an open group at none");
+    check(aborts_with("cp.async", [] {
+              emu_launch(dim3(1), dim3(32), 64, [] {
+                  static uint32_t not_shared[4];
+                  static const uint32_t src[4] = {1, 2, 3, 4};
+                  emu_cp_async16(not_shared, src, true);
+              });
+          }),
+          "a cp.async to memory that is not dynamic shared memory");
     check(aborts_with("bar.sync", [] {
               emu_launch(dim3(1), dim3(64), 0, [] { emu_bar_sync(1, 48); });
           }),
