@@ -273,13 +273,13 @@ template <typename T> struct BwdLocalSmem {
     T *K, *HS; /* HS: the state h as kept (bf16 mode only) */
     float *dK;
     LocalRows r;
-    /* phases a, b */
-    T *Q, *dO, *Vp;
-    T *DH; /* dh' (bf16 mode only), copied with the first group: no wait of its own */
-    T *S2b; /* dS rounded to T: the mma operand (the same bits as rounding at the fragment) */
-    /* phases c .. f (same memory as a, b) */
-    T *dW, *V, *dVp, *A;
-    T *Xb, *Yb; /* C x C mma operands in T: dA, then G; A^T dA (stored rounded, as S2b) */
+    /* Two overlays. Phase a's own tiles, then in their place the first tiles of
+     * phases c .. f, copied while phase b runs: */
+    T *Q, *dO, *S2b; /* S2b: dS rounded to T, the mma operand (the same bits as rounding at the fragment) */
+    T *dVp, *V, *A;
+    /* phase b's tiles, then in their place what phases c .. f form: */
+    T *Vp, *DH; /* DH: dh' (bf16 mode only) */
+    T *dW, *Xb, *Yb; /* Xb, Yb: C x C mma operands in T: dA, then G; A^T dA (stored rounded, as S2b) */
     __host__ __device__ static BwdLocalSmem carve(char *base, const GdnShape &s, size_t *bytes) {
         SmemCarve c(base);
         BwdLocalSmem m;
@@ -289,19 +289,21 @@ template <typename T> struct BwdLocalSmem {
         m.HS = c.take<T>(sizeof(T) == 2 ? (size_t)s.dv * ld.k : 0);
         m.dK = c.take<float>((size_t)s.C * ld.fk);
         m.r = LocalRows::carve(c, s.C);
-        SmemCarve x = c.rest(), y = c.rest();
-        m.Q = x.take<T>(Cd);
-        m.dO = x.take<T>(Cv);
-        m.Vp = x.take<T>(Cv);
-        m.S2b = x.take<T>(CC);
-        m.DH = x.take<T>(sizeof(T) == 2 ? (size_t)s.dv * ld.k : 0);
-        m.dVp = y.take<T>((size_t)s.C * ld.v);
-        m.A = y.take<T>(CC);
-        m.dW = y.take<T>(Cd);
-        m.V = y.take<T>(Cv);
-        m.Xb = y.take<T>(CC);
-        m.Yb = y.take<T>(CC);
-        c.past(x, y);
+        SmemCarve a = c.rest(), cf = c.rest();
+        m.Q = a.take<T>(Cd);
+        m.dO = a.take<T>(Cv);
+        m.S2b = a.take<T>(CC);
+        m.dVp = cf.take<T>(Cv);
+        m.V = cf.take<T>(Cv);
+        m.A = cf.take<T>(CC);
+        c.past(a, cf);
+        SmemCarve b = c.rest(), prod = c.rest();
+        m.Vp = b.take<T>(Cv);
+        m.DH = b.take<T>(sizeof(T) == 2 ? (size_t)s.dv * ld.k : 0);
+        m.dW = prod.take<T>(Cd);
+        m.Xb = prod.take<T>(CC);
+        m.Yb = prod.take<T>(CC);
+        c.past(b, prod);
         if (bytes) *bytes = c.used;
         return m;
     }
@@ -333,12 +335,14 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     const T *hc = states + bhc * dv * dk;
     const T *dhc = dhs + bhc * dv * dk;
     size_t ldk = (size_t)s.H * dk, ldv = (size_t)s.H * dv;
-    /* every operand tile of phases a and b in one cp.async group (h as the checkpoint
-     * keeps it, in ACT: it stays for phase c; dh' beside it) */
+    /* the operand tiles of phases a and b in two cp.async groups: phase a's S and dS
+     * (K, Q, dO, V'), then the states (h as the checkpoint keeps it, in ACT: it stays
+     * for phase c; dh' beside it), which land while phase a's first pass runs */
     stage_rows(sm.K, ld.k, k + s.tok(b, c * C, h) * dk, ldk, L, C, dk);
     stage_rows(sm.Q, ld.k, q + s.tok(b, c * C, h) * dk, ldk, L, C, dk);
     stage_rows(sm.dO, ld.v, d_o + s.tok(b, c * C, h) * dv, ldv, L, C, dv);
     stage_rows(sm.Vp, ld.v, Vp_g + bhc * C * dv, (size_t)dv, C, C, dv);
+    gdn_cp_commit();
     if (kTC) {
         stage_rows(sm.HS, ld.k, hc, (size_t)dk, dv, dv, dk);
         stage_rows(sm.DH, ld.k, dhc, (size_t)dk, dv, dv, dk);
@@ -350,12 +354,13 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
         sm.r.dgam[i] = 0.f;
         sm.r.dbet[i] = 0.f;
     }
-    gdn_cp_wait_all();
+    gdn_cp_wait<1>(); /* the first group: K, Q, dO, V' */
     block_sync();
 
     /* a. dS = scale (dO V'^T) o e^(gam_i - gam_j), i >= j, to S2b; dgam from P: + row sums,
      * - column sums of dS o Q K^T, as partials from the accumulators */
     local_ds_pass<T>(s, ld, sm.Q, sm.K, sm.dO, sm.Vp, sm.S2b, sm.r);
+    gdn_cp_wait_all(); /* the second group: h, dh' */
     block_sync();
     local_ds_sums(C, sm.r);
     /* dq = scale e^gam dO h + dS K (the first term's row dot with q feeds dgam) */
@@ -385,7 +390,11 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
             for (int e = 0; e < 4; e++) sm.dK[acc_row(m0, e) * ld.fk + acc_col(n0, e)] = acc[e];
         }
     });
-    block_sync();
+    block_sync(); /* Q, dO and dS are dead: phase c's first tiles are copied over them while b runs */
+    stage_rows(sm.dVp, ld.v, dV_g + bhc * C * dv, (size_t)dv, C, C, dv);
+    stage_rows(sm.V, ld.v, v + s.tok(b, c * C, h) * dv, ldv, L, C, dv);
+    stage_rows(sm.A, ld.a, A_g + bhc * C * C, (size_t)C, C, C, C);
+    gdn_cp_commit();
     if (tid < C) sm.r.dgam[tid] += sm.r.e1[tid] - sm.r.e2[tid] + part_sum(sm.r.part, tid, dk / 8);
     /* b. the state leaving the chunk: X = V' dh_next; dk_i += e^(gam_L - gam_i) X_i */
     float gl = sm.r.gam[C - 1];
@@ -409,6 +418,7 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
         sm.r.dgam[tid] -= x;
         sm.r.e1[tid] = x;
     }
+    gdn_cp_wait_all(); /* dV', V, A */
     block_sync(); /* phases a, b done: their memory is reused below */
 
     /* c. dW = -dV' h; dK~ = A^T dW; dB~ = A^T dV'; dA = dW K~^T + dV' B~^T */
@@ -418,12 +428,6 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
         for (int j = 0; j < nslab; j++) t += hsum[bhc * nslab + j];
         sm.r.dgam[L - 1] += t;
     }
-    stage_rows(sm.dVp, ld.v, dV_g + bhc * C * dv, (size_t)dv, C, C, dv);
-    stage_rows(sm.V, ld.v, v + s.tok(b, c * C, h) * dv, ldv, L, C, dv);
-    stage_rows(sm.A, ld.a, A_g + bhc * C * C, (size_t)C, C, C, C);
-    gdn_cp_commit();
-    gdn_cp_wait_all();
-    block_sync();
     for_tiles_n<2>(C, dk, [&](int m0, int n1) {
         float acc[2][4] = {};
         mma_state<kTC, 2, kLocalUnroll>(acc, sm_view<T>(sm.dVp, ld.v), sm.HS, ld.k, hc, dk, m0, n1, dv);
