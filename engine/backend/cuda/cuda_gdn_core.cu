@@ -158,7 +158,8 @@ template <typename T> struct OutSmem {
 
 /* grid (NC, H, B), GDN_THREADS_WIDE: O = scale [diag(e^gam) Q h^T + Lower(e^(gam_i -
  * gam_j) Q K^T) V']. Every operand (the checkpoint, in ACT, included) is copied
- * from global memory once into shared memory, all in one cp.async group. */
+ * from global memory once into shared memory, in two cp.async groups: Q and K,
+ * then V' and the state, which land while Q K^T is formed. */
 template <typename T, bool kFix>
 __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_out_kernel(GdnShape s, const T *__restrict__ q, const T *__restrict__ k,
                                                                    const T *__restrict__ Vp, const float *__restrict__ gam_g,
@@ -172,11 +173,12 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_out_kernel(GdnShape s, c
     OutSmem<T> sm = OutSmem<T>::carve(gdn_smem(), s, nullptr);
     stage_rows(sm.Q, ldk, q + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk);
     stage_rows(sm.K, ldk, k + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk);
+    gdn_cp_commit();
     stage_rows(sm.Vp, ldv, Vp + bhc * C * dv, (size_t)dv, C, C, dv);
     stage_rows(sm.hs, ldk, states + bhc * dv * dk, (size_t)dk, dv, dv, dk);
     gdn_cp_commit();
     for (int i = threadIdx.x; i < C; i += blockDim.x) sm.gam[i] = gam_g[bhc * C + i];
-    gdn_cp_wait_all();
+    gdn_cp_wait<1>(); /* Q, K */
     block_sync();
     float scale = s.scale;
     for_tiles_n<2>(C, C, [&](int m0, int n1) {
@@ -191,6 +193,7 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_out_kernel(GdnShape s, c
             }
         }
     });
+    gdn_cp_wait_all(); /* V', the state */
     block_sync();
     T *oc = o + s.tok(b, c * C, h) * dv;
     for_tiles_n<2>(C, dv, [&](int m0, int n1) {

@@ -54,16 +54,18 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_bwd_v_kernel(GdnShape s,
     const int ldk = sm_ld<T>(dk), ldv = sm_ld<T>(dv), ldc = sm_ld<T>(C);
     size_t bhc = s.bhc(b, h, c);
     BwdVSmem<T> sm = BwdVSmem<T>::carve(gdn_smem(), s, kVp, nullptr);
-    /* every operand tile in one cp.async group: their loads overlap */
+    /* the operand tiles in two cp.async groups: Q and K, then the rest, which
+     * lands while P is formed */
     T *Uc = U + bhc * C * dv;
     stage_rows(sm.Q, ldk, q + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk);
     stage_rows(sm.K, ldk, k + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk);
+    gdn_cp_commit();
     if constexpr (!kVp) stage_rows(sm.W, ldk, W + bhc * C * dk, (size_t)dk, C, C, dk);
     stage_rows(sm.dO, ldv, d_o + s.tok(b, c * C, h) * dv, (size_t)s.H * dv, L, C, dv);
     if constexpr (!kVp) stage_rows(sm.Us, ldv, (const T *)Uc, (size_t)dv, C, C, dv);
     gdn_cp_commit();
     for (int i = threadIdx.x; i < C; i += blockDim.x) sm.gam[i] = gam_g[bhc * C + i];
-    gdn_cp_wait_all();
+    gdn_cp_wait<1>(); /* Q, K */
     block_sync();
     float scale = s.scale;
     for_tiles_n<2>(C, C, [&](int m0, int n1) {
@@ -78,6 +80,7 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_bwd_v_kernel(GdnShape s,
             }
         }
     });
+    gdn_cp_wait_all(); /* dO (W, U) */
     block_sync(); /* Q, K dead */
     if constexpr (!kVp) {
         stage_rows(sm.hs, ldk, states + bhc * dv * dk, (size_t)dk, dv, dv, dk);
