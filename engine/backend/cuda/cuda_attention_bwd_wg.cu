@@ -23,11 +23,14 @@
 #define WBR 64 /* query rows a tile */
 #define WBC 64 /* keys a block */
 
-/* Shared memory in bytes: K, V [HD / 64 blocks][64 keys][64], Q, dO the same with rows, dS^T
- * [64 keys][64 rows], then lse (log2 units) and D of the tile's rows; 1 KiB for the alignment. */
+/* Shared memory in bytes: K, V [HD / 64 blocks][64 keys][64], Q, dO the same with rows, twice
+ * (row tile rt in buffer rt % 2: the next tile's copies land while this one is computed; NEXT
+ * bytes between the buffers), dS^T [64 keys][64 rows], then lse (log2 units) and D of the
+ * tile's rows; 1 KiB for the alignment. 105.5 KiB at HD 128: two blocks a multiprocessor, as
+ * the registers allow. */
 template <int HD> struct bwd_wg_smem {
     static constexpr int TILE = 64 * HD * 2, DS = WBC * WBR * 2;
-    static constexpr int K = 0, V = TILE, Q = 2 * TILE, G = 3 * TILE, S = 4 * TILE, F = 4 * TILE + DS;
+    static constexpr int K = 0, V = TILE, Q = 2 * TILE, G = 3 * TILE, NEXT = 2 * TILE, S = 6 * TILE, F = 6 * TILE + DS;
     static constexpr size_t bytes = (size_t)F + 2 * WBR * sizeof(float) + 1024;
 };
 
@@ -38,7 +41,7 @@ template <int HD> __global__ void __launch_bounds__(128, 1) attn_bwd_wg_kernel(c
     unsigned char *Ks = sm + bwd_wg_smem<HD>::K, *Vs = sm + bwd_wg_smem<HD>::V, *Qs = sm + bwd_wg_smem<HD>::Q;
     unsigned char *Gs = sm + bwd_wg_smem<HD>::G, *Ss = sm + bwd_wg_smem<HD>::S;
     float *lse2 = (float *)(sm + bwd_wg_smem<HD>::F), *Dsm = lse2 + WBR;
-    const uint32_t ka = smem_u32(Ks), va = smem_u32(Vs), qa = smem_u32(Qs), ga_ = smem_u32(Gs), sa_ = smem_u32(Ss);
+    const uint32_t ka = smem_u32(Ks), va = smem_u32(Vs), sa_ = smem_u32(Ss);
 
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
     const int h = blockIdx.x, b = blockIdx.y, jt = blockIdx.z;
@@ -69,24 +72,41 @@ template <int HD> __global__ void __launch_bounds__(128, 1) attn_bwd_wg_kernel(c
     const int ld_row = tid / CPR;
     const uint32_t ld_smem = swz128_offset(WBR, ld_row, tid % CPR);
     const size_t ld_off = ((size_t)b * T * p.H + h) * HD + (tid % CPR) * 8; /* row 0's chunk */
-    for (int rt = j0 / WBR; rt < n_rt; rt++) {
-        const int r0 = rt * WBR;
+    /* row tile rt's Q and dO into buffer rt % 2, as one cp.async group (committed empty past the last
+     * tile, so that the wait below always leaves the newest group in flight) */
+    auto stage_row_tile = [&](int rt) {
+        if (rt < n_rt) {
+            const uint32_t buf = (uint32_t)(rt & 1) * bwd_wg_smem<HD>::NEXT;
 #pragma unroll
-        for (int rr = 0; rr < WBR; rr += LROWS) {
-            const int t = r0 + ld_row + rr;
-            const bool ok = t < T;
-            const size_t off = ld_off + (size_t)(unsigned)(ok ? t : 0) * (unsigned)(p.H * HD);
-            cp_async16(Qs + ld_smem + rr * 128, q + off, ok);
-            cp_async16(Gs + ld_smem + rr * 128, dout + off, ok);
+            for (int rr = 0; rr < WBR; rr += LROWS) {
+                const int t = rt * WBR + ld_row + rr;
+                const bool ok = t < T;
+                const size_t off = ld_off + (size_t)(unsigned)(ok ? t : 0) * (unsigned)(p.H * HD);
+                cp_async16(Qs + buf + ld_smem + rr * 128, q + off, ok);
+                cp_async16(Gs + buf + ld_smem + rr * 128, dout + off, ok);
+            }
         }
         cp_async_commit();
+    };
+    /* row tile rt's lse (log2 units) and D; past the end P = 0 */
+    auto load_row_stats = [&](int rt) {
         if (tid < WBR) {
-            const int t = r0 + tid;
+            const int t = rt * WBR + tid;
             const bool ok = t < T;
-            lse2[tid] = ok ? p.lse[((size_t)b * p.H + h) * T + t] * LOG2E_F : INFINITY; /* P = 0 past the end */
+            lse2[tid] = ok ? p.lse[((size_t)b * p.H + h) * T + t] * LOG2E_F : INFINITY;
             Dsm[tid] = ok ? p.Dr[((size_t)b * T + t) * p.H + h] : 0.0f;
         }
-        cp_async_wait<0>();
+    };
+    stage_row_tile(j0 / WBR);
+    load_row_stats(j0 / WBR);
+    for (int rt = j0 / WBR; rt < n_rt; rt++) {
+        const int r0 = rt * WBR;
+        const uint32_t buf = (uint32_t)(rt & 1) * bwd_wg_smem<HD>::NEXT;
+        const uint32_t qa = smem_u32(Qs) + buf, ga_ = smem_u32(Gs) + buf;
+        /* the other buffer was last read by the previous tile's dV, dK wgmma, waited for before
+         * the barrier that ended it */
+        stage_row_tile(rt + 1);
+        cp_async_wait<1>(); /* this tile's Q, dO (and K, V) landed; the next tile's may be in flight */
         fence_proxy_async(); /* the copies, visible to wgmma's operand reads */
         __syncthreads();
 
@@ -145,10 +165,12 @@ template <int HD> __global__ void __launch_bounds__(128, 1) attn_bwd_wg_kernel(c
             wgmma_ss<HD, true, true>(&dq[0][0], wgmma_desc(sa_ + kk * 16 * 128, ROWB, 1024),
                                      wgmma_desc(ka + kk * 16 * 128, ROWB, 1024), kk > 0);
         wgmma_commit();
+        /* lse and D were last read before the barrier above: the next tile's, while dQ's wgmma runs */
+        if (rt + 1 < n_rt) load_row_stats(rt + 1);
         wgmma_wait<0>();
         wgmma_reg_fence_all(dq);
         attn_bwd_add_dq<HD>(dq, p, b, h, r0 + warp * 16 + gid, tig);
-        __syncthreads(); /* Q, dO and dS^T are rewritten by the next row tile */
+        __syncthreads(); /* dS^T, lse and D are rewritten by the next row tile, this buffer of Q, dO by the one after */
     }
 
     attn_bwd_store_dkdv<HD>(dka, dva, p, b, h, ja, tig);
