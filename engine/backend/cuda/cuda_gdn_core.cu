@@ -12,20 +12,26 @@ extern "C" {
 
 /* ------------------------------------------------------------------ state pass */
 
+/* W, k, the U slab and gam of chunks c and c + 1 (double buffers: chunk c + 1's copies
+ * land during all of chunk c's step) */
 template <typename T> struct StateSmem {
-    T *W, *K0, *K1, *Us, *hs, *VpT;
+    T *W0, *W1, *K0, *K1, *Us0, *Us1, *hs, *VpT;
     float *gam0, *gam1;
     /* chunk c's buffers (selects, not an indexed array: that would live in local memory) */
+    __device__ T *W(int c) const { return (c & 1) ? W1 : W0; }
     __device__ T *K(int c) const { return (c & 1) ? K1 : K0; }
+    __device__ T *Us(int c) const { return (c & 1) ? Us1 : Us0; }
     __device__ float *gam(int c) const { return (c & 1) ? gam1 : gam0; }
     __host__ __device__ static StateSmem carve(char *base, const GdnShape &s, size_t *bytes) {
         SmemCarve c(base);
         StateSmem m;
         int BV = s.BV;
-        m.W = c.take<T>((size_t)s.C * sm_ld<T>(s.dk));
-        m.K0 = c.take<T>((size_t)s.C * sm_ld<T>(s.dk)); /* k of chunks c, c + 1 (double buffer) */
+        m.W0 = c.take<T>((size_t)s.C * sm_ld<T>(s.dk));
+        m.W1 = c.take<T>((size_t)s.C * sm_ld<T>(s.dk));
+        m.K0 = c.take<T>((size_t)s.C * sm_ld<T>(s.dk));
         m.K1 = c.take<T>((size_t)s.C * sm_ld<T>(s.dk));
-        m.Us = c.take<T>((size_t)s.C * sm_ld<T>(BV));    /* the slab's columns of U */
+        m.Us0 = c.take<T>((size_t)s.C * sm_ld<T>(BV)); /* the slab's columns of U */
+        m.Us1 = c.take<T>((size_t)s.C * sm_ld<T>(BV));
         m.hs = c.take<T>((size_t)BV * sm_ld<T>(s.dk));   /* the slab of the state entering the chunk */
         m.VpT = c.take<T>((size_t)BV * sm_ld<T>(s.C));   /* exp(gam_L - gam_i) V'_i of the slab, transposed [BV][C] */
         m.gam0 = c.take<float>(s.C);
@@ -35,14 +41,14 @@ template <typename T> struct StateSmem {
     }
 };
 
-/* Starts copying chunk c's W, U slab, k and gam into shared memory (k and gam into buffer c & 1). */
+/* Starts copying chunk c's W, U slab, k and gam into shared memory (buffers c & 1). */
 template <typename T>
 __device__ __forceinline__ void state_prefetch(const StateSmem<T> &sm, const GdnShape &s, const T *k, const T *W, const T *U,
                                                const float *gam_g, int b, int h, int c, int r0) {
     const size_t bhc = s.bhc(b, h, c);
     const int C = s.C, dk = s.dk, BV = s.BV;
-    stage_rows(sm.W, sm_ld<T>(dk), W + bhc * C * dk, (size_t)dk, C, C, dk);
-    stage_rows(sm.Us, sm_ld<T>(BV), U + bhc * C * s.dv + r0, (size_t)s.dv, C, C, BV);
+    stage_rows(sm.W(c), sm_ld<T>(dk), W + bhc * C * dk, (size_t)dk, C, C, dk);
+    stage_rows(sm.Us(c), sm_ld<T>(BV), U + bhc * C * s.dv + r0, (size_t)s.dv, C, C, BV);
     stage_rows(sm.K(c), sm_ld<T>(dk), k + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, s.rows(c), C, dk);
     stage_rows(sm.gam(c), C, gam_g + bhc * C, (size_t)C, 1, 1, C);
     gdn_cp_commit();
@@ -53,7 +59,7 @@ __device__ __forceinline__ void state_prefetch(const StateSmem<T> &sm, const Gdn
  * chunk after chunk: store it (states), V' = U - W h^T (written over U),
  * h <- e^gam_L h + (diag(e^(gam_L - gam)) V')^T K. The slab stays in fp32
  * registers; its bf16 copy in shared memory is the operand of W h^T. The next
- * chunk's W, U, k, gam are copied (cp.async) while this chunk's update runs.
+ * chunk's W, U, k, gam are copied (cp.async) during all of this chunk's step.
  * state_io [B, H, dv, dk]: initial state in, final state out (NULL: zero, dropped). */
 template <typename T, int kWarps, bool kFix>
 __global__ void __launch_bounds__(kWarps * 32, kWarps == 8 ? 2 : 0) gdn_state_kernel(GdnShape s, const T *__restrict__ k, const T *__restrict__ W,
@@ -83,13 +89,14 @@ __global__ void __launch_bounds__(kWarps * 32, kWarps == 8 ? 2 : 0) gdn_state_ke
         const float *gam = sm.gam(c);
         slab_store<kTiles>(acc, sm.hs, ldk, states + bhc * dv * dk + (size_t)r0 * dk, BV, dk);
         gdn_cp_wait_all();
-        block_sync(); /* chunk c's W, U, k, gam and the slab copy are in place */
+        block_sync(); /* chunk c's W, U, k, gam and the slab copy are in place; chunk c - 1's buffers are free */
+        if (c + 1 < s.NC) state_prefetch(sm, s, k, W, U, gam_g, b, h, c + 1, r0);
         const float gl = gam[C - 1];
         T *Uc = U + bhc * C * dv + r0;
         /* 16 x 16 tiles (BV is 16 or 32): one A fragment for two mma, two chains a warp */
         for_tiles_n<2>(C, BV, [&](int m0, int n1) {
             float p2[2][4] = {};
-            tile_mma_n<kTC, 2>(p2, sm_view<T>(sm.W, ldk), sm_view_t<T>(sm.hs, ldk), m0, n1, dk);
+            tile_mma_n<kTC, 2>(p2, sm_view<T>(sm.W(c), ldk), sm_view_t<T>(sm.hs, ldk), m0, n1, dk);
             int r = acc_row(m0, 0);
             for (int sb = 0; sb < 2; sb++) {
                 const float *p = p2[sb];
@@ -97,7 +104,7 @@ __global__ void __launch_bounds__(kWarps * 32, kWarps == 8 ? 2 : 0) gdn_state_ke
                 for (int half = 0; half < 2; half++) {
                     int rr = r + 8 * half;
                     float u0, u1;
-                    load_pair(sm.Us + rr * ldb + cc, &u0, &u1);
+                    load_pair(sm.Us(c) + rr * ldb + cc, &u0, &u1);
                     T v0 = from_f<T>(u0 - p[2 * half]), v1 = from_f<T>(u1 - p[2 * half + 1]);
                     store_pair(Uc + (size_t)rr * dv + cc, to_f(v0), to_f(v1));
                     float kd = gdn_exp(gl - gam[rr]);
@@ -106,8 +113,7 @@ __global__ void __launch_bounds__(kWarps * 32, kWarps == 8 ? 2 : 0) gdn_state_ke
                 }
             }
         });
-        block_sync(); /* W, U and the slab copy are free: the next chunk's copies start */
-        if (c + 1 < s.NC) state_prefetch(sm, s, k, W, U, gam_g, b, h, c + 1, r0);
+        block_sync(); /* V'^T in place; the slab copy is free */
         float eL = gdn_exp(gl);
         if (slab_bands(dk)) {
             slab_band_update<kWarps, kTiles>(acc, BV, eL, [&](float(*ab)[4], int m0) {
