@@ -13,9 +13,9 @@
  * is computed by the whole warpgroup or not at all (a wgmma is one instruction
  * of all four warps): a warp whose keys all come after the tile's last row
  * computes probabilities that its causal mask makes exactly 0.
- * Built for sm_90a alone (the Makefile), taken only on a compute capability
- * 9.0 device, and only where a check, a benchmark or GRAFT_CUDA_ATTN_BWD asks
- * for it (cuda_attention.cu picks the kernel) until the H200 has measured it. */
+ * Built for sm_90a alone (the Makefile): the backward on a compute capability
+ * 9.0 device unless a check, a benchmark or GRAFT_CUDA_ATTN_BWD=mma asks for
+ * the mma.sync kernel (cuda_backend.cu settles it at open). */
 #include "backend/cuda/cuda_attention_bwd_parts.cuh"
 #include "backend/cuda/cuda_mma.cuh"
 #include "backend/cuda/cuda_wgmma.cuh"
