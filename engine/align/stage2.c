@@ -42,7 +42,7 @@ typedef struct {
     gdn_acts a, ha;
     gdn_scratch s;
     gf_buf master, grad, m, v, best; /* F32 [n] */
-    gf_buf loss;               /* F64 [2]: loss, sum of squares */
+    gf_buf loss;               /* F64 [3]: loss, sum of squares of the gradient, held-out loss */
 } stage2_bufs;
 
 static void carve(stage2_bufs *b, arena *ar, const gdn_config *c, const align_set *cal, const align_set *held,
@@ -66,7 +66,7 @@ static void carve(stage2_bufs *b, arena *ar, const gdn_config *c, const align_se
     b->m = arena_take(ar, n, GF_F32);
     b->v = arena_take(ar, n, GF_F32);
     b->best = arena_take(ar, n, GF_F32);
-    b->loss = arena_take(ar, 2, GF_F64);
+    b->loss = arena_take(ar, 3, GF_F64);
 }
 
 static int open_bufs(stage2_bufs *b, gf_backend *be, const gdn_config *c, const align_set *cal, const align_set *held) {
@@ -148,24 +148,37 @@ int stage2_align(gf_backend *be, const student_settings *set, const gdn_config *
     const size_t N = (size_t)cal->B * cal->T * c->D, Nh = held ? (size_t)held->B * held->T * c->D : 0;
     double best_key = INFINITY;
     int rc = 0;
+    /* One download a step: the losses and the gradient's sum of squares come back together
+     * after the backward (the master weights do not change before the update, so the
+     * keep-best copy taken then is still the state the losses measured). */
+    gf_buf sq = gf_at(b.loss, 1), hl = gf_at(b.loss, 2);
     for (int step = 0; step <= steps && rc == 0; step++) {
         if (progress_cancelled(progress)) {
             rc = gf_fail("cancelled");
             break;
         }
-        double loss, hloss = NAN;
+        const bool last = step == steps;
+        be_zero(be, b.loss, 3);
         gdn_layer_forward(be, c, &w, &b.a, b.x, b.y, NULL);
-        if ((rc = mse(be, b.loss, b.dy, b.y, b.target, N, &loss)) != 0) break;
-        r->loss[step] = (float)loss;
-        if (held && progress_cancelled(progress)) {
-            rc = gf_fail("cancelled");
-            break;
-        }
+        be_mse(be, b.loss, b.dy, b.y, b.target, N, (float)(1.0 / (double)N));
         if (held) {
             gdn_layer_forward(be, c, &w, &b.ha, b.hx, b.hy, NULL);
-            if ((rc = mse(be, b.loss, gf_none(), b.hy, b.htarget, Nh, &hloss)) != 0) break;
-            r->heldout[step] = (float)hloss;
+            be_mse(be, hl, gf_none(), b.hy, b.htarget, Nh, (float)(1.0 / (double)Nh));
         }
+        if (!last) {
+            if (progress_cancelled(progress)) { /* the backward is the longest part of a step: look first */
+                rc = gf_fail("cancelled");
+                break;
+            }
+            be_zero(be, b.grad, n);
+            gdn_layer_backward(be, c, &w, &g, &b.a, &b.s, b.x, b.dy, gf_none(), false);
+            for (int i = 0; i < nspan; i++) be_sumsq(be, sq, gf_at(b.grad, spans[i].off), spans[i].n);
+        }
+        double sums[3] = {NAN, NAN, NAN};
+        if ((rc = be_download(be, sums, GF_F64, b.loss, 3)) != 0) break;
+        const double loss = sums[0] / (double)N, hloss = held ? sums[2] / (double)Nh : NAN;
+        r->loss[step] = (float)loss;
+        if (held) r->heldout[step] = (float)hloss;
         if (obs && obs->on_step) obs->on_step(obs->ud, layer, step, loss, hloss);
         const double key = set->keep_best == KEEP_BEST_HELDOUT && held ? hloss : loss;
         if (key < best_key) {
@@ -175,19 +188,8 @@ int stage2_align(gf_backend *be, const student_settings *set, const gdn_config *
             r->best_heldout = hloss;
             be_copy(be, b.best, master, n);
         }
-        if (step == steps) break;
-        if (progress_cancelled(progress)) { /* the backward is the longest part of a step: look first */
-            rc = gf_fail("cancelled");
-            break;
-        }
-        be_zero(be, b.grad, n);
-        gdn_layer_backward(be, c, &w, &g, &b.a, &b.s, b.x, b.dy, gf_none(), false);
-        gf_buf sq = gf_at(b.loss, 1);
-        be_zero(be, sq, 1);
-        for (int i = 0; i < nspan; i++) be_sumsq(be, sq, gf_at(b.grad, spans[i].off), spans[i].n);
-        double ss = NAN;
-        if ((rc = be_download(be, &ss, GF_F64, sq, 1)) != 0) break;
-        const double coef = set->clip / (sqrt(ss) + 1e-6);
+        if (last) break;
+        const double coef = set->clip / (sqrt(sums[1]) + 1e-6);
         for (int i = 0; i < nspan; i++) {
             const gf_adamw h = {(float)spans[i].lr, 0.9f, 0.999f, 1e-8f, (float)set->weight_decay, step + 1,
                                 coef < 1.0 ? (float)coef : 1.0f};
