@@ -259,11 +259,11 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE, 3) gdn_wy_kernel(GdnShape s,
     WySmem<T> sm = WySmem<T>::carve(gdn_smem(), s, nullptr);
     size_t bhc = s.bhc(b, h, c);
     stage_rows(sm.K, ldk, k + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk);
-    gdn_cp_commit();
+    cp_async_commit();
     stage_rows(sm.V, ldv, v + s.tok(b, c * C, h) * dv, (size_t)s.H * dv, L, C, dv); /* lands while M is formed */
-    gdn_cp_commit();
+    cp_async_commit();
     chunk_gates(sm.gam, sm.bet, g, beta, s, b, h, c); /* its loads overlap the copies */
-    gdn_cp_wait<1>(); /* K */
+    cp_async_wait<1>(); /* K */
     block_sync();
     /* M[i][j] = beta_i exp(gam_i - gam_j) k_i.k_j for j < i, else 0 (pair stores, padded rows) */
     const int ldm = wy_ldm(C);
@@ -282,7 +282,7 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE, 3) gdn_wy_kernel(GdnShape s,
             }
         }
     });
-    gdn_cp_wait_all(); /* V */
+    cp_async_wait<0>(); /* V */
     block_sync();
     /* A = (I + M)^-1 by 16 x 16 blocks (wy_inverse_diagonal above): the diagonal
      * blocks, then one block subdiagonal a stage, a barrier after each */

@@ -51,7 +51,7 @@ __device__ __forceinline__ void state_prefetch(const StateSmem<T> &sm, const Gdn
     stage_rows(sm.Us(c), sm_ld<T>(BV), U + bhc * C * s.dv + r0, (size_t)s.dv, C, C, BV);
     stage_rows(sm.K(c), sm_ld<T>(dk), k + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, s.rows(c), C, dk);
     stage_rows(sm.gam(c), C, gam_g + bhc * C, (size_t)C, 1, 1, C);
-    gdn_cp_commit();
+    cp_async_commit();
 }
 
 /* grid (dv / BV, H, B), kWarps warps (gdn_state_warps: 8, with launch bounds for two
@@ -88,7 +88,7 @@ __global__ void __launch_bounds__(kWarps * 32, kWarps == 8 ? 2 : 0) gdn_state_ke
         size_t bhc = s.bhc(b, h, c);
         const float *gam = sm.gam(c);
         slab_store<kTiles>(acc, sm.hs, ldk, states + bhc * dv * dk + (size_t)r0 * dk, BV, dk);
-        gdn_cp_wait_all();
+        cp_async_wait<0>();
         block_sync(); /* chunk c's W, U, k, gam and the slab copy are in place; chunk c - 1's buffers are free */
         if (c + 1 < s.NC) state_prefetch(sm, s, k, W, U, gam_g, b, h, c + 1, r0);
         const float gl = gam[C - 1];
@@ -179,12 +179,12 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_out_kernel(GdnShape s, c
     OutSmem<T> sm = OutSmem<T>::carve(gdn_smem(), s, nullptr);
     stage_rows(sm.Q, ldk, q + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk);
     stage_rows(sm.K, ldk, k + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk);
-    gdn_cp_commit();
+    cp_async_commit();
     stage_rows(sm.Vp, ldv, Vp + bhc * C * dv, (size_t)dv, C, C, dv);
     stage_rows(sm.hs, ldk, states + bhc * dv * dk, (size_t)dk, dv, dv, dk);
-    gdn_cp_commit();
+    cp_async_commit();
     for (int i = threadIdx.x; i < C; i += blockDim.x) sm.gam[i] = gam_g[bhc * C + i];
-    gdn_cp_wait<1>(); /* Q, K */
+    cp_async_wait<1>(); /* Q, K */
     block_sync();
     float scale = s.scale;
     for_tiles_n<2>(C, C, [&](int m0, int n1) {
@@ -199,7 +199,7 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_out_kernel(GdnShape s, c
             }
         }
     });
-    gdn_cp_wait_all(); /* V', the state */
+    cp_async_wait<0>(); /* V', the state */
     block_sync();
     T *oc = o + s.tok(b, c * C, h) * dv;
     for_tiles_n<2>(C, dv, [&](int m0, int n1) {

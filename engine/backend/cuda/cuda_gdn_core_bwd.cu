@@ -59,13 +59,13 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_bwd_v_kernel(GdnShape s,
     T *Uc = U + bhc * C * dv;
     stage_rows(sm.Q, ldk, q + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk);
     stage_rows(sm.K, ldk, k + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk);
-    gdn_cp_commit();
+    cp_async_commit();
     if constexpr (!kVp) stage_rows(sm.W, ldk, W + bhc * C * dk, (size_t)dk, C, C, dk);
     stage_rows(sm.dO, ldv, d_o + s.tok(b, c * C, h) * dv, (size_t)s.H * dv, L, C, dv);
     if constexpr (!kVp) stage_rows(sm.Us, ldv, (const T *)Uc, (size_t)dv, C, C, dv);
-    gdn_cp_commit();
+    cp_async_commit();
     for (int i = threadIdx.x; i < C; i += blockDim.x) sm.gam[i] = gam_g[bhc * C + i];
-    gdn_cp_wait<1>(); /* Q, K */
+    cp_async_wait<1>(); /* Q, K */
     block_sync();
     float scale = s.scale;
     for_tiles_n<2>(C, C, [&](int m0, int n1) {
@@ -80,12 +80,12 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_bwd_v_kernel(GdnShape s,
             }
         }
     });
-    gdn_cp_wait_all(); /* dO (W, U) */
+    cp_async_wait<0>(); /* dO (W, U) */
     block_sync(); /* Q, K dead */
     if constexpr (!kVp) {
         stage_rows(sm.hs, ldk, states + bhc * dv * dk, (size_t)dk, dv, dv, dk);
-        gdn_cp_commit();
-        gdn_cp_wait_all();
+        cp_async_commit();
+        cp_async_wait<0>();
         block_sync();
     }
     T *dvl = dVl + bhc * C * dv;
@@ -150,7 +150,7 @@ __device__ __forceinline__ void bwd_state_prefetch1(const BwdStateSmem<T> &sm, c
     stage_rows(sm.dV, sm_ld<T>(BV), dV + bhc * C * dv + r0, (size_t)dv, C, C, BV);
     stage_rows(sm.gam, C, gam_g + bhc * C, (size_t)C, 1, 1, C);
     stage_rows(sm.hs, sm_ld<T>(s.dk), states + bhc * dv * s.dk + (size_t)r0 * s.dk, (size_t)s.dk, BV, BV, s.dk);
-    gdn_cp_commit();
+    cp_async_commit();
 }
 template <typename T>
 __device__ __forceinline__ void bwd_state_prefetch2(const BwdStateSmem<T> &sm, const GdnShape &s, const T *q, const T *W,
@@ -159,7 +159,7 @@ __device__ __forceinline__ void bwd_state_prefetch2(const BwdStateSmem<T> &sm, c
     const int C = s.C, dk = s.dk;
     stage_rows(sm.Q, sm_ld<T>(dk), q + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, s.rows(c), C, dk);
     stage_rows(sm.W, sm_ld<T>(dk), W + bhc * C * dk, (size_t)dk, C, C, dk);
-    gdn_cp_commit();
+    cp_async_commit();
 }
 
 /* grid (dv / BV, H, B), kWarps warps. dV [B, H, NC, C, dv] ACT: local dV' in, full dV' out
@@ -194,7 +194,7 @@ __global__ void __launch_bounds__(kWarps * 32, kWarps == 8 ? 2 : 0) gdn_bwd_stat
     for (int c = s.NC - 1; c >= 0; c--) {
         size_t bhc = s.bhc(b, h, c);
         slab_store<kTiles>(acc, sm.dh, ldk, dhs + bhc * dv * dk + (size_t)r0 * dk, BV, dk);
-        gdn_cp_wait<1>(); /* the first group (k, dV', dO, gam, h) of chunk c */
+        cp_async_wait<1>(); /* the first group (k, dV', dO, gam, h) of chunk c */
         block_sync();
         /* e^gam_L sum(dh o h) over this slab: the state-decay term of dgam_L
          * (warp sums here, their fixed-order total after the next barrier) */
@@ -230,7 +230,7 @@ __global__ void __launch_bounds__(kWarps * 32, kWarps == 8 ? 2 : 0) gdn_bwd_stat
                 store_acc(dvc, dv, m0, n0, p);
             }
         });
-        gdn_cp_wait<0>(); /* the second group (q, W) of chunk c */
+        cp_async_wait<0>(); /* the second group (q, W) of chunk c */
         block_sync(); /* also: h (sm.hs) read, the warp sums in sm.red */
         if (threadIdx.x == 0) {
             float t = 0;
@@ -345,25 +345,25 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     stage_rows(sm.Q, ld.k, q + s.tok(b, c * C, h) * dk, ldk, L, C, dk);
     stage_rows(sm.dO, ld.v, d_o + s.tok(b, c * C, h) * dv, ldv, L, C, dv);
     stage_rows(sm.Vp, ld.v, Vp_g + bhc * C * dv, (size_t)dv, C, C, dv);
-    gdn_cp_commit();
+    cp_async_commit();
     if (kTC) {
         stage_rows(sm.HS, ld.k, hc, (size_t)dk, dv, dv, dk);
         stage_rows(sm.DH, ld.k, dhc, (size_t)dk, dv, dv, dk);
     }
-    gdn_cp_commit();
+    cp_async_commit();
     for (int i = tid; i < C; i += blockDim.x) {
         sm.r.gam[i] = gam_g[bhc * C + i];
         sm.r.bet[i] = i < L ? beta[s.tok(b, c * C + i, h)] : 0.f;
         sm.r.dgam[i] = 0.f;
         sm.r.dbet[i] = 0.f;
     }
-    gdn_cp_wait<1>(); /* the first group: K, Q, dO, V' */
+    cp_async_wait<1>(); /* the first group: K, Q, dO, V' */
     block_sync();
 
     /* a. dS = scale (dO V'^T) o e^(gam_i - gam_j), i >= j, to S2b; dgam from P: + row sums,
      * - column sums of dS o Q K^T, as partials from the accumulators */
     local_ds_pass<T>(s, ld, sm.Q, sm.K, sm.dO, sm.Vp, sm.S2b, sm.r);
-    gdn_cp_wait_all(); /* the second group: h, dh' */
+    cp_async_wait<0>(); /* the second group: h, dh' */
     block_sync();
     local_ds_sums(C, sm.r);
     /* dq = scale e^gam dO h + dS K (the first term's row dot with q feeds dgam) */
@@ -397,7 +397,7 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     stage_rows(sm.dVp, ld.v, dV_g + bhc * C * dv, (size_t)dv, C, C, dv);
     stage_rows(sm.V, ld.v, v + s.tok(b, c * C, h) * dv, ldv, L, C, dv);
     stage_rows(sm.A, ld.a, A_g + bhc * C * C, (size_t)C, C, C, C);
-    gdn_cp_commit();
+    cp_async_commit();
     if (tid < C) sm.r.dgam[tid] += sm.r.e1[tid] - sm.r.e2[tid] + part_sum(sm.r.part, tid, dk / 8);
     /* b. the state leaving the chunk: X = V' dh_next; dk_i += e^(gam_L - gam_i) X_i */
     float gl = sm.r.gam[C - 1];
@@ -421,7 +421,7 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
         sm.r.dgam[tid] -= x;
         sm.r.e1[tid] = x;
     }
-    gdn_cp_wait_all(); /* dV', V, A */
+    cp_async_wait<0>(); /* dV', V, A */
     block_sync(); /* phases a, b done: their memory is reused below */
 
     /* c. dW = -dV' h; dK~ = A^T dW; dB~ = A^T dV'; dA = dW K~^T + dV' B~^T */

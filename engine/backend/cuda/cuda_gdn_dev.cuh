@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "backend/cuda/cuda_common.cuh"
+#include "backend/cuda/cuda_mma.cuh" /* cp.async, pack_bf16, quad_sum */
 
 #ifdef GRAFT_CUDA_EMU
 #define GDN_LAUNCH(kern, grid, block, smem, stream, ...) \
@@ -114,13 +115,6 @@ template <typename T> __device__ __forceinline__ View<T, FRAG_COL> sm_view_t(con
     return v;
 }
 
-__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
-    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-    uint32_t u;
-    memcpy(&u, &v, sizeof u);
-    return u;
-}
-
 /* d += a b for one m16n8k16 bf16 tile (fragments in PTX ISA order). */
 __device__ __forceinline__ void mma_bf16_16816(float d[4], const uint32_t a[4], const uint32_t b[2]) {
 #ifdef GRAFT_CUDA_EMU
@@ -134,12 +128,6 @@ __device__ __forceinline__ void mma_bf16_16816(float d[4], const uint32_t a[4], 
 }
 
 __device__ __forceinline__ float shfl_xor(float v, int m) { return __shfl_xor_sync(0xffffffffu, v, m); }
-
-/* Sum over the 4 lanes of a quad (lanes 4g .. 4g+3: one accumulator row). */
-__device__ __forceinline__ float quad_sum(float v) {
-    v += shfl_xor(v, 1);
-    return v + shfl_xor(v, 2);
-}
 
 __device__ __forceinline__ float warp_sum(float v) {
     for (int m = 16; m >= 1; m >>= 1) v += shfl_xor(v, m);
@@ -509,39 +497,11 @@ __device__ __forceinline__ void gdn_prefetch_l1(const void *p) {
 #endif
 }
 
-/* 16 bytes global -> shared without a register round trip (cp.async), zero-filled
- * when !valid (src is then not read). Complete after gdn_cp_wait_all() and a
- * barrier. The emulation lands the copy at that wait (tests/gpu/emu/emu.h). */
-__device__ __forceinline__ void gdn_cp_async16(void *dst, const void *src, bool valid) {
-#ifdef GRAFT_CUDA_EMU
-    emu_cp_async16(dst, src, valid);
-#else
-    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(valid ? 16 : 0) : "memory");
-#endif
-}
-__device__ __forceinline__ void gdn_cp_commit() {
-#ifndef GRAFT_CUDA_EMU
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
-#else
-    emu_cp_commit();
-#endif
-}
-/* Waits until at most N of this thread's committed groups are still in flight. */
-template <int N> __device__ __forceinline__ void gdn_cp_wait() {
-#ifndef GRAFT_CUDA_EMU
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-#else
-    emu_cp_wait(N);
-#endif
-}
-__device__ __forceinline__ void gdn_cp_wait_all() { gdn_cp_wait<0>(); }
-
 /* Starts copying L rows of `cols` elements (global, row stride lds) into a shared
  * tile of `rows` rows (row stride ldd), zeros beyond L, without conversion; with
  * cp.async when src and the strides allow 16-byte pieces, else with ordinary
- * loads (done at once). The caller commits the group (gdn_cp_commit); either
- * way: gdn_cp_wait and a barrier before use. */
+ * loads (done at once). The caller commits the group (cp_async_commit); either
+ * way: cp_async_wait and a barrier before use. */
 template <typename T>
 __device__ __forceinline__ void stage_rows(T *dst, int ldd, const T *src, size_t lds, int L, int rows, int cols) {
     constexpr int V = 16 / (int)sizeof(T);
@@ -549,7 +509,7 @@ __device__ __forceinline__ void stage_rows(T *dst, int ldd, const T *src, size_t
     if (vec) {
         for_elems(rows, cols / V, [&](int r, int p) {
             const int c = p * V;
-            gdn_cp_async16(dst + (size_t)r * ldd + c, r < L ? src + (size_t)r * lds + c : src, r < L);
+            cp_async16(dst + (size_t)r * ldd + c, r < L ? src + (size_t)r * lds + c : src, r < L);
         });
         return;
     }
