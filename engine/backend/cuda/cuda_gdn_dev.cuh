@@ -12,8 +12,8 @@
  *
  * GRAFT_CUDA_EMU: the same source compiled as host C++ against the CPU
  * emulation of CUDA (cuda_common.cuh), to test the kernels' logic where no GPU
- * exists; the launch, the dynamic shared memory, mma and cp.async below go
- * through its emu_* hooks. */
+ * exists; the launch, the dynamic shared memory and mma below go through its
+ * emu_* hooks (cp.async through cuda_mma.cuh's). */
 #ifndef GRAFT_BACKEND_CUDA_GDN_DEV_CUH
 #define GRAFT_BACKEND_CUDA_GDN_DEV_CUH
 
