@@ -14,9 +14,9 @@ static const mixer_ops *mixer_of(const transformer *tf, int l) {
 }
 
 /* No token mixing: the block adds nothing before its MLP. */
-static int none_forward(tf_run *r, int l, int B, int T, int pos0, const tf_hooks *h) {
-    (void)pos0, (void)h;
-    be_zero(r->tf->be, r->la[l].mix_out, (size_t)B * T * r->tf->cfg.dim);
+static int none_forward(tf_run *r, int l, int B, int T, int pos0, const tf_hooks *h, gf_buf out, bool add) {
+    (void)l, (void)pos0, (void)h;
+    if (!add) be_zero(r->tf->be, out, (size_t)B * T * r->tf->cfg.dim);
     return 0;
 }
 static void none_backward(tf_run *r, int l, gf_buf dout, gf_buf dxn) {
@@ -33,17 +33,25 @@ static int block_forward(tf_run *r, int l, int B, int T, int pos0, const tf_hook
     const layer_acts *a = &r->la[l];
     const int N = B * T, D = c->dim, F = c->hidden_dim;
     const bool train = r->o.train;
+    /* Inference: x_in, x_mid and x_out are one buffer, and the product that ends each sublayer adds
+     * into it in its epilogue (x += y W^T), a pass over [N, D] fewer than writing mix_out / mlp_out
+     * and adding them. Training keeps the three apart for the backward (the mixer writes x_mid, the
+     * residual is added after); a capture hook (on_attention) reads the attention's own output. */
+    const bool add_mix = !train && !(tf->kind[l] == MIX_ATTN && h && h->on_attention);
     be_rmsnorm(be, a->xn1, gf_none(), a->x_in, w->attn_norm, N, D, c->norm_eps);
-    if (mixer_of(tf, l)->forward(r, l, B, T, pos0, h) != 0) return -1;
-    /* training: the mixer wrote x_mid, the residual is added; inference: x += mixer output */
-    be_add(be, a->x_mid, train ? a->x_in : a->mix_out, (size_t)N * D);
+    if (mixer_of(tf, l)->forward(r, l, B, T, pos0, h, add_mix ? a->x_mid : a->mix_out, add_mix) != 0) return -1;
+    if (!add_mix) be_add(be, a->x_mid, train ? a->x_in : a->mix_out, (size_t)N * D);
     be_rmsnorm(be, a->xn2, gf_none(), a->x_mid, w->ffn_norm, N, D, c->norm_eps);
     be_linear(be, a->gate, a->xn2, w->w_gate, gf_none(), N, D, F, false);
     be_linear(be, a->up, a->xn2, w->w_up, gf_none(), N, D, F, false);
     const gf_buf act = train ? a->act : a->gate; /* training keeps gate's pre-activation and act */
     be_swiglu(be, act, a->gate, a->up, (size_t)N * F);
-    be_linear(be, a->mlp_out, act, w->w_down, gf_none(), N, F, D, false);
-    be_add(be, a->x_out, train ? a->x_mid : a->mlp_out, (size_t)N * D);
+    if (train) {
+        be_linear(be, a->mlp_out, act, w->w_down, gf_none(), N, F, D, false); /* mlp_out is x_out */
+        be_add(be, a->x_out, a->x_mid, (size_t)N * D);
+    } else {
+        be_linear(be, a->x_out, act, w->w_down, gf_none(), N, F, D, true);
+    }
     return 0;
 }
 

@@ -3,7 +3,7 @@
  * way when the run keeps them), o_proj; and its backward. */
 #include "model/tf_internal.h"
 
-static int attn_forward(tf_run *r, int l, int B, int T, int pos0, const tf_hooks *h) {
+static int attn_forward(tf_run *r, int l, int B, int T, int pos0, const tf_hooks *h, gf_buf out, bool add) {
     const transformer *tf = r->tf;
     gf_backend *be = tf->be;
     const model_config *c = &tf->cfg;
@@ -34,8 +34,8 @@ static int attn_forward(tf_run *r, int l, int B, int T, int pos0, const tf_hooks
     const gf_attn_shape sh = {B, T, H, KV, hd, pos0, train ? T : S};
     const gf_buf stats = gf_is_none(r->stats) ? gf_none() : gf_at(r->stats, (size_t)l * H * GF_STAT_COUNT);
     be_attention(be, a->heads, train ? a->lse : gf_none(), stats, a->q, a->k, a->v, &sh);
-    be_linear(be, a->mix_out, a->heads, w->wo, gf_none(), N, qd, D, false);
-    if (h && h->on_attention) return h->on_attention(h->ud, l, a->xn1, a->heads, a->mix_out, N);
+    be_linear(be, out, a->heads, w->wo, gf_none(), N, qd, D, add);
+    if (h && h->on_attention) return h->on_attention(h->ud, l, a->xn1, a->heads, out, N); /* never with add */
     return 0;
 }
 

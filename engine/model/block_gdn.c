@@ -2,13 +2,13 @@
  * recurrent state and conv history carried between calls in decode runs. */
 #include "model/tf_internal.h"
 
-static int gdn_forward(tf_run *r, int l, int B, int T, int pos0, const tf_hooks *h) {
+static int gdn_forward(tf_run *r, int l, int B, int T, int pos0, const tf_hooks *h, gf_buf out, bool add) {
     (void)pos0;
     const transformer *tf = r->tf;
     const layer_acts *a = &r->la[l];
     gdn_acts ga = a->gdn;
     ga.B = B, ga.T = T;
-    gdn_layer_forward(tf->be, &tf->gcfg, &tf->w.layers[l].gdn, &ga, a->xn1, a->mix_out, r->o.decode ? &a->gst : NULL);
+    gdn_layer_forward(tf->be, &tf->gcfg, &tf->w.layers[l].gdn, &ga, a->xn1, out, add, r->o.decode ? &a->gst : NULL);
     return h && h->on_gdn ? h->on_gdn(h->ud, l, ga.g, ga.beta, B * T) : 0;
 }
 

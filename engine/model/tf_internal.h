@@ -47,11 +47,13 @@ struct tf_run {
     bool have_dhidden;
 };
 
-/* One mixer kind: forward writes a->mix_out from a->xn1 (rows of B x T at
- * pos0; with state in decode runs); backward writes dxn [N, D] from dout (the
- * gradient of mix_out) and accumulates its parameter gradients. */
+/* One mixer kind: forward writes its output [N, D] from a->xn1 (rows of B x T
+ * at pos0; with state in decode runs) to out, or adds it to out when add (the
+ * inference forward's residual, through its last product's epilogue);
+ * backward writes dxn [N, D] from dout (the gradient of its output) and
+ * accumulates its parameter gradients. */
 typedef struct {
-    int (*forward)(tf_run *r, int l, int B, int T, int pos0, const tf_hooks *h);
+    int (*forward)(tf_run *r, int l, int B, int T, int pos0, const tf_hooks *h, gf_buf out, bool add);
     void (*backward)(tf_run *r, int l, gf_buf dout, gf_buf dxn);
 } mixer_ops;
 
