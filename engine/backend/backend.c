@@ -102,7 +102,9 @@ const char *be_name(const gf_backend *be) { return be->name; }
 gf_dtype be_act(const gf_backend *be) { return be->act; }
 bool be_is_host(const gf_backend *be) { return be->host; }
 int be_threads(const gf_backend *be) { return be->threads > 0 ? be->threads : 1; }
-int be_tasks_at_once(const gf_backend *be) { return be->host ? be_threads(be) : GF_DEVICE_TASKS; }
+int be_tasks_at_once(const gf_backend *be) {
+    return be->host ? be_threads(be) : be->tasks > 0 ? be->tasks : GF_DEVICE_TASKS;
+}
 void be_set_threads(gf_backend *be, int threads) {
     if (!be->host) return;
     be->threads = threads > 0 ? threads : omp_get_num_procs();

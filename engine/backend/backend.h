@@ -130,14 +130,16 @@ int be_check(gf_backend *be);
 
 /* Independent tasks (Stage 2's layers): fn(ud, i, sub) for i in [0, n), where
  * `sub` is a backend to issue that task's ops on. CPU: tasks run in parallel
- * threads, each sub single-threaded. CUDA: GF_DEVICE_TASKS host threads, each
- * with a sub-backend on a stream of its own. fn must be safe to call from
- * several threads at once. Returns -1 when any task returned -1 (the lowest
- * task's message wins). */
+ * threads, each sub single-threaded. CUDA: be_tasks_at_once host threads
+ * (GF_DEVICE_TASKS unless GRAFT_CUDA_TASKS=1..GF_DEVICE_TASKS_MAX says
+ * otherwise at open), each with a sub-backend on a stream of its own. fn must
+ * be safe to call from several threads at once. Returns -1 when any task
+ * returned -1 (the lowest task's message wins). */
 #define GF_DEVICE_TASKS 4
+#define GF_DEVICE_TASKS_MAX 16
 int be_run_tasks(gf_backend *be, int n, int (*fn)(void *ud, int i, gf_backend *sub), void *ud);
 /* How many tasks of be_run_tasks run at once (each holds its own buffers):
- * the host's threads, or GF_DEVICE_TASKS on a device. */
+ * the host's threads, or the device's task streams. */
 int be_tasks_at_once(const gf_backend *be);
 
 /* ------------------------------------------------------------- the block */

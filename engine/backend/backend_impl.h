@@ -89,6 +89,7 @@ struct gf_backend {
     gf_dtype act;      /* compute type */
     bool host;         /* buffers are host memory */
     int threads;       /* CPU worker threads (be_threads; 0 reads as 1) */
+    int tasks;         /* a device's be_run_tasks streams and host threads (0 reads as GF_DEVICE_TASKS) */
     void *impl;        /* the backend's own state */
     gf_comm *comm;     /* be_comm: the data-parallel job's communicator, NULL at world size 1 */
     char error[256];   /* the first sticky error since the last be_sync/be_check; "" when none */

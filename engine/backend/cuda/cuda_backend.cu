@@ -15,7 +15,7 @@ extern "C" {
 }
 
 #define WORKSPACE_BYTES ((size_t)32 << 20) /* cuBLAS's advice for Hopper */
-#define MAX_SUBS GF_DEVICE_TASKS           /* streams (and host threads) for be_run_tasks */
+#define MAX_SUBS GF_DEVICE_TASKS_MAX       /* streams (and host threads) for be_run_tasks, at most */
 
 #define CUDA_OP_INIT(ret, name, params) .name = cuda_##name,
 const gf_backend_ops cuda_ops = {GF_BACKEND_OPS(CUDA_OP_INIT)};
@@ -216,6 +216,18 @@ extern "C" int gf_backend_cuda_open(gf_backend *be, const gf_backend_opts *o, co
     }
     st->attn_cfg = cfg_pos;
     st->attn_split = split;
+    /* GRAFT_CUDA_TASKS=N: be_run_tasks' streams and host threads (Stage 2's layers side by side) */
+    int tasks = GF_DEVICE_TASKS;
+    const char *tk = getenv("GRAFT_CUDA_TASKS");
+    if (tk && *tk) {
+        char *end;
+        const long n = strtol(tk, &end, 10);
+        if (*end || n < 1 || n > GF_DEVICE_TASKS_MAX) {
+            free(st);
+            return gf_fail("GRAFT_CUDA_TASKS=%s: a whole number of task streams, 1 to %d", tk, GF_DEVICE_TASKS_MAX);
+        }
+        tasks = (int)n;
+    }
     /* the attention backward's kernel: a check's variant, else GRAFT_CUDA_ATTN_BWD=mma|wgmma, else chosen */
     st->attn_bwd = v ? v->attn_bwd : ATTN_BWD_CHOSEN;
     const char *ab = getenv("GRAFT_CUDA_ATTN_BWD");
@@ -279,6 +291,7 @@ extern "C" int gf_backend_cuda_open(gf_backend *be, const gf_backend_opts *o, co
     be->ops = &cuda_ops;
     be->act = st->base.fp32 ? GF_F32 : GF_BF16;
     be->host = false;
+    be->tasks = tasks;
     be->impl = st;
     be->error[0] = 0;
     snprintf(be->name, sizeof be->name, "cuda:%d %s (%s)", dev, p->name, st->base.fp32 ? "fp32" : "bf16");
@@ -299,8 +312,8 @@ int cuda_mem_info(gf_backend *be, size_t *free_bytes, size_t *total_bytes) {
 
 /* ------------------------------------------------------------- tasks */
 
-/* Tasks run on up to MAX_SUBS host threads, thread s issuing tasks s,
- * s + MAX_SUBS, ... onto sub-backend s (own stream, cuBLAS handle, workspace
+/* Tasks run on up to be_tasks_at_once host threads, thread s issuing tasks s,
+ * s + that, ... onto sub-backend s (own stream, cuBLAS handle, workspace
  * and GEMM plans; same device and cublasLt handle), so their kernels overlap
  * on the GPU. Threads, not one thread queueing every task: a task that waits
  * for its stream (Stage 2 reads its loss every step) would hold back every
@@ -338,6 +351,7 @@ static gf_backend *make_sub(gf_backend *root) {
     sub->ops = root->ops;
     sub->act = root->act;
     sub->host = false;
+    sub->tasks = 1;
     sub->impl = st;
     snprintf(sub->name, sizeof sub->name, "%s", root->name);
     return sub;
@@ -346,7 +360,7 @@ static gf_backend *make_sub(gf_backend *root) {
 int cuda_run_tasks(gf_backend *be, int n, int (*fn)(void *ud, int i, gf_backend *sub), void *ud) {
     cuda_state *st = cuda_st(be);
     if (n <= 0) return 0;
-    const int want = n < MAX_SUBS ? n : MAX_SUBS;
+    const int at_once = be_tasks_at_once(be), want = n < at_once ? n : at_once;
     cudaSetDevice(st->base.device);
     while (st->n_subs < want) {
         gf_backend *sub = make_sub(be);

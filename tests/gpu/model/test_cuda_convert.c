@@ -180,6 +180,29 @@ static void one_case(gf_backend *gpu, gf_backend *cpu, const char *mode, const c
     conv_out_free(&c);
 }
 
+/* GRAFT_CUDA_TASKS: Stage 2's layers one at a time on one task stream convert as on the CPU, with
+ * the fp32 tolerances above; a count outside 1..GF_DEVICE_TASKS_MAX fails at open, naming the variable. */
+static void task_streams(gf_backend *cpu, const char *path, const bool *mask) {
+    setenv("GRAFT_CUDA_TASKS", "1", 1);
+    const char *mode;
+    gf_backend *be = open_device_or_skip(true, 1, &mode);
+    if (!be) return;
+    result(be_tasks_at_once(be) == 1, "GRAFT_CUDA_TASKS=1: %d task streams", be_tasks_at_once(be));
+    one_case(be, cpu, mode, "stories260K, GRAFT_CUDA_TASKS=1", path, mask, 512);
+    be_close(be);
+    static const char *const bad[] = {"0", "17", "4x", "-1"};
+    for (int i = 0; i < 4; i++) {
+        setenv("GRAFT_CUDA_TASKS", bad[i], 1);
+        const gf_backend_opts o = {"cuda", 1, true};
+        gf_backend *b = NULL;
+        const int rc = be_open(&b, &o);
+        const char *last = gf_last_error(), *why = rc == 0 ? "it opened" : last ? last : "no message";
+        result(rc != 0 && strstr(why, "GRAFT_CUDA_TASKS"), "GRAFT_CUDA_TASKS=%s refused at open: %s", bad[i], why);
+        if (rc == 0) be_close(b);
+    }
+    unsetenv("GRAFT_CUDA_TASKS");
+}
+
 int main(void) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     const gf_backend_opts co = {"cpu", 0, false};
@@ -204,8 +227,12 @@ int main(void) {
         one_case(be, cpu, mode, "stories260K", stories, m_stories, 512);
         const bool cpu_stand_in = be_is_host(be);
         be_close(be);
-        if (cpu_stand_in) break; /* GRAFT_GPU_TEST_DEVICE=cpu: no bf16 mode there */
+        if (cpu_stand_in) {
+            be_close(cpu);
+            return result_summary(); /* GRAFT_GPU_TEST_DEVICE=cpu: no bf16 mode, no task streams there */
+        }
     }
+    task_streams(cpu, stories, m_stories);
     be_close(cpu);
     return result_summary();
 }
