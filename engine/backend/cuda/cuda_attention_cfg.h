@@ -34,15 +34,22 @@
 #define ATTN_FWD_MMA_CONFIGS 4
 
 /* The Hopper shapes: both products on wgmma (warpgroups of four warps, 64
- * rows each; slabs is 1, bc 64), built for sm_90a only
+ * rows each; slabs is 1, bc 64 or 128), built for sm_90a only
  * (cuda_attention_fwd_wg.cu) and taken only on a compute capability 9.0
  * device. The same fields. cfg 23 is the product's; cfg 21, the same without
  * the overlap, stays as its reference; cfgs 20, 22 and 24 lost to both on the
- * H200 and are gone (docs/cuda.md, "The Hopper shapes", keeps their rows). */
+ * H200 and are gone (docs/cuda.md, "The Hopper shapes", keeps their rows).
+ * cfg 25 (session 17, checked in the emulation, not yet timed) takes
+ * flash-attention-3's tile for head dim 128, 128 queries x 128 keys: S on
+ * m64n128k16 (half the wgmma instructions and block barriers a key), the
+ * registers of two warpgroups (255 a thread) for 128-key rows, and the
+ * shared memory (Q 32 KiB, three 64 KiB K/V stages: 225 KiB with the
+ * swizzle's alignment) that allows one block a multiprocessor. */
 #define ATTN_FWD_WG_CONFIG_LIST(X)                                                                       \
     X(21, 12, 1, 64, 2, 1, 0, 0, "wgmma: 3 warpgroups x 64 rows, BC 64, 2 stages, 1 block/SM (168 registers)") \
-    X(23, 12, 1, 64, 4, 1, 0, 1, "wgmma: 3 warpgroups x 64 rows, BC 64, 4 stages, 1 block/SM, P V overlapped")
-#define ATTN_FWD_WG_CONFIGS 2
+    X(23, 12, 1, 64, 4, 1, 0, 1, "wgmma: 3 warpgroups x 64 rows, BC 64, 4 stages, 1 block/SM, P V overlapped") \
+    X(25, 8, 1, 128, 3, 1, 0, 1, "wgmma: 2 warpgroups x 64 rows, BC 128, 3 stages, 1 block/SM, P V overlapped")
+#define ATTN_FWD_WG_CONFIGS 3
 
 /* Every shape, the mma.sync ones first: the positions the backend keeps. */
 #define ATTN_FWD_ALL_CONFIG_LIST(X) ATTN_FWD_CONFIG_LIST(X) ATTN_FWD_WG_CONFIG_LIST(X)

@@ -58,7 +58,8 @@ struct fwd_cfg {
     static constexpr int NT = NW * 32, BR = 16 * NW * SL;
     /* tiles in flight ahead of the one computed: OV keeps the previous tile's V a tile longer */
     static constexpr int AHEAD = OV ? NS - 2 : NS - 1;
-    static_assert(!WG || (NW % 4 == 0 && SL == 1 && BC == 64), "a Hopper shape: whole warpgroups, one slab, 64 keys");
+    static_assert(!WG || (NW % 4 == 0 && SL == 1 && (BC == 64 || BC == 128)),
+                  "a Hopper shape: whole warpgroups, one slab, 64 or 128 keys (wgmma's n)");
     static_assert(!OV || (WG && NS >= 3), "the overlap is a Hopper shape's, with a stage for the previous tile's V");
 };
 

@@ -871,6 +871,7 @@ int main() {
         forward_case(v, false, c, 1, 2, 33, 6, 1, 128, 40);
         forward_case(v, false, c, 1, 1, 40, 4, 2, 128, 9);
         forward_case(v, false, c, 1, 1, 150, 4, 2, 128, 0); /* more row tiles than one, many key tiles */
+        forward_case(v, false, c, 1, 1, 24, 4, 2, 64, 500); /* 524 keys: every shape's ring wraps (5 tiles of 128) */
         snprintf(v, sizeof v, "mma cfg%d split3", ids[c]);
         forward_case(v, false, c, 3, 1, 1, 12, 2, 128, 200);
         forward_case(v, false, c, 3, 2, 5, 4, 2, 64, 150);
