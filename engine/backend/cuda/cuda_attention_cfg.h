@@ -44,12 +44,15 @@
  * m64n128k16 (half the wgmma instructions and block barriers a key), the
  * registers of two warpgroups (255 a thread) for 128-key rows, and the
  * shared memory (Q 32 KiB, three 64 KiB K/V stages: 225 KiB with the
- * swizzle's alignment) that allows one block a multiprocessor. */
+ * swizzle's alignment) that allows one block a multiprocessor. Its overlap
+ * keeps one tile in flight ahead, not two (the previous V holds a stage);
+ * cfg 26, the same without the overlap, keeps two, for the GPU to choose. */
 #define ATTN_FWD_WG_CONFIG_LIST(X)                                                                       \
     X(21, 12, 1, 64, 2, 1, 0, 0, "wgmma: 3 warpgroups x 64 rows, BC 64, 2 stages, 1 block/SM (168 registers)") \
     X(23, 12, 1, 64, 4, 1, 0, 1, "wgmma: 3 warpgroups x 64 rows, BC 64, 4 stages, 1 block/SM, P V overlapped") \
-    X(25, 8, 1, 128, 3, 1, 0, 1, "wgmma: 2 warpgroups x 64 rows, BC 128, 3 stages, 1 block/SM, P V overlapped")
-#define ATTN_FWD_WG_CONFIGS 3
+    X(25, 8, 1, 128, 3, 1, 0, 1, "wgmma: 2 warpgroups x 64 rows, BC 128, 3 stages, 1 block/SM, P V overlapped") \
+    X(26, 8, 1, 128, 3, 1, 0, 0, "wgmma: 2 warpgroups x 64 rows, BC 128, 3 stages, 1 block/SM, 2 tiles ahead")
+#define ATTN_FWD_WG_CONFIGS 4
 
 /* Every shape, the mma.sync ones first: the positions the backend keeps. */
 #define ATTN_FWD_ALL_CONFIG_LIST(X) ATTN_FWD_CONFIG_LIST(X) ATTN_FWD_WG_CONFIG_LIST(X)
