@@ -18,7 +18,9 @@
  *               instead of a multiply per score first; fewer instructions,
  *               sometimes more registers
  *   overlap     1 (Hopper shapes): a tile's P V runs on the tensor cores while
- *               the next tile's softmax runs (its V kept a stage longer)
+ *               the next tile's softmax runs (its V kept a stage longer); 2: that,
+ *               and two warpgroups take turns issuing their products (named
+ *               barriers: one's softmax under the other's wgmma, "ping-pong")
  * The product's three shapes, and cfg 8, the one candidate the H200 measured
  * faster than they are that no model figure has been measured with yet; the
  * candidates that lost to the defaults on the H200 are gone from the list
@@ -46,13 +48,16 @@
  * shared memory (Q 32 KiB, three 64 KiB K/V stages: 225 KiB with the
  * swizzle's alignment) that allows one block a multiprocessor. Its overlap
  * keeps one tile in flight ahead, not two (the previous V holds a stage);
- * cfg 26, the same without the overlap, keeps two, for the GPU to choose. */
+ * cfg 26, the same without the overlap, keeps two, for the GPU to choose;
+ * cfg 27 adds flash-attention-3's ping-pong to cfg 25 (within the per-tile
+ * block barrier, which bounds what it can overlap: docs/cuda.md). */
 #define ATTN_FWD_WG_CONFIG_LIST(X)                                                                       \
     X(21, 12, 1, 64, 2, 1, 0, 0, "wgmma: 3 warpgroups x 64 rows, BC 64, 2 stages, 1 block/SM (168 registers)") \
     X(23, 12, 1, 64, 4, 1, 0, 1, "wgmma: 3 warpgroups x 64 rows, BC 64, 4 stages, 1 block/SM, P V overlapped") \
     X(25, 8, 1, 128, 3, 1, 0, 1, "wgmma: 2 warpgroups x 64 rows, BC 128, 3 stages, 1 block/SM, P V overlapped") \
-    X(26, 8, 1, 128, 3, 1, 0, 0, "wgmma: 2 warpgroups x 64 rows, BC 128, 3 stages, 1 block/SM, 2 tiles ahead")
-#define ATTN_FWD_WG_CONFIGS 4
+    X(26, 8, 1, 128, 3, 1, 0, 0, "wgmma: 2 warpgroups x 64 rows, BC 128, 3 stages, 1 block/SM, 2 tiles ahead") \
+    X(27, 8, 1, 128, 3, 1, 0, 2, "wgmma: 2 warpgroups x 64 rows, BC 128, 3 stages, 1 block/SM, P V overlapped, ping-pong")
+#define ATTN_FWD_WG_CONFIGS 5
 
 /* Every shape, the mma.sync ones first: the positions the backend keeps. */
 #define ATTN_FWD_ALL_CONFIG_LIST(X) ATTN_FWD_CONFIG_LIST(X) ATTN_FWD_WG_CONFIG_LIST(X)

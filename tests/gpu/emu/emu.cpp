@@ -332,14 +332,22 @@ void emu_syncthreads() { arrive(S.blk); }
 
 /* Threads that exit do not lower n (as on the GPU, where the count is fixed):
  * a group that waits for them deadlocks, and run_block says so. */
-void emu_bar_sync(int id, int n) {
+static barrier &named_barrier(int id, int n) {
     const int threads = (int)(S.bdim.x * S.bdim.y * S.bdim.z);
     if (id < 1 || id > 15) fail("bar.sync: a barrier id outside 1..15 (0 is __syncthreads's)");
     if (n <= 0 || n % 32 != 0 || n > threads) fail("bar.sync: a thread count that is not whole warps of the block");
     barrier &b = S.named[id];
     if (b.arrived == 0) b.needed = n;
     else if (b.needed != n) fail("bar.sync: threads meet at one barrier with different counts");
-    arrive(b);
+    return b;
+}
+void emu_bar_sync(int id, int n) { arrive(named_barrier(id, n)); }
+void emu_bar_arrive(int id, int n) {
+    barrier &b = named_barrier(id, n);
+    if (++b.arrived >= b.needed) { /* the last arrival fills it: the waiters go */
+        b.arrived = 0;
+        b.gen++;
+    }
 }
 void emu_syncwarp() { warp_arrive("syncwarp"); }
 

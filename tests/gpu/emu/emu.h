@@ -79,6 +79,10 @@ void emu_syncwarp();
  * a group of warps meets without the rest of the block (warp specialisation).
  * Every arrival at one barrier must name the same n. */
 void emu_bar_sync(int id, int n);
+/* bar.arrive id, n (PTX): counts this thread's arrival at barrier id without
+ * waiting (a producer signalling a group that waits there with bar.sync); the
+ * barrier fills when n threads have arrived or synced. The same checks. */
+void emu_bar_arrive(int id, int n);
 
 /* ------------------------------------------------------------- warp exchanges */
 

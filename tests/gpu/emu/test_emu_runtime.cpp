@@ -128,6 +128,33 @@ template <typename F> static bool aborts_with(const char *want, F fault) {
     return ok;
 }
 
+/* bar.arrive: two groups of 64 threads take turns writing one shared buffer, each waiting (bar.sync)
+ * at its own barrier for the other's arrival (bar.arrive, 128 counted), the whole block meeting at
+ * __syncthreads between rounds (the attention forward's ping-pong, cuda_attention_fwd_kernel.cuh):
+ * group 0 writes round r, lets group 1 read it and write, and so on. A reader sees the writer's round
+ * only when the turns hold; an arrive that waited, or one that did not count, deadlocks instead. */
+static bool run_ping_pong(int rounds) {
+    std::vector<int> buf(64, -1), wrong(128, 0);
+    emu_launch(dim3(1), dim3(128), 0, [&] {
+        const int t = tid(), g = t / 64, i = t % 64;
+        if (g == 1) emu_bar_arrive(1, 128); /* group 0's first turn */
+        __syncthreads(); /* the whole block meets between rounds (an arrive that waited deadlocks here) */
+        for (int r = 0; r < rounds; r++) {
+            emu_bar_sync(1 + g, 128); /* my turn */
+            const int want = g == 0 ? (r == 0 ? -1 : 2 * r - 1) : 2 * r;
+            wrong[t] += buf[(i + 7) % 64] != (want < 0 ? -1 : 1000 * want + (want % 2 ? 64 : 0) + (i + 7) % 64);
+            emu_bar_sync(3 + g, 64); /* the group read before it writes */
+            buf[i] = 1000 * (2 * r + g) + t;
+            emu_bar_sync(3 + g, 64);
+            if (g == 0 || r + 1 < rounds) emu_bar_arrive(2 - g, 128); /* the other's turn; none left dangling */
+            __syncthreads();
+        }
+    });
+    int bad = 0;
+    for (int w : wrong) bad += w;
+    return bad == 0;
+}
+
 int main() {
     static const char *orders[] = {"forward", "reverse", "shuffle"};
     for (const char *order : orders) {
@@ -140,6 +167,8 @@ int main() {
         ok = ok && run_neighbours(96, 70, 2); /* 26 threads return before the barriers */
         std::string what = std::string("barriers, shuffles, early exits, blocks of 128 / 64 / 256 / 96 threads (") + order + ")";
         check(ok, what.c_str());
+        what = std::string("bar.arrive: two groups taking turns at each other's barriers, 5 rounds (") + order + ")";
+        check(run_ping_pong(5), what.c_str());
     }
     setenv("GRAFT_EMU_ORDER", "shuffle", 1);
 
@@ -185,6 +214,12 @@ int main() {
               emu_launch(dim3(1), dim3(64), 0, [] { emu_bar_sync(1, 48); });
           }),
           "bar.sync with a count that is not whole warps");
+    check(aborts_with("at a barrier", [] {
+              emu_launch(dim3(1), dim3(128), 0, [] {
+                  if (tid() < 64) emu_bar_arrive(5, 128); /* half the count, and nobody waits */
+              });
+          }),
+          "a bar.arrive no thread completes: the block ends with it held");
 
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
