@@ -38,7 +38,9 @@
  * accumulators repacked as bf16, as for mma.sync: the accumulator layouts are
  * the same) and V from shared memory. Tiles are stored 128-byte swizzled
  * instead of padded; the masking, online softmax and statistics are the
- * mma.sync shapes' code. Built only for sm_90a (cuda_attention_fwd_wg.cu);
+ * mma.sync shapes' code. OV overlaps a tile's P V with the next tile's
+ * softmax; PP (two warpgroups) makes them take turns issuing their products
+ * through named barriers. Built only for sm_90a (cuda_attention_fwd_wg.cu);
  * this header is included by both files, each instantiating its own shapes. */
 #ifndef GRAFT_BACKEND_CUDA_ATTENTION_FWD_KERNEL_CUH
 #define GRAFT_BACKEND_CUDA_ATTENTION_FWD_KERNEL_CUH
