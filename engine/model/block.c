@@ -34,9 +34,10 @@ static int block_forward(tf_run *r, int l, int B, int T, int pos0, const tf_hook
     const int N = B * T, D = c->dim, F = c->hidden_dim;
     const bool train = r->o.train;
     /* Inference: x_in, x_mid and x_out are one buffer, and the product that ends each sublayer adds
-     * into it in its epilogue (x += y W^T), a pass over [N, D] fewer than writing mix_out / mlp_out
-     * and adding them. Training keeps the three apart for the backward (the mixer writes x_mid, the
-     * residual is added after); a capture hook (on_attention) reads the attention's own output. */
+     * into it in its epilogue (x += y W^T), a pass over [N, D] fewer than writing the sublayer's
+     * output apart and adding it. Training keeps the three apart for the backward (the mixer writes
+     * x_mid, down writes x_out, the residual is added after); a capture hook (on_attention) reads
+     * the attention's own output, written to mix_out. */
     const bool add_mix = !train && !(tf->kind[l] == MIX_ATTN && h && h->on_attention);
     be_rmsnorm(be, a->xn1, gf_none(), a->x_in, w->attn_norm, N, D, c->norm_eps);
     if (mixer_of(tf, l)->forward(r, l, B, T, pos0, h, add_mix ? a->x_mid : a->mix_out, add_mix) != 0) return -1;
@@ -46,12 +47,8 @@ static int block_forward(tf_run *r, int l, int B, int T, int pos0, const tf_hook
     be_linear(be, a->up, a->xn2, w->w_up, gf_none(), N, D, F, false);
     const gf_buf act = train ? a->act : a->gate; /* training keeps gate's pre-activation and act */
     be_swiglu(be, act, a->gate, a->up, (size_t)N * F);
-    if (train) {
-        be_linear(be, a->mlp_out, act, w->w_down, gf_none(), N, F, D, false); /* mlp_out is x_out */
-        be_add(be, a->x_out, a->x_mid, (size_t)N * D);
-    } else {
-        be_linear(be, a->x_out, act, w->w_down, gf_none(), N, F, D, true);
-    }
+    be_linear(be, a->x_out, act, w->w_down, gf_none(), N, F, D, !train);
+    if (train) be_add(be, a->x_out, a->x_mid, (size_t)N * D);
     return 0;
 }
 

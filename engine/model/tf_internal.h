@@ -11,7 +11,7 @@ typedef struct {
     gf_buf x_in, x_mid, x_out;   /* [N, D] residual entering, after the mixer, after the MLP */
     gf_buf xn1, xn2;             /* [N, D] input_layernorm / post_attention_layernorm outputs */
     gf_buf gate, up, act;        /* [N, F]; act = silu(gate) * up, kept for the backward (training) */
-    gf_buf mix_out, mlp_out;     /* [N, D] where the mixer / MLP write (x_mid / x_out in training) */
+    gf_buf mix_out;              /* [N, D] where the mixer writes when it does not add (x_mid in training) */
     /* attention */
     gf_buf q, q_pre, k_pre;      /* [N, H*hd], [N, H*hd], [N, KV*hd] (pre: before q/k norm, training) */
     gf_buf heads;                /* [N, H*hd] */

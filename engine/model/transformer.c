@@ -161,7 +161,7 @@ static void carve(tf_run *r, arena *ar, gf_dtype act, bool keeps_wy) {
         memset(&sh, 0, sizeof sh);
         sh.x_in = sh.x_mid = sh.x_out = arena_take(ar, N * D, act);
         sh.xn1 = sh.xn2 = arena_take(ar, N * D, act);
-        sh.mix_out = sh.mlp_out = arena_take(ar, N * D, act);
+        sh.mix_out = arena_take(ar, N * D, act);
         sh.gate = arena_take(ar, N * F, act);
         sh.up = arena_take(ar, N * F, act);
         if (n_att) {
@@ -195,7 +195,7 @@ static void carve(tf_run *r, arena *ar, gf_dtype act, bool keeps_wy) {
         layer_acts *a = &r->la[l];
         memset(a, 0, sizeof *a);
         a->x_in = gf_at(x, (size_t)l * N * D);
-        a->x_out = a->mlp_out = gf_at(x, (size_t)(l + 1) * N * D);
+        a->x_out = gf_at(x, (size_t)(l + 1) * N * D);
         if (shared && l > 0) {
             a->x_mid = a->mix_out = r->la[0].x_mid;
             a->xn1 = r->la[0].xn1, a->xn2 = r->la[0].xn2, a->gate = r->la[0].gate, a->up = r->la[0].up;

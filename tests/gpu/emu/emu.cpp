@@ -342,12 +342,10 @@ static barrier &named_barrier(int id, int n) {
     return b;
 }
 void emu_bar_sync(int id, int n) { arrive(named_barrier(id, n)); }
-void emu_bar_arrive(int id, int n) {
+void emu_bar_arrive(int id, int n) { /* counted, not held: the last arrival releases the waiters */
     barrier &b = named_barrier(id, n);
-    if (++b.arrived >= b.needed) { /* the last arrival fills it: the waiters go */
-        b.arrived = 0;
-        b.gen++;
-    }
+    b.arrived++;
+    release_if_full(b);
 }
 void emu_syncwarp() { warp_arrive("syncwarp"); }
 
