@@ -18,9 +18,7 @@
  *               instead of a multiply per score first; fewer instructions,
  *               sometimes more registers
  *   overlap     1 (Hopper shapes): a tile's P V runs on the tensor cores while
- *               the next tile's softmax runs (its V kept a stage longer); 2: that,
- *               and two warpgroups take turns issuing their products (named
- *               barriers: one's softmax under the other's wgmma, "ping-pong")
+ *               the next tile's softmax runs (its V kept a stage longer)
  * The product's three shapes, and cfg 8, the one candidate the H200 measured
  * faster than they are that no model figure has been measured with yet; the
  * candidates that lost to the defaults on the H200 are gone from the list
@@ -41,23 +39,15 @@
  * device. The same fields. cfg 23 is the product's; cfg 21, the same without
  * the overlap, stays as its reference; cfgs 20, 22 and 24 lost to both on the
  * H200 and are gone (docs/cuda.md, "The Hopper shapes", keeps their rows).
- * cfg 25 (session 17, checked in the emulation, not yet timed) takes
- * flash-attention-3's tile for head dim 128, 128 queries x 128 keys: S on
- * m64n128k16 (half the wgmma instructions and block barriers a key), the
- * registers of two warpgroups (255 a thread) for 128-key rows, and the
- * shared memory (Q 32 KiB, three 64 KiB K/V stages: 225 KiB with the
- * swizzle's alignment) that allows one block a multiprocessor. Its overlap
- * keeps one tile in flight ahead, not two (the previous V holds a stage);
- * cfg 26, the same without the overlap, keeps two, for the GPU to choose;
- * cfg 27 adds flash-attention-3's ping-pong to cfg 25 (within the per-tile
- * block barrier, which bounds what it can overlap: docs/cuda.md). */
+ * So are cfgs 25-27 (session 17: flash-attention-3's 128 x 128 tile on two
+ * warpgroups, overlapped, two tiles ahead, and overlapped with ping-pong):
+ * correct on an H100 (test_cuda_ops) but slower than cfg 23 in every case
+ * bench_attention times, 0.488-0.537 against 0.475 ms at 1 x 8192 without
+ * statistics (session 18, docs/cuda.md). */
 #define ATTN_FWD_WG_CONFIG_LIST(X)                                                                       \
     X(21, 12, 1, 64, 2, 1, 0, 0, "wgmma: 3 warpgroups x 64 rows, BC 64, 2 stages, 1 block/SM (168 registers)") \
-    X(23, 12, 1, 64, 4, 1, 0, 1, "wgmma: 3 warpgroups x 64 rows, BC 64, 4 stages, 1 block/SM, P V overlapped") \
-    X(25, 8, 1, 128, 3, 1, 0, 1, "wgmma: 2 warpgroups x 64 rows, BC 128, 3 stages, 1 block/SM, P V overlapped") \
-    X(26, 8, 1, 128, 3, 1, 0, 0, "wgmma: 2 warpgroups x 64 rows, BC 128, 3 stages, 1 block/SM, 2 tiles ahead") \
-    X(27, 8, 1, 128, 3, 1, 0, 2, "wgmma: 2 warpgroups x 64 rows, BC 128, 3 stages, 1 block/SM, P V overlapped, ping-pong")
-#define ATTN_FWD_WG_CONFIGS 5
+    X(23, 12, 1, 64, 4, 1, 0, 1, "wgmma: 3 warpgroups x 64 rows, BC 64, 4 stages, 1 block/SM, P V overlapped")
+#define ATTN_FWD_WG_CONFIGS 2
 
 /* Every shape, the mma.sync ones first: the positions the backend keeps. */
 #define ATTN_FWD_ALL_CONFIG_LIST(X) ATTN_FWD_CONFIG_LIST(X) ATTN_FWD_WG_CONFIG_LIST(X)

@@ -39,8 +39,7 @@
  * the same) and V from shared memory. Tiles are stored 128-byte swizzled
  * instead of padded; the masking, online softmax and statistics are the
  * mma.sync shapes' code. OV overlaps a tile's P V with the next tile's
- * softmax; PP (two warpgroups) makes them take turns issuing their products
- * through named barriers. Built only for sm_90a (cuda_attention_fwd_wg.cu);
+ * softmax. Built only for sm_90a (cuda_attention_fwd_wg.cu);
  * this header is included by both files, each instantiating its own shapes. */
 #ifndef GRAFT_BACKEND_CUDA_ATTENTION_FWD_KERNEL_CUH
 #define GRAFT_BACKEND_CUDA_ATTENTION_FWD_KERNEL_CUH
@@ -53,20 +52,16 @@
 #define PART_SCALARS 6 /* m, l, w, d, xd, x0 */
 
 /* One block shape (cuda_attention_cfg.h says what each field buys). */
-template <int NW_, int SL_, int BC_, int NS_, int MINB_, int FOLD_, bool WG_ = false, bool OV_ = false,
-          bool PP_ = false>
+template <int NW_, int SL_, int BC_, int NS_, int MINB_, int FOLD_, bool WG_ = false, bool OV_ = false>
 struct fwd_cfg {
     static constexpr int NW = NW_, SL = SL_, BC = BC_, NS = NS_, MINB = MINB_;
-    static constexpr bool FOLD = FOLD_ != 0, WG = WG_, OV = OV_, PP = PP_;
+    static constexpr bool FOLD = FOLD_ != 0, WG = WG_, OV = OV_;
     static constexpr int NT = NW * 32, BR = 16 * NW * SL;
     /* tiles in flight ahead of the one computed: OV keeps the previous tile's V a tile longer */
     static constexpr int AHEAD = OV ? NS - 2 : NS - 1;
     static_assert(!WG || (NW % 4 == 0 && SL == 1 && (BC == 64 || BC == 128)),
                   "a Hopper shape: whole warpgroups, one slab, 64 or 128 keys (wgmma's n)");
     static_assert(!OV || (WG && NS >= 3), "the overlap is a Hopper shape's, with a stage for the previous tile's V");
-    /* PP: the two warpgroups take turns issuing their products (one's softmax under the other's wgmma);
-     * the overlap's per-block tile range keeps their turns in step */
-    static_assert(!PP || (OV && NW == 8), "ping-pong: two warpgroups, overlapped");
 };
 
 /* Shared memory, in bf16 elements: a ring of NS (K, V) tile pairs. SL = 1
@@ -216,12 +211,6 @@ __global__ void __launch_bounds__(C::NT, C::MINB) attn_fwd_mma_kernel(const attn
         wgmma_reg_fence_all(o[0]);
         wgmma_reg_fence_all(pa);
     };
-    /* PP: warpgroup g issues its tile's products after bar_sync(PP_BAR + g) and then lets the other one
-     * issue (bar_arrive at the other's barrier, 256 counted: its own 128 threads and the other's); group
-     * 1 gives group 0 the first turn, and arrives on every tile but the last (no arrival left over) */
-    constexpr int PP_BAR = 1;
-    const int pp_wg = C::PP ? __shfl_sync(0xffffffffu, warp >> 2, 0) : 0;
-    if (C::PP && pp_wg == 1 && kt_begin < kt_end) bar_arrive_named(PP_BAR, 256);
     for (int kt = kt_begin; kt < kt_end; kt++) {
         cp_async_wait<AHEAD - 1>(); /* this thread's copies of tile kt (and Q) landed; later tiles may be in flight */
         if (WG) fence_proxy_async(); /* ... and visible to wgmma's operand reads */
@@ -244,7 +233,6 @@ __global__ void __launch_bounds__(C::NT, C::MINB) attn_fwd_mma_kernel(const attn
                 /* S = Q K^T over HD / 16 k steps: the warpgroup's 64 rows of Q, the tile's BC keys (both
                  * K-major); the first step overwrites the accumulators */
                 const uint32_t qa = smem_u32(Qs) + (uint32_t)(warp >> 2) * 64 * 128, ka = smem_u32(Kb);
-                if (C::PP) bar_sync_named(PP_BAR + pp_wg, 256); /* this warpgroup's turn */
                 wgmma_fence();
 #pragma unroll
                 for (int kk = 0; kk < HD / 16; kk++) {
@@ -255,7 +243,6 @@ __global__ void __launch_bounds__(C::NT, C::MINB) attn_fwd_mma_kernel(const attn
                 wgmma_commit();
                 if (C::OV) {
                     issue_pv(kt > kt_begin ? prev_stage : stage); /* the previous tile's P V, behind this S */
-                    if (C::PP && (pp_wg == 0 || kt + 1 < kt_end)) bar_arrive_named(PP_BAR + (pp_wg ^ 1), 256);
                     wgmma_wait<1>(); /* S done; the P V may run on through the softmax */
                 } else {
                     wgmma_wait<0>();

@@ -25,17 +25,7 @@ template <int N> __device__ __forceinline__ void cp_async_wait() { emu_cp_wait(N
 __device__ __forceinline__ void mma_bf16(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
     emu_mma_bf16_16816(d, a, b0, b1);
 }
-__device__ __forceinline__ void bar_sync_named(int id, int n) { emu_bar_sync(id, n); }
-__device__ __forceinline__ void bar_arrive_named(int id, int n) { emu_bar_arrive(id, n); }
 #else
-/* Named barrier id (1..15; 0 is __syncthreads's) of n threads (whole warps): bar.sync waits until n
- * have arrived, bar.arrive counts this thread and goes on (a group letting another one proceed). */
-__device__ __forceinline__ void bar_sync_named(int id, int n) {
-    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory");
-}
-__device__ __forceinline__ void bar_arrive_named(int id, int n) {
-    asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(n) : "memory");
-}
 __device__ __forceinline__ uint32_t smem_addr(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
 
 /* 16 bytes global -> shared, asynchronously; zero-filled when !valid (src is then not read). */

@@ -130,7 +130,8 @@ template <typename F> static bool aborts_with(const char *want, F fault) {
 
 /* bar.arrive: two groups of 64 threads take turns writing one shared buffer, each waiting (bar.sync)
  * at its own barrier for the other's arrival (bar.arrive, 128 counted), the whole block meeting at
- * __syncthreads between rounds (the attention forward's ping-pong, cuda_attention_fwd_kernel.cuh):
+ * __syncthreads between rounds (the turn-taking of flash-attention-3's ping-pong, which session 17's
+ * attention forward cfg 27 used and a producer warp would too):
  * group 0 writes round r, lets group 1 read it and write, and so on. A reader sees the writer's round
  * only when the turns hold; an arrive that waited, or one that did not count, deadlocks instead. */
 static bool run_ping_pong(int rounds) {
