@@ -334,6 +334,45 @@ static void rmsnorm_rows_case(bool fp32, int N, int D) {
     check(name, tr.get(), rr, tol_of(fp32));
 }
 
+/* The RMSNorm backward with dx and dw at a shape: where both are asked for, 16-byte packs fit and a
+ * row is at most 8 packs a lane, one kernel writes dx and the blocks' partial dw (rows_per rows each,
+ * their warps' sums added in warp order). alias: dx is dy (the q / k norms' call); accumulate: dx +=. */
+static void rmsnorm_backward_case(bool fp32, int N, int D, bool alias, bool accumulate) {
+    fake_be f(fp32, -1, 0);
+    gf_backend *be = &f.be;
+    const gf_dtype act = fp32 ? GF_F32 : GF_BF16;
+    const bool rb = !fp32;
+    auto x = rand_vec((size_t)N * D, 2.0, rb), w = rand_vec(D, 1.5, rb), gy = rand_vec((size_t)N * D, 1.0, rb);
+    auto d0 = rand_vec((size_t)N * D, 1.0, rb), dw0 = rand_vec(D, 1.0, false);
+    tensor tx(x.size(), act), tw(D, act), tgy(x.size(), act), tdx(x.size(), act), tr(N, GF_F32), tdw(D, GF_F32);
+    tx.put(x), tw.put(w), tgy.put(gy), tdx.put(d0), tdw.put(dw0);
+    std::vector<double> rr(N), rdx(x.size()), rdw(dw0.begin(), dw0.end());
+    for (int n = 0; n < N; n++) {
+        double ss = 0, dot = 0;
+        for (int d = 0; d < D; d++) ss += x[(size_t)n * D + d] * x[(size_t)n * D + d];
+        rr[n] = 1.0 / sqrt(ss / D + 1e-5);
+        for (int d = 0; d < D; d++) {
+            const size_t e = (size_t)n * D + d;
+            dot += gy[e] * w[d] * x[e];
+            rdw[d] += gy[e] * x[e] * rr[n];
+        }
+        for (int d = 0; d < D; d++) {
+            const size_t e = (size_t)n * D + d;
+            rdx[e] = rr[n] * gy[e] * w[d] - rr[n] * rr[n] * rr[n] * dot / D * x[e] + (accumulate ? d0[e] : 0);
+        }
+    }
+    tr.put(rr);
+    tensor &dx = alias ? tgy : tdx;
+    cuda_rmsnorm_backward(be, dx.buf(), tdw.buf(), tgy.buf(), tx.buf(), tw.buf(), tr.buf(), N, D, 1e-5f, accumulate);
+    char name[128];
+    snprintf(name, sizeof name, "%s rmsnorm_backward %dx%d%s%s: dx", mode_name(fp32), N, D, alias ? " dx = dy" : "",
+             accumulate ? " +=" : "");
+    check(name, dx.get(), rdx, tol_of(fp32));
+    snprintf(name, sizeof name, "%s rmsnorm_backward %dx%d%s%s: dw", mode_name(fp32), N, D, alias ? " dx = dy" : "",
+             accumulate ? " +=" : "");
+    check(name, tdw.get(), rdw, 1e-5); /* F32 sums of the same rounded inputs: only their order differs */
+}
+
 static void ops_cases(bool fp32) {
     fake_be f(fp32, -1, 0);
     gf_backend *be = &f.be;
@@ -901,6 +940,11 @@ int main() {
         rmsnorm_rows_case(fp32, 1, 1536);  /* a decode step's row: a block, 16-byte packs */
         rmsnorm_rows_case(fp32, 3, 2100);  /* a row longer than the block's one pass of packs */
         rmsnorm_rows_case(fp32, 300, 40);  /* more rows than 264: a warp per row */
+        rmsnorm_backward_case(fp32, 2100, 264, false, true); /* 16 rows a block; a lane's last pack past n */
+        rmsnorm_backward_case(fp32, 40, 1536, false, true);  /* the 1.5B's norms: 6 packs a lane (bf16) */
+        rmsnorm_backward_case(fp32, 37, 2048, false, false); /* 8 packs a lane (bf16) */
+        rmsnorm_backward_case(fp32, 90, 128, true, false);   /* the q / k norms': dx is dy */
+        rmsnorm_backward_case(fp32, 20, 2056, false, true);  /* past 8 packs: dw in its own pass */
         for (int M = 1; M <= 4; M++) gemv_case(fp32, M, 40, 13, M % 2 == 1, M >= 3);
         gemv_case(fp32, 1, 1544, 9, true, false);  /* two-pack loop, then one pack */
         gemv_case(fp32, 2, 1536, 17, false, true); /* two-pack loop only */
