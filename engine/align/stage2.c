@@ -113,7 +113,7 @@ double gdn_layer_mse(gf_backend *be, const gdn_config *c, gf_buf block, const al
     gdn_weights w;
     gdn_weights_bind(&w, c, block);
     gdn_acts a = b.a;
-    gdn_layer_forward(be, c, &w, &a, b.x, b.y, false, NULL);
+    gdn_layer_forward(be, c, &w, &a, b.x, b.y, gf_none(), NULL);
     double l = NAN;
     if (mse(be, b.loss, gf_none(), b.y, b.target, (size_t)set->B * set->T * c->D, &l) != 0) l = NAN;
     be_free(be, &b.arena);
@@ -159,10 +159,10 @@ int stage2_align(gf_backend *be, const student_settings *set, const gdn_config *
         }
         const bool last = step == steps;
         be_zero(be, b.loss, 3);
-        gdn_layer_forward(be, c, &w, &b.a, b.x, b.y, false, NULL);
+        gdn_layer_forward(be, c, &w, &b.a, b.x, b.y, gf_none(), NULL);
         be_mse(be, b.loss, b.dy, b.y, b.target, N, (float)(1.0 / (double)N));
         if (held) {
-            gdn_layer_forward(be, c, &w, &b.ha, b.hx, b.hy, false, NULL);
+            gdn_layer_forward(be, c, &w, &b.ha, b.hx, b.hy, gf_none(), NULL);
             be_mse(be, hl, gf_none(), b.hy, b.htarget, Nh, (float)(1.0 / (double)Nh));
         }
         if (!last) {

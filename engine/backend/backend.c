@@ -189,7 +189,10 @@ void be_embedding_backward(gf_backend *be, gf_buf dE, gf_buf dx, gf_buf tokens, 
     if (!gf_is_none(dE)) be->ops->embedding_backward(be, dE, dx, tokens, N, D);
 }
 void be_linear(gf_backend *be, gf_buf y, gf_buf x, gf_buf W, gf_buf b, int N, int in, int out, bool accumulate) {
-    be->ops->linear(be, y, x, W, b, N, in, out, accumulate);
+    be->ops->linear_add(be, y, x, W, b, N, in, out, accumulate ? y : gf_none());
+}
+void be_linear_add(gf_backend *be, gf_buf y, gf_buf x, gf_buf W, gf_buf b, int N, int in, int out, gf_buf add) {
+    be->ops->linear_add(be, y, x, W, b, N, in, out, add);
 }
 void be_linear_backward(gf_backend *be, gf_buf dx, gf_buf dW, gf_buf db, gf_buf dy, gf_buf x, gf_buf W, int N,
                         int in, int out, bool accumulate_dx) {

@@ -151,6 +151,9 @@ void be_embedding_backward(gf_backend *be, gf_buf dE, gf_buf dx, gf_buf tokens, 
 
 /* y[N, out] = x[N, in] W[out, in]^T (+ b[out]); += into y when accumulate. */
 void be_linear(gf_backend *be, gf_buf y, gf_buf x, gf_buf W, gf_buf b, int N, int in, int out, bool accumulate);
+/* y[N, out] = x W^T (+ b) + add[N, out] (none: nothing added; it may be y): a residual added in
+ * the product's epilogue, without a pass of its own over y. */
+void be_linear_add(gf_backend *be, gf_buf y, gf_buf x, gf_buf W, gf_buf b, int N, int in, int out, gf_buf add);
 /* dx[N, in] = dy[N, out] W (+= when accumulate_dx); dW[out, in] (F32) += dy^T x;
  * db[out] (F32) += sum_n dy. */
 void be_linear_backward(gf_backend *be, gf_buf dx, gf_buf dW, gf_buf db, gf_buf dy, gf_buf x, gf_buf W, int N,

@@ -34,8 +34,8 @@ extern "C" {
     X(int, run_tasks, (gf_backend *be, int n, int (*fn)(void *ud, int i, gf_backend *sub), void *ud))                  \
     X(void, embedding, (gf_backend *be, gf_buf x, gf_buf E, gf_buf tokens, int N, int D))                              \
     X(void, embedding_backward, (gf_backend *be, gf_buf dE, gf_buf dx, gf_buf tokens, int N, int D))                   \
-    X(void, linear, (gf_backend *be, gf_buf y, gf_buf x, gf_buf W, gf_buf b, int N, int in, int out,                   \
-          bool accumulate))                                                                                            \
+    X(void, linear_add, (gf_backend *be, gf_buf y, gf_buf x, gf_buf W, gf_buf b, int N, int in, int out,               \
+          gf_buf add))                                                                                                 \
     X(void, linear_backward, (gf_backend *be, gf_buf dx, gf_buf dW, gf_buf db, gf_buf dy, gf_buf x, gf_buf W, int N,   \
           int in, int out, bool accumulate_dx))                                                                        \
     X(void, rmsnorm, (gf_backend *be, gf_buf y, gf_buf rstd, gf_buf x, gf_buf w, int rows, int n, float eps))          \

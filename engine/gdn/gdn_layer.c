@@ -72,7 +72,7 @@ static gf_gdn_shape shape_of(const gdn_config *c, int B, int T, bool keep_wy) {
 }
 
 void gdn_layer_forward(gf_backend *be, const gdn_config *c, const gdn_weights *w, const gdn_acts *a, gf_buf x,
-                       gf_buf y, bool accumulate_y, const gdn_state *st) {
+                       gf_buf y, gf_buf y_add, const gdn_state *st) {
     const int B = a->B, T = a->T, N = B * T, D = c->D, hv = c->H * c->dv;
     const gf_gdn_dims d = dims_of(c, B, T);
     const gf_gdn_shape s = shape_of(c, B, T, a->keep_wy);
@@ -81,7 +81,7 @@ void gdn_layer_forward(gf_backend *be, const gdn_config *c, const gdn_weights *w
                 w->a_log, w->dt_bias, &d);
     be_gdn_core(be, a->o, a->ckpt, st ? st->S : gf_none(), a->q, a->k, a->v, a->g, a->beta, &s);
     be_gdn_gated_norm(be, a->z, a->rstd, a->o, a->proj, w->w_norm, &d);
-    be_linear(be, y, a->z, w->wo, gf_none(), N, hv, D, accumulate_y);
+    be_linear_add(be, y, a->z, w->wo, gf_none(), N, hv, D, y_add);
 }
 
 void gdn_layer_backward(gf_backend *be, const gdn_config *c, const gdn_weights *w, const gdn_weights *g,
@@ -121,7 +121,7 @@ int gdn_layer_run_host(gf_backend *be, const gdn_config *c, const gdn_params *p,
     gdn_weights_bind(&w, c, block);
     be_upload(be, block, p->block, GF_F32, p->n);
     be_upload(be, xb, x, GF_F32, N * D);
-    gdn_layer_forward(be, c, &w, &a, xb, yb, false, NULL);
+    gdn_layer_forward(be, c, &w, &a, xb, yb, gf_none(), NULL);
     int rc = 0;
     if (y) rc = be_download(be, y, GF_F32, yb, N * D);
     if (o && rc == 0) rc = be_download(be, o, GF_F32, a.o, N * (size_t)c->H * c->dv);

@@ -66,11 +66,12 @@ void gdn_scratch_take(gdn_scratch *s, arena *ar, const gdn_config *c, int B, int
 void gdn_state_take(gdn_state *s, arena *ar, const gdn_config *c, int B, gf_dtype act);
 void gdn_state_zero(gf_backend *be, const gdn_state *s, const gdn_config *c, int B);
 
-/* x [B*T, D] -> y [B*T, D] (acts sized for B, T with a->B, a->T; y += when
- * accumulate_y). st (may be NULL): continue from it and update it (then no
- * backward may follow). */
+/* x [B*T, D] -> y [B*T, D] (acts sized for B, T with a->B, a->T), plus y_add
+ * [B*T, D] in the out-projection's epilogue when given (it may be y: y +=).
+ * st (may be NULL): continue from it and update it (then no backward may
+ * follow). */
 void gdn_layer_forward(gf_backend *be, const gdn_config *c, const gdn_weights *w, const gdn_acts *a, gf_buf x,
-                       gf_buf y, bool accumulate_y, const gdn_state *st);
+                       gf_buf y, gf_buf y_add, const gdn_state *st);
 /* From dy: ACCUMULATES into the gradient views of g (none views skipped) and
  * writes dx (+= when accumulate_dx; none: skipped). */
 void gdn_layer_backward(gf_backend *be, const gdn_config *c, const gdn_weights *w, const gdn_weights *g,

@@ -14,9 +14,11 @@ static const mixer_ops *mixer_of(const transformer *tf, int l) {
 }
 
 /* No token mixing: the block adds nothing before its MLP. */
-static int none_forward(tf_run *r, int l, int B, int T, int pos0, const tf_hooks *h, gf_buf out, bool add) {
+static int none_forward(tf_run *r, int l, int B, int T, int pos0, const tf_hooks *h, gf_buf out, gf_buf add) {
     (void)l, (void)pos0, (void)h;
-    if (!add) be_zero(r->tf->be, out, (size_t)B * T * r->tf->cfg.dim);
+    const size_t n = (size_t)B * T * r->tf->cfg.dim;
+    if (gf_is_none(add)) be_zero(r->tf->be, out, n);
+    else if (add.ptr != out.ptr) be_copy(r->tf->be, out, add, n);
     return 0;
 }
 static void none_backward(tf_run *r, int l, gf_buf dout, gf_buf dxn) {
@@ -33,22 +35,23 @@ static int block_forward(tf_run *r, int l, int B, int T, int pos0, const tf_hook
     const layer_acts *a = &r->la[l];
     const int N = B * T, D = c->dim, F = c->hidden_dim;
     const bool train = r->o.train;
-    /* Inference: x_in, x_mid and x_out are one buffer, and the product that ends each sublayer adds
-     * into it in its epilogue (x += y W^T), a pass over [N, D] fewer than writing the sublayer's
-     * output apart and adding it. Training keeps the three apart for the backward (the mixer writes
-     * x_mid, down writes x_out, the residual is added after); a capture hook (on_attention) reads
-     * the attention's own output, written to mix_out. */
-    const bool add_mix = !train && !(tf->kind[l] == MIX_ATTN && h && h->on_attention);
-    be_rmsnorm(be, a->xn1, gf_none(), a->x_in, w->attn_norm, N, D, c->norm_eps);
-    if (mixer_of(tf, l)->forward(r, l, B, T, pos0, h, add_mix ? a->x_mid : a->mix_out, add_mix) != 0) return -1;
-    if (!add_mix) be_add(be, a->x_mid, train ? a->x_in : a->mix_out, (size_t)N * D);
-    be_rmsnorm(be, a->xn2, gf_none(), a->x_mid, w->ffn_norm, N, D, c->norm_eps);
+    /* The product that ends each sublayer adds the residual in its epilogue (y = x W^T + r), a pass
+     * over [N, D] fewer than writing the sublayer's output apart and adding it. Inference: x_in,
+     * x_mid and x_out are one buffer (x += ...). Training keeps the three apart for the backward
+     * (x_mid = mixer + x_in, x_out = down + x_mid). A capture hook (on_attention) reads the
+     * attention's own output, written to mix_out (x_mid itself in training), and the residual is
+     * added after it. */
+    const bool hooked = tf->kind[l] == MIX_ATTN && h && h->on_attention;
+    be_rmsnorm(be, a->xn1, a->rstd1, a->x_in, w->attn_norm, N, D, c->norm_eps);
+    if (mixer_of(tf, l)->forward(r, l, B, T, pos0, h, hooked ? a->mix_out : a->x_mid, hooked ? gf_none() : a->x_in) != 0)
+        return -1;
+    if (hooked) be_add(be, a->x_mid, train ? a->x_in : a->mix_out, (size_t)N * D);
+    be_rmsnorm(be, a->xn2, a->rstd2, a->x_mid, w->ffn_norm, N, D, c->norm_eps);
     be_linear(be, a->gate, a->xn2, w->w_gate, gf_none(), N, D, F, false);
     be_linear(be, a->up, a->xn2, w->w_up, gf_none(), N, D, F, false);
     const gf_buf act = train ? a->act : a->gate; /* training keeps gate's pre-activation and act */
     be_swiglu(be, act, a->gate, a->up, (size_t)N * F);
-    be_linear(be, a->x_out, act, w->w_down, gf_none(), N, F, D, !train);
-    if (train) be_add(be, a->x_out, a->x_mid, (size_t)N * D);
+    be_linear_add(be, a->x_out, act, w->w_down, gf_none(), N, F, D, a->x_mid);
     return 0;
 }
 
@@ -83,7 +86,7 @@ int tf_forward(tf_run *r, const int *tokens, int B, int T, int pos0, const tf_ho
         if (h && h->after_layer && !gf_is_none(h->after_layer[l]))
             be_copy(be, h->after_layer[l], r->la[l].x_out, (size_t)N * D);
     }
-    be_rmsnorm(be, r->hidden, gf_none(), r->la[L - 1].x_out, tf->w.final_norm, N, D, c->norm_eps);
+    be_rmsnorm(be, r->hidden, r->rstd_final, r->la[L - 1].x_out, tf->w.final_norm, N, D, c->norm_eps);
     if (r->o.train) be_zero(be, r->dhidden, (size_t)N * D);
     r->have_dhidden = false;
     r->B = B, r->T = T, r->pos0 = pos0, r->pos = pos0 + T;
@@ -126,7 +129,7 @@ int tf_backward(tf_run *r, const gf_buf *d_after) {
 #define G(view) (rest ? (view) : gf_none())
     if (r->have_dhidden)
         be_rmsnorm_backward(be, r->dx, G(tf->g.final_norm), r->dhidden, r->la[L - 1].x_out, tf->w.final_norm,
-                            gf_none(), N, D, eps, false);
+                            r->rstd_final, N, D, eps, false);
     else
         be_zero(be, r->dx, (size_t)N * D);
     const int floor_l = lowest_needed_layer(tf);
@@ -143,12 +146,12 @@ int tf_backward(tf_run *r, const gf_buf *d_after) {
         be_swiglu_backward(be, r->dact, r->dup, r->dact, a->gate, a->up, (size_t)N * F);
         be_linear_backward(be, r->dxn, G(gw->w_gate), gf_none(), r->dact, a->xn2, w->w_gate, N, D, F, false);
         be_linear_backward(be, r->dxn, G(gw->w_up), gf_none(), r->dup, a->xn2, w->w_up, N, D, F, true);
-        be_rmsnorm_backward(be, r->dx, G(gw->ffn_norm), r->dxn, a->x_mid, w->ffn_norm, gf_none(), N, D, eps, true);
+        be_rmsnorm_backward(be, r->dx, G(gw->ffn_norm), r->dxn, a->x_mid, w->ffn_norm, a->rstd2, N, D, eps, true);
         /* token mixing: x_mid = x_in + mixer(xn1) */
         mixer_of(tf, l)->backward(r, l, r->dx, r->dxn);
         const bool need_dx = l > floor_l || rest;
         be_rmsnorm_backward(be, need_dx ? r->dx : gf_none(), G(gw->attn_norm), r->dxn, a->x_in, w->attn_norm,
-                            gf_none(), N, D, eps, true);
+                            a->rstd1, N, D, eps, true);
     }
     if (rest) be_embedding_backward(be, tf->g.tok_embed, r->dx, r->tokens, N, D);
 #undef G

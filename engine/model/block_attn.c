@@ -3,7 +3,7 @@
  * way when the run keeps them), o_proj; and its backward. */
 #include "model/tf_internal.h"
 
-static int attn_forward(tf_run *r, int l, int B, int T, int pos0, const tf_hooks *h, gf_buf out, bool add) {
+static int attn_forward(tf_run *r, int l, int B, int T, int pos0, const tf_hooks *h, gf_buf out, gf_buf add) {
     const transformer *tf = r->tf;
     gf_backend *be = tf->be;
     const model_config *c = &tf->cfg;
@@ -21,8 +21,8 @@ static int attn_forward(tf_run *r, int l, int B, int T, int pos0, const tf_hooks
     be_linear(be, kp, a->xn1, w->wk, w->bk, N, D, kvd, false);
     be_linear(be, vnew, a->xn1, w->wv, w->bv, N, D, kvd, false);
     if (c->qk_norm) {
-        be_rmsnorm(be, a->q, gf_none(), qp, w->q_norm, N * H, hd, c->norm_eps);
-        be_rmsnorm(be, knew, gf_none(), kp, w->k_norm, N * KV, hd, c->norm_eps);
+        be_rmsnorm(be, a->q, a->rstd_q, qp, w->q_norm, N * H, hd, c->norm_eps);
+        be_rmsnorm(be, knew, a->rstd_k, kp, w->k_norm, N * KV, hd, c->norm_eps);
     }
     be_rope(be, a->q, r->rope, B, T, H, hd, pos0, c->rope_pairing, false);
     be_rope(be, knew, r->rope, B, T, KV, hd, pos0, c->rope_pairing, false);
@@ -34,7 +34,7 @@ static int attn_forward(tf_run *r, int l, int B, int T, int pos0, const tf_hooks
     const gf_attn_shape sh = {B, T, H, KV, hd, pos0, train ? T : S};
     const gf_buf stats = gf_is_none(r->stats) ? gf_none() : gf_at(r->stats, (size_t)l * H * GF_STAT_COUNT);
     be_attention(be, a->heads, train ? a->lse : gf_none(), stats, a->q, a->k, a->v, &sh);
-    be_linear(be, out, a->heads, w->wo, gf_none(), N, qd, D, add);
+    be_linear_add(be, out, a->heads, w->wo, gf_none(), N, qd, D, add);
     if (h && h->on_attention) return h->on_attention(h->ud, l, a->xn1, a->heads, out, N); /* never with add */
     return 0;
 }
@@ -56,8 +56,8 @@ static void attn_backward(tf_run *r, int l, gf_buf dout, gf_buf dxn) {
     be_rope(be, r->dq, r->rope, B, T, H, hd, 0, c->rope_pairing, true);
     be_rope(be, r->dk, r->rope, B, T, KV, hd, 0, c->rope_pairing, true);
     if (c->qk_norm) {
-        be_rmsnorm_backward(be, r->dq, G(gw->q_norm), r->dq, a->q_pre, w->q_norm, gf_none(), N * H, hd, eps, false);
-        be_rmsnorm_backward(be, r->dk, G(gw->k_norm), r->dk, a->k_pre, w->k_norm, gf_none(), N * KV, hd, eps, false);
+        be_rmsnorm_backward(be, r->dq, G(gw->q_norm), r->dq, a->q_pre, w->q_norm, a->rstd_q, N * H, hd, eps, false);
+        be_rmsnorm_backward(be, r->dk, G(gw->k_norm), r->dk, a->k_pre, w->k_norm, a->rstd_k, N * KV, hd, eps, false);
     }
     be_linear_backward(be, dxn, G(gw->wq), G(gw->bq), r->dq, a->xn1, w->wq, N, D, qd, false);
     be_linear_backward(be, dxn, G(gw->wk), G(gw->bk), r->dk, a->xn1, w->wk, N, D, kvd, true);

@@ -2,7 +2,7 @@
  * recurrent state and conv history carried between calls in decode runs. */
 #include "model/tf_internal.h"
 
-static int gdn_forward(tf_run *r, int l, int B, int T, int pos0, const tf_hooks *h, gf_buf out, bool add) {
+static int gdn_forward(tf_run *r, int l, int B, int T, int pos0, const tf_hooks *h, gf_buf out, gf_buf add) {
     (void)pos0;
     const transformer *tf = r->tf;
     const layer_acts *a = &r->la[l];

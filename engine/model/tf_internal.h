@@ -10,10 +10,12 @@
 typedef struct {
     gf_buf x_in, x_mid, x_out;   /* [N, D] residual entering, after the mixer, after the MLP */
     gf_buf xn1, xn2;             /* [N, D] input_layernorm / post_attention_layernorm outputs */
+    gf_buf rstd1, rstd2;         /* F32 [N]: their 1/rms, kept for the backward (training; none in inference) */
     gf_buf gate, up, act;        /* [N, F]; act = silu(gate) * up, kept for the backward (training) */
     gf_buf mix_out;              /* [N, D] where the mixer writes when it does not add (x_mid in training) */
     /* attention */
     gf_buf q, q_pre, k_pre;      /* [N, H*hd], [N, H*hd], [N, KV*hd] (pre: before q/k norm, training) */
+    gf_buf rstd_q, rstd_k;       /* F32 [N*H], [N*KV]: the q/k norms' 1/rms (training with qk_norm) */
     gf_buf heads;                /* [N, H*hd] */
     gf_buf k, v;                 /* [B, S, KV*hd]: the cache (inference) or saved keys / values (training) */
     gf_buf knew, vnew;           /* [N, KV*hd] new rows before they go into the cache */
@@ -32,6 +34,7 @@ struct tf_run {
     gf_buf rope;                 /* F32 [S, hd/2, 2] */
     gf_buf tokens;               /* I32 [N] */
     gf_buf hidden, dhidden;      /* [N, D] */
+    gf_buf rstd_final;           /* F32 [N]: the final norm's 1/rms (training) */
     gf_buf logits;               /* [logit_rows, V] */
     gf_buf stats;                /* F64 [L, H, GF_STAT_COUNT] */
     long stat_rows;
@@ -48,12 +51,12 @@ struct tf_run {
 };
 
 /* One mixer kind: forward writes its output [N, D] from a->xn1 (rows of B x T
- * at pos0; with state in decode runs) to out, or adds it to out when add (the
- * inference forward's residual, through its last product's epilogue);
+ * at pos0; with state in decode runs) to out, plus add [N, D] when given (the
+ * residual, through its last product's epilogue; add may be out);
  * backward writes dxn [N, D] from dout (the gradient of its output) and
  * accumulates its parameter gradients. */
 typedef struct {
-    int (*forward)(tf_run *r, int l, int B, int T, int pos0, const tf_hooks *h, gf_buf out, bool add);
+    int (*forward)(tf_run *r, int l, int B, int T, int pos0, const tf_hooks *h, gf_buf out, gf_buf add);
     void (*backward)(tf_run *r, int l, gf_buf dout, gf_buf dxn);
 } mixer_ops;
 

@@ -199,11 +199,13 @@ static void carve(tf_run *r, arena *ar, gf_dtype act, bool keeps_wy) {
         if (shared && l > 0) {
             a->x_mid = a->mix_out = r->la[0].x_mid;
             a->xn1 = r->la[0].xn1, a->xn2 = r->la[0].xn2, a->gate = r->la[0].gate, a->up = r->la[0].up;
-            a->act = r->la[0].act;
+            a->act = r->la[0].act, a->rstd1 = r->la[0].rstd1, a->rstd2 = r->la[0].rstd2;
         } else {
             a->x_mid = a->mix_out = arena_take(ar, N * D, act);
             a->xn1 = arena_take(ar, N * D, act);
             a->xn2 = arena_take(ar, N * D, act);
+            a->rstd1 = arena_take(ar, N, GF_F32); /* the backward reads them instead of a pass over x */
+            a->rstd2 = arena_take(ar, N, GF_F32);
             a->gate = arena_take(ar, N * F, act);
             a->up = arena_take(ar, N * F, act);
             a->act = arena_take(ar, N * F, act); /* the backward's dW of down needs it: kept, not recomputed */
@@ -217,6 +219,7 @@ static void carve(tf_run *r, arena *ar, gf_dtype act, bool keeps_wy) {
         if (taken) {
             a->q = first_attn.q, a->heads = first_attn.heads, a->k = first_attn.k, a->v = first_attn.v;
             a->lse = first_attn.lse, a->q_pre = first_attn.q_pre, a->k_pre = first_attn.k_pre;
+            a->rstd_q = first_attn.rstd_q, a->rstd_k = first_attn.rstd_k;
             continue;
         }
         a->q = arena_take(ar, N * qd, act);
@@ -227,10 +230,13 @@ static void carve(tf_run *r, arena *ar, gf_dtype act, bool keeps_wy) {
         if (c->qk_norm) {
             a->q_pre = arena_take(ar, N * qd, act);
             a->k_pre = arena_take(ar, N * kvd, act);
+            a->rstd_q = arena_take(ar, N * c->n_heads, GF_F32);
+            a->rstd_k = arena_take(ar, N * c->n_kv_heads, GF_F32);
         }
         first_attn = *a;
     }
     r->dhidden = arena_take(ar, N * D, act);
+    r->rstd_final = arena_take(ar, N, GF_F32);
     r->dx = arena_take(ar, N * D, act);
     r->dxn = arena_take(ar, N * D, act);
     r->dact = arena_take(ar, N * F, act);

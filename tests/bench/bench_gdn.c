@@ -145,8 +145,8 @@ int main(int argc, char **argv) {
 
     double t_fc, t_fr, t_bw, t_cc, t_cr, t_cb, c_fc, c_fr, c_bw, c_cc, c_cr, c_cb;
     gf_gdn_shape s = {B, T, H, hd, hd, cfg.chunk, (float)gdn_query_scale(&cfg), false, false};
-    gdn_layer_forward(be, &cfg, &w, &ca, x, y, false, NULL); /* warm-up */
-    TIME_BEST(3, t_fc, gdn_layer_forward(be, &cfg, &w, &ca, x, y, false, NULL));
+    gdn_layer_forward(be, &cfg, &w, &ca, x, y, gf_none(), NULL); /* warm-up */
+    TIME_BEST(3, t_fc, gdn_layer_forward(be, &cfg, &w, &ca, x, y, gf_none(), NULL));
     c_fc = last_cpu;
     TIME_BEST(3, t_cc, be_gdn_core(be, ca.o, ca.ckpt, gf_none(), ca.q, ca.k, ca.v, ca.g, ca.beta, &s));
     c_cc = last_cpu;
@@ -154,10 +154,10 @@ int main(int argc, char **argv) {
     TIME_BEST(3, t_cr, be_gdn_core(be, ca.o, ca.ckpt, gf_none(), ca.q, ca.k, ca.v, ca.g, ca.beta, &s));
     c_cr = last_cpu;
     cfg.form = GDN_FORM_RECURRENT;
-    TIME_BEST(3, t_fr, gdn_layer_forward(be, &cfg, &w, &ca, x, y, false, NULL));
+    TIME_BEST(3, t_fr, gdn_layer_forward(be, &cfg, &w, &ca, x, y, gf_none(), NULL));
     c_fr = last_cpu;
     cfg.form = GDN_FORM_CHUNKED;
-    gdn_layer_forward(be, &cfg, &w, &ca, x, y, false, NULL);
+    gdn_layer_forward(be, &cfg, &w, &ca, x, y, gf_none(), NULL);
     TIME_BEST(3, t_bw, gdn_layer_backward(be, &cfg, &w, &g, &ca, &sc, x, dy, dx, false));
     c_bw = last_cpu;
     s.recurrent = false;

@@ -113,6 +113,32 @@ static void t_linear(int N, int in, int out, bool bias, bool acc) {
     if (bias) drop(&b);
 }
 
+/* y = x W^T (+ b) + r with r a buffer of its own (the training forward's residual in the
+ * epilogue: cublasLt's C != D, or a copy then y += on the few-row GEMV path); r unchanged. */
+static void t_linear_add(int N, int in, int out, bool bias) {
+    char name[96];
+    pair x = mk_rand((size_t)N * in, ACT, 1.0f), W = mk_rand((size_t)out * in, ACT, 0.5f);
+    pair b = bias ? mk_rand(out, ACT, 1.0f) : (pair){gf_none(), gf_none(), 0, ACT};
+    pair r = mk_rand((size_t)N * out, ACT, 1.0f), r0 = mk((size_t)N * out, ACT), y = mk((size_t)N * out, ACT);
+    be_copy(G.cpu, r0.c, r.c, r0.n);
+    be_copy(G.gpu, r0.g, r.g, r0.n);
+    poison(&y);
+    be_linear_add(G.cpu, y.c, x.c, W.c, b.c, N, in, out, r.c);
+    be_linear_add(G.gpu, y.g, x.g, W.g, b.g, N, in, out, r.g);
+    snprintf(name, sizeof name, "linear_add %dx%d->%d%s + r", N, in, out, bias ? " +b" : "");
+    cmp(name, &y, tol_mm());
+    snprintf(name, sizeof name, "linear_add %dx%d->%d: r unchanged", N, in, out);
+    cmp(name, &r, 0); /* read only: exact */
+    be_copy(G.gpu, y.g, r0.g, r0.n); /* and r the same buffer as y: y += */
+    be_copy(G.cpu, y.c, r0.c, r0.n);
+    be_linear_add(G.cpu, y.c, x.c, W.c, b.c, N, in, out, y.c);
+    be_linear_add(G.gpu, y.g, x.g, W.g, b.g, N, in, out, y.g);
+    snprintf(name, sizeof name, "linear_add %dx%d->%d%s, r = y", N, in, out, bias ? " +b" : "");
+    cmp(name, &y, tol_mm());
+    drop(&x), drop(&W), drop(&r), drop(&r0), drop(&y);
+    if (bias) drop(&b);
+}
+
 static void t_rmsnorm(int rows, int n, bool alias) {
     char name[96];
     const float eps = 1e-5f;
@@ -509,9 +535,13 @@ static void run_all(void) {
     t_linear(65, 136, 24, true, true);
     t_linear(256, 1536, 512, true, false);
     t_linear(300, 1024, 896, false, true);
+    t_linear_add(300, 1024, 896, false);
+    t_linear_add(65, 136, 24, true);
+    t_linear_add(2, 1536, 40, false); /* few rows: the GEMV path */
     t_rmsnorm(50, 96, false);
     t_rmsnorm(33, 100, false);
     t_rmsnorm(64 * 4, 128, true); /* per-head rows */
+    t_rmsnorm(2100, 1536, false); /* the 1.5B's block norms: dx and dw in one kernel, 16 rows a block */
     t_rope(2, 5, 3, 16, 3, ROPE_HALF, false);
     t_rope(2, 5, 3, 16, 0, ROPE_ADJACENT, false);
     t_rope(1, 7, 4, 128, 11, ROPE_HALF, true);

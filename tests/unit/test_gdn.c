@@ -438,7 +438,7 @@ static void f32_close(f32_layer *F) { tb_free(&F->arena); }
 static void f32_forward(f32_layer *F, const double *x, float *y, bool with_state) {
     const size_t nx = (size_t)F->B * F->T * F->cfg.D;
     be_upload(be_default(), F->x, x, GF_F64, nx);
-    gdn_layer_forward(be_default(), &F->cfg, &F->w, &F->a, F->x, F->y, false, with_state ? &F->st : NULL);
+    gdn_layer_forward(be_default(), &F->cfg, &F->w, &F->a, F->x, F->y, gf_none(), with_state ? &F->st : NULL);
     assert_int_equal(be_sync(be_default()), 0);
     if (y) tb_get(y, F->y, nx);
 }

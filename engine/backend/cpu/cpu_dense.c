@@ -31,10 +31,12 @@ void cpu_embedding_backward(gf_backend *be, gf_buf dE, gf_buf dx, gf_buf tokens,
     }
 }
 
-void cpu_linear(gf_backend *be, gf_buf y, gf_buf x, gf_buf W, gf_buf b, int N, int in, int out, bool accumulate) {
+void cpu_linear_add(gf_backend *be, gf_buf y, gf_buf x, gf_buf W, gf_buf b, int N, int in, int out, gf_buf add) {
     float *Y = cpu_f(y);
+    const bool adds = !gf_is_none(add);
+    if (adds && add.ptr != y.ptr) memcpy(Y, cpu_f(add), (size_t)N * out * sizeof *Y); /* then y += x W^T */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, out, in, 1.0f, cpu_f(x), in, cpu_f(W), in,
-                accumulate ? 1.0f : 0.0f, Y, out);
+                adds ? 1.0f : 0.0f, Y, out);
     if (!gf_is_none(b)) {
         const float *bb = cpu_f(b);
 #pragma omp parallel for num_threads(cpu_threads(be, (size_t)N)) if ((size_t)N * out > ELEMS_PAR)

@@ -140,8 +140,9 @@ static gemm_plan *plan_for(gf_backend *be, const char *op, const gemm_key *k) {
     return p;
 }
 
-void cuda_gemm(gf_backend *be, const char *op, bool transa, bool transb, int m, int n, int k, float alpha, gf_buf A,
-               int lda, gf_buf B, int ldb, float beta, gf_buf C, int ldc, gf_buf bias) {
+/* D = alpha op(A) op(B) + beta C (+ bias): C and D share a layout (type, ldc); C may be D. */
+static void gemm_run(gf_backend *be, const char *op, bool transa, bool transb, int m, int n, int k, float alpha,
+                     gf_buf A, int lda, gf_buf B, int ldb, float beta, gf_buf C, gf_buf D, int ldc, gf_buf bias) {
     if (m <= 0 || n <= 0) return;
     if (k <= 0) { /* an empty sum: C = beta C (+ bias) is not worth a plan; callers never ask */
         be_set_error(be, "%s: empty inner dimension", op);
@@ -159,12 +160,12 @@ void cuda_gemm(gf_backend *be, const char *op, bool transa, bool transb, int m, 
     key.ldc = ldc;
     key.at = A.dtype;
     key.bt = B.dtype;
-    key.ct = C.dtype;
+    key.ct = D.dtype;
     key.bias = !gf_is_none(bias);
     key.biast = key.bias ? bias.dtype : GF_F32;
     key.align_a = align_of(A.ptr);
     key.align_b = align_of(B.ptr);
-    key.align_c = align_of(C.ptr);
+    key.align_c = align_of(C.ptr) < align_of(D.ptr) ? align_of(C.ptr) : align_of(D.ptr);
     key.align_bias = key.bias ? align_of(bias.ptr) : 0;
     gemm_plan *p = plan_for(be, op, &key);
     if (!p) return;
@@ -174,7 +175,7 @@ void cuda_gemm(gf_backend *be, const char *op, bool transa, bool transb, int m, 
         return;
     }
     cuda_impl *c = cuda_of(be);
-    cublasStatus_t s = cublasLtMatmul(c->lt, p->desc, &alpha, A.ptr, p->la, B.ptr, p->lb, &beta, C.ptr, p->lc, C.ptr,
+    cublasStatus_t s = cublasLtMatmul(c->lt, p->desc, &alpha, A.ptr, p->la, B.ptr, p->lb, &beta, C.ptr, p->lc, D.ptr,
                                       p->lc, &p->algo, c->workspace, c->workspace_bytes, c->stream);
     if (s != CUBLAS_STATUS_SUCCESS) {
         be_set_error(be, "cuda:%d: %s: cublasLt: %s", c->device, op, cublasGetStatusString(s));
@@ -183,20 +184,30 @@ void cuda_gemm(gf_backend *be, const char *op, bool transa, bool transb, int m, 
     cuda_after(be, op);
 }
 
+void cuda_gemm(gf_backend *be, const char *op, bool transa, bool transb, int m, int n, int k, float alpha, gf_buf A,
+               int lda, gf_buf B, int ldb, float beta, gf_buf C, int ldc, gf_buf bias) {
+    gemm_run(be, op, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, C, ldc, bias);
+}
+
 /* ------------------------------------------------------------- linear */
 
-void cuda_linear(gf_backend *be, gf_buf y, gf_buf x, gf_buf W, gf_buf b, int N, int in, int out, bool accumulate) {
+void cuda_linear_add(gf_backend *be, gf_buf y, gf_buf x, gf_buf W, gf_buf b, int N, int in, int out, gf_buf add) {
     const char *op = "linear";
     if (!cuda_need(be, op, "y", y) || !cuda_need(be, op, "x", x) || !cuda_need(be, op, "W", W) ||
         !cuda_want(be, op, "y", y, be->act) || !cuda_want(be, op, "x", x, be->act) ||
-        !cuda_want(be, op, "W", W, be->act) || !cuda_want(be, op, "b", b, be->act))
+        !cuda_want(be, op, "W", W, be->act) || !cuda_want(be, op, "b", b, be->act) ||
+        !cuda_want(be, op, "add", add, be->act))
         return;
-    if (cuda_gemv_takes(be, x, W, N, in)) { /* a decode step's few rows */
-        cuda_gemv(be, y, x, W, b, N, in, out, accumulate);
+    const bool adds = !gf_is_none(add);
+    if (cuda_gemv_takes(be, x, W, N, in)) { /* a decode step's few rows: y = add first, then y += */
+        if (adds && add.ptr != y.ptr)
+            cudaMemcpyAsync(y.ptr, add.ptr, (size_t)N * out * gf_dtype_size(be->act), cudaMemcpyDeviceToDevice,
+                            cuda_stream(be));
+        cuda_gemv(be, y, x, W, b, N, in, out, adds);
         return;
     }
-    /* y^T[out, N] = W[out, in] x^T[in, N]  (column-major view) */
-    cuda_gemm(be, op, true, false, out, N, in, 1.0f, W, in, x, in, accumulate ? 1.0f : 0.0f, y, out, b);
+    /* y^T[out, N] = W[out, in] x^T[in, N] (+ add^T)  (column-major view) */
+    gemm_run(be, op, true, false, out, N, in, 1.0f, W, in, x, in, adds ? 1.0f : 0.0f, adds ? add : y, y, out, b);
 }
 
 void cuda_linear_backward(gf_backend *be, gf_buf dx, gf_buf dW, gf_buf db, gf_buf dy, gf_buf x, gf_buf W, int N,
