@@ -94,6 +94,23 @@ extern "C" void cuda_rmsnorm(gf_backend *be, gf_buf y, gf_buf rstd, gf_buf x, gf
     cuda_after(be, op);
 }
 
+/* One pack of dx at column c of the row at off: r dy w - k x (+= when accumulate). */
+template <int W, typename T>
+__device__ __forceinline__ void dx_pack(T *dx, const T *dy, const T *x, const T *w, size_t off, int c, float r,
+                                        float k, bool accumulate) {
+    float a[W], b[W], g[W], o[W];
+    ld_pack<W>(a, dy + off + c);
+    ld_pack<W>(b, x + off + c);
+    ld_pack<W>(g, w + c);
+    if (accumulate) ld_pack<W>(o, dx + off + c);
+#pragma unroll
+    for (int i = 0; i < W; i++) {
+        const float v = r * a[i] * g[i] - k * b[i];
+        o[i] = accumulate ? o[i] + v : v;
+    }
+    st_pack<W>(dx + off + c, o);
+}
+
 /* dx = r dy w - (r^3 / n) (sum dy w x) x  (+= into dx when accumulate). */
 template <int W, typename T>
 __global__ void rmsnorm_dx_kernel(T *dx, const T *dy, const T *x, const T *w, const float *rstd, int rows, int n,
@@ -112,19 +129,7 @@ __global__ void rmsnorm_dx_kernel(T *dx, const T *dy, const T *x, const T *w, co
     }
     dot = warp_sum(dot);
     const float r = rstd[row], k = r * r * r * dot / (float)n;
-    for (int c = lane * W; c < n; c += 32 * W) {
-        float a[W], b[W], g[W], o[W];
-        ld_pack<W>(a, dy + off + c);
-        ld_pack<W>(b, x + off + c);
-        ld_pack<W>(g, w + c);
-        if (accumulate) ld_pack<W>(o, dx + off + c);
-#pragma unroll
-        for (int i = 0; i < W; i++) {
-            const float v = r * a[i] * g[i] - k * b[i];
-            o[i] = accumulate ? o[i] + v : v;
-        }
-        st_pack<W>(dx + off + c, o);
-    }
+    for (int c = lane * W; c < n; c += 32 * W) dx_pack<W>(dx, dy, x, w, off, c, r, k, accumulate);
 }
 
 /* The same dx, and the column sums of dy x r (dw) of the block's rows_per rows, written to
@@ -169,17 +174,7 @@ __global__ void __launch_bounds__(32 * ROWS_PER_BLOCK)
         for (int p = 0; p < P; p++) {
             const int c = (p * 32 + lane) * W;
             if (c >= n) break;
-            float a[W], b[W], g[W], o[W];
-            ld_pack<W>(a, dy + off + c);
-            ld_pack<W>(b, x + off + c);
-            ld_pack<W>(g, w + c);
-            if (accumulate) ld_pack<W>(o, dx + off + c);
-#pragma unroll
-            for (int i = 0; i < W; i++) {
-                const float v = r * a[i] * g[i] - k * b[i];
-                o[i] = accumulate ? o[i] + v : v;
-            }
-            st_pack<W>(dx + off + c, o);
+            dx_pack<W>(dx, dy, x, w, off, c, r, k, accumulate);
         }
     }
     for (int k = 0; k < ROWS_PER_BLOCK; k++) { /* warp order: the same bits every run */
