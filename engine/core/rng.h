@@ -5,6 +5,7 @@
 #ifndef GRAFT_CORE_RNG_H
 #define GRAFT_CORE_RNG_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct {
@@ -20,5 +21,10 @@ uint64_t rng_next(rng64 *r);
 /* Uniform in the open interval (0, 1). */
 double rng_uniform(rng64 *r);
 double rng_normal(rng64 *r);
+/* out[i] = (float)(scale * rng_normal(r)) for i = 0 .. n-1, in that order and
+ * with the same bits, the pairs drawn by several threads (the generator is a
+ * counter, so each chunk of pairs starts from its own state); r ends where n
+ * calls of rng_normal would leave it. */
+void rng_fill_normal(rng64 *r, float *out, size_t n, double scale);
 
 #endif

@@ -274,9 +274,9 @@ void student_default_init(const student *s, int l, gdn_params *p) {
     for (int i = 0; i < 7; i++) free(t[i]);
     rng64 r;
     rng_seed2(&r, s->set.seed, (uint64_t)l);
-    for (size_t i = 0; i < (size_t)H * D; i++) p->wa[i] = (float)(0.02 * rng_normal(&r));
-    for (size_t i = 0; i < (size_t)H * D; i++) p->wb[i] = (float)(0.02 * rng_normal(&r));
-    for (size_t i = 0; i < (size_t)H * c->dv * D; i++) p->wg[i] = (float)(0.02 * rng_normal(&r));
+    rng_fill_normal(&r, p->wa, (size_t)H * D, 0.02);
+    rng_fill_normal(&r, p->wb, (size_t)H * D, 0.02);
+    rng_fill_normal(&r, p->wg, (size_t)H * c->dv * D, 0.02); /* 2.4M at 1.5B: several threads */
     for (int h = 0; h < H; h++) p->a_log[h] = (float)log(16.0 * rng_uniform(&r));
     for (int h = 0; h < H; h++) {
         double dt = exp(log(1e-3) + rng_uniform(&r) * (log(0.1) - log(1e-3)));
