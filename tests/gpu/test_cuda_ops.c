@@ -541,7 +541,7 @@ static void run_all(void) {
     t_rmsnorm(50, 96, false);
     t_rmsnorm(33, 100, false);
     t_rmsnorm(64 * 4, 128, true); /* per-head rows */
-    t_rmsnorm(2100, 1536, false); /* the 1.5B's block norms: dx and dw in one kernel, 16 rows a block */
+    t_rmsnorm(2100, 1536, false); /* the 1.5B's block norms: dx and dw in one kernel, 66 blocks */
     t_rope(2, 5, 3, 16, 3, ROPE_HALF, false);
     t_rope(2, 5, 3, 16, 0, ROPE_ADJACENT, false);
     t_rope(1, 7, 4, 128, 11, ROPE_HALF, true);

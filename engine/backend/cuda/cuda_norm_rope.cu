@@ -195,10 +195,12 @@ __global__ void __launch_bounds__(32 * ROWS_PER_BLOCK)
 template <int W, int P, typename T>
 static bool rmsnorm_dx_dw_launch(gf_backend *be, T *dx, float *dw, const T *dy, const T *x, const T *w,
                                  const float *rstd, int rows, int n, bool accumulate) {
-    /* about 256 blocks of at least ROWS_PER_BLOCK rows: from rows alone, so the order of the
-     * additions is the same on every device */
-    int rows_per = (rows + 255) / 256;
-    rows_per = (rows_per + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK * ROWS_PER_BLOCK;
+    /* four rows a warp: enough rows to spread the dw partials' writes (a block's n floats per
+     * 4 ROWS_PER_BLOCK rows, an eighth of the f32 rows' bytes), few enough that a warp's rows one
+     * after another do not serialize a call of many short rows (the q / k norms': N H rows of
+     * 128). The blocks follow rows alone, so the order of the additions is the same on every
+     * device; 4 x 2048 rows: 256 blocks. */
+    const int rows_per = 4 * ROWS_PER_BLOCK;
     const int blocks = (rows + rows_per - 1) / rows_per;
     float *part = (float *)cuda_scratch(be, (size_t)blocks * n * sizeof(float), "rmsnorm backward");
     if (!part) return false;

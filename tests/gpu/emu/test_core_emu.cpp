@@ -335,8 +335,8 @@ static void rmsnorm_rows_case(bool fp32, int N, int D) {
 }
 
 /* The RMSNorm backward with dx and dw at a shape: where both are asked for, 16-byte packs fit and a
- * row is at most 8 packs a lane, one kernel writes dx and the blocks' partial dw (rows_per rows each,
- * their warps' sums added in warp order). alias: dx is dy (the q / k norms' call); accumulate: dx +=. */
+ * row is at most 8 packs a lane, one kernel writes dx and the blocks' partial dw (32 rows each, four
+ * a warp, their warps' sums added in warp order). alias: dx is dy (the q / k norms' call); accumulate: dx +=. */
 static void rmsnorm_backward_case(bool fp32, int N, int D, bool alias, bool accumulate) {
     fake_be f(fp32, -1, 0);
     gf_backend *be = &f.be;
@@ -940,7 +940,7 @@ int main() {
         rmsnorm_rows_case(fp32, 1, 1536);  /* a decode step's row: a block, 16-byte packs */
         rmsnorm_rows_case(fp32, 3, 2100);  /* a row longer than the block's one pass of packs */
         rmsnorm_rows_case(fp32, 300, 40);  /* more rows than 264: a warp per row */
-        rmsnorm_backward_case(fp32, 2100, 264, false, true); /* 16 rows a block; a lane's last pack past n */
+        rmsnorm_backward_case(fp32, 2100, 264, false, true); /* 66 blocks, the last short; a lane's last pack past n */
         rmsnorm_backward_case(fp32, 40, 1536, false, true);  /* the 1.5B's norms: 6 packs a lane (bf16) */
         rmsnorm_backward_case(fp32, 37, 2048, false, false); /* 8 packs a lane (bf16) */
         rmsnorm_backward_case(fp32, 90, 128, true, false);   /* the q / k norms': dx is dy */
