@@ -200,9 +200,14 @@ void cuda_linear_add(gf_backend *be, gf_buf y, gf_buf x, gf_buf W, gf_buf b, int
         return;
     const bool adds = !gf_is_none(add);
     if (cuda_gemv_takes(be, x, W, N, in)) { /* a decode step's few rows: y = add first, then y += */
-        if (adds && add.ptr != y.ptr)
-            cudaMemcpyAsync(y.ptr, add.ptr, (size_t)N * out * gf_dtype_size(be->act), cudaMemcpyDeviceToDevice,
-                            cuda_stream(be));
+        if (adds && add.ptr != y.ptr) {
+            const cudaError_t e = cudaMemcpyAsync(y.ptr, add.ptr, (size_t)N * out * gf_dtype_size(be->act),
+                                                  cudaMemcpyDeviceToDevice, cuda_stream(be));
+            if (e != cudaSuccess) {
+                be_set_error(be, "cuda:%d: %s: %s", cuda_of(be)->device, op, cudaGetErrorString(e));
+                return;
+            }
+        }
         cuda_gemv(be, y, x, W, b, N, in, out, adds);
         return;
     }
