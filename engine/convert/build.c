@@ -148,10 +148,10 @@ int student_build_layers_observed(student *s, const bool *layers, const teacher_
         free(t.sets);
         if (rc == 0 && comm) rc = share_stage2(s, todo, n, comm);
     }
-    for (int i = 0; i < n && rc == 0; i++) { /* the final parameters' summaries */
+    for (int i = 0; i < n && rc == 0; i++) { /* the final parameters' summaries: the gates' part of the block */
         const int l = todo[i];
         layer_report *r = &s->rep[l];
-        if (student_get_layer(s, l, &p) != 0) {
+        if (student_get_layer_gates(s, l, &p) != 0) {
             rc = -1;
             break;
         }

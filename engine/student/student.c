@@ -240,6 +240,18 @@ int student_get_layer(const student *s, int l, gdn_params *p) {
     return be_download(s->m->be, p->block, GF_F32, s->gdn[l], p->n);
 }
 
+int student_get_layer_gates(const student *s, int l, gdn_params *p) {
+    if (!s->have[l] || gf_is_none(s->gdn[l])) return gf_fail("layer %d has no GDN parameters", l);
+    static const gdn_param_id ids[] = {GDN_P_wb, GDN_P_wg, GDN_P_a_log, GDN_P_dt_bias};
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+        if (!gdn_param_present(&s->gcfg, ids[i])) continue;
+        const size_t off = gdn_param_offset(&s->gcfg, ids[i]);
+        if (be_download(s->m->be, p->block + off, GF_F32, gf_at(s->gdn[l], off), gdn_param_size(&s->gcfg, ids[i])) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 int student_n_gdn(const student *s) {
     int n = 0;
     for (int l = 0; l < s->L; l++) n += s->is_gdn[l];

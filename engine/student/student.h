@@ -205,6 +205,9 @@ int student_n_gdn(const student *s);
  * (allocated by the caller with gdn_params_alloc). */
 int student_put_layer(student *s, int l, const gdn_params *p);
 int student_get_layer(const student *s, int l, gdn_params *p);
+/* Only Wb, Wg, A_log and dt_bias of layer l into p (the rest of p untouched):
+ * what the build's report summarizes, a fifth of the block at 1.5B. */
+int student_get_layer_gates(const student *s, int l, gdn_params *p);
 
 /* Section 3 defaults for layer l: weight transfer (gdn_transfer_from_attention:
  * GQA expansion, optional biases, identity conv), w_norm = 1, Wa, Wb, Wg ~ N(0, 0.02), A_log = log U(0, 16),

@@ -252,9 +252,20 @@ static void non_finite_student_not_written(void **state) {
     bool mask[2] = {false, true};
     assert_int_equal(student_build_layers(&s, mask, NULL, NULL, NULL), 0);
     assert_int_equal(student_set_gdn(&s, mask), 0);
-    gdn_params p;
+    gdn_params p, g;
     gdn_params_alloc(&p, &s.gcfg);
+    gdn_params_alloc(&g, &s.gcfg);
     assert_int_equal(student_get_layer(&s, 1, &p), 0);
+    /* the gates' download: the same values where it writes, nothing elsewhere */
+    for (size_t i = 0; i < g.n; i++) g.block[i] = 7.0f;
+    assert_int_equal(student_get_layer_gates(&s, 1, &g), 0);
+    const size_t nb = (size_t)s.gcfg.H * s.gcfg.D, ng = nb * s.gcfg.dv;
+    assert_memory_equal(g.wb, p.wb, nb * sizeof(float));
+    assert_memory_equal(g.wg, p.wg, ng * sizeof(float));
+    assert_memory_equal(g.a_log, p.a_log, (size_t)s.gcfg.H * sizeof(float));
+    assert_memory_equal(g.dt_bias, p.dt_bias, (size_t)s.gcfg.H * sizeof(float));
+    assert_true(g.wq[0] == 7.0f && g.wa[0] == 7.0f && g.wo[0] == 7.0f);
+    gdn_params_free(&g);
     p.a_log[0] = NAN;
     assert_int_equal(student_put_layer(&s, 1, &p), 0);
     gdn_params_free(&p);
