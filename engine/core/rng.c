@@ -29,16 +29,24 @@ static double uniform_of(uint64_t w) { return ((double)(w >> 11) + 0.5) * (1.0 /
 
 double rng_uniform(rng64 *r) { return uniform_of(rng_next(r)); }
 
+/* Box-Muller: the pair of normals from the two words after state s0 (first *c, then *s). */
+static void normal_pair(uint64_t s0, double *c, double *s) {
+    const double u1 = uniform_of(mix(s0 + GOLDEN)), u2 = uniform_of(mix(s0 + 2 * GOLDEN));
+    const double rad = sqrt(-2.0 * log(u1)), th = 2.0 * M_PI * u2;
+    *c = rad * cos(th);
+    *s = rad * sin(th);
+}
+
 double rng_normal(rng64 *r) {
     if (r->has_spare) {
         r->has_spare = 0;
         return r->spare;
     }
-    double u1 = rng_uniform(r), u2 = rng_uniform(r);
-    double rad = sqrt(-2.0 * log(u1)), th = 2.0 * M_PI * u2;
-    r->spare = rad * sin(th);
+    double c;
+    normal_pair(r->state, &c, &r->spare);
+    r->state += 2 * GOLDEN;
     r->has_spare = 1;
-    return rad * cos(th);
+    return c;
 }
 
 void rng_fill_normal(rng64 *r, float *out, size_t n, double scale) {
@@ -48,13 +56,11 @@ void rng_fill_normal(rng64 *r, float *out, size_t n, double scale) {
     }
     const uint64_t s0 = r->state;
     const long pairs = (long)(n / 2);
-    /* pair j is words 2j + 1 and 2j + 2 after s0: each chunk of pairs starts where it is */
+    /* pair j is the two words after s0 + 2j: each chunk of pairs starts where it is */
 #pragma omp parallel for schedule(static) if (pairs >= 65536)
     for (long j = 0; j < pairs; j++) {
-        const uint64_t w = s0 + (uint64_t)(2 * j + 1) * GOLDEN;
-        const double u1 = uniform_of(mix(w)), u2 = uniform_of(mix(w + GOLDEN));
-        const double rad = sqrt(-2.0 * log(u1)), th = 2.0 * M_PI * u2;
-        const double c = rad * cos(th), sn = rad * sin(th);
+        double c, sn;
+        normal_pair(s0 + (uint64_t)(2 * j) * GOLDEN, &c, &sn);
         out[2 * j] = (float)(scale * c);
         out[2 * j + 1] = (float)(scale * sn);
     }
