@@ -132,7 +132,14 @@ __global__ void rmsnorm_dx_kernel(T *dx, const T *dy, const T *x, const T *w, co
     for (int c = lane * W; c < n; c += 32 * W) dx_pack<W>(dx, dy, x, w, off, c, r, k, accumulate);
 }
 
-/* The same dx, and the column sums of dy x r (dw) of the block's rows_per rows, written to
+/* Rows a block of the fused dx + dw kernel, four a warp: enough rows to spread the dw partials'
+ * writes (a block's n floats per DW_ROWS rows, an eighth of the f32 rows' bytes), few enough that a
+ * warp's rows one after another do not serialize a call of many short rows (the q / k norms': N H
+ * rows of 128). The blocks follow rows alone, so the order of the additions is the same on every
+ * device; 4 x 2048 rows: 256 blocks. */
+#define DW_ROWS (4 * ROWS_PER_BLOCK)
+
+/* The same dx, and the column sums of dy x r (dw) of the block's DW_ROWS rows, written to
  * part[blockIdx.x, n] for cuda_sum_parts_f: the pass that reads dy and x for the row's dot also
  * adds their products to the lane's P packs of accumulators, so dw needs no pass of its own over
  * dy and x (one read of each instead of two; a training step's 57 norms at 1.5B: ~2.8 GB). Warp k
@@ -141,10 +148,10 @@ __global__ void rmsnorm_dx_kernel(T *dx, const T *dy, const T *x, const T *w, co
 template <int W, int P, typename T>
 __global__ void __launch_bounds__(32 * ROWS_PER_BLOCK)
     rmsnorm_dx_dw_kernel(T *dx, float *part, const T *dy, const T *x, const T *w, const float *rstd, int rows, int n,
-                         int rows_per, bool accumulate) {
+                         bool accumulate) {
     __shared__ float red[P * 32 * W];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int r0 = blockIdx.x * rows_per, r1 = min(rows, r0 + rows_per);
+    const int r0 = blockIdx.x * DW_ROWS, r1 = min(rows, r0 + DW_ROWS);
     float acc[P][W];
 #pragma unroll
     for (int p = 0; p < P; p++)
@@ -193,22 +200,15 @@ __global__ void __launch_bounds__(32 * ROWS_PER_BLOCK)
 
 /* rmsnorm_dx_dw_kernel for rows of at most P packs a lane (n <= 32 W P) */
 template <int W, int P, typename T>
-static bool rmsnorm_dx_dw_launch(gf_backend *be, T *dx, float *dw, const T *dy, const T *x, const T *w,
+static void rmsnorm_dx_dw_launch(gf_backend *be, T *dx, float *dw, const T *dy, const T *x, const T *w,
                                  const float *rstd, int rows, int n, bool accumulate) {
-    /* four rows a warp: enough rows to spread the dw partials' writes (a block's n floats per
-     * 4 ROWS_PER_BLOCK rows, an eighth of the f32 rows' bytes), few enough that a warp's rows one
-     * after another do not serialize a call of many short rows (the q / k norms': N H rows of
-     * 128). The blocks follow rows alone, so the order of the additions is the same on every
-     * device; 4 x 2048 rows: 256 blocks. */
-    const int rows_per = 4 * ROWS_PER_BLOCK;
-    const int blocks = (rows + rows_per - 1) / rows_per;
+    const int blocks = (rows + DW_ROWS - 1) / DW_ROWS;
     float *part = (float *)cuda_scratch(be, (size_t)blocks * n * sizeof(float), "rmsnorm backward");
-    if (!part) return false;
+    if (!part) return; /* cuda_scratch left the error */
     cuda_launch((unsigned)blocks, 32 * ROWS_PER_BLOCK, 0, cuda_stream(be), rmsnorm_dx_dw_kernel<W, P, T>, dx, part, dy, x,
-                w, rstd, rows, n, rows_per, accumulate);
+                w, rstd, rows, n, accumulate);
     cuda_sum_parts_f(be, dw, part, (size_t)blocks, (size_t)n);
     cuda_scratch_free(be, part);
-    return true;
 }
 
 template <typename T>
