@@ -48,14 +48,18 @@ while lines and not lines[-1]: lines.pop()
 print("\n".join(lines))' "$TMP/cli.out" "$W"
 }
 
-# wait_done LAST-RUN: the run the box names has ended (its line says how many tokens, not "generating")
+# wait_done LAST-RUN: the run the box names has ended (its line says how many tokens, not "generating"),
+# on two captures alike 0.1 s apart: tmux can capture the pane while the workbench is still writing a
+# frame, and one such capture had the new run's title and cleared rows over the last run's token line
 wait_done() {
-    i=0
+    i=0 prev=
     while [ $i -lt 300 ]; do
-        scr=$(tui_screen g)
+        scr=$(tui_screen g) cur=
         if printf '%s\n' "$scr" | grep -qF "last run: $1" && printf '%s\n' "$scr" | grep -qE '│ [0-9]+ of [0-9]+ tokens in'; then
-            return 0
+            cur=$scr
         fi
+        [ -n "$cur" ] && [ "$cur" = "$prev" ] && return 0
+        prev=$cur
         sleep 0.1
         i=$((i + 1))
     done
