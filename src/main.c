@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/load_env.h"
 #include "cli/ranks.h"
 #include "method/artifact.h"
 #include "cli/signals.h"
@@ -17,24 +18,8 @@ static void usage(FILE *f) {
     fprintf(f, "\nWith no command, graft opens the default teacher.\n");
 }
 
-/* libgomp reads OMP_WAIT_POLICY when it loads, before main. Spinning worker
- * threads (its default) cost 2-10x on a busy 2-core machine and steal the UI
- * thread's time, so graft runs with passive waiting unless the user chose
- * otherwise: set it and re-exec once. */
-static void ensure_passive_omp(char **argv) {
-    if (getenv("OMP_WAIT_POLICY")) return;
-    setenv("OMP_WAIT_POLICY", "passive", 1);
-    /* exec the real path, not /proc/self/exe, so the process keeps its name */
-    char self[4096];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0) return;
-    self[n] = 0;
-    execv(self, argv);
-    /* exec failed (no /proc): carry on with the default policy */
-}
-
 int main(int argc, char **argv) {
-    ensure_passive_omp(argv);
+    load_env_reexec(argv);
     if (argc < 2) { /* the workbench: one process */
         int rc = cli_ranks_prepare("tui");
         if (rc) return rc;
@@ -48,7 +33,9 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (!strcmp(name, "--version")) {
-        printf("graft %s\n", graft_version());
+        char blas[256];
+        load_env_blas_line(blas, sizeof blas);
+        printf("graft %s\n%s\n", graft_version(), blas);
         return 0;
     }
     for (int i = 0; i < graft_n_commands; i++)
