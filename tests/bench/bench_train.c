@@ -27,6 +27,7 @@
 
 #include "bench_model.h"
 #include "bench_util.h"
+#include "cli/load_env.h"
 #include "core/error.h"
 #include "data/train_data.h"
 #include "formats/model_load.h"
@@ -236,15 +237,13 @@ static int rss_mode(const char *which, int T, int B) {
 }
 
 int main(int argc, char **argv) {
-    if (!getenv("OMP_WAIT_POLICY")) { /* as graft itself runs (src/main.c): spinning OpenMP waits cost 10x here */
-        setenv("OMP_WAIT_POLICY", "passive", 1);
-        execv("/proc/self/exe", argv);
-    }
+    load_env_reexec(argv); /* as graft itself runs: passive OpenMP waits, OpenBLAS kernels with AVX */
     if (argc >= 4 && strcmp(argv[1], "rss") == 0) return rss_mode(argv[2], atoi(argv[3]), argc > 4 ? atoi(argv[4]) : 1);
     /* The yardstick: sgemm at the 0.5B step's FFN shape (B 8 x T 128 rows, F 4864, D 896), before and
      * after the runs; the figures are against the better of the two (on a shared machine one measurement
      * swings with the neighbours' load; the better one is the machine's rate). */
     const int YM = 1024, YN = 4864, YK = 896;
+    bench_print_blas_core();
     const double y0 = bench_sgemm_gflops(YM, YN, YK, 5), y0c = bench_sgemm_gflops_cpu(YM, YN, YK, 5);
     train_fig fig[2] = {{.ok = false}, {.ok = false}}; /* a run that fails or is skipped prints nothing */
     model m;

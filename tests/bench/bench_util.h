@@ -4,9 +4,11 @@
 #define GRAFT_BENCH_UTIL_H
 
 #include <cblas.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
+#include "cli/load_env.h"
 #include "core/clock.h"
 
 static inline double bench_now(void) { return clock_now_s(); }
@@ -17,6 +19,13 @@ static inline double bench_cpu_now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* The yardstick's line before it: which OpenBLAS kernels ran (src/cli/load_env.h). */
+static inline void bench_print_blas_core(void) {
+    char line[256];
+    load_env_blas_line(line, sizeof line);
+    printf("%s\n", line);
 }
 
 /* GFLOP per CPU-second of C[M,N] = A[M,K] B[N,K]^T, best of `reps`. */
