@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "backend/cpu/cpu.h"
+#include "backend/cpu/cpu_hot.h"
 
 /* The exps of a row (two softmaxes of 151,936 entries a row in distillation)
  * were the KL's whole cost with libm's scalar exp. glibc's vector math library
@@ -24,12 +25,8 @@ double exp(double) __attribute__((simd("notinbranch")));
  * function multi-versioning, as the GDN core does; the build targets
  * x86-64-v2): there libmvec's exp takes four doubles a call. A machine gives
  * the same bits every run; one with AVX2 and one without differ in the last
- * places of the sums (the lanes' partial sums are four there, two here). */
-#if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
-#define LOSS_HOT __attribute__((target_clones("arch=x86-64-v3", "default")))
-#else
-#define LOSS_HOT
-#endif
+ * places of the sums (the lanes' partial sums are four there, two here):
+ * CPU_HOT (cpu_hot.h). */
 
 #define BLOCK 65536
 
@@ -50,7 +47,7 @@ static float row_max(const float *z, int V) {
  * Division by tau is correctly rounded and monotone, so the largest z / tau is
  * the largest z divided once; at tau = 1 the quotients are z itself (the
  * default temperature, and cross-entropy's), so no division is spent on them. */
-LOSS_HOT static double softmax_row(double *p, const float *z, int V, double tau) {
+CPU_HOT static double softmax_row(double *p, const float *z, int V, double tau) {
     const double m = (double)row_max(z, V) / tau;
     double sum = 0;
     if (tau == 1.0) {
@@ -104,7 +101,7 @@ void cpu_cross_entropy(gf_backend *be, gf_buf loss, gf_buf dlogits, gf_buf logit
 
 /* One row's tau^2 KL(teacher b || student a) at temperature tau, and its
  * gradient into d (NULL: none); ps, pt [V] scratch. */
-LOSS_HOT static double kl_row(float *d, double *ps, double *pt, const float *a, const float *b, int V, float tau,
+CPU_HOT static double kl_row(float *d, double *ps, double *pt, const float *a, const float *b, int V, float tau,
                               float grad_scale) {
     const double ls = softmax_row(ps, a, V, tau), lt = softmax_row(pt, b, V, tau);
     double kl = 0; /* entries the teacher gives 0 add nothing (not 0 x inf) */
