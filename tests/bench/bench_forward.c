@@ -29,17 +29,17 @@ static double forward_flops(const model_config *c, int T) {
 }
 
 typedef struct {
-    char label[32];
+    char label[64];
     int T;
     double tok_s, gf, gfc, tok_s_stats;
 } fwd_fig;
 
-/* One sequence of T tokens, logits for every row (64 rows at a time), with
+/* One sequence of T tokens, logits for every row in `rows` rows at a time, with
  * and without the statistics. */
-static bool run(fwd_fig *f, const char *label, const model *m, int T, int reps) {
+static bool run(fwd_fig *f, const char *label, const model *m, int T, int reps, int rows) {
     transformer tf;
     tf_run *plain, *stats;
-    const tf_run_opts po = {.B = 1, .T = T, .logit_rows = 64}, so = {.B = 1, .T = T, .stats = true, .logit_rows = 64};
+    const tf_run_opts po = {.B = 1, .T = T, .logit_rows = rows}, so = {.B = 1, .T = T, .stats = true, .logit_rows = rows};
     if (tf_view(&tf, m, NULL, NULL, NULL) != 0 || tf_run_open(&plain, &tf, &po) != 0 ||
         tf_run_open(&stats, &tf, &so) != 0) {
         printf("forward %s: skipped (%s)\n", label, gf_last_error());
@@ -47,7 +47,6 @@ static bool run(fwd_fig *f, const char *label, const model *m, int T, int reps) 
     }
     int *ids = malloc((size_t)T * sizeof *ids);
     for (int t = 0; t < T; t++) ids[t] = (t * 131 + 7) % m->cfg.vocab_size;
-    const int rows = 64;
     double best = 1e30, best_stats = 1e30, best_cpu = 1e30;
     for (int r = 0; r < reps; r++) {
         for (int with_stats = 0; with_stats < 2; with_stats++) {
@@ -62,7 +61,7 @@ static bool run(fwd_fig *f, const char *label, const model *m, int T, int reps) 
             if (!with_stats && dc < best_cpu) best_cpu = dc;
         }
     }
-    snprintf(f->label, sizeof f->label, "%s", label);
+    snprintf(f->label, sizeof f->label, "%s, logits %d rows", label, rows);
     f->T = T;
     f->tok_s = T / best;
     f->gf = forward_flops(&m->cfg, T) / best * 1e-9;
@@ -76,7 +75,7 @@ static bool run(fwd_fig *f, const char *label, const model *m, int T, int reps) 
 }
 
 static void print_fig(const fwd_fig *f, double sgemm, double sgemm_cpu) {
-    printf("forward %-20s T=%-4d %8.0f tok/s %6.1f GFLOP/s (%3.0f%% of sgemm %.1f) | per CPU-s: %6.1f GFLOP (%3.0f%% of "
+    printf("forward %-36s T=%-4d %8.0f tok/s %6.1f GFLOP/s (%3.0f%% of sgemm %.1f) | per CPU-s: %6.1f GFLOP (%3.0f%% of "
            "sgemm %.1f) | with stats %8.0f tok/s\n",
            f->label, f->T, f->tok_s, f->gf, 100 * f->gf / sgemm, sgemm, f->gfc, 100 * f->gfc / sgemm_cpu, sgemm_cpu,
            f->tok_s_stats);
@@ -90,13 +89,13 @@ int main(int argc, char **argv) {
     char path[4096];
     bench_print_blas_core();
     const double y0 = bench_sgemm_gflops(512, 4864, 896, 5), y0c = bench_sgemm_gflops_cpu(512, 4864, 896, 5);
-    fwd_fig figs[3];
+    fwd_fig figs[4];
     int n = 0;
     model m;
     snprintf(path, sizeof path, "%s/models/tinyllamas/stories260K/stories260K.bin", shared);
     if (model_load(&m, path, NULL) == 0) {
-        n += run(&figs[n], "stories260K", &m, 256, 5);
-        n += run(&figs[n], "stories260K", &m, 512, 3);
+        n += run(&figs[n], "stories260K", &m, 256, 5, 64);
+        n += run(&figs[n], "stories260K", &m, 512, 3, 64);
         model_free(&m);
     } else {
         printf("forward stories260K: skipped (%s)\n", gf_last_error());
@@ -106,7 +105,8 @@ int main(int argc, char **argv) {
     snprintf(path, sizeof path, "%s/configs/qwen2.5-0.5b.json", shared);
     model_config qc;
     if (hf_config_load(&qc, path) == 0 && bench_model_random(&m, &qc, 0.02f) == 0) {
-        n += run(&figs[n], "qwen2.5-0.5b-shape", &m, 512, 2);
+        n += run(&figs[n], "qwen2.5-0.5b-shape", &m, 512, 2, 64);
+        n += run(&figs[n], "qwen2.5-0.5b-shape", &m, 512, 2, tf_logit_rows(512, m.cfg.vocab_size));
         model_free(&m);
     } else {
         printf("forward qwen2.5-0.5b-shape: skipped (%s)\n", gf_last_error());
