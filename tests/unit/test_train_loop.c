@@ -57,6 +57,31 @@ static void test_schedule(void **s) {
     tb_free(&G), tb_free(&acc);
 }
 
+/* be_sumsq over two 64K blocks and a tail of 13 (its running sums and their tail): against a long
+ * double sum within 1e-11 relative (n = 131085 positive terms added in double: at most n * 2^-53
+ * ~ 1.5e-11 of the sum in the worst order), and the same bits on 1 thread as on 2 */
+static void test_sumsq_blocks(void **s) {
+    (void)s;
+    const size_t n = 2 * 65536 + 13;
+    float *x = malloc(n * sizeof *x);
+    long double want = 0;
+    for (size_t i = 0; i < n; i++) {
+        x[i] = (float)((i * 2654435761u) % 20001) / 1000.0f - 10.0f;
+        want += (long double)x[i] * x[i];
+    }
+    gf_buf X = tb_f32(x, n), a1 = tb_new(GF_F64, NULL, GF_F64, 1), a2 = tb_new(GF_F64, NULL, GF_F64, 1);
+    be_set_threads(be_default(), 1);
+    be_sumsq(be_default(), a1, X, n);
+    be_set_threads(be_default(), 2);
+    be_sumsq(be_default(), a2, X, n);
+    be_set_threads(be_default(), 0);
+    const double s1 = tb_get_f64(a1), s2 = tb_get_f64(a2);
+    check_close(s1, (double)want, 0, 1e-11);
+    assert_memory_equal(&s1, &s2, sizeof s1);
+    tb_free(&X), tb_free(&a1), tb_free(&a2);
+    free(x);
+}
+
 static void test_race_rule(void **s) {
     (void)s;
     /* baseline: loss 10 - step over 20 steps; other: twice as fast */
@@ -469,7 +494,7 @@ static void test_gdn_alignment(void **s) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_schedule),        cmocka_unit_test(test_race_rule),
+        cmocka_unit_test(test_schedule), cmocka_unit_test(test_sumsq_blocks),        cmocka_unit_test(test_race_rule),
         cmocka_unit_test(test_checkpoint),      cmocka_unit_test(test_data_loader),
         cmocka_unit_test(test_sampled_data),    cmocka_unit_test(test_kl_distillation),
         cmocka_unit_test(test_gdn_alignment),   cmocka_unit_test(test_checkpoint_checksums),
