@@ -58,6 +58,49 @@ CPU_HOT static double shifted_exps(float *sr, float *pr, int nk, float m) {
     return lanes_sum(lane);
 }
 
+/* The largest of sr[0, nk) (NaN skipped), in EXP_LANES running maxima: exact, so
+ * the same value as one running maximum. */
+CPU_HOT static float row_max(const float *sr, int nk) {
+    float lane[EXP_LANES];
+    for (int l = 0; l < EXP_LANES; l++) lane[l] = -INFINITY;
+    int j = 0;
+    for (; j + EXP_LANES <= nk; j += EXP_LANES)
+        for (int l = 0; l < EXP_LANES; l++) lane[l] = sr[j + l] > lane[l] ? sr[j + l] : lane[l];
+    for (int l = 0; j < nk; j++, l++) lane[l] = sr[j] > lane[l] ? sr[j] : lane[l];
+    float m = -INFINITY;
+    for (int l = 0; l < EXP_LANES; l++) m = lane[l] > m ? lane[l] : m;
+    return m;
+}
+
+/* Query row i's statistics sums over keys j in [j0, nk), key j at distance
+ * i - j (0.5 for the diagonal): *w += sum a_j, *wd += sum a_j d_j and, with ent,
+ * *ent -= sum a_j log a_j (log a_j = sr[j] - log_z, floored at 1e-10) - each
+ * in EXP_LANES double lanes added in a fixed tree (one chain of double adds
+ * waited ~4 cycles a key; at ctx 2048 these loops were most of graft stats'
+ * attention time): eight independent chains, which GCC 12 keeps scalar (the
+ * distances' branches) but the core overlaps. */
+CPU_HOT static void row_stat_sums(const float *pr, const float *sr, int j0, int nk, int i, double log_z, double *w,
+                                  double *wd, double *ent) {
+    double lw[EXP_LANES] = {0}, ld[EXP_LANES] = {0}, le[EXP_LANES] = {0};
+    int j = j0;
+    for (; j + EXP_LANES <= nk; j += EXP_LANES)
+        for (int l = 0; l < EXP_LANES; l++) {
+            const double a = pr[j + l], dj = i - (j + l) > 0 ? (double)(i - (j + l)) : 0.5;
+            lw[l] += a;
+            ld[l] += a * dj;
+            le[l] -= a * (pr[j + l] > 1e-10f ? (double)sr[j + l] - log_z : LOG_1E_MINUS_10);
+        }
+    for (int l = 0; j < nk; j++, l++) {
+        const double a = pr[j], dj = i - j > 0 ? (double)(i - j) : 0.5;
+        lw[l] += a;
+        ld[l] += a * dj;
+        le[l] -= a * (pr[j] > 1e-10f ? (double)sr[j] - log_z : LOG_1E_MINUS_10);
+    }
+    if (w) *w += lanes_sum(lw);
+    *wd += lanes_sum(ld);
+    if (ent) *ent += lanes_sum(le);
+}
+
 /* pr[j] = exp(pr[j] - lse) for j < nk; returns sum of pr[j] dr[j] */
 CPU_HOT static double probs_dot(float *pr, const float *dr, int nk, float lse) {
     double lane[EXP_LANES] = {0};
@@ -129,15 +172,10 @@ void cpu_attention(gf_backend *be, gf_buf out, gf_buf lse, gf_buf stats, gf_buf 
             for (int r = 0; r < L; r++) {
                 const int i = pos0 + t0 + r, nk = i + 1;
                 float *sr = S + (size_t)r * n, *pr = P + (size_t)r * n;
-                float m = -INFINITY;
-                for (int j = 0; j < nk; j++) m = sr[j] > m ? sr[j] : m;
+                const float m = row_max(sr, nk);
                 double rest = 0, rest_dist = 0; /* rest*: keys j >= 1, unnormalized */
                 const double z = shifted_exps(sr, pr, nk, m);
-                if (part)
-                    for (int j = 1; j < nk; j++) {
-                        rest += pr[j];
-                        rest_dist += (double)pr[j] * (i - j > 0 ? (double)(i - j) : 0.5);
-                    }
+                if (part) row_stat_sums(pr, sr, 1, nk, i, 0, &rest, &rest_dist, NULL);
                 const double sink = pr[0] / z;
                 const float inv = (float)(1.0 / z);
                 for (int j = 0; j < nk; j++) pr[j] *= inv;
@@ -145,13 +183,8 @@ void cpu_attention(gf_backend *be, gf_buf out, gf_buf lse, gf_buf stats, gf_buf 
                 const double log_z = log(z);
                 if (LSE) LSE[((size_t)b * H + h) * T + t0 + r] = (float)(m + log_z);
                 if (!part) continue;
-                double dist = 0, ent = 0;
-                for (int j = 0; j < nk; j++) {
-                    const double a = pr[j], dj = i - j > 0 ? (double)(i - j) : 0.5;
-                    dist += a * dj;
-                    /* log a = score - max - log z, without a log per key */
-                    ent -= a * (pr[j] > 1e-10f ? (double)sr[j] - log_z : LOG_1E_MINUS_10);
-                }
+                double dist = 0, ent = 0; /* log a = score - max - log z, without a log per key */
+                row_stat_sums(pr, sr, 0, nk, i, log_z, NULL, &dist, &ent);
                 acc[GF_STAT_DISTANCE] += dist;
                 acc[GF_STAT_ENTROPY] += ent;
                 /* row 0 has no key j >= 1; z >= 1, so rest < 1e-20 z means the float
