@@ -25,6 +25,15 @@ jobs=${GRAFT_TEST_JOBS:-$(nproc 2>/dev/null || echo 2)}
 # no check changes): on a 2-core machine test_train_grad went 12.2 -> 0.65 s and
 # test_train_loop 10.3 -> 0.2 s wall inside make test (session 14).
 export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
+# Where OpenBLAS fell back to kernels without AVX, graft re-executes itself once to force better
+# ones (src/cli/load_env.c), ~90 ms a command on session 19's machine, and the tests start graft
+# hundreds of times: the runner exports the kernels graft chose, once, so graft starts without
+# the re-exec and the unit binaries run the same kernels (integration/blas_kernels.sh unsets it
+# to check the re-exec itself).
+if [ -z "${OPENBLAS_CORETYPE+x}" ] && [ -x "$GRAFT_BIN" ]; then
+    core=$("$GRAFT_BIN" --version 2>/dev/null | sed -n 's/.*graft set OPENBLAS_CORETYPE=\([A-Za-z0-9_]*\)).*/\1/p')
+    [ -n "$core" ] && export OPENBLAS_CORETYPE="$core"
+fi
 pass=0 fail=0 skip=0 failed=""
 log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT
