@@ -24,58 +24,39 @@
 
 #define QB 64                            /* query rows per block */
 #define LOG_1E_MINUS_10 (-23.025850929940457)
-#define EXP_LANES 8 /* AVX2's floats a vector (x86-64-v2's 4 divide it); running sums a row */
 
 /* The rows' expf in libmvec's vector form (8 floats a call under AVX2, within
  * 4 ulp): the scalar expf was ~3 % of the 0.5B-shape forward's samples at
  * T 512, and grows with T. A row's tail is padded to a whole vector with
  * -inf (exp 0), so every element takes the vector form; its sums run in
- * EXP_LANES doubles added in a fixed tree: fixed bits for a machine. */
+ * CPU_LANES doubles added in a fixed tree: fixed bits for a machine. */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
 float expf(float) __attribute__((simd("notinbranch")));
 #endif
 
-static inline double lanes_sum(const double *lane) {
-    return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
-}
-
 /* sr[j] -= m; pr[j] = exp(sr[j]) for j < nk; returns the sum of pr[0, nk) */
 CPU_HOT static double shifted_exps(float *sr, float *pr, int nk, float m) {
-    double lane[EXP_LANES] = {0};
+    double lane[CPU_LANES] = {0};
     int j = 0;
-    for (; j + EXP_LANES <= nk; j += EXP_LANES) {
+    for (; j + CPU_LANES <= nk; j += CPU_LANES) {
 #pragma omp simd
-        for (int l = 0; l < EXP_LANES; l++) pr[j + l] = expf(sr[j + l] -= m);
-        for (int l = 0; l < EXP_LANES; l++) lane[l] += pr[j + l];
+        for (int l = 0; l < CPU_LANES; l++) pr[j + l] = expf(sr[j + l] -= m);
+        for (int l = 0; l < CPU_LANES; l++) lane[l] += pr[j + l];
     }
     if (j < nk) {
-        float x[EXP_LANES], e[EXP_LANES];
-        for (int l = 0; l < EXP_LANES; l++) x[l] = j + l < nk ? (sr[j + l] -= m) : -INFINITY;
+        float x[CPU_LANES], e[CPU_LANES];
+        for (int l = 0; l < CPU_LANES; l++) x[l] = j + l < nk ? (sr[j + l] -= m) : -INFINITY;
 #pragma omp simd
-        for (int l = 0; l < EXP_LANES; l++) e[l] = expf(x[l]);
-        for (int l = 0; l < EXP_LANES && j + l < nk; l++) lane[l] += (pr[j + l] = e[l]);
+        for (int l = 0; l < CPU_LANES; l++) e[l] = expf(x[l]);
+        for (int l = 0; l < CPU_LANES && j + l < nk; l++) lane[l] += (pr[j + l] = e[l]);
     }
-    return lanes_sum(lane);
-}
-
-/* The largest of sr[0, nk) (NaN skipped), in EXP_LANES running maxima: exact, so
- * the same value as one running maximum. */
-CPU_HOT static float row_max(const float *sr, int nk) {
-    float lane[EXP_LANES];
-    for (int l = 0; l < EXP_LANES; l++) lane[l] = -INFINITY;
-    int j = 0;
-    for (; j + EXP_LANES <= nk; j += EXP_LANES)
-        for (int l = 0; l < EXP_LANES; l++) lane[l] = sr[j + l] > lane[l] ? sr[j + l] : lane[l];
-    for (int l = 0; j < nk; j++, l++) lane[l] = sr[j] > lane[l] ? sr[j] : lane[l];
-    float m = -INFINITY;
-    for (int l = 0; l < EXP_LANES; l++) m = lane[l] > m ? lane[l] : m;
-    return m;
+    return cpu_lanes_sum(lane);
 }
 
 /* Query row i's statistics sums over keys j in [j0, nk), key j at distance
  * i - j (0.5 for the diagonal): *w += sum a_j, *wd += sum a_j d_j and, with ent,
  * *ent -= sum a_j log a_j (log a_j = sr[j] - log_z, floored at 1e-10) - each
- * in EXP_LANES double lanes added in a fixed tree (one chain of double adds
+ * in CPU_LANES double lanes added in a fixed tree (one chain of double adds
  * waited ~4 cycles a key; at ctx 2048 these loops were most of graft stats'
  * attention time). No branch in the lanes' loop, so it vectorizes at -O2: the
  * diagonal's 0.5 and the floor are selected by arithmetic with 0 or 1 (x 1 + 0
@@ -89,11 +70,11 @@ static inline void stat_terms(float p, float x, int dist, double log_z, double *
 
 CPU_HOT static void row_stat_sums(const float *pr, const float *sr, int j0, int nk, int i, double log_z, double *w,
                                   double *wd, double *ent) {
-    double lw[EXP_LANES] = {0}, ld[EXP_LANES] = {0}, le[EXP_LANES] = {0};
+    double lw[CPU_LANES] = {0}, ld[CPU_LANES] = {0}, le[CPU_LANES] = {0};
     int j = j0;
-    for (; j + EXP_LANES <= nk; j += EXP_LANES)
+    for (; j + CPU_LANES <= nk; j += CPU_LANES)
 #pragma omp simd
-        for (int l = 0; l < EXP_LANES; l++) {
+        for (int l = 0; l < CPU_LANES; l++) {
             double a, ad, ala;
             stat_terms(pr[j + l], sr[j + l], i - (j + l), log_z, &a, &ad, &ala);
             lw[l] += a;
@@ -107,28 +88,28 @@ CPU_HOT static void row_stat_sums(const float *pr, const float *sr, int j0, int 
         ld[l] += ad;
         le[l] -= ala;
     }
-    if (w) *w += lanes_sum(lw);
-    *wd += lanes_sum(ld);
-    if (ent) *ent += lanes_sum(le);
+    if (w) *w += cpu_lanes_sum(lw);
+    *wd += cpu_lanes_sum(ld);
+    if (ent) *ent += cpu_lanes_sum(le);
 }
 
 /* pr[j] = exp(pr[j] - lse) for j < nk; returns sum of pr[j] dr[j] */
 CPU_HOT static double probs_dot(float *pr, const float *dr, int nk, float lse) {
-    double lane[EXP_LANES] = {0};
+    double lane[CPU_LANES] = {0};
     int j = 0;
-    for (; j + EXP_LANES <= nk; j += EXP_LANES) {
+    for (; j + CPU_LANES <= nk; j += CPU_LANES) {
 #pragma omp simd
-        for (int l = 0; l < EXP_LANES; l++) pr[j + l] = expf(pr[j + l] - lse);
-        for (int l = 0; l < EXP_LANES; l++) lane[l] += (double)pr[j + l] * dr[j + l];
+        for (int l = 0; l < CPU_LANES; l++) pr[j + l] = expf(pr[j + l] - lse);
+        for (int l = 0; l < CPU_LANES; l++) lane[l] += (double)pr[j + l] * dr[j + l];
     }
     if (j < nk) {
-        float x[EXP_LANES], e[EXP_LANES];
-        for (int l = 0; l < EXP_LANES; l++) x[l] = j + l < nk ? pr[j + l] - lse : -INFINITY;
+        float x[CPU_LANES], e[CPU_LANES];
+        for (int l = 0; l < CPU_LANES; l++) x[l] = j + l < nk ? pr[j + l] - lse : -INFINITY;
 #pragma omp simd
-        for (int l = 0; l < EXP_LANES; l++) e[l] = expf(x[l]);
-        for (int l = 0; l < EXP_LANES && j + l < nk; l++) lane[l] += (double)(pr[j + l] = e[l]) * dr[j + l];
+        for (int l = 0; l < CPU_LANES; l++) e[l] = expf(x[l]);
+        for (int l = 0; l < CPU_LANES && j + l < nk; l++) lane[l] += (double)(pr[j + l] = e[l]) * dr[j + l];
     }
-    return lanes_sum(lane);
+    return cpu_lanes_sum(lane);
 }
 
 /* No-sink distance of query row i >= 1 from the shifted scores sc[0..i],
@@ -183,7 +164,7 @@ void cpu_attention(gf_backend *be, gf_buf out, gf_buf lse, gf_buf stats, gf_buf 
             for (int r = 0; r < L; r++) {
                 const int i = pos0 + t0 + r, nk = i + 1;
                 float *sr = S + (size_t)r * n, *pr = P + (size_t)r * n;
-                const float m = row_max(sr, nk);
+                const float m = cpu_row_max(sr, nk);
                 double rest = 0, rest_dist = 0; /* rest*: keys j >= 1, unnormalized */
                 const double z = shifted_exps(sr, pr, nk, m);
                 if (part) row_stat_sums(pr, sr, 1, nk, i, 0, &rest, &rest_dist, NULL);

@@ -165,9 +165,8 @@ void cpu_rope(gf_backend *be, gf_buf x, gf_buf table, int B, int T, int nh, int 
 }
 
 #define SWIGLU_BLOCK 4096 /* elements a task: the threads split the blocks, each block one simd loop */
-#define SWIGLU_LANES 8     /* AVX2's floats a vector; the x86-64-v2 build's 4 divide it */
 
-/* n a multiple of SWIGLU_LANES: every element through the vector expf (a
+/* n a multiple of CPU_LANES: every element through the vector expf (a
  * remainder loop would take the scalar one, and an element's bits would
  * depend on where its block ends) */
 static inline void swiglu_lanes(float *O, const float *G, const float *U, size_t n) {
@@ -189,27 +188,27 @@ static inline void swiglu_backward_lanes(float *DG, float *DU, const float *D, c
 }
 
 CPU_HOT static void swiglu_block(float *O, const float *G, const float *U, size_t n) {
-    const size_t body = n / SWIGLU_LANES * SWIGLU_LANES, r = n - body;
+    const size_t body = n / CPU_LANES * CPU_LANES, r = n - body;
     swiglu_lanes(O, G, U, body);
     if (r) { /* the tail padded to a whole vector */
-        float g[SWIGLU_LANES] = {0}, u[SWIGLU_LANES] = {0}, o[SWIGLU_LANES];
+        float g[CPU_LANES] = {0}, u[CPU_LANES] = {0}, o[CPU_LANES];
         memcpy(g, G + body, r * sizeof *g);
         memcpy(u, U + body, r * sizeof *u);
-        swiglu_lanes(o, g, u, SWIGLU_LANES);
+        swiglu_lanes(o, g, u, CPU_LANES);
         memcpy(O + body, o, r * sizeof *o);
     }
 }
 
 CPU_HOT static void swiglu_backward_block(float *DG, float *DU, const float *D, const float *G, const float *U,
                                           size_t n) {
-    const size_t body = n / SWIGLU_LANES * SWIGLU_LANES, r = n - body;
+    const size_t body = n / CPU_LANES * CPU_LANES, r = n - body;
     swiglu_backward_lanes(DG, DU, D, G, U, body);
     if (r) {
-        float d[SWIGLU_LANES] = {0}, g[SWIGLU_LANES] = {0}, u[SWIGLU_LANES] = {0}, dg[SWIGLU_LANES], du[SWIGLU_LANES];
+        float d[CPU_LANES] = {0}, g[CPU_LANES] = {0}, u[CPU_LANES] = {0}, dg[CPU_LANES], du[CPU_LANES];
         memcpy(d, D + body, r * sizeof *d);
         memcpy(g, G + body, r * sizeof *g);
         memcpy(u, U + body, r * sizeof *u);
-        swiglu_backward_lanes(dg, du, d, g, u, SWIGLU_LANES);
+        swiglu_backward_lanes(dg, du, d, g, u, CPU_LANES);
         memcpy(DG + body, dg, r * sizeof *dg);
         memcpy(DU + body, du, r * sizeof *du);
     }

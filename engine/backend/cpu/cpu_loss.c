@@ -30,25 +30,12 @@ double exp(double) __attribute__((simd("notinbranch")));
 
 #define BLOCK 65536
 
-/* The largest of z[V] (NaN skipped). Four running maxima instead of one
- * serial chain: the largest value does not depend on the order it is found in
- * (only which of +0 and -0 wins a tie, which no exp or sum below can see). */
-static float row_max(const float *z, int V) {
-    float m[4] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY};
-    int i = 0;
-    for (; i + 4 <= V; i += 4)
-        for (int k = 0; k < 4; k++) m[k] = z[i + k] > m[k] ? z[i + k] : m[k];
-    for (; i < V; i++) m[0] = z[i] > m[0] ? z[i] : m[0];
-    for (int k = 1; k < 4; k++) m[0] = m[k] > m[0] ? m[k] : m[0];
-    return m[0];
-}
-
 /* p[V] = softmax(z / tau) in double; returns log of the normalizer (of z/tau).
  * Division by tau is correctly rounded and monotone, so the largest z / tau is
  * the largest z divided once; at tau = 1 the quotients are z itself (the
  * default temperature, and cross-entropy's), so no division is spent on them. */
 CPU_HOT static double softmax_row(double *p, const float *z, int V, double tau) {
-    const double m = (double)row_max(z, V) / tau;
+    const double m = (double)cpu_row_max(z, V) / tau;
     double sum = 0;
     if (tau == 1.0) {
 #pragma omp simd reduction(+ : sum)

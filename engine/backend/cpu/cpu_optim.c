@@ -8,18 +8,16 @@
 #define BLOCK 65536
 
 /* Fixed 64K-element blocks summed in order: the same bits whatever the thread count. */
-#define SUMSQ_LANES 8 /* running sums a block: one chain of double adds waited ~4 cycles an element */
-
-/* x[0, n)'s sum of squares in SUMSQ_LANES running sums added in a fixed tree:
- * the same bits on every machine and thread count; the compiler keeps the
- * lanes in vector registers. */
+/* x[0, n)'s sum of squares in CPU_LANES running sums (cpu_hot.h): the same
+ * bits on every machine and thread count; the compiler keeps the lanes in
+ * vector registers. */
 CPU_HOT static double sumsq_block(const float *x, size_t n) {
-    double lane[SUMSQ_LANES] = {0};
+    double lane[CPU_LANES] = {0};
     size_t i = 0;
-    for (; i + SUMSQ_LANES <= n; i += SUMSQ_LANES)
-        for (int j = 0; j < SUMSQ_LANES; j++) lane[j] += (double)x[i + j] * x[i + j];
+    for (; i + CPU_LANES <= n; i += CPU_LANES)
+        for (int j = 0; j < CPU_LANES; j++) lane[j] += (double)x[i + j] * x[i + j];
     for (int j = 0; i < n; i++, j++) lane[j] += (double)x[i] * x[i];
-    return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+    return cpu_lanes_sum(lane);
 }
 
 void cpu_sumsq(gf_backend *be, gf_buf acc, gf_buf x, size_t n) {
