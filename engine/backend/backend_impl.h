@@ -113,7 +113,8 @@ typedef struct {
     int attn_split;      /* key-range splits of the attention forward (1: none); 0: chosen */
     int gdn_slab;        /* state rows a GDN sequential-pass block owns: 16 or 32; 0: chosen */
     int gdn_general;     /* 1: the GDN core's general kernels also where its C 64, d 128 copies apply; 0: chosen */
-    int attn_bwd;        /* the attention backward: 1 mma.sync, 2 wgmma (compute capability 9.0 only); 0: chosen */
+    int attn_bwd;        /* the attention backward: 1 mma.sync, 2 wgmma, 3 wgmma on two warpgroups (2 and 3:
+                          * compute capability 9.0 only); 0: chosen */
 } gf_backend_variants;
 
 /* be_open with kernel variants forced (v NULL: be_open itself). The test-only

@@ -642,6 +642,19 @@ int main(int argc, char **argv) {
     t_attention_backward(1, 1000, 12, 2, 128);
     be_close(G.gpu);
     be_close(G.cpu);
+    /* the same on two warpgroups a block of 128 keys (hd 64: the one-group kernel) */
+    const gf_backend_variants wg2_bwd = {.attn_bwd = ATTN_BWD_WGMMA2};
+    G.gpu = open_gpu_variants_or_skip(false, &wg2_bwd);
+    if (be_open(&G.cpu, &co) < 0) die("cpu backend");
+    G.mode = "bwd-wgmma2";
+    printf("== %s with the attention backward on two warpgroups forced\n", be_name(G.gpu));
+    t_attention_backward(1, 17, 4, 2, 64);
+    t_attention_backward(2, 64, 12, 2, 128);
+    t_attention_backward(1, 129, 6, 6, 128);
+    t_attention_backward(1, 1000, 12, 2, 128);
+    t_attention_backward(1, 2048, 12, 2, 128);
+    be_close(G.gpu);
+    be_close(G.cpu);
     const gf_backend_variants split = {.attn_split = 3};
     G.gpu = open_gpu_variants_or_skip(false, &split);
     if (be_open(&G.cpu, &co) < 0) die("cpu backend");

@@ -117,8 +117,10 @@ static bool backward_mma(gf_backend *be, attn_bwd_params &p, size_t nq, size_t n
     p.dv_part = acc + 2 * nq;
     cudaStream_t s = cuda_stream(be);
     cuda_memset_async(p.dq_acc, 0, nq * sizeof(float), s);
-    /* the kernel the backend settled on at open (ATTN_BWD_MMA or ATTN_BWD_WGMMA) */
-    const bool launched = cuda_st(be)->attn_bwd == ATTN_BWD_WGMMA ? attn_bwd_wg_launch(be, p) : attn_bwd_mma_launch(be, p);
+    /* the kernel the backend settled on at open (ATTN_BWD_MMA, ATTN_BWD_WGMMA or ATTN_BWD_WGMMA2) */
+    const int kind = cuda_st(be)->attn_bwd;
+    const bool launched = kind == ATTN_BWD_MMA ? attn_bwd_mma_launch(be, p)
+                                               : attn_bwd_wg_launch(be, p, kind == ATTN_BWD_WGMMA2);
     if (!launched) {
         cuda_scratch_free(be, acc);
         return false;

@@ -84,10 +84,11 @@ struct attn_bwd_params {
     int B, T, H, KV, G, hd;
     float scale, scale_log2;
 };
-/* The tensor-core backward: mma.sync, or wgmma (cuda_attention_bwd_wg.cu), as ATTN_BWD_* says
+/* The tensor-core backward: mma.sync, or wgmma (cuda_attention_bwd_wg.cu: one warpgroup a block of
+ * 64 keys, or with two_groups two a block of 128 where the head dim is 128), as ATTN_BWD_* says
  * (cuda_attention_cfg.h); either returns false where it does not apply (the SIMT kernel then runs). */
 bool attn_bwd_mma_launch(gf_backend *be, const attn_bwd_params &p);
-bool attn_bwd_wg_launch(gf_backend *be, const attn_bwd_params &p);
+bool attn_bwd_wg_launch(gf_backend *be, const attn_bwd_params &p, bool two_groups);
 void attn_bwd_simt_launch(gf_backend *be, const attn_bwd_params &p);
 
 #endif

@@ -29,17 +29,18 @@ __device__ __forceinline__ void attn_bwd_probs(float (&sa)[NT8][4], float (&ga)[
         }
 }
 
-/* dQ of rows ta and ta + 8 (columns 8 dt + 2 tig ..+1) added to the fp32 dq buffer. */
-template <int HD>
-__device__ __forceinline__ void attn_bwd_add_dq(const float (&dq)[HD / 8][4], const attn_bwd_params &p, int b, int h,
-                                                int ta, int tig) {
+/* dQ of rows ta and ta + 8, columns c0 + 8 dt + 2 tig ..+1 of the NC from c0 that dq holds, added to
+ * the fp32 dq buffer. */
+template <int HD, int NC = HD>
+__device__ __forceinline__ void attn_bwd_add_dq(const float (&dq)[NC / 8][4], const attn_bwd_params &p, int b, int h,
+                                                int ta, int tig, int c0 = 0) {
 #pragma unroll
     for (int half = 0; half < 2; half++) {
         const int t = ta + 8 * half;
         if (t >= p.T) continue;
-        float *dst = p.dq_acc + (((size_t)b * p.T + t) * p.H + h) * HD + tig * 2;
+        float *dst = p.dq_acc + (((size_t)b * p.T + t) * p.H + h) * HD + c0 + tig * 2;
 #pragma unroll
-        for (int dt = 0; dt < HD / 8; dt++)
+        for (int dt = 0; dt < NC / 8; dt++)
             atomicAdd((float2 *)(dst + dt * 8), half ? make_float2(dq[dt][2], dq[dt][3]) : make_float2(dq[dt][0], dq[dt][1]));
     }
 }

@@ -67,12 +67,14 @@
 #define ATTN_FWD_HOPPER_PLAIN 23
 
 /* The attention backward's tensor-core kernels: mma.sync (every GPU), or wgmma
- * (cuda_attention_bwd_wg.cu, sm_90a: compute capability 9.0 only). CHOSEN
- * takes wgmma on compute capability 9.0 (on an H100, session 14: 0.674 vs
- * 0.778 ms at 4 x 2048, 2.115 vs 2.532 at 1 x 8192, bench_attention, one
- * run), mma.sync elsewhere; checks and benchmarks force either
- * (gf_backend_variants.attn_bwd, GRAFT_CUDA_ATTN_BWD=mma|wgmma). */
-enum { ATTN_BWD_CHOSEN = 0, ATTN_BWD_MMA = 1, ATTN_BWD_WGMMA = 2 };
+ * (cuda_attention_bwd_wg.cu, sm_90a: compute capability 9.0 only) with one
+ * warpgroup a block of 64 keys (WGMMA) or two a block of 128 (WGMMA2, head
+ * dim 128; other head dims run WGMMA's kernel). CHOSEN takes WGMMA on compute
+ * capability 9.0 (on an H100, session 14: 0.674 vs 0.778 ms at 4 x 2048,
+ * 2.115 vs 2.532 at 1 x 8192, bench_attention, one run), mma.sync elsewhere;
+ * checks and benchmarks force any (gf_backend_variants.attn_bwd,
+ * GRAFT_CUDA_ATTN_BWD=mma|wgmma|wgmma2). */
+enum { ATTN_BWD_CHOSEN = 0, ATTN_BWD_MMA = 1, ATTN_BWD_WGMMA = 2, ATTN_BWD_WGMMA2 = 3 };
 
 /* The position in ATTN_FWD_CONFIG_LIST of the shape numbered id; -1: none. */
 static inline int attn_fwd_cfg_pos(int id) {

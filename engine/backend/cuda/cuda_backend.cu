@@ -228,21 +228,23 @@ extern "C" int gf_backend_cuda_open(gf_backend *be, const gf_backend_opts *o, co
         }
         tasks = (int)n;
     }
-    /* the attention backward's kernel: a check's variant, else GRAFT_CUDA_ATTN_BWD=mma|wgmma, else chosen */
+    /* the attention backward's kernel: a check's variant, else GRAFT_CUDA_ATTN_BWD=mma|wgmma|wgmma2, else chosen */
     st->attn_bwd = v ? v->attn_bwd : ATTN_BWD_CHOSEN;
     const char *ab = getenv("GRAFT_CUDA_ATTN_BWD");
     if (st->attn_bwd == ATTN_BWD_CHOSEN && ab && *ab) {
         if (strcmp(ab, "mma") == 0) st->attn_bwd = ATTN_BWD_MMA;
         else if (strcmp(ab, "wgmma") == 0) st->attn_bwd = ATTN_BWD_WGMMA;
+        else if (strcmp(ab, "wgmma2") == 0) st->attn_bwd = ATTN_BWD_WGMMA2;
         else {
             free(st);
-            return gf_fail("GRAFT_CUDA_ATTN_BWD=%s: mma or wgmma", ab);
+            return gf_fail("GRAFT_CUDA_ATTN_BWD=%s: mma, wgmma or wgmma2", ab);
         }
     }
-    if (st->attn_bwd < ATTN_BWD_CHOSEN || st->attn_bwd > ATTN_BWD_WGMMA) {
+    if (st->attn_bwd < ATTN_BWD_CHOSEN || st->attn_bwd > ATTN_BWD_WGMMA2) {
         const int bad = st->attn_bwd;
         free(st);
-        return gf_fail("attention backward variant %d: 1 mma.sync, 2 wgmma (0: chosen)", bad);
+        return gf_fail("attention backward variant %d: 1 mma.sync, 2 wgmma, 3 wgmma with two warpgroups (0: chosen)",
+                       bad);
     }
     if ((e = cudaGetDeviceProperties(&st->base.prop, dev)) != cudaSuccess) {
         free(st);
@@ -255,7 +257,7 @@ extern "C" int gf_backend_cuda_open(gf_backend *be, const gf_backend_opts *o, co
         free(st);
         return -1;
     }
-    if (st->attn_bwd == ATTN_BWD_WGMMA && !cuda_has_wgmma(p)) {
+    if ((st->attn_bwd == ATTN_BWD_WGMMA || st->attn_bwd == ATTN_BWD_WGMMA2) && !cuda_has_wgmma(p)) {
         gf_fail("cuda:%d: the attention backward on wgmma is built for compute capability 9.0 only; %s has %d.%d", dev,
                 p->name, p->major, p->minor);
         free(st);

@@ -127,6 +127,12 @@ int main(void) {
         run(be, &c, "qwen2.5-1.5b [attention backward on wgmma]", shape_B[sh], shape_T[sh], 12, 2, 128, 0, true,
             NULL, NULL);
     be_close(be);
+    const gf_backend_variants wg2_bwd = {.attn_bwd = ATTN_BWD_WGMMA2};
+    be = bench_open_variants_or_skip(&wg2_bwd);
+    for (int sh = 0; sh < 2; sh++)
+        run(be, &c, "qwen2.5-1.5b [attention backward on two warpgroups]", shape_B[sh], shape_T[sh], 12, 2, 128, 0,
+            true, NULL, NULL);
+    be_close(be);
     const gf_backend_variants no_split = {.attn_split = 1};
     be = bench_open_variants_or_skip(&no_split);
     run(be, &c, "qwen2.5-1.5b decode [no split]", 1, 1, 12, 2, 128, 8191, false, NULL, NULL);

@@ -931,6 +931,11 @@ int main() {
     backward_case("wgmma", false, 1, 70, 4, 2, 64, ATTN_BWD_WGMMA);
     backward_case("wgmma", false, 1, 65, 6, 2, 128, ATTN_BWD_WGMMA);
     backward_case("wgmma", false, 2, 150, 4, 1, 128, ATTN_BWD_WGMMA); /* several row tiles and key blocks */
+    /* two warpgroups a block of 128 keys: one block with a partial last row tile; blocks whose second
+     * warpgroup skips its first tile, with keys past T in the last block; hd 64 runs the one-group kernel */
+    backward_case("wgmma2", false, 1, 65, 6, 2, 128, ATTN_BWD_WGMMA2);
+    backward_case("wgmma2", false, 2, 300, 4, 1, 128, ATTN_BWD_WGMMA2);
+    backward_case("wgmma2", false, 1, 70, 4, 2, 64, ATTN_BWD_WGMMA2);
     backward_case("simt f32", true, 1, 40, 4, 2, 64);
     backward_case("simt bf16", false, 1, 30, 4, 2, 80);
 
