@@ -329,7 +329,8 @@ static void test_losses_backward(void **state) {
  * gs tau (ps - pt), rounded to float, must agree within one float ulp (1.2e-7
  * relative) plus 1e-10 gs tau (ps + pt). The CUDA kernels compute these in
  * float; test_cuda_ops checks them against this CPU code, so a device run
- * skips this test. */
+ * skips this test. The KL's loss without a gradient (a loop of its own) and
+ * either on one thread must be the same bits as with it on the default threads. */
 enum { WIDE_N = 3, WIDE_V = 151937 };
 
 /* softmax of z / tau in long double into p; returns the log of its normalizer */
@@ -374,6 +375,25 @@ static void check_wide_case(const float *zs, const float *zt, const int *tg, dou
         }
     }
     check_close(loss, (double)want, 0, 1e-10);
+    if (kl) {
+        /* the KL's loss alone (no gradient: its own loop) and on one thread: the same bits; and the
+         * gradient on one thread the same bits as on the default threads */
+        float *dz1 = malloc(n * sizeof *dz1);
+        assert_non_null(dz1);
+        be_set_threads(BE, 1);
+        be_zero(BE, L, 1);
+        be_kl_div(BE, L, gf_none(), ZS, ZT, WIDE_N, WIDE_V, (float)tau, (float)gs);
+        const double alone = tb_get_f64(L);
+        be_zero(BE, L, 1);
+        be_kl_div(BE, L, DZ, ZS, ZT, WIDE_N, WIDE_V, (float)tau, (float)gs);
+        const double one = tb_get_f64(L);
+        be_set_threads(BE, 0);
+        tb_get(dz1, DZ, n);
+        assert_memory_equal(&alone, &loss, sizeof loss);
+        assert_memory_equal(&one, &loss, sizeof loss);
+        assert_memory_equal(dz1, dz, n * sizeof *dz);
+        free(dz1);
+    }
     tb_free(&L), tb_free(&ZS), tb_free(&ZT), tb_free(&DZ), tb_free(&TG);
     free(ps), free(pt), free(dz);
 }
