@@ -598,6 +598,22 @@ static void run_all(void) {
     t_determinism();
 }
 
+/* The attention backward's cases with its kernel forced to `bwd` (ATTN_BWD_*), against the CPU. */
+static void backward_on(int bwd, const char *mode, const char *what, const gf_backend_opts *co) {
+    const gf_backend_variants v = {.attn_bwd = bwd};
+    G.gpu = open_gpu_variants_or_skip(false, &v);
+    if (be_open(&G.cpu, co) < 0) die("cpu backend");
+    G.mode = mode;
+    printf("== %s with the attention backward %s forced\n", be_name(G.gpu), what);
+    t_attention_backward(1, 17, 4, 2, 64);
+    t_attention_backward(2, 64, 12, 2, 128);
+    t_attention_backward(1, 129, 6, 6, 128);
+    t_attention_backward(1, 1000, 12, 2, 128);
+    t_attention_backward(1, 2048, 12, 2, 128);
+    be_close(G.gpu);
+    be_close(G.cpu);
+}
+
 int main(int argc, char **argv) {
     quick = argc > 1 && strcmp(argv[1], "quick") == 0;
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -630,31 +646,10 @@ int main(int argc, char **argv) {
         be_close(G.gpu);
         be_close(G.cpu);
     }
-    /* the attention backward on wgmma (not yet the default: docs/cuda.md, "The Hopper shapes") */
-    const gf_backend_variants wg_bwd = {.attn_bwd = ATTN_BWD_WGMMA};
-    G.gpu = open_gpu_variants_or_skip(false, &wg_bwd);
-    if (be_open(&G.cpu, &co) < 0) die("cpu backend");
-    G.mode = "bwd-wgmma";
-    printf("== %s with the attention backward on wgmma forced\n", be_name(G.gpu));
-    t_attention_backward(1, 17, 4, 2, 64);
-    t_attention_backward(2, 64, 12, 2, 128);
-    t_attention_backward(1, 129, 6, 6, 128);
-    t_attention_backward(1, 1000, 12, 2, 128);
-    be_close(G.gpu);
-    be_close(G.cpu);
-    /* the same on two warpgroups a block of 128 keys (hd 64: the one-group kernel) */
-    const gf_backend_variants wg2_bwd = {.attn_bwd = ATTN_BWD_WGMMA2};
-    G.gpu = open_gpu_variants_or_skip(false, &wg2_bwd);
-    if (be_open(&G.cpu, &co) < 0) die("cpu backend");
-    G.mode = "bwd-wgmma2";
-    printf("== %s with the attention backward on two warpgroups forced\n", be_name(G.gpu));
-    t_attention_backward(1, 17, 4, 2, 64);
-    t_attention_backward(2, 64, 12, 2, 128);
-    t_attention_backward(1, 129, 6, 6, 128);
-    t_attention_backward(1, 1000, 12, 2, 128);
-    t_attention_backward(1, 2048, 12, 2, 128);
-    be_close(G.gpu);
-    be_close(G.cpu);
+    /* the attention backward's wgmma kernels forced: one warpgroup a block of 64 keys (the default on
+     * compute capability 9.0), and two a block of 128 (hd 64 runs the one-group kernel) */
+    backward_on(ATTN_BWD_WGMMA, "bwd-wgmma", "on wgmma", &co);
+    backward_on(ATTN_BWD_WGMMA2, "bwd-wgmma2", "on two warpgroups", &co);
     const gf_backend_variants split = {.attn_split = 3};
     G.gpu = open_gpu_variants_or_skip(false, &split);
     if (be_open(&G.cpu, &co) < 0) die("cpu backend");
