@@ -843,6 +843,19 @@ static int run_mode(bool fp32, bool *quick, const gf_backend_variants *v) {
             snprintf(what, sizeof what, "error: variant \"%s\" is refused at open", says[i]);
             expect(refused_open && strstr(gf_last_error(), says[i]) != NULL, what);
         }
+        /* GRAFT_CUDA_GDN_SLAB: 16 or 32 open, another value is refused naming the variable */
+        const char *env[] = {"16", "32", "24", "x"};
+        for (size_t i = 0; i < sizeof env / sizeof env[0]; i++) {
+            setenv("GRAFT_CUDA_GDN_SLAB", env[i], 1);
+            gf_backend *x = NULL;
+            const bool opened = be_open_variants(&x, &o, NULL) == 0;
+            if (opened) be_close(x);
+            const bool want = i < 2;
+            char what[96];
+            snprintf(what, sizeof what, "GRAFT_CUDA_GDN_SLAB=%s %s at open", env[i], want ? "taken" : "refused");
+            expect(want ? opened : !opened && strstr(gf_last_error(), "GRAFT_CUDA_GDN_SLAB") != NULL, what);
+        }
+        unsetenv("GRAFT_CUDA_GDN_SLAB");
     }
     if (!fp32) fixed_case(be, v);
     kept_wy_case(be, 1, 150, 1, 128, 64, false, true); /* the kFix kernels in bf16 */

@@ -2,6 +2,9 @@
  * three launches (chunk-local WY in parallel, the sequential state pass split
  * over slabs of state rows, outputs in parallel) and a recurrent kernel for
  * decode (small T). docs/cuda-gdn.md has the design and the FLOP counts. */
+#include <stdlib.h>
+#include <string.h>
+
 #include "backend/cuda/cuda_table.h"
 #include "backend/cuda/cuda_gdn_chunk.cuh"
 #include "backend/cuda/cuda_gdn_host.cuh"
@@ -306,6 +309,13 @@ int cuda_gdn_variants(cuda_impl *im, const gf_backend_variants *v) {
     im->gdn.slab = v ? v->gdn_slab : 0;
     if (im->gdn.slab != 0 && im->gdn.slab != 16 && im->gdn.slab != 32)
         return gf_fail("GDN slab %d: the GDN kernels know 16 or 32", im->gdn.slab);
+    /* a benchmark's choice of the slab height for every call, where no check forced one */
+    const char *env = getenv("GRAFT_CUDA_GDN_SLAB");
+    if (!im->gdn.slab && env && *env) {
+        if (strcmp(env, "16") != 0 && strcmp(env, "32") != 0)
+            return gf_fail("GRAFT_CUDA_GDN_SLAB=%s: 16 or 32", env);
+        im->gdn.slab = atoi(env);
+    }
     const int general = v ? v->gdn_general : 0;
     if (general != 0 && general != 1) return gf_fail("GDN general %d: 0 (chosen) or 1 (the general kernels)", general);
     im->gdn.general = general == 1;
