@@ -18,13 +18,20 @@
  * GRAFT_BENCH_TRAIN_STEPS=N times N steps (default 2) after a first one, whose
  * cost (the run's first touch of its buffers) is printed apart;
  * GRAFT_BENCH_TRAIN_VERBOSE=1 prints each step's CPU time, page faults and
- * resident set. */
+ * resident set. Each run also reports its own sgemm calls' rate, timed while
+ * the steps run (bench_gemm_clock.h), and the step's rate against it: a
+ * reading that a shared machine's changing speed moves less than the
+ * stand-alone yardstick. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* RTLD_NEXT, for bench_gemm_clock.h */
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "bench_gemm_clock.h"
 #include "bench_model.h"
 #include "bench_util.h"
 #include "cli/load_env.h"
@@ -100,6 +107,7 @@ typedef struct {
     proc_usage first; /* the first step's own cost (includes opening the run) */
     double wall1, cpu1;        /* clocks at the first step's end */
     double wall_end, cpu_end;  /* clocks at the last step's end */
+    gemm_clock_sum gemm[2]; /* the sgemm calls since the first step's end, at the last step's end */
 } step_log;
 
 static void on_step(void *ud, long step, long total, long tokens, double loss, double lr, double gnorm) {
@@ -116,6 +124,9 @@ static void on_step(void *ud, long step, long total, long tokens, double loss, d
         g->first = (proc_usage){now.user - g->start.user, now.sys - g->start.sys, now.rss_mib,
                                 now.minflt - g->start.minflt};
         g->wall1 = wall, g->cpu1 = cpu;
+        gemm_clock_start();
+    } else {
+        gemm_clock_read(g->gemm);
     }
     g->wall_end = wall, g->cpu_end = cpu;
     g->last = now;
@@ -129,6 +140,8 @@ typedef struct {
     double tok_s, gf, gfc, cpu_per_step; /* GFLOP per wall second and per CPU-second */
     double first_cpu, first_sys;
     long first_flt;
+    gemm_clock_sum gemm[2]; /* its own sgemm calls in the timed steps, small and big (bench_gemm_clock.h) */
+    double steps_cpu;       /* the timed steps' CPU seconds */
 } train_fig;
 
 static int run(const char *label, model *m, int T, int batch, int steps, train_fig *f) {
@@ -153,6 +166,7 @@ static int run(const char *label, model *m, int T, int batch, int steps, train_f
     g.start = g.last = usage_now();
     o.on_step = on_step, o.ud = &g;
     int rc = train_run(&o, &student, &teacher, &d, NULL, &r);
+    gemm_clock_stop();
     const double dt = g.wall_end - g.wall1, dc = g.cpu_end - g.cpu1;
     if (rc != 0) {
         fprintf(stderr, "bench_train: %s\n", gf_last_error());
@@ -161,6 +175,8 @@ static int run(const char *label, model *m, int T, int batch, int steps, train_f
         f->ok = true;
         f->tok_s = tok / dt, f->gf = flop / dt * 1e-9, f->gfc = flop / dc * 1e-9, f->cpu_per_step = dc / steps;
         f->first_cpu = g.first.user + g.first.sys, f->first_sys = g.first.sys, f->first_flt = g.first.minflt;
+        f->gemm[0] = g.gemm[0], f->gemm[1] = g.gemm[1], f->steps_cpu = dc;
+        for (int c = 0; c < 2; c++) f->gemm[c].calls /= steps;
         train_result_free(&r);
     }
     train_data_free(&d);
@@ -176,6 +192,15 @@ static void print_fig(const train_fig *f, double sgemm, double sgemm_cpu) {
            "    first step of the run, not in the figures above: %.1f CPU-s, %.1f of them system, %ld minor faults\n",
            f->label, f->batch, f->T, f->tok_s, f->gf, 100 * f->gf / sgemm, sgemm, f->gfc, 100 * f->gfc / sgemm_cpu,
            sgemm_cpu, f->cpu_per_step, f->first_cpu, f->first_sys, f->first_flt);
+    const gemm_clock_sum *sm = &f->gemm[0], *bg = &f->gemm[1];
+    const double all_f = sm->flops + bg->flops, all_c = sm->cpu_s + bg->cpu_s;
+    if (all_c > 0 && bg->cpu_s > 0)
+        printf("    its own sgemm calls, timed in the steps: %.1f GFLOP per CPU-s, %.0f%% of the steps' CPU time; "
+               "big (%ld a step) %.1f, small (%ld a step) %.1f; the step's %.1f per CPU-s is %.0f%% of all, "
+               "%.0f%% of the big ones' rate\n",
+               all_f / all_c * 1e-9, 100 * all_c / f->steps_cpu, bg->calls, bg->flops / bg->cpu_s * 1e-9, sm->calls,
+               sm->cpu_s > 0 ? sm->flops / sm->cpu_s * 1e-9 : 0.0, f->gfc, 100 * f->gfc / (all_f / all_c * 1e-9),
+               100 * f->gfc / (bg->flops / bg->cpu_s * 1e-9));
 }
 
 static model_config qwen_shape(void) {
