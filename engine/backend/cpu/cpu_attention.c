@@ -30,9 +30,7 @@
  * T 512, and grows with T. A row's tail is padded to a whole vector with
  * -inf (exp 0), so every element takes the vector form; its sums run in
  * CPU_LANES doubles added in a fixed tree: fixed bits for a machine. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-float expf(float) __attribute__((simd("notinbranch")));
-#endif
+CPU_VECTOR_MATH(float expf(float))
 
 /* sr[j] -= m; pr[j] = exp(sr[j]) for j < nk; returns the sum of pr[0, nk) */
 CPU_HOT static double shifted_exps(float *sr, float *pr, int nk, float m) {

@@ -9,13 +9,11 @@
 #include "backend/cpu/cpu_hot.h"
 
 /* SwiGLU's expf in libmvec's vector form (8 floats a call under AVX2,
- * within 4 ulp; the scalar expf was ~2 % of a CPU training step's samples in
+ * CPU_VECTOR_MATH; the scalar expf was ~2 % of a CPU training step's samples in
  * perf, with SwiGLU's loops another ~1.7 %): each element apart and every
  * one through the vector form, so an element's bits depend on its value and
  * the machine (AVX2 or not), never on the threads or where it sits. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-float expf(float) __attribute__((simd("notinbranch")));
-#endif
+CPU_VECTOR_MATH(float expf(float))
 
 #define ROWS_PAR 16        /* below this many rows a parallel region costs more than it saves */
 #define ELEMS_PAR 65536

@@ -11,16 +11,11 @@
 #include "backend/cpu/cpu_hot.h"
 
 /* The exps of a row (two softmaxes of 151,936 entries a row in distillation)
- * were the KL's whole cost with libm's scalar exp. glibc's vector math library
- * (libmvec, linked by the Makefile) has exp for two or four doubles at once,
- * within 4 ulp (glibc's manual; ~2 ulp seen here), 2.7x the scalar rate at
- * x86-64-v2; the simd attribute is what glibc's math.h itself declares under
- * -ffast-math, and lets GCC's vectorizer call it in the omp simd loops below.
- * Other compilers (clang builds the fuzzers) call the scalar exp there. The
- * lanes' partial sums are added in a fixed order: the same bits every run. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-double exp(double) __attribute__((simd("notinbranch")));
-#endif
+ * were the KL's whole cost with libm's scalar exp; libmvec's takes two or four
+ * doubles at once (~2 ulp seen here), 2.7x the scalar rate at x86-64-v2
+ * (CPU_VECTOR_MATH, cpu_hot.h). The lanes' partial sums are added in a fixed
+ * order: the same bits every run. */
+CPU_VECTOR_MATH(double exp(double))
 /* The row loops are also built for AVX2 + FMA and picked at run time (GCC
  * function multi-versioning, as the GDN core does; the build targets
  * x86-64-v2): there libmvec's exp takes four doubles a call. A machine gives

@@ -7,7 +7,6 @@
 
 #define BLOCK 65536
 
-/* Fixed 64K-element blocks summed in order: the same bits whatever the thread count. */
 /* x[0, n)'s sum of squares in CPU_LANES running sums (cpu_hot.h): the same
  * bits on every machine and thread count; the compiler keeps the lanes in
  * vector registers. */
@@ -20,6 +19,7 @@ CPU_HOT static double sumsq_block(const float *x, size_t n) {
     return cpu_lanes_sum(lane);
 }
 
+/* Fixed 64K-element blocks summed in order: the same bits whatever the thread count. */
 void cpu_sumsq(gf_backend *be, gf_buf acc, gf_buf x, size_t n) {
     const size_t nb = (n + BLOCK - 1) / BLOCK;
     const float *X = cpu_f(x);
