@@ -21,6 +21,7 @@
 #include <omp.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -31,33 +32,27 @@ typedef void (*sgemm_fn)(const enum CBLAS_ORDER, const enum CBLAS_TRANSPOSE, con
 
 /* Two classes of call: big (at least GEMM_CLOCK_BIG multiply-adds: the projections and the LM head
  * at a training step's rows) and small (the attention's and the GDN core's per-head blocks). */
-#define GEMM_CLOCK_BIG ((double)(1 << 26))
+#define GEMM_CLOCK_BIG ((int64_t)1 << 26)
 typedef struct {
     double flops, cpu_s;
     long calls;
 } gemm_clock_sum;
 
+/* integers, so that the calls from several threads add with fetch_add */
 static atomic_bool gemm_clock_on;
-static _Atomic double gemm_clock_flops[2], gemm_clock_cpu_s[2];
-static _Atomic long gemm_clock_calls[2];
+static atomic_llong gemm_clock_macs[2], gemm_clock_ns[2], gemm_clock_calls[2];
 
-static double gemm_clock_now(clockid_t id) {
+static int64_t gemm_clock_ns_now(clockid_t id) {
     struct timespec ts;
     clock_gettime(id, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static void gemm_clock_add(_Atomic double *a, double x) { /* _Atomic double has no fetch_add */
-    double old = atomic_load(a);
-    while (!atomic_compare_exchange_weak(a, &old, old + x)) {
-    }
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 /* Counting from now on, from zero. */
 static inline void gemm_clock_start(void) {
     for (int c = 0; c < 2; c++) {
-        atomic_store(&gemm_clock_flops[c], 0.0);
-        atomic_store(&gemm_clock_cpu_s[c], 0.0);
+        atomic_store(&gemm_clock_macs[c], 0);
+        atomic_store(&gemm_clock_ns[c], 0);
         atomic_store(&gemm_clock_calls[c], 0);
     }
     atomic_store(&gemm_clock_on, true);
@@ -66,8 +61,8 @@ static inline void gemm_clock_start(void) {
 /* What was counted since gemm_clock_start (counting goes on): s[0] the small calls, s[1] the big. */
 static inline void gemm_clock_read(gemm_clock_sum s[2]) {
     for (int c = 0; c < 2; c++)
-        s[c] = (gemm_clock_sum){atomic_load(&gemm_clock_flops[c]), atomic_load(&gemm_clock_cpu_s[c]),
-                                atomic_load(&gemm_clock_calls[c])};
+        s[c] = (gemm_clock_sum){2.0 * (double)atomic_load(&gemm_clock_macs[c]),
+                                1e-9 * (double)atomic_load(&gemm_clock_ns[c]), (long)atomic_load(&gemm_clock_calls[c])};
 }
 
 static inline void gemm_clock_stop(void) { atomic_store(&gemm_clock_on, false); }
@@ -90,13 +85,13 @@ void cblas_sgemm(const enum CBLAS_ORDER order, const enum CBLAS_TRANSPOSE ta, co
         return;
     }
     const clockid_t id = omp_in_parallel() ? CLOCK_THREAD_CPUTIME_ID : CLOCK_PROCESS_CPUTIME_ID;
-    const double t0 = gemm_clock_now(id);
+    const int64_t t0 = gemm_clock_ns_now(id);
     f(order, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-    const double dt = gemm_clock_now(id) - t0, macs = (double)M * N * K;
+    const int64_t dt = gemm_clock_ns_now(id) - t0, macs = (int64_t)M * N * K;
     const int c = macs >= GEMM_CLOCK_BIG;
     atomic_fetch_add(&gemm_clock_calls[c], 1);
-    gemm_clock_add(&gemm_clock_cpu_s[c], dt);
-    gemm_clock_add(&gemm_clock_flops[c], 2 * macs);
+    atomic_fetch_add(&gemm_clock_ns[c], dt);
+    atomic_fetch_add(&gemm_clock_macs[c], macs);
 }
 
 #endif
