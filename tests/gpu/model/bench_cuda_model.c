@@ -165,12 +165,14 @@ typedef struct {
     gf_buf targets, acc, m, v;
     const int *tok;
     int B, T, step;
+    double enqueue_s; /* the last step's host time up to the norm's download: near the step's, the host may starve the GPU */
 } step_ud;
 
 static void step_fn(void *p) {
     step_ud *u = p;
     gf_backend *be = u->tf->be;
     const int N = u->B * u->T, V = u->tf->cfg.vocab_size;
+    const double t0 = bench_now();
     tf_zero_grads(u->tf);
     be_zero(be, u->acc, 2);
     if (tf_forward(u->r, u->tok, u->B, u->T, 0, NULL) != 0) return;
@@ -186,6 +188,7 @@ static void step_fn(void *p) {
     const size_t n = u->tf->layout.total;
     be_sumsq(be, gf_at(u->acc, 1), u->tf->grads, n);
     double acc[2];
+    u->enqueue_s = bench_now() - t0;
     if (be_download(be, acc, GF_F64, u->acc, 2) != 0) return; /* the clip factor needs the norm on the host */
     const double gn = sqrt(acc[1]);
     const gf_adamw h = {1e-5f, 0.9f, 0.95f, 1e-8f, 0.01f, ++u->step, (float)(gn > 1.0 ? 1.0 / gn : 1.0)};
@@ -211,7 +214,7 @@ static void train_case(gf_backend *be, const bench_ceilings *ce, bool hybrid, in
     const int N = B * T;
     const int V = c.vocab_size;
     const tf_run_opts ro = {.B = B, .T = T, .train = true}; /* logit rows: tf_logit_rows, as the trainer */
-    step_ud u = {&tf, NULL, gf_none(), gf_none(), gf_none(), gf_none(), NULL, B, T, 0};
+    step_ud u = {&tf, NULL, gf_none(), gf_none(), gf_none(), gf_none(), NULL, B, T, 0, 0};
     int *tok = malloc((size_t)N * sizeof *tok), *tgt = malloc((size_t)N * sizeof *tgt);
     for (int i = 0; i < N; i++) tok[i] = (int)(((unsigned)i * 2654435761u) % (unsigned)V);
     for (int i = 0; i < N; i++) tgt[i] = (i + 1) % T == 0 ? -1 : tok[i + 1];
@@ -230,8 +233,9 @@ static void train_case(gf_backend *be, const bench_ceilings *ce, bool hybrid, in
                  hybrid ? " hybrid 50% GDN (fla chunk)" : "", B, T);
         snprintf(peer2, sizeof peer2, "torch %s%s B %d T %d eager, fused AdamW, bf16 autocast + f32 master", name,
                  hybrid ? (smoke ? " hybrid 50% GDN (torch recurrent, smoke)" : " hybrid 50% GDN (fla chunk)") : "", B, T);
-        snprintf(extra, sizeof extra, ",\"tok_s\":%.0f,\"of_roofline\":%.3f,\"peer\":\"%s\",\"peer2\":\"%s\"", N / t,
-                 flops / t / 1e12 / ce->gemm_tflops, peer, peer2);
+        snprintf(extra, sizeof extra,
+                 ",\"tok_s\":%.0f,\"of_roofline\":%.3f,\"host_enqueue_ms\":%.2f,\"peer\":\"%s\",\"peer2\":\"%s\"", N / t,
+                 flops / t / 1e12 / ce->gemm_tflops, u.enqueue_s * 1e3, peer, peer2);
         /* bytes: params, grads, masters and moments read and written once */
         bench_report("model", what, t, flops, 2.0 * n + 4.0 * 6 * n, ce, extra);
     }
