@@ -646,8 +646,8 @@ int main(int argc, char **argv) {
         be_close(G.gpu);
         be_close(G.cpu);
     }
-    /* the attention backward's wgmma kernels forced: one warpgroup a block of 64 keys (the default on
-     * compute capability 9.0), and two a block of 128 (hd 64 runs the one-group kernel) */
+    /* the attention backward's wgmma kernels forced: one warpgroup a block of 64 keys, and two a block
+     * of 128 (the default on compute capability 9.0; hd 64 runs the one-group kernel) */
     backward_on(ATTN_BWD_WGMMA, "bwd-wgmma", "on wgmma", &co);
     backward_on(ATTN_BWD_WGMMA2, "bwd-wgmma2", "on two warpgroups", &co);
     const gf_backend_variants split = {.attn_split = 3};

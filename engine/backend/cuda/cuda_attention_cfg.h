@@ -69,9 +69,12 @@
 /* The attention backward's tensor-core kernels: mma.sync (every GPU), or wgmma
  * (cuda_attention_bwd_wg.cu, sm_90a: compute capability 9.0 only) with one
  * warpgroup a block of 64 keys (WGMMA) or two a block of 128 (WGMMA2, head
- * dim 128; other head dims run WGMMA's kernel). CHOSEN takes WGMMA on compute
- * capability 9.0 (on an H100, session 14: 0.674 vs 0.778 ms at 4 x 2048,
- * 2.115 vs 2.532 at 1 x 8192, bench_attention, one run), mma.sync elsewhere;
+ * dim 128; other head dims run WGMMA's kernel). CHOSEN takes WGMMA2 on compute
+ * capability 9.0, mma.sync elsewhere. On an H100: WGMMA against mma.sync 0.674
+ * vs 0.778 ms at 4 x 2048, 2.115 vs 2.532 at 1 x 8192 (session 14,
+ * bench_attention, one run); WGMMA2 against WGMMA 391 vs 537 us a launch inside
+ * the plain training step, and the step 172.7 vs 175.2 ms, the hybrid's 187.7
+ * vs 189.5 (session 21, four and seven steps a kernel, alternating);
  * checks and benchmarks force any (gf_backend_variants.attn_bwd,
  * GRAFT_CUDA_ATTN_BWD=mma|wgmma|wgmma2). */
 enum { ATTN_BWD_CHOSEN = 0, ATTN_BWD_MMA = 1, ATTN_BWD_WGMMA = 2, ATTN_BWD_WGMMA2 = 3 };

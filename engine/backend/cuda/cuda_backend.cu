@@ -263,8 +263,8 @@ extern "C" int gf_backend_cuda_open(gf_backend *be, const gf_backend_opts *o, co
         free(st);
         return -1;
     }
-    /* chosen: wgmma where it is built (compute capability 9.0), mma.sync elsewhere */
-    if (st->attn_bwd == ATTN_BWD_CHOSEN) st->attn_bwd = cuda_has_wgmma(p) ? ATTN_BWD_WGMMA : ATTN_BWD_MMA;
+    /* chosen: wgmma on two warpgroups where it is built (compute capability 9.0), mma.sync elsewhere */
+    if (st->attn_bwd == ATTN_BWD_CHOSEN) st->attn_bwd = cuda_has_wgmma(p) ? ATTN_BWD_WGMMA2 : ATTN_BWD_MMA;
     if (cfg_pos >= ATTN_FWD_MMA_CONFIGS && !cuda_has_wgmma(p)) {
         gf_fail("cuda:%d: attention cfg %d is a Hopper (wgmma) shape, built for compute capability 9.0 only; %s has "
                 "%d.%d",
