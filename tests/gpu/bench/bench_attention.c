@@ -120,7 +120,14 @@ int main(void) {
         }
         be_close(be);
     }
-    /* the attention backward on wgmma beside the mma.sync one timed above (qwen2.5-1.5b's "bwd" rows) */
+    /* the attention backward's kernels forced one by one (the "bwd" rows above ran the chosen one:
+     * two warpgroups on compute capability 9.0, mma.sync elsewhere) */
+    const gf_backend_variants mma_bwd = {.attn_bwd = ATTN_BWD_MMA};
+    be = bench_open_variants_or_skip(&mma_bwd);
+    for (int sh = 0; sh < 2; sh++)
+        run(be, &c, "qwen2.5-1.5b [attention backward on mma.sync]", shape_B[sh], shape_T[sh], 12, 2, 128, 0, true,
+            NULL, NULL);
+    be_close(be);
     const gf_backend_variants wg_bwd = {.attn_bwd = ATTN_BWD_WGMMA};
     be = bench_open_variants_or_skip(&wg_bwd);
     for (int sh = 0; sh < 2; sh++)
