@@ -65,7 +65,10 @@ static inline void gemm_clock_read(gemm_clock_sum s[2]) {
                                 1e-9 * (double)atomic_load(&gemm_clock_ns[c]), (long)atomic_load(&gemm_clock_calls[c])};
 }
 
+/* Counting off, the sums kept; gemm_clock_resume goes on adding to them (a yardstick's own sgemm
+ * calls between steps are not the step's). */
 static inline void gemm_clock_stop(void) { atomic_store(&gemm_clock_on, false); }
+static inline void gemm_clock_resume(void) { atomic_store(&gemm_clock_on, true); }
 
 void cblas_sgemm(const enum CBLAS_ORDER order, const enum CBLAS_TRANSPOSE ta, const enum CBLAS_TRANSPOSE tb,
                  const blasint M, const blasint N, const blasint K, const float alpha, const float *A, const blasint lda,

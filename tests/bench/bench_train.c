@@ -21,7 +21,11 @@
  * resident set. Each run also reports its own sgemm calls' rate, timed while
  * the steps run (bench_gemm_clock.h), and the step's rate against it: a
  * reading that a shared machine's changing speed moves less than the
- * stand-alone yardstick. */
+ * stand-alone yardstick. And the yardstick itself is measured again between
+ * the steps (after the first and after each timed one, outside the steps'
+ * clocks): each step against the better of the two beside it, the target's
+ * own ratio at the seconds the step ran, which the passes before and after
+ * the whole run (minutes apart on a 24-layer run) cannot give. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* RTLD_NEXT, for bench_gemm_clock.h */
 #endif
@@ -100,6 +104,13 @@ static proc_usage usage_now(void) {
  * freshly allocated buffers, optimizer moments and activations, for the first
  * time: page faults and system time paid once per run), then the steps after
  * it (the steady state every further step of a long run repeats). */
+/* The yardstick: sgemm at the 0.5B step's FFN shape (B 8 x T 128 rows, F 4864, D 896). */
+enum { YARD_M = 1024, YARD_N = 4864, YARD_K = 896 };
+
+/* The yardstick between steps, per CPU-second (best of 3). */
+static double yardstick_cpu(void) { return bench_sgemm_gflops_cpu(YARD_M, YARD_N, YARD_K, 3); }
+
+#define BESIDE_MAX 64 /* timed steps that get a yardstick beside them */
 typedef struct {
     bool verbose;     /* GRAFT_BENCH_TRAIN_VERBOSE=1: a line per step */
     proc_usage start; /* before train_run */
@@ -108,7 +119,13 @@ typedef struct {
     double wall1, cpu1;        /* clocks at the first step's end */
     double wall_end, cpu_end;  /* clocks at the last step's end */
     gemm_clock_sum gemm[2]; /* the sgemm calls since the first step's end, at the last step's end */
+    double seg_wall, seg_cpu;  /* the clocks when the step now running started (after the yardstick before it) */
+    double timed_wall, timed_cpu; /* the timed steps' own time, the yardsticks between them left out */
+    int n;                     /* timed steps seen */
+    double step_cpu[BESIDE_MAX]; /* each timed step's CPU seconds */
+    double yard[BESIDE_MAX + 1]; /* the yardstick (GFLOP per CPU-s) after the first step and after each timed one */
 } step_log;
+
 
 static void on_step(void *ud, long step, long total, long tokens, double loss, double lr, double gnorm) {
     (void)tokens, (void)lr, (void)gnorm;
@@ -124,12 +141,22 @@ static void on_step(void *ud, long step, long total, long tokens, double loss, d
         g->first = (proc_usage){now.user - g->start.user, now.sys - g->start.sys, now.rss_mib,
                                 now.minflt - g->start.minflt};
         g->wall1 = wall, g->cpu1 = cpu;
+        g->yard[0] = yardstick_cpu();
         gemm_clock_start();
     } else {
         gemm_clock_read(g->gemm);
+        g->timed_wall += wall - g->seg_wall, g->timed_cpu += cpu - g->seg_cpu;
+        if (g->n < BESIDE_MAX) {
+            g->step_cpu[g->n] = cpu - g->seg_cpu;
+            gemm_clock_stop();
+            g->yard[g->n + 1] = yardstick_cpu();
+            gemm_clock_resume();
+            g->n++;
+        }
     }
     g->wall_end = wall, g->cpu_end = cpu;
-    g->last = now;
+    g->last = usage_now(); /* after the yardstick: the next step's usage is its own */
+    g->seg_wall = bench_now(), g->seg_cpu = bench_cpu_now();
 }
 
 /* One run's figures, printed once the yardstick is measured again after all runs. */
@@ -142,6 +169,9 @@ typedef struct {
     long first_flt;
     gemm_clock_sum gemm[2]; /* its own sgemm calls in the timed steps, small and big (bench_gemm_clock.h) */
     double steps_cpu;       /* the timed steps' CPU seconds */
+    int n;                  /* timed steps with a yardstick beside them */
+    double beside[BESIDE_MAX]; /* each one's GFLOP per CPU-s over the better yardstick beside it */
+    double yard_lo, yard_hi;   /* the yardsticks between the steps: the least and the most */
 } train_fig;
 
 static int run(const char *label, model *m, int T, int batch, int steps, train_fig *f) {
@@ -167,7 +197,7 @@ static int run(const char *label, model *m, int T, int batch, int steps, train_f
     o.on_step = on_step, o.ud = &g;
     int rc = train_run(&o, &student, &teacher, &d, NULL, &r);
     gemm_clock_stop();
-    const double dt = g.wall_end - g.wall1, dc = g.cpu_end - g.cpu1;
+    const double dt = g.timed_wall, dc = g.timed_cpu; /* the yardsticks between the steps left out */
     if (rc != 0) {
         fprintf(stderr, "bench_train: %s\n", gf_last_error());
     } else {
@@ -177,6 +207,14 @@ static int run(const char *label, model *m, int T, int batch, int steps, train_f
         f->first_cpu = g.first.user + g.first.sys, f->first_sys = g.first.sys, f->first_flt = g.first.minflt;
         f->gemm[0] = g.gemm[0], f->gemm[1] = g.gemm[1], f->steps_cpu = dc;
         for (int c = 0; c < 2; c++) f->gemm[c].calls /= steps;
+        const double flop_step = flop / steps;
+        f->n = g.n, f->yard_lo = f->yard_hi = g.yard[0];
+        for (int i = 0; i < g.n; i++) {
+            const double y = g.yard[i] > g.yard[i + 1] ? g.yard[i] : g.yard[i + 1];
+            f->beside[i] = flop_step / g.step_cpu[i] * 1e-9 / y;
+            if (g.yard[i + 1] < f->yard_lo) f->yard_lo = g.yard[i + 1];
+            if (g.yard[i + 1] > f->yard_hi) f->yard_hi = g.yard[i + 1];
+        }
         train_result_free(&r);
     }
     train_data_free(&d);
@@ -201,6 +239,23 @@ static void print_fig(const train_fig *f, double sgemm, double sgemm_cpu) {
                all_f / all_c * 1e-9, 100 * all_c / f->steps_cpu, bg->calls, bg->flops / bg->cpu_s * 1e-9, sm->calls,
                sm->cpu_s > 0 ? sm->flops / sm->cpu_s * 1e-9 : 0.0, f->gfc, 100 * f->gfc / (all_f / all_c * 1e-9),
                100 * f->gfc / (bg->flops / bg->cpu_s * 1e-9));
+}
+
+static int cmp_double(const void *a, const void *b) {
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void print_beside(const train_fig *f) {
+    if (!f->ok || f->n < 1) return;
+    double v[BESIDE_MAX];
+    memcpy(v, f->beside, (size_t)f->n * sizeof *v);
+    qsort(v, (size_t)f->n, sizeof *v, cmp_double);
+    const double med = f->n % 2 ? v[f->n / 2] : 0.5 * (v[f->n / 2 - 1] + v[f->n / 2]);
+    printf("    each step against the yardstick measured beside it (%.1f-%.1f GFLOP per CPU-s between the steps): ",
+           f->yard_lo, f->yard_hi);
+    for (int i = 0; i < f->n; i++) printf("%s%.0f%%", i ? ", " : "", 100 * f->beside[i]);
+    printf("; median %.0f%%\n", 100 * med);
 }
 
 static model_config qwen_shape(void) {
@@ -264,10 +319,9 @@ static int rss_mode(const char *which, int T, int B) {
 int main(int argc, char **argv) {
     load_env_reexec(argv); /* as graft itself runs: passive OpenMP waits, OpenBLAS kernels with AVX */
     if (argc >= 4 && strcmp(argv[1], "rss") == 0) return rss_mode(argv[2], atoi(argv[3]), argc > 4 ? atoi(argv[4]) : 1);
-    /* The yardstick: sgemm at the 0.5B step's FFN shape (B 8 x T 128 rows, F 4864, D 896), before and
-     * after the runs; the figures are against the better of the two (on a shared machine one measurement
-     * swings with the neighbours' load; the better one is the machine's rate). */
-    const int YM = 1024, YN = 4864, YK = 896;
+    /* The yardstick before and after the runs; the figures are against the better of the two (on a shared
+     * machine one measurement swings with the neighbours' load; the better one is the machine's rate). */
+    const int YM = YARD_M, YN = YARD_N, YK = YARD_K;
     bench_print_blas_core();
     const double y0 = bench_sgemm_gflops(YM, YN, YK, 5), y0c = bench_sgemm_gflops_cpu(YM, YN, YK, 5);
     train_fig fig[2] = {{.ok = false}, {.ok = false}}; /* a run that fails or is skipped prints nothing */
@@ -295,6 +349,9 @@ int main(int argc, char **argv) {
     printf("sgemm %dx%dx%d (the 0.5B step's FFN GEMM), before / after the runs: %.1f / %.1f GFLOP/s wall, "
            "%.1f / %.1f GFLOP per CPU-second; the figures below are against the better\n",
            YM, YN, YK, y0, y1, y0c, y1c);
-    for (int i = 0; i < 2; i++) print_fig(&fig[i], sgemm, sgemm_cpu);
+    for (int i = 0; i < 2; i++) {
+        print_fig(&fig[i], sgemm, sgemm_cpu);
+        print_beside(&fig[i]);
+    }
     return 0;
 }
