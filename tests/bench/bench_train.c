@@ -171,7 +171,7 @@ typedef struct {
     double steps_cpu;       /* the timed steps' CPU seconds */
     int n;                  /* timed steps with a yardstick beside them */
     double beside[BESIDE_MAX]; /* each one's GFLOP per CPU-s over the better yardstick beside it */
-    double yard_lo, yard_hi;   /* the yardsticks between the steps: the least and the most */
+    double yard[BESIDE_MAX + 1]; /* the yardsticks between the steps (GFLOP per CPU-s) */
 } train_fig;
 
 static int run(const char *label, model *m, int T, int batch, int steps, train_fig *f) {
@@ -208,12 +208,11 @@ static int run(const char *label, model *m, int T, int batch, int steps, train_f
         f->gemm[0] = g.gemm[0], f->gemm[1] = g.gemm[1], f->steps_cpu = dc;
         for (int c = 0; c < 2; c++) f->gemm[c].calls /= steps;
         const double flop_step = flop / steps;
-        f->n = g.n, f->yard_lo = f->yard_hi = g.yard[0];
+        f->n = g.n;
+        memcpy(f->yard, g.yard, sizeof f->yard);
         for (int i = 0; i < g.n; i++) {
             const double y = g.yard[i] > g.yard[i + 1] ? g.yard[i] : g.yard[i + 1];
             f->beside[i] = flop_step / g.step_cpu[i] * 1e-9 / y;
-            if (g.yard[i + 1] < f->yard_lo) f->yard_lo = g.yard[i + 1];
-            if (g.yard[i + 1] > f->yard_hi) f->yard_hi = g.yard[i + 1];
         }
         train_result_free(&r);
     }
@@ -252,9 +251,10 @@ static void print_beside(const train_fig *f) {
     memcpy(v, f->beside, (size_t)f->n * sizeof *v);
     qsort(v, (size_t)f->n, sizeof *v, cmp_double);
     const double med = f->n % 2 ? v[f->n / 2] : 0.5 * (v[f->n / 2 - 1] + v[f->n / 2]);
-    printf("    each step against the yardstick measured beside it (%.1f-%.1f GFLOP per CPU-s between the steps): ",
-           f->yard_lo, f->yard_hi);
-    for (int i = 0; i < f->n; i++) printf("%s%.0f%%", i ? ", " : "", 100 * f->beside[i]);
+    printf("    the yardstick between the steps, GFLOP per CPU-s:");
+    for (int i = 0; i <= f->n; i++) printf("%s %.1f", i ? "," : "", f->yard[i]);
+    printf("\n    each step against the better one beside it:");
+    for (int i = 0; i < f->n; i++) printf("%s %.0f%%", i ? "," : "", 100 * f->beside[i]);
     printf("; median %.0f%%\n", 100 * med);
 }
 
