@@ -122,24 +122,19 @@ int main(void) {
     }
     /* the attention backward's kernels forced one by one (the "bwd" rows above ran the chosen one:
      * two warpgroups on compute capability 9.0, mma.sync elsewhere) */
-    const gf_backend_variants mma_bwd = {.attn_bwd = ATTN_BWD_MMA};
-    be = bench_open_variants_or_skip(&mma_bwd);
-    for (int sh = 0; sh < 2; sh++)
-        run(be, &c, "qwen2.5-1.5b [attention backward on mma.sync]", shape_B[sh], shape_T[sh], 12, 2, 128, 0, true,
-            NULL, NULL);
-    be_close(be);
-    const gf_backend_variants wg_bwd = {.attn_bwd = ATTN_BWD_WGMMA};
-    be = bench_open_variants_or_skip(&wg_bwd);
-    for (int sh = 0; sh < 2; sh++)
-        run(be, &c, "qwen2.5-1.5b [attention backward on wgmma]", shape_B[sh], shape_T[sh], 12, 2, 128, 0, true,
-            NULL, NULL);
-    be_close(be);
-    const gf_backend_variants wg2_bwd = {.attn_bwd = ATTN_BWD_WGMMA2};
-    be = bench_open_variants_or_skip(&wg2_bwd);
-    for (int sh = 0; sh < 2; sh++)
-        run(be, &c, "qwen2.5-1.5b [attention backward on two warpgroups]", shape_B[sh], shape_T[sh], 12, 2, 128, 0,
-            true, NULL, NULL);
-    be_close(be);
+    static const struct {
+        int kind;
+        const char *model;
+    } bwd_kernels[] = {{ATTN_BWD_MMA, "qwen2.5-1.5b [attention backward on mma.sync]"},
+                       {ATTN_BWD_WGMMA, "qwen2.5-1.5b [attention backward on wgmma]"},
+                       {ATTN_BWD_WGMMA2, "qwen2.5-1.5b [attention backward on two warpgroups]"}};
+    for (size_t k = 0; k < sizeof bwd_kernels / sizeof bwd_kernels[0]; k++) {
+        const gf_backend_variants v = {.attn_bwd = bwd_kernels[k].kind};
+        be = bench_open_variants_or_skip(&v);
+        for (int sh = 0; sh < 2; sh++)
+            run(be, &c, bwd_kernels[k].model, shape_B[sh], shape_T[sh], 12, 2, 128, 0, true, NULL, NULL);
+        be_close(be);
+    }
     const gf_backend_variants no_split = {.attn_split = 1};
     be = bench_open_variants_or_skip(&no_split);
     run(be, &c, "qwen2.5-1.5b decode [no split]", 1, 1, 12, 2, 128, 8191, false, NULL, NULL);
