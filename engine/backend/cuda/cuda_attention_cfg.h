@@ -73,8 +73,9 @@
  * capability 9.0, mma.sync elsewhere. On an H100: WGMMA against mma.sync 0.674
  * vs 0.778 ms at 4 x 2048, 2.115 vs 2.532 at 1 x 8192 (session 14,
  * bench_attention, one run); WGMMA2 against WGMMA 391 vs 537 us a launch inside
- * the plain training step, and the step 172.7 vs 175.2 ms, the hybrid's 187.7
- * vs 189.5 (session 21, four and seven steps a kernel, alternating);
+ * the plain training step, and that step 172.7 vs 175.2 ms (means of four),
+ * the hybrid's 187.0 vs 189.3 (medians of seven and six; session 21,
+ * alternating);
  * checks and benchmarks force any (gf_backend_variants.attn_bwd,
  * GRAFT_CUDA_ATTN_BWD=mma|wgmma|wgmma2). */
 enum { ATTN_BWD_CHOSEN = 0, ATTN_BWD_MMA = 1, ATTN_BWD_WGMMA = 2, ATTN_BWD_WGMMA2 = 3 };
