@@ -1,28 +1,35 @@
-# Not run yet (written in session 21, its device time spent): `make test-gpu` with the two-warpgroup
-# attention backward as the default (6433c7e; session 21's run on 110b96a had the one-group kernel
-# as its default and ran the new one forced only), then the hybrid step and torch + FLA compiled
-# training alternating, three pairs, in one call: the peer's step moved 207-229 ms between machines
-# of one kind, so the 1.2x needs it beside graft each time. The peer's first run compiles (~4 min
-# on a fresh machine: lease 2 of session 21 ran out of 220 s), so it runs warm-up first while graft
-# builds. Carry .carry, .peers.
+# Not run yet (written in session 21, its device time spent). Call 1 of 2: `make test-gpu` with the
+# two-warpgroup attention backward as the default (6433c7e; session 21's run on 110b96a had the
+# one-group kernel as its default and ran the new one forced only) and the dQ atomics of four floats
+# in its checks; then the plain and hybrid steps under GRAFT_CUDA_ATTN_DQ=2 and 4 alternating, two
+# rounds, and Nsight Compute's speed of light of one attention backward launch under each. The
+# peer's first run (torch.compile, ~4 min on a fresh machine) fills the compile cache in the
+# background meanwhile, for next2.sh on the same warm machine. Carry .carry, .peers.
 . docs/runs/perf-gpu-2026-12-06-s16/common.sh
 mkdir -p .peers/fla && tar -xJf .peers/fla.tar.xz -C .peers/fla
 export GRAFT_FLA_PATH=$PWD/.peers/fla
-peer() {
-    (cd tests/gpu/peers && GRAFT_PEER_TRAIN=hybrid GRAFT_PEER_COMPILE=1 timeout $1 python3 peer_train.py) >>$R/peer_train.jsonl 2>>$L/peer_train.log
-    echo "peer_train rc $?"
-}
-peer 300 & # fills torch.compile's cache; its figure is taken with the GPU shared with the tests: not used
+(cd tests/gpu/peers && GRAFT_PEER_TRAIN=hybrid GRAFT_PEER_COMPILE=1 timeout 400 python3 peer_train.py) \
+    >$L/peer_warmup.jsonl 2>$L/peer_warmup.log & # its figure shares the GPU with the tests: not used
 GRAFT_GPU_CALL_S=300 sh tests/gpu/device_run.sh test 2>&1 | tee $L/test-gpu.txt | grep -E "FAIL|SKIP|passed|STOPPED|done in"
-wait
 el test-gpu
-mv $R/peer_train.jsonl $R/peer_train-warmup.jsonl
-for i in 1 2 3; do
-    [ $(left 560) -gt 60 ] || break
-    timeout 40 build/gpu/bench_cuda_model train-hybrid 2>>$L/train.log | grep '"model"' | sed "s/^{/{\"pair\":$i,/" |
-        tee -a $R/train.jsonl | show | grep "^\[model"
-    peer $(left 580)
+wait
+el peer-warmup
+for round in 1 2; do
+    for kind in plain hybrid; do
+        for dq in 2 4; do
+            [ $(left 520) -gt 20 ] || break 3
+            GRAFT_CUDA_ATTN_DQ=$dq timeout 40 build/gpu/bench_cuda_model train-$kind 2>>$L/train.log | grep '"model"' |
+                sed "s/^{/{\"attn_dq\":$dq,\"round\":$round,/" | tee -a $R/train-dq.jsonl | show | grep "^\[model" | sed "s/^/dq $dq: /"
+        done
+    done
 done
-grep -v '^{"note' $R/peer_train.jsonl | show
-el pairs
+el steps
+for dq in 2 4; do
+    [ $(left 580) -gt 35 ] || break
+    GRAFT_CUDA_ATTN_DQ=$dq timeout 45 ncu --clock-control none --section SpeedOfLight --section WarpStateStats \
+        --kernel-name regex:attn_bwd_wg_kernel --launch-skip 60 --launch-count 1 build/gpu/bench_cuda_model train-plain \
+        >$R/ncu-dq$dq.txt 2>&1
+    grep -E "Duration|L2 Cache Throughput|Compute \(SM\)|Stall LG" $R/ncu-dq$dq.txt | sed "s/^/dq $dq: /"
+done
+el ncu
 tar -C $L -czf $R/misc.tar.gz .

@@ -169,6 +169,7 @@ extern "C" void cuda_attention_backward(gf_backend *be, gf_buf dq, gf_buf dk, gf
     p.hd = s->hd;
     p.scale = 1.0f / sqrtf((float)s->hd);
     p.scale_log2 = p.scale * LOG2E_F;
+    p.dq_vec = cuda_st(be)->attn_dq == 4 ? 4 : 2;
 
     const size_t rows = (size_t)s->B * s->T * s->H, nq = rows * s->hd, nkv = (size_t)s->B * s->T * s->KV * s->hd;
     float *D = (float *)cuda_scratch(be, rows * sizeof(float), op);

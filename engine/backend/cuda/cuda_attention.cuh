@@ -83,6 +83,7 @@ struct attn_bwd_params {
     void *dq, *dk, *dv;
     int B, T, H, KV, G, hd;
     float scale, scale_log2;
+    int dq_vec; /* floats a dQ atomic adds: 2, or 4 (a lane pair's columns exchanged first) */
 };
 /* The tensor-core backward: mma.sync, or wgmma (cuda_attention_bwd_wg.cu: one warpgroup a block of
  * 64 keys, or with two_groups two a block of 128 where the head dim is 128), as ATTN_BWD_* says
