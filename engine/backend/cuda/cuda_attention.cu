@@ -118,9 +118,9 @@ static bool backward_mma(gf_backend *be, attn_bwd_params &p, size_t nq, size_t n
     cudaStream_t s = cuda_stream(be);
     cuda_memset_async(p.dq_acc, 0, nq * sizeof(float), s);
     /* the kernel the backend settled on at open (ATTN_BWD_MMA, ATTN_BWD_WGMMA or ATTN_BWD_WGMMA2) */
-    const int kind = cuda_st(be)->attn_bwd;
-    const bool launched = kind == ATTN_BWD_MMA ? attn_bwd_mma_launch(be, p)
-                                               : attn_bwd_wg_launch(be, p, kind == ATTN_BWD_WGMMA2);
+    const int kind = cuda_st(be)->attn_bwd, dq_vec = cuda_st(be)->attn_dq == 4 ? 4 : 2;
+    const bool launched = kind == ATTN_BWD_MMA ? attn_bwd_mma_launch(be, p, dq_vec)
+                                               : attn_bwd_wg_launch(be, p, kind == ATTN_BWD_WGMMA2, dq_vec);
     if (!launched) {
         cuda_scratch_free(be, acc);
         return false;
@@ -169,7 +169,6 @@ extern "C" void cuda_attention_backward(gf_backend *be, gf_buf dq, gf_buf dk, gf
     p.hd = s->hd;
     p.scale = 1.0f / sqrtf((float)s->hd);
     p.scale_log2 = p.scale * LOG2E_F;
-    p.dq_vec = cuda_st(be)->attn_dq == 4 ? 4 : 2;
 
     const size_t rows = (size_t)s->B * s->T * s->H, nq = rows * s->hd, nkv = (size_t)s->B * s->T * s->KV * s->hd;
     float *D = (float *)cuda_scratch(be, rows * sizeof(float), op);

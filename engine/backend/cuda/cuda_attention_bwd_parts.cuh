@@ -30,14 +30,16 @@ __device__ __forceinline__ void attn_bwd_probs(float (&sa)[NT8][4], float (&ga)[
 }
 
 /* dQ of rows ta and ta + 8, columns c0 + 8 dt + 2 tig ..+1 of the NC from c0 that dq holds, added to
- * the fp32 dq buffer. With p.dq_vec 4, lanes tig and tig ^ 1 (every lane of the warp calls) swap a
- * pair first: the even one adds row ta's four columns from 2 tig, the odd one row ta + 8's four
- * from 2 (tig - 1), one request each where there were two (the atomics throttled the one-group
- * wgmma kernel's issue: docs/cuda.md, "The Hopper shapes"). */
-template <int HD, int NC = HD>
+ * the fp32 dq buffer, DQV floats an atomic. DQV 4: lanes tig and tig ^ 1 (every lane of the warp
+ * calls) swap a pair first: the even one adds row ta's four columns from 2 tig, the odd one row
+ * ta + 8's four from 2 (tig - 1), one request each where there were two (the atomics throttled the
+ * one-group wgmma kernel's issue: docs/cuda.md, "The Hopper shapes"). A template parameter, so
+ * that the kernels built with 2 are the code that was timed. */
+template <int HD, int NC, int DQV>
 __device__ __forceinline__ void attn_bwd_add_dq(const float (&dq)[NC / 8][4], const attn_bwd_params &p, int b, int h,
                                                 int ta, int tig, int c0 = 0) {
-    if (p.dq_vec == 4) {
+    static_assert(DQV == 2 || DQV == 4, "dQ atomics of 2 or 4 floats");
+    if constexpr (DQV == 4) {
         const bool odd = tig & 1;
         const int t = ta + (odd ? 8 : 0);
         float *dst = p.dq_acc + (((size_t)b * p.T + t) * p.H + h) * HD + c0 + (tig & ~1) * 2;
@@ -50,16 +52,17 @@ __device__ __forceinline__ void attn_bwd_add_dq(const float (&dq)[NC / 8][4], co
                 atomicAdd((float4 *)(dst + dt * 8), odd ? make_float4(r0, r1, dq[dt][2], dq[dt][3])
                                                         : make_float4(dq[dt][0], dq[dt][1], r0, r1));
         }
-        return;
-    }
+    } else {
 #pragma unroll
-    for (int half = 0; half < 2; half++) {
-        const int t = ta + 8 * half;
-        if (t >= p.T) continue;
-        float *dst = p.dq_acc + (((size_t)b * p.T + t) * p.H + h) * HD + c0 + tig * 2;
+        for (int half = 0; half < 2; half++) {
+            const int t = ta + 8 * half;
+            if (t >= p.T) continue;
+            float *dst = p.dq_acc + (((size_t)b * p.T + t) * p.H + h) * HD + c0 + tig * 2;
 #pragma unroll
-        for (int dt = 0; dt < NC / 8; dt++)
-            atomicAdd((float2 *)(dst + dt * 8), half ? make_float2(dq[dt][2], dq[dt][3]) : make_float2(dq[dt][0], dq[dt][1]));
+            for (int dt = 0; dt < NC / 8; dt++)
+                atomicAdd((float2 *)(dst + dt * 8),
+                          half ? make_float2(dq[dt][2], dq[dt][3]) : make_float2(dq[dt][0], dq[dt][1]));
+        }
     }
 }
 
