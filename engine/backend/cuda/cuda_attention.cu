@@ -1,6 +1,6 @@
 /* be_attention and be_attention_backward: shape checks and the choice of
  * kernel. bf16 with head dim 64 or 128 and 16-byte aligned views runs on the
- * tensor cores (cuda_attention_fwd.cu, cuda_attention_bwd.cu); everything else
+ * tensor cores (cuda_attention_fwd.cu, cuda_attention_bwd*.cu); everything else
  * (the f32 checking mode, other head dims up to 256) on the exact SIMT
  * kernels (cuda_attention_simt.cu). */
 #include "backend/cuda/cuda_attention.cuh"

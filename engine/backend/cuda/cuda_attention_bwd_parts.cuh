@@ -1,5 +1,5 @@
 /* What the attention backward's two tensor-core kernels share
- * (cuda_attention_bwd.cu on mma.sync, cuda_attention_bwd_wg.cu on wgmma): both
+ * (cuda_attention_bwd_kernel.cuh on mma.sync, cuda_attention_bwd_wg_kernel.cuh on wgmma): both
  * hold a block's 64 keys in the mma.sync accumulator layout (a thread's keys
  * ja = .. + gid and jb = ja + 8 as rows, tile rows 8 nt + 2 tig + e as
  * columns), so the element-wise step, the dQ atomics, the per-head dK / dV

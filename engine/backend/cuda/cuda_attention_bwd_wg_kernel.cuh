@@ -1,5 +1,5 @@
 /* Causal attention, backward, on Hopper's wgmma (cuda_wgmma.cuh): the
- * algorithm of cuda_attention_bwd.cu (its comment says it in full), with each
+ * algorithm of cuda_attention_bwd_kernel.cuh (its comment says it in full), with each
  * group of four warps as one warpgroup and every product one chain of wgmma
  * reading its shared-memory operands itself:
  *   S^T = K Q^T, dP^T = V dO^T    A = K, V (64 keys, K-major), B = Q, dO
