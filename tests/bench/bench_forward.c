@@ -6,7 +6,11 @@
  * 19's machine, while the 0.5B forward moved 232-243 tok/s).
  * FLOPs counted: 2 per multiply-add of every projection (q, k, v, o, gate, up,
  * down, lm_head for every position) plus causal attention 4 * hd per (query,
- * key) pair; norms, RoPE and softmax are not counted. */
+ * key) pair; norms, RoPE and softmax are not counted. The yardstick is also
+ * measured beside each forward without statistics (before the first and after
+ * each, outside its clocks): each forward per CPU-second against the better of
+ * the two beside it, and their median, a reading of the target's own ratio at
+ * the seconds the forward ran (as bench_train's steps). */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,10 +32,17 @@ static double forward_flops(const model_config *c, int T) {
     return per_tok * T + attn;
 }
 
+#define YARD_M 512 /* the yardstick: sgemm at the 0.5B FFN's shape for 512 rows */
+#define YARD_N 4864
+#define YARD_K 896
+#define REPS_MAX 16
+
 typedef struct {
     char label[64];
     int T;
     double tok_s, gf, gfc, tok_s_stats;
+    int reps;
+    double beside[REPS_MAX]; /* each forward's GFLOP per CPU-s over the better yardstick beside it */
 } fwd_fig;
 
 /* One sequence of T tokens, logits for every row in `rows` rows at a time, with
@@ -48,6 +59,9 @@ static bool run(fwd_fig *f, const char *label, const model *m, int T, int reps, 
     int *ids = malloc((size_t)T * sizeof *ids);
     for (int t = 0; t < T; t++) ids[t] = (t * 131 + 7) % m->cfg.vocab_size;
     double best = 1e30, best_stats = 1e30, best_cpu = 1e30;
+    if (reps > REPS_MAX) reps = REPS_MAX;
+    f->reps = reps;
+    double yard = bench_sgemm_gflops_cpu(YARD_M, YARD_N, YARD_K, 3); /* the one before the first forward */
     for (int r = 0; r < reps; r++) {
         for (int with_stats = 0; with_stats < 2; with_stats++) {
             tf_run *run = with_stats ? stats : plain;
@@ -59,6 +73,11 @@ static bool run(fwd_fig *f, const char *label, const model *m, int T, int reps, 
             if (with_stats && dt < best_stats) best_stats = dt;
             if (!with_stats && dt < best) best = dt;
             if (!with_stats && dc < best_cpu) best_cpu = dc;
+            if (!with_stats) {
+                const double y = bench_sgemm_gflops_cpu(YARD_M, YARD_N, YARD_K, 3);
+                f->beside[r] = forward_flops(&m->cfg, T) / dc * 1e-9 / (y > yard ? y : yard);
+                yard = y;
+            }
         }
     }
     snprintf(f->label, sizeof f->label, "%s, logits %d rows", label, rows);
@@ -79,6 +98,10 @@ static void print_fig(const fwd_fig *f, double sgemm, double sgemm_cpu) {
            "sgemm %.1f) | with stats %8.0f tok/s\n",
            f->label, f->T, f->tok_s, f->gf, 100 * f->gf / sgemm, sgemm, f->gfc, 100 * f->gfc / sgemm_cpu, sgemm_cpu,
            f->tok_s_stats);
+    double v[REPS_MAX];
+    printf("    each forward per CPU-s against the yardstick beside it:");
+    for (int r = 0; r < f->reps; r++) printf("%s %.0f%%", r ? "," : "", 100 * (v[r] = f->beside[r]));
+    printf("; median %.0f%%\n", 100 * bench_median(v, f->reps));
 }
 
 int main(int argc, char **argv) {
@@ -88,7 +111,7 @@ int main(int argc, char **argv) {
     if (!shared) shared = "../shared";
     char path[4096];
     bench_print_blas_core();
-    const double y0 = bench_sgemm_gflops(512, 4864, 896, 5), y0c = bench_sgemm_gflops_cpu(512, 4864, 896, 5);
+    const double y0 = bench_sgemm_gflops(YARD_M, YARD_N, YARD_K, 5), y0c = bench_sgemm_gflops_cpu(YARD_M, YARD_N, YARD_K, 5);
     fwd_fig figs[4];
     int n = 0;
     model m;
@@ -105,13 +128,13 @@ int main(int argc, char **argv) {
     snprintf(path, sizeof path, "%s/configs/qwen2.5-0.5b.json", shared);
     model_config qc;
     if (hf_config_load(&qc, path) == 0 && bench_model_random(&m, &qc, 0.02f) == 0) {
-        n += run(&figs[n], "qwen2.5-0.5b-shape", &m, 512, 2, 64);
-        n += run(&figs[n], "qwen2.5-0.5b-shape", &m, 512, 2, tf_logit_rows(512, m.cfg.vocab_size));
+        n += run(&figs[n], "qwen2.5-0.5b-shape", &m, 512, 5, 64);
+        n += run(&figs[n], "qwen2.5-0.5b-shape", &m, 512, 5, tf_logit_rows(512, m.cfg.vocab_size));
         model_free(&m);
     } else {
         printf("forward qwen2.5-0.5b-shape: skipped (%s)\n", gf_last_error());
     }
-    const double y1 = bench_sgemm_gflops(512, 4864, 896, 5), y1c = bench_sgemm_gflops_cpu(512, 4864, 896, 5);
+    const double y1 = bench_sgemm_gflops(YARD_M, YARD_N, YARD_K, 5), y1c = bench_sgemm_gflops_cpu(YARD_M, YARD_N, YARD_K, 5);
     const double sgemm = y0 > y1 ? y0 : y1, sgemm_cpu = y0c > y1c ? y0c : y1c;
     printf("sgemm 512x4864x896: %.1f GFLOP/s wall, %.1f GFLOP per CPU-second (the better of %.1f / %.1f before "
            "the forwards and %.1f / %.1f after)\n",

@@ -240,17 +240,11 @@ static void print_fig(const train_fig *f, double sgemm, double sgemm_cpu) {
                100 * f->gfc / (bg->flops / bg->cpu_s * 1e-9));
 }
 
-static int cmp_double(const void *a, const void *b) {
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static void print_beside(const train_fig *f) {
     if (!f->ok || f->n < 1) return;
     double v[BESIDE_MAX];
     memcpy(v, f->beside, (size_t)f->n * sizeof *v);
-    qsort(v, (size_t)f->n, sizeof *v, cmp_double);
-    const double med = f->n % 2 ? v[f->n / 2] : 0.5 * (v[f->n / 2 - 1] + v[f->n / 2]);
+    const double med = bench_median(v, f->n);
     printf("    the yardstick between the steps, GFLOP per CPU-s:");
     for (int i = 0; i <= f->n; i++) printf("%s %.1f", i ? "," : "", f->yard[i]);
     printf("\n    each step against the better one beside it:");

@@ -45,6 +45,17 @@ static inline double bench_sgemm_gflops_cpu(int M, int N, int K, int reps) {
     return 2.0 * M * N * K / best * 1e-9;
 }
 
+static inline int bench_cmp_double(const void *a, const void *b) {
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median of v[0..n-1] (n >= 1; v is sorted in place). */
+static inline double bench_median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, bench_cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 /* GFLOP/s of C[M,N] = A[M,K] B[N,K]^T, best of `reps`. */
 static inline double bench_sgemm_gflops(int M, int N, int K, int reps) {
     float *a = malloc((size_t)M * K * sizeof *a), *b = malloc((size_t)N * K * sizeof *b),
