@@ -107,8 +107,8 @@ static proc_usage usage_now(void) {
 /* The yardstick: sgemm at the 0.5B step's FFN shape (B 8 x T 128 rows, F 4864, D 896). */
 enum { YARD_M = 1024, YARD_N = 4864, YARD_K = 896 };
 
-/* The yardstick between steps, per CPU-second (best of 3). */
-static double yardstick_cpu(void) { return bench_sgemm_gflops_cpu(YARD_M, YARD_N, YARD_K, 3); }
+/* The yardstick per CPU-second, best of reps (between the steps: 3). */
+static double yard_cpu(int reps) { return bench_sgemm_gflops_cpu(YARD_M, YARD_N, YARD_K, reps); }
 
 #define BESIDE_MAX 64 /* timed steps that get a yardstick beside them */
 typedef struct {
@@ -116,8 +116,6 @@ typedef struct {
     proc_usage start; /* before train_run */
     proc_usage last;  /* at the previous step's end */
     proc_usage first; /* the first step's own cost (includes opening the run) */
-    double wall1, cpu1;        /* clocks at the first step's end */
-    double wall_end, cpu_end;  /* clocks at the last step's end */
     gemm_clock_sum gemm[2]; /* the sgemm calls since the first step's end, at the last step's end */
     double seg_wall, seg_cpu;  /* the clocks when the step now running started (after the yardstick before it) */
     double timed_wall, timed_cpu; /* the timed steps' own time, the yardsticks between them left out */
@@ -125,7 +123,6 @@ typedef struct {
     double step_cpu[BESIDE_MAX]; /* each timed step's CPU seconds */
     double yard[BESIDE_MAX + 1]; /* the yardstick (GFLOP per CPU-s) after the first step and after each timed one */
 } step_log;
-
 
 static void on_step(void *ud, long step, long total, long tokens, double loss, double lr, double gnorm) {
     (void)tokens, (void)lr, (void)gnorm;
@@ -140,8 +137,7 @@ static void on_step(void *ud, long step, long total, long tokens, double loss, d
     if (step == 1) {
         g->first = (proc_usage){now.user - g->start.user, now.sys - g->start.sys, now.rss_mib,
                                 now.minflt - g->start.minflt};
-        g->wall1 = wall, g->cpu1 = cpu;
-        g->yard[0] = yardstick_cpu();
+        g->yard[0] = yard_cpu(3);
         gemm_clock_start();
     } else {
         gemm_clock_read(g->gemm);
@@ -149,12 +145,11 @@ static void on_step(void *ud, long step, long total, long tokens, double loss, d
         if (g->n < BESIDE_MAX) {
             g->step_cpu[g->n] = cpu - g->seg_cpu;
             gemm_clock_stop();
-            g->yard[g->n + 1] = yardstick_cpu();
+            g->yard[g->n + 1] = yard_cpu(3);
             gemm_clock_resume();
             g->n++;
         }
     }
-    g->wall_end = wall, g->cpu_end = cpu;
     g->last = usage_now(); /* after the yardstick: the next step's usage is its own */
     g->seg_wall = bench_now(), g->seg_cpu = bench_cpu_now();
 }
@@ -315,9 +310,8 @@ int main(int argc, char **argv) {
     if (argc >= 4 && strcmp(argv[1], "rss") == 0) return rss_mode(argv[2], atoi(argv[3]), argc > 4 ? atoi(argv[4]) : 1);
     /* The yardstick before and after the runs; the figures are against the better of the two (on a shared
      * machine one measurement swings with the neighbours' load; the better one is the machine's rate). */
-    const int YM = YARD_M, YN = YARD_N, YK = YARD_K;
     bench_print_blas_core();
-    const double y0 = bench_sgemm_gflops(YM, YN, YK, 5), y0c = bench_sgemm_gflops_cpu(YM, YN, YK, 5);
+    const double y0 = bench_sgemm_gflops(YARD_M, YARD_N, YARD_K, 5), y0c = yard_cpu(5);
     train_fig fig[2] = {{.ok = false}, {.ok = false}}; /* a run that fails or is skipped prints nothing */
     model m;
     if (load_stories(&m) == 0) {
@@ -338,11 +332,11 @@ int main(int argc, char **argv) {
         run(label, &m, 128, 8, steps, &fig[1]);
         model_free(&m);
     }
-    const double y1 = bench_sgemm_gflops(YM, YN, YK, 5), y1c = bench_sgemm_gflops_cpu(YM, YN, YK, 5);
+    const double y1 = bench_sgemm_gflops(YARD_M, YARD_N, YARD_K, 5), y1c = yard_cpu(5);
     const double sgemm = y0 > y1 ? y0 : y1, sgemm_cpu = y0c > y1c ? y0c : y1c;
     printf("sgemm %dx%dx%d (the 0.5B step's FFN GEMM), before / after the runs: %.1f / %.1f GFLOP/s wall, "
            "%.1f / %.1f GFLOP per CPU-second; the figures below are against the better\n",
-           YM, YN, YK, y0, y1, y0c, y1c);
+           YARD_M, YARD_N, YARD_K, y0, y1, y0c, y1c);
     for (int i = 0; i < 2; i++) {
         print_fig(&fig[i], sgemm, sgemm_cpu);
         print_beside(&fig[i]);
