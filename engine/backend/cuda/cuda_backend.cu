@@ -230,25 +230,25 @@ extern "C" int gf_backend_cuda_open(gf_backend *be, const gf_backend_opts *o, co
     }
     /* the attention backward's kernel: a check's variant, else GRAFT_CUDA_ATTN_BWD=mma|wgmma|wgmma2, else chosen */
     st->attn_bwd = v ? v->attn_bwd : ATTN_BWD_CHOSEN;
-    const char *ab = getenv("GRAFT_CUDA_ATTN_BWD");
-    if (st->attn_bwd == ATTN_BWD_CHOSEN && ab && *ab) {
-        if (strcmp(ab, "mma") == 0) st->attn_bwd = ATTN_BWD_MMA;
-        else if (strcmp(ab, "wgmma") == 0) st->attn_bwd = ATTN_BWD_WGMMA;
-        else if (strcmp(ab, "wgmma2") == 0) st->attn_bwd = ATTN_BWD_WGMMA2;
-        else {
+    if (st->attn_bwd == ATTN_BWD_CHOSEN) {
+        static const char *const kernels[] = {"mma", "wgmma", "wgmma2"}; /* ATTN_BWD_MMA .. ATTN_BWD_WGMMA2 */
+        const int w = cuda_env_word("GRAFT_CUDA_ATTN_BWD", kernels, 3, "mma, wgmma or wgmma2");
+        if (w == -2) {
             free(st);
-            return gf_fail("GRAFT_CUDA_ATTN_BWD=%s: mma, wgmma or wgmma2", ab);
+            return -1;
         }
+        if (w >= 0) st->attn_bwd = ATTN_BWD_MMA + w;
     }
     /* the width of its dQ atomics: a check's variant, else GRAFT_CUDA_ATTN_DQ=2|4, else 2 */
     st->attn_dq = v ? v->attn_dq : 0;
-    const char *adq = getenv("GRAFT_CUDA_ATTN_DQ");
-    if (!st->attn_dq && adq && *adq) {
-        if (strcmp(adq, "2") != 0 && strcmp(adq, "4") != 0) {
+    if (!st->attn_dq) {
+        static const char *const widths[] = {"2", "4"};
+        const int w = cuda_env_word("GRAFT_CUDA_ATTN_DQ", widths, 2, "2 or 4");
+        if (w == -2) {
             free(st);
-            return gf_fail("GRAFT_CUDA_ATTN_DQ=%s: 2 or 4", adq);
+            return -1;
         }
-        st->attn_dq = atoi(adq);
+        if (w >= 0) st->attn_dq = 2 + 2 * w;
     }
     if (st->attn_dq != 0 && st->attn_dq != 2 && st->attn_dq != 4) {
         const int bad = st->attn_dq;

@@ -10,8 +10,13 @@
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "backend/backend_impl.h"
+extern "C" {
+#include "core/error.h" /* a C header without C++ guards */
+}
 
 /* GRAFT_CUDA_EMU: the same kernel source compiled as host C++ against the CPU
  * emulation of CUDA that the tests force in front of every file (g++
@@ -45,6 +50,17 @@ typedef struct {
  * im->gdn: 0, or -1 with gf_fail's one line naming the value the kernels do
  * not know (cuda_gdn_core.cu). */
 int cuda_gdn_variants(cuda_impl *im, const gf_backend_variants *v);
+
+/* A benchmark's kernel setting from the environment: the index in words[0, n) of variable name's
+ * value; -1 where it is unset or empty; -2, with gf_fail's line "NAME=VALUE: list", for any other. */
+static inline int cuda_env_word(const char *name, const char *const *words, int n, const char *list) {
+    const char *s = getenv(name);
+    if (!s || !*s) return -1;
+    for (int i = 0; i < n; i++)
+        if (strcmp(s, words[i]) == 0) return i;
+    gf_fail("%s=%s: %s", name, s, list);
+    return -2;
+}
 
 static inline cuda_impl *cuda_of(gf_backend *be) { return (cuda_impl *)be->impl; }
 static inline cudaStream_t cuda_stream(gf_backend *be) { return cuda_of(be)->stream; }

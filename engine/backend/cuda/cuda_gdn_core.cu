@@ -2,9 +2,6 @@
  * three launches (chunk-local WY in parallel, the sequential state pass split
  * over slabs of state rows, outputs in parallel) and a recurrent kernel for
  * decode (small T). docs/cuda-gdn.md has the design and the FLOP counts. */
-#include <stdlib.h>
-#include <string.h>
-
 #include "backend/cuda/cuda_table.h"
 #include "backend/cuda/cuda_gdn_chunk.cuh"
 #include "backend/cuda/cuda_gdn_host.cuh"
@@ -310,11 +307,11 @@ int cuda_gdn_variants(cuda_impl *im, const gf_backend_variants *v) {
     if (im->gdn.slab != 0 && im->gdn.slab != 16 && im->gdn.slab != 32)
         return gf_fail("GDN slab %d: the GDN kernels know 16 or 32", im->gdn.slab);
     /* a benchmark's choice of the slab height for every call, where no check forced one */
-    const char *env = getenv("GRAFT_CUDA_GDN_SLAB");
-    if (!im->gdn.slab && env && *env) {
-        if (strcmp(env, "16") != 0 && strcmp(env, "32") != 0)
-            return gf_fail("GRAFT_CUDA_GDN_SLAB=%s: 16 or 32", env);
-        im->gdn.slab = atoi(env);
+    if (!im->gdn.slab) {
+        static const char *const heights[] = {"16", "32"};
+        const int w = cuda_env_word("GRAFT_CUDA_GDN_SLAB", heights, 2, "16 or 32");
+        if (w == -2) return -1;
+        if (w >= 0) im->gdn.slab = 16 << w;
     }
     const int general = v ? v->gdn_general : 0;
     if (general != 0 && general != 1) return gf_fail("GDN general %d: 0 (chosen) or 1 (the general kernels)", general);
