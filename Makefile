@@ -85,13 +85,12 @@ ifeq ($(GRAFT_CUDA),1)
 CUDA_HOME  ?= $(patsubst %/bin/nvcc,%,$(NVCC))
 CUDA_ARCH  ?= -gencode=arch=compute_90,code=sm_90 -gencode=arch=compute_90,code=compute_90
 # The attention kernels on wgmma (the forward's Hopper shapes, the backward's
-# wgmma kernel, both its dQ widths) need sm_90a (H100 / H200, no other GPU): those files are
+# wgmma kernel) need sm_90a (H100 / H200, no other GPU): those two files are
 # built for it alone, and the backend takes them only on compute capability 9.0.
 CUDA_ARCH_WG ?= -gencode=arch=compute_90a,code=sm_90a
 CUDA_ARCH_OBJ = $(CUDA_ARCH)
 $(BUILD)/engine/backend/cuda/cuda_attention_fwd_wg.o: CUDA_ARCH_OBJ = $(CUDA_ARCH_WG)
 $(BUILD)/engine/backend/cuda/cuda_attention_bwd_wg.o: CUDA_ARCH_OBJ = $(CUDA_ARCH_WG)
-$(BUILD)/engine/backend/cuda/cuda_attention_bwd_wg_dq4.o: CUDA_ARCH_OBJ = $(CUDA_ARCH_WG)
 NVCC_OPT   ?= -O3 -lineinfo
 # CUDA_WERROR=0 keeps warnings warnings (tests/gpu/device_run.sh retries so,
 # loudly, when another host compiler warns where this one does not)

@@ -115,7 +115,6 @@ typedef struct {
     int gdn_general;     /* 1: the GDN core's general kernels also where its C 64, d 128 copies apply; 0: chosen */
     int attn_bwd;        /* the attention backward: 1 mma.sync, 2 wgmma, 3 wgmma on two warpgroups (2 and 3:
                           * compute capability 9.0 only); 0: chosen */
-    int attn_dq;         /* the attention backward's dQ atomics: 2 or 4 floats a request; 0: chosen (2) */
 } gf_backend_variants;
 
 /* be_open with kernel variants forced (v NULL: be_open itself). The test-only

@@ -598,35 +598,9 @@ static void run_all(void) {
     t_determinism();
 }
 
-/* An attention backward setting the kernels do not know is refused at open with a line naming it:
- * dQ atomics of 3 floats as a variant, GRAFT_CUDA_ATTN_DQ=3 or x; 2 and 4 open. */
-static void dq_settings_refused(void) {
-    const gf_backend_opts o = {"cuda", 0, false};
-    const gf_backend_variants bad = {.attn_dq = 3};
-    gf_backend *x = NULL;
-    bool refused = be_open_variants(&x, &o, &bad) < 0;
-    if (!refused) be_close(x);
-    refused = refused && strstr(gf_last_error(), "dQ atomics of 3 floats") != NULL;
-    printf("%s  %-5s %-44s %s\n", refused ? "PASS" : "FAIL", "bf16", "variant attn_dq 3 refused at open", gf_last_error());
-    refused ? G.passed++ : G.failed++;
-    const char *env[] = {"2", "4", "3", "x"};
-    for (int i = 0; i < 4; i++) {
-        setenv("GRAFT_CUDA_ATTN_DQ", env[i], 1);
-        const bool opened = be_open_variants(&x, &o, NULL) == 0;
-        if (opened) be_close(x);
-        const bool ok = i < 2 ? opened : !opened && strstr(gf_last_error(), "GRAFT_CUDA_ATTN_DQ") != NULL;
-        char what[64];
-        snprintf(what, sizeof what, "GRAFT_CUDA_ATTN_DQ=%s %s at open", env[i], i < 2 ? "taken" : "refused");
-        printf("%s  %-5s %-44s\n", ok ? "PASS" : "FAIL", "bf16", what);
-        ok ? G.passed++ : G.failed++;
-    }
-    unsetenv("GRAFT_CUDA_ATTN_DQ");
-}
-
-/* The attention backward's cases with its kernel forced to `bwd` (ATTN_BWD_*) and its dQ atomics
- * `dq` floats wide (0: chosen), against the CPU. */
-static void backward_on(int bwd, int dq, const char *mode, const char *what, const gf_backend_opts *co) {
-    const gf_backend_variants v = {.attn_bwd = bwd, .attn_dq = dq};
+/* The attention backward's cases with its kernel forced to `bwd` (ATTN_BWD_*), against the CPU. */
+static void backward_on(int bwd, const char *mode, const char *what, const gf_backend_opts *co) {
+    const gf_backend_variants v = {.attn_bwd = bwd};
     G.gpu = open_gpu_variants_or_skip(false, &v);
     if (be_open(&G.cpu, co) < 0) die("cpu backend");
     G.mode = mode;
@@ -674,13 +648,8 @@ int main(int argc, char **argv) {
     }
     /* the attention backward's wgmma kernels forced: one warpgroup a block of 64 keys, and two a block
      * of 128 (the default on compute capability 9.0; hd 64 runs the one-group kernel) */
-    backward_on(ATTN_BWD_WGMMA, 0, "bwd-wgmma", "on wgmma", &co);
-    backward_on(ATTN_BWD_WGMMA2, 0, "bwd-wgmma2", "on two warpgroups", &co);
-    /* dQ added four floats a request: the two wgmma kernels and mma.sync */
-    backward_on(ATTN_BWD_WGMMA2, 4, "bwd-wgmma2-dq4", "on two warpgroups, dQ atomics of 4 floats,", &co);
-    backward_on(ATTN_BWD_WGMMA, 4, "bwd-wgmma-dq4", "on wgmma, dQ atomics of 4 floats,", &co);
-    backward_on(ATTN_BWD_MMA, 4, "bwd-mma-dq4", "on mma.sync, dQ atomics of 4 floats,", &co);
-    dq_settings_refused();
+    backward_on(ATTN_BWD_WGMMA, "bwd-wgmma", "on wgmma", &co);
+    backward_on(ATTN_BWD_WGMMA2, "bwd-wgmma2", "on two warpgroups", &co);
     const gf_backend_variants split = {.attn_split = 3};
     G.gpu = open_gpu_variants_or_skip(false, &split);
     if (be_open(&G.cpu, &co) < 0) die("cpu backend");

@@ -1,6 +1,6 @@
 /* be_attention and be_attention_backward: shape checks and the choice of
  * kernel. bf16 with head dim 64 or 128 and 16-byte aligned views runs on the
- * tensor cores (cuda_attention_fwd.cu, cuda_attention_bwd*.cu); everything else
+ * tensor cores (cuda_attention_fwd.cu, cuda_attention_bwd.cu); everything else
  * (the f32 checking mode, other head dims up to 256) on the exact SIMT
  * kernels (cuda_attention_simt.cu). */
 #include "backend/cuda/cuda_attention.cuh"
@@ -118,9 +118,9 @@ static bool backward_mma(gf_backend *be, attn_bwd_params &p, size_t nq, size_t n
     cudaStream_t s = cuda_stream(be);
     cuda_memset_async(p.dq_acc, 0, nq * sizeof(float), s);
     /* the kernel the backend settled on at open (ATTN_BWD_MMA, ATTN_BWD_WGMMA or ATTN_BWD_WGMMA2) */
-    const int kind = cuda_st(be)->attn_bwd, dq_vec = cuda_st(be)->attn_dq == 4 ? 4 : 2;
-    const bool launched = kind == ATTN_BWD_MMA ? attn_bwd_mma_launch(be, p, dq_vec)
-                                               : attn_bwd_wg_launch(be, p, kind == ATTN_BWD_WGMMA2, dq_vec);
+    const int kind = cuda_st(be)->attn_bwd;
+    const bool launched = kind == ATTN_BWD_MMA ? attn_bwd_mma_launch(be, p)
+                                               : attn_bwd_wg_launch(be, p, kind == ATTN_BWD_WGMMA2);
     if (!launched) {
         cuda_scratch_free(be, acc);
         return false;

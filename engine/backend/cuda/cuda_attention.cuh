@@ -84,15 +84,11 @@ struct attn_bwd_params {
     int B, T, H, KV, G, hd;
     float scale, scale_log2;
 };
-/* The tensor-core backward: mma.sync, or wgmma (cuda_attention_bwd_wg_kernel.cuh: one warpgroup a block of
+/* The tensor-core backward: mma.sync, or wgmma (cuda_attention_bwd_wg.cu: one warpgroup a block of
  * 64 keys, or with two_groups two a block of 128 where the head dim is 128), as ATTN_BWD_* says
- * (cuda_attention_cfg.h), with dQ atomics of dq_vec floats (2, or 4: a lane pair's columns swapped
- * first; a template parameter of the kernels, chosen at launch, so that the params are unchanged);
- * either returns false where it does not apply (the SIMT kernel then runs). */
-bool attn_bwd_mma_launch(gf_backend *be, const attn_bwd_params &p, int dq_vec);
-bool attn_bwd_wg_launch(gf_backend *be, const attn_bwd_params &p, bool two_groups, int dq_vec);
-bool attn_bwd_mma_launch_dq4(gf_backend *be, const attn_bwd_params &p); /* cuda_attention_bwd_dq4.cu */
-bool attn_bwd_wg_launch_dq4(gf_backend *be, const attn_bwd_params &p, bool two_groups); /* ..._wg_dq4.cu */
+ * (cuda_attention_cfg.h); either returns false where it does not apply (the SIMT kernel then runs). */
+bool attn_bwd_mma_launch(gf_backend *be, const attn_bwd_params &p);
+bool attn_bwd_wg_launch(gf_backend *be, const attn_bwd_params &p, bool two_groups);
 void attn_bwd_simt_launch(gf_backend *be, const attn_bwd_params &p);
 
 #endif

@@ -1,5 +1,5 @@
 /* What the attention backward's two tensor-core kernels share
- * (cuda_attention_bwd_kernel.cuh on mma.sync, cuda_attention_bwd_wg_kernel.cuh on wgmma): both
+ * (cuda_attention_bwd.cu on mma.sync, cuda_attention_bwd_wg.cu on wgmma): both
  * hold a block's 64 keys in the mma.sync accumulator layout (a thread's keys
  * ja = .. + gid and jb = ja + 8 as rows, tile rows 8 nt + 2 tig + e as
  * columns), so the element-wise step, the dQ atomics, the per-head dK / dV
@@ -30,39 +30,18 @@ __device__ __forceinline__ void attn_bwd_probs(float (&sa)[NT8][4], float (&ga)[
 }
 
 /* dQ of rows ta and ta + 8, columns c0 + 8 dt + 2 tig ..+1 of the NC from c0 that dq holds, added to
- * the fp32 dq buffer, DQV floats an atomic. DQV 4: lanes tig and tig ^ 1 (every lane of the warp
- * calls) swap a pair first: the even one adds row ta's four columns from 2 tig, the odd one row
- * ta + 8's four from 2 (tig - 1), one request each where there were two (the atomics throttled the
- * one-group wgmma kernel's issue: docs/cuda.md, "The Hopper shapes"). A template parameter, so
- * that the kernels built with 2 are the code that was timed. */
-template <int HD, int NC, int DQV>
+ * the fp32 dq buffer. */
+template <int HD, int NC = HD>
 __device__ __forceinline__ void attn_bwd_add_dq(const float (&dq)[NC / 8][4], const attn_bwd_params &p, int b, int h,
                                                 int ta, int tig, int c0 = 0) {
-    static_assert(DQV == 2 || DQV == 4, "dQ atomics of 2 or 4 floats");
-    if constexpr (DQV == 4) {
-        const bool odd = tig & 1;
-        const int t = ta + (odd ? 8 : 0);
-        float *dst = p.dq_acc + (((size_t)b * p.T + t) * p.H + h) * HD + c0 + (tig & ~1) * 2;
 #pragma unroll
-        for (int dt = 0; dt < NC / 8; dt++) {
-            /* the pair the partner adds: the even lane's row ta + 8, the odd lane's row ta */
-            const float r0 = __shfl_xor_sync(0xffffffffu, odd ? dq[dt][0] : dq[dt][2], 1);
-            const float r1 = __shfl_xor_sync(0xffffffffu, odd ? dq[dt][1] : dq[dt][3], 1);
-            if (t < p.T)
-                atomicAdd((float4 *)(dst + dt * 8), odd ? make_float4(r0, r1, dq[dt][2], dq[dt][3])
-                                                        : make_float4(dq[dt][0], dq[dt][1], r0, r1));
-        }
-    } else {
+    for (int half = 0; half < 2; half++) {
+        const int t = ta + 8 * half;
+        if (t >= p.T) continue;
+        float *dst = p.dq_acc + (((size_t)b * p.T + t) * p.H + h) * HD + c0 + tig * 2;
 #pragma unroll
-        for (int half = 0; half < 2; half++) {
-            const int t = ta + 8 * half;
-            if (t >= p.T) continue;
-            float *dst = p.dq_acc + (((size_t)b * p.T + t) * p.H + h) * HD + c0 + tig * 2;
-#pragma unroll
-            for (int dt = 0; dt < NC / 8; dt++)
-                atomicAdd((float2 *)(dst + dt * 8),
-                          half ? make_float2(dq[dt][2], dq[dt][3]) : make_float2(dq[dt][0], dq[dt][1]));
-        }
+        for (int dt = 0; dt < NC / 8; dt++)
+            atomicAdd((float2 *)(dst + dt * 8), half ? make_float2(dq[dt][2], dq[dt][3]) : make_float2(dq[dt][0], dq[dt][1]));
     }
 }
 

@@ -67,7 +67,7 @@
 #define ATTN_FWD_HOPPER_PLAIN 23
 
 /* The attention backward's tensor-core kernels: mma.sync (every GPU), or wgmma
- * (cuda_attention_bwd_wg_kernel.cuh, sm_90a: compute capability 9.0 only) with one
+ * (cuda_attention_bwd_wg.cu, sm_90a: compute capability 9.0 only) with one
  * warpgroup a block of 64 keys (WGMMA) or two a block of 128 (WGMMA2, head
  * dim 128; other head dims run WGMMA's kernel). CHOSEN takes WGMMA2 on compute
  * capability 9.0, mma.sync elsewhere. On an H100: WGMMA against mma.sync 0.674

@@ -239,22 +239,6 @@ extern "C" int gf_backend_cuda_open(gf_backend *be, const gf_backend_opts *o, co
         }
         if (w >= 0) st->attn_bwd = ATTN_BWD_MMA + w;
     }
-    /* the width of its dQ atomics: a check's variant, else GRAFT_CUDA_ATTN_DQ=2|4, else 2 */
-    st->attn_dq = v ? v->attn_dq : 0;
-    if (!st->attn_dq) {
-        static const char *const widths[] = {"2", "4"};
-        const int w = cuda_env_word("GRAFT_CUDA_ATTN_DQ", widths, 2, "2 or 4");
-        if (w == -2) {
-            free(st);
-            return -1;
-        }
-        if (w >= 0) st->attn_dq = 2 + 2 * w;
-    }
-    if (st->attn_dq != 0 && st->attn_dq != 2 && st->attn_dq != 4) {
-        const int bad = st->attn_dq;
-        free(st);
-        return gf_fail("attention backward dQ atomics of %d floats: 2 or 4 (0: chosen)", bad);
-    }
     if (st->attn_bwd < ATTN_BWD_CHOSEN || st->attn_bwd > ATTN_BWD_WGMMA2) {
         const int bad = st->attn_bwd;
         free(st);
@@ -358,7 +342,6 @@ static gf_backend *make_sub(gf_backend *root) {
     st->debug_sync = rs->debug_sync;
     st->attn_cfg = rs->attn_cfg;
     st->attn_bwd = rs->attn_bwd;
-    st->attn_dq = rs->attn_dq;
     st->attn_split = rs->attn_split;
     if (open_stream_part(st) < 0) {
         close_stream_part(st);

@@ -25,7 +25,6 @@ typedef struct {
                                     test forced (-1: chosen by call) */
     int attn_split;              /* key-range splits in attention a test forced (0: chosen) */
     int attn_bwd;                /* the attention backward's kernel: ATTN_BWD_* (cuda_attention_cfg.h) */
-    int attn_dq;                 /* its dQ atomics' width: 4 floats a request, else 2 (cuda_attention_bwd_parts.cuh) */
     const char *last_op;         /* the last op queued (for async error reports) */
     struct gf_backend *subs[GF_DEVICE_TASKS_MAX]; /* be_run_tasks' sub-backends, made on first use */
     cudaEvent_t join[GF_DEVICE_TASKS_MAX + 1];    /* fork/join events: [0] the root's, then the subs' */

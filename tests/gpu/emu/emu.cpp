@@ -328,10 +328,6 @@ emu_idx emu_block_dim() { return S.bdim; }
 emu_idx emu_grid_dim() { return S.gdim; }
 void *emu_dynamic_smem() { return S.smem.data(); }
 
-void emu_check_aligned(const void *p, size_t align, const char *what) {
-    if ((uintptr_t)p % align != 0) fail(what);
-}
-
 void emu_syncthreads() { arrive(S.blk); }
 
 /* Threads that exit do not lower n (as on the GPU, where the count is fixed):

@@ -148,16 +148,6 @@ static inline float2 atomicAdd(float2 *p, float2 v) {
     p->y += v.y;
     return o;
 }
-void emu_check_aligned(const void *p, size_t align, const char *what); /* fails the run unless p % align == 0 */
-static inline float4 atomicAdd(float4 *p, float4 v) {
-    emu_check_aligned(p, 16, "atomicAdd(float4 *): the address is not 16-byte aligned");
-    const float4 o = *p;
-    p->x += v.x;
-    p->y += v.y;
-    p->z += v.z;
-    p->w += v.w;
-    return o;
-}
 
 /* ------------------------------------------------------------- launches, memory */
 

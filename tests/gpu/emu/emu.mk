@@ -28,8 +28,7 @@ EMU_FLAGS  = -std=c++17 -O2 -g -DGRAFT_CUDA_EMU -include tests/gpu/emu/emu.h -I.
              -ffp-contract=off -MMD -MP $(SAN)
 EMU_RUNTIME := $(BUILD)/emu/tests/gpu/emu/emu.o
 
-EMU_CORE_CU  := cuda_attention cuda_attention_fwd cuda_attention_fwd_wg cuda_attention_bwd cuda_attention_bwd_dq4 \
-                cuda_attention_bwd_wg cuda_attention_bwd_wg_dq4 cuda_attention_simt cuda_reduce cuda_gemv \
+EMU_CORE_CU  := cuda_attention cuda_attention_fwd cuda_attention_fwd_wg cuda_attention_bwd cuda_attention_bwd_wg cuda_attention_simt cuda_reduce cuda_gemv \
                 cuda_elementwise cuda_norm_rope cuda_losses cuda_optim
 EMU_CORE_OBJ := $(EMU_CORE_CU:%=$(BUILD)/emu/engine/backend/cuda/%.o) $(EMU_RUNTIME) \
                 $(BUILD)/emu/tests/gpu/emu/core_stubs.o $(BUILD)/emu/tests/gpu/emu/test_core_emu.o

@@ -243,10 +243,9 @@ static void forward_case(const char *variant, bool fp32, int cfg, int split, int
 }
 
 static void backward_case(const char *variant, bool fp32, int B, int T, int H, int KV, int hd,
-                          int bwd = ATTN_BWD_CHOSEN, int dq_vec = 0) {
+                          int bwd = ATTN_BWD_CHOSEN) {
     fake_be f(fp32, -1, 0);
     f.st.attn_bwd = bwd;
-    f.st.attn_dq = dq_vec;
     const gf_dtype act = fp32 ? GF_F32 : GF_BF16;
     auto q = rand_vec((size_t)B * T * H * hd, 2.0, !fp32);
     auto k = rand_vec((size_t)B * T * KV * hd, 2.0, !fp32);
@@ -937,13 +936,6 @@ int main() {
     backward_case("wgmma2", false, 1, 65, 6, 2, 128, ATTN_BWD_WGMMA2);
     backward_case("wgmma2", false, 2, 300, 4, 1, 128, ATTN_BWD_WGMMA2);
     backward_case("wgmma2", false, 1, 70, 4, 2, 64, ATTN_BWD_WGMMA2);
-    /* dQ added four floats a request (a lane pair's columns swapped first): every kernel, a partial
-     * last row tile (rows past T skipped by the lane that holds them after the swap) */
-    backward_case("mma dq4", false, 1, 65, 6, 2, 128, ATTN_BWD_MMA, 4);
-    backward_case("mma dq4", false, 1, 70, 4, 2, 64, ATTN_BWD_MMA, 4);
-    backward_case("wgmma dq4", false, 2, 150, 4, 1, 128, ATTN_BWD_WGMMA, 4);
-    backward_case("wgmma2 dq4", false, 2, 300, 4, 1, 128, ATTN_BWD_WGMMA2, 4);
-    backward_case("wgmma2 dq4", false, 1, 70, 4, 2, 64, ATTN_BWD_WGMMA2, 4);
     backward_case("simt f32", true, 1, 40, 4, 2, 64);
     backward_case("simt bf16", false, 1, 30, 4, 2, 80);
 
