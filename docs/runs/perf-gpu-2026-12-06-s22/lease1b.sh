@@ -1,4 +1,4 @@
-# Not run yet. Call 2 of 2, on next.sh's warm machine (its compile cache filled): the hybrid step and
+# Run in session 22 as call 1b (written in session 21; GRAFT_CUDA_ATTN_DQ=4 set before it). Call 2 of 2, on next.sh's warm machine (its compile cache filled): the hybrid step and
 # torch + FLA compiled training alternating, three pairs in one call (the peer's step moved 207-229 ms
 # between machines of one kind in sessions 20-21, so the 1.2x needs it beside graft each time).
 # Set GRAFT_CUDA_ATTN_DQ=4 before it if next.sh found the four-float atomics faster. Carry .carry, .peers.

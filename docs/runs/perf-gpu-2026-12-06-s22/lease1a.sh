@@ -1,4 +1,4 @@
-# Not run yet (written in session 21, its device time spent). Call 1 of 2: `make test-gpu` with the
+# Run in session 22 as call 1a (written in session 21). Call 1 of 2: `make test-gpu` with the
 # two-warpgroup attention backward as the default (6433c7e; session 21's run on 110b96a had the
 # one-group kernel as its default and ran the new one forced only) and the dQ atomics of four floats
 # in its checks; then the plain and hybrid steps under GRAFT_CUDA_ATTN_DQ=2 and 4 alternating, two
