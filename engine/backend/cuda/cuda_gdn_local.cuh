@@ -190,16 +190,40 @@ __device__ __forceinline__ void local_dm_sums(int C, const LocalRows &r) {
     }
 }
 
-/* g. The chunk's dg_j = sum_{i >= j} dgam_i and dbeta (token-major) from r
- * (one thread: a short serial scan). */
+/* g. The chunk's dg_j = sum_{i >= j} dgam_i and dbeta (token-major) from r; every row of r
+ * final (after the caller's barrier), r.dgam overwritten (its last use). Lane 0 of warp 0 forms
+ * the suffix sums from the last row down, as a serial loop would (the same sums, the same bits),
+ * in registers 16 rows a round (four 16-byte loads and stores: chunk_gates' way), into r.dgam;
+ * then the warp writes both outputs, a row a lane. The block's other warps are done. One thread
+ * doing the whole scan with two global stores a row was ~8 % of the local backward's stall
+ * samples (Nsight Compute on an H100, B 16 x T 2048: docs/cuda-gdn.md, "Where the local
+ * backward's time goes"), all of it while the block, one a multiprocessor, held its slot. */
 __device__ __forceinline__ void local_write_dg(const GdnShape &s, int b, int h, int c, const LocalRows &r, float *dg,
                                                float *dbeta) {
-    if (threadIdx.x != 0) return;
-    float run = 0;
-    for (int i = s.rows(c) - 1; i >= 0; i--) {
-        size_t it = s.tok(b, c * s.C + i, h);
-        run += r.dgam[i];
-        dg[it] = run;
+    if (threadIdx.x >= 32) return;
+    const int L = s.rows(c);
+    if (threadIdx.x == 0) {
+        float run = 0.f;
+        for (int i0 = s.C - 16; i0 >= 0; i0 -= 16) { /* C is a multiple of 16 */
+            float4 v[4];
+#pragma unroll
+            for (int q = 0; q < 4; q++) v[q] = ld_raw<float4>(r.dgam + i0 + 4 * q);
+#pragma unroll
+            for (int q = 3; q >= 0; q--) { /* rows past L (a short last chunk) are skipped, as before */
+                const int i = i0 + 4 * q;
+                if (i + 3 < L) v[q].w = run += v[q].w;
+                if (i + 2 < L) v[q].z = run += v[q].z;
+                if (i + 1 < L) v[q].y = run += v[q].y;
+                if (i < L) v[q].x = run += v[q].x;
+            }
+#pragma unroll
+            for (int q = 0; q < 4; q++) st_raw<float4>(r.dgam + i0 + 4 * q, v[q]);
+        }
+    }
+    warp_sync();
+    for (int i = threadIdx.x; i < L; i += 32) {
+        const size_t it = s.tok(b, c * s.C + i, h);
+        dg[it] = r.dgam[i];
         dbeta[it] = r.dbet[i];
     }
 }
