@@ -3,9 +3,11 @@
 # local backward's dg scan on one warp (40490f9: lane 0 sums in registers, the warp writes) against
 # the code before it (one thread, two global stores a row), built beside it in /tmp/dg-before by
 # common.sh's tree_build: bench_gdn alternating, two rounds, then Nsight Compute's duration of one
-# local backward launch at 16 x 2048 under each (1.49 ms before, in lease4.sh).
+# local backward launch at 16 x 2048 under each (1.49 ms before, in lease4.sh); test_cuda_gdn first,
+# the change's first run on a GPU.
 . docs/runs/perf-gpu-2026-12-06-s16/common.sh
-make -j16 build/gpu/bench_gdn >$L/build.log 2>&1 || { tail -20 $L/build.log; exit 1; }
+make -j16 build/gpu/bench_gdn build/gpu/test_cuda_gdn >$L/build.log 2>&1 || { tail -20 $L/build.log; exit 1; }
+build/gpu/test_cuda_gdn >$R/test_cuda_gdn.txt 2>&1; echo "test_cuda_gdn rc $?: $(tail -n 1 $R/test_cuda_gdn.txt)"
 tree_build dg-before build/gpu/bench_gdn || exit 1
 el build
 for round in 1 2; do
