@@ -453,6 +453,30 @@ template <typename F> __device__ __forceinline__ void for_elems(int rows, int co
     for (int i = threadIdx.x; i < rows * cols; i += nb, at.next()) f(at.q, at.r);
 }
 
+/* Rows [0, rows) x cols of an fp32 shared tile (row stride lds) into dst[r * ldd + c] as T: 16
+ * bytes of dst a store (8 bf16 from two float4 loads, or 4 floats) where dst, ldd, cols and the
+ * tile allow it, else one element a store. The same values either way (round to nearest). */
+template <typename T>
+__device__ __forceinline__ void store_rows_f32(T *dst, size_t ldd, const float *src, int lds, int rows, int cols) {
+    constexpr int V = 16 / (int)sizeof(T);
+    const bool vec = ((uintptr_t)dst & 15) == 0 && ldd % V == 0 && cols % V == 0 && ((uintptr_t)src & 15) == 0 &&
+                     lds % 4 == 0;
+    if (!vec) {
+        for_elems(rows, cols, [&](int r, int c) { dst[(size_t)r * ldd + c] = from_f<T>(src[r * lds + c]); });
+        return;
+    }
+    for_elems(rows, cols / V, [&](int r, int q) {
+        const float *x = src + r * lds + q * V;
+        T *d = dst + (size_t)r * ldd + q * V;
+        if constexpr (sizeof(T) == 2) {
+            const float4 a = ld_raw<float4>(x), b = ld_raw<float4>(x + 4);
+            st_raw<uint4>(d, make_uint4(pack_bf16(a.x, a.y), pack_bf16(a.z, a.w), pack_bf16(b.x, b.y), pack_bf16(b.z, b.w)));
+        } else {
+            st_raw<float4>(d, ld_raw<float4>(x));
+        }
+    });
+}
+
 /* Per-row partial sums of a tile: each quad adds its two values of row r and
  * r + 8; the lane with t == 0 stores part[row * ldp + n0 / 8]. All lanes of the
  * warp must call it together. */
