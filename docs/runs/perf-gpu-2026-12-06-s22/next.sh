@@ -1,10 +1,11 @@
 # Not run: session 22 had too little device time left to start a machine. For the next session
-# (carry .carry, after `git diff 40490f9 40490f9^ -- engine >.carry/dg-before.patch` here): the
-# local backward's dg scan on one warp (40490f9: lane 0 sums in registers, the warp writes) against
-# the code before it (one thread, two global stores a row), built beside it in /tmp/dg-before by
-# common.sh's tree_build: bench_gdn alternating, two rounds, then Nsight Compute's duration of one
-# local backward launch at 16 x 2048 under each (1.49 ms before, in lease4.sh); test_cuda_gdn first,
-# the change's first run on a GPU.
+# (carry .carry, after `git diff 59d3a82 40490f9^ -- engine >.carry/dg-before.patch` here): the
+# local backward's outputs as session 22 left them (40490f9: the dg scan on one warp, lane 0 summing
+# in registers, where one thread stored two values a row; 59d3a82: dv as column pairs and dk 16
+# bytes a store, where each was one element a store) against the code before both, built beside it
+# in /tmp/dg-before by common.sh's tree_build: test_cuda_gdn first (their first run on a GPU), then
+# bench_gdn alternating, two rounds, then Nsight Compute's duration of one local backward launch at
+# 16 x 2048 under each (1.49 ms before, in lease4.sh).
 . docs/runs/perf-gpu-2026-12-06-s16/common.sh
 make -j16 build/gpu/bench_gdn build/gpu/test_cuda_gdn >$L/build.log 2>&1 || { tail -20 $L/build.log; exit 1; }
 build/gpu/test_cuda_gdn >$R/test_cuda_gdn.txt 2>&1; echo "test_cuda_gdn rc $?: $(tail -n 1 $R/test_cuda_gdn.txt)"
