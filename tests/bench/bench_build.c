@@ -18,11 +18,6 @@
 #include "formats/hf_config.h"
 #include "student/student.h"
 
-static int cmp_double(const void *a, const void *b) {
-    const double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 int main(void) {
     const char *sh = getenv("GRAFT_SHARED");
     char path[4096];
@@ -59,10 +54,10 @@ int main(void) {
     if (rc != 0) {
         printf("failed: %s\n", gf_last_error());
     } else {
-        qsort(t, REPS, sizeof *t, cmp_double);
+        const double med = bench_median(t, REPS); /* t sorted: t[0] the best */
         printf("host set-up of a converted layer, qwen2.5-1.5b width (D %d, %d heads): %.1f ms (median of %d; "
                "best %.1f)\n",
-               c.dim, c.n_heads, t[REPS / 2] * 1e3, REPS, t[0] * 1e3);
+               c.dim, c.n_heads, med * 1e3, REPS, t[0] * 1e3);
         const size_t n = (size_t)s.gcfg.H * s.gcfg.dv * s.gcfg.D; /* the output gate's weights */
         float *x = malloc(n * sizeof *x);
         for (int r = 0; r < REPS; r++) {
@@ -72,8 +67,7 @@ int main(void) {
             rng_fill_normal(&g, x, n, 0.02);
             t[r] = bench_now() - t0;
         }
-        qsort(t, REPS, sizeof *t, cmp_double);
-        printf("  of which drawing its %zu gate normals: %.1f ms (median of %d)\n", n, t[REPS / 2] * 1e3, REPS);
+        printf("  of which drawing its %zu gate normals: %.1f ms (median of %d)\n", n, bench_median(t, REPS) * 1e3, REPS);
         free(x);
     }
     student_free(&s);
