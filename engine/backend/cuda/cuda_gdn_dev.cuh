@@ -453,6 +453,39 @@ template <typename F> __device__ __forceinline__ void for_elems(int rows, int co
     for (int i = threadIdx.x; i < rows * cols; i += nb, at.next()) f(at.q, at.r);
 }
 
+/* x[0:V] = p[0:V] as floats (x: registers after inlining); p aligned to V * sizeof(T) when that is 16 bytes. */
+template <typename T, int V> __device__ __forceinline__ void load_vec(float *x, const T *p) {
+    if constexpr (V * sizeof(T) == 16 && sizeof(T) == 2) {
+        uint4 u = ld_raw<uint4>(p);
+        uint32_t w[4] = {u.x, u.y, u.z, u.w};
+#pragma unroll
+        for (int i = 0; i < 4; i++) { /* bf16 = the top half of a float */
+            uint32_t lo = w[i] << 16, hi = w[i] & 0xffff0000u;
+            memcpy(&x[2 * i], &lo, 4);
+            memcpy(&x[2 * i + 1], &hi, 4);
+        }
+    } else if constexpr (V * sizeof(T) == 16) {
+        float4 f = ld_raw<float4>(p);
+        x[0] = f.x, x[1] = f.y, x[2] = f.z, x[3] = f.w;
+    } else {
+#pragma unroll
+        for (int i = 0; i < V; i++) x[i] = to_f(p[i]);
+    }
+}
+
+/* p[0:V] = x[0:V] rounded to T (nearest even for bf16). */
+template <typename T, int V> __device__ __forceinline__ void store_vec(T *p, const float *x) {
+    if constexpr (V * sizeof(T) == 16 && sizeof(T) == 2) {
+        st_raw<uint4>(p, make_uint4(pack_bf16(x[0], x[1]), pack_bf16(x[2], x[3]), pack_bf16(x[4], x[5]),
+                                    pack_bf16(x[6], x[7])));
+    } else if constexpr (V * sizeof(T) == 16) {
+        st_raw<float4>(p, make_float4(x[0], x[1], x[2], x[3]));
+    } else {
+#pragma unroll
+        for (int i = 0; i < V; i++) p[i] = from_f<T>(x[i]);
+    }
+}
+
 /* Rows [0, rows) x cols of an fp32 shared tile (row stride lds) into dst[r * ldd + c] as T: 16
  * bytes of dst a store (8 bf16 from two float4 loads, or 4 floats) where dst, ldd, cols and the
  * tile allow it, else one element a store. The same values either way (round to nearest). */
@@ -466,14 +499,10 @@ __device__ __forceinline__ void store_rows_f32(T *dst, size_t ldd, const float *
         return;
     }
     for_elems(rows, cols / V, [&](int r, int q) {
-        const float *x = src + r * lds + q * V;
-        T *d = dst + (size_t)r * ldd + q * V;
-        if constexpr (sizeof(T) == 2) {
-            const float4 a = ld_raw<float4>(x), b = ld_raw<float4>(x + 4);
-            st_raw<uint4>(d, make_uint4(pack_bf16(a.x, a.y), pack_bf16(a.z, a.w), pack_bf16(b.x, b.y), pack_bf16(b.z, b.w)));
-        } else {
-            st_raw<float4>(d, ld_raw<float4>(x));
-        }
+        float x[V];
+#pragma unroll
+        for (int i = 0; i < V; i += 4) load_vec<float, 4>(x + i, src + r * lds + q * V + i);
+        store_vec<T, V>(dst + (size_t)r * ldd + q * V, x);
     });
 }
 

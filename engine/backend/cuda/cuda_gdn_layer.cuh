@@ -1,8 +1,8 @@
-/* Building blocks of the GDN layer's element-wise kernels (cuda_gdn_layer.cu):
- * V-wide loads and stores of ACT values (one 16-byte access for V = 8 bf16 or
- * 4 fp32, V scalar accesses for V = 1), sums over groups of lanes that share a
- * (token, head) row, the choice between the vector and the scalar path, and
- * the fixed-order block sums behind the parameter gradients. */
+/* Building blocks of the GDN layer's element-wise kernels (cuda_gdn_layer.cu),
+ * beside the V-wide loads and stores of cuda_gdn_dev.cuh (load_vec, store_vec):
+ * sums over groups of lanes that share a (token, head) row, the choice between
+ * the vector and the scalar path, and the fixed-order block sums behind the
+ * parameter gradients. */
 #ifndef GRAFT_BACKEND_CUDA_GDN_LAYER_CUH
 #define GRAFT_BACKEND_CUDA_GDN_LAYER_CUH
 
@@ -16,39 +16,6 @@
 /* Values a lane holds of one head row: rows are split over up to 32 lanes of V
  * values; with V = 1 a lane takes up to 4 of a 128-wide row. */
 #define GDN_LANE_VECS(V) ((GDN_MAX_D / (V) + 31) / 32)
-
-/* x[0:V] = p[0:V] as floats (x: registers after inlining); p aligned to V * sizeof(T) when that is 16 bytes. */
-template <typename T, int V> __device__ __forceinline__ void load_vec(float *x, const T *p) {
-    if constexpr (V * sizeof(T) == 16 && sizeof(T) == 2) {
-        uint4 u = ld_raw<uint4>(p);
-        uint32_t w[4] = {u.x, u.y, u.z, u.w};
-#pragma unroll
-        for (int i = 0; i < 4; i++) { /* bf16 = the top half of a float */
-            uint32_t lo = w[i] << 16, hi = w[i] & 0xffff0000u;
-            memcpy(&x[2 * i], &lo, 4);
-            memcpy(&x[2 * i + 1], &hi, 4);
-        }
-    } else if constexpr (V * sizeof(T) == 16) {
-        float4 f = ld_raw<float4>(p);
-        x[0] = f.x, x[1] = f.y, x[2] = f.z, x[3] = f.w;
-    } else {
-#pragma unroll
-        for (int i = 0; i < V; i++) x[i] = to_f(p[i]);
-    }
-}
-
-/* p[0:V] = x[0:V] rounded to T (nearest even for bf16). */
-template <typename T, int V> __device__ __forceinline__ void store_vec(T *p, const float *x) {
-    if constexpr (V * sizeof(T) == 16 && sizeof(T) == 2) {
-        st_raw<uint4>(p, make_uint4(pack_bf16(x[0], x[1]), pack_bf16(x[2], x[3]), pack_bf16(x[4], x[5]),
-                                    pack_bf16(x[6], x[7])));
-    } else if constexpr (V * sizeof(T) == 16) {
-        st_raw<float4>(p, make_float4(x[0], x[1], x[2], x[3]));
-    } else {
-#pragma unroll
-        for (int i = 0; i < V; i++) p[i] = from_f<T>(x[i]);
-    }
-}
 
 /* V values of T kept as their raw bits (bf16: two a register), read one at a
  * time as floats: operands a kernel holds for its whole run (conv taps, inputs)
