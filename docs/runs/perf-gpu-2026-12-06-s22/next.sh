@@ -1,5 +1,5 @@
 # Not run: session 22 had too little device time left to start a machine. For the next session
-# (carry .carry, after `git diff 59d3a82 40490f9^ -- engine >.carry/dg-before.patch` here): the
+# (carry .carry, after `git diff ebc0d43 40490f9^ -- engine >.carry/dg-before.patch` here): the
 # local backward's outputs as session 22 left them (40490f9: the dg scan on one warp, lane 0 summing
 # in registers, where one thread stored two values a row; 59d3a82: dv as column pairs and dk 16
 # bytes a store, where each was one element a store) against the code before both, built beside it
