@@ -113,9 +113,9 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_bwd_v_kernel(GdnShape s,
 /* ------------------------------------------------------------------ 3. sequential dh pass */
 
 template <typename T> struct BwdStateSmem {
-    T *K, *Q, *W, *dO, *dOs, *dVs, *dh, *dV, *hs;
+    T *K, *Q, *W, *dO, *dOT, *dVT, *dh, *dV, *hs;
     float *gam, *red;
-    __host__ __device__ static BwdStateSmem carve(char *base, const GdnShape &s, bool row_ops, size_t *bytes) {
+    __host__ __device__ static BwdStateSmem carve(char *base, const GdnShape &s, size_t *bytes) {
         SmemCarve c(base);
         BwdStateSmem m;
         int BV = s.BV;
@@ -123,13 +123,9 @@ template <typename T> struct BwdStateSmem {
         m.K = c.take<T>(tile_k);
         m.Q = c.take<T>(tile_k);
         m.W = c.take<T>(tile_k);
-        /* the update's A operands: scale e^gam_i dO_i and dV' of the slab (mma operand
-         * copies), row-major [C][BV] when row_ops (the kFix kernels), else transposed
-         * [BV][C] (gdn_bwd_state_kernel says why) */
-        size_t op = row_ops ? (size_t)s.C * sm_ld<T>(BV) : (size_t)BV * sm_ld<T>(s.C);
-        m.dO = c.take<T>((size_t)s.C * sm_ld<T>(BV)); /* the slab's columns of dO [C][BV] */
-        m.dOs = c.take<T>(op);
-        m.dVs = c.take<T>(op);
+        m.dO = c.take<T>((size_t)s.C * sm_ld<T>(BV));   /* the slab's columns of dO [C][BV] */
+        m.dOT = c.take<T>((size_t)BV * sm_ld<T>(s.C));  /* scale e^gam_i dO_i of the slab, transposed [BV][C] */
+        m.dVT = c.take<T>((size_t)BV * sm_ld<T>(s.C));  /* dV' of the slab (the mma operand copy), [BV][C] */
         m.dh = c.take<T>((size_t)BV * sm_ld<T>(s.dk));  /* the slab of dh (the mma operand copy) */
         m.dV = c.take<T>((size_t)s.C * sm_ld<T>(BV)); /* the slab's columns of the local dV' [C][BV] */
         m.hs = c.take<T>((size_t)BV * sm_ld<T>(s.dk)); /* the slab of the state entering the chunk (ACT, as kept) */
@@ -166,15 +162,6 @@ __device__ __forceinline__ void bwd_state_prefetch2(const BwdStateSmem<T> &sm, c
     cp_async_commit();
 }
 
-/* The view of the update's A operand [BV rows][C]: kept row-major [C][BV] (row
- * stride ldb), or transposed [BV][C] (row stride ldc). */
-template <typename T, bool kRow> __device__ __forceinline__ auto update_operand(const T *p, int ldb, int ldc) {
-    if constexpr (kRow)
-        return sm_view_t<T>(p, ldb);
-    else
-        return sm_view<T>(p, ldc);
-}
-
 /* grid (dv / BV, H, B), kWarps warps. dV [B, H, NC, C, dv] ACT: local dV' in, full dV' out
  * (in place: a block reads and writes only its slab's columns; the local kernel uses
  * it only as an mma operand).
@@ -195,15 +182,9 @@ __global__ void __launch_bounds__(kWarps * 32, kWarps == 8 ? 2 : 0) gdn_bwd_stat
     int h = blockIdx.y, b = blockIdx.z, C = s.C, dk = s.dk, dv = s.dv, nslab = gridDim.x;
     int BV = s.BV, r0 = blockIdx.x * BV;
     const int ldk = sm_ld<T>(dk), ldc = sm_ld<T>(C), ldb = sm_ld<T>(BV), ldl = sm_ld<T>(BV);
+    BwdStateSmem<T> sm = BwdStateSmem<T>::carve(gdn_smem(), s, nullptr);
     int warp = threadIdx.x >> 5, nw = blockDim.x >> 5, tn = dk >> 3, nt = (BV >> 4) * tn;
     constexpr int kTiles = kSlabTiles<kWarps>;
-    /* The update's A operands (dOs, dVs) row-major [C][BV] in the kFix kernels: written
-     * 16 bytes / a column pair a store, read by ldmatrix.trans. Transposed [BV][C] there,
-     * one element a store with 4-way bank conflicts, they took ~18 % + part of 6 % of the
-     * pass's stall samples (session 22); the general kernels keep that form because the
-     * row-major one grew them from 166 to 236 registers at 4 warps (ptxas, sm_90). */
-    constexpr bool kRowOps = kFix && kTC;
-    BwdStateSmem<T> sm = BwdStateSmem<T>::carve(gdn_smem(), s, kRowOps, nullptr);
     float acc[kTiles][4];
 #pragma unroll
     for (int u = 0; u < kTiles; u++)
@@ -229,18 +210,9 @@ __global__ void __launch_bounds__(kWarps * 32, kWarps == 8 ? 2 : 0) gdn_bwd_stat
         part = warp_sum(part);
         if ((threadIdx.x & 31) == 0) sm.red[warp] = part;
         const float gl = sm.gam[C - 1];
-        if constexpr (kRowOps) {
-            for_elems(C, BV / 8, [&](int r, int j8) {
-                float x[8], f = s.scale * gdn_exp(sm.gam[r]);
-                load_vec<T, 8>(x, sm.dO + r * ldb + 8 * j8);
-                for (int i = 0; i < 8; i++) x[i] = f * x[i];
-                store_vec<T, 8>(sm.dOs + r * ldb + 8 * j8, x);
-            });
-        } else {
-            for_elems(C, BV, [&](int r, int j) {
-                sm.dOs[j * ldc + r] = from_f<T>(s.scale * gdn_exp(sm.gam[r]) * to_f(sm.dO[r * ldb + j]));
-            });
-        }
+        for_elems(C, BV, [&](int r, int j) {
+            sm.dOT[j * ldc + r] = from_f<T>(s.scale * gdn_exp(sm.gam[r]) * to_f(sm.dO[r * ldb + j]));
+        });
         T *dvc = dV + bhc * C * dv + r0;
         /* 16 x 16 tiles: one A fragment for two mma, two independent chains a warp */
         for_tiles_n<2>(C, BV, [&](int m0, int n1) {
@@ -253,9 +225,8 @@ __global__ void __launch_bounds__(kWarps * 32, kWarps == 8 ? 2 : 0) gdn_bwd_stat
                     int r = acc_row(m0, e), cc = acc_col(n0, e);
                     float x = to_f(sm.dV[r * ldl + cc]) + gdn_exp(gl - sm.gam[r]) * p[e];
                     p[e] = x;
-                    if constexpr (!kRowOps) sm.dVs[cc * ldc + r] = from_f<T>(x);
+                    sm.dVT[cc * ldc + r] = from_f<T>(x);
                 }
-                if constexpr (kRowOps) store_acc(sm.dVs, ldb, m0, n0, p);
                 store_acc(dvc, dv, m0, n0, p);
             }
         });
@@ -272,8 +243,8 @@ __global__ void __launch_bounds__(kWarps * 32, kWarps == 8 ? 2 : 0) gdn_bwd_stat
             constexpr int G = kSlabBand<kWarps>;
             slab_band_update<kWarps, kTiles>(acc, BV, eL, [&](float(*ab)[4], int m0) {
                 float m[G][4] = {};
-                tile_mma_strided<kTC, G>(ab, update_operand<T, kRowOps>(sm.dOs, ldb, ldc), sm_view<T>(sm.Q, ldk), m0, warp << 3, nw << 3, C);
-                tile_mma_strided<kTC, G>(m, update_operand<T, kRowOps>(sm.dVs, ldb, ldc), sm_view<T>(sm.W, ldk), m0, warp << 3, nw << 3, C);
+                tile_mma_strided<kTC, G>(ab, sm_view<T>(sm.dOT, ldc), sm_view<T>(sm.Q, ldk), m0, warp << 3, nw << 3, C);
+                tile_mma_strided<kTC, G>(m, sm_view<T>(sm.dVT, ldc), sm_view<T>(sm.W, ldk), m0, warp << 3, nw << 3, C);
 #pragma unroll
                 for (int j = 0; j < G; j++)
                     for (int e = 0; e < 4; e++) ab[j][e] -= m[j][e];
@@ -287,8 +258,8 @@ __global__ void __launch_bounds__(kWarps * 32, kWarps == 8 ? 2 : 0) gdn_bwd_stat
                     int m0 = tu.q << 4, n0 = tu.r << 3;
                     float m[4] = {0, 0, 0, 0};
                     for (int e = 0; e < 4; e++) acc[u][e] *= eL;
-                    tile_mma<kTC>(acc[u], update_operand<T, kRowOps>(sm.dOs, ldb, ldc), sm_view<T>(sm.Q, ldk), m0, n0, C);
-                    tile_mma<kTC>(m, update_operand<T, kRowOps>(sm.dVs, ldb, ldc), sm_view<T>(sm.W, ldk), m0, n0, C);
+                    tile_mma<kTC>(acc[u], sm_view<T>(sm.dOT, ldc), sm_view<T>(sm.Q, ldk), m0, n0, C);
+                    tile_mma<kTC>(m, sm_view<T>(sm.dVT, ldc), sm_view<T>(sm.W, ldk), m0, n0, C);
                     for (int e = 0; e < 4; e++) acc[u][e] -= m[e];
                 }
             }
@@ -553,7 +524,7 @@ static void core_backward(gf_backend *be, const GdnShape &s, bool kept, gf_buf d
     size_t smw, smv, sms, sml;
     WySmem<T>::carve(nullptr, s, &smw);
     BwdVSmem<T>::carve(nullptr, s, kept, &smv);
-    BwdStateSmem<T>::carve(nullptr, s, kFix && sizeof(T) == 2, &sms);
+    BwdStateSmem<T>::carve(nullptr, s, &sms);
     BwdLocalSmem<T>::carve(nullptr, s, &sml);
     const int warps = gdn_state_warps(s.BV);
     auto state_kernel = warps == 8 ? gdn_bwd_state_kernel<T, 8, kFix> : gdn_bwd_state_kernel<T, 4, kFix>;
