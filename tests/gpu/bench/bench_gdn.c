@@ -84,6 +84,28 @@ static void layer_fwd_bwd(void *u) {
 }
 static void layer_fwd_only(void *u) { layer_fwd(u); }
 
+/* Bytes the CUDA core kernels as built move through device memory, per (sequence, head,
+ * chunk) summed (docs/cuda-gdn.md, "What 2x FLA leaves for the core"): a C x d tile, a d x d
+ * state and A (C x C) in ACT (a bytes); the f32 rows (gam, g, beta, dg, dbeta) left out, and
+ * the sequential passes' re-reads of k, q, W from L2 counted once.
+ *   forward: WY (k, v in; W, U out, A too when kept) 4 tiles [+ A]; the state pass (W, U, k
+ *     in; V', the state entering out) 4 tiles + a state; outputs (q, k, V', the state in; o
+ *     out) 4 tiles + a state
+ *   backward, WY kept: V' (q, k, dO in; the local dV' out) 4 tiles; the dh pass (k, q, W, dO,
+ *     dV' in and out, the state in, dh out) 6 tiles + 2 states; the local backward (q, k, v,
+ *     dO, V', dV', A, the state, dh in; dq, dk, dv out) 9 tiles + A + 2 states
+ *   backward, WY recomputed: WY again (4 tiles + A), and the V' kernel forms V' as well (W,
+ *     U and the state in, V' out: 3 tiles + a state more)
+ * The time these take at the copy ceiling is each core figure's "flow_ms": a floor for the
+ * kernels' data flow, where "floor_ms" is one for any data flow (inputs and outputs only). */
+static double core_flow_bytes(const L *l, double a, bool fwd, bool kept) {
+    const double tile = (double)l->C * l->d * a, state = (double)l->d * l->d * a, A = (double)l->C * l->C * a;
+    const double chunks = (double)l->B * l->H * ((l->T + l->C - 1) / l->C);
+    double per = fwd ? 12 * tile + 2 * state + (kept ? A : 0) : 19 * tile + 4 * state + A;
+    if (!fwd && !kept) per += 4 * tile + A + 3 * tile + state;
+    return chunks * per;
+}
+
 static void run(const bench_ceilings *c, int B, int T, bool conv) {
     L l;
     memset(&l, 0, sizeof l);
@@ -163,22 +185,30 @@ static void run(const bench_ceilings *c, int B, int T, bool conv) {
         snprintf(peers, sizeof peers,
                  ",\"peer\":\"fla chunk GDN layer fwd+bwd D %d (%dx%d) T %d\","
                  "\"peer2\":\"torch naive GDN layer fwd+bwd D %d (%dx%d) T %d\"", D, H, d, T, D, H, d, T);
-#define REPORT(name, fn, flops, bytes, peer)                                                             \
+#define REPORT_FLOW(name, fn, flops, bytes, peer, flow)                                                  \
     do {                                                                                                 \
         sec = bench_time(be, fn, &l, 7);                                                                 \
         snprintf(what, sizeof what, "graft GDN %s D %d (%dx%d) B %d T %d%s", name, D, H, d, B, T,          \
                  conv ? " conv" : "");                                                                   \
         snprintf(ex, sizeof ex, extra, N / sec);                                                         \
+        if ((flow) > 0) {                                                                                \
+            const double fs = (flow) / (c->copy_gbps * 1e9);                                             \
+            snprintf(ex + strlen(ex), sizeof ex - strlen(ex), ",\"flow_ms\":%.4f,\"of_flow\":%.3f",   \
+                     fs * 1e3, fs / sec);                                                                \
+        }                                                                                                \
         if (peer) strncat(ex, peers, sizeof ex - strlen(ex) - 1);                                        \
         bench_report("gdn", what, sec, (flops), (bytes), c, ex);                                         \
     } while (0)
+#define REPORT(name, fn, flops, bytes, peer) REPORT_FLOW(name, fn, flops, bytes, peer, 0.0)
     if (!conv) {
-        REPORT("core fwd", core_fwd, N * core_f, core_fb, false);
-        REPORT("core bwd", core_bwd, N * core_b, core_bb, false);
+        const double a = gf_dtype_size(A);
+        REPORT_FLOW("core fwd", core_fwd, N * core_f, core_fb, false, core_flow_bytes(&l, a, true, l.s.keep_wy));
+        REPORT_FLOW("core bwd", core_bwd, N * core_b, core_bb, false, core_flow_bytes(&l, a, false, l.s.keep_wy));
         REPORT("layer fwd", layer_fwd_only, N * (core_f + gemm_f), layer_fb, false);
         if (l.s.keep_wy) { /* the same run's figures without the kept WY products */
             l.s.keep_wy = false;
-            REPORT("core bwd, WY recomputed", core_bwd, N * core_b, core_bb, false);
+            REPORT_FLOW("core bwd, WY recomputed", core_bwd, N * core_b, core_bb, false,
+                        core_flow_bytes(&l, gf_dtype_size(A), false, false));
             REPORT("layer fwd+bwd, WY recomputed", layer_fwd_bwd, N * (core_f + core_b + gemm_f + gemm_b), layer_bb, true);
             l.s.keep_wy = true;
         }
@@ -201,6 +231,7 @@ static void run(const bench_ceilings *c, int B, int T, bool conv) {
         }
     }
 #undef REPORT
+#undef REPORT_FLOW
     fflush(stdout);
     gf_buf *all = &l.x;
     for (gf_buf *p = all; p <= &l.dconv; p++)

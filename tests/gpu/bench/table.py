@@ -30,7 +30,8 @@ def main(paths):
         return
     ceil = {r["what"]: r for r in rows if r.get("bench") == "ceiling"}
     roof = next((r["tflops"] for r in ceil.values() if "tflops" in r), None)
-    print(f"{'figure':<78} {'ms':>9} {'TFLOP/s':>8} {'MFU':>6} {'tok/s':>9} {'floor ms':>9} {'/floor':>7}")
+    # /flow: the floor of the kernels' own data flow, where a figure gives one (bench_gdn's core)
+    print(f"{'figure':<78} {'ms':>9} {'TFLOP/s':>8} {'MFU':>6} {'tok/s':>9} {'floor ms':>9} {'/floor':>7} {'/flow':>6}")
     for r in rows:
         what = f"[{r.get('bench', '?')}] {r.get('what', '')}"
         if r.get("skipped"):
@@ -47,7 +48,7 @@ def main(paths):
             return format(x, fmt) if isinstance(x, (int, float)) else "-"
 
         print(f"{what[:78]:<78} {f(ms, '9.3f')} {f(tf, '8.1f')} {f(mfu, '6.1%')} {f(tok, '9.0f')} "
-              f"{f(r.get('floor_ms'), '9.3f')} {f(r.get('of_floor'), '7.1%')}")
+              f"{f(r.get('floor_ms'), '9.3f')} {f(r.get('of_floor'), '7.1%')} {f(r.get('of_flow'), '6.1%')}")
     # ratios where a figure names its peer ("peer": "<what of the other line>")
     by_what = {r.get("what"): r for r in rows}
     ratios = [(r, r[k]) for r in rows for k in ("peer", "peer2") if r.get(k)]
