@@ -121,6 +121,7 @@ static void run(const bench_ceilings *c, int B, int T, bool conv) {
     l.s = s;
     l.dims = dims;
     gf_dtype A = be_act(be);
+    const double a = gf_dtype_size(A); /* bytes a value */
     size_t n = (size_t)N;
     unsigned sd = 1;
     l.x = buf(n * D, A, sd++, -1, 1);
@@ -201,14 +202,13 @@ static void run(const bench_ceilings *c, int B, int T, bool conv) {
     } while (0)
 #define REPORT(name, fn, flops, bytes, peer) REPORT_FLOW(name, fn, flops, bytes, peer, 0.0)
     if (!conv) {
-        const double a = gf_dtype_size(A);
         REPORT_FLOW("core fwd", core_fwd, N * core_f, core_fb, false, core_flow_bytes(&l, a, true, l.s.keep_wy));
         REPORT_FLOW("core bwd", core_bwd, N * core_b, core_bb, false, core_flow_bytes(&l, a, false, l.s.keep_wy));
         REPORT("layer fwd", layer_fwd_only, N * (core_f + gemm_f), layer_fb, false);
         if (l.s.keep_wy) { /* the same run's figures without the kept WY products */
             l.s.keep_wy = false;
             REPORT_FLOW("core bwd, WY recomputed", core_bwd, N * core_b, core_bb, false,
-                        core_flow_bytes(&l, gf_dtype_size(A), false, false));
+                        core_flow_bytes(&l, a, false, false));
             REPORT("layer fwd+bwd, WY recomputed", layer_fwd_bwd, N * (core_f + core_b + gemm_f + gemm_b), layer_bb, true);
             l.s.keep_wy = true;
         }
@@ -220,7 +220,7 @@ static void run(const bench_ceilings *c, int B, int T, bool conv) {
          * prep bwd reads qkv_pre, dq|dk|dv, proj's q|k|v (conv only) and a, dg, dbeta,
          * g, beta, writes dproj's q|k|v, a, b; the gated norm reads o and proj's g
          * (+ dz, rstd backward) and writes z, rstd (d_o and dproj's g backward) */
-        double a = gf_dtype_size(A), qkv = 3.0 * hv;
+        double qkv = 3.0 * hv;
         double prep_fb = n * (3 * a * qkv + 2 * a * H + 8 * H);
         double prep_bb = n * ((conv ? 4 : 3) * a * qkv + 3 * a * H + 16 * H);
         REPORT("prep fwd", prep_fwd, 0, prep_fb, false);
