@@ -22,3 +22,38 @@ tree_build() {
     fi
     (cd $d && make -j8 "$@" >>$L/build-$name.log 2>&1) || { echo "$name build failed"; tail -5 $L/build-$name.log; return 1; }
 }
+# Added in session 23 for the scripts after it (the ones above ran without these):
+# bench_trees ROUNDS BUDGET OUT NAME=DIR...: bench_gdn under each tree in turn, ROUNDS rounds, each
+# line tagged with its tree and round into OUT, while more than 30 s of BUDGET (from the start) is left
+bench_trees() {
+    rounds=$1 budget=$2 out=$3; shift 3
+    for round in $(seq $rounds); do
+        for t in "$@"; do
+            [ $(left $budget) -gt 30 ] || return 0
+            timeout 60 ${t#*=}/build/gpu/bench_gdn 2>>$L/bench_gdn.log | grep '^{' |
+                sed "s/^{/{\"tree\":\"${t%%=*}\",\"round\":$round,/" | tee -a $out | show |
+                grep -E "core bwd D|layer fwd\+bwd D" | sed "s/^/${t%%=*}: /"
+        done
+    done
+}
+# hybrid_pairs N BUDGET: the 50 % hybrid training step and torch + FLA compiled training
+# (peer_train.py) alternating, N pairs, into $R/train.jsonl and $R/peer_train.jsonl
+hybrid_pairs() {
+    for i in $(seq $1); do
+        [ $(left $2) -gt 70 ] || break
+        timeout 40 build/gpu/bench_cuda_model train-hybrid 2>>$L/train.log | grep '"model"' |
+            sed "s/^{/{\"pair\":$i,/" | tee -a $R/train.jsonl | show | grep "^\[model"
+        (cd tests/gpu/peers && GRAFT_PEER_TRAIN=hybrid GRAFT_PEER_COMPILE=1 timeout $(left 585) python3 peer_train.py) \
+            >>$R/peer_train.jsonl 2>>$L/peer_train.log
+        echo "peer_train rc $?"
+    done
+    grep -v '^{"note' $R/peer_train.jsonl | show
+}
+# ncu_launch KERNEL NAME DIR OUT: Nsight Compute's speed of light of one launch of gdn KERNEL
+# (a regex) in DIR's bench_gdn at 16 x 2048, appended to OUT under NAME
+ncu_launch() {
+    GRAFT_BENCH_GDN_TOKENS=32768 timeout 40 ncu --clock-control none -k regex:$1 --launch-skip 2 --launch-count 1 \
+        --section SpeedOfLight $3/build/gpu/bench_gdn >$L/ncu.txt 2>&1
+    { echo "==== $1 under $2"; cat $L/ncu.txt; } >>$4
+    grep -E "Duration|Compute \(SM\)" $L/ncu.txt | sed "s/^/$1 $2: /"
+}

@@ -19,14 +19,6 @@ timeout 60 build/gpu/bench_gdn 2>>$L/bench_gdn.log | grep '^{' | tee $R/bench_gd
 echo "peer_gdn rc $?"; cat $R/bench_gdn.jsonl $R/peer_gdn.jsonl | grep '^{' | show | grep -E "layer fwd\+bwd D"
 el gdn
 # the 50 % hybrid training step and torch + FLA compiled, alternating
-for i in 1 2 3; do
-    [ $(left 560) -gt 70 ] || break
-    timeout 40 build/gpu/bench_cuda_model train-hybrid 2>>$L/train.log | grep '"model"' | sed "s/^{/{\"pair\":$i,/" |
-        tee -a $R/train.jsonl | show | grep "^\[model"
-    (cd tests/gpu/peers && GRAFT_PEER_TRAIN=hybrid GRAFT_PEER_COMPILE=1 timeout $(left 585) python3 peer_train.py) \
-        >>$R/peer_train.jsonl 2>>$L/peer_train.log
-    echo "peer_train rc $?"
-done
-grep -v '^{"note' $R/peer_train.jsonl | show
+hybrid_pairs 3 560
 el pairs
 tar -C $L -czf $R/misc.tar.gz .

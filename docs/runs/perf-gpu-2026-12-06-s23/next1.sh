@@ -10,21 +10,9 @@ make -j16 build/gpu/bench_gdn build/gpu/test_cuda_gdn >$L/build.log 2>&1 || { ta
 build/gpu/test_cuda_gdn >$R/test_cuda_gdn.txt 2>&1; echo "test_cuda_gdn rc $?: $(tail -n 1 $R/test_cuda_gdn.txt)"
 wait; cat $L/nt2.txt
 el build
-for round in 1 2; do
-    for tree in . /tmp/nt2; do
-        [ $(left 300) -gt 30 ] || break 2
-        name=$( [ $tree = . ] && echo nt4 || echo nt2 )
-        timeout 60 $tree/build/gpu/bench_gdn 2>>$L/bench_gdn.log | grep '^{' | sed "s/^{/{\"tree\":\"$name\",\"round\":$round,/" |
-            tee -a $R/bench_gdn-nt.jsonl | show | grep -E "core bwd D|layer fwd\+bwd D" | sed "s/^/$name: /"
-    done
-done
+bench_trees 2 300 $R/bench_gdn-nt.jsonl nt4=. nt2=/tmp/nt2
 el bench_gdn
-for tree in . /tmp/nt2; do
-    [ $(left 400) -gt 40 ] || break
-    name=$( [ $tree = . ] && echo nt4 || echo nt2 )
-    GRAFT_BENCH_GDN_TOKENS=32768 timeout 40 ncu --clock-control none -k regex:gdn_bwd_local_kernel --launch-skip 2 \
-        --launch-count 1 --section SpeedOfLight $tree/build/gpu/bench_gdn >$L/ncu.txt 2>&1
-    { echo "==== $name"; cat $L/ncu.txt; } >>$R/ncu-nt.txt
-    grep -E "Duration|Compute \(SM\)" $L/ncu.txt | sed "s/^/$name: /"
+for t in nt4=. nt2=/tmp/nt2; do
+    [ $(left 400) -gt 40 ] && ncu_launch gdn_bwd_local_kernel ${t%%=*} ${t#*=} $R/ncu-nt.txt
 done
 el ncu
