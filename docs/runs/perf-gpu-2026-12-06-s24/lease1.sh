@@ -21,7 +21,7 @@ print("nt4" if passed and faster else "nt2",
 print("nt4" if passed and faster else "nt2")
 PY
 )
-echo "== submitted tree: $winner"
+echo "== submitted tree: $winner"; echo $winner >/tmp/graft-winner # for lease2.sh on this machine
 room=$(left 585)
 if [ $room -lt 200 ]; then echo "== make test-gpu not run: $room s left"; exit 0; fi
 dir=.; [ "$winner" = nt4 ] && dir=/tmp/nt4
