@@ -328,6 +328,10 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
                          T *__restrict__ dq, T *__restrict__ dk_out, T *__restrict__ dv_out, float *__restrict__ dg,
                          float *__restrict__ dbeta) {
     constexpr bool kTC = sizeof(T) == 2;
+    /* The C x d products' tiles, 16 x 8 kNT a warp: at dk = dv = 128 (kFix) one 16 x 32 tile
+     * each of the 16 warps, four independent accumulator chains a k loop, where two 16 x 16
+     * tiles one after the other gave two; other head dims need only be multiples of 16. */
+    constexpr int kNT = kFix ? 4 : 2;
     gdn_fix_shape<kFix>(s);
     int c = blockIdx.x, h = blockIdx.y, b = blockIdx.z, C = s.C, dk = s.dk, dv = s.dv;
     int L = s.rows(c), tid = threadIdx.x, nslab = dv / s.BV;
@@ -368,10 +372,10 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     local_ds_sums(C, sm.r);
     /* dq = scale e^gam dO h + dS K (the first term's row dot with q feeds dgam) */
     T *dqc = dq + s.tok(b, c * C, h) * dk;
-    for_tiles_n<2>(C, dk, [&](int m0, int n1) {
-        float acc[2][4] = {};
-        mma_state<kTC, 2, kLocalUnroll>(acc, sm_view<T>(sm.dO, ld.v), sm.HS, ld.k, hc, dk, m0, n1, dv);
-        for (int sb = 0; sb < 2; sb++) {
+    for_tiles_n<kNT>(C, dk, [&](int m0, int n1) {
+        float acc[kNT][4] = {};
+        mma_state<kTC, kNT, kLocalUnroll>(acc, sm_view<T>(sm.dO, ld.v), sm.HS, ld.k, hc, dk, m0, n1, dv);
+        for (int sb = 0; sb < kNT; sb++) {
             float pv[4];
             for (int e = 0; e < 4; e++) {
                 int r = acc_row(m0, e);
@@ -380,14 +384,14 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
             }
             tile_row_partials(sm.r.part, GDN_PART_LD, m0, n1 + 8 * sb, pv);
         }
-        tile_mma_n<kTC, 2, kLocalUnroll>(acc, sm_view<T>(sm.S2b, ld.a), sm_view<T>(sm.K, ld.k), m0, n1, C);
-        for (int sb = 0; sb < 2; sb++) store_acc_rows(dqc, ldk, m0, n1 + 8 * sb, acc[sb], L);
+        tile_mma_n<kTC, kNT, kLocalUnroll>(acc, sm_view<T>(sm.S2b, ld.a), sm_view<T>(sm.K, ld.k), m0, n1, C);
+        for (int sb = 0; sb < kNT; sb++) store_acc_rows(dqc, ldk, m0, n1 + 8 * sb, acc[sb], L);
     });
     /* dk = dS^T Q (first term) */
-    for_tiles_n<2>(C, dk, [&](int m0, int n1) {
-        float acc2[2][4] = {};
-        tile_mma_n<kTC, 2, kLocalUnroll>(acc2, sm_view_t<T>(sm.S2b, ld.a), sm_view<T>(sm.Q, ld.k), m0, n1, C);
-        for (int sb = 0; sb < 2; sb++) {
+    for_tiles_n<kNT>(C, dk, [&](int m0, int n1) {
+        float acc2[kNT][4] = {};
+        tile_mma_n<kTC, kNT, kLocalUnroll>(acc2, sm_view_t<T>(sm.S2b, ld.a), sm_view<T>(sm.Q, ld.k), m0, n1, C);
+        for (int sb = 0; sb < kNT; sb++) {
             int n0 = n1 + 8 * sb;
             float *acc = acc2[sb];
             for (int e = 0; e < 4; e++) sm.dK[acc_row(m0, e) * ld.fk + acc_col(n0, e)] = acc[e];
@@ -401,10 +405,10 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     if (tid < C) sm.r.dgam[tid] += sm.r.e1[tid] - sm.r.e2[tid] + part_sum(sm.r.part, tid, dk / 8);
     /* b. the state leaving the chunk: X = V' dh_next; dk_i += e^(gam_L - gam_i) X_i */
     float gl = sm.r.gam[C - 1];
-    for_tiles_n<2>(C, dk, [&](int m0, int n1) {
-        float acc[2][4] = {};
-        mma_state<kTC, 2, kLocalUnroll>(acc, sm_view<T>(sm.Vp, ld.v), sm.DH, ld.k, dhc, dk, m0, n1, dv);
-        for (int sb = 0; sb < 2; sb++) {
+    for_tiles_n<kNT>(C, dk, [&](int m0, int n1) {
+        float acc[kNT][4] = {};
+        mma_state<kTC, kNT, kLocalUnroll>(acc, sm_view<T>(sm.Vp, ld.v), sm.DH, ld.k, dhc, dk, m0, n1, dv);
+        for (int sb = 0; sb < kNT; sb++) {
             float pv[4];
             for (int e = 0; e < 4; e++) {
                 int r = acc_row(m0, e), cc = acc_col(n1 + 8 * sb, e);
@@ -431,17 +435,17 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
         for (int j = 0; j < nslab; j++) t += hsum[bhc * nslab + j];
         sm.r.dgam[L - 1] += t;
     }
-    for_tiles_n<2>(C, dk, [&](int m0, int n1) {
-        float acc[2][4] = {};
-        mma_state<kTC, 2, kLocalUnroll>(acc, sm_view<T>(sm.dVp, ld.v), sm.HS, ld.k, hc, dk, m0, n1, dv);
-        for (int sb = 0; sb < 2; sb++)
+    for_tiles_n<kNT>(C, dk, [&](int m0, int n1) {
+        float acc[kNT][4] = {};
+        mma_state<kTC, kNT, kLocalUnroll>(acc, sm_view<T>(sm.dVp, ld.v), sm.HS, ld.k, hc, dk, m0, n1, dv);
+        for (int sb = 0; sb < kNT; sb++)
             for (int e = 0; e < 4; e++) sm.dW[acc_row(m0, e) * ld.k + acc_col(n1 + 8 * sb, e)] = from_f<T>(-acc[sb][e]);
     });
     block_sync();
-    for_tiles_n<2>(C, dk, [&](int m0, int n1) {
-        float acc2[2][4] = {};
-        tile_mma_n<kTC, 2, kLocalUnroll>(acc2, sm_view_t<T>(sm.A, ld.a), sm_view<T>(sm.dW, ld.k), m0, n1, C);
-        for (int sb = 0; sb < 2; sb++) {
+    for_tiles_n<kNT>(C, dk, [&](int m0, int n1) {
+        float acc2[kNT][4] = {};
+        tile_mma_n<kTC, kNT, kLocalUnroll>(acc2, sm_view_t<T>(sm.A, ld.a), sm_view<T>(sm.dW, ld.k), m0, n1, C);
+        for (int sb = 0; sb < kNT; sb++) {
             int n0 = n1 + 8 * sb;
             float *acc = acc2[sb];
             float pv[4];
@@ -454,10 +458,10 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
         }
     });
     T *dvc = dv_out + s.tok(b, c * C, h) * dv;
-    for_tiles_n<2>(C, dv, [&](int m0, int n1) {
-        float acc2[2][4] = {};
-        tile_mma_n<kTC, 2, kLocalUnroll>(acc2, sm_view_t<T>(sm.A, ld.a), sm_view<T>(sm.dVp, ld.v), m0, n1, C);
-        for (int sb = 0; sb < 2; sb++) {
+    for_tiles_n<kNT>(C, dv, [&](int m0, int n1) {
+        float acc2[kNT][4] = {};
+        tile_mma_n<kTC, kNT, kLocalUnroll>(acc2, sm_view_t<T>(sm.A, ld.a), sm_view<T>(sm.dVp, ld.v), m0, n1, C);
+        for (int sb = 0; sb < kNT; sb++) {
             int n0 = n1 + 8 * sb;
             float *acc = acc2[sb];
             float pv[4], o[4];
@@ -484,11 +488,11 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     block_sync();
     local_dm_sums(C, sm.r);
     /* f. dK += G K + G^T K */
-    for_tiles_n<2>(C, dk, [&](int m0, int n1) {
-        float acc2[2][4] = {};
-        tile_mma_n<kTC, 2, kLocalUnroll>(acc2, sm_view<T>(sm.Xb, ld.a), sm_view<T>(sm.K, ld.k), m0, n1, C);
-        tile_mma_n<kTC, 2, kLocalUnroll>(acc2, sm_view_t<T>(sm.Xb, ld.a), sm_view<T>(sm.K, ld.k), m0, n1, C);
-        for (int sb = 0; sb < 2; sb++)
+    for_tiles_n<kNT>(C, dk, [&](int m0, int n1) {
+        float acc2[kNT][4] = {};
+        tile_mma_n<kTC, kNT, kLocalUnroll>(acc2, sm_view<T>(sm.Xb, ld.a), sm_view<T>(sm.K, ld.k), m0, n1, C);
+        tile_mma_n<kTC, kNT, kLocalUnroll>(acc2, sm_view_t<T>(sm.Xb, ld.a), sm_view<T>(sm.K, ld.k), m0, n1, C);
+        for (int sb = 0; sb < kNT; sb++)
             for (int e = 0; e < 4; e++) sm.dK[acc_row(m0, e) * ld.fk + acc_col(n1 + 8 * sb, e)] += acc2[sb][e];
     });
     block_sync();
