@@ -57,3 +57,26 @@ ncu_launch() {
     { echo "==== $1 under $2"; cat $L/ncu.txt; } >>$4
     grep -E "Duration|Compute \(SM\)" $L/ncu.txt | sed "s/^/$1 $2: /"
 }
+# Added in session 24 (its lease1.sh ran an inline form of this): pick_tree JSONL TEST BASE NEW PART...
+# prints NEW when TEST's last line is "N passed, 0 failed" and, in JSONL (bench_trees' lines), NEW's mean
+# over the rounds is not above BASE's for each PART ("core fwd", "core bwd", ...) at both T 2048 and
+# 8192; else BASE. The means go to stderr.
+pick_tree() {
+    python3 - "$@" <<'PY'
+import json, re, sys, statistics as st
+jsonl, test, base, new, parts = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
+rows = [json.loads(l) for l in open(jsonl) if l.startswith("{")]
+tail = (open(test).read().strip().splitlines() or [""])[-1]
+passed = re.fullmatch(r"[1-9]\d* passed, 0 failed", tail) is not None
+ms = {}
+for r in rows:
+    for p in parts:
+        if r.get("what", "").startswith(f"graft GDN {p} D"):
+            ms.setdefault((p, r["tree"], r["T"]), []).append(r["ms"])
+keys = [(p, T) for p in parts for T in (2048, 8192)]
+ok = all((p, t, T) in ms for p, T in keys for t in (base, new))
+ok = ok and all(st.mean(ms[(p, new, T)]) <= st.mean(ms[(p, base, T)]) for p, T in keys)
+print(" ".join(f"{k[1]} {k[0]} {k[2]}={st.mean(v):.4f}" for k, v in sorted(ms.items())), "test:", tail, file=sys.stderr)
+print(new if passed and ok else base)
+PY
+}
