@@ -80,3 +80,21 @@ print(" ".join(f"{k[1]} {k[0]} {k[2]}={st.mean(v):.4f}" for k, v in sorted(ms.it
 print(new if passed and ok else base)
 PY
 }
+# tree_beside NAME: the head's bench_gdn built, and beside it /tmp/NAME (the head + .carry/NAME.patch) with
+# bench_gdn and test_cuda_gdn; test_cuda_gdn run there on the GPU into $R/test_cuda_gdn-NAME.txt
+tree_beside() {
+    make -j16 build/gpu/bench_gdn >$L/build.log 2>&1 || { tail -20 $L/build.log; return 1; }
+    tree_build $1 build/gpu/bench_gdn build/gpu/test_cuda_gdn || return 1
+    el build
+    /tmp/$1/build/gpu/test_cuda_gdn >$R/test_cuda_gdn-$1.txt 2>&1
+    echo "test_cuda_gdn ($1) rc $?: $(tail -n 1 $R/test_cuda_gdn-$1.txt)"
+}
+# test_gpu_in NAME DIR: make test-gpu (tests/gpu/device_run.sh test) in DIR, its summary into $R, when the
+# call has 200 s left of 585
+test_gpu_in() {
+    room=$(left 585)
+    if [ $room -lt 200 ]; then echo "== make test-gpu not run: $room s left"; return 0; fi
+    (cd $2 && OUT=$R timeout $room sh tests/gpu/device_run.sh test >$L/device-test.log 2>&1; echo "== device_run test ($1) rc $?")
+    el test
+    tail -n 22 $R/test-summary.txt
+}

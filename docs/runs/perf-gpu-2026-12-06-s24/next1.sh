@@ -8,11 +8,7 @@
 # nt4f when its test passed and the core forward and backward are not slower at either shape (the
 # mean of the rounds), else the head. Apply the patch in the tree only on that condition.
 . docs/runs/perf-gpu-2026-12-06-s16/common.sh
-make -j16 build/gpu/bench_gdn >$L/build.log 2>&1 || { tail -20 $L/build.log; exit 1; }
-tree_build nt4f build/gpu/bench_gdn build/gpu/test_cuda_gdn || exit 1
-el build
-/tmp/nt4f/build/gpu/test_cuda_gdn >$R/test_cuda_gdn-nt4f.txt 2>&1
-echo "test_cuda_gdn (nt4f) rc $?: $(tail -n 1 $R/test_cuda_gdn-nt4f.txt)"
+tree_beside nt4f || exit 1
 bench_trees 2 260 $R/bench_gdn-nt4f.jsonl nt4=. nt4f=/tmp/nt4f
 el bench_gdn
 for k in gdn_wy_kernel gdn_out_kernel gdn_bwd_v_kernel; do
@@ -23,9 +19,5 @@ done
 el ncu
 winner=$(pick_tree $R/bench_gdn-nt4f.jsonl $R/test_cuda_gdn-nt4f.txt nt4 nt4f "core fwd" "core bwd")
 echo "== submitted tree: $winner"; echo $winner >/tmp/graft-winner
-room=$(left 585)
-if [ $room -lt 200 ]; then echo "== make test-gpu not run: $room s left"; exit 0; fi
 dir=.; [ "$winner" = nt4f ] && dir=/tmp/nt4f
-(cd $dir && OUT=$R timeout $room sh tests/gpu/device_run.sh test >$L/device-test.log 2>&1; echo "== device_run test ($winner) rc $?")
-el test
-tail -n 22 $R/test-summary.txt
+test_gpu_in $winner $dir
