@@ -101,10 +101,8 @@ template <int HD> __global__ void __launch_bounds__(NWARPS * 32) attn_bwd_mma_ke
                     const int ro = (np * 16 + (lane >> 4) * 8 + (lane & 7)) * LDS + kk * 16 + ((lane >> 3) & 1) * 8;
                     ldsm_x4(bq, Qs + ro);
                     ldsm_x4(bg, Gs + ro);
-                    mma_bf16(sa[2 * np], ak, bq[0], bq[1]);
-                    mma_bf16(sa[2 * np + 1], ak, bq[2], bq[3]);
-                    mma_bf16(ga[2 * np], av, bg[0], bg[1]);
-                    mma_bf16(ga[2 * np + 1], av, bg[2], bg[3]);
+                    mma_bf16_n16(sa[2 * np], sa[2 * np + 1], ak, bq);
+                    mma_bf16_n16(ga[2 * np], ga[2 * np + 1], av, bg);
                 }
             }
             attn_bwd_probs(sa, ga, ja, jb, tig, r0, lse2, Dsm, p.scale_log2);
@@ -120,10 +118,8 @@ template <int HD> __global__ void __launch_bounds__(NWARPS * 32) attn_bwd_mma_ke
                     const int ro = (kr * 16 + ((lane >> 3) & 1) * 8 + (lane & 7)) * LDS + dp * 16 + (lane >> 4) * 8;
                     ldsm_x4_t(bg, Gs + ro);
                     ldsm_x4_t(bq, Qs + ro);
-                    mma_bf16(dva[2 * dp], ap, bg[0], bg[1]);
-                    mma_bf16(dva[2 * dp + 1], ap, bg[2], bg[3]);
-                    mma_bf16(dka[2 * dp], as, bq[0], bq[1]);
-                    mma_bf16(dka[2 * dp + 1], as, bq[2], bq[3]);
+                    mma_bf16_n16(dva[2 * dp], dva[2 * dp + 1], ap, bg);
+                    mma_bf16_n16(dka[2 * dp], dka[2 * dp + 1], as, bq);
                 }
             }
 #pragma unroll
@@ -153,8 +149,7 @@ template <int HD> __global__ void __launch_bounds__(NWARPS * 32) attn_bwd_mma_ke
                 for (int dp = 0; dp < HD / 16; dp++) {
                     uint32_t bk[4];
                     ldsm_x4_t(bk, Ks + (kk * 16 + ((lane >> 3) & 1) * 8 + (lane & 7)) * LDS + dp * 16 + (lane >> 4) * 8);
-                    mma_bf16(dq[2 * dp], a, bk[0], bk[1]);
-                    mma_bf16(dq[2 * dp + 1], a, bk[2], bk[3]);
+                    mma_bf16_n16(dq[2 * dp], dq[2 * dp + 1], a, bk);
                 }
             }
             attn_bwd_add_dq<HD>(dq, p, b, h, r0 + warp * 16 + gid, tig);

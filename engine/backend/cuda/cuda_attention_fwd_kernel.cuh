@@ -271,8 +271,7 @@ __global__ void __launch_bounds__(C::NT, C::MINB) attn_fwd_mma_kernel(const attn
                         ldsm_x4(bk, Kb + (np * 16 + (lane >> 4) * 8 + (lane & 7)) * LDS + kk * 16 + ((lane >> 3) & 1) * 8);
 #pragma unroll
                         for (int sl = 0; sl < SL; sl++) {
-                            mma_bf16(s[sl][2 * np], qa[sl], bk[0], bk[1]);
-                            mma_bf16(s[sl][2 * np + 1], qa[sl], bk[2], bk[3]);
+                            mma_bf16_n16(s[sl][2 * np], s[sl][2 * np + 1], qa[sl], bk);
                         }
                     }
                 }
@@ -394,8 +393,7 @@ __global__ void __launch_bounds__(C::NT, C::MINB) attn_fwd_mma_kernel(const attn
                         ldsm_x4_t(bv, Vb + (kk * 16 + ((lane >> 3) & 1) * 8 + (lane & 7)) * LDS + dp * 16 + (lane >> 4) * 8);
 #pragma unroll
                         for (int sl = 0; sl < SL; sl++) {
-                            mma_bf16(o[sl][2 * dp], a[sl], bv[0], bv[1]);
-                            mma_bf16(o[sl][2 * dp + 1], a[sl], bv[2], bv[3]);
+                            mma_bf16_n16(o[sl][2 * dp], o[sl][2 * dp + 1], a[sl], bv);
                         }
                     }
                 }

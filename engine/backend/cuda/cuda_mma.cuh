@@ -53,6 +53,14 @@ __device__ __forceinline__ void mma_bf16(float (&d)[4], const uint32_t (&a)[4], 
 __device__ __forceinline__ void ldsm_x4(uint32_t (&r)[4], const void *p) { ldmatrix_sync<4, false>(r, p); }
 __device__ __forceinline__ void ldsm_x4_t(uint32_t (&r)[4], const void *p) { ldmatrix_sync<4, true>(r, p); }
 
+/* d0 += a b[0..1], d1 += a b[2..3]: one A fragment against the two 16 x 8 B fragments of an
+ * ldmatrix .x4 (16 output columns, d0 the first 8). */
+__device__ __forceinline__ void mma_bf16_n16(float (&d0)[4], float (&d1)[4], const uint32_t (&a)[4],
+                                             const uint32_t (&b)[4]) {
+    mma_bf16(d0, a, b[0], b[1]);
+    mma_bf16(d1, a, b[2], b[3]);
+}
+
 /* A compile-time bool as a value: a generic lambda called with bool_tag<true>{}
  * or bool_tag<false>{} is built twice, each branch-free in that flag. */
 template <bool B> struct bool_tag {
