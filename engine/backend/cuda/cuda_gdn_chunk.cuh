@@ -252,6 +252,7 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE, 3) gdn_wy_kernel(GdnShape s,
                                                              T *__restrict__ W, T *__restrict__ U, float *__restrict__ gam_out,
                                                              T *__restrict__ A_out) {
     constexpr bool kTC = sizeof(T) == 2;
+    constexpr int kNT = kFix ? 4 : 2; /* the C x d and C x C tiles, 16 x 8 kNT a warp, as in gdn_bwd_local_kernel */
     gdn_fix_shape<kFix>(s);
     int c = blockIdx.x, h = blockIdx.y, b = blockIdx.z, C = s.C, dk = s.dk, dv = s.dv;
     int L = s.rows(c);
@@ -267,10 +268,10 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE, 3) gdn_wy_kernel(GdnShape s,
     block_sync();
     /* M[i][j] = beta_i exp(gam_i - gam_j) k_i.k_j for j < i, else 0 (pair stores, padded rows) */
     const int ldm = wy_ldm(C);
-    for_tiles_n<2>(C, C, [&](int m0, int n1) {
-        float acc2[2][4] = {};
-        tile_mma_n<kTC, 2>(acc2, sm_view<T>(sm.K, ldk), sm_view_t<T>(sm.K, ldk), m0, n1, dk);
-        for (int sb = 0; sb < 2; sb++) {
+    for_tiles_n<kNT>(C, C, [&](int m0, int n1) {
+        float acc2[kNT][4] = {};
+        tile_mma_n<kTC, kNT>(acc2, sm_view<T>(sm.K, ldk), sm_view_t<T>(sm.K, ldk), m0, n1, dk);
+        for (int sb = 0; sb < kNT; sb++) {
             int n0 = n1 + 8 * sb;
             float *acc = acc2[sb];
             for (int e = 0; e < 4; e += 2) {
@@ -311,19 +312,19 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE, 3) gdn_wy_kernel(GdnShape s,
     for (int i = threadIdx.x; i < C; i += blockDim.x) gam_out[bhc * C + i] = sm.gam[i];
     block_sync();
     T *Wc = W + bhc * C * dk, *Uc = U + bhc * C * dv;
-    for_tiles_n<2>(C, dk, [&](int m0, int n1) {
-        float acc2[2][4] = {};
-        tile_mma_n<kTC, 2>(acc2, sm_view<T>(sm.MA, ldc), sm_view<T>(sm.K, ldk), m0, n1, C);
-        for (int sb = 0; sb < 2; sb++) {
+    for_tiles_n<kNT>(C, dk, [&](int m0, int n1) {
+        float acc2[kNT][4] = {};
+        tile_mma_n<kTC, kNT>(acc2, sm_view<T>(sm.MA, ldc), sm_view<T>(sm.K, ldk), m0, n1, C);
+        for (int sb = 0; sb < kNT; sb++) {
             int n0 = n1 + 8 * sb;
             float *acc = acc2[sb];
             store_acc(Wc, dk, m0, n0, acc);
         }
     });
-    for_tiles_n<2>(C, dv, [&](int m0, int n1) {
-        float acc2[2][4] = {};
-        tile_mma_n<kTC, 2>(acc2, sm_view<T>(sm.A2, ldc), sm_view<T>(sm.V, ldv), m0, n1, C);
-        for (int sb = 0; sb < 2; sb++) {
+    for_tiles_n<kNT>(C, dv, [&](int m0, int n1) {
+        float acc2[kNT][4] = {};
+        tile_mma_n<kTC, kNT>(acc2, sm_view<T>(sm.A2, ldc), sm_view<T>(sm.V, ldv), m0, n1, C);
+        for (int sb = 0; sb < kNT; sb++) {
             int n0 = n1 + 8 * sb;
             float *acc = acc2[sb];
             store_acc(Uc, dv, m0, n0, acc);

@@ -171,6 +171,7 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_out_kernel(GdnShape s, c
                                                                    const T *__restrict__ Vp, const float *__restrict__ gam_g,
                                                                    const T *__restrict__ states, T *__restrict__ o) {
     constexpr bool kTC = sizeof(T) == 2;
+    constexpr int kNT = kFix ? 4 : 2; /* the C x d and C x C tiles, 16 x 8 kNT a warp, as in gdn_bwd_local_kernel */
     gdn_fix_shape<kFix>(s);
     int c = blockIdx.x, h = blockIdx.y, b = blockIdx.z, C = s.C, dk = s.dk, dv = s.dv;
     int L = s.rows(c);
@@ -187,10 +188,10 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_out_kernel(GdnShape s, c
     cp_async_wait<1>(); /* Q, K */
     block_sync();
     float scale = s.scale;
-    for_tiles_n<2>(C, C, [&](int m0, int n1) {
-        float acc2[2][4] = {};
-        tile_mma_n<kTC, 2>(acc2, sm_view<T>(sm.Q, ldk), sm_view_t<T>(sm.K, ldk), m0, n1, dk);
-        for (int sb = 0; sb < 2; sb++) {
+    for_tiles_n<kNT>(C, C, [&](int m0, int n1) {
+        float acc2[kNT][4] = {};
+        tile_mma_n<kTC, kNT>(acc2, sm_view<T>(sm.Q, ldk), sm_view_t<T>(sm.K, ldk), m0, n1, dk);
+        for (int sb = 0; sb < kNT; sb++) {
             int n0 = n1 + 8 * sb;
             float *acc = acc2[sb];
             for (int e = 0; e < 4; e++) {
@@ -202,13 +203,13 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_out_kernel(GdnShape s, c
     cp_async_wait<0>(); /* V', the state */
     block_sync();
     T *oc = o + s.tok(b, c * C, h) * dv;
-    for_tiles_n<2>(C, dv, [&](int m0, int n1) {
-        float acc2[2][4] = {};
-        tile_mma_n<kTC, 2>(acc2, sm_view<T>(sm.Q, ldk), sm_view_t<T>(sm.hs, ldk), m0, n1, dk);
-        for (int sb = 0; sb < 2; sb++)
+    for_tiles_n<kNT>(C, dv, [&](int m0, int n1) {
+        float acc2[kNT][4] = {};
+        tile_mma_n<kTC, kNT>(acc2, sm_view<T>(sm.Q, ldk), sm_view_t<T>(sm.hs, ldk), m0, n1, dk);
+        for (int sb = 0; sb < kNT; sb++)
             for (int e = 0; e < 4; e++) acc2[sb][e] *= scale * gdn_exp(sm.gam[acc_row(m0, e)]);
-        tile_mma_n<kTC, 2>(acc2, sm_view<T>(sm.P, ldc), sm_view<T>(sm.Vp, ldv), m0, n1, C);
-        for (int sb = 0; sb < 2; sb++) store_acc_rows(oc, (size_t)s.H * dv, m0, n1 + 8 * sb, acc2[sb], L);
+        tile_mma_n<kTC, kNT>(acc2, sm_view<T>(sm.P, ldc), sm_view<T>(sm.Vp, ldv), m0, n1, C);
+        for (int sb = 0; sb < kNT; sb++) store_acc_rows(oc, (size_t)s.H * dv, m0, n1 + 8 * sb, acc2[sb], L);
     });
 }
 
