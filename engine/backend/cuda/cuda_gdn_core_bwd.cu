@@ -68,8 +68,8 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_bwd_v_kernel(GdnShape s,
     cp_async_wait<1>(); /* Q, K */
     block_sync();
     float scale = s.scale;
-    /* 16 x 16 tiles a warp here, unlike the forward's WY and output kernels: 16 x 32 ones took
-     * this kernel 40 -> 59 registers and its launch 1.5 % longer on an H100 (docs/cuda-gdn.md) */
+    /* 16 x 16 tiles a warp here, unlike the forward's WY and output kernels: 16 x 32 ones made
+     * this kernel's launch 1.5 % longer on an H100 (docs/cuda-gdn.md, the 8-warp kernels) */
     for_tiles_n<2>(C, C, [&](int m0, int n1) {
         float acc2[2][4] = {};
         tile_mma_n<kTC, 2>(acc2, sm_view<T>(sm.Q, ldk), sm_view_t<T>(sm.K, ldk), m0, n1, dk);
