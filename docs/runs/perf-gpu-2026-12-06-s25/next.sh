@@ -4,7 +4,8 @@
 # bytes; by session 25's speed-of-light runs the WY kernel (291 us a launch at 16 x 2048, twice its
 # 72 KB a chunk) is bound by L1 / shared memory (L1/TEX 82 %, SM 36 %): its fp32 inverse runs on 2
 # warps for the diagonal blocks and 6, 4, 2 for the three subdiagonal stages, a barrier after each.
-# The state pass (~0.41 ms, 2.1x its bytes) has never had a source profile. Then the same for the V'
+# The state pass (~0.41 ms by difference: the core forward less the other two launches; ~2.1x its
+# 96 KB a chunk) has never had a source profile. Then the same for the V'
 # kernel, whose 16 x 32 form was 1.5 % slower a launch (session 25, call 1).
 . docs/runs/perf-gpu-2026-12-06-s16/common.sh
 make -j16 build/gpu/bench_gdn >$L/build.log 2>&1 || { tail -20 $L/build.log; exit 1; }
