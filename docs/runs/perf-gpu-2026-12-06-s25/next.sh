@@ -1,16 +1,15 @@
 # For the next session (not run: written after session 25's device time was spent). One call, carry
-# .carry: where the GDN forward's three kernels spend their time, line by line, on the head (the WY
-# and output kernels on 16 x 32 tiles since 66ec96e). The forward core runs at 1.7x its data flow's
-# bytes; by session 25's speed-of-light runs the WY kernel (291 us a launch at 16 x 2048, twice its
-# 72 KB a chunk) is bound by L1 / shared memory (L1/TEX 82 %, SM 36 %): its fp32 inverse runs on 2
-# warps for the diagonal blocks and 6, 4, 2 for the three subdiagonal stages, a barrier after each.
-# The state pass (~0.41 ms by difference: the core forward less the other two launches; ~2.1x its
-# 96 KB a chunk) has never had a source profile. Then the same for the V'
-# kernel, whose 16 x 32 form was 1.5 % slower a launch (session 25, call 1).
+# .carry: where the GDN forward's WY and output kernels (16 x 32 tiles since 66ec96e) and the
+# backward's V' kernel spend their time, line by line, on the head: none of the three has had a
+# source profile (the state passes and the local backward had theirs in sessions 22 and 24). By
+# session 25's speed-of-light runs the WY kernel (291 us a launch at 16 x 2048, twice its 72 KB a
+# chunk) is bound by L1 / shared memory (L1/TEX 82 %, SM 36 %): its fp32 inverse runs on 2 warps
+# for the diagonal blocks and 6, 4, 2 for the three subdiagonal stages, a barrier after each. The
+# V' kernel's 16 x 32 form was 1.5 % slower a launch (session 25, call 1).
 . docs/runs/perf-gpu-2026-12-06-s16/common.sh
 make -j16 build/gpu/bench_gdn >$L/build.log 2>&1 || { tail -20 $L/build.log; exit 1; }
 el build
-for k in wy state out bwd_v; do
+for k in wy out bwd_v; do
     [ $(left 560) -gt 60 ] || break
     timeout 120 sh tests/gpu/bench/gdn_ncu_source.sh $k build $R >$R/top-$k.txt 2>&1
     echo "== $k rc $?"; head -n 12 $R/top-$k.txt
