@@ -36,6 +36,12 @@ template <bool kFix, int kWarps = 0> __device__ __forceinline__ void gdn_fix_sha
     }
 }
 
+/* Output tiles of the chunk-parallel kernels' products, 16 x 8 kGdnTileN a warp: in the kFix forms
+ * of the local backward (its C x d products), the WY and the output kernels (C x d and C x C) one
+ * 16 x 32 tile, four independent accumulator chains a k loop, where two 16 x 16 tiles one after
+ * the other gave two (docs/cuda-gdn.md); other head dims need only be multiples of 16. */
+template <bool kFix> constexpr int kGdnTileN = kFix ? 4 : 2;
+
 /* Whether a bf16 call takes the kFix kernels: its shape is that one, and no
  * check asked for the general kernels (gf_backend_variants.gdn_general). */
 static inline bool gdn_use_fixed(gf_backend *be, const GdnShape &s) { return gdn_fixed(s) && !cuda_of(be)->gdn.general; }
@@ -252,7 +258,7 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE, 3) gdn_wy_kernel(GdnShape s,
                                                              T *__restrict__ W, T *__restrict__ U, float *__restrict__ gam_out,
                                                              T *__restrict__ A_out) {
     constexpr bool kTC = sizeof(T) == 2;
-    constexpr int kNT = kFix ? 4 : 2; /* the C x d and C x C tiles, 16 x 8 kNT a warp, as in gdn_bwd_local_kernel */
+    constexpr int kNT = kGdnTileN<kFix>;
     gdn_fix_shape<kFix>(s);
     int c = blockIdx.x, h = blockIdx.y, b = blockIdx.z, C = s.C, dk = s.dk, dv = s.dv;
     int L = s.rows(c);

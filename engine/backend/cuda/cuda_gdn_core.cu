@@ -171,7 +171,7 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_out_kernel(GdnShape s, c
                                                                    const T *__restrict__ Vp, const float *__restrict__ gam_g,
                                                                    const T *__restrict__ states, T *__restrict__ o) {
     constexpr bool kTC = sizeof(T) == 2;
-    constexpr int kNT = kFix ? 4 : 2; /* the C x d and C x C tiles, 16 x 8 kNT a warp, as in gdn_bwd_local_kernel */
+    constexpr int kNT = kGdnTileN<kFix>;
     gdn_fix_shape<kFix>(s);
     int c = blockIdx.x, h = blockIdx.y, b = blockIdx.z, C = s.C, dk = s.dk, dv = s.dv;
     int L = s.rows(c);

@@ -330,10 +330,7 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
                          T *__restrict__ dq, T *__restrict__ dk_out, T *__restrict__ dv_out, float *__restrict__ dg,
                          float *__restrict__ dbeta) {
     constexpr bool kTC = sizeof(T) == 2;
-    /* The C x d products' tiles, 16 x 8 kNT a warp: at dk = dv = 128 (kFix) one 16 x 32 tile
-     * each of the 16 warps, four independent accumulator chains a k loop, where two 16 x 16
-     * tiles one after the other gave two; other head dims need only be multiples of 16. */
-    constexpr int kNT = kFix ? 4 : 2;
+    constexpr int kNT = kGdnTileN<kFix>; /* the C x d products; the C x C ones stay 16 x 16 (16 warps) */
     gdn_fix_shape<kFix>(s);
     int c = blockIdx.x, h = blockIdx.y, b = blockIdx.z, C = s.C, dk = s.dk, dv = s.dv;
     int L = s.rows(c), tid = threadIdx.x, nslab = dv / s.BV;
