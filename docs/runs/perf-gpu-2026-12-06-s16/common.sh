@@ -98,3 +98,21 @@ test_gpu_in() {
     el test
     tail -n 22 $R/test-summary.txt
 }
+# Added in session 25 (session 23's next.sh and session 25's call2.sh / call3.sh wrote these lines
+# out): peers_warm unpacks the carried FLA (.peers/fla.tar.xz) and starts FLA's Triton autotuning and
+# the compiled training peer's first run in the background (caches only: their figures are not used;
+# `wait` for them); gdn_beside_fla runs bench_gdn and FLA's chunk kernel (peer_gdn.py) on the same
+# shapes into $R/bench_gdn.jsonl and $R/peer_gdn.jsonl and prints the layer's lines and ratios.
+peers_warm() {
+    mkdir -p .peers/fla && tar -xJf .peers/fla.tar.xz -C .peers/fla
+    export GRAFT_FLA_PATH=$PWD/.peers/fla
+    (cd tests/gpu/peers && GRAFT_BENCH_GDN_NAIVE_TOKENS=0 timeout 330 python3 peer_gdn.py) >$L/fla_warm.jsonl 2>$L/fla_warm.log &
+    (cd tests/gpu/peers && GRAFT_PEER_TRAIN=hybrid GRAFT_PEER_COMPILE=1 timeout 330 python3 peer_train.py) \
+        >$L/train_warm.jsonl 2>$L/train_warm.log &
+}
+gdn_beside_fla() {
+    timeout 60 build/gpu/bench_gdn 2>>$L/bench_gdn.log | grep '^{' | tee $R/bench_gdn.jsonl | show | grep -E "layer fwd\+bwd D|core"
+    (cd tests/gpu/peers && GRAFT_BENCH_GDN_NAIVE_TOKENS=0 timeout 90 python3 peer_gdn.py) >$R/peer_gdn.jsonl 2>>$L/peer_gdn.log
+    echo "peer_gdn rc $?"; cat $R/bench_gdn.jsonl $R/peer_gdn.jsonl | grep '^{' | show | grep -E "layer fwd\+bwd D"
+    el gdn
+}

@@ -9,10 +9,7 @@ OUT=$R timeout $(( B - 150 )) sh tests/gpu/device_run.sh test >$L/device-test.lo
 el test; tail -n 20 $R/test-summary.txt
 make -j12 build/gpu/bench_gdn build/gpu/bench_cuda_model >$L/build.log 2>&1 || { tail -20 $L/build.log; exit 1; }
 if [ $(left $B) -gt 200 ]; then
-    timeout 60 build/gpu/bench_gdn 2>>$L/bench_gdn.log | grep '^{' | tee $R/bench_gdn.jsonl | show | grep -E "layer fwd\+bwd D|core"
-    (cd tests/gpu/peers && GRAFT_BENCH_GDN_NAIVE_TOKENS=0 timeout 90 python3 peer_gdn.py) >$R/peer_gdn.jsonl 2>>$L/peer_gdn.log
-    echo "peer_gdn rc $?"; cat $R/bench_gdn.jsonl $R/peer_gdn.jsonl | grep '^{' | show | grep -E "layer fwd\+bwd D"
-    el gdn
+    gdn_beside_fla
 fi
 hybrid_pairs 4 $B
 el pairs
