@@ -101,25 +101,25 @@ __host__ __device__ inline int wy_ldm(int C) { return C + 8; }
 template <typename T> struct WySmem {
     T *K, *V, *MA, *A2;
     float *M, *A, *gam, *bet;
-    __host__ __device__ static WySmem carve(char *base, const GdnShape &s, size_t *bytes) {
-        SmemCarve c(base);
+    template <bool kBlockBase = false> __host__ __device__ static WySmem carve(char *base, const GdnShape &s, size_t *bytes) {
+        SmemCarveT<kBlockBase> c(base);
         WySmem m;
-        m.K = c.take<T>((size_t)s.C * sm_ld<T>(s.dk));
-        m.V = c.take<T>((size_t)s.C * sm_ld<T>(s.dv));
+        m.K = c.template take<T>((size_t)s.C * sm_ld<T>(s.dk));
+        m.V = c.template take<T>((size_t)s.C * sm_ld<T>(s.dv));
         /* M (fp32, the inverse's input) is dead once A is known: A diag(beta
          * e^gam) and A diag(beta), the W and U products' operands, take its place
          * (68.5 KB at C 64, d 128 in bf16: three blocks a multiprocessor) */
-        SmemCarve mm = c.rest(), ops = c.rest();
-        m.M = mm.take<float>((size_t)s.C * wy_ldm(s.C));
-        m.MA = ops.take<T>((size_t)s.C * sm_ld<T>(s.C));
-        m.A2 = ops.take<T>((size_t)s.C * sm_ld<T>(s.C));
+        SmemCarveT<kBlockBase> mm = c.rest(), ops = c.rest();
+        m.M = mm.template take<float>((size_t)s.C * wy_ldm(s.C));
+        m.MA = ops.template take<T>((size_t)s.C * sm_ld<T>(s.C));
+        m.A2 = ops.template take<T>((size_t)s.C * sm_ld<T>(s.C));
         c.past(mm, ops);
         /* A: row stride C, the carve stays at 68.5 KB (C + 4 would cost 1 KB to
          * remove a 2-way conflict on the diagonal blocks' row loads and the
          * 4-to-8-way one on the inverse's few S stores: a dozen wavefronts a stage) */
-        m.A = c.take<float>((size_t)s.C * s.C);
-        m.gam = c.take<float>(s.C);
-        m.bet = c.take<float>(s.C);
+        m.A = c.template take<float>((size_t)s.C * s.C);
+        m.gam = c.template take<float>(s.C);
+        m.bet = c.template take<float>(s.C);
         if (bytes) *bytes = c.used;
         return m;
     }
@@ -263,7 +263,7 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE, 3) gdn_wy_kernel(GdnShape s,
     int c = blockIdx.x, h = blockIdx.y, b = blockIdx.z, C = s.C, dk = s.dk, dv = s.dv;
     int L = s.rows(c);
     const int ldk = sm_ld<T>(dk), ldv = sm_ld<T>(dv), ldc = sm_ld<T>(C);
-    WySmem<T> sm = WySmem<T>::carve(gdn_smem(), s, nullptr);
+    WySmem<T> sm = WySmem<T>::template carve<true>(gdn_smem(), s, nullptr);
     size_t bhc = s.bhc(b, h, c);
     stage_rows(sm.K, ldk, k + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk);
     cp_async_commit();

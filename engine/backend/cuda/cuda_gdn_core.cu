@@ -22,20 +22,20 @@ template <typename T> struct StateSmem {
     __device__ T *K(int c) const { return (c & 1) ? K1 : K0; }
     __device__ T *Us(int c) const { return (c & 1) ? Us1 : Us0; }
     __device__ float *gam(int c) const { return (c & 1) ? gam1 : gam0; }
-    __host__ __device__ static StateSmem carve(char *base, const GdnShape &s, size_t *bytes) {
-        SmemCarve c(base);
+    template <bool kBlockBase = false> __host__ __device__ static StateSmem carve(char *base, const GdnShape &s, size_t *bytes) {
+        SmemCarveT<kBlockBase> c(base);
         StateSmem m;
         int BV = s.BV;
-        m.W0 = c.take<T>((size_t)s.C * sm_ld<T>(s.dk));
-        m.W1 = c.take<T>((size_t)s.C * sm_ld<T>(s.dk));
-        m.K0 = c.take<T>((size_t)s.C * sm_ld<T>(s.dk));
-        m.K1 = c.take<T>((size_t)s.C * sm_ld<T>(s.dk));
-        m.Us0 = c.take<T>((size_t)s.C * sm_ld<T>(BV)); /* the slab's columns of U */
-        m.Us1 = c.take<T>((size_t)s.C * sm_ld<T>(BV));
-        m.hs = c.take<T>((size_t)BV * sm_ld<T>(s.dk));   /* the slab of the state entering the chunk */
-        m.VpT = c.take<T>((size_t)BV * sm_ld<T>(s.C));   /* exp(gam_L - gam_i) V'_i of the slab, transposed [BV][C] */
-        m.gam0 = c.take<float>(s.C);
-        m.gam1 = c.take<float>(s.C);
+        m.W0 = c.template take<T>((size_t)s.C * sm_ld<T>(s.dk));
+        m.W1 = c.template take<T>((size_t)s.C * sm_ld<T>(s.dk));
+        m.K0 = c.template take<T>((size_t)s.C * sm_ld<T>(s.dk));
+        m.K1 = c.template take<T>((size_t)s.C * sm_ld<T>(s.dk));
+        m.Us0 = c.template take<T>((size_t)s.C * sm_ld<T>(BV)); /* the slab's columns of U */
+        m.Us1 = c.template take<T>((size_t)s.C * sm_ld<T>(BV));
+        m.hs = c.template take<T>((size_t)BV * sm_ld<T>(s.dk));   /* the slab of the state entering the chunk */
+        m.VpT = c.template take<T>((size_t)BV * sm_ld<T>(s.C));   /* exp(gam_L - gam_i) V'_i of the slab, transposed [BV][C] */
+        m.gam0 = c.template take<float>(s.C);
+        m.gam1 = c.template take<float>(s.C);
         if (bytes) *bytes = c.used;
         return m;
     }
@@ -70,7 +70,7 @@ __global__ void __launch_bounds__(kWarps * 32, kWarps == 8 ? 2 : 0) gdn_state_ke
     int h = blockIdx.y, b = blockIdx.z, C = s.C, dk = s.dk, dv = s.dv;
     int BV = s.BV, r0 = blockIdx.x * BV;
     const int ldk = sm_ld<T>(dk), ldc = sm_ld<T>(C), ldb = sm_ld<T>(BV);
-    StateSmem<T> sm = StateSmem<T>::carve(gdn_smem(), s, nullptr);
+    StateSmem<T> sm = StateSmem<T>::template carve<true>(gdn_smem(), s, nullptr);
     int warp = threadIdx.x >> 5, nw = blockDim.x >> 5, tn = dk >> 3, nt = (BV >> 4) * tn;
     constexpr int kTiles = kSlabTiles<kWarps>;
     float acc[kTiles][4];
@@ -148,15 +148,15 @@ __global__ void __launch_bounds__(kWarps * 32, kWarps == 8 ? 2 : 0) gdn_state_ke
 template <typename T> struct OutSmem {
     T *Q, *K, *Vp, *P, *hs;
     float *gam;
-    __host__ __device__ static OutSmem carve(char *base, const GdnShape &s, size_t *bytes) {
-        SmemCarve c(base);
+    template <bool kBlockBase = false> __host__ __device__ static OutSmem carve(char *base, const GdnShape &s, size_t *bytes) {
+        SmemCarveT<kBlockBase> c(base);
         OutSmem m;
-        m.Q = c.take<T>((size_t)s.C * sm_ld<T>(s.dk));
-        m.K = c.take<T>((size_t)s.C * sm_ld<T>(s.dk));
-        m.Vp = c.take<T>((size_t)s.C * sm_ld<T>(s.dv));
-        m.P = c.take<T>((size_t)s.C * sm_ld<T>(s.C));
-        m.hs = c.take<T>((size_t)s.dv * sm_ld<T>(s.dk)); /* the chunk's checkpoint, as the mma operand */
-        m.gam = c.take<float>(s.C);
+        m.Q = c.template take<T>((size_t)s.C * sm_ld<T>(s.dk));
+        m.K = c.template take<T>((size_t)s.C * sm_ld<T>(s.dk));
+        m.Vp = c.template take<T>((size_t)s.C * sm_ld<T>(s.dv));
+        m.P = c.template take<T>((size_t)s.C * sm_ld<T>(s.C));
+        m.hs = c.template take<T>((size_t)s.dv * sm_ld<T>(s.dk)); /* the chunk's checkpoint, as the mma operand */
+        m.gam = c.template take<float>(s.C);
         if (bytes) *bytes = c.used;
         return m;
     }
@@ -177,7 +177,7 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_out_kernel(GdnShape s, c
     int L = s.rows(c);
     const int ldk = sm_ld<T>(dk), ldv = sm_ld<T>(dv), ldc = sm_ld<T>(C);
     size_t bhc = s.bhc(b, h, c);
-    OutSmem<T> sm = OutSmem<T>::carve(gdn_smem(), s, nullptr);
+    OutSmem<T> sm = OutSmem<T>::template carve<true>(gdn_smem(), s, nullptr);
     stage_rows(sm.Q, ldk, q + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk);
     stage_rows(sm.K, ldk, k + s.tok(b, c * C, h) * dk, (size_t)s.H * dk, L, C, dk);
     cp_async_commit();

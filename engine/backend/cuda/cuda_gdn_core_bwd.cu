@@ -19,21 +19,21 @@
 template <typename T> struct BwdVSmem {
     T *Q, *K, *hs, *W, *dO, *Us, *PT;
     float *gam;
-    __host__ __device__ static BwdVSmem carve(char *base, const GdnShape &s, bool kVp, size_t *bytes) {
-        SmemCarve c(base);
+    template <bool kBlockBase = false> __host__ __device__ static BwdVSmem carve(char *base, const GdnShape &s, bool kVp, size_t *bytes) {
+        SmemCarveT<kBlockBase> c(base);
         BwdVSmem m = {};
         size_t tile_k = (size_t)s.C * sm_ld<T>(s.dk), state = (size_t)s.dv * sm_ld<T>(s.dk);
         /* Q and K are dead once P is formed: the checkpoint's bf16 copy takes their place */
-        SmemCarve qk = c.rest(), hs = c.rest();
-        m.Q = qk.take<T>(tile_k);
-        m.K = qk.take<T>(tile_k);
-        if (!kVp) m.hs = hs.take<T>(state);
+        SmemCarveT<kBlockBase> qk = c.rest(), hs = c.rest();
+        m.Q = qk.template take<T>(tile_k);
+        m.K = qk.template take<T>(tile_k);
+        if (!kVp) m.hs = hs.template take<T>(state);
         c.past(qk, hs);
-        if (!kVp) m.W = c.take<T>(tile_k);
-        m.dO = c.take<T>((size_t)s.C * sm_ld<T>(s.dv));
-        if (!kVp) m.Us = c.take<T>((size_t)s.C * sm_ld<T>(s.dv)); /* U, copied with the operands (V' = U - W h^T) */
-        m.PT = c.take<T>((size_t)s.C * sm_ld<T>(s.C)); /* P^T: the dV' product's A operand */
-        m.gam = c.take<float>(s.C);
+        if (!kVp) m.W = c.template take<T>(tile_k);
+        m.dO = c.template take<T>((size_t)s.C * sm_ld<T>(s.dv));
+        if (!kVp) m.Us = c.template take<T>((size_t)s.C * sm_ld<T>(s.dv)); /* U, copied with the operands (V' = U - W h^T) */
+        m.PT = c.template take<T>((size_t)s.C * sm_ld<T>(s.C)); /* P^T: the dV' product's A operand */
+        m.gam = c.template take<float>(s.C);
         if (bytes) *bytes = c.used;
         return m;
     }
@@ -53,7 +53,7 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_bwd_v_kernel(GdnShape s,
     int L = s.rows(c);
     const int ldk = sm_ld<T>(dk), ldv = sm_ld<T>(dv), ldc = sm_ld<T>(C);
     size_t bhc = s.bhc(b, h, c);
-    BwdVSmem<T> sm = BwdVSmem<T>::carve(gdn_smem(), s, kVp, nullptr);
+    BwdVSmem<T> sm = BwdVSmem<T>::template carve<true>(gdn_smem(), s, kVp, nullptr);
     /* the operand tiles in two cp.async groups: Q and K, then the rest, which
      * lands while P is formed */
     T *Uc = U + bhc * C * dv;
@@ -117,22 +117,22 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_bwd_v_kernel(GdnShape s,
 template <typename T> struct BwdStateSmem {
     T *K, *Q, *W, *dO, *dOT, *dVT, *dh, *dV, *hs;
     float *gam, *red;
-    __host__ __device__ static BwdStateSmem carve(char *base, const GdnShape &s, size_t *bytes) {
-        SmemCarve c(base);
+    template <bool kBlockBase = false> __host__ __device__ static BwdStateSmem carve(char *base, const GdnShape &s, size_t *bytes) {
+        SmemCarveT<kBlockBase> c(base);
         BwdStateSmem m;
         int BV = s.BV;
         size_t tile_k = (size_t)s.C * sm_ld<T>(s.dk);
-        m.K = c.take<T>(tile_k);
-        m.Q = c.take<T>(tile_k);
-        m.W = c.take<T>(tile_k);
-        m.dO = c.take<T>((size_t)s.C * sm_ld<T>(BV));   /* the slab's columns of dO [C][BV] */
-        m.dOT = c.take<T>((size_t)BV * sm_ld<T>(s.C));  /* scale e^gam_i dO_i of the slab, transposed [BV][C] */
-        m.dVT = c.take<T>((size_t)BV * sm_ld<T>(s.C));  /* dV' of the slab (the mma operand copy), [BV][C] */
-        m.dh = c.take<T>((size_t)BV * sm_ld<T>(s.dk));  /* the slab of dh (the mma operand copy) */
-        m.dV = c.take<T>((size_t)s.C * sm_ld<T>(BV)); /* the slab's columns of the local dV' [C][BV] */
-        m.hs = c.take<T>((size_t)BV * sm_ld<T>(s.dk)); /* the slab of the state entering the chunk (ACT, as kept) */
-        m.gam = c.take<float>(s.C);
-        m.red = c.take<float>(32);
+        m.K = c.template take<T>(tile_k);
+        m.Q = c.template take<T>(tile_k);
+        m.W = c.template take<T>(tile_k);
+        m.dO = c.template take<T>((size_t)s.C * sm_ld<T>(BV));   /* the slab's columns of dO [C][BV] */
+        m.dOT = c.template take<T>((size_t)BV * sm_ld<T>(s.C));  /* scale e^gam_i dO_i of the slab, transposed [BV][C] */
+        m.dVT = c.template take<T>((size_t)BV * sm_ld<T>(s.C));  /* dV' of the slab (the mma operand copy), [BV][C] */
+        m.dh = c.template take<T>((size_t)BV * sm_ld<T>(s.dk));  /* the slab of dh (the mma operand copy) */
+        m.dV = c.template take<T>((size_t)s.C * sm_ld<T>(BV)); /* the slab's columns of the local dV' [C][BV] */
+        m.hs = c.template take<T>((size_t)BV * sm_ld<T>(s.dk)); /* the slab of the state entering the chunk (ACT, as kept) */
+        m.gam = c.template take<float>(s.C);
+        m.red = c.template take<float>(32);
         if (bytes) *bytes = c.used;
         return m;
     }
@@ -184,7 +184,7 @@ __global__ void __launch_bounds__(kWarps * 32, kWarps == 8 ? 2 : 0) gdn_bwd_stat
     int h = blockIdx.y, b = blockIdx.z, C = s.C, dk = s.dk, dv = s.dv, nslab = gridDim.x;
     int BV = s.BV, r0 = blockIdx.x * BV;
     const int ldk = sm_ld<T>(dk), ldc = sm_ld<T>(C), ldb = sm_ld<T>(BV), ldl = sm_ld<T>(BV);
-    BwdStateSmem<T> sm = BwdStateSmem<T>::carve(gdn_smem(), s, nullptr);
+    BwdStateSmem<T> sm = BwdStateSmem<T>::template carve<kFix>(gdn_smem(), s, nullptr);
     int warp = threadIdx.x >> 5, nw = blockDim.x >> 5, tn = dk >> 3, nt = (BV >> 4) * tn;
     constexpr int kTiles = kSlabTiles<kWarps>;
     float acc[kTiles][4];
@@ -285,29 +285,29 @@ template <typename T> struct BwdLocalSmem {
     /* phase b's tiles, then in their place what phases c .. f form: */
     T *Vp, *DH; /* DH: dh' (bf16 mode only) */
     T *dW, *Xb, *Yb; /* Xb, Yb: C x C mma operands in T: dA, then G; A^T dA (stored rounded, as S2b) */
-    __host__ __device__ static BwdLocalSmem carve(char *base, const GdnShape &s, size_t *bytes) {
-        SmemCarve c(base);
+    template <bool kBlockBase = false> __host__ __device__ static BwdLocalSmem carve(char *base, const GdnShape &s, size_t *bytes) {
+        SmemCarveT<kBlockBase> c(base);
         BwdLocalSmem m;
         LocalLd<T> ld(s);
         size_t Cd = (size_t)s.C * ld.k, Cv = (size_t)s.C * ld.v, CC = (size_t)s.C * ld.a;
-        m.K = c.take<T>(Cd);
-        m.HS = c.take<T>(sizeof(T) == 2 ? (size_t)s.dv * ld.k : 0);
-        m.dK = c.take<float>((size_t)s.C * ld.fk);
+        m.K = c.template take<T>(Cd);
+        m.HS = c.template take<T>(sizeof(T) == 2 ? (size_t)s.dv * ld.k : 0);
+        m.dK = c.template take<float>((size_t)s.C * ld.fk);
         m.r = LocalRows::carve(c, s.C);
-        SmemCarve a = c.rest(), cf = c.rest();
-        m.Q = a.take<T>(Cd);
-        m.dO = a.take<T>(Cv);
-        m.S2b = a.take<T>(CC);
-        m.dVp = cf.take<T>(Cv);
-        m.V = cf.take<T>(Cv);
-        m.A = cf.take<T>(CC);
+        SmemCarveT<kBlockBase> a = c.rest(), cf = c.rest();
+        m.Q = a.template take<T>(Cd);
+        m.dO = a.template take<T>(Cv);
+        m.S2b = a.template take<T>(CC);
+        m.dVp = cf.template take<T>(Cv);
+        m.V = cf.template take<T>(Cv);
+        m.A = cf.template take<T>(CC);
         c.past(a, cf);
-        SmemCarve b = c.rest(), prod = c.rest();
-        m.Vp = b.take<T>(Cv);
-        m.DH = b.take<T>(sizeof(T) == 2 ? (size_t)s.dv * ld.k : 0);
-        m.dW = prod.take<T>(Cd);
-        m.Xb = prod.take<T>(CC);
-        m.Yb = prod.take<T>(CC);
+        SmemCarveT<kBlockBase> b = c.rest(), prod = c.rest();
+        m.Vp = b.template take<T>(Cv);
+        m.DH = b.template take<T>(sizeof(T) == 2 ? (size_t)s.dv * ld.k : 0);
+        m.dW = prod.template take<T>(Cd);
+        m.Xb = prod.template take<T>(CC);
+        m.Yb = prod.template take<T>(CC);
         c.past(b, prod);
         if (bytes) *bytes = c.used;
         return m;
@@ -336,7 +336,7 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     int L = s.rows(c), tid = threadIdx.x, nslab = dv / s.BV;
     size_t bhc = s.bhc(b, h, c);
     float scale = s.scale;
-    BwdLocalSmem<T> sm = BwdLocalSmem<T>::carve(gdn_smem(), s, nullptr);
+    BwdLocalSmem<T> sm = BwdLocalSmem<T>::template carve<true>(gdn_smem(), s, nullptr);
     const LocalLd<T> ld(s);
     const T *hc = states + bhc * dv * dk;
     const T *dhc = dhs + bhc * dv * dk;

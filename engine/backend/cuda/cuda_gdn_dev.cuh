@@ -52,21 +52,38 @@ __device__ __forceinline__ char *gdn_smem() {
 }
 
 /* Carves consecutive 16-byte-aligned arrays out of shared memory (the host
- * computes the same total with a null base). */
-struct SmemCarve {
+ * computes the same total with a null base). kBlockBase: the base is the
+ * running block's shared memory, never null, so on the GPU a pointer is the base
+ * plus an offset with no select against null. With that select the compiler lost
+ * the pointers' shared address space in the kFix kernels (their offsets fold to
+ * constants): every shared access there was a generic load or store (PTX ld / st
+ * without .shared) with 64-bit address arithmetic. The general dh pass carves
+ * without it (its accesses were shared either way): every other form tried gave
+ * that kernel 255 registers at 4 warps (166 as it is) and 144-236 bytes of spill
+ * at 8; this one leaves its PTX byte for byte as it was. */
+template <bool kBlockBase = false> struct SmemCarveT {
     char *p;
     size_t used;
-    __host__ __device__ explicit SmemCarve(char *base) : p(base), used(0) {}
+    __host__ __device__ explicit SmemCarveT(char *base) : p(base), used(0) {}
     template <typename T> __host__ __device__ T *take(size_t n) {
+#ifdef __CUDA_ARCH__
+        T *r = kBlockBase ? (T *)(p + used) : (T *)(p ? p + used : nullptr);
+#else
         T *r = (T *)(p ? p + used : nullptr);
+#endif
         used += (n * sizeof(T) + 15) & ~(size_t)15;
         return r;
     }
     /* Overlays: arrays whose lives do not meet share memory. Each set is taken
      * from its own carve begun here (rest()); past(a, b) then moves this carve
      * beyond the larger set. */
-    __host__ __device__ SmemCarve rest() const { return SmemCarve(p ? p + used : nullptr); }
-    __host__ __device__ void past(const SmemCarve &a, const SmemCarve &b) { used += a.used > b.used ? a.used : b.used; }
+    __host__ __device__ SmemCarveT rest() const {
+#ifdef __CUDA_ARCH__
+        if (kBlockBase) return SmemCarveT(p + used);
+#endif
+        return SmemCarveT(p ? p + used : nullptr);
+    }
+    __host__ __device__ void past(const SmemCarveT &a, const SmemCarveT &b) { used += a.used > b.used ? a.used : b.used; }
 };
 
 /* How a tile product fetches a view's mma fragments. FRAG_ROW: the view is a
@@ -226,6 +243,35 @@ template <int MODE, int NB, typename T, int L> __device__ __forceinline__ void f
     }
 }
 
+/* The lane's ldmatrix row address of frag_a's fragment at k0 = 0 (ldmatrix modes),
+ * and how far it moves a k step of 16: the k loops that are not unrolled step
+ * these addresses by a constant instead of forming each step's from k0 (an add a
+ * step in place of a multiply-add and a shift). */
+template <int MODE, typename T, int L> __device__ __forceinline__ const bf16 *frag_a_at(View<T, L> A, int m0, int *step) {
+    int lane = threadIdx.x & 31, r = lane & 7, dm = 8 * ((lane >> 3) & 1), dk = 8 * (lane >> 4);
+    const bf16 *p = (const bf16 *)A.p;
+    if constexpr (MODE == FRAG_ROW) {
+        *step = 16;
+        return p + (m0 + dm + r) * A.rs + dk;
+    } else {
+        *step = 16 * A.cs;
+        return p + (dk + r) * A.cs + (m0 + dm);
+    }
+}
+/* The same for frag_b's NB tiles at n0. */
+template <int MODE, int NB, typename T, int L>
+__device__ __forceinline__ const bf16 *frag_b_at(View<T, L> B, int n0, int *step) {
+    int lane = threadIdx.x & 31, r = lane & 7, dk = 8 * ((lane >> 3) & 1), dn = NB == 2 ? 8 * (lane >> 4) : 0;
+    const bf16 *p = (const bf16 *)B.p;
+    if constexpr (MODE == FRAG_COL) {
+        *step = 16;
+        return p + (n0 + dn + r) * B.cs + dk;
+    } else {
+        *step = 16 * B.rs;
+        return p + (dk + r) * B.rs + (n0 + dn);
+    }
+}
+
 /* The fragments of one k step (A[m0.., k0:k0+16] once; B[k0:k0+16, ..] of NT
  * 8-column tiles, two at a time when NT is even: b + 2 s holds tile s), and
  * their NT mma (acc[s] += A B_s). */
@@ -274,7 +320,23 @@ __device__ __forceinline__ void kloop_pipelined(int K, Load load, Mma mma) {
  * not pipelined (the least code and registers); else that many steps. */
 template <int MA, int MB, int NT, int kUnroll, typename TA, int LA, typename TB, int LB>
 __device__ __forceinline__ void mma_kloop(float (*acc)[4], View<TA, LA> A, View<TB, LB> B, int m0, int n0, int K) {
-    if constexpr (kUnroll == 1) { /* the least registers: the local kernel spills with the pipeline (128 a thread) */
+    if constexpr (kUnroll == 1 && MA != FRAG_PAIR && MB != FRAG_PAIR) {
+        /* the least registers (the local kernel spills with the pipeline: 128 a thread); the
+         * fragments' addresses stepped by a constant (frag_a_at), the same fragments */
+        constexpr int NB = NT % 2 == 0 ? 2 : 1;
+        int sa, sb;
+        const bf16 *pa = frag_a_at<MA>(A, m0, &sa), *pb = frag_b_at<MB, NB>(B, n0, &sb);
+        /* tile s's B rows: pb + s * tb (8 columns a tile) */
+        const int tb = MB == FRAG_COL ? 8 * B.cs : 8;
+#pragma unroll 1
+        for (int k0 = 0; k0 < K; k0 += 16, pa += sa, pb += sb) {
+            uint32_t a[4], b[2 * NT];
+            ldsm<4, MA == FRAG_COL>(a, pa);
+#pragma unroll
+            for (int t = 0; t < NT; t += NB) ldsm<2 * NB, MB == FRAG_ROW>(b + 2 * t, pb + t * tb);
+            kstep_mma<NT>(acc, a, b);
+        }
+    } else if constexpr (kUnroll == 1) {
 #pragma unroll 1
         for (int k0 = 0; k0 < K; k0 += 16) {
             uint32_t a[4], b[2 * NT];

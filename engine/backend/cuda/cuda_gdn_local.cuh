@@ -54,17 +54,17 @@ struct LocalRows {
     float *gam, *bet, *dgam, *dbet, *e1, *e2;
     float *part, *part2; /* row partials, C x GDN_PART_LD */
     float *cpart;        /* column partials of a C x C product: (C / 16) x C, a row per 16-row tile */
-    __host__ __device__ static LocalRows carve(SmemCarve &c, int C) {
+    template <typename Carve> __host__ __device__ static LocalRows carve(Carve &c, int C) {
         LocalRows r;
-        r.gam = c.take<float>(C);
-        r.bet = c.take<float>(C);
-        r.dgam = c.take<float>(C);
-        r.dbet = c.take<float>(C);
-        r.e1 = c.take<float>(C);
-        r.e2 = c.take<float>(C);
-        r.part = c.take<float>((size_t)C * GDN_PART_LD);
-        r.part2 = c.take<float>((size_t)C * GDN_PART_LD);
-        r.cpart = c.take<float>((size_t)(C / 16) * C);
+        r.gam = c.template take<float>(C);
+        r.bet = c.template take<float>(C);
+        r.dgam = c.template take<float>(C);
+        r.dbet = c.template take<float>(C);
+        r.e1 = c.template take<float>(C);
+        r.e2 = c.template take<float>(C);
+        r.part = c.template take<float>((size_t)C * GDN_PART_LD);
+        r.part2 = c.template take<float>((size_t)C * GDN_PART_LD);
+        r.cpart = c.template take<float>((size_t)(C / 16) * C);
         return r;
     }
 };

@@ -5,7 +5,8 @@
  * backward); at T 2048 also the element-wise ops alone (prep, gated norm,
  * forward and backward, each next to its byte floor). T = 2048 and 8192
  * with B x T = 32768 tokens (GRAFT_BENCH_GDN_TOKENS changes it;
- * GRAFT_BENCH_GDN_SLAB=16|32 forces the sequential passes' slab height). The
+ * GRAFT_BENCH_GDN_SLAB=16|32 forces the sequential passes' slab height,
+ * GRAFT_BENCH_GDN_GENERAL=1 the general kernels of other head dims). The
  * checkpoint keeps the WY products where the backend does for graft's layers (be_gdn_keeps_wy);
  * the core backward and the layer are also timed without them ("WY recomputed").
  * Random data (never zeros), timed by bench_time (bench_gpu.h: warm-up, the
@@ -239,12 +240,16 @@ static void run(const bench_ceilings *c, int B, int T, bool conv) {
 }
 
 int main(void) {
-    /* GRAFT_BENCH_GDN_SLAB=16|32 forces the sequential passes' slab height (default: chosen) */
-    const char *sl = getenv("GRAFT_BENCH_GDN_SLAB");
+    /* GRAFT_BENCH_GDN_SLAB=16|32 forces the sequential passes' slab height (default: chosen);
+     * GRAFT_BENCH_GDN_GENERAL=1 times the core's general kernels (other head dims and chunks)
+     * at these shapes, where the C 64, d 128 copies would run */
+    const char *sl = getenv("GRAFT_BENCH_GDN_SLAB"), *ge = getenv("GRAFT_BENCH_GDN_GENERAL");
     gf_backend_variants v = {0};
     v.gdn_slab = sl ? atoi(sl) : 0;
+    v.gdn_general = ge && strcmp(ge, "1") == 0;
     be = bench_open_variants_or_skip(&v);
-    fprintf(stderr, "bench_gdn on %s (GDN slab %s)\n", be_name(be), v.gdn_slab ? sl : "chosen");
+    fprintf(stderr, "bench_gdn on %s (GDN slab %s, %s kernels)\n", be_name(be), v.gdn_slab ? sl : "chosen",
+            v.gdn_general ? "general" : "chosen");
     const char *e = getenv("GRAFT_BENCH_GDN_TOKENS");
     int tokens = e ? atoi(e) : 32768;
     if (tokens < 8192) tokens = 8192;
