@@ -1,7 +1,7 @@
 #!/bin/sh
 # The GDN core kernels reach shared memory through its own state space: in the PTX
-# of engine/backend/cuda/cuda_gdn_core.cu and cuda_gdn_core_bwd.cu (compute_90, the
-# build's flags) no kernel has a generic ld / st (one without .shared, .global,
+# of engine/backend/cuda/cuda_gdn_core.cu and cuda_gdn_core_bwd.cu (compute_90, -O3 as
+# the build) no kernel has a generic ld / st (one without .shared, .global,
 # .param, .local or .const), except the general dh pass (gdn_bwd_state_kernel with
 # kFix false), which carves its shared memory as it always did (cuda_gdn_dev.cuh,
 # SmemCarveT). Until session 26 the select against a null base in that carve made

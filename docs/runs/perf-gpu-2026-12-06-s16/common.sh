@@ -116,3 +116,19 @@ gdn_beside_fla() {
     echo "peer_gdn rc $?"; cat $R/bench_gdn.jsonl $R/peer_gdn.jsonl | grep '^{' | show | grep -E "layer fwd\+bwd D"
     el gdn
 }
+# Added in session 26 (session 25's and 26's next.sh wrote the loop out): ncu_sources BUDGET K...: bench_gdn
+# built, then Nsight Compute's source profile (tests/gpu/bench/gdn_ncu_source.sh) of each GDN kernel K (wy,
+# state, out, bwd_v, bwd_state, bwd_local) into $R while more than 60 s of BUDGET are left; the report files
+# themselves are dropped (the details page and the per-line tables stay)
+ncu_sources() {
+    budget=$1; shift
+    make -j16 build/gpu/bench_gdn >$L/build.log 2>&1 || { tail -20 $L/build.log; return 1; }
+    el build
+    for k in "$@"; do
+        [ $(left $budget) -gt 60 ] || break
+        timeout 150 sh tests/gpu/bench/gdn_ncu_source.sh $k build $R >$R/top-$k.txt 2>&1
+        echo "== $k rc $?"; head -n 14 $R/top-$k.txt
+        rm -f $R/ncu_$k.ncu-rep
+        el "ncu $k"
+    done
+}

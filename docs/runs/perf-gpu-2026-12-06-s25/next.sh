@@ -8,12 +8,4 @@
 # for the diagonal blocks and 6, 4, 2 for the three subdiagonal stages, a barrier after each. The
 # V' kernel's 16 x 32 form was 1.5 % slower a launch (session 25, call 1).
 . docs/runs/perf-gpu-2026-12-06-s16/common.sh
-make -j16 build/gpu/bench_gdn >$L/build.log 2>&1 || { tail -20 $L/build.log; exit 1; }
-el build
-for k in wy out bwd_v; do
-    [ $(left 560) -gt 60 ] || break
-    timeout 120 sh tests/gpu/bench/gdn_ncu_source.sh $k build $R >$R/top-$k.txt 2>&1
-    echo "== $k rc $?"; head -n 12 $R/top-$k.txt
-    rm -f $R/ncu_$k.ncu-rep
-    el "ncu $k"
-done
+ncu_sources 560 wy out bwd_v

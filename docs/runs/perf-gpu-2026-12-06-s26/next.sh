@@ -6,12 +6,4 @@
 # (547 us, ~2.3x its 160 KB). The local backward had its profile in session 26
 # (ncu_bwd_local_src.csv.gz here).
 . docs/runs/perf-gpu-2026-12-06-s16/common.sh
-make -j16 build/gpu/bench_gdn >$L/build.log 2>&1 || { tail -20 $L/build.log; exit 1; }
-el build
-for k in wy state bwd_state; do
-    [ $(left 560) -gt 60 ] || break
-    timeout 150 sh tests/gpu/bench/gdn_ncu_source.sh $k build $R >$R/top-$k.txt 2>&1
-    echo "== $k rc $?"; head -n 14 $R/top-$k.txt
-    rm -f $R/ncu_$k.ncu-rep
-    el "ncu $k"
-done
+ncu_sources 560 wy state bwd_state

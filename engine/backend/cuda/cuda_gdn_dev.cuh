@@ -60,7 +60,8 @@ __device__ __forceinline__ char *gdn_smem() {
  * without .shared) with 64-bit address arithmetic. The general dh pass carves
  * without it (its accesses were shared either way): every other form tried gave
  * that kernel 255 registers at 4 warps (166 as it is) and 144-236 bytes of spill
- * at 8; this one leaves its PTX byte for byte as it was. */
+ * at 8; this one leaves its PTX byte for byte as it was (take and rest each write
+ * the select out, as before: through one shared helper it changed too). */
 template <bool kBlockBase = false> struct SmemCarveT {
     char *p;
     size_t used;
@@ -246,7 +247,9 @@ template <int MODE, int NB, typename T, int L> __device__ __forceinline__ void f
 /* The lane's ldmatrix row address of frag_a's fragment at k0 = 0 (ldmatrix modes),
  * and how far it moves a k step of 16: the k loops that are not unrolled step
  * these addresses by a constant instead of forming each step's from k0 (an add a
- * step in place of a multiply-add and a shift). */
+ * step in place of a multiply-add and a shift). The same formulas as frag_a's and
+ * frag_b's, kept apart: frag_a and frag_b written on top of these changed the SASS
+ * of every GDN kernel (the output, WY, V' and dh-pass kernels' too). */
 template <int MODE, typename T, int L> __device__ __forceinline__ const bf16 *frag_a_at(View<T, L> A, int m0, int *step) {
     int lane = threadIdx.x & 31, r = lane & 7, dm = 8 * ((lane >> 3) & 1), dk = 8 * (lane >> 4);
     const bf16 *p = (const bf16 *)A.p;
