@@ -341,6 +341,17 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     const T *hc = states + bhc * dv * dk;
     const T *dhc = dhs + bhc * dv * dk;
     size_t ldk = (size_t)s.H * dk, ldv = (size_t)s.H * dv;
+    /* dK, summed over phases a, b, c and f: in kFix each warp's one 16 x 32 tile of it (the same
+     * tile in every for_tiles_n<kNT>(C, dk, ..) below) stays in registers, in the same order of
+     * fp32 adds as through sm.dK (the general kernel's), which the kFix kernel leaves unused */
+    static_assert((64 / 16) * (128 / (8 * kGdnTileN<true>)) == GDN_THREADS_BWD / 32, "kFix: one dK tile a warp");
+    float dkr[kNT][4] = {};
+    auto dK_at = [&](int m0, int n0, int sb, int e) -> float & {
+        if constexpr (kFix)
+            return dkr[sb][e];
+        else
+            return sm.dK[acc_row(m0, e) * ld.fk + acc_col(n0, e)];
+    };
     /* the operand tiles of phases a and b in two cp.async groups: phase a's S and dS
      * (K, Q, dO, V'), then the states (h as the checkpoint keeps it, in ACT: it stays
      * for phase c; dh' beside it), which land while phase a's first pass runs */
@@ -390,11 +401,10 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     for_tiles_n<kNT>(C, dk, [&](int m0, int n1) {
         float acc2[kNT][4] = {};
         tile_mma_n<kTC, kNT, kLocalUnroll>(acc2, sm_view_t<T>(sm.S2b, ld.a), sm_view<T>(sm.Q, ld.k), m0, n1, C);
-        for (int sb = 0; sb < kNT; sb++) {
-            int n0 = n1 + 8 * sb;
-            float *acc = acc2[sb];
-            for (int e = 0; e < 4; e++) sm.dK[acc_row(m0, e) * ld.fk + acc_col(n0, e)] = acc[e];
-        }
+#pragma unroll
+        for (int sb = 0; sb < kNT; sb++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) dK_at(m0, n1 + 8 * sb, sb, e) = acc2[sb][e];
     });
     block_sync(); /* Q, dO and dS are dead: phase c's first tiles are copied over them while b runs */
     stage_rows(sm.dVp, ld.v, dV_g + bhc * C * dv, (size_t)dv, C, C, dv);
@@ -407,12 +417,14 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     for_tiles_n<kNT>(C, dk, [&](int m0, int n1) {
         float acc[kNT][4] = {};
         mma_state<kTC, kNT, kLocalUnroll>(acc, sm_view<T>(sm.Vp, ld.v), sm.DH, ld.k, dhc, dk, m0, n1, dv);
+#pragma unroll
         for (int sb = 0; sb < kNT; sb++) {
             float pv[4];
+#pragma unroll
             for (int e = 0; e < 4; e++) {
                 int r = acc_row(m0, e), cc = acc_col(n1 + 8 * sb, e);
                 float x = gdn_exp(gl - sm.r.gam[r]) * acc[sb][e];
-                sm.dK[r * ld.fk + cc] += x;
+                dK_at(m0, n1 + 8 * sb, sb, e) += x;
                 pv[e] = x * to_f(sm.K[r * ld.k + cc]);
             }
             tile_row_partials(sm.r.part2, GDN_PART_LD, m0, n1 + 8 * sb, pv);
@@ -444,13 +456,15 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     for_tiles_n<kNT>(C, dk, [&](int m0, int n1) {
         float acc2[kNT][4] = {};
         tile_mma_n<kTC, kNT, kLocalUnroll>(acc2, sm_view_t<T>(sm.A, ld.a), sm_view<T>(sm.dW, ld.k), m0, n1, C);
+#pragma unroll
         for (int sb = 0; sb < kNT; sb++) {
             int n0 = n1 + 8 * sb;
             float *acc = acc2[sb];
             float pv[4];
+#pragma unroll
             for (int e = 0; e < 4; e++) {
                 int r = acc_row(m0, e), cc = acc_col(n0, e);
-                sm.dK[r * ld.fk + cc] += sm.r.bet[r] * gdn_exp(sm.r.gam[r]) * acc[e];
+                dK_at(m0, n0, sb, e) += sm.r.bet[r] * gdn_exp(sm.r.gam[r]) * acc[e];
                 pv[e] = acc[e] * to_f(sm.K[r * ld.k + cc]);
             }
             tile_row_partials(sm.r.part, GDN_PART_LD, m0, n0, pv);
@@ -491,15 +505,23 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
         float acc2[kNT][4] = {};
         tile_mma_n<kTC, kNT, kLocalUnroll>(acc2, sm_view<T>(sm.Xb, ld.a), sm_view<T>(sm.K, ld.k), m0, n1, C);
         tile_mma_n<kTC, kNT, kLocalUnroll>(acc2, sm_view_t<T>(sm.Xb, ld.a), sm_view<T>(sm.K, ld.k), m0, n1, C);
+#pragma unroll
         for (int sb = 0; sb < kNT; sb++)
-            for (int e = 0; e < 4; e++) sm.dK[acc_row(m0, e) * ld.fk + acc_col(n1 + 8 * sb, e)] += acc2[sb][e];
+#pragma unroll
+            for (int e = 0; e < 4; e++) dK_at(m0, n1 + 8 * sb, sb, e) += acc2[sb][e];
     });
     block_sync();
     if (tid < C) sm.r.dgam[tid] -= sm.r.e2[tid];
     block_sync();
     /* g. outputs; dg_j = sum_{i >= j} dgam_i inside the chunk */
     T *dkc = dk_out + s.tok(b, c * C, h) * dk;
-    store_rows_f32(dkc, ldk, sm.dK, ld.fk, L, dk); /* 16 bytes a store (one element a store: 3.4 % of the instructions) */
+    if constexpr (kFix)
+        for_tiles_n<kNT>(C, dk, [&](int m0, int n1) {
+#pragma unroll
+            for (int sb = 0; sb < kNT; sb++) store_acc_rows(dkc, ldk, m0, n1 + 8 * sb, dkr[sb], L);
+        });
+    else
+        store_rows_f32(dkc, ldk, sm.dK, ld.fk, L, dk); /* 16 bytes a store (one element a store: 3.4 % of the instructions) */
     local_write_dg(s, b, h, c, sm.r, dg, dbeta);
 }
 
