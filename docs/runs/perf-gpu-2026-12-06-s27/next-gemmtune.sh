@@ -1,4 +1,4 @@
-# For the next session (written in session 27, not run: five asks for a machine found none after
+# For the next session (written in session 27, not run: seven asks for a machine found none after
 # call 4, and the session's device time ran out). One call, carry .carry: applies gemmtune.patch
 # (GRAFT_CUDA_GEMM_TUNE=N: each product shape's first call times cublasLt's first N algorithms on its
 # own operands and keeps the fastest, unless it is not 2 % faster than the heuristic's first; an
