@@ -2,7 +2,8 @@
 # call 4, and the session's device time ran out). One call, carry .carry: applies gemmtune.patch
 # (GRAFT_CUDA_GEMM_TUNE=N: each product shape's first call times cublasLt's first N algorithms on its
 # own operands and keeps the fastest, unless it is not 2 % faster than the heuristic's first; an
-# in-place sum, beta != 0 with C == D, is timed into a scratch output; unset, the code does what it
+# in-place sum, beta != 0 with C == D, is timed into a scratch output; bf16 only: the fp32 checking
+# mode, whose runs repeat bit for bit, never times; unset, the code does what it
 # does without the patch) to this call's copy of the tree; then the forward with statistics and the
 # training steps without and with GRAFT_CUDA_GEMM_TUNE=8, alternating, ROUNDS (2) rounds of WHAT
 # (forward train-plain train-hybrid) while GUARD (440) s last, each line tagged "tune"; bench_gemm
