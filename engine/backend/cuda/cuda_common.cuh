@@ -102,6 +102,19 @@ __device__ __forceinline__ float exp2_approx(float x) {
 #endif
 }
 
+/* 1 / x in one MUFU.RCP (rcp.approx.ftz: at most 1 ulp off; 1 / inf = 0, denormal results
+ * flushed to 0), where 1.f / x is an IEEE division: a reciprocal, three refining
+ * instructions and a range test with its branch. The CPU emulation divides. */
+__device__ __forceinline__ float rcp_approx(float x) {
+#ifdef GRAFT_CUDA_EMU
+    return 1.0f / x;
+#else
+    float y;
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+#endif
+}
+
 /* ldmatrix .m8n8.b16, N = 2 or 4 matrices: lanes 8 i .. 8 i + 7 give the
  * addresses of matrix i's 8 rows (16 bytes each, 16-byte aligned, shared
  * memory); register i of lane 4 g + t receives that matrix's (row g, columns
