@@ -453,6 +453,24 @@ static void t_tasks(void) {
     drop(&x);
 }
 
+/* GRAFT_CUDA_GEMM_TUNE outside 1..GEMM_TUNE_MAX (16), or not a whole number, fails at open with a
+ * line that names it. */
+static void tune_refusals(void) {
+    static const char *const bad[] = {"0", "17", "8x", "-1", " 8"};
+    for (int i = 0; i < 5; i++) {
+        setenv("GRAFT_CUDA_GEMM_TUNE", bad[i], 1);
+        const gf_backend_opts o = {"cuda", 1, true};
+        gf_backend *b = NULL;
+        const int rc = be_open(&b, &o);
+        const char *last = gf_last_error(), *why = rc == 0 ? "it opened" : last ? last : "no message";
+        const bool ok = rc != 0 && strstr(why, "GRAFT_CUDA_GEMM_TUNE");
+        printf("%s  tune  GRAFT_CUDA_GEMM_TUNE=\"%s\" refused at open: %s\n", ok ? "PASS" : "FAIL", bad[i], why);
+        ok ? G.passed++ : G.failed++;
+        if (rc == 0) be_close(b);
+    }
+    unsetenv("GRAFT_CUDA_GEMM_TUNE");
+}
+
 /* ------------------------------------------------------------- determinism */
 
 /* The ops whose cross-block sums run in a fixed order give the same bits twice. */
@@ -658,6 +676,21 @@ int main(int argc, char **argv) {
     run_attention();
     be_close(G.gpu);
     be_close(G.cpu);
+    /* GRAFT_CUDA_GEMM_TUNE=8: each product shape's first call times up to 8 cublasLt algorithms on its
+     * own operands before the product; the sums in place (+=: dx, dW) must still take it once */
+    setenv("GRAFT_CUDA_GEMM_TUNE", "8", 1);
+    G.gpu = open_gpu_or_skip(false);
+    unsetenv("GRAFT_CUDA_GEMM_TUNE");
+    if (be_open(&G.cpu, &co) < 0) die("cpu backend");
+    G.mode = "tuned";
+    printf("== %s with GRAFT_CUDA_GEMM_TUNE=8\n", be_name(G.gpu));
+    t_linear(65, 136, 24, true, true);
+    t_linear(256, 1536, 512, true, false);
+    t_linear(300, 1024, 896, false, true);
+    t_linear_add(300, 1024, 896, false);
+    be_close(G.gpu);
+    be_close(G.cpu);
+    tune_refusals();
     printf("%d passed, %d failed\n", G.passed, G.failed);
     return G.failed ? 1 : 0;
 }

@@ -1,4 +1,5 @@
-/* Unit tests: strmap, int_vec, the shared BPE merge loop, the option parser. */
+/* Unit tests: strmap, int_vec, the shared BPE merge loop, the option parser, counts from the
+ * environment. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +13,7 @@
 
 #include "method/args.h"
 #include "core/atomic_file.h"
+#include "core/env.h"
 #include "core/error.h"
 #include "core/strmap.h"
 #include "core/vec.h"
@@ -165,6 +167,38 @@ static void vec_grows(void **state) {
     int_vec_free(&v);
 }
 
+/* gf_env_count: unset or empty keeps the default; digits only, 1 to max; anything else fails with
+ * one line naming the variable and leaves the value alone. */
+static void env_count_bounds(void **state) {
+    (void)state;
+    const char *name = "GRAFT_TEST_ENV_COUNT";
+    int v = 4;
+    unsetenv(name);
+    assert_int_equal(gf_env_count(name, 16, "things", &v), 0);
+    assert_int_equal(v, 4);
+    setenv(name, "", 1);
+    assert_int_equal(gf_env_count(name, 16, "things", &v), 0);
+    assert_int_equal(v, 4);
+    static const char *const good[] = {"1", "16", "08"};
+    static const int want[] = {1, 16, 8};
+    for (int i = 0; i < 3; i++) {
+        setenv(name, good[i], 1);
+        assert_int_equal(gf_env_count(name, 16, "things", &v), 0);
+        assert_int_equal(v, want[i]);
+    }
+    static const char *const bad[] = {"0", "17", "8x", "-1", " 8", "+8", "x", "99999999999999999999"};
+    for (int i = 0; i < 8; i++) {
+        setenv(name, bad[i], 1);
+        v = 4;
+        assert_int_equal(gf_env_count(name, 16, "things", &v), -1);
+        assert_int_equal(v, 4);
+        char want_msg[96];
+        snprintf(want_msg, sizeof want_msg, "GRAFT_TEST_ENV_COUNT=%s: a whole number of things, 1 to 16", bad[i]);
+        assert_string_equal(gf_last_error(), want_msg);
+    }
+    unsetenv(name);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(strmap_roundtrip),
@@ -172,6 +206,7 @@ int main(void) {
         cmocka_unit_test(args_errors),
         cmocka_unit_test(vec_grows),
         cmocka_unit_test(atomic_file_whole_or_nothing),
+        cmocka_unit_test(env_count_bounds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,8 +10,9 @@
 
 #include "backend/cuda/cuda_attention_cfg.h"
 #include "backend/cuda/cuda_ops.cuh"
-extern "C" {
-#include "core/error.h" /* a C header without C++ guards */
+extern "C" { /* C headers without C++ guards */
+#include "core/env.h"
+#include "core/error.h"
 }
 
 #define WORKSPACE_BYTES ((size_t)32 << 20) /* cuBLAS's advice for Hopper */
@@ -216,17 +217,14 @@ extern "C" int gf_backend_cuda_open(gf_backend *be, const gf_backend_opts *o, co
     }
     st->attn_cfg = cfg_pos;
     st->attn_split = split;
-    /* GRAFT_CUDA_TASKS=N: be_run_tasks' streams and host threads (Stage 2's layers side by side) */
+    /* GRAFT_CUDA_GEMM_TUNE=N: each product shape's first call times cublasLt's first N algorithms
+     * (cuda_gemm.cu; bf16 only); unset, its first one is taken untimed.
+     * GRAFT_CUDA_TASKS=N: be_run_tasks' streams and host threads (Stage 2's layers side by side) */
     int tasks = GF_DEVICE_TASKS;
-    const char *tk = getenv("GRAFT_CUDA_TASKS");
-    if (tk && *tk) {
-        char *end;
-        const long n = strtol(tk, &end, 10);
-        if (*end || n < 1 || n > GF_DEVICE_TASKS_MAX) {
-            free(st);
-            return gf_fail("GRAFT_CUDA_TASKS=%s: a whole number of task streams, 1 to %d", tk, GF_DEVICE_TASKS_MAX);
-        }
-        tasks = (int)n;
+    if (gf_env_count("GRAFT_CUDA_GEMM_TUNE", GEMM_TUNE_MAX, "algorithms to time", &st->base.gemm_tune) < 0 ||
+        gf_env_count("GRAFT_CUDA_TASKS", GF_DEVICE_TASKS_MAX, "task streams", &tasks) < 0) {
+        free(st);
+        return -1;
     }
     /* the attention backward's kernel: a check's variant, else GRAFT_CUDA_ATTN_BWD=mma|wgmma|wgmma2, else chosen */
     st->attn_bwd = v ? v->attn_bwd : ATTN_BWD_CHOSEN;

@@ -2,10 +2,15 @@
  * fp32 accumulation (CUBLAS_COMPUTE_32F; never TF32), bf16 or f32 results,
  * bias through the BIAS epilogue. One plan per shape, alignment and type mix
  * is made on first use (the heuristic costs tens of microseconds) and kept.
+ * With GRAFT_CUDA_GEMM_TUNE=N the plan's first product also times the
+ * heuristic's first N algorithms on that call's own operands and keeps the
+ * fastest (gemm_tune); the bits then depend on which one won, so the fp32
+ * checking mode, whose runs repeat bit for bit, never times them.
  *
  * Row-major [out, in] weights, y = x W^T: cuBLAS is column-major, so a
  * row-major y[N, out] is a column-major y^T[out, N] = W x^T with W read
  * transposed: m = out, n = N, k = in. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +33,8 @@ typedef struct {
     cublasLtMatmulDesc_t desc;
     cublasLtMatrixLayout_t la, lb, lc;
     cublasLtMatmulAlgo_t algo;
+    cublasLtMatmulAlgo_t cand[GEMM_TUNE_MAX]; /* the heuristic's candidates, best first, until timed */
+    int ncand;                                /* > 1: not yet timed */
 } gemm_plan;
 
 struct cuda_gemm_cache {
@@ -63,7 +70,7 @@ static unsigned align_of(const void *p) {
 static bool key_eq(const gemm_key *a, const gemm_key *b) { return memcmp(a, b, sizeof *a) == 0; }
 
 /* Builds a plan; false with a message in *why. */
-static bool plan_make(gemm_plan *p, const gemm_key *k, cublasLtHandle_t lt, size_t ws, const char **why) {
+static bool plan_make(gemm_plan *p, const gemm_key *k, cublasLtHandle_t lt, size_t ws, int tune, const char **why) {
     memset(p, 0, sizeof *p);
     p->key = *k;
     cublasOperation_t ta = k->ta ? CUBLAS_OP_T : CUBLAS_OP_N, tb = k->tb ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -93,15 +100,17 @@ static bool plan_make(gemm_plan *p, const gemm_key *k, cublasLtHandle_t lt, size
     cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &ab, sizeof ab);
     cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &ac, sizeof ac);
     cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &ac, sizeof ac);
-    cublasLtMatmulHeuristicResult_t res;
-    int found = 0;
-    cublasStatus_t s = cublasLtMatmulAlgoGetHeuristic(lt, p->desc, p->la, p->lb, p->lc, p->lc, pref, 1, &res, &found);
+    cublasLtMatmulHeuristicResult_t res[GEMM_TUNE_MAX];
+    int found = 0, want = tune > 1 ? (tune < GEMM_TUNE_MAX ? tune : GEMM_TUNE_MAX) : 1;
+    cublasStatus_t s = cublasLtMatmulAlgoGetHeuristic(lt, p->desc, p->la, p->lb, p->lc, p->lc, pref, want, res, &found);
     cublasLtMatmulPreferenceDestroy(pref);
     if (s != CUBLAS_STATUS_SUCCESS || found < 1) {
         *why = "cublasLt has no algorithm for this shape, type and alignment";
         return false;
     }
-    p->algo = res.algo;
+    p->algo = res[0].algo;
+    p->ncand = found;
+    for (int i = 0; i < found; i++) p->cand[i] = res[i].algo;
     return true;
 }
 
@@ -130,7 +139,9 @@ static gemm_plan *plan_for(gf_backend *be, const char *op, const gemm_key *k) {
     }
     const char *why = "";
     gemm_plan *p = &c->plans[c->n];
-    if (!plan_make(p, k, st->base.lt, st->base.workspace_bytes, &why)) {
+    /* fp32 (checking) runs promise the same bits every run: their plans take the heuristic's first */
+    const int tune = st->base.fp32 ? 0 : st->base.gemm_tune;
+    if (!plan_make(p, k, st->base.lt, st->base.workspace_bytes, tune, &why)) {
         plan_free(p);
         be_set_error(be, "%s: %s (m %d, n %d, k %d, %s x %s -> %s)", op, why, k->m, k->n, k->k, gf_dtype_name(k->at),
                      gf_dtype_name(k->bt), gf_dtype_name(k->ct));
@@ -138,6 +149,63 @@ static gemm_plan *plan_for(gf_backend *be, const char *op, const gemm_key *k) {
     }
     c->n++;
     return p;
+}
+
+/* The mean time of `reps` runs of candidate algorithm i into D, after one run not timed; < 0 where
+ * cublasLt refuses it or an event fails. */
+static float gemm_time(cuda_impl *c, gemm_plan *p, int i, int reps, const float *alpha, const void *A, const void *B,
+                       const float *beta, const void *C, void *D, cudaEvent_t ev[2]) {
+    for (int r = -1; r < reps; r++) {
+        if (r == 0 && cudaEventRecord(ev[0], c->stream) != cudaSuccess) return -1;
+        if (cublasLtMatmul(c->lt, p->desc, alpha, A, p->la, B, p->lb, beta, C, p->lc, D, p->lc, &p->cand[i],
+                           c->workspace, c->workspace_bytes, c->stream) != CUBLAS_STATUS_SUCCESS)
+            return -1;
+    }
+    float ms = 0;
+    if (cudaEventRecord(ev[1], c->stream) != cudaSuccess || cudaEventSynchronize(ev[1]) != cudaSuccess ||
+        cudaEventElapsedTime(&ms, ev[0], ev[1]) != cudaSuccess)
+        return -1;
+    return ms / reps;
+}
+
+/* GRAFT_CUDA_GEMM_TUNE: times the plan's candidates on this call's operands (an in-place sum,
+ * beta != 0 with C == D, into a scratch D, so that D takes the product once) and keeps the fastest;
+ * one that is not 2 % faster than the heuristic's first leaves that one (near ties keep cuBLAS's
+ * choice, so that the same shapes mostly give the same bits run to run). One line to stderr a shape. */
+static void gemm_tune(gf_backend *be, gemm_plan *p, const float *alpha, gf_buf A, gf_buf B, const float *beta,
+                      gf_buf C, gf_buf D) {
+    cuda_impl *c = cuda_of(be);
+    const gemm_key *k = &p->key;
+    const int n = p->ncand, reps = 3;
+    p->ncand = 1;
+    void *out = D.ptr, *scratch = NULL;
+    if (*beta != 0.0f && C.ptr == D.ptr) {
+        const size_t bytes = (size_t)k->ldc * k->n * gf_dtype_size(k->ct);
+        if (cudaMallocAsync(&scratch, bytes, c->stream) != cudaSuccess) {
+            cudaGetLastError();
+            fprintf(stderr, "graft: gemm m %d n %d k %d: not timed (no room for a scratch output)\n", k->m, k->n, k->k);
+            return;
+        }
+        out = scratch;
+    }
+    cudaEvent_t ev[2] = {NULL, NULL};
+    float t[GEMM_TUNE_MAX];
+    int best = 0;
+    if (cudaEventCreate(&ev[0]) == cudaSuccess && cudaEventCreate(&ev[1]) == cudaSuccess) {
+        for (int i = 0; i < n; i++) {
+            t[i] = gemm_time(c, p, i, reps, alpha, A.ptr, B.ptr, beta, C.ptr, out, ev);
+            if (t[i] > 0 && (t[best] <= 0 || t[i] < t[best])) best = i;
+        }
+    } else
+        t[0] = -1;
+    cudaGetLastError(); /* a refused candidate's launch error is not the op's */
+    if (t[0] > 0 && t[best] < 0.98f * t[0]) p->algo = p->cand[best];
+    else best = 0;
+    fprintf(stderr, "graft: gemm %c%c m %d n %d k %d: algorithm %d of %d, %.1f us (the heuristic's first %.1f us)\n",
+            k->ta ? 'T' : 'N', k->tb ? 'T' : 'N', k->m, k->n, k->k, best + 1, n, 1e3 * t[best], 1e3 * t[0]);
+    for (int i = 0; i < 2; i++)
+        if (ev[i]) cudaEventDestroy(ev[i]);
+    if (scratch) cudaFreeAsync(scratch, c->stream);
 }
 
 /* D = alpha op(A) op(B) + beta C (+ bias): C and D share a layout (type, ldc); C may be D. */
@@ -175,6 +243,7 @@ static void gemm_run(gf_backend *be, const char *op, bool transa, bool transb, i
         return;
     }
     cuda_impl *c = cuda_of(be);
+    if (p->ncand > 1) gemm_tune(be, p, &alpha, A, B, &beta, C, D);
     cublasStatus_t s = cublasLtMatmul(c->lt, p->desc, &alpha, A.ptr, p->la, B.ptr, p->lb, &beta, C.ptr, p->lc, D.ptr,
                                       p->lc, &p->algo, c->workspace, c->workspace_bytes, c->stream);
     if (s != CUBLAS_STATUS_SUCCESS) {

@@ -63,6 +63,7 @@ static inline bool cuda_aligned16(const void *p) { return ((uintptr_t)p & 15u) =
 void cuda_gemm(gf_backend *be, const char *op, bool transa, bool transb, int m, int n, int k, float alpha,
                gf_buf A, int lda, gf_buf B, int ldb, float beta, gf_buf C, int ldc, gf_buf bias);
 void cuda_gemm_cache_free(struct cuda_gemm_cache *c);
+#define GEMM_TUNE_MAX 16 /* most algorithms GRAFT_CUDA_GEMM_TUNE times for one shape */
 
 /* ------------------------------------------------------------- fixed-order sums */
 
