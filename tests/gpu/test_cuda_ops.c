@@ -9,6 +9,10 @@
  * Exit: 0 all passed, 1 a check failed, 77 no GPU / no CUDA in the build. */
 #include "gpu_check.h"
 #include "backend/cuda/cuda_attention_cfg.h"
+#include "backend/gemm_choices.h"
+
+#include <fcntl.h>
+#include <unistd.h>
 
 static bool quick;
 
@@ -453,6 +457,96 @@ static void t_tasks(void) {
     drop(&x);
 }
 
+/* The linear cases under GRAFT_CUDA_GEMM_TUNE=8 (already set), G.gpu opened for them; with stderr
+ * into LOG when it is not NULL. */
+static void tuned_linears(const gf_backend_opts *co, const char *log) {
+    int saved = -1;
+    if (log) {
+        fflush(stderr);
+        const int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd < 0) die("cannot write the stderr log");
+        saved = dup(2);
+        dup2(fd, 2);
+        close(fd);
+    }
+    G.gpu = open_gpu_or_skip(false);
+    if (be_open(&G.cpu, co) < 0) die("cpu backend");
+    t_linear(65, 136, 24, true, true);
+    t_linear(256, 1536, 512, true, false);
+    t_linear(300, 1024, 896, false, true);
+    t_linear_add(300, 1024, 896, false);
+    be_close(G.gpu);
+    be_close(G.cpu);
+    if (log) {
+        fflush(stderr);
+        dup2(saved, 2);
+        close(saved);
+    }
+}
+
+static int lines_with(const char *path, const char *what) {
+    FILE *f = fopen(path, "r");
+    char line[512];
+    int n = 0;
+    while (f && fgets(line, sizeof line, f)) n += strstr(line, what) != NULL;
+    if (f) fclose(f);
+    return n;
+}
+
+/* GRAFT_CUDA_GEMM_TUNE=8: each product shape's first call times up to 8 cublasLt algorithms on its
+ * own operands before the product; the sums in place (+=: dx, dW) must still take it once. The
+ * choices go into GRAFT_CUDA_GEMM_TUNE_FILE, and a second run takes every one of them from there,
+ * timing none. A file that is not a choice file fails the open, naming it. */
+static void tuned_runs(const gf_backend_opts *co) {
+    char dir[] = "/tmp/graft_gemm_tune_XXXXXX", path[96], log[96], bad[96];
+    if (!mkdtemp(dir)) die("mkdtemp");
+    snprintf(path, sizeof path, "%s/choices.json", dir);
+    snprintf(log, sizeof log, "%s/second-run.log", dir);
+    snprintf(bad, sizeof bad, "%s/foreign.json", dir);
+    setenv("GRAFT_CUDA_GEMM_TUNE", "8", 1);
+    setenv("GRAFT_CUDA_GEMM_TUNE_FILE", path, 1);
+    G.mode = "tuned";
+    printf("== GRAFT_CUDA_GEMM_TUNE=8, choices into %s\n", path);
+    tuned_linears(co, NULL);
+    gemm_choices kept;
+    const int rc = gemm_choices_open(&kept, path);
+    const int n_kept = rc == 0 ? (int)kept.n : -1;
+    gemm_choices_free(&kept);
+    /* 3 shapes a case (forward, dx, dW) over 3 distinct (N, in, out): at most 9 (t_linear_add repeats
+     * the third's forward); one with a single candidate is neither timed nor kept */
+    bool ok = n_kept >= 1 && n_kept <= 9;
+    printf("%s  tuned choices kept in the file: %d (%s)\n", ok ? "PASS" : "FAIL", n_kept,
+           rc == 0 ? "read back" : gf_last_error());
+    ok ? G.passed++ : G.failed++;
+    G.mode = "kept";
+    tuned_linears(co, log);
+    const int from_file = lines_with(log, "kept from an earlier run"), timed = lines_with(log, "the heuristic's first");
+    ok = from_file == n_kept && timed == 0;
+    printf("%s  second run: %d of %d shapes from the file, %d timed\n", ok ? "PASS" : "FAIL", from_file, n_kept,
+           timed);
+    ok ? G.passed++ : G.failed++;
+    FILE *f = fopen(bad, "w");
+    if (!f) die("cannot write the foreign file");
+    fputs("{\"not\": \"a choice file\"}", f);
+    fclose(f);
+    setenv("GRAFT_CUDA_GEMM_TUNE_FILE", bad, 1);
+    const gf_backend_opts o = {"cuda", 1, false};
+    gf_backend *b = NULL;
+    const int orc = be_open(&b, &o);
+    const char *last = gf_last_error(), *why = orc == 0 ? "it opened" : last ? last : "no message";
+    ok = orc != 0 && strstr(why, bad) && strstr(why, "not a graft GEMM choice file");
+    printf("%s  tuned: a foreign GRAFT_CUDA_GEMM_TUNE_FILE refused at open: %s\n", ok ? "PASS" : "FAIL", why);
+    ok ? G.passed++ : G.failed++;
+    if (orc == 0) be_close(b);
+    unsetenv("GRAFT_CUDA_GEMM_TUNE");
+    unsetenv("GRAFT_CUDA_GEMM_TUNE_FILE");
+    unlink(path), unlink(log), unlink(bad);
+    char lock[104];
+    snprintf(lock, sizeof lock, "%s.lock", path);
+    unlink(lock);
+    rmdir(dir);
+}
+
 /* GRAFT_CUDA_GEMM_TUNE outside 1..GEMM_TUNE_MAX (16), or not a whole number, fails at open with a
  * line that names it. */
 static void tune_refusals(void) {
@@ -676,20 +770,7 @@ int main(int argc, char **argv) {
     run_attention();
     be_close(G.gpu);
     be_close(G.cpu);
-    /* GRAFT_CUDA_GEMM_TUNE=8: each product shape's first call times up to 8 cublasLt algorithms on its
-     * own operands before the product; the sums in place (+=: dx, dW) must still take it once */
-    setenv("GRAFT_CUDA_GEMM_TUNE", "8", 1);
-    G.gpu = open_gpu_or_skip(false);
-    unsetenv("GRAFT_CUDA_GEMM_TUNE");
-    if (be_open(&G.cpu, &co) < 0) die("cpu backend");
-    G.mode = "tuned";
-    printf("== %s with GRAFT_CUDA_GEMM_TUNE=8\n", be_name(G.gpu));
-    t_linear(65, 136, 24, true, true);
-    t_linear(256, 1536, 512, true, false);
-    t_linear(300, 1024, 896, false, true);
-    t_linear_add(300, 1024, 896, false);
-    be_close(G.gpu);
-    be_close(G.cpu);
+    tuned_runs(&co);
     tune_refusals();
     printf("%d passed, %d failed\n", G.passed, G.failed);
     return G.failed ? 1 : 0;

@@ -11,6 +11,7 @@
 #include "backend/cuda/cuda_attention_cfg.h"
 #include "backend/cuda/cuda_ops.cuh"
 extern "C" { /* C headers without C++ guards */
+#include "backend/gemm_choices.h"
 #include "core/env.h"
 #include "core/error.h"
 }
@@ -125,6 +126,10 @@ static void free_state(cuda_state *st) {
         if (st->join[i]) cudaEventDestroy(st->join[i]);
     close_stream_part(st);
     if (st->owns_handles && st->base.lt) cublasLtDestroy(st->base.lt);
+    if (st->owns_handles && st->base.gemm_choices) {
+        gemm_choices_free(st->base.gemm_choices);
+        free(st->base.gemm_choices);
+    }
     cuda_gemm_cache_free(st->gemm);
     free(st);
 }
@@ -155,6 +160,28 @@ extern "C" int gf_backend_cuda_count(int *count) {
     }
     *count = n;
     return 0;
+}
+
+/* With GRAFT_CUDA_GEMM_TUNE (bf16): the algorithm choices of earlier runs, from
+ * GRAFT_CUDA_GEMM_TUNE_FILE (default gemm_choices_default_path(); "-": none, this
+ * run's choices kept in memory only). A file that is not a choice file fails
+ * the open. */
+static int open_gemm_choices(cuda_state *st) {
+    if (st->base.gemm_tune <= 1 || st->base.fp32) return 0;
+    const char *env = getenv("GRAFT_CUDA_GEMM_TUNE_FILE");
+    char *path = env && *env ? (strcmp(env, "-") == 0 ? NULL : strdup(env)) : gemm_choices_default_path();
+    if (!path && !(env && strcmp(env, "-") == 0))
+        fprintf(stderr, "graft: GEMM choices kept for this run only (no HOME or XDG_CACHE_HOME for the file; "
+                        "GRAFT_CUDA_GEMM_TUNE_FILE names one)\n");
+    gemm_choices *c = (gemm_choices *)calloc(1, sizeof *c);
+    if (!c) {
+        free(path);
+        return gf_fail("cuda:%d: out of host memory", st->base.device);
+    }
+    const int rc = gemm_choices_open(c, path);
+    free(path);
+    st->base.gemm_choices = c; /* freed with the state, also on failure */
+    return rc;
 }
 
 extern "C" int gf_backend_cuda_open(gf_backend *be, const gf_backend_opts *o, const gf_backend_variants *v) {
@@ -274,7 +301,7 @@ extern "C" int gf_backend_cuda_open(gf_backend *be, const gf_backend_opts *o, co
         free_state(st);
         return gf_fail("cuda:%d: cublasLt did not start", dev);
     }
-    if (open_stream_part(st) < 0) {
+    if (open_stream_part(st) < 0 || open_gemm_choices(st) < 0) {
         free_state(st);
         return -1;
     }

@@ -5,7 +5,11 @@
  * With GRAFT_CUDA_GEMM_TUNE=N the plan's first product also times the
  * heuristic's first N algorithms on that call's own operands and keeps the
  * fastest (gemm_tune); the bits then depend on which one won, so the fp32
- * checking mode, whose runs repeat bit for bit, never times them.
+ * checking mode, whose runs repeat bit for bit, never times them. Each choice
+ * goes into the backend's gemm_choices file (by its configuration attributes),
+ * and a later run whose plan finds its shape there takes the same algorithm
+ * untimed (when cublasLt still offers it among the first N): runs after the
+ * first repeat their products.
  *
  * Row-major [out, in] weights, y = x W^T: cuBLAS is column-major, so a
  * row-major y[N, out] is a column-major y^T[out, N] = W x^T with W read
@@ -16,8 +20,9 @@
 
 #include "backend/cuda/cuda_gemv.cuh"
 #include "backend/cuda/cuda_ops.cuh"
-extern "C" {
-#include "core/error.h" /* a C header without C++ guards */
+extern "C" { /* C headers without C++ guards */
+#include "backend/gemm_choices.h"
+#include "core/error.h"
 }
 
 typedef struct {
@@ -68,6 +73,61 @@ static unsigned align_of(const void *p) {
 }
 
 static bool key_eq(const gemm_key *a, const gemm_key *b) { return memcmp(a, b, sizeof *a) == 0; }
+
+/* What the choice file keeps of an algorithm: its configuration as cublasLt's documented attributes
+ * report it (id, tile, split-K, reduction, swizzle, custom option, stages, inner and cluster shapes),
+ * each in a 4-byte slot, the rest zero; not the opaque struct's bytes, whose unused parts are not
+ * promised. false where cublasLt does not report one. */
+static bool algo_identity(const cublasLtMatmulAlgo_t *a, unsigned char out[GEMM_ALGO_BYTES]) {
+    static const struct {
+        cublasLtMatmulAlgoConfigAttributes_t attr;
+        size_t bytes;
+    } parts[] = {{CUBLASLT_ALGO_CONFIG_ID, 4},          {CUBLASLT_ALGO_CONFIG_TILE_ID, 4},
+                 {CUBLASLT_ALGO_CONFIG_SPLITK_NUM, 4},  {CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, 4},
+                 {CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, 4}, {CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, 4},
+                 {CUBLASLT_ALGO_CONFIG_STAGES_ID, 4},   {CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, 2},
+                 {CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, 2}};
+    memset(out, 0, GEMM_ALGO_BYTES);
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+        size_t written = 0;
+        if (cublasLtMatmulAlgoConfigGetAttribute(a, parts[i].attr, out + 4 * i, parts[i].bytes, &written) !=
+                CUBLAS_STATUS_SUCCESS ||
+            written != parts[i].bytes)
+            return false;
+    }
+    return true;
+}
+
+/* The choice file's key of a plan: what decides cublasLt's candidates (the device, the library, the
+ * workspace, the shape, types and alignments) and N; false where it would not fit (then the plan is
+ * neither looked up nor kept). */
+static bool choice_key(const cuda_impl *c, const gemm_key *k, char *out, size_t n) {
+    const int len = snprintf(out, n, "%s sm %d|cublasLt %zu ws %zu|%c%c m %d n %d k %d ld %d %d %d|%s %s %s bias %s|al %u %u %u %u|N %d",
+             c->prop.name, c->prop.multiProcessorCount, cublasLtGetVersion(), c->workspace_bytes, k->ta ? 'T' : 'N',
+             k->tb ? 'T' : 'N', k->m, k->n, k->k, k->lda, k->ldb, k->ldc, gf_dtype_name(k->at), gf_dtype_name(k->bt),
+             gf_dtype_name(k->ct), k->bias ? gf_dtype_name(k->biast) : "none", k->align_a, k->align_b, k->align_c,
+             k->align_bias, c->gemm_tune);
+    return len > 0 && (size_t)len < n;
+}
+
+/* A plan with candidates whose shape an earlier run chose for: that algorithm, untimed, when it is
+ * still among them (one line to stderr). */
+static void take_kept_choice(cuda_impl *c, gemm_plan *p) {
+    if (p->ncand <= 1 || !c->gemm_choices) return;
+    char key[GEMM_CHOICE_KEY_MAX];
+    unsigned char algo[GEMM_ALGO_BYTES];
+    if (!choice_key(c, &p->key, key, sizeof key) || !gemm_choices_get(c->gemm_choices, key, algo)) return;
+    unsigned char id[GEMM_ALGO_BYTES];
+    for (int i = 0; i < p->ncand; i++)
+        if (algo_identity(&p->cand[i], id) && memcmp(id, algo, GEMM_ALGO_BYTES) == 0) {
+            const gemm_key *k = &p->key;
+            fprintf(stderr, "graft: gemm %c%c m %d n %d k %d: algorithm %d of %d, kept from an earlier run\n",
+                    k->ta ? 'T' : 'N', k->tb ? 'T' : 'N', k->m, k->n, k->k, i + 1, p->ncand);
+            p->algo = p->cand[i];
+            p->ncand = 1;
+            return;
+        }
+}
 
 /* Builds a plan; false with a message in *why. */
 static bool plan_make(gemm_plan *p, const gemm_key *k, cublasLtHandle_t lt, size_t ws, int tune, const char **why) {
@@ -148,6 +208,7 @@ static gemm_plan *plan_for(gf_backend *be, const char *op, const gemm_key *k) {
         return NULL;
     }
     c->n++;
+    take_kept_choice(&st->base, p);
     return p;
 }
 
@@ -190,19 +251,26 @@ static void gemm_tune(gf_backend *be, gemm_plan *p, const float *alpha, gf_buf A
     }
     cudaEvent_t ev[2] = {NULL, NULL};
     float t[GEMM_TUNE_MAX];
+    for (int i = 0; i < GEMM_TUNE_MAX; i++) t[i] = -1; /* < 0: not timed */
     int best = 0;
     if (cudaEventCreate(&ev[0]) == cudaSuccess && cudaEventCreate(&ev[1]) == cudaSuccess) {
         for (int i = 0; i < n; i++) {
             t[i] = gemm_time(c, p, i, reps, alpha, A.ptr, B.ptr, beta, C.ptr, out, ev);
             if (t[i] > 0 && (t[best] <= 0 || t[i] < t[best])) best = i;
         }
-    } else
-        t[0] = -1;
+    }
     cudaGetLastError(); /* a refused candidate's launch error is not the op's */
     if (t[0] > 0 && t[best] < 0.98f * t[0]) p->algo = p->cand[best];
     else best = 0;
     fprintf(stderr, "graft: gemm %c%c m %d n %d k %d: algorithm %d of %d, %.1f us (the heuristic's first %.1f us)\n",
             k->ta ? 'T' : 'N', k->tb ? 'T' : 'N', k->m, k->n, k->k, best + 1, n, 1e3 * t[best], 1e3 * t[0]);
+    if (c->gemm_choices && t[0] > 0) { /* a timed choice (not one left by failed timings) for later runs */
+        char key[GEMM_CHOICE_KEY_MAX];
+        unsigned char id[GEMM_ALGO_BYTES];
+        if (choice_key(c, k, key, sizeof key) && algo_identity(&p->algo, id) &&
+            gemm_choices_put(c->gemm_choices, key, id) < 0)
+            fprintf(stderr, "graft: %s; this run keeps its GEMM choices in memory only\n", gf_last_error());
+    }
     for (int i = 0; i < 2; i++)
         if (ev[i]) cudaEventDestroy(ev[i]);
     if (scratch) cudaFreeAsync(scratch, c->stream);
