@@ -520,7 +520,7 @@ static void tuned_runs(const gf_backend_opts *co) {
     ok ? G.passed++ : G.failed++;
     G.mode = "kept";
     tuned_linears(co, log);
-    const int from_file = lines_with(log, "kept from an earlier run"), timed = lines_with(log, "the heuristic's first");
+    const int from_file = lines_with(log, "from the choice file"), timed = lines_with(log, "the heuristic's first");
     ok = from_file == n_kept && timed == 0;
     printf("%s  second run: %d of %d shapes from the file, %d timed\n", ok ? "PASS" : "FAIL", from_file, n_kept,
            timed);

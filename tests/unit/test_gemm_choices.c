@@ -103,8 +103,8 @@ static void foreign_files_refused(void **state) {
     char hex_ok[2 * GEMM_ALGO_BYTES + 1];
     memset(hex_ok, 'a', sizeof hex_ok - 1), hex_ok[sizeof hex_ok - 1] = 0;
     char bad_hex[512], bad_ver[512], bad_val[512];
-    snprintf(bad_hex, sizeof bad_hex, "{\"format\": \"graft-gemm-choices\", \"version\": 1, \"choices\": {\"k\": \"%.127sz\"}}",
-             hex_ok);
+    snprintf(bad_hex, sizeof bad_hex,
+             "{\"format\": \"graft-gemm-choices\", \"version\": 1, \"choices\": {\"k\": \"%.127sz\"}}", hex_ok);
     snprintf(bad_ver, sizeof bad_ver, "{\"format\": \"graft-gemm-choices\", \"version\": 2, \"choices\": {}}");
     snprintf(bad_val, sizeof bad_val, "{\"format\": \"graft-gemm-choices\", \"version\": 1, \"choices\": {\"k\": 7}}");
     const char *const bad[] = {"not json", "{\"choices\": {}}", "[1, 2]", bad_hex, bad_ver, bad_val, ""};

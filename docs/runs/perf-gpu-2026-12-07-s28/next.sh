@@ -45,6 +45,6 @@ for round in $(seq ${ROUNDS:-4}); do
     fi
 done
 grep -v '^{"note' $R/peer_train.jsonl | show
-echo "kept from the file in the timed runs: $(cat $L/train-8.log | grep -c 'kept from an earlier run'), timed: $(cat $L/train-8.log | grep -c "the heuristic's first")"
+echo "kept from the file in the timed runs: $(cat $L/train-8.log | grep -c 'from the choice file'), timed: $(cat $L/train-8.log | grep -c "the heuristic's first")"
 cp /tmp/gemm-choices.json $R/ 2>/dev/null
 tar -C $L -czf $R/misc.tar.gz .

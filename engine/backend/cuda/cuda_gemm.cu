@@ -102,16 +102,19 @@ static bool algo_identity(const cublasLtMatmulAlgo_t *a, unsigned char out[GEMM_
  * workspace, the shape, types and alignments) and N; false where it would not fit (then the plan is
  * neither looked up nor kept). */
 static bool choice_key(const cuda_impl *c, const gemm_key *k, char *out, size_t n) {
-    const int len = snprintf(out, n, "%s sm %d|cublasLt %zu ws %zu|%c%c m %d n %d k %d ld %d %d %d|%s %s %s bias %s|al %u %u %u %u|N %d",
-             c->prop.name, c->prop.multiProcessorCount, cublasLtGetVersion(), c->workspace_bytes, k->ta ? 'T' : 'N',
-             k->tb ? 'T' : 'N', k->m, k->n, k->k, k->lda, k->ldb, k->ldc, gf_dtype_name(k->at), gf_dtype_name(k->bt),
-             gf_dtype_name(k->ct), k->bias ? gf_dtype_name(k->biast) : "none", k->align_a, k->align_b, k->align_c,
-             k->align_bias, c->gemm_tune);
+    const int len = snprintf(out, n,
+                             "%s sm %d|cublasLt %zu ws %zu|%c%c m %d n %d k %d ld %d %d %d|%s %s %s bias %s|"
+                             "al %u %u %u %u|N %d",
+                             c->prop.name, c->prop.multiProcessorCount, cublasLtGetVersion(), c->workspace_bytes,
+                             k->ta ? 'T' : 'N', k->tb ? 'T' : 'N', k->m, k->n, k->k, k->lda, k->ldb, k->ldc,
+                             gf_dtype_name(k->at), gf_dtype_name(k->bt), gf_dtype_name(k->ct),
+                             k->bias ? gf_dtype_name(k->biast) : "none", k->align_a, k->align_b, k->align_c,
+                             k->align_bias, c->gemm_tune);
     return len > 0 && (size_t)len < n;
 }
 
-/* A plan with candidates whose shape an earlier run chose for: that algorithm, untimed, when it is
- * still among them (one line to stderr). */
+/* A plan with candidates whose shape has a kept choice (an earlier run's, or another task stream's in
+ * this run): that algorithm, untimed, when it is still among them (one line to stderr). */
 static void take_kept_choice(cuda_impl *c, gemm_plan *p) {
     if (p->ncand <= 1 || !c->gemm_choices) return;
     char key[GEMM_CHOICE_KEY_MAX];
@@ -121,7 +124,7 @@ static void take_kept_choice(cuda_impl *c, gemm_plan *p) {
     for (int i = 0; i < p->ncand; i++)
         if (algo_identity(&p->cand[i], id) && memcmp(id, algo, GEMM_ALGO_BYTES) == 0) {
             const gemm_key *k = &p->key;
-            fprintf(stderr, "graft: gemm %c%c m %d n %d k %d: algorithm %d of %d, kept from an earlier run\n",
+            fprintf(stderr, "graft: gemm %c%c m %d n %d k %d: algorithm %d of %d, from the choice file\n",
                     k->ta ? 'T' : 'N', k->tb ? 'T' : 'N', k->m, k->n, k->k, i + 1, p->ncand);
             p->algo = p->cand[i];
             p->ncand = 1;
