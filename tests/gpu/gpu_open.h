@@ -6,7 +6,10 @@
 #ifndef GRAFT_TESTS_GPU_OPEN_H
 #define GRAFT_TESTS_GPU_OPEN_H
 
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "backend/backend.h"
 #include "core/error.h"
@@ -25,6 +28,21 @@ static inline int gpu_open_failed(const char *what) {
     }
     printf("SKIP: no CUDA backend here: %s\n", msg);
     return 77;
+}
+
+/* A GRAFT_CUDA_* value the backend must refuse: sets VAR=VALUE (left set) and opens
+ * cuda:0 in fp32 or bf16; true when the open failed with a line holding WANT. That
+ * line (or "it opened") goes to why[n]; a backend that opened is closed. */
+static inline bool gpu_open_refused(const char *var, const char *value, bool fp32, const char *want, char *why,
+                                    size_t n) {
+    setenv(var, value, 1);
+    const gf_backend_opts o = {"cuda", 1, fp32};
+    gf_backend *b = NULL;
+    const int rc = be_open(&b, &o);
+    const char *last = gf_last_error();
+    snprintf(why, n, "%s", rc == 0 ? "it opened" : last ? last : "no message");
+    if (rc == 0) be_close(b);
+    return rc != 0 && strstr(why, want) != NULL;
 }
 
 #endif

@@ -529,15 +529,11 @@ static void tuned_runs(const gf_backend_opts *co) {
     if (!f) die("cannot write the foreign file");
     fputs("{\"not\": \"a choice file\"}", f);
     fclose(f);
-    setenv("GRAFT_CUDA_GEMM_TUNE_FILE", bad, 1);
-    const gf_backend_opts o = {"cuda", 1, false};
-    gf_backend *b = NULL;
-    const int orc = be_open(&b, &o);
-    const char *last = gf_last_error(), *why = orc == 0 ? "it opened" : last ? last : "no message";
-    ok = orc != 0 && strstr(why, bad) && strstr(why, "not a graft GEMM choice file");
+    char why[512];
+    ok = gpu_open_refused("GRAFT_CUDA_GEMM_TUNE_FILE", bad, false, bad, why, sizeof why) &&
+         strstr(why, "not a graft GEMM choice file");
     printf("%s  tuned: a foreign GRAFT_CUDA_GEMM_TUNE_FILE refused at open: %s\n", ok ? "PASS" : "FAIL", why);
     ok ? G.passed++ : G.failed++;
-    if (orc == 0) be_close(b);
     unsetenv("GRAFT_CUDA_GEMM_TUNE");
     unsetenv("GRAFT_CUDA_GEMM_TUNE_FILE");
     unlink(path), unlink(log), unlink(bad);
@@ -552,15 +548,10 @@ static void tuned_runs(const gf_backend_opts *co) {
 static void tune_refusals(void) {
     static const char *const bad[] = {"0", "17", "8x", "-1", " 8"};
     for (int i = 0; i < 5; i++) {
-        setenv("GRAFT_CUDA_GEMM_TUNE", bad[i], 1);
-        const gf_backend_opts o = {"cuda", 1, true};
-        gf_backend *b = NULL;
-        const int rc = be_open(&b, &o);
-        const char *last = gf_last_error(), *why = rc == 0 ? "it opened" : last ? last : "no message";
-        const bool ok = rc != 0 && strstr(why, "GRAFT_CUDA_GEMM_TUNE");
+        char why[512];
+        const bool ok = gpu_open_refused("GRAFT_CUDA_GEMM_TUNE", bad[i], true, "GRAFT_CUDA_GEMM_TUNE", why, sizeof why);
         printf("%s  tune  GRAFT_CUDA_GEMM_TUNE=\"%s\" refused at open: %s\n", ok ? "PASS" : "FAIL", bad[i], why);
         ok ? G.passed++ : G.failed++;
-        if (rc == 0) be_close(b);
     }
     unsetenv("GRAFT_CUDA_GEMM_TUNE");
 }

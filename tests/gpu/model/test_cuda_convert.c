@@ -192,13 +192,9 @@ static void task_streams(gf_backend *cpu, const char *path, const bool *mask) {
     be_close(be);
     static const char *const bad[] = {"0", "17", "4x", "-1"};
     for (int i = 0; i < 4; i++) {
-        setenv("GRAFT_CUDA_TASKS", bad[i], 1);
-        const gf_backend_opts o = {"cuda", 1, true};
-        gf_backend *b = NULL;
-        const int rc = be_open(&b, &o);
-        const char *last = gf_last_error(), *why = rc == 0 ? "it opened" : last ? last : "no message";
-        result(rc != 0 && strstr(why, "GRAFT_CUDA_TASKS"), "GRAFT_CUDA_TASKS=%s refused at open: %s", bad[i], why);
-        if (rc == 0) be_close(b);
+        char why[512];
+        const bool refused = gpu_open_refused("GRAFT_CUDA_TASKS", bad[i], true, "GRAFT_CUDA_TASKS", why, sizeof why);
+        result(refused, "GRAFT_CUDA_TASKS=%s refused at open: %s", bad[i], why);
     }
     unsetenv("GRAFT_CUDA_TASKS");
 }
