@@ -167,7 +167,7 @@ extern "C" int gf_backend_cuda_count(int *count) {
  * run's choices kept in memory only). A file that is not a choice file fails
  * the open. */
 static int open_gemm_choices(cuda_state *st) {
-    if (st->base.gemm_tune <= 1 || st->base.fp32) return 0;
+    if (st->base.gemm_tune <= 1) return 0;
     const char *env = getenv("GRAFT_CUDA_GEMM_TUNE_FILE");
     char *path = env && *env ? (strcmp(env, "-") == 0 ? NULL : strdup(env)) : gemm_choices_default_path();
     if (!path && !(env && strcmp(env, "-") == 0))
@@ -253,6 +253,7 @@ extern "C" int gf_backend_cuda_open(gf_backend *be, const gf_backend_opts *o, co
         free(st);
         return -1;
     }
+    if (st->base.fp32) st->base.gemm_tune = 0; /* fp32 (checking) runs repeat bit for bit: the heuristic's first */
     /* the attention backward's kernel: a check's variant, else GRAFT_CUDA_ATTN_BWD=mma|wgmma|wgmma2, else chosen */
     st->attn_bwd = v ? v->attn_bwd : ATTN_BWD_CHOSEN;
     if (st->attn_bwd == ATTN_BWD_CHOSEN) {

@@ -40,7 +40,7 @@ typedef struct {
     void *workspace;             /* cuBLAS / cublasLt workspace on this device */
     size_t workspace_bytes;
     bool fp32;                   /* ACT is F32 (checking mode) instead of BF16 */
-    int gemm_tune;               /* GRAFT_CUDA_GEMM_TUNE: algorithms timed at a shape's first product; <= 1: none */
+    int gemm_tune;               /* GRAFT_CUDA_GEMM_TUNE: algorithms timed at a shape's first product; <= 1: none (always in fp32) */
     struct gemm_choices *gemm_choices; /* with gemm_tune: the choices kept between runs (the root's; subs share it) */
     struct {                     /* GDN kernel variants a test forced at open (cuda_gdn_variants) */
         int slab;                /* 16 or 32 state rows a sequential-pass block; 0: chosen per call */

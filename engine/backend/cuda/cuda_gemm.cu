@@ -202,9 +202,7 @@ static gemm_plan *plan_for(gf_backend *be, const char *op, const gemm_key *k) {
     }
     const char *why = "";
     gemm_plan *p = &c->plans[c->n];
-    /* fp32 (checking) runs promise the same bits every run: their plans take the heuristic's first */
-    const int tune = st->base.fp32 ? 0 : st->base.gemm_tune;
-    if (!plan_make(p, k, st->base.lt, st->base.workspace_bytes, tune, &why)) {
+    if (!plan_make(p, k, st->base.lt, st->base.workspace_bytes, st->base.gemm_tune, &why)) {
         plan_free(p);
         be_set_error(be, "%s: %s (m %d, n %d, k %d, %s x %s -> %s)", op, why, k->m, k->n, k->k, gf_dtype_name(k->at),
                      gf_dtype_name(k->bt), gf_dtype_name(k->ct));
