@@ -15,21 +15,10 @@
 
 #include "backend/gemm_choices.h"
 #include "core/error.h"
+#include "core/mapped_file.h"
 
 static void blob(unsigned char *b, int seed) {
     for (int i = 0; i < GEMM_ALGO_BYTES; i++) b[i] = (unsigned char)(seed * 31 + i * 7);
-}
-
-static char *slurp(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    const long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = calloc((size_t)n + 1, 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) s[0] = 0;
-    fclose(f);
-    return s;
 }
 
 static void spit(const char *path, const char *text) {
@@ -128,14 +117,14 @@ static void foreign_files_refused(void **state) {
     spit(path, "someone else's file");
     assert_int_equal(gemm_choices_put(&c, "k", a), -1);
     assert_non_null(strstr(gf_last_error(), "not a graft GEMM choice file"));
-    char *text = slurp(path);
+    char *text = read_text_file(path, NULL);
     assert_string_equal(text, "someone else's file");
     free(text);
     unsigned char got[GEMM_ALGO_BYTES];
     assert_true(gemm_choices_get(&c, "k", got)); /* still used in this run */
     assert_null(c.path);                         /* and written no more: later puts succeed in memory */
     assert_int_equal(gemm_choices_put(&c, "k2", a), 0);
-    text = slurp(path);
+    text = read_text_file(path, NULL);
     assert_string_equal(text, "someone else's file");
     free(text);
     gemm_choices_free(&c);
