@@ -132,3 +132,19 @@ ncu_sources() {
         el "ncu $k"
     done
 }
+# Added in session 29 (session 28's next.sh and session 29's call2.sh wrote these out):
+# tuned_model KIND TUNE ROUND TIMEOUT: bench_cuda_model KIND (forward, train-hybrid, ...) once with
+# GRAFT_CUDA_GEMM_TUNE=TUNE (0: unset), its model lines tagged with tune and round into
+# $R/forward.jsonl (KIND forward) or $R/train.jsonl, stderr into $L/forward-TUNE.log or train-TUNE.log;
+# sdpa_forward: transformers' sdpa forward (peer_forward.py) at 4 x 2048 and 1 x 8192 into $R/peer_forward.jsonl
+tuned_model() {
+    f=$([ $1 = forward ] && echo forward || echo train)
+    GRAFT_CUDA_GEMM_TUNE=$([ $2 = 0 ] || echo $2) timeout $4 build/gpu/bench_cuda_model $1 2>>$L/$f-$2.log |
+        grep '"model"' | sed "s/^{/{\"tune\":$2,\"round\":$3,/" | tee -a $R/$f.jsonl | show | grep "^\[model" |
+        sed "s/^/tune $2: /"
+}
+sdpa_forward() {
+    (cd tests/gpu/peers && GRAFT_PEER_EAGER=0 GRAFT_PEER_CASES=qwen2.5-1.5b:4:2048,qwen2.5-1.5b:1:8192 \
+        timeout 120 python3 peer_forward.py) >$R/peer_forward.jsonl 2>$L/peer_forward.log
+    echo "peer_forward rc $?"; grep '^{' $R/peer_forward.jsonl | show | grep '^\[peer'
+}

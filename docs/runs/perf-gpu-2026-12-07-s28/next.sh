@@ -9,39 +9,35 @@
 # 4. the 50 % hybrid step untuned, with GRAFT_CUDA_GEMM_TUNE=8 (its choice file filled by one run
 #    before the pairs, so the timed runs take the kept choices), and torch + FLA compiled, in turn,
 #    ROUNDS (4) rounds while the call's 585 s last; the forward beside sdpa the same way once.
+# BUDGET (585) and TESTS (test_cuda_ops: the GPU programs run first) may be set; session 29's
+# call1.sh sets TESTS to both programs its review commits changed.
 . docs/runs/perf-gpu-2026-12-06-s16/common.sh
 peers_warm
-make -j12 build/gpu/test_cuda_ops build/gpu/bench_gdn build/gpu/bench_cuda_model >$L/build.log 2>&1 ||
-    { tail -20 $L/build.log; exit 1; }
+B=${BUDGET:-585} TESTS=${TESTS:-test_cuda_ops}
+make -j16 $(for t in $TESTS; do echo build/gpu/$t; done) build/gpu/bench_gdn build/gpu/bench_cuda_model \
+    >$L/build.log 2>&1 || { tail -20 $L/build.log; exit 1; }
 el build
-build/gpu/test_cuda_ops >$R/test_cuda_ops.txt 2>&1; echo "test_cuda_ops rc $?: $(tail -n 1 $R/test_cuda_ops.txt)"
+for t in $TESTS; do
+    build/gpu/$t >$R/$t.txt 2>&1; echo "$t rc $?: $(tail -n 1 $R/$t.txt)"
+done
 grep -E "tuned|kept|FAIL" $R/test_cuda_ops.txt | head -20
-el test_cuda_ops
+el tests
 wait; el warm-ups
 gdn_beside_fla
 export GRAFT_CUDA_GEMM_TUNE_FILE=/tmp/gemm-choices.json
 GRAFT_CUDA_GEMM_TUNE=8 timeout 60 build/gpu/bench_cuda_model train-hybrid >/dev/null 2>$L/tune-fill.log
 echo "choice file filled: $(grep -c "the heuristic's first" $L/tune-fill.log) shapes timed"
-tag() { sed "s/^{/{\"tune\":$1,\"round\":$2,/"; }
 for round in $(seq ${ROUNDS:-4}); do
     for tune in 0 8; do
-        [ $(left 585) -gt 80 ] || break 2
-        v=$([ $tune = 0 ] || echo $tune)
-        GRAFT_CUDA_GEMM_TUNE=$v timeout 40 build/gpu/bench_cuda_model train-hybrid 2>>$L/train-$tune.log |
-            grep '"model"' | tag $tune $round | tee -a $R/train.jsonl | show | grep "^\[model" | sed "s/^/tune $tune: /"
+        [ $(left $B) -gt 80 ] || break 2
+        tuned_model train-hybrid $tune $round 40
     done
-    (cd tests/gpu/peers && GRAFT_PEER_TRAIN=hybrid GRAFT_PEER_COMPILE=1 timeout $(left 585) python3 peer_train.py) \
+    (cd tests/gpu/peers && GRAFT_PEER_TRAIN=hybrid GRAFT_PEER_COMPILE=1 timeout $(left $B) python3 peer_train.py) \
         >>$R/peer_train.jsonl 2>>$L/peer_train.log
     echo "peer_train rc $?"
-    if [ $round = 1 ] && [ $(left 585) -gt 200 ]; then
-        for tune in 0 8; do
-            v=$([ $tune = 0 ] || echo $tune)
-            GRAFT_CUDA_GEMM_TUNE=$v timeout 90 build/gpu/bench_cuda_model forward 2>>$L/forward-$tune.log |
-                grep '"model"' | tag $tune 1 | tee -a $R/forward.jsonl | show | grep "^\[model" | sed "s/^/tune $tune: /"
-        done
-        (cd tests/gpu/peers && GRAFT_PEER_EAGER=0 GRAFT_PEER_CASES=qwen2.5-1.5b:4:2048,qwen2.5-1.5b:1:8192 \
-            timeout 120 python3 peer_forward.py) >$R/peer_forward.jsonl 2>$L/peer_forward.log
-        echo "peer_forward rc $?"; grep '^{' $R/peer_forward.jsonl | show | grep '^\[peer'
+    if [ $round = 1 ] && [ $(left $B) -gt 200 ]; then
+        for tune in 0 8; do tuned_model forward $tune 1 90; done
+        sdpa_forward
     fi
 done
 grep -v '^{"note' $R/peer_train.jsonl | show

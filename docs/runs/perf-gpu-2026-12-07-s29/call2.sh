@@ -23,22 +23,13 @@ GRAFT_CUDA_GEMM_TUNE=8 timeout 60 build/gpu/bench_cuda_model forward >/dev/null 
 GRAFT_CUDA_GEMM_TUNE=8 timeout 60 build/gpu/bench_cuda_model train-hybrid >/dev/null 2>$L/tune-fill-train.log
 echo "choice file filled: $(cat $L/tune-fill-*.log | grep -c "the heuristic's first") shapes timed"
 el fill
-tag() { sed "s/^{/{\"tune\":$1,\"round\":$2,/"; }
-for tune in 0 8; do
-    v=$([ $tune = 0 ] || echo $tune)
-    GRAFT_CUDA_GEMM_TUNE=$v timeout 90 build/gpu/bench_cuda_model forward 2>>$L/forward-$tune.log |
-        grep '"model"' | tag $tune 1 | tee -a $R/forward.jsonl | show | grep "^\[model" | sed "s/^/tune $tune: /"
-done
-(cd tests/gpu/peers && GRAFT_PEER_EAGER=0 GRAFT_PEER_CASES=qwen2.5-1.5b:4:2048,qwen2.5-1.5b:1:8192 \
-    timeout 120 python3 peer_forward.py) >$R/peer_forward.jsonl 2>$L/peer_forward.log
-echo "peer_forward rc $?"; grep '^{' $R/peer_forward.jsonl | show | grep '^\[peer'
+for tune in 0 8; do tuned_model forward $tune 1 90; done
+sdpa_forward
 el forward
 for round in 1 2 3 4 5 6; do
     for tune in 0 8; do
         [ $(left $B) -gt 40 ] || break 2
-        v=$([ $tune = 0 ] || echo $tune)
-        GRAFT_CUDA_GEMM_TUNE=$v timeout 40 build/gpu/bench_cuda_model train-hybrid 2>>$L/train-$tune.log |
-            grep '"model"' | tag $tune $round | tee -a $R/train.jsonl | show | grep "^\[model" | sed "s/^/tune $tune: /"
+        tuned_model train-hybrid $tune $round 40
     done
 done
 echo "kept from the file in the timed runs: $(cat $L/train-8.log $L/forward-8.log | grep -c 'from the choice file'), timed: $(cat $L/train-8.log $L/forward-8.log | grep -c "the heuristic's first")"
