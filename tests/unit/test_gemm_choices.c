@@ -28,13 +28,32 @@ static void spit(const char *path, const char *text) {
     fclose(f);
 }
 
+/* A new folder in /tmp (dir holds its name, a "/tmp/graft_test_gemmc_XXXXXX" template) and the
+ * path of NAME inside it; drop() removes the folder and all it holds when the test is done. */
+static void scratch(char *dir, char *path, size_t n, const char *name) {
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, n, "%s/%s", dir, name);
+}
+
+static void drop(const char *dir) {
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* The choice kept under KEY is WANT, byte for byte. */
+static void expect_choice(gemm_choices *c, const char *key, const unsigned char *want) {
+    unsigned char got[GEMM_ALGO_BYTES];
+    assert_true(gemm_choices_get(c, key, got));
+    assert_memory_equal(got, want, GEMM_ALGO_BYTES);
+}
+
 /* Choices put in one run come back, byte for byte, in the next; a missing
  * file (and its missing folders) is an empty table, made on the first put. */
 static void round_trip(void **state) {
     (void)state;
     char dir[] = "/tmp/graft_test_gemmc_XXXXXX", path[128];
-    assert_non_null(mkdtemp(dir));
-    snprintf(path, sizeof path, "%s/a/b/gemm-choices.json", dir);
+    scratch(dir, path, sizeof path, "a/b/gemm-choices.json");
     gemm_choices c;
     unsigned char a[GEMM_ALGO_BYTES], b[GEMM_ALGO_BYTES], got[GEMM_ALGO_BYTES];
     blob(a, 1), blob(b, 2);
@@ -46,17 +65,15 @@ static void round_trip(void **state) {
     gemm_choices_free(&c);
     assert_int_equal(gemm_choices_open(&c, path), 0);
     assert_int_equal(c.n, 2);
-    assert_true(gemm_choices_get(&c, "dev|lt 1|TN m 8 n 8 k 8", got));
-    assert_memory_equal(got, b, GEMM_ALGO_BYTES);
-    assert_true(gemm_choices_get(&c, "dev|lt 1|NN m 8 n 16 k 8", got));
-    assert_memory_equal(got, b, GEMM_ALGO_BYTES);
+    expect_choice(&c, "dev|lt 1|TN m 8 n 8 k 8", b);
+    expect_choice(&c, "dev|lt 1|NN m 8 n 16 k 8", b);
     gemm_choices_free(&c);
     /* no path: kept in memory, nothing written */
     assert_int_equal(gemm_choices_open(&c, NULL), 0);
     assert_int_equal(gemm_choices_put(&c, "k", a), 0);
-    assert_true(gemm_choices_get(&c, "k", got));
-    assert_memory_equal(got, a, GEMM_ALGO_BYTES);
+    expect_choice(&c, "k", a);
     gemm_choices_free(&c);
+    drop(dir);
 }
 
 /* Two runs that share the file (ranks of one job) keep each other's choices:
@@ -64,10 +81,9 @@ static void round_trip(void **state) {
 static void two_writers_merge(void **state) {
     (void)state;
     char dir[] = "/tmp/graft_test_gemmc_XXXXXX", path[128];
-    assert_non_null(mkdtemp(dir));
-    snprintf(path, sizeof path, "%s/c.json", dir);
+    scratch(dir, path, sizeof path, "c.json");
     gemm_choices r0, r1, back;
-    unsigned char a[GEMM_ALGO_BYTES], b[GEMM_ALGO_BYTES], got[GEMM_ALGO_BYTES];
+    unsigned char a[GEMM_ALGO_BYTES], b[GEMM_ALGO_BYTES];
     blob(a, 3), blob(b, 4);
     assert_int_equal(gemm_choices_open(&r0, path), 0);
     assert_int_equal(gemm_choices_open(&r1, path), 0);
@@ -75,11 +91,10 @@ static void two_writers_merge(void **state) {
     assert_int_equal(gemm_choices_put(&r1, "rank1 shape", b), 0);
     assert_int_equal(gemm_choices_open(&back, path), 0);
     assert_int_equal(back.n, 2);
-    assert_true(gemm_choices_get(&back, "rank0 shape", got));
-    assert_memory_equal(got, a, GEMM_ALGO_BYTES);
-    assert_true(gemm_choices_get(&back, "rank1 shape", got));
-    assert_memory_equal(got, b, GEMM_ALGO_BYTES);
+    expect_choice(&back, "rank0 shape", a);
+    expect_choice(&back, "rank1 shape", b);
     gemm_choices_free(&r0), gemm_choices_free(&r1), gemm_choices_free(&back);
+    drop(dir);
 }
 
 /* A file that is not a choice file is refused with a line naming it, and a put
@@ -87,8 +102,7 @@ static void two_writers_merge(void **state) {
 static void foreign_files_refused(void **state) {
     (void)state;
     char dir[] = "/tmp/graft_test_gemmc_XXXXXX", path[128];
-    assert_non_null(mkdtemp(dir));
-    snprintf(path, sizeof path, "%s/c.json", dir);
+    scratch(dir, path, sizeof path, "c.json");
     char hex_ok[2 * GEMM_ALGO_BYTES + 1];
     memset(hex_ok, 'a', sizeof hex_ok - 1), hex_ok[sizeof hex_ok - 1] = 0;
     char bad_hex[512], bad_ver[512], bad_val[512];
@@ -128,6 +142,7 @@ static void foreign_files_refused(void **state) {
     assert_string_equal(text, "someone else's file");
     free(text);
     gemm_choices_free(&c);
+    drop(dir);
 }
 
 typedef struct {
@@ -153,8 +168,7 @@ static void *write_many(void *p) {
 static void threads_share_one_table(void **state) {
     (void)state;
     char dir[] = "/tmp/graft_test_gemmc_XXXXXX", path[128];
-    assert_non_null(mkdtemp(dir));
-    snprintf(path, sizeof path, "%s/c.json", dir);
+    scratch(dir, path, sizeof path, "c.json");
     gemm_choices c, back;
     assert_int_equal(gemm_choices_open(&c, path), 0);
     pthread_t t[4];
@@ -170,11 +184,11 @@ static void threads_share_one_table(void **state) {
     assert_int_equal(c.n, 100);
     assert_int_equal(gemm_choices_open(&back, path), 0);
     assert_int_equal(back.n, 100);
-    unsigned char want[GEMM_ALGO_BYTES], got[GEMM_ALGO_BYTES];
+    unsigned char want[GEMM_ALGO_BYTES];
     blob(want, 3 * 100 + 24);
-    assert_true(gemm_choices_get(&back, "thread 3 shape 24", got));
-    assert_memory_equal(got, want, GEMM_ALGO_BYTES);
+    expect_choice(&back, "thread 3 shape 24", want);
     gemm_choices_free(&c), gemm_choices_free(&back);
+    drop(dir);
 }
 
 static void default_path(void **state) {
