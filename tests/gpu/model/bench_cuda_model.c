@@ -18,6 +18,8 @@
  *   build/gpu/bench_cuda_model [forward|train|stage2]     (make bench-gpu)
  *   build/gpu/bench_cuda_model train-plain|train-hybrid   (one B 4 step kind; profile_train.sh)
  *   build/gpu/bench_cuda_model forward-long               (the 1 x 8192 forward alone; profile_steps.sh)
+ *   build/gpu/bench_cuda_model forward-targets            (the two forwards with logits issue 36's sdpa
+ *                                                          targets name: 4 x 2048 and 1 x 8192, no qwen3-8b)
  *   build/gpu/bench_cuda_model decode [CONTEXT [B [TOKENS [teacher|hybrid|hybrid25|all]]]]
  *       decode steps of the teacher, the 50 % and the 25 % hybrids (attention kept in every second /
  *       fourth layer), graft bench-decode's loop; not in "all"
@@ -379,8 +381,21 @@ static void decode_case(gf_backend *be, const bench_ceilings *ce, int keep_every
     model_free(&m);
 }
 
+static bool known_mode(const char *which) {
+    static const char *const modes[] = {"all",   "forward",     "forward-long", "forward-targets", "decode",
+                                        "train", "train-plain", "train-hybrid", "stage2"};
+    for (size_t i = 0; i < sizeof modes / sizeof *modes; i++)
+        if (strcmp(which, modes[i]) == 0) return true;
+    return false;
+}
+
 int main(int argc, char **argv) {
     const char *which = argc > 1 ? argv[1] : "all";
+    if (!known_mode(which)) { /* before the GPU opens: a mistyped mode would otherwise time nothing and pass */
+        fprintf(stderr, "bench_cuda_model: unknown mode '%s' (all, forward, forward-long, forward-targets, decode, "
+                        "train, train-plain, train-hybrid, stage2)\n", which);
+        return 2;
+    }
     gf_backend *be = bench_open_or_skip();
     smoke = bench_smoke_mode;
     be_set_default(be);
@@ -401,6 +416,10 @@ int main(int argc, char **argv) {
     }
     /* one kind of step alone (tests/gpu/bench/profile_train.sh profiles them) */
     if (strcmp(which, "forward-long") == 0) forward_case(be, &ce, "qwen2.5-1.5b", 1, 4 * Tl, true);
+    if (strcmp(which, "forward-targets") == 0) {
+        forward_case(be, &ce, "qwen2.5-1.5b", Bl, Tl, true);
+        forward_case(be, &ce, "qwen2.5-1.5b", 1, 4 * Tl, true);
+    }
     if (strcmp(which, "decode") == 0) {
         const int ctx = argc > 2 ? atoi(argv[2]) : smoke ? 64 : 8192, B = argc > 3 ? atoi(argv[3]) : 1;
         const int tokens = argc > 4 ? atoi(argv[4]) : smoke ? 4 : 64;
