@@ -138,7 +138,7 @@ ncu_sources() {
 # $R/forward.jsonl (KIND forward) or $R/train.jsonl, stderr into $L/forward-TUNE.log or train-TUNE.log;
 # sdpa_forward: transformers' sdpa forward (peer_forward.py) at 4 x 2048 and 1 x 8192 into $R/peer_forward.jsonl
 tuned_model() {
-    f=$([ $1 = forward ] && echo forward || echo train)
+    f=$(case $1 in forward*) echo forward ;; *) echo train ;; esac)
     GRAFT_CUDA_GEMM_TUNE=$([ $2 = 0 ] || echo $2) timeout $4 build/gpu/bench_cuda_model $1 2>>$L/$f-$2.log |
         grep '"model"' | sed "s/^{/{\"tune\":$2,\"round\":$3,/" | tee -a $R/$f.jsonl | show | grep "^\[model" |
         sed "s/^/tune $2: /"
