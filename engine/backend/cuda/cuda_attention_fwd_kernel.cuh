@@ -40,7 +40,16 @@
  * instead of padded; the masking, online softmax and statistics are the
  * mma.sync shapes' code. OV overlaps a tile's P V with the next tile's
  * softmax. Built only for sm_90a (cuda_attention_fwd_wg.cu);
- * this header is included by both files, each instantiating its own shapes. */
+ * this header is included by both files, each instantiating its own shapes.
+ *
+ * Producer warpgroup (WS, with OV): a fifth, ninth or thirteenth warpgroup
+ * issues every copy (Q, then each K/V tile into the ring) and the computing
+ * warpgroups issue none. It hands a stage over when its copies have landed
+ * (bar.arrive on the stage's "full" barrier, which the computing warps wait
+ * at) and reloads it once they are done with it (they arrive at its "empty"
+ * barrier after the tile's P V finished), running up to NS - 2 tiles ahead.
+ * It gives its registers to them (setmaxnreg), so a 64-row warpgroup keeps
+ * its scores, probabilities and output without spilling. */
 #ifndef GRAFT_BACKEND_CUDA_ATTENTION_FWD_KERNEL_CUH
 #define GRAFT_BACKEND_CUDA_ATTENTION_FWD_KERNEL_CUH
 
@@ -52,16 +61,26 @@
 #define PART_SCALARS 6 /* m, l, w, d, xd, x0 */
 
 /* One block shape (cuda_attention_cfg.h says what each field buys). */
-template <int NW_, int SL_, int BC_, int NS_, int MINB_, int FOLD_, bool WG_ = false, bool OV_ = false>
+template <int NW_, int SL_, int BC_, int NS_, int MINB_, int FOLD_, bool WG_ = false, bool OV_ = false, bool WS_ = false>
 struct fwd_cfg {
     static constexpr int NW = NW_, SL = SL_, BC = BC_, NS = NS_, MINB = MINB_;
-    static constexpr bool FOLD = FOLD_ != 0, WG = WG_, OV = OV_;
-    static constexpr int NT = NW * 32, BR = 16 * NW * SL;
+    static constexpr bool FOLD = FOLD_ != 0, WG = WG_, OV = OV_, WS = WS_;
+    /* NW warps compute (NC threads); WS adds a producer warpgroup that only loads (NT threads in all) */
+    static constexpr int NC = NW * 32, NT = NC + (WS ? 128 : 0), BR = 16 * NW * SL;
     /* tiles in flight ahead of the one computed: OV keeps the previous tile's V a tile longer */
     static constexpr int AHEAD = OV ? NS - 2 : NS - 1;
     static_assert(!WG || (NW % 4 == 0 && SL == 1 && (BC == 64 || BC == 128)),
                   "a Hopper shape: whole warpgroups, one slab, 64 or 128 keys (wgmma's n)");
     static_assert(!OV || (WG && NS >= 3), "the overlap is a Hopper shape's, with a stage for the previous tile's V");
+    /* WS: named barriers 1 .. NS (stage full), NS + 1 .. 2 NS (stage empty), 2 NS + 1 (the computing
+     * warps alone); registers: the launch's even share (64K / NT, a multiple of 8), then the producer
+     * keeps PRODUCER_REGS and the computing warpgroups take what it gave back (setmaxnreg) */
+    static_assert(!WS || (OV && MINB == 1 && 2 * NS + 1 <= 15), "a producer warpgroup: the overlap, one block an SM");
+    static constexpr int BAR_FULL = 1, BAR_EMPTY = 1 + NS, BAR_COMPUTE = 1 + 2 * NS;
+    static constexpr int LAUNCH_REGS = (65536 / NT) / 8 * 8 > 255 ? 248 : (65536 / NT) / 8 * 8;
+    static constexpr int PRODUCER_REGS = 40;
+    static constexpr int COMPUTE_REGS = (LAUNCH_REGS + (LAUNCH_REGS - PRODUCER_REGS) * 128 / NC) / 8 * 8;
+    static_assert(!WS || COMPUTE_REGS <= 256, "setmaxnreg takes at most 256");
 };
 
 /* Shared memory, in bf16 elements: a ring of NS (K, V) tile pairs. SL = 1
@@ -108,27 +127,32 @@ __global__ void __launch_bounds__(C::NT, C::MINB) attn_fwd_mma_kernel(const attn
     const int kt_begin = SPLIT ? min(n_kt, split * p.kt_per_split) : 0;
     const int kt_end = SPLIT ? min(n_kt, kt_begin + p.kt_per_split) : n_kt;
 
+    /* the threads that copy: the block's, or WS's producer warpgroup (lt its thread's index there) */
+    constexpr int LT = C::WS ? 128 : NT;
+    const int lt = C::WS ? tid - C::NC : tid;
     /* Q tile: rows (t, head) -> q[b, t, head, :]; rows past the end are zero.
      * Committed with the first K/V tile (one group). */
-    for (int c = tid; c < BR * CPR; c += NT) {
-        const int row = c / CPR, col = (c % CPR) * 8, r = r0 + row;
-        const bool ok = r < p.rows;
-        const int t = ok ? r / G : 0, h = kvh * G + (ok ? r % G : 0);
-        bf16 *dst = WG ? (bf16 *)((unsigned char *)Qs + swz128_offset(BR, row, col / 8)) : Qs + row * LDS + col;
-        cp_async16(dst, q + (((size_t)b * p.T + t) * p.H + h) * HD + col, ok);
-    }
-    /* K/V tiles: each thread copies the 16-byte chunks (row ld_row + rr, columns (tid % CPR) 8 ..+7) for
+    auto load_q = [&]() {
+        for (int c = lt; c < BR * CPR; c += LT) {
+            const int row = c / CPR, col = (c % CPR) * 8, r = r0 + row;
+            const bool ok = r < p.rows;
+            const int t = ok ? r / G : 0, h = kvh * G + (ok ? r % G : 0);
+            bf16 *dst = WG ? (bf16 *)((unsigned char *)Qs + swz128_offset(BR, row, col / 8)) : Qs + row * LDS + col;
+            cp_async16(dst, q + (((size_t)b * p.T + t) * p.H + h) * HD + col, ok);
+        }
+    };
+    /* K/V tiles: each thread copies the 16-byte chunks (row ld_row + rr, columns (lt % CPR) 8 ..+7) for
      * rr = 0, LROWS, 2 LROWS, ...; the addresses are formed once here and a tile adds kt BC key rows
      * (forming them per chunk in 64-bit arithmetic took a quarter of the loop's instructions). */
-    constexpr int LROWS = NT / CPR; /* rows one pass of the block's threads covers */
-    static_assert(NT % CPR == 0, "a pass of the block's threads covers whole rows");
+    constexpr int LROWS = LT / CPR; /* rows one pass of the copying threads covers */
+    static_assert(LT % CPR == 0, "a pass of the copying threads covers whole rows");
     static_assert(!WG || LROWS % 8 == 0, "a thread's rows keep their swizzle (row % 8)");
     /* this thread's first chunk, in bf16 elements from the tile's start; a pass adds LROWS rows (the
      * swizzled layout's rows are HD / 64 column blocks apart, LDS = HD elements a row within all of them) */
-    const int ld_row = tid / CPR;
-    const int ld_smem = WG ? (int)swz128_offset(BC, ld_row, tid % CPR) / 2 : ld_row * LDS + (tid % CPR) * 8;
+    const int ld_row = lt / CPR;
+    const int ld_smem = WG ? (int)swz128_offset(BC, ld_row, lt % CPR) / 2 : ld_row * LDS + (lt % CPR) * 8;
     constexpr int ROW_STEP = WG ? 64 : LDS; /* elements between a chunk and the same chunk one row down */
-    const size_t ld_off = ((size_t)b * p.S * p.KV + kvh) * HD + (tid % CPR) * 8; /* key 0's chunk */
+    const size_t ld_off = ((size_t)b * p.S * p.KV + kvh) * HD + (lt % CPR) * 8; /* key 0's chunk */
     auto load_kv = [&](int kt, int stage) {
         bf16 *kd = ring + 2 * stage * KVE + ld_smem, *vd = kd + KVE;
         const int j0 = kt * BC + ld_row;
@@ -143,13 +167,39 @@ __global__ void __launch_bounds__(C::NT, C::MINB) attn_fwd_mma_kernel(const attn
             }
         }
     };
-    /* prologue: tiles kt_begin .. kt_begin + AHEAD - 1 into stages 0 .. AHEAD - 1, one group each (empty
-     * groups keep the count) */
     constexpr int AHEAD = C::AHEAD;
+    if constexpr (C::WS) {
+        if (warp >= C::NW) {
+            /* the producer: tile i of the range into stage i % NS once the computing warps are done with
+             * tile i - NS there; tile i - AHEAD handed over once its copies (and Q's, with tile 0) landed */
+            setmaxnreg_dec<C::PRODUCER_REGS>();
+            const int n = kt_end - kt_begin;
+            for (int i = 0; i < n; i++) {
+                if (i >= NS) named_bar_sync(C::BAR_EMPTY + i % NS, NT);
+                if (i == 0) load_q();
+                load_kv(kt_begin + i, i % NS);
+                cp_async_commit();
+                if (i >= AHEAD) {
+                    cp_async_wait<AHEAD>();
+                    fence_proxy_async(); /* visible to wgmma's operand reads */
+                    named_bar_arrive(C::BAR_FULL + (i - AHEAD) % NS, NT);
+                }
+            }
+            cp_async_wait<0>();
+            fence_proxy_async();
+            for (int i = n - AHEAD > 0 ? n - AHEAD : 0; i < n; i++) named_bar_arrive(C::BAR_FULL + i % NS, NT);
+            return;
+        }
+        setmaxnreg_inc<C::COMPUTE_REGS>();
+    } else {
+        /* prologue: tiles kt_begin .. kt_begin + AHEAD - 1 into stages 0 .. AHEAD - 1, one group each (empty
+         * groups keep the count); Q with the first */
+        load_q();
 #pragma unroll
-    for (int st = 0; st < AHEAD; st++) {
-        if (kt_begin + st < kt_end) load_kv(kt_begin + st, st);
-        cp_async_commit();
+        for (int st = 0; st < AHEAD; st++) {
+            if (kt_begin + st < kt_end) load_kv(kt_begin + st, st);
+            cp_async_commit();
+        }
     }
 
     /* this thread's rows: slab s, half h -> rw0 + 16 s + 8 h + gid */
@@ -212,9 +262,13 @@ __global__ void __launch_bounds__(C::NT, C::MINB) attn_fwd_mma_kernel(const attn
         wgmma_reg_fence_all(pa);
     };
     for (int kt = kt_begin; kt < kt_end; kt++) {
-        cp_async_wait<AHEAD - 1>(); /* this thread's copies of tile kt (and Q) landed; later tiles may be in flight */
-        if (WG) fence_proxy_async(); /* ... and visible to wgmma's operand reads */
-        __syncthreads();             /* everyone's landed; everyone is done with tile kt - 1 */
+        if constexpr (C::WS) {
+            named_bar_sync(C::BAR_FULL + stage, NT); /* the producer's copies of tile kt (and Q) landed */
+        } else {
+            cp_async_wait<AHEAD - 1>(); /* this thread's copies of tile kt (and Q) landed; later tiles may be in flight */
+            if (WG) fence_proxy_async(); /* ... and visible to wgmma's operand reads */
+            __syncthreads();             /* everyone's landed; everyone is done with tile kt - 1 */
+        }
         if (SL == 1 && !WG && kt == kt_begin) {
             if (warp_live) {
 #pragma unroll
@@ -225,8 +279,10 @@ __global__ void __launch_bounds__(C::NT, C::MINB) attn_fwd_mma_kernel(const attn
         }
         /* tile kt + AHEAD into the stage tile kt - 1 left (OV: kt - 2; kt - 1's V is still read) */
         const int ld_stage = (stage + AHEAD) % NS, prev_stage = stage == 0 ? NS - 1 : stage - 1;
-        if (kt + AHEAD < kt_end) load_kv(kt + AHEAD, ld_stage);
-        cp_async_commit();
+        if constexpr (!C::WS) {
+            if (kt + AHEAD < kt_end) load_kv(kt + AHEAD, ld_stage);
+            cp_async_commit();
+        }
         if (live && kt * BC <= i_max) {
             const bf16 *Kb = ring + 2 * stage * KVE, *Vb = Kb + KVE;
             if constexpr (WG) {
@@ -361,6 +417,8 @@ __global__ void __launch_bounds__(C::NT, C::MINB) attn_fwd_mma_kernel(const attn
                 if (C::OV) {
                     wgmma_wait<0>();
                     pv_done();
+                    /* tile kt - 1's stage is read no more: back to the producer when it will reload it */
+                    if (C::WS && kt > kt_begin && kt - 1 + NS < kt_end) named_bar_arrive(C::BAR_EMPTY + prev_stage, NT);
 #pragma unroll
                     for (int x = 0; x < R; x++) {
                         const int c2 = 2 * (x & 1);
@@ -407,8 +465,12 @@ __global__ void __launch_bounds__(C::NT, C::MINB) attn_fwd_mma_kernel(const attn
         wgmma_wait<0>();
         pv_done();
     }
-    cp_async_wait<0>();
-    __syncthreads(); /* every warp is done with the ring before the finish reuses shared memory */
+    if constexpr (C::WS) {
+        named_bar_sync(C::BAR_COMPUTE, C::NC); /* the producer is done: its last copies were handed over */
+    } else {
+        cp_async_wait<0>();
+        __syncthreads(); /* every warp is done with the ring before the finish reuses shared memory */
+    }
 
     /* ---- finish: the quad's partial sums, then either the split's partials or the rows */
     float *rowstat = (float *)smem_raw; /* [BR][GF_STAT_COUNT], over the ring and Q (no longer read) */
@@ -476,11 +538,12 @@ __global__ void __launch_bounds__(C::NT, C::MINB) attn_fwd_mma_kernel(const attn
         }
     }
     if (STATS && !SPLIT) {
-        __syncthreads();
+        if constexpr (C::WS) named_bar_sync(C::BAR_COMPUTE, C::NC);
+        else __syncthreads();
         /* per head of the group: the block's rows of that head, summed in double
          * into its row of stat_parts (every column written, zeros included) */
         double *part = p.stat_parts + ((size_t)b * p.n_tiles + tile) * p.H * GF_STAT_COUNT;
-        for (int idx = tid; idx < G * GF_STAT_COUNT; idx += NT) {
+        for (int idx = tid; idx < G * GF_STAT_COUNT; idx += C::NC) {
             const int gl = idx / GF_STAT_COUNT, st = idx % GF_STAT_COUNT;
             double sum = 0;
             for (int row = ((gl - r0 % G) % G + G) % G; row < BR && r0 + row < p.rows; row += G)

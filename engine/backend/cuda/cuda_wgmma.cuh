@@ -69,6 +69,10 @@ __device__ __forceinline__ void wgmma_rs(float *d, const uint32_t (&a)[4], uint6
  * asynchronous wgmma (nothing to keep on the emulation). */
 __device__ __forceinline__ void wgmma_reg_fence(float &) {}
 __device__ __forceinline__ void wgmma_reg_fence_u(uint32_t &) {}
+__device__ __forceinline__ void named_bar_sync(int id, int n) { emu_bar_sync(id, n); }
+__device__ __forceinline__ void named_bar_arrive(int id, int n) { emu_bar_arrive(id, n); }
+template <int N> __device__ __forceinline__ void setmaxnreg_inc() {}
+template <int N> __device__ __forceinline__ void setmaxnreg_dec() {}
 #else
 __device__ __forceinline__ uint32_t smem_u32(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
 
@@ -114,6 +118,33 @@ __device__ __forceinline__ void fence_proxy_async() {
 __device__ __forceinline__ void wgmma_reg_fence(float &r) { asm volatile("" : "+f"(r)::"memory"); }
 /* The same for an A operand's register: its value stays where the wgmma reads it until here. */
 __device__ __forceinline__ void wgmma_reg_fence_u(uint32_t &r) { asm volatile("" : "+r"(r)::"memory"); }
+
+/* Warp specialisation. bar.sync id, n: waits until n threads (whole warps) arrived at barrier id
+ * (1-15; 0 is __syncthreads's), this one included; bar.arrive id, n counts this thread's arrival
+ * without waiting (a producer releasing its consumers, or consumers returning a buffer). Both order
+ * the arriving threads' earlier shared-memory writes before the waiters' later reads. */
+__device__ __forceinline__ void named_bar_sync(int id, int n) {
+    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory");
+}
+__device__ __forceinline__ void named_bar_arrive(int id, int n) {
+    asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(n) : "memory");
+}
+/* setmaxnreg: a warpgroup gives back registers (dec) or takes more (inc, waiting until the block has
+ * them free); N a multiple of 8 in 24..256, the same in every thread of the warpgroup. */
+template <int N> __device__ __forceinline__ void setmaxnreg_inc() {
+#ifdef GRAFT_WGMMA_UNAVAILABLE
+    GRAFT_WGMMA_UNAVAILABLE();
+#else
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+#endif
+}
+template <int N> __device__ __forceinline__ void setmaxnreg_dec() {
+#ifdef GRAFT_WGMMA_UNAVAILABLE
+    GRAFT_WGMMA_UNAVAILABLE();
+#else
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+#endif
+}
 
 /* The accumulator operand lists: 32 (N 64) or 64 (N 128) "+f" registers. */
 #define WG_D8(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), \

@@ -53,6 +53,7 @@ struct pending_copy {
 
 struct fiber {
     bool done = false, waiting = false;
+    bool deferred = false; /* yielded at a bar.arrive: resumed only when no other thread can run */
     barrier *wait_on = nullptr;
     unsigned wait_gen = 0;
     emu_idx tid{0, 0, 0};
@@ -283,9 +284,19 @@ void run_block() {
                 if (f.wait_on->gen == f.wait_gen) continue;
                 f.waiting = false;
             }
+            if (f.deferred) continue;
             resume(i);
             progress = true;
         }
+        /* the threads that yielded at a bar.arrive go on once every other one is blocked */
+        if (!progress)
+            for (int i : order) {
+                fiber &f = S.f[i];
+                if (f.done || !f.deferred) continue;
+                f.deferred = false;
+                resume(i);
+                progress = true;
+            }
         if (all_done) break;
         if (!progress) {
             S.cur = -1;
@@ -346,6 +357,12 @@ void emu_bar_arrive(int id, int n) { /* counted, not held: the last arrival rele
     barrier &b = named_barrier(id, n);
     b.arrived++;
     release_if_full(b);
+    /* and the arriving thread yields until no other thread can run: on a GPU it may go on long after
+     * the threads it released, so they run first here (a producer that hands a buffer over before its
+     * copies landed then fails) */
+    me().waiting = false;
+    me().deferred = true;
+    park();
 }
 void emu_syncwarp() { warp_arrive("syncwarp"); }
 

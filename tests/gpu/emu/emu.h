@@ -81,7 +81,10 @@ void emu_syncwarp();
 void emu_bar_sync(int id, int n);
 /* bar.arrive id, n (PTX): counts this thread's arrival at barrier id without
  * waiting (a producer signalling a group that waits there with bar.sync); the
- * barrier fills when n threads have arrived or synced. The same checks. */
+ * barrier fills when n threads have arrived or synced. The same checks. The
+ * arriving thread then yields to the others, so that threads its arrival
+ * released run before it goes on (what it does after the arrive must not be
+ * what they read). */
 void emu_bar_arrive(int id, int n);
 
 /* ------------------------------------------------------------- warp exchanges */

@@ -156,6 +156,28 @@ static bool run_ping_pong(int rounds) {
     return bad == 0;
 }
 
+/* bar.arrive lets the threads it released run before the arriving one goes on (emu.h): warp 1 writes
+ * 1, arrives at barrier 1 and then writes 2; warp 0, released there, must read the 1 in every order,
+ * so a producer that hands a buffer over before it finished writing it shows as a wrong read. */
+static bool run_arrive_defers() {
+    int seen[32];
+    emu_launch(dim3(1), dim3(64), 0, [&] {
+        static int v;
+        const int t = tid();
+        if (t >= 32) {
+            v = 1;
+            emu_bar_arrive(1, 64);
+            v = 2;
+        } else {
+            emu_bar_sync(1, 64);
+            seen[t] = v;
+        }
+    });
+    for (int x : seen)
+        if (x != 1) return false;
+    return true;
+}
+
 int main() {
     static const char *orders[] = {"forward", "reverse", "shuffle"};
     for (const char *order : orders) {
@@ -170,6 +192,8 @@ int main() {
         check(ok, what.c_str());
         what = std::string("bar.arrive: two groups taking turns at each other's barriers, 5 rounds (") + order + ")";
         check(run_ping_pong(5), what.c_str());
+        what = std::string("bar.arrive: the released threads run before the arriving one goes on (") + order + ")";
+        check(run_arrive_defers(), what.c_str());
     }
     setenv("GRAFT_EMU_ORDER", "shuffle", 1);
 
