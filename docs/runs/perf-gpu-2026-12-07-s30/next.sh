@@ -1,39 +1,39 @@
-# For the next session (written in session 30, not run): one call on the H200, the issue's card
-# (carry .carry only; ~585 s). What the standing table says was never measured there:
-# 1. Nsight Compute's per-kernel sums of the forward with statistics and logits at 4 x 2048 and at
-#    1 x 8192 (profile_steps.sh; the marker is the embedding kernel, one a forward), and of one 50 %
-#    hybrid training step: where the H200's time goes for the two missed forward targets and the
-#    missed hybrid ratio (the only per-kernel accounts so far are H100s': sessions 17 and 20);
-# 2. the forwards untuned and with GRAFT_CUDA_GEMM_TUNE=8 (a fresh choice file, filled by its first
-#    process) beside sdpa: the timing's effect on the H200, never measured;
-# 3. the hybrid step untuned and tuned, alternating, while BUDGET (585) s last.
-# At most seven files come back (a call brings back eight at most: session 30's first call lost two).
+# For the next session (written in session 30, not run): call A of two, on the H200 (carry .carry;
+# ~400 s). The attention forward's producer-warpgroup shapes, cfgs 28 and 29 (faddb5f), checked in
+# the emulation only:
+# 1. test_cuda_ops, which forces every block shape of cuda_attention_cfg.h against the CPU backend
+#    (their first run on a GPU; a hang there is a barrier the emulation missed: 150 s timeout);
+# 2. bench_attention: every shape at 4 x 2048 and 1 x 8192, with statistics, with the log-sum-exp
+#    only (training's), and plain, each against cfg 0 in the same run;
+# 3. the forwards of the sdpa targets (bench_cuda_model forward-targets) under cfg 23 (the default),
+#    28 and 29 in turn, two rounds, then sdpa once: the ratio each shape would give.
+# Then call B, next2.sh (the per-kernel profiles), with GRAFT_CUDA_ATTN_CFG set to the winner if one
+# of 28 / 29 beat 23 here.
 . docs/runs/perf-gpu-2026-12-06-s16/common.sh
-B=${BUDGET:-585}
-make -j16 build/gpu/bench_cuda_model >$L/build.log 2>&1 || { tail -20 $L/build.log; exit 1; }
+B=${BUDGET:-400}
+make -j16 build/gpu/test_cuda_ops build/gpu/bench_attention build/gpu/bench_cuda_model >$L/build.log 2>&1 ||
+    { tail -20 $L/build.log; exit 1; }
 el build
-{
-    timeout 110 sh tests/gpu/bench/profile_steps.sh fwd4k embedding_kernel 0 2000 forward-targets 2>&1 | tail -20
-    timeout 110 sh tests/gpu/bench/profile_steps.sh fwd8k embedding_kernel 0 2000 forward-long 2>&1 | tail -20
-} | tee $R/profile-forward.txt | grep -E "whole step|GEMM|attn|swiglu"
-el profiled forward
-timeout 150 sh tests/gpu/bench/profile_steps.sh hybrid embedding_kernel 400 4500 train-hybrid 2>&1 |
-    tail -30 | tee $R/profile-hybrid.txt | grep -E "whole step|GEMM|adamw|attn|gdn_bwd_local"
-el profiled hybrid
-export GRAFT_CUDA_GEMM_TUNE_FILE=/tmp/gemm-choices-next.json
-rm -f $GRAFT_CUDA_GEMM_TUNE_FILE
-if [ $(left $B) -gt 150 ]; then
-    for tune in 0 8; do tuned_model forward-targets $tune 1 60; done
-    sdpa_forward
-fi
-for tune in 8 0; do [ $(left $B) -gt 60 ] && tuned_model forward-targets $tune 2 60; done
-el forward
-for round in 1 2 3 4 5; do
-    for tune in 8 0; do
-        [ $(left $B) -gt 40 ] || break 2
-        tuned_model train-hybrid $tune $round 40
+timeout 150 build/gpu/test_cuda_ops >$L/test_cuda_ops.txt 2>&1
+rc=$?
+echo "test_cuda_ops rc $rc: $(tail -n 1 $L/test_cuda_ops.txt)"
+grep FAIL $L/test_cuda_ops.txt | head -20
+echo "cfg 28 / 29 checks passed: $(grep -c 'PASS.*cfg2[89]' $L/test_cuda_ops.txt)"
+gzip -c $L/test_cuda_ops.txt >$R/test_cuda_ops.txt.gz
+el tests
+[ $rc = 0 ] || { tar -C $L -czf $R/misc.tar.gz .; exit 1; }
+timeout 150 build/gpu/bench_attention 2>$L/bench_attention.log | grep '^{' >$R/bench_attention.jsonl
+show <$R/bench_attention.jsonl | grep -E "cfg (0|23|28|29)\b" | head -40
+el bench_attention
+for round in 1 2; do
+    for c in 23 28 29; do
+        [ $(left $B) -gt 60 ] || break 2
+        GRAFT_CUDA_ATTN_CFG=$c timeout 60 build/gpu/bench_cuda_model forward-targets 2>>$L/forward-cfg$c.log |
+            grep '"model"' | sed "s/^{/{\"cfg\":$c,\"round\":$round,/" | tee -a $R/forward-cfgs.jsonl | show |
+            grep "^\[model" | sed "s/^/cfg $c: /"
     done
 done
-el hybrid
-cp $GRAFT_CUDA_GEMM_TUNE_FILE $R/gemm-choices.json 2>/dev/null
+el forward
+[ $(left $B) -gt 50 ] && sdpa_forward
+el done
 tar -C $L -czf $R/misc.tar.gz .
