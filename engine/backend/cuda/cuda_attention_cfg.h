@@ -20,7 +20,9 @@
  *   overlap     1 (Hopper shapes): a tile's P V runs on the tensor cores while
  *               the next tile's softmax runs (its V kept a stage longer); 2: the
  *               same with a producer warpgroup besides the warps (those compute;
- *               it issues every copy and gives them its registers: setmaxnreg)
+ *               it issues every copy and gives them its registers: setmaxnreg); 3: 2
+ *               with ping-pong (the two computing warpgroups issue their products
+ *               in turn)
  * The product's three shapes, and cfg 8, the one candidate the H200 measured
  * faster than they are that no model figure has been measured with yet; the
  * candidates that lost to the defaults on the H200 are gone from the list
@@ -46,14 +48,16 @@
  * correct on an H100 (test_cuda_ops) but slower than cfg 23 in every case
  * bench_attention times, 0.488-0.537 against 0.475 ms at 1 x 8192 without
  * statistics (session 18, docs/cuda.md). What those lacked, a producer
- * warpgroup, cfgs 28 and 29 have (session 30; not yet timed on a GPU): two
- * computing warpgroups at 232 registers, with 64- or 128-key tiles. */
+ * warpgroup, cfgs 28-30 have (session 30; not yet timed on a GPU): two
+ * computing warpgroups at 232 registers, with 64- or 128-key tiles, and 30
+ * with ping-pong between them. */
 #define ATTN_FWD_WG_CONFIG_LIST(X)                                                                       \
     X(21, 12, 1, 64, 2, 1, 0, 0, "wgmma: 3 warpgroups x 64 rows, BC 64, 2 stages, 1 block/SM (168 registers)") \
     X(23, 12, 1, 64, 4, 1, 0, 1, "wgmma: 3 warpgroups x 64 rows, BC 64, 4 stages, 1 block/SM, P V overlapped") \
     X(28, 8, 1, 64, 4, 1, 0, 2, "wgmma: 2 warpgroups x 64 rows + a producer, BC 64, 4 stages, P V overlapped") \
-    X(29, 8, 1, 128, 3, 1, 0, 2, "wgmma: 2 warpgroups x 64 rows + a producer, BC 128, 3 stages, P V overlapped")
-#define ATTN_FWD_WG_CONFIGS 4
+    X(29, 8, 1, 128, 3, 1, 0, 2, "wgmma: 2 warpgroups x 64 rows + a producer, BC 128, 3 stages, P V overlapped") \
+    X(30, 8, 1, 128, 3, 1, 0, 3, "wgmma: 29 with ping-pong between the 2 warpgroups")
+#define ATTN_FWD_WG_CONFIGS 5
 
 /* Every shape, the mma.sync ones first: the positions the backend keeps. */
 #define ATTN_FWD_ALL_CONFIG_LIST(X) ATTN_FWD_CONFIG_LIST(X) ATTN_FWD_WG_CONFIG_LIST(X)

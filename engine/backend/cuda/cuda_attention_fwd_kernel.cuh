@@ -49,7 +49,9 @@
  * at) and reloads it once they are done with it (they arrive at its "empty"
  * barrier after the tile's P V finished), running up to NS - 2 tiles ahead.
  * It gives its registers to them (setmaxnreg), so a 64-row warpgroup keeps
- * its scores, probabilities and output without spilling. */
+ * its scores, probabilities and output without spilling. PP adds
+ * flash-attention-3's ping-pong: the two computing warpgroups issue their
+ * products in turn, so one's softmax overlaps the other's products. */
 #ifndef GRAFT_BACKEND_CUDA_ATTENTION_FWD_KERNEL_CUH
 #define GRAFT_BACKEND_CUDA_ATTENTION_FWD_KERNEL_CUH
 
@@ -61,10 +63,11 @@
 #define PART_SCALARS 6 /* m, l, w, d, xd, x0 */
 
 /* One block shape (cuda_attention_cfg.h says what each field buys). */
-template <int NW_, int SL_, int BC_, int NS_, int MINB_, int FOLD_, bool WG_ = false, bool OV_ = false, bool WS_ = false>
+template <int NW_, int SL_, int BC_, int NS_, int MINB_, int FOLD_, bool WG_ = false, bool OV_ = false, bool WS_ = false,
+          bool PP_ = false>
 struct fwd_cfg {
     static constexpr int NW = NW_, SL = SL_, BC = BC_, NS = NS_, MINB = MINB_;
-    static constexpr bool FOLD = FOLD_ != 0, WG = WG_, OV = OV_, WS = WS_;
+    static constexpr bool FOLD = FOLD_ != 0, WG = WG_, OV = OV_, WS = WS_, PP = PP_;
     /* NW warps compute (NC threads); WS adds a producer warpgroup that only loads (NT threads in all) */
     static constexpr int NC = NW * 32, NT = NC + (WS ? 128 : 0), BR = 16 * NW * SL;
     /* tiles in flight ahead of the one computed: OV keeps the previous tile's V a tile longer */
@@ -77,6 +80,11 @@ struct fwd_cfg {
      * keeps PRODUCER_REGS and the computing warpgroups take what it gave back (setmaxnreg) */
     static_assert(!WS || (OV && MINB == 1 && 2 * NS + 1 <= 15), "a producer warpgroup: the overlap, one block an SM");
     static constexpr int BAR_FULL = 1, BAR_EMPTY = 1 + NS, BAR_COMPUTE = 1 + 2 * NS;
+    /* PP (ping-pong): the two computing warpgroups take turns issuing a tile's products, each waiting
+     * at its own barrier (2 NS + 2, 2 NS + 3) for the other's arrival after it issued its own, so one
+     * group's softmax runs while the other's products do */
+    static_assert(!PP || (WS && NW == 8 && 2 * NS + 3 <= 15), "ping-pong: two computing warpgroups and a producer");
+    static constexpr int BAR_PP = 2 + 2 * NS;
     static constexpr int LAUNCH_REGS = (65536 / NT) / 8 * 8 > 255 ? 248 : (65536 / NT) / 8 * 8;
     static constexpr int PRODUCER_REGS = 40;
     static constexpr int COMPUTE_REGS = (LAUNCH_REGS + (LAUNCH_REGS - PRODUCER_REGS) * 128 / NC) / 8 * 8;
@@ -191,6 +199,8 @@ __global__ void __launch_bounds__(C::NT, C::MINB) attn_fwd_mma_kernel(const attn
             return;
         }
         setmaxnreg_inc<C::COMPUTE_REGS>();
+        /* ping-pong: warpgroup 0 issues first */
+        if (C::PP && warp >= 4 && kt_end > kt_begin) named_bar_arrive(C::BAR_PP, 2 * 128);
     } else {
         /* prologue: tiles kt_begin .. kt_begin + AHEAD - 1 into stages 0 .. AHEAD - 1, one group each (empty
          * groups keep the count); Q with the first */
@@ -289,6 +299,7 @@ __global__ void __launch_bounds__(C::NT, C::MINB) attn_fwd_mma_kernel(const attn
                 /* S = Q K^T over HD / 16 k steps: the warpgroup's 64 rows of Q, the tile's BC keys (both
                  * K-major); the first step overwrites the accumulators */
                 const uint32_t qa = smem_u32(Qs) + (uint32_t)(warp >> 2) * 64 * 128, ka = smem_u32(Kb);
+                if (C::PP) named_bar_sync(C::BAR_PP + (warp >> 2), 2 * 128); /* this warpgroup's turn */
                 wgmma_fence();
 #pragma unroll
                 for (int kk = 0; kk < HD / 16; kk++) {
@@ -299,6 +310,8 @@ __global__ void __launch_bounds__(C::NT, C::MINB) attn_fwd_mma_kernel(const attn
                 wgmma_commit();
                 if (C::OV) {
                     issue_pv(kt > kt_begin ? prev_stage : stage); /* the previous tile's P V, behind this S */
+                    /* the other warpgroup's turn (warpgroup 1's last one would find nobody waiting) */
+                    if (C::PP && (warp < 4 || kt + 1 < kt_end)) named_bar_arrive(C::BAR_PP + 1 - (warp >> 2), 2 * 128);
                     wgmma_wait<1>(); /* S done; the P V may run on through the softmax */
                 } else {
                     wgmma_wait<0>();
