@@ -180,7 +180,7 @@ __global__ void __launch_bounds__(C::NT, C::MINB) attn_fwd_mma_kernel(const attn
         if (warp >= C::NW) {
             /* the producer: tile i of the range into stage i % NS once the computing warps are done with
              * tile i - NS there; tile i - AHEAD handed over once its copies (and Q's, with tile 0) landed */
-            setmaxnreg_dec<C::PRODUCER_REGS>();
+            setmaxnreg<false, C::PRODUCER_REGS>();
             const int n = kt_end - kt_begin;
             for (int i = 0; i < n; i++) {
                 if (i >= NS) named_bar_sync(C::BAR_EMPTY + i % NS, NT);
@@ -198,7 +198,7 @@ __global__ void __launch_bounds__(C::NT, C::MINB) attn_fwd_mma_kernel(const attn
             for (int i = n - AHEAD > 0 ? n - AHEAD : 0; i < n; i++) named_bar_arrive(C::BAR_FULL + i % NS, NT);
             return;
         }
-        setmaxnreg_inc<C::COMPUTE_REGS>();
+        setmaxnreg<true, C::COMPUTE_REGS>();
         /* ping-pong: warpgroup 0 issues first */
         if (C::PP && warp >= 4 && kt_end > kt_begin) named_bar_arrive(C::BAR_PP, 2 * 128);
     } else {

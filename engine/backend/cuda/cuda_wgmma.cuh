@@ -71,8 +71,7 @@ __device__ __forceinline__ void wgmma_reg_fence(float &) {}
 __device__ __forceinline__ void wgmma_reg_fence_u(uint32_t &) {}
 __device__ __forceinline__ void named_bar_sync(int id, int n) { emu_bar_sync(id, n); }
 __device__ __forceinline__ void named_bar_arrive(int id, int n) { emu_bar_arrive(id, n); }
-template <int N> __device__ __forceinline__ void setmaxnreg_inc() {}
-template <int N> __device__ __forceinline__ void setmaxnreg_dec() {}
+template <bool INC, int N> __device__ __forceinline__ void setmaxnreg() {}
 #else
 __device__ __forceinline__ uint32_t smem_u32(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
 
@@ -129,20 +128,14 @@ __device__ __forceinline__ void named_bar_sync(int id, int n) {
 __device__ __forceinline__ void named_bar_arrive(int id, int n) {
     asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(n) : "memory");
 }
-/* setmaxnreg: a warpgroup gives back registers (dec) or takes more (inc, waiting until the block has
- * them free); N a multiple of 8 in 24..256, the same in every thread of the warpgroup. */
-template <int N> __device__ __forceinline__ void setmaxnreg_inc() {
+/* setmaxnreg: a warpgroup gives back registers (dec, INC false) or takes more (inc, waiting until the
+ * block has them free); N a multiple of 8 in 24..256, the same in every thread of the warpgroup. */
+template <bool INC, int N> __device__ __forceinline__ void setmaxnreg() {
 #ifdef GRAFT_WGMMA_UNAVAILABLE
     GRAFT_WGMMA_UNAVAILABLE();
 #else
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
-#endif
-}
-template <int N> __device__ __forceinline__ void setmaxnreg_dec() {
-#ifdef GRAFT_WGMMA_UNAVAILABLE
-    GRAFT_WGMMA_UNAVAILABLE();
-#else
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+    if constexpr (INC) asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+    else asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
 #endif
 }
 
