@@ -42,9 +42,9 @@
  * softmax. Built only for sm_90a (cuda_attention_fwd_wg.cu);
  * this header is included by both files, each instantiating its own shapes.
  *
- * Producer warpgroup (WS, with OV): a fifth, ninth or thirteenth warpgroup
- * issues every copy (Q, then each K/V tile into the ring) and the computing
- * warpgroups issue none. It hands a stage over when its copies have landed
+ * Producer warpgroup (WS, with OV): one more warpgroup after the computing
+ * ones (warps NW .. NW + 3) issues every copy (Q, then each K/V tile into the
+ * ring) and the computing warpgroups issue none. It hands a stage over when its copies have landed
  * (bar.arrive on the stage's "full" barrier, which the computing warps wait
  * at) and reloads it once they are done with it (they arrive at its "empty"
  * barrier after the tile's P V finished), running up to NS - 2 tiles ahead.
