@@ -2,6 +2,8 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <openssl/crypto.h>
+#include <openssl/err.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,20 +19,13 @@
 #define FORMAT "graft-gemm-choices"
 #define FILE_MAX ((size_t)16 << 20) /* a few hundred choices are ~100 KB */
 
-static int hex_digit(char ch) {
-    if (ch >= '0' && ch <= '9') return ch - '0';
-    if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
-    return -1;
-}
-
+/* GEMM_ALGO_BYTES bytes from their 2 GEMM_ALGO_BYTES hex digits (libcrypto's decoder, no separator) */
 static bool hex_to_algo(const char *s, unsigned char *out) {
-    if (strlen(s) != 2 * GEMM_ALGO_BYTES) return false;
-    for (int i = 0; i < GEMM_ALGO_BYTES; i++) {
-        const int hi = hex_digit(s[2 * i]), lo = hex_digit(s[2 * i + 1]);
-        if (hi < 0 || lo < 0) return false;
-        out[i] = (unsigned char)(hi << 4 | lo);
-    }
-    return true;
+    size_t n = 0;
+    const bool ok = strlen(s) == 2 * GEMM_ALGO_BYTES && OPENSSL_hexstr2buf_ex(out, GEMM_ALGO_BYTES, &n, s, '\0') == 1 &&
+                    n == GEMM_ALGO_BYTES;
+    if (!ok) ERR_clear_error(); /* the caller reports it; nothing is left on libcrypto's queue */
+    return ok;
 }
 
 static gemm_choice *find(gemm_choices *c, const char *key) {
