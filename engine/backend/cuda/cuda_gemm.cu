@@ -14,6 +14,7 @@
  * Row-major [out, in] weights, y = x W^T: cuBLAS is column-major, so a
  * row-major y[N, out] is a column-major y^T[out, N] = W x^T with W read
  * transposed: m = out, n = N, k = in. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,6 +116,16 @@ static bool choice_key(const cuda_impl *c, const gemm_key *k, char *out, size_t 
 
 /* A plan with candidates whose shape has a kept choice (an earlier run's, or another task stream's in
  * this run): that algorithm, untimed, when it is still among them (one line to stderr). */
+/* One line to stderr about a product shape's algorithm: "graft: gemm TN m M n N k K: " and what. */
+__attribute__((format(printf, 2, 3))) static void gemm_note(const gemm_key *k, const char *what, ...) {
+    va_list ap;
+    va_start(ap, what);
+    fprintf(stderr, "graft: gemm %c%c m %d n %d k %d: ", k->ta ? 'T' : 'N', k->tb ? 'T' : 'N', k->m, k->n, k->k);
+    vfprintf(stderr, what, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
 static void take_kept_choice(cuda_impl *c, gemm_plan *p) {
     if (p->ncand <= 1 || !c->gemm_choices) return;
     char key[GEMM_CHOICE_KEY_MAX];
@@ -123,9 +134,7 @@ static void take_kept_choice(cuda_impl *c, gemm_plan *p) {
     unsigned char id[GEMM_ALGO_BYTES];
     for (int i = 0; i < p->ncand; i++)
         if (algo_identity(&p->cand[i], id) && memcmp(id, algo, GEMM_ALGO_BYTES) == 0) {
-            const gemm_key *k = &p->key;
-            fprintf(stderr, "graft: gemm %c%c m %d n %d k %d: algorithm %d of %d, from the choice file\n",
-                    k->ta ? 'T' : 'N', k->tb ? 'T' : 'N', k->m, k->n, k->k, i + 1, p->ncand);
+            gemm_note(&p->key, "algorithm %d of %d, from the choice file", i + 1, p->ncand);
             p->algo = p->cand[i];
             p->ncand = 1;
             return;
@@ -245,7 +254,7 @@ static void gemm_tune(gf_backend *be, gemm_plan *p, const float *alpha, gf_buf A
         const size_t bytes = (size_t)k->ldc * k->n * gf_dtype_size(k->ct);
         if (cudaMallocAsync(&scratch, bytes, c->stream) != cudaSuccess) {
             cudaGetLastError();
-            fprintf(stderr, "graft: gemm m %d n %d k %d: not timed (no room for a scratch output)\n", k->m, k->n, k->k);
+            gemm_note(k, "not timed (no room for a scratch output)");
             return;
         }
         out = scratch;
@@ -263,8 +272,7 @@ static void gemm_tune(gf_backend *be, gemm_plan *p, const float *alpha, gf_buf A
     cudaGetLastError(); /* a refused candidate's launch error is not the op's */
     if (t[0] > 0 && t[best] < 0.98f * t[0]) p->algo = p->cand[best];
     else best = 0;
-    fprintf(stderr, "graft: gemm %c%c m %d n %d k %d: algorithm %d of %d, %.1f us (the heuristic's first %.1f us)\n",
-            k->ta ? 'T' : 'N', k->tb ? 'T' : 'N', k->m, k->n, k->k, best + 1, n, 1e3 * t[best], 1e3 * t[0]);
+    gemm_note(k, "algorithm %d of %d, %.1f us (the heuristic's first %.1f us)", best + 1, n, 1e3 * t[best], 1e3 * t[0]);
     if (c->gemm_choices && t[0] > 0) { /* a timed choice (not one left by failed timings) for later runs */
         char key[GEMM_CHOICE_KEY_MAX];
         unsigned char id[GEMM_ALGO_BYTES];
