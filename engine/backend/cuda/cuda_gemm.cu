@@ -114,8 +114,6 @@ static bool choice_key(const cuda_impl *c, const gemm_key *k, char *out, size_t 
     return len > 0 && (size_t)len < n;
 }
 
-/* A plan with candidates whose shape has a kept choice (an earlier run's, or another task stream's in
- * this run): that algorithm, untimed, when it is still among them (one line to stderr). */
 /* One line to stderr about a product shape's algorithm: "graft: gemm TN m M n N k K: " and what. */
 __attribute__((format(printf, 2, 3))) static void gemm_note(const gemm_key *k, const char *what, ...) {
     va_list ap;
@@ -126,6 +124,8 @@ __attribute__((format(printf, 2, 3))) static void gemm_note(const gemm_key *k, c
     va_end(ap);
 }
 
+/* A plan with candidates whose shape has a kept choice (an earlier run's, or another task stream's in
+ * this run): that algorithm, untimed, when it is still among them (one line to stderr). */
 static void take_kept_choice(cuda_impl *c, gemm_plan *p) {
     if (p->ncand <= 1 || !c->gemm_choices) return;
     char key[GEMM_CHOICE_KEY_MAX];

@@ -381,10 +381,12 @@ static void decode_case(gf_backend *be, const bench_ceilings *ce, int keep_every
     model_free(&m);
 }
 
+static const char *const modes[] = {"all",   "forward",     "forward-long", "forward-targets", "decode",
+                                    "train", "train-plain", "train-hybrid", "stage2"};
+#define N_MODES (sizeof modes / sizeof *modes)
+
 static bool known_mode(const char *which) {
-    static const char *const modes[] = {"all",   "forward",     "forward-long", "forward-targets", "decode",
-                                        "train", "train-plain", "train-hybrid", "stage2"};
-    for (size_t i = 0; i < sizeof modes / sizeof *modes; i++)
+    for (size_t i = 0; i < N_MODES; i++)
         if (strcmp(which, modes[i]) == 0) return true;
     return false;
 }
@@ -392,8 +394,8 @@ static bool known_mode(const char *which) {
 int main(int argc, char **argv) {
     const char *which = argc > 1 ? argv[1] : "all";
     if (!known_mode(which)) { /* before the GPU opens: a mistyped mode would otherwise time nothing and pass */
-        fprintf(stderr, "bench_cuda_model: unknown mode '%s' (all, forward, forward-long, forward-targets, decode, "
-                        "train, train-plain, train-hybrid, stage2)\n", which);
+        fprintf(stderr, "bench_cuda_model: unknown mode '%s' (", which);
+        for (size_t i = 0; i < N_MODES; i++) fprintf(stderr, "%s%s", modes[i], i + 1 < N_MODES ? ", " : ")\n");
         return 2;
     }
     gf_backend *be = bench_open_or_skip();
