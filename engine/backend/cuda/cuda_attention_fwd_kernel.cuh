@@ -226,8 +226,10 @@ __global__ void __launch_bounds__(C::NT, C::MINB) attn_fwd_mma_kernel(const attn
      * shapes decide per warpgroup (64 rows), and OV per block (every tile of its range: a wgmma in a
      * branch ptxas cannot prove uniform is serialized); a warp past its own rows' positions then
      * computes a tile that is all masked for it, which adds exactly 0 to its sums. The warpgroup's
-     * index comes through a shuffle so that ptxas knows it is the same in every lane. */
-    const int rg0 = r0 + (WG ? __shfl_sync(0xffffffffu, warp >> 2, 0) : 0) * 64;
+     * index comes through a shuffle so that ptxas knows it is the same in every lane (and builds the
+     * Q operand's wgmma descriptors in uniform registers). */
+    const int wg = WG ? __shfl_sync(0xffffffffu, warp >> 2, 0) : 0;
+    const int rg0 = r0 + wg * 64;
     const bool live = C::OV || (WG ? rg0 < p.rows : warp_live);
     const int i_max = C::OV ? p.pos0 + min(r0 + BR - 1, p.rows - 1) / G
                       : WG  ? p.pos0 + min(rg0 + 63, p.rows - 1) / G
@@ -260,10 +262,10 @@ __global__ void __launch_bounds__(C::NT, C::MINB) attn_fwd_mma_kernel(const attn
     int stage = 0; /* (kt - kt_begin) % NS: the stage tile kt is in */
     /* O += P V for the P in pa, the V of ring stage st; OV leaves it running (committed, not waited for) */
     auto issue_pv = [&](int st) {
-        const uint32_t va = smem_u32(ring + (2 * st + 1) * KVE);
+        const uint64_t vd = wgmma_desc(smem_u32(ring + (2 * st + 1) * KVE), BC * 128, 1024);
 #pragma unroll
         for (int kk = 0; kk < (WG ? BC / 16 : 1); kk++)
-            wgmma_rs<HD, true>(&o[0][0][0], pa[kk], wgmma_desc(va + kk * 16 * 128, BC * 128, 1024), true);
+            wgmma_rs<HD, true>(&o[0][0][0], pa[kk], wgmma_desc_at(vd, kk * 16 * 128), true);
         wgmma_commit();
     };
     /* after a P V's wgmma finished: O's and pa's registers may be read and written again */
@@ -298,20 +300,21 @@ __global__ void __launch_bounds__(C::NT, C::MINB) attn_fwd_mma_kernel(const attn
             if constexpr (WG) {
                 /* S = Q K^T over HD / 16 k steps: the warpgroup's 64 rows of Q, the tile's BC keys (both
                  * K-major); the first step overwrites the accumulators */
-                const uint32_t qa = smem_u32(Qs) + (uint32_t)(warp >> 2) * 64 * 128, ka = smem_u32(Kb);
-                if (C::PP) named_bar_sync(C::BAR_PP + (warp >> 2), 2 * 128); /* this warpgroup's turn */
+                const uint64_t qd = wgmma_desc(smem_u32(Qs) + (uint32_t)wg * 64 * 128, 16, 1024),
+                               kd = wgmma_desc(smem_u32(Kb), 16, 1024);
+                if (C::PP) named_bar_sync(C::BAR_PP + wg, 2 * 128); /* this warpgroup's turn */
                 wgmma_fence();
 #pragma unroll
                 for (int kk = 0; kk < HD / 16; kk++) {
                     const uint32_t kb = (uint32_t)(kk >> 2), ks = (uint32_t)(kk & 3) * 32;
-                    wgmma_ss<BC, false>(&s[0][0][0], wgmma_desc(qa + kb * BR * 128 + ks, 16, 1024),
-                                        wgmma_desc(ka + kb * BC * 128 + ks, 16, 1024), kk > 0);
+                    wgmma_ss<BC, false>(&s[0][0][0], wgmma_desc_at(qd, kb * BR * 128 + ks),
+                                        wgmma_desc_at(kd, kb * BC * 128 + ks), kk > 0);
                 }
                 wgmma_commit();
                 if (C::OV) {
                     issue_pv(kt > kt_begin ? prev_stage : stage); /* the previous tile's P V, behind this S */
                     /* the other warpgroup's turn (warpgroup 1's last one would find nobody waiting) */
-                    if (C::PP && (warp < 4 || kt + 1 < kt_end)) named_bar_arrive(C::BAR_PP + 1 - (warp >> 2), 2 * 128);
+                    if (C::PP && (wg == 0 || kt + 1 < kt_end)) named_bar_arrive(C::BAR_PP + 1 - wg, 2 * 128);
                     wgmma_wait<1>(); /* S done; the P V may run on through the softmax */
                 } else {
                     wgmma_wait<0>();

@@ -20,6 +20,7 @@
 #include "backend/cuda/cuda_attention_cfg.h"
 #include "backend/cuda/cuda_gemv.cuh"
 #include "backend/cuda/cuda_ops.cuh"
+#include "backend/cuda/cuda_wgmma.cuh"
 
 static uint64_t rng_state;
 static double urand() {
@@ -670,6 +671,20 @@ static void check_same(const char *what, bool same) {
     same ? passed++ : failed++;
 }
 
+/* wgmma_desc_at steps a descriptor with one add where wgmma_desc would build it again: the same 64
+ * bits for every 16-byte-aligned shared address, every step below 64 KiB (the attention forward's
+ * largest is 38 KiB) whose sum stays below 256 KiB, and both strides the forward uses. The kernels'
+ * checks above see only the addresses their shapes reach; this covers every one. */
+static void descriptor_step_case() {
+    bool same = true;
+    const uint32_t lbos[2] = {16, 64 * 128};
+    for (uint32_t lbo : lbos)
+        for (uint32_t a = 0; a < (256u << 10); a += 16)
+            for (uint32_t off = 0; off < (64u << 10) && a + off < (256u << 10); off += 16)
+                same &= wgmma_desc_at(wgmma_desc(a, lbo, 1024), off) == wgmma_desc(a + off, lbo, 1024);
+    check_same("wgmma_desc_at: every address and step, the same descriptor as wgmma_desc", same);
+}
+
 /* Cross-entropy over N rows of V (rows 1 and N - 1 skipped) with logits of
  * type lt at element offset off, the gradient of type dt (in place: replacing
  * the logits), against float64; then the loss alone, and the same inputs at
@@ -918,6 +933,7 @@ int main() {
         snprintf(v, sizeof v, "mma cfg%d split2", ids[c]);
         forward_case(v, false, c, 2, 1, 20, 4, 2, 64, 140);
     }
+    descriptor_step_case();
     forward_case("mma auto", false, -1, 0, 1, 5, 4, 2, 64, 700); /* splits on its own: small grid, 11 key tiles */
     /* a decode step over a long cache: more splits than a warp has lanes and than the combine has warps */
     forward_case("mma decode split-each-tile", false, -1, 1000, 1, 1, 12, 2, 128, 4500); /* >= 36 splits */
