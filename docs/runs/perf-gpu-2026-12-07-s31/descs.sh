@@ -1,5 +1,5 @@
 # For the next session (written in session 31, not run: too little device time was left to start a
-# machine). Carry .carry with base.patch = `git diff 0f0c0de1~1 0f0c0de1 -R` of the change (~150 s): the attention
+# machine). Carry .carry with base.patch = `git diff -R dbc3ce9~1 dbc3ce9 -- engine` (~150 s): the attention
 # forward's wgmma descriptors built once a tile and stepped with one add (wgmma_desc_at), the
 # warpgroup's index through a shuffle, against the same tree without that change (base, built
 # beside it by tree_build): test_cuda_ops on the change (every block shape against the CPU backend),
