@@ -57,12 +57,16 @@ template <int HD, int NWG> __global__ void __launch_bounds__(128 * NWG, 1) attn_
     unsigned char *Ks = sm + L::K, *Vs = sm + L::V, *Qs = sm + L::Q, *Gs = sm + L::G, *Ss = sm + L::S;
     float *lse2 = (float *)(sm + L::F), *Dsm = lse2 + WBR;
 
-    const int tid = threadIdx.x, wg = tid >> 7, warp = (tid >> 5) & 3, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
+    const int tid = threadIdx.x, warp = (tid >> 5) & 3, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
+    /* the warpgroup's index through a shuffle: ptxas then knows it is the same in every lane and builds
+     * the descriptors of this warpgroup's K and V tiles in uniform registers */
+    const int wg = __shfl_sync(0xffffffffu, tid >> 7, 0);
     const int h = blockIdx.x, b = blockIdx.y, jt = blockIdx.z;
     const int T = p.T, j0 = jt * KEYS, kvh = h / p.G;
     const bf16 *q = (const bf16 *)p.q, *k = (const bf16 *)p.k, *v = (const bf16 *)p.v, *dout = (const bf16 *)p.dout;
     /* this warpgroup's K, V and dS^T tiles; dQ reads every warpgroup's */
     const uint32_t ka = smem_u32(Ks) + (uint32_t)wg * L::TILE, va = smem_u32(Vs) + (uint32_t)wg * L::TILE;
+    const uint64_t kd = wgmma_desc(ka, 16, 1024), vd = wgmma_desc(va, 16, 1024); /* stepped: wgmma_desc_at */
     unsigned char *Sw = Ss + wg * L::DS;
 
     /* K and V of the block's keys (rows past T zero), 64 keys a tile */
@@ -122,6 +126,8 @@ template <int HD, int NWG> __global__ void __launch_bounds__(128 * NWG, 1) attn_
         const int r0 = rt * WBR;
         const uint32_t buf = (uint32_t)(rt & 1) * L::NEXT;
         const uint32_t qa = smem_u32(Qs) + buf, ga_ = smem_u32(Gs) + buf;
+        const uint64_t qd = wgmma_desc(qa, 16, 1024), gd = wgmma_desc(ga_, 16, 1024); /* K-major */
+        const uint64_t qdm = wgmma_desc(qa, ROWB, 1024), gdm = wgmma_desc(ga_, ROWB, 1024); /* MN-major */
         /* the other buffer was last read by the previous tile's dV, dK wgmma, waited for before
          * the barrier that ended it */
         stage_row_tile(rt + 1);
@@ -143,12 +149,12 @@ template <int HD, int NWG> __global__ void __launch_bounds__(128 * NWG, 1) attn_
 #pragma unroll
             for (int kk = 0; kk < HD / 16; kk++) {
                 const uint32_t o = (uint32_t)(kk >> 2) * ROWB + (uint32_t)(kk & 3) * 32;
-                wgmma_ss<WBR, false>(&sa[0][0], wgmma_desc(ka + o, 16, 1024), wgmma_desc(qa + o, 16, 1024), kk > 0);
+                wgmma_ss<WBR, false>(&sa[0][0], wgmma_desc_at(kd, o), wgmma_desc_at(qd, o), kk > 0);
             }
 #pragma unroll
             for (int kk = 0; kk < HD / 16; kk++) {
                 const uint32_t o = (uint32_t)(kk >> 2) * ROWB + (uint32_t)(kk & 3) * 32;
-                wgmma_ss<WBR, false>(&ga[0][0], wgmma_desc(va + o, 16, 1024), wgmma_desc(ga_ + o, 16, 1024), kk > 0);
+                wgmma_ss<WBR, false>(&ga[0][0], wgmma_desc_at(vd, o), wgmma_desc_at(gd, o), kk > 0);
             }
             wgmma_commit();
             wgmma_wait<0>();
@@ -174,8 +180,8 @@ template <int HD, int NWG> __global__ void __launch_bounds__(128 * NWG, 1) attn_
             wgmma_fence();
 #pragma unroll
             for (int kr = 0; kr < WBR / 16; kr++) {
-                wgmma_rs<HD, true>(&dva[0][0], ap[kr], wgmma_desc(ga_ + kr * 16 * 128, ROWB, 1024), true);
-                wgmma_rs<HD, true>(&dka[0][0], as[kr], wgmma_desc(qa + kr * 16 * 128, ROWB, 1024), true);
+                wgmma_rs<HD, true>(&dva[0][0], ap[kr], wgmma_desc_at(gdm, kr * 16 * 128), true);
+                wgmma_rs<HD, true>(&dka[0][0], as[kr], wgmma_desc_at(qdm, kr * 16 * 128), true);
             }
             wgmma_commit();
             wgmma_wait<0>(); /* dV, dK done: ap and as may go */
@@ -189,14 +195,14 @@ template <int HD, int NWG> __global__ void __launch_bounds__(128 * NWG, 1) attn_
          * dS K over the block's keys: 4 k steps of 16 keys a tile; K's column block c0 / 64 */
         const int c0 = wg * DQN;
         float dq[DQN / 8][4];
+        const uint64_t sd = wgmma_desc(smem_u32(Ss), ROWB, 1024),
+                       kcd = wgmma_desc(smem_u32(Ks) + (uint32_t)(c0 / 64) * ROWB, ROWB, 1024);
         wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < KEYS / 16; kk++) {
             const uint32_t tile = (uint32_t)(kk >> 2), o = (uint32_t)(kk & 3) * 16 * 128;
-            wgmma_ss<DQN, true, true>(&dq[0][0], wgmma_desc(smem_u32(Ss) + tile * L::DS + o, ROWB, 1024),
-                                      wgmma_desc(smem_u32(Ks) + tile * L::TILE + (uint32_t)(c0 / 64) * ROWB + o,
-                                                 ROWB, 1024),
-                                      kk > 0);
+            wgmma_ss<DQN, true, true>(&dq[0][0], wgmma_desc_at(sd, tile * L::DS + o),
+                                      wgmma_desc_at(kcd, tile * L::TILE + o), kk > 0);
         }
         wgmma_commit();
         /* lse and D were last read before the barrier above: the next tile's, while dQ's wgmma runs */

@@ -672,9 +672,9 @@ static void check_same(const char *what, bool same) {
 }
 
 /* wgmma_desc_at steps a descriptor with one add where wgmma_desc would build it again: the same 64
- * bits for every 16-byte-aligned shared address, every step below 64 KiB (the attention forward's
- * largest is 38 KiB) whose sum stays below 256 KiB, and both strides the forward uses. The kernels'
- * checks above see only the addresses their shapes reach; this covers every one. */
+ * bits for every 16-byte-aligned shared address, every step below 64 KiB (the attention kernels'
+ * largest is 38 KiB) whose sum stays below 256 KiB, and both strides the kernels use. The kernels'
+ * checks see only the addresses their shapes reach; this covers every one. */
 static void descriptor_step_case() {
     bool same = true;
     const uint32_t lbos[2] = {16, 64 * 128};
