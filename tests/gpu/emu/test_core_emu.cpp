@@ -673,8 +673,10 @@ static void check_same(const char *what, bool same) {
 
 /* wgmma_desc_at steps a descriptor with one add where wgmma_desc would build it again: the same 64
  * bits for every 16-byte-aligned shared address, every step below 64 KiB (the attention kernels'
- * largest is 38 KiB) whose sum stays below 256 KiB, and both strides the kernels use. The kernels'
- * checks see only the addresses their shapes reach; this covers every one. */
+ * largest, Q's second column block at 192 rows, is 24 KiB) whose sum stays below 256 KiB, and both
+ * strides the kernels use. (A CTA's shared address carries its cluster rank from bit 24 up, which
+ * wgmma_desc masks off; only the low 18 bits reach the field.) The kernels' checks see only the
+ * addresses their shapes reach; this covers every one. */
 static void descriptor_step_case() {
     bool same = true;
     const uint32_t lbos[2] = {16, 64 * 128};
