@@ -45,8 +45,8 @@
  * Producer warpgroup (WS, with OV): one more warpgroup after the computing
  * ones (warps NW .. NW + 3) issues every copy (Q, then each K/V tile into the
  * ring) and the computing warpgroups issue none. It hands a stage over when its copies have landed
- * (bar.arrive on the stage's "full" barrier, which the computing warps wait
- * at) and reloads it once they are done with it (they arrive at its "empty"
+ * (bar.arrive on the stage's "full" barrier of each computing warpgroup, where that group
+ * waits) and reloads it once they are done with it (they arrive at its "empty"
  * barrier after the tile's P V finished), running up to NS - 2 tiles ahead.
  * It gives its registers to them (setmaxnreg), so a 64-row warpgroup keeps
  * its scores, probabilities and output without spilling. PP adds
@@ -75,16 +75,20 @@ struct fwd_cfg {
     static_assert(!WG || (NW % 4 == 0 && SL == 1 && (BC == 64 || BC == 128)),
                   "a Hopper shape: whole warpgroups, one slab, 64 or 128 keys (wgmma's n)");
     static_assert(!OV || (WG && NS >= 3), "the overlap is a Hopper shape's, with a stage for the previous tile's V");
-    /* WS: named barriers 1 .. NS (stage full), NS + 1 .. 2 NS (stage empty), 2 NS + 1 (the computing
-     * warps alone); registers: the launch's even share (64K / NT, a multiple of 8), then the producer
-     * keeps PRODUCER_REGS and the computing warpgroups take what it gave back (setmaxnreg) */
-    static_assert(!WS || (OV && MINB == 1 && 2 * NS + 1 <= 15), "a producer warpgroup: the overlap, one block an SM");
-    static constexpr int BAR_FULL = 1, BAR_EMPTY = 1 + NS, BAR_COMPUTE = 1 + 2 * NS;
+    /* WS: named barriers 1 .. NWG NS (stage full, one per computing warpgroup and stage: each group
+     * waits for the producer alone, not for the other group too, which a barrier of the whole block
+     * made them do at every tile, undoing ping-pong's offset: session 31's profile), then NS (stage
+     * empty), then one for the computing warps alone; registers: the launch's even share (64K / NT, a
+     * multiple of 8), then the producer keeps PRODUCER_REGS and the computing warpgroups take what it
+     * gave back (setmaxnreg) */
+    static constexpr int NWG = NW / 4;
+    static constexpr int BAR_FULL = 1, BAR_EMPTY = 1 + NWG * NS, BAR_COMPUTE = BAR_EMPTY + NS;
+    static_assert(!WS || (OV && MINB == 1 && BAR_COMPUTE <= 15), "a producer warpgroup: the overlap, one block an SM");
     /* PP (ping-pong): the two computing warpgroups take turns issuing a tile's products, each waiting
-     * at its own barrier (2 NS + 2, 2 NS + 3) for the other's arrival after it issued its own, so one
+     * at its own barrier (BAR_PP, BAR_PP + 1) for the other's arrival after it issued its own, so one
      * group's softmax runs while the other's products do */
-    static_assert(!PP || (WS && NW == 8 && 2 * NS + 3 <= 15), "ping-pong: two computing warpgroups and a producer");
-    static constexpr int BAR_PP = 2 + 2 * NS;
+    static constexpr int BAR_PP = BAR_COMPUTE + 1;
+    static_assert(!PP || (WS && NW == 8 && BAR_PP + 1 <= 15), "ping-pong: two computing warpgroups and a producer");
     static constexpr int LAUNCH_REGS = (65536 / NT) / 8 * 8 > 255 ? 248 : (65536 / NT) / 8 * 8;
     static constexpr int PRODUCER_REGS = 40;
     static constexpr int COMPUTE_REGS = (LAUNCH_REGS + (LAUNCH_REGS - PRODUCER_REGS) * 128 / NC) / 8 * 8;
@@ -181,6 +185,12 @@ __global__ void __launch_bounds__(C::NT, C::MINB) attn_fwd_mma_kernel(const attn
             /* the producer: tile i of the range into stage i % NS once the computing warps are done with
              * tile i - NS there; tile i - AHEAD handed over once its copies (and Q's, with tile 0) landed */
             setmaxnreg<false, C::PRODUCER_REGS>();
+            /* stage st's tile to every computing warpgroup, on its own "full" barrier (the producer's
+             * 128 threads and the group's 128) */
+            auto hand_over = [&](int st) {
+#pragma unroll
+                for (int g = 0; g < C::NWG; g++) named_bar_arrive(C::BAR_FULL + g * NS + st, 2 * 128);
+            };
             const int n = kt_end - kt_begin;
             for (int i = 0; i < n; i++) {
                 if (i >= NS) named_bar_sync(C::BAR_EMPTY + i % NS, NT);
@@ -190,12 +200,12 @@ __global__ void __launch_bounds__(C::NT, C::MINB) attn_fwd_mma_kernel(const attn
                 if (i >= AHEAD) {
                     cp_async_wait<AHEAD>();
                     fence_proxy_async(); /* visible to wgmma's operand reads */
-                    named_bar_arrive(C::BAR_FULL + (i - AHEAD) % NS, NT);
+                    hand_over((i - AHEAD) % NS);
                 }
             }
             cp_async_wait<0>();
             fence_proxy_async();
-            for (int i = n - AHEAD > 0 ? n - AHEAD : 0; i < n; i++) named_bar_arrive(C::BAR_FULL + i % NS, NT);
+            for (int i = n - AHEAD > 0 ? n - AHEAD : 0; i < n; i++) hand_over(i % NS);
             return;
         }
         setmaxnreg<true, C::COMPUTE_REGS>();
@@ -275,7 +285,8 @@ __global__ void __launch_bounds__(C::NT, C::MINB) attn_fwd_mma_kernel(const attn
     };
     for (int kt = kt_begin; kt < kt_end; kt++) {
         if constexpr (C::WS) {
-            named_bar_sync(C::BAR_FULL + stage, NT); /* the producer's copies of tile kt (and Q) landed */
+            /* the producer's copies of tile kt (and Q) landed; this warpgroup's barrier */
+            named_bar_sync(C::BAR_FULL + wg * NS + stage, 2 * 128);
         } else {
             cp_async_wait<AHEAD - 1>(); /* this thread's copies of tile kt (and Q) landed; later tiles may be in flight */
             if (WG) fence_proxy_async(); /* ... and visible to wgmma's operand reads */
