@@ -48,9 +48,11 @@
  * correct on an H100 (test_cuda_ops) but slower than cfg 23 in every case
  * bench_attention times, 0.488-0.537 against 0.475 ms at 1 x 8192 without
  * statistics (session 18, docs/cuda.md). What those lacked, a producer
- * warpgroup, cfgs 28-30 have (session 30; not yet timed on a GPU): two
- * computing warpgroups at 232 registers, with 64- or 128-key tiles, and 30
- * with ping-pong between them. */
+ * warpgroup, cfgs 28-30 have (session 30): two computing warpgroups at 232
+ * registers, with 64- or 128-key tiles, and 30 with ping-pong between them.
+ * On an H100 (session 31) 28 and 29 lost to cfg 23 and 30 won ~2 % at
+ * 1 x 8192 only, before each computing warpgroup got a "full" barrier of
+ * its own (not yet timed). */
 #define ATTN_FWD_WG_CONFIG_LIST(X)                                                                       \
     X(21, 12, 1, 64, 2, 1, 0, 0, "wgmma: 3 warpgroups x 64 rows, BC 64, 2 stages, 1 block/SM (168 registers)") \
     X(23, 12, 1, 64, 4, 1, 0, 1, "wgmma: 3 warpgroups x 64 rows, BC 64, 4 stages, 1 block/SM, P V overlapped") \

@@ -30,7 +30,7 @@ def main():
     if total is None:
         sys.exit("ncu_top_stalls: no 'Warp Stall Sampling (All Samples)' column; columns: " + ", ".join(names[:12]))
     source = next((c for c in names if c == "Source"), names[1])
-    reasons = [c for c in names if c.startswith("stall_") or "Stall" in c and c != total and "Sampling" not in c]
+    reasons = [c for c in names if c.startswith("stall_")]
     all_samples = sum(number(r[col[total]]) for r in body if len(r) == len(names))
     if all_samples <= 0:
         sys.exit("ncu_top_stalls: no samples in the CSV")
