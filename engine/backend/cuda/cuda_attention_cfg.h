@@ -60,8 +60,9 @@
     X(23, 12, 1, 64, 4, 1, 0, 1, "wgmma: 3 warpgroups x 64 rows, BC 64, 4 stages, 1 block/SM, P V overlapped") \
     X(28, 8, 1, 64, 4, 1, 0, 2, "wgmma: 2 warpgroups x 64 rows + a producer, BC 64, 4 stages, P V overlapped") \
     X(29, 8, 1, 128, 3, 1, 0, 2, "wgmma: 2 warpgroups x 64 rows + a producer, BC 128, 3 stages, P V overlapped") \
-    X(30, 8, 1, 128, 3, 1, 0, 3, "wgmma: 29 with ping-pong between the 2 warpgroups")
-#define ATTN_FWD_WG_CONFIGS 5
+    X(30, 8, 1, 128, 3, 1, 0, 3, "wgmma: 29 with ping-pong between the 2 warpgroups")                  \
+    X(31, 12, 1, 64, 4, 1, 1, 1, "wgmma: 23 with the fold")
+#define ATTN_FWD_WG_CONFIGS 6
 
 /* Every shape, the mma.sync ones first: the positions the backend keeps. */
 #define ATTN_FWD_ALL_CONFIG_LIST(X) ATTN_FWD_CONFIG_LIST(X) ATTN_FWD_WG_CONFIG_LIST(X)
