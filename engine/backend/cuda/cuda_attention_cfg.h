@@ -22,7 +22,8 @@
  *               same with a producer warpgroup besides the warps (those compute;
  *               it issues every copy and gives them its registers: setmaxnreg); 3: 2
  *               with ping-pong (the two computing warpgroups issue their products
- *               in turn)
+ *               in turn); 4: 1 with the block's barrier once every two tiles
+ *               (stages 5: two tiles computed, two in flight, one V kept)
  * The product's three shapes, and cfg 8, the one candidate the H200 measured
  * faster than they are that no model figure has been measured with yet; the
  * candidates that lost to the defaults on the H200 are gone from the list
@@ -63,8 +64,9 @@
     X(23, 12, 1, 64, 4, 1, 0, 1, "wgmma: 3 warpgroups x 64 rows, BC 64, 4 stages, 1 block/SM, P V overlapped") \
     X(28, 8, 1, 64, 4, 1, 0, 2, "wgmma: 2 warpgroups x 64 rows + a producer, BC 64, 4 stages, P V overlapped") \
     X(29, 8, 1, 128, 3, 1, 0, 2, "wgmma: 2 warpgroups x 64 rows + a producer, BC 128, 3 stages, P V overlapped") \
-    X(30, 8, 1, 128, 3, 1, 0, 3, "wgmma: 29 with ping-pong between the 2 warpgroups")
-#define ATTN_FWD_WG_CONFIGS 5
+    X(30, 8, 1, 128, 3, 1, 0, 3, "wgmma: 29 with ping-pong between the 2 warpgroups")                  \
+    X(32, 12, 1, 64, 5, 1, 0, 4, "wgmma: 23 with the block's barrier every 2 tiles, 5 stages")
+#define ATTN_FWD_WG_CONFIGS 6
 
 /* Every shape, the mma.sync ones first: the positions the backend keeps. */
 #define ATTN_FWD_ALL_CONFIG_LIST(X) ATTN_FWD_CONFIG_LIST(X) ATTN_FWD_WG_CONFIG_LIST(X)

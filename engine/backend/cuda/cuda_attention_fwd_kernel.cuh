@@ -64,14 +64,20 @@
 
 /* One block shape (cuda_attention_cfg.h says what each field buys). */
 template <int NW_, int SL_, int BC_, int NS_, int MINB_, int FOLD_, bool WG_ = false, bool OV_ = false, bool WS_ = false,
-          bool PP_ = false>
+          bool PP_ = false, int G_ = 1>
 struct fwd_cfg {
-    static constexpr int NW = NW_, SL = SL_, BC = BC_, NS = NS_, MINB = MINB_;
+    static constexpr int NW = NW_, SL = SL_, BC = BC_, NS = NS_, MINB = MINB_, G = G_;
     static constexpr bool FOLD = FOLD_ != 0, WG = WG_, OV = OV_, WS = WS_, PP = PP_;
     /* NW warps compute (NC threads); WS adds a producer warpgroup that only loads (NT threads in all) */
     static constexpr int NC = NW * 32, NT = NC + (WS ? 128 : 0), BR = 16 * NW * SL;
     /* tiles in flight ahead of the one computed: OV keeps the previous tile's V a tile longer */
     static constexpr int AHEAD = OV ? NS - 2 : NS - 1;
+    /* G > 1 (the overlap, no producer): the block meets at its barrier once every G tiles instead of
+     * once a tile, so the warpgroups, whose products take turns on the tensor cores, can drift apart
+     * by up to G tiles. At the first tile of a group every copy of the group (issued at the start of
+     * the group before) has landed, the group after it is issued into the stages of tiles kt - G - 1
+     * .. kt - 2 (kt - 1's V is still read): G tiles computed, G in flight, one kept, 2 G + 1 stages. */
+    static_assert(G == 1 || (OV && !WS && NS == 2 * G + 1), "a barrier every G tiles: the overlap, 2 G + 1 stages");
     static_assert(!WG || (NW % 4 == 0 && SL == 1 && (BC == 64 || BC == 128)),
                   "a Hopper shape: whole warpgroups, one slab, 64 or 128 keys (wgmma's n)");
     static_assert(!OV || (WG && NS >= 3), "the overlap is a Hopper shape's, with a stage for the previous tile's V");
@@ -211,6 +217,13 @@ __global__ void __launch_bounds__(C::NT, C::MINB) attn_fwd_mma_kernel(const attn
         setmaxnreg<true, C::COMPUTE_REGS>();
         /* ping-pong: warpgroup 0 issues first */
         if (C::PP && warp >= 4 && kt_end > kt_begin) named_bar_arrive(C::BAR_PP, 2 * 128);
+    } else if constexpr (C::G > 1) {
+        /* prologue: the first group's tiles into stages 0 .. G - 1, with Q, one copy group */
+        load_q();
+#pragma unroll
+        for (int st = 0; st < C::G; st++)
+            if (kt_begin + st < kt_end) load_kv(kt_begin + st, st);
+        cp_async_commit();
     } else {
         /* prologue: tiles kt_begin .. kt_begin + AHEAD - 1 into stages 0 .. AHEAD - 1, one group each (empty
          * groups keep the count); Q with the first */
@@ -287,6 +300,18 @@ __global__ void __launch_bounds__(C::NT, C::MINB) attn_fwd_mma_kernel(const attn
         if constexpr (C::WS) {
             /* the producer's copies of tile kt (and Q) landed; this warpgroup's barrier */
             named_bar_sync(C::BAR_FULL + wg * NS + stage, 2 * 128);
+        } else if constexpr (C::G > 1) {
+            if (((kt - kt_begin) & (C::G - 1)) == 0) {
+                cp_async_wait<0>(); /* this thread's copies of the group (and Q) landed */
+                fence_proxy_async();
+                __syncthreads(); /* everyone's landed; everyone is done with tiles up to kt - 2 */
+#pragma unroll
+                for (int j = 0; j < C::G; j++) {
+                    const int st = stage + C::G + j;
+                    if (kt + C::G + j < kt_end) load_kv(kt + C::G + j, st >= NS ? st - NS : st);
+                }
+                cp_async_commit();
+            }
         } else {
             cp_async_wait<AHEAD - 1>(); /* this thread's copies of tile kt (and Q) landed; later tiles may be in flight */
             if (WG) fence_proxy_async(); /* ... and visible to wgmma's operand reads */
@@ -302,7 +327,7 @@ __global__ void __launch_bounds__(C::NT, C::MINB) attn_fwd_mma_kernel(const attn
         }
         /* tile kt + AHEAD into the stage tile kt - 1 left (OV: kt - 2; kt - 1's V is still read) */
         const int ld_stage = (stage + AHEAD) % NS, prev_stage = stage == 0 ? NS - 1 : stage - 1;
-        if constexpr (!C::WS) {
+        if constexpr (!C::WS && C::G == 1) {
             if (kt + AHEAD < kt_end) load_kv(kt + AHEAD, ld_stage);
             cp_async_commit();
         }
