@@ -148,3 +148,37 @@ sdpa_forward() {
         timeout 120 python3 peer_forward.py) >$R/peer_forward.jsonl 2>$L/peer_forward.log
     echo "peer_forward rc $?"; grep '^{' $R/peer_forward.jsonl | show | grep '^\[peer'
 }
+# Added in session 32 (its forward2.sh, h200.sh and fold.sh wrote these out): forward_rounds: the forwards
+# of the sdpa targets under the default plan, rounds 1 and 2 around transformers' sdpa forward (into
+# $R/forward.jsonl and $R/peer_forward.jsonl); attn_cfg_ab ID NAME: the attention forward's block shape ID
+# against cfg 23: test_cuda_ops (every shape against the CPU backend) into $R/test_cuda_ops-NAME.txt.gz,
+# bench_attention twice into $R/bench_attention-NAME.jsonl, then the forwards of the sdpa targets under
+# 23 and ID, ID and 23 around sdpa into $R/forward-NAME.jsonl, while 260 s (from the start) last
+forward_rounds() {
+    tuned_model forward-targets 0 1 60
+    sdpa_forward
+    tuned_model forward-targets 0 2 60
+    el forward
+}
+attn_cfg_ab() {
+    make -j16 build/gpu/test_cuda_ops build/gpu/bench_attention build/gpu/bench_cuda_model >$L/build.log 2>&1 ||
+        { tail -20 $L/build.log; return 1; }
+    el build
+    timeout 60 build/gpu/test_cuda_ops >$L/test_cuda_ops.txt 2>&1
+    echo "test_cuda_ops rc $?: $(tail -n 1 $L/test_cuda_ops.txt)"; grep FAIL $L/test_cuda_ops.txt | head
+    echo "cfg $1 checks passed: $(grep -cE "PASS.*cfg$1\b" $L/test_cuda_ops.txt)"
+    gzip -c $L/test_cuda_ops.txt >$R/test_cuda_ops-$2.txt.gz
+    el tests
+    for round in 1 2; do
+        timeout 40 build/gpu/bench_attention 2>/dev/null | grep '^{' | sed "s/^{/{\"round\":$round,/" |
+            tee -a $R/bench_attention-$2.jsonl | show | grep -E "\[cfg (23|$1)" | cut -c1-50,90-120
+        el bench $round
+    done
+    for c in 23 $1 sdpa $1 23; do
+        [ $(left 260) -gt 30 ] || break
+        if [ $c = sdpa ]; then sdpa_forward; continue; fi
+        GRAFT_CUDA_ATTN_CFG=$c timeout 60 build/gpu/bench_cuda_model forward-targets 2>>$L/forward.log |
+            grep '"model"' | sed "s/^{/{\"cfg\":$c,/" | tee -a $R/forward-$2.jsonl | show | grep "^\[model" | sed "s/^/cfg $c: /"
+    done
+    el done
+}
