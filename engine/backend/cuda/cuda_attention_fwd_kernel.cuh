@@ -609,6 +609,8 @@ __global__ void __launch_bounds__(C::NT, C::MINB) attn_fwd_mma_kernel(const attn
 
 template <int HD, class C, bool STATS, bool SPLIT> static void launch(gf_backend *be, const attn_fwd_params &p) {
     const size_t bytes = fwd_smem<HD, C>::bytes;
+    /* the emulation runs any size; a GPU's launch would fail (Hopper: 227 KiB a block at most) */
+    static_assert(!C::WG || fwd_smem<HD, C>::bytes <= 227 * 1024, "a Hopper shape's shared memory fits a block");
     const void *kern = (const void *)attn_fwd_mma_kernel<HD, C, STATS, SPLIT>;
     cuda_allow_smem(kern, bytes);
 #ifndef GRAFT_CUDA_EMU
