@@ -4,7 +4,4 @@
 . docs/runs/perf-gpu-2026-12-06-s16/common.sh
 make -j16 build/gpu/bench_cuda_model >$L/build.log 2>&1 || { tail -20 $L/build.log; exit 1; }
 el build
-tuned_model forward-targets 0 1 60
-sdpa_forward
-tuned_model forward-targets 0 2 60
-el forward
+forward_rounds

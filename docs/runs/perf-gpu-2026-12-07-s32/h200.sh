@@ -5,10 +5,7 @@
 B=${BUDGET:-560}
 make -j16 build/gpu/bench_cuda_model >$L/build.log 2>&1 || { tail -20 $L/build.log; exit 1; }
 el build
-tuned_model forward-targets 0 1 60
-sdpa_forward
-tuned_model forward-targets 0 2 60
-el forward
+forward_rounds
 peers_warm
 wait
 el warm

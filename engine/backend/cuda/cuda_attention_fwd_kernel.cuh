@@ -306,10 +306,8 @@ __global__ void __launch_bounds__(C::NT, C::MINB) attn_fwd_mma_kernel(const attn
                 fence_proxy_async();
                 __syncthreads(); /* everyone's landed; everyone is done with tiles up to kt - 2 */
 #pragma unroll
-                for (int j = 0; j < C::G; j++) {
-                    const int st = stage + C::G + j;
-                    if (kt + C::G + j < kt_end) load_kv(kt + C::G + j, st >= NS ? st - NS : st);
-                }
+                for (int j = 0; j < C::G; j++)
+                    if (kt + C::G + j < kt_end) load_kv(kt + C::G + j, (stage + C::G + j) % NS);
                 cp_async_commit();
             }
         } else {
