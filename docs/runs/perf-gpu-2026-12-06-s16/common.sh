@@ -149,8 +149,8 @@ sdpa_forward() {
     echo "peer_forward rc $?"; grep '^{' $R/peer_forward.jsonl | show | grep '^\[peer'
 }
 # Added in session 32 (its forward.sh, forward2.sh and h200.sh call the first; fold.sh wrote the second
-# out): forward_rounds: the forwards of the sdpa targets under the default plan, rounds 1 and 2 around transformers' sdpa forward (into
-# $R/forward.jsonl and $R/peer_forward.jsonl); attn_cfg_ab ID NAME: the attention forward's block shape ID
+# out): forward_rounds: the forwards of the sdpa targets under the default plan, rounds 1 and 2 around
+# transformers' sdpa forward (into $R/forward.jsonl and $R/peer_forward.jsonl); attn_cfg_ab ID NAME: the attention forward's block shape ID
 # against cfg 23: test_cuda_ops (every shape against the CPU backend) into $R/test_cuda_ops-NAME.txt.gz,
 # bench_attention twice into $R/bench_attention-NAME.jsonl, then the forwards of the sdpa targets under
 # 23 and ID, ID and 23 around sdpa into $R/forward-NAME.jsonl, while 260 s (from the start) last
