@@ -171,7 +171,7 @@ int stage2_align(gf_backend *be, const student_settings *set, const gdn_config *
                 break;
             }
             be_zero(be, b.grad, n);
-            gdn_layer_backward(be, c, &w, &g, &b.a, &b.s, b.x, b.dy, gf_none(), false);
+            gdn_layer_backward(be, c, &w, &g, &b.a, &b.s, b.x, b.dy, gf_none(), false, true);
             for (int i = 0; i < nspan; i++) be_sumsq(be, sq, gf_at(b.grad, spans[i].off), spans[i].n);
         }
         double sums[3] = {NAN, NAN, NAN};

@@ -195,9 +195,9 @@ void be_linear_add(gf_backend *be, gf_buf y, gf_buf x, gf_buf W, gf_buf b, int N
     be->ops->linear_add(be, y, x, W, b, N, in, out, add);
 }
 void be_linear_backward(gf_backend *be, gf_buf dx, gf_buf dW, gf_buf db, gf_buf dy, gf_buf x, gf_buf W, int N,
-                        int in, int out, bool accumulate_dx) {
+                        int in, int out, bool accumulate_dx, bool accumulate_dW) {
     if (gf_is_none(dx) && gf_is_none(dW) && gf_is_none(db)) return;
-    be->ops->linear_backward(be, dx, dW, db, dy, x, W, N, in, out, accumulate_dx);
+    be->ops->linear_backward(be, dx, dW, db, dy, x, W, N, in, out, accumulate_dx, accumulate_dW);
 }
 void be_rmsnorm(gf_backend *be, gf_buf y, gf_buf rstd, gf_buf x, gf_buf w, int rows, int n, float eps) {
     be->ops->rmsnorm(be, y, rstd, x, w, rows, n, eps);

@@ -154,10 +154,12 @@ void be_linear(gf_backend *be, gf_buf y, gf_buf x, gf_buf W, gf_buf b, int N, in
 /* y[N, out] = x W^T (+ b) + add[N, out] (none: nothing added; it may be y): a residual added in
  * the product's epilogue, without a pass of its own over y. */
 void be_linear_add(gf_backend *be, gf_buf y, gf_buf x, gf_buf W, gf_buf b, int N, int in, int out, gf_buf add);
-/* dx[N, in] = dy[N, out] W (+= when accumulate_dx); dW[out, in] (F32) += dy^T x;
- * db[out] (F32) += sum_n dy. */
+/* dx[N, in] = dy[N, out] W (+= when accumulate_dx); dW[out, in] (F32) = dy^T x
+ * and db[out] (F32) = sum_n dy (both += when accumulate_dW). Written, not
+ * added, dW is neither read nor zeroed first: the training step's first
+ * gradient of a weight saves both passes over its F32 block (tf_zero_grads). */
 void be_linear_backward(gf_backend *be, gf_buf dx, gf_buf dW, gf_buf db, gf_buf dy, gf_buf x, gf_buf W, int N,
-                        int in, int out, bool accumulate_dx);
+                        int in, int out, bool accumulate_dx, bool accumulate_dW);
 
 /* y[rows, n] = x / sqrt(mean(x^2) + eps) * w[n]; y may alias x; rstd[rows]
  * (F32, optional) keeps 1/sqrt(...) for the backward. Per-head norms (Qwen3

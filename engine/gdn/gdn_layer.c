@@ -85,19 +85,21 @@ void gdn_layer_forward(gf_backend *be, const gdn_config *c, const gdn_weights *w
 }
 
 void gdn_layer_backward(gf_backend *be, const gdn_config *c, const gdn_weights *w, const gdn_weights *g,
-                        const gdn_acts *a, const gdn_scratch *s, gf_buf x, gf_buf dy, gf_buf dx, bool accumulate_dx) {
+                        const gdn_acts *a, const gdn_scratch *s, gf_buf x, gf_buf dy, gf_buf dx, bool accumulate_dx,
+                        bool accumulate_dW) {
     const int B = a->B, T = a->T, N = B * T, D = c->D, hv = c->H * c->dv;
     const gf_gdn_dims d = dims_of(c, B, T);
     const gf_gdn_shape sh = shape_of(c, B, T, a->keep_wy);
     /* y = z Wo^T */
-    be_linear_backward(be, s->dz, g->wo, gf_none(), dy, a->z, w->wo, N, hv, D, false);
+    be_linear_backward(be, s->dz, g->wo, gf_none(), dy, a->z, w->wo, N, hv, D, false, accumulate_dW);
     be_gdn_gated_norm_backward(be, s->dz, s->dproj, g->w_norm, s->dz, a->o, a->rstd, a->proj, w->w_norm, &d);
     be_gdn_core_backward(be, s->dq, s->dk, s->dv, s->dg, s->dbeta, s->dz, a->q, a->k, a->v, a->g, a->beta, a->ckpt,
                          &sh);
     be_gdn_prep_backward(be, s->dproj, g->bqkv, g->conv, g->a_log, g->dt_bias, s->dq, s->dk, s->dv, s->dg, s->dbeta,
                          a->proj, a->qkv_pre, a->q, a->k, a->g, a->beta, w->conv, w->a_log, w->dt_bias, &d);
     /* proj = x W_in^T */
-    be_linear_backward(be, dx, g->win, gf_none(), s->dproj, x, w->win, N, D, gdn_in_width(c), accumulate_dx);
+    be_linear_backward(be, dx, g->win, gf_none(), s->dproj, x, w->win, N, D, gdn_in_width(c), accumulate_dx,
+                       accumulate_dW);
 }
 
 int gdn_layer_run_host(gf_backend *be, const gdn_config *c, const gdn_params *p, const float *x, int B, int T,

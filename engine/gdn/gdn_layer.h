@@ -72,10 +72,13 @@ void gdn_state_zero(gf_backend *be, const gdn_state *s, const gdn_config *c, int
  * follow). */
 void gdn_layer_forward(gf_backend *be, const gdn_config *c, const gdn_weights *w, const gdn_acts *a, gf_buf x,
                        gf_buf y, gf_buf y_add, const gdn_state *st);
-/* From dy: ACCUMULATES into the gradient views of g (none views skipped) and
- * writes dx (+= when accumulate_dx; none: skipped). */
+/* From dy: ACCUMULATES into the gradient views of g (none views skipped),
+ * except that W_in's and Wo's are written, not added, when !accumulate_dW
+ * (the step's first gradient of them: tf_zero_grads), and writes dx (+= when
+ * accumulate_dx; none: skipped). */
 void gdn_layer_backward(gf_backend *be, const gdn_config *c, const gdn_weights *w, const gdn_weights *g,
-                        const gdn_acts *a, const gdn_scratch *s, gf_buf x, gf_buf dy, gf_buf dx, bool accumulate_dx);
+                        const gdn_acts *a, const gdn_scratch *s, gf_buf x, gf_buf dy, gf_buf dx, bool accumulate_dx,
+                        bool accumulate_dW);
 
 /* Host convenience (Stage 1, tests): runs host parameters p on host x
  * [B*T, D] on be; y [B*T, D] and o [B*T, H*dv] (the core output before the

@@ -101,21 +101,14 @@ void tf_logits(tf_run *r, int row0, int n, gf_buf out) {
 }
 
 void tf_lm_head_backward(tf_run *r, int row0, int n, gf_buf dlogits) {
-    const transformer *tf = r->tf;
+    transformer *tf = r->tf;
     const model_config *c = &tf->cfg;
     const size_t at = (size_t)row0 * c->dim;
-    be_linear_backward(tf->be, gf_at(r->dhidden, at), tf->train[PGROUP_REST] ? tf->g.lm_head : gf_none(), gf_none(),
-                       dlogits, gf_at(r->hidden, at), tf->w.lm_head, n, c->dim, c->vocab_size, true);
+    const bool rest = tf->train[PGROUP_REST];
+    const bool add_dW = !(rest && tf_grads_take_fresh(tf, c->n_layers, TF_FRESH_HEAD));
+    be_linear_backward(tf->be, gf_at(r->dhidden, at), rest ? tf->g.lm_head : gf_none(), gf_none(), dlogits,
+                       gf_at(r->hidden, at), tf->w.lm_head, n, c->dim, c->vocab_size, true, add_dW);
     r->have_dhidden = true;
-}
-
-/* The lowest layer whose parameters (or whose inputs' parameters) need a
- * gradient: the backward stops there. */
-static int lowest_needed_layer(const transformer *tf) {
-    if (tf->train[PGROUP_REST]) return 0;
-    for (int l = 0; l < tf->cfg.n_layers; l++)
-        if (tf->kind[l] != MIX_NONE && tf->train[tf->kind[l] == MIX_GDN ? PGROUP_GDN : PGROUP_ATTN]) return l;
-    return tf->cfg.n_layers;
 }
 
 int tf_backward(tf_run *r, const gf_buf *d_after) {
@@ -132,7 +125,7 @@ int tf_backward(tf_run *r, const gf_buf *d_after) {
                             r->rstd_final, N, D, eps, false);
     else
         be_zero(be, r->dx, (size_t)N * D);
-    const int floor_l = lowest_needed_layer(tf);
+    const int floor_l = tf_lowest_needed_layer(tf);
     for (int l = L - 1; l >= floor_l; l--) {
         if (r->o.cancel && atomic_load(r->o.cancel)) return gf_fail("cancelled");
         const layer_views *w = &tf->w.layers[l], *gw = &tf->g.layers[l];
@@ -142,10 +135,12 @@ int tf_backward(tf_run *r, const gf_buf *d_after) {
         if (r->o.recompute && block_forward(r, l, r->B, r->T, 0, NULL) != 0) return -1;
         if (d_after && !gf_is_none(d_after[l])) be_add(be, r->dx, d_after[l], (size_t)N * D);
         /* MLP: x_out = x_mid + down(silu(gate) * up); dx passes through */
-        be_linear_backward(be, r->dact, G(gw->w_down), gf_none(), r->dx, a->act, w->w_down, N, F, D, false);
+        const bool add_dW = !(rest && tf_grads_take_fresh(tf, l, TF_FRESH_MLP));
+        be_linear_backward(be, r->dact, G(gw->w_down), gf_none(), r->dx, a->act, w->w_down, N, F, D, false, add_dW);
         be_swiglu_backward(be, r->dact, r->dup, r->dact, a->gate, a->up, (size_t)N * F);
-        be_linear_backward(be, r->dxn, G(gw->w_gate), gf_none(), r->dact, a->xn2, w->w_gate, N, D, F, false);
-        be_linear_backward(be, r->dxn, G(gw->w_up), gf_none(), r->dup, a->xn2, w->w_up, N, D, F, true);
+        be_linear_backward(be, r->dxn, G(gw->w_gate), gf_none(), r->dact, a->xn2, w->w_gate, N, D, F, false,
+                           add_dW);
+        be_linear_backward(be, r->dxn, G(gw->w_up), gf_none(), r->dup, a->xn2, w->w_up, N, D, F, true, add_dW);
         be_rmsnorm_backward(be, r->dx, G(gw->ffn_norm), r->dxn, a->x_mid, w->ffn_norm, a->rstd2, N, D, eps, true);
         /* token mixing: x_mid = x_in + mixer(xn1) */
         mixer_of(tf, l)->backward(r, l, r->dx, r->dxn);
@@ -153,7 +148,12 @@ int tf_backward(tf_run *r, const gf_buf *d_after) {
         be_rmsnorm_backward(be, need_dx ? r->dx : gf_none(), G(gw->attn_norm), r->dxn, a->x_in, w->attn_norm,
                             a->rstd1, N, D, eps, true);
     }
+    tf_grads_settle(tf, L, TF_FRESH_HEAD); /* no LM head gradient this step: zeros before the embedding adds */
     if (rest) be_embedding_backward(be, tf->g.tok_embed, r->dx, r->tokens, N, D);
+    for (int l = 0; l < L; l++) { /* what tf_zero_grads expected this backward to write and it did not */
+        tf_grads_settle(tf, l, TF_FRESH_MLP);
+        tf_grads_settle(tf, l, TF_FRESH_MIXER);
+    }
 #undef G
     return be_check(be);
 }

@@ -40,7 +40,7 @@ static int attn_forward(tf_run *r, int l, int B, int T, int pos0, const tf_hooks
 }
 
 static void attn_backward(tf_run *r, int l, gf_buf dout, gf_buf dxn) {
-    const transformer *tf = r->tf;
+    transformer *tf = r->tf;
     gf_backend *be = tf->be;
     const model_config *c = &tf->cfg;
     const layer_views *w = &tf->w.layers[l], *gw = &tf->g.layers[l];
@@ -49,8 +49,9 @@ static void attn_backward(tf_run *r, int l, gf_buf dout, gf_buf dxn) {
     const int qd = H * hd, kvd = KV * hd;
     const float eps = c->norm_eps;
     const bool want = tf->train[PGROUP_ATTN];
+    const bool add_dW = !(want && tf_grads_take_fresh(tf, l, TF_FRESH_MIXER));
 #define G(view) (want ? (view) : gf_none())
-    be_linear_backward(be, r->dheads, G(gw->wo), gf_none(), dout, a->heads, w->wo, N, qd, D, false);
+    be_linear_backward(be, r->dheads, G(gw->wo), gf_none(), dout, a->heads, w->wo, N, qd, D, false, add_dW);
     const gf_attn_shape sh = {B, T, H, KV, hd, 0, T};
     be_attention_backward(be, r->dq, r->dk, r->dv, r->dheads, a->heads, a->lse, a->q, a->k, a->v, &sh);
     be_rope(be, r->dq, r->rope, B, T, H, hd, 0, c->rope_pairing, true);
@@ -59,9 +60,9 @@ static void attn_backward(tf_run *r, int l, gf_buf dout, gf_buf dxn) {
         be_rmsnorm_backward(be, r->dq, G(gw->q_norm), r->dq, a->q_pre, w->q_norm, a->rstd_q, N * H, hd, eps, false);
         be_rmsnorm_backward(be, r->dk, G(gw->k_norm), r->dk, a->k_pre, w->k_norm, a->rstd_k, N * KV, hd, eps, false);
     }
-    be_linear_backward(be, dxn, G(gw->wq), G(gw->bq), r->dq, a->xn1, w->wq, N, D, qd, false);
-    be_linear_backward(be, dxn, G(gw->wk), G(gw->bk), r->dk, a->xn1, w->wk, N, D, kvd, true);
-    be_linear_backward(be, dxn, G(gw->wv), G(gw->bv), r->dv, a->xn1, w->wv, N, D, kvd, true);
+    be_linear_backward(be, dxn, G(gw->wq), G(gw->bq), r->dq, a->xn1, w->wq, N, D, qd, false, add_dW);
+    be_linear_backward(be, dxn, G(gw->wk), G(gw->bk), r->dk, a->xn1, w->wk, N, D, kvd, true, add_dW);
+    be_linear_backward(be, dxn, G(gw->wv), G(gw->bv), r->dv, a->xn1, w->wv, N, D, kvd, true, add_dW);
 #undef G
 }
 

@@ -13,14 +13,16 @@ static int gdn_forward(tf_run *r, int l, int B, int T, int pos0, const tf_hooks 
 }
 
 static void gdn_backward(tf_run *r, int l, gf_buf dout, gf_buf dxn) {
-    const transformer *tf = r->tf;
+    transformer *tf = r->tf;
     const layer_acts *a = &r->la[l];
     gdn_acts ga = a->gdn;
     ga.B = r->B, ga.T = r->T;
     gdn_weights none;
     gdn_weights_bind(&none, &tf->gcfg, gf_none());
-    const gdn_weights *g = tf->train[PGROUP_GDN] ? &tf->g.layers[l].gdn : &none;
-    gdn_layer_backward(tf->be, &tf->gcfg, &tf->w.layers[l].gdn, g, &ga, &r->gs, a->xn1, dout, dxn, false);
+    const bool want = tf->train[PGROUP_GDN];
+    const gdn_weights *g = want ? &tf->g.layers[l].gdn : &none;
+    const bool add_dW = !(want && tf_grads_take_fresh(tf, l, TF_FRESH_MIXER));
+    gdn_layer_backward(tf->be, &tf->gcfg, &tf->w.layers[l].gdn, g, &ga, &r->gs, a->xn1, dout, dxn, false, add_dW);
 }
 
 const mixer_ops gdn_mixer = {gdn_forward, gdn_backward};

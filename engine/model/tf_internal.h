@@ -62,4 +62,16 @@ typedef struct {
 
 extern const mixer_ops attn_mixer, gdn_mixer, none_mixer;
 
+/* The gradient block's fresh marks (engine/model/grads.c), a slot per layer
+ * (its MLP's and its mixer's weight matrices) and slot L for the LM head. */
+enum { TF_FRESH_MLP = 1, TF_FRESH_MIXER = 2, TF_FRESH_HEAD = 4 };
+/* Whether slot l's part was fresh: its first gradient writes rather than adds
+ * (accumulate_dW = !it). Clears the mark. */
+bool tf_grads_take_fresh(transformer *tf, int l, unsigned part);
+/* Zeroes slot l's part if still fresh (the backward did not write it). */
+void tf_grads_settle(transformer *tf, int l, unsigned part);
+/* The lowest layer whose parameters (or whose inputs' parameters) need a
+ * gradient: the backward stops there. */
+int tf_lowest_needed_layer(const transformer *tf);
+
 #endif

@@ -78,6 +78,7 @@ int tf_trainable(transformer *tf, const model *m, const gdn_config *g, const mix
     if (!gf_same(tf->master, tf->params)) be_copy(be, tf->master, tf->params, n);
     model_views_bind(&tf->w, &tf->layout, &tf->cfg, g, tf->params);
     model_views_bind(&tf->g, &tf->layout, &tf->cfg, g, tf->grads);
+    tf->fresh = gf_calloc((size_t)tf->cfg.n_layers + 1, sizeof *tf->fresh);
     for (int k = 0; k < PGROUP_COUNT; k++) tf->train[k] = true;
     if (be_sync(be) != 0) goto fail;
     return 0;
@@ -98,6 +99,7 @@ void tf_free(transformer *tf) {
     model_views_free(&tf->g);
     param_layout_free(&tf->layout);
     free(tf->kind);
+    free(tf->fresh);
     memset(tf, 0, sizeof *tf);
 }
 
@@ -125,10 +127,6 @@ size_t tf_state_bytes(const transformer *tf) {
     size_t per = (size_t)c->H * c->dv * c->dk * gf_dtype_size(GF_F32); /* as gdn_state_take carves it */
     if (c->conv) per += (size_t)(GDN_CONV_K - 1) * gdn_qkv_width(c) * gf_dtype_size(be_act(tf->be));
     return per * (size_t)tf_n_gdn(tf);
-}
-
-void tf_zero_grads(transformer *tf) {
-    if (!gf_is_none(tf->grads)) be_zero(tf->be, tf->grads, tf->layout.total);
 }
 
 /* ------------------------------------------------------------- runs */

@@ -45,6 +45,8 @@ typedef struct {
     gf_buf grads;          /* F32 [layout.total] */
     model_views g;         /* gradient views */
     bool train[PGROUP_COUNT]; /* which groups the backward computes gradients for */
+    unsigned char *fresh;  /* [L + 1] TF_FRESH_* bits (engine/model/grads.c): matrices tf_zero_grads left
+                              for their first gradient to overwrite; [L] the LM head */
 } transformer;
 
 /* Borrowed views over teacher m: kinds [L] (NULL: every layer attention);
@@ -139,7 +141,10 @@ int tf_backward(tf_run *r, const gf_buf *d_after);
  * attn_stats-style sums by the caller: out [L, H, GF_STAT_COUNT], rows per head. */
 int tf_run_stats(tf_run *r, double *out, long *rows);
 
-/* Zeroes the gradient block. */
+/* Starts a step's gradients: afterwards the block reads as zeros to every
+ * backward op (the first micro-batch's writes replace, later ones add). The
+ * weight matrices the next backward writes are not zeroed but overwritten by
+ * it (engine/model/grads.c); read the block only after that backward. */
 void tf_zero_grads(transformer *tf);
 
 #endif

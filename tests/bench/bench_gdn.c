@@ -158,7 +158,7 @@ int main(int argc, char **argv) {
     c_fr = last_cpu;
     cfg.form = GDN_FORM_CHUNKED;
     gdn_layer_forward(be, &cfg, &w, &ca, x, y, gf_none(), NULL);
-    TIME_BEST(3, t_bw, gdn_layer_backward(be, &cfg, &w, &g, &ca, &sc, x, dy, dx, false));
+    TIME_BEST(3, t_bw, gdn_layer_backward(be, &cfg, &w, &g, &ca, &sc, x, dy, dx, false, true));
     c_bw = last_cpu;
     s.recurrent = false;
     TIME_BEST(3, t_cb, be_gdn_core_backward(be, sc.dq, sc.dk, sc.dv, sc.dg, sc.dbeta, d_o, ca.q, ca.k, ca.v, ca.g,

@@ -100,18 +100,19 @@ static void t_linear(int N, int in, int out, bool bias, bool acc) {
     snprintf(name, sizeof name, "linear %dx%d->%d%s%s", N, in, out, bias ? " +b" : "", acc ? " (+=)" : "");
     cmp(name, &y, tol_mm());
 
-    /* backward: dx (= or +=), dW +=, db += */
+    /* backward: dx, dW and db all = (NaN before: nothing of them may be read) or all += */
     pair dy = mk_rand((size_t)N * out, ACT, 1.0f), dx = mk((size_t)N * in, ACT);
-    pair dW = mk_rand((size_t)out * in, GF_F32, 1.0f), db = mk_rand(out, GF_F32, 1.0f);
-    if (acc) rand_put(&dx, 1.0f);
-    else poison(&dx);
-    be_linear_backward(G.cpu, dx.c, dW.c, db.c, dy.c, x.c, W.c, N, in, out, acc);
-    be_linear_backward(G.gpu, dx.g, dW.g, db.g, dy.g, x.g, W.g, N, in, out, acc);
-    snprintf(name, sizeof name, "linear_backward dx %dx%d<-%d%s", N, in, out, acc ? " (+=)" : "");
+    pair dW = mk((size_t)out * in, GF_F32), db = mk(out, GF_F32);
+    if (acc) rand_put(&dx, 1.0f), rand_put(&dW, 1.0f), rand_put(&db, 1.0f);
+    else poison(&dx), poison(&dW), poison(&db);
+    be_linear_backward(G.cpu, dx.c, dW.c, db.c, dy.c, x.c, W.c, N, in, out, acc, acc);
+    be_linear_backward(G.gpu, dx.g, dW.g, db.g, dy.g, x.g, W.g, N, in, out, acc, acc);
+    const char *how = acc ? " (+=)" : "";
+    snprintf(name, sizeof name, "linear_backward dx %dx%d<-%d%s", N, in, out, how);
     cmp(name, &dx, tol_mm());
-    snprintf(name, sizeof name, "linear_backward dW %dx%d (+=)", out, in);
+    snprintf(name, sizeof name, "linear_backward dW %dx%d%s", out, in, how);
     cmp(name, &dW, tol_mm());
-    snprintf(name, sizeof name, "linear_backward db %d (+=)", out);
+    snprintf(name, sizeof name, "linear_backward db %d%s", out, how);
     cmp(name, &db, 1e-5);
     drop(&x), drop(&W), drop(&y), drop(&dy), drop(&dx), drop(&dW), drop(&db);
     if (bias) drop(&b);

@@ -446,7 +446,7 @@ static void f32_forward(f32_layer *F, const double *x, float *y, bool with_state
 static void f32_backward(f32_layer *F, const double *dy, float *dx) {
     const size_t nx = (size_t)F->B * F->T * F->cfg.D;
     be_upload(be_default(), F->dy, dy, GF_F64, nx);
-    gdn_layer_backward(be_default(), &F->cfg, &F->w, &F->g, &F->a, &F->s, F->x, F->dy, dx ? F->dx : gf_none(), false);
+    gdn_layer_backward(be_default(), &F->cfg, &F->w, &F->g, &F->a, &F->s, F->x, F->dy, dx ? F->dx : gf_none(), false, true);
     assert_int_equal(be_sync(be_default()), 0);
     if (dx) tb_get(dx, F->dx, nx);
 }

@@ -109,16 +109,17 @@ static void test_linear_backward(void **state) {
     op_case c = {.N = 5, .in = 7, .out = 6};
     c.x = malloc(35 * 4), c.W = malloc(42 * 4), c.b = malloc(6 * 4), c.r = malloc(30 * 4);
     fill(c.x, 35, 1), fill(c.W, 42, 1), fill(c.b, 6, 1), fill(c.r, 30, 1);
-    float dx[35], dW[42], db[6];
+    float dx[35], dW[42], db[6], nan42[42];
+    for (int i = 0; i < 42; i++) nan42[i] = NAN; /* written, not added: nothing of dW or db may be read */
     gf_buf X = tb_f32(c.x, 35), W = tb_f32(c.W, 42), R = tb_f32(c.r, 30);
-    gf_buf DX = tb_f32(NULL, 35), DW = tb_f32(NULL, 42), DB = tb_f32(NULL, 6);
-    be_linear_backward(BE, DX, DW, DB, R, X, W, 5, 7, 6, false);
+    gf_buf DX = tb_f32(nan42, 35), DW = tb_f32(nan42, 42), DB = tb_f32(nan42, 6);
+    be_linear_backward(BE, DX, DW, DB, R, X, W, 5, 7, 6, false, false);
     tb_get(dx, DX, 35), tb_get(dW, DW, 42), tb_get(db, DB, 6);
     check_fd("linear dx", c.x, 35, dx, f_linear, &c, 0);
     check_fd("linear dW", c.W, 42, dW, f_linear, &c, 0);
     check_fd("linear db", c.b, 6, db, f_linear, &c, 0);
     /* accumulation: a second call adds exactly the same amount (float32: 1e-5 relative) */
-    be_linear_backward(BE, DX, DW, gf_none(), R, X, W, 5, 7, 6, true);
+    be_linear_backward(BE, DX, DW, gf_none(), R, X, W, 5, 7, 6, true, true);
     float dx2[35], dW2[42];
     tb_get(dx2, DX, 35), tb_get(dW2, DW, 42);
     for (int i = 0; i < 35; i++) check_close(dx2[i], 2 * dx[i], 1e-5, 1e-5);
@@ -440,6 +441,7 @@ typedef struct {
     gf_buf loss, dlog;
     float tau;
     double align_weight;
+    bool no_head;        /* the backward without the LM head's (alignment losses only) */
 } e2e_case;
 
 static double e2e_loss(e2e_case *c, bool backward) {
@@ -459,10 +461,52 @@ static double e2e_loss(e2e_case *c, bool backward) {
             loss += c->align_weight * tb_get_f64(c->loss) / N;
         }
     if (backward) {
-        tf_lm_head_backward(c->run, 0, N, c->dlog);
+        if (!c->no_head) tf_lm_head_backward(c->run, 0, N, c->dlog);
         assert_int_equal(tf_backward(c->run, c->dafter), 0);
     }
     return loss;
+}
+
+/* The whole gradient block after one step's backward that starts from a
+ * block of NaN (last step's gradients, as far as the step knows): through
+ * tf_zero_grads, or after zeroing the block (every gradient added). */
+static float *grads_from_nan(e2e_case *c, bool through_tf_zero_grads) {
+    transformer *tm = &c->tm;
+    const size_t n = tm->layout.total;
+    float *g = malloc(n * sizeof *g);
+    assert_non_null(g);
+    for (size_t i = 0; i < n; i++) g[i] = NAN;
+    assert_int_equal(be_upload(BE, tm->grads, g, GF_F32, n), 0);
+    if (through_tf_zero_grads) tf_zero_grads(tm);
+    else be_zero(BE, tm->grads, n);
+    e2e_loss(c, true);
+    tb_get(g, tm->grads, n);
+    return g;
+}
+
+/* tf_zero_grads leaves the weight matrices the backward writes first as they
+ * were: every value of the block after the step must be what zeroing it all
+ * gives, with or without the LM head's gradient and with groups frozen (no
+ * NaN left anywhere; 1e-6 relative: the same products, a first write instead
+ * of an add to +0, which is exact). */
+static void check_first_writes(e2e_case *c) {
+    transformer *tm = &c->tm;
+    const size_t n = tm->layout.total;
+    static const struct {
+        bool no_head, rest, attn, gdn;
+    } cases[] = {{false, true, true, true}, {true, true, true, true}, {false, false, true, true},
+                 {false, false, false, true}, {true, true, false, false}};
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        c->no_head = cases[k].no_head;
+        tm->train[PGROUP_REST] = cases[k].rest, tm->train[PGROUP_ATTN] = cases[k].attn;
+        tm->train[PGROUP_GDN] = cases[k].gdn;
+        float *want = grads_from_nan(c, false), *got = grads_from_nan(c, true);
+        for (size_t i = 0; i < n; i++) check_close(got[i], want[i], 0, 1e-6);
+        free(want);
+        free(got);
+    }
+    c->no_head = false;
+    for (int g = 0; g < PGROUP_COUNT; g++) tm->train[g] = true;
 }
 
 /* FD perturbs one parameter of the model's block at a time. */
@@ -548,15 +592,17 @@ static void run_e2e(model_config *cfg, bool with_gdn) {
         free(p);
     }
     assert_true(saw_gdn == with_gdn);
-    /* gradients accumulate: a second backward doubles them (float32: 1e-5 relative) */
-    const size_t n0 = pl->t[0].n;
+    /* gradients accumulate (micro-batches): a second backward doubles every one of them, the
+     * matrices the first wrote included (float32: 1e-5 relative) */
+    const size_t n0 = pl->total;
     float *g1 = malloc(n0 * 4), *g2 = malloc(n0 * 4);
-    tb_get(g1, gf_at(c.tm.grads, pl->t[0].off), n0);
+    tb_get(g1, c.tm.grads, n0);
     e2e_loss(&c, true);
-    tb_get(g2, gf_at(c.tm.grads, pl->t[0].off), n0);
+    tb_get(g2, c.tm.grads, n0);
     for (size_t j = 0; j < n0; j++) check_close(g2[j], 2 * g1[j], 1e-5, 1e-5);
     free(g1);
     free(g2);
+    check_first_writes(&c);
     free(host);
     for (int l = 0; l < 4; l++) tb_free(&c.targets[l]), tb_free(&c.dafter[l]);
     tb_free(&c.zt), tb_free(&c.dlog), tb_free(&c.loss), tb_free(&blocks[1]);

@@ -54,16 +54,17 @@ void cpu_linear_add(gf_backend *be, gf_buf y, gf_buf x, gf_buf W, gf_buf b, int 
 }
 
 void cpu_linear_backward(gf_backend *be, gf_buf dx, gf_buf dW, gf_buf db, gf_buf dy, gf_buf x, gf_buf W, int N, int in,
-                         int out, bool accumulate_dx) {
+                         int out, bool accumulate_dx, bool accumulate_dW) {
     const float *DY = cpu_f(dy);
     if (!gf_is_none(dx)) /* dx[N, in] = dy[N, out] W[out, in] */
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, in, out, 1.0f, DY, out, cpu_f(W), in,
                     accumulate_dx ? 1.0f : 0.0f, cpu_f(dx), in);
-    if (!gf_is_none(dW)) /* dW[out, in] += dy^T[out, N] x[N, in] */
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out, in, N, 1.0f, DY, out, cpu_f(x), in, 1.0f,
-                    cpu_f(dW), in);
+    if (!gf_is_none(dW)) /* dW[out, in] (+)= dy^T[out, N] x[N, in]; beta 0 reads nothing of dW */
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out, in, N, 1.0f, DY, out, cpu_f(x), in,
+                    accumulate_dW ? 1.0f : 0.0f, cpu_f(dW), in);
     if (!gf_is_none(db)) { /* columns in parallel, rows in order within a column */
         float *B = cpu_f(db);
+        if (!accumulate_dW) memset(B, 0, (size_t)out * sizeof *B);
 #pragma omp parallel for num_threads(cpu_threads(be, (size_t)out / 64 + 1)) if ((size_t)N * out > ELEMS_PAR)
         for (int o0 = 0; o0 < out; o0 += 64) {
             const int o1 = o0 + 64 < out ? o0 + 64 : out;

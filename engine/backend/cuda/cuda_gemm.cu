@@ -362,7 +362,7 @@ void cuda_linear_add(gf_backend *be, gf_buf y, gf_buf x, gf_buf W, gf_buf b, int
 }
 
 void cuda_linear_backward(gf_backend *be, gf_buf dx, gf_buf dW, gf_buf db, gf_buf dy, gf_buf x, gf_buf W, int N,
-                          int in, int out, bool accumulate_dx) {
+                          int in, int out, bool accumulate_dx, bool accumulate_dW) {
     const char *op = "linear_backward";
     if (!cuda_need(be, op, "dy", dy) || !cuda_want(be, op, "dy", dy, be->act) ||
         !cuda_want(be, op, "dx", dx, be->act) || !cuda_want(be, op, "dW", dW, GF_F32) ||
@@ -375,11 +375,13 @@ void cuda_linear_backward(gf_backend *be, gf_buf dx, gf_buf dW, gf_buf db, gf_bu
         cuda_gemm(be, op, false, false, in, N, out, 1.0f, W, in, dy, out, accumulate_dx ? 1.0f : 0.0f, dx, in,
                   gf_none());
     }
-    if (!gf_is_none(dW)) { /* dW^T[in, out] += x^T[in, N] dy[N, out] */
+    if (!gf_is_none(dW)) { /* dW^T[in, out] (+)= x^T[in, N] dy[N, out]; beta 0: cublasLt reads no C */
         if (!cuda_need(be, op, "x", x)) return;
-        cuda_gemm(be, op, false, true, in, out, N, 1.0f, x, in, dy, out, 1.0f, dW, in, gf_none());
+        cuda_gemm(be, op, false, true, in, out, N, 1.0f, x, in, dy, out, accumulate_dW ? 1.0f : 0.0f, dW, in,
+                  gf_none());
     }
     if (!gf_is_none(db)) {
+        if (!accumulate_dW) cuda_memset_async(db.ptr, 0, (size_t)out * sizeof(float), cuda_stream(be));
         cuda_col_sums(be, (float *)db.ptr, dy, gf_none(), NULL, N, out);
         cuda_after(be, op);
     }

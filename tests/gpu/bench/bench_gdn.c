@@ -75,13 +75,13 @@ static void layer_fwd_bwd(void *u) {
     int N = l->B * l->T, hv = l->H * l->d;
     layer_fwd(l);
     /* dz = dy Wo, dWo += dy^T z */
-    be_linear_backward(be, l->dz, l->dWo, gf_none(), l->dy, l->z, l->Wo, N, hv, l->D, false);
+    be_linear_backward(be, l->dz, l->dWo, gf_none(), l->dy, l->z, l->Wo, N, hv, l->D, false, true);
     be_gdn_gated_norm_backward(be, l->d_o, l->dproj, l->dwn, l->dz, l->o, l->rstd, l->proj, l->wn, &l->dims);
     be_gdn_core_backward(be, l->dq, l->dk, l->dv, l->dg, l->db, l->d_o, l->q, l->k, l->v, l->g, l->beta, l->ck, &l->s);
     be_gdn_prep_backward(be, l->dproj, gf_none(), l->dconv, l->dal, l->ddt, l->dq, l->dk, l->dv, l->dg, l->db, l->proj,
                          l->pre, l->q, l->k, l->g, l->beta, l->convw, l->alog, l->dtb, &l->dims);
     /* dx = dproj W_in, dW_in += dproj^T x */
-    be_linear_backward(be, l->dx, l->dWin, gf_none(), l->dproj, l->x, l->Win, N, l->D, l->W, false);
+    be_linear_backward(be, l->dx, l->dWin, gf_none(), l->dproj, l->x, l->Win, N, l->D, l->W, false, true);
 }
 static void layer_fwd_only(void *u) { layer_fwd(u); }
 

@@ -2,7 +2,8 @@
  * be_linear_backward: cublasLt, fp32 accumulation) at 8192^3 and at the
  * projection shapes of the teachers in ../shared/configs, N = 8192 tokens
  * (4 x 2048): forward y = x W^T, and the backward's dx = dy W and
- * dW += dy^T x (F32 accumulation, beta = 1). Then the two memory-bound ops
+ * dW += dy^T x (F32 accumulation, beta = 1), and dW = dy^T x (beta 0: the
+ * step's first gradient of a weight, tf_zero_grads). Then the two memory-bound ops
  * around them in a training step: cross-entropy over one lm_head chunk of the
  * trainer (tf_logit_rows: 1766 rows of V 151936 at 4 x 2048, bf16 logits,
  * with and without the gradient)
@@ -16,15 +17,17 @@ typedef struct {
     gf_backend *be;
     gf_buf x, w, b, y, dy, dx, dW;
     int N, in, out;
-    int mode; /* 0 forward, 1 dx, 2 dW */
+    int mode; /* 0 forward, 1 dx, 2 dW +=, 3 dW = */
 } lin_ud;
 
 static void lin_fn(void *p) {
     lin_ud *u = p;
     if (u->mode == 0) be_linear(u->be, u->y, u->x, u->w, u->b, u->N, u->in, u->out, false);
     else if (u->mode == 1)
-        be_linear_backward(u->be, u->dx, gf_none(), gf_none(), u->dy, u->x, u->w, u->N, u->in, u->out, false);
-    else be_linear_backward(u->be, gf_none(), u->dW, gf_none(), u->dy, u->x, u->w, u->N, u->in, u->out, false);
+        be_linear_backward(u->be, u->dx, gf_none(), gf_none(), u->dy, u->x, u->w, u->N, u->in, u->out, false, true);
+    else
+        be_linear_backward(u->be, gf_none(), u->dW, gf_none(), u->dy, u->x, u->w, u->N, u->in, u->out, false,
+                           u->mode == 2);
 }
 
 static void shape(gf_backend *be, const bench_ceilings *c, const char *model, const char *name, int N, int in,
@@ -44,14 +47,14 @@ static void shape(gf_backend *be, const bench_ceilings *c, const char *model, co
     bench_fill(be, u.w, nw, 0.1f, 5);
     bench_fill(be, u.dy, ny, 1.0f, 6);
     be_zero(be, u.dW, nw);
-    static const char *mode_name[3] = {"fwd y=xW^T", "bwd dx=dyW", "bwd dW+=dy^Tx"};
-    for (u.mode = 0; u.mode < 3; u.mode++) {
+    static const char *mode_name[4] = {"fwd y=xW^T", "bwd dx=dyW", "bwd dW+=dy^Tx", "bwd dW=dy^Tx"};
+    for (u.mode = 0; u.mode < 4; u.mode++) {
         const double t = bench_time(be, lin_fn, &u, 7);
         const double flops = 2.0 * N * (double)in * out;
-        /* bytes: each operand once, the output once (dW: read and written, f32) */
+        /* bytes: each operand once, the output once (dW +=: read and written, f32; dW =: written) */
         const double bytes = u.mode == 0   ? 2.0 * (nx + nw + ny)
                              : u.mode == 1 ? 2.0 * (ny + nw + nx)
-                                           : 2.0 * (ny + nx) + 8.0 * nw;
+                                           : 2.0 * (ny + nx) + (u.mode == 2 ? 8.0 : 4.0) * nw;
         char what[128], extra[96];
         snprintf(what, sizeof what, "%s %s %s N %d %d->%d%s", model, name, mode_name[u.mode], N, in, out,
                  bias && u.mode == 0 ? " +bias" : "");
