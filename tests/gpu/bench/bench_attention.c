@@ -107,6 +107,8 @@ int main(void) {
     for (int k = 0; k < ATTN_FWD_CONFIGS; k++) {
         const int cfg = cfg_id[k]; /* the list starts with cfg 0 */
         const char *role = cfg == ATTN_FWD_HOPPER_STATS && cfg == ATTN_FWD_HOPPER_PLAIN ? ", default on Hopper"
+                           : cfg == ATTN_FWD_HOPPER_STATS ? ", default on Hopper with stats"
+                           : cfg == ATTN_FWD_HOPPER_PLAIN ? ", default on Hopper without stats"
                            : cfg == ATTN_FWD_DEFAULT_STATS                              ? ", default with stats elsewhere"
                            : cfg == ATTN_FWD_DEFAULT_PLAIN ? ", default without stats elsewhere"
                                                            : "";
