@@ -12,69 +12,65 @@
  * when it ends, so the block reads as a sum of this step's gradients
  * whatever ran. */
 #include <stdlib.h>
-#include <string.h>
 
 #include "core/error.h"
 #include "model/tf_internal.h"
 
+/* Whether layer l has a mixer whose group trains. */
+static bool mixer_trains(const transformer *tf, int l) {
+    return tf->kind[l] != MIX_NONE && tf->train[tf->kind[l] == MIX_GDN ? PGROUP_GDN : PGROUP_ATTN];
+}
+
 int tf_lowest_needed_layer(const transformer *tf) {
     if (tf->train[PGROUP_REST]) return 0;
     for (int l = 0; l < tf->cfg.n_layers; l++)
-        if (tf->kind[l] != MIX_NONE && tf->train[tf->kind[l] == MIX_GDN ? PGROUP_GDN : PGROUP_ATTN]) return l;
+        if (mixer_trains(tf, l)) return l;
     return tf->cfg.n_layers;
 }
 
-/* The spans [off, off + n) of the block that slot (layer l's MLP or mixer
- * matrices, or the head at l = L) covers, in block order; returns the count (<= 4). */
+/* A span [off, off + n) of the block; neighbours need not be merged: the
+ * zeroing between them sees no gap. */
 typedef struct {
     size_t off, n;
 } span;
 
-static int add_entry(span *s, int k, const param_layout *pl, int layer, tensor_kind kind) {
-    const param_entry *e = param_layout_find(pl, layer, kind);
-    if (e) s[k++] = (span){e->off, e->n};
-    return k;
-}
+enum { SLOT_SPANS_MAX = 7 }; /* attention: wq wk wv bq bk bv wo */
 
-static int slot_spans(const transformer *tf, int l, unsigned part, span s[4]) {
+/* The spans slot l's part covers (layer l's MLP or mixer matrices, or the
+ * head at l = L); returns their count. */
+static int slot_spans(const transformer *tf, int l, unsigned part, span s[SLOT_SPANS_MAX]) {
+    /* the attention biases too: be_linear_backward writes db with dW */
+    static const tensor_kind mlp[] = {TK_GATE, TK_UP, TK_DOWN}, attn[] = {TK_Q, TK_K, TK_V, TK_BQ, TK_BK, TK_BV, TK_O};
     const param_layout *pl = &tf->layout;
+    if (part == TF_FRESH_HEAD) { /* lm_head, or the embedding it is tied to */
+        const param_entry *e = param_layout_find(pl, pl->L, TK_LM_HEAD);
+        if (!e) e = param_layout_find(pl, pl->L, TK_EMBED);
+        s[0] = (span){e->off, e->n};
+        return 1;
+    }
+    if (part == TF_FRESH_MIXER && tf->kind[l] == MIX_GDN) { /* W_in (wq..wb, consecutive) and Wo */
+        const param_entry *e = param_layout_find(pl, l, TK_GDN);
+        const gdn_config *c = &tf->gcfg;
+        s[0] = (span){e->off + gdn_param_offset(c, GDN_P_wq), (size_t)gdn_in_width(c) * c->D};
+        s[1] = (span){e->off + gdn_param_offset(c, GDN_P_wo), gdn_param_size(c, GDN_P_wo)};
+        return 2;
+    }
+    const bool is_mlp = part == TF_FRESH_MLP;
+    const tensor_kind *kinds = is_mlp ? mlp : attn;
     int k = 0;
-    if (part == TF_FRESH_HEAD) {
-        k = add_entry(s, k, pl, pl->L, TK_LM_HEAD);
-        return k ? k : add_entry(s, k, pl, pl->L, TK_EMBED); /* tied: the embedding is the head */
+    for (int i = 0; i < (is_mlp ? 3 : SLOT_SPANS_MAX); i++) { /* absent ones (biases off) skipped */
+        const param_entry *e = param_layout_find(pl, l, kinds[i]);
+        if (e) s[k++] = (span){e->off, e->n};
     }
-    if (part == TF_FRESH_MLP) {
-        k = add_entry(s, k, pl, l, TK_GATE);
-        k = add_entry(s, k, pl, l, TK_UP);
-        return add_entry(s, k, pl, l, TK_DOWN);
-    }
-    if (tf->kind[l] == MIX_ATTN) { /* the biases too: be_linear_backward writes db with dW */
-        static const tensor_kind mats[] = {TK_Q, TK_K, TK_V, TK_BQ, TK_BK, TK_BV, TK_O};
-        for (size_t i = 0; i < sizeof mats / sizeof *mats; i++) {
-            const param_entry *e = param_layout_find(pl, l, mats[i]);
-            if (!e) continue;
-            if (k && s[k - 1].off + s[k - 1].n == e->off) s[k - 1].n += e->n; /* neighbours: one span */
-            else if (k < 4) s[k++] = (span){e->off, e->n};
-        }
-        return k;
-    }
-    const param_entry *e = param_layout_find(pl, l, TK_GDN);
-    if (!e) return 0;
-    const gdn_config *c = &tf->gcfg; /* W_in (wq..wb, consecutive) and Wo */
-    s[k++] = (span){e->off + gdn_param_offset(c, GDN_P_wq), (size_t)gdn_in_width(c) * c->D};
-    s[k++] = (span){e->off + gdn_param_offset(c, GDN_P_wo), gdn_param_size(c, GDN_P_wo)};
     return k;
 }
 
 /* The bits of slot l (l < L: MLP and mixer; l == L: the head) the backward writes. */
 static unsigned will_write(const transformer *tf, int l, int floor_l) {
-    const int L = tf->cfg.n_layers;
-    if (l == L) return tf->train[PGROUP_REST] ? TF_FRESH_HEAD : 0;
+    const bool rest = tf->train[PGROUP_REST];
+    if (l == tf->cfg.n_layers) return rest ? TF_FRESH_HEAD : 0;
     if (l < floor_l) return 0;
-    unsigned b = tf->train[PGROUP_REST] ? TF_FRESH_MLP : 0;
-    if (tf->kind[l] == MIX_ATTN && tf->train[PGROUP_ATTN]) b |= TF_FRESH_MIXER;
-    if (tf->kind[l] == MIX_GDN && tf->train[PGROUP_GDN]) b |= TF_FRESH_MIXER;
-    return b;
+    return (rest ? TF_FRESH_MLP : 0) | (mixer_trains(tf, l) ? TF_FRESH_MIXER : 0);
 }
 
 static int by_offset(const void *a, const void *b) {
@@ -85,7 +81,7 @@ static int by_offset(const void *a, const void *b) {
 void tf_zero_grads(transformer *tf) {
     if (gf_is_none(tf->grads)) return;
     const int L = tf->cfg.n_layers, floor_l = tf_lowest_needed_layer(tf);
-    span *keep = gf_calloc((size_t)(L + 1) * 8, sizeof *keep);
+    span *keep = gf_calloc((size_t)(L + 1) * (3 + SLOT_SPANS_MAX), sizeof *keep); /* MLP and mixer a layer */
     int nk = 0;
     for (int l = 0; l <= L; l++) {
         tf->fresh[l] = (unsigned char)will_write(tf, l, floor_l);
@@ -111,7 +107,7 @@ bool tf_grads_take_fresh(transformer *tf, int l, unsigned part) {
 
 void tf_grads_settle(transformer *tf, int l, unsigned part) {
     if (!tf_grads_take_fresh(tf, l, part)) return;
-    span s[4];
+    span s[SLOT_SPANS_MAX];
     const int k = slot_spans(tf, l, part, s);
     for (int i = 0; i < k; i++) be_zero(tf->be, gf_at(tf->grads, s[i].off), s[i].n);
 }
