@@ -1,5 +1,5 @@
 # Session 34, call 2 (any Hopper; carry .carry with spbase.patch; ~470 s): sum_parts' column form
-# (79c94f9) checked and timed. spbase.patch is `git diff -R HEAD~1 HEAD -- engine/`
+# (79c94f9) checked and timed. spbase.patch is `git diff -R 79c94f9~1 79c94f9 -- engine/`
 # of that commit: the tree with the one-block-an-output sum_parts everywhere, built beside the head.
 # 1. test_cuda_ops (every sum_parts caller against the CPU backend, the norms' dw bits twice) and
 #    test_cuda_train on the head;
