@@ -4,11 +4,7 @@
 #include "backend/cuda/cuda_ops.cuh"
 
 #define SUM_THREADS 256
-#define SUM_COLS 32 /* the column form: a block's outputs (threadIdx.x) ... */
-#define SUM_LANES 8 /* ... and its rows of threads, each taking every SUM_LANES-th part */
 
-/* dst[j] += sum over p of parts[p, j], one block an output: for few outputs (a loss's one), where
- * the block's threads split many parts */
 template <typename F>
 __global__ void sum_parts_kernel(F *dst, const F *parts, size_t n_parts, size_t n_out) {
     __shared__ F red[32];
@@ -19,51 +15,13 @@ __global__ void sum_parts_kernel(F *dst, const F *parts, size_t n_parts, size_t 
     if (threadIdx.x == 0) dst[j] += s;
 }
 
-/* The same sums for n_out >= SUM_COLS (a norm's dw: 1536 outputs of 256 parts): SUM_COLS
- * neighbouring outputs a block, so that a warp's loads are one row's 32 consecutive values (the
- * one-block-an-output form reads one value a 32-byte sector, and its short blocks are mostly
- * launch and latency: ~6 us a call at 1536 x 256 on an H100). Lane row y adds parts y, y + 8, ..
- * in order, four loads in flight; the rows meet in shared memory in row order: the same bits
- * every run. */
-template <typename F>
-__global__ void __launch_bounds__(SUM_COLS *SUM_LANES)
-    sum_parts_cols_kernel(F *dst, const F *parts, size_t n_parts, size_t n_out) {
-    __shared__ F red[SUM_LANES][SUM_COLS];
-    const size_t j = (size_t)blockIdx.x * SUM_COLS + threadIdx.x;
-    F s = 0;
-    if (j < n_out) {
-        size_t p = threadIdx.y;
-        for (; p + 3 * SUM_LANES < n_parts; p += 4 * SUM_LANES) {
-            F v[4];
-#pragma unroll
-            for (int u = 0; u < 4; u++) v[u] = parts[(p + u * SUM_LANES) * n_out + j];
-#pragma unroll
-            for (int u = 0; u < 4; u++) s += v[u];
-        }
-        for (; p < n_parts; p += SUM_LANES) s += parts[p * n_out + j];
-    }
-    red[threadIdx.y][threadIdx.x] = s;
-    __syncthreads();
-    if (threadIdx.y == 0 && j < n_out) {
-        F t = red[0][threadIdx.x];
-#pragma unroll
-        for (int y = 1; y < SUM_LANES; y++) t += red[y][threadIdx.x];
-        dst[j] += t;
-    }
-}
-
 template <typename F> static void launch(gf_backend *be, F *dst, const F *parts, size_t n_parts, size_t n_out) {
     if (!n_out) return;
     if (n_out > 0x7fffffffu) {
         be_set_error(be, "sum_parts: %zu outputs", n_out);
         return;
     }
-    if (n_out >= SUM_COLS)
-        cuda_launch((unsigned)((n_out + SUM_COLS - 1) / SUM_COLS), dim3(SUM_COLS, SUM_LANES), 0, cuda_stream(be),
-                    sum_parts_cols_kernel<F>, dst, parts, n_parts, n_out);
-    else
-        cuda_launch((unsigned)n_out, SUM_THREADS, 0, cuda_stream(be), sum_parts_kernel<F>, dst, parts, n_parts,
-                    n_out);
+    cuda_launch((unsigned)n_out, SUM_THREADS, 0, cuda_stream(be), sum_parts_kernel<F>, dst, parts, n_parts, n_out);
 }
 
 void cuda_sum_parts(gf_backend *be, double *dst, const double *parts, size_t n_parts, size_t n_out) {
