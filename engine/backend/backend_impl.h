@@ -37,7 +37,7 @@ extern "C" {
     X(void, linear_add, (gf_backend *be, gf_buf y, gf_buf x, gf_buf W, gf_buf b, int N, int in, int out,               \
           gf_buf add))                                                                                                 \
     X(void, linear_backward, (gf_backend *be, gf_buf dx, gf_buf dW, gf_buf db, gf_buf dy, gf_buf x, gf_buf W, int N,   \
-          int in, int out, bool accumulate_dx, bool accumulate_dW))                                                                        \
+          int in, int out, bool accumulate_dx, bool accumulate_dW))                                                    \
     X(void, rmsnorm, (gf_backend *be, gf_buf y, gf_buf rstd, gf_buf x, gf_buf w, int rows, int n, float eps))          \
     X(void, rmsnorm_backward, (gf_backend *be, gf_buf dx, gf_buf dw, gf_buf dy, gf_buf x, gf_buf w, gf_buf rstd,       \
           int rows, int n, float eps, bool accumulate_dx))                                                             \

@@ -77,7 +77,8 @@ struct fwd_cfg {
      * by up to G tiles. At the first tile of a group every copy of the group (issued at the start of
      * the group before) has landed, the group after it is issued into the stages of tiles kt - G - 1
      * .. kt - 2 (kt - 1's V is still read): G tiles computed, G in flight, one kept, 2 G + 1 stages. */
-    static_assert(G == 1 || (OV && !WS && NS == 2 * G + 1), "a barrier every G tiles: the overlap, 2 G + 1 stages");
+    static_assert(G == 1 || (OV && !WS && NS == 2 * G + 1 && (G & (G - 1)) == 0),
+                  "a barrier every G tiles: the overlap, 2 G + 1 stages, G a power of 2 (kt mod G is a mask)");
     static_assert(!WG || (NW % 4 == 0 && SL == 1 && (BC == 64 || BC == 128)),
                   "a Hopper shape: whole warpgroups, one slab, 64 or 128 keys (wgmma's n)");
     static_assert(!OV || (WG && NS >= 3), "the overlap is a Hopper shape's, with a stage for the previous tile's V");
