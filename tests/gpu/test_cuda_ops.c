@@ -646,6 +646,8 @@ static void run_all(void) {
     t_rmsnorm(33, 100, false);
     t_rmsnorm(64 * 4, 128, true); /* per-head rows */
     t_rmsnorm(2100, 1536, false); /* the 1.5B's block norms: dx and dw in one kernel, 66 blocks */
+    t_rmsnorm(300, 264, true);    /* a warp a row from 16-byte packs, a lane's second pack past n; in place */
+    t_rmsnorm(280, 2048, false);  /* 8 packs a lane (bf16) */
     t_rope(2, 5, 3, 16, 3, ROPE_HALF, false);
     t_rope(2, 5, 3, 16, 0, ROPE_ADJACENT, false);
     t_rope(1, 7, 4, 128, 11, ROPE_HALF, true);

@@ -7,6 +7,14 @@
 
 /* ------------------------------------------------------------- RMSNorm */
 
+/* The 16 bytes of a pack as W floats. */
+template <int W, typename T> __device__ __forceinline__ void unpack16(float (&f)[W], const uint4 &u) {
+    static_assert(W * sizeof(T) == 16, "a 16-byte pack");
+    const T *t = (const T *)&u;
+#pragma unroll
+    for (int i = 0; i < W; i++) f[i] = to_f(t[i]);
+}
+
 /* The two passes over a row shared by both kernels: the sum of squares of the
  * packs at c0, c0 + step, ..., then y = x r w over the same packs. */
 template <int W, typename T> __device__ __forceinline__ float row_sumsq(const T *xr, int n, int c0, int step) {
@@ -43,6 +51,48 @@ __global__ void rmsnorm_kernel(T *y, float *rstd, const T *x, const T *w, int ro
     row_scale<W>(y + (size_t)row * n, xr, w, r, n, lane * W, 32 * W);
 }
 
+/* The same for rows of at most P packs a lane (n <= 32 W P, n a multiple of W, 16-byte packs):
+ * the row's packs are loaded once, all before any is used, and kept as loaded for y, where
+ * rmsnorm_kernel's second pass reads the row again a pack after each store (y may alias x, so
+ * the compiler may not move the next load above it). The same arithmetic in the same order. */
+template <int W, int P, typename T>
+__global__ void rmsnorm_packs_kernel(T *y, float *rstd, const T *x, const T *w, int rows, int n, float eps) {
+    const int row = blockIdx.x * ROWS_PER_BLOCK + (threadIdx.x >> 5), lane = threadIdx.x & 31;
+    if (row >= rows) return;
+    const size_t off = (size_t)row * n;
+    uint4 rx[P] = {};
+#pragma unroll
+    for (int p = 0; p < P; p++) {
+        const int c = (p * 32 + lane) * W;
+        if (c < n) rx[p] = *(const uint4 *)(x + off + c);
+    }
+    float ss = 0;
+#pragma unroll
+    for (int p = 0; p < P; p++) {
+        const int c = (p * 32 + lane) * W;
+        if (c < n) {
+            float f[W];
+            unpack16<W, T>(f, rx[p]);
+#pragma unroll
+            for (int i = 0; i < W; i++) ss += f[i] * f[i];
+        }
+    }
+    const float r = 1.0f / sqrtf(warp_sum(ss) / (float)n + eps);
+    if (rstd && lane == 0) rstd[row] = r;
+#pragma unroll
+    for (int p = 0; p < P; p++) {
+        const int c = (p * 32 + lane) * W;
+        if (c < n) {
+            float f[W], g[W];
+            unpack16<W, T>(f, rx[p]);
+            ld_pack<W>(g, w + c);
+#pragma unroll
+            for (int i = 0; i < W; i++) f[i] = f[i] * r * g[i];
+            st_pack<W>(y + off + c, f);
+        }
+    }
+}
+
 /* The same with a block of NORM_ROW_THREADS per row, for calls of few rows
  * (a decode step: one row per sequence), where a warp per row walks its row
  * one dependent load after another and the GPU holds a handful of warps. */
@@ -62,24 +112,36 @@ __global__ void __launch_bounds__(NORM_ROW_THREADS) rmsnorm_row_kernel(T *y, flo
     row_scale<W>(y + (size_t)blockIdx.x * n, xr, w, r, n, threadIdx.x * W, NORM_ROW_THREADS * W);
 }
 
+/* rmsnorm_packs_kernel for rows of at most P 16-byte packs a lane */
+template <int P, typename T>
+static void rmsnorm_packs_launch(unsigned grid, cudaStream_t s, T *y, float *rstd, const T *x, const T *w, int rows,
+                                 int n, float eps) {
+    constexpr int W = 16 / sizeof(T);
+    cuda_launch(grid, 32 * ROWS_PER_BLOCK, 0, s, rmsnorm_packs_kernel<W, P, T>, y, rstd, x, w, rows, n, eps);
+}
+
 template <typename T>
 static void rmsnorm_launch(gf_backend *be, gf_buf y, gf_buf rstd, gf_buf x, gf_buf w, int rows, int n, float eps) {
     constexpr int VN = 16 / sizeof(T);
     const bool vec = n % VN == 0 && cuda_aligned16(y.ptr) && cuda_aligned16(x.ptr) && cuda_aligned16(w.ptr);
     const unsigned grid = (unsigned)((rows + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK);
+    cudaStream_t s = cuda_stream(be);
+    T *Y = (T *)y.ptr;
+    float *R = (float *)rstd.ptr;
+    const T *X = (const T *)x.ptr, *Wt = (const T *)w.ptr;
     if (rows <= 2 * cuda_of(be)->prop.multiProcessorCount) { /* few rows: a block each */
-        if (vec)
-            cuda_launch((unsigned)rows, NORM_ROW_THREADS, 0, cuda_stream(be), rmsnorm_row_kernel<VN, T>, (T *)y.ptr,
-                        (float *)rstd.ptr, (const T *)x.ptr, (const T *)w.ptr, n, eps);
-        else
-            cuda_launch((unsigned)rows, NORM_ROW_THREADS, 0, cuda_stream(be), rmsnorm_row_kernel<1, T>, (T *)y.ptr,
-                        (float *)rstd.ptr, (const T *)x.ptr, (const T *)w.ptr, n, eps);
+        if (vec) cuda_launch((unsigned)rows, NORM_ROW_THREADS, 0, s, rmsnorm_row_kernel<VN, T>, Y, R, X, Wt, n, eps);
+        else cuda_launch((unsigned)rows, NORM_ROW_THREADS, 0, s, rmsnorm_row_kernel<1, T>, Y, R, X, Wt, n, eps);
         return;
     }
-    if (vec)
-        cuda_launch(grid, 32 * ROWS_PER_BLOCK, 0, cuda_stream(be), rmsnorm_kernel<VN, T>, (T *)y.ptr, (float *)rstd.ptr, (const T *)x.ptr, (const T *)w.ptr, rows, n, eps);
-    else
-        cuda_launch(grid, 32 * ROWS_PER_BLOCK, 0, cuda_stream(be), rmsnorm_kernel<1, T>, (T *)y.ptr, (float *)rstd.ptr, (const T *)x.ptr, (const T *)w.ptr, rows, n, eps);
+    const int packs = (n / VN + 31) / 32;
+    if (!vec) cuda_launch(grid, 32 * ROWS_PER_BLOCK, 0, s, rmsnorm_kernel<1, T>, Y, R, X, Wt, rows, n, eps);
+    else if (packs <= 1) rmsnorm_packs_launch<1>(grid, s, Y, R, X, Wt, rows, n, eps);
+    else if (packs <= 2) rmsnorm_packs_launch<2>(grid, s, Y, R, X, Wt, rows, n, eps);
+    else if (packs <= 4) rmsnorm_packs_launch<4>(grid, s, Y, R, X, Wt, rows, n, eps);
+    else if (packs <= 6) rmsnorm_packs_launch<6>(grid, s, Y, R, X, Wt, rows, n, eps); /* D 1536 */
+    else if (packs <= 8) rmsnorm_packs_launch<8>(grid, s, Y, R, X, Wt, rows, n, eps);
+    else cuda_launch(grid, 32 * ROWS_PER_BLOCK, 0, s, rmsnorm_kernel<VN, T>, Y, R, X, Wt, rows, n, eps);
 }
 
 extern "C" void cuda_rmsnorm(gf_backend *be, gf_buf y, gf_buf rstd, gf_buf x, gf_buf w, int rows, int n, float eps) {
@@ -141,38 +203,58 @@ __global__ void rmsnorm_dx_kernel(T *dx, const T *dy, const T *x, const T *w, co
 
 /* The same dx, and the column sums of dy x r (dw) of the block's DW_ROWS rows, written to
  * part[blockIdx.x, n] for cuda_sum_parts_f: the pass that reads dy and x for the row's dot also
- * adds their products to the lane's P packs of accumulators, so dw needs no pass of its own over
- * dy and x (one read of each instead of two; a training step's 57 norms at 1.5B: ~2.8 GB). Warp k
- * takes rows r0 + k, r0 + k + ROWS_PER_BLOCK, ...; the warps' sums meet in shared memory in warp
- * order. dot and dx are rmsnorm_dx_kernel's, operation for operation. */
+ * adds their products to the warp's sums, so dw needs no pass of its own over dy and x (one read
+ * of each instead of two; a training step's 57 norms at 1.5B: ~2.8 GB). Warp k takes rows
+ * r0 + k, r0 + k + ROWS_PER_BLOCK, ...; the warps' sums meet in warp order. dot and dx are
+ * rmsnorm_dx_kernel's, operation for operation.
+ *
+ * A row's loads (dy, x and, when accumulating, dx: P 16-byte packs each, kept as loaded) are all
+ * issued before any of them is used: a pack's arithmetic or its dx store between two packs' loads
+ * would order the next pack's round trip to memory after it (dx may alias dy, so the compiler may
+ * not move a load above a store), and a row would cost P round trips in each pass. The warp's dw
+ * sums live in shared memory (acc, P 32 W floats a warp, each lane its own columns) rather than
+ * in P W registers, which leaves the registers for the packs. Dynamic shared memory:
+ * ROWS_PER_BLOCK P 32 W floats (48 KiB at n 1536 in bf16). */
 template <int W, int P, typename T>
 __global__ void __launch_bounds__(32 * ROWS_PER_BLOCK)
     rmsnorm_dx_dw_kernel(T *dx, float *part, const T *dy, const T *x, const T *w, const float *rstd, int rows, int n,
                          bool accumulate) {
-    __shared__ float red[P * 32 * W];
+    CUDA_DYNAMIC_SMEM(smem);
+    constexpr int COLS = P * 32 * W; /* a warp's share of the sums: a lane's P packs of columns */
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int r0 = blockIdx.x * DW_ROWS, r1 = min(rows, r0 + DW_ROWS);
-    float acc[P][W];
+    float *acc = (float *)smem + warp * COLS;
 #pragma unroll
     for (int p = 0; p < P; p++)
 #pragma unroll
-        for (int i = 0; i < W; i++) acc[p][i] = 0;
+        for (int i = 0; i < W; i++) acc[(p * 32 + lane) * W + i] = 0;
     for (int row = r0 + warp; row < r1; row += ROWS_PER_BLOCK) {
         const size_t off = (size_t)row * n;
         const float r = rstd[row];
+        uint4 ra[P] = {}, rb[P] = {}, ro[P] = {};
+#pragma unroll
+        for (int p = 0; p < P; p++) {
+            const int c = (p * 32 + lane) * W;
+            if (c < n) {
+                ra[p] = *(const uint4 *)(dy + off + c);
+                rb[p] = *(const uint4 *)(x + off + c);
+                if (accumulate) ro[p] = *(const uint4 *)(dx + off + c);
+            }
+        }
         float dot = 0;
 #pragma unroll
         for (int p = 0; p < P; p++) {
             const int c = (p * 32 + lane) * W;
-            if (c >= n) break;
-            float a[W], b[W], g[W];
-            ld_pack<W>(a, dy + off + c);
-            ld_pack<W>(b, x + off + c);
-            ld_pack<W>(g, w + c);
+            if (c < n) {
+                float a[W], b[W], g[W];
+                unpack16<W, T>(a, ra[p]);
+                unpack16<W, T>(b, rb[p]);
+                ld_pack<W>(g, w + c);
 #pragma unroll
-            for (int i = 0; i < W; i++) {
-                dot += a[i] * g[i] * b[i];
-                acc[p][i] += a[i] * b[i] * r;
+                for (int i = 0; i < W; i++) {
+                    dot += a[i] * g[i] * b[i];
+                    acc[c + i] += a[i] * b[i] * r;
+                }
             }
         }
         dot = warp_sum(dot);
@@ -180,22 +262,28 @@ __global__ void __launch_bounds__(32 * ROWS_PER_BLOCK)
 #pragma unroll
         for (int p = 0; p < P; p++) {
             const int c = (p * 32 + lane) * W;
-            if (c >= n) break;
-            dx_pack<W>(dx, dy, x, w, off, c, r, k, accumulate);
-        }
-    }
-    for (int k = 0; k < ROWS_PER_BLOCK; k++) { /* warp order: the same bits every run */
-        if (warp == k)
-#pragma unroll
-            for (int p = 0; p < P; p++)
+            if (c < n) {
+                float a[W], b[W], g[W], o[W];
+                unpack16<W, T>(a, ra[p]);
+                unpack16<W, T>(b, rb[p]);
+                ld_pack<W>(g, w + c);
+                if (accumulate) unpack16<W, T>(o, ro[p]);
 #pragma unroll
                 for (int i = 0; i < W; i++) {
-                    const int c = (p * 32 + lane) * W + i;
-                    red[c] = k == 0 ? acc[p][i] : red[c] + acc[p][i];
+                    const float v = r * a[i] * g[i] - k * b[i];
+                    o[i] = accumulate ? o[i] + v : v;
                 }
-        __syncthreads();
+                st_pack<W>(dx + off + c, o);
+            }
+        }
     }
-    for (int c = threadIdx.x; c < n; c += 32 * ROWS_PER_BLOCK) part[(size_t)blockIdx.x * n + c] = red[c];
+    __syncthreads();
+    const float *sums = (const float *)smem;
+    for (int c = threadIdx.x; c < n; c += 32 * ROWS_PER_BLOCK) { /* warp order: the same bits every run */
+        float s = sums[c];
+        for (int k = 1; k < ROWS_PER_BLOCK; k++) s += sums[k * COLS + c];
+        part[(size_t)blockIdx.x * n + c] = s;
+    }
 }
 
 /* rmsnorm_dx_dw_kernel for rows of at most P packs a lane (n <= 32 W P) */
@@ -205,8 +293,10 @@ static void rmsnorm_dx_dw_launch(gf_backend *be, T *dx, float *dw, const T *dy, 
     const int blocks = (rows + DW_ROWS - 1) / DW_ROWS;
     float *part = (float *)cuda_scratch(be, (size_t)blocks * n * sizeof(float), "rmsnorm backward");
     if (!part) return; /* cuda_scratch left the error */
-    cuda_launch((unsigned)blocks, 32 * ROWS_PER_BLOCK, 0, cuda_stream(be), rmsnorm_dx_dw_kernel<W, P, T>, dx, part, dy, x,
-                w, rstd, rows, n, accumulate);
+    const size_t smem = (size_t)ROWS_PER_BLOCK * P * 32 * W * sizeof(float);
+    cuda_allow_smem((const void *)rmsnorm_dx_dw_kernel<W, P, T>, smem);
+    cuda_launch((unsigned)blocks, 32 * ROWS_PER_BLOCK, smem, cuda_stream(be), rmsnorm_dx_dw_kernel<W, P, T>, dx, part,
+                dy, x, w, rstd, rows, n, accumulate);
     cuda_sum_parts_f(be, dw, part, (size_t)blocks, (size_t)n);
     cuda_scratch_free(be, part);
 }

@@ -963,6 +963,8 @@ int main() {
         rmsnorm_rows_case(fp32, 1, 1536);  /* a decode step's row: a block, 16-byte packs */
         rmsnorm_rows_case(fp32, 3, 2100);  /* a row longer than the block's one pass of packs */
         rmsnorm_rows_case(fp32, 300, 40);  /* more rows than 264: a warp per row */
+        rmsnorm_rows_case(fp32, 270, 264); /* a warp per row from 16-byte packs, a lane's second past n */
+        rmsnorm_rows_case(fp32, 270, 1536); /* the 1.5B's norms: 6 packs a lane (bf16) */
         rmsnorm_backward_case(fp32, 2100, 264, false, true); /* 66 blocks, the last short; a lane's last pack past n */
         rmsnorm_backward_case(fp32, 40, 1536, false, true);  /* the 1.5B's norms: 6 packs a lane (bf16) */
         rmsnorm_backward_case(fp32, 37, 2048, false, false); /* 8 packs a lane (bf16) */
