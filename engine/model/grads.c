@@ -41,6 +41,7 @@ enum { SLOT_SPANS_MAX = 7 }; /* attention: wq wk wv bq bk bv wo */
 static int slot_spans(const transformer *tf, int l, unsigned part, span s[SLOT_SPANS_MAX]) {
     /* the attention biases too: be_linear_backward writes db with dW */
     static const tensor_kind mlp[] = {TK_GATE, TK_UP, TK_DOWN}, attn[] = {TK_Q, TK_K, TK_V, TK_BQ, TK_BK, TK_BV, TK_O};
+    _Static_assert(sizeof attn / sizeof *attn == SLOT_SPANS_MAX, "the attention slot is the largest");
     const param_layout *pl = &tf->layout;
     if (part == TF_FRESH_HEAD) { /* lm_head, or the embedding it is tied to */
         const param_entry *e = param_layout_find(pl, pl->L, TK_LM_HEAD);
@@ -57,8 +58,9 @@ static int slot_spans(const transformer *tf, int l, unsigned part, span s[SLOT_S
     }
     const bool is_mlp = part == TF_FRESH_MLP;
     const tensor_kind *kinds = is_mlp ? mlp : attn;
+    const int nkinds = is_mlp ? (int)(sizeof mlp / sizeof *mlp) : (int)(sizeof attn / sizeof *attn);
     int k = 0;
-    for (int i = 0; i < (is_mlp ? 3 : SLOT_SPANS_MAX); i++) { /* absent ones (biases off) skipped */
+    for (int i = 0; i < nkinds; i++) { /* absent ones (biases off) skipped */
         const param_entry *e = param_layout_find(pl, l, kinds[i]);
         if (e) s[k++] = (span){e->off, e->n};
     }

@@ -283,8 +283,8 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE, 3) gdn_wy_kernel(GdnShape s,
             for (int e = 0; e < 4; e += 2) {
                 int i = acc_row(m0, e), j = acc_col(n0, e);
                 float ri = sm.bet[i], gi = sm.gam[i];
-                float m0v = j < i ? ri * gdn_exp(gi - sm.gam[j]) * acc[e] : 0.f;
-                float m1v = j + 1 < i ? ri * gdn_exp(gi - sm.gam[j + 1]) * acc[e + 1] : 0.f;
+                float m0v = j < i ? ri * exp_approx(gi - sm.gam[j]) * acc[e] : 0.f;
+                float m1v = j + 1 < i ? ri * exp_approx(gi - sm.gam[j + 1]) * acc[e + 1] : 0.f;
                 st_raw<float2>(sm.M + (size_t)i * ldm + j, make_float2(m0v, m1v)); /* j, ldm even */
             }
         }
@@ -305,7 +305,7 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE, 3) gdn_wy_kernel(GdnShape s,
     {
         const int pairs = C / 2, jp = 2 * ((int)threadIdx.x % pairs);
         const float b0 = sm.bet[jp], b1 = sm.bet[jp + 1];
-        const float e0 = gdn_exp(sm.gam[jp]), e1 = gdn_exp(sm.gam[jp + 1]);
+        const float e0 = exp_approx(sm.gam[jp]), e1 = exp_approx(sm.gam[jp + 1]);
         T *Ac = A_out ? A_out + bhc * C * C : nullptr;
         for (int i = (int)threadIdx.x / pairs; i < C; i += (int)blockDim.x / pairs) {
             /* blocks above the diagonal were never written: zero */

@@ -107,14 +107,14 @@ __global__ void __launch_bounds__(kWarps * 32, kWarps == 8 ? 2 : 0) gdn_state_ke
                     load_pair(sm.Us(c) + rr * ldb + cc, &u0, &u1);
                     T v0 = from_f<T>(u0 - p[2 * half]), v1 = from_f<T>(u1 - p[2 * half + 1]);
                     store_pair(Uc + (size_t)rr * dv + cc, to_f(v0), to_f(v1));
-                    float kd = gdn_exp(gl - gam[rr]);
+                    float kd = exp_approx(gl - gam[rr]);
                     sm.VpT[cc * ldc + rr] = from_f<T>(to_f(v0) * kd);
                     sm.VpT[(cc + 1) * ldc + rr] = from_f<T>(to_f(v1) * kd);
                 }
             }
         });
         block_sync(); /* V'^T in place; the slab copy is free */
-        float eL = gdn_exp(gl);
+        float eL = exp_approx(gl);
         if (slab_bands(dk)) {
             slab_band_update<kWarps, kTiles>(acc, BV, eL, [&](float(*ab)[4], int m0) {
                 tile_mma_strided<kTC, kSlabBand<kWarps>>(ab, sm_view<T>(sm.VpT, ldc), sm_view<T>(sm.K(c), ldk), m0,
@@ -196,7 +196,7 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_out_kernel(GdnShape s, c
             float *acc = acc2[sb];
             for (int e = 0; e < 4; e++) {
                 int i = acc_row(m0, e), j = acc_col(n0, e);
-                sm.P[i * ldc + j] = from_f<T>(j <= i ? scale * gdn_exp(sm.gam[i] - sm.gam[j]) * acc[e] : 0.f);
+                sm.P[i * ldc + j] = from_f<T>(j <= i ? scale * exp_approx(sm.gam[i] - sm.gam[j]) * acc[e] : 0.f);
             }
         }
     });
@@ -207,7 +207,7 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_out_kernel(GdnShape s, c
         float acc2[kNT][4] = {};
         tile_mma_n<kTC, kNT>(acc2, sm_view<T>(sm.Q, ldk), sm_view_t<T>(sm.hs, ldk), m0, n1, dk);
         for (int sb = 0; sb < kNT; sb++)
-            for (int e = 0; e < 4; e++) acc2[sb][e] *= scale * gdn_exp(sm.gam[acc_row(m0, e)]);
+            for (int e = 0; e < 4; e++) acc2[sb][e] *= scale * exp_approx(sm.gam[acc_row(m0, e)]);
         tile_mma_n<kTC, kNT>(acc2, sm_view<T>(sm.P, ldc), sm_view<T>(sm.Vp, ldv), m0, n1, C);
         for (int sb = 0; sb < kNT; sb++) store_acc_rows(oc, (size_t)s.H * dv, m0, n1 + 8 * sb, acc2[sb], L);
     });
@@ -255,7 +255,7 @@ __global__ void __launch_bounds__(GDN_THREADS) gdn_recurrent_kernel(GdnShape s, 
             ks[u] = j < dk ? to_f(k[it * dk + j]) : 0.f;
             dot += S[u] * ks[u];
         }
-        const float a = gdn_exp(g[it]), cc = beta[it] * (to_f(v[it * dv + r]) - a * warp_sum(dot));
+        const float a = exp_approx(g[it]), cc = beta[it] * (to_f(v[it * dv + r]) - a * warp_sum(dot));
         float acc = 0;
 #pragma unroll
         for (int u = 0; u < PER_LANE; u++) {

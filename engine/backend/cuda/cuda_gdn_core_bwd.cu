@@ -78,7 +78,7 @@ __global__ void __launch_bounds__(GDN_THREADS_WIDE) gdn_bwd_v_kernel(GdnShape s,
             float *acc = acc2[sb];
             for (int e = 0; e < 4; e++) {
                 int i = acc_row(m0, e), j = acc_col(n0, e);
-                sm.PT[j * ldc + i] = from_f<T>(j <= i ? scale * gdn_exp(sm.gam[i] - sm.gam[j]) * acc[e] : 0.f);
+                sm.PT[j * ldc + i] = from_f<T>(j <= i ? scale * exp_approx(sm.gam[i] - sm.gam[j]) * acc[e] : 0.f);
             }
         }
     });
@@ -213,7 +213,7 @@ __global__ void __launch_bounds__(kWarps * 32, kWarps == 8 ? 2 : 0) gdn_bwd_stat
         if ((threadIdx.x & 31) == 0) sm.red[warp] = part;
         const float gl = sm.gam[C - 1];
         for_elems(C, BV, [&](int r, int j) {
-            sm.dOT[j * ldc + r] = from_f<T>(s.scale * gdn_exp(sm.gam[r]) * to_f(sm.dO[r * ldb + j]));
+            sm.dOT[j * ldc + r] = from_f<T>(s.scale * exp_approx(sm.gam[r]) * to_f(sm.dO[r * ldb + j]));
         });
         T *dvc = dV + bhc * C * dv + r0;
         /* 16 x 16 tiles: one A fragment for two mma, two independent chains a warp */
@@ -225,7 +225,7 @@ __global__ void __launch_bounds__(kWarps * 32, kWarps == 8 ? 2 : 0) gdn_bwd_stat
                 float *p = p2[sb];
                 for (int e = 0; e < 4; e++) {
                     int r = acc_row(m0, e), cc = acc_col(n0, e);
-                    float x = to_f(sm.dV[r * ldl + cc]) + gdn_exp(gl - sm.gam[r]) * p[e];
+                    float x = to_f(sm.dV[r * ldl + cc]) + exp_approx(gl - sm.gam[r]) * p[e];
                     p[e] = x;
                     sm.dVT[cc * ldc + r] = from_f<T>(x);
                 }
@@ -237,10 +237,10 @@ __global__ void __launch_bounds__(kWarps * 32, kWarps == 8 ? 2 : 0) gdn_bwd_stat
         if (threadIdx.x == 0) {
             float t = 0;
             for (int w = 0; w < nw; w++) t += sm.red[w];
-            hsum[bhc * nslab + blockIdx.x] = gdn_exp(gl) * t;
+            hsum[bhc * nslab + blockIdx.x] = exp_approx(gl) * t;
         }
         if (c > 0) bwd_state_prefetch1(sm, s, k, d_o, dV, gam_g, states, b, h, c - 1, r0);
-        float eL = gdn_exp(gl);
+        float eL = exp_approx(gl);
         if (slab_bands(dk)) {
             constexpr int G = kSlabBand<kWarps>;
             slab_band_update<kWarps, kTiles>(acc, BV, eL, [&](float(*ab)[4], int m0) {
@@ -389,7 +389,7 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
             float pv[4];
             for (int e = 0; e < 4; e++) {
                 int r = acc_row(m0, e);
-                acc[sb][e] *= scale * gdn_exp(sm.r.gam[r]);
+                acc[sb][e] *= scale * exp_approx(sm.r.gam[r]);
                 pv[e] = acc[sb][e] * to_f(sm.Q[r * ld.k + acc_col(n1 + 8 * sb, e)]);
             }
             tile_row_partials(sm.r.part, GDN_PART_LD, m0, n1 + 8 * sb, pv);
@@ -423,7 +423,7 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
 #pragma unroll
             for (int e = 0; e < 4; e++) {
                 int r = acc_row(m0, e), cc = acc_col(n1 + 8 * sb, e);
-                float x = gdn_exp(gl - sm.r.gam[r]) * acc[sb][e];
+                float x = exp_approx(gl - sm.r.gam[r]) * acc[sb][e];
                 dK_at(m0, n1 + 8 * sb, sb, e) += x;
                 pv[e] = x * to_f(sm.K[r * ld.k + cc]);
             }
@@ -464,7 +464,7 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
 #pragma unroll
             for (int e = 0; e < 4; e++) {
                 int r = acc_row(m0, e), cc = acc_col(n0, e);
-                dK_at(m0, n0, sb, e) += sm.r.bet[r] * gdn_exp(sm.r.gam[r]) * acc[e];
+                dK_at(m0, n0, sb, e) += sm.r.bet[r] * exp_approx(sm.r.gam[r]) * acc[e];
                 pv[e] = acc[e] * to_f(sm.K[r * ld.k + cc]);
             }
             tile_row_partials(sm.r.part, GDN_PART_LD, m0, n0, pv);
@@ -490,7 +490,8 @@ __global__ void __launch_bounds__(GDN_THREADS_BWD, 1)
     local_da_pass<T>(s, ld, sm.dW, sm.K, sm.dVp, sm.V, sm.Xb, sm.r);
     block_sync();
     if (tid < C) {
-        float p = part_sum(sm.r.part, tid, dk / 8), p2 = part_sum(sm.r.part2, tid, dv / 8), eg = gdn_exp(sm.r.gam[tid]);
+        float p = part_sum(sm.r.part, tid, dk / 8), p2 = part_sum(sm.r.part2, tid, dv / 8);
+        const float eg = exp_approx(sm.r.gam[tid]);
         sm.r.dbet[tid] += eg * p + p2;
         sm.r.dgam[tid] += sm.r.bet[tid] * eg * p;
     }

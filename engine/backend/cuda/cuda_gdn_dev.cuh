@@ -30,11 +30,6 @@
 #define GDN_LAUNCH(kern, grid, block, smem, stream, ...) kern<<<(grid), (block), (smem), (stream)>>>(__VA_ARGS__)
 #endif
 
-/* e^x for the decay masks and scales (arguments <= 0 there): one multiply and
- * exp2_approx (cuda_common.cuh) instead of expf's ten-odd instructions. */
-__device__ __forceinline__ float gdn_exp(float x) { return exp2_approx(x * 1.4426950408889634f); }
-
-
 #define GDN_THREADS 128      /* threads of the chunk kernels: 4 warps */
 #define GDN_THREADS_BWD 512  /* the local backward kernel: 16 warps (one block a multiprocessor: its shared memory) */
 #define GDN_THREADS_WIDE 256 /* the chunk-parallel WY, output and V' kernels: 8 warps */

@@ -73,7 +73,7 @@ struct PrepShape {
  * backward 888 -> 680. On an H100 (session 28, three rounds beside the IEEE form): prep
  * backward 0.418 -> 0.388 ms at 16 x 2048 (with the conv 0.823 -> 0.678), gated norm
  * 0.112 -> 0.105 ms, its backward 0.208 -> 0.205. */
-__device__ __forceinline__ float sigmoidf_(float x) { return rcp_approx(1.f + exp2_approx(x * -1.4426950408889634f)); }
+__device__ __forceinline__ float sigmoidf_(float x) { return rcp_approx(1.f + exp_approx(-x)); }
 __device__ __forceinline__ float siluf_(float x) { return x * sigmoidf_(x); }
 __device__ __forceinline__ float silu_grad_(float x) {
     float s = sigmoidf_(x);

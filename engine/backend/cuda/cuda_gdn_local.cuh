@@ -92,7 +92,7 @@ __device__ __forceinline__ void local_ds_pass(const GdnShape &s, const LocalLd<T
             float p[4];
             for (int e = 0; e < 4; e++) {
                 int i = acc_row(m0, e), j = acc_col(n1 + 8 * sb, e);
-                const float d = j <= i ? scale * a2[sb][e] * gdn_exp(r.gam[i] - r.gam[j]) : 0.f;
+                const float d = j <= i ? scale * a2[sb][e] * exp_approx(r.gam[i] - r.gam[j]) : 0.f;
                 p[e] = d * a1[sb][e];
                 S2b[i * ld.a + j] = from_f<T>(d);
             }
@@ -115,7 +115,7 @@ __device__ __forceinline__ void local_da_pass(const GdnShape &s, const LocalLd<T
         for (int sb = 0; sb < 2; sb++)
             for (int e = 0; e < 4; e++) {
                 int i = acc_row(m0, e), j = acc_col(n1 + 8 * sb, e);
-                Xb[i * ld.a + j] = from_f<T>(j <= i ? r.bet[j] * (gdn_exp(r.gam[j]) * a1[sb][e] + a2[sb][e]) : 0.f);
+                Xb[i * ld.a + j] = from_f<T>(j <= i ? r.bet[j] * (exp_approx(r.gam[j]) * a1[sb][e] + a2[sb][e]) : 0.f);
             }
     });
 }
@@ -155,7 +155,7 @@ __device__ __forceinline__ void local_dm_pass(const GdnShape &s, const LocalLd<T
                 int i = acc_row(m0, e), j = acc_col(n1 + 8 * sb, e);
                 float f = 0, gg = 0;
                 if (i > j) {
-                    float dm = -dm2[sb][e], mc = gdn_exp(r.gam[i] - r.gam[j]);
+                    float dm = -dm2[sb][e], mc = exp_approx(r.gam[i] - r.gam[j]);
                     f = dm * mc * kk[sb][e];
                     gg = dm * r.bet[i] * mc;
                 }

@@ -113,12 +113,6 @@ template <int W> struct pack2 {
 
 /* ------------------------------------------------------------- softmax normalizers */
 
-/* e^x as a multiply and one MUFU.EX2 (exp2_approx: relative error about 2^-22, results below
- * 2^-126 flushed to 0, e^-inf = 0). expf is ten-odd instructions without fast math, and the
- * losses take one for every logit they read. The argument is a difference (x - max, x - lse),
- * so the product with log2(e) rounds once on a small number. */
-__device__ __forceinline__ float loss_exp(float x) { return exp2_approx(x * 1.4426950408889634f); }
-
 /* (max, sum of exp(x - max)) pairs: combining two partial softmax normalizers. */
 struct msum {
     float m, s;
@@ -126,7 +120,7 @@ struct msum {
 __device__ __forceinline__ msum msum_add(msum a, msum b) {
     const float m = fmaxf(a.m, b.m);
     if (m == -INFINITY) return {m, a.s + b.s}; /* 0, or NaN from a NaN input */
-    return {m, a.s * loss_exp(a.m - m) + b.s * loss_exp(b.m - m)};
+    return {m, a.s * exp_approx(a.m - m) + b.s * exp_approx(b.m - m)};
 }
 /* Adds W values: one rescale per pack. -inf adds nothing; a NaN makes the sum NaN. */
 template <int W> __device__ __forceinline__ msum msum_pack(msum a, const float (&x)[W]) {
@@ -139,9 +133,9 @@ template <int W> __device__ __forceinline__ msum msum_pack(msum a, const float (
             if (x[k] != x[k]) return {m, x[k]}; /* NaN */
         return a;
     }
-    float s = a.s * loss_exp(a.m - m);
+    float s = a.s * exp_approx(a.m - m);
 #pragma unroll
-    for (int k = 0; k < W; k++) s += loss_exp(x[k] - m);
+    for (int k = 0; k < W; k++) s += exp_approx(x[k] - m);
     return {m, s};
 }
 __device__ __forceinline__ msum msum_one(msum a, float x) {
@@ -237,10 +231,10 @@ __global__ void ce_grad_kernel(double *rows, TD *dlogits, const TL *logits, cons
         [&](int i, const pack1<W> &p) {
             float g[W];
 #pragma unroll
-            for (int k = 0; k < W; k++) g[k] = grad_scale * (loss_exp(p.x[k] - lse) - (i + k == tgt ? 1.0f : 0.0f));
+            for (int k = 0; k < W; k++) g[k] = grad_scale * (exp_approx(p.x[k] - lse) - (i + k == tgt ? 1.0f : 0.0f));
             st_w<W>(d + i, g, vec);
         },
-        [&](int i) { d[i] = from_f<TD>(grad_scale * (loss_exp(to_f(z[i]) - lse) - (i == tgt ? 1.0f : 0.0f))); });
+        [&](int i) { d[i] = from_f<TD>(grad_scale * (exp_approx(to_f(z[i]) - lse) - (i == tgt ? 1.0f : 0.0f))); });
 }
 
 template <typename TL, typename TD>
@@ -361,7 +355,7 @@ __global__ void kl_grad_kernel(double *kl, TD *ds, const TS *s, const TT *t, con
     double acc = 0;
     auto term = [&](float xs, float xt, float &g) {
         const float ys = xs * inv - ls, yt = xt * inv - lt;
-        const float ps = loss_exp(ys), pt = loss_exp(yt);
+        const float ps = exp_approx(ys), pt = exp_approx(yt);
         if (pt > 0) acc += (double)pt * ((double)yt - (double)ys);
         g = c * (ps - pt);
     };

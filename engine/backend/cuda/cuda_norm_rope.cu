@@ -1,6 +1,8 @@
 /* RMSNorm (+ backward) and RoPE. RMSNorm: one warp per row, the row read
  * twice (the second time from cache), 16-byte packs when n and the pointers
  * allow. RoPE: one thread per rotated pair, cos/sin from the host's table. */
+#include <type_traits>
+
 #include "backend/cuda/cuda_ops.cuh"
 
 #define ROWS_PER_BLOCK 8 /* warps of 32 */
@@ -112,12 +114,19 @@ __global__ void __launch_bounds__(NORM_ROW_THREADS) rmsnorm_row_kernel(T *y, flo
     row_scale<W>(y + (size_t)blockIdx.x * n, xr, w, r, n, threadIdx.x * W, NORM_ROW_THREADS * W);
 }
 
-/* rmsnorm_packs_kernel for rows of at most P 16-byte packs a lane */
-template <int P, typename T>
-static void rmsnorm_packs_launch(unsigned grid, cudaStream_t s, T *y, float *rstd, const T *x, const T *w, int rows,
-                                 int n, float eps) {
-    constexpr int W = 16 / sizeof(T);
-    cuda_launch(grid, 32 * ROWS_PER_BLOCK, 0, s, rmsnorm_packs_kernel<W, P, T>, y, rstd, x, w, rows, n, eps);
+/* The row-in-registers kernels' pack counts: calls f(pack_count<P>()) with the smallest P of 1, 2,
+ * 4, 6 (D 1536 in bf16) and 8 that holds a lane's packs of a row of n (n a multiple of 16 / sizeof(T),
+ * at most 32 x 8 packs: PACKS_MAX); the forward and the backward take the same instances. */
+#define PACKS_MAX 8
+template <int P> using pack_count = std::integral_constant<int, P>;
+template <typename T> static bool packs_fit(int n) { return n <= 32 * (16 / (int)sizeof(T)) * PACKS_MAX; }
+template <typename T, typename F> static void with_packs(int n, F f) {
+    const int packs = (n / (16 / (int)sizeof(T)) + 31) / 32;
+    if (packs <= 1) f(pack_count<1>());
+    else if (packs <= 2) f(pack_count<2>());
+    else if (packs <= 4) f(pack_count<4>());
+    else if (packs <= 6) f(pack_count<6>());
+    else f(pack_count<PACKS_MAX>());
 }
 
 template <typename T>
@@ -134,14 +143,14 @@ static void rmsnorm_launch(gf_backend *be, gf_buf y, gf_buf rstd, gf_buf x, gf_b
         else cuda_launch((unsigned)rows, NORM_ROW_THREADS, 0, s, rmsnorm_row_kernel<1, T>, Y, R, X, Wt, n, eps);
         return;
     }
-    const int packs = (n / VN + 31) / 32;
-    if (!vec) cuda_launch(grid, 32 * ROWS_PER_BLOCK, 0, s, rmsnorm_kernel<1, T>, Y, R, X, Wt, rows, n, eps);
-    else if (packs <= 1) rmsnorm_packs_launch<1>(grid, s, Y, R, X, Wt, rows, n, eps);
-    else if (packs <= 2) rmsnorm_packs_launch<2>(grid, s, Y, R, X, Wt, rows, n, eps);
-    else if (packs <= 4) rmsnorm_packs_launch<4>(grid, s, Y, R, X, Wt, rows, n, eps);
-    else if (packs <= 6) rmsnorm_packs_launch<6>(grid, s, Y, R, X, Wt, rows, n, eps); /* D 1536 */
-    else if (packs <= 8) rmsnorm_packs_launch<8>(grid, s, Y, R, X, Wt, rows, n, eps);
-    else cuda_launch(grid, 32 * ROWS_PER_BLOCK, 0, s, rmsnorm_kernel<VN, T>, Y, R, X, Wt, rows, n, eps);
+    const unsigned threads = 32 * ROWS_PER_BLOCK;
+    if (!vec) cuda_launch(grid, threads, 0, s, rmsnorm_kernel<1, T>, Y, R, X, Wt, rows, n, eps);
+    else if (!packs_fit<T>(n)) cuda_launch(grid, threads, 0, s, rmsnorm_kernel<VN, T>, Y, R, X, Wt, rows, n, eps);
+    else
+        with_packs<T>(n, [&](auto pc) {
+            constexpr int P = decltype(pc)::value;
+            cuda_launch(grid, threads, 0, s, rmsnorm_packs_kernel<VN, P, T>, Y, R, X, Wt, rows, n, eps);
+        });
 }
 
 extern "C" void cuda_rmsnorm(gf_backend *be, gf_buf y, gf_buf rstd, gf_buf x, gf_buf w, int rows, int n, float eps) {
@@ -308,17 +317,14 @@ static void rmsnorm_backward_launch(gf_backend *be, gf_buf dx, gf_buf dw, gf_buf
     constexpr int VN = 16 / sizeof(T);
     const bool vec = n % VN == 0 && cuda_aligned16(dx.ptr) && cuda_aligned16(dy.ptr) && cuda_aligned16(x.ptr) &&
                      cuda_aligned16(w.ptr);
-    if (!gf_is_none(dw) && !gf_is_none(dx) && vec && n <= 32 * VN * 8) { /* dx and dw in one pass */
+    if (!gf_is_none(dw) && !gf_is_none(dx) && vec && packs_fit<T>(n)) { /* dx and dw in one pass */
         T *DX = (T *)dx.ptr;
         const T *DY = (const T *)dy.ptr, *X = (const T *)x.ptr, *Wt = (const T *)w.ptr;
         float *DW = (float *)dw.ptr;
         const float *R = (const float *)rstd.ptr;
-        const int packs = (n / VN + 31) / 32;
-        if (packs <= 1) rmsnorm_dx_dw_launch<VN, 1>(be, DX, DW, DY, X, Wt, R, rows, n, accumulate);
-        else if (packs <= 2) rmsnorm_dx_dw_launch<VN, 2>(be, DX, DW, DY, X, Wt, R, rows, n, accumulate);
-        else if (packs <= 4) rmsnorm_dx_dw_launch<VN, 4>(be, DX, DW, DY, X, Wt, R, rows, n, accumulate);
-        else if (packs <= 6) rmsnorm_dx_dw_launch<VN, 6>(be, DX, DW, DY, X, Wt, R, rows, n, accumulate); /* D 1536 */
-        else rmsnorm_dx_dw_launch<VN, 8>(be, DX, DW, DY, X, Wt, R, rows, n, accumulate);
+        with_packs<T>(n, [&](auto pc) {
+            rmsnorm_dx_dw_launch<VN, decltype(pc)::value>(be, DX, DW, DY, X, Wt, R, rows, n, accumulate);
+        });
         return;
     }
     /* dw first: dx may overwrite dy (it may alias it when not accumulating) */
