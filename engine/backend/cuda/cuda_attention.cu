@@ -87,36 +87,16 @@ template <typename T> __global__ void scale_convert_kernel(T *dst, const float *
         dst[i] = from_f<T>(src[i] * scale);
 }
 
-/* dk[b, j, kvh] = scale sum_g dk_part[b, j, kvh G + g]; dv likewise without the scale. */
-template <typename T>
-__global__ void group_sum_kernel(T *dk, T *dv, const float *dk_part, const float *dv_part, size_t n, int KV, int G,
-                                 int hd, float scale) {
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        const int d = (int)(i % hd);
-        const size_t bjk = i / hd; /* (b, j, kvh) */
-        const int kvh = (int)(bjk % KV);
-        const size_t bj = bjk / KV;
-        const size_t base = (bj * KV * G + (size_t)kvh * G) * hd + d;
-        float sk = 0, sv = 0;
-        for (int g = 0; g < G; g++) {
-            sk += dk_part[base + (size_t)g * hd];
-            sv += dv_part[base + (size_t)g * hd];
-        }
-        dk[i] = from_f<T>(sk * scale);
-        dv[i] = from_f<T>(sv);
-    }
-}
-
 template <typename T>
 static bool backward_mma(gf_backend *be, attn_bwd_params &p, size_t nq, size_t nkv) {
     const char *op = "attention_backward";
-    float *acc = (float *)cuda_scratch(be, 3 * nq * sizeof(float), op);
+    float *acc = (float *)cuda_scratch(be, (nq + 2 * nkv) * sizeof(float), op);
     if (!acc) return true; /* the error is recorded; nothing else to run */
     p.dq_acc = acc;
-    p.dk_part = acc + nq;
-    p.dv_part = acc + 2 * nq;
+    p.dk_acc = acc + nq;
+    p.dv_acc = acc + nq + nkv;
     cudaStream_t s = cuda_stream(be);
-    cuda_memset_async(p.dq_acc, 0, nq * sizeof(float), s);
+    cuda_memset_async(acc, 0, (nq + 2 * nkv) * sizeof(float), s);
     /* the kernel the backend settled on at open (ATTN_BWD_MMA, ATTN_BWD_WGMMA or ATTN_BWD_WGMMA2) */
     const int kind = cuda_st(be)->attn_bwd;
     const bool launched = kind == ATTN_BWD_MMA ? attn_bwd_mma_launch(be, p)
@@ -128,8 +108,10 @@ static bool backward_mma(gf_backend *be, attn_bwd_params &p, size_t nq, size_t n
     const unsigned cap = 16u * (unsigned)cuda_of(be)->prop.multiProcessorCount;
     cuda_launch(cuda_grid(nq, 256, cap), 256, 0, s, scale_convert_kernel<T>, (T *)p.dq, (const float *)p.dq_acc, nq,
                 p.scale);
-    cuda_launch(cuda_grid(nkv, 256, cap), 256, 0, s, group_sum_kernel<T>, (T *)p.dk, (T *)p.dv,
-                (const float *)p.dk_part, (const float *)p.dv_part, nkv, p.KV, p.G, p.hd, p.scale);
+    cuda_launch(cuda_grid(nkv, 256, cap), 256, 0, s, scale_convert_kernel<T>, (T *)p.dk, (const float *)p.dk_acc, nkv,
+                p.scale);
+    cuda_launch(cuda_grid(nkv, 256, cap), 256, 0, s, scale_convert_kernel<T>, (T *)p.dv, (const float *)p.dv_acc, nkv,
+                1.0f);
     cuda_scratch_free(be, acc);
     return true;
 }

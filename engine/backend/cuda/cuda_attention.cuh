@@ -79,7 +79,7 @@ struct attn_bwd_params {
     const float *lse;  /* [B, H, T] */
     const float *Dr;   /* [B, T, H]: rowsum(dout * out) */
     float *dq_acc;     /* [B, T, H, hd] fp32, zeroed: unscaled dS K sums */
-    float *dk_part, *dv_part; /* [B, T, H, hd] fp32: per query head, summed over the group afterwards */
+    float *dk_acc, *dv_acc; /* [B, T, KV, hd] fp32, zeroed: dK (unscaled) and dV summed over the query group */
     void *dq, *dk, *dv;
     int B, T, H, KV, G, hd;
     float scale, scale_log2;

@@ -10,9 +10,10 @@
  *   dV += P^T dO,  dK += dS^T Q       (accumulated in registers over the walk)
  * then dS^T goes through shared memory (bf16) so that each warp can take 16
  * query rows of dQ = dS K, added to an fp32 dq buffer with atomics.
- * dK and dV of a query head are written per head (fp32) and summed over the
- * query group afterwards, so the blocks need no atomics for them and the
- * query heads of a group spread over the machine. */
+ * dK and dV are added at the block's end, with atomics too, to fp32 buffers of
+ * the key-value head, which the G query heads of a group share (they stay in
+ * L2; per-head copies summed afterwards cost G times their bytes twice in
+ * DRAM), so the query heads of a group still spread over the machine. */
 #include "backend/cuda/cuda_attention_bwd_parts.cuh"
 #include "backend/cuda/cuda_mma.cuh"
 
@@ -157,7 +158,7 @@ template <int HD> __global__ void __launch_bounds__(NWARPS * 32) attn_bwd_mma_ke
         __syncthreads(); /* Q, dO and dS^T are rewritten by the next row tile */
     }
 
-    attn_bwd_store_dkdv<HD>(dka, dva, p, b, h, ja, tig);
+    attn_bwd_add_dkdv<HD>(dka, dva, p, b, h, ja, tig);
 }
 
 bool attn_bwd_mma_launch(gf_backend *be, const attn_bwd_params &p) {

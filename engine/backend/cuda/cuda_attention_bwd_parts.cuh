@@ -2,8 +2,8 @@
  * (cuda_attention_bwd.cu on mma.sync, cuda_attention_bwd_wg.cu on wgmma): both
  * hold a block's 64 keys in the mma.sync accumulator layout (a thread's keys
  * ja = .. + gid and jb = ja + 8 as rows, tile rows 8 nt + 2 tig + e as
- * columns), so the element-wise step, the dQ atomics, the per-head dK / dV
- * stores and the grid are the same lines. */
+ * columns), so the element-wise step, the dQ and the dK / dV atomics and the
+ * grid are the same lines. */
 #ifndef GRAFT_BACKEND_CUDA_ATTENTION_BWD_PARTS_CUH
 #define GRAFT_BACKEND_CUDA_ATTENTION_BWD_PARTS_CUH
 
@@ -45,21 +45,23 @@ __device__ __forceinline__ void attn_bwd_add_dq(const float (&dq)[NC / 8][4], co
     }
 }
 
-/* dK and dV of keys ja and ja + 8 into the per-query-head buffers (summed over the group afterwards). */
+/* dK and dV of keys ja and ja + 8 added to the fp32 buffers of their key-value head, [B, T, KV, hd]
+ * (the G query heads of a group meet there; the buffers stay in L2, where per-head copies summed
+ * afterwards cost a write and a read of G times their bytes in DRAM). */
 template <int HD>
-__device__ __forceinline__ void attn_bwd_store_dkdv(const float (&dka)[HD / 8][4], const float (&dva)[HD / 8][4],
-                                                    const attn_bwd_params &p, int b, int h, int ja, int tig) {
+__device__ __forceinline__ void attn_bwd_add_dkdv(const float (&dka)[HD / 8][4], const float (&dva)[HD / 8][4],
+                                                  const attn_bwd_params &p, int b, int h, int ja, int tig) {
 #pragma unroll
     for (int half = 0; half < 2; half++) {
         const int j = ja + 8 * half;
         if (j >= p.T) continue;
-        const size_t off = (((size_t)b * p.T + j) * p.H + h) * HD + tig * 2;
+        const size_t off = (((size_t)b * p.T + j) * p.KV + h / p.G) * HD + tig * 2;
 #pragma unroll
         for (int dt = 0; dt < HD / 8; dt++) {
-            *(float2 *)(p.dk_part + off + dt * 8) = half ? make_float2(dka[dt][2], dka[dt][3])
-                                                         : make_float2(dka[dt][0], dka[dt][1]);
-            *(float2 *)(p.dv_part + off + dt * 8) = half ? make_float2(dva[dt][2], dva[dt][3])
-                                                         : make_float2(dva[dt][0], dva[dt][1]);
+            atomicAdd((float2 *)(p.dk_acc + off + dt * 8), half ? make_float2(dka[dt][2], dka[dt][3])
+                                                                 : make_float2(dka[dt][0], dka[dt][1]));
+            atomicAdd((float2 *)(p.dv_acc + off + dt * 8), half ? make_float2(dva[dt][2], dva[dt][3])
+                                                                 : make_float2(dva[dt][0], dva[dt][1]));
         }
     }
 }

@@ -213,7 +213,7 @@ template <int HD, int NWG> __global__ void __launch_bounds__(128 * NWG, 1) attn_
         __syncthreads(); /* dS^T, lse and D are rewritten by the next row tile, this buffer of Q, dO by the one after */
     }
 
-    attn_bwd_store_dkdv<HD>(dka, dva, p, b, h, ja, tig);
+    attn_bwd_add_dkdv<HD>(dka, dva, p, b, h, ja, tig);
 }
 
 bool attn_bwd_wg_launch(gf_backend *be, const attn_bwd_params &p, bool two_groups) {
