@@ -48,7 +48,7 @@ static int layout_elems(const model_config *c, const gdn_config *g, int n_gdn, s
 
 static size_t run_bytes(const mem_job *j, const tf_run_opts *o, int n_gdn) {
     mixer_kind *k = kinds_with(j->cfg, n_gdn);
-    const size_t b = tf_run_measure(j->cfg, &j->gcfg, k, o, j->act, j->device);
+    const size_t b = tf_run_measure(j->cfg, &j->gcfg, k, o, j->act, j->device, j->device);
     free(k);
     return b;
 }
@@ -122,8 +122,9 @@ int mem_estimate_job(mem_estimate *out, const mem_job *j) {
     }
     if (j->device) {
         out->part[MEM_SCRATCH] = MEM_SCRATCH_STREAMS * MEM_SCRATCH_STREAM + MEM_SCRATCH_STAGE + MEM_SCRATCH_KERNELS;
-        if (j->train_B > 0) /* the attention backward's float32 dq accumulator */
-            out->part[MEM_SCRATCH] += (size_t)j->train_B * j->train_T * c->n_heads * c->head_dim * 4;
+        if (j->train_B > 0) /* the attention backward's float32 dq, dk and dv accumulators */
+            out->part[MEM_SCRATCH] +=
+                (size_t)j->train_B * j->train_T * (c->n_heads + 2 * (size_t)c->n_kv_heads) * c->head_dim * 4;
     }
     size_t peak = 0;
     out->peak_phase = "load";

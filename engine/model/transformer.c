@@ -248,22 +248,22 @@ static void carve(tf_run *r, arena *ar, gf_dtype act, bool keeps_wy) {
     if (n_gdn) gdn_scratch_take(&r->gs, ar, &tf->gcfg, B, T, act);
 }
 
-int tf_logit_rows(size_t N, int vocab_size) {
-    const size_t cap = TF_LOGIT_CHUNK / (size_t)(vocab_size > 0 ? vocab_size : 1);
+int tf_logit_rows(size_t N, int vocab_size, bool device) {
+    const size_t cap = (device ? TF_LOGIT_CHUNK_DEVICE : TF_LOGIT_CHUNK) / (size_t)(vocab_size > 0 ? vocab_size : 1);
     return (int)(N < cap ? N : cap > 0 ? cap : 1);
 }
 
 /* The options a run really has: S at least T (T when training), logit rows
  * tf_logit_rows when not given. */
-static tf_run_opts run_opts(const model_config *c, const tf_run_opts *o) {
+static tf_run_opts run_opts(const model_config *c, const tf_run_opts *o, bool device) {
     tf_run_opts r = *o;
     if (r.S < r.T || r.train) r.S = r.T;
-    if (r.logit_rows <= 0) r.logit_rows = tf_logit_rows((size_t)r.B * r.T, c->vocab_size);
+    if (r.logit_rows <= 0) r.logit_rows = tf_logit_rows((size_t)r.B * r.T, c->vocab_size, device);
     return r;
 }
 
 size_t tf_run_measure(const model_config *c, const gdn_config *g, const mixer_kind *kinds, const tf_run_opts *o,
-                      gf_dtype act, bool keeps_wy) {
+                      gf_dtype act, bool keeps_wy, bool device) {
     transformer tf;
     memset(&tf, 0, sizeof tf);
     tf.cfg = *c;
@@ -272,7 +272,7 @@ size_t tf_run_measure(const model_config *c, const gdn_config *g, const mixer_ki
     tf_run r;
     memset(&r, 0, sizeof r);
     r.tf = &tf;
-    r.o = run_opts(c, o);
+    r.o = run_opts(c, o, device);
     r.la = gf_calloc((size_t)(c->n_layers ? c->n_layers : 1), sizeof *r.la);
     arena ar = {gf_none(), 0};
     carve(&r, &ar, act, keeps_wy);
@@ -291,7 +291,7 @@ int tf_run_open(tf_run **out, transformer *tf, const tf_run_opts *o) {
         return gf_fail("recomputing activations is for training runs without statistics");
     tf_run *r = gf_calloc(1, sizeof *r);
     r->tf = tf;
-    r->o = run_opts(c, o);
+    r->o = run_opts(c, o, !be_is_host(tf->be));
     r->la = gf_calloc((size_t)(c->n_layers ? c->n_layers : 1), sizeof *r->la);
     arena ar = {gf_none(), 0};
     const gf_dtype act = be_act(tf->be);

@@ -96,23 +96,29 @@ typedef struct {
 typedef struct tf_run tf_run;
 
 /* Logits are made in row chunks of at most TF_LOGIT_CHUNK values ([rows, V]
- * ACT) so that a large vocabulary stays bounded in memory. Fewer, larger
- * chunks are cheaper in training: each chunk's lm_head weight gradient reads
- * and writes the whole [V, D] F32 gradient (on the H200, qwen2.5-1.5b at 4 x
- * 2048 in 38 chunks of 220 rows, the 32M-value chunks before: 27 ms of a 211
- * ms step for ~6 ms of arithmetic; on an H100, 256M-value chunks (five)
- * against one: 180.2 against 177.5 ms). 1280M values: one chunk for 8192
- * rows of qwen2.5's 151936 columns, 2.5 GB a run in bf16. */
-#define TF_LOGIT_CHUNK ((size_t)1280 << 20)
-/* Rows of a logits chunk for N rows: min(N, TF_LOGIT_CHUNK / V), at least 1. */
-int tf_logit_rows(size_t N, int vocab_size);
+ * ACT; TF_LOGIT_CHUNK_DEVICE on a device) so that a large vocabulary stays
+ * bounded in memory. Fewer, larger chunks are cheaper in training: each
+ * chunk's lm_head weight gradient reads and writes the whole [V, D] F32
+ * gradient (on the H200, qwen2.5-1.5b at 4 x 2048 in 38 chunks of 220 rows,
+ * the 32M-value chunks before: 27 ms of a 211 ms step for ~6 ms of
+ * arithmetic). That traffic is what a GPU's step waits on, so a device takes
+ * chunks five times larger (on an H100, the same step in five 256M-value
+ * chunks against one of 1280M: 180.2 against 177.5 ms; 2.5 GB of bf16 logits a
+ * run); on the host the products' arithmetic dominates and 256M values (1 GB of
+ * f32) stay the bound. */
+#define TF_LOGIT_CHUNK ((size_t)256 << 20)
+#define TF_LOGIT_CHUNK_DEVICE ((size_t)1280 << 20)
+/* Rows of a logits chunk for N rows: min(N, the chunk's values / V), at least
+ * 1; device: the run's backend is a device (TF_LOGIT_CHUNK_DEVICE). */
+int tf_logit_rows(size_t N, int vocab_size, bool device);
 
 int tf_run_open(tf_run **out, transformer *tf, const tf_run_opts *o);
 /* The bytes tf_run_open allocates on a backend of compute type act for a
  * model of config c, GDN config g and kinds (NULL: every layer attention);
- * keeps_wy: the backend's be_gdn_keeps_wy (training runs keep more). */
+ * keeps_wy: the backend's be_gdn_keeps_wy (training runs keep more); device:
+ * the backend is a device, not the host (its logit chunks, tf_logit_rows). */
 size_t tf_run_measure(const model_config *c, const gdn_config *g, const mixer_kind *kinds, const tf_run_opts *o,
-                      gf_dtype act, bool keeps_wy);
+                      gf_dtype act, bool keeps_wy, bool device);
 void tf_run_close(tf_run *r);
 /* What the run's one allocation holds, in bytes as it was carved: all of it,
  * the KV cache of its attention layers ([B, S] rows each; 0 in training runs)

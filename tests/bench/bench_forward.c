@@ -129,7 +129,7 @@ int main(int argc, char **argv) {
     model_config qc;
     if (hf_config_load(&qc, path) == 0 && bench_model_random(&m, &qc, 0.02f) == 0) {
         n += run(&figs[n], "qwen2.5-0.5b-shape", &m, 512, 5, 64);
-        n += run(&figs[n], "qwen2.5-0.5b-shape", &m, 512, 5, tf_logit_rows(512, m.cfg.vocab_size));
+        n += run(&figs[n], "qwen2.5-0.5b-shape", &m, 512, 5, tf_logit_rows(512, m.cfg.vocab_size, false));
         model_free(&m);
     } else {
         printf("forward qwen2.5-0.5b-shape: skipped (%s)\n", gf_last_error());

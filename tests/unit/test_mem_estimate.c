@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "backend/backend_impl.h" /* a device backend to ask, without a device */
 #include "memory/estimate.h"
+#include "model/transformer.h" /* tf_logit_rows */
 
 /* a run's buffers start 64-byte aligned */
 static size_t r64(size_t b) { return (b + 63) / 64 * 64; }
@@ -97,13 +98,35 @@ static void qwen15_device_train(void **state) {
     /* bf16 parameters + f32 master + f32 gradients; two f32 moments */
     assert_int_equal(e.part[MEM_TRAIN_BLOCKS], n * (2 + 4 + 4));
     assert_int_equal(e.part[MEM_MOMENTS], n * 8);
-    const size_t scratch = 5 * ((size_t)32 << 20) + ((size_t)64 << 20) + ((size_t)64 << 20) + (size_t)4 * 2048 * 12 * 128 * 4;
+    /* the attention backward's f32 accumulators: dq for 12 query heads, dk and dv for 2 key-value heads */
+    const size_t scratch =
+        5 * ((size_t)32 << 20) + ((size_t)64 << 20) + ((size_t)64 << 20) + (size_t)4 * 2048 * (12 + 2 * 2) * 128 * 4;
     assert_int_equal(e.part[MEM_SCRATCH], scratch);
     assert_true(e.part[MEM_TRAIN_RUNS] > 0);
     assert_string_equal(e.peak_phase, "train");
     assert_int_equal(e.total, params * 2 + n * 18 + e.part[MEM_TRAIN_RUNS] + scratch);
     /* 1.5 B: about 3.1 GB of weights; training in the tens of GB */
     assert_true(e.total > (size_t)30e9 && e.total < (size_t)80e9);
+}
+
+/* Logit chunks: 256M values on the host, 1280M on a device, where each chunk's LM-head weight
+ * gradient re-reads and re-writes the [V, D] f32 gradient; the job's runs carry the chunk. */
+static void logit_chunks_by_backend(void **state) {
+    (void)state;
+    assert_int_equal(tf_logit_rows(8192, 151936, false), 1766);  /* 268435456 / 151936 */
+    assert_int_equal(tf_logit_rows(8192, 151936, true), 8192);   /* under 1342177280 / 151936 = 8833 */
+    assert_int_equal(tf_logit_rows(32768, 151936, true), 8833);
+    assert_int_equal(tf_logit_rows(100, 151936, false), 100);
+    assert_int_equal(tf_logit_rows(8192, 2000000000, true), 1); /* at least one row */
+    /* the 1.5B's training on a device: the student's and the teacher's runs each hold all 8192 rows of
+     * bf16 logits, the evaluation run as well */
+    const model_config c = qwen15();
+    mem_job j;
+    mem_job_init(&j, &c, GF_BF16, true);
+    j.train_B = 4, j.train_T = 2048, j.train_gdn = 14, j.eval_B = 4;
+    mem_estimate e;
+    assert_int_equal(mem_estimate_job(&e, &j), 0);
+    assert_true(e.part[MEM_TRAIN_RUNS] > (size_t)3 * 8192 * 151936 * 2);
 }
 
 /* Building layers: Stage 2's arena per task, tasks at once on the host. */
@@ -171,7 +194,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(tiny_host_stats_run),   cmocka_unit_test(qwen15_device_train),
         cmocka_unit_test(build_tasks_multiply), cmocka_unit_test(tasks_at_once), cmocka_unit_test(refusal_line),
-        cmocka_unit_test(limit_parsing),
+        cmocka_unit_test(limit_parsing),        cmocka_unit_test(logit_chunks_by_backend),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

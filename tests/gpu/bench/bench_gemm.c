@@ -5,7 +5,7 @@
  * dW += dy^T x (F32 accumulation, beta = 1), and dW = dy^T x (beta 0: the
  * step's first gradient of a weight, tf_zero_grads). Then the two memory-bound ops
  * around them in a training step: cross-entropy over one lm_head chunk of the
- * trainer (tf_logit_rows: 1766 rows of V 151936 at 4 x 2048, bf16 logits,
+ * trainer (tf_logit_rows on a device: all 8192 rows of V 151936 at 4 x 2048, bf16 logits,
  * with and without the gradient)
  * and the global norm's sum of squares over qwen2.5-1.5b's 1.54 G f32
  * gradients, each next to its byte floor. One JSON line per figure.
@@ -85,7 +85,7 @@ static void sumsq_fn(void *p) {
  * the gradient pass) and the gradient written once; without the gradient,
  * read once; sumsq reads every gradient once. */
 static void memory_bound(gf_backend *be, const bench_ceilings *c, int V, size_t n) {
-    const int rows = bench_smoke_mode ? 64 : tf_logit_rows(8192, V); /* as the trainer: 1766 at V 151936 */
+    const int rows = bench_smoke_mode ? 64 : tf_logit_rows(8192, V, true); /* as the trainer: 8192 at V 151936 */
     mem_ud u = {be, gf_none(), gf_none(), gf_none(), gf_none(), gf_none(), rows, V, n};
     const gf_dtype A = be_act(be);
     const size_t nz = (size_t)u.N * V, es = gf_dtype_size(A);
