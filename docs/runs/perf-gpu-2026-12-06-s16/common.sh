@@ -182,3 +182,32 @@ attn_cfg_ab() {
     done
     el done
 }
+# Added in session 36 (its call2.sh wrote these out; next.sh uses them): ncu_sum CSV TAG prints Nsight
+# Compute's --csv gpu__time_duration lines per kernel name (launches, mean us); trees_turn ROUNDS BUDGET
+# KIND TREE... runs bench_cuda_model KIND under each TREE in turn (head: this tree, else /tmp/TREE),
+# ROUNDS rounds while more than 40 s of BUDGET are left, its model lines tagged into $R/train.jsonl
+ncu_sum() {
+    python3 - "$1" "$2" <<'PY'
+import csv, sys, collections
+rows = list(csv.DictReader(open(sys.argv[1])))
+unit = {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1.0, "us": 1.0, "msecond": 1e3, "ms": 1e3}
+by = collections.defaultdict(list)
+for r in rows:
+    by[r["Kernel Name"].split("(")[0].split("<")[0].replace("void ", "")].append(
+        float(r["Metric Value"].replace(",", "")) * unit[r["Metric Unit"]])
+for k, v in sorted(by.items()):
+    print(f"{sys.argv[2]}: {k}: {len(v)} launches, mean {sum(v) / len(v):.2f} us")
+PY
+}
+trees_turn() {
+    rounds=$1 budget=$2 kind=$3; shift 3
+    for round in $(seq $rounds); do
+        for t in "$@"; do
+            [ $(left $budget) -gt 40 ] || return 0
+            d=.; [ $t = head ] || d=/tmp/$t
+            timeout 40 $d/build/gpu/bench_cuda_model $kind 2>>$L/train-$t.log | grep '"model"' |
+                sed "s/^{/{\"tree\":\"$t\",\"round\":$round,/" | tee -a $R/train.jsonl | show | grep "^\[model" |
+                sed "s/^/$t: /" | cut -c1-150
+        done
+    done
+}

@@ -20,27 +20,9 @@ for t in head nogqa; do
     timeout 100 ncu --clock-control none --cache-control none --metrics gpu__time_duration.sum --csv \
         -k "regex:attn_bwd|scale_convert|group_sum" --launch-skip 60 --launch-count 60 \
         $d/build/gpu/bench_cuda_model train-hybrid 2>/dev/null | grep '^"' >$R/ncu-attn-$t.csv
-    python3 - $R/ncu-attn-$t.csv $t <<'PY'
-import csv, sys, collections
-rows = list(csv.DictReader(open(sys.argv[1])))
-unit = {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1.0, "us": 1.0, "msecond": 1e3, "ms": 1e3}
-by = collections.defaultdict(list)
-for r in rows:
-    by[r["Kernel Name"].split("(")[0].split("<")[0].replace("void ", "")].append(
-        float(r["Metric Value"].replace(",", "")) * unit[r["Metric Unit"]])
-for k, v in sorted(by.items()):
-    print(f"{sys.argv[2]}: {k}: {len(v)} launches, mean {sum(v) / len(v):.2f} us")
-PY
+    ncu_sum $R/ncu-attn-$t.csv $t
     el ncu $t
 done
-for round in 1 2 3 4 5 6; do
-    for t in head nogqa; do
-        [ $(left $B) -gt 40 ] || break 2
-        d=.; [ $t = head ] || d=/tmp/$t
-        timeout 40 $d/build/gpu/bench_cuda_model train-hybrid 2>>$L/train-$t.log | grep '"model"' |
-            sed "s/^{/{\"tree\":\"$t\",\"round\":$round,/" | tee -a $R/train.jsonl | show | grep "^\[model" |
-            sed "s/^/$t: /" | cut -c1-150
-    done
-done
+trees_turn 6 $B train-hybrid head nogqa
 el done
 tar -C $L -czf $R/misc.tar.gz .
