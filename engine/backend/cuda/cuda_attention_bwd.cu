@@ -11,9 +11,10 @@
  * then dS^T goes through shared memory (bf16) so that each warp can take 16
  * query rows of dQ = dS K, added to an fp32 dq buffer with atomics.
  * dK and dV are added at the block's end, with atomics too, to fp32 buffers of
- * the key-value head, which the G query heads of a group share (they stay in
- * L2; per-head copies summed afterwards cost G times their bytes twice in
- * DRAM), so the query heads of a group still spread over the machine. */
+ * the key-value head, which the G query heads of a group share (per-head copies
+ * summed afterwards moved G times their bytes, twice), so the query heads of a
+ * group still spread over the machine. With G = 1 each element is added once
+ * to a zero: the same bits every run. */
 #include "backend/cuda/cuda_attention_bwd_parts.cuh"
 #include "backend/cuda/cuda_mma.cuh"
 

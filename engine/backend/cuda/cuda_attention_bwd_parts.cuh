@@ -46,8 +46,7 @@ __device__ __forceinline__ void attn_bwd_add_dq(const float (&dq)[NC / 8][4], co
 }
 
 /* dK and dV of keys ja and ja + 8 added to the fp32 buffers of their key-value head, [B, T, KV, hd]
- * (the G query heads of a group meet there; the buffers stay in L2, where per-head copies summed
- * afterwards cost a write and a read of G times their bytes in DRAM). */
+ * (the G query heads of a group meet there: a G-th of the bytes of per-head copies). */
 template <int HD>
 __device__ __forceinline__ void attn_bwd_add_dkdv(const float (&dka)[HD / 8][4], const float (&dva)[HD / 8][4],
                                                   const attn_bwd_params &p, int b, int h, int ja, int tig) {
