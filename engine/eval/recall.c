@@ -130,9 +130,9 @@ static int pick_batch(transformer *tf, const recall_request *rq, int T, int S) {
     tf_run_opts o2 = o1;
     o2.B = 2, o2.logit_rows = 2;
     const gf_dtype act = be_act(tf->be);
-    const bool wy = be_gdn_keeps_wy(tf->be), dev = !be_is_host(tf->be);
-    const size_t one = tf_run_measure(&tf->cfg, &tf->gcfg, tf->kind, &o1, act, wy, dev);
-    const size_t two = tf_run_measure(&tf->cfg, &tf->gcfg, tf->kind, &o2, act, wy, dev);
+    const bool dev = !be_is_host(tf->be);
+    const size_t one = tf_run_measure(&tf->cfg, &tf->gcfg, tf->kind, &o1, act, dev);
+    const size_t two = tf_run_measure(&tf->cfg, &tf->gcfg, tf->kind, &o2, act, dev);
     const size_t per = two > one ? two - one : one, budget = free_b / 2;
     int b = budget > one ? 1 + (int)((budget - one) / per) : 1;
     if (b > rq->samples) b = rq->samples;

@@ -48,7 +48,7 @@ static int layout_elems(const model_config *c, const gdn_config *g, int n_gdn, s
 
 static size_t run_bytes(const mem_job *j, const tf_run_opts *o, int n_gdn) {
     mixer_kind *k = kinds_with(j->cfg, n_gdn);
-    const size_t b = tf_run_measure(j->cfg, &j->gcfg, k, o, j->act, j->device, j->device);
+    const size_t b = tf_run_measure(j->cfg, &j->gcfg, k, o, j->act, j->device);
     free(k);
     return b;
 }

@@ -263,7 +263,7 @@ static tf_run_opts run_opts(const model_config *c, const tf_run_opts *o, bool de
 }
 
 size_t tf_run_measure(const model_config *c, const gdn_config *g, const mixer_kind *kinds, const tf_run_opts *o,
-                      gf_dtype act, bool keeps_wy, bool device) {
+                      gf_dtype act, bool device) {
     transformer tf;
     memset(&tf, 0, sizeof tf);
     tf.cfg = *c;
@@ -275,7 +275,7 @@ size_t tf_run_measure(const model_config *c, const gdn_config *g, const mixer_ki
     r.o = run_opts(c, o, device);
     r.la = gf_calloc((size_t)(c->n_layers ? c->n_layers : 1), sizeof *r.la);
     arena ar = {gf_none(), 0};
-    carve(&r, &ar, act, keeps_wy);
+    carve(&r, &ar, act, device); /* be_gdn_keeps_wy: a device keeps the WY products */
     free(r.la);
     free(tf.kind);
     return ar.off;

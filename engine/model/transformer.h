@@ -115,10 +115,11 @@ int tf_logit_rows(size_t N, int vocab_size, bool device);
 int tf_run_open(tf_run **out, transformer *tf, const tf_run_opts *o);
 /* The bytes tf_run_open allocates on a backend of compute type act for a
  * model of config c, GDN config g and kinds (NULL: every layer attention);
- * keeps_wy: the backend's be_gdn_keeps_wy (training runs keep more); device:
- * the backend is a device, not the host (its logit chunks, tf_logit_rows). */
+ * device: the backend is a device, not the host (!be_is_host), so its
+ * training runs keep the GDN WY products (be_gdn_keeps_wy) and its logits come
+ * in the device's chunks (tf_logit_rows). */
 size_t tf_run_measure(const model_config *c, const gdn_config *g, const mixer_kind *kinds, const tf_run_opts *o,
-                      gf_dtype act, bool keeps_wy, bool device);
+                      gf_dtype act, bool device);
 void tf_run_close(tf_run *r);
 /* What the run's one allocation holds, in bytes as it was carved: all of it,
  * the KV cache of its attention layers ([B, S] rows each; 0 in training runs)

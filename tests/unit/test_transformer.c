@@ -249,11 +249,9 @@ static void train_four_steps(const char *name, const bool *mask, bool recompute,
     /* the run's own size: one set of layer activations instead of L */
     const tf_run_opts ro = {.B = 2, .T = 80, .train = true, .recompute = recompute};
     const bool dev = !be_is_host(be);
-    const size_t with = tf_run_measure(&m.cfg, mask ? &s.gcfg : NULL, mask ? kinds : NULL, &ro, be_act(be),
-                                       be_gdn_keeps_wy(be), dev);
+    const size_t with = tf_run_measure(&m.cfg, mask ? &s.gcfg : NULL, mask ? kinds : NULL, &ro, be_act(be), dev);
     const tf_run_opts plain = {.B = 2, .T = 80, .train = true};
-    const size_t without = tf_run_measure(&m.cfg, mask ? &s.gcfg : NULL, mask ? kinds : NULL, &plain, be_act(be),
-                                          be_gdn_keeps_wy(be), dev);
+    const size_t without = tf_run_measure(&m.cfg, mask ? &s.gcfg : NULL, mask ? kinds : NULL, &plain, be_act(be), dev);
     assert_true(recompute ? with < without : with == without);
     train_result_free(&r);
     train_data_free(&d);
