@@ -81,15 +81,37 @@ template <typename T> __global__ void rowdot_kernel(float *D, const T *a, const 
     if (lane == 0) D[row] = s;
 }
 
-/* dq = scale dq_acc (ACT). */
-template <typename T> __global__ void scale_convert_kernel(T *dst, const float *src, size_t n, float scale) {
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-        dst[i] = from_f<T>(src[i] * scale);
+/* The fp32 sums to bf16 in one launch: acc = [dq | dk | dv] (nq, nkv, nkv floats), dq and dk times
+ * scale, dv as it is. Eight floats a thread a turn (two float4 loads, one 16-byte store); nq and nkv
+ * are multiples of eight because the MMA kernels take hd 64 or 128 only. */
+__global__ void grads_convert_kernel(bf16 *dq, bf16 *dk, bf16 *dv, const float *acc, size_t nq8, size_t nkv8,
+                                     float scale) {
+    const size_t stride = (size_t)gridDim.x * blockDim.x, n8 = nq8 + 2 * nkv8;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n8; i += stride) {
+        const float4 a = ((const float4 *)acc)[2 * i], b = ((const float4 *)acc)[2 * i + 1];
+        bf16 *dst = dq;
+        size_t j = i;
+        float s = scale;
+        if (i >= nq8 + nkv8) {
+            dst = dv;
+            j = i - nq8 - nkv8;
+            s = 1.0f;
+        } else if (i >= nq8) {
+            dst = dk;
+            j = i - nq8;
+        }
+        __nv_bfloat162 r[4] = {__floats2bfloat162_rn(a.x * s, a.y * s), __floats2bfloat162_rn(a.z * s, a.w * s),
+                               __floats2bfloat162_rn(b.x * s, b.y * s), __floats2bfloat162_rn(b.z * s, b.w * s)};
+        ((uint4 *)dst)[j] = *(const uint4 *)r;
+    }
 }
 
-template <typename T>
+/* The bf16 MMA backward: dQ, dK and dV summed in fp32 scratch by the kernel's atomics, then converted.
+ * False where no MMA kernel takes the shape or the gradients are not 16-byte aligned for the
+ * conversion's stores (the caller runs the SIMT one). */
 static bool backward_mma(gf_backend *be, attn_bwd_params &p, size_t nq, size_t nkv) {
     const char *op = "attention_backward";
+    if (!cuda_aligned16(p.dq) || !cuda_aligned16(p.dk) || !cuda_aligned16(p.dv)) return false;
     float *acc = (float *)cuda_scratch(be, (nq + 2 * nkv) * sizeof(float), op);
     if (!acc) return true; /* the error is recorded; nothing else to run */
     p.dq_acc = acc;
@@ -106,12 +128,8 @@ static bool backward_mma(gf_backend *be, attn_bwd_params &p, size_t nq, size_t n
         return false;
     }
     const unsigned cap = 16u * (unsigned)cuda_of(be)->prop.multiProcessorCount;
-    cuda_launch(cuda_grid(nq, 256, cap), 256, 0, s, scale_convert_kernel<T>, (T *)p.dq, (const float *)p.dq_acc, nq,
-                p.scale);
-    cuda_launch(cuda_grid(nkv, 256, cap), 256, 0, s, scale_convert_kernel<T>, (T *)p.dk, (const float *)p.dk_acc, nkv,
-                p.scale);
-    cuda_launch(cuda_grid(nkv, 256, cap), 256, 0, s, scale_convert_kernel<T>, (T *)p.dv, (const float *)p.dv_acc, nkv,
-                1.0f);
+    cuda_launch(cuda_grid((nq + 2 * nkv) / 8, 256, cap), 256, 0, s, grads_convert_kernel, (bf16 *)p.dq,
+                (bf16 *)p.dk, (bf16 *)p.dv, (const float *)acc, nq / 8, nkv / 8, p.scale);
     cuda_scratch_free(be, acc);
     return true;
 }
@@ -160,7 +178,7 @@ extern "C" void cuda_attention_backward(gf_backend *be, gf_buf dq, gf_buf dk, gf
     if (be->act == GF_BF16) {
         cuda_launch(grid, 256, 0, cuda_stream(be), rowdot_kernel<bf16>, D, (const bf16 *)dout.ptr,
                     (const bf16 *)out.ptr, rows, s->hd);
-        if (!backward_mma<bf16>(be, p, nq, nkv)) attn_bwd_simt_launch(be, p);
+        if (!backward_mma(be, p, nq, nkv)) attn_bwd_simt_launch(be, p);
     } else {
         cuda_launch(grid, 256, 0, cuda_stream(be), rowdot_kernel<float>, D, (const float *)dout.ptr,
                     (const float *)out.ptr, rows, s->hd);
