@@ -22,7 +22,7 @@ else
     el build
     for t in head sep3 nogqa; do
         d=.; [ $t = head ] || d=/tmp/$t
-        timeout 60 ncu --clock-control none --cache-control none --metrics gpu__time_duration.sum --csv \
+        timeout 90 ncu --clock-control none --cache-control none --metrics gpu__time_duration.sum --csv \
             -k "regex:attn_bwd|convert|group_sum|rowdot" --launch-skip 80 --launch-count 80 \
             $d/build/gpu/bench_cuda_model train-hybrid 2>/dev/null | grep '^"' >$R/ncu-attn-$t.csv
         ncu_sum $R/ncu-attn-$t.csv $t
