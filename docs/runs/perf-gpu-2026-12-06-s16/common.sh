@@ -211,3 +211,17 @@ trees_turn() {
         done
     done
 }
+# Added in session 37 (session 36's next.sh wrote the loop out): attn_bwd_parts TREE...: the attention
+# backward's launches (the kernel, its conversions, group_sum where a tree has it, rowdot) in one
+# hybrid step of bench_cuda_model under each TREE (head: this tree, else /tmp/TREE), Nsight Compute
+# with the caches left alone as in a step, into $R/ncu-attn-TREE.csv, summed per kernel by ncu_sum
+attn_bwd_parts() {
+    for t in "$@"; do
+        d=.; [ $t = head ] || d=/tmp/$t
+        timeout 90 ncu --clock-control none --cache-control none --metrics gpu__time_duration.sum --csv \
+            -k "regex:attn_bwd|convert|group_sum|rowdot" --launch-skip 80 --launch-count 80 \
+            $d/build/gpu/bench_cuda_model train-hybrid 2>/dev/null | grep '^"' >$R/ncu-attn-$t.csv
+        ncu_sum $R/ncu-attn-$t.csv $t
+        el ncu $t
+    done
+}
