@@ -1,0 +1,3 @@
+# Session 37's second call, sent inline on the H200 that call 1 left warm (carry .carry and .peers):
+# three more pairs of the hybrid step, graft with GRAFT_CUDA_GEMM_TUNE=8, beside torch + FLA compiled.
+. docs/runs/perf-gpu-2026-12-06-s16/common.sh; mkdir -p .peers/fla && tar -xJf .peers/fla.tar.xz -C .peers/fla; export GRAFT_FLA_PATH=$PWD/.peers/fla; make -j16 build/gpu/bench_cuda_model >$L/b.log 2>&1; for i in 1 2 3; do [ $(left 240) -gt 60 ] || break; tuned_model train-hybrid 8 $i 40; (cd tests/gpu/peers && GRAFT_PEER_TRAIN=hybrid GRAFT_PEER_COMPILE=1 timeout $(left 250) python3 peer_train.py) >>$R/peer_train.jsonl 2>>$L/pt.log; echo "peer rc $?"; el pair $i; done; grep -v '^{"note' $R/peer_train.jsonl | show
