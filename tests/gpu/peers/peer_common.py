@@ -113,6 +113,9 @@ def time_ms(fn, warmup=3, reps=10):
         b.record()
         torch.cuda.synchronize()
         ts.append(a.elapsed_time(b))
+    # every rep to stderr: a peer that runs at two speeds from one process start to the next (the
+    # hybrid step's 198 vs 208 ms on one H200) shows whether the reps of a run agree among themselves
+    log("reps ms: " + " ".join(f"{t:.3f}" for t in ts))
     ts.sort()
     return ts[len(ts) // 2]
 
