@@ -82,27 +82,21 @@ template <typename T> __global__ void rowdot_kernel(float *D, const T *a, const 
 }
 
 /* The fp32 sums to bf16 in one launch: acc = [dq | dk | dv] (nq, nkv, nkv floats), dq and dk times
- * scale, dv as it is. Eight floats a thread a turn (two float4 loads, one 16-byte store); nq and nkv
+ * scale, dv as it is. Eight floats a thread a turn (two 16-byte loads, one 16-byte store); nq and nkv
  * are multiples of eight because the MMA kernels take hd 64 or 128 only. */
 __global__ void grads_convert_kernel(bf16 *dq, bf16 *dk, bf16 *dv, const float *acc, size_t nq8, size_t nkv8,
                                      float scale) {
     const size_t stride = (size_t)gridDim.x * blockDim.x, n8 = nq8 + 2 * nkv8;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n8; i += stride) {
-        const float4 a = ((const float4 *)acc)[2 * i], b = ((const float4 *)acc)[2 * i + 1];
-        bf16 *dst = dq;
-        size_t j = i;
-        float s = scale;
-        if (i >= nq8 + nkv8) {
-            dst = dv;
-            j = i - nq8 - nkv8;
-            s = 1.0f;
-        } else if (i >= nq8) {
-            dst = dk;
-            j = i - nq8;
-        }
-        __nv_bfloat162 r[4] = {__floats2bfloat162_rn(a.x * s, a.y * s), __floats2bfloat162_rn(a.z * s, a.w * s),
-                               __floats2bfloat162_rn(b.x * s, b.y * s), __floats2bfloat162_rn(b.z * s, b.w * s)};
-        ((uint4 *)dst)[j] = *(const uint4 *)r;
+        float f[8], lo[4], hi[4];
+        ld_pack<4>(lo, acc + 8 * i);
+        ld_pack<4>(hi, acc + 8 * i + 4);
+        const bool is_dv = i >= nq8 + nkv8;
+        const float s = is_dv ? 1.0f : scale;
+#pragma unroll
+        for (int e = 0; e < 4; e++) f[e] = lo[e] * s, f[4 + e] = hi[e] * s;
+        bf16 *dst = is_dv ? dv + 8 * (i - nq8 - nkv8) : i >= nq8 ? dk + 8 * (i - nq8) : dq + 8 * i;
+        st_pack<8>(dst, f);
     }
 }
 
