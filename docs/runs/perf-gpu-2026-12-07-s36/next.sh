@@ -1,3 +1,5 @@
+# Superseded in session 37 by runs/perf-gpu-2026-12-07-s37/next.sh: after c3fb71a the patch recipe below
+# no longer applies (call1.sh there says how to make nogqa.patch and sep3.patch on the head).
 # For the next session (written in session 36, not run). Carry .carry (with nogqa.patch) and .peers.
 # Make the patch here first: git diff f9e13a7 e8e6477 -- engine/backend/cuda > .carry/nogqa.patch
 # (the attention backward's per-query-head dK / dV copies and group_sum_kernel, on today's head).
