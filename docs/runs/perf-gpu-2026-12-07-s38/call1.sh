@@ -1,7 +1,7 @@
 # Session 38's first call (carry .carry with sep3.patch and nogqa.patch, and .peers; ~585 s):
 # make test-gpu on the head first (46ff468, the review mend of the one-launch conversion, has not run on
 # a GPU), with the two earlier trees building beside it; then, on an H200 only, the forwards of the
-# sdpa targets around sdpa (last measured there in session 27); then the attention backward's launches
+# sdpa targets around sdpa (last measured there in session 27), and once with GRAFT_CUDA_GEMM_TUNE=8; then the attention backward's launches
 # under Nsight Compute per tree, caches left alone as in a step: head (one conversion launch), sep3
 # (the three launches before c3fb71a), nogqa (the per-query-head dK / dV copies and group_sum before
 # f9e13a7); then the 50 % hybrid step under head / sep3 / nogqa in turn while the call lasts.
@@ -16,7 +16,7 @@ wait
 cat $L/trees.log
 [ -x /tmp/sep3/build/gpu/bench_cuda_model ] && [ -x /tmp/nogqa/build/gpu/bench_cuda_model ] || exit 1
 el build
-case $(nvidia-smi --query-gpu=name --format=csv,noheader) in *H200*) forward_rounds ;; esac
+case $(nvidia-smi --query-gpu=name --format=csv,noheader) in *H200*) forward_rounds; tuned_model forward-targets 8 1 60 ;; esac
 attn_bwd_parts head sep3 nogqa
 trees_turn 6 585 train-hybrid head sep3 nogqa
 el done
