@@ -19,10 +19,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/cpu/blas_serial.h"
 #include "backend/cpu/cpu.h"
 #include "backend/cpu/cpu_hot.h"
 
 #define QB 64                            /* query rows per block */
+/* Below this many multiply-adds (scores and outputs of every head) the work runs on one thread: a
+ * region costs more than it saves (a stories260K layer at T 64 is 0.5 M). */
+#define ATTN_PAR_MIN_WORK 2000000.0
 #define LOG_1E_MINUS_10 (-23.025850929940457)
 
 /* The rows' expf in libmvec's vector form (8 floats a call under AVX2, within
@@ -137,7 +141,8 @@ void cpu_attention(gf_backend *be, gf_buf out, gf_buf lse, gf_buf stats, gf_buf 
     double *part = NULL; /* [items, GF_STAT_COUNT] */
     if (!gf_is_none(stats) && !(part = cpu_scratch(be, (size_t)items * GF_STAT_COUNT * sizeof *part, "attention")))
         return;
-    const int nt = cpu_threads(be, (size_t)items);
+    const double work = 2.0 * B * H * T * n_max * hd;
+    const int nt = work < ATTN_PAR_MIN_WORK ? 1 : cpu_threads(be, (size_t)items);
     const size_t per = (size_t)(QB < T ? QB : T) * n_max; /* one [QB, n] buffer */
     float *scratch = cpu_scratch(be, (size_t)nt * 2 * per * sizeof(float), "attention");
     if (!scratch) {
@@ -146,6 +151,7 @@ void cpu_attention(gf_backend *be, gf_buf out, gf_buf lse, gf_buf stats, gf_buf 
     }
 #pragma omp parallel num_threads(nt)
     {
+        cpu_region_blas_serial();
         float *S = scratch + (size_t)omp_get_thread_num() * 2 * per; /* [QB, n] scores - row max */
         float *P = S + per;                                             /* [QB, n] probabilities */
 #pragma omp for schedule(dynamic, 1)
@@ -216,12 +222,13 @@ void cpu_attention_backward(gf_backend *be, gf_buf dq, gf_buf dk, gf_buf dv, gf_
     const int items = B * KV;
     const float *Q = cpu_f(q), *K = cpu_f(k), *V = cpu_f(v), *DO = cpu_f(dout), *LSE = cpu_f(lse);
     float *DQ = cpu_f(dq), *DK = cpu_f(dk), *DV = cpu_f(dv);
-    const int nt = cpu_threads(be, (size_t)items);
+    const int nt = 2.0 * B * H * T * T * hd < ATTN_PAR_MIN_WORK ? 1 : cpu_threads(be, (size_t)items);
     const size_t per = (size_t)(QB < T ? QB : T) * T;
     float *scratch = cpu_scratch(be, (size_t)nt * 2 * per * sizeof(float), "attention backward");
     if (!scratch) return;
 #pragma omp parallel num_threads(nt)
     {
+        cpu_region_blas_serial();
         float *P = scratch + (size_t)omp_get_thread_num() * 2 * per; /* [QB, n] probabilities */
         float *dS = P + per;                                           /* [QB, n] dP, then dS */
 #pragma omp for schedule(dynamic, 1)

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backend/cpu/blas_serial.h"
 #include "backend/cpu/cpu.h"
 #include "core/error.h"
 
@@ -148,6 +149,7 @@ int cpu_run_tasks(gf_backend *be, int n, int (*fn)(void *ud, int i, gf_backend *
     }
 #pragma omp parallel for schedule(dynamic, 1) num_threads(cpu_threads(be, (size_t)n))
     for (int i = 0; i < n; i++) {
+        cpu_region_blas_serial(); /* a task is single-threaded (its sub-backend's threads = 1), BLAS too */
         rcs[i] = fn(ud, i, &subs[i]);
         if (rcs[i] == 0 && be_sync(&subs[i]) != 0) rcs[i] = -1;
         if (rcs[i] != 0) snprintf(errs[i], sizeof errs[i], "%s", gf_last_error());

@@ -2,6 +2,7 @@
  * embedding, linear (OpenBLAS sgemm), RMSNorm, RoPE, SwiGLU, add, scale. */
 #include <cblas.h>
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,14 +16,16 @@
  * the machine (AVX2 or not), never on the threads or where it sits. */
 CPU_VECTOR_MATH(float expf(float))
 
-#define ROWS_PAR 16        /* below this many rows a parallel region costs more than it saves */
+/* Below this many elements a parallel region costs more than it saves. (Until session 38 the row ops
+ * split at 16 rows whatever their width: a stories260K forward of 64 rows x 64 opened ~17,600 regions
+ * of two threads for RMSNorm alone, each a futex wake under OMP_WAIT_POLICY=passive.) */
 #define ELEMS_PAR 65536
 
 void cpu_embedding(gf_backend *be, gf_buf x, gf_buf E, gf_buf tokens, int N, int D) {
     float *y = cpu_f(x);
     const float *e = cpu_f(E);
     const int *tok = cpu_i(tokens);
-#pragma omp parallel for num_threads(cpu_threads(be, (size_t)N)) if (N > ROWS_PAR)
+#pragma omp parallel for num_threads(cpu_threads(be, (size_t)N)) if ((size_t)N * D > ELEMS_PAR)
     for (int n = 0; n < N; n++) memcpy(y + (size_t)n * D, e + (size_t)tok[n] * D, (size_t)D * sizeof(float));
 }
 
@@ -39,12 +42,24 @@ void cpu_embedding_backward(gf_backend *be, gf_buf dE, gf_buf dx, gf_buf tokens,
     }
 }
 
+/* OpenBLAS splits a product over its threads from 64^3 multiply-adds on; below SGEMM_PAR_MIN_MACS
+ * the split costs more than it saves, and on a busy machine, where each split waits for its slowest
+ * thread to be scheduled, far more (a stories260K eval split 28,782 such products). These run on the
+ * calling thread. OpenBLAS splits rows and columns, never the sum, so the bits are the same. */
+#define SGEMM_PAR_MIN_MACS 4194304.0
+static void sgemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, float alpha, const float *A, int lda,
+                  const float *B, int ldb, float beta, float *C, int ldc) {
+    const int keep = (double)m * n * k < SGEMM_PAR_MIN_MACS && !omp_in_parallel() ? omp_get_max_threads() : 1;
+    if (keep > 1) omp_set_num_threads(1); /* the count OpenBLAS follows (blas_serial.h) */
+    cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (keep > 1) omp_set_num_threads(keep);
+}
+
 void cpu_linear_add(gf_backend *be, gf_buf y, gf_buf x, gf_buf W, gf_buf b, int N, int in, int out, gf_buf add) {
     float *Y = cpu_f(y);
     const bool adds = !gf_is_none(add);
     if (adds && add.ptr != y.ptr) memcpy(Y, cpu_f(add), (size_t)N * out * sizeof *Y); /* then y += x W^T */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, out, in, 1.0f, cpu_f(x), in, cpu_f(W), in,
-                adds ? 1.0f : 0.0f, Y, out);
+    sgemm(CblasNoTrans, CblasTrans, N, out, in, 1.0f, cpu_f(x), in, cpu_f(W), in, adds ? 1.0f : 0.0f, Y, out);
     if (!gf_is_none(b)) {
         const float *bb = cpu_f(b);
 #pragma omp parallel for num_threads(cpu_threads(be, (size_t)N)) if ((size_t)N * out > ELEMS_PAR)
@@ -57,11 +72,11 @@ void cpu_linear_backward(gf_backend *be, gf_buf dx, gf_buf dW, gf_buf db, gf_buf
                          int out, bool accumulate_dx, bool accumulate_dW) {
     const float *DY = cpu_f(dy);
     if (!gf_is_none(dx)) /* dx[N, in] = dy[N, out] W[out, in] */
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, in, out, 1.0f, DY, out, cpu_f(W), in,
-                    accumulate_dx ? 1.0f : 0.0f, cpu_f(dx), in);
+        sgemm(CblasNoTrans, CblasNoTrans, N, in, out, 1.0f, DY, out, cpu_f(W), in, accumulate_dx ? 1.0f : 0.0f,
+              cpu_f(dx), in);
     if (!gf_is_none(dW)) /* dW[out, in] (+)= dy^T[out, N] x[N, in]; beta 0 reads nothing of dW */
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out, in, N, 1.0f, DY, out, cpu_f(x), in,
-                    accumulate_dW ? 1.0f : 0.0f, cpu_f(dW), in);
+        sgemm(CblasTrans, CblasNoTrans, out, in, N, 1.0f, DY, out, cpu_f(x), in, accumulate_dW ? 1.0f : 0.0f,
+              cpu_f(dW), in);
     if (!gf_is_none(db)) { /* columns in parallel, rows in order within a column */
         float *B = cpu_f(db);
         if (!accumulate_dW) memset(B, 0, (size_t)out * sizeof *B);
@@ -77,7 +92,7 @@ void cpu_linear_backward(gf_backend *be, gf_buf dx, gf_buf dW, gf_buf db, gf_buf
 void cpu_rmsnorm(gf_backend *be, gf_buf y, gf_buf rstd, gf_buf x, gf_buf w, int rows, int n, float eps) {
     const float *X = cpu_f(x), *Wt = cpu_f(w);
     float *Y = cpu_f(y), *R = gf_is_none(rstd) ? NULL : cpu_f(rstd);
-#pragma omp parallel for num_threads(cpu_threads(be, (size_t)rows)) if (rows > ROWS_PAR)
+#pragma omp parallel for num_threads(cpu_threads(be, (size_t)rows)) if ((size_t)rows * n > ELEMS_PAR)
     for (int t = 0; t < rows; t++) {
         const float *xr = X + (size_t)t * n;
         float *yr = Y + (size_t)t * n;
@@ -98,7 +113,7 @@ void cpu_rmsnorm_backward(gf_backend *be, gf_buf dx, gf_buf dw, gf_buf dy, gf_bu
     if (!gf_is_none(dw)) {
         float *r = cpu_scratch(be, (size_t)rows * sizeof *r, "rmsnorm backward");
         if (!r) return;
-#pragma omp parallel for num_threads(cpu_threads(be, (size_t)rows)) if (rows > ROWS_PAR)
+#pragma omp parallel for num_threads(cpu_threads(be, (size_t)rows)) if ((size_t)rows * n > ELEMS_PAR)
         for (int t = 0; t < rows; t++) {
             if (Rin) {
                 r[t] = Rin[t];
@@ -123,7 +138,7 @@ void cpu_rmsnorm_backward(gf_backend *be, gf_buf dx, gf_buf dw, gf_buf dy, gf_bu
     }
     if (gf_is_none(dx)) return;
     float *DX = cpu_f(dx);
-#pragma omp parallel for num_threads(cpu_threads(be, (size_t)rows)) if (rows > ROWS_PAR)
+#pragma omp parallel for num_threads(cpu_threads(be, (size_t)rows)) if ((size_t)rows * n > ELEMS_PAR)
     for (int t = 0; t < rows; t++) {
         const float *xr = X + (size_t)t * n, *gr = G + (size_t)t * n;
         float *dr = DX + (size_t)t * n;
@@ -146,7 +161,7 @@ void cpu_rope(gf_backend *be, gf_buf x, gf_buf table, int B, int T, int nh, int 
     const int half = hd / 2, N = B * T;
     const float *tab = cpu_f(table);
     float *X = cpu_f(x);
-#pragma omp parallel for num_threads(cpu_threads(be, (size_t)N)) if (N > ROWS_PAR)
+#pragma omp parallel for num_threads(cpu_threads(be, (size_t)N)) if ((size_t)N * nh * hd > ELEMS_PAR)
     for (int r = 0; r < N; r++) {
         const float *cs = tab + (size_t)(pos0 + r % T) * half * 2;
         for (int i = 0; i < half; i++) {

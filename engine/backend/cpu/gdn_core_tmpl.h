@@ -10,6 +10,8 @@
  * carry `omp simd` so that reductions vectorize without -ffast-math (the only
  * reassociation is inside these dot products). */
 
+#include "backend/cpu/blas_serial.h"
+
 /* Below this many multiply-adds a parallel region costs more than it saves. */
 #ifndef GDN_PAR_MIN_WORK
 #define GDN_PAR_MIN_WORK 2000000.0
@@ -256,6 +258,7 @@ static void SFX(core_forward_w)(const gdn_core_dims *s, const real *q, const rea
     nt = SFX(core_threads)(s, nt);
 #pragma omp parallel num_threads(nt)
     {
+        cpu_region_blas_serial();
         real *S = work + (size_t)omp_get_thread_num() * per;
 #pragma omp for collapse(2) schedule(dynamic)
         for (int b = 0; b < s->B; b++)
@@ -412,6 +415,7 @@ static void SFX(core_backward_w)(const gdn_core_dims *s, const real *q, const re
     nt = SFX(core_threads)(s, nt);
 #pragma omp parallel num_threads(nt)
     {
+        cpu_region_blas_serial();
         real *states = work + (size_t)omp_get_thread_num() * per;
 #pragma omp for collapse(2) schedule(dynamic)
         for (int b = 0; b < s->B; b++)
