@@ -158,6 +158,7 @@ int cmd_race(int argc, char **argv) {
         fprintf(stderr, "graft race: --ckpt-dir %s: %s\n", ckpt_dir, strerror(errno));
         return 1;
     }
+    cli_catch_stop_signals(); /* before the claim: a Ctrl-C while loading ends through cli_die_if_stopped (as train) */
     if (ckpt_dir && cli_rank0() && cli_out_claim("--ckpt-dir", ckpt_dir, OUT_CKPT_DIR, n_inits) != 0)
         return cli_fail("race");
     if (ckpt_dir && cli_rank0()) { /* one claimant: its checkpoints belong to one request (another's refused) */
@@ -240,7 +241,7 @@ int cmd_race(int argc, char **argv) {
     tc.to.ud = &tc.log_every;
     race_spec spec = {.n = n_inits, .make = make_student, .make_ud = &mk, .base = tc.to, .ckpt_dir = ckpt_dir,
                       .resume = resume, .on_run = run_started, .run_ud = &mk, .stop = cli_stop_flag()};
-    cli_catch_stop_signals(); /* a stopped run writes its checkpoint (with --ckpt-dir) */
+    cli_die_if_stopped(); /* stopped before the first run: nothing to keep; a stopped run writes its checkpoint */
     if (race_run(&spec, &tt, &data, &ro) != 0) goto out;
     if (ro.stopped) {
         const int i = ro.n_done - 1;

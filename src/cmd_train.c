@@ -27,11 +27,13 @@ static void print_step(void *ud, long step, long total, long tokens, double loss
     if (p->log_every > 0 && (step % p->log_every == 0 || step == total || step == 1))
         fprintf(p->json ? stderr : stdout, "step %ld/%ld  tokens %ld  loss %.6f  lr %.3g  |g| %.4g\n", step, total,
                 tokens, loss, lr, gnorm);
+    fflush(p->json ? stderr : stdout); /* a log redirected to a file shows each step as it ends */
 }
 
 static void print_eval(void *ud, long step, long tokens, double ppl) {
     const step_printer *p = ud;
     if (p->log_every > 0) fprintf(p->json ? stderr : stdout, "eval  step %ld  tokens %ld  held-out ppl %.4f\n", step, tokens, ppl);
+    fflush(p->json ? stderr : stdout);
 }
 
 int cmd_train(int argc, char **argv) {
@@ -57,6 +59,10 @@ int cmd_train(int argc, char **argv) {
         fprintf(stderr, "graft train: --out writes student folders; %s is not one (make it with graft convert)\n", pos[0]);
         return 2;
     }
+    /* before the outputs are claimed: a Ctrl-C while the teachers load then ends the run through
+     * cli_die_if_stopped (below), which lets the claims go, where the default action left --ckpt's
+     * lock file behind */
+    cli_catch_stop_signals();
     if (cli_rank0() && ((ckpt && cli_out_claim("--ckpt", ckpt, OUT_CKPT, 1) != 0) ||
                         (out_dir && cli_out_claim("--out", out_dir, OUT_STUDENT, 1) != 0) ||
                         (tc.to.window_log && cli_out_claim("--log-windows", tc.to.window_log, OUT_LOG, 1) != 0)))
@@ -114,7 +120,7 @@ int cmd_train(int argc, char **argv) {
     tc.to.on_step = print_step;
     tc.to.on_eval = print_eval;
     tc.to.ud = &pr;
-    cli_catch_stop_signals();
+    cli_die_if_stopped(); /* stopped before the first step: nothing to keep */
     if (method_train_run(&r, &tc, &teacher, sm, folder, cli_stop_flag(), &o) != 0) goto out;
     const train_result *res = &o.res;
     if (res->stopped_by) {

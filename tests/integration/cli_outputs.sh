@@ -58,12 +58,14 @@ wait "$holder" 2>/dev/null
 cat >"$TMP/two.py" <<'PY'
 import os, signal, subprocess, sys, time
 ckpt, g = sys.argv[1], sys.argv[2:]
-first = subprocess.Popen(g, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+log = ckpt + ".log"
+first = subprocess.Popen(g, stdout=open(log, "w"), stderr=subprocess.PIPE,
                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 t0 = time.time()
-while not (os.path.exists(ckpt + ".lock") and os.path.getsize(ckpt + ".lock") > 0):
+# its lock, and its first step (the SIGINT below is to land in the training, not in the teacher's load)
+while not (os.path.exists(ckpt + ".lock") and os.path.getsize(ckpt + ".lock") > 0 and "step 1/" in open(log).read()):
     if time.time() - t0 > 60 or first.poll() is not None:
-        sys.exit("the first training did not take its lock")
+        sys.exit("the first training did not take its lock and start")
     time.sleep(0.05)
 second = subprocess.run(g, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=60)
 first.send_signal(signal.SIGINT)
@@ -81,4 +83,25 @@ if not os.path.getsize(ckpt):
 PY
 python3 "$TMP/two.py" "$TMP/run.ckpt" "$G" train "$STORIES" --teacher "$STORIES" --keep 0.5 --data "$TS" --ctx 32 \
     --batch 2 --tokens 10000000 --log-every 1 --threads 1 --ckpt "$TMP/run.ckpt" || fail "two writers on one --ckpt"
+
+# a SIGINT as soon as the lock is taken (while the teacher loads, before the first step): the run ends by
+# SIGINT and leaves no lock (until session 38 the default action, before graft caught the signal, left it)
+cat >"$TMP/early.py" <<'PY'
+import os, signal, subprocess, sys, time
+ckpt, g = sys.argv[1], sys.argv[2:]
+p = subprocess.Popen(g, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+t0 = time.time()
+while not os.path.exists(ckpt + ".lock"):
+    if time.time() - t0 > 60 or p.poll() is not None:
+        sys.exit("the training did not take its lock")
+    time.sleep(0.001)
+p.send_signal(signal.SIGINT)
+p.wait(60)
+if p.returncode != -signal.SIGINT:
+    sys.exit("exit %d, not by SIGINT (%s)" % (p.returncode, p.stderr.read().decode()))
+if os.path.exists(ckpt + ".lock"):
+    sys.exit("the lock outlived its writer")
+PY
+python3 "$TMP/early.py" "$TMP/early.ckpt" "$G" train "$STORIES" --teacher "$STORIES" --keep 0.5 --data "$TS" --ctx 32 \
+    --batch 2 --tokens 10000000 --threads 1 --ckpt "$TMP/early.ckpt" || fail "a SIGINT before the first step"
 exit 0

@@ -5,7 +5,7 @@
  * Threads: every parallel region names its thread count (be_threads), so a
  * sub-backend of be_run_tasks (threads = 1) runs single-threaded inside its
  * task thread, and OpenBLAS, called inside a parallel region, runs on the
- * calling thread. Determinism: work is split into fixed blocks whose partial
+ * calling thread (blas_serial.h: in a region of one thread too). Determinism: work is split into fixed blocks whose partial
  * sums are added in block order, so a fixed thread count gives fixed bits
  * (most reductions here do not depend on the thread count at all). */
 #ifndef GRAFT_BACKEND_CPU_CPU_H
