@@ -89,7 +89,9 @@ python3 "$TMP/two.py" "$TMP/run.ckpt" "$G" train "$STORIES" --teacher "$STORIES"
 cat >"$TMP/early.py" <<'PY'
 import os, signal, subprocess, sys, time
 ckpt, g = sys.argv[1], sys.argv[2:]
-p = subprocess.Popen(g, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+# (tests/run.sh starts tests in the background, where SIGINT is ignored, and graft then leaves it so)
+p = subprocess.Popen(g, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                     preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 t0 = time.time()
 while not os.path.exists(ckpt + ".lock"):
     if time.time() - t0 > 60 or p.poll() is not None:
