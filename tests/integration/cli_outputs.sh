@@ -69,7 +69,11 @@ while not (os.path.exists(ckpt + ".lock") and os.path.getsize(ckpt + ".lock") > 
     time.sleep(0.05)
 second = subprocess.run(g, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=60)
 first.send_signal(signal.SIGINT)
-first.wait(60)
+try:
+    first.wait(60)
+except subprocess.TimeoutExpired:
+    first.kill()  # no training left running after the test
+    sys.exit("the first training still runs 60 s after SIGINT")
 err = second.stderr.decode().strip()
 want = "--ckpt %s is being written by another graft process (pid %d)" % (ckpt, first.pid)
 if second.returncode != 1 or want not in err or len(err.splitlines()) != 1:
@@ -98,7 +102,11 @@ while not os.path.exists(ckpt + ".lock"):
         sys.exit("the training did not take its lock")
     time.sleep(0.001)
 p.send_signal(signal.SIGINT)
-p.wait(60)
+try:
+    p.wait(60)
+except subprocess.TimeoutExpired:
+    p.kill()  # no training left running after the test
+    sys.exit("still running 60 s after SIGINT")
 if p.returncode != -signal.SIGINT:
     sys.exit("exit %d, not by SIGINT (%s)" % (p.returncode, p.stderr.read().decode()))
 if os.path.exists(ckpt + ".lock"):
