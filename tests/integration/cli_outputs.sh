@@ -53,65 +53,63 @@ expect_error "--out $TMP/stu is being written by another graft process" "$G" con
 kill "$holder"
 wait "$holder" 2>/dev/null
 
-# two trainings on one --ckpt: the second is refused and names the first's pid;
-# the first, stopped by SIGINT, writes its checkpoint and removes its lock
-cat >"$TMP/two.py" <<'PY'
+# Trainings stopped by SIGINT (sigint.py MODE CKPT GRAFT-COMMAND...):
+#   two: two trainings on one --ckpt: the second is refused and names the first's pid; the first,
+#        stopped by SIGINT after its first step, writes its checkpoint and removes its lock;
+#   early: a SIGINT as soon as the lock is taken (while the teacher loads, before the first step): the
+#        run ends by SIGINT and leaves no lock (until session 38 the default action, before graft
+#        caught the signal, left it).
+cat >"$TMP/sigint.py" <<'PY'
 import os, signal, subprocess, sys, time
-ckpt, g = sys.argv[1], sys.argv[2:]
-log = ckpt + ".log"
-first = subprocess.Popen(g, stdout=open(log, "w"), stderr=subprocess.PIPE,
-                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-t0 = time.time()
-# its lock, and its first step (the SIGINT below is to land in the training, not in the teacher's load)
-while not (os.path.exists(ckpt + ".lock") and os.path.getsize(ckpt + ".lock") > 0 and "step 1/" in open(log).read()):
-    if time.time() - t0 > 60 or first.poll() is not None:
-        sys.exit("the first training did not take its lock and start")
-    time.sleep(0.05)
-second = subprocess.run(g, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=60)
-first.send_signal(signal.SIGINT)
-try:
-    first.wait(60)
-except subprocess.TimeoutExpired:
-    first.kill()  # no training left running after the test
-    sys.exit("the first training still runs 60 s after SIGINT")
-err = second.stderr.decode().strip()
-want = "--ckpt %s is being written by another graft process (pid %d)" % (ckpt, first.pid)
-if second.returncode != 1 or want not in err or len(err.splitlines()) != 1:
-    sys.exit("second writer: exit %d, %r" % (second.returncode, err))
-if first.returncode != -signal.SIGINT:
-    sys.exit("first writer: exit %d (%s)" % (first.returncode, first.stderr.read().decode()))
-if os.path.exists(ckpt + ".lock"):
+mode, ckpt, g = sys.argv[1], sys.argv[2], sys.argv[3:]
+lock, log = ckpt + ".lock", ckpt + ".log"
+
+def start(stdout):
+    # (tests/run.sh starts tests in the background, where SIGINT is ignored, and graft then leaves it so)
+    return subprocess.Popen(g, stdout=stdout, stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+
+def wait_for(p, ready, what, poll):
+    t0 = time.time()
+    while not ready():
+        if time.time() - t0 > 60 or p.poll() is not None:
+            sys.exit(what)
+        time.sleep(poll)
+
+def interrupt(p, what):
+    p.send_signal(signal.SIGINT)
+    try:
+        p.wait(60)
+    except subprocess.TimeoutExpired:
+        p.kill()  # no training left running after the test
+        sys.exit(what + " still runs 60 s after SIGINT")
+
+if mode == "two":
+    first = start(open(log, "w"))
+    # its lock, and its first step (the SIGINT below is to land in the training, not in the teacher's load)
+    wait_for(first, lambda: os.path.exists(lock) and os.path.getsize(lock) > 0 and "step 1/" in open(log).read(),
+             "the first training did not take its lock and start", 0.05)
+    second = subprocess.run(g, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=60)
+    interrupt(first, "the first training")
+    err = second.stderr.decode().strip()
+    want = "--ckpt %s is being written by another graft process (pid %d)" % (ckpt, first.pid)
+    if second.returncode != 1 or want not in err or len(err.splitlines()) != 1:
+        sys.exit("second writer: exit %d, %r" % (second.returncode, err))
+    if first.returncode != -signal.SIGINT:
+        sys.exit("first writer: exit %d (%s)" % (first.returncode, first.stderr.read().decode()))
+else:
+    p = start(subprocess.DEVNULL)
+    wait_for(p, lambda: os.path.exists(lock), "the training did not take its lock", 0.001)
+    interrupt(p, "the training")
+    if p.returncode != -signal.SIGINT:
+        sys.exit("exit %d, not by SIGINT (%s)" % (p.returncode, p.stderr.read().decode()))
+if os.path.exists(lock):
     sys.exit("the lock outlived its writer")
-if not os.path.getsize(ckpt):
+if mode == "two" and not os.path.getsize(ckpt):
     sys.exit("no checkpoint")
 PY
-python3 "$TMP/two.py" "$TMP/run.ckpt" "$G" train "$STORIES" --teacher "$STORIES" --keep 0.5 --data "$TS" --ctx 32 \
-    --batch 2 --tokens 10000000 --log-every 1 --threads 1 --ckpt "$TMP/run.ckpt" || fail "two writers on one --ckpt"
-
-# a SIGINT as soon as the lock is taken (while the teacher loads, before the first step): the run ends by
-# SIGINT and leaves no lock (until session 38 the default action, before graft caught the signal, left it)
-cat >"$TMP/early.py" <<'PY'
-import os, signal, subprocess, sys, time
-ckpt, g = sys.argv[1], sys.argv[2:]
-# (tests/run.sh starts tests in the background, where SIGINT is ignored, and graft then leaves it so)
-p = subprocess.Popen(g, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                     preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-t0 = time.time()
-while not os.path.exists(ckpt + ".lock"):
-    if time.time() - t0 > 60 or p.poll() is not None:
-        sys.exit("the training did not take its lock")
-    time.sleep(0.001)
-p.send_signal(signal.SIGINT)
-try:
-    p.wait(60)
-except subprocess.TimeoutExpired:
-    p.kill()  # no training left running after the test
-    sys.exit("still running 60 s after SIGINT")
-if p.returncode != -signal.SIGINT:
-    sys.exit("exit %d, not by SIGINT (%s)" % (p.returncode, p.stderr.read().decode()))
-if os.path.exists(ckpt + ".lock"):
-    sys.exit("the lock outlived its writer")
-PY
-python3 "$TMP/early.py" "$TMP/early.ckpt" "$G" train "$STORIES" --teacher "$STORIES" --keep 0.5 --data "$TS" --ctx 32 \
-    --batch 2 --tokens 10000000 --threads 1 --ckpt "$TMP/early.ckpt" || fail "a SIGINT before the first step"
+python3 "$TMP/sigint.py" two "$TMP/run.ckpt" "$G" train "$STORIES" --teacher "$STORIES" --keep 0.5 --data "$TS" \
+    --ctx 32 --batch 2 --tokens 10000000 --log-every 1 --threads 1 --ckpt "$TMP/run.ckpt" || fail "two writers on one --ckpt"
+python3 "$TMP/sigint.py" early "$TMP/early.ckpt" "$G" train "$STORIES" --teacher "$STORIES" --keep 0.5 --data "$TS" \
+    --ctx 32 --batch 2 --tokens 10000000 --threads 1 --ckpt "$TMP/early.ckpt" || fail "a SIGINT before the first step"
 exit 0
