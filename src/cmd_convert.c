@@ -9,6 +9,7 @@
 
 #include "cli/common.h"
 #include "cli/ranks.h"
+#include "cli/signals.h"
 #include "method/method_opts.h"
 #include "cli/out_place.h"
 #include "cli/stats_report.h"
@@ -62,6 +63,12 @@ int cmd_convert(int argc, char **argv) {
         fprintf(stderr, "graft convert: %s\n", gf_last_error());
         return 1;
     }
+    /* Run alone, before the claim: Ctrl-C (or SIGTERM) cancels the conversion at its next step (the
+     * model's load, a download included, first), writes nothing, lets --out's claim go and ends by the
+     * signal (main: cli_die_if_stopped), where the default action left --out's lock file. The ranks of
+     * a job keep the default action: mpirun ends them all together, none left in a collective. */
+    const bool catch_stop = !cli_ranks_several();
+    if (catch_stop) cli_catch_stop_signals();
     if (cli_rank0() && cli_out_claim("--out", t.out, OUT_STUDENT, 1) != 0) {
         convert_target_free(&t);
         return cli_fail("convert");
@@ -83,8 +90,13 @@ int cmd_convert(int argc, char **argv) {
     }
     convert_result res;
     method_hooks h = {.progress = cli_progress()};
+    if (catch_stop) h.progress.cancel = cli_stop_flag();
     rc = 1;
     if (method_convert_run(&r, m, &h, &res) != 0) goto fail;
+    if (progress_cancelled(&h.progress)) { /* after the run's last look: still nothing written */
+        gf_fail("cancelled");
+        goto fail;
+    }
     cJSON *rep = convert_report_json(&r, &res);
     if (cli_rank0() && method_convert_save(&r, m, &t, &res, rep) != 0) { /* one writer in a job of several ranks */
         cJSON_Delete(rep);

@@ -12,6 +12,7 @@
 #include "cli/common.h"
 #include "method/method_opts.h"
 #include "cli/out_place.h"
+#include "cli/signals.h"
 #include "method/train_student.h"
 #include "method/train_run.h"
 #include "commands.h"
@@ -158,6 +159,10 @@ int cmd_halflife(int argc, char **argv) {
                 pos[0]);
         return 2;
     }
+    /* before the claim: Ctrl-C (or SIGTERM) cancels the measurement or the fix at its next step, writes
+     * no folder, lets --out's claim go and ends by the signal (main: cli_die_if_stopped), where the
+     * default action left --out's lock file */
+    cli_catch_stop_signals();
     if (fixes.n > 0 && cli_out_claim("--out", out_dir, OUT_STUDENT, 1) != 0) return cli_fail("halflife");
     char *calib = text ? NULL : calib_text_of(pos[0]);
     if (!text && !calib) {
@@ -193,6 +198,7 @@ int cmd_halflife(int argc, char **argv) {
     measured *runs = calloc((size_t)ckpts.n + 2, sizeof *runs);
     int n_runs = 0, n_seqs = 0;
     progress_sink pr = cli_progress();
+    pr.cancel = cli_stop_flag();
     halflife_change *changes = calloc((size_t)fixes.n + 1, sizeof *changes);
     token_split sp = {0};
     halflife_fix_outcome fixed = {NAN, NAN, 0};
@@ -268,6 +274,11 @@ int cmd_halflife(int argc, char **argv) {
         const cJSON *ts = cJSON_GetObjectItem(old, "teacher_attention_stats");
         if (ts) cJSON_AddItemToObject(rep, "teacher_attention_stats", cJSON_Duplicate(ts, 1));
         cJSON_Delete(old);
+        if (progress_cancelled(&pr)) { /* after the fix's last look: still nothing written */
+            cJSON_Delete(rep);
+            gf_fail("cancelled");
+            goto out;
+        }
         tok_src = teacher_tokenizer_path(pos[0], tf->cfg.vocab_size, co.tokenizer);
         const int saved = student_save(&s, out_dir, tok_src, rep);
         cJSON_Delete(rep);

@@ -5,7 +5,6 @@
  * JSON with --json. */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "cli/common.h"
 #include "method/reports.h"
@@ -66,6 +65,9 @@ int cmd_recall(int argc, char **argv) {
     recall_request rq;
     recall_req_to_engine(&r, &rq); /* checked by request_check */
     if ((rc = cli_setup("recall", &co))) return rc;
+    /* before the claim: a Ctrl-C while the model loads cancels the run at its start and ends by SIGINT
+     * (main: cli_die_if_stopped) after the claim is let go, where the default action left --dump's lock */
+    cli_catch_stop_signals();
     if (dump && cli_out_claim("--dump", dump, OUT_LOG, 1) != 0) return cli_fail("recall");
 
     model teacher = {0}, *mp = &teacher;
@@ -103,9 +105,7 @@ int cmd_recall(int argc, char **argv) {
         goto done;
     }
     recall_job job = {is_student ? &st.tf : &tf, mp, &rq, df, {0}};
-    if (job_run_cli("recall", recall_job_fn, &job, NULL, NULL, NULL) != 0) {
-        /* job_run_cli cancels on Ctrl-C only: end by SIGINT as the shell expects (exit 130) */
-        if (strcmp(gf_last_error(), "cancelled") == 0) cli_record_stop(SIGINT);
+    if (job_run_cli("recall", recall_job_fn, &job, NULL, cli_stop_flag(), NULL, NULL) != 0) {
         rc = cli_fail("recall");
         goto done;
     }

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cli/ranks.h"
+#include "cli/signals.h"
 #include "method/mem_check.h"
 #include "cli/out_place.h"
 #include "core/error.h"
@@ -113,7 +114,8 @@ int cli_load_model(const char *cmd, const char *arg, const common_opts *o, model
     /* a local path as it is; ORG/NAME[@REV][:PATH] through the Hugging Face cache */
     hub_progress_bar bar;
     hub_progress_bar_init(&bar, stderr, o->json && !isatty(STDERR_FILENO));
-    hub_callbacks cb = {.on_event = hub_progress_bar_event, .user = &bar};
+    /* a command that catches Ctrl-C (cli/signals.h) stops a download at once; the partial file stays */
+    hub_callbacks cb = {.on_event = hub_progress_bar_event, .user = &bar, .cancel = cli_stop_flag()};
     char *path = NULL;
     if (hub_resolve_model(arg, &path, &cb) != 0) {
         cli_fail(cmd);
@@ -139,7 +141,8 @@ int cli_load_model(const char *cmd, const char *arg, const common_opts *o, model
 
 int cli_load_student(const char *cmd, const char *arg, const common_opts *o, student *s) {
     char *path = NULL;
-    if (hub_resolve_model(arg, &path, NULL) != 0) {
+    hub_callbacks cb = {.cancel = cli_stop_flag()}; /* as cli_load_model's */
+    if (hub_resolve_model(arg, &path, &cb) != 0) {
         cli_fail(cmd);
         return -1;
     }

@@ -28,7 +28,7 @@ static const gf_world *world_of(void) {
     return &world;
 }
 
-static bool several(void) {
+bool cli_ranks_several(void) {
     const gf_world *w = world_of();
     return w->launched && w->size != 1;
 }
@@ -48,7 +48,7 @@ static bool shares_work(const char *cmd) {
 
 int cli_ranks_prepare(const char *cmd) {
     const gf_world *w = world_of();
-    if (!several()) return 0;
+    if (!cli_ranks_several()) return 0;
     if (!shares_work(cmd)) {
         if (w->rank <= 0)
             fprintf(stderr, "graft %s: runs as one process; start it without mpirun (train, race, stats, select and "
@@ -102,7 +102,7 @@ static void print_last_line(void) {
 }
 
 int cli_ranks_exit(int rc) {
-    if (!several()) return rc;
+    if (!cli_ranks_several()) return rc;
     /* a rank ends by exit (MPI finalizes), not by raising a caught stop signal
      * again: the launcher (graft --ranks / --gpus) ends by it instead */
     cli_record_stop(0);
@@ -126,13 +126,13 @@ int cli_ranks_exit(int rc) {
 }
 
 const char *cli_ranks_device(const char *device, char *buf, size_t size) {
-    if (!device || strcmp(device, "cuda") != 0 || !several()) return device;
+    if (!device || strcmp(device, "cuda") != 0 || !cli_ranks_several()) return device;
     snprintf(buf, size, "cuda:%d", world_of()->local_rank);
     return buf;
 }
 
 int cli_ranks_join(const char *cmd, gf_backend *be) {
-    if (!several()) return 0;
+    if (!cli_ranks_several()) return 0;
     gf_comm *c;
     if (comm_open(&c, be, NULL) != 0) {
         fprintf(stderr, "graft %s: %s\n", cmd, gf_last_error());
@@ -228,7 +228,7 @@ static void watch_line(launch_watch *w, const char *line) {
 }
 
 int cli_launch_ranks(const char *cmd, int argc, char **argv, int ranks, bool gpus, int threads) {
-    if (several()) {
+    if (cli_ranks_several()) {
         fprintf(stderr, "graft %s: --ranks / --gpus start mpirun; this process is already one of %d ranks\n", cmd,
                 world_of()->size);
         return 2;

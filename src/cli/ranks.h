@@ -38,6 +38,8 @@ void cli_ranks_leave(gf_backend *be);
 
 /* This process is rank 0 (or runs alone). */
 bool cli_rank0(void);
+/* This process is one of several ranks of a job (mpirun -np N, N > 1). */
+bool cli_ranks_several(void);
 
 /* After parsing --ranks / --gpus: with N > 1, runs the command line as N
  * ranks (cli_launch_ranks), puts its exit status in *status and returns

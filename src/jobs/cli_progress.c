@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <math.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -13,11 +12,6 @@
 #include "jobs/eta.h"
 #include "jobs/progress_line.h"
 
-static atomic_int interrupted; /* lock-free: the SIGINT handler sets it */
-static void on_sigint(int sig) {
-    (void)sig;
-    atomic_store(&interrupted, 1);
-}
 
 void cli_progress_format(char *buf, size_t n, const event *ev, int width) {
     char amount[64], rate[32];
@@ -26,15 +20,11 @@ void cli_progress_format(char *buf, size_t n, const event *ev, int width) {
     progress_line_format(buf, n, width, ev->label, ev->fraction, amount, rate, ev->eta_s);
 }
 
-int job_run_cli(const char *name, job_fn fn, void *arg, void **result,
+int job_run_cli(const char *name, job_fn fn, void *arg, void **result, atomic_int *stop,
                 void (*on_event)(const event *ev, void *user), void *user) {
     if (result) *result = NULL;
     job_runner jr;
     if (job_runner_init(&jr)) return -1;
-    struct sigaction sa = {.sa_handler = on_sigint}, old;
-    sigemptyset(&sa.sa_mask);
-    atomic_store(&interrupted, 0);
-    sigaction(SIGINT, &sa, &old);
     bool tty = isatty(STDERR_FILENO);
     bool bar_shown = false;
     eta_smoother eta;
@@ -50,7 +40,7 @@ int job_run_cli(const char *name, job_fn fn, void *arg, void **result,
         struct pollfd pfd = {.fd = job_wake_fd(&jr), .events = POLLIN};
         int pr = poll(&pfd, 1, 200);
         if (pr < 0 && errno != EINTR) break;
-        if (atomic_load(&interrupted)) job_cancel(&jr);
+        if (stop && atomic_load(stop)) job_cancel(&jr);
         job_clear_wake(&jr);
         event ev;
         while (job_pop_event(&jr, &ev)) {
@@ -84,7 +74,6 @@ int job_run_cli(const char *name, job_fn fn, void *arg, void **result,
     fflush(stderr);
 out:
     job_runner_free(&jr);
-    sigaction(SIGINT, &old, NULL);
     if (rc) gf_fail("%s", err[0] ? err : "job ended without a result");
     return rc;
 }

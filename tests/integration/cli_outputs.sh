@@ -3,7 +3,7 @@
 # with one line (no training step, no conversion); a place of the wrong kind
 # is refused; a second writer of the same place is refused while the first
 # holds it, and the lock goes with the first writer (also when it ends by
-# SIGINT).
+# SIGINT, and then a stopped conversion or half-life fix writes nothing).
 . "$(dirname "$0")/../lib.sh"
 need_stories
 TS=$SHARED/data/tinystories.txt
@@ -53,12 +53,14 @@ expect_error "--out $TMP/stu is being written by another graft process" "$G" con
 kill "$holder"
 wait "$holder" 2>/dev/null
 
-# Trainings stopped by SIGINT (sigint.py MODE CKPT GRAFT-COMMAND...):
+# Commands stopped by SIGINT (sigint.py MODE PLACE GRAFT-COMMAND..., PLACE the path the command claims):
 #   two: two trainings on one --ckpt: the second is refused and names the first's pid; the first,
 #        stopped by SIGINT after its first step, writes its checkpoint and removes its lock;
-#   early: a SIGINT as soon as the lock is taken (while the teacher loads, before the first step): the
-#        run ends by SIGINT and leaves no lock (until session 38 the default action, before graft
-#        caught the signal, left it).
+#   early: a SIGINT as soon as the lock is taken (while the model loads, before the first step): the
+#        command ends by SIGINT and leaves no lock (until session 38 for train, 39 for convert,
+#        halflife and recall, the default action, before graft caught the signal, left it);
+#   early-none: the same, and nothing is written at PLACE (a cancelled conversion or fix writes no
+#        folder; the default action could leave a half-written model file's temporary beside it).
 cat >"$TMP/sigint.py" <<'PY'
 import os, signal, subprocess, sys, time
 mode, ckpt, g = sys.argv[1], sys.argv[2], sys.argv[3:]
@@ -99,17 +101,26 @@ if mode == "two":
         sys.exit("first writer: exit %d (%s)" % (first.returncode, first.stderr.read().decode()))
 else:
     p = start(subprocess.DEVNULL)
-    wait_for(p, lambda: os.path.exists(lock), "the training did not take its lock", 0.001)
-    interrupt(p, "the training")
+    wait_for(p, lambda: os.path.exists(lock), "the command did not take its lock", 0.001)
+    interrupt(p, "the command")
     if p.returncode != -signal.SIGINT:
         sys.exit("exit %d, not by SIGINT (%s)" % (p.returncode, p.stderr.read().decode()))
 if os.path.exists(lock):
     sys.exit("the lock outlived its writer")
 if mode == "two" and not os.path.getsize(ckpt):
     sys.exit("no checkpoint")
+if mode == "early-none" and os.path.exists(ckpt):
+    sys.exit("a stopped command wrote %s: %s" % (ckpt, sorted(os.listdir(ckpt)) if os.path.isdir(ckpt) else "a file"))
 PY
 python3 "$TMP/sigint.py" two "$TMP/run.ckpt" "$G" train "$STORIES" --teacher "$STORIES" --keep 0.5 --data "$TS" \
     --ctx 32 --batch 2 --tokens 10000000 --log-every 1 --threads 1 --ckpt "$TMP/run.ckpt" || fail "two writers on one --ckpt"
 python3 "$TMP/sigint.py" early "$TMP/early.ckpt" "$G" train "$STORIES" --teacher "$STORIES" --keep 0.5 --data "$TS" \
     --ctx 32 --batch 2 --tokens 10000000 --threads 1 --ckpt "$TMP/early.ckpt" || fail "a SIGINT before the first step"
+# a conversion with Stage 2 (seconds of work, so the SIGINT lands in it), a half-life fix, a recall run
+python3 "$TMP/sigint.py" early-none "$TMP/early-stu" "$G" convert "$STORIES" --keep 0.5 --strategy uniform \
+    --init taylor-calibrate --calib "$TS" --out "$TMP/early-stu" --threads 1 || fail "convert stopped by SIGINT"
+python3 "$TMP/sigint.py" early-none "$TMP/early-fix" "$G" halflife "$TMP/stu" --fix 2:0=64 --out "$TMP/early-fix" \
+    --text "$TS" --threads 1 || fail "halflife --fix stopped by SIGINT"
+python3 "$TMP/sigint.py" early "$TMP/early.jsonl" "$G" recall "$STORIES" --tasks passkey,niah-number,vt \
+    --lengths 384,512 --depths 0,50,100 --samples 8 --dump "$TMP/early.jsonl" --threads 1 || fail "recall --dump stopped by SIGINT"
 exit 0

@@ -365,15 +365,29 @@ static void cli_runs_job(void **state) {
     dummy_args a = {.steps = 5, .fail_at = -1, .stats_per_step = 2};
     void *res = NULL;
     stat_seen = 0;
-    assert_int_equal(job_run_cli("cli", dummy_job, &a, &res, count_stats, NULL), 0);
+    assert_int_equal(job_run_cli("cli", dummy_job, &a, &res, NULL, count_stats, NULL), 0);
     assert_non_null(res);
     assert_int_equal(*(int *)res, 5);
     free(res);
     assert_int_equal(stat_seen, 10);
     dummy_args b = {.steps = 5, .fail_at = 2};
-    assert_int_equal(job_run_cli("cli", dummy_job, &b, &res, NULL, NULL), -1);
+    assert_int_equal(job_run_cli("cli", dummy_job, &b, &res, NULL, NULL, NULL), -1);
     assert_null(res);
     assert_string_equal(gf_last_error(), "dummy: step 2 failed");
+}
+
+/* a stop flag already set (a Ctrl-C while the command loaded) cancels the job at its next step
+ * check: -1 with the job's own "cancelled" line, long before its 1,000 steps of 10 ms */
+static void cli_stop_cancels_job(void **state) {
+    (void)state;
+    dummy_args a = {.steps = 1000, .fail_at = -1, .sleep_us = 10000};
+    atomic_int stop = 2;
+    void *res = NULL;
+    assert_int_equal(job_run_cli("cli", dummy_job, &a, &res, &stop, NULL, NULL), -1);
+    assert_null(res);
+    int step = -1;
+    assert_int_equal(sscanf(gf_last_error(), "cancelled at step %d", &step), 1);
+    assert_true(step >= 0 && step < a.steps);
 }
 
 int main(void) {
@@ -381,7 +395,9 @@ int main(void) {
         cmocka_unit_test(job_runs_to_done),       cmocka_unit_test(job_error_path),
         cmocka_unit_test(job_cancel_midway),      cmocka_unit_test(job_many_events),
         cmocka_unit_test(queue_coalesces_progress), cmocka_unit_test(cli_progress_line),
-        cmocka_unit_test(cli_runs_job),        cmocka_unit_test(job_phases_weighted),
+        cmocka_unit_test(cli_runs_job),
+        cmocka_unit_test(cli_stop_cancels_job),
+        cmocka_unit_test(job_phases_weighted),
         cmocka_unit_test(job_sink_cancel),     cmocka_unit_test(eta_counts_down),
         cmocka_unit_test(eta_not_stuck_when_stalled),
         cmocka_unit_test(eta_follows_a_slower_phase),
