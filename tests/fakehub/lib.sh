@@ -139,3 +139,38 @@ snapshot_file() {
 }
 SHARED_BIN="$GRAFT_SHARED/models/tinyllamas/stories260K/stories260K.bin"
 need_tinyllamas() { [ -f "$SHARED_BIN" ] || skip "no $SHARED_BIN (set GRAFT_SHARED)"; }
+
+# slow_tinyllamas DELAY: the hub serves stories260K.bin (TL:F, sha256 SHA, blobs in BLOBS) in 32 kB
+# chunks DELAY seconds apart, once (a later request gets it at full speed)
+slow_tinyllamas() {
+    need_tinyllamas
+    TL=karpathy/tinyllamas
+    F=stories260K/stories260K.bin
+    SHA=b0a507e7ad0f626624f17112325e66691f9076d622e1d3274d103d00299f2696
+    BLOBS="$CACHE/models--karpathy--tinyllamas/blobs"
+    start_hub "[{\"file\": \"$TL/$F\", \"kind\": \"slow\", \"chunk\": 32768, \"delay\": $1, \"times\": 1}]"
+}
+
+# wait_partial PID BYTES: until the partial download holds more than BYTES (fails after 20 s; kills PID)
+wait_partial() {
+    i=0
+    until [ "$(cat "$BLOBS/$SHA".*.incomplete 2>/dev/null | wc -c)" -gt "$2" ]; do
+        i=$((i + 1))
+        [ $i -gt 400 ] && { kill -9 "$1"; fail "the partial file never reached $2 bytes: $(cat "$T/err")"; }
+        sleep 0.05
+    done
+}
+
+# term_and_wait PID WHAT: SIGTERM to PID, which must end within 5 s (a hang guard: cancellation is
+# prompt); RC gets its exit status
+term_and_wait() {
+    kill -TERM "$1"
+    i=0
+    while kill -0 "$1" 2>/dev/null; do
+        i=$((i + 1))
+        [ $i -gt 100 ] && fail "$2 did not stop within 5 s of SIGTERM"
+        sleep 0.05
+    done
+    wait "$1"
+    RC=$?
+}

@@ -4,30 +4,12 @@
 # graft stops with "download cancelled", links nothing, keeps the partial
 # file, and the next run resumes it.
 . "$GRAFT_ROOT/tests/fakehub/lib.sh"
-need_tinyllamas
-TL=karpathy/tinyllamas
-F=stories260K/stories260K.bin
-SHA=b0a507e7ad0f626624f17112325e66691f9076d622e1d3274d103d00299f2696
-BLOBS="$CACHE/models--karpathy--tinyllamas/blobs"
-start_hub '[{"file": "karpathy/tinyllamas/stories260K/stories260K.bin", "kind": "slow", "chunk": 32768, "delay": 0.1, "times": 1}]'
+slow_tinyllamas 0.1
 "$GRAFT_BIN" download "$TL:$F" >"$T/out" 2>"$T/err" &
 GPID=$!
 EXTRA_CLEANUP="kill -9 $GPID 2>/dev/null"
-i=0
-until [ "$(cat "$BLOBS/$SHA".*.incomplete 2>/dev/null | wc -c)" -gt 100000 ]; do
-    i=$((i + 1))
-    [ $i -gt 400 ] && fail "the download never got going"
-    sleep 0.05
-done
-kill -TERM $GPID
-i=0
-while kill -0 $GPID 2>/dev/null; do # cancellation must be prompt
-    i=$((i + 1))
-    [ $i -gt 100 ] && fail "graft did not stop within 5 s of SIGTERM"
-    sleep 0.05
-done
-wait $GPID
-RC=$?
+wait_partial $GPID 100000
+term_and_wait $GPID "graft download"
 expect_fail "cancelled" "download cancelled"
 [ "$RC" -eq 143 ] || fail "a download stopped by SIGTERM should end by that signal (143), got $RC"
 [ ! -e "$(snapshot_file $TL $F)" ] || fail "a cancelled file was linked"

@@ -3,23 +3,11 @@
 # partial stays as blobs/<etag>.<hex>.incomplete; the next run adopts it,
 # resumes with Range from its size and ends with a verified file.
 . "$GRAFT_ROOT/tests/fakehub/lib.sh"
-need_tinyllamas
-TL=karpathy/tinyllamas
-F=stories260K/stories260K.bin
-SHA=b0a507e7ad0f626624f17112325e66691f9076d622e1d3274d103d00299f2696
-BLOBS="$CACHE/models--karpathy--tinyllamas/blobs"
-start_hub '[{"file": "karpathy/tinyllamas/stories260K/stories260K.bin", "kind": "slow", "chunk": 32768, "delay": 0.1, "times": 1}]'
+slow_tinyllamas 0.1
 "$GRAFT_BIN" download "$TL:$F" >"$T/out" 2>"$T/err" & # no timeout wrapper: the kill must reach graft
 GPID=$!
 EXTRA_CLEANUP="kill -9 $GPID 2>/dev/null"
-size=0
-i=0
-while [ "$size" -lt 200000 ]; do
-    i=$((i + 1))
-    [ $i -gt 400 ] && { kill -9 $GPID; fail "the partial file never reached 200 kB"; }
-    sleep 0.05
-    size=$(cat "$BLOBS/$SHA".*.incomplete 2>/dev/null | wc -c)
-done
+wait_partial $GPID 200000
 kill -9 $GPID
 wait $GPID 2>/dev/null
 [ ! -e "$(snapshot_file $TL $F)" ] || fail "a partial file was linked"
