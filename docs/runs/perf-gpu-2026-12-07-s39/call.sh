@@ -1,4 +1,4 @@
-# Session 39's call (carry .carry with sep3.patch and nogqa.patch, and .peers; ~570 s). The CUDA backend
+# Session 39's call (carry .carry with sep3.patch and nogqa.patch, and .peers; ~570 s, or BUDGET s). The CUDA backend
 # is as 46ff468 left it, which `make test-gpu` passed on an H100 at session 38's end, so no tests here.
 # On an H200 (the issue's card): the forward + statistics targets beside sdpa, last measured there in
 # session 27 (before session 32's attention forward): three rounds of graft untuned, sdpa, graft with
@@ -12,7 +12,7 @@ el build
 case $(nvidia-smi --query-gpu=name --format=csv,noheader) in
 *H200*)
     for i in 1 2 3; do
-        [ $(left 570) -gt 200 ] || break
+        [ $(left ${BUDGET:-570}) -gt 200 ] || break
         tuned_model forward-targets 0 $i 60
         (cd tests/gpu/peers && GRAFT_PEER_EAGER=0 GRAFT_PEER_CASES=qwen2.5-1.5b:4:2048,qwen2.5-1.5b:1:8192 \
             timeout 120 python3 peer_forward.py) 2>>$L/peer_forward.log | grep '^{' |
@@ -26,7 +26,7 @@ case $(nvidia-smi --query-gpu=name --format=csv,noheader) in
     [ -x /tmp/sep3/build/gpu/bench_cuda_model ] && [ -x /tmp/nogqa/build/gpu/bench_cuda_model ] || exit 1
     el trees
     attn_bwd_parts head sep3 nogqa
-    trees_turn 6 570 train-hybrid head sep3 nogqa ;;
+    trees_turn 6 ${BUDGET:-570} train-hybrid head sep3 nogqa ;;
 esac
 el done
 tar -C $L -czf $R/misc.tar.gz .
