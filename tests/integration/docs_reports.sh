@@ -153,7 +153,7 @@ assert "to within 2e-7 relative, the token counts equal" in gguf
 assert all(abs(float(rel(r["text"], r["path"]))) < 2e-7 for r in rows if r["path"].endswith("f32")), rows
 PY
 # docs/cuda.md's last `make test-gpu` run: its result lines are the committed summary's, and so is its time
-python3 - docs/cuda.md docs/runs/perf-gpu-2026-12-07-s37/test-summary-call1.txt <<'PY' || fail "docs/cuda.md's last test-gpu run differs from its summary"
+python3 - docs/cuda.md docs/runs/perf-gpu-2026-12-07-s38/test-summary-head.txt <<'PY' || fail "docs/cuda.md's last test-gpu run differs from its summary"
 import re, sys
 doc, summ = open(sys.argv[1]).read(), open(sys.argv[2]).read().splitlines()
 sec = doc[doc.index("### Last run"):doc.index("### Earlier runs")]
