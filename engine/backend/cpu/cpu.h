@@ -23,6 +23,12 @@ static inline int *cpu_i(gf_buf b) { return (int *)b.ptr; }
 /* Threads for a region with `work` independent items (at most be_threads, at least 1). */
 int cpu_threads(const gf_backend *be, size_t work);
 
+/* Below this many elements a parallel region costs more than it saves. (Until session 38 the row ops
+ * split at 16 rows whatever their width: a stories260K forward of 64 rows x 64 opened ~17,600 regions
+ * of two threads for RMSNorm alone, each a futex wake under OMP_WAIT_POLICY=passive; until session 39
+ * the losses split from two rows, 1,599 regions in an eval of that model's 512-entry rows.) */
+#define CPU_ELEMS_PAR 65536
+
 /* Scratch for an op: malloc or a sticky "out of memory" error (then NULL). */
 void *cpu_scratch(gf_backend *be, size_t bytes, const char *what);
 

@@ -16,16 +16,11 @@
  * the machine (AVX2 or not), never on the threads or where it sits. */
 CPU_VECTOR_MATH(float expf(float))
 
-/* Below this many elements a parallel region costs more than it saves. (Until session 38 the row ops
- * split at 16 rows whatever their width: a stories260K forward of 64 rows x 64 opened ~17,600 regions
- * of two threads for RMSNorm alone, each a futex wake under OMP_WAIT_POLICY=passive.) */
-#define ELEMS_PAR 65536
-
 void cpu_embedding(gf_backend *be, gf_buf x, gf_buf E, gf_buf tokens, int N, int D) {
     float *y = cpu_f(x);
     const float *e = cpu_f(E);
     const int *tok = cpu_i(tokens);
-#pragma omp parallel for num_threads(cpu_threads(be, (size_t)N)) if ((size_t)N * D > ELEMS_PAR)
+#pragma omp parallel for num_threads(cpu_threads(be, (size_t)N)) if ((size_t)N * D > CPU_ELEMS_PAR)
     for (int n = 0; n < N; n++) memcpy(y + (size_t)n * D, e + (size_t)tok[n] * D, (size_t)D * sizeof(float));
 }
 
@@ -62,7 +57,7 @@ void cpu_linear_add(gf_backend *be, gf_buf y, gf_buf x, gf_buf W, gf_buf b, int 
     sgemm(CblasNoTrans, CblasTrans, N, out, in, 1.0f, cpu_f(x), in, cpu_f(W), in, adds ? 1.0f : 0.0f, Y, out);
     if (!gf_is_none(b)) {
         const float *bb = cpu_f(b);
-#pragma omp parallel for num_threads(cpu_threads(be, (size_t)N)) if ((size_t)N * out > ELEMS_PAR)
+#pragma omp parallel for num_threads(cpu_threads(be, (size_t)N)) if ((size_t)N * out > CPU_ELEMS_PAR)
         for (int t = 0; t < N; t++)
             for (int o = 0; o < out; o++) Y[(size_t)t * out + o] += bb[o];
     }
@@ -80,7 +75,7 @@ void cpu_linear_backward(gf_backend *be, gf_buf dx, gf_buf dW, gf_buf db, gf_buf
     if (!gf_is_none(db)) { /* columns in parallel, rows in order within a column */
         float *B = cpu_f(db);
         if (!accumulate_dW) memset(B, 0, (size_t)out * sizeof *B);
-#pragma omp parallel for num_threads(cpu_threads(be, (size_t)out / 64 + 1)) if ((size_t)N * out > ELEMS_PAR)
+#pragma omp parallel for num_threads(cpu_threads(be, (size_t)out / 64 + 1)) if ((size_t)N * out > CPU_ELEMS_PAR)
         for (int o0 = 0; o0 < out; o0 += 64) {
             const int o1 = o0 + 64 < out ? o0 + 64 : out;
             for (int t = 0; t < N; t++)
@@ -92,7 +87,7 @@ void cpu_linear_backward(gf_backend *be, gf_buf dx, gf_buf dW, gf_buf db, gf_buf
 void cpu_rmsnorm(gf_backend *be, gf_buf y, gf_buf rstd, gf_buf x, gf_buf w, int rows, int n, float eps) {
     const float *X = cpu_f(x), *Wt = cpu_f(w);
     float *Y = cpu_f(y), *R = gf_is_none(rstd) ? NULL : cpu_f(rstd);
-#pragma omp parallel for num_threads(cpu_threads(be, (size_t)rows)) if ((size_t)rows * n > ELEMS_PAR)
+#pragma omp parallel for num_threads(cpu_threads(be, (size_t)rows)) if ((size_t)rows * n > CPU_ELEMS_PAR)
     for (int t = 0; t < rows; t++) {
         const float *xr = X + (size_t)t * n;
         float *yr = Y + (size_t)t * n;
@@ -113,7 +108,7 @@ void cpu_rmsnorm_backward(gf_backend *be, gf_buf dx, gf_buf dw, gf_buf dy, gf_bu
     if (!gf_is_none(dw)) {
         float *r = cpu_scratch(be, (size_t)rows * sizeof *r, "rmsnorm backward");
         if (!r) return;
-#pragma omp parallel for num_threads(cpu_threads(be, (size_t)rows)) if ((size_t)rows * n > ELEMS_PAR)
+#pragma omp parallel for num_threads(cpu_threads(be, (size_t)rows)) if ((size_t)rows * n > CPU_ELEMS_PAR)
         for (int t = 0; t < rows; t++) {
             if (Rin) {
                 r[t] = Rin[t];
@@ -126,7 +121,7 @@ void cpu_rmsnorm_backward(gf_backend *be, gf_buf dx, gf_buf dw, gf_buf dy, gf_bu
         }
         float *DW = cpu_f(dw);
         /* columns in parallel, rows in order: the same bits for any thread count */
-#pragma omp parallel for num_threads(cpu_threads(be, (size_t)n / 32 + 1)) if ((size_t)rows * n > ELEMS_PAR)
+#pragma omp parallel for num_threads(cpu_threads(be, (size_t)n / 32 + 1)) if ((size_t)rows * n > CPU_ELEMS_PAR)
         for (int i0 = 0; i0 < n; i0 += 32) {
             const int i1 = i0 + 32 < n ? i0 + 32 : n;
             for (int t = 0; t < rows; t++) {
@@ -138,7 +133,7 @@ void cpu_rmsnorm_backward(gf_backend *be, gf_buf dx, gf_buf dw, gf_buf dy, gf_bu
     }
     if (gf_is_none(dx)) return;
     float *DX = cpu_f(dx);
-#pragma omp parallel for num_threads(cpu_threads(be, (size_t)rows)) if ((size_t)rows * n > ELEMS_PAR)
+#pragma omp parallel for num_threads(cpu_threads(be, (size_t)rows)) if ((size_t)rows * n > CPU_ELEMS_PAR)
     for (int t = 0; t < rows; t++) {
         const float *xr = X + (size_t)t * n, *gr = G + (size_t)t * n;
         float *dr = DX + (size_t)t * n;
@@ -161,7 +156,7 @@ void cpu_rope(gf_backend *be, gf_buf x, gf_buf table, int B, int T, int nh, int 
     const int half = hd / 2, N = B * T;
     const float *tab = cpu_f(table);
     float *X = cpu_f(x);
-#pragma omp parallel for num_threads(cpu_threads(be, (size_t)N)) if ((size_t)N * nh * hd > ELEMS_PAR)
+#pragma omp parallel for num_threads(cpu_threads(be, (size_t)N)) if ((size_t)N * nh * hd > CPU_ELEMS_PAR)
     for (int r = 0; r < N; r++) {
         const float *cs = tab + (size_t)(pos0 + r % T) * half * 2;
         for (int i = 0; i < half; i++) {
@@ -232,7 +227,7 @@ void cpu_swiglu(gf_backend *be, gf_buf out, gf_buf gate, gf_buf up, size_t n) {
     float *O = cpu_f(out);
     const float *G = cpu_f(gate), *U = cpu_f(up);
     const size_t nb = (n + SWIGLU_BLOCK - 1) / SWIGLU_BLOCK;
-#pragma omp parallel for num_threads(cpu_threads(be, nb)) if (n > ELEMS_PAR)
+#pragma omp parallel for num_threads(cpu_threads(be, nb)) if (n > CPU_ELEMS_PAR)
     for (size_t b = 0; b < nb; b++) {
         const size_t i0 = b * SWIGLU_BLOCK, m = n - i0 < SWIGLU_BLOCK ? n - i0 : SWIGLU_BLOCK;
         swiglu_block(O + i0, G + i0, U + i0, m);
@@ -243,7 +238,7 @@ void cpu_swiglu_backward(gf_backend *be, gf_buf dgate, gf_buf dup, gf_buf dout, 
     float *DG = cpu_f(dgate), *DU = cpu_f(dup);
     const float *D = cpu_f(dout), *G = cpu_f(gate), *U = cpu_f(up);
     const size_t nb = (n + SWIGLU_BLOCK - 1) / SWIGLU_BLOCK;
-#pragma omp parallel for num_threads(cpu_threads(be, nb)) if (n > ELEMS_PAR)
+#pragma omp parallel for num_threads(cpu_threads(be, nb)) if (n > CPU_ELEMS_PAR)
     for (size_t b = 0; b < nb; b++) {
         const size_t i0 = b * SWIGLU_BLOCK, m = n - i0 < SWIGLU_BLOCK ? n - i0 : SWIGLU_BLOCK;
         swiglu_backward_block(DG + i0, DU + i0, D + i0, G + i0, U + i0, m);
@@ -253,12 +248,12 @@ void cpu_swiglu_backward(gf_backend *be, gf_buf dgate, gf_buf dup, gf_buf dout, 
 void cpu_add(gf_backend *be, gf_buf y, gf_buf x, size_t n) {
     float *Y = cpu_f(y);
     const float *X = cpu_f(x);
-#pragma omp parallel for num_threads(cpu_threads(be, n / 4096 + 1)) if (n > ELEMS_PAR)
+#pragma omp parallel for num_threads(cpu_threads(be, n / 4096 + 1)) if (n > CPU_ELEMS_PAR)
     for (size_t i = 0; i < n; i++) Y[i] += X[i];
 }
 
 void cpu_scale(gf_backend *be, gf_buf x, size_t n, float s) {
     float *X = cpu_f(x);
-#pragma omp parallel for num_threads(cpu_threads(be, n / 4096 + 1)) if (n > ELEMS_PAR)
+#pragma omp parallel for num_threads(cpu_threads(be, n / 4096 + 1)) if (n > CPU_ELEMS_PAR)
     for (size_t i = 0; i < n; i++) X[i] *= s;
 }

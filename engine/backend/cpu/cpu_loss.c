@@ -52,7 +52,7 @@ static void add_rows(gf_buf loss, const double *rows, int N) {
 
 void cpu_cross_entropy(gf_backend *be, gf_buf loss, gf_buf dlogits, gf_buf logits, gf_buf targets, int N, int V,
                        float grad_scale) {
-    const int nt = cpu_threads(be, (size_t)N);
+    const int nt = (size_t)N * V > CPU_ELEMS_PAR ? cpu_threads(be, (size_t)N) : 1;
     double *rows = cpu_scratch(be, ((size_t)N + (size_t)nt * V) * sizeof *rows, "cross-entropy");
     if (!rows) return;
     const float *Z = cpu_f(logits);
@@ -144,7 +144,7 @@ CPU_HOT static double kl_row(float *d, double *es, double *et, const float *a, c
 
 void cpu_kl_div(gf_backend *be, gf_buf loss, gf_buf dstudent, gf_buf student, gf_buf teacher, int N, int V,
                 float tau, float grad_scale) {
-    const int nt = cpu_threads(be, (size_t)N);
+    const int nt = (size_t)N * V > CPU_ELEMS_PAR ? cpu_threads(be, (size_t)N) : 1;
     double *rows = cpu_scratch(be, ((size_t)N + 2 * (size_t)nt * V) * sizeof *rows, "kl divergence");
     if (!rows) return;
     const float *ZS = cpu_f(student), *ZT = cpu_f(teacher);
@@ -190,7 +190,7 @@ void cpu_row_l2(gf_backend *be, gf_buf loss, gf_buf ds, gf_buf s, gf_buf t, int 
     const float *S = cpu_f(s), *Tt = cpu_f(t);
     float *DS = gf_is_none(ds) ? NULL : cpu_f(ds);
     const double rs = 1.0 / sqrt((double)D);
-#pragma omp parallel for schedule(static) num_threads(cpu_threads(be, (size_t)N)) if (N > 16)
+#pragma omp parallel for schedule(static) num_threads(cpu_threads(be, (size_t)N)) if ((size_t)N * D > CPU_ELEMS_PAR)
     for (int r = 0; r < N; r++) {
         const float *a = S + (size_t)r * D, *b = Tt + (size_t)r * D;
         double ss = 0;
