@@ -270,15 +270,14 @@ int cmd_halflife(int argc, char **argv) {
         runs[1].path = out_dir;
         if (halflife_measure(tf, cut.data, &q, &teacher, &pr, &runs[1].r) != 0) goto out;
         n_runs = 2;
+        if (progress_cancelled(&pr)) { /* after the fix's last look: still nothing written */
+            gf_fail("cancelled");
+            goto out;
+        }
         cJSON *rep = student_report_json(&s), *old = report_of(pos[0]);
         const cJSON *ts = cJSON_GetObjectItem(old, "teacher_attention_stats");
         if (ts) cJSON_AddItemToObject(rep, "teacher_attention_stats", cJSON_Duplicate(ts, 1));
         cJSON_Delete(old);
-        if (progress_cancelled(&pr)) { /* after the fix's last look: still nothing written */
-            cJSON_Delete(rep);
-            gf_fail("cancelled");
-            goto out;
-        }
         tok_src = teacher_tokenizer_path(pos[0], tf->cfg.vocab_size, co.tokenizer);
         const int saved = student_save(&s, out_dir, tok_src, rep);
         cJSON_Delete(rep);

@@ -65,8 +65,9 @@ int cmd_recall(int argc, char **argv) {
     recall_request rq;
     recall_req_to_engine(&r, &rq); /* checked by request_check */
     if ((rc = cli_setup("recall", &co))) return rc;
-    /* before the claim: a Ctrl-C while the model loads cancels the run at its start and ends by SIGINT
-     * (main: cli_die_if_stopped) after the claim is let go, where the default action left --dump's lock */
+    /* before the claim: a Ctrl-C (or SIGTERM) while the model loads cancels the run at its start and ends
+     * by that signal (main: cli_die_if_stopped) after the claim is let go, where the default action left
+     * --dump's lock */
     cli_catch_stop_signals();
     if (dump && cli_out_claim("--dump", dump, OUT_LOG, 1) != 0) return cli_fail("recall");
 

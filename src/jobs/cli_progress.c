@@ -12,7 +12,6 @@
 #include "jobs/eta.h"
 #include "jobs/progress_line.h"
 
-
 void cli_progress_format(char *buf, size_t n, const event *ev, int width) {
     char amount[64], rate[32];
     snprintf(amount, sizeof amount, "%.0f/%.0f", ev->done, ev->total);
